@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * encode.c - writer side of FORMAT.md: builds the records of one frame in a
+ * growable buffer. It knows nothing of rings, threads or zstd: librec's
+ * writer decides what goes into a frame and compresses the result.
+ */
+#include "recfmt.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+void recfmt_buf_init(struct recfmt_buf *buf)
+{
+	buf->data = NULL;
+	buf->len = 0;
+	buf->cap = 0;
+}
+
+void recfmt_buf_fini(struct recfmt_buf *buf)
+{
+	free(buf->data);
+	recfmt_buf_init(buf);
+}
+
+int recfmt_buf_reserve(struct recfmt_buf *buf, size_t more)
+{
+	size_t cap;
+	uint8_t *data;
+
+	if (buf->cap - buf->len >= more)
+		return 0;
+	cap = buf->cap ? buf->cap : 4096;
+	while (cap - buf->len < more) {
+		if (cap > SIZE_MAX / 2)
+			return -ENOMEM;
+		cap *= 2;
+	}
+	data = realloc(buf->data, cap);
+	if (!data)
+		return -ENOMEM;
+	buf->data = data;
+	buf->cap = cap;
+	return 0;
+}
+
+/* Appends a record header and reserves the payload; returns the payload. */
+static uint8_t *record_begin(struct recfmt_buf *buf, enum recfmt_type type, uint32_t size)
+{
+	uint8_t *p;
+
+	if (recfmt_buf_reserve(buf, RECFMT_RECORD_HEADER_BYTES + size))
+		return NULL;
+	p = buf->data + buf->len;
+	p[0] = (uint8_t)type;
+	p[1] = 0;
+	recfmt_store_u16le(p + 2, 0);
+	recfmt_store_u32le(p + 4, size);
+	buf->len += RECFMT_RECORD_HEADER_BYTES + size;
+	return p + RECFMT_RECORD_HEADER_BYTES;
+}
+
+int recfmt_encode_frame(struct recfmt_buf *buf, uint32_t seq)
+{
+	uint8_t *p = record_begin(buf, RECFMT_FRAME, 8);
+
+	if (!p)
+		return -ENOMEM;
+	recfmt_store_u32le(p, RECFMT_FRAME_MAGIC);
+	recfmt_store_u32le(p + 4, seq);
+	return 0;
+}
+
+int recfmt_encode_header(struct recfmt_buf *buf, const struct recfmt_header *hdr)
+{
+	uint8_t *p = record_begin(buf, RECFMT_FILE_HEADER, 56);
+
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, RECFMT_FILE_MAGIC, 8);
+	recfmt_store_u16le(p + 8, RECFMT_VERSION_MAJOR);
+	recfmt_store_u16le(p + 10, RECFMT_VERSION_MINOR);
+	recfmt_store_u32le(p + 12, hdr->clock);
+	recfmt_store_u32le(p + 16, hdr->pid);
+	recfmt_store_u32le(p + 20, 0);
+	recfmt_store_u64le(p + 24, hdr->ticks_per_second);
+	recfmt_store_u64le(p + 32, hdr->start_ticks);
+	recfmt_store_u64le(p + 40, hdr->start_mono_ns);
+	recfmt_store_u64le(p + 48, hdr->start_real_ns);
+	return 0;
+}
+
+int recfmt_encode_sync(struct recfmt_buf *buf, const struct recfmt_sync *sync)
+{
+	uint8_t *p = record_begin(buf, RECFMT_SYNC, 24);
+
+	if (!p)
+		return -ENOMEM;
+	recfmt_store_u64le(p, sync->ticks);
+	recfmt_store_u64le(p + 8, sync->mono_ns);
+	recfmt_store_u64le(p + 16, sync->real_ns);
+	return 0;
+}
+
+static uint32_t clamp_name(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	return n > RECFMT_MAX_NAME_BYTES ? RECFMT_MAX_NAME_BYTES : (uint32_t)n;
+}
+
+int recfmt_encode_site(struct recfmt_buf *buf, uint32_t id, uint32_t line, const char *name,
+		       const char *file)
+{
+	uint32_t name_bytes = clamp_name(name), file_bytes = clamp_name(file);
+	uint8_t *p = record_begin(buf, RECFMT_SITE, 16 + name_bytes + file_bytes);
+
+	if (!p)
+		return -ENOMEM;
+	recfmt_store_u32le(p, id);
+	recfmt_store_u32le(p + 4, line);
+	recfmt_store_u32le(p + 8, name_bytes);
+	recfmt_store_u32le(p + 12, file_bytes);
+	memcpy(p + 16, name ? name : "", name_bytes);
+	memcpy(p + 16 + name_bytes, file ? file : "", file_bytes);
+	return 0;
+}
+
+int recfmt_encode_thread(struct recfmt_buf *buf, uint32_t thread, uint32_t os_tid,
+			 const char *name)
+{
+	uint32_t name_bytes = clamp_name(name);
+	uint8_t *p = record_begin(buf, RECFMT_THREAD, 16 + name_bytes);
+
+	if (!p)
+		return -ENOMEM;
+	recfmt_store_u32le(p, thread);
+	recfmt_store_u32le(p + 4, os_tid);
+	/* Bit 0 of flags: the thread has a name (an empty name is a name). */
+	recfmt_store_u32le(p + 8, name ? 1u : 0u);
+	recfmt_store_u32le(p + 12, name_bytes);
+	memcpy(p + 16, name ? name : "", name_bytes);
+	return 0;
+}
+
+int recfmt_encode_drops(struct recfmt_buf *buf, uint32_t thread, uint64_t nr_dropped)
+{
+	uint8_t *p = record_begin(buf, RECFMT_DROPS, 16);
+
+	if (!p)
+		return -ENOMEM;
+	recfmt_store_u32le(p, thread);
+	recfmt_store_u32le(p + 4, 0);
+	recfmt_store_u64le(p + 8, nr_dropped);
+	return 0;
+}
+
+int recfmt_encode_thread_end(struct recfmt_buf *buf, const struct recfmt_thread_end *te)
+{
+	uint8_t *p = record_begin(buf, RECFMT_THREAD_END, 24);
+
+	if (!p)
+		return -ENOMEM;
+	recfmt_store_u32le(p, te->thread);
+	recfmt_store_u32le(p + 4, 0);
+	recfmt_store_u64le(p + 8, te->nr_events);
+	recfmt_store_u64le(p + 16, te->nr_dropped);
+	return 0;
+}
+
+int recfmt_encode_end(struct recfmt_buf *buf, const struct recfmt_end *end)
+{
+	uint8_t *p = record_begin(buf, RECFMT_END, 24);
+
+	if (!p)
+		return -ENOMEM;
+	recfmt_store_u64le(p, end->end_ticks);
+	recfmt_store_u64le(p + 8, end->nr_events);
+	recfmt_store_u64le(p + 16, end->nr_dropped);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * EVENTS blocks (FORMAT.md §3.6). The payload is a 24-byte fixed part
+ * (u32 thread, u32 nr_events, u64 base_ticks, u32 ids_bytes, u32 0), the ids
+ * column, then the deltas column. While appending, the deltas column grows
+ * in buf right behind the fixed part and the ids column in scratch; finish()
+ * moves the deltas up and copies the ids in front of them.
+ */
+#define EVENTS_FIXED_BYTES 24u
+
+static inline uint8_t *leb128_put(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+int recfmt_events_begin(struct recfmt_events_encoder *enc, struct recfmt_buf *buf,
+			struct recfmt_buf *scratch, uint32_t thread, uint64_t base_ticks)
+{
+	uint8_t *p;
+
+	if (recfmt_buf_reserve(buf, RECFMT_RECORD_HEADER_BYTES + EVENTS_FIXED_BYTES))
+		return -ENOMEM;
+	enc->buf = buf;
+	enc->scratch = scratch;
+	enc->record_start = buf->len;
+	enc->prev_ticks = base_ticks;
+	enc->nr_events = 0;
+	enc->thread = thread;
+	scratch->len = 0;
+	p = buf->data + buf->len;
+	memset(p, 0, RECFMT_RECORD_HEADER_BYTES + EVENTS_FIXED_BYTES);
+	p[0] = RECFMT_EVENTS;
+	recfmt_store_u32le(p + 8, thread);
+	recfmt_store_u64le(p + 16, base_ticks);
+	buf->len += RECFMT_RECORD_HEADER_BYTES + EVENTS_FIXED_BYTES;
+	return 0;
+}
+
+int recfmt_events_append(struct recfmt_events_encoder *enc, const struct recfmt_event *ev,
+			 size_t nr)
+{
+	struct recfmt_buf *buf = enc->buf, *ids = enc->scratch;
+	uint64_t prev = enc->prev_ticks;
+	uint8_t *d, *s;
+
+	if (nr > UINT32_MAX - enc->nr_events)
+		return -ENOMEM;
+	/* Worst case: 10 bytes of delta and 5 bytes of id per event. */
+	if (recfmt_buf_reserve(buf, nr * 10) || recfmt_buf_reserve(ids, nr * 5))
+		return -ENOMEM;
+	d = buf->data + buf->len;
+	s = ids->data + ids->len;
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t t = ev[i].ticks;
+		int64_t delta = (int64_t)(t - prev);
+		uint64_t zz = ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63);
+		uint32_t code = ev[i].code;
+
+		prev = t;
+		if (code < 0x80)
+			*s++ = (uint8_t)code;
+		else
+			s = leb128_put(s, code);
+		if (zz < 0x80)
+			*d++ = (uint8_t)zz;
+		else
+			d = leb128_put(d, zz);
+	}
+	buf->len = (size_t)(d - buf->data);
+	ids->len = (size_t)(s - ids->data);
+	enc->prev_ticks = prev;
+	enc->nr_events += (uint32_t)nr;
+	return 0;
+}
+
+int recfmt_events_finish(struct recfmt_events_encoder *enc)
+{
+	struct recfmt_buf *buf = enc->buf, *ids = enc->scratch;
+	size_t start = enc->record_start;
+	size_t deltas_at = start + RECFMT_RECORD_HEADER_BYTES + EVENTS_FIXED_BYTES;
+	size_t deltas_bytes = buf->len - deltas_at;
+	size_t payload;
+	uint8_t *p;
+
+	if (enc->nr_events == 0) {
+		buf->len = start;
+		return 0;
+	}
+	payload = EVENTS_FIXED_BYTES + ids->len + deltas_bytes;
+	if (payload > UINT32_MAX || recfmt_buf_reserve(buf, ids->len))
+		return -ENOMEM;
+	p = buf->data + start;
+	memmove(p + RECFMT_RECORD_HEADER_BYTES + EVENTS_FIXED_BYTES + ids->len,
+		p + RECFMT_RECORD_HEADER_BYTES + EVENTS_FIXED_BYTES, deltas_bytes);
+	memcpy(p + RECFMT_RECORD_HEADER_BYTES + EVENTS_FIXED_BYTES, ids->data, ids->len);
+	recfmt_store_u32le(p + 4, (uint32_t)payload);
+	recfmt_store_u32le(p + 12, enc->nr_events);
+	recfmt_store_u32le(p + 24, (uint32_t)ids->len);
+	buf->len += ids->len;
+	ids->len = 0;
+	return 0;
+}

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * frames.c - a trace file as a sequence of independent zstd frames
+ * (FORMAT.md §2). Finds each frame's boundaries, decompresses it into a
+ * bounded buffer and reports truncation and damage with the frame's index and
+ * file offset. Memory is bounded by one compressed plus one decompressed
+ * frame, whatever the file's length. What the records mean is decode.c's.
+ */
+#define _GNU_SOURCE
+#include "recfmt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#define READ_CHUNK_BYTES (1u << 20)
+#define ZSTD_MAGIC_BYTES "\x28\xb5\x2f\xfd"
+
+struct recfmt_reader {
+	int fd;
+	uint64_t file_bytes;	/* size at open */
+	uint64_t read_bytes;	/* consumed from the fd so far */
+	uint8_t *in;		/* compressed bytes [in_pos, in_len) not yet used */
+	size_t in_pos, in_len, in_cap;
+	uint64_t in_file_offset; /* file offset of in[0] */
+	uint8_t *out;
+	size_t out_cap;
+	ZSTD_DCtx *dctx;
+	uint64_t frame_index;	 /* of the next frame to return */
+	uint64_t last_index;	 /* of the frame last returned or failed */
+	uint64_t last_offset;
+	bool eof;
+	bool can_continue;
+};
+
+static enum recfmt_status fail(struct recfmt_reader *r, struct recfmt_error *err,
+			       enum recfmt_status status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static enum recfmt_status fail(struct recfmt_reader *r, struct recfmt_error *err,
+			       enum recfmt_status status, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		err->status = status;
+		err->frame_index = r ? r->last_index : 0;
+		err->frame_offset = r ? r->last_offset : 0;
+		err->record_offset = 0;
+		va_start(ap, fmt);
+		vsnprintf(err->message, sizeof(err->message), fmt, ap);
+		va_end(ap);
+	}
+	return status;
+}
+
+enum recfmt_status recfmt_reader_open(struct recfmt_reader **out, const char *path,
+				      struct recfmt_error *err)
+{
+	struct recfmt_reader *r;
+	struct stat st;
+	int fd;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(NULL, err, RECFMT_IO, "cannot open: %s", strerror(errno));
+	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
+		int e = S_ISDIR(st.st_mode) ? EISDIR : errno;
+		close(fd);
+		return fail(NULL, err, RECFMT_IO, "cannot read: %s", strerror(e));
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r || !(r->dctx = ZSTD_createDCtx())) {
+		free(r);
+		close(fd);
+		return fail(NULL, err, RECFMT_NOMEM, "out of memory");
+	}
+	r->fd = fd;
+	r->file_bytes = (uint64_t)st.st_size;
+	r->can_continue = true;
+	*out = r;
+	return RECFMT_OK;
+}
+
+void recfmt_reader_close(struct recfmt_reader *r)
+{
+	if (!r)
+		return;
+	close(r->fd);
+	ZSTD_freeDCtx(r->dctx);
+	free(r->in);
+	free(r->out);
+	free(r);
+}
+
+bool recfmt_reader_can_continue(const struct recfmt_reader *r)
+{
+	return r->can_continue;
+}
+
+uint64_t recfmt_reader_frame_index(const struct recfmt_reader *r)
+{
+	return r->last_index;
+}
+
+uint64_t recfmt_reader_frame_offset(const struct recfmt_reader *r)
+{
+	return r->last_offset;
+}
+
+uint64_t recfmt_reader_file_bytes(const struct recfmt_reader *r)
+{
+	return r->file_bytes;
+}
+
+/* Largest compressed frame we accept: its content is bounded too. */
+static size_t max_in_bytes(void)
+{
+	return ZSTD_compressBound(RECFMT_MAX_FRAME_BYTES) + 4096;
+}
+
+/*
+ * Reads more of the file behind the unused input, moving that input to the
+ * front first. Return: bytes added (0 at end of file), or -1 on error.
+ */
+static ssize_t fill(struct recfmt_reader *r)
+{
+	size_t avail = r->in_len - r->in_pos;
+	ssize_t n;
+
+	if (r->eof)
+		return 0;
+	if (r->in_pos > 0) {
+		memmove(r->in, r->in + r->in_pos, avail);
+		r->in_file_offset += r->in_pos;
+		r->in_pos = 0;
+		r->in_len = avail;
+	}
+	if (r->in_cap - r->in_len < READ_CHUNK_BYTES) {
+		size_t cap = r->in_cap ? r->in_cap * 2 : 2 * READ_CHUNK_BYTES;
+		uint8_t *in;
+
+		while (cap - r->in_len < READ_CHUNK_BYTES)
+			cap *= 2;
+		in = realloc(r->in, cap);
+		if (!in) {
+			errno = ENOMEM;
+			return -1;
+		}
+		r->in = in;
+		r->in_cap = cap;
+	}
+	do
+		n = read(r->fd, r->in + r->in_len, r->in_cap - r->in_len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	if (n == 0)
+		r->eof = true;
+	r->in_len += (size_t)n;
+	r->read_bytes += (uint64_t)n;
+	return n;
+}
+
+/* Skips to the next place that starts with zstd's frame magic, if any. */
+static void resync(struct recfmt_reader *r)
+{
+	r->in_pos++;
+	for (;;) {
+		size_t avail = r->in_len - r->in_pos;
+		uint8_t *hit = memmem(r->in + r->in_pos, avail, ZSTD_MAGIC_BYTES, 4);
+
+		if (hit) {
+			r->in_pos = (size_t)(hit - r->in);
+			return;
+		}
+		/* Keep the last 3 bytes: the magic may straddle the read. */
+		r->in_pos = avail > 3 ? r->in_len - 3 : r->in_pos;
+		if (fill(r) <= 0) {
+			r->in_pos = r->in_len;
+			r->can_continue = false;
+			return;
+		}
+	}
+}
+
+enum recfmt_status recfmt_reader_next(struct recfmt_reader *r, const uint8_t **data, size_t *len,
+				      struct recfmt_error *err)
+{
+	size_t frame_bytes, avail;
+	unsigned long long content;
+	size_t got;
+
+	if (!r->can_continue)
+		return RECFMT_END_OF_INPUT;
+	for (;;) {
+		avail = r->in_len - r->in_pos;
+		if (avail == 0 && fill(r) < 0)
+			return fail(r, err, RECFMT_IO, "read error: %s", strerror(errno));
+		avail = r->in_len - r->in_pos;
+		if (avail == 0) {
+			r->can_continue = false;
+			return RECFMT_END_OF_INPUT;
+		}
+		r->last_index = r->frame_index;
+		r->last_offset = r->in_file_offset + r->in_pos;
+		frame_bytes = ZSTD_findFrameCompressedSize(r->in + r->in_pos, avail);
+		if (ZSTD_isError(frame_bytes)) {
+			bool need_more = ZSTD_getErrorCode(frame_bytes) == ZSTD_error_srcSize_wrong;
+
+			/* A prefix of the magic at the very end is a cut-short frame. */
+			if (!need_more && avail < 4 && r->eof &&
+			    memcmp(r->in + r->in_pos, ZSTD_MAGIC_BYTES, avail) == 0)
+				need_more = true;
+			if (need_more && !r->eof && avail < max_in_bytes()) {
+				if (fill(r) < 0)
+					return fail(r, err, RECFMT_IO, "read error: %s",
+						    strerror(errno));
+				continue;
+			}
+			if (need_more && r->eof) {
+				r->can_continue = false;
+				r->in_pos = r->in_len;
+				return fail(r, err, RECFMT_TRUNCATED,
+					    "file ends inside a frame (%zu bytes of it present)",
+					    avail);
+			}
+			r->frame_index++;
+			resync(r);
+			if (need_more)
+				return fail(r, err, RECFMT_CORRUPT,
+					    "bad frame: larger than the %u-byte limit",
+					    RECFMT_MAX_FRAME_BYTES);
+			return fail(r, err, RECFMT_CORRUPT, "bad frame: %s",
+				    ZSTD_getErrorName(frame_bytes));
+		}
+		/* A zstd skippable frame carries nothing for us. */
+		if ((recfmt_load_u32le(r->in + r->in_pos) & 0xfffffff0u) == ZSTD_MAGIC_SKIPPABLE_START) {
+			r->in_pos += frame_bytes;
+			continue;
+		}
+		break;
+	}
+	r->frame_index++;
+	content = ZSTD_getFrameContentSize(r->in + r->in_pos, frame_bytes);
+	if (content == ZSTD_CONTENTSIZE_ERROR || content == ZSTD_CONTENTSIZE_UNKNOWN)
+		content = RECFMT_MAX_FRAME_BYTES; /* decompress with the limit as bound */
+	else if (content > RECFMT_MAX_FRAME_BYTES) {
+		r->in_pos += frame_bytes;
+		return fail(r, err, RECFMT_CORRUPT,
+			    "bad frame: claims %llu bytes, more than the %u-byte limit", content,
+			    RECFMT_MAX_FRAME_BYTES);
+	}
+	if (r->out_cap < content) {
+		size_t cap = r->out_cap ? r->out_cap : 1u << 16;
+		uint8_t *out;
+
+		while (cap < content)
+			cap *= 2;
+		out = realloc(r->out, cap);
+		if (!out)
+			return fail(r, err, RECFMT_NOMEM, "out of memory");
+		r->out = out;
+		r->out_cap = cap;
+	}
+	got = ZSTD_decompressDCtx(r->dctx, r->out, r->out_cap, r->in + r->in_pos, frame_bytes);
+	r->in_pos += frame_bytes;
+	if (ZSTD_isError(got)) {
+		if (ZSTD_getErrorCode(got) == ZSTD_error_checksum_wrong)
+			return fail(r, err, RECFMT_CORRUPT, "bad checksum");
+		return fail(r, err, RECFMT_CORRUPT, "bad frame: %s", ZSTD_getErrorName(got));
+	}
+	*data = r->out;
+	*len = got;
+	return RECFMT_OK;
+}

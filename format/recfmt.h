@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * recfmt.h - the one place that knows the bytes of a rec trace file.
+ *
+ * Implements FORMAT.md (version 1). librec writes through the encode side
+ * (encode.c) and tracetool reads through the decode side (decode.c, frames.c);
+ * neither includes the other. Everything on disk is little-endian and is
+ * read and written through the load/store helpers below, never by casting a
+ * pointer to a struct.
+ */
+#ifndef RECFMT_H
+#define RECFMT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* FORMAT.md §1: versioning. A reader refuses a newer major version. */
+#define RECFMT_VERSION_MAJOR 1
+#define RECFMT_VERSION_MINOR 0
+
+/* FORMAT.md §3: magic numbers. */
+#define RECFMT_FILE_MAGIC "RECTRACE" /* 8 bytes, in FILE_HEADER */
+#define RECFMT_FRAME_MAGIC 0x46434552u /* "RECF" little-endian */
+
+/* FORMAT.md §2: limits a reader enforces before it trusts a length. */
+#define RECFMT_MAX_FRAME_BYTES (16u << 20) /* decompressed size of one frame */
+#define RECFMT_MAX_NAME_BYTES 4096u
+
+/* FORMAT.md §3: record types. Values are on disk; never renumber. */
+enum recfmt_type {
+	RECFMT_FRAME = 1,
+	RECFMT_FILE_HEADER = 2,
+	RECFMT_SYNC = 3,
+	RECFMT_SITE = 4,
+	RECFMT_THREAD = 5,
+	RECFMT_EVENTS = 6,
+	RECFMT_DROPS = 7,
+	RECFMT_THREAD_END = 8,
+	RECFMT_END = 9,
+};
+
+/* FORMAT.md §3.2: clock kinds. */
+enum recfmt_clock {
+	RECFMT_CLOCK_TSC = 1,
+	RECFMT_CLOCK_MONOTONIC = 2,
+};
+
+/* Every record starts with this 8-byte header (FORMAT.md §2). */
+#define RECFMT_RECORD_HEADER_BYTES 8u
+
+/*
+ * One event as librec keeps it in memory and hands it to the encoder.
+ * code = site id << 1 | kind, kind 0 = enter, 1 = exit. This layout is not
+ * on disk (FORMAT.md §3.6 describes the encoded form); it is shared so that
+ * the encoder can read a ring slice without copying.
+ */
+struct recfmt_event {
+	uint64_t ticks;
+	uint32_t code;
+	uint32_t aux; /* reserved, 0 */
+};
+_Static_assert(sizeof(struct recfmt_event) == 16, "event is 16 bytes");
+
+#define RECFMT_KIND_ENTER 0u
+#define RECFMT_KIND_EXIT 1u
+#define RECFMT_CODE(site, kind) (((uint32_t)(site) << 1) | (uint32_t)(kind))
+#define RECFMT_CODE_SITE(code) ((code) >> 1)
+#define RECFMT_CODE_IS_EXIT(code) ((code) & 1u)
+#define RECFMT_MAX_SITE_ID 0x7fffffffu
+
+/* ---------------------------------------------------------------------
+ * Status and error location (style.md §4).
+ */
+enum recfmt_status {
+	RECFMT_OK = 0,
+	RECFMT_TRUNCATED,	    /* input ends inside a frame or a record */
+	RECFMT_CORRUPT,		    /* bytes that cannot be what FORMAT.md says */
+	RECFMT_UNSUPPORTED_VERSION, /* a newer major version */
+	RECFMT_NOMEM,
+	RECFMT_IO,
+	RECFMT_END_OF_INPUT, /* not an error: no more frames or records */
+};
+
+struct recfmt_error {
+	enum recfmt_status status;
+	uint64_t frame_index;  /* 0-based index of the zstd frame */
+	uint64_t frame_offset; /* file offset of that frame's first byte */
+	uint64_t record_offset; /* offset inside the decompressed frame */
+	char message[192];
+};
+
+const char *recfmt_status_str(enum recfmt_status status);
+/* Formats "frame N at byte B: message" (or just the message if no frame). */
+void recfmt_error_describe(const struct recfmt_error *err, char *out, size_t out_bytes);
+
+/* ---------------------------------------------------------------------
+ * Little-endian load/store helpers.
+ */
+static inline uint16_t recfmt_load_u16le(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (uint16_t)p[1] << 8);
+}
+static inline uint32_t recfmt_load_u32le(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	return v;
+}
+static inline uint64_t recfmt_load_u64le(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+static inline void recfmt_store_u16le(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+static inline void recfmt_store_u32le(uint8_t *p, uint32_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	memcpy(p, &v, 4);
+}
+static inline void recfmt_store_u64le(uint8_t *p, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	memcpy(p, &v, 8);
+}
+
+/* ---------------------------------------------------------------------
+ * Decoded record contents (FORMAT.md §3). Strings point into the frame
+ * buffer and are NOT NUL-terminated; they live until the next frame.
+ */
+struct recfmt_header {
+	uint16_t major, minor;
+	uint32_t clock; /* enum recfmt_clock */
+	uint32_t pid;
+	uint64_t ticks_per_second; /* writer's estimate; SYNC records refine it */
+	uint64_t start_ticks;
+	uint64_t start_mono_ns;
+	uint64_t start_real_ns;
+};
+
+struct recfmt_sync {
+	uint64_t ticks;
+	uint64_t mono_ns;
+	uint64_t real_ns;
+};
+
+struct recfmt_site {
+	uint32_t id;
+	uint32_t line;
+	const char *name;
+	uint32_t name_bytes;
+	const char *file;
+	uint32_t file_bytes;
+};
+
+struct recfmt_thread {
+	uint32_t thread; /* file-unique serial, 1-based */
+	uint32_t os_tid;
+	const char *name; /* NULL when unnamed */
+	uint32_t name_bytes;
+};
+
+struct recfmt_drops {
+	uint32_t thread;
+	uint64_t nr_dropped; /* cumulative for this thread */
+};
+
+struct recfmt_thread_end {
+	uint32_t thread;
+	uint64_t nr_events;  /* cumulative records written for this thread */
+	uint64_t nr_dropped; /* cumulative scopes dropped for this thread */
+};
+
+struct recfmt_end {
+	uint64_t end_ticks;
+	uint64_t nr_events;
+	uint64_t nr_dropped;
+};
+
+/* ---------------------------------------------------------------------
+ * Encoder (writer side, encode.c). A growable byte buffer that collects one
+ * frame's records; librec compresses it into one zstd frame.
+ */
+struct recfmt_buf {
+	uint8_t *data;
+	size_t len;
+	size_t cap;
+};
+
+void recfmt_buf_init(struct recfmt_buf *buf);
+void recfmt_buf_fini(struct recfmt_buf *buf);
+/* Make room for `more` bytes. Return: 0, or -ENOMEM. */
+int recfmt_buf_reserve(struct recfmt_buf *buf, size_t more);
+
+/* Each returns 0, or -ENOMEM. */
+int recfmt_encode_frame(struct recfmt_buf *buf, uint32_t seq);
+int recfmt_encode_header(struct recfmt_buf *buf, const struct recfmt_header *hdr);
+int recfmt_encode_sync(struct recfmt_buf *buf, const struct recfmt_sync *sync);
+int recfmt_encode_site(struct recfmt_buf *buf, uint32_t id, uint32_t line, const char *name,
+		       const char *file);
+int recfmt_encode_thread(struct recfmt_buf *buf, uint32_t thread, uint32_t os_tid,
+			 const char *name);
+int recfmt_encode_drops(struct recfmt_buf *buf, uint32_t thread, uint64_t nr_dropped);
+int recfmt_encode_thread_end(struct recfmt_buf *buf, const struct recfmt_thread_end *te);
+int recfmt_encode_end(struct recfmt_buf *buf, const struct recfmt_end *end);
+
+/*
+ * EVENTS block encoder (FORMAT.md §3.6). begin, then any number of append
+ * calls with consecutive events of one thread, then finish. The ids column
+ * is built in `scratch` and copied behind the deltas' record header at
+ * finish. A block with zero events is discarded by finish.
+ */
+struct recfmt_events_encoder {
+	struct recfmt_buf *buf;
+	struct recfmt_buf *scratch; /* ids column */
+	size_t record_start;	    /* offset of the record header in buf */
+	uint64_t prev_ticks;
+	uint32_t nr_events;
+	uint32_t thread;
+};
+
+int recfmt_events_begin(struct recfmt_events_encoder *enc, struct recfmt_buf *buf,
+			struct recfmt_buf *scratch, uint32_t thread, uint64_t base_ticks);
+int recfmt_events_append(struct recfmt_events_encoder *enc, const struct recfmt_event *ev,
+			 size_t nr);
+int recfmt_events_finish(struct recfmt_events_encoder *enc);
+
+/*
+ * Frame compressor (compress.c): turns one frame's records into one zstd
+ * frame with its content size and checksum (FORMAT.md §2). Used by librec's
+ * writer and by tools that generate traces.
+ */
+struct recfmt_compressor;
+
+/* level: zstd level (librec uses 1). Return: NULL if out of memory. */
+struct recfmt_compressor *recfmt_compressor_create(int level);
+void recfmt_compressor_destroy(struct recfmt_compressor *c);
+/*
+ * recfmt_compress_frame() - compress `in` into `out` (replacing its content).
+ * Return: 0, -ENOMEM, or -E2BIG if `in` exceeds RECFMT_MAX_FRAME_BYTES.
+ */
+int recfmt_compress_frame(struct recfmt_compressor *c, const struct recfmt_buf *in,
+			  struct recfmt_buf *out);
+
+/* ---------------------------------------------------------------------
+ * Decoder (reader side, decode.c): records inside one decompressed frame.
+ */
+struct recfmt_record {
+	uint8_t type; /* enum recfmt_type, or unknown (skip it) */
+	uint32_t size;
+	const uint8_t *payload;
+	size_t offset; /* of the record header inside the frame */
+};
+
+struct recfmt_cursor {
+	const uint8_t *data;
+	size_t len;
+	size_t pos;
+};
+
+static inline void recfmt_cursor_init(struct recfmt_cursor *c, const uint8_t *data, size_t len)
+{
+	c->data = data;
+	c->len = len;
+	c->pos = 0;
+}
+
+/*
+ * recfmt_cursor_next() - the next record of a frame.
+ * Return: RECFMT_OK with *rec filled, RECFMT_END_OF_INPUT at the end of the
+ * frame, RECFMT_TRUNCATED or RECFMT_CORRUPT (err filled) otherwise.
+ */
+enum recfmt_status recfmt_cursor_next(struct recfmt_cursor *c, struct recfmt_record *rec,
+				      struct recfmt_error *err);
+
+/* Each returns RECFMT_OK, RECFMT_CORRUPT or (header) RECFMT_UNSUPPORTED_VERSION. */
+enum recfmt_status recfmt_decode_frame(const struct recfmt_record *rec, uint32_t *seq,
+				       struct recfmt_error *err);
+enum recfmt_status recfmt_decode_header(const struct recfmt_record *rec,
+					struct recfmt_header *hdr, struct recfmt_error *err);
+enum recfmt_status recfmt_decode_sync(const struct recfmt_record *rec, struct recfmt_sync *sync,
+				      struct recfmt_error *err);
+enum recfmt_status recfmt_decode_site(const struct recfmt_record *rec, struct recfmt_site *site,
+				      struct recfmt_error *err);
+enum recfmt_status recfmt_decode_thread(const struct recfmt_record *rec,
+					struct recfmt_thread *thread, struct recfmt_error *err);
+enum recfmt_status recfmt_decode_drops(const struct recfmt_record *rec,
+				       struct recfmt_drops *drops, struct recfmt_error *err);
+enum recfmt_status recfmt_decode_thread_end(const struct recfmt_record *rec,
+					    struct recfmt_thread_end *te,
+					    struct recfmt_error *err);
+enum recfmt_status recfmt_decode_end(const struct recfmt_record *rec, struct recfmt_end *end,
+				     struct recfmt_error *err);
+
+/*
+ * EVENTS block iterator. recfmt_events_open() validates the block header;
+ * recfmt_events_next() then yields nr_events events. Each column is
+ * bounds-checked: a block whose columns run out early is RECFMT_CORRUPT.
+ */
+struct recfmt_events_iter {
+	uint32_t thread;
+	uint32_t nr_events;
+	uint32_t nr_left;
+	uint64_t ticks; /* of the last event returned; base_ticks at first */
+	const uint8_t *ids, *ids_end;
+	const uint8_t *deltas, *deltas_end;
+};
+
+enum recfmt_status recfmt_events_open(const struct recfmt_record *rec,
+				      struct recfmt_events_iter *it, struct recfmt_error *err);
+
+/* LEB128 decode, bounds-checked. Return: bytes consumed, 0 if malformed/short. */
+static inline unsigned recfmt_leb128_decode(const uint8_t *p, const uint8_t *end, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned i = 0;
+	if (__builtin_expect(end - p >= 10, 1)) {
+		do {
+			uint8_t b = p[i];
+			v |= (uint64_t)(b & 0x7f) << (7 * i);
+			i++;
+			if (!(b & 0x80)) {
+				*out = v;
+				return i;
+			}
+		} while (i < 10);
+		return 0;
+	}
+	while (p + i < end && i < 10) {
+		uint8_t b = p[i];
+		v |= (uint64_t)(b & 0x7f) << (7 * i);
+		i++;
+		if (!(b & 0x80)) {
+			*out = v;
+			return i;
+		}
+	}
+	return 0;
+}
+
+/*
+ * recfmt_events_next() - the next event of a block.
+ * Return: 1 with *ticks and *code set; 0 when the block is exhausted; -1 if
+ * a column is malformed (the rest of the block is unusable).
+ */
+static inline int recfmt_events_next(struct recfmt_events_iter *it, uint64_t *ticks,
+				     uint32_t *code)
+{
+	uint64_t id, zz;
+	unsigned n;
+
+	if (it->nr_left == 0)
+		return 0;
+	if (__builtin_expect(it->ids < it->ids_end && *it->ids < 0x80, 1)) {
+		id = *it->ids++;
+	} else {
+		n = recfmt_leb128_decode(it->ids, it->ids_end, &id);
+		if (!n || id > UINT32_MAX)
+			return -1;
+		it->ids += n;
+	}
+	if (__builtin_expect(it->deltas < it->deltas_end && *it->deltas < 0x80, 1)) {
+		zz = *it->deltas++;
+	} else {
+		n = recfmt_leb128_decode(it->deltas, it->deltas_end, &zz);
+		if (!n)
+			return -1;
+		it->deltas += n;
+	}
+	/* zigzag: 0, -1, 1, -2, ... -> 0, 1, 2, 3, ... (FORMAT.md §3.6) */
+	it->ticks += (zz >> 1) ^ (uint64_t)-(int64_t)(zz & 1);
+	it->nr_left--;
+	*ticks = it->ticks;
+	*code = (uint32_t)id;
+	return 1;
+}
+
+/* ---------------------------------------------------------------------
+ * Frame reader (frames.c): a trace file as a sequence of decompressed
+ * frames, read with bounded memory (one compressed and one decompressed
+ * frame at a time).
+ */
+struct recfmt_reader;
+
+/*
+ * recfmt_reader_open() - open a trace file for reading frame by frame.
+ * Return: RECFMT_OK, RECFMT_IO (err->message names the errno) or RECFMT_NOMEM.
+ */
+enum recfmt_status recfmt_reader_open(struct recfmt_reader **out, const char *path,
+				      struct recfmt_error *err);
+void recfmt_reader_close(struct recfmt_reader *r);
+
+/*
+ * recfmt_reader_next() - decompress the next frame.
+ * Return: RECFMT_OK with *data and *len valid until the next call;
+ * RECFMT_END_OF_INPUT at a clean end of file; RECFMT_TRUNCATED if the file
+ * ends inside a frame (nothing further can be read); RECFMT_CORRUPT if a frame
+ * cannot be decompressed (the reader has skipped it when the frame's
+ * boundaries could be found, so the caller may call again: see
+ * recfmt_reader_can_continue()); RECFMT_IO on a read error.
+ */
+enum recfmt_status recfmt_reader_next(struct recfmt_reader *r, const uint8_t **data, size_t *len,
+				      struct recfmt_error *err);
+/* True if, after a RECFMT_CORRUPT frame, later frames can still be read. */
+bool recfmt_reader_can_continue(const struct recfmt_reader *r);
+/* Index and file offset of the frame last returned (or failed). */
+uint64_t recfmt_reader_frame_index(const struct recfmt_reader *r);
+uint64_t recfmt_reader_frame_offset(const struct recfmt_reader *r);
+/* Bytes of the file read so far and the file's size. */
+uint64_t recfmt_reader_file_bytes(const struct recfmt_reader *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RECFMT_H */

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_roundtrip.c - events and metadata written through format/'s encoder
+ * and compressor come back identical through its frame reader and decoder
+ * (FORMAT.md §2-§3), including large deltas, backwards clocks, large site
+ * ids and blocks split across appends.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "recfmt.h"
+
+#define NR_EVENTS 100000
+
+static char path[64];
+
+static void make_path(void)
+{
+	snprintf(path, sizeof(path), "/tmp/rec_roundtrip_%d.zst", (int)getpid());
+}
+
+static void cleanup(void)
+{
+	unlink(path);
+}
+
+TestSuite(format, .init = make_path, .fini = cleanup, .timeout = 30);
+
+static void append_frame(FILE *f, struct recfmt_compressor *c, struct recfmt_buf *frame)
+{
+	struct recfmt_buf out;
+
+	recfmt_buf_init(&out);
+	cr_assert_eq(recfmt_compress_frame(c, frame, &out), 0);
+	cr_assert_eq(fwrite(out.data, 1, out.len, f), out.len);
+	recfmt_buf_fini(&out);
+	frame->len = 0;
+}
+
+/* Deterministic events with every delta size, both kinds and backwards steps. */
+static void make_events(struct recfmt_event *ev, size_t nr)
+{
+	uint64_t t = 1000;
+	uint32_t seed = 12345;
+
+	for (size_t i = 0; i < nr; i++) {
+		seed = seed * 1103515245u + 12345u;
+		switch (seed >> 29) {
+		case 0: t += seed % 100; break;
+		case 1: t += seed % 100000; break;
+		case 2: t += (uint64_t)seed << 20; break;
+		case 3: t -= seed % 50; break; /* a clock going backwards */
+		default: t += 30; break;
+		}
+		ev[i].ticks = t;
+		ev[i].code = RECFMT_CODE((i % 7 == 0) ? 0x7fffffffu - i : 1 + i % 300, i & 1);
+		ev[i].aux = 0;
+	}
+}
+
+Test(format, events_and_metadata_round_trip_through_two_frames)
+{
+	struct recfmt_event *ev = calloc(NR_EVENTS, sizeof(*ev));
+	struct recfmt_buf frame, scratch;
+	struct recfmt_compressor *c = recfmt_compressor_create(1);
+	struct recfmt_events_encoder enc;
+	struct recfmt_header hdr = {
+		.clock = RECFMT_CLOCK_TSC, .pid = 77, .ticks_per_second = 2445000000ull,
+		.start_ticks = 999, .start_mono_ns = 5, .start_real_ns = 6,
+	};
+	struct recfmt_sync sync = { 1, 2, 3 };
+	struct recfmt_end end = { 42, NR_EVENTS, 9 };
+	FILE *f = fopen(path, "wb");
+
+	cr_assert(ev && c && f);
+	make_events(ev, NR_EVENTS);
+	recfmt_buf_init(&frame);
+	recfmt_buf_init(&scratch);
+
+	/* Frame 0: header, sync, site, thread, first half of the events in two appends. */
+	cr_assert_eq(recfmt_encode_frame(&frame, 0), 0);
+	cr_assert_eq(recfmt_encode_header(&frame, &hdr), 0);
+	cr_assert_eq(recfmt_encode_sync(&frame, &sync), 0);
+	cr_assert_eq(recfmt_encode_site(&frame, 5, 17, "my_func", "src/x.c"), 0);
+	cr_assert_eq(recfmt_encode_thread(&frame, 1, 4242, "worker"), 0);
+	cr_assert_eq(recfmt_events_begin(&enc, &frame, &scratch, 1, ev[0].ticks), 0);
+	cr_assert_eq(recfmt_events_append(&enc, ev, 1000), 0);
+	cr_assert_eq(recfmt_events_append(&enc, ev + 1000, NR_EVENTS / 2 - 1000), 0);
+	cr_assert_eq(recfmt_events_finish(&enc), 0);
+	append_frame(f, c, &frame);
+
+	/* Frame 1: an unnamed thread, drops, second half, thread end, end. */
+	cr_assert_eq(recfmt_encode_frame(&frame, 1), 0);
+	cr_assert_eq(recfmt_encode_thread(&frame, 2, 4243, NULL), 0);
+	cr_assert_eq(recfmt_encode_drops(&frame, 1, 7), 0);
+	cr_assert_eq(recfmt_events_begin(&enc, &frame, &scratch, 2, ev[NR_EVENTS / 2].ticks), 0);
+	cr_assert_eq(recfmt_events_append(&enc, ev + NR_EVENTS / 2, NR_EVENTS / 2), 0);
+	cr_assert_eq(recfmt_events_finish(&enc), 0);
+	/* An empty block leaves nothing behind. */
+	cr_assert_eq(recfmt_events_begin(&enc, &frame, &scratch, 2, 0), 0);
+	cr_assert_eq(recfmt_events_finish(&enc), 0);
+	cr_assert_eq(recfmt_encode_thread_end(&frame,
+					      &(struct recfmt_thread_end){ 2, NR_EVENTS / 2, 0 }),
+		     0);
+	cr_assert_eq(recfmt_encode_end(&frame, &end), 0);
+	append_frame(f, c, &frame);
+	fclose(f);
+
+	/* Read it all back. */
+	struct recfmt_reader *r;
+	struct recfmt_error err = { 0 };
+	const uint8_t *data;
+	size_t len, next = 0, nr_frames = 0;
+	bool seen_end = false;
+
+	cr_assert_eq(recfmt_reader_open(&r, path, &err), RECFMT_OK);
+	while (recfmt_reader_next(r, &data, &len, &err) == RECFMT_OK) {
+		struct recfmt_cursor cur;
+		struct recfmt_record rec;
+		uint32_t seq;
+
+		recfmt_cursor_init(&cur, data, len);
+		cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
+		cr_assert_eq(recfmt_decode_frame(&rec, &seq, &err), RECFMT_OK);
+		cr_assert_eq(seq, nr_frames);
+		while (recfmt_cursor_next(&cur, &rec, &err) == RECFMT_OK) {
+			switch (rec.type) {
+			case RECFMT_FILE_HEADER: {
+				struct recfmt_header h;
+				cr_assert_eq(recfmt_decode_header(&rec, &h, &err), RECFMT_OK);
+				cr_assert_eq(h.major, RECFMT_VERSION_MAJOR);
+				cr_assert_eq(h.pid, 77);
+				cr_assert_eq(h.ticks_per_second, 2445000000ull);
+				cr_assert_eq(h.start_ticks, 999);
+				cr_assert_eq(h.start_real_ns, 6);
+				break;
+			}
+			case RECFMT_SYNC: {
+				struct recfmt_sync s;
+				cr_assert_eq(recfmt_decode_sync(&rec, &s, &err), RECFMT_OK);
+				cr_assert(s.ticks == 1 && s.mono_ns == 2 && s.real_ns == 3);
+				break;
+			}
+			case RECFMT_SITE: {
+				struct recfmt_site s;
+				cr_assert_eq(recfmt_decode_site(&rec, &s, &err), RECFMT_OK);
+				cr_assert_eq(s.id, 5);
+				cr_assert_eq(s.line, 17);
+				cr_assert_eq(s.name_bytes, 7);
+				cr_assert_eq(memcmp(s.name, "my_func", 7), 0);
+				cr_assert_eq(memcmp(s.file, "src/x.c", 7), 0);
+				break;
+			}
+			case RECFMT_THREAD: {
+				struct recfmt_thread t;
+				cr_assert_eq(recfmt_decode_thread(&rec, &t, &err), RECFMT_OK);
+				if (t.thread == 1) {
+					cr_assert_eq(t.os_tid, 4242);
+					cr_assert_eq(memcmp(t.name, "worker", 6), 0);
+				} else {
+					cr_assert_null(t.name);
+				}
+				break;
+			}
+			case RECFMT_EVENTS: {
+				struct recfmt_events_iter it;
+				uint64_t ticks;
+				uint32_t code;
+				int rc;
+
+				cr_assert_eq(recfmt_events_open(&rec, &it, &err), RECFMT_OK);
+				while ((rc = recfmt_events_next(&it, &ticks, &code)) == 1) {
+					cr_assert_eq(ticks, ev[next].ticks, "event %zu", next);
+					cr_assert_eq(code, ev[next].code, "event %zu", next);
+					next++;
+				}
+				cr_assert_eq(rc, 0);
+				/* Both columns are used up exactly. */
+				cr_assert_eq(it.ids, it.ids_end);
+				cr_assert_eq(it.deltas, it.deltas_end);
+				break;
+			}
+			case RECFMT_DROPS: {
+				struct recfmt_drops d;
+				cr_assert_eq(recfmt_decode_drops(&rec, &d, &err), RECFMT_OK);
+				cr_assert(d.thread == 1 && d.nr_dropped == 7);
+				break;
+			}
+			case RECFMT_THREAD_END: {
+				struct recfmt_thread_end te;
+				cr_assert_eq(recfmt_decode_thread_end(&rec, &te, &err), RECFMT_OK);
+				cr_assert(te.thread == 2 && te.nr_events == NR_EVENTS / 2);
+				break;
+			}
+			case RECFMT_END: {
+				struct recfmt_end e;
+				cr_assert_eq(recfmt_decode_end(&rec, &e, &err), RECFMT_OK);
+				cr_assert(e.end_ticks == 42 && e.nr_events == NR_EVENTS && e.nr_dropped == 9);
+				seen_end = true;
+				break;
+			}
+			default:
+				cr_assert_fail("unexpected record type %u", rec.type);
+			}
+		}
+		nr_frames++;
+	}
+	cr_assert_eq(nr_frames, 2);
+	cr_assert_eq(next, NR_EVENTS);
+	cr_assert(seen_end);
+	recfmt_reader_close(r);
+	recfmt_buf_fini(&frame);
+	recfmt_buf_fini(&scratch);
+	recfmt_compressor_destroy(c);
+	free(ev);
+}
+
+Test(format, reader_reports_a_file_cut_inside_a_frame_as_truncated)
+{
+	struct recfmt_buf frame, out;
+	struct recfmt_compressor *c = recfmt_compressor_create(1);
+	FILE *f = fopen(path, "wb");
+
+	recfmt_buf_init(&frame);
+	recfmt_buf_init(&out);
+	cr_assert_eq(recfmt_encode_frame(&frame, 0), 0);
+	for (int i = 0; i < 100; i++)
+		cr_assert_eq(recfmt_encode_site(&frame, (uint32_t)i + 1, 1, "abcdefgh", "x.c"), 0);
+	cr_assert_eq(recfmt_compress_frame(c, &frame, &out), 0);
+	cr_assert_eq(fwrite(out.data, 1, out.len, f), out.len);
+	cr_assert_eq(fwrite(out.data, 1, out.len / 2, f), out.len / 2); /* a second, cut short */
+	fclose(f);
+
+	struct recfmt_reader *r;
+	struct recfmt_error err = { 0 };
+	const uint8_t *data;
+	size_t len;
+
+	cr_assert_eq(recfmt_reader_open(&r, path, &err), RECFMT_OK);
+	cr_assert_eq(recfmt_reader_next(r, &data, &len, &err), RECFMT_OK);
+	cr_assert_eq(len, frame.len);
+	cr_assert_eq(recfmt_reader_next(r, &data, &len, &err), RECFMT_TRUNCATED);
+	cr_assert_eq(err.frame_index, 1);
+	cr_assert_eq(err.frame_offset, out.len);
+	cr_assert_eq(recfmt_reader_next(r, &data, &len, &err), RECFMT_END_OF_INPUT);
+	recfmt_reader_close(r);
+	recfmt_buf_fini(&frame);
+	recfmt_buf_fini(&out);
+	recfmt_compressor_destroy(c);
+}
+
+Test(format, reader_refuses_a_newer_major_version)
+{
+	struct recfmt_buf frame;
+	struct recfmt_error err = { 0 };
+	struct recfmt_cursor cur;
+	struct recfmt_record rec;
+	struct recfmt_header h, in = { .clock = RECFMT_CLOCK_TSC, .ticks_per_second = 1 };
+
+	recfmt_buf_init(&frame);
+	cr_assert_eq(recfmt_encode_header(&frame, &in), 0);
+	recfmt_store_u16le(frame.data + RECFMT_RECORD_HEADER_BYTES + 8, RECFMT_VERSION_MAJOR + 1);
+	recfmt_cursor_init(&cur, frame.data, frame.len);
+	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
+	cr_assert_eq(recfmt_decode_header(&rec, &h, &err), RECFMT_UNSUPPORTED_VERSION);
+	cr_assert_str_eq(err.message, "format version 2.0 is newer than this reader's 1.0");
+	recfmt_buf_fini(&frame);
+}
