@@ -262,6 +262,9 @@ void recfmt_compressor_destroy(struct recfmt_compressor *c);
  */
 int recfmt_compress_frame(struct recfmt_compressor *c, const struct recfmt_buf *in,
 			  struct recfmt_buf *out);
+/* The same for a frame whose records lie in several buffers, in order. */
+int recfmt_compress_frame_parts(struct recfmt_compressor *c, const struct recfmt_buf *parts,
+				size_t nr_parts, struct recfmt_buf *out);
 
 /* ---------------------------------------------------------------------
  * Decoder (reader side, decode.c): records inside one decompressed frame.

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.c - resolves the configuration in force from struct rec_config (its
+ * non-zero fields win) and the REC_* environment (rec.h lists it), checking
+ * every value. A bad value is one stderr line and -EINVAL: we never guess.
+ */
+#include "rec_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+bool rec__env_disabled(void)
+{
+	const char *v = getenv("REC_DISABLE");
+
+	return v && strcmp(v, "1") == 0;
+}
+
+/* "123", "64K", "8M", "1G" (powers of 1024). Return: 0 or -EINVAL. */
+static int parse_bytes(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || s[0] == '-')
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end)
+		return -EINVAL;
+	*out = (size_t)v;
+	return 0;
+}
+
+/* Copies `pattern` into out, %p becoming the pid and %% a percent sign. */
+static int expand_output(const char *pattern, char *out, size_t out_bytes)
+{
+	size_t n = 0;
+
+	for (const char *p = pattern; *p; p++) {
+		char piece[32];
+		const char *add = piece;
+
+		if (p[0] == '%' && p[1] == 'p') {
+			snprintf(piece, sizeof(piece), "%d", (int)getpid());
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			piece[0] = '%', piece[1] = 0;
+			p++;
+		} else {
+			piece[0] = *p, piece[1] = 0;
+		}
+		if (n + strlen(add) >= out_bytes)
+			return -ENAMETOOLONG;
+		memcpy(out + n, add, strlen(add));
+		n += strlen(add);
+	}
+	if (n == 0)
+		return -EINVAL;
+	out[n] = 0;
+	return 0;
+}
+
+int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
+{
+	struct rec_config c = REC_CONFIG_INIT;
+	const char *v;
+	int err;
+
+	if (in) {
+		if (in->size == 0) {
+			rec__log("rec_start: config.size is 0 (use REC_CONFIG_INIT)");
+			return -EINVAL;
+		}
+		/* An older caller knows fewer fields: take those, default the rest. */
+		memcpy(&c, in, in->size < sizeof(c) ? in->size : sizeof(c));
+	}
+
+	v = c.output ? c.output : getenv("REC_OUTPUT");
+	err = expand_output(v && *v ? v : "trace.zst", out->output, sizeof(out->output));
+	if (err) {
+		rec__log("bad REC_OUTPUT '%s': %s; tracing disabled", v ? v : "", strerror(-err));
+		return err;
+	}
+
+	out->buffer_bytes = c.buffer_bytes;
+	if (!out->buffer_bytes && (v = getenv("REC_BUFFER")) && *v) {
+		if (parse_bytes(v, &out->buffer_bytes) || out->buffer_bytes == 0) {
+			rec__log("bad REC_BUFFER '%s' (want bytes with K/M/G suffix); tracing disabled", v);
+			return -EINVAL;
+		}
+	}
+	if (!out->buffer_bytes)
+		out->buffer_bytes = REC__DEFAULT_BUFFER_BYTES;
+	if (out->buffer_bytes < REC__MIN_BUFFER_BYTES || out->buffer_bytes > REC__MAX_BUFFER_BYTES) {
+		rec__log("REC_BUFFER %zu out of range (4K to 4G); tracing disabled", out->buffer_bytes);
+		return -EINVAL;
+	}
+	/* The ring holds a power of two of records: round down. */
+	size_t ring = REC__MIN_BUFFER_BYTES;
+	while (ring * 2 <= out->buffer_bytes)
+		ring *= 2;
+	out->buffer_bytes = ring;
+
+	out->flush_ms = c.flush_ms;
+	if (!out->flush_ms && (v = getenv("REC_FLUSH_MS")) && *v) {
+		char *end;
+		unsigned long ms;
+
+		errno = 0;
+		ms = strtoul(v, &end, 10);
+		if (errno || *end || end == v || v[0] == '-' || ms == 0 || ms > 3600000) {
+			rec__log("bad REC_FLUSH_MS '%s' (want 1 to 3600000); tracing disabled", v);
+			return -EINVAL;
+		}
+		out->flush_ms = (uint32_t)ms;
+	}
+	if (!out->flush_ms)
+		out->flush_ms = REC__DEFAULT_FLUSH_MS;
+
+	int overflow = c.overflow;
+	if (overflow == REC_OVERFLOW_DEFAULT && (v = getenv("REC_OVERFLOW")) && *v) {
+		if (strcmp(v, "drop") == 0)
+			overflow = REC_OVERFLOW_DROP;
+		else if (strcmp(v, "block") == 0)
+			overflow = REC_OVERFLOW_BLOCK;
+		else {
+			rec__log("bad REC_OVERFLOW '%s' (want drop or block); tracing disabled", v);
+			return -EINVAL;
+		}
+	}
+	if (overflow < REC_OVERFLOW_DEFAULT || overflow > REC_OVERFLOW_BLOCK) {
+		rec__log("rec_start: bad config.overflow %d", overflow);
+		return -EINVAL;
+	}
+	out->block = overflow == REC_OVERFLOW_BLOCK;
+
+	int clock = c.clock;
+	if (clock == REC_CLOCK_DEFAULT && (v = getenv("REC_CLOCK")) && *v) {
+		if (strcmp(v, "tsc") == 0)
+			clock = REC_CLOCK_TSC;
+		else if (strcmp(v, "monotonic") == 0)
+			clock = REC_CLOCK_MONOTONIC;
+		else {
+			rec__log("bad REC_CLOCK '%s' (want tsc or monotonic); tracing disabled", v);
+			return -EINVAL;
+		}
+	}
+	if (clock < REC_CLOCK_DEFAULT || clock > REC_CLOCK_MONOTONIC) {
+		rec__log("rec_start: bad config.clock %d", clock);
+		return -EINVAL;
+	}
+	if (clock == REC_CLOCK_DEFAULT)
+		out->use_tsc = rec__clock_tsc_is_invariant();
+	else
+		out->use_tsc = clock == REC_CLOCK_TSC;
+#if !defined(__x86_64__) && !defined(__i386__)
+	out->use_tsc = false;
+#endif
+	return 0;
+}

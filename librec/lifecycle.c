@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lifecycle.c - starting and stopping the recorder: lazy start at the first
+ * probe, rec_start/rec_stop/rec_flush, the end of the file at exit, and the
+ * fork policy (a child records to its own file only when the output name
+ * has %p). All state changes happen under rec__g.lock; probes only read
+ * rec__g.state and their own thread's `off` flag.
+ */
+#define _GNU_SOURCE
+#include "rec_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct rec__global rec__g = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.fd = -1,
+};
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+/* The output pattern (with %p unexpanded) in force, for a child after fork. */
+static char output_pattern[4096];
+static bool pattern_from_config;
+
+static void at_exit(void)
+{
+	rec_stop();
+}
+
+static void init_conds(void)
+{
+	pthread_condattr_t attr;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&rec__g.wake, &attr);
+	pthread_condattr_destroy(&attr);
+	pthread_cond_init(&rec__g.flushed, NULL);
+}
+
+static void fork_prepare(void)
+{
+	rec__site_lock();
+	pthread_mutex_lock(&rec__g.lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&rec__g.lock);
+	rec__site_unlock();
+}
+
+/*
+ * In the child only the forking thread exists: no writer, and the file is
+ * the parent's. Forget both; record again, to a file of its own, only if the
+ * output name has %p.
+ */
+static void fork_child(void)
+{
+	const char *pattern = output_pattern[0] ? output_pattern : getenv("REC_OUTPUT");
+
+	rec__site_reinit_lock();
+	pthread_mutex_init(&rec__g.lock, NULL);
+	init_conds();
+	if (rec__g.fd >= 0)
+		close(rec__g.fd);
+	rec__g.fd = -1;
+	rec__g.writer_running = false;
+	rec__g.stop_requested = false;
+	rec__g.flush_requested = rec__g.flush_done = 0;
+	rec__g.write_error = 0;
+	rec__thread_forget_all();
+	if (rec__g.state == REC__RUNNING || rec__g.state == REC__NEVER_STARTED) {
+		bool has_pid = pattern && strstr(pattern, "%p");
+		__atomic_store_n(&rec__g.state, has_pid ? REC__NEVER_STARTED : REC__DISABLED, __ATOMIC_RELEASE);
+	}
+}
+
+static void init_process(void)
+{
+	init_conds();
+	rec__thread_init_key();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	atexit(at_exit);
+}
+
+/*
+ * rec__start_locked() - start recording (under rec__g.lock).
+ * Return: 0 (also when disabled), -EALREADY, -EINVAL, or a negative errno
+ * for the output file; on failure recording is off and a line was logged.
+ */
+int rec__start_locked(const struct rec_config *config)
+{
+	struct rec_config child_cfg = REC_CONFIG_INIT;
+	int fd, err;
+
+	pthread_once(&init_once, init_process);
+	if (rec__g.state == REC__RUNNING)
+		return -EALREADY;
+	if (rec__env_disabled()) {
+		__atomic_store_n(&rec__g.state, REC__DISABLED, __ATOMIC_RELEASE);
+		return 0;
+	}
+	if (!config && pattern_from_config && output_pattern[0]) {
+		/* A child after fork keeps the parent's explicit output pattern. */
+		child_cfg.output = output_pattern;
+		config = &child_cfg;
+	}
+	err = rec__config_resolve(config, &rec__g.cfg);
+	if (err) {
+		__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
+		return err;
+	}
+	if (config && config->output) {
+		snprintf(output_pattern, sizeof(output_pattern), "%s", config->output);
+		pattern_from_config = true;
+	} else {
+		const char *env = getenv("REC_OUTPUT");
+		snprintf(output_pattern, sizeof(output_pattern), "%s", env && *env ? env : "trace.zst");
+		pattern_from_config = false;
+	}
+	fd = open(rec__g.cfg.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		err = -errno;
+		rec__log("cannot open %s: %s; tracing disabled", rec__g.cfg.output, strerror(-err));
+		__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
+		return err;
+	}
+	rec__g.fd = fd;
+	rec__g.stop_requested = false;
+	rec__g.write_error = 0;
+	rec__clock_sync(rec__g.cfg.use_tsc, &rec__g.start_sync);
+	/* Threads left from an earlier recording: start them afresh in this file. */
+	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
+		t->tail = __atomic_load_n(&t->head, __ATOMIC_ACQUIRE);
+		t->nr_dropped_base = __atomic_load_n(&t->nr_dropped, __ATOMIC_RELAXED);
+		t->nr_dropped_written = 0;
+		t->nr_events_written = 0;
+		t->name_gen_written = 0;
+		__atomic_store_n(&t->off, 0, __ATOMIC_RELAXED);
+	}
+	err = rec__writer_start();
+	if (err) {
+		rec__log("cannot start the writer thread: %s; tracing disabled", strerror(-err));
+		close(fd);
+		rec__g.fd = -1;
+		__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
+		return err;
+	}
+	__atomic_store_n(&rec__g.state, REC__RUNNING, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int rec_start(const struct rec_config *config)
+{
+	int err;
+
+	pthread_mutex_lock(&rec__g.lock);
+	err = rec__start_locked(config);
+	pthread_mutex_unlock(&rec__g.lock);
+	return err;
+}
+
+int rec_stop(void)
+{
+	int err;
+
+	pthread_mutex_lock(&rec__g.lock);
+	if (rec__g.state == REC__RUNNING)
+		__atomic_store_n(&rec__g.state, REC__STOPPED, __ATOMIC_RELEASE);
+	if (!rec__g.writer_running) {
+		err = rec__g.write_error;
+		pthread_mutex_unlock(&rec__g.lock);
+		return err ? -EIO : 0;
+	}
+	rec__thread_set_all_off();
+	rec__g.stop_requested = true;
+	rec__g.writer_running = false;
+	pthread_cond_signal(&rec__g.wake);
+	pthread_mutex_unlock(&rec__g.lock);
+
+	rec__writer_stop();
+
+	pthread_mutex_lock(&rec__g.lock);
+	close(rec__g.fd);
+	rec__g.fd = -1;
+	err = rec__g.write_error;
+	/* Wake flushers that raced with the stop: everything is written now. */
+	rec__g.flush_done = rec__g.flush_requested;
+	pthread_cond_broadcast(&rec__g.flushed);
+	pthread_mutex_unlock(&rec__g.lock);
+	return err ? -EIO : 0;
+}
+
+int rec_flush(void)
+{
+	uint64_t ticket;
+	int err;
+
+	pthread_mutex_lock(&rec__g.lock);
+	if (rec__g.state != REC__RUNNING || !rec__g.writer_running) {
+		err = rec__g.write_error;
+		pthread_mutex_unlock(&rec__g.lock);
+		return err ? -EIO : 0;
+	}
+	ticket = ++rec__g.flush_requested;
+	pthread_cond_signal(&rec__g.wake);
+	while (rec__g.flush_done < ticket && rec__g.state == REC__RUNNING)
+		pthread_cond_wait(&rec__g.flushed, &rec__g.lock);
+	err = rec__g.write_error;
+	pthread_mutex_unlock(&rec__g.lock);
+	return err ? -EIO : 0;
+}
+
+const char *rec_strerror(int err)
+{
+	switch (err) {
+	case 0: return "success";
+	case -EALREADY: return "already recording";
+	case -EINVAL: return "invalid configuration";
+	case -EIO: return "the trace file could not be written";
+	case -ENOMEM: return "out of memory";
+	default: return err < 0 ? strerror(-err) : "unknown error";
+	}
+}
+
+unsigned rec_version(void)
+{
+	return REC_VERSION_NUMBER;
+}

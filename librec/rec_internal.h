@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rec_internal.h - librec's private cross-file declarations: the per-thread
+ * state with its ring, the global recorder state, and the functions the
+ * modules call in each other. Never installed. The ring protocol is
+ * described here once; probe.c (producer) and writer.c (consumer) cite the
+ * labels (A)-(D). docs/DESIGN.md draws it.
+ */
+#ifndef REC_INTERNAL_H
+#define REC_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "rec.h"
+#include "recfmt.h"
+
+#define REC__HIDDEN __attribute__((visibility("hidden")))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define REC__CACHELINE 64
+
+/* Defaults (rec.h documents them). */
+#define REC__DEFAULT_BUFFER_BYTES (8u << 20)
+#define REC__MIN_BUFFER_BYTES (4u << 10)
+#define REC__MAX_BUFFER_BYTES (1ull << 32)
+#define REC__DEFAULT_FLUSH_MS 100u
+#define REC__MAX_NAME_BYTES 255u
+
+/*
+ * Per-thread state. Ring protocol (single producer = the owning thread,
+ * single consumer = the writer thread), indices count records and only grow:
+ *
+ *   producer (probe.c)                      consumer (writer.c)
+ *   writes slots [head, limit)              reads slots [tail, head)
+ *   (A) acquire-load tail when the cached   (C) acquire-load head, then read
+ *       limit says the ring is full;            the slots below it;
+ *       pairs with (D)                          pairs with (B)
+ *   (B) release-store head after writing    (D) release-store tail after the
+ *       the slot                                slots are encoded; pairs with (A)
+ *
+ * (B)->(C) makes a slot's contents visible before the writer reads it;
+ * (D)->(A) makes the writer's reads of a slot complete before the producer
+ * overwrites it. head and tail sit on separate cache lines so that the
+ * producer's stores do not bounce the writer's line and vice versa.
+ *
+ * Whole-scope drops: `reserved` counts recorded enters whose exit is still
+ * to come; an enter is recorded only if the ring has room for itself, its
+ * own exit and every pending exit, so an exit always finds room.
+ *
+ * Signals: `nesting` is set while a probe is between reading head and
+ * publishing it. A probe in a signal handler that interrupted that window
+ * sees it set and drops its scope (counted) instead of writing the same slot.
+ */
+struct rec__thread {
+	/* Producer's cache line: written only by the owning thread. */
+	uint64_t head;	      /* (B); read by the writer at (C) */
+	uint64_t limit;	      /* tail as last seen + capacity; producer-private */
+	struct recfmt_event *events;
+	uint64_t mask;	      /* capacity - 1 (capacity is a power of two) */
+	uint32_t reserved;    /* pending exits; producer-private */
+	uint8_t nesting;      /* probe in progress; producer-private */
+	uint8_t use_tsc;      /* clock: TSC or CLOCK_MONOTONIC; fixed at attach */
+	uint8_t block;	      /* REC_OVERFLOW=block; fixed at attach */
+	uint8_t off;	      /* set (relaxed) by rec_stop/writer failure: record nothing */
+	uint64_t nr_dropped;  /* written by the owner (relaxed store), read by the writer */
+
+	/* Consumer's cache line: written only by the writer. */
+	uint64_t tail __attribute__((aligned(REC__CACHELINE))); /* (D); read at (A) */
+
+	/* Cold fields. */
+	uint8_t dead __attribute__((aligned(REC__CACHELINE))); /* release-set at thread exit */
+	uint32_t serial;      /* file-unique thread number, from 1 */
+	uint32_t os_tid;
+	size_t ring_bytes;
+	char name[REC__MAX_NAME_BYTES + 1]; /* under g.lock */
+	uint32_t name_gen;    /* bumped at each rename, under g.lock */
+	uint8_t named;	      /* rec_thread_name() was called; under g.lock */
+	/* Writer-private bookkeeping. */
+	uint32_t name_gen_written; /* 0 = THREAD record not yet written */
+	uint64_t nr_dropped_base;    /* nr_dropped when this file started */
+	uint64_t nr_dropped_written; /* in this file */
+	uint64_t nr_events_written;
+	struct rec__thread *next; /* registry list, under g.lock */
+};
+
+enum rec__state {
+	REC__NEVER_STARTED = 0, /* the first probe starts recording */
+	REC__RUNNING,
+	REC__STOPPED,  /* rec_stop() or exit: probes record nothing until rec_start() */
+	REC__FAILED,   /* could not open or write: untraced from now on */
+	REC__DISABLED, /* REC_DISABLE=1, or a child after fork without %p */
+};
+
+/* The configuration in force, resolved from struct rec_config and env. */
+struct rec__config {
+	char output[4096];
+	size_t buffer_bytes;
+	uint32_t flush_ms;
+	bool block;
+	bool use_tsc;
+};
+
+struct rec__global {
+	pthread_mutex_t lock;	  /* registry, names, lifecycle, flush handshake */
+	pthread_cond_t wake;	  /* writer sleeps on it; signalled by flush/stop */
+	pthread_cond_t flushed;	  /* rec_flush() waits on it */
+	int state;		  /* enum rec__state; written under lock, read atomically */
+	struct rec__config cfg;
+	struct rec__thread *threads; /* registry list */
+	uint32_t next_serial;
+	int fd;
+	bool writer_running;
+	bool stop_requested;	  /* under lock */
+	int write_error;	  /* sticky negative errno, under lock */
+	uint64_t flush_requested; /* under lock */
+	uint64_t flush_done;	  /* under lock */
+	pthread_t writer;
+	pthread_key_t key;	  /* its destructor detaches exiting threads */
+	struct recfmt_sync start_sync;
+	uint64_t start_ticks_per_second;
+};
+
+extern struct rec__global rec__g REC__HIDDEN;
+
+/* thread.c */
+struct rec__thread *rec__thread_self(void) REC__HIDDEN;
+struct rec__thread *rec__thread_attach(void) REC__HIDDEN;
+void rec__thread_free(struct rec__thread *t) REC__HIDDEN;
+void rec__thread_set_all_off(void) REC__HIDDEN;
+void rec__thread_forget_all(void) REC__HIDDEN;
+void rec__thread_init_key(void) REC__HIDDEN;
+
+/* probe.c: the calling thread's state (initial-exec TLS). */
+extern __thread struct rec__thread *rec__self
+	__attribute__((tls_model("initial-exec"))) REC__HIDDEN;
+
+/* site.c */
+uint32_t rec__site_register(struct rec__site *site) REC__HIDDEN;
+uint32_t rec__site_count(void) REC__HIDDEN;
+const struct rec__site *rec__site_get(uint32_t id) REC__HIDDEN;
+void rec__site_lock(void) REC__HIDDEN;
+void rec__site_unlock(void) REC__HIDDEN;
+void rec__site_reinit_lock(void) REC__HIDDEN;
+
+/* clock.c */
+bool rec__clock_tsc_is_invariant(void) REC__HIDDEN;
+uint64_t rec__clock_now(bool use_tsc) REC__HIDDEN;
+void rec__clock_sync(bool use_tsc, struct recfmt_sync *out) REC__HIDDEN;
+
+static inline uint64_t rec__rdtsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#else
+	return 0;
+#endif
+}
+
+/* config.c */
+int rec__config_resolve(const struct rec_config *in, struct rec__config *out) REC__HIDDEN;
+bool rec__env_disabled(void) REC__HIDDEN;
+
+/* lifecycle.c */
+int rec__start_locked(const struct rec_config *config) REC__HIDDEN;
+
+/* writer.c */
+int rec__writer_start(void) REC__HIDDEN;
+void rec__writer_stop(void) REC__HIDDEN;
+
+/* log.c: one "rec: ..." line on stderr. */
+void rec__log(const char *fmt, ...) __attribute__((format(printf, 1, 2))) REC__HIDDEN;
+
+#endif /* REC_INTERNAL_H */

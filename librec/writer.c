@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * writer.c - the writer thread: drains every thread's ring, encodes the
+ * events through format/ into frames of records, compresses each frame into
+ * one independent zstd frame and appends it to the output file. It owns the
+ * file's contents (FORMAT.md): header, sync points, sites, threads, drops,
+ * thread ends and the end marker. Consumer side of the ring protocol,
+ * labels (C) and (D) in rec_internal.h.
+ *
+ * A frame is written when REC_FLUSH_MS is due, when rec_flush() or
+ * rec_stop() asks, or when it grows past FRAME_TARGET_BYTES. After the first
+ * write error the writer stops writing for good (sticky error), says so once
+ * on stderr, and turns recording off; the host program carries on.
+ */
+#include "rec_internal.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define FRAME_TARGET_BYTES (4u << 20)
+#define SYNC_PERIOD_NS 1000000000ull
+#define POLL_NS 1000000ull
+#define CALIBRATE_MIN_NS 5000000ull
+
+struct writer {
+	struct recfmt_compressor *zc;
+	struct recfmt_buf lead;	   /* FRAME (+ FILE_HEADER) of the frame being built */
+	struct recfmt_buf meta;	   /* SYNC, SITE, THREAD records */
+	struct recfmt_buf body;	   /* EVENTS, DROPS, THREAD_END, END records */
+	struct recfmt_buf scratch; /* ids column of the block being encoded */
+	struct recfmt_buf out;	   /* compressed frame */
+	uint32_t seq;
+	uint32_t nr_sites_written;
+	uint64_t pending_since_ns; /* when body last became non-empty; 0 if empty */
+	uint64_t last_sync_ns;
+	uint64_t nr_events;
+	uint64_t nr_dropped_exited; /* drops of threads already ended */
+	struct rec__thread **snap;
+	size_t snap_cap;
+	bool failed;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Under rec__g.lock: a write failed; stop recording, once, loudly. */
+static void fail_locked(struct writer *w, int err)
+{
+	if (w->failed)
+		return;
+	w->failed = true;
+	rec__g.write_error = -err;
+	__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
+	rec__thread_set_all_off();
+	rec__log("cannot write %s: %s; tracing stopped", rec__g.cfg.output, strerror(err));
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (k == 0)
+			return EIO;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/*
+ * The first frame starts with the file header. Its ticks_per_second is an
+ * estimate from the start sync point to one taken now, at least
+ * CALIBRATE_MIN_NS later; readers refine it with the last SYNC (FORMAT.md
+ * §3.3).
+ */
+static int write_lead(struct writer *w)
+{
+	int err = recfmt_encode_frame(&w->lead, w->seq);
+
+	if (err || w->seq != 0)
+		return err;
+	struct recfmt_header hdr = {
+		.clock = rec__g.cfg.use_tsc ? RECFMT_CLOCK_TSC : RECFMT_CLOCK_MONOTONIC,
+		.pid = (uint32_t)getpid(),
+		.ticks_per_second = 1000000000u,
+		.start_ticks = rec__g.start_sync.ticks,
+		.start_mono_ns = rec__g.start_sync.mono_ns,
+		.start_real_ns = rec__g.start_sync.real_ns,
+	};
+	struct recfmt_sync now;
+
+	if (rec__g.cfg.use_tsc) {
+		uint64_t since = mono_ns() - rec__g.start_sync.mono_ns;
+
+		if (since < CALIBRATE_MIN_NS) {
+			struct timespec nap = { 0, (long)(CALIBRATE_MIN_NS - since) };
+			nanosleep(&nap, NULL);
+		}
+		rec__clock_sync(true, &now);
+		hdr.ticks_per_second = (uint64_t)((unsigned __int128)(now.ticks -
+								       rec__g.start_sync.ticks) *
+						  1000000000u /
+						  (now.mono_ns - rec__g.start_sync.mono_ns));
+		if (!hdr.ticks_per_second)
+			hdr.ticks_per_second = 1;
+	}
+	err = recfmt_encode_header(&w->lead, &hdr);
+	if (!err)
+		err = recfmt_encode_sync(&w->lead, &rec__g.start_sync);
+	if (!err && rec__g.cfg.use_tsc)
+		err = recfmt_encode_sync(&w->lead, &now);
+	return err;
+}
+
+/* Compresses lead+meta+body into one zstd frame and appends it to the file. */
+static void write_frame(struct writer *w)
+{
+	uint32_t nr_sites = rec__site_count(); /* after every drained event: see site.c */
+	int err = 0;
+
+	if (w->failed)
+		goto out;
+	/* Sites used by the events in body, before them in the frame. */
+	for (uint32_t id = w->nr_sites_written + 1; id <= nr_sites && !err; id++) {
+		const struct rec__site *s = rec__site_get(id);
+		err = recfmt_encode_site(&w->meta, id, s->line, s->name, s->file);
+	}
+	w->nr_sites_written = nr_sites;
+	if (!err)
+		err = write_lead(w);
+	if (!err) {
+		struct recfmt_buf parts[3] = { w->lead, w->meta, w->body };
+		err = recfmt_compress_frame_parts(w->zc, parts, 3, &w->out);
+	}
+	if (!err)
+		err = -write_all(rec__g.fd, w->out.data, w->out.len);
+	if (err) {
+		pthread_mutex_lock(&rec__g.lock);
+		fail_locked(w, -err);
+		pthread_mutex_unlock(&rec__g.lock);
+	}
+	w->seq++;
+out:
+	w->lead.len = w->meta.len = w->body.len = 0;
+	w->pending_since_ns = 0;
+}
+
+static void note_pending(struct writer *w)
+{
+	if (!w->pending_since_ns)
+		w->pending_since_ns = mono_ns();
+}
+
+/* Encodes a thread's events [tail, head) as one EVENTS block. */
+static int encode_ring(struct writer *w, struct rec__thread *t, uint64_t tail, uint64_t head)
+{
+	struct recfmt_events_encoder enc;
+	uint64_t cap = t->mask + 1;
+	uint64_t first = tail & t->mask;
+	uint64_t n = head - tail;
+	uint64_t n1 = n < cap - first ? n : cap - first;
+	int err;
+
+	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->serial,
+				  t->events[first].ticks);
+	if (!err)
+		err = recfmt_events_append(&enc, &t->events[first], n1);
+	if (!err && n > n1)
+		err = recfmt_events_append(&enc, &t->events[0], n - n1);
+	if (!err)
+		err = recfmt_events_finish(&enc);
+	return err;
+}
+
+/*
+ * Drains one thread's ring. Return: true if the ring was more than a
+ * quarter full (the writer should come back without sleeping).
+ */
+static bool drain_thread(struct writer *w, struct rec__thread *t, bool *ended)
+{
+	/* Pairs with the release store in thread_exit(): then head is final. */
+	bool dead = __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE);
+	/* (C) pairs with (B) in probe.c. */
+	uint64_t head = __atomic_load_n(&t->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = t->tail;
+	uint64_t dropped = __atomic_load_n(&t->nr_dropped, __ATOMIC_RELAXED) - t->nr_dropped_base;
+	bool busy = head - tail > (t->mask + 1) / 4;
+	int err = 0;
+
+	/* Cap one block so that a frame stays under its size limit. */
+	while (head != tail && !err) {
+		uint64_t n = head - tail;
+
+		if (n > 256 * 1024)
+			n = 256 * 1024;
+		err = encode_ring(w, t, tail, tail + n);
+		tail += n;
+		t->nr_events_written += n;
+		w->nr_events += n;
+		/* (D) pairs with (A) in probe.c: the slots may be reused now. */
+		__atomic_store_n(&t->tail, tail, __ATOMIC_RELEASE);
+		note_pending(w);
+		if (w->lead.len + w->meta.len + w->body.len >= FRAME_TARGET_BYTES)
+			write_frame(w);
+	}
+	if (!err && dropped != t->nr_dropped_written) {
+		err = recfmt_encode_drops(&w->body, t->serial, dropped);
+		t->nr_dropped_written = dropped;
+		note_pending(w);
+	}
+	if (!err && dead) {
+		struct recfmt_thread_end te = { t->serial, t->nr_events_written, dropped };
+
+		err = recfmt_encode_thread_end(&w->body, &te);
+		w->nr_dropped_exited += dropped;
+		note_pending(w);
+	}
+	if (err) {
+		pthread_mutex_lock(&rec__g.lock);
+		fail_locked(w, -err);
+		pthread_mutex_unlock(&rec__g.lock);
+	}
+	*ended = dead;
+	return busy;
+}
+
+/*
+ * Under rec__g.lock: snapshot the registry and write THREAD records for new
+ * or renamed threads. Threads are freed only by this thread, so the
+ * snapshot stays valid after the lock is dropped.
+ */
+static size_t snapshot_locked(struct writer *w)
+{
+	size_t n = 0;
+
+	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
+		if (n == w->snap_cap) {
+			size_t cap = w->snap_cap ? w->snap_cap * 2 : 64;
+			struct rec__thread **snap = realloc(w->snap, cap * sizeof(*snap));
+
+			if (!snap)
+				break; /* the rest waits for the next pass */
+			w->snap = snap;
+			w->snap_cap = cap;
+		}
+		w->snap[n++] = t;
+		if (t->name_gen != t->name_gen_written) {
+			if (recfmt_encode_thread(&w->meta, t->serial, t->os_tid,
+						 t->named ? t->name : NULL) == 0)
+				t->name_gen_written = t->name_gen;
+		}
+	}
+	return n;
+}
+
+/* Under rec__g.lock: unlink and free a thread whose ring is drained. */
+static void reap_locked(struct rec__thread *dead)
+{
+	for (struct rec__thread **pp = &rec__g.threads; *pp; pp = &(*pp)->next) {
+		if (*pp == dead) {
+			*pp = dead->next;
+			rec__thread_free(dead);
+			return;
+		}
+	}
+}
+
+static void write_end(struct writer *w)
+{
+	struct recfmt_sync sync;
+	struct recfmt_end end = { 0 };
+	uint64_t dropped = w->nr_dropped_exited;
+
+	pthread_mutex_lock(&rec__g.lock);
+	for (struct rec__thread *t = rec__g.threads; t; t = t->next)
+		dropped += t->nr_dropped_written;
+	pthread_mutex_unlock(&rec__g.lock);
+	rec__clock_sync(rec__g.cfg.use_tsc, &sync);
+	end.end_ticks = sync.ticks;
+	end.nr_events = w->nr_events;
+	end.nr_dropped = dropped;
+	if (recfmt_encode_sync(&w->meta, &sync) || recfmt_encode_end(&w->body, &end)) {
+		pthread_mutex_lock(&rec__g.lock);
+		fail_locked(w, ENOMEM);
+		pthread_mutex_unlock(&rec__g.lock);
+	}
+	write_frame(w);
+}
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	uint64_t flush_ns = (uint64_t)rec__g.cfg.flush_ms * 1000000u;
+	uint64_t poll_ns = flush_ns / 2 < POLL_NS ? flush_ns / 2 : POLL_NS;
+	bool stop = false;
+
+	w->last_sync_ns = rec__g.start_sync.mono_ns;
+	while (!stop) {
+		uint64_t flush_req, now;
+		size_t nr;
+		bool busy = false;
+
+		pthread_mutex_lock(&rec__g.lock);
+		stop = rec__g.stop_requested;
+		flush_req = rec__g.flush_requested;
+		nr = snapshot_locked(w);
+		pthread_mutex_unlock(&rec__g.lock);
+
+		for (size_t i = 0; i < nr; i++) {
+			bool ended;
+
+			busy |= drain_thread(w, w->snap[i], &ended);
+			if (ended) {
+				pthread_mutex_lock(&rec__g.lock);
+				reap_locked(w->snap[i]);
+				pthread_mutex_unlock(&rec__g.lock);
+			}
+		}
+		now = mono_ns();
+		if (now - w->last_sync_ns >= SYNC_PERIOD_NS) {
+			struct recfmt_sync sync;
+
+			rec__clock_sync(rec__g.cfg.use_tsc, &sync);
+			if (recfmt_encode_sync(&w->meta, &sync) == 0)
+				note_pending(w);
+			w->last_sync_ns = now;
+		}
+		if (stop) {
+			write_end(w);
+		} else if (w->seq == 0 || flush_req != rec__g.flush_done ||
+			   (w->pending_since_ns && now - w->pending_since_ns + poll_ns >= flush_ns)) {
+			/* flush_done is only written by this thread: reading it unlocked is safe. */
+			write_frame(w);
+		}
+
+		pthread_mutex_lock(&rec__g.lock);
+		if (flush_req != rec__g.flush_done) {
+			rec__g.flush_done = flush_req;
+			pthread_cond_broadcast(&rec__g.flushed);
+		}
+		if (!stop && !busy && !rec__g.stop_requested &&
+		    rec__g.flush_requested == rec__g.flush_done) {
+			struct timespec until;
+
+			clock_gettime(CLOCK_MONOTONIC, &until);
+			until.tv_nsec += (long)poll_ns;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&rec__g.wake, &rec__g.lock, &until);
+		}
+		pthread_mutex_unlock(&rec__g.lock);
+	}
+	return NULL;
+}
+
+static struct writer writer_state;
+
+/*
+ * rec__writer_start() - under rec__g.lock, with the file open: start the
+ * writer thread with every signal blocked (so the host's handlers never run
+ * on it and SIGXFSZ becomes EFBIG). Return: 0 or a negative errno.
+ */
+int rec__writer_start(void)
+{
+	struct writer *w = &writer_state;
+	sigset_t all, old;
+	int err;
+
+	memset(w, 0, sizeof(*w));
+	w->zc = recfmt_compressor_create(1);
+	if (!w->zc)
+		return -ENOMEM;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&rec__g.writer, NULL, writer_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		recfmt_compressor_destroy(w->zc);
+		return -err;
+	}
+	rec__g.writer_running = true;
+	return 0;
+}
+
+/* Called without rec__g.lock after stop_requested was set: wait for the end. */
+void rec__writer_stop(void)
+{
+	struct writer *w = &writer_state;
+
+	pthread_join(rec__g.writer, NULL);
+	recfmt_compressor_destroy(w->zc);
+	recfmt_buf_fini(&w->lead);
+	recfmt_buf_fini(&w->meta);
+	recfmt_buf_fini(&w->body);
+	recfmt_buf_fini(&w->scratch);
+	recfmt_buf_fini(&w->out);
+	free(w->snap);
+	memset(w, 0, sizeof(*w));
+}
