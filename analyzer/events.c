@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * events.c - one streaming pass over a trace file (see events.h). Memory is
+ * bounded by format/'s one frame plus the thread and name tables, whatever
+ * the file's length. Implements the reader's side of FORMAT.md §2-§3: frame
+ * order and seq numbers, the clock rate of §3.3, sites grouped by name, and
+ * cumulative drop counts (largest value wins, §3.7).
+ */
+#include "events.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SITE_DIRECT_MAX (1u << 20) /* larger site ids go through big_sites */
+
+uint64_t tt_clock_ns(const struct tt_clock *c, uint64_t ticks)
+{
+	unsigned __int128 v = (unsigned __int128)ticks * c->num + c->den / 2;
+
+	v /= c->den;
+	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
+
+int64_t tt_clock_rel_ns(const struct tt_clock *c, uint64_t abs_ticks)
+{
+	uint64_t ns;
+
+	if (abs_ticks >= c->start_ticks) {
+		ns = tt_clock_ns(c, abs_ticks - c->start_ticks);
+		return ns > INT64_MAX ? INT64_MAX : (int64_t)ns;
+	}
+	ns = tt_clock_ns(c, c->start_ticks - abs_ticks);
+	return ns > INT64_MAX ? INT64_MIN : -(int64_t)ns;
+}
+
+uint64_t tt_clock_abs_ticks(const struct tt_clock *c, uint64_t rel_ns)
+{
+	/* ticks = rel_ns * den / num, then step until it is the smallest tick
+	 * count whose rounded ns is >= rel_ns (tt_clock_ns is monotonic). */
+	unsigned __int128 t = (unsigned __int128)rel_ns * c->den / c->num;
+	uint64_t rel;
+
+	if (t > UINT64_MAX - c->start_ticks)
+		return UINT64_MAX;
+	rel = (uint64_t)t;
+	while (rel > 0 && tt_clock_ns(c, rel - 1) >= rel_ns)
+		rel--;
+	while (rel < UINT64_MAX - c->start_ticks && tt_clock_ns(c, rel) < rel_ns)
+		rel++;
+	return c->start_ticks + rel;
+}
+
+void tt_trace_init(struct tt_trace *tr, const char *path)
+{
+	memset(tr, 0, sizeof(*tr));
+	tr->path = path;
+}
+
+void tt_trace_fini(struct tt_trace *tr)
+{
+	for (uint32_t i = 0; i < tr->nr_threads; i++)
+		free(tr->threads[i].name);
+	for (uint32_t i = 0; i < tr->nr_names; i++)
+		free(tr->names[i]);
+	free(tr->threads);
+	free(tr->thread_hash);
+	free(tr->names);
+	free(tr->name_hash);
+	free(tr->site_name);
+	free(tr->big_sites);
+	memset(tr, 0, sizeof(*tr));
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q) {
+		fputs("tracetool: out of memory\n", stderr);
+		abort();
+	}
+	return q;
+}
+
+static uint32_t hash_u32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352dU;
+	x ^= x >> 15;
+	x *= 0x846ca68bU;
+	x ^= x >> 16;
+	return x;
+}
+
+static uint32_t hash_str(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 16777619u;
+	return h;
+}
+
+struct tt_thread *tt_trace_find_thread(const struct tt_trace *tr, uint32_t serial)
+{
+	if (!tr->thread_hash)
+		return NULL;
+	for (uint32_t i = hash_u32(serial) & tr->hash_mask;; i = (i + 1) & tr->hash_mask) {
+		uint32_t v = tr->thread_hash[i];
+
+		if (!v)
+			return NULL;
+		if (tr->threads[v - 1].serial == serial)
+			return &tr->threads[v - 1];
+	}
+}
+
+static void thread_rehash(struct tt_trace *tr, uint32_t slots)
+{
+	free(tr->thread_hash);
+	tr->thread_hash = calloc(slots, sizeof(uint32_t));
+	if (!tr->thread_hash)
+		xrealloc(NULL, SIZE_MAX);
+	tr->hash_mask = slots - 1;
+	for (uint32_t t = 0; t < tr->nr_threads; t++) {
+		uint32_t i = hash_u32(tr->threads[t].serial) & tr->hash_mask;
+
+		while (tr->thread_hash[i])
+			i = (i + 1) & tr->hash_mask;
+		tr->thread_hash[i] = t + 1;
+	}
+}
+
+struct tt_thread *tt_trace_thread(struct tt_trace *tr, uint32_t serial)
+{
+	struct tt_thread *th = tt_trace_find_thread(tr, serial);
+
+	if (th)
+		return th;
+	if (tr->nr_threads == tr->cap_threads) {
+		tr->cap_threads = tr->cap_threads ? 2 * tr->cap_threads : 16;
+		tr->threads = xrealloc(tr->threads, tr->cap_threads * sizeof(*tr->threads));
+	}
+	th = &tr->threads[tr->nr_threads++];
+	memset(th, 0, sizeof(*th));
+	th->serial = serial;
+	if (!tr->thread_hash || tr->nr_threads * 2 > tr->hash_mask + 1)
+		thread_rehash(tr, tr->thread_hash ? 2 * (tr->hash_mask + 1) : 64);
+	else {
+		uint32_t i = hash_u32(serial) & tr->hash_mask;
+
+		while (tr->thread_hash[i])
+			i = (i + 1) & tr->hash_mask;
+		tr->thread_hash[i] = tr->nr_threads;
+	}
+	return th;
+}
+
+void tt_thread_label(const struct tt_thread *th, char *out, size_t out_bytes)
+{
+	if (th->name)
+		snprintf(out, out_bytes, "%s", th->name);
+	else if (th->defined)
+		snprintf(out, out_bytes, "%" PRIu32, th->os_tid);
+	else
+		snprintf(out, out_bytes, "serial%" PRIu32, th->serial);
+}
+
+static void name_rehash(struct tt_trace *tr, uint32_t slots)
+{
+	free(tr->name_hash);
+	tr->name_hash = calloc(slots, sizeof(uint32_t));
+	if (!tr->name_hash)
+		xrealloc(NULL, SIZE_MAX);
+	tr->name_hash_mask = slots - 1;
+	for (uint32_t n = 0; n < tr->nr_names; n++) {
+		uint32_t i = hash_str(tr->names[n], strlen(tr->names[n])) & tr->name_hash_mask;
+
+		while (tr->name_hash[i])
+			i = (i + 1) & tr->name_hash_mask;
+		tr->name_hash[i] = n + 1;
+	}
+}
+
+uint32_t tt_trace_intern(struct tt_trace *tr, const char *name, size_t name_bytes)
+{
+	uint32_t h = hash_str(name, name_bytes), i;
+	char *copy;
+
+	if (tr->name_hash) {
+		for (i = h & tr->name_hash_mask; tr->name_hash[i]; i = (i + 1) & tr->name_hash_mask) {
+			const char *s = tr->names[tr->name_hash[i] - 1];
+
+			if (strncmp(s, name, name_bytes) == 0 && s[name_bytes] == '\0')
+				return tr->name_hash[i] - 1;
+		}
+	}
+	if (tr->nr_names == tr->cap_names) {
+		tr->cap_names = tr->cap_names ? 2 * tr->cap_names : 64;
+		tr->names = xrealloc(tr->names, tr->cap_names * sizeof(*tr->names));
+	}
+	copy = xrealloc(NULL, name_bytes + 1);
+	memcpy(copy, name, name_bytes);
+	copy[name_bytes] = '\0';
+	/* A NUL inside a name would cut it short in reports; show it as '?'. */
+	for (size_t k = 0; k < name_bytes; k++)
+		if (!copy[k])
+			copy[k] = '?';
+	tr->names[tr->nr_names++] = copy;
+	if (!tr->name_hash || tr->nr_names * 2 > tr->name_hash_mask + 1)
+		name_rehash(tr, tr->name_hash ? 2 * (tr->name_hash_mask + 1) : 256);
+	else {
+		for (i = h & tr->name_hash_mask; tr->name_hash[i]; i = (i + 1) & tr->name_hash_mask)
+			;
+		tr->name_hash[i] = tr->nr_names;
+	}
+	return tr->nr_names - 1;
+}
+
+/* Big site ids (rare) live in an open-addressed table of (id, name) pairs. */
+static uint32_t *big_site_slot(struct tt_trace *tr, uint32_t site, bool insert)
+{
+	uint32_t i;
+
+	if (insert && (tr->nr_big_sites + 1) * 2 > tr->big_mask + 1) {
+		uint32_t old_slots = tr->big_sites ? tr->big_mask + 1 : 0;
+		uint32_t *old = tr->big_sites;
+
+		tr->big_mask = old_slots ? 2 * old_slots - 1 : 63;
+		tr->big_sites = calloc(2 * (size_t)(tr->big_mask + 1), sizeof(uint32_t));
+		if (!tr->big_sites)
+			xrealloc(NULL, SIZE_MAX);
+		for (uint32_t k = 0; k < old_slots; k++) {
+			if (!old[2 * k])
+				continue;
+			for (i = hash_u32(old[2 * k]) & tr->big_mask; tr->big_sites[2 * i];
+			     i = (i + 1) & tr->big_mask)
+				;
+			tr->big_sites[2 * i] = old[2 * k];
+			tr->big_sites[2 * i + 1] = old[2 * k + 1];
+		}
+		free(old);
+	}
+	if (!tr->big_sites)
+		return NULL;
+	for (i = hash_u32(site) & tr->big_mask; tr->big_sites[2 * i]; i = (i + 1) & tr->big_mask)
+		if (tr->big_sites[2 * i] == site)
+			return &tr->big_sites[2 * i + 1];
+	if (!insert)
+		return NULL;
+	tr->nr_big_sites++;
+	tr->big_sites[2 * i] = site;
+	tr->big_sites[2 * i + 1] = TT_NO_NAME;
+	return &tr->big_sites[2 * i + 1];
+}
+
+static void site_define(struct tt_trace *tr, uint32_t site, uint32_t name)
+{
+	if (site >= SITE_DIRECT_MAX) {
+		*big_site_slot(tr, site, true) = name;
+		return;
+	}
+	if (site >= tr->nr_site_slots) {
+		uint32_t n = tr->nr_site_slots ? tr->nr_site_slots : 256;
+
+		while (n <= site)
+			n *= 2;
+		tr->site_name = xrealloc(tr->site_name, n * sizeof(uint32_t));
+		for (uint32_t i = tr->nr_site_slots; i < n; i++)
+			tr->site_name[i] = TT_NO_NAME;
+		tr->nr_site_slots = n;
+	}
+	tr->site_name[site] = name;
+}
+
+uint32_t tt_trace_site_name_slow(struct tt_trace *tr, uint32_t site)
+{
+	char buf[32];
+	uint32_t name;
+
+	if (site >= SITE_DIRECT_MAX) {
+		uint32_t *slot = big_site_slot(tr, site, false);
+
+		if (slot && *slot != TT_NO_NAME)
+			return *slot;
+	}
+	/* FORMAT.md §2: a site whose SITE record was lost is named by its number. */
+	snprintf(buf, sizeof(buf), "site#%" PRIu32, site);
+	name = tt_trace_intern(tr, buf, strlen(buf));
+	site_define(tr, site, name);
+	return name;
+}
+
+void tt_trace_clock(const struct tt_trace *tr, struct tt_clock *c)
+{
+	c->start_ticks = tr->hdr.start_ticks;
+	if (tr->hdr.clock == RECFMT_CLOCK_MONOTONIC) {
+		c->num = c->den = 1;
+	} else if (tr->nr_syncs >= 2 && tr->last_sync.ticks > tr->first_sync.ticks &&
+		   tr->last_sync.mono_ns > tr->first_sync.mono_ns) {
+		c->num = tr->last_sync.mono_ns - tr->first_sync.mono_ns;
+		c->den = tr->last_sync.ticks - tr->first_sync.ticks;
+	} else {
+		c->num = 1000000000ull;
+		c->den = tr->hdr.ticks_per_second ? tr->hdr.ticks_per_second : 1000000000ull;
+	}
+}
+
+static void note(struct tt_trace *tr, char *slot, size_t slot_bytes, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void note(struct tt_trace *tr, char *slot, size_t slot_bytes, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)tr;
+	if (slot[0])
+		return; /* keep the first */
+	va_start(ap, fmt);
+	vsnprintf(slot, slot_bytes, fmt, ap);
+	va_end(ap);
+}
+
+static void note_err(struct tt_trace *tr, const struct recfmt_error *err)
+{
+	char buf[256];
+
+	recfmt_error_describe(err, buf, sizeof(buf));
+	note(tr, tr->first_problem, sizeof(tr->first_problem), "%s", buf);
+}
+
+static void note_record(struct tt_trace *tr, struct recfmt_error *err, uint64_t frame_index,
+			uint64_t frame_offset)
+{
+	err->frame_index = frame_index;
+	err->frame_offset = frame_offset;
+	note_err(tr, err);
+}
+
+static char *dup_n(const char *s, size_t n)
+{
+	char *d = xrealloc(NULL, n + 1);
+
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+static void see_ticks(struct tt_trace *tr, uint64_t ticks)
+{
+	if (ticks > tr->max_ticks)
+		tr->max_ticks = ticks;
+}
+
+/*
+ * Decodes one frame's records. Return: TT_OK, or TT_ERR_FILE for a problem
+ * that makes the whole file unusable (no header, newer version).
+ */
+static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_t len,
+				 uint64_t index, uint64_t offset, tt_block_fn fn, void *ctx,
+				 char *msg, size_t msg_bytes)
+{
+	struct recfmt_cursor cur;
+	struct recfmt_record rec;
+	struct recfmt_error err = { 0 };
+	enum recfmt_status st;
+	uint32_t seq;
+	bool first_frame = !tr->has_header;
+
+	recfmt_cursor_init(&cur, data, len);
+	st = recfmt_cursor_next(&cur, &rec, &err);
+	if (st == RECFMT_OK)
+		st = recfmt_decode_frame(&rec, &seq, &err);
+	else if (st == RECFMT_END_OF_INPUT) {
+		st = RECFMT_CORRUPT;
+		snprintf(err.message, sizeof(err.message), "empty frame");
+	}
+	if (st != RECFMT_OK) {
+		tr->nr_bad_frames++;
+		err.status = RECFMT_CORRUPT;
+		note_record(tr, &err, index, offset);
+		if (first_frame) {
+			recfmt_error_describe(&err, msg, msg_bytes);
+			return TT_ERR_FILE;
+		}
+		return TT_OK;
+	}
+	if (seq != tr->next_seq) {
+		if (seq > tr->next_seq) {
+			tr->nr_lost_frames += seq - tr->next_seq;
+			note(tr, tr->first_problem, sizeof(tr->first_problem),
+			     "frame %" PRIu64 " at byte %" PRIu64 ": frame seq %" PRIu32
+			     " follows %" PRIu64 " (frames lost)",
+			     index, offset, seq, tr->next_seq ? tr->next_seq - 1 : 0);
+		} else {
+			note(tr, tr->first_problem, sizeof(tr->first_problem),
+			     "frame %" PRIu64 " at byte %" PRIu64 ": frame seq %" PRIu32
+			     " out of order (expected %" PRIu64 ")",
+			     index, offset, seq, tr->next_seq);
+			tr->nr_lost_frames++;
+		}
+	}
+	tr->next_seq = (uint64_t)seq + 1;
+	tr->nr_frames++;
+	if (first_frame) {
+		st = recfmt_cursor_next(&cur, &rec, &err);
+		if (st == RECFMT_OK && rec.type == RECFMT_FILE_HEADER)
+			st = recfmt_decode_header(&rec, &tr->hdr, &err);
+		else if (st == RECFMT_OK || st == RECFMT_END_OF_INPUT) {
+			st = RECFMT_CORRUPT;
+			err.record_offset = rec.offset;
+			snprintf(err.message, sizeof(err.message),
+				 "no FILE_HEADER in the first frame (not a rec trace)");
+		}
+		if (st != RECFMT_OK || seq != 0) {
+			if (st == RECFMT_OK)
+				snprintf(err.message, sizeof(err.message),
+					 "first frame has seq %" PRIu32 ", not 0 (file header lost)",
+					 seq);
+			err.status = st == RECFMT_OK ? RECFMT_CORRUPT : st;
+			err.frame_index = index;
+			err.frame_offset = offset;
+			recfmt_error_describe(&err, msg, msg_bytes);
+			return TT_ERR_FILE;
+		}
+		tr->has_header = true;
+		see_ticks(tr, tr->hdr.start_ticks);
+	}
+	for (;;) {
+		st = recfmt_cursor_next(&cur, &rec, &err);
+		if (st == RECFMT_END_OF_INPUT)
+			break;
+		if (st != RECFMT_OK) {
+			tr->nr_bad_frames++;
+			note_record(tr, &err, index, offset);
+			break;
+		}
+		switch (rec.type) {
+		case RECFMT_SYNC: {
+			struct recfmt_sync s;
+
+			if ((st = recfmt_decode_sync(&rec, &s, &err)) != RECFMT_OK)
+				break;
+			if (!tr->nr_syncs++)
+				tr->first_sync = s;
+			tr->last_sync = s;
+			see_ticks(tr, s.ticks);
+			break;
+		}
+		case RECFMT_SITE: {
+			struct recfmt_site s;
+
+			if ((st = recfmt_decode_site(&rec, &s, &err)) != RECFMT_OK)
+				break;
+			site_define(tr, s.id, tt_trace_intern(tr, s.name, s.name_bytes));
+			break;
+		}
+		case RECFMT_THREAD: {
+			struct recfmt_thread t;
+			struct tt_thread *th;
+
+			if ((st = recfmt_decode_thread(&rec, &t, &err)) != RECFMT_OK)
+				break;
+			th = tt_trace_thread(tr, t.thread);
+			th->defined = true;
+			th->os_tid = t.os_tid;
+			free(th->name);
+			th->name = t.name ? dup_n(t.name, t.name_bytes) : NULL;
+			break;
+		}
+		case RECFMT_EVENTS: {
+			struct recfmt_events_iter it;
+			struct tt_thread *th;
+
+			if ((st = recfmt_events_open(&rec, &it, &err)) != RECFMT_OK)
+				break;
+			th = tt_trace_thread(tr, it.thread);
+			th->nr_events += it.nr_events;
+			tr->nr_events += it.nr_events;
+			if (fn && fn(ctx, tr, th, &it) < 0) {
+				tr->nr_bad_blocks++;
+				err.record_offset = rec.offset;
+				snprintf(err.message, sizeof(err.message),
+					 "EVENTS block of thread %" PRIu32
+					 " does not decode to its %" PRIu32 " events",
+					 it.thread, it.nr_events);
+				note_record(tr, &err, index, offset);
+			}
+			/* The last event's ticks, or base_ticks without fn. */
+			see_ticks(tr, it.ticks);
+			break;
+		}
+		case RECFMT_DROPS: {
+			struct recfmt_drops d;
+
+			if ((st = recfmt_decode_drops(&rec, &d, &err)) != RECFMT_OK)
+				break;
+			struct tt_thread *th = tt_trace_thread(tr, d.thread);
+			if (d.nr_dropped > th->nr_dropped)
+				th->nr_dropped = d.nr_dropped;
+			break;
+		}
+		case RECFMT_THREAD_END: {
+			struct recfmt_thread_end te;
+
+			if ((st = recfmt_decode_thread_end(&rec, &te, &err)) != RECFMT_OK)
+				break;
+			struct tt_thread *th = tt_trace_thread(tr, te.thread);
+			if (te.nr_dropped > th->nr_dropped)
+				th->nr_dropped = te.nr_dropped;
+			th->ended = true;
+			break;
+		}
+		case RECFMT_END:
+			if ((st = recfmt_decode_end(&rec, &tr->end, &err)) != RECFMT_OK)
+				break;
+			tr->has_end = true;
+			see_ticks(tr, tr->end.end_ticks);
+			break;
+		case RECFMT_FRAME:
+		case RECFMT_FILE_HEADER:
+		default:
+			/* FORMAT.md §1: unknown types are skipped. A second FRAME or
+			 * FILE_HEADER is not meaningful; ignore it. */
+			break;
+		}
+		if (st != RECFMT_OK) {
+			tr->nr_bad_blocks++;
+			note_record(tr, &err, index, offset);
+		}
+	}
+	return TT_OK;
+}
+
+enum tt_status tt_trace_walk(struct tt_trace *tr, tt_block_fn fn, void *ctx, char *msg,
+			     size_t msg_bytes)
+{
+	struct recfmt_reader *r;
+	struct recfmt_error err = { 0 };
+	enum recfmt_status st;
+	enum tt_status ts = TT_OK;
+	const uint8_t *data;
+	size_t len;
+
+	st = recfmt_reader_open(&r, tr->path, &err);
+	if (st != RECFMT_OK) {
+		recfmt_error_describe(&err, msg, msg_bytes);
+		return TT_ERR_FILE;
+	}
+	tr->file_bytes = recfmt_reader_file_bytes(r);
+	for (;;) {
+		st = recfmt_reader_next(r, &data, &len, &err);
+		if (st == RECFMT_OK) {
+			ts = walk_frame(tr, data, len, recfmt_reader_frame_index(r),
+					recfmt_reader_frame_offset(r), fn, ctx, msg, msg_bytes);
+			if (ts != TT_OK)
+				break;
+			continue;
+		}
+		if (st == RECFMT_END_OF_INPUT)
+			break;
+		if (st == RECFMT_TRUNCATED) {
+			tr->truncated = true;
+			recfmt_error_describe(&err, tr->truncation, sizeof(tr->truncation));
+			break;
+		}
+		if (st == RECFMT_CORRUPT) {
+			tr->nr_bad_frames++;
+			note_err(tr, &err);
+			if (!recfmt_reader_can_continue(r))
+				break;
+			continue;
+		}
+		recfmt_error_describe(&err, msg, msg_bytes);
+		ts = TT_ERR_FILE;
+		break;
+	}
+	recfmt_reader_close(r);
+	if (ts == TT_OK && !tr->has_header) {
+		if (tr->first_problem[0])
+			snprintf(msg, msg_bytes, "%s", tr->first_problem);
+		else if (tr->truncation[0])
+			snprintf(msg, msg_bytes, "%s", tr->truncation);
+		else if (tr->file_bytes == 0)
+			snprintf(msg, msg_bytes, "empty file (not a rec trace)");
+		else
+			snprintf(msg, msg_bytes, "no FILE_HEADER (not a rec trace)");
+		ts = TT_ERR_FILE;
+	}
+	return ts;
+}
+
+void tt_trace_problems(const struct tt_trace *tr, char *out, size_t out_bytes)
+{
+	size_t n = 0;
+
+	out[0] = '\0';
+	if (tr->nr_bad_frames || tr->nr_lost_frames || tr->nr_bad_blocks)
+		n += (size_t)snprintf(out, out_bytes,
+				      "damaged: %" PRIu64 " frame(s) skipped, %" PRIu64
+				      " lost, %" PRIu64 " bad record(s); first: %s",
+				      tr->nr_bad_frames, tr->nr_lost_frames, tr->nr_bad_blocks,
+				      tr->first_problem);
+	if (tr->truncated && n < out_bytes)
+		snprintf(out + n, out_bytes - n, "%struncated: %s; analysed up to frame %" PRIu64,
+			 n ? "; " : "", tr->truncation, tr->nr_frames);
+}
+
+bool tt_trace_warn(const struct tt_trace *tr)
+{
+	char buf[768];
+
+	tt_trace_problems(tr, buf, sizeof(buf));
+	if (!buf[0])
+		return false;
+	fprintf(stderr, "tracetool: %s: warning: %s\n", tr->path, buf);
+	return true;
+}

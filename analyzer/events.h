@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * events.h - streams a trace file through format/ in bounded memory: frames,
+ * records, metadata (header, clock syncs, sites, threads, drops, end) and the
+ * EVENTS blocks, which it hands to a caller's function one block at a time.
+ * It owns the thread table, the name table (sites grouped by name, FORMAT.md
+ * §3.4), the tick-to-nanosecond clock (FORMAT.md §3.3) and the list of
+ * problems met on the way (truncation, skipped frames). It does not pair
+ * enters with exits (scopes.c) or print reports (cmd_*.c).
+ */
+#ifndef TT_EVENTS_H
+#define TT_EVENTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "recfmt.h"
+
+/* Ticks to nanoseconds as an exact ratio: ns = ticks * num / den (rounded). */
+struct tt_clock {
+	uint64_t num, den;
+	uint64_t start_ticks; /* time zero (FILE_HEADER start_ticks) */
+};
+
+/* ns for a tick count (a duration), rounded to nearest. */
+uint64_t tt_clock_ns(const struct tt_clock *c, uint64_t ticks);
+/* ns of an absolute tick value relative to time zero (may be negative). */
+int64_t tt_clock_rel_ns(const struct tt_clock *c, uint64_t abs_ticks);
+/* Smallest absolute tick value whose relative time is >= rel_ns. */
+uint64_t tt_clock_abs_ticks(const struct tt_clock *c, uint64_t rel_ns);
+
+struct tt_thread {
+	uint32_t serial;
+	uint32_t os_tid;
+	char *name; /* NUL-terminated, NULL when unnamed; latest THREAD record */
+	bool defined; /* a THREAD record was seen */
+	bool ended;   /* THREAD_END seen */
+	uint64_t nr_events;  /* records decoded from EVENTS blocks */
+	uint64_t nr_dropped; /* largest DROPS/THREAD_END count */
+	void *user;	     /* the consumer's per-thread state */
+};
+
+#define TT_NO_NAME UINT32_MAX
+
+struct tt_trace {
+	const char *path;
+	struct recfmt_header hdr;
+	bool has_header;
+	struct recfmt_sync first_sync, last_sync;
+	uint64_t nr_syncs;
+	struct recfmt_end end;
+	bool has_end;
+	uint64_t max_ticks; /* latest tick seen in events, syncs and END */
+	uint64_t file_bytes;
+
+	/* Threads in order of first appearance; a hash maps serial -> index. */
+	struct tt_thread *threads;
+	uint32_t nr_threads, cap_threads;
+	uint32_t *thread_hash; /* index + 1, 0 empty */
+	uint32_t hash_mask;
+
+	/* Names, interned; sites map to names. */
+	char **names;
+	uint32_t nr_names, cap_names;
+	uint32_t *name_hash; /* index + 1 */
+	uint32_t name_hash_mask;
+	uint32_t *site_name; /* site id -> name index, TT_NO_NAME if none */
+	uint32_t nr_site_slots;
+	uint32_t *big_sites; /* (id, name) pairs for ids >= 2^20 */
+	uint32_t big_mask, nr_big_sites;
+
+	/* What was read and what went wrong on the way. */
+	uint64_t nr_frames;	    /* frames decoded */
+	uint64_t nr_events;	    /* records in EVENTS blocks */
+	uint64_t nr_bad_frames;	    /* skipped: damaged or unreadable */
+	uint64_t nr_lost_frames;    /* missing from the seq numbering */
+	uint64_t nr_bad_blocks;	    /* EVENTS blocks that did not decode */
+	uint64_t next_seq;
+	bool truncated;
+	char first_problem[256];    /* "frame N at byte B: what" */
+	char truncation[256];
+};
+
+/*
+ * Called for each EVENTS block of a known thread. Return: 0 if the block
+ * decoded to its end with both columns used up; -1 if it is malformed (the
+ * walker counts it as damaged).
+ */
+typedef int (*tt_block_fn)(void *ctx, struct tt_trace *tr, struct tt_thread *th,
+			   struct recfmt_events_iter *it);
+
+/* Fatal problems stop a walk: the file cannot be read or is not a trace. */
+enum tt_status {
+	TT_OK = 0,
+	TT_ERR_FILE = 1,  /* unreadable, damaged beyond use, newer version */
+	TT_ERR_USAGE = 2, /* wrong usage (option values) */
+};
+
+void tt_trace_init(struct tt_trace *tr, const char *path);
+void tt_trace_fini(struct tt_trace *tr);
+
+/*
+ * tt_trace_walk() - read the whole file once, calling fn on every EVENTS
+ * block (fn may be NULL to read only the metadata).
+ * Return: TT_OK (damage met on the way is recorded in tr, see
+ * tt_trace_warn()), or TT_ERR_FILE with the one-line problem in msg.
+ */
+enum tt_status tt_trace_walk(struct tt_trace *tr, tt_block_fn fn, void *ctx, char *msg,
+			     size_t msg_bytes);
+
+/* Prints what was lost (truncation, skipped frames) on stderr; true if any. */
+bool tt_trace_warn(const struct tt_trace *tr);
+/* One-line description of what was lost, "" if nothing. */
+void tt_trace_problems(const struct tt_trace *tr, char *out, size_t out_bytes);
+
+/* The clock of the file as read so far (FORMAT.md §3.3). */
+void tt_trace_clock(const struct tt_trace *tr, struct tt_clock *c);
+
+struct tt_thread *tt_trace_thread(struct tt_trace *tr, uint32_t serial);
+struct tt_thread *tt_trace_find_thread(const struct tt_trace *tr, uint32_t serial);
+/* Name index of a site; defines "site#N" for a site never defined. */
+uint32_t tt_trace_site_name_slow(struct tt_trace *tr, uint32_t site);
+static inline uint32_t tt_trace_site_name(struct tt_trace *tr, uint32_t site)
+{
+	if (site < tr->nr_site_slots && tr->site_name[site] != TT_NO_NAME)
+		return tr->site_name[site];
+	return tt_trace_site_name_slow(tr, site);
+}
+uint32_t tt_trace_intern(struct tt_trace *tr, const char *name, size_t name_bytes);
+
+/* A thread's label in reports: its name, else its OS tid. */
+void tt_thread_label(const struct tt_thread *th, char *out, size_t out_bytes);
+
+#endif /* TT_EVENTS_H */

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * options.c - parsing and meaning of the shared options of options.h.
+ * Implements contract §4-§5 for --thread, --function (POSIX ERE, matches
+ * anywhere), --from/--to (ns|us|ms|s from the trace start), --format,
+ * --sort and --by-thread.
+ */
+#include "options.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_FROM = 0x100, OPT_TO, OPT_SORT, OPT_BY_THREAD, OPT_FORMAT };
+
+int tt_options_parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || *end ? -1 : 0;
+}
+
+int tt_options_parse_time(const char *s, uint64_t *ns)
+{
+	static const struct { const char *unit; uint64_t ns; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "µs", 1000 }, { "ms", 1000000 },
+		{ "s", 1000000000 },
+	};
+	uint64_t whole = 0, frac = 0, frac_scale = 1, mult = 0;
+	const char *p = s;
+	size_t digits = 0;
+
+	while (*p >= '0' && *p <= '9') {
+		if (whole > (UINT64_MAX - 9) / 10)
+			return -1;
+		whole = whole * 10 + (uint64_t)(*p++ - '0');
+		digits++;
+	}
+	if (*p == '.') {
+		p++;
+		while (*p >= '0' && *p <= '9') {
+			if (frac_scale < 1000000000000000000ull) {
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				frac_scale *= 10;
+			}
+			p++;
+			digits++;
+		}
+	}
+	if (!digits)
+		return -1;
+	if (!*p && whole == 0 && frac == 0) {
+		*ns = 0; /* zero needs no unit */
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(p, units[i].unit) == 0)
+			mult = units[i].ns;
+	if (!mult || whole > UINT64_MAX / mult)
+		return -1;
+	/* Exact: whole * mult + frac * mult / frac_scale, fractions of a ns cut. */
+	*ns = whole * mult + (uint64_t)((unsigned __int128)frac * mult / frac_scale);
+	return 0;
+}
+
+static error_t parse_filter(int key, char *arg, struct argp_state *state)
+{
+	struct tt_options *o = state->input;
+	int rc;
+
+	switch (key) {
+	case 't':
+		o->threads = realloc(o->threads, (o->nr_threads + 1) * sizeof(*o->threads));
+		if (!o->threads)
+			argp_failure(state, 1, ENOMEM, "out of memory");
+		o->threads[o->nr_threads++] = arg;
+		break;
+	case 'f':
+		if (o->has_function) {
+			regfree(&o->function_re);
+			o->has_function = false;
+		}
+		rc = regcomp(&o->function_re, arg, REG_EXTENDED | REG_NOSUB);
+		if (rc) {
+			char buf[128];
+
+			regerror(rc, &o->function_re, buf, sizeof(buf));
+			argp_error(state, "--function: bad regular expression '%s': %s", arg, buf);
+		}
+		o->has_function = true;
+		break;
+	case OPT_FROM:
+		if (tt_options_parse_time(arg, &o->from_ns))
+			argp_error(state, "--from: '%s' is not a time like 1.5ms (units ns, us, ms, s)",
+				   arg);
+		o->has_from = true;
+		break;
+	case OPT_TO:
+		if (tt_options_parse_time(arg, &o->to_ns))
+			argp_error(state, "--to: '%s' is not a time like 1.5ms (units ns, us, ms, s)",
+				   arg);
+		o->has_to = true;
+		break;
+	case ARGP_KEY_END:
+		if (o->has_from && o->has_to && o->to_ns <= o->from_ns)
+			argp_error(state, "--to must be later than --from");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp_option filter_options[] = {
+	{ 0, 0, 0, 0, "Filters:", 10 },
+	{ "thread", 't', "ID|NAME", 0,
+	  "Only threads with this OS thread id or name (repeatable)", 10 },
+	{ "function", 'f', "REGEX", 0,
+	  "Only scope names matching this POSIX extended regex (anywhere in the name; "
+	  "anchor with ^...$ for the whole name)", 10 },
+	{ "from", OPT_FROM, "T", 0,
+	  "Only activations starting at or after T from the trace start (e.g. 1.5ms; "
+	  "units ns, us, ms, s)", 10 },
+	{ "to", OPT_TO, "T", 0, "Only activations starting before T", 10 },
+	{ 0 },
+};
+
+const struct argp tt_filter_argp = { filter_options, parse_filter, 0, 0, 0, 0, 0 };
+
+static error_t parse_report(int key, char *arg, struct argp_state *state)
+{
+	struct tt_options *o = state->input;
+
+	switch (key) {
+	case OPT_FORMAT:
+		if (strcmp(arg, "table") == 0)
+			o->format = TT_FORMAT_TABLE;
+		else if (strcmp(arg, "csv") == 0)
+			o->format = TT_FORMAT_CSV;
+		else if (strcmp(arg, "json") == 0)
+			o->format = TT_FORMAT_JSON;
+		else
+			argp_error(state, "--format: '%s' is not table, csv or json", arg);
+		o->format_set = true;
+		break;
+	case OPT_SORT:
+		if (strcmp(arg, "total") == 0)
+			o->sort = TT_SORT_TOTAL;
+		else if (strcmp(arg, "self") == 0)
+			o->sort = TT_SORT_SELF;
+		else if (strcmp(arg, "calls") == 0)
+			o->sort = TT_SORT_CALLS;
+		else if (strcmp(arg, "mean") == 0)
+			o->sort = TT_SORT_MEAN;
+		else if (strcmp(arg, "max") == 0)
+			o->sort = TT_SORT_MAX;
+		else if (strcmp(arg, "name") == 0)
+			o->sort = TT_SORT_NAME;
+		else
+			argp_error(state,
+				   "--sort: '%s' is not total, self, calls, mean, max or name", arg);
+		break;
+	case OPT_BY_THREAD:
+		o->by_thread = true;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp_option report_options[] = {
+	{ 0, 0, 0, 0, "Report:", 20 },
+	{ "format", OPT_FORMAT, "FMT", 0, "Output as table (default), csv or json", 20 },
+	{ "sort", OPT_SORT, "KEY", 0,
+	  "Order rows by total (default), self, calls, mean, max (descending) or name "
+	  "(ascending); ties by name", 20 },
+	{ "by-thread", OPT_BY_THREAD, 0, 0, "One row per thread and scope name", 20 },
+	{ 0 },
+};
+
+const struct argp tt_report_argp = { report_options, parse_report, 0, 0, 0, 0, 0 };
+
+void tt_options_fini(struct tt_options *o)
+{
+	if (o->has_function)
+		regfree(&o->function_re);
+	free(o->threads);
+	o->threads = NULL;
+	o->has_function = false;
+}
+
+bool tt_options_thread_selected(const struct tt_options *o, const struct tt_thread *th)
+{
+	char label[64];
+
+	if (!o->nr_threads)
+		return true;
+	tt_thread_label(th, label, sizeof(label));
+	for (unsigned i = 0; i < o->nr_threads; i++) {
+		uint64_t id;
+
+		if (th->name && strcmp(th->name, o->threads[i]) == 0)
+			return true;
+		if (strcmp(label, o->threads[i]) == 0)
+			return true;
+		if (th->defined && tt_options_parse_u64(o->threads[i], &id) == 0 &&
+		    id == th->os_tid)
+			return true;
+	}
+	return false;
+}
+
+bool tt_options_function_selected(const struct tt_options *o, const char *name)
+{
+	return !o->has_function || regexec(&o->function_re, name, 0, NULL, 0) == 0;
+}
+
+bool tt_options_need_prepass(const struct tt_options *o)
+{
+	return o->nr_threads || o->has_from || o->has_to;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * options.h - options shared by the report commands (contract §4-§5): the
+ * filters --thread, --function, --from/--to (tt_filter_argp) and the report
+ * shape --format, --sort, --by-thread (tt_report_argp), parsed into one
+ * struct tt_options with defaults in TT_OPTIONS_INIT. Each command adds its
+ * own options and the TRACE argument. Validation errors go through
+ * argp_error(), so they exit 2 (main.c sets argp_err_exit_status).
+ */
+#ifndef TT_OPTIONS_H
+#define TT_OPTIONS_H
+
+#include <argp.h>
+#include <regex.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "events.h"
+
+enum tt_format { TT_FORMAT_TABLE, TT_FORMAT_CSV, TT_FORMAT_JSON };
+enum tt_sort { TT_SORT_TOTAL, TT_SORT_SELF, TT_SORT_CALLS, TT_SORT_MEAN, TT_SORT_MAX,
+	       TT_SORT_NAME };
+
+struct tt_options {
+	const char *trace;
+	enum tt_format format;
+	bool format_set;
+	const char **threads; /* --thread values */
+	unsigned nr_threads;
+	regex_t function_re;
+	bool has_function;
+	bool has_from, has_to;
+	uint64_t from_ns, to_ns;
+	enum tt_sort sort;
+	bool by_thread;
+	uint64_t top;	 /* 0: all rows */
+	unsigned nr_bins; /* histogram */
+	const char *output; /* chrome -o */
+};
+
+#define TT_OPTIONS_INIT { .format = TT_FORMAT_TABLE, .sort = TT_SORT_TOTAL, .nr_bins = 0 }
+
+extern const struct argp tt_filter_argp;
+extern const struct argp tt_report_argp;
+
+void tt_options_fini(struct tt_options *o);
+
+/* "1.5ms" -> 1500000. Return: 0, or -1 if not a time with a unit. */
+int tt_options_parse_time(const char *s, uint64_t *ns);
+/* Parses a whole number; Return: 0 or -1. */
+int tt_options_parse_u64(const char *s, uint64_t *v);
+
+/* True if the thread is selected by --thread (always true without it). */
+bool tt_options_thread_selected(const struct tt_options *o, const struct tt_thread *th);
+/* True if the name is selected by --function (always true without it). */
+bool tt_options_function_selected(const struct tt_options *o, const char *name);
+/* True if the filters need the file's final metadata before the main pass. */
+bool tt_options_need_prepass(const struct tt_options *o);
+
+#endif /* TT_OPTIONS_H */

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report.h - the pipeline behind summary and histogram: an optional
+ * metadata pre-pass (final thread names and clock, needed by --thread and
+ * --from/--to), the main pass through scopes.c, then one row per scope name
+ * (or per thread label and name with --by-thread) in nanoseconds, filtered by
+ * --function and sorted (contract §4-§5).
+ */
+#ifndef TT_REPORT_H
+#define TT_REPORT_H
+
+#include "events.h"
+#include "options.h"
+#include "scopes.h"
+#include "stats.h"
+
+struct tt_row {
+	const char *thread; /* label with --by-thread, else NULL */
+	const char *name;
+	struct tt_stat st;   /* merged, in ticks; owns its histogram */
+	uint64_t calls, total_ns, self_ns, min_ns, mean_ns, p50_ns, p90_ns, p99_ns, max_ns;
+	uint64_t errors;
+};
+
+struct tt_report {
+	struct tt_trace tr;
+	struct tt_trace meta; /* the pre-pass, when one was needed */
+	bool has_meta;
+	struct tt_clock clock;
+	struct tt_scopes sc;
+	struct tt_row *rows;
+	size_t nr_rows;
+	char **labels; /* thread labels owned by the report */
+	size_t nr_labels;
+	uint64_t nr_dropped; /* of the selected threads */
+	char problems[768];  /* what was lost, "" if nothing */
+};
+
+/*
+ * tt_report_run() - read the trace and build the rows.
+ * Return: TT_OK, or TT_ERR_FILE with the problem in msg.
+ */
+enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
+			     tt_close_fn on_close, void *close_ctx, char *msg, size_t msg_bytes);
+void tt_report_fini(struct tt_report *rep);
+
+/* Window and thread filter of the options, resolved against the meta pass. */
+void tt_report_window(const struct tt_options *o, const struct tt_clock *c, uint64_t *lo,
+		      uint64_t *span);
+
+#endif /* TT_REPORT_H */

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stats.c - growing and merging the per-name aggregate tables of stats.h.
+ * Recording happens inline in scopes.c's per-event loop.
+ */
+#include "stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hist.h"
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (!p) {
+		fputs("tracetool: out of memory\n", stderr);
+		abort();
+	}
+	return p;
+}
+
+void tt_stats_reserve(struct tt_stat_table *tab, uint32_t n)
+{
+	struct tt_stat *v;
+	uint32_t cap = tab->n ? tab->n : 64;
+
+	if (n <= tab->n)
+		return;
+	while (cap < n)
+		cap *= 2;
+	v = xcalloc(cap, sizeof(*v));
+	if (tab->n)
+		memcpy(v, tab->v, tab->n * sizeof(*v));
+	for (uint32_t i = tab->n; i < cap; i++)
+		v[i].min_ticks = UINT64_MAX;
+	free(tab->v);
+	tab->v = v;
+	tab->n = cap;
+}
+
+void tt_stats_fini(struct tt_stat_table *tab)
+{
+	for (uint32_t i = 0; i < tab->n; i++)
+		free(tab->v[i].hist);
+	free(tab->v);
+	tab->v = NULL;
+	tab->n = 0;
+}
+
+uint64_t *tt_stats_hist_alloc(struct tt_stat *s)
+{
+	if (!s->hist)
+		s->hist = xcalloc(TT_HIST_NR_BUCKETS, sizeof(uint64_t));
+	return s->hist;
+}
+
+void tt_stats_merge(struct tt_stat *dst, const struct tt_stat *src)
+{
+	dst->calls += src->calls;
+	dst->total_ticks += src->total_ticks;
+	dst->self_ticks += src->self_ticks;
+	dst->sum_ticks += src->sum_ticks;
+	dst->errors += src->errors;
+	if (src->min_ticks < dst->min_ticks)
+		dst->min_ticks = src->min_ticks;
+	if (src->max_ticks > dst->max_ticks)
+		dst->max_ticks = src->max_ticks;
+	if (src->hist) {
+		uint64_t *h = tt_stats_hist_alloc(dst);
+
+		for (uint32_t i = 0; i < TT_HIST_NR_BUCKETS; i++)
+			h[i] += src->hist[i];
+	}
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stats.h - exact per-name aggregates in ticks (calls, inclusive and self
+ * totals, min, max, errors) plus the name's histogram. A table is indexed by
+ * the name index of events.h; summary keeps one for all threads, or one per
+ * thread with --by-thread. Conversion to nanoseconds happens once, at the
+ * end, with the file's final clock (FORMAT.md §3.3).
+ */
+#ifndef TT_STATS_H
+#define TT_STATS_H
+
+#include <stdint.h>
+
+struct tt_stat {
+	uint64_t calls;	      /* timed activations */
+	uint64_t total_ticks; /* inclusive, outermost activations of the name only */
+	uint64_t self_ticks;
+	uint64_t sum_ticks;   /* of every activation's duration: the mean's numerator */
+	uint64_t min_ticks, max_ticks;
+	uint64_t errors;      /* activations that could not be timed */
+	uint64_t *hist;	      /* TT_HIST_NR_BUCKETS counters, allocated on first use */
+};
+
+struct tt_stat_table {
+	struct tt_stat *v;
+	uint32_t n; /* entries valid (zeroed when added) */
+};
+
+void tt_stats_reserve(struct tt_stat_table *tab, uint32_t n);
+void tt_stats_fini(struct tt_stat_table *tab);
+uint64_t *tt_stats_hist_alloc(struct tt_stat *s);
+/* Adds src into dst (both in the same clock). */
+void tt_stats_merge(struct tt_stat *dst, const struct tt_stat *src);
+
+#endif /* TT_STATS_H */

@@ -1,0 +1,467 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_summary.c - `tracetool summary` on synthetic traces with known
+ * answers (contract §4-§5): nesting, recursion, self time, errors, every
+ * filter, --sort, --by-thread, --top, the CSV header, and the command line.
+ */
+#include "ttest.h"
+
+#include <unistd.h>
+
+static const char *trace;
+
+static void setup(void)
+{
+	trace = tu_path(0, "summary.zst");
+}
+
+static void teardown(void)
+{
+	unlink(trace);
+}
+
+TestSuite(summary, .init = setup, .fini = teardown, .timeout = 60);
+
+static struct tu_result summary_csv(const char *opt1, const char *opt2)
+{
+	struct tu_result r = tu_run("summary", "--format=csv", trace, opt1, opt2, NULL);
+
+	cr_assert_eq(r.status, 0, "exit %d, stderr: %s", r.status, r.err);
+	cr_assert(strstr(tu_line(r.out, 0), SUMMARY_HEADER), "header: %s", tu_line(r.out, 0));
+	return r;
+}
+
+/* main [1000, 2000) > f [1100, 1500) > { g [1200, 1250), f [1300, 1400) } */
+static void write_nested(void)
+{
+	struct tg_trace *t = new_trace(trace);
+
+	tg_site(t, 1, "main");
+	tg_site(t, 2, "f");
+	tg_site(t, 3, "g");
+	tg_thread(t, 1, 777, "main");
+	tg_enter(t, 1, 1, 1000);
+	tg_enter(t, 1, 2, 1100);
+	tg_enter(t, 1, 3, 1200);
+	tg_exit(t, 1, 3, 1250);
+	tg_enter(t, 1, 2, 1300);
+	tg_exit(t, 1, 2, 1400);
+	tg_exit(t, 1, 2, 1500);
+	tg_exit(t, 1, 1, 2000);
+	cr_assert_eq(tg_finish(t, true), 0);
+}
+
+Test(summary, csv_header_is_exactly_the_contracts)
+{
+	struct tu_result r;
+
+	write_nested();
+	r = summary_csv(NULL, NULL);
+	cr_assert_str_eq(tu_line(r.out, 0), SUMMARY_HEADER);
+	tu_result_free(&r);
+	r = summary_csv("--by-thread", NULL);
+	cr_assert_str_eq(tu_line(r.out, 0), "thread," SUMMARY_HEADER);
+	tu_result_free(&r);
+}
+
+Test(summary, nesting_gives_exact_inclusive_self_and_recursion_counted_once)
+{
+	struct csv_row rows[8];
+	struct tu_result r;
+	size_t n;
+
+	write_nested();
+	r = summary_csv(NULL, NULL);
+	n = parse_summary_csv(r.out, false, rows, 8);
+	cr_assert_eq(n, 3);
+	/* Sorted by total: main, f, g. */
+	cr_assert_str_eq(rows[0].name, "main");
+	cr_assert_str_eq(rows[1].name, "f");
+	cr_assert_str_eq(rows[2].name, "g");
+	cr_assert_eq(rows[0].calls, 1);
+	cr_assert_eq(rows[0].total, 1000);
+	cr_assert_eq(rows[0].self, 600);
+	/* f: two activations (every activation is a call), the nested one not
+	 * counted twice in total; self = 400 - 50 - 100 + 100. */
+	cr_assert_eq(rows[1].calls, 2);
+	cr_assert_eq(rows[1].total, 400);
+	cr_assert_eq(rows[1].self, 350);
+	cr_assert_eq(rows[1].min, 100);
+	cr_assert_eq(rows[1].max, 400);
+	cr_assert_eq(rows[1].mean, 250);
+	cr_assert_eq(rows[1].errors, 0);
+	cr_assert_eq(rows[2].calls, 1);
+	cr_assert_eq(rows[2].total, 50);
+	cr_assert_eq(rows[2].self, 50);
+	cr_assert_eq(rows[2].p50, 50);
+	tu_result_free(&r);
+}
+
+Test(summary, deep_recursion_counts_every_activation_and_the_outermost_time)
+{
+	struct tg_trace *t = new_trace(trace);
+	struct csv_row rows[4];
+	struct tu_result r;
+
+	tg_site(t, 1, "rec");
+	tg_thread(t, 1, 10, NULL);
+	/* rec entered 5 deep at 0,10,20,30,40; exits at 100,110,...,140 reversed. */
+	for (int i = 0; i < 5; i++)
+		tg_enter(t, 1, 1, 2000 + 10 * (uint64_t)i);
+	for (int i = 4; i >= 0; i--)
+		tg_exit(t, 1, 1, 2100 + 10 * (uint64_t)(4 - i));
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = summary_csv(NULL, NULL);
+	cr_assert_eq(parse_summary_csv(r.out, false, rows, 4), 1);
+	cr_assert_eq(rows[0].calls, 5);
+	cr_assert_eq(rows[0].total, 140);
+	/* Durations 60, 80, 100, 120, 140: self of each is 20 except the innermost. */
+	cr_assert_eq(rows[0].min, 60);
+	cr_assert_eq(rows[0].max, 140);
+	cr_assert_eq(rows[0].mean, 100);
+	cr_assert_eq(rows[0].self, 140);
+	tu_result_free(&r);
+}
+
+Test(summary, sites_sharing_a_name_are_one_row)
+{
+	struct tg_trace *t = new_trace(trace);
+	struct csv_row rows[4];
+	struct tu_result r;
+
+	tg_site(t, 1, "work");
+	tg_site(t, 2, "work");
+	tg_thread(t, 1, 10, NULL);
+	tg_enter(t, 1, 1, 2000);
+	tg_exit(t, 1, 1, 2010);
+	tg_enter(t, 1, 2, 2020);
+	tg_exit(t, 1, 2, 2050);
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = summary_csv(NULL, NULL);
+	cr_assert_eq(parse_summary_csv(r.out, false, rows, 4), 1);
+	cr_assert_str_eq(rows[0].name, "work");
+	cr_assert_eq(rows[0].calls, 2);
+	cr_assert_eq(rows[0].total, 40);
+	tu_result_free(&r);
+}
+
+Test(summary, unmatched_enter_unmatched_exit_and_backwards_clock_are_errors)
+{
+	struct tg_trace *t = new_trace(trace);
+	struct csv_row rows[8];
+	struct tu_result r;
+	size_t n;
+
+	tg_site(t, 1, "a");
+	tg_site(t, 2, "b");
+	tg_site(t, 3, "c");
+	tg_site(t, 4, "open");
+	tg_thread(t, 1, 10, NULL);
+	tg_exit(t, 1, 2, 1500);	 /* b: exit with no enter */
+	tg_enter(t, 1, 1, 2000); /* a [2000, 2100) */
+	tg_enter(t, 1, 2, 2010); /* b entered, never exits: unmatched under a */
+	tg_enter(t, 1, 3, 2020); /* c [2020, 2030) */
+	tg_exit(t, 1, 3, 2030);
+	tg_exit(t, 1, 1, 2100);	 /* closes a; b above it is an error */
+	tg_enter(t, 1, 3, 3000);
+	tg_exit(t, 1, 3, 2990);	 /* c: clock went backwards */
+	tg_enter(t, 1, 4, 4000); /* still inside when the file ends */
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = summary_csv(NULL, NULL);
+	n = parse_summary_csv(r.out, false, rows, 8);
+	cr_assert_eq(n, 4);
+	const struct csv_row *a = find_row(rows, n, NULL, "a");
+	const struct csv_row *b = find_row(rows, n, NULL, "b");
+	const struct csv_row *c = find_row(rows, n, NULL, "c");
+	const struct csv_row *o = find_row(rows, n, NULL, "open");
+	cr_assert(a->calls == 1 && a->total == 100 && a->errors == 0);
+	/* c's 10 ns is inside a's children even though b was lost in between. */
+	cr_assert_eq(a->self, 90);
+	cr_assert(b->calls == 0 && b->total == 0 && b->errors == 2);
+	cr_assert(c->calls == 1 && c->total == 10 && c->errors == 1);
+	cr_assert(o->calls == 0 && o->errors == 1);
+	tu_result_free(&r);
+}
+
+Test(summary, stacks_persist_across_blocks_and_frames)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 0,
+				 .block_events = 3, .frame_bytes = 100 };
+	struct tg_trace *t = tg_create(trace, &cfg);
+	struct csv_row rows[4];
+	struct tu_result r;
+
+	tg_site(t, 1, "outer");
+	tg_site(t, 2, "inner");
+	tg_thread(t, 1, 10, NULL);
+	tg_enter(t, 1, 1, 0);
+	for (uint64_t i = 0; i < 1000; i++) {
+		tg_enter(t, 1, 2, 10 + 10 * i);
+		tg_exit(t, 1, 2, 15 + 10 * i);
+	}
+	tg_exit(t, 1, 1, 20000);
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = summary_csv(NULL, NULL);
+	cr_assert_eq(parse_summary_csv(r.out, false, rows, 4), 2);
+	cr_assert_str_eq(rows[0].name, "outer");
+	cr_assert(rows[0].calls == 1 && rows[0].total == 20000 && rows[0].self == 15000);
+	cr_assert(rows[1].calls == 1000 && rows[1].total == 5000 && rows[1].errors == 0);
+	tu_result_free(&r);
+}
+
+/* Two threads: 100 "main" (tid 100) runs f 3 x 10 ns; "worker" (tid 200)
+ * runs f 1 x 50 ns and g at 5000 for 7 ns. */
+static void write_two_threads(void)
+{
+	struct tg_trace *t = new_trace(trace);
+
+	tg_site(t, 1, "f");
+	tg_site(t, 2, "g");
+	tg_thread(t, 1, 100, "main");
+	tg_thread(t, 2, 200, "worker");
+	for (uint64_t i = 0; i < 3; i++) {
+		tg_enter(t, 1, 1, 1000 + 100 * i);
+		tg_exit(t, 1, 1, 1010 + 100 * i);
+	}
+	tg_enter(t, 2, 1, 2000);
+	tg_exit(t, 2, 1, 2050);
+	tg_enter(t, 2, 2, 6000);
+	tg_exit(t, 2, 2, 6007);
+	tg_drops(t, 2, 4);
+	tg_drops(t, 2, 3); /* cumulative: the largest wins */
+	cr_assert_eq(tg_finish(t, true), 0);
+}
+
+Test(summary, thread_filter_by_id_and_by_name)
+{
+	struct csv_row rows[4];
+	struct tu_result r;
+
+	write_two_threads();
+	r = summary_csv("--thread=100", NULL);
+	cr_assert_eq(parse_summary_csv(r.out, false, rows, 4), 1);
+	cr_assert(rows[0].calls == 3 && rows[0].total == 30);
+	tu_result_free(&r);
+	r = summary_csv("--thread=worker", NULL);
+	cr_assert_eq(parse_summary_csv(r.out, false, rows, 4), 2);
+	cr_assert_str_eq(rows[0].name, "f");
+	cr_assert(rows[0].calls == 1 && rows[0].total == 50);
+	tu_result_free(&r);
+	r = summary_csv("--thread=worker", "--thread=100");
+	cr_assert_eq(parse_summary_csv(r.out, false, rows, 4), 2);
+	cr_assert(rows[0].calls == 4 && rows[0].total == 80);
+	tu_result_free(&r);
+}
+
+Test(summary, function_filter_is_an_unanchored_extended_regex)
+{
+	struct csv_row rows[4];
+	struct tu_result r;
+
+	write_nested();
+	r = summary_csv("--function=^(f|g)$", NULL);
+	cr_assert_eq(parse_summary_csv(r.out, false, rows, 4), 2);
+	cr_assert_str_eq(rows[0].name, "f");
+	cr_assert_str_eq(rows[1].name, "g");
+	tu_result_free(&r);
+	r = summary_csv("--function=ai", NULL);
+	cr_assert_eq(parse_summary_csv(r.out, false, rows, 4), 1);
+	cr_assert_str_eq(rows[0].name, "main");
+	/* A filtered-out child still counts as a child: main's self is unchanged. */
+	cr_assert_eq(rows[0].self, 600);
+	tu_result_free(&r);
+}
+
+Test(summary, time_window_takes_activations_that_start_inside_it)
+{
+	struct csv_row rows[4];
+	struct tu_result r;
+
+	write_two_threads(); /* time zero is tick 1000 */
+	/* f starts at 0, 100, 200 (main) and 1000 (worker); g at 5000. */
+	r = summary_csv("--from=100ns", "--to=1us");
+	cr_assert_eq(parse_summary_csv(r.out, false, rows, 4), 1);
+	cr_assert(rows[0].calls == 2 && rows[0].total == 20);
+	tu_result_free(&r);
+	r = summary_csv("--from=0.2us", "--to=1.001us");
+	cr_assert_eq(parse_summary_csv(r.out, false, rows, 4), 1);
+	cr_assert(rows[0].calls == 2 && rows[0].total == 60);
+	tu_result_free(&r);
+	r = summary_csv("--from=5us", NULL);
+	cr_assert_eq(parse_summary_csv(r.out, false, rows, 4), 1);
+	cr_assert_str_eq(rows[0].name, "g");
+	tu_result_free(&r);
+}
+
+Test(summary, sort_keys_and_ties_by_name)
+{
+	struct tg_trace *t = new_trace(trace);
+	struct csv_row rows[4];
+	struct tu_result r;
+
+	/* b: 1 call of 100; a: 4 calls of 25 (same total as b); c: 2 calls of 30. */
+	tg_site(t, 1, "a");
+	tg_site(t, 2, "b");
+	tg_site(t, 3, "c");
+	tg_thread(t, 1, 10, NULL);
+	uint64_t now = 2000;
+	tg_enter(t, 1, 2, now);
+	tg_exit(t, 1, 2, now += 100);
+	for (int i = 0; i < 4; i++) {
+		tg_enter(t, 1, 1, now += 5);
+		tg_exit(t, 1, 1, now += 25);
+	}
+	for (int i = 0; i < 2; i++) {
+		tg_enter(t, 1, 3, now += 5);
+		tg_exit(t, 1, 3, now += 30);
+	}
+	cr_assert_eq(tg_finish(t, true), 0);
+	static const struct { const char *sort, *order[3]; } cases[] = {
+		{ "--sort=total", { "a", "b", "c" } }, { "--sort=self", { "a", "b", "c" } },
+		{ "--sort=calls", { "a", "c", "b" } }, { "--sort=mean", { "b", "c", "a" } },
+		{ "--sort=max", { "b", "c", "a" } },   { "--sort=name", { "a", "b", "c" } },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		r = summary_csv(cases[i].sort, NULL);
+		cr_assert_eq(parse_summary_csv(r.out, false, rows, 4), 3);
+		for (int k = 0; k < 3; k++)
+			cr_assert_str_eq(rows[k].name, cases[i].order[k], "%s row %d",
+					 cases[i].sort, k);
+		tu_result_free(&r);
+	}
+}
+
+Test(summary, by_thread_adds_a_thread_column_and_top_cuts_rows)
+{
+	struct csv_row rows[8];
+	struct tu_result r;
+	size_t n;
+
+	write_two_threads();
+	r = summary_csv("--by-thread", NULL);
+	n = parse_summary_csv(r.out, true, rows, 8);
+	cr_assert_eq(n, 3);
+	cr_assert_eq(find_row(rows, n, "main", "f")->calls, 3);
+	cr_assert_eq(find_row(rows, n, "worker", "f")->total, 50);
+	cr_assert_eq(find_row(rows, n, "worker", "g")->total, 7);
+	tu_result_free(&r);
+	r = summary_csv("--top=1", NULL);
+	cr_assert_eq(parse_summary_csv(r.out, false, rows, 8), 1);
+	cr_assert_str_eq(rows[0].name, "f");
+	tu_result_free(&r);
+}
+
+Test(summary, unnamed_thread_is_labelled_by_its_id)
+{
+	struct tg_trace *t = new_trace(trace);
+	struct csv_row rows[2];
+	struct tu_result r;
+
+	tg_site(t, 1, "f");
+	tg_thread(t, 1, 31337, NULL);
+	tg_enter(t, 1, 1, 2000);
+	tg_exit(t, 1, 1, 2001);
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = summary_csv("--by-thread", NULL);
+	cr_assert_eq(parse_summary_csv(r.out, true, rows, 2), 1);
+	cr_assert_str_eq(rows[0].thread, "31337");
+	tu_result_free(&r);
+}
+
+static size_t display_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+Test(summary, table_reports_totals_and_dropped_scopes)
+{
+	struct tu_result r;
+
+	write_two_threads();
+	r = tu_run("summary", trace, NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "2 of 2 scope names, 5 calls, 0 errors, 4 dropped scopes\n"),
+		  "%s", r.out);
+	for (unsigned i = 0; i < tu_nr_lines(r.out); i++)
+		cr_assert_leq(display_width(tu_line(r.out, i)), 80, "line %u too wide: %s", i,
+			      tu_line(r.out, i));
+	tu_result_free(&r);
+}
+
+Test(summary, tsc_clock_converts_with_the_sync_rate_exactly)
+{
+	/* Header claims 3 GHz; the syncs say 2.5 ticks per ns. */
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_TSC, .ticks_per_second = 3000000000ull,
+				 .start_ticks = 0 };
+	struct tg_trace *t = tg_create(trace, &cfg);
+	struct csv_row rows[2];
+	struct tu_result r;
+
+	tg_sync(t, 0, 1000, 0);
+	tg_site(t, 1, "f");
+	tg_thread(t, 1, 1, NULL);
+	tg_enter(t, 1, 1, 1000);
+	tg_exit(t, 1, 1, 1182); /* 72.8 ns */
+	tg_enter(t, 1, 1, 2000);
+	tg_exit(t, 1, 1, 2001); /* 0.4 ns */
+	tg_sync(t, 25000000000ull, 10000001000ull, 0);
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = summary_csv(NULL, NULL);
+	cr_assert_eq(parse_summary_csv(r.out, false, rows, 2), 1);
+	/* Total converted from the exact tick sum 183 -> 73.2 ns. */
+	cr_assert_eq(rows[0].total, 73);
+	cr_assert_eq(rows[0].max, 73);
+	cr_assert_eq(rows[0].min, 0);
+	tu_result_free(&r);
+}
+
+Test(summary, usage_errors_exit_2_and_missing_file_exits_1)
+{
+	struct tu_result r;
+
+	r = tu_run("summary", NULL);
+	cr_assert_eq(r.status, 2);
+	tu_result_free(&r);
+	r = tu_run("summary", "--format=xml", "x.zst", NULL);
+	cr_assert_eq(r.status, 2);
+	tu_result_free(&r);
+	r = tu_run("summary", "--from=5", "x.zst", NULL);
+	cr_assert_eq(r.status, 2);
+	tu_result_free(&r);
+	r = tu_run("summary", "--function=(", "x.zst", NULL);
+	cr_assert_eq(r.status, 2);
+	tu_result_free(&r);
+	r = tu_run("frobnicate", NULL);
+	cr_assert_eq(r.status, 2);
+	tu_result_free(&r);
+	r = tu_run("summary", "/nonexistent/t.zst", NULL);
+	cr_assert_eq(r.status, 1);
+	cr_assert_str_eq(r.err,
+			 "tracetool: /nonexistent/t.zst: cannot open: No such file or directory\n");
+	cr_assert_str_eq(r.out, "");
+	tu_result_free(&r);
+}
+
+Test(summary, help_and_version)
+{
+	struct tu_result r = tu_run("--version", NULL);
+	char want[64];
+
+	cr_assert_eq(r.status, 0);
+	snprintf(want, sizeof(want), "tracetool (rec) %s\n", getenv("REC_VERSION"));
+	cr_assert_str_eq(r.out, want);
+	tu_result_free(&r);
+	r = tu_run("--help", NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "summary"));
+	tu_result_free(&r);
+	r = tu_run("summary", "--help", NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "--by-thread"));
+	cr_assert(strstr(r.out, "--function"));
+	tu_result_free(&r);
+}

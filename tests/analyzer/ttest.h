@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ttest.h - shared by the analyzer tests: a summary CSV row parsed back into
+ * numbers, and a trace file fixture with a monotonic clock (1 tick = 1 ns)
+ * so that every expected time is exact.
+ */
+#ifndef TTEST_H
+#define TTEST_H
+
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "tracegen.h"
+
+struct csv_row {
+	char thread[64];
+	char name[128];
+	uint64_t calls, total, self, min, mean, p50, p90, p99, max, errors;
+};
+
+#define SUMMARY_HEADER "function,calls,total_ns,self_ns,min_ns,mean_ns,p50_ns,p90_ns,p99_ns,max_ns,errors"
+
+/* Parses the data lines of summary --format=csv (after the header). */
+static inline size_t parse_summary_csv(const char *csv, bool by_thread, struct csv_row *rows,
+				       size_t max)
+{
+	size_t n = 0;
+	unsigned nr = tu_nr_lines(csv);
+
+	for (unsigned i = 1; i < nr && n < max; i++) {
+		char line[1024], *p;
+		struct csv_row *r = &rows[n];
+
+		snprintf(line, sizeof(line), "%s", tu_line(csv, i));
+		p = line;
+		memset(r, 0, sizeof(*r));
+		if (by_thread) {
+			char *c = strchr(p, ',');
+			cr_assert(c, "bad csv line %s", line);
+			*c = '\0';
+			snprintf(r->thread, sizeof(r->thread), "%.63s", p);
+			p = c + 1;
+		}
+		char *c = strchr(p, ',');
+		cr_assert(c, "bad csv line %s", line);
+		*c = '\0';
+		snprintf(r->name, sizeof(r->name), "%.127s", p);
+		cr_assert_eq(sscanf(c + 1,
+				    "%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64
+				    ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64,
+				    &r->calls, &r->total, &r->self, &r->min, &r->mean, &r->p50,
+				    &r->p90, &r->p99, &r->max, &r->errors),
+			     10, "bad csv line %s", tu_line(csv, i));
+		n++;
+	}
+	return n;
+}
+
+static inline const struct csv_row *find_row(const struct csv_row *rows, size_t n,
+					     const char *thread, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(rows[i].name, name) == 0 && (!thread || !strcmp(rows[i].thread, thread)))
+			return &rows[i];
+	cr_assert_fail("no row for %s", name);
+	return NULL;
+}
+
+static inline struct tg_trace *new_trace(const char *path)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
+				 .pid = 4242, .start_real_ns = 1700000000000000000ull };
+	struct tg_trace *t = tg_create(path, &cfg);
+
+	cr_assert(t);
+	return t;
+}
+
+#endif /* TTEST_H */

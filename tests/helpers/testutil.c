@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * testutil.c - see testutil.h. Output goes through temporary files rather
+ * than pipes, so a large output cannot dead-lock the test.
+ */
+#define _GNU_SOURCE
+#include "testutil.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char *slurp(FILE *f, size_t *len)
+{
+	long n;
+	char *buf;
+
+	fflush(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	if (!buf)
+		abort();
+	if (n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n)
+		abort();
+	buf[n] = '\0';
+	if (len)
+		*len = (size_t)n;
+	return buf;
+}
+
+struct tu_result tu_runv(const char *const *args)
+{
+	struct tu_result r = { 0 };
+	const char *tool = getenv("TRACETOOL");
+	FILE *out = tmpfile(), *err = tmpfile();
+	const char *argv[64];
+	size_t n = 0;
+	pid_t pid;
+	int ws;
+
+	if (!tool || !out || !err)
+		abort();
+	argv[n++] = tool;
+	while (args[n - 1] && n < 63) {
+		argv[n] = args[n - 1];
+		n++;
+	}
+	argv[n] = NULL;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		dup2(fileno(out), 1);
+		dup2(fileno(err), 2);
+		execv(tool, (char *const *)argv);
+		_exit(127);
+	}
+	waitpid(pid, &ws, 0);
+	r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	r.out = slurp(out, &r.out_len);
+	r.err = slurp(err, NULL);
+	fclose(out);
+	fclose(err);
+	return r;
+}
+
+struct tu_result tu_run(const char *arg, ...)
+{
+	const char *args[64];
+	size_t n = 0;
+	va_list ap;
+
+	va_start(ap, arg);
+	for (const char *a = arg; a && n < 63; a = va_arg(ap, const char *))
+		args[n++] = a;
+	va_end(ap);
+	args[n] = NULL;
+	return tu_runv(args);
+}
+
+void tu_result_free(struct tu_result *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}
+
+const char *tu_path(unsigned slot, const char *name)
+{
+	static char paths[8][128];
+
+	snprintf(paths[slot & 7], sizeof(paths[0]), "/tmp/tt_%d_%s", (int)getpid(), name);
+	return paths[slot & 7];
+}
+
+const char *tu_line(const char *text, unsigned n)
+{
+	static char line[4096];
+	const char *end;
+
+	while (n-- && text) {
+		text = strchr(text, '\n');
+		if (text)
+			text++;
+	}
+	if (!text || !*text)
+		return "";
+	end = strchr(text, '\n');
+	if (!end)
+		end = text + strlen(text);
+	snprintf(line, sizeof(line), "%.*s", (int)(end - text), text);
+	return line;
+}
+
+unsigned tu_nr_lines(const char *text)
+{
+	unsigned n = 0;
+
+	for (; *text; text++)
+		if (*text == '\n')
+			n++;
+	return n;
+}

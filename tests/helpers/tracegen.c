@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracegen.c - synthetic traces through format/ (see tracegen.h). Keeps one
+ * event buffer per thread serial and one raw frame buffer; everything on disk
+ * is written by recfmt_encode_* and recfmt_compress_frame, never by hand.
+ */
+#include "tracegen.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct tg_thread_buf {
+	struct recfmt_event *ev;
+	uint32_t nr;
+};
+
+struct tg_trace {
+	FILE *f;
+	struct tg_config cfg;
+	struct recfmt_compressor *comp;
+	struct recfmt_buf frame, scratch, out;
+	uint32_t seq;
+	bool frame_open;
+	struct tg_thread_buf *threads; /* indexed by serial */
+	uint32_t nr_threads;
+	uint64_t nr_events;
+	uint64_t last_ticks;
+};
+
+static int frame_open(struct tg_trace *t)
+{
+	if (t->frame_open)
+		return 0;
+	t->frame.len = 0;
+	if (recfmt_encode_frame(&t->frame, t->seq++))
+		return -ENOMEM;
+	t->frame_open = true;
+	return 0;
+}
+
+static int frame_close(struct tg_trace *t)
+{
+	if (!t->frame_open)
+		return 0;
+	if (recfmt_compress_frame(t->comp, &t->frame, &t->out))
+		return -ENOMEM;
+	if (fwrite(t->out.data, 1, t->out.len, t->f) != t->out.len)
+		return -EIO;
+	t->frame_open = false;
+	t->frame.len = 0;
+	return 0;
+}
+
+static int maybe_cut(struct tg_trace *t)
+{
+	if (t->frame_open && t->frame.len >= t->cfg.frame_bytes)
+		return frame_close(t);
+	return 0;
+}
+
+struct tg_trace *tg_create(const char *path, const struct tg_config *cfg)
+{
+	struct tg_trace *t = calloc(1, sizeof(*t));
+	struct recfmt_header hdr;
+
+	if (!t)
+		return NULL;
+	t->cfg = *cfg;
+	if (!t->cfg.ticks_per_second)
+		t->cfg.ticks_per_second = 1000000000ull;
+	if (!t->cfg.frame_bytes)
+		t->cfg.frame_bytes = 1u << 20;
+	if (!t->cfg.block_events)
+		t->cfg.block_events = 4096;
+	if (!t->cfg.clock)
+		t->cfg.clock = RECFMT_CLOCK_MONOTONIC;
+	recfmt_buf_init(&t->frame);
+	recfmt_buf_init(&t->scratch);
+	recfmt_buf_init(&t->out);
+	t->f = fopen(path, "wb");
+	t->comp = recfmt_compressor_create(1);
+	if (!t->f || !t->comp)
+		goto fail;
+	hdr = (struct recfmt_header){
+		.clock = t->cfg.clock,
+		.pid = t->cfg.pid,
+		.ticks_per_second = t->cfg.ticks_per_second,
+		.start_ticks = t->cfg.start_ticks,
+		.start_mono_ns = 0,
+		.start_real_ns = t->cfg.start_real_ns,
+	};
+	if (frame_open(t) || recfmt_encode_header(&t->frame, &hdr))
+		goto fail;
+	if (t->cfg.major)
+		recfmt_store_u16le(t->frame.data + t->frame.len - 56 + 8, t->cfg.major);
+	t->last_ticks = t->cfg.start_ticks;
+	return t;
+fail:
+	if (t->f)
+		fclose(t->f);
+	recfmt_compressor_destroy(t->comp);
+	recfmt_buf_fini(&t->frame);
+	free(t);
+	return NULL;
+}
+
+int tg_site(struct tg_trace *t, uint32_t id, const char *name)
+{
+	if (frame_open(t) || recfmt_encode_site(&t->frame, id, 1, name, "gen.c"))
+		return -ENOMEM;
+	return maybe_cut(t);
+}
+
+int tg_thread(struct tg_trace *t, uint32_t serial, uint32_t os_tid, const char *name)
+{
+	if (frame_open(t) || recfmt_encode_thread(&t->frame, serial, os_tid, name))
+		return -ENOMEM;
+	return maybe_cut(t);
+}
+
+int tg_sync(struct tg_trace *t, uint64_t ticks, uint64_t mono_ns, uint64_t real_ns)
+{
+	struct recfmt_sync s = { ticks, mono_ns, real_ns };
+
+	if (frame_open(t) || recfmt_encode_sync(&t->frame, &s))
+		return -ENOMEM;
+	return maybe_cut(t);
+}
+
+int tg_drops(struct tg_trace *t, uint32_t serial, uint64_t nr_dropped)
+{
+	if (frame_open(t) || recfmt_encode_drops(&t->frame, serial, nr_dropped))
+		return -ENOMEM;
+	return maybe_cut(t);
+}
+
+static struct tg_thread_buf *thread_buf(struct tg_trace *t, uint32_t serial)
+{
+	if (serial >= t->nr_threads) {
+		uint32_t n = serial + 8;
+		struct tg_thread_buf *th = realloc(t->threads, n * sizeof(*th));
+
+		if (!th)
+			return NULL;
+		memset(th + t->nr_threads, 0, (n - t->nr_threads) * sizeof(*th));
+		t->threads = th;
+		t->nr_threads = n;
+	}
+	if (!t->threads[serial].ev) {
+		t->threads[serial].ev = malloc(t->cfg.block_events * sizeof(struct recfmt_event));
+		if (!t->threads[serial].ev)
+			return NULL;
+	}
+	return &t->threads[serial];
+}
+
+static int block_flush(struct tg_trace *t, uint32_t serial)
+{
+	struct tg_thread_buf *b = &t->threads[serial];
+	struct recfmt_events_encoder enc;
+
+	if (!b->nr)
+		return 0;
+	if (frame_open(t) ||
+	    recfmt_events_begin(&enc, &t->frame, &t->scratch, serial, b->ev[0].ticks) ||
+	    recfmt_events_append(&enc, b->ev, b->nr) || recfmt_events_finish(&enc))
+		return -ENOMEM;
+	b->nr = 0;
+	return maybe_cut(t);
+}
+
+int tg_thread_end(struct tg_trace *t, uint32_t serial)
+{
+	struct recfmt_thread_end te = { serial, 0, 0 };
+
+	if (serial < t->nr_threads && block_flush(t, serial))
+		return -ENOMEM;
+	if (frame_open(t) || recfmt_encode_thread_end(&t->frame, &te))
+		return -ENOMEM;
+	return maybe_cut(t);
+}
+
+static int event(struct tg_trace *t, uint32_t serial, uint32_t code, uint64_t ticks)
+{
+	struct tg_thread_buf *b = thread_buf(t, serial);
+
+	if (!b)
+		return -ENOMEM;
+	b->ev[b->nr].ticks = ticks;
+	b->ev[b->nr].code = code;
+	b->ev[b->nr].aux = 0;
+	b->nr++;
+	t->nr_events++;
+	if (ticks > t->last_ticks)
+		t->last_ticks = ticks;
+	if (b->nr == t->cfg.block_events)
+		return block_flush(t, serial);
+	return 0;
+}
+
+int tg_enter(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t ticks)
+{
+	return event(t, serial, RECFMT_CODE(site, RECFMT_KIND_ENTER), ticks);
+}
+
+int tg_exit(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t ticks)
+{
+	return event(t, serial, RECFMT_CODE(site, RECFMT_KIND_EXIT), ticks);
+}
+
+int tg_flush(struct tg_trace *t)
+{
+	for (uint32_t s = 0; s < t->nr_threads; s++)
+		if (block_flush(t, s))
+			return -ENOMEM;
+	return frame_close(t);
+}
+
+uint64_t tg_nr_events(const struct tg_trace *t)
+{
+	return t->nr_events;
+}
+
+int tg_finish(struct tg_trace *t, bool clean)
+{
+	int rc = 0;
+
+	for (uint32_t s = 0; s < t->nr_threads && !rc; s++)
+		rc = block_flush(t, s);
+	if (!rc && clean) {
+		struct recfmt_end end = { t->last_ticks, t->nr_events, 0 };
+
+		if (frame_open(t) || recfmt_encode_end(&t->frame, &end))
+			rc = -ENOMEM;
+	}
+	if (!rc)
+		rc = frame_close(t);
+	if (fclose(t->f) && !rc)
+		rc = -EIO;
+	for (uint32_t s = 0; s < t->nr_threads; s++)
+		free(t->threads[s].ev);
+	free(t->threads);
+	recfmt_compressor_destroy(t->comp);
+	recfmt_buf_fini(&t->frame);
+	recfmt_buf_fini(&t->scratch);
+	recfmt_buf_fini(&t->out);
+	free(t);
+	return rc;
+}
+
+int tg_file_truncate(const char *path, uint64_t bytes)
+{
+	return truncate(path, (off_t)bytes) ? -errno : 0;
+}
+
+int tg_file_flip_byte(const char *path, uint64_t offset, uint8_t mask)
+{
+	int fd = open(path, O_RDWR);
+	uint8_t b;
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &b, 1, (off_t)offset) != 1)
+		rc = -EIO;
+	b ^= mask;
+	if (!rc && pwrite(fd, &b, 1, (off_t)offset) != 1)
+		rc = -EIO;
+	close(fd);
+	return rc;
+}
+
+size_t tg_file_frame_offsets(const char *path, uint64_t *offsets, size_t max)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t hdr[18];
+	uint64_t pos = 0;
+	size_t n = 0;
+
+	if (!f)
+		return 0;
+	/* Walks the frames through their own headers: tracegen writes
+	 * single-segment frames with a content size, so the compressed size is
+	 * found by scanning blocks (RFC 8878 §3.1.1). */
+	while (n < max && fseek(f, (long)pos, SEEK_SET) == 0 && fread(hdr, 1, 6, f) == 6) {
+		uint8_t fhd = hdr[4];
+		unsigned fcs_code = fhd >> 6, single = (fhd >> 5) & 1, dict_code = fhd & 3;
+		unsigned checksum = (fhd >> 2) & 1;
+		static const unsigned fcs_bytes[4] = { 0, 2, 4, 8 }, dict_bytes[4] = { 0, 1, 2, 4 };
+		uint64_t p = pos + 5 + (single ? 0 : 1) + dict_bytes[dict_code] +
+			     (fcs_code == 0 && single ? 1 : fcs_bytes[fcs_code]);
+		uint8_t bh[3];
+
+		offsets[n++] = pos;
+		for (;;) {
+			uint32_t v, size;
+
+			if (fseek(f, (long)p, SEEK_SET) || fread(bh, 1, 3, f) != 3)
+				goto out;
+			v = bh[0] | (uint32_t)bh[1] << 8 | (uint32_t)bh[2] << 16;
+			size = (v >> 3) & 0x1fffff;
+			if (((v >> 1) & 3) == 1)
+				size = 1; /* RLE block */
+			p += 3 + size;
+			if (v & 1)
+				break;
+		}
+		pos = p + (checksum ? 4 : 0);
+	}
+out:
+	fclose(f);
+	return n;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracegen.h - writes synthetic rec traces through format/'s encoder and
+ * compressor, so that tests (and benchmarks) know the ground truth of every
+ * number tracetool reports. It owns no analysis: a test states the events and
+ * computes what it expects. Files follow FORMAT.md §2-§3: frame 0 carries the
+ * FILE_HEADER, each thread's events go out in EVENTS blocks, frames are cut
+ * at about tg_config.frame_bytes, and tg_finish() writes the END record.
+ */
+#ifndef TRACEGEN_H
+#define TRACEGEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recfmt.h"
+
+struct tg_trace;
+
+struct tg_config {
+	uint32_t clock;		   /* RECFMT_CLOCK_TSC or RECFMT_CLOCK_MONOTONIC */
+	uint64_t ticks_per_second; /* header estimate; 0 means 1e9 */
+	uint64_t start_ticks;	   /* time zero */
+	uint64_t start_real_ns;
+	uint32_t pid;
+	size_t frame_bytes;	   /* cut a frame past this many raw bytes; 0 = 1 MiB */
+	uint32_t block_events;	   /* events per EVENTS block; 0 = 4096 */
+	uint16_t major;		   /* 0 = this format's major; else written as is */
+};
+
+/* Creates `path` and writes frame 0's FRAME and FILE_HEADER. NULL on error. */
+struct tg_trace *tg_create(const char *path, const struct tg_config *cfg);
+
+/* Metadata records, written into the current frame. Return 0 or -errno. */
+int tg_site(struct tg_trace *t, uint32_t id, const char *name);
+int tg_thread(struct tg_trace *t, uint32_t serial, uint32_t os_tid, const char *name);
+int tg_sync(struct tg_trace *t, uint64_t ticks, uint64_t mono_ns, uint64_t real_ns);
+int tg_drops(struct tg_trace *t, uint32_t serial, uint64_t nr_dropped);
+int tg_thread_end(struct tg_trace *t, uint32_t serial);
+
+/*
+ * One event of thread `serial` (defined by tg_thread() or not: readers must
+ * cope). Events of a thread are buffered and written as EVENTS blocks in
+ * order; blocks of different threads interleave as the buffers fill.
+ */
+int tg_enter(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t ticks);
+int tg_exit(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t ticks);
+
+/* Writes every buffered block and ends the current frame. */
+int tg_flush(struct tg_trace *t);
+
+/* Flushes, writes END (unless `clean` is false), closes and frees. */
+int tg_finish(struct tg_trace *t, bool clean);
+
+/* Records written so far (enter + exit = 2), as END counts them. */
+uint64_t tg_nr_events(const struct tg_trace *t);
+
+/* File helpers for damage tests. Return 0 or -errno. */
+int tg_file_truncate(const char *path, uint64_t bytes);
+int tg_file_flip_byte(const char *path, uint64_t offset, uint8_t mask);
+/* Byte offsets where each zstd frame starts; returns the number found (≤ max). */
+size_t tg_file_frame_offsets(const char *path, uint64_t *offsets, size_t max);
+
+#endif /* TRACEGEN_H */
