@@ -406,6 +406,8 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 	}
 	tr->next_seq = (uint64_t)seq + 1;
 	tr->nr_frames++;
+	if (tr->has_end)
+		tr->nr_after_end++;
 	if (first_frame) {
 		st = recfmt_cursor_next(&cur, &rec, &err);
 		if (st == RECFMT_OK && rec.type == RECFMT_FILE_HEADER)
@@ -439,6 +441,8 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 			note_record(tr, &err, index, offset);
 			break;
 		}
+		if (tr->has_end)
+			tr->nr_after_end++;
 		switch (rec.type) {
 		case RECFMT_SYNC: {
 			struct recfmt_sync s;
@@ -513,12 +517,20 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 			if (te.nr_dropped > th->nr_dropped)
 				th->nr_dropped = te.nr_dropped;
 			th->ended = true;
+			if (te.nr_events != th->nr_events)
+				note(tr, tr->count_problem, sizeof(tr->count_problem),
+				     "frame %" PRIu64 " at byte %" PRIu64
+				     " (record at +%zu): THREAD_END of thread %" PRIu32
+				     " counts %" PRIu64 " events, the file has %" PRIu64,
+				     index, offset, rec.offset, te.thread, te.nr_events,
+				     th->nr_events);
 			break;
 		}
 		case RECFMT_END:
 			if ((st = recfmt_decode_end(&rec, &tr->end, &err)) != RECFMT_OK)
 				break;
 			tr->has_end = true;
+			tr->end_frame = index;
 			see_ticks(tr, tr->end.end_ticks);
 			break;
 		case RECFMT_FRAME:

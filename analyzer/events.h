@@ -38,6 +38,8 @@ struct tt_thread {
 	uint64_t nr_events;  /* records decoded from EVENTS blocks */
 	uint64_t nr_dropped; /* largest DROPS/THREAD_END count */
 	void *user;	     /* the consumer's per-thread state */
+	uint64_t out_id;     /* a consumer's id for the thread (chrome tid) */
+	bool has_out_id;
 };
 
 #define TT_NO_NAME UINT32_MAX
@@ -77,6 +79,9 @@ struct tt_trace {
 	uint64_t nr_bad_blocks;	    /* EVENTS blocks that did not decode */
 	uint64_t next_seq;
 	bool truncated;
+	uint64_t nr_after_end;	    /* records or frames after the END record */
+	uint64_t end_frame;	    /* frame index holding END */
+	char count_problem[256];    /* first THREAD_END count that disagrees */
 	char first_problem[256];    /* "frame N at byte B: what" */
 	char truncation[256];
 };

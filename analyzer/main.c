@@ -25,6 +25,10 @@ static const struct {
 	const char *what;
 } commands[] = {
 	{ "summary", tt_cmd_summary, "calls, total, self, percentiles and errors per scope" },
+	{ "histogram", tt_cmd_histogram, "duration distribution per scope, as bars" },
+	{ "chrome", tt_cmd_chrome, "Chrome Trace Event JSON (Perfetto, chrome://tracing)" },
+	{ "info", tt_cmd_info, "format, clock, threads, drops, whether it ended cleanly" },
+	{ "check", tt_cmd_check, "exit 0 if the file is intact, else say what and where" },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -17,6 +17,7 @@
 struct tg_thread_buf {
 	struct recfmt_event *ev;
 	uint32_t nr;
+	uint64_t nr_total; /* events of the thread so far */
 };
 
 struct tg_trace {
@@ -180,6 +181,8 @@ int tg_thread_end(struct tg_trace *t, uint32_t serial)
 
 	if (serial < t->nr_threads && block_flush(t, serial))
 		return -ENOMEM;
+	if (serial < t->nr_threads)
+		te.nr_events = t->threads[serial].nr_total;
 	if (frame_open(t) || recfmt_encode_thread_end(&t->frame, &te))
 		return -ENOMEM;
 	return maybe_cut(t);
@@ -195,6 +198,7 @@ static int event(struct tg_trace *t, uint32_t serial, uint32_t code, uint64_t ti
 	b->ev[b->nr].code = code;
 	b->ev[b->nr].aux = 0;
 	b->nr++;
+	b->nr_total++;
 	t->nr_events++;
 	if (ticks > t->last_ticks)
 		t->last_ticks = ticks;

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_histogram.c - `tracetool histogram TRACE`: per scope name, the
+ * distribution of durations in log-scaled buckets, drawn as bars sized to the
+ * terminal, or as CSV/JSON (contract §4-§5; buckets are half-open
+ * [lo_ns, hi_ns)). Display buckets are unions of hist.h's fine buckets, so
+ * their counts are exact in ticks; edges are converted to ns with the file's
+ * clock, and display buckets whose ns edges coincide are merged.
+ */
+#include <argp.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "emit.h"
+#include "hist.h"
+#include "options.h"
+#include "report.h"
+
+#define MAX_BINS 200
+
+enum { OPT_BINS = 0x400 };
+
+static const struct argp_option histogram_options[] = {
+	{ "bins", OPT_BINS, "N", 0,
+	  "N log-spaced buckets between each name's min and max (default: one per "
+	  "power of two, at most 40)", 30 },
+	{ 0 },
+};
+
+static error_t parse_histogram(int key, char *arg, struct argp_state *state)
+{
+	struct tt_options *o = state->input;
+	uint64_t v;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = o;
+		state->child_inputs[1] = o;
+		break;
+	case OPT_BINS:
+		if (tt_options_parse_u64(arg, &v) || v == 0 || v > MAX_BINS)
+			argp_error(state, "--bins: '%s' is not a number from 1 to %d", arg,
+				   MAX_BINS);
+		o->nr_bins = (unsigned)v;
+		break;
+	case ARGP_KEY_ARG:
+		if (o->trace)
+			argp_error(state, "one TRACE file only");
+		o->trace = arg;
+		break;
+	case ARGP_KEY_NO_ARGS:
+		argp_error(state, "missing TRACE");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp_child histogram_children[] = {
+	{ &tt_filter_argp, 0, 0, 0 },
+	{ &tt_report_argp, 0, 0, 0 },
+	{ 0 },
+};
+
+static const struct argp histogram_argp = {
+	histogram_options, parse_histogram, "TRACE",
+	"The distribution of each scope name's durations in log-scaled buckets, "
+	"drawn as bars as wide as the terminal ($COLUMNS).\v"
+	"Buckets are half-open, [lo, hi). csv columns: function,lo_ns,hi_ns,count.\n\n"
+	"Examples:\n"
+	"  tracetool histogram --function='^parse$' trace.zst\n"
+	"  tracetool histogram --bins=10 --format=csv trace.zst",
+	histogram_children, 0, 0,
+};
+
+struct bin {
+	uint64_t lo_ns, hi_ns, count;
+};
+
+/* Display buckets of one row; returns how many. */
+static size_t make_bins(const struct tt_row *r, const struct tt_clock *c, unsigned want,
+			struct bin *bins)
+{
+	const struct tt_stat *s = &r->st;
+	uint32_t edges[MAX_BINS + 2];
+	size_t nr_edges = 0, nr = 0;
+	uint64_t lo, hi;
+	unsigned n = want;
+
+	if (!s->calls || !s->hist)
+		return 0;
+	lo = s->min_ticks ? s->min_ticks : 1;
+	hi = s->max_ticks + 1;
+	if (!n) {
+		double p = log2((double)hi / (double)lo);
+
+		n = p < 1 ? 1 : p > 40 ? 40 : (unsigned)ceil(p);
+	}
+	edges[nr_edges++] = tt_hist_index(s->min_ticks);
+	for (unsigned i = 1; i < n; i++) {
+		double e = (double)lo * pow((double)hi / (double)lo, (double)i / n);
+		uint32_t idx = tt_hist_index((uint64_t)(e + 0.5));
+
+		if (idx > edges[nr_edges - 1])
+			edges[nr_edges++] = idx;
+	}
+	edges[nr_edges++] = tt_hist_index(s->max_ticks) + 1;
+	for (size_t i = 0; i + 1 < nr_edges; i++) {
+		uint64_t count = 0, lo_ns, hi_ns;
+
+		for (uint32_t k = edges[i]; k < edges[i + 1]; k++)
+			count += s->hist[k];
+		lo_ns = tt_clock_ns(c, tt_hist_bucket_lo(edges[i]));
+		hi_ns = edges[i + 1] >= TT_HIST_NR_BUCKETS
+				? UINT64_MAX
+				: tt_clock_ns(c, tt_hist_bucket_lo(edges[i + 1]));
+		if (nr && bins[nr - 1].hi_ns >= hi_ns) {
+			bins[nr - 1].count += count; /* edges met in ns: merge */
+			continue;
+		}
+		if (nr && lo_ns < bins[nr - 1].hi_ns)
+			lo_ns = bins[nr - 1].hi_ns;
+		bins[nr].lo_ns = lo_ns;
+		bins[nr].hi_ns = hi_ns;
+		bins[nr].count = count;
+		nr++;
+	}
+	return nr;
+}
+
+static void print_bars(const struct tt_row *r, const struct bin *bins, size_t nr,
+		       unsigned columns)
+{
+	uint64_t max = 0;
+	char a[32], b[32], label[80];
+	size_t width;
+
+	for (size_t i = 0; i < nr; i++)
+		if (bins[i].count > max)
+			max = bins[i].count;
+	if (r->thread)
+		printf("%s: ", r->thread);
+	tt_emit_fmt_duration(a, sizeof(a), r->p50_ns);
+	tt_emit_fmt_duration(b, sizeof(b), r->p99_ns);
+	printf("%s  (%" PRIu64 " calls, p50 %s, p99 %s)\n", r->name, r->calls, a, b);
+	/* "[  1.23µs,   2.46µs) 1234567890 |" is 34 columns before the bar. */
+	width = columns > 44 ? columns - 35 : 10;
+	for (size_t i = 0; i < nr; i++) {
+		size_t len;
+
+		tt_emit_fmt_duration(a, sizeof(a), bins[i].lo_ns);
+		tt_emit_fmt_duration(b, sizeof(b), bins[i].hi_ns);
+		fputs("  [", stdout);
+		tt_emit_pad(stdout, a, 7, true);
+		fputs(", ", stdout);
+		tt_emit_pad(stdout, b, 7, true);
+		snprintf(label, sizeof(label), ") %10" PRIu64 " |", bins[i].count);
+		fputs(label, stdout);
+		len = max ? (size_t)((bins[i].count * (unsigned __int128)width + max - 1) / max) : 0;
+		for (size_t k = 0; k < len; k++)
+			fputs("\u2588", stdout);
+		fputc('\n', stdout);
+	}
+	fputc('\n', stdout);
+}
+
+static int cmp_name(const void *pa, const void *pb)
+{
+	const struct tt_row *a = pa, *b = pb;
+	int c;
+
+	if (a->total_ns != b->total_ns)
+		return a->total_ns > b->total_ns ? -1 : 1;
+	c = strcmp(a->name, b->name);
+	if (!c && a->thread && b->thread)
+		c = strcmp(a->thread, b->thread);
+	return c;
+}
+
+int tt_cmd_histogram(int argc, char **argv)
+{
+	struct tt_options o = TT_OPTIONS_INIT;
+	struct tt_report rep;
+	struct bin bins[MAX_BINS + 2];
+	unsigned columns = tt_emit_terminal_columns();
+	char msg[512];
+	int rc = 0;
+
+	argp_parse(&histogram_argp, argc, argv, 0, NULL, &o);
+	if (tt_report_run(&rep, &o, NULL, NULL, msg, sizeof(msg)) != TT_OK) {
+		rc = tt_fail_file(o.trace, msg);
+		goto out;
+	}
+	tt_trace_warn(&rep.tr);
+	qsort(rep.rows, rep.nr_rows, sizeof(*rep.rows), cmp_name);
+	if (o.format == TT_FORMAT_CSV)
+		printf("%sfunction,lo_ns,hi_ns,count\n", o.by_thread ? "thread," : "");
+	else if (o.format == TT_FORMAT_JSON)
+		fputs("{\"functions\":[", stdout);
+	for (size_t i = 0; i < rep.nr_rows; i++) {
+		const struct tt_row *r = &rep.rows[i];
+		size_t nr = make_bins(r, &rep.clock, o.nr_bins, bins);
+
+		if (o.format == TT_FORMAT_CSV) {
+			for (size_t k = 0; k < nr; k++) {
+				if (o.by_thread) {
+					tt_emit_csv_str(stdout, r->thread);
+					fputc(',', stdout);
+				}
+				tt_emit_csv_str(stdout, r->name);
+				printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", bins[k].lo_ns,
+				       bins[k].hi_ns, bins[k].count);
+			}
+		} else if (o.format == TT_FORMAT_JSON) {
+			fputs(i ? ",\n{" : "\n{", stdout);
+			if (o.by_thread) {
+				fputs("\"thread\":", stdout);
+				tt_emit_json_str(stdout, r->thread);
+				fputc(',', stdout);
+			}
+			fputs("\"function\":", stdout);
+			tt_emit_json_str(stdout, r->name);
+			printf(",\"calls\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"buckets\":[",
+			       r->calls, r->errors);
+			for (size_t k = 0; k < nr; k++)
+				printf("%s{\"lo_ns\":%" PRIu64 ",\"hi_ns\":%" PRIu64
+				       ",\"count\":%" PRIu64 "}",
+				       k ? "," : "", bins[k].lo_ns, bins[k].hi_ns, bins[k].count);
+			fputs("]}", stdout);
+		} else if (nr) {
+			print_bars(r, bins, nr, columns);
+		}
+	}
+	if (o.format == TT_FORMAT_JSON)
+		fputs("\n]}\n", stdout);
+	else if (o.format == TT_FORMAT_TABLE && rep.problems[0])
+		printf("warning: %s\n", rep.problems);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "tracetool: cannot write the report\n");
+		rc = 1;
+	}
+out:
+	tt_report_fini(&rep);
+	tt_options_fini(&o);
+	return rc;
+}

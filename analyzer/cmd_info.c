@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_info.c - `tracetool info TRACE`: what the file is (contract §4): format
+ * version, clock and its rate, start and duration, threads with their events
+ * and drops, totals, bytes per event and whether the recording ended cleanly
+ * (END record, FORMAT.md §3.9). Table or JSON. One pass over the file.
+ */
+#include <argp.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "commands.h"
+#include "emit.h"
+#include "events.h"
+#include "options.h"
+
+enum { OPT_FORMAT = 0x300 };
+
+static error_t parse_info(int key, char *arg, struct argp_state *state)
+{
+	struct tt_options *o = state->input;
+
+	switch (key) {
+	case OPT_FORMAT:
+		if (strcmp(arg, "table") == 0)
+			o->format = TT_FORMAT_TABLE;
+		else if (strcmp(arg, "json") == 0)
+			o->format = TT_FORMAT_JSON;
+		else
+			argp_error(state, "--format: '%s' is not table or json", arg);
+		break;
+	case ARGP_KEY_ARG:
+		if (o->trace)
+			argp_error(state, "one TRACE file only");
+		o->trace = arg;
+		break;
+	case ARGP_KEY_NO_ARGS:
+		argp_error(state, "missing TRACE");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp_option info_options[] = {
+	{ "format", OPT_FORMAT, "FMT", 0, "Output as table (default) or json", 0 },
+	{ 0 },
+};
+
+static const struct argp info_argp = {
+	info_options, parse_info, "TRACE",
+	"Describe a trace file: format version, clock, start, duration, threads, "
+	"drops, totals and whether the recording ended cleanly.\v"
+	"events counts records (an enter and an exit are two); dropped counts scopes "
+	"that were not recorded at all, so calls + dropped is what the program ran.",
+	0, 0, 0,
+};
+
+/* Decodes every event so that the last tick and malformed blocks are known. */
+static int decode_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
+			struct recfmt_events_iter *it)
+{
+	uint64_t ticks;
+	uint32_t code;
+	int rc;
+
+	(void)ctx;
+	(void)tr;
+	(void)th;
+	while ((rc = recfmt_events_next(it, &ticks, &code)) == 1)
+		;
+	return rc < 0 || it->ids != it->ids_end || it->deltas != it->deltas_end ? -1 : 0;
+}
+
+static uint64_t total_dropped(const struct tt_trace *tr)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < tr->nr_threads; i++)
+		n += tr->threads[i].nr_dropped;
+	if (tr->has_end && tr->end.nr_dropped > n)
+		n = tr->end.nr_dropped;
+	return n;
+}
+
+int tt_cmd_info(int argc, char **argv)
+{
+	struct tt_options o = TT_OPTIONS_INIT;
+	struct tt_trace tr;
+	struct tt_clock c;
+	char msg[512], problems[768];
+	uint64_t tps, duration_ns, dropped;
+	bool clean;
+	int rc = 0;
+
+	argp_parse(&info_argp, argc, argv, 0, NULL, &o);
+	tt_trace_init(&tr, o.trace);
+	if (tt_trace_walk(&tr, decode_block, NULL, msg, sizeof(msg)) != TT_OK) {
+		rc = tt_fail_file(o.trace, msg);
+		goto out;
+	}
+	tt_trace_warn(&tr);
+	tt_trace_problems(&tr, problems, sizeof(problems));
+	tt_trace_clock(&tr, &c);
+	/* The effective rate (FORMAT.md §3.3), rounded to a whole tick per second. */
+	tps = (uint64_t)(((unsigned __int128)c.den * 1000000000u + c.num / 2) / c.num);
+	duration_ns = tr.max_ticks > c.start_ticks ? tt_clock_ns(&c, tr.max_ticks - c.start_ticks)
+						   : 0;
+	dropped = total_dropped(&tr);
+	clean = tr.has_end && !tr.truncated;
+
+	if (o.format == TT_FORMAT_JSON) {
+		printf("{\"file\":");
+		tt_emit_json_str(stdout, o.trace);
+		printf(",\"version\":\"%u.%u\",\"clock\":\"%s\",\"ticks_per_second\":%" PRIu64
+		       ",\"header_ticks_per_second\":%" PRIu64 ",\"pid\":%" PRIu32
+		       ",\"start_unix_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+		       ",\"events\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"clean\":%s"
+		       ",\"truncated\":%s,\"file_bytes\":%" PRIu64 ",\"frames\":%" PRIu64
+		       ",\"bytes_per_event\":%.3f,\"problems\":",
+		       tr.hdr.major, tr.hdr.minor,
+		       tr.hdr.clock == RECFMT_CLOCK_TSC ? "tsc" : "monotonic", tps,
+		       tr.hdr.ticks_per_second, tr.hdr.pid, tr.hdr.start_real_ns, duration_ns,
+		       tr.nr_events, dropped, clean ? "true" : "false",
+		       tr.truncated ? "true" : "false", tr.file_bytes, tr.nr_frames,
+		       tr.nr_events ? (double)tr.file_bytes / (double)tr.nr_events : 0.0);
+		if (problems[0])
+			tt_emit_json_str(stdout, problems);
+		else
+			fputs("null", stdout);
+		fputs(",\"threads\":[", stdout);
+		for (uint32_t i = 0; i < tr.nr_threads; i++) {
+			const struct tt_thread *th = &tr.threads[i];
+
+			printf("%s{\"id\":%" PRIu32 ",\"serial\":%" PRIu32 ",\"name\":",
+			       i ? "," : "", th->os_tid, th->serial);
+			if (th->name)
+				tt_emit_json_str(stdout, th->name);
+			else
+				fputs("null", stdout);
+			printf(",\"events\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"ended\":%s}",
+			       th->nr_events, th->nr_dropped, th->ended ? "true" : "false");
+		}
+		fputs("]}\n", stdout);
+	} else {
+		time_t secs = (time_t)(tr.hdr.start_real_ns / 1000000000u);
+		struct tm tm;
+		char when[64] = "?", dur[32];
+
+		if (gmtime_r(&secs, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		tt_emit_fmt_duration(dur, sizeof(dur), duration_ns);
+		printf("file:             %s\n", o.trace);
+		printf("format:           %u.%u\n", tr.hdr.major, tr.hdr.minor);
+		printf("clock:            %s, %" PRIu64 " ticks/s (header estimate %" PRIu64 ")\n",
+		       tr.hdr.clock == RECFMT_CLOCK_TSC ? "tsc" : "monotonic", tps,
+		       tr.hdr.ticks_per_second);
+		printf("process:          pid %" PRIu32 "\n", tr.hdr.pid);
+		printf("start:            %s.%09" PRIu64 " UTC (%" PRIu64 " ns since the epoch)\n",
+		       when, tr.hdr.start_real_ns % 1000000000u, tr.hdr.start_real_ns);
+		printf("duration:         %s (%" PRIu64 " ns)\n", dur, duration_ns);
+		printf("events:           %" PRIu64 " records\n", tr.nr_events);
+		printf("dropped scopes:   %" PRIu64 "\n", dropped);
+		printf("size:             %" PRIu64 " bytes in %" PRIu64 " frames, %.2f bytes/event\n",
+		       tr.file_bytes, tr.nr_frames,
+		       tr.nr_events ? (double)tr.file_bytes / (double)tr.nr_events : 0.0);
+		printf("ended cleanly:    %s\n",
+		       clean ? "yes" : tr.truncated ? "no (truncated)" : "no (no END record)");
+		if (problems[0])
+			printf("warning:          %s\n", problems);
+		printf("threads:          %" PRIu32 "\n", tr.nr_threads);
+		printf("  %10s  %-24s %14s %12s\n", "id", "name", "events", "dropped");
+		for (uint32_t i = 0; i < tr.nr_threads; i++) {
+			const struct tt_thread *th = &tr.threads[i];
+
+			printf("  %10" PRIu32 "  ", th->os_tid);
+			tt_emit_pad(stdout, th->name ? th->name : "-", 24, false);
+			printf(" %14" PRIu64 " %12" PRIu64 "\n", th->nr_events, th->nr_dropped);
+		}
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "tracetool: cannot write the report\n");
+		rc = 1;
+	}
+out:
+	tt_trace_fini(&tr);
+	tt_options_fini(&o);
+	return rc;
+}

@@ -1,0 +1,604 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_commands.c - info, check, histogram and chrome on traces with known
+ * answers, and every command on truncated, damaged and foreign files (exit
+ * codes and exact messages, contract §4-§5).
+ */
+#include "ttest.h"
+
+#include <ctype.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *trace;
+
+static void setup(void)
+{
+	trace = tu_path(0, "commands.zst");
+}
+
+static void teardown(void)
+{
+	unlink(trace);
+}
+
+TestSuite(commands, .init = setup, .fini = teardown, .timeout = 120);
+
+/* ---- a tiny JSON syntax checker (RFC 8259), enough to prove validity ---- */
+static const char *json_value(const char *p);
+
+static const char *json_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+		p++;
+	return p;
+}
+
+static const char *json_string(const char *p)
+{
+	if (*p++ != '"')
+		return NULL;
+	while (*p && *p != '"') {
+		if ((unsigned char)*p < 0x20)
+			return NULL;
+		if (*p == '\\') {
+			p++;
+			if (*p == 'u') {
+				for (int i = 1; i <= 4; i++)
+					if (!isxdigit((unsigned char)p[i]))
+						return NULL;
+				p += 4;
+			} else if (!strchr("\"\\/bfnrt", *p)) {
+				return NULL;
+			}
+		}
+		p++;
+	}
+	return *p == '"' ? p + 1 : NULL;
+}
+
+static const char *json_value(const char *p)
+{
+	p = json_ws(p);
+	if (*p == '{' || *p == '[') {
+		char close = *p == '{' ? '}' : ']';
+		bool obj = *p == '{';
+
+		p = json_ws(p + 1);
+		if (*p == close)
+			return p + 1;
+		for (;;) {
+			if (obj) {
+				p = json_string(json_ws(p));
+				if (!p)
+					return NULL;
+				p = json_ws(p);
+				if (*p++ != ':')
+					return NULL;
+			}
+			p = json_value(p);
+			if (!p)
+				return NULL;
+			p = json_ws(p);
+			if (*p == ',') {
+				p++;
+				continue;
+			}
+			return *p == close ? p + 1 : NULL;
+		}
+	}
+	if (*p == '"')
+		return json_string(p);
+	if (!strncmp(p, "true", 4))
+		return p + 4;
+	if (!strncmp(p, "false", 5))
+		return p + 5;
+	if (!strncmp(p, "null", 4))
+		return p + 4;
+	if (*p == '-' || isdigit((unsigned char)*p)) {
+		char *end;
+
+		strtod(p, &end);
+		return end > p ? end : NULL;
+	}
+	return NULL;
+}
+
+static bool json_valid(const char *text)
+{
+	const char *end = json_value(text);
+
+	return end && *json_ws(end) == '\0';
+}
+
+static uint64_t json_u64(const char *json, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = strstr(json, k);
+	cr_assert(p, "no key %s in %s", key, json);
+	return strtoull(p + strlen(k), NULL, 10);
+}
+
+/* ---- traces ---- */
+
+/* Two threads, nested scopes; thread 2 shares thread 1's OS tid. */
+static void write_basic(bool clean)
+{
+	struct tg_trace *t = new_trace(trace);
+
+	tg_site(t, 1, "outer");
+	tg_site(t, 2, "in\"ner");
+	tg_thread(t, 1, 100, "main");
+	tg_thread(t, 2, 100, NULL);
+	for (uint64_t i = 0; i < 10; i++) {
+		uint64_t b = 2000 + i * 1000;
+
+		tg_enter(t, 1, 1, b);
+		tg_enter(t, 1, 2, b + 100);
+		tg_exit(t, 1, 2, b + 100 + 10 * i);
+		tg_exit(t, 1, 1, b + 500);
+		tg_enter(t, 2, 2, b + 1);
+		tg_exit(t, 2, 2, b + 2);
+	}
+	tg_drops(t, 1, 5);
+	tg_thread_end(t, 2);
+	cr_assert_eq(tg_finish(t, clean), 0);
+}
+
+/* Many small frames so that damage can hit one in the middle. */
+static size_t write_frames(uint64_t *offsets, size_t max)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .block_events = 100,
+				 .frame_bytes = 200 };
+	struct tg_trace *t = tg_create(trace, &cfg);
+
+	tg_site(t, 1, "f");
+	tg_thread(t, 1, 7, "w");
+	for (uint64_t i = 0; i < 2000; i++) {
+		tg_enter(t, 1, 1, 10 * i);
+		tg_exit(t, 1, 1, 10 * i + 3);
+	}
+	cr_assert_eq(tg_finish(t, true), 0);
+	return tg_file_frame_offsets(trace, offsets, max);
+}
+
+/* ---- info ---- */
+
+Test(commands, info_json_has_the_contract_keys_and_values)
+{
+	struct tu_result r;
+
+	write_basic(true);
+	r = tu_run("info", "--format=json", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(strstr(r.out, "\"version\":\"1.0\""));
+	cr_assert(strstr(r.out, "\"clock\":\"monotonic\""));
+	cr_assert_eq(json_u64(r.out, "ticks_per_second"), 1000000000);
+	cr_assert_eq(json_u64(r.out, "start_unix_ns"), 1700000000000000000ull);
+	cr_assert_eq(json_u64(r.out, "duration_ns"), 10500);
+	cr_assert_eq(json_u64(r.out, "events"), 60);
+	cr_assert_eq(json_u64(r.out, "dropped"), 5);
+	cr_assert(strstr(r.out, "\"clean\":true"));
+	cr_assert(strstr(r.out, "\"threads\":[{\"id\":100,\"serial\":1,\"name\":\"main\","
+				"\"events\":40,\"dropped\":5"), "%s", r.out);
+	cr_assert(strstr(r.out, "{\"id\":100,\"serial\":2,\"name\":null,\"events\":20,"
+				"\"dropped\":0"), "%s", r.out);
+	tu_result_free(&r);
+}
+
+Test(commands, info_says_when_the_recording_did_not_end_cleanly)
+{
+	struct tu_result r;
+
+	write_basic(false);
+	r = tu_run("info", "--format=json", trace, NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "\"clean\":false"));
+	tu_result_free(&r);
+	r = tu_run("info", trace, NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "ended cleanly:    no (no END record)"), "%s", r.out);
+	tu_result_free(&r);
+}
+
+/* ---- check ---- */
+
+Test(commands, check_passes_an_intact_file)
+{
+	struct tu_result r;
+
+	write_basic(true);
+	r = tu_run("check", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(r.err, "");
+	tu_result_free(&r);
+}
+
+Test(commands, check_fails_a_file_without_end)
+{
+	struct tu_result r;
+	char want[256];
+
+	write_basic(false);
+	r = tu_run("check", trace, NULL);
+	cr_assert_eq(r.status, 1);
+	snprintf(want, sizeof(want),
+		 "tracetool: %s: no END record after frame 0: the recording did not end "
+		 "cleanly (killed, or still being written)\n",
+		 trace);
+	cr_assert_str_eq(r.err, want);
+	tu_result_free(&r);
+}
+
+Test(commands, truncated_file_check_fails_and_reports_analyse_the_prefix)
+{
+	uint64_t off[256];
+	size_t nr = write_frames(off, 256);
+	char want[256];
+	struct tu_result r;
+
+	cr_assert_gt(nr, 5);
+	/* Cut the last frame in half. */
+	struct stat st;
+	cr_assert_eq(stat(trace, &st), 0);
+	uint64_t cut = off[nr - 1] + ((uint64_t)st.st_size - off[nr - 1]) / 2;
+	cr_assert_eq(tg_file_truncate(trace, cut), 0);
+
+	r = tu_run("check", trace, NULL);
+	cr_assert_eq(r.status, 1);
+	snprintf(want, sizeof(want),
+		 "tracetool: %s: truncated: frame %zu at byte %" PRIu64
+		 ": file ends inside a frame (%" PRIu64 " bytes of it present)\n",
+		 trace, nr - 1, off[nr - 1], cut - off[nr - 1]);
+	cr_assert_str_eq(r.err, want);
+	tu_result_free(&r);
+
+	r = tu_run("summary", "--format=csv", trace, NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert_str_eq(tu_line(r.out, 0), SUMMARY_HEADER);
+	cr_assert_eq(tu_nr_lines(r.out), 2, "stdout stays pure csv: %s", r.out);
+	cr_assert(strstr(r.err, "warning: truncated: frame"), "%s", r.err);
+	tu_result_free(&r);
+
+	r = tu_run("summary", trace, NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "warning: truncated: frame"), "%s", r.out);
+	tu_result_free(&r);
+
+	static const char *const cmds[][3] = {
+		{ "histogram", "--format=csv", NULL }, { "info", "--format=json", NULL },
+		{ "chrome", NULL, NULL },
+	};
+	for (size_t i = 0; i < 3; i++) {
+		r = cmds[i][1] ? tu_run(cmds[i][0], cmds[i][1], trace, NULL)
+			       : tu_run(cmds[i][0], trace, NULL);
+		cr_assert_eq(r.status, 0, "%s", cmds[i][0]);
+		cr_assert(strstr(r.err, "warning: truncated"), "%s: %s", cmds[i][0], r.err);
+		if (i > 0)
+			cr_assert(json_valid(r.out), "%s", cmds[i][0]);
+		tu_result_free(&r);
+	}
+}
+
+Test(commands, damaged_middle_frame_is_located_by_check_and_skipped_by_summary)
+{
+	uint64_t off[256];
+	size_t nr = write_frames(off, 256);
+	char want[256];
+	struct tu_result r;
+
+	cr_assert_gt(nr, 5);
+	/* A byte in the middle of frame 3's compressed data. */
+	cr_assert_eq(tg_file_flip_byte(trace, off[3] + (off[4] - off[3]) / 2, 0x55), 0);
+	r = tu_run("check", trace, NULL);
+	cr_assert_eq(r.status, 1);
+	snprintf(want, sizeof(want), "tracetool: %s: frame 3 at byte %" PRIu64 ": ", trace,
+		 off[3]);
+	cr_assert_eq(strncmp(r.err, want, strlen(want)), 0, "%s", r.err);
+	cr_assert_eq(tu_nr_lines(r.err), 1);
+	tu_result_free(&r);
+
+	r = tu_run("summary", "--format=csv", trace, NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.err, "warning: damaged: 1 frame(s) skipped"), "%s", r.err);
+	struct csv_row rows[2];
+	cr_assert_eq(parse_summary_csv(r.out, false, rows, 2), 1);
+	cr_assert_lt(rows[0].calls, 2000);
+	cr_assert_gt(rows[0].calls, 1500);
+	tu_result_free(&r);
+}
+
+Test(commands, every_command_refuses_a_newer_major_version_and_foreign_files)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .major = 2 };
+	struct tg_trace *t = tg_create(trace, &cfg);
+	static const char *const cmds[] = { "summary", "histogram", "chrome", "info", "check" };
+	char want[256];
+
+	cr_assert_eq(tg_finish(t, true), 0);
+	snprintf(want, sizeof(want),
+		 "tracetool: %s: frame 0 at byte 0 (record at +16): format version 2.0 is "
+		 "newer than this reader's 1.0\n",
+		 trace);
+	for (size_t i = 0; i < 5; i++) {
+		struct tu_result r = tu_run(cmds[i], trace, NULL);
+
+		cr_assert_eq(r.status, 1, "%s", cmds[i]);
+		cr_assert_str_eq(r.err, want, "%s", cmds[i]);
+		cr_assert_str_eq(r.out, "", "%s", cmds[i]);
+		tu_result_free(&r);
+	}
+	FILE *f = fopen(trace, "w");
+	fputs("this is not a trace\n", f);
+	fclose(f);
+	for (size_t i = 0; i < 5; i++) {
+		struct tu_result r = tu_run(cmds[i], trace, NULL);
+
+		cr_assert_eq(r.status, 1, "%s", cmds[i]);
+		cr_assert(strstr(r.err, "frame 0 at byte 0: bad frame"), "%s: %s", cmds[i], r.err);
+		cr_assert_eq(tu_nr_lines(r.err), 1);
+		tu_result_free(&r);
+	}
+	f = fopen(trace, "w");
+	fclose(f);
+	for (size_t i = 0; i < 5; i++) {
+		struct tu_result r = tu_run(cmds[i], trace, NULL);
+
+		cr_assert_eq(r.status, 1, "%s", cmds[i]);
+		snprintf(want, sizeof(want), "tracetool: %s: empty file (not a rec trace)\n", trace);
+		cr_assert_str_eq(r.err, want, "%s", cmds[i]);
+		tu_result_free(&r);
+	}
+}
+
+/* Every cut of a multi-frame file: no crash, the right exit code. */
+Test(commands, every_truncation_offset_is_handled)
+{
+	uint64_t off[256];
+	size_t nr = write_frames(off, 256);
+	struct stat st;
+	char copy[128];
+
+	cr_assert_eq(stat(trace, &st), 0);
+	snprintf(copy, sizeof(copy), "%s.cut", trace);
+	for (uint64_t cut = 1; cut < (uint64_t)st.st_size; cut += 1 + cut / 7) {
+		char cmd[512];
+		struct tu_result r;
+
+		snprintf(cmd, sizeof(cmd), "head -c %" PRIu64 " %s > %s", cut, trace, copy);
+		cr_assert_eq(system(cmd), 0);
+		r = tu_run("check", copy, NULL);
+		cr_assert_eq(r.status, 1, "cut %" PRIu64, cut);
+		cr_assert_eq(tu_nr_lines(r.err), 1);
+		tu_result_free(&r);
+		r = tu_run("summary", "--format=csv", copy, NULL);
+		/* Before the first frame is whole there is no header: unreadable. */
+		cr_assert_eq(r.status, cut < off[1] ? 1 : 0, "cut %" PRIu64 ": %s", cut, r.err);
+		tu_result_free(&r);
+	}
+	unlink(copy);
+	(void)nr;
+}
+
+/* ---- histogram ---- */
+
+Test(commands, histogram_csv_buckets_are_half_open_and_count_every_call)
+{
+	struct tg_trace *t = new_trace(trace);
+	struct tu_result r;
+	uint64_t total = 0, prev_hi = 0;
+
+	tg_site(t, 1, "f");
+	tg_thread(t, 1, 1, NULL);
+	/* Durations 1..1000 ns, one each. */
+	for (uint64_t i = 1; i <= 1000; i++) {
+		tg_enter(t, 1, 1, 10000 * i);
+		tg_exit(t, 1, 1, 10000 * i + i);
+	}
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = tu_run("histogram", "--format=csv", "--bins=10", trace, NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert_str_eq(tu_line(r.out, 0), "function,lo_ns,hi_ns,count");
+	/* At most 10 buckets: edges that meet on the fine histogram merge. */
+	cr_assert(tu_nr_lines(r.out) >= 9 && tu_nr_lines(r.out) <= 11, "%s", r.out);
+	for (unsigned i = 1; i < tu_nr_lines(r.out); i++) {
+		uint64_t lo, hi, count;
+
+		cr_assert_eq(sscanf(tu_line(r.out, i), "f,%" SCNu64 ",%" SCNu64 ",%" SCNu64, &lo, &hi,
+				    &count), 3);
+		cr_assert_lt(lo, hi);
+		if (i == 1)
+			cr_assert_eq(lo, 1);
+		else
+			cr_assert_eq(lo, prev_hi);
+		/* Durations are 1..1000, one each: a bucket [lo, hi) holds hi - lo. */
+		cr_assert_eq(count, (hi > 1001 ? 1001 : hi) - lo, "bucket [%" PRIu64 ",%" PRIu64 ")",
+			     lo, hi);
+		prev_hi = hi;
+		total += count;
+	}
+	cr_assert_eq(total, 1000);
+	tu_result_free(&r);
+	r = tu_run("histogram", trace, NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "f  (1000 calls"), "%s", r.out);
+	tu_result_free(&r);
+}
+
+/* ---- chrome ---- */
+
+struct xev {
+	char name[32];
+	uint64_t tid;
+	int64_t ts_ns, dur_ns;
+};
+
+static int64_t parse_us(const char *p)
+{
+	bool neg = *p == '-';
+	char *end;
+	int64_t whole, frac;
+
+	if (neg)
+		p++;
+	whole = strtoll(p, &end, 10);
+	cr_assert_eq(*end, '.');
+	cr_assert(isdigit((unsigned char)end[1]) && isdigit((unsigned char)end[2]) &&
+		  isdigit((unsigned char)end[3]) && !isdigit((unsigned char)end[4]));
+	frac = strtoll(end + 1, NULL, 10);
+	return (neg ? -1 : 1) * (whole * 1000 + frac);
+}
+
+static size_t parse_chrome(const char *json, struct xev *ev, size_t max)
+{
+	size_t n = 0;
+
+	for (const char *p = strstr(json, "{\"ph\":\"X\""); p; p = strstr(p + 1, "{\"ph\":\"X\"")) {
+		const char *name = strstr(p, "\"name\":\"") + 8;
+		const char *end = strchr(name, '"');
+
+		while (end[-1] == '\\')
+			end = strchr(end + 1, '"');
+		cr_assert_lt(n, max);
+		snprintf(ev[n].name, sizeof(ev[n].name), "%.*s", (int)(end - name), name);
+		ev[n].tid = strtoull(strstr(p, "\"tid\":") + 6, NULL, 10);
+		ev[n].ts_ns = parse_us(strstr(p, "\"ts\":") + 5);
+		ev[n].dur_ns = parse_us(strstr(p, "\"dur\":") + 6);
+		n++;
+	}
+	return n;
+}
+
+Test(commands, chrome_output_is_valid_json_with_every_activation_once)
+{
+	struct tu_result r;
+	struct xev ev[64];
+	size_t n;
+
+	write_basic(true);
+	r = tu_run("chrome", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(strstr(r.out, "{\"traceEvents\":["));
+	cr_assert(strstr(r.out, "\"name\":\"thread_name\",\"pid\":4242,\"tid\":100,"
+				"\"args\":{\"name\":\"main\"}"), "%s", r.out);
+	/* The second thread has the same OS tid: it gets its serial instead. */
+	cr_assert(strstr(r.out, "\"name\":\"thread_name\",\"pid\":4242,\"tid\":2,"
+				"\"args\":{\"name\":\"100\"}"), "%s", r.out);
+	cr_assert(strstr(r.out, "\"name\":\"5 scopes dropped\""));
+	n = parse_chrome(r.out, ev, 64);
+	cr_assert_eq(n, 30);
+	for (uint64_t i = 0; i < 10; i++) {
+		int found = 0;
+
+		for (size_t k = 0; k < n; k++) {
+			if (ev[k].tid == 100 && !strcmp(ev[k].name, "outer") &&
+			    ev[k].ts_ns == (int64_t)(1000 + i * 1000)) {
+				cr_assert_eq(ev[k].dur_ns, 500);
+				found++;
+			}
+			if (ev[k].tid == 100 && !strcmp(ev[k].name, "in\\\"ner") &&
+			    ev[k].ts_ns == (int64_t)(1100 + i * 1000)) {
+				cr_assert_eq(ev[k].dur_ns, (int64_t)(10 * i));
+				found++;
+			}
+			if (ev[k].tid == 2 && ev[k].ts_ns == (int64_t)(1001 + i * 1000)) {
+				cr_assert_eq(ev[k].dur_ns, 1);
+				found++;
+			}
+		}
+		cr_assert_eq(found, 3, "activation set %" PRIu64, i);
+	}
+	tu_result_free(&r);
+}
+
+Test(commands, chrome_events_nest_and_match_summary_times)
+{
+	struct tg_trace *t = new_trace(trace);
+	struct tu_result r, s;
+	struct csv_row rows[8];
+	static struct xev ev[4096];
+	uint64_t seed = 42, now = 1000;
+	size_t n, nr_rows;
+	int depth = 0;
+	int64_t sum[4] = { 0 };
+
+	tg_site(t, 1, "a");
+	tg_site(t, 2, "b");
+	tg_site(t, 3, "c");
+	tg_thread(t, 1, 5, "t");
+	/* Random well-nested scopes, 2000 activations. */
+	uint32_t stack[64];
+	for (int i = 0; i < 2000;) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		now += 1 + (seed >> 58);
+		if (depth < 60 && (depth == 0 || (seed >> 33) % 2)) {
+			stack[depth] = 1 + (uint32_t)((seed >> 40) % 3);
+			tg_enter(t, 1, stack[depth++], now);
+			i++;
+		} else {
+			tg_exit(t, 1, stack[--depth], now);
+		}
+	}
+	while (depth)
+		tg_exit(t, 1, stack[--depth], now += 3);
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = tu_run("chrome", "-o", tu_path(1, "out.json"), trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "");
+	tu_result_free(&r);
+	FILE *f = fopen(tu_path(1, "out.json"), "r");
+	static char json[1 << 20];
+	size_t len = fread(json, 1, sizeof(json) - 1, f);
+	fclose(f);
+	unlink(tu_path(1, "out.json"));
+	json[len] = '\0';
+	cr_assert(json_valid(json));
+	n = parse_chrome(json, ev, 4096);
+	cr_assert_eq(n, 2000);
+	/* Proper nesting: any two events on the thread are disjoint or nested. */
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = i + 1; k < n; k++) {
+			int64_t a0 = ev[i].ts_ns, a1 = a0 + ev[i].dur_ns;
+			int64_t b0 = ev[k].ts_ns, b1 = b0 + ev[k].dur_ns;
+
+			cr_assert(a1 <= b0 || b1 <= a0 || (a0 <= b0 && b1 <= a1) ||
+					  (b0 <= a0 && a1 <= b1),
+				  "events %zu and %zu overlap", i, k);
+		}
+	for (size_t i = 0; i < n; i++)
+		sum[ev[i].name[0] - 'a'] += ev[i].dur_ns;
+	s = tu_run("summary", "--format=csv", trace, NULL);
+	nr_rows = parse_summary_csv(s.out, false, rows, 8);
+	cr_assert_eq(nr_rows, 3);
+	for (size_t i = 0; i < nr_rows; i++) {
+		/* mean * calls is the sum of every activation's duration. */
+		int64_t want = sum[rows[i].name[0] - 'a'];
+		int64_t got = (int64_t)(rows[i].mean * rows[i].calls);
+
+		cr_assert_leq(llabs(want - got), (int64_t)rows[i].calls,
+			      "%s: chrome %" PRId64 " summary %" PRId64, rows[i].name, want, got);
+	}
+	tu_result_free(&s);
+}
+
+Test(commands, chrome_applies_the_filters)
+{
+	struct tu_result r;
+	struct xev ev[64];
+
+	write_basic(true);
+	r = tu_run("chrome", "--function=^outer$", "--from=2us", trace, NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert(json_valid(r.out));
+	/* outer starts at 1, 2, ... 10 us: 2 us and later is 9 of them. */
+	cr_assert_eq(parse_chrome(r.out, ev, 64), 9);
+	tu_result_free(&r);
+	r = tu_run("chrome", "--thread=main", trace, NULL);
+	cr_assert_eq(parse_chrome(r.out, ev, 64), 20);
+	tu_result_free(&r);
+}
