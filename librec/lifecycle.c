@@ -88,6 +88,17 @@ static void init_process(void)
 }
 
 /*
+ * At load time, so that the fork policy holds even for a child forked
+ * before the parent's first probe, and so that our exit handler, registered
+ * first, runs last: the host's own atexit handlers and C++ destructors run
+ * before the file is finished, and their probes are recorded.
+ */
+__attribute__((constructor)) static void rec_load(void)
+{
+	pthread_once(&init_once, init_process);
+}
+
+/*
  * rec__start_locked() - start recording (under rec__g.lock).
  * Return: 0 (also when disabled), -EALREADY, -EINVAL, or a negative errno
  * for the output file; on failure recording is off and a line was logged.
@@ -158,13 +169,15 @@ int rec_start(const struct rec_config *config)
 {
 	int err;
 
+	rec__in_librec = 1;
 	pthread_mutex_lock(&rec__g.lock);
 	err = rec__start_locked(config);
 	pthread_mutex_unlock(&rec__g.lock);
+	rec__in_librec = 0;
 	return err;
 }
 
-int rec_stop(void)
+static int stop(void)
 {
 	int err;
 
@@ -195,7 +208,7 @@ int rec_stop(void)
 	return err ? -EIO : 0;
 }
 
-int rec_flush(void)
+static int flush(void)
 {
 	uint64_t ticket;
 	int err;
@@ -213,6 +226,26 @@ int rec_flush(void)
 	err = rec__g.write_error;
 	pthread_mutex_unlock(&rec__g.lock);
 	return err ? -EIO : 0;
+}
+
+int rec_stop(void)
+{
+	int err;
+
+	rec__in_librec = 1;
+	err = stop();
+	rec__in_librec = 0;
+	return err;
+}
+
+int rec_flush(void)
+{
+	int err;
+
+	rec__in_librec = 1;
+	err = flush();
+	rec__in_librec = 0;
+	return err;
 }
 
 const char *rec_strerror(int err)

@@ -13,6 +13,7 @@
 #include <time.h>
 
 __thread struct rec__thread *rec__self __attribute__((tls_model("initial-exec")));
+__thread uint8_t rec__in_librec __attribute__((tls_model("initial-exec")));
 
 static inline uint64_t now_ticks(const struct rec__thread *t)
 {
@@ -21,17 +22,67 @@ static inline uint64_t now_ticks(const struct rec__thread *t)
 	return rec__clock_now(false);
 }
 
-/* Only the owner writes nr_dropped; the writer reads it, hence the atomics. */
-static void count_drop(struct rec__thread *t)
+/*
+ * Drops counted before this thread had its state (a handler that
+ * interrupted its first probe); moved into nr_dropped at attach.
+ */
+__thread uint64_t rec__orphan_drops __attribute__((tls_model("initial-exec")));
+
+/*
+ * Only the owner writes a drop counter, but a signal handler on the owner
+ * may count too: the increment is one instruction, which a signal cannot
+ * split (not locked: no other thread writes). The writer reads it with a
+ * relaxed load.
+ */
+static inline void count_one(uint64_t *counter)
 {
-	__atomic_store_n(&t->nr_dropped, t->nr_dropped + 1, __ATOMIC_RELAXED);
+#if defined(__x86_64__)
+	__asm__ volatile("addq $1, %0" : "+m"(*counter));
+#else
+	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+#endif
 }
 
-static inline void push(struct rec__thread *t, uint64_t head, uint32_t code)
+void rec__add_drops(struct rec__thread *t, uint64_t n)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("addq %1, %0" : "+m"(t->nr_dropped) : "r"(n));
+#else
+	__atomic_fetch_add(&t->nr_dropped, n, __ATOMIC_RELAXED);
+#endif
+}
+
+/*
+ * Opens the probe's window: from here until close_window() a probe in a
+ * signal handler on this thread drops instead of writing the same slot.
+ * The clock is read before the window, to keep the window short; if a
+ * handler pushed records in between, it is read again so that the thread's
+ * records stay in time order. Return: the head to write at.
+ */
+static inline uint64_t open_window(struct rec__thread *t, uint64_t *ticks)
+{
+	uint64_t h0 = __atomic_load_n(&t->head, __ATOMIC_RELAXED), head;
+
+	*ticks = now_ticks(t);
+	t->nesting = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	head = __atomic_load_n(&t->head, __ATOMIC_RELAXED);
+	if (unlikely(head != h0))
+		*ticks = now_ticks(t);
+	return head;
+}
+
+static inline void close_window(struct rec__thread *t)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->nesting = 0;
+}
+
+static inline void push(struct rec__thread *t, uint64_t head, uint64_t ticks, uint32_t code)
 {
 	struct recfmt_event *ev = &t->events[head & t->mask];
 
-	ev->ticks = now_ticks(t);
+	ev->ticks = ticks;
 	ev->code = code;
 	/* (B) pairs with (C) in writer.c: the slot is written before head moves. */
 	__atomic_store_n(&t->head, head + 1, __ATOMIC_RELEASE);
@@ -62,34 +113,36 @@ static __attribute__((noinline)) struct rec__scope enter_slow(struct rec__site *
 	struct rec__scope scope = { 0 };
 	struct rec__thread *t = rec__self;
 	uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
-	uint64_t head;
+	uint64_t head, ticks;
 
-	if (!t) {
+	if (rec__in_librec) {
+		/* A signal handler interrupted librec on this thread: no re-entry. */
+		count_one(t ? &t->nr_dropped : &rec__orphan_drops);
+		return scope;
+	}
+	rec__in_librec = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!t)
 		t = rec__thread_attach();
-		if (!t)
-			return scope; /* not recording: nothing to count */
-	}
-	if (__atomic_load_n(&t->off, __ATOMIC_RELAXED))
-		return scope;
-	if (!id)
+	if (t && !id && !__atomic_load_n(&t->off, __ATOMIC_RELAXED))
 		id = rec__site_register(site);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rec__in_librec = 0;
+	if (!t || __atomic_load_n(&t->off, __ATOMIC_RELAXED))
+		return scope; /* not recording: nothing to count */
 	if (t->nesting || !id) {
-		count_drop(t);
+		count_one(&t->nr_dropped);
 		return scope;
 	}
-	t->nesting = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	head = __atomic_load_n(&t->head, __ATOMIC_RELAXED);
+	head = open_window(t, &ticks);
 	if (head + t->reserved + 2 > t->limit && !wait_for_room(t, head + t->reserved + 2)) {
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		t->nesting = 0;
-		count_drop(t);
+		close_window(t);
+		count_one(&t->nr_dropped);
 		return scope;
 	}
-	push(t, head, RECFMT_CODE(id, RECFMT_KIND_ENTER));
+	push(t, head, ticks, RECFMT_CODE(id, RECFMT_KIND_ENTER));
 	t->reserved++;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->nesting = 0;
+	close_window(t);
 	scope.code = RECFMT_CODE(id, RECFMT_KIND_EXIT);
 	return scope;
 }
@@ -99,23 +152,18 @@ struct rec__scope rec__enter(struct rec__site *site)
 	struct rec__thread *t = rec__self;
 	uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
 	struct rec__scope scope;
-	uint64_t head;
+	uint64_t head, ticks;
 
 	if (unlikely(!t || !id || t->nesting || __atomic_load_n(&t->off, __ATOMIC_RELAXED)))
 		return enter_slow(site);
-	t->nesting = 1;
-	/* The handler of a signal landing from here on sees nesting set. */
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	head = __atomic_load_n(&t->head, __ATOMIC_RELAXED);
+	head = open_window(t, &ticks);
 	if (unlikely(head + t->reserved + 2 > t->limit)) {
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		t->nesting = 0;
+		close_window(t);
 		return enter_slow(site);
 	}
-	push(t, head, RECFMT_CODE(id, RECFMT_KIND_ENTER));
+	push(t, head, ticks, RECFMT_CODE(id, RECFMT_KIND_ENTER));
 	t->reserved++;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->nesting = 0;
+	close_window(t);
 	scope.code = RECFMT_CODE(id, RECFMT_KIND_EXIT);
 	return scope;
 }
@@ -123,7 +171,7 @@ struct rec__scope rec__enter(struct rec__site *site)
 void rec__exit(struct rec__scope *scope)
 {
 	struct rec__thread *t;
-	uint64_t head;
+	uint64_t head, ticks;
 
 	if (!scope->code)
 		return; /* the enter was not recorded: neither is the exit */
@@ -135,12 +183,9 @@ void rec__exit(struct rec__scope *scope)
 	 */
 	if (unlikely(!t || !t->reserved))
 		return;
-	t->nesting = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	head = __atomic_load_n(&t->head, __ATOMIC_RELAXED);
+	head = open_window(t, &ticks);
 	/* Room was reserved by the enter: no check needed. */
-	push(t, head, scope->code);
+	push(t, head, ticks, scope->code);
 	t->reserved--;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->nesting = 0;
+	close_window(t);
 }

@@ -137,6 +137,16 @@ void rec__thread_init_key(void) REC__HIDDEN;
 extern __thread struct rec__thread *rec__self
 	__attribute__((tls_model("initial-exec"))) REC__HIDDEN;
 
+/*
+ * Set while this thread is inside librec's own slow paths or API calls
+ * (which take locks and may allocate). A probe in a signal handler that
+ * interrupted them drops its scope instead of re-entering (probe.c).
+ */
+extern __thread uint8_t rec__in_librec __attribute__((tls_model("initial-exec"))) REC__HIDDEN;
+
+extern __thread uint64_t rec__orphan_drops __attribute__((tls_model("initial-exec"))) REC__HIDDEN;
+void rec__add_drops(struct rec__thread *t, uint64_t n) REC__HIDDEN;
+
 /* site.c */
 uint32_t rec__site_register(struct rec__site *site) REC__HIDDEN;
 uint32_t rec__site_count(void) REC__HIDDEN;

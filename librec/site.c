@@ -8,7 +8,7 @@
  */
 #include "rec_internal.h"
 
-#include <stdlib.h>
+#include <sys/mman.h>
 
 #define CHUNK_SHIFT 12
 #define CHUNK_SITES (1u << CHUNK_SHIFT)
@@ -42,11 +42,14 @@ uint32_t rec__site_register(struct rec__site *site)
 		goto out;
 	}
 	if (!chunks[id >> CHUNK_SHIFT]) {
-		chunks[id >> CHUNK_SHIFT] = calloc(CHUNK_SITES, sizeof(**chunks));
-		if (!chunks[id >> CHUNK_SHIFT]) {
+		/* mmap, not malloc: this may run in a signal handler (see probe.c). */
+		void *chunk = mmap(NULL, CHUNK_SITES * sizeof(**chunks), PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (chunk == MAP_FAILED) {
 			id = 0;
 			goto out;
 		}
+		chunks[id >> CHUNK_SHIFT] = chunk;
 	}
 	chunks[id >> CHUNK_SHIFT][id & (CHUNK_SITES - 1)] = site;
 	__atomic_store_n(&nr_sites, id, __ATOMIC_RELEASE);

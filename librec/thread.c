@@ -78,14 +78,14 @@ static struct rec__thread *thread_create_locked(void)
 {
 	struct rec__thread *t;
 
-	t = aligned_alloc(REC__CACHELINE, sizeof(*t));
-	if (!t)
+	/* mmap, not malloc: this may run in a signal handler (see probe.c). */
+	t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED)
 		return NULL;
-	memset(t, 0, sizeof(*t));
 	t->ring_bytes = rec__g.cfg.buffer_bytes;
 	t->events = ring_alloc(t->ring_bytes);
 	if (!t->events) {
-		free(t);
+		munmap(t, sizeof(*t));
 		return NULL;
 	}
 	t->mask = t->ring_bytes / sizeof(struct recfmt_event) - 1;
@@ -122,6 +122,13 @@ struct rec__thread *rec__thread_attach(void)
 		if (t) {
 			pthread_setspecific(rec__g.key, t);
 			rec__self = t;
+			/*
+			 * From here a handler on this thread counts into t, so the
+			 * orphan count is final: move it (one add, as count_one()).
+			 */
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			rec__add_drops(t, rec__orphan_drops);
+			rec__orphan_drops = 0;
 		}
 	}
 	pthread_mutex_unlock(&rec__g.lock);
@@ -131,7 +138,7 @@ struct rec__thread *rec__thread_attach(void)
 void rec__thread_free(struct rec__thread *t)
 {
 	ring_free(t->events, t->ring_bytes);
-	free(t);
+	munmap(t, sizeof(*t));
 }
 
 /* Under rec__g.lock: make every thread's probes record nothing. */
@@ -166,13 +173,15 @@ int rec_thread_name(const char *name)
 
 	if (!name)
 		return -EINVAL;
+	rec__in_librec = 1;
 	t = rec__thread_attach();
-	if (!t)
-		return 0;
-	pthread_mutex_lock(&rec__g.lock);
-	snprintf(t->name, sizeof(t->name), "%s", name);
-	t->named = 1;
-	t->name_gen++;
-	pthread_mutex_unlock(&rec__g.lock);
+	if (t) {
+		pthread_mutex_lock(&rec__g.lock);
+		snprintf(t->name, sizeof(t->name), "%s", name);
+		t->named = 1;
+		t->name_gen++;
+		pthread_mutex_unlock(&rec__g.lock);
+	}
+	rec__in_librec = 0;
 	return 0;
 }

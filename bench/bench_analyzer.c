@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_analyzer.c - tracetool's throughput against issue #4's targets.
+ * Generates synthetic traces through format/ (4 threads of nested scopes,
+ * TSC ticks with jitter, SYNC records, 4 MiB frames like librec), then times,
+ * as child processes, `tracetool summary`, `zstd -d` of the same file and
+ * `tracetool chrome`, reporting the median of several runs, and compares the
+ * peak RSS (wait4's ru_maxrss) of summary on a trace and on one 10x longer.
+ *
+ *   bench_analyzer TRACETOOL [EVENTS] [RUNS]     (defaults: 100000000, 5)
+ *
+ * With BENCH_KEEP=1 in the environment the generated traces are kept (for
+ * profiling) and their paths printed.
+ *
+ * It asserts nothing: machine speed is not a test (style.md §6).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recfmt.h"
+
+#define NR_THREADS 4
+#define NR_SITES 24
+#define FRAME_BYTES (4u << 20)
+#define BATCH 8192
+
+struct gen_thread {
+	uint64_t ticks, rng;
+	uint32_t stack[64];
+	int depth;
+	struct recfmt_event ev[BATCH];
+};
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* The next event of a thread: a random walk over a call tree, depth <= 12. */
+static void next_event(struct gen_thread *g, struct recfmt_event *ev)
+{
+	uint64_t r = rnd(&g->rng);
+	bool enter = g->depth == 0 || (g->depth < 12 && (r & 3) < 2);
+
+	g->ticks += 20 + (r >> 58) + ((r >> 40) & 0xff ? 0 : (r >> 20) & 0xffff);
+	if (enter) {
+		uint32_t site = 1 + (uint32_t)(((r >> 8) % 5) + (uint32_t)g->depth * 2) % NR_SITES;
+
+		g->stack[g->depth++] = site;
+		ev->code = RECFMT_CODE(site, RECFMT_KIND_ENTER);
+	} else {
+		ev->code = RECFMT_CODE(g->stack[--g->depth], RECFMT_KIND_EXIT);
+	}
+	ev->ticks = g->ticks;
+	ev->aux = 0;
+}
+
+static int write_all(FILE *f, const struct recfmt_buf *b)
+{
+	return fwrite(b->data, 1, b->len, f) == b->len ? 0 : -1;
+}
+
+static int generate(const char *path, uint64_t nr_events)
+{
+	static struct gen_thread g[NR_THREADS];
+	struct recfmt_buf frame, scratch, out;
+	struct recfmt_compressor *c = recfmt_compressor_create(1);
+	struct recfmt_events_encoder enc;
+	const uint64_t tps = 2445000000ull, t0 = 1000000;
+	struct recfmt_header hdr = { .clock = RECFMT_CLOCK_TSC, .pid = 1, .ticks_per_second = tps,
+				     .start_ticks = t0, .start_real_ns = 1700000000000000000ull };
+	uint64_t done = 0, per_thread = nr_events / NR_THREADS;
+	uint32_t seq = 0;
+	FILE *f = fopen(path, "wb");
+	char name[32];
+
+	if (!f || !c)
+		return -1;
+	recfmt_buf_init(&frame);
+	recfmt_buf_init(&scratch);
+	recfmt_buf_init(&out);
+	recfmt_encode_frame(&frame, seq++);
+	recfmt_encode_header(&frame, &hdr);
+	recfmt_encode_sync(&frame, &(struct recfmt_sync){ t0, 5000, 0 });
+	for (uint32_t s = 1; s <= NR_SITES; s++) {
+		snprintf(name, sizeof(name), "function_%02u", s);
+		recfmt_encode_site(&frame, s, s * 10, name, "bench.c");
+	}
+	for (uint32_t t = 0; t < NR_THREADS; t++) {
+		snprintf(name, sizeof(name), "worker-%u", t);
+		recfmt_encode_thread(&frame, t + 1, 1000 + t, name);
+		g[t].ticks = t0 + t;
+		g[t].rng = 0x9e3779b97f4a7c15ull * (t + 1);
+	}
+	while (done < per_thread) {
+		uint32_t n = per_thread - done < BATCH ? (uint32_t)(per_thread - done) : BATCH;
+
+		for (uint32_t t = 0; t < NR_THREADS; t++) {
+			for (uint32_t i = 0; i < n; i++)
+				next_event(&g[t], &g[t].ev[i]);
+			recfmt_events_begin(&enc, &frame, &scratch, t + 1, g[t].ev[0].ticks);
+			recfmt_events_append(&enc, g[t].ev, n);
+			recfmt_events_finish(&enc);
+		}
+		done += n;
+		if (frame.len >= FRAME_BYTES || done == per_thread) {
+			if (done == per_thread) {
+				uint64_t last = g[0].ticks;
+
+				/* Close every open scope, then the last sync and END. */
+				for (uint32_t t = 0; t < NR_THREADS; t++) {
+					uint32_t k = 0;
+
+					while (g[t].depth) {
+						g[t].ticks += 10;
+						g[t].ev[k].ticks = g[t].ticks;
+						g[t].ev[k++].code = RECFMT_CODE(
+							g[t].stack[--g[t].depth], RECFMT_KIND_EXIT);
+					}
+					if (k) {
+						recfmt_events_begin(&enc, &frame, &scratch, t + 1,
+								    g[t].ev[0].ticks);
+						recfmt_events_append(&enc, g[t].ev, k);
+						recfmt_events_finish(&enc);
+					}
+					if (g[t].ticks > last)
+						last = g[t].ticks;
+				}
+				recfmt_encode_sync(&frame, &(struct recfmt_sync){
+					last, 5000 + (uint64_t)((last - t0) / 2.445), 0 });
+				recfmt_encode_end(&frame, &(struct recfmt_end){ last, 0, 0 });
+			}
+			if (recfmt_compress_frame(c, &frame, &out) || write_all(f, &out))
+				return -1;
+			frame.len = 0;
+			recfmt_encode_frame(&frame, seq++);
+		}
+	}
+	recfmt_buf_fini(&frame);
+	recfmt_buf_fini(&scratch);
+	recfmt_buf_fini(&out);
+	recfmt_compressor_destroy(c);
+	return fclose(f);
+}
+
+struct run {
+	double seconds;
+	long max_rss_kib;
+	int status;
+};
+
+static struct run run(char *const argv[], const char *stdout_path)
+{
+	struct run r = { 0, 0, -1 };
+	struct timespec a, b;
+	struct rusage ru;
+	int ws;
+	pid_t pid;
+
+	fflush(stdout);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	pid = fork();
+	if (pid == 0) {
+		FILE *o = freopen(stdout_path, "w", stdout);
+
+		(void)o;
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (wait4(pid, &ws, 0, &ru) < 0)
+		return r;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	r.seconds = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+	r.max_rss_kib = ru.ru_maxrss;
+	r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128;
+	return r;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int main(int argc, char **argv)
+{
+	const char *tool = argc > 1 ? argv[1] : "tracetool";
+	uint64_t nr = argc > 2 ? strtoull(argv[2], NULL, 10) : 100000000ull;
+	int runs = argc > 3 ? atoi(argv[3]) : 5;
+	char path[128], small[128];
+	double ts[64], tz[64], tc[64];
+	struct stat st;
+	struct run r;
+
+	if (runs < 1 || runs > 64) {
+		fprintf(stderr, "usage: bench_analyzer TRACETOOL [EVENTS] [RUNS<=64]\n");
+		return 2;
+	}
+	snprintf(path, sizeof(path), "/tmp/bench_analyzer_%d.zst", (int)getpid());
+	snprintf(small, sizeof(small), "/tmp/bench_analyzer_%d_small.zst", (int)getpid());
+	if (generate(path, nr) || generate(small, nr / 10) || stat(path, &st)) {
+		fprintf(stderr, "bench_analyzer: cannot write %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	printf("trace: %" PRIu64 " events, %d threads, %lld bytes (%.2f bytes/event)\n", nr,
+	       NR_THREADS, (long long)st.st_size, (double)st.st_size / (double)nr);
+	for (int i = 0; i < runs; i++) {
+		char *s[] = { (char *)tool, "summary", "--format=csv", path, NULL };
+		char *z[] = { "zstd", "-q", "-d", "-c", path, NULL };
+
+		r = run(s, "/dev/null");
+		if (r.status) {
+			fprintf(stderr, "bench_analyzer: summary exited %d\n", r.status);
+			return 1;
+		}
+		ts[i] = r.seconds;
+		r = run(z, "/dev/null");
+		if (r.status) {
+			fprintf(stderr, "bench_analyzer: zstd -d exited %d\n", r.status);
+			return 1;
+		}
+		tz[i] = r.seconds;
+	}
+	for (int i = 0; i < runs; i++) {
+		char *c[] = { (char *)tool, "chrome", path, NULL };
+
+		r = run(c, "/dev/null");
+		tc[i] = r.seconds;
+	}
+	double ms = median(ts, runs), mz = median(tz, runs), mc = median(tc, runs);
+
+	printf("summary:   %.3f s median of %d, %.1f M events/s\n", ms, runs, (double)nr / ms / 1e6);
+	printf("zstd -d:   %.3f s median of %d; summary / zstd -d = %.2f\n", mz, runs, ms / mz);
+	printf("chrome:    %.3f s median of %d, %.1f M events/s\n", mc, runs, (double)nr / mc / 1e6);
+	{
+		char *s1[] = { (char *)tool, "summary", small, NULL };
+		char *s2[] = { (char *)tool, "summary", path, NULL };
+		struct run a = run(s1, "/dev/null"), b = run(s2, "/dev/null");
+
+		printf("peak RSS:  summary of %" PRIu64 " events %ld KiB, of %" PRIu64
+		       " events %ld KiB (ratio %.3f)\n",
+		       nr / 10, a.max_rss_kib, nr, b.max_rss_kib,
+		       (double)b.max_rss_kib / (double)a.max_rss_kib);
+	}
+	if (getenv("BENCH_KEEP")) {
+		printf("kept %s and %s (BENCH_KEEP)\n", path, small);
+		return 0;
+	}
+	unlink(path);
+	unlink(small);
+	return 0;
+}

@@ -1,0 +1,18 @@
+# SPDX-License-Identifier: MIT
+# deps.sh - sourced by the Quick-start scripts: installs, with apt-get, the
+# Debian packages that rec needs and this machine lacks. Needs root (or sudo)
+# only when something is missing.
+rec_install_deps() {
+	local want=(meson ninja-build pkg-config gcc libc6-dev libzstd-dev zstd libcriterion-dev)
+	local missing=() pkg sudo=""
+	case "${CC:-}" in *clang*) want+=(clang) ;; esac
+	want+=("$@")
+	for pkg in "${want[@]}"; do
+		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	[ "$(id -u)" -ne 0 ] && sudo="sudo"
+	echo "Installing: ${missing[*]}"
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}

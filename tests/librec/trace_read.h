@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace_read.h - for librec's tests: loads a whole trace through format/
+ * and checks what the recorder promises: per-thread event and drop counts,
+ * thread names, proper nesting of every thread's enters and exits, sync
+ * points, and whether the file ended cleanly or was cut short.
+ */
+#ifndef TRACE_READ_H
+#define TRACE_READ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct tr_thread {
+	uint32_t serial, os_tid;
+	char name[256];
+	bool named, ended;
+	uint64_t nr_events, nr_dropped;
+	uint64_t nr_unclosed;	/* enters still open at the end of the file */
+	uint64_t nr_bad_exits;	/* exits that did not match the innermost enter */
+	uint64_t nr_backwards;	/* events stamped earlier than the one before */
+	uint32_t depth, max_depth;
+	uint32_t stack[4096];
+	uint64_t last_ticks;
+};
+
+struct tr_trace {
+	bool clean;		/* END record seen */
+	bool truncated;		/* file ends inside a frame */
+	int nr_corrupt;		/* frames that could not be read */
+	uint32_t clock, pid;
+	uint64_t ticks_per_second;
+	uint64_t nr_frames, nr_syncs, nr_events, end_nr_events, end_nr_dropped;
+	uint32_t nr_threads;
+	struct tr_thread *threads; /* indexed by serial - 1 */
+	uint32_t nr_sites;
+	char **site_names;	/* indexed by site id */
+	uint64_t *site_enters;	/* indexed by site id */
+};
+
+/* Return: 0, or -1 if the file cannot be opened or its header read. */
+int tr_load(const char *path, struct tr_trace *tr);
+void tr_free(struct tr_trace *tr);
+/* Enters recorded for sites named `name`, all threads (or one serial). */
+uint64_t tr_calls(const struct tr_trace *tr, const char *name);
+uint64_t tr_dropped(const struct tr_trace *tr);
+const struct tr_thread *tr_thread_named(const struct tr_trace *tr, const char *name);
+/* True when every thread's exits match its innermost open enter. */
+bool tr_well_nested(const struct tr_trace *tr);
+
+#endif
