@@ -37,6 +37,7 @@ struct gen_thread {
 	uint64_t ticks, rng;
 	uint32_t stack[64];
 	int depth;
+	uint32_t phase, todo;
 	struct recfmt_event ev[BATCH];
 };
 
@@ -48,23 +49,93 @@ static uint64_t rnd(uint64_t *s)
 	return *s;
 }
 
-/* The next event of a thread: a random walk over a call tree, depth <= 12. */
+/*
+ * The next event of a thread. "program" mode (the default) replays a server
+ * loop's call tree with random fan-out and recursion depth at each visit:
+ * request > parse > token x1..4, request > compute > solve (recursive 1..4
+ * deep), request > reply; plus rare long stalls. "random" mode
+ * (BENCH_RANDOM=1) is a random walk over 24 sites up to 12 deep: each event
+ * is an independent coin toss, the worst case for branch prediction.
+ */
+static bool random_mode;
+
+static void push(struct gen_thread *g, struct recfmt_event *ev, uint32_t site)
+{
+	g->stack[g->depth++] = site;
+	ev->code = RECFMT_CODE(site, RECFMT_KIND_ENTER);
+}
+
+static void pop(struct gen_thread *g, struct recfmt_event *ev)
+{
+	ev->code = RECFMT_CODE(g->stack[--g->depth], RECFMT_KIND_EXIT);
+}
+
+enum { S_REQUEST = 1, S_PARSE, S_TOKEN, S_COMPUTE, S_SOLVE, S_REPLY };
+
+static void next_program(struct gen_thread *g, struct recfmt_event *ev, uint64_t r)
+{
+	uint32_t top = g->depth ? g->stack[g->depth - 1] : 0;
+
+	/* g->todo: children still to enter under the current scope. */
+	switch (top) {
+	case 0:
+		push(g, ev, S_REQUEST);
+		g->phase = 0;
+		return;
+	case S_REQUEST:
+		if (g->phase == 3) {
+			pop(g, ev);
+			return;
+		}
+		g->phase++;
+		if (g->phase == 1) {
+			push(g, ev, S_PARSE);
+			g->todo = 1 + (uint32_t)(r % 4);
+		} else if (g->phase == 2) {
+			push(g, ev, S_COMPUTE);
+			g->todo = 1 + (uint32_t)((r >> 8) % 4);
+		} else {
+			push(g, ev, S_REPLY);
+		}
+		return;
+	case S_PARSE:
+		if (g->todo) {
+			g->todo--;
+			push(g, ev, S_TOKEN);
+		} else {
+			pop(g, ev);
+		}
+		return;
+	case S_COMPUTE:
+	case S_SOLVE:
+		/* solve recurses todo deep, then unwinds to compute and out. */
+		if (g->todo) {
+			g->todo--;
+			push(g, ev, S_SOLVE);
+		} else {
+			pop(g, ev);
+		}
+		return;
+	default:
+		pop(g, ev);
+	}
+}
+
 static void next_event(struct gen_thread *g, struct recfmt_event *ev)
 {
 	uint64_t r = rnd(&g->rng);
-	bool enter = g->depth == 0 || (g->depth < 12 && (r & 3) < 2);
 
 	g->ticks += 20 + (r >> 58) + ((r >> 40) & 0xff ? 0 : (r >> 20) & 0xffff);
-	if (enter) {
-		uint32_t site = 1 + (uint32_t)(((r >> 8) % 5) + (uint32_t)g->depth * 2) % NR_SITES;
-
-		g->stack[g->depth++] = site;
-		ev->code = RECFMT_CODE(site, RECFMT_KIND_ENTER);
-	} else {
-		ev->code = RECFMT_CODE(g->stack[--g->depth], RECFMT_KIND_EXIT);
-	}
 	ev->ticks = g->ticks;
 	ev->aux = 0;
+	if (!random_mode) {
+		next_program(g, ev, r);
+		return;
+	}
+	if (g->depth == 0 || (g->depth < 12 && (r & 3) < 2))
+		push(g, ev, 1 + (uint32_t)(((r >> 8) % 5) + (uint32_t)g->depth * 2) % NR_SITES);
+	else
+		pop(g, ev);
 }
 
 static int write_all(FILE *f, const struct recfmt_buf *b)
@@ -95,7 +166,13 @@ static int generate(const char *path, uint64_t nr_events)
 	recfmt_encode_header(&frame, &hdr);
 	recfmt_encode_sync(&frame, &(struct recfmt_sync){ t0, 5000, 0 });
 	for (uint32_t s = 1; s <= NR_SITES; s++) {
-		snprintf(name, sizeof(name), "function_%02u", s);
+		static const char *const program[] = { "", "request", "parse", "token",
+						       "compute", "solve", "reply" };
+
+		if (!random_mode && s <= S_REPLY)
+			snprintf(name, sizeof(name), "%s", program[s]);
+		else
+			snprintf(name, sizeof(name), "function_%02u", s);
 		recfmt_encode_site(&frame, s, s * 10, name, "bench.c");
 	}
 	for (uint32_t t = 0; t < NR_THREADS; t++) {
@@ -211,6 +288,7 @@ int main(int argc, char **argv)
 	struct stat st;
 	struct run r;
 
+	random_mode = getenv("BENCH_RANDOM") != NULL;
 	if (runs < 1 || runs > 64) {
 		fprintf(stderr, "usage: bench_analyzer TRACETOOL [EVENTS] [RUNS<=64]\n");
 		return 2;
@@ -221,8 +299,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_analyzer: cannot write %s: %s\n", path, strerror(errno));
 		return 1;
 	}
-	printf("trace: %" PRIu64 " events, %d threads, %lld bytes (%.2f bytes/event)\n", nr,
-	       NR_THREADS, (long long)st.st_size, (double)st.st_size / (double)nr);
+	printf("trace: %s mode, %" PRIu64 " events, %d threads, %lld bytes (%.2f bytes/event)\n",
+	       random_mode ? "random" : "program", nr, NR_THREADS, (long long)st.st_size, (double)st.st_size / (double)nr);
 	for (int i = 0; i < runs; i++) {
 		char *s[] = { (char *)tool, "summary", "--format=csv", path, NULL };
 		char *z[] = { "zstd", "-q", "-d", "-c", path, NULL };
