@@ -32,12 +32,6 @@ static void at_exit(void)
 
 static void init_conds(void)
 {
-	pthread_condattr_t attr;
-
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&rec__g.wake, &attr);
-	pthread_condattr_destroy(&attr);
 	pthread_cond_init(&rec__g.flushed, NULL);
 }
 
@@ -192,7 +186,7 @@ static int stop(void)
 	rec__thread_set_all_off();
 	rec__g.stop_requested = true;
 	rec__g.writer_running = false;
-	pthread_cond_signal(&rec__g.wake);
+	rec__writer_wake();
 	pthread_mutex_unlock(&rec__g.lock);
 
 	rec__writer_stop();
@@ -220,7 +214,7 @@ static int flush(void)
 		return err ? -EIO : 0;
 	}
 	ticket = ++rec__g.flush_requested;
-	pthread_cond_signal(&rec__g.wake);
+	rec__writer_wake();
 	while (rec__g.flush_done < ticket && rec__g.state == REC__RUNNING)
 		pthread_cond_wait(&rec__g.flushed, &rec__g.lock);
 	err = rec__g.write_error;

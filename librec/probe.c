@@ -104,6 +104,7 @@ static bool wait_for_room(struct rec__thread *t, uint64_t need)
 			return true;
 		if (!t->block || __atomic_load_n(&t->off, __ATOMIC_RELAXED))
 			return false;
+		rec__writer_wake();
 		nanosleep(&nap, NULL); /* async-signal-safe: fine in a handler */
 	}
 }

@@ -105,7 +105,7 @@ struct rec__config {
 
 struct rec__global {
 	pthread_mutex_t lock;	  /* registry, names, lifecycle, flush handshake */
-	pthread_cond_t wake;	  /* writer sleeps on it; signalled by flush/stop */
+	uint32_t wake_seq;	  /* futex the writer sleeps on: see rec__writer_wake() */
 	pthread_cond_t flushed;	  /* rec_flush() waits on it */
 	int state;		  /* enum rec__state; written under lock, read atomically */
 	struct rec__config cfg;
@@ -179,6 +179,7 @@ int rec__start_locked(const struct rec_config *config) REC__HIDDEN;
 /* writer.c */
 int rec__writer_start(void) REC__HIDDEN;
 void rec__writer_stop(void) REC__HIDDEN;
+void rec__writer_wake(void) REC__HIDDEN;
 
 /* log.c: one "rec: ..." line on stderr. */
 void rec__log(const char *fmt, ...) __attribute__((format(printf, 1, 2))) REC__HIDDEN;

@@ -17,7 +17,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <linux/futex.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define FRAME_TARGET_BYTES (4u << 20)
@@ -352,24 +354,32 @@ static void *writer_main(void *arg)
 			rec__g.flush_done = flush_req;
 			pthread_cond_broadcast(&rec__g.flushed);
 		}
-		if (!stop && !busy && !rec__g.stop_requested &&
-		    rec__g.flush_requested == rec__g.flush_done) {
-			struct timespec until;
-
-			clock_gettime(CLOCK_MONOTONIC, &until);
-			until.tv_nsec += (long)poll_ns;
-			if (until.tv_nsec >= 1000000000L) {
-				until.tv_sec++;
-				until.tv_nsec -= 1000000000L;
-			}
-			pthread_cond_timedwait(&rec__g.wake, &rec__g.lock, &until);
-		}
+		/* Read before the checks: a wake after them changes it, and the wait returns. */
+		uint32_t seen = __atomic_load_n(&rec__g.wake_seq, __ATOMIC_ACQUIRE);
+		bool sleep = !stop && !busy && !rec__g.stop_requested &&
+			     rec__g.flush_requested == rec__g.flush_done;
 		pthread_mutex_unlock(&rec__g.lock);
+		if (sleep) {
+			struct timespec nap = { 0, (long)poll_ns };
+			syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAIT_PRIVATE, seen, &nap, NULL, 0);
+		}
 	}
 	return NULL;
 }
 
 static struct writer writer_state;
+
+/*
+ * rec__writer_wake() - make the writer run a pass now, not at its next poll:
+ * rec_flush(), rec_stop(), and a producer blocked on a full ring. Only a
+ * futex syscall and an atomic add, so a probe in a signal handler may call
+ * it. The release pairs with the acquire before the writer's checks.
+ */
+void rec__writer_wake(void)
+{
+	__atomic_fetch_add(&rec__g.wake_seq, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
 
 /*
  * rec__writer_start() - under rec__g.lock, with the file open: start the

@@ -11,6 +11,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct tr_thread {
 	uint32_t serial, os_tid;
 	char name[256];
@@ -48,4 +52,7 @@ const struct tr_thread *tr_thread_named(const struct tr_trace *tr, const char *n
 /* True when every thread's exits match its innermost open enter. */
 bool tr_well_nested(const struct tr_trace *tr);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -1,0 +1,11 @@
+#!/bin/sh
+# check_symbols.sh LIB - librec.so exports exactly the API and the macros'
+# targets (librec.map), nothing internal.
+set -eu
+got=$(nm -D --defined-only "$1" | awk '$2 == "T" || $2 == "D" || $2 == "B" { sub(/@.*/, "", $3); print $3 }' | sort)
+want=$(printf '%s\n' rec__enter rec__exit rec_flush rec_start rec_stop rec_strerror rec_thread_name rec_version | sort)
+if [ "$got" != "$want" ]; then
+	echo "exported symbols differ:"; echo "got:"; echo "$got"; echo "want:"; echo "$want"
+	exit 1
+fi
+echo "1 passed, 0 failed"

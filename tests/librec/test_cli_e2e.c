@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_cli_e2e.c - the whole path as a user meets it: an instrumented
+ * program (prog_nested, 4 threads) runs with REC_OUTPUT set, then
+ * `tracetool summary --format=csv` must print the contract's header and
+ * exact calls per function. Paths come from meson: PROG_NESTED, TRACETOOL.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char out[256];
+
+static void cleanup(void)
+{
+	unlink(out);
+}
+
+TestSuite(e2e, .fini = cleanup, .timeout = 60);
+
+/* Runs a shell command, returns its stdout (malloc'd) and exit status. */
+static char *run(const char *cmd, int *status)
+{
+	FILE *p = popen(cmd, "r");
+	size_t cap = 1 << 16, len = 0, n;
+	char *buf = malloc(cap);
+
+	cr_assert_not_null(p);
+	while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+		len += n;
+		if (cap - len < 1024)
+			buf = realloc(buf, cap *= 2);
+	}
+	buf[len] = 0;
+	*status = pclose(p);
+	return buf;
+}
+
+static long calls_of(const char *csv, const char *fn)
+{
+	char key[64];
+	const char *p;
+
+	snprintf(key, sizeof(key), "\n%s,", fn);
+	p = strstr(csv, key);
+	return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+Test(e2e, four_threads_nested_calls_are_exact_in_summary_csv)
+{
+	char cmd[1024];
+	char *csv;
+	int status;
+
+	snprintf(out, sizeof(out), "/tmp/rec_e2e_%d.zst", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "REC_OUTPUT=%s %s", out, getenv("PROG_NESTED"));
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s summary --format=csv %s", getenv("TRACETOOL"), out);
+	csv = run(cmd, &status);
+	cr_assert_eq(status, 0, "tracetool failed: %s", csv);
+	cr_assert_eq(strncmp(csv, "function,calls,total_ns,self_ns,min_ns,mean_ns,p50_ns,p90_ns,p99_ns,max_ns,errors\n",
+			     strlen("function,calls,total_ns,self_ns,min_ns,mean_ns,p50_ns,p90_ns,p99_ns,max_ns,errors\n")),
+		     0, "header: %s", csv);
+	cr_assert_eq(calls_of(csv, "outer"), 4000);
+	cr_assert_eq(calls_of(csv, "middle"), 4000);
+	cr_assert_eq(calls_of(csv, "block"), 4000);
+	cr_assert_eq(calls_of(csv, "leaf"), 12000);
+	cr_assert_eq(calls_of(csv, "recurse"), 20000);
+	free(csv);
+
+	/* And per thread: each worker did a quarter. */
+	snprintf(cmd, sizeof(cmd), "%s summary --format=csv --by-thread --function='^outer$' %s",
+		 getenv("TRACETOOL"), out);
+	csv = run(cmd, &status);
+	cr_assert_eq(status, 0);
+	for (int i = 0; i < 4; i++) {
+		char row[64];
+		snprintf(row, sizeof(row), "\nworker-%d,outer,1000,", i);
+		cr_assert_not_null(strstr(csv, row), "no row %s in %s", row + 1, csv);
+	}
+	free(csv);
+}
