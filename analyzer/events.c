@@ -75,14 +75,18 @@ void tt_trace_fini(struct tt_trace *tr)
 	memset(tr, 0, sizeof(*tr));
 }
 
+static __attribute__((noreturn)) void oom(void)
+{
+	fputs("tracetool: out of memory\n", stderr);
+	abort();
+}
+
 static void *xrealloc(void *p, size_t n)
 {
 	void *q = realloc(p, n ? n : 1);
 
-	if (!q) {
-		fputs("tracetool: out of memory\n", stderr);
-		abort();
-	}
+	if (!q)
+		oom();
 	return q;
 }
 
@@ -124,7 +128,7 @@ static void thread_rehash(struct tt_trace *tr, uint32_t slots)
 	free(tr->thread_hash);
 	tr->thread_hash = calloc(slots, sizeof(uint32_t));
 	if (!tr->thread_hash)
-		xrealloc(NULL, SIZE_MAX);
+		oom();
 	tr->hash_mask = slots - 1;
 	for (uint32_t t = 0; t < tr->nr_threads; t++) {
 		uint32_t i = hash_u32(tr->threads[t].serial) & tr->hash_mask;
@@ -175,7 +179,7 @@ static void name_rehash(struct tt_trace *tr, uint32_t slots)
 	free(tr->name_hash);
 	tr->name_hash = calloc(slots, sizeof(uint32_t));
 	if (!tr->name_hash)
-		xrealloc(NULL, SIZE_MAX);
+		oom();
 	tr->name_hash_mask = slots - 1;
 	for (uint32_t n = 0; n < tr->nr_names; n++) {
 		uint32_t i = hash_str(tr->names[n], strlen(tr->names[n])) & tr->name_hash_mask;
@@ -233,7 +237,7 @@ static uint32_t *big_site_slot(struct tt_trace *tr, uint32_t site, bool insert)
 		tr->big_mask = old_slots ? 2 * old_slots - 1 : 63;
 		tr->big_sites = calloc(2 * (size_t)(tr->big_mask + 1), sizeof(uint32_t));
 		if (!tr->big_sites)
-			xrealloc(NULL, SIZE_MAX);
+			oom();
 		for (uint32_t k = 0; k < old_slots; k++) {
 			if (!old[2 * k])
 				continue;
