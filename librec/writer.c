@@ -240,6 +240,14 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool *ended)
 	return busy;
 }
 
+/* Under rec__g.lock: a THREAD record if the thread is new or was renamed. */
+static void write_thread_locked(struct writer *w, struct rec__thread *t)
+{
+	if (t->name_gen != t->name_gen_written &&
+	    recfmt_encode_thread(&w->meta, t->serial, t->os_tid, t->named ? t->name : NULL) == 0)
+		t->name_gen_written = t->name_gen;
+}
+
 /*
  * Under rec__g.lock: snapshot the registry and write THREAD records for new
  * or renamed threads. Threads are freed only by this thread, so the
@@ -260,18 +268,18 @@ static size_t snapshot_locked(struct writer *w)
 			w->snap_cap = cap;
 		}
 		w->snap[n++] = t;
-		if (t->name_gen != t->name_gen_written) {
-			if (recfmt_encode_thread(&w->meta, t->serial, t->os_tid,
-						 t->named ? t->name : NULL) == 0)
-				t->name_gen_written = t->name_gen;
-		}
+		write_thread_locked(w, t);
 	}
 	return n;
 }
 
-/* Under rec__g.lock: unlink and free a thread whose ring is drained. */
-static void reap_locked(struct rec__thread *dead)
+/*
+ * Under rec__g.lock: unlink and free a thread whose ring is drained. It may
+ * have been renamed since the snapshot: its last name goes in first.
+ */
+static void reap_locked(struct writer *w, struct rec__thread *dead)
 {
+	write_thread_locked(w, dead);
 	for (struct rec__thread **pp = &rec__g.threads; *pp; pp = &(*pp)->next) {
 		if (*pp == dead) {
 			*pp = dead->next;
@@ -328,7 +336,7 @@ static void *writer_main(void *arg)
 			busy |= drain_thread(w, w->snap[i], &ended);
 			if (ended) {
 				pthread_mutex_lock(&rec__g.lock);
-				reap_locked(w->snap[i]);
+				reap_locked(w, w->snap[i]);
 				pthread_mutex_unlock(&rec__g.lock);
 			}
 		}
