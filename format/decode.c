@@ -7,6 +7,9 @@
 #include "recfmt.h"
 
 #include <stdarg.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 static enum recfmt_status fail(struct recfmt_error *err, enum recfmt_status status, size_t offset,
 			       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -201,4 +204,131 @@ enum recfmt_status recfmt_events_open(const struct recfmt_record *rec,
 	it->deltas = it->ids_end;
 	it->deltas_end = p + rec->size;
 	return RECFMT_OK;
+}
+
+/*
+ * Bit k set if byte k of p[0..15] ends a LEB128 value (its high bit is
+ * clear). One SSE2 movemask where available, else two 8-byte SWAR words
+ * whose high bits a multiply gathers into one byte.
+ */
+static inline uint32_t leb_ends16(const uint8_t *p)
+{
+#if defined(__SSE2__)
+	__m128i v = _mm_loadu_si128((const void *)p);
+
+	return ~(uint32_t)_mm_movemask_epi8(v) & 0xffffu;
+#else
+	uint64_t a = (~recfmt_load_u64le(p) & 0x8080808080808080ull) >> 7;
+	uint64_t b = (~recfmt_load_u64le(p + 8) & 0x8080808080808080ull) >> 7;
+
+	return (uint32_t)((a * 0x0102040810204080ull) >> 56) |
+	       (uint32_t)((b * 0x0102040810204080ull) >> 56) << 8;
+#endif
+}
+
+/*
+ * Decodes up to n values of one LEB128 column (FORMAT.md §3.6) from *pp
+ * into out (uint32_t codes if ids, else uint64_t raw zigzag deltas).
+ * Chunks of 16 bytes: the value boundaries come from one mask, so finding
+ * the next value does not wait for the previous one's load, and a chunk of
+ * sixteen 1-byte values (the usual ids column) is a plain widening copy.
+ * Values of up to 3 bytes are assembled from one 8-byte load; longer ones
+ * (rare) and the last 24 bytes of the column go through the bounds-checked
+ * scalar decoder. Return: values decoded; fewer than n only if the next one
+ * is malformed, with *pp left at its first byte.
+ */
+static inline __attribute__((always_inline)) uint32_t
+column_decode(const uint8_t **pp, const uint8_t *end, uint32_t n, void *out, const bool ids)
+{
+	uint32_t *out32 = out;
+	uint64_t *out64 = out;
+	const uint8_t *p = *pp;
+	uint32_t i = 0;
+	uint64_t v;
+	unsigned k;
+
+	/* 24 bytes: the chunk plus the 8-byte loads of values starting in it. */
+	while (n - i >= 16 && end - p >= 24) {
+		uint32_t ends = leb_ends16(p);
+		const uint8_t *q = p;
+
+		if (ends == 0xffffu) {
+			for (k = 0; k < 16; k++) {
+				if (ids)
+					out32[i + k] = p[k];
+				else
+					out64[i + k] = p[k];
+			}
+			i += 16;
+			p += 16;
+			continue;
+		}
+		if (!ends)
+			break; /* longer than 16 bytes: the scalar path reports it */
+		do {
+			const uint8_t *e = p + __builtin_ctz(ends) + 1;
+			size_t len = (size_t)(e - q);
+
+			if (__builtin_expect(len <= 3, 1)) {
+				uint64_t w = recfmt_load_u64le(q);
+
+				v = (w & 0x7f) | ((w >> 1) & 0x3f80) | ((w >> 2) & 0x1fc000);
+				v &= (1ull << (7 * len)) - 1;
+			} else if (recfmt_leb128_decode(q, end, &v) != len ||
+				   (ids && v > UINT32_MAX)) {
+				p = q;
+				goto scalar;
+			}
+			if (ids)
+				out32[i] = (uint32_t)v;
+			else
+				out64[i] = v;
+			i++;
+			q = e;
+			ends &= ends - 1;
+		} while (ends);
+		p = q;
+	}
+scalar:
+	for (; i < n; i++) {
+		k = recfmt_leb128_decode(p, end, &v);
+		if (!k || (ids && v > UINT32_MAX))
+			break;
+		if (ids)
+			out32[i] = (uint32_t)v;
+		else
+			out64[i] = v;
+		p += k;
+	}
+	*pp = p;
+	return i;
+}
+
+int recfmt_events_decode_batch(struct recfmt_events_iter *it, uint64_t *ticks, uint32_t *codes,
+			       uint32_t max)
+{
+	const uint8_t *ids = it->ids;
+	uint32_t n = max < it->nr_left ? max : it->nr_left, ni, nd;
+	uint64_t t = it->ticks;
+
+	if (!n)
+		return 0;
+	if (n > INT32_MAX)
+		n = INT32_MAX; /* the count must fit the return value */
+	ni = column_decode(&it->ids, it->ids_end, n, codes, true);
+	nd = column_decode(&it->deltas, it->deltas_end, ni, ticks, false);
+	if (nd < ni) {
+		/* The deltas column broke first: leave the ids column after the
+		 * nd events returned, so that both columns agree. */
+		it->ids = ids;
+		column_decode(&it->ids, it->ids_end, nd, codes, true);
+	}
+	for (uint32_t i = 0; i < nd; i++) {
+		/* zigzag: 0, -1, 1, -2, ... -> 0, 1, 2, 3, ... (FORMAT.md §3.6) */
+		t += (ticks[i] >> 1) ^ (uint64_t)-(int64_t)(ticks[i] & 1);
+		ticks[i] = t;
+	}
+	it->ticks = t;
+	it->nr_left -= nd;
+	return nd ? (int)nd : -1;
 }

@@ -399,6 +399,30 @@ static inline int recfmt_events_next(struct recfmt_events_iter *it, uint64_t *ti
 	return 1;
 }
 
+/*
+ * recfmt_events_decode_batch() - decode up to `max` next events of a block
+ * into flat arrays: ticks[i] (absolute, FORMAT.md §3.6) and codes[i]
+ * (site << 1 | kind). Equivalent to calling recfmt_events_next() that many
+ * times, but decodes each column on its own, 16 bytes at a time, with a fast
+ * path for runs of 1-byte values; it is what an analyzer's hot loop wants.
+ * May be mixed with recfmt_events_next() on the same iterator.
+ * Return: the number of events decoded (1..max); 0 when the block is
+ * exhausted; -1 if the next value of a column is malformed (events before
+ * it were returned by this or earlier calls, and the iterator stops there).
+ */
+int recfmt_events_decode_batch(struct recfmt_events_iter *it, uint64_t *ticks, uint32_t *codes,
+			       uint32_t max);
+
+/*
+ * recfmt_events_check_end() - after the last event of a block: true if both
+ * columns were used up exactly (FORMAT.md §3.6: a block whose columns leave
+ * bytes over is damaged).
+ */
+static inline bool recfmt_events_check_end(const struct recfmt_events_iter *it)
+{
+	return it->nr_left == 0 && it->ids == it->ids_end && it->deltas == it->deltas_end;
+}
+
 /* ---------------------------------------------------------------------
  * Frame reader (frames.c): a trace file as a sequence of decompressed
  * frames, read with bounded memory (one compressed and one decompressed
