@@ -15,13 +15,18 @@
 #define TT_HIST_SUB_BITS 7
 #define TT_HIST_NR_BUCKETS ((64 - TT_HIST_SUB_BITS + 1) << TT_HIST_SUB_BITS)
 
+/*
+ * The bucket of v: values below 256 are their own bucket; above, the top
+ * TT_HIST_SUB_BITS + 1 bits of v select one of 128 sub-buckets of its power
+ * of two. Branch-free (v | 1 keeps clz defined, and a select clamps the
+ * shift at 0), because scopes.c calls it for every event and small and large
+ * durations alternate at random.
+ */
 static inline uint32_t tt_hist_index(uint64_t v)
 {
-	unsigned shift;
+	unsigned msb = 63u - (unsigned)__builtin_clzll(v | 1);
+	unsigned shift = msb > TT_HIST_SUB_BITS ? msb - TT_HIST_SUB_BITS : 0;
 
-	if (v < (2u << TT_HIST_SUB_BITS))
-		return (uint32_t)v;
-	shift = (unsigned)(63 - __builtin_clzll(v)) - TT_HIST_SUB_BITS;
 	return (shift << TT_HIST_SUB_BITS) + (uint32_t)(v >> shift);
 }
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * scopes.c - the per-event loop: LEB128 columns decoded inline, a flat stack
- * per thread, site -> name through an array, O(1) statistics and histogram
- * updates. Everything rare (unknown sites, mismatched exits, stack growth)
- * is out of line. See scopes.h for the matching rules.
+ * scopes.c - the per-event loop: each EVENTS block is decoded in batches
+ * into flat arrays (recfmt_events_decode_batch), sites become names once per
+ * batch, and a branch-free pairing loop keeps a flat stack per thread and
+ * O(1) statistics and histogram updates. Everything rare (unknown sites,
+ * mismatched exits, clocks going backwards, stack growth and overflow) is
+ * out of line in event_slow(). See scopes.h for the matching rules.
  */
 #include "scopes.h"
 
@@ -15,6 +17,10 @@
 
 /* Deeper enters than this are counted as errors rather than stored. */
 #define MAX_DEPTH (1u << 20)
+/* Events decoded per batch: the arrays stay in L1 (12 bytes an event). */
+#define BATCH 1024
+/* The name of the sentinel frames below the stack; no real name has it. */
+#define NO_FRAME UINT32_MAX
 
 struct frame {
 	uint32_t name;
@@ -28,15 +34,27 @@ struct depth {
 	uint32_t open, in;
 };
 
+/*
+ * The stack: real frames are stack[1..sp], so that the top is stack[sp]
+ * and its parent stack[sp - 1] even when the stack is empty: stack[0] and
+ * stack[-1] are sentinel frames (name NO_FRAME, never matched). The fast
+ * loop reads the top and adds to its parent on every event and writes the
+ * slot above the top, whether the event enters or exits; the sentinels and
+ * the one spare slot make that safe without a test.
+ */
 struct scope_thread {
 	bool skip;
-	struct frame *stack;
-	uint32_t sp, cap;
-	uint32_t overflow; /* enters beyond MAX_DEPTH, not stored */
+	struct frame *base; /* the allocation: base[0], base[1] are sentinels */
+	struct frame *stack; /* base + 1 */
+	uint32_t sp, cap;   /* cap: real frames that fit, plus the spare slot */
+	uint32_t overflow;  /* enters beyond MAX_DEPTH, not stored */
 	struct depth *depth;
 	uint32_t nr_depth;
 	struct tt_stat_table *tab;
 	struct tt_stat_table own;
+	/* Where the fast loop records what an event does not count (enters,
+	 * exits outside the window), instead of testing whether to record. */
+	struct tt_stat sink;
 };
 
 static void *xrealloc(void *p, size_t n)
@@ -58,6 +76,22 @@ void tt_scopes_init(struct tt_scopes *sc, struct tt_trace *tr)
 	sc->win_span_ticks = UINT64_MAX;
 }
 
+/* Makes room for `need` real frames plus the spare slot (need <= MAX_DEPTH). */
+static void reserve_stack(struct scope_thread *st, uint32_t need)
+{
+	uint32_t cap = st->cap ? st->cap : 256;
+
+	if (need + 1 <= st->cap)
+		return;
+	while (cap < need + 1)
+		cap *= 2;
+	if (cap > MAX_DEPTH + 1)
+		cap = MAX_DEPTH + 1;
+	st->base = xrealloc(st->base, ((size_t)cap + 2) * sizeof(*st->base));
+	st->stack = st->base + 1;
+	st->cap = cap;
+}
+
 static struct scope_thread *thread_state(struct tt_scopes *sc, struct tt_thread *th)
 {
 	struct scope_thread *st = th->user;
@@ -68,6 +102,10 @@ static struct scope_thread *thread_state(struct tt_scopes *sc, struct tt_thread 
 	memset(st, 0, sizeof(*st));
 	st->skip = sc->thread_filter && !sc->thread_filter(sc->filter_ctx, th);
 	st->tab = sc->by_thread ? &st->own : &sc->global;
+	reserve_stack(st, BATCH);
+	memset(st->base, 0, 2 * sizeof(*st->base));
+	st->base[0].name = st->base[1].name = NO_FRAME;
+	tt_stats_hist_alloc(&st->sink);
 	th->user = st;
 	return st;
 }
@@ -87,16 +125,6 @@ static void cover_names(struct scope_thread *st, uint32_t nr_names)
 	tt_stats_reserve(st->tab, nr_names);
 }
 
-static void grow_stack(struct scope_thread *st)
-{
-	uint32_t cap = st->cap ? 2 * st->cap : 256;
-
-	if (cap > MAX_DEPTH)
-		cap = MAX_DEPTH;
-	st->stack = xrealloc(st->stack, cap * sizeof(*st->stack));
-	st->cap = cap;
-}
-
 static void count_error(struct tt_scopes *sc, struct scope_thread *st, uint32_t name)
 {
 	st->tab->v[name].errors++;
@@ -107,231 +135,257 @@ static void count_error(struct tt_scopes *sc, struct scope_thread *st, uint32_t 
  * its parent, which contains them. */
 static void drop_top(struct tt_scopes *sc, struct scope_thread *st)
 {
-	struct frame *f = &st->stack[--st->sp];
+	struct frame *f = &st->stack[st->sp--];
 
 	st->depth[f->name].open--;
 	if (f->in) {
 		st->depth[f->name].in--;
 		count_error(sc, st, f->name);
 	}
-	if (st->sp)
-		st->stack[st->sp - 1].child_ticks += f->child_ticks;
+	st->stack[st->sp].child_ticks += f->child_ticks;
+}
+
+/* Records one timed activation of `name` in the window. */
+static inline void record(struct tt_stat *s, uint64_t dur, uint64_t self, bool outermost)
+{
+	uint64_t *h = s->hist;
+
+	s->calls++;
+	s->sum_ticks += dur;
+	s->self_ticks += self;
+	s->total_ticks += outermost ? dur : 0;
+	s->min_ticks = dur < s->min_ticks ? dur : s->min_ticks;
+	s->max_ticks = dur > s->max_ticks ? dur : s->max_ticks;
+	if (__builtin_expect(!h, 0))
+		h = tt_stats_hist_alloc(s);
+	h[tt_hist_index(dur)]++;
 }
 
 /*
- * The slow exit: the top of the stack is not this name. If an enter of the
- * name is open deeper, the ones above it are unmatched and are dropped;
- * otherwise the exit itself is unmatched. Return: true if the top frame is
- * now the exit's enter.
+ * event_slow() - one event by the book: every rule of scopes.h, with no
+ * assumption about the stack. The fast loop hands it the rare exits (not
+ * the top's name, clock backwards), and whole batches it cannot take
+ * (stack near MAX_DEPTH, enters beyond it pending).
  */
-static bool exit_mismatch(struct tt_scopes *sc, struct scope_thread *st, uint32_t name,
-			  uint64_t ticks)
+static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread *th,
+		       uint32_t name, uint64_t ticks, bool is_exit)
 {
-	if (st->overflow) {
-		st->overflow--; /* the exit of an enter counted at overflow */
-		return false;
-	}
-	if (!st->depth[name].open) {
-		if (ticks - sc->win_lo_ticks < sc->win_span_ticks)
-			count_error(sc, st, name);
-		return false;
-	}
-	while (st->stack[st->sp - 1].name != name)
-		drop_top(sc, st);
-	return true;
-}
+	/* A span of UINT64_MAX is no window at all, as in pair_fast(). */
+	const bool in_window = sc->win_span_ticks == UINT64_MAX ||
+			       ticks - sc->win_lo_ticks < sc->win_span_ticks;
+	struct frame *f;
+	uint64_t dur;
 
-static void enter_overflow(struct tt_scopes *sc, struct scope_thread *st, uint32_t name,
-			   uint64_t ticks)
-{
-	if (st->cap < MAX_DEPTH) {
-		grow_stack(st);
+	if (!is_exit) {
+		if (st->sp == MAX_DEPTH || st->overflow) {
+			/* Not stored; its exit is the next exit while any is pending. */
+			st->overflow++;
+			if (in_window)
+				count_error(sc, st, name);
+			return;
+		}
+		reserve_stack(st, st->sp + 1);
+		f = &st->stack[++st->sp];
+		f->name = name;
+		f->in = in_window;
+		f->enter_ticks = ticks;
+		f->child_ticks = 0;
+		st->depth[name].open++;
+		st->depth[name].in += f->in;
 		return;
 	}
-	st->overflow++;
-	if (ticks - sc->win_lo_ticks < sc->win_span_ticks)
-		count_error(sc, st, name);
+	if (st->overflow) {
+		st->overflow--; /* the exit of an enter counted at overflow */
+		return;
+	}
+	if (st->stack[st->sp].name != name) {
+		if (!st->depth[name].open) {
+			/* An exit with no enter: its start is unknown, so it belongs
+			 * to the window by its own time (docs/ANALYZER.md). */
+			if (in_window)
+				count_error(sc, st, name);
+			return;
+		}
+		while (st->stack[st->sp].name != name)
+			drop_top(sc, st);
+	}
+	f = &st->stack[st->sp--];
+	st->depth[name].open--;
+	if (ticks < f->enter_ticks) {
+		/* The clock went backwards: not timed (scopes.h). */
+		if (f->in) {
+			st->depth[name].in--;
+			count_error(sc, st, name);
+		}
+		return;
+	}
+	dur = ticks - f->enter_ticks;
+	st->stack[st->sp].child_ticks += dur;
+	if (f->in) {
+		uint64_t self = dur > f->child_ticks ? dur - f->child_ticks : 0;
+
+		record(&st->tab->v[name], dur, self, --st->depth[name].in == 0);
+		if (sc->on_close)
+			sc->on_close(sc->close_ctx, th, name, f->enter_ticks, dur);
+	}
 }
 
 /*
- * Decodes one delta at p, where at least 8 bytes are readable: values of up
- * to 3 LEB128 bytes (21 bits: deltas below about a million ticks) are
- * assembled from one 64-bit load without a branch per byte. Return: bytes
- * used, or 0 if the value is longer (take the generic path).
+ * The per-event loop over one decoded batch, where codes[] already hold
+ * name << 1 | kind. An enter and an exit do the same work without a branch
+ * on which it is (the random walk of bench_analyzer makes that branch a coin
+ * toss): both read the top frame, add to its parent's child time and write
+ * the slot above the top, both update the name's counters, and both record
+ * an activation, into the name's statistics when it is a timed exit in the
+ * window, else into the thread's sink; the masks and selects make the parts
+ * that do not apply add zero or land in the sink. Only an exit that does not
+ * match the top's name or whose clock went backwards branches out, to
+ * event_slow(). The caller guarantees sp + n + 1 <= cap and no overflow.
  */
-static inline unsigned delta_fast(const uint8_t *p, uint64_t *zz)
+static inline __attribute__((always_inline)) void
+pair_batch(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread *th,
+	   const uint64_t *ticks, const uint32_t *codes, uint32_t n, const bool with_close)
 {
-	uint64_t w, stop, v;
-	unsigned nb;
+	const uint64_t lo = sc->win_lo_ticks, span = sc->win_span_ticks;
+	struct tt_stat *stats = st->tab->v, *sink = &st->sink;
+	struct depth *depth = st->depth;
+	struct frame *stack = st->stack;
+	uint32_t sp = st->sp;
 
-	memcpy(&w, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	w = __builtin_bswap64(w);
-#endif
-	stop = ~w & 0x808080u; /* a clear high bit ends the value */
-	if (__builtin_expect(!stop, 0))
-		return 0;
-	nb = ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
-	v = (w & 0x7f) | ((w >> 1) & 0x3f80) | ((w >> 2) & 0x1fc000);
-	*zz = v & ((1ull << (7 * nb)) - 1);
-	return nb;
+	for (uint32_t i = 0; i < n; i++) {
+		const uint32_t name = codes[i] >> 1, is_exit = codes[i] & 1;
+		const uint64_t t = ticks[i];
+		struct frame *top = &stack[sp];
+		struct depth *d = &depth[name];
+		uint64_t dur, child, self;
+		uint32_t in_new, counted;
+		uintptr_t mask;
+		struct tt_stat *s;
+
+		if (__builtin_expect(is_exit & ((top->name != name) | (t < top->enter_ticks)), 0)) {
+			st->sp = sp;
+			event_slow(sc, st, th, name, t, true);
+			sp = st->sp;
+			continue;
+		}
+		dur = t - top->enter_ticks;
+		child = top->child_ticks;
+		self = dur > child ? dur - child : 0;
+		in_new = (span == UINT64_MAX) | (t - lo < span);
+		counted = is_exit & top->in;
+		top[-1].child_ticks += dur & -(uint64_t)is_exit;
+		top[1] = (struct frame){ name, in_new, t, 0 };
+		sp = sp + 1 - 2 * is_exit;
+		d->open += 1 - 2 * is_exit;
+		/* Masks, not ?:, which compilers turn back into branches here. */
+		d->in += (in_new & (is_exit - 1)) - (top->in & -is_exit);
+		mask = -(uintptr_t)counted;
+		s = (struct tt_stat *)(((uintptr_t)&stats[name] & mask) | ((uintptr_t)sink & ~mask));
+		record(s, dur, self, d->in == 0);
+		if (with_close && counted)
+			sc->on_close(sc->close_ctx, th, name, t - dur, dur);
+	}
+	st->sp = sp;
 }
 
-static inline __attribute__((always_inline)) int
-block_loop(struct tt_scopes *sc, struct tt_trace *tr, struct tt_thread *th,
-	   struct recfmt_events_iter *it, const bool with_close)
+/* One timed activation waiting to be recorded (pair_fast). */
+struct closed {
+	uint32_t name;
+	uint32_t outermost;
+	uint64_t dur, self;
+};
+
+/*
+ * pair_fast() - pair_batch() for the common case: no time window (every
+ * frame is inside) and no per-activation callback, which is summary's and
+ * histogram's default. The stack update is the same branch-free one; the
+ * activations it closes are appended to a log (written every event, kept
+ * only for exits) and recorded in a second loop, so that no enter pays for
+ * the statistics and neither loop branches on the kind of event.
+ */
+static void pair_fast(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread *th,
+		      const uint64_t *ticks, const uint32_t *codes, uint32_t n)
 {
-	struct scope_thread *st = thread_state(sc, th);
-	const uint8_t *ids = it->ids, *ids_end = it->ids_end;
-	const uint8_t *dl = it->deltas, *dl_end = it->deltas_end;
-	uint64_t ticks = it->ticks;
-	const uint64_t lo = sc->win_lo_ticks, span = sc->win_span_ticks;
-	uint32_t n = it->nr_events;
-	const uint32_t *site_name;
-	uint32_t nr_site_slots;
-	struct tt_stat *stats;
-	struct depth *depth;
-	struct frame *stack;
-	uint32_t sp, cap;
+	struct closed log[BATCH + 1];
+	struct tt_stat *stats = st->tab->v;
+	struct depth *depth = st->depth;
+	struct frame *stack = st->stack;
+	uint32_t sp = st->sp, k = 0;
 
-	if (st->skip)
-		return 0;
-	cover_names(st, tr->nr_names);
-#define LOAD_LOCALS()                                                                       \
-	do {                                                                                \
-		site_name = tr->site_name;                                                  \
-		nr_site_slots = tr->nr_site_slots;                                          \
-		stats = st->tab->v;                                                         \
-		depth = st->depth;                                                          \
-		stack = st->stack;                                                          \
-		sp = st->sp;                                                                \
-		cap = st->cap;                                                              \
-	} while (0)
-#define STORE_LOCALS() (st->sp = sp)
-	LOAD_LOCALS();
-	for (; n; n--) {
-		uint64_t code, zz;
-		uint32_t site, name;
+	for (uint32_t i = 0; i < n; i++) {
+		const uint32_t name = codes[i] >> 1, is_exit = codes[i] & 1;
+		const uint64_t t = ticks[i];
+		struct frame *top = &stack[sp];
+		uint64_t dur, child;
+		uint32_t open;
 
-		unsigned k;
-
-		/* FORMAT.md §3.6: one LEB128 value per event in each column. */
-		if (__builtin_expect(ids < ids_end && *ids < 0x80, 1)) {
-			code = *ids++;
-		} else {
-			k = recfmt_leb128_decode(ids, ids_end, &code);
-			if (!k || code > UINT32_MAX)
-				goto malformed;
-			ids += k;
+		if (__builtin_expect(is_exit & ((top->name != name) | (t < top->enter_ticks)), 0)) {
+			/* Record what is logged first: event_slow() records directly. */
+			for (uint32_t j = 0; j < k; j++)
+				record(&stats[log[j].name], log[j].dur, log[j].self, log[j].outermost);
+			k = 0;
+			st->sp = sp;
+			event_slow(sc, st, th, name, t, true);
+			sp = st->sp;
+			continue;
 		}
-		if (__builtin_expect(dl_end - dl >= 8 && (k = delta_fast(dl, &zz)) != 0, 1)) {
-			dl += k;
-		} else {
-			k = recfmt_leb128_decode(dl, dl_end, &zz);
-			if (!k)
-				goto malformed;
-			dl += k;
-		}
-		ticks += (zz >> 1) ^ (uint64_t)-(int64_t)(zz & 1);
-		site = (uint32_t)(code >> 1);
-		if (__builtin_expect(site < nr_site_slots && site_name[site] != TT_NO_NAME, 1)) {
-			name = site_name[site];
-		} else {
-			STORE_LOCALS();
-			name = tt_trace_site_name_slow(tr, site);
-			cover_names(st, tr->nr_names);
-			LOAD_LOCALS();
-		}
-		if (!(code & 1)) {
-			struct frame *f;
-
-			if (__builtin_expect(sp == cap, 0)) {
-				STORE_LOCALS();
-				enter_overflow(sc, st, name, ticks);
-				LOAD_LOCALS();
-				if (sp == cap)
-					continue;
-			}
-			f = &stack[sp++];
-			f->name = name;
-			f->in = ticks - lo < span;
-			f->enter_ticks = ticks;
-			f->child_ticks = 0;
-			depth[name].open++;
-			depth[name].in += f->in;
-		} else {
-			struct frame *f;
-			uint64_t dur;
-
-			if (__builtin_expect(!sp || stack[sp - 1].name != name, 0)) {
-				bool ok;
-
-				STORE_LOCALS();
-				ok = exit_mismatch(sc, st, name, ticks);
-				LOAD_LOCALS();
-				if (!ok)
-					continue;
-			}
-			f = &stack[--sp];
-			depth[name].open--;
-			if (__builtin_expect(ticks < f->enter_ticks, 0)) {
-				/* The clock went backwards: not timed (scopes.h). */
-				if (f->in) {
-					depth[name].in--;
-					stats[name].errors++;
-					sc->nr_unmatched++;
-				}
-				continue;
-			}
-			dur = ticks - f->enter_ticks;
-			if (sp)
-				stack[sp - 1].child_ticks += dur;
-			if (f->in) {
-				struct tt_stat *s = &stats[name];
-				uint64_t *h = s->hist;
-
-				s->calls++;
-				s->sum_ticks += dur;
-				s->self_ticks += dur > f->child_ticks ? dur - f->child_ticks : 0;
-				/* Recursion: only the outermost activation adds to the total. */
-				if (--depth[name].in == 0)
-					s->total_ticks += dur;
-				if (dur < s->min_ticks)
-					s->min_ticks = dur;
-				if (dur > s->max_ticks)
-					s->max_ticks = dur;
-				if (__builtin_expect(!h, 0))
-					h = tt_stats_hist_alloc(s);
-				h[tt_hist_index(dur)]++;
-				if (with_close)
-					sc->on_close(sc->close_ctx, th, name, f->enter_ticks, dur);
-			}
-		}
+		dur = t - top->enter_ticks;
+		child = top->child_ticks;
+		top[-1].child_ticks += dur & -(uint64_t)is_exit;
+		top[1] = (struct frame){ name, 1, t, 0 };
+		sp = sp + 1 - 2 * is_exit;
+		open = depth[name].open + 1 - 2 * is_exit;
+		depth[name].open = open;
+		depth[name].in = open;
+		log[k] = (struct closed){ name, open == 0, dur, dur > child ? dur - child : 0 };
+		k += is_exit;
 	}
-	STORE_LOCALS();
-	it->ticks = ticks;
-	it->nr_left = 0;
-	it->ids = ids;
-	it->deltas = dl;
-	/* Both columns must be used up exactly (FORMAT.md §3.6). */
-	return ids == ids_end && dl == dl_end ? 0 : -1;
-malformed:
-	STORE_LOCALS();
-	it->ticks = ticks;
-	return -1;
-#undef LOAD_LOCALS
-#undef STORE_LOCALS
+	st->sp = sp;
+	for (uint32_t j = 0; j < k; j++)
+		record(&stats[log[j].name], log[j].dur, log[j].self, log[j].outermost);
 }
 
 int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		    struct recfmt_events_iter *it)
 {
 	struct tt_scopes *sc = ctx;
+	struct scope_thread *st = thread_state(sc, th);
+	uint64_t ticks[BATCH];
+	uint32_t codes[BATCH];
+	int n;
 
-	/* Two copies of the loop: summary's has no per-event callback test. */
-	if (sc->on_close)
-		return block_loop(sc, tr, th, it, true);
-	return block_loop(sc, tr, th, it, false);
+	if (st->skip)
+		return 0;
+	while ((n = recfmt_events_decode_batch(it, ticks, codes, BATCH)) > 0) {
+		const uint32_t *site_name = tr->site_name;
+		const uint32_t nr_slots = tr->nr_site_slots;
+
+		/* Sites to names for the whole batch, so that the pairing loop
+		 * meets no new name (and no table growth). */
+		for (int i = 0; i < n; i++) {
+			uint32_t site = codes[i] >> 1, name;
+
+			if (__builtin_expect(site < nr_slots && site_name[site] != TT_NO_NAME, 1))
+				name = site_name[site];
+			else
+				name = tt_trace_site_name_slow(tr, site);
+			codes[i] = name << 1 | (codes[i] & 1);
+		}
+		cover_names(st, tr->nr_names);
+		if (st->overflow || st->sp + (uint32_t)n > MAX_DEPTH) {
+			for (int i = 0; i < n; i++)
+				event_slow(sc, st, th, codes[i] >> 1, ticks[i], codes[i] & 1);
+			continue;
+		}
+		reserve_stack(st, st->sp + (uint32_t)n);
+		if (!sc->on_close && sc->win_lo_ticks == 0 && sc->win_span_ticks == UINT64_MAX)
+			pair_fast(sc, st, th, ticks, codes, (uint32_t)n);
+		else if (sc->on_close)
+			pair_batch(sc, st, th, ticks, codes, (uint32_t)n, true);
+		else
+			pair_batch(sc, st, th, ticks, codes, (uint32_t)n, false);
+	}
+	return n == 0 && recfmt_events_check_end(it) ? 0 : -1;
 }
 
 void tt_scopes_finish(struct tt_scopes *sc)
@@ -367,8 +421,9 @@ void tt_scopes_fini(struct tt_scopes *sc)
 
 		if (!st)
 			continue;
-		free(st->stack);
+		free(st->base);
 		free(st->depth);
+		free(st->sink.hist);
 		tt_stats_fini(&st->own);
 		free(st);
 		tr->threads[i].user = NULL;
