@@ -226,6 +226,34 @@ static inline uint32_t leb_ends16(const uint8_t *p)
 #endif
 }
 
+#if defined(__SSE2__)
+/*
+ * For a 16-byte chunk that starts at a value's first byte: cand[j] is the
+ * value that ends at byte j if that value has at most 2 bytes (the byte
+ * itself, or it and the continuation byte before it). SSE2 computes all 16
+ * at once; the caller picks the ones at the value ends.
+ */
+static inline void leb_cand16(const uint8_t *p, uint16_t cand[16])
+{
+	const __m128i zero = _mm_setzero_si128(), m7 = _mm_set1_epi8(0x7f);
+	const __m128i b = _mm_loadu_si128((const void *)p);
+	const __m128i lo = _mm_and_si128(b, m7);
+	const __m128i prev = _mm_slli_si128(b, 1); /* byte j holds byte j - 1 */
+	const __m128i pcont = _mm_cmplt_epi8(prev, zero);
+	const __m128i plo = _mm_and_si128(_mm_and_si128(prev, m7), pcont);
+	__m128i l, c, v;
+
+	l = _mm_unpacklo_epi8(lo, zero);
+	c = _mm_unpacklo_epi8(pcont, pcont);
+	v = _mm_or_si128(_mm_andnot_si128(c, l), _mm_and_si128(c, _mm_slli_epi16(l, 7)));
+	_mm_storeu_si128((void *)cand, _mm_or_si128(v, _mm_unpacklo_epi8(plo, zero)));
+	l = _mm_unpackhi_epi8(lo, zero);
+	c = _mm_unpackhi_epi8(pcont, pcont);
+	v = _mm_or_si128(_mm_andnot_si128(c, l), _mm_and_si128(c, _mm_slli_epi16(l, 7)));
+	_mm_storeu_si128((void *)(cand + 8), _mm_or_si128(v, _mm_unpackhi_epi8(plo, zero)));
+}
+#endif
+
 /*
  * Decodes up to n values of one LEB128 column (FORMAT.md §3.6) from *pp
  * into out (uint32_t codes if ids, else uint64_t raw zigzag deltas).
@@ -265,6 +293,25 @@ column_decode(const uint8_t **pp, const uint8_t *end, uint32_t n, void *out, con
 		}
 		if (!ends)
 			break; /* longer than 16 bytes: the scalar path reports it */
+#if defined(__SSE2__)
+		/* No two continuation bytes in a row: every value here has 1 or
+		 * 2 bytes, and they are read from the candidates by position. */
+		if (!(~ends & (~ends << 1) & 0xffffu)) {
+			uint16_t cand[16];
+			unsigned last = 31u - (unsigned)__builtin_clz(ends);
+
+			leb_cand16(p, cand);
+			do {
+				if (ids)
+					out32[i++] = cand[__builtin_ctz(ends)];
+				else
+					out64[i++] = cand[__builtin_ctz(ends)];
+				ends &= ends - 1;
+			} while (ends);
+			p += last + 1;
+			continue;
+		}
+#endif
 		do {
 			const uint8_t *e = p + __builtin_ctz(ends) + 1;
 			size_t len = (size_t)(e - q);
