@@ -273,8 +273,10 @@ static void site_define(struct tt_trace *tr, uint32_t site, uint32_t name)
 
 		while (n <= site)
 			n *= 2;
-		tr->site_name = xrealloc(tr->site_name, n * sizeof(uint32_t));
-		for (uint32_t i = tr->nr_site_slots; i < n; i++)
+		/* One more slot: site_name[nr_site_slots] stays TT_NO_NAME, so
+		 * that a lookup can clamp its index instead of testing it. */
+		tr->site_name = xrealloc(tr->site_name, ((size_t)n + 1) * sizeof(uint32_t));
+		for (uint32_t i = tr->nr_site_slots; i <= n; i++)
 			tr->site_name[i] = TT_NO_NAME;
 		tr->nr_site_slots = n;
 	}

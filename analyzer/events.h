@@ -66,7 +66,8 @@ struct tt_trace {
 	uint32_t nr_names, cap_names;
 	uint32_t *name_hash; /* index + 1 */
 	uint32_t name_hash_mask;
-	uint32_t *site_name; /* site id -> name index, TT_NO_NAME if none */
+	uint32_t *site_name; /* site id -> name index, TT_NO_NAME if none;
+			      * site_name[nr_site_slots] is TT_NO_NAME too */
 	uint32_t nr_site_slots;
 	uint32_t *big_sites; /* (id, name) pairs for ids >= 2^20 */
 	uint32_t big_mask, nr_big_sites;

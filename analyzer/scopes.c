@@ -131,6 +131,16 @@ static void count_error(struct tt_scopes *sc, struct scope_thread *st, uint32_t 
 	sc->nr_unmatched++;
 }
 
+/*
+ * Summary's and histogram's default: no window, no callback. Then every
+ * frame is inside the window and pair_fast() keeps only the open count of
+ * each name; the in-window count (depth.in) is left alone everywhere.
+ */
+static inline bool fast_mode(const struct tt_scopes *sc)
+{
+	return !sc->on_close && sc->win_lo_ticks == 0 && sc->win_span_ticks == UINT64_MAX;
+}
+
 /* Drops the top frame as an enter with no exit; its children's time goes to
  * its parent, which contains them. */
 static void drop_top(struct tt_scopes *sc, struct scope_thread *st)
@@ -139,7 +149,8 @@ static void drop_top(struct tt_scopes *sc, struct scope_thread *st)
 
 	st->depth[f->name].open--;
 	if (f->in) {
-		st->depth[f->name].in--;
+		if (!fast_mode(sc))
+			st->depth[f->name].in--;
 		count_error(sc, st, f->name);
 	}
 	st->stack[st->sp].child_ticks += f->child_ticks;
@@ -191,7 +202,8 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 		f->enter_ticks = ticks;
 		f->child_ticks = 0;
 		st->depth[name].open++;
-		st->depth[name].in += f->in;
+		if (!fast_mode(sc))
+			st->depth[name].in += f->in;
 		return;
 	}
 	if (st->overflow) {
@@ -214,7 +226,8 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 	if (ticks < f->enter_ticks) {
 		/* The clock went backwards: not timed (scopes.h). */
 		if (f->in) {
-			st->depth[name].in--;
+			if (!fast_mode(sc))
+				st->depth[name].in--;
 			count_error(sc, st, name);
 		}
 		return;
@@ -224,7 +237,10 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 	if (f->in) {
 		uint64_t self = dur > f->child_ticks ? dur - f->child_ticks : 0;
 
-		record(&st->tab->v[name], dur, self, --st->depth[name].in == 0);
+		bool outermost = fast_mode(sc) ? st->depth[name].open == 0
+					       : --st->depth[name].in == 0;
+
+		record(&st->tab->v[name], dur, self, outermost);
 		if (sc->on_close)
 			sc->on_close(sc->close_ctx, th, name, f->enter_ticks, dur);
 	}
@@ -288,61 +304,95 @@ pair_batch(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread
 	st->sp = sp;
 }
 
-/* One timed activation waiting to be recorded (pair_fast). */
-struct closed {
-	uint32_t name;
-	uint32_t outermost;
-	uint64_t dur, self;
+/*
+ * Timed activations waiting to be recorded (pair_fast), one column per
+ * field: entry k is name[k] >> 1 with bit 0 set if it is the outermost
+ * activation of its name, dur[k] and self[k].
+ */
+struct closed_log {
+	uint32_t name[BATCH];
+	uint64_t dur[BATCH], self[BATCH];
 };
+
+static void record_log(struct tt_stat *stats, const struct closed_log *log, uint32_t k)
+{
+	for (uint32_t j = 0; j < k; j++)
+		record(&stats[log->name[j] >> 1], log->dur[j], log->self[j], log->name[j] & 1);
+}
 
 /*
  * pair_fast() - pair_batch() for the common case: no time window (every
  * frame is inside) and no per-activation callback, which is summary's and
- * histogram's default. The stack update is the same branch-free one; the
- * activations it closes are appended to a log (written every event, kept
- * only for exits) and recorded in a second loop, so that no enter pays for
- * the statistics and neither loop branches on the kind of event.
+ * histogram's default. codes[] still hold site << 1 | kind: the site's name
+ * is looked up here, with the index clamped onto the sentinel slot of
+ * site_name, so that an unknown site costs no test of its own but joins the
+ * one rare branch. The stack update is the same branch-free one as
+ * pair_batch()'s; the activations it closes are appended to a log (written
+ * every event, kept only for exits) and recorded in a second loop, so that
+ * no enter pays for the statistics and neither loop branches on the kind of
+ * event. Only the open count of each name is kept (with no window it is
+ * also the count inside it; see event_slow()).
  */
-static void pair_fast(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread *th,
-		      const uint64_t *ticks, const uint32_t *codes, uint32_t n)
+static void pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
+		      const struct tt_thread *th, const uint64_t *ticks, const uint32_t *codes,
+		      uint32_t n)
 {
-	struct closed log[BATCH + 1];
+	struct closed_log log;
+	const uint32_t *site_name = tr->site_name;
+	uint32_t nr_slots = tr->nr_site_slots;
 	struct tt_stat *stats = st->tab->v;
 	struct depth *depth = st->depth;
 	struct frame *stack = st->stack;
 	uint32_t sp = st->sp, k = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		const uint32_t name = codes[i] >> 1, is_exit = codes[i] & 1;
+		const uint32_t site = codes[i] >> 1, is_exit = codes[i] & 1;
+		const uint32_t name = site_name[site < nr_slots ? site : nr_slots];
 		const uint64_t t = ticks[i];
 		struct frame *top = &stack[sp];
 		uint64_t dur, child;
 		uint32_t open;
 
-		if (__builtin_expect(is_exit & ((top->name != name) | (t < top->enter_ticks)), 0)) {
-			/* Record what is logged first: event_slow() records directly. */
-			for (uint32_t j = 0; j < k; j++)
-				record(&stats[log[j].name], log[j].dur, log[j].self, log[j].outermost);
+		if (__builtin_expect((name == TT_NO_NAME) |
+					     (is_exit & ((top->name != name) | (t < top->enter_ticks))),
+				     0)) {
+			uint32_t slow_name = name;
+
+			/* Record what is logged first: event_slow() records directly,
+			 * and a new name may move the tables. */
+			record_log(stats, &log, k);
 			k = 0;
+			if (slow_name == TT_NO_NAME) {
+				slow_name = tt_trace_site_name_slow(tr, site);
+				cover_names(st, tr->nr_names);
+				site_name = tr->site_name;
+				nr_slots = tr->nr_site_slots;
+				stats = st->tab->v;
+				depth = st->depth;
+			}
 			st->sp = sp;
-			event_slow(sc, st, th, name, t, true);
+			event_slow(sc, st, th, slow_name, t, is_exit);
 			sp = st->sp;
+			stack = st->stack;
 			continue;
 		}
 		dur = t - top->enter_ticks;
 		child = top->child_ticks;
 		top[-1].child_ticks += dur & -(uint64_t)is_exit;
-		top[1] = (struct frame){ name, 1, t, 0 };
+		top[1].name = name;
+		top[1].in = 1;
+		top[1].enter_ticks = t;
+		top[1].child_ticks = 0;
 		sp = sp + 1 - 2 * is_exit;
 		open = depth[name].open + 1 - 2 * is_exit;
 		depth[name].open = open;
-		depth[name].in = open;
-		log[k] = (struct closed){ name, open == 0, dur, dur > child ? dur - child : 0 };
+		log.name[k] = name << 1 | (open == 0);
+		log.dur[k] = dur;
+		log.self[k] = dur > child ? dur - child : 0;
 		k += is_exit;
 	}
 	st->sp = sp;
-	for (uint32_t j = 0; j < k; j++)
-		record(&stats[log[j].name], log[j].dur, log[j].self, log[j].outermost);
+	record_log(stats, &log, k);
 }
 
 int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
@@ -359,7 +409,13 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 	while ((n = recfmt_events_decode_batch(it, ticks, codes, BATCH)) > 0) {
 		const uint32_t *site_name = tr->site_name;
 		const uint32_t nr_slots = tr->nr_site_slots;
-
+		if (fast_mode(sc) && nr_slots && !st->overflow &&
+		    st->sp + (uint32_t)n <= MAX_DEPTH) {
+			cover_names(st, tr->nr_names);
+			reserve_stack(st, st->sp + (uint32_t)n);
+			pair_fast(sc, tr, st, th, ticks, codes, (uint32_t)n);
+			continue;
+		}
 		/* Sites to names for the whole batch, so that the pairing loop
 		 * meets no new name (and no table growth). */
 		for (int i = 0; i < n; i++) {
@@ -372,15 +428,13 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 			codes[i] = name << 1 | (codes[i] & 1);
 		}
 		cover_names(st, tr->nr_names);
-		if (st->overflow || st->sp + (uint32_t)n > MAX_DEPTH) {
+		if (fast_mode(sc) || st->overflow || st->sp + (uint32_t)n > MAX_DEPTH) {
 			for (int i = 0; i < n; i++)
 				event_slow(sc, st, th, codes[i] >> 1, ticks[i], codes[i] & 1);
 			continue;
 		}
 		reserve_stack(st, st->sp + (uint32_t)n);
-		if (!sc->on_close && sc->win_lo_ticks == 0 && sc->win_span_ticks == UINT64_MAX)
-			pair_fast(sc, st, th, ticks, codes, (uint32_t)n);
-		else if (sc->on_close)
+		if (sc->on_close)
 			pair_batch(sc, st, th, ticks, codes, (uint32_t)n, true);
 		else
 			pair_batch(sc, st, th, ticks, codes, (uint32_t)n, false);

@@ -281,6 +281,23 @@ column_decode(const uint8_t **pp, const uint8_t *end, uint32_t n, void *out, con
 		const uint8_t *q = p;
 
 		if (ends == 0xffffu) {
+#if defined(__SSE2__)
+			if (ids) {
+				/* Sixteen 1-byte ids, the usual case: widen in registers. */
+				const __m128i zero = _mm_setzero_si128();
+				const __m128i b = _mm_loadu_si128((const void *)p);
+				const __m128i l = _mm_unpacklo_epi8(b, zero);
+				const __m128i h = _mm_unpackhi_epi8(b, zero);
+
+				_mm_storeu_si128((void *)(out32 + i), _mm_unpacklo_epi16(l, zero));
+				_mm_storeu_si128((void *)(out32 + i + 4), _mm_unpackhi_epi16(l, zero));
+				_mm_storeu_si128((void *)(out32 + i + 8), _mm_unpacklo_epi16(h, zero));
+				_mm_storeu_si128((void *)(out32 + i + 12), _mm_unpackhi_epi16(h, zero));
+				i += 16;
+				p += 16;
+				continue;
+			}
+#endif
 			for (k = 0; k < 16; k++) {
 				if (ids)
 					out32[i + k] = p[k];
