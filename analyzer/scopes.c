@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hist.h"
 
@@ -52,6 +53,10 @@ struct scope_thread {
 	uint32_t nr_depth;
 	struct tt_stat_table *tab;
 	struct tt_stat_table own;
+	/* pair_fast_timed(): batches seen, the last probe's times, the choice. */
+	uint32_t nr_batches;
+	bool branchy;
+	uint64_t probe_ns[2];
 	/* Where the fast loop records what an event does not count (enters,
 	 * exits outside the window), instead of testing whether to record. */
 	struct tt_stat sink;
@@ -333,9 +338,10 @@ static void record_log(struct tt_stat *stats, const struct closed_log *log, uint
  * event. Only the open count of each name is kept (with no window it is
  * also the count inside it; see event_slow()).
  */
-static void pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
-		      const struct tt_thread *th, const uint64_t *ticks, const uint32_t *codes,
-		      uint32_t n)
+static inline __attribute__((always_inline)) void
+pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
+	  const struct tt_thread *th, const uint64_t *ticks, const uint32_t *codes, uint32_t n,
+	  const bool branchy)
 {
 	struct closed_log log;
 	const uint32_t *site_name = tr->site_name;
@@ -360,7 +366,8 @@ static void pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 
 			/* Record what is logged first: event_slow() records directly,
 			 * and a new name may move the tables. */
-			record_log(stats, &log, k);
+			if (!branchy)
+				record_log(stats, &log, k);
 			k = 0;
 			if (slow_name == TT_NO_NAME) {
 				slow_name = tt_trace_site_name_slow(tr, site);
@@ -374,6 +381,26 @@ static void pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 			event_slow(sc, st, th, slow_name, t, is_exit);
 			sp = st->sp;
 			stack = st->stack;
+			continue;
+		}
+		if (branchy) {
+			/* The same work with a branch on the kind: cheaper when the
+			 * branch predicts well (regular call trees). */
+			if (!is_exit) {
+				top[1].name = name;
+				top[1].in = 1;
+				top[1].enter_ticks = t;
+				top[1].child_ticks = 0;
+				sp++;
+				depth[name].open++;
+				continue;
+			}
+			dur = t - top->enter_ticks;
+			child = top->child_ticks;
+			top[-1].child_ticks += dur;
+			sp--;
+			open = --depth[name].open;
+			record(&stats[name], dur, dur > child ? dur - child : 0, open == 0);
 			continue;
 		}
 		dur = t - top->enter_ticks;
@@ -392,7 +419,51 @@ static void pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 		k += is_exit;
 	}
 	st->sp = sp;
-	record_log(stats, &log, k);
+	if (!branchy)
+		record_log(stats, &log, k);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Which pair_fast() to run: the branch-free one wins when enters and exits
+ * follow no pattern (a random walk), the branchy one when the branch
+ * predicts well (a regular call tree), and which is the case is a property
+ * of the program that was traced, not knowable up front. So each thread
+ * times one batch with each every PROBE_EVERY batches and runs the faster
+ * one until the next probe. Both compute exactly the same statistics; only
+ * the speed depends on the choice.
+ */
+#define PROBE_EVERY 64
+
+static void pair_fast_timed(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
+			    const struct tt_thread *th, const uint64_t *ticks,
+			    const uint32_t *codes, uint32_t n)
+{
+	uint32_t phase = st->nr_batches++ % PROBE_EVERY;
+	uint64_t t0;
+
+	if (phase >= 2 || n < BATCH) {
+		if (st->branchy)
+			pair_fast(sc, tr, st, th, ticks, codes, n, true);
+		else
+			pair_fast(sc, tr, st, th, ticks, codes, n, false);
+		return;
+	}
+	t0 = now_ns();
+	if (phase == 0)
+		pair_fast(sc, tr, st, th, ticks, codes, n, true);
+	else
+		pair_fast(sc, tr, st, th, ticks, codes, n, false);
+	st->probe_ns[phase] = now_ns() - t0;
+	if (phase == 1)
+		st->branchy = st->probe_ns[0] < st->probe_ns[1];
 }
 
 int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
@@ -413,7 +484,7 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		    st->sp + (uint32_t)n <= MAX_DEPTH) {
 			cover_names(st, tr->nr_names);
 			reserve_stack(st, st->sp + (uint32_t)n);
-			pair_fast(sc, tr, st, th, ticks, codes, (uint32_t)n);
+			pair_fast_timed(sc, tr, st, th, ticks, codes, (uint32_t)n);
 			continue;
 		}
 		/* Sites to names for the whole batch, so that the pairing loop
