@@ -62,6 +62,8 @@ static void fork_child(void)
 	if (rec__g.fd >= 0)
 		close(rec__g.fd);
 	rec__g.fd = -1;
+	if (rec__g.writer_running)
+		rec__writer_forget();
 	rec__g.writer_running = false;
 	rec__g.stop_requested = false;
 	rec__g.flush_requested = rec__g.flush_done = 0;
@@ -138,8 +140,13 @@ int rec__start_locked(const struct rec_config *config)
 	rec__g.stop_requested = false;
 	rec__g.write_error = 0;
 	rec__clock_sync(rec__g.cfg.use_tsc, &rec__g.start_sync);
-	/* Threads left from an earlier recording: start them afresh in this file. */
+	/*
+	 * Threads left from an earlier recording: start them afresh in this
+	 * file, numbered from 1 again (the writer is not running: no race).
+	 */
+	rec__g.next_serial = 0;
 	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
+		t->serial = ++rec__g.next_serial;
 		t->tail = __atomic_load_n(&t->head, __ATOMIC_ACQUIRE);
 		t->nr_dropped_base = __atomic_load_n(&t->nr_dropped, __ATOMIC_RELAXED);
 		t->nr_dropped_written = 0;

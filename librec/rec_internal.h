@@ -180,6 +180,7 @@ int rec__start_locked(const struct rec_config *config) REC__HIDDEN;
 int rec__writer_start(void) REC__HIDDEN;
 void rec__writer_stop(void) REC__HIDDEN;
 void rec__writer_wake(void) REC__HIDDEN;
+void rec__writer_forget(void) REC__HIDDEN;
 
 /* log.c: one "rec: ..." line on stderr. */
 void rec__log(const char *fmt, ...) __attribute__((format(printf, 1, 2))) REC__HIDDEN;

@@ -22,7 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define FRAME_TARGET_BYTES (4u << 20)
+#define FRAME_TARGET_BYTES (1u << 20)
 #define SYNC_PERIOD_NS 1000000000ull
 #define POLL_NS 1000000ull
 #define CALIBRATE_MIN_NS 5000000ull
@@ -376,6 +376,20 @@ static void *writer_main(void *arg)
 }
 
 static struct writer writer_state;
+
+/*
+ * rec__writer_forget() - in a child after fork(): the writer thread does
+ * not exist here, but its buffers were copied. They cannot be freed safely
+ * (the parent's writer may have been between a realloc and storing its
+ * result), so they are set aside, still reachable, and never touched again.
+ */
+static struct writer inherited __attribute__((used));
+
+void rec__writer_forget(void)
+{
+	inherited = writer_state;
+	memset(&writer_state, 0, sizeof(writer_state));
+}
 
 /*
  * rec__writer_wake() - make the writer run a pass now, not at its next poll:

@@ -1,0 +1,14 @@
+#!/bin/sh
+# run_example.sh PIPELINE TRACETOOL - the Quick start's example runs, its
+# trace is intact (tracetool check) and accounts for every item processed.
+set -eu
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+REC_OUTPUT="$dir/trace.zst" "$1" > "$dir/out.txt"
+grep -q "processed 20000 items" "$dir/out.txt"
+"$2" check "$dir/trace.zst"
+"$2" summary --format=csv "$dir/trace.zst" > "$dir/summary.csv"
+grep -q '^process,20000,' "$dir/summary.csv"
+grep -q '^checksum,20000,' "$dir/summary.csv"
+grep -q '^slow_io,200,' "$dir/summary.csv"
+echo "1 passed, 0 failed"
