@@ -83,7 +83,7 @@ static uint64_t sample(int shape, uint64_t *s)
 	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
 	switch (shape) {
 	case 0: return 1 + (*s >> 33) % 300;
-	case 1: return 1 + ((*s >> 20) & ((1ull << ((*s >> 58) + 4)) - 1));
+	case 1: return 1 + ((*s >> 20) & ((1ull << ((*s >> 58) % 40 + 4)) - 1)); /* up to 2^43 */
 	default: return (*s >> 63) ? 1000000 + (*s >> 40) % 1000 : 50 + (*s >> 40) % 10;
 	}
 }
