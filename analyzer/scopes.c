@@ -53,9 +53,10 @@ struct scope_thread {
 	uint32_t nr_depth;
 	struct tt_stat_table *tab;
 	struct tt_stat_table own;
-	/* pair_fast_timed(): batches seen, the last probe's times, the choice. */
+	/* tt_scopes_block(): full batches seen, the last probe's times
+	 * (pair_fused, decode + pair_fast), and the loop chosen. */
 	uint32_t nr_batches;
-	bool branchy;
+	bool fused;
 	uint64_t probe_ns[2];
 	/* Where the fast loop records what an event does not count (enters,
 	 * exits outside the window), instead of testing whether to record. */
@@ -338,10 +339,9 @@ static void record_log(struct tt_stat *stats, const struct closed_log *log, uint
  * event. Only the open count of each name is kept (with no window it is
  * also the count inside it; see event_slow()).
  */
-static inline __attribute__((always_inline)) void
-pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
-	  const struct tt_thread *th, const uint64_t *ticks, const uint32_t *codes, uint32_t n,
-	  const bool branchy)
+static void pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
+		      const struct tt_thread *th, const uint64_t *ticks, const uint32_t *codes,
+		      uint32_t n)
 {
 	struct closed_log log;
 	const uint32_t *site_name = tr->site_name;
@@ -366,8 +366,7 @@ pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
 
 			/* Record what is logged first: event_slow() records directly,
 			 * and a new name may move the tables. */
-			if (!branchy)
-				record_log(stats, &log, k);
+			record_log(stats, &log, k);
 			k = 0;
 			if (slow_name == TT_NO_NAME) {
 				slow_name = tt_trace_site_name_slow(tr, site);
@@ -381,26 +380,6 @@ pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
 			event_slow(sc, st, th, slow_name, t, is_exit);
 			sp = st->sp;
 			stack = st->stack;
-			continue;
-		}
-		if (branchy) {
-			/* The same work with a branch on the kind: cheaper when the
-			 * branch predicts well (regular call trees). */
-			if (!is_exit) {
-				top[1].name = name;
-				top[1].in = 1;
-				top[1].enter_ticks = t;
-				top[1].child_ticks = 0;
-				sp++;
-				depth[name].open++;
-				continue;
-			}
-			dur = t - top->enter_ticks;
-			child = top->child_ticks;
-			top[-1].child_ticks += dur;
-			sp--;
-			open = --depth[name].open;
-			record(&stats[name], dur, dur > child ? dur - child : 0, open == 0);
 			continue;
 		}
 		dur = t - top->enter_ticks;
@@ -419,8 +398,122 @@ pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
 		k += is_exit;
 	}
 	st->sp = sp;
-	if (!branchy)
-		record_log(stats, &log, k);
+	record_log(stats, &log, k);
+}
+
+/*
+ * Decodes one delta at p, where at least 8 bytes are readable: values of up
+ * to 3 LEB128 bytes are assembled from one 64-bit load without a branch per
+ * byte. Return: bytes used, or 0 if the value is longer (take the generic
+ * path).
+ */
+static inline unsigned delta_fast(const uint8_t *p, uint64_t *zz)
+{
+	uint64_t w = recfmt_load_u64le(p), stop, v;
+	unsigned nb;
+
+	stop = ~w & 0x808080u; /* a clear high bit ends the value */
+	if (__builtin_expect(!stop, 0))
+		return 0;
+	nb = ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
+	v = (w & 0x7f) | ((w >> 1) & 0x3f80) | ((w >> 2) & 0x1fc000);
+	*zz = v & ((1ull << (7 * nb)) - 1);
+	return nb;
+}
+
+/*
+ * pair_fused() - pair_fast() the other way: m events decoded
+ * from the block one at a time, inline, and paired with a branch on the
+ * kind, with no arrays in between. When that branch predicts well (regular
+ * call trees), this is the cheapest loop of all; when it does not, the
+ * batch decoder and the branch-free loop win (see tt_scopes_block()).
+ * Return: 0, or -1 if a column is malformed (the iterator stops there).
+ */
+static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
+		      const struct tt_thread *th, struct recfmt_events_iter *it, uint32_t m)
+{
+	const uint8_t *ids = it->ids, *ids_end = it->ids_end;
+	const uint8_t *dl = it->deltas, *dl_end = it->deltas_end;
+	const uint32_t *site_name = tr->site_name;
+	uint32_t nr_slots = tr->nr_site_slots;
+	struct tt_stat *stats = st->tab->v;
+	struct depth *depth = st->depth;
+	struct frame *stack = st->stack;
+	uint32_t sp = st->sp, i;
+	uint64_t t = it->ticks;
+	int rc = 0;
+
+	for (i = 0; i < m; i++) {
+		uint64_t code, zz, dur, child;
+		uint32_t site, is_exit, name, open;
+		struct frame *top;
+		unsigned kb;
+
+		/* FORMAT.md §3.6: one LEB128 value per event in each column. */
+		if (__builtin_expect(ids < ids_end && *ids < 0x80, 1)) {
+			code = *ids++;
+		} else {
+			kb = recfmt_leb128_decode(ids, ids_end, &code);
+			if (!kb || code > UINT32_MAX) {
+				rc = -1;
+				break;
+			}
+			ids += kb;
+		}
+		if (__builtin_expect(dl_end - dl >= 8 && (kb = delta_fast(dl, &zz)) != 0, 1)) {
+			dl += kb;
+		} else {
+			kb = recfmt_leb128_decode(dl, dl_end, &zz);
+			if (!kb) {
+				rc = -1;
+				break;
+			}
+			dl += kb;
+		}
+		t += (zz >> 1) ^ (uint64_t)-(int64_t)(zz & 1);
+		site = (uint32_t)(code >> 1);
+		is_exit = (uint32_t)code & 1;
+		name = site_name[site < nr_slots ? site : nr_slots];
+		top = &stack[sp];
+		if (__builtin_expect((name == TT_NO_NAME) |
+					     (is_exit & ((top->name != name) | (t < top->enter_ticks))),
+				     0)) {
+			if (name == TT_NO_NAME) {
+				name = tt_trace_site_name_slow(tr, site);
+				cover_names(st, tr->nr_names);
+				site_name = tr->site_name;
+				nr_slots = tr->nr_site_slots;
+				stats = st->tab->v;
+				depth = st->depth;
+			}
+			st->sp = sp;
+			event_slow(sc, st, th, name, t, is_exit);
+			sp = st->sp;
+			stack = st->stack;
+			continue;
+		}
+		if (!is_exit) {
+			top[1].name = name;
+			top[1].in = 1;
+			top[1].enter_ticks = t;
+			top[1].child_ticks = 0;
+			sp++;
+			depth[name].open++;
+			continue;
+		}
+		dur = t - top->enter_ticks;
+		child = top->child_ticks;
+		top[-1].child_ticks += dur;
+		sp--;
+		open = --depth[name].open;
+		record(&stats[name], dur, dur > child ? dur - child : 0, open == 0);
+	}
+	st->sp = sp;
+	it->ids = ids;
+	it->deltas = dl;
+	it->ticks = t;
+	it->nr_left -= i;
+	return rc;
 }
 
 static uint64_t now_ns(void)
@@ -432,39 +525,16 @@ static uint64_t now_ns(void)
 }
 
 /*
- * Which pair_fast() to run: the branch-free one wins when enters and exits
- * follow no pattern (a random walk), the branchy one when the branch
- * predicts well (a regular call tree), and which is the case is a property
- * of the program that was traced, not knowable up front. So each thread
- * times one batch with each every PROBE_EVERY batches and runs the faster
- * one until the next probe. Both compute exactly the same statistics; only
- * the speed depends on the choice.
+ * Which loop runs summary's batches: the batch decoder with the branch-free
+ * pair_fast() wins when enters and exits follow no pattern (a random walk),
+ * pair_fused() when the branch on the kind predicts well (a regular call
+ * tree), and which is the case is a property of the traced program, not
+ * knowable up front. So every PROBE_EVERY full batches a thread times one
+ * batch each way, decoding included, and runs the faster until the next
+ * probe. Both compute exactly the same statistics; only the speed depends on
+ * the choice (and on the clock, which is why the choice is re-made).
  */
 #define PROBE_EVERY 64
-
-static void pair_fast_timed(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
-			    const struct tt_thread *th, const uint64_t *ticks,
-			    const uint32_t *codes, uint32_t n)
-{
-	uint32_t phase = st->nr_batches++ % PROBE_EVERY;
-	uint64_t t0;
-
-	if (phase >= 2 || n < BATCH) {
-		if (st->branchy)
-			pair_fast(sc, tr, st, th, ticks, codes, n, true);
-		else
-			pair_fast(sc, tr, st, th, ticks, codes, n, false);
-		return;
-	}
-	t0 = now_ns();
-	if (phase == 0)
-		pair_fast(sc, tr, st, th, ticks, codes, n, true);
-	else
-		pair_fast(sc, tr, st, th, ticks, codes, n, false);
-	st->probe_ns[phase] = now_ns() - t0;
-	if (phase == 1)
-		st->branchy = st->probe_ns[0] < st->probe_ns[1];
-}
 
 int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		    struct recfmt_events_iter *it)
@@ -477,14 +547,36 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 
 	if (st->skip)
 		return 0;
-	while ((n = recfmt_events_decode_batch(it, ticks, codes, BATCH)) > 0) {
+	for (;;) {
+		const uint32_t m = it->nr_left < BATCH ? it->nr_left : BATCH;
+		const bool fast = m && fast_mode(sc) && tr->nr_site_slots && !st->overflow &&
+				  st->sp + m <= MAX_DEPTH;
+		const uint32_t phase = fast && m == BATCH ? st->nr_batches++ % PROBE_EVERY : 2;
+		const uint64_t t0 = phase < 2 ? now_ns() : 0;
+
+		if (fast && (phase == 0 || (phase >= 2 && st->fused))) {
+			cover_names(st, tr->nr_names);
+			reserve_stack(st, st->sp + m);
+			if (pair_fused(sc, tr, st, th, it, m) < 0)
+				return -1;
+			if (phase == 0)
+				st->probe_ns[0] = now_ns() - t0;
+			continue;
+		}
+		n = recfmt_events_decode_batch(it, ticks, codes, BATCH);
+		if (n <= 0)
+			break;
 		const uint32_t *site_name = tr->site_name;
 		const uint32_t nr_slots = tr->nr_site_slots;
-		if (fast_mode(sc) && nr_slots && !st->overflow &&
-		    st->sp + (uint32_t)n <= MAX_DEPTH) {
+
+		if (fast) {
 			cover_names(st, tr->nr_names);
 			reserve_stack(st, st->sp + (uint32_t)n);
-			pair_fast_timed(sc, tr, st, th, ticks, codes, (uint32_t)n);
+			pair_fast(sc, tr, st, th, ticks, codes, (uint32_t)n);
+			if (phase == 1) {
+				st->probe_ns[1] = now_ns() - t0;
+				st->fused = st->probe_ns[0] < st->probe_ns[1];
+			}
 			continue;
 		}
 		/* Sites to names for the whole batch, so that the pairing loop
