@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,4 +84,72 @@ Test(e2e, four_threads_nested_calls_are_exact_in_summary_csv)
 		cr_assert_not_null(strstr(csv, row), "no row %s in %s", row + 1, csv);
 	}
 	free(csv);
+}
+
+/* Runs prog_timed with REC_CLOCK=clock; its scopes must measure within its own bounds. */
+static void check_timing(const char *clock)
+{
+	char cmd[1024], *outp, *csv, *row;
+	unsigned long long lo, hi, sum, max_ns, total_ns;
+	int status;
+
+	snprintf(out, sizeof(out), "/tmp/rec_e2e_timed_%d.zst", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "REC_CLOCK=%s REC_OUTPUT=%s %s", clock, out,
+		 getenv("PROG_TIMED"));
+	outp = run(cmd, &status);
+	cr_assert_eq(status, 0);
+	cr_assert_eq(sscanf(outp, "%llu %llu %llu", &lo, &hi, &sum), 3);
+	snprintf(cmd, sizeof(cmd), "%s summary --format=csv --function='^nap$' %s",
+		 getenv("TRACETOOL"), out);
+	csv = run(cmd, &status);
+	cr_assert_eq(status, 0);
+	row = strstr(csv, "\nnap,20,");
+	cr_assert_not_null(row, "%s", csv);
+	/* function,calls,total_ns,self_ns,min_ns,mean_ns,p50,p90,p99,max_ns,errors */
+	cr_assert_eq(sscanf(row, "\nnap,20,%llu,%*u,%*u,%*u,%*u,%*u,%*u,%llu,0", &total_ns, &max_ns),
+		     2);
+	/* Each scope lies inside its outside measure, and sleeps at least 10 ms. */
+	cr_assert_geq(total_ns, 20ull * 10000000ull);
+	cr_assert_leq(total_ns, sum, "%s: traced %llu ns > measured outside %llu ns", clock,
+		      total_ns, sum);
+	cr_assert_leq(max_ns, hi);
+	free(outp);
+	free(csv);
+}
+
+Test(e2e, tsc_ticks_become_the_right_nanoseconds)
+{
+	check_timing("tsc");
+}
+
+Test(e2e, monotonic_ticks_become_the_right_nanoseconds)
+{
+	check_timing("monotonic");
+}
+
+Test(e2e, default_clock_is_tsc_exactly_where_it_is_invariant)
+{
+	char cmd[1024], *outp;
+	int status;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[4096];
+	bool constant = false, nonstop = false;
+
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "flags", 5) == 0) {
+			constant = strstr(line, " constant_tsc") != NULL;
+			nonstop = strstr(line, " nonstop_tsc") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	snprintf(out, sizeof(out), "/tmp/rec_e2e_clock_%d.zst", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "REC_OUTPUT=%s %s >/dev/null && %s info --format=json %s", out,
+		 getenv("PROG_TIMED"), getenv("TRACETOOL"), out);
+	outp = run(cmd, &status);
+	cr_assert_eq(status, 0);
+	cr_assert_not_null(strstr(outp, constant && nonstop ? "\"clock\":\"tsc\"" : "\"clock\":\"monotonic\""),
+			   "%s", outp);
+	free(outp);
 }
