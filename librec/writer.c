@@ -12,6 +12,7 @@
  * write error the writer stops writing for good (sticky error), says so once
  * on stderr, and turns recording off; the host program carries on.
  */
+#define _GNU_SOURCE
 #include "rec_internal.h"
 
 #include <errno.h>
@@ -318,6 +319,8 @@ static void *writer_main(void *arg)
 	uint64_t poll_ns = flush_ns / 2 < POLL_NS ? flush_ns / 2 : POLL_NS;
 	bool stop = false;
 
+	/* So that top, perf and debuggers show which thread is ours. */
+	pthread_setname_np(pthread_self(), "rec-writer");
 	w->last_sync_ns = rec__g.start_sync.mono_ns;
 	while (!stop) {
 		uint64_t flush_req, now;
