@@ -190,8 +190,13 @@ static void resync(struct recfmt_reader *r)
 	}
 }
 
-enum recfmt_status recfmt_reader_next(struct recfmt_reader *r, const uint8_t **data, size_t *len,
-				      struct recfmt_error *err)
+/*
+ * Finds, checks and decompresses the next frame into *out_data (growing it
+ * and *out_cap as needed), setting *len. The body of both recfmt_reader_next()
+ * (the reader's own buffer) and recfmt_reader_next_into() (the caller's).
+ */
+static enum recfmt_status next_frame(struct recfmt_reader *r, uint8_t **out_data, size_t *out_cap,
+				     size_t *len, struct recfmt_error *err)
 {
 	size_t frame_bytes, avail;
 	unsigned long long content;
@@ -257,26 +262,45 @@ enum recfmt_status recfmt_reader_next(struct recfmt_reader *r, const uint8_t **d
 			    "bad frame: claims %llu bytes, more than the %u-byte limit", content,
 			    RECFMT_MAX_FRAME_BYTES);
 	}
-	if (r->out_cap < content) {
-		size_t cap = r->out_cap ? r->out_cap : 1u << 16;
+	if (*out_cap < content) {
+		size_t cap = *out_cap ? *out_cap : 1u << 16;
 		uint8_t *out;
 
 		while (cap < content)
 			cap *= 2;
-		out = realloc(r->out, cap);
+		out = realloc(*out_data, cap);
 		if (!out)
 			return fail(r, err, RECFMT_NOMEM, "out of memory");
-		r->out = out;
-		r->out_cap = cap;
+		*out_data = out;
+		*out_cap = cap;
 	}
-	got = ZSTD_decompressDCtx(r->dctx, r->out, r->out_cap, r->in + r->in_pos, frame_bytes);
+	got = ZSTD_decompressDCtx(r->dctx, *out_data, *out_cap, r->in + r->in_pos, frame_bytes);
 	r->in_pos += frame_bytes;
 	if (ZSTD_isError(got)) {
 		if (ZSTD_getErrorCode(got) == ZSTD_error_checksum_wrong)
 			return fail(r, err, RECFMT_CORRUPT, "bad checksum");
 		return fail(r, err, RECFMT_CORRUPT, "bad frame: %s", ZSTD_getErrorName(got));
 	}
-	*data = r->out;
 	*len = got;
 	return RECFMT_OK;
+}
+
+enum recfmt_status recfmt_reader_next(struct recfmt_reader *r, const uint8_t **data, size_t *len,
+				      struct recfmt_error *err)
+{
+	enum recfmt_status st = next_frame(r, &r->out, &r->out_cap, len, err);
+
+	if (st == RECFMT_OK)
+		*data = r->out;
+	return st;
+}
+
+enum recfmt_status recfmt_reader_next_into(struct recfmt_reader *r, struct recfmt_buf *buf,
+					   struct recfmt_error *err)
+{
+	enum recfmt_status st = next_frame(r, &buf->data, &buf->cap, &buf->len, err);
+
+	if (st != RECFMT_OK)
+		buf->len = 0;
+	return st;
 }

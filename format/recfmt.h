@@ -449,6 +449,18 @@ void recfmt_reader_close(struct recfmt_reader *r);
  */
 enum recfmt_status recfmt_reader_next(struct recfmt_reader *r, const uint8_t **data, size_t *len,
 				      struct recfmt_error *err);
+/*
+ * recfmt_reader_next_into() - recfmt_reader_next(), decompressing into the
+ * caller's buffer instead of the reader's: buf->data is grown (realloc) to
+ * the frame's size and stays the caller's, so several frames can be held at
+ * once (a reader thread filling a queue of buffers while another thread
+ * parses). Initialise buf with recfmt_buf_init(), free it with
+ * recfmt_buf_fini(); calls may alternate with recfmt_reader_next().
+ * Return: as recfmt_reader_next(), with the frame in buf->data[0, buf->len);
+ * buf->len is 0 on any other status (buf->data stays allocated).
+ */
+enum recfmt_status recfmt_reader_next_into(struct recfmt_reader *r, struct recfmt_buf *buf,
+					   struct recfmt_error *err);
 /* True if, after a RECFMT_CORRUPT frame, later frames can still be read. */
 bool recfmt_reader_can_continue(const struct recfmt_reader *r);
 /* Index and file offset of the frame last returned (or failed). */

@@ -89,22 +89,35 @@ static inline void push(struct rec__thread *t, uint64_t head, uint64_t ticks, ui
 }
 
 /*
- * Waits for room in block mode: sleeps rather than spins, and gives up when
- * recording stops (the writer will never drain again). Return: true if
- * there is room now.
+ * Refreshes the producer's limit from the writer's tail, and waits for room
+ * in block mode (sleeping rather than spinning, giving up when recording
+ * stops: the writer will never drain again).
+ *
+ * The limit is first set a quarter ring past the tail (soft). Reaching it
+ * means the ring is a quarter full: the producer wakes the writer and goes
+ * on up to the full ring (hard). So a writer that found nothing to do may
+ * sleep long, yet is woken at once when a thread starts recording fast; the
+ * fast path is unchanged.
+ * Return: true if there is room for `need` now.
  */
 static bool wait_for_room(struct rec__thread *t, uint64_t need)
 {
 	struct timespec nap = { 0, 50 * 1000 };
+	uint64_t cap = t->mask + 1;
 
 	for (;;) {
 		/* (A) pairs with (D) in writer.c. */
-		t->limit = __atomic_load_n(&t->tail, __ATOMIC_ACQUIRE) + t->mask + 1;
+		uint64_t tail = __atomic_load_n(&t->tail, __ATOMIC_ACQUIRE);
+
+		t->limit = tail + cap / 4;
+		if (need <= t->limit)
+			return true;
+		rec__writer_wake();
+		t->limit = tail + cap;
 		if (need <= t->limit)
 			return true;
 		if (!t->block || __atomic_load_n(&t->off, __ATOMIC_RELAXED))
 			return false;
-		rec__writer_wake();
 		nanosleep(&nap, NULL); /* async-signal-safe: fine in a handler */
 	}
 }

@@ -89,7 +89,7 @@ static struct rec__thread *thread_create_locked(void)
 		return NULL;
 	}
 	t->mask = t->ring_bytes / sizeof(struct recfmt_event) - 1;
-	t->limit = t->mask + 1;
+	t->limit = (t->mask + 1) / 4; /* soft limit: see wait_for_room() */
 	t->use_tsc = rec__g.cfg.use_tsc;
 	t->block = rec__g.cfg.block;
 	t->serial = ++rec__g.next_serial;

@@ -25,7 +25,12 @@
 
 #define FRAME_TARGET_BYTES (1u << 20)
 #define SYNC_PERIOD_NS 1000000000ull
-#define POLL_NS 1000000ull
+/*
+ * Sleep between passes: short while events flow, long when a pass found
+ * nothing (producers wake the writer when a ring is a quarter full).
+ */
+#define POLL_ACTIVE_NS 1000000ull
+#define POLL_IDLE_NS 50000000ull
 #define CALIBRATE_MIN_NS 5000000ull
 
 struct writer {
@@ -316,14 +321,15 @@ static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
 	uint64_t flush_ns = (uint64_t)rec__g.cfg.flush_ms * 1000000u;
-	uint64_t poll_ns = flush_ns / 2 < POLL_NS ? flush_ns / 2 : POLL_NS;
+	uint64_t poll_active_ns = flush_ns / 2 < POLL_ACTIVE_NS ? flush_ns / 2 : POLL_ACTIVE_NS;
+	uint64_t poll_idle_ns = flush_ns / 2 < POLL_IDLE_NS ? flush_ns / 2 : POLL_IDLE_NS;
 	bool stop = false;
 
 	/* So that top, perf and debuggers show which thread is ours. */
 	pthread_setname_np(pthread_self(), "rec-writer");
 	w->last_sync_ns = rec__g.start_sync.mono_ns;
 	while (!stop) {
-		uint64_t flush_req, now;
+		uint64_t flush_req, now, nr_events_before = w->nr_events, poll_ns;
 		size_t nr;
 		bool busy = false;
 
@@ -344,6 +350,7 @@ static void *writer_main(void *arg)
 			}
 		}
 		now = mono_ns();
+		poll_ns = w->nr_events != nr_events_before ? poll_active_ns : poll_idle_ns;
 		if (now - w->last_sync_ns >= SYNC_PERIOD_NS) {
 			struct recfmt_sync sync;
 
@@ -371,7 +378,12 @@ static void *writer_main(void *arg)
 			     rec__g.flush_requested == rec__g.flush_done;
 		pthread_mutex_unlock(&rec__g.lock);
 		if (sleep) {
-			struct timespec nap = { 0, (long)poll_ns };
+			/* Wake in time for the REC_FLUSH_MS deadline of what is pending. */
+			if (w->pending_since_ns && w->pending_since_ns + flush_ns > now &&
+			    w->pending_since_ns + flush_ns - now < poll_ns)
+				poll_ns = w->pending_since_ns + flush_ns - now;
+			struct timespec nap = { (time_t)(poll_ns / 1000000000u),
+						(long)(poll_ns % 1000000000u) };
 			syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAIT_PRIVATE, seen, &nap, NULL, 0);
 		}
 	}
