@@ -17,7 +17,15 @@ static struct tr_thread *thread_of(struct tr_trace *tr, uint32_t serial)
 	if (serial == 0 || serial > 1000000)
 		return NULL;
 	if (serial > tr->nr_threads) {
-		tr->threads = realloc(tr->threads, serial * sizeof(*tr->threads));
+		/* Geometric growth: each entry is 16 KiB (its nesting stack). */
+		if (serial > tr->threads_cap) {
+			uint32_t cap = tr->threads_cap ? tr->threads_cap : 16;
+
+			while (cap < serial)
+				cap *= 2;
+			tr->threads = realloc(tr->threads, cap * sizeof(*tr->threads));
+			tr->threads_cap = cap;
+		}
 		memset(tr->threads + tr->nr_threads, 0,
 		       (serial - tr->nr_threads) * sizeof(*tr->threads));
 		for (uint32_t i = tr->nr_threads; i < serial; i++)

@@ -35,7 +35,7 @@ struct tr_trace {
 	uint32_t clock, pid;
 	uint64_t ticks_per_second;
 	uint64_t nr_frames, nr_syncs, nr_events, end_nr_events, end_nr_dropped;
-	uint32_t nr_threads;
+	uint32_t nr_threads, threads_cap;
 	struct tr_thread *threads; /* indexed by serial - 1 */
 	uint32_t nr_sites;
 	char **site_names;	/* indexed by site id */
