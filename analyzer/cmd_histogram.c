@@ -197,7 +197,8 @@ int tt_cmd_histogram(int argc, char **argv)
 		goto out;
 	}
 	tt_trace_warn(&rep.tr);
-	qsort(rep.rows, rep.nr_rows, sizeof(*rep.rows), cmp_name);
+	if (rep.nr_rows) /* no rows: rows is NULL, which qsort may not take */
+		qsort(rep.rows, rep.nr_rows, sizeof(*rep.rows), cmp_name);
 	if (o.format == TT_FORMAT_CSV)
 		printf("%sfunction,lo_ns,hi_ns,count\n", o.by_thread ? "thread," : "");
 	else if (o.format == TT_FORMAT_JSON)

@@ -215,7 +215,8 @@ int tt_cmd_summary(int argc, char **argv)
 		goto out;
 	}
 	sort_key = o.sort;
-	qsort(rep.rows, rep.nr_rows, sizeof(*rep.rows), cmp_rows);
+	if (rep.nr_rows) /* no rows: rows is NULL, which qsort may not take */
+		qsort(rep.rows, rep.nr_rows, sizeof(*rep.rows), cmp_rows);
 	nr = o.top && o.top < rep.nr_rows ? (size_t)o.top : rep.nr_rows;
 	tt_trace_warn(&rep.tr);
 	if (o.format == TT_FORMAT_CSV)

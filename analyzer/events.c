@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * events.c - one streaming pass over a trace file (see events.h). Memory is
- * bounded by format/'s one frame plus the thread and name tables, whatever
- * the file's length. Implements the reader's side of FORMAT.md §2-§3: frame
- * order and seq numbers, the clock rate of §3.3, sites grouped by name, and
- * cumulative drop counts (largest value wins, §3.7).
+ * bounded by a few decompressed frames (NR_SLOTS) plus the thread and name
+ * tables, whatever the file's length. Implements the reader's side of
+ * FORMAT.md §2-§3: frame order and seq numbers, the clock rate of §3.3, sites
+ * grouped by name, and cumulative drop counts (largest value wins, §3.7).
+ * Frames are decompressed on a reader thread, ahead of the parsing on the
+ * calling thread (see "The frame pipeline" below).
  */
 #include "events.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,19 +42,23 @@ int64_t tt_clock_rel_ns(const struct tt_clock *c, uint64_t abs_ticks)
 
 uint64_t tt_clock_abs_ticks(const struct tt_clock *c, uint64_t rel_ns)
 {
-	/* ticks = rel_ns * den / num, then step until it is the smallest tick
-	 * count whose rounded ns is >= rel_ns (tt_clock_ns is monotonic). */
-	unsigned __int128 t = (unsigned __int128)rel_ns * c->den / c->num;
-	uint64_t rel;
+	/* The smallest tick count whose rounded ns is >= rel_ns, by bisection
+	 * (tt_clock_ns is monotonic): 64 steps whatever the ratio. Estimating
+	 * rel_ns * den / num and stepping by one tick from there took ~den/num
+	 * steps, billions for a damaged file's absurd clock (found by fuzzing). */
+	uint64_t lo = 0, hi = UINT64_MAX - c->start_ticks;
 
-	if (t > UINT64_MAX - c->start_ticks)
+	if (tt_clock_ns(c, hi) < rel_ns)
 		return UINT64_MAX;
-	rel = (uint64_t)t;
-	while (rel > 0 && tt_clock_ns(c, rel - 1) >= rel_ns)
-		rel--;
-	while (rel < UINT64_MAX - c->start_ticks && tt_clock_ns(c, rel) < rel_ns)
-		rel++;
-	return c->start_ticks + rel;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (tt_clock_ns(c, mid) >= rel_ns)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return c->start_ticks + lo;
 }
 
 void tt_trace_init(struct tt_trace *tr, const char *path)
@@ -554,6 +561,177 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 	return TT_OK;
 }
 
+/*
+ * The frame pipeline. Decompression is a third of the work on a well
+ * compressed trace (docs/ANALYZER.md, Benchmarks), and it does not depend on
+ * what the frames say: a reader thread runs recfmt_reader_next_into() ahead
+ * into a ring of NR_SLOTS frame buffers while the calling thread (the
+ * walker) parses and pairs the frames, in file order. Each slot records one
+ * reader call exactly (status, error, frame index and offset), and the
+ * walker applies them with the same code as the single-threaded path
+ * (take_slot()), so messages, counts and locations are the same either way.
+ * Memory stays bounded: NR_SLOTS decompressed frames at most.
+ *
+ * TRACETOOL_THREADS=1 in the environment reads on the calling thread, with
+ * one slot, so that events/s on one core can be measured; so does a failed
+ * pthread_create().
+ */
+#define NR_SLOTS 3
+
+/* One call of recfmt_reader_next_into() and what it left behind. */
+struct frame_slot {
+	struct recfmt_buf buf;	 /* the frame, when st is RECFMT_OK */
+	enum recfmt_status st;
+	struct recfmt_error err; /* when st is an error */
+	uint64_t index, offset;	 /* recfmt_reader_frame_index()/_offset() */
+	bool can_continue;	 /* recfmt_reader_can_continue() */
+};
+
+static void read_slot(struct recfmt_reader *r, struct frame_slot *s)
+{
+	s->st = recfmt_reader_next_into(r, &s->buf, &s->err);
+	s->index = recfmt_reader_frame_index(r);
+	s->offset = recfmt_reader_frame_offset(r);
+	s->can_continue = recfmt_reader_can_continue(r);
+}
+
+/* True if the reader has nothing after this slot (recfmt_reader_next()). */
+static bool slot_is_last(const struct frame_slot *s)
+{
+	return s->st != RECFMT_OK && !(s->st == RECFMT_CORRUPT && s->can_continue);
+}
+
+/*
+ * Applies one reader call's outcome to tr. Return: true to take the next
+ * slot; false when the walk is over (*ts says how).
+ */
+static bool take_slot(struct tt_trace *tr, struct frame_slot *s, tt_block_fn fn, void *ctx,
+		      char *msg, size_t msg_bytes, enum tt_status *ts)
+{
+	switch (s->st) {
+	case RECFMT_OK:
+		*ts = walk_frame(tr, s->buf.data, s->buf.len, s->index, s->offset, fn, ctx, msg,
+				 msg_bytes);
+		return *ts == TT_OK;
+	case RECFMT_END_OF_INPUT:
+		return false;
+	case RECFMT_TRUNCATED:
+		tr->truncated = true;
+		recfmt_error_describe(&s->err, tr->truncation, sizeof(tr->truncation));
+		return false;
+	case RECFMT_CORRUPT:
+		tr->nr_bad_frames++;
+		note_err(tr, &s->err);
+		return s->can_continue;
+	default:
+		recfmt_error_describe(&s->err, msg, msg_bytes);
+		*ts = TT_ERR_FILE;
+		return false;
+	}
+}
+
+/*
+ * The queue between the reader thread and the walker. Slots
+ * [head, head + nr_full) (mod NR_SLOTS) are full and belong to the walker;
+ * the others belong to the reader. A slot changes hands only when nr_full
+ * changes under the lock, so the unlock after filling (reader) or after
+ * taking (walker) orders the slot's contents before the other side's lock.
+ */
+struct frame_pipe {
+	pthread_mutex_t lock;
+	pthread_cond_t filled;	/* reader signals, walker waits: nr_full > 0 */
+	pthread_cond_t emptied; /* walker signals, reader waits: room or stop */
+	/* Written by the walker before pthread_create, then used by the
+	 * reader thread only, until pthread_join. */
+	struct recfmt_reader *r;
+	/* Reader only: the next slot to fill. */
+	unsigned tail;
+	/* Walker only: the next slot to take. */
+	unsigned head;
+	/* Under lock; reader increments, walker decrements. */
+	unsigned nr_full;
+	/* Under lock; walker sets it when it wants nothing more (the walk is
+	 * over early), reader reads it before each call and stops. */
+	bool stop;
+	struct frame_slot slot[NR_SLOTS]; /* see above: owned by one side at a time */
+};
+
+static void *reader_main(void *arg)
+{
+	struct frame_pipe *p = arg;
+	bool last = false;
+
+	while (!last) {
+		struct frame_slot *s = &p->slot[p->tail];
+
+		pthread_mutex_lock(&p->lock);
+		while (p->nr_full == NR_SLOTS && !p->stop)
+			pthread_cond_wait(&p->emptied, &p->lock);
+		last = p->stop;
+		pthread_mutex_unlock(&p->lock);
+		if (last)
+			break;
+		read_slot(p->r, s); /* slot tail is the reader's: not full */
+		last = slot_is_last(s);
+		p->tail = (p->tail + 1) % NR_SLOTS;
+		pthread_mutex_lock(&p->lock);
+		p->nr_full++; /* hands s to the walker */
+		pthread_cond_signal(&p->filled);
+		pthread_mutex_unlock(&p->lock);
+	}
+	return NULL;
+}
+
+/* True if TRACETOOL_THREADS asks for everything on the calling thread. */
+static bool single_threaded(void)
+{
+	const char *v = getenv("TRACETOOL_THREADS");
+
+	return v && strcmp(v, "1") == 0;
+}
+
+/* The walk with a reader thread. Return: false if it could not start. */
+static bool walk_pipelined(struct tt_trace *tr, struct recfmt_reader *r, tt_block_fn fn,
+			   void *ctx, char *msg, size_t msg_bytes, enum tt_status *ts)
+{
+	struct frame_pipe p = { .r = r };
+	pthread_t reader;
+	bool more = true;
+
+	/* With default attributes these cannot fail (POSIX lists no error
+	 * for them that applies, and glibc returns 0). */
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.filled, NULL);
+	pthread_cond_init(&p.emptied, NULL);
+	for (unsigned i = 0; i < NR_SLOTS; i++)
+		recfmt_buf_init(&p.slot[i].buf);
+	if (pthread_create(&reader, NULL, reader_main, &p))
+		goto out; /* more is still true: nothing was read */
+	while (more) {
+		struct frame_slot *s = &p.slot[p.head];
+
+		pthread_mutex_lock(&p.lock);
+		while (p.nr_full == 0)
+			pthread_cond_wait(&p.filled, &p.lock);
+		pthread_mutex_unlock(&p.lock);
+		more = take_slot(tr, s, fn, ctx, msg, msg_bytes, ts);
+		p.head = (p.head + 1) % NR_SLOTS;
+		pthread_mutex_lock(&p.lock);
+		p.nr_full--; /* hands s back to the reader */
+		p.stop = !more;
+		pthread_cond_signal(&p.emptied);
+		pthread_mutex_unlock(&p.lock);
+	}
+	pthread_join(reader, NULL);
+out:
+	pthread_cond_destroy(&p.filled);
+	pthread_cond_destroy(&p.emptied);
+	pthread_mutex_destroy(&p.lock);
+	for (unsigned i = 0; i < NR_SLOTS; i++)
+		recfmt_buf_fini(&p.slot[i].buf);
+	return !more; /* the walk ran to its end */
+}
+
 enum tt_status tt_trace_walk(struct tt_trace *tr, tt_block_fn fn, void *ctx, char *msg,
 			     size_t msg_bytes)
 {
@@ -561,8 +739,6 @@ enum tt_status tt_trace_walk(struct tt_trace *tr, tt_block_fn fn, void *ctx, cha
 	struct recfmt_error err = { 0 };
 	enum recfmt_status st;
 	enum tt_status ts = TT_OK;
-	const uint8_t *data;
-	size_t len;
 
 	st = recfmt_reader_open(&r, tr->path, &err);
 	if (st != RECFMT_OK) {
@@ -570,32 +746,14 @@ enum tt_status tt_trace_walk(struct tt_trace *tr, tt_block_fn fn, void *ctx, cha
 		return TT_ERR_FILE;
 	}
 	tr->file_bytes = recfmt_reader_file_bytes(r);
-	for (;;) {
-		st = recfmt_reader_next(r, &data, &len, &err);
-		if (st == RECFMT_OK) {
-			ts = walk_frame(tr, data, len, recfmt_reader_frame_index(r),
-					recfmt_reader_frame_offset(r), fn, ctx, msg, msg_bytes);
-			if (ts != TT_OK)
-				break;
-			continue;
-		}
-		if (st == RECFMT_END_OF_INPUT)
-			break;
-		if (st == RECFMT_TRUNCATED) {
-			tr->truncated = true;
-			recfmt_error_describe(&err, tr->truncation, sizeof(tr->truncation));
-			break;
-		}
-		if (st == RECFMT_CORRUPT) {
-			tr->nr_bad_frames++;
-			note_err(tr, &err);
-			if (!recfmt_reader_can_continue(r))
-				break;
-			continue;
-		}
-		recfmt_error_describe(&err, msg, msg_bytes);
-		ts = TT_ERR_FILE;
-		break;
+	if (single_threaded() || !walk_pipelined(tr, r, fn, ctx, msg, msg_bytes, &ts)) {
+		struct frame_slot s = { .st = RECFMT_OK };
+
+		recfmt_buf_init(&s.buf);
+		do
+			read_slot(r, &s);
+		while (take_slot(tr, &s, fn, ctx, msg, msg_bytes, &ts));
+		recfmt_buf_fini(&s.buf);
 	}
 	recfmt_reader_close(r);
 	if (ts == TT_OK && !tr->has_header) {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * main.c - tracetool's top level: --version, the global help, the command
- * table and the dispatch to tt_cmd_*(). Exit codes (contract §4): 0 success,
- * 1 the trace is unreadable or damaged, 2 wrong usage. Only this file and
- * argp decide them; commands return them.
+ * main.c - tracetool's top level: --version, the global help and the
+ * dispatch to tt_cmd_*() through commands.c's table. Exit codes (contract
+ * §4): 0 success, 1 the trace is unreadable or damaged, 2 wrong usage.
+ * Only this file and argp decide them; commands return them.
  */
 #include <argp.h>
 #include <stdio.h>
@@ -18,26 +18,6 @@
 
 const char *argp_program_version = "tracetool (rec) " TT_VERSION;
 const char *argp_program_bug_address = "the rec issue tracker";
-
-static const struct {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *what;
-} commands[] = {
-	{ "summary", tt_cmd_summary, "calls, total, self, percentiles and errors per scope" },
-	{ "histogram", tt_cmd_histogram, "duration distribution per scope, as bars" },
-	{ "chrome", tt_cmd_chrome, "Chrome Trace Event JSON (Perfetto, chrome://tracing)" },
-	{ "info", tt_cmd_info, "format, clock, threads, drops, whether it ended cleanly" },
-	{ "check", tt_cmd_check, "exit 0 if the file is intact, else say what and where" },
-};
-
-#define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
-
-int tt_fail_file(const char *path, const char *msg)
-{
-	fprintf(stderr, "tracetool: %s: %s\n", path, msg);
-	return 1;
-}
 
 struct main_args {
 	int cmd_index; /* argv index of COMMAND, 0 if none */
@@ -74,9 +54,9 @@ static char *help_filter(int key, const char *text, void *input)
 		if (!buf)
 			return (char *)text;
 		n += (size_t)snprintf(buf, cap, "Commands:\n");
-		for (size_t i = 0; i < NR_COMMANDS && n < cap; i++)
-			n += (size_t)snprintf(buf + n, cap - n, "  %-10s  %s\n", commands[i].name,
-					      commands[i].what);
+		for (size_t i = 0; i < tt_nr_commands && n < cap; i++)
+			n += (size_t)snprintf(buf + n, cap - n, "  %-10s  %s\n", tt_commands[i].name,
+					      tt_commands[i].what);
 		if (n < cap)
 			snprintf(buf + n, cap - n,
 				 "\n`tracetool COMMAND --help` shows a command's options.\n"
@@ -96,18 +76,18 @@ int main(int argc, char **argv)
 {
 	struct main_args a = { 0 };
 	char name[64];
+	const struct tt_command *command;
 	const char *cmd;
 
 	argp_err_exit_status = 2;
 	argp_parse(&main_argp, argc, argv, ARGP_IN_ORDER, NULL, &a);
 	cmd = argv[a.cmd_index];
-	for (size_t i = 0; i < NR_COMMANDS; i++) {
-		if (strcmp(cmd, commands[i].name) != 0)
-			continue;
+	command = tt_command_find(cmd);
+	if (command) {
 		/* argp prints argv[0] in usage lines: make it "tracetool CMD". */
 		snprintf(name, sizeof(name), "tracetool %s", cmd);
 		argv[a.cmd_index] = name;
-		return commands[i].fn(argc - a.cmd_index, argv + a.cmd_index);
+		return command->fn(argc - a.cmd_index, argv + a.cmd_index);
 	}
 	fprintf(stderr, "tracetool: unknown command '%s'\n", cmd);
 	fprintf(stderr, "Try `tracetool --help' for the list of commands.\n");

@@ -567,7 +567,7 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		if (n <= 0)
 			break;
 		const uint32_t *site_name = tr->site_name;
-		const uint32_t nr_slots = tr->nr_site_slots;
+		uint32_t nr_slots = tr->nr_site_slots;
 
 		if (fast) {
 			cover_names(st, tr->nr_names);
@@ -586,8 +586,12 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 
 			if (__builtin_expect(site < nr_slots && site_name[site] != TT_NO_NAME, 1))
 				name = site_name[site];
-			else
+			else {
 				name = tt_trace_site_name_slow(tr, site);
+				/* It may have grown (moved) the table. */
+				site_name = tr->site_name;
+				nr_slots = tr->nr_site_slots;
+			}
 			codes[i] = name << 1 | (codes[i] & 1);
 		}
 		cover_names(st, tr->nr_names);

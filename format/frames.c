@@ -131,7 +131,7 @@ static size_t max_in_bytes(void)
  */
 static ssize_t fill(struct recfmt_reader *r)
 {
-	size_t avail = r->in_len - r->in_pos;
+	size_t avail = r->in_len - r->in_pos, want;
 	ssize_t n;
 
 	if (r->eof)
@@ -142,11 +142,19 @@ static ssize_t fill(struct recfmt_reader *r)
 		r->in_pos = 0;
 		r->in_len = avail;
 	}
-	if (r->in_cap - r->in_len < READ_CHUNK_BYTES) {
-		size_t cap = r->in_cap ? r->in_cap * 2 : 2 * READ_CHUNK_BYTES;
+	/* Room for a chunk, or for the rest of a smaller file (+1 to see its
+	 * end): small files get small buffers, which matters to callers that
+	 * open many (the fuzzers, the corruption sweep). */
+	want = READ_CHUNK_BYTES;
+	if (r->file_bytes > r->read_bytes && r->file_bytes - r->read_bytes < want)
+		want = (size_t)(r->file_bytes - r->read_bytes) + 1;
+	else if (r->file_bytes == r->read_bytes)
+		want = 4096; /* at the size seen at open: most likely the end */
+	if (r->in_cap - r->in_len < want) {
+		size_t cap = r->in_cap ? r->in_cap * 2 : 4096;
 		uint8_t *in;
 
-		while (cap - r->in_len < READ_CHUNK_BYTES)
+		while (cap - r->in_len < want)
 			cap *= 2;
 		in = realloc(r->in, cap);
 		if (!in) {

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * commands.c - the command table and the one-line failure message, in the
+ * library rather than in main.c, so that in-process callers (fuzz/, the
+ * corruption sweep in tests/analyzer) run a command exactly as tracetool
+ * does, without its process.
+ */
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const struct tt_command tt_commands[] = {
+	{ "summary", tt_cmd_summary, "calls, total, self, percentiles and errors per scope" },
+	{ "histogram", tt_cmd_histogram, "duration distribution per scope, as bars" },
+	{ "chrome", tt_cmd_chrome, "Chrome Trace Event JSON (Perfetto, chrome://tracing)" },
+	{ "info", tt_cmd_info, "format, clock, threads, drops, whether it ended cleanly" },
+	{ "check", tt_cmd_check, "exit 0 if the file is intact, else say what and where" },
+};
+
+const size_t tt_nr_commands = sizeof(tt_commands) / sizeof(tt_commands[0]);
+
+const struct tt_command *tt_command_find(const char *name)
+{
+	for (size_t i = 0; i < tt_nr_commands; i++)
+		if (strcmp(name, tt_commands[i].name) == 0)
+			return &tt_commands[i];
+	return NULL;
+}
+
+int tt_fail_file(const char *path, const char *msg)
+{
+	fprintf(stderr, "tracetool: %s: %s\n", path, msg);
+	return 1;
+}

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_common.c - see fuzz_common.h.
+ */
+#define _GNU_SOURCE
+#include "fuzz_common.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "recfmt.h"
+
+#define MAX_ARGS 16
+
+static int input_fd = -1;
+static char input_path[64];
+
+/*
+ * Once per process: the memfd that holds each input, and the output sinks.
+ * stdout (fd 1, which chrome writes with write(2)) goes to /dev/null. The
+ * FILE *stderr is pointed at /dev/null as well, so the one-line warnings of
+ * millions of damaged inputs do not drown the fuzzer's log, while fd 2 stays
+ * open for the sanitizers' reports (they write(2) to it directly).
+ * FUZZ_VERBOSE=1 keeps the analyzer's stderr.
+ */
+static void setup_once(void)
+{
+	const char *verbose = getenv("FUZZ_VERBOSE");
+	int null_fd;
+
+	input_fd = memfd_create("fuzz-trace", MFD_CLOEXEC);
+	if (input_fd < 0) {
+		perror("fuzz: memfd_create");
+		abort();
+	}
+	snprintf(input_path, sizeof(input_path), "/proc/self/fd/%d", input_fd);
+	null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (null_fd < 0 || dup2(null_fd, STDOUT_FILENO) < 0) {
+		perror("fuzz: /dev/null");
+		abort();
+	}
+	close(null_fd);
+	if (!verbose || strcmp(verbose, "1") != 0) {
+		FILE *null_file = fopen("/dev/null", "w");
+
+		if (!null_file)
+			abort();
+		stderr = null_file;
+	}
+}
+
+static void write_all(const uint8_t *data, size_t size, off_t at)
+{
+	size_t done = 0;
+
+	while (done < size) {
+		ssize_t n = pwrite(input_fd, data + done, size - done, at + (off_t)done);
+
+		if (n <= 0)
+			abort();
+		done += (size_t)n;
+	}
+}
+
+/* Compresses data[0, size) as one frame the way format/compress.c does
+ * (content size and XXH64 checksum) and appends it at *at. */
+static void write_frame(const uint8_t *data, size_t size, off_t *at)
+{
+	static ZSTD_CCtx *cctx;
+	static uint8_t *out;
+	static size_t out_cap;
+	size_t bound = ZSTD_compressBound(size), n;
+
+	if (!cctx) {
+		cctx = ZSTD_createCCtx();
+		if (!cctx)
+			abort();
+		ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+		ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+		ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
+	}
+	if (out_cap < bound) {
+		out = realloc(out, bound);
+		if (!out)
+			abort();
+		out_cap = bound;
+	}
+	n = ZSTD_compress2(cctx, out, out_cap, data, size);
+	if (ZSTD_isError(n))
+		abort();
+	write_all(out, n, *at);
+	*at += (off_t)n;
+}
+
+/* Where the next frame of a raw input starts: its FRAME record (FORMAT.md
+ * §3.1: type 1, size 8, magic "RECF"), searched from `from`. */
+static size_t next_frame_start(const uint8_t *data, size_t size, size_t from)
+{
+	static const uint8_t frame_record[12] = { 1, 0, 0, 0, 8, 0, 0, 0, 'R', 'E', 'C', 'F' };
+	const uint8_t *hit;
+
+	if (from >= size)
+		return size;
+	hit = memmem(data + from, size - from, frame_record, sizeof(frame_record));
+	return hit ? (size_t)(hit - data) : size;
+}
+
+/*
+ * An input that starts like a zstd frame (or is empty) is a trace file as
+ * is: that fuzzes frames.c and, through it, everything else, but a mutation
+ * of compressed bytes almost never gets past the frame checksum. Any other
+ * input is the *decompressed* content of a trace (what `zstd -d` prints):
+ * it is cut before each FRAME record and each piece compressed into a frame
+ * of its own, so that mutations reach the record decoder and the analysis.
+ * The corpus holds both kinds.
+ */
+static void write_input(const uint8_t *data, size_t size)
+{
+	off_t at = 0;
+
+	if (ftruncate(input_fd, 0) < 0)
+		abort();
+	if (size < 4 || memcmp(data, "\x28\xb5\x2f\xfd", 4) == 0 ||
+	    (recfmt_load_u32le(data) & 0xfffffff0u) == 0x184d2a50u /* skippable */) {
+		write_all(data, size, 0);
+		return;
+	}
+	for (size_t start = 0; start < size;) {
+		size_t end = next_frame_start(data, size, start + 1);
+
+		write_frame(data + start, end - start, &at);
+		start = end;
+	}
+}
+
+void fuzz_run_command(tt_cmd_fn cmd, const char *const *const *args, size_t nr_args,
+		      const uint8_t *data, size_t size)
+{
+	if (input_fd < 0)
+		setup_once();
+	write_input(data, size);
+	for (size_t i = 0; i < nr_args; i++) {
+		/* argp may permute argv, so each run gets a fresh copy. */
+		char *argv[MAX_ARGS + 2];
+		int argc = 0, rc;
+
+		while (args[i][argc] && argc < MAX_ARGS) {
+			argv[argc] = (char *)args[i][argc];
+			argc++;
+		}
+		argv[argc++] = input_path;
+		argv[argc] = NULL;
+		rc = cmd(argc, argv);
+		if (rc != 0 && rc != 1) {
+			/* fd 2: the FILE *stderr may be /dev/null. */
+			dprintf(STDERR_FILENO, "fuzz: %s returned %d (contract: 0 or 1)\n",
+				argv[0], rc);
+			abort();
+		}
+		/* Commands print through stdio: flush, so output is written (and
+		 * its code run) per input rather than buffered across inputs. */
+		fflush(stdout);
+	}
+}

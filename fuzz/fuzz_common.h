@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_common.h - what every fuzz_<command>.c shares: the input bytes become
+ * a file (a memfd, so no disk I/O and nothing left behind), and tracetool's
+ * command runs on it in-process through tt_cmd_<name>(), the same function
+ * main.c dispatches to. Commands never exit() on valid arguments, so one
+ * process runs millions of inputs; stdout goes to /dev/null.
+ */
+#ifndef FUZZ_COMMON_H
+#define FUZZ_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "commands.h"
+
+/*
+ * fuzz_run_command() - write data to the input file and run cmd with the
+ * argument lists in args (each NULL-terminated, the trace path appended),
+ * nr_args of them. Aborts if a command returns anything but 0 or 1: a
+ * usage error (2) on a fixed command line means the harness is wrong, and
+ * any other value breaks contract §4.
+ */
+void fuzz_run_command(tt_cmd_fn cmd, const char *const *const *args, size_t nr_args,
+		      const uint8_t *data, size_t size);
+
+#endif /* FUZZ_COMMON_H */

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gen_seeds.c - writes the tracegen seeds of the fuzz corpus (README.md):
+ * small traces that between them reach every record type and the analyzer's
+ * odd paths (renamed, undefined and ended threads, undefined and large site
+ * ids, names that need escaping, recursion, unmatched enters and exits, a
+ * clock going backwards, drops, several frames, TSC with SYNC records and
+ * the monotonic clock, with and without END). Deterministic (fixed LCG), so
+ * a rerun writes the same bytes. Built for reference; never run by meson test.
+ *
+ *     gen_seeds DIR    writes DIR/tracegen_{tsc_clean,mono_unclean,odd}
+ */
+#include <stdio.h>
+
+#include "tracegen.h"
+
+static uint64_t lcg_state = 0x2545f4914f6cdd1dull;
+
+static uint32_t lcg_next(uint32_t bound)
+{
+	lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(lcg_state >> 33) % bound;
+}
+
+/* A random walk over sites 1..nr_sites, up to 6 deep, closed at the end. */
+static void walk(struct tg_trace *t, uint32_t serial, uint64_t *now, uint32_t nr_events,
+		 uint32_t nr_sites)
+{
+	uint32_t stack[6], depth = 0;
+
+	for (uint32_t i = 0; i < nr_events; i++) {
+		*now += 1 + lcg_next(500);
+		if (depth < 6 && (depth == 0 || lcg_next(2))) {
+			stack[depth] = 1 + lcg_next(nr_sites);
+			tg_enter(t, serial, stack[depth++], *now);
+		} else {
+			tg_exit(t, serial, stack[--depth], *now);
+		}
+	}
+	while (depth)
+		tg_exit(t, serial, stack[--depth], *now += 10);
+}
+
+static int write_clean(const char *path, uint32_t clock, bool clean)
+{
+	struct tg_config cfg = { .clock = clock, .ticks_per_second = 3000000000ull,
+				 .start_ticks = 5000, .start_real_ns = 1700000000000000000ull,
+				 .pid = 77, .frame_bytes = 1500, .block_events = 50 };
+	static const char *const names[] = { "main_loop", "parse", "compute", "reply",
+					     "solve" };
+	uint64_t now[5] = { 0, 5000, 5100, 5200, 5300 };
+	struct tg_trace *t = tg_create(path, &cfg);
+
+	if (!t)
+		return -1;
+	tg_sync(t, 5000, 1000, 1700000000000000000ull);
+	for (uint32_t s = 0; s < 5; s++)
+		tg_site(t, s + 1, names[s]);
+	tg_thread(t, 1, 300, "main");
+	tg_thread(t, 2, 301, "worker");
+	tg_thread(t, 3, 302, NULL);
+	tg_thread(t, 4, 300, "reused-tid");
+	for (uint32_t round = 0; round < 4; round++) {
+		for (uint32_t s = 1; s <= 4; s++)
+			walk(t, s, &now[s], 60, 5);
+		tg_sync(t, now[1], 1000 + now[1] / 3, 1700000000000000000ull + now[1] / 3);
+		if (round == 1)
+			tg_thread(t, 2, 301, "worker-renamed");
+	}
+	tg_drops(t, 2, 4);
+	tg_thread_end(t, 3);
+	return tg_finish(t, clean);
+}
+
+static int write_odd(const char *path)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .frame_bytes = 400,
+				 .block_events = 8 };
+	struct tg_trace *t = tg_create(path, &cfg);
+	uint64_t now = 100;
+
+	if (!t)
+		return -1;
+	tg_site(t, 1, "quote\"back\\slash\ttab");
+	tg_site(t, 2, "caf\xc3\xa9");
+	tg_site(t, 1u << 21, "big_id");
+	tg_thread(t, 1, 9, "t\"1");
+	tg_enter(t, 1, 1, now += 10);
+	tg_enter(t, 1, 1, now += 10); /* recursion */
+	tg_enter(t, 1, 1u << 21, now += 10);
+	tg_exit(t, 1, 1u << 21, now -= 5); /* clock backwards */
+	tg_exit(t, 1, 1, now += 10);
+	tg_exit(t, 1, 1, now += 10);
+	tg_exit(t, 1, 2, now += 10);	/* exit without enter */
+	tg_enter(t, 1, 3, now += 10);	/* site never defined */
+	tg_enter(t, 2, 2, now += 10);	/* thread never defined */
+	tg_exit(t, 2, 2, now += 10);
+	tg_enter(t, 2, 1, now += 10);	/* never exits */
+	tg_drops(t, 1, 2);
+	tg_drops(t, 1, 1); /* smaller than before: the largest counts */
+	return tg_finish(t, true);
+}
+
+int main(int argc, char **argv)
+{
+	char path[4096];
+	int rc = 0;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: gen_seeds DIR\n");
+		return 2;
+	}
+	snprintf(path, sizeof(path), "%s/tracegen_tsc_clean", argv[1]);
+	rc |= write_clean(path, RECFMT_CLOCK_TSC, true);
+	snprintf(path, sizeof(path), "%s/tracegen_mono_unclean", argv[1]);
+	rc |= write_clean(path, RECFMT_CLOCK_MONOTONIC, false);
+	snprintf(path, sizeof(path), "%s/tracegen_odd", argv[1]);
+	rc |= write_odd(path);
+	if (rc)
+		fprintf(stderr, "gen_seeds: cannot write the seeds in %s\n", argv[1]);
+	return rc ? 1 : 0;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_clock.c - analyzer/events.c's tick <-> nanosecond conversions
+ * (FORMAT.md §3.3): tt_clock_abs_ticks() is the exact inverse of
+ * tt_clock_ns() for --from/--to, and stays fast for any ratio a damaged
+ * file can produce (fuzz/regression/window_*_absurd_clock_*).
+ */
+#include <criterion/criterion.h>
+
+#include "events.h"
+
+/* The smallest t with tt_clock_ns(t) >= ns, by brute force. */
+static uint64_t smallest_ticks(const struct tt_clock *c, uint64_t ns)
+{
+	uint64_t t = 0;
+
+	while (tt_clock_ns(c, t) < ns)
+		t++;
+	return t;
+}
+
+Test(clock, abs_ticks_is_the_smallest_tick_count_reaching_the_time, .timeout = 10)
+{
+	static const struct tt_clock clocks[] = {
+		{ 1, 1, 0 }, { 2, 5, 100 }, { 5, 2, 7 }, { 1000, 2600, 1 }, { 3, 3000, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++)
+		for (uint64_t ns = 0; ns < 300; ns++)
+			cr_expect_eq(tt_clock_abs_ticks(&clocks[i], ns),
+				     clocks[i].start_ticks + smallest_ticks(&clocks[i], ns),
+				     "clock %zu, %llu ns", i, (unsigned long long)ns);
+}
+
+/* A damaged header or SYNC pair can claim 10^12 ticks per ns; stepping one
+ * tick at a time from an estimate took hours on such a file. */
+Test(clock, abs_ticks_with_an_absurd_ratio_is_exact_and_returns, .timeout = 10)
+{
+	const struct tt_clock many = { 1, 1000000000000ull, 0 };
+	const struct tt_clock few = { 1000000000000ull, 1, 5 };
+	const struct tt_clock late = { 1, 1, UINT64_MAX - 10 };
+
+	/* round(t / 1e12) >= 5  <=>  t >= 4.5e12 */
+	cr_expect_eq(tt_clock_abs_ticks(&many, 5), 4500000000000ull);
+	cr_expect_eq(tt_clock_abs_ticks(&many, 0), 0);
+	cr_expect_eq(tt_clock_abs_ticks(&few, 3000000000000ull), 5 + 3);
+	cr_expect_eq(tt_clock_abs_ticks(&late, 4), UINT64_MAX - 6);
+	cr_expect_eq(tt_clock_abs_ticks(&late, 11), UINT64_MAX, "past the last tick");
+}
