@@ -3,14 +3,17 @@
  * bench_analyzer.c - tracetool's throughput against issue #4's targets.
  * Generates synthetic traces through format/ (4 threads of nested scopes,
  * TSC ticks with jitter, SYNC records, 4 MiB frames like librec), then times,
- * as child processes, `tracetool summary`, `zstd -d` of the same file and
- * `tracetool chrome`, reporting the median of several runs, and compares the
- * peak RSS (wait4's ru_maxrss) of summary on a trace and on one 10x longer.
+ * as child processes, `tracetool summary` (with its reader thread, and with
+ * TRACETOOL_THREADS=1: one core), `zstd -d` of the same file and `tracetool
+ * chrome`, reporting the median of several runs, and compares the peak RSS
+ * (wait4's ru_maxrss) of summary on a trace and on one 10x longer.
  *
  *   bench_analyzer TRACETOOL [EVENTS] [RUNS]     (defaults: 100000000, 5)
  *
  * With BENCH_KEEP=1 in the environment the generated traces are kept (for
- * profiling) and their paths printed.
+ * profiling) and their paths printed. With BENCH_TRACE=FILE nothing is
+ * generated: FILE (a real librec trace) is timed instead, EVENTS must be its
+ * event count (`tracetool info`), and the RSS comparison is skipped.
  *
  * It asserts nothing: machine speed is not a test (style.md §6).
  */
@@ -238,7 +241,8 @@ struct run {
 	int status;
 };
 
-static struct run run(char *const argv[], const char *stdout_path)
+/* Runs argv with stdout to stdout_path; threads: TRACETOOL_THREADS, or NULL. */
+static struct run run_env(char *const argv[], const char *stdout_path, const char *threads)
 {
 	struct run r = { 0, 0, -1 };
 	struct timespec a, b;
@@ -253,6 +257,10 @@ static struct run run(char *const argv[], const char *stdout_path)
 		FILE *o = freopen(stdout_path, "w", stdout);
 
 		(void)o;
+		if (threads)
+			setenv("TRACETOOL_THREADS", threads, 1);
+		else
+			unsetenv("TRACETOOL_THREADS");
 		execvp(argv[0], argv);
 		_exit(127);
 	}
@@ -263,6 +271,11 @@ static struct run run(char *const argv[], const char *stdout_path)
 	r.max_rss_kib = ru.ru_maxrss;
 	r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128;
 	return r;
+}
+
+static struct run run(char *const argv[], const char *stdout_path)
+{
+	return run_env(argv, stdout_path, NULL);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -284,7 +297,8 @@ int main(int argc, char **argv)
 	uint64_t nr = argc > 2 ? strtoull(argv[2], NULL, 10) : 100000000ull;
 	int runs = argc > 3 ? atoi(argv[3]) : 5;
 	char path[128], small[128];
-	double ts[64], tz[64], tc[64];
+	const char *given = getenv("BENCH_TRACE");
+	double ts[64], t1[64], tz[64], tc[64];
 	struct stat st;
 	struct run r;
 
@@ -295,12 +309,19 @@ int main(int argc, char **argv)
 	}
 	snprintf(path, sizeof(path), "/tmp/bench_analyzer_%d.zst", (int)getpid());
 	snprintf(small, sizeof(small), "/tmp/bench_analyzer_%d_small.zst", (int)getpid());
-	if (generate(path, nr) || generate(small, nr / 10) || stat(path, &st)) {
+	if (given)
+		snprintf(path, sizeof(path), "%s", given);
+	if ((!given && (generate(path, nr) || generate(small, nr / 10))) || stat(path, &st)) {
 		fprintf(stderr, "bench_analyzer: cannot write %s: %s\n", path, strerror(errno));
 		return 1;
 	}
-	printf("trace: %s mode, %" PRIu64 " events, %d threads, %lld bytes (%.2f bytes/event)\n",
-	       random_mode ? "random" : "program", nr, NR_THREADS, (long long)st.st_size, (double)st.st_size / (double)nr);
+	if (given)
+		printf("trace: %s, %" PRIu64 " events, %lld bytes (%.2f bytes/event)\n", given, nr,
+		       (long long)st.st_size, (double)st.st_size / (double)nr);
+	else
+		printf("trace: %s mode, %" PRIu64 " events, %d threads, %lld bytes (%.2f bytes/event)\n",
+		       random_mode ? "random" : "program", nr, NR_THREADS, (long long)st.st_size,
+		       (double)st.st_size / (double)nr);
 	for (int i = 0; i < runs; i++) {
 		char *s[] = { (char *)tool, "summary", "--format=csv", path, NULL };
 		char *z[] = { "zstd", "-q", "-d", "-c", path, NULL };
@@ -311,6 +332,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		ts[i] = r.seconds;
+		r = run_env(s, "/dev/null", "1");
+		if (r.status) {
+			fprintf(stderr, "bench_analyzer: summary exited %d\n", r.status);
+			return 1;
+		}
+		t1[i] = r.seconds;
 		r = run(z, "/dev/null");
 		if (r.status) {
 			fprintf(stderr, "bench_analyzer: zstd -d exited %d\n", r.status);
@@ -324,11 +351,18 @@ int main(int argc, char **argv)
 		r = run(c, "/dev/null");
 		tc[i] = r.seconds;
 	}
-	double ms = median(ts, runs), mz = median(tz, runs), mc = median(tc, runs);
+	double ms = median(ts, runs), m1 = median(t1, runs), mz = median(tz, runs);
+	double mc = median(tc, runs);
 
-	printf("summary:   %.3f s median of %d, %.1f M events/s\n", ms, runs, (double)nr / ms / 1e6);
-	printf("zstd -d:   %.3f s median of %d; summary / zstd -d = %.2f\n", mz, runs, ms / mz);
+	printf("summary:   %.3f s median of %d, %.1f M events/s (reader thread)\n", ms, runs,
+	       (double)nr / ms / 1e6);
+	printf("summary:   %.3f s median of %d, %.1f M events/s (TRACETOOL_THREADS=1, one core)\n",
+	       m1, runs, (double)nr / m1 / 1e6);
+	printf("zstd -d:   %.3f s median of %d; summary / zstd -d = %.2f (one core: %.2f)\n", mz,
+	       runs, ms / mz, m1 / mz);
 	printf("chrome:    %.3f s median of %d, %.1f M events/s\n", mc, runs, (double)nr / mc / 1e6);
+	if (given)
+		return 0;
 	{
 		char *s1[] = { (char *)tool, "summary", small, NULL };
 		char *s2[] = { (char *)tool, "summary", path, NULL };
