@@ -12,6 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
+_Static_assert(REC_OVERFLOW_DROP == 1 && REC_OVERFLOW_BLOCK == 2, "resolve_choice() order");
+_Static_assert(REC_CLOCK_TSC == 1 && REC_CLOCK_MONOTONIC == 2, "resolve_choice() order");
+
 bool rec__env_disabled(void)
 {
 	const char *v = getenv("REC_DISABLE");
@@ -72,6 +75,34 @@ static int expand_output(const char *pattern, char *out, size_t out_bytes)
 	return 0;
 }
 
+/*
+ * A two-way choice (enum rec_overflow, enum rec_clock: 0 default, 1 first,
+ * 2 second): a config field left at 0 takes the environment variable `env`,
+ * which must be `first` or `second`. Return: 0, or -EINVAL (logged).
+ */
+static int resolve_choice(const char *env, const char *field, const char *first,
+			  const char *second, int *value)
+{
+	const char *v;
+
+	if (*value == 0 && (v = getenv(env)) && *v) {
+		if (strcmp(v, first) == 0)
+			*value = 1;
+		else if (strcmp(v, second) == 0)
+			*value = 2;
+		else {
+			rec__log("bad %s '%s' (want %s or %s); tracing disabled", env, v, first,
+				 second);
+			return -EINVAL;
+		}
+	}
+	if (*value < 0 || *value > 2) {
+		rec__log("rec_start: bad config.%s %d", field, *value);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 {
 	struct rec_config c = REC_CONFIG_INIT;
@@ -129,38 +160,15 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 	if (!out->flush_ms)
 		out->flush_ms = REC__DEFAULT_FLUSH_MS;
 
-	int overflow = c.overflow;
-	if (overflow == REC_OVERFLOW_DEFAULT && (v = getenv("REC_OVERFLOW")) && *v) {
-		if (strcmp(v, "drop") == 0)
-			overflow = REC_OVERFLOW_DROP;
-		else if (strcmp(v, "block") == 0)
-			overflow = REC_OVERFLOW_BLOCK;
-		else {
-			rec__log("bad REC_OVERFLOW '%s' (want drop or block); tracing disabled", v);
-			return -EINVAL;
-		}
-	}
-	if (overflow < REC_OVERFLOW_DEFAULT || overflow > REC_OVERFLOW_BLOCK) {
-		rec__log("rec_start: bad config.overflow %d", overflow);
-		return -EINVAL;
-	}
-	out->block = overflow == REC_OVERFLOW_BLOCK;
+	int overflow = c.overflow, clock = c.clock;
 
-	int clock = c.clock;
-	if (clock == REC_CLOCK_DEFAULT && (v = getenv("REC_CLOCK")) && *v) {
-		if (strcmp(v, "tsc") == 0)
-			clock = REC_CLOCK_TSC;
-		else if (strcmp(v, "monotonic") == 0)
-			clock = REC_CLOCK_MONOTONIC;
-		else {
-			rec__log("bad REC_CLOCK '%s' (want tsc or monotonic); tracing disabled", v);
-			return -EINVAL;
-		}
-	}
-	if (clock < REC_CLOCK_DEFAULT || clock > REC_CLOCK_MONOTONIC) {
-		rec__log("rec_start: bad config.clock %d", clock);
-		return -EINVAL;
-	}
+	err = resolve_choice("REC_OVERFLOW", "overflow", "drop", "block", &overflow);
+	if (err)
+		return err;
+	out->block = overflow == REC_OVERFLOW_BLOCK;
+	err = resolve_choice("REC_CLOCK", "clock", "tsc", "monotonic", &clock);
+	if (err)
+		return err;
 	if (clock == REC_CLOCK_DEFAULT)
 		out->use_tsc = rec__clock_tsc_is_invariant();
 	else

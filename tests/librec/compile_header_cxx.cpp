@@ -1,14 +1,3 @@
-/* SPDX-License-Identifier: MIT */
-/* compile_header.c - rec.h alone, compiled warning-free in several modes by meson. */
-#include <rec.h>
-
-int rec_compile_check(void);
-int rec_compile_check(void)
-{
-	TRACE_SCOPE();
-	{
-		TRACE_SCOPE_NAMED("inner");
-		TRACE_SCOPE_NAMED("same line"); TRACE_SCOPE_NAMED("twice");
-	}
-	return (int)rec_version();
-}
+// SPDX-License-Identifier: MIT
+// compile_header_cxx.cpp - the same check as compile_header.c, compiled as C++17.
+#include "compile_header.c"

@@ -10,37 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "nested_scopes.h"
+
 #define NR_OUTER 1000
-
-static void leaf(void)
-{
-	TRACE_SCOPE();
-	__asm__ volatile("" ::: "memory");
-}
-
-static void middle(void)
-{
-	TRACE_SCOPE();
-	leaf();
-	leaf();
-}
-
-static unsigned recurse(unsigned depth)
-{
-	TRACE_SCOPE();
-	return depth ? 1 + recurse(depth - 1) : 0;
-}
-
-static void outer(void)
-{
-	TRACE_SCOPE();
-	middle();
-	{
-		TRACE_SCOPE_NAMED("block");
-		leaf();
-	}
-	recurse(4);
-}
 
 static void *worker(void *arg)
 {

@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "nested_scopes.h"
 #include "trace_read.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -68,36 +69,6 @@ static void load(struct tr_trace *tr)
 }
 
 /* ------------------------------------------------------------------ */
-
-static void leaf(void)
-{
-	TRACE_SCOPE();
-	__asm__ volatile("" ::: "memory");
-}
-
-static void middle(void)
-{
-	TRACE_SCOPE();
-	leaf();
-	leaf();
-}
-
-static unsigned recurse(unsigned depth)
-{
-	TRACE_SCOPE();
-	return depth ? 1 + recurse(depth - 1) : 0;
-}
-
-static void outer(void)
-{
-	TRACE_SCOPE();
-	middle();
-	{
-		TRACE_SCOPE_NAMED("block");
-		leaf();
-	}
-	recurse(4);
-}
 
 #define NR_OUTER 5000
 
