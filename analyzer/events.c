@@ -8,11 +8,13 @@
  * Frames are decompressed on a reader thread, ahead of the parsing on the
  * calling thread (see "The frame pipeline" below).
  */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "events.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -562,9 +564,9 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 }
 
 /*
- * The frame pipeline. Decompression is a third of the work on a well
- * compressed trace (docs/ANALYZER.md, Benchmarks), and it does not depend on
- * what the frames say: a reader thread runs recfmt_reader_next_into() ahead
+ * The frame pipeline. Reading and decompressing are 15-30 % of a walk's CPU
+ * time (perf, on the traces of docs/ANALYZER.md's Benchmarks), and they do
+ * not depend on what the frames say: a reader thread runs recfmt_reader_next_into() ahead
  * into a ring of NR_SLOTS frame buffers while the calling thread (the
  * walker) parses and pairs the frames, in file order. Each slot records one
  * reader call exactly (status, error, frame index and offset), and the
@@ -573,8 +575,8 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
  * Memory stays bounded: NR_SLOTS decompressed frames at most.
  *
  * TRACETOOL_THREADS=1 in the environment reads on the calling thread, with
- * one slot, so that events/s on one core can be measured; so does a failed
- * pthread_create().
+ * one slot, so that events/s on one core can be measured; so do a process
+ * bound to one CPU and a failed pthread_create().
  */
 #define NR_SLOTS 3
 
@@ -682,12 +684,19 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-/* True if TRACETOOL_THREADS asks for everything on the calling thread. */
+/*
+ * True if TRACETOOL_THREADS asks for everything on the calling thread, or if
+ * this process may run on one CPU only (taskset): a reader thread would
+ * then only take turns with the walker.
+ */
 static bool single_threaded(void)
 {
 	const char *v = getenv("TRACETOOL_THREADS");
+	cpu_set_t cpus;
 
-	return v && strcmp(v, "1") == 0;
+	if (v && strcmp(v, "1") == 0)
+		return true;
+	return sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) == 1;
 }
 
 /* The walk with a reader thread. Return: false if it could not start. */
