@@ -572,13 +572,16 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
  * reader call exactly (status, error, frame index and offset), and the
  * walker applies them with the same code as the single-threaded path
  * (take_slot()), so messages, counts and locations are the same either way.
- * Memory stays bounded: NR_SLOTS decompressed frames at most.
+ * Memory stays bounded: NR_SLOTS decompressed frames at most (one more
+ * than with TRACETOOL_THREADS=1).
  *
  * TRACETOOL_THREADS=1 in the environment reads on the calling thread, with
  * one slot, so that events/s on one core can be measured; so do a process
  * bound to one CPU and a failed pthread_create().
  */
-#define NR_SLOTS 3
+/* Two: the reader is 2-4 times faster than the walker, so one frame read
+ * ahead keeps the walker fed; more would only cost memory. */
+#define NR_SLOTS 2
 
 /* One call of recfmt_reader_next_into() and what it left behind. */
 struct frame_slot {
