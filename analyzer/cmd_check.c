@@ -15,27 +15,8 @@
 #include "events.h"
 #include "options.h"
 
-static error_t parse_check(int key, char *arg, struct argp_state *state)
-{
-	struct tt_options *o = state->input;
-
-	switch (key) {
-	case ARGP_KEY_ARG:
-		if (o->trace)
-			argp_error(state, "one TRACE file only");
-		o->trace = arg;
-		break;
-	case ARGP_KEY_NO_ARGS:
-		argp_error(state, "missing TRACE");
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
-}
-
 static const struct argp check_argp = {
-	0, parse_check, "TRACE",
+	0, tt_options_parse_trace, "TRACE",
 	"Check that a trace file is intact: every frame decompresses with a good "
 	"checksum, frames are numbered without gaps, every record decodes, event "
 	"counts agree and the recording ended cleanly.\v"

@@ -47,16 +47,8 @@ static error_t parse_histogram(int key, char *arg, struct argp_state *state)
 				   MAX_BINS);
 		o->nr_bins = (unsigned)v;
 		break;
-	case ARGP_KEY_ARG:
-		if (o->trace)
-			argp_error(state, "one TRACE file only");
-		o->trace = arg;
-		break;
-	case ARGP_KEY_NO_ARGS:
-		argp_error(state, "missing TRACE");
-		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return tt_options_parse_trace(key, arg, state);
 	}
 	return 0;
 }

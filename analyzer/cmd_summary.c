@@ -36,16 +36,8 @@ static error_t parse_summary(int key, char *arg, struct argp_state *state)
 		if (tt_options_parse_u64(arg, &o->top) || o->top == 0)
 			argp_error(state, "--top: '%s' is not a positive number", arg);
 		break;
-	case ARGP_KEY_ARG:
-		if (o->trace)
-			argp_error(state, "one TRACE file only");
-		o->trace = arg;
-		break;
-	case ARGP_KEY_NO_ARGS:
-		argp_error(state, "missing TRACE");
-		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return tt_options_parse_trace(key, arg, state);
 	}
 	return 0;
 }

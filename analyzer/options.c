@@ -226,3 +226,21 @@ bool tt_options_need_prepass(const struct tt_options *o)
 {
 	return o->nr_threads || o->has_from || o->has_to;
 }
+
+error_t tt_options_parse_trace(int key, char *arg, struct argp_state *state)
+{
+	struct tt_options *o = state->input;
+
+	switch (key) {
+	case ARGP_KEY_ARG:
+		if (o->trace)
+			argp_error(state, "one TRACE file only");
+		o->trace = arg;
+		return 0;
+	case ARGP_KEY_NO_ARGS:
+		argp_error(state, "missing TRACE");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}

@@ -49,6 +49,12 @@ void tt_options_fini(struct tt_options *o);
 int tt_options_parse_time(const char *s, uint64_t *ns);
 /* Parses a whole number; Return: 0 or -1. */
 int tt_options_parse_u64(const char *s, uint64_t *v);
+/*
+ * tt_options_parse_trace() - the TRACE operand every command takes, for the
+ * default branch of a command's argp parser: one file, required.
+ * Return: 0 when it handled `key`, else ARGP_ERR_UNKNOWN.
+ */
+error_t tt_options_parse_trace(int key, char *arg, struct argp_state *state);
 
 /* True if the thread is selected by --thread (always true without it). */
 bool tt_options_thread_selected(const struct tt_options *o, const struct tt_thread *th);
