@@ -5,7 +5,7 @@
 rec_install_deps() {
 	local want=(meson ninja-build pkg-config gcc g++ libc6-dev libzstd-dev zstd libcriterion-dev valgrind python3)
 	local missing=() pkg sudo=""
-	case "${CC:-}" in *clang*) want+=(clang) ;; esac
+	case "${CC:-}" in *clang*) want+=(clang libclang-rt-dev) ;; esac # libFuzzer, sanitizers
 	want+=("$@")
 	for pkg in "${want[@]}"; do
 		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
