@@ -25,24 +25,9 @@ static const struct argp check_argp = {
 	0, 0, 0,
 };
 
-static int decode_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
-			struct recfmt_events_iter *it)
-{
-	uint64_t ticks;
-	uint32_t code;
-	int rc;
-
-	(void)ctx;
-	(void)tr;
-	(void)th;
-	while ((rc = recfmt_events_next(it, &ticks, &code)) == 1)
-		if (RECFMT_CODE_SITE(code) == 0)
-			return -1; /* site ids start at 1 (FORMAT.md §3.4) */
-	return rc < 0 || it->ids != it->ids_end || it->deltas != it->deltas_end ? -1 : 0;
-}
-
 int tt_cmd_check(int argc, char **argv)
 {
+	static const bool reject_site0 = true;
 	struct tt_options o = TT_OPTIONS_INIT;
 	struct tt_trace tr;
 	char msg[768];
@@ -50,7 +35,7 @@ int tt_cmd_check(int argc, char **argv)
 
 	argp_parse(&check_argp, argc, argv, 0, NULL, &o);
 	tt_trace_init(&tr, o.trace);
-	if (tt_trace_walk(&tr, decode_block, NULL, msg, sizeof(msg)) != TT_OK) {
+	if (tt_trace_walk(&tr, tt_events_decode_block, (void *)&reject_site0, msg, sizeof(msg)) != TT_OK) {
 		rc = tt_fail_file(o.trace, msg);
 		goto out;
 	}

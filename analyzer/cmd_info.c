@@ -51,22 +51,6 @@ static const struct argp info_argp = {
 	0, 0, 0,
 };
 
-/* Decodes every event so that the last tick and malformed blocks are known. */
-static int decode_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
-			struct recfmt_events_iter *it)
-{
-	uint64_t ticks;
-	uint32_t code;
-	int rc;
-
-	(void)ctx;
-	(void)tr;
-	(void)th;
-	while ((rc = recfmt_events_next(it, &ticks, &code)) == 1)
-		;
-	return rc < 0 || it->ids != it->ids_end || it->deltas != it->deltas_end ? -1 : 0;
-}
-
 static uint64_t total_dropped(const struct tt_trace *tr)
 {
 	uint64_t n = 0;
@@ -90,7 +74,7 @@ int tt_cmd_info(int argc, char **argv)
 
 	argp_parse(&info_argp, argc, argv, 0, NULL, &o);
 	tt_trace_init(&tr, o.trace);
-	if (tt_trace_walk(&tr, decode_block, NULL, msg, sizeof(msg)) != TT_OK) {
+	if (tt_trace_walk(&tr, tt_events_decode_block, NULL, msg, sizeof(msg)) != TT_OK) {
 		rc = tt_fail_file(o.trace, msg);
 		goto out;
 	}

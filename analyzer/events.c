@@ -808,3 +808,19 @@ bool tt_trace_warn(const struct tt_trace *tr)
 	fprintf(stderr, "tracetool: %s: warning: %s\n", tr->path, buf);
 	return true;
 }
+
+int tt_events_decode_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
+			   struct recfmt_events_iter *it)
+{
+	bool reject_site0 = ctx && *(const bool *)ctx;
+	uint64_t ticks;
+	uint32_t code;
+	int rc;
+
+	(void)tr;
+	(void)th;
+	while ((rc = recfmt_events_next(it, &ticks, &code)) == 1)
+		if (reject_site0 && RECFMT_CODE_SITE(code) == 0)
+			return -1;
+	return rc < 0 || !recfmt_events_check_end(it) ? -1 : 0;
+}

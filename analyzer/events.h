@@ -106,6 +106,16 @@ void tt_trace_init(struct tt_trace *tr, const char *path);
 void tt_trace_fini(struct tt_trace *tr);
 
 /*
+ * tt_events_decode_block() - a tt_block_fn that decodes every event of the
+ * block and nothing more, for commands that need only the walk's bookkeeping
+ * (info) or its validation (check). ctx: NULL, or a const bool that, when
+ * true, also rejects site id 0 (FORMAT.md §3.4: ids start at 1).
+ * Return: 0, or -1 if the block is malformed.
+ */
+int tt_events_decode_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
+			   struct recfmt_events_iter *it);
+
+/*
  * tt_trace_walk() - read the whole file once, calling fn on every EVENTS
  * block (fn may be NULL to read only the metadata).
  * Return: TT_OK (damage met on the way is recorded in tr, see
