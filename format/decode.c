@@ -180,6 +180,80 @@ enum recfmt_status recfmt_decode_end(const struct recfmt_record *rec, struct rec
 	return RECFMT_OK;
 }
 
+enum recfmt_status recfmt_decode_counter_set(const struct recfmt_record *rec,
+					     struct recfmt_counter_set *cs,
+					     struct recfmt_error *err)
+{
+	const uint8_t *p = rec->payload, *end = rec->payload + rec->size;
+
+	RETURN_IF(rec->size < 8, err, rec, "COUNTER_SET record too short (%u bytes)", rec->size);
+	cs->thread = recfmt_load_u32le(p);
+	cs->nr = recfmt_load_u32le(p + 4);
+	cs->nr_columns = 0;
+	RETURN_IF(cs->thread == 0, err, rec, "thread serial 0");
+	RETURN_IF(cs->nr > RECFMT_MAX_COUNTERS, err, rec, "COUNTER_SET lists %u counters (max %u)",
+		  cs->nr, RECFMT_MAX_COUNTERS);
+	p += 8;
+	for (uint32_t i = 0; i < cs->nr; i++) {
+		RETURN_IF(end - p < 8, err, rec, "COUNTER_SET entry %u cut short", i);
+		cs->c[i].flags = recfmt_load_u32le(p);
+		cs->c[i].name_bytes = recfmt_load_u32le(p + 4);
+		RETURN_IF(cs->c[i].name_bytes == 0 ||
+				  cs->c[i].name_bytes > RECFMT_MAX_COUNTER_NAME_BYTES ||
+				  cs->c[i].name_bytes > (size_t)(end - p - 8),
+			  err, rec, "COUNTER_SET entry %u's name overruns it", i);
+		cs->c[i].name = (const char *)p + 8;
+		cs->nr_columns += cs->c[i].flags & RECFMT_COUNTER_RECORDED;
+		p += 8 + cs->c[i].name_bytes;
+	}
+	return RECFMT_OK;
+}
+
+enum recfmt_status recfmt_counters_open(const struct recfmt_record *rec,
+					struct recfmt_counters *cb, struct recfmt_error *err)
+{
+	const uint8_t *p = rec->payload;
+
+	RETURN_IF(rec->size < 16, err, rec, "COUNTERS record too short (%u bytes)", rec->size);
+	cb->thread = recfmt_load_u32le(p);
+	cb->nr_events = recfmt_load_u32le(p + 4);
+	cb->nr_columns = recfmt_load_u32le(p + 8);
+	RETURN_IF(cb->thread == 0, err, rec, "COUNTERS block of thread serial 0");
+	RETURN_IF(cb->nr_columns == 0 || cb->nr_columns > RECFMT_MAX_COUNTERS, err, rec,
+		  "COUNTERS block with %u columns", cb->nr_columns);
+	/* Each value takes at least one byte. */
+	RETURN_IF((uint64_t)cb->nr_events * cb->nr_columns > rec->size - 16u, err, rec,
+		  "COUNTERS block claims %u x %u values in %u bytes", cb->nr_events,
+		  cb->nr_columns, rec->size);
+	cb->columns = p + 16;
+	cb->end = p + rec->size;
+	return RECFMT_OK;
+}
+
+enum recfmt_status recfmt_counters_decode(const struct recfmt_counters *cb, uint64_t *values,
+					  const struct recfmt_record *rec,
+					  struct recfmt_error *err)
+{
+	const uint8_t *p = cb->columns;
+
+	for (uint32_t c = 0; c < cb->nr_columns; c++) {
+		uint64_t v = 0, zz;
+
+		for (uint32_t i = 0; i < cb->nr_events; i++) {
+			unsigned n = recfmt_leb128_decode(p, cb->end, &zz);
+
+			RETURN_IF(!n, err, rec, "COUNTERS column %u ends early", c);
+			p += n;
+			/* zigzag, as the EVENTS deltas (FORMAT.md §3.6) */
+			v += (zz >> 1) ^ (uint64_t)-(int64_t)(zz & 1);
+			values[(size_t)c * cb->nr_events + i] = v;
+		}
+	}
+	RETURN_IF(p != cb->end, err, rec, "COUNTERS block leaves %zu bytes over",
+		  (size_t)(cb->end - p));
+	return RECFMT_OK;
+}
+
 enum recfmt_status recfmt_events_open(const struct recfmt_record *rec,
 				      struct recfmt_events_iter *it, struct recfmt_error *err)
 {

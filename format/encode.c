@@ -285,3 +285,77 @@ int recfmt_events_finish(struct recfmt_events_encoder *enc)
 	ids->len = 0;
 	return 0;
 }
+
+/* ---------------------------------------------------------------------
+ * Counters (FORMAT.md §3.12-§3.13, format 1.1).
+ */
+int recfmt_encode_counter_set(struct recfmt_buf *buf, uint32_t thread, uint32_t nr,
+			      const char *const *names, const uint32_t *flags)
+{
+	uint32_t size = 8, len[RECFMT_MAX_COUNTERS];
+	uint8_t *p;
+
+	if (nr > RECFMT_MAX_COUNTERS)
+		return -EINVAL;
+	for (uint32_t i = 0; i < nr; i++) {
+		size_t n = strlen(names[i]);
+
+		len[i] = n > RECFMT_MAX_COUNTER_NAME_BYTES ? RECFMT_MAX_COUNTER_NAME_BYTES
+							   : (uint32_t)n;
+		size += 8 + len[i];
+	}
+	p = record_begin(buf, RECFMT_COUNTER_SET, size);
+	if (!p)
+		return -ENOMEM;
+	recfmt_store_u32le(p, thread);
+	recfmt_store_u32le(p + 4, nr);
+	p += 8;
+	for (uint32_t i = 0; i < nr; i++) {
+		recfmt_store_u32le(p, flags[i]);
+		recfmt_store_u32le(p + 4, len[i]);
+		memcpy(p + 8, names[i], len[i]);
+		p += 8 + len[i];
+	}
+	return 0;
+}
+
+#define COUNTERS_FIXED_BYTES 16u
+
+int recfmt_encode_counters(struct recfmt_buf *buf, uint32_t thread, uint32_t nr_events,
+			   uint32_t nr_columns, const uint64_t *values)
+{
+	size_t start = buf->len, worst;
+	uint8_t *p, *d;
+
+	if (nr_columns > RECFMT_MAX_COUNTERS)
+		return -EINVAL;
+	worst = RECFMT_RECORD_HEADER_BYTES + COUNTERS_FIXED_BYTES +
+		(size_t)nr_events * nr_columns * 10;
+	if (recfmt_buf_reserve(buf, worst))
+		return -ENOMEM;
+	p = record_begin(buf, RECFMT_COUNTERS, COUNTERS_FIXED_BYTES);
+	recfmt_store_u32le(p, thread);
+	recfmt_store_u32le(p + 4, nr_events);
+	recfmt_store_u32le(p + 8, nr_columns);
+	recfmt_store_u32le(p + 12, 0);
+	d = p + COUNTERS_FIXED_BYTES;
+	for (uint32_t c = 0; c < nr_columns; c++) {
+		uint64_t prev = 0;
+
+		for (uint32_t i = 0; i < nr_events; i++) {
+			uint64_t v = values[(size_t)i * nr_columns + c];
+			int64_t delta = (int64_t)(v - prev);
+
+			prev = v;
+			d = leb128_put(d, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
+		}
+	}
+	buf->len = (size_t)(d - buf->data);
+	if (buf->len - start - RECFMT_RECORD_HEADER_BYTES > UINT32_MAX) {
+		buf->len = start;
+		return -ENOMEM;
+	}
+	recfmt_store_u32le(buf->data + start + 4,
+			   (uint32_t)(buf->len - start - RECFMT_RECORD_HEADER_BYTES));
+	return 0;
+}

@@ -2,7 +2,7 @@
 /*
  * recfmt.h - the one place that knows the bytes of a rec trace file.
  *
- * Implements FORMAT.md (version 1). librec writes through the encode side
+ * Implements FORMAT.md (version 1.1). librec writes through the encode side
  * (encode.c) and tracetool reads through the decode side (decode.c, frames.c);
  * neither includes the other. Everything on disk is little-endian and is
  * read and written through the load/store helpers below, never by casting a
@@ -23,7 +23,7 @@ extern "C" {
 
 /* FORMAT.md §1: versioning. A reader refuses a newer major version. */
 #define RECFMT_VERSION_MAJOR 1
-#define RECFMT_VERSION_MINOR 0
+#define RECFMT_VERSION_MINOR 1
 
 /* FORMAT.md §3: magic numbers. */
 #define RECFMT_FILE_MAGIC "RECTRACE" /* 8 bytes, in FILE_HEADER */
@@ -44,6 +44,9 @@ enum recfmt_type {
 	RECFMT_DROPS = 7,
 	RECFMT_THREAD_END = 8,
 	RECFMT_END = 9,
+	/* 10 and 11 are taken by issue 6 (format 1.1). */
+	RECFMT_COUNTER_SET = 12, /* 1.1: FORMAT.md §3.12 */
+	RECFMT_COUNTERS = 13,	 /* 1.1: FORMAT.md §3.13 */
 };
 
 /* FORMAT.md §3.2: clock kinds. */
@@ -198,6 +201,36 @@ struct recfmt_end {
 	uint64_t nr_dropped;
 };
 
+/*
+ * FORMAT.md §3.12-§3.13: per-thread hardware/software counters. A thread
+ * has at most RECFMT_MAX_COUNTERS requested counters; flag bit 0 set means
+ * the counter is recorded (it has a column in the thread's COUNTERS blocks,
+ * in the order of the set), clear means it was requested but could not be
+ * opened.
+ */
+#define RECFMT_MAX_COUNTERS 32u
+#define RECFMT_COUNTER_RECORDED 1u
+#define RECFMT_MAX_COUNTER_NAME_BYTES 64u
+
+struct recfmt_counter_set {
+	uint32_t thread;
+	uint32_t nr;	     /* entries in c[] */
+	uint32_t nr_columns; /* entries with RECFMT_COUNTER_RECORDED */
+	struct {
+		uint32_t flags;
+		const char *name; /* into the frame; not NUL-terminated */
+		uint32_t name_bytes;
+	} c[RECFMT_MAX_COUNTERS];
+};
+
+/* The fixed part of a COUNTERS block; the columns follow (see decode). */
+struct recfmt_counters {
+	uint32_t thread;
+	uint32_t nr_events;
+	uint32_t nr_columns;
+	const uint8_t *columns, *end;
+};
+
 /* ---------------------------------------------------------------------
  * Encoder (writer side, encode.c). A growable byte buffer that collects one
  * frame's records; librec compresses it into one zstd frame.
@@ -224,6 +257,19 @@ int recfmt_encode_thread(struct recfmt_buf *buf, uint32_t thread, uint32_t os_ti
 int recfmt_encode_drops(struct recfmt_buf *buf, uint32_t thread, uint64_t nr_dropped);
 int recfmt_encode_thread_end(struct recfmt_buf *buf, const struct recfmt_thread_end *te);
 int recfmt_encode_end(struct recfmt_buf *buf, const struct recfmt_end *end);
+/*
+ * COUNTER_SET (FORMAT.md §3.12): names[i] with flags[i] for nr <=
+ * RECFMT_MAX_COUNTERS counters. Return: 0, -EINVAL (nr too large) or -ENOMEM.
+ */
+int recfmt_encode_counter_set(struct recfmt_buf *buf, uint32_t thread, uint32_t nr,
+			      const char *const *names, const uint32_t *flags);
+/*
+ * COUNTERS (FORMAT.md §3.13), to be appended right after the EVENTS block
+ * it annotates: values[i * nr_columns + c] is counter c at event i.
+ * Return: 0, -EINVAL (nr_columns too large) or -ENOMEM.
+ */
+int recfmt_encode_counters(struct recfmt_buf *buf, uint32_t thread, uint32_t nr_events,
+			   uint32_t nr_columns, const uint64_t *values);
 
 /*
  * EVENTS block encoder (FORMAT.md §3.6). begin, then any number of append
@@ -315,6 +361,26 @@ enum recfmt_status recfmt_decode_thread_end(const struct recfmt_record *rec,
 					    struct recfmt_error *err);
 enum recfmt_status recfmt_decode_end(const struct recfmt_record *rec, struct recfmt_end *end,
 				     struct recfmt_error *err);
+/* FORMAT.md §3.12. Return: RECFMT_OK or RECFMT_CORRUPT. */
+enum recfmt_status recfmt_decode_counter_set(const struct recfmt_record *rec,
+					     struct recfmt_counter_set *cs,
+					     struct recfmt_error *err);
+/*
+ * FORMAT.md §3.13: validates the fixed part of a COUNTERS block (a block
+ * claiming more values than it has bytes is RECFMT_CORRUPT), so that the
+ * caller may size nr_events * nr_columns values from it.
+ */
+enum recfmt_status recfmt_counters_open(const struct recfmt_record *rec,
+					struct recfmt_counters *cb, struct recfmt_error *err);
+/*
+ * recfmt_counters_decode() - every value of an opened block, column-major:
+ * values[c * nr_events + i] is counter c at event i.
+ * Return: RECFMT_OK, or RECFMT_CORRUPT if a column is malformed, ends early
+ * or the block leaves bytes over.
+ */
+enum recfmt_status recfmt_counters_decode(const struct recfmt_counters *cb, uint64_t *values,
+					  const struct recfmt_record *rec,
+					  struct recfmt_error *err);
 
 /*
  * EVENTS block iterator. recfmt_events_open() validates the block header;

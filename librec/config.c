@@ -76,6 +76,35 @@ static int expand_output(const char *pattern, char *out, size_t out_bytes)
 }
 
 /*
+ * A period with a unit (ns, us, ms, s; a bare number is seconds) between
+ * 10 ms and an hour. Return: 0, or -1.
+ */
+static int parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct { const char *unit; uint64_t ns; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 }, { "", 1000000000 },
+	};
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !(v > 0))
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit) == 0) {
+			double n = v * (double)units[i].ns;
+
+			if (n < 1e7 || n > 3.6e12)
+				return -1;
+			*ns = (uint64_t)n;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
  * A two-way choice (enum rec_overflow, enum rec_clock: 0 default, 1 first,
  * 2 second): a config field left at 0 takes the environment variable `env`,
  * which must be `first` or `second`. Return: 0, or -EINVAL (logged).
@@ -159,6 +188,16 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 	}
 	if (!out->flush_ms)
 		out->flush_ms = REC__DEFAULT_FLUSH_MS;
+
+	/* REC_COUNTERS: names are checked at start (counters.c). */
+	v = getenv("REC_COUNTERS");
+	snprintf(out->counters, sizeof(out->counters), "%s", v ? v : "");
+	out->live_ns = 0;
+	if ((v = getenv("REC_LIVE")) && *v && parse_duration(v, &out->live_ns)) {
+		rec__log("bad REC_LIVE '%s' (want a period such as 1s or 500ms, 10ms to 1h); "
+			 "no live report", v);
+		out->live_ns = 0;
+	}
 
 	int overflow = c.overflow, clock = c.clock;
 

@@ -137,6 +137,7 @@ int rec__start_locked(const struct rec_config *config)
 		return err;
 	}
 	rec__g.fd = fd;
+	rec__counters_configure(rec__g.cfg.counters);
 	rec__g.stop_requested = false;
 	rec__g.write_error = 0;
 	rec__clock_sync(rec__g.cfg.use_tsc, &rec__g.start_sync);
@@ -152,6 +153,7 @@ int rec__start_locked(const struct rec_config *config)
 		t->nr_dropped_written = 0;
 		t->nr_events_written = 0;
 		t->name_gen_written = 0;
+		t->ctr_set_written = false;
 		__atomic_store_n(&t->off, 0, __ATOMIC_RELAXED);
 	}
 	err = rec__writer_start();

@@ -122,6 +122,102 @@ static bool wait_for_room(struct rec__thread *t, uint64_t need)
 	}
 }
 
+/*
+ * The counted path (REC_COUNTERS): a thread with a perf-event group keeps
+ * `limit` and `reserved` at 0, so that every enter comes here through
+ * enter_slow() and every exit through rec__exit()'s cold branch; the fast
+ * path is not changed. An event takes 1 + nr slots (the event, then one
+ * slot per counter value in `ticks`), published by one release of head, so
+ * the writer sees whole groups. `c->pending` and `c->limit` play the roles
+ * of `reserved` and `limit`, in scopes and slots: an enter is recorded only
+ * if the ring has room for its own group, its exit's and every pending
+ * exit's, so drops stay whole scopes. The window (nesting) and the re-read
+ * after a handler's push are as in the fast path; the counters are read
+ * with the clock, outside the window (counters.c: async-signal-safe).
+ */
+static void push_counted(struct rec__thread *t, uint64_t head, uint64_t ticks, uint32_t code,
+			 const uint64_t *vals, uint32_t nr)
+{
+	struct recfmt_event *ev = &t->events[head & t->mask];
+
+	ev->ticks = ticks;
+	ev->code = code;
+	ev->aux = nr;
+	for (uint32_t i = 0; i < nr; i++) {
+		ev = &t->events[(head + 1 + i) & t->mask];
+		ev->ticks = vals[i];
+		ev->code = 0; /* no event has code 0: site ids start at 1 */
+		ev->aux = i;
+	}
+	/* (B) pairs with (C) in writer.c: the whole group before head moves. */
+	__atomic_store_n(&t->head, head + 1 + nr, __ATOMIC_RELEASE);
+}
+
+static bool room_counted(struct rec__thread *t, struct rec__counters *c, uint64_t need)
+{
+	bool ok;
+
+	if (need <= c->limit)
+		return true;
+	ok = wait_for_room(t, need);
+	c->limit = t->limit;
+	t->limit = 0; /* keep the fast path away (inside the window: no handler sees it) */
+	return ok;
+}
+
+static __attribute__((noinline)) struct rec__scope enter_counted(struct rec__thread *t,
+								 uint32_t id)
+{
+	struct rec__counters *c = t->ctr;
+	struct rec__scope scope = { 0 };
+	uint64_t vals[RECFMT_MAX_COUNTERS];
+	uint64_t h0 = __atomic_load_n(&t->head, __ATOMIC_RELAXED), head, ticks;
+	uint64_t group = 1 + (uint64_t)c->nr;
+
+	ticks = now_ticks(t);
+	rec__counters_read(c, vals);
+	t->nesting = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	head = __atomic_load_n(&t->head, __ATOMIC_RELAXED);
+	if (unlikely(head != h0)) {
+		ticks = now_ticks(t);
+		rec__counters_read(c, vals);
+	}
+	if (!room_counted(t, c, head + group * (c->pending + 2))) {
+		close_window(t);
+		count_one(&t->nr_dropped);
+		return scope;
+	}
+	push_counted(t, head, ticks, RECFMT_CODE(id, RECFMT_KIND_ENTER), vals, c->nr);
+	c->pending++;
+	close_window(t);
+	scope.code = RECFMT_CODE(id, RECFMT_KIND_EXIT);
+	return scope;
+}
+
+static __attribute__((noinline)) void exit_counted(struct rec__thread *t, uint32_t code)
+{
+	struct rec__counters *c = t->ctr;
+	uint64_t vals[RECFMT_MAX_COUNTERS];
+	uint64_t h0 = __atomic_load_n(&t->head, __ATOMIC_RELAXED), head, ticks;
+
+	if (!c->pending)
+		return; /* the enter went into an earlier ring (see rec__exit) */
+	rec__counters_read(c, vals);
+	ticks = now_ticks(t);
+	t->nesting = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	head = __atomic_load_n(&t->head, __ATOMIC_RELAXED);
+	if (unlikely(head != h0)) {
+		rec__counters_read(c, vals);
+		ticks = now_ticks(t);
+	}
+	/* Room was reserved by the enter. */
+	push_counted(t, head, ticks, code, vals, c->nr);
+	c->pending--;
+	close_window(t);
+}
+
 static __attribute__((noinline)) struct rec__scope enter_slow(struct rec__site *site)
 {
 	struct rec__scope scope = { 0 };
@@ -148,6 +244,8 @@ static __attribute__((noinline)) struct rec__scope enter_slow(struct rec__site *
 		count_one(&t->nr_dropped);
 		return scope;
 	}
+	if (t->ctr)
+		return enter_counted(t, id);
 	head = open_window(t, &ticks);
 	if (head + t->reserved + 2 > t->limit && !wait_for_room(t, head + t->reserved + 2)) {
 		close_window(t);
@@ -195,8 +293,11 @@ void rec__exit(struct rec__scope *scope)
 	 * has (fork, or a restart in between). Recording the exit would
 	 * unbalance the new ring.
 	 */
-	if (unlikely(!t || !t->reserved))
+	if (unlikely(!t || !t->reserved)) {
+		if (t && t->ctr)
+			exit_counted(t, scope->code); /* counted path: see enter_counted() */
 		return;
+	}
 	head = open_window(t, &ticks);
 	/* Room was reserved by the enter: no check needed. */
 	push(t, head, ticks, scope->code);

@@ -83,7 +83,37 @@ struct rec__thread {
 	uint64_t nr_dropped_base;    /* nr_dropped when this file started */
 	uint64_t nr_dropped_written; /* in this file */
 	uint64_t nr_events_written;
+	bool ctr_set_written;	  /* COUNTER_SET record written in this file */
+	struct rec__live_thread *live; /* REC_LIVE pairing state (live.c) */
+	/*
+	 * REC_COUNTERS (counters.c): set at attach, before the thread is in
+	 * the registry, and never changed; NULL when the thread records no
+	 * counters. A thread with counters keeps `limit` and `reserved` at 0,
+	 * so that every probe takes the out-of-line counted path (probe.c)
+	 * and the fast path stays what it is without REC_COUNTERS.
+	 */
+	struct rec__counters *ctr;
 	struct rec__thread *next; /* registry list, under g.lock */
+};
+
+/*
+ * A thread's perf-event group (counters.c). Each event the thread records
+ * takes 1 + nr ring slots: the event, then one slot per counter whose
+ * `ticks` holds the value (probe.c, writer.c).
+ */
+struct rec__counters {
+	uint32_t nr;	   /* recorded counters: columns */
+	uint32_t nr_req;   /* requested counters: entries of the COUNTER_SET */
+	int fd[RECFMT_MAX_COUNTERS];			 /* fd[0]: group leader */
+	struct perf_event_mmap_page *page[RECFMT_MAX_COUNTERS]; /* hardware events */
+	bool rdpmc;	   /* every event's page allowed rdpmc at open */
+	bool closed;
+	const char *name[RECFMT_MAX_COUNTERS]; /* requested, in order */
+	uint32_t flags[RECFMT_MAX_COUNTERS];	/* RECFMT_COUNTER_RECORDED */
+	/* Producer-private (the owning thread): pending exits, in scopes,
+	 * and the ring limit of the counted path, in slots. */
+	uint64_t pending;
+	uint64_t limit;
 };
 
 enum rec__state {
@@ -97,6 +127,8 @@ enum rec__state {
 /* The configuration in force, resolved from struct rec_config and env. */
 struct rec__config {
 	char output[4096];
+	char counters[1024]; /* REC_COUNTERS, "" for none */
+	uint64_t live_ns;    /* REC_LIVE period, 0 for none */
 	size_t buffer_bytes;
 	uint32_t flush_ms;
 	bool block;
@@ -181,6 +213,28 @@ int rec__writer_start(void) REC__HIDDEN;
 void rec__writer_stop(void) REC__HIDDEN;
 void rec__writer_wake(void) REC__HIDDEN;
 void rec__writer_forget(void) REC__HIDDEN;
+
+/* counters.c */
+struct perf_event_mmap_page;
+uint32_t rec__counters_configure(const char *list) REC__HIDDEN;
+const char *rec__counters_known_names(void) REC__HIDDEN;
+struct rec__counters *rec__counters_open(void) REC__HIDDEN;
+void rec__counters_read(const struct rec__counters *c, uint64_t *vals) REC__HIDDEN;
+void rec__counters_close(struct rec__counters *c) REC__HIDDEN;
+void rec__counters_free(struct rec__counters *c) REC__HIDDEN;
+bool rec__counters_rdpmc_usable(const struct perf_event_mmap_page *pc) REC__HIDDEN;
+uint64_t rec__counters_pmc_value(uint64_t offset, uint64_t raw, uint16_t width) REC__HIDDEN;
+
+/* live.c: REC_LIVE, run by the writer thread only. */
+struct rec__live;
+struct rec__live *rec__live_create(uint64_t period_ns, bool use_tsc) REC__HIDDEN;
+void rec__live_destroy(struct rec__live *l) REC__HIDDEN;
+/* The events [from, from + n) slots of t's ring, `stride` slots an event. */
+void rec__live_feed(struct rec__live *l, struct rec__thread *t, uint64_t from, uint64_t n,
+		    uint32_t stride) REC__HIDDEN;
+/* After a pass: prints the report if one is due. Return: ns until the next. */
+uint64_t rec__live_tick(struct rec__live *l, uint64_t now_mono_ns) REC__HIDDEN;
+void rec__live_forget_thread(struct rec__thread *t) REC__HIDDEN;
 
 /* log.c: one "rec: ..." line on stderr. */
 void rec__log(const char *fmt, ...) __attribute__((format(printf, 1, 2))) REC__HIDDEN;

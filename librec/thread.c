@@ -60,6 +60,9 @@ static void thread_exit(void *arg)
 	struct rec__thread *t = arg;
 
 	rec__self = NULL;
+	/* The group counts this thread only: close it now (the writer still
+	 * reads its column count, so the state itself lives on). */
+	rec__counters_close(t->ctr);
 	/* Pairs with the acquire load of `dead` in writer.c: every event is published. */
 	__atomic_store_n(&t->dead, 1, __ATOMIC_RELEASE);
 }
@@ -95,6 +98,10 @@ static struct rec__thread *thread_create_locked(void)
 	t->serial = ++rec__g.next_serial;
 	t->os_tid = (uint32_t)gettid();
 	t->name_gen = 1;
+	/* On the thread itself: its perf-event group counts this thread. */
+	t->ctr = rec__counters_open();
+	if (t->ctr)
+		t->limit = 0; /* every probe takes the counted path (probe.c) */
 	t->next = rec__g.threads;
 	rec__g.threads = t;
 	return t;
@@ -137,6 +144,7 @@ struct rec__thread *rec__thread_attach(void)
 
 void rec__thread_free(struct rec__thread *t)
 {
+	rec__counters_free(t->ctr);
 	ring_free(t->events, t->ring_bytes);
 	munmap(t, sizeof(*t));
 }

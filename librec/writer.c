@@ -49,6 +49,12 @@ struct writer {
 	struct rec__thread **snap;
 	size_t snap_cap;
 	bool failed;
+	/* Counted threads (REC_COUNTERS): a chunk's events and values, split
+	 * out of the ring's groups for the EVENTS and COUNTERS records. */
+	struct recfmt_event *cev;
+	uint64_t *cval;
+	size_t cev_cap, cval_cap;
+	struct rec__live *live; /* REC_LIVE; NULL without it */
 };
 
 static uint64_t mono_ns(void)
@@ -194,6 +200,53 @@ static int encode_ring(struct writer *w, struct rec__thread *t, uint64_t tail, u
 	return err;
 }
 
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	q = realloc(*p, need * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = need;
+	return 0;
+}
+
+/*
+ * Encodes a counted thread's slots [tail, head), groups of 1 + nr slots
+ * (probe.c: push_counted), as an EVENTS block followed by the COUNTERS
+ * block of its values (FORMAT.md §3.13).
+ */
+static int encode_ring_counted(struct writer *w, struct rec__thread *t, uint64_t tail,
+			       uint64_t head)
+{
+	const struct rec__counters *c = t->ctr;
+	uint64_t group = 1 + (uint64_t)c->nr, n = (head - tail) / group;
+	struct recfmt_events_encoder enc;
+	int err;
+
+	if (grow((void **)&w->cev, &w->cev_cap, n, sizeof(*w->cev)) ||
+	    grow((void **)&w->cval, &w->cval_cap, n * c->nr, sizeof(*w->cval)))
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t at = tail + i * group;
+
+		w->cev[i] = t->events[at & t->mask];
+		for (uint32_t k = 0; k < c->nr; k++)
+			w->cval[i * c->nr + k] = t->events[(at + 1 + k) & t->mask].ticks;
+	}
+	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->serial, w->cev[0].ticks);
+	if (!err)
+		err = recfmt_events_append(&enc, w->cev, n);
+	if (!err)
+		err = recfmt_events_finish(&enc);
+	if (!err)
+		err = recfmt_encode_counters(&w->body, t->serial, (uint32_t)n, c->nr, w->cval);
+	return err;
+}
+
 /*
  * Drains one thread's ring. Return: true if the ring was more than a
  * quarter full (the writer should come back without sleeping).
@@ -207,18 +260,31 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool *ended)
 	uint64_t tail = t->tail;
 	uint64_t dropped = __atomic_load_n(&t->nr_dropped, __ATOMIC_RELAXED) - t->nr_dropped_base;
 	bool busy = head - tail > (t->mask + 1) / 4;
+	/* Slots an event takes: set before the thread was registered. */
+	uint64_t group = t->ctr ? 1 + (uint64_t)t->ctr->nr : 1;
 	int err = 0;
 
+	if (t->ctr && !t->ctr_set_written && head != tail) {
+		/* FORMAT.md §3.12: before the thread's first COUNTERS block. */
+		err = recfmt_encode_counter_set(&w->meta, t->serial, t->ctr->nr_req,
+						t->ctr->name, t->ctr->flags);
+		t->ctr_set_written = !err;
+	}
 	/* Cap one block so that a frame stays under its size limit. */
 	while (head != tail && !err) {
 		uint64_t n = head - tail;
 
 		if (n > 256 * 1024)
-			n = 256 * 1024;
-		err = encode_ring(w, t, tail, tail + n);
+			n = 256 * 1024 / group * group; /* whole groups */
+		if (group > 1)
+			err = encode_ring_counted(w, t, tail, tail + n);
+		else
+			err = encode_ring(w, t, tail, tail + n);
+		if (w->live)
+			rec__live_feed(w->live, t, tail, n, (uint32_t)group);
 		tail += n;
-		t->nr_events_written += n;
-		w->nr_events += n;
+		t->nr_events_written += n / group;
+		w->nr_events += n / group;
 		/* (D) pairs with (A) in probe.c: the slots may be reused now. */
 		__atomic_store_n(&t->tail, tail, __ATOMIC_RELEASE);
 		note_pending(w);
@@ -286,6 +352,7 @@ static size_t snapshot_locked(struct writer *w)
 static void reap_locked(struct writer *w, struct rec__thread *dead)
 {
 	write_thread_locked(w, dead);
+	rec__live_forget_thread(dead);
 	for (struct rec__thread **pp = &rec__g.threads; *pp; pp = &(*pp)->next) {
 		if (*pp == dead) {
 			*pp = dead->next;
@@ -358,6 +425,12 @@ static void *writer_main(void *arg)
 			if (recfmt_encode_sync(&w->meta, &sync) == 0)
 				note_pending(w);
 			w->last_sync_ns = now;
+		}
+		if (w->live) {
+			uint64_t next = rec__live_tick(w->live, now);
+
+			if (next < poll_ns)
+				poll_ns = next;
 		}
 		if (stop) {
 			write_end(w);
@@ -433,6 +506,8 @@ int rec__writer_start(void)
 	w->zc = recfmt_compressor_create(1);
 	if (!w->zc)
 		return -ENOMEM;
+	if (rec__g.cfg.live_ns)
+		w->live = rec__live_create(rec__g.cfg.live_ns, rec__g.cfg.use_tsc);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(&rec__g.writer, NULL, writer_main, w);
@@ -458,5 +533,8 @@ void rec__writer_stop(void)
 	recfmt_buf_fini(&w->scratch);
 	recfmt_buf_fini(&w->out);
 	free(w->snap);
+	free(w->cev);
+	free(w->cval);
+	rec__live_destroy(w->live);
 	memset(w, 0, sizeof(*w));
 }
