@@ -12,14 +12,21 @@
 #include <string.h>
 
 #include "commands.h"
+#include "ctrs.h"
 #include "emit.h"
+#include "intervals.h"
 #include "options.h"
 #include "report.h"
 
-enum { OPT_TOP = 0x200 };
+enum { OPT_TOP = 0x200, OPT_INTERVAL };
 
 static const struct argp_option summary_options[] = {
-	{ "top", OPT_TOP, "N", 0, "Only the first N rows", 30 },
+	{ "top", OPT_TOP, "N", 0, "Only the first N rows (per interval and thread with --interval)",
+	  30 },
+	{ "interval", OPT_INTERVAL, "DUR", 0,
+	  "Per interval of DUR (e.g. 1s) and thread: each scope's time inside the interval, "
+	  "its share of it and its calls",
+	  30 },
 	{ 0 },
 };
 
@@ -31,6 +38,10 @@ static error_t parse_summary(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = o;
 		state->child_inputs[1] = o;
+		break;
+	case OPT_INTERVAL:
+		if (tt_options_parse_time(arg, &o->interval_ns) || o->interval_ns == 0)
+			argp_error(state, "--interval: '%s' is not a duration like 1s or 250ms", arg);
 		break;
 	case OPT_TOP:
 		if (tt_options_parse_u64(arg, &o->top) || o->top == 0)
@@ -58,7 +69,11 @@ static const struct argp summary_argp = {
 	"Examples:\n"
 	"  tracetool summary trace.zst\n"
 	"  tracetool summary --format=csv --function='^worker_' trace.zst\n"
-	"  tracetool summary --by-thread --from=1s --to=2.5s trace.zst",
+	"  tracetool summary --by-thread --from=1s --to=2.5s trace.zst\n"
+	"  tracetool summary --interval=1s --format=csv trace.zst\n\n"
+	"A trace recorded with REC_COUNTERS adds, per counter, the inclusive total and "
+	"the mean per call (csv columns NAME_total and NAME_mean after errors), and ipc, "
+	"branch-miss-rate and cache-miss-rate where their counters were recorded.",
 	summary_children, 0, 0,
 };
 
@@ -93,12 +108,161 @@ static int cmp_rows(const void *pa, const void *pb)
 	return 0;
 }
 
+/*
+ * Counter figures (docs/ANALYZER.md, "Counters"): per counter the
+ * inclusive total and the mean per call; derived ratios of totals where
+ * both counters were recorded.
+ */
+static const struct derived {
+	const char *name, *num, *den;
+} derived[] = {
+	{ "ipc", "instructions", "cycles" },
+	{ "branch-miss-rate", "branch-misses", "branches" },
+	{ "cache-miss-rate", "cache-misses", "cache-references" },
+};
+#define NR_DERIVED (sizeof(derived) / sizeof(derived[0]))
+
+static const struct tt_ctrs *ctrs; /* NULL: the trace has no counters */
+static const struct tt_options *opts;
+
+static bool derived_exists(size_t d)
+{
+	return tt_ctrs_find(ctrs, derived[d].num) != UINT32_MAX &&
+	       tt_ctrs_find(ctrs, derived[d].den) != UINT32_MAX;
+}
+
+/* Return: false if a ratio cannot be computed (no counts, or a zero). */
+static bool derived_value(size_t d, const struct tt_ctr_agg *a, double *v)
+{
+	uint32_t n = tt_ctrs_find(ctrs, derived[d].num), k = tt_ctrs_find(ctrs, derived[d].den);
+
+	if (!a->n[n] || !a->n[k] || !a->total[k])
+		return false;
+	*v = (double)a->total[n] / (double)a->total[k];
+	return true;
+}
+
+static double mean_of(const struct tt_ctr_agg *a, uint32_t g)
+{
+	return (double)a->sum[g] / (double)a->n[g];
+}
+
+static void csv_counter_header(void)
+{
+	for (uint32_t g = 0; ctrs && g < tt_ctrs_count(ctrs); g++) {
+		fputc(',', stdout);
+		tt_emit_csv_str(stdout, tt_ctrs_name(ctrs, g));
+		fputs("_total,", stdout);
+		tt_emit_csv_str(stdout, tt_ctrs_name(ctrs, g));
+		fputs("_mean", stdout);
+	}
+	for (size_t d = 0; ctrs && d < NR_DERIVED; d++)
+		if (derived_exists(d))
+			printf(",%s", derived[d].name);
+}
+
+static void csv_counter_cells(const struct tt_row *r)
+{
+	struct tt_ctr_agg a;
+	double v;
+
+	if (!ctrs)
+		return;
+	tt_ctrs_lookup(ctrs, opts, r->thread, r->name, &a);
+	for (uint32_t g = 0; g < tt_ctrs_count(ctrs); g++) {
+		if (a.n[g])
+			printf(",%" PRIu64 ",%.2f", a.total[g], mean_of(&a, g));
+		else
+			fputs(",,", stdout);
+	}
+	for (size_t d = 0; d < NR_DERIVED; d++) {
+		if (!derived_exists(d))
+			continue;
+		if (derived_value(d, &a, &v))
+			printf(",%.4f", v);
+		else
+			fputc(',', stdout);
+	}
+}
+
+static void json_counters(const struct tt_row *r)
+{
+	struct tt_ctr_agg a;
+	double v;
+
+	if (!ctrs)
+		return;
+	tt_ctrs_lookup(ctrs, opts, r->thread, r->name, &a);
+	fputs(",\"counters\":{", stdout);
+	for (uint32_t g = 0; g < tt_ctrs_count(ctrs); g++) {
+		if (g)
+			fputc(',', stdout);
+		tt_emit_json_str(stdout, tt_ctrs_name(ctrs, g));
+		if (a.n[g])
+			printf(":{\"total\":%" PRIu64 ",\"mean\":%.2f}", a.total[g], mean_of(&a, g));
+		else
+			fputs(":null", stdout);
+	}
+	fputc('}', stdout);
+	for (size_t d = 0; d < NR_DERIVED; d++) {
+		if (!derived_exists(d))
+			continue;
+		printf(",\"%s\":", derived[d].name);
+		if (derived_value(d, &a, &v))
+			printf("%.4f", v);
+		else
+			fputs("null", stdout);
+	}
+}
+
+/* The table's counters section: a line per counter under each name. */
+static void table_counters(const struct tt_report *rep, size_t nr, bool by_thread)
+{
+	if (!ctrs || !tt_ctrs_count(ctrs))
+		return;
+	printf("\ncounters: inclusive total and mean per call\n");
+	for (size_t i = 0; i < 80; i++)
+		fputc('-', stdout);
+	fputc('\n', stdout);
+	for (size_t i = 0; i < nr; i++) {
+		const struct tt_row *r = &rep->rows[i];
+		struct tt_ctr_agg a;
+		bool any = false;
+		double v;
+
+		tt_ctrs_lookup(ctrs, opts, r->thread, r->name, &a);
+		for (uint32_t g = 0; g < tt_ctrs_count(ctrs); g++)
+			any |= a.n[g] != 0;
+		if (!any)
+			continue;
+		if (by_thread)
+			printf("%s: ", r->thread);
+		printf("%s\n", r->name);
+		for (uint32_t g = 0; g < tt_ctrs_count(ctrs); g++) {
+			if (!a.n[g])
+				continue;
+			printf("  %-24s %16" PRIu64 " total %14.2f per call\n", tt_ctrs_name(ctrs, g),
+			       a.total[g], mean_of(&a, g));
+		}
+		for (size_t d = 0; d < NR_DERIVED; d++) {
+			if (!derived_exists(d) || !derived_value(d, &a, &v))
+				continue;
+			if (d == 0)
+				printf("  %-24s %16.3f\n", derived[d].name, v);
+			else
+				printf("  %-24s %15.2f%%\n", derived[d].name, 100.0 * v);
+		}
+	}
+}
+
 static void print_csv(const struct tt_report *rep, size_t nr, bool by_thread)
 {
 	if (by_thread)
 		fputs("thread,", stdout);
-	fputs("function,calls,total_ns,self_ns,min_ns,mean_ns,p50_ns,p90_ns,p99_ns,max_ns,errors\n",
+	fputs("function,calls,total_ns,self_ns,min_ns,mean_ns,p50_ns,p90_ns,p99_ns,max_ns,errors",
 	      stdout);
+	csv_counter_header();
+	fputc('\n', stdout);
 	for (size_t i = 0; i < nr; i++) {
 		const struct tt_row *r = &rep->rows[i];
 
@@ -108,9 +272,11 @@ static void print_csv(const struct tt_report *rep, size_t nr, bool by_thread)
 		}
 		tt_emit_csv_str(stdout, r->name);
 		printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-		       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+		       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
 		       r->calls, r->total_ns, r->self_ns, r->min_ns, r->mean_ns, r->p50_ns,
 		       r->p90_ns, r->p99_ns, r->max_ns, r->errors);
+		csv_counter_cells(r);
+		fputc('\n', stdout);
 	}
 }
 
@@ -135,9 +301,11 @@ static void print_json(const struct tt_report *rep, size_t nr, bool by_thread)
 		printf(",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"self_ns\":%" PRIu64
 		       ",\"min_ns\":%" PRIu64 ",\"mean_ns\":%" PRIu64 ",\"p50_ns\":%" PRIu64
 		       ",\"p90_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
-		       ",\"errors\":%" PRIu64 "}",
+		       ",\"errors\":%" PRIu64,
 		       r->calls, r->total_ns, r->self_ns, r->min_ns, r->mean_ns, r->p50_ns,
 		       r->p90_ns, r->p99_ns, r->max_ns, r->errors);
+		json_counters(r);
+		fputc('}', stdout);
 	}
 	printf("\n],\"calls\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"dropped\":%" PRIu64
 	       ",\"truncated\":%s,\"damaged\":%s}\n",
@@ -191,20 +359,151 @@ static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 	       nr, rep->nr_rows, rep->nr_rows == 1 ? "" : "s", calls, errors, rep->nr_dropped);
 	if (rep->problems[0])
 		printf("warning: %s\n", rep->problems);
+	table_counters(rep, nr, by_thread);
+}
+
+/* ---------------------------------------------------------------------
+ * summary --interval (intervals.c; docs/ANALYZER.md, "Intervals").
+ */
+static double percent_of(const struct tt_intervals *iv, uint64_t ns)
+{
+	return 100.0 * (double)ns / (double)iv->interval_ns;
+}
+
+static void intervals_csv(const struct tt_intervals *iv, const struct tt_options *o)
+{
+	uint64_t shown = 0;
+
+	fputs("interval_start_ns,thread,function,calls,total_ns,percent\n", stdout);
+	for (size_t i = 0; i < iv->nr_rows; i++) {
+		const struct tt_interval_row *r = &iv->rows[i];
+
+		if (i && (r->k != r[-1].k || r->thread != r[-1].thread))
+			shown = 0;
+		if (o->top && shown++ >= o->top)
+			continue;
+		printf("%" PRIu64 ",", r->k * iv->interval_ns);
+		tt_emit_csv_str(stdout, r->label);
+		fputc(',', stdout);
+		tt_emit_csv_str(stdout, r->name);
+		printf(",%" PRIu64 ",%" PRIu64 ",%.2f\n", r->calls, r->total_ns,
+		       percent_of(iv, r->total_ns));
+	}
+}
+
+static void intervals_json(const struct tt_intervals *iv, const struct tt_options *o)
+{
+	uint64_t shown = 0;
+	bool first = true;
+
+	printf("{\"interval_ns\":%" PRIu64 ",\"rows\":[", iv->interval_ns);
+	for (size_t i = 0; i < iv->nr_rows; i++) {
+		const struct tt_interval_row *r = &iv->rows[i];
+
+		if (i && (r->k != r[-1].k || r->thread != r[-1].thread))
+			shown = 0;
+		if (o->top && shown++ >= o->top)
+			continue;
+		printf("%s{\"interval_start_ns\":%" PRIu64 ",\"thread\":", first ? "\n" : ",\n",
+		       r->k * iv->interval_ns);
+		first = false;
+		tt_emit_json_str(stdout, r->label);
+		fputs(",\"function\":", stdout);
+		tt_emit_json_str(stdout, r->name);
+		printf(",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"percent\":%.2f}",
+		       r->calls, r->total_ns, percent_of(iv, r->total_ns));
+	}
+	printf("\n],\"truncated\":%s,\"damaged\":%s}\n", iv->tr.truncated ? "true" : "false",
+	       iv->tr.nr_bad_frames || iv->tr.nr_lost_frames || iv->tr.nr_bad_blocks ? "true"
+										: "false");
+}
+
+static void intervals_table(const struct tt_intervals *iv, const struct tt_options *o)
+{
+	char t0[32], t1[32], buf[32];
+	uint64_t shown = 0;
+
+	for (size_t i = 0; i < iv->nr_rows; i++) {
+		const struct tt_interval_row *r = &iv->rows[i];
+
+		if (!i || r->k != r[-1].k || r->thread != r[-1].thread) {
+			tt_emit_fmt_duration(t0, sizeof(t0), r->k * iv->interval_ns);
+			tt_emit_fmt_duration(t1, sizeof(t1), (r->k + 1) * iv->interval_ns);
+			printf("%s[%s, %s) thread %s\n", i ? "\n" : "", t0, t1, r->label);
+			printf("%9s %8s %7s  %s\n", "calls", "time", "%", "function");
+			shown = 0;
+		}
+		if (o->top && shown++ >= o->top)
+			continue;
+		tt_emit_fmt_duration(buf, sizeof(buf), r->total_ns);
+		printf("%9" PRIu64 " ", r->calls);
+		tt_emit_pad(stdout, buf, 8, true);
+		printf(" %7.2f  %s\n", percent_of(iv, r->total_ns), r->name);
+	}
+	if (iv->problems[0])
+		printf("warning: %s\n", iv->problems);
+}
+
+static int summary_intervals(const struct tt_options *o)
+{
+	struct tt_intervals iv;
+	enum tt_status st;
+	char msg[512];
+	int rc = 0;
+
+	st = tt_intervals_run(&iv, o, msg, sizeof(msg));
+	if (st == TT_ERR_USAGE) {
+		fprintf(stderr, "tracetool: summary: %s\n", msg);
+		rc = 2;
+		goto out;
+	}
+	if (st != TT_OK) {
+		rc = tt_fail_file(o->trace, msg);
+		goto out;
+	}
+	tt_trace_warn(&iv.tr);
+	if (o->format == TT_FORMAT_CSV)
+		intervals_csv(&iv, o);
+	else if (o->format == TT_FORMAT_JSON)
+		intervals_json(&iv, o);
+	else
+		intervals_table(&iv, o);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "tracetool: cannot write the report\n");
+		rc = 1;
+	}
+out:
+	tt_intervals_fini(&iv);
+	return rc;
 }
 
 int tt_cmd_summary(int argc, char **argv)
 {
 	struct tt_options o = TT_OPTIONS_INIT;
+	struct tt_ctrs counters;
 	struct tt_report rep;
 	char msg[512];
 	size_t nr;
 	int rc = 0;
 
 	argp_parse(&summary_argp, argc, argv, 0, NULL, &o);
+	if (o.interval_ns) {
+		rc = summary_intervals(&o);
+		tt_options_fini(&o);
+		return rc;
+	}
+	opts = &o;
 	if (tt_report_run(&rep, &o, NULL, NULL, msg, sizeof(msg)) != TT_OK) {
 		rc = tt_fail_file(o.trace, msg);
 		goto out;
+	}
+	if (rep.tr.nr_counter_sets) {
+		/* A second pass, for traces recorded with REC_COUNTERS only. */
+		if (tt_ctrs_run(&counters, &o, &rep.clock, msg, sizeof(msg)) != TT_OK) {
+			rc = tt_fail_file(o.trace, msg);
+			goto out;
+		}
+		ctrs = &counters;
 	}
 	sort_key = o.sort;
 	if (rep.nr_rows) /* no rows: rows is NULL, which qsort may not take */
@@ -222,6 +521,9 @@ int tt_cmd_summary(int argc, char **argv)
 		rc = 1;
 	}
 out:
+	if (ctrs)
+		tt_ctrs_fini(&counters);
+	ctrs = NULL;
 	tt_report_fini(&rep);
 	tt_options_fini(&o);
 	return rc;

@@ -458,6 +458,8 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 		}
 		if (tr->has_end)
 			tr->nr_after_end++;
+		if (tr->on_record)
+			tr->on_record(tr->record_ctx, tr, &rec, index);
 		switch (rec.type) {
 		case RECFMT_SYNC: {
 			struct recfmt_sync s;
@@ -547,6 +549,9 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 			tr->has_end = true;
 			tr->end_frame = index;
 			see_ticks(tr, tr->end.end_ticks);
+			break;
+		case RECFMT_COUNTER_SET:
+			tr->nr_counter_sets++; /* the counters themselves: acts.c */
 			break;
 		case RECFMT_FRAME:
 		case RECFMT_FILE_HEADER:

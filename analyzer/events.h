@@ -78,10 +78,20 @@ struct tt_trace {
 	uint64_t nr_bad_frames;	    /* skipped: damaged or unreadable */
 	uint64_t nr_lost_frames;    /* missing from the seq numbering */
 	uint64_t nr_bad_blocks;	    /* EVENTS blocks that did not decode */
+	uint64_t nr_counter_sets;   /* COUNTER_SET records (FORMAT.md §3.12) */
 	uint64_t next_seq;
 	bool truncated;
 	uint64_t nr_after_end;	    /* records or frames after the END record */
 	uint64_t end_frame;	    /* frame index holding END */
+	/*
+	 * Optional: called for every record of a frame after its FRAME (and
+	 * FILE_HEADER) record, before the walker handles it, with the frame's
+	 * index; for consumers of records the walker does not interpret
+	 * (acts.c: the counter records of FORMAT.md §3.12-§3.13).
+	 */
+	void (*on_record)(void *ctx, struct tt_trace *tr, const struct recfmt_record *rec,
+			  uint64_t frame_index);
+	void *record_ctx;
 	char count_problem[256];    /* first THREAD_END count that disagrees */
 	char first_problem[256];    /* "frame N at byte B: what" */
 	char truncation[256];

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_FROM = 0x100, OPT_TO, OPT_SORT, OPT_BY_THREAD, OPT_FORMAT };
+enum { OPT_FROM = 0x100, OPT_TO, OPT_SORT, OPT_BY_THREAD, OPT_FORMAT, OPT_MAX_DURATION };
 
 int tt_options_parse_u64(const char *s, uint64_t *v)
 {
@@ -166,6 +166,13 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 			argp_error(state,
 				   "--sort: '%s' is not total, self, calls, mean, max or name", arg);
 		break;
+	case OPT_MAX_DURATION:
+		if (tt_options_parse_time(arg, &o->max_duration_ns))
+			argp_error(state,
+				   "--max-duration: '%s' is not a time like 1.5s (units ns, us, ms, s)",
+				   arg);
+		o->has_max_duration = true;
+		break;
 	case OPT_BY_THREAD:
 		o->by_thread = true;
 		break;
@@ -182,6 +189,9 @@ static const struct argp_option report_options[] = {
 	  "Order rows by total (default), self, calls, mean, max (descending) or name "
 	  "(ascending); ties by name", 20 },
 	{ "by-thread", OPT_BY_THREAD, 0, 0, "One row per thread and scope name", 20 },
+	{ "max-duration", OPT_MAX_DURATION, "DUR", 0,
+	  "Count activations longer than DUR (e.g. 10s) as errors, not times: a guard "
+	  "against a suspended or migrated thread", 20 },
 	{ 0 },
 };
 
@@ -224,7 +234,19 @@ bool tt_options_function_selected(const struct tt_options *o, const char *name)
 
 bool tt_options_need_prepass(const struct tt_options *o)
 {
-	return o->nr_threads || o->has_from || o->has_to;
+	return o->nr_threads || o->has_from || o->has_to || o->has_max_duration;
+}
+
+uint64_t tt_options_max_dur_ticks(const struct tt_options *o, const struct tt_clock *c)
+{
+	struct tt_clock d = *c;
+	uint64_t lim;
+
+	if (!o->has_max_duration || o->max_duration_ns == UINT64_MAX)
+		return UINT64_MAX;
+	d.start_ticks = 0; /* a duration, not a time */
+	lim = tt_clock_abs_ticks(&d, o->max_duration_ns + 1);
+	return lim ? lim - 1 : 0;
 }
 
 error_t tt_options_parse_trace(int key, char *arg, struct argp_state *state)

@@ -33,6 +33,9 @@ struct tt_options {
 	uint64_t from_ns, to_ns;
 	enum tt_sort sort;
 	bool by_thread;
+	bool has_max_duration;
+	uint64_t max_duration_ns; /* --max-duration: longer activations are errors */
+	uint64_t interval_ns;	  /* summary --interval; 0: none */
 	uint64_t top;	 /* 0: all rows */
 	unsigned nr_bins; /* histogram */
 	const char *output; /* chrome -o */
@@ -60,6 +63,9 @@ error_t tt_options_parse_trace(int key, char *arg, struct argp_state *state);
 bool tt_options_thread_selected(const struct tt_options *o, const struct tt_thread *th);
 /* True if the name is selected by --function (always true without it). */
 bool tt_options_function_selected(const struct tt_options *o, const char *name);
+/* Longest activation in ticks of clock c that --max-duration keeps
+ * (UINT64_MAX without the option): dur_ticks > it means ns(dur) > max. */
+uint64_t tt_options_max_dur_ticks(const struct tt_options *o, const struct tt_clock *c);
 /* True if the filters need the file's final metadata before the main pass. */
 bool tt_options_need_prepass(const struct tt_options *o);
 

@@ -130,6 +130,7 @@ enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 		rep->has_meta = true;
 		tt_trace_clock(&rep->meta, &rep->clock);
 		tt_report_window(o, &rep->clock, &rep->sc.win_lo_ticks, &rep->sc.win_span_ticks);
+		rep->sc.max_dur_ticks = tt_options_max_dur_ticks(o, &rep->clock);
 		fc.meta = &rep->meta;
 		if (o->nr_threads) {
 			rep->sc.thread_filter = thread_filter;

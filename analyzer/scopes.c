@@ -80,6 +80,7 @@ void tt_scopes_init(struct tt_scopes *sc, struct tt_trace *tr)
 	sc->tr = tr;
 	sc->win_lo_ticks = 0;
 	sc->win_span_ticks = UINT64_MAX;
+	sc->max_dur_ticks = UINT64_MAX;
 }
 
 /* Makes room for `need` real frames plus the spare slot (need <= MAX_DEPTH). */
@@ -229,6 +230,17 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 	}
 	f = &st->stack[st->sp--];
 	st->depth[name].open--;
+	if (ticks >= f->enter_ticks && ticks - f->enter_ticks > sc->max_dur_ticks) {
+		/* Longer than --max-duration: an error, not a time (docs/ANALYZER.md);
+		 * the time was spent inside the parent, which keeps it as child time. */
+		st->stack[st->sp].child_ticks += ticks - f->enter_ticks;
+		if (f->in) {
+			if (!fast_mode(sc))
+				st->depth[name].in--;
+			count_error(sc, st, name);
+		}
+		return;
+	}
 	if (ticks < f->enter_ticks) {
 		/* The clock went backwards: not timed (scopes.h). */
 		if (f->in) {
@@ -550,7 +562,7 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 	for (;;) {
 		const uint32_t m = it->nr_left < BATCH ? it->nr_left : BATCH;
 		const bool fast = m && fast_mode(sc) && tr->nr_site_slots && !st->overflow &&
-				  st->sp + m <= MAX_DEPTH;
+				  st->sp + m <= MAX_DEPTH && sc->max_dur_ticks == UINT64_MAX;
 		const uint32_t phase = fast && m == BATCH ? st->nr_batches++ % PROBE_EVERY : 2;
 		const uint64_t t0 = phase < 2 ? now_ns() : 0;
 
@@ -595,7 +607,9 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 			codes[i] = name << 1 | (codes[i] & 1);
 		}
 		cover_names(st, tr->nr_names);
-		if (fast_mode(sc) || st->overflow || st->sp + (uint32_t)n > MAX_DEPTH) {
+		/* --max-duration is checked by event_slow() only. */
+		if (fast_mode(sc) || st->overflow || st->sp + (uint32_t)n > MAX_DEPTH ||
+		    sc->max_dur_ticks != UINT64_MAX) {
 			for (int i = 0; i < n; i++)
 				event_slow(sc, st, th, codes[i] >> 1, ticks[i], codes[i] & 1);
 			continue;

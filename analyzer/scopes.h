@@ -31,6 +31,7 @@ struct tt_scopes {
 	bool by_thread;		/* one stat table per thread */
 	uint64_t win_lo_ticks;	/* an activation is in when enter - lo < span */
 	uint64_t win_span_ticks;
+	uint64_t max_dur_ticks; /* --max-duration; UINT64_MAX: none */
 	/* Decides once per thread whether its events are analysed (NULL: all). */
 	bool (*thread_filter)(void *ctx, const struct tt_thread *th);
 	void *filter_ctx;

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctrs.h - the counter figures of summary (docs/ANALYZER.md, "Counters"):
+ * for each thread and scope name, per counter, the inclusive total (the
+ * outermost activations' deltas, counted once per recursion like total_ns)
+ * and the sum and number of activations that carry the counter (the
+ * per-call mean's parts). A second pass over the file through acts.c, run
+ * only for traces with COUNTER_SET records; rows are looked up by the
+ * thread label and name of report.c's rows.
+ */
+#ifndef TT_CTRS_H
+#define TT_CTRS_H
+
+#include "acts.h"
+#include "events.h"
+#include "options.h"
+
+struct tt_ctr_agg {
+	uint64_t total[TT_MAX_COUNTERS]; /* outermost activations */
+	uint64_t sum[TT_MAX_COUNTERS];	 /* every activation */
+	uint64_t n[TT_MAX_COUNTERS];	 /* activations with the counter */
+};
+
+struct tt_ctrs {
+	struct tt_trace tr;
+	struct tt_acts acts;
+	struct tt_ctr_agg **agg; /* [thread index][name index] */
+	uint32_t *nr_agg;	 /* names covered per thread */
+	uint32_t cap_threads;
+};
+
+/*
+ * tt_ctrs_run() - walk the trace with the report's final clock (for
+ * --from/--to and --max-duration). Return: TT_OK or TT_ERR_FILE with msg.
+ */
+enum tt_status tt_ctrs_run(struct tt_ctrs *c, const struct tt_options *o,
+			   const struct tt_clock *clock, char *msg, size_t msg_bytes);
+/* Counters recorded in the file, in first-seen order. */
+static inline uint32_t tt_ctrs_count(const struct tt_ctrs *c)
+{
+	return c->acts.nr_ctr;
+}
+static inline const char *tt_ctrs_name(const struct tt_ctrs *c, uint32_t g)
+{
+	return c->acts.ctr_names[g];
+}
+/* Index of a counter by name, or UINT32_MAX. */
+uint32_t tt_ctrs_find(const struct tt_ctrs *c, const char *name);
+/*
+ * tt_ctrs_lookup() - a report row's figures: the thread labelled `label`
+ * (NULL: every thread --thread selects) and the scope `name`.
+ */
+void tt_ctrs_lookup(const struct tt_ctrs *c, const struct tt_options *o, const char *label,
+		    const char *name, struct tt_ctr_agg *out);
+void tt_ctrs_fini(struct tt_ctrs *c);
+
+#endif /* TT_CTRS_H */

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * intervals.h - summary --interval=DUR (docs/ANALYZER.md, "Intervals"):
+ * for each interval [k*DUR, (k+1)*DUR) from the trace start, each thread
+ * and each scope name, the calls that started in it and the scope's time
+ * inside it. An outermost activation's time is split at the boundaries
+ * (nested activations of the same name add no time, as in total_ns), and
+ * per thread and name the interval times are rounded cumulatively, so that
+ * they add up exactly to summary --by-thread's total_ns.
+ */
+#ifndef TT_INTERVALS_H
+#define TT_INTERVALS_H
+
+#include "acts.h"
+#include "events.h"
+#include "options.h"
+
+struct tt_interval_row {
+	uint64_t k; /* interval index: starts at k * interval_ns */
+	uint32_t thread; /* index into tr.threads */
+	const char *label;
+	const char *name;
+	uint64_t calls, total_ns;
+};
+
+struct tt_intervals {
+	struct tt_trace meta, tr;
+	struct tt_acts acts;
+	struct tt_clock clock;
+	uint64_t interval_ns;
+	uint64_t *bounds; /* bounds[k]: first tick of interval k, k = 0..nr */
+	uint64_t nr;	  /* intervals */
+	struct iv_cell *cells; /* open-addressed (thread, name, k) -> ticks, calls */
+	size_t nr_cells, cap_cells;
+	struct tt_interval_row *rows;
+	size_t nr_rows;
+	char **labels;
+	char problems[768];
+};
+
+/* Most intervals a run accepts (more is a usage error: choose a longer DUR). */
+#define TT_MAX_INTERVALS 1000000u
+
+/*
+ * tt_intervals_run() - read the trace (a metadata pass for the clock, then
+ * the pairing pass) and build the rows, sorted by interval, thread, then
+ * --sort (total, calls or name; the other keys sort by total).
+ * Return: TT_OK; TT_ERR_FILE with msg; TT_ERR_USAGE with msg (too many
+ * intervals).
+ */
+enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options *o, char *msg,
+				size_t msg_bytes);
+void tt_intervals_fini(struct tt_intervals *iv);
+
+#endif /* TT_INTERVALS_H */
