@@ -199,7 +199,17 @@ static void name_rehash(struct tt_trace *tr, uint32_t slots)
 	}
 }
 
-uint32_t tt_trace_intern(struct tt_trace *tr, const char *name, size_t name_bytes)
+static char *dup_n(const char *s, size_t n)
+{
+	char *d = xrealloc(NULL, n + 1);
+
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+/* Interns a name without NUL bytes; takes `own` (a copy of it) if given. */
+static uint32_t intern(struct tt_trace *tr, const char *name, size_t name_bytes, char *own)
 {
 	uint32_t h = hash_str(name, name_bytes), i;
 	char *copy;
@@ -208,21 +218,17 @@ uint32_t tt_trace_intern(struct tt_trace *tr, const char *name, size_t name_byte
 		for (i = h & tr->name_hash_mask; tr->name_hash[i]; i = (i + 1) & tr->name_hash_mask) {
 			const char *s = tr->names[tr->name_hash[i] - 1];
 
-			if (strncmp(s, name, name_bytes) == 0 && s[name_bytes] == '\0')
+			if (strncmp(s, name, name_bytes) == 0 && s[name_bytes] == '\0') {
+				free(own);
 				return tr->name_hash[i] - 1;
+			}
 		}
 	}
 	if (tr->nr_names == tr->cap_names) {
 		tr->cap_names = tr->cap_names ? 2 * tr->cap_names : 64;
 		tr->names = xrealloc(tr->names, tr->cap_names * sizeof(*tr->names));
 	}
-	copy = xrealloc(NULL, name_bytes + 1);
-	memcpy(copy, name, name_bytes);
-	copy[name_bytes] = '\0';
-	/* A NUL inside a name would cut it short in reports; show it as '?'. */
-	for (size_t k = 0; k < name_bytes; k++)
-		if (!copy[k])
-			copy[k] = '?';
+	copy = own ? own : dup_n(name, name_bytes);
 	tr->names[tr->nr_names++] = copy;
 	if (!tr->name_hash || tr->nr_names * 2 > tr->name_hash_mask + 1)
 		name_rehash(tr, tr->name_hash ? 2 * (tr->name_hash_mask + 1) : 256);
@@ -232,6 +238,21 @@ uint32_t tt_trace_intern(struct tt_trace *tr, const char *name, size_t name_byte
 		tr->name_hash[i] = tr->nr_names;
 	}
 	return tr->nr_names - 1;
+}
+
+uint32_t tt_trace_intern(struct tt_trace *tr, const char *name, size_t name_bytes)
+{
+	char *copy;
+
+	if (!memchr(name, '\0', name_bytes))
+		return intern(tr, name, name_bytes, NULL);
+	/* A NUL inside a name would cut it short in reports; show it as '?'.
+	 * The name is the one shown, so "a\0b" and "a?b" are one name. */
+	copy = dup_n(name, name_bytes);
+	for (size_t k = 0; k < name_bytes; k++)
+		if (!copy[k])
+			copy[k] = '?';
+	return intern(tr, copy, name_bytes, copy);
 }
 
 /* Big site ids (rare) live in an open-addressed table of (id, name) pairs. */
@@ -340,12 +361,24 @@ static void note(struct tt_trace *tr, char *slot, size_t slot_bytes, const char 
 	va_end(ap);
 }
 
+/* Keeps the first problem and where it is, so that replicas of a parallel
+ * walk can agree on which came first (tt_trace_merge()). */
+static void note_problem_at(struct tt_trace *tr, uint64_t frame, uint64_t offset,
+			    const char *what)
+{
+	if (tr->first_problem[0])
+		return;
+	snprintf(tr->first_problem, sizeof(tr->first_problem), "%s", what);
+	tr->first_problem_frame = frame;
+	tr->first_problem_offset = offset;
+}
+
 static void note_err(struct tt_trace *tr, const struct recfmt_error *err)
 {
 	char buf[256];
 
 	recfmt_error_describe(err, buf, sizeof(buf));
-	note(tr, tr->first_problem, sizeof(tr->first_problem), "%s", buf);
+	note_problem_at(tr, err->frame_index, err->record_offset, buf);
 }
 
 static void note_record(struct tt_trace *tr, struct recfmt_error *err, uint64_t frame_index,
@@ -354,15 +387,6 @@ static void note_record(struct tt_trace *tr, struct recfmt_error *err, uint64_t 
 	err->frame_index = frame_index;
 	err->frame_offset = frame_offset;
 	note_err(tr, err);
-}
-
-static char *dup_n(const char *s, size_t n)
-{
-	char *d = xrealloc(NULL, n + 1);
-
-	memcpy(d, s, n);
-	d[n] = '\0';
-	return d;
 }
 
 static void see_ticks(struct tt_trace *tr, uint64_t ticks)
@@ -405,19 +429,22 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 		return TT_OK;
 	}
 	if (seq != tr->next_seq) {
+		char what[256];
+
 		if (seq > tr->next_seq) {
 			tr->nr_lost_frames += seq - tr->next_seq;
-			note(tr, tr->first_problem, sizeof(tr->first_problem),
-			     "frame %" PRIu64 " at byte %" PRIu64 ": frame seq %" PRIu32
-			     " follows %" PRIu64 " (frames lost)",
-			     index, offset, seq, tr->next_seq ? tr->next_seq - 1 : 0);
+			snprintf(what, sizeof(what),
+				 "frame %" PRIu64 " at byte %" PRIu64 ": frame seq %" PRIu32
+				 " follows %" PRIu64 " (frames lost)",
+				 index, offset, seq, tr->next_seq ? tr->next_seq - 1 : 0);
 		} else {
-			note(tr, tr->first_problem, sizeof(tr->first_problem),
-			     "frame %" PRIu64 " at byte %" PRIu64 ": frame seq %" PRIu32
-			     " out of order (expected %" PRIu64 ")",
-			     index, offset, seq, tr->next_seq);
+			snprintf(what, sizeof(what),
+				 "frame %" PRIu64 " at byte %" PRIu64 ": frame seq %" PRIu32
+				 " out of order (expected %" PRIu64 ")",
+				 index, offset, seq, tr->next_seq);
 			tr->nr_lost_frames++;
 		}
+		note_problem_at(tr, index, 0, what);
 	}
 	tr->next_seq = (uint64_t)seq + 1;
 	tr->nr_frames++;
@@ -502,8 +529,15 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 			th = tt_trace_thread(tr, it.thread);
 			th->nr_events += it.nr_events;
 			tr->nr_events += it.nr_events;
+			if (tr->nr_walkers > 1 &&
+			    (uint32_t)(th - tr->threads) % tr->nr_walkers != tr->walker) {
+				/* Another replica's thread (tt_trace_walk_many()). */
+				see_ticks(tr, it.ticks);
+				break;
+			}
 			if (fn && fn(ctx, tr, th, &it) < 0) {
 				tr->nr_bad_blocks++;
+				tr->nr_failed_blocks++;
 				err.record_offset = rec.offset;
 				snprintf(err.message, sizeof(err.message),
 					 "EVENTS block of thread %" PRIu32
@@ -571,22 +605,27 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 /*
  * The frame pipeline. Reading and decompressing are 15-30 % of a walk's CPU
  * time (perf, on the traces of docs/ANALYZER.md's Benchmarks), and they do
- * not depend on what the frames say: a reader thread runs recfmt_reader_next_into() ahead
- * into a ring of NR_SLOTS frame buffers while the calling thread (the
- * walker) parses and pairs the frames, in file order. Each slot records one
- * reader call exactly (status, error, frame index and offset), and the
- * walker applies them with the same code as the single-threaded path
+ * not depend on what the frames say: a reader thread runs
+ * recfmt_reader_next_into() ahead into a ring of NR_SLOTS frame buffers while
+ * walkers parse and pair the frames, in file order. Each slot records one
+ * reader call exactly (status, error, frame index and offset), and every
+ * walker applies it with the same code as the single-threaded path
  * (take_slot()), so messages, counts and locations are the same either way.
- * Memory stays bounded: NR_SLOTS decompressed frames at most (one more
- * than with TRACETOOL_THREADS=1).
+ *
+ * A walk may have several replicas (tt_trace_walk_many()): each is a whole
+ * struct tt_trace that reads every record, and pairs the EVENTS blocks of
+ * its own share of the threads. Each replica has its own walker thread
+ * (the first runs on the calling thread); they read the same slots, which
+ * are read-only while full, and a slot is refilled only when every walker
+ * is done with it. Memory stays bounded: NR_SLOTS decompressed frames.
  *
  * TRACETOOL_THREADS=1 in the environment reads on the calling thread, with
- * one slot, so that events/s on one core can be measured; so do a process
- * bound to one CPU and a failed pthread_create().
+ * one slot and one walker, so that events/s on one core can be measured; so
+ * do a process bound to one CPU and a failed pthread_create().
  */
-/* Two: the reader is 2-4 times faster than the walker, so one frame read
- * ahead keeps the walker fed; more would only cost memory. */
-#define NR_SLOTS 2
+/* Four: walkers may drift a frame or two apart, and the reader must stay a
+ * frame ahead of the slowest; more would only cost memory. */
+#define NR_SLOTS 4
 
 /* One call of recfmt_reader_next_into() and what it left behind. */
 struct frame_slot {
@@ -615,7 +654,7 @@ static bool slot_is_last(const struct frame_slot *s)
  * Applies one reader call's outcome to tr. Return: true to take the next
  * slot; false when the walk is over (*ts says how).
  */
-static bool take_slot(struct tt_trace *tr, struct frame_slot *s, tt_block_fn fn, void *ctx,
+static bool take_slot(struct tt_trace *tr, const struct frame_slot *s, tt_block_fn fn, void *ctx,
 		      char *msg, size_t msg_bytes, enum tt_status *ts)
 {
 	switch (s->st) {
@@ -640,56 +679,187 @@ static bool take_slot(struct tt_trace *tr, struct frame_slot *s, tt_block_fn fn,
 	}
 }
 
+/* One replica of a walk and how its walk ended. */
+struct replica {
+	struct tt_trace *tr;
+	void *ctx;
+	tt_block_fn fn;
+	enum tt_status ts;
+	bool more; /* take_slot() wants the next slot */
+	char msg[512];
+};
+
+/* Applies a slot to each replica still walking. Return: true if any is. */
+static bool take_all(struct replica **rs, unsigned nr, const struct frame_slot *s)
+{
+	bool any = false;
+
+	for (unsigned i = 0; i < nr; i++) {
+		struct replica *r = rs[i];
+
+		if (r->more)
+			r->more = take_slot(r->tr, s, r->fn, r->ctx, r->msg, sizeof(r->msg), &r->ts);
+		any |= r->more;
+	}
+	return any;
+}
+
 /*
- * The queue between the reader thread and the walker. Slots
- * [head, head + nr_full) (mod NR_SLOTS) are full and belong to the walker;
- * the others belong to the reader. A slot changes hands only when nr_full
- * changes under the lock, so the unlock after filling (reader) or after
- * taking (walker) orders the slot's contents before the other side's lock.
+ * The queue between the reader thread and the walkers. Slot k (counted from
+ * 0 over the whole walk) lives in slot[k % NR_SLOTS]. Slots
+ * [min(done), nr_filled) are full and read by the walkers that have not
+ * passed them; the others belong to the reader. A slot changes hands only
+ * when nr_filled or a done[] changes under the lock, so the unlock after
+ * filling (reader) or after finishing (walker) orders the slot's contents
+ * before the other side's lock.
  */
+#define MAX_WALKERS 8
+
 struct frame_pipe {
 	pthread_mutex_t lock;
-	pthread_cond_t filled;	/* reader signals, walker waits: nr_full > 0 */
-	pthread_cond_t emptied; /* walker signals, reader waits: room or stop */
-	/* Written by the walker before pthread_create, then used by the
-	 * reader thread only, until pthread_join. */
+	pthread_cond_t filled;	/* reader broadcasts, walkers wait: a new slot or reader_done */
+	pthread_cond_t emptied; /* walkers signal, reader waits: room or stop */
+	/* Written before the threads start, then read-only until they are joined. */
 	struct recfmt_reader *r;
-	/* Reader only: the next slot to fill. */
-	unsigned tail;
-	/* Walker only: the next slot to take. */
-	unsigned head;
-	/* Under lock; reader increments, walker decrements. */
-	unsigned nr_full;
-	/* Under lock; walker sets it when it wants nothing more (the walk is
-	 * over early), reader reads it before each call and stops. */
-	bool stop;
-	struct frame_slot slot[NR_SLOTS]; /* see above: owned by one side at a time */
+	unsigned nr_walkers;
+	/* Under lock. */
+	uint64_t nr_filled;	      /* reader increments */
+	uint64_t done[MAX_WALKERS];  /* walker w increments done[w] */
+	bool reader_done;	      /* the reader fills no more slots */
+	bool stop;		      /* a walker wants nothing more: stop reading */
+	struct frame_slot slot[NR_SLOTS];
 };
+
+struct walker {
+	struct frame_pipe *p;
+	unsigned id;
+	struct replica *rs[MAX_WALKERS]; /* the replicas this thread walks */
+	unsigned nr;
+};
+
+static uint64_t min_done(const struct frame_pipe *p)
+{
+	uint64_t m = p->done[0];
+
+	for (unsigned w = 1; w < p->nr_walkers; w++)
+		m = p->done[w] < m ? p->done[w] : m;
+	return m;
+}
 
 static void *reader_main(void *arg)
 {
 	struct frame_pipe *p = arg;
-	bool last = false;
 
-	while (!last) {
-		struct frame_slot *s = &p->slot[p->tail];
+	for (uint64_t k = 0;; k++) {
+		struct frame_slot *s = &p->slot[k % NR_SLOTS];
+		bool stop, last;
 
 		pthread_mutex_lock(&p->lock);
-		while (p->nr_full == NR_SLOTS && !p->stop)
+		/* min_done() is UINT64_MAX once no walker reads any more. */
+		for (uint64_t m; (m = min_done(p)) != UINT64_MAX && k - m >= NR_SLOTS && !p->stop;)
 			pthread_cond_wait(&p->emptied, &p->lock);
-		last = p->stop;
+		stop = p->stop;
+		pthread_mutex_unlock(&p->lock);
+		if (stop)
+			break;
+		read_slot(p->r, s); /* slot k is the reader's: every walker passed k - NR_SLOTS */
+		last = slot_is_last(s);
+		pthread_mutex_lock(&p->lock);
+		p->nr_filled = k + 1; /* hands s to the walkers */
+		pthread_cond_broadcast(&p->filled);
 		pthread_mutex_unlock(&p->lock);
 		if (last)
 			break;
-		read_slot(p->r, s); /* slot tail is the reader's: not full */
-		last = slot_is_last(s);
-		p->tail = (p->tail + 1) % NR_SLOTS;
+	}
+	pthread_mutex_lock(&p->lock);
+	p->reader_done = true;
+	pthread_cond_broadcast(&p->filled);
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+static void *walker_main(void *arg)
+{
+	struct walker *w = arg;
+	struct frame_pipe *p = w->p;
+	bool more = true;
+
+	for (uint64_t k = 0; more; k++) {
+		bool have;
+
 		pthread_mutex_lock(&p->lock);
-		p->nr_full++; /* hands s to the walker */
-		pthread_cond_signal(&p->filled);
+		while (k == p->nr_filled && !p->reader_done)
+			pthread_cond_wait(&p->filled, &p->lock);
+		have = k < p->nr_filled;
+		pthread_mutex_unlock(&p->lock);
+		/* Replicas see the same slots and so end at the same one; a
+		 * walker left without a slot by another's stop just ends. */
+		if (!have)
+			break;
+		more = take_all(w->rs, w->nr, &p->slot[k % NR_SLOTS]);
+		pthread_mutex_lock(&p->lock);
+		p->done[w->id] = k + 1; /* s is no longer read by this walker */
+		p->stop |= !more;
+		pthread_cond_signal(&p->emptied);
 		pthread_mutex_unlock(&p->lock);
 	}
+	/* Stop counting this walker in min_done(): it reads no more slots. */
+	pthread_mutex_lock(&p->lock);
+	p->done[w->id] = UINT64_MAX;
+	pthread_cond_signal(&p->emptied);
+	pthread_mutex_unlock(&p->lock);
 	return NULL;
+}
+
+/*
+ * The walk with a reader thread and one walker per replica (a walker whose
+ * thread cannot start is run by the calling thread's walker). Return: false
+ * if the reader could not start (nothing was read).
+ */
+static bool walk_pipelined(struct recfmt_reader *r, struct replica *rs, unsigned n)
+{
+	struct frame_pipe p = { .r = r, .nr_walkers = n };
+	struct walker w[MAX_WALKERS];
+	pthread_t reader, tid[MAX_WALKERS];
+	bool started[MAX_WALKERS] = { false };
+	bool ok = false;
+
+	/* With default attributes these cannot fail (POSIX lists no error
+	 * for them that applies, and glibc returns 0). */
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.filled, NULL);
+	pthread_cond_init(&p.emptied, NULL);
+	for (unsigned i = 0; i < NR_SLOTS; i++)
+		recfmt_buf_init(&p.slot[i].buf);
+	for (unsigned i = 0; i < n; i++) {
+		w[i] = (struct walker){ .p = &p, .id = i };
+		w[i].rs[w[i].nr++] = &rs[i];
+	}
+	if (pthread_create(&reader, NULL, reader_main, &p))
+		goto out;
+	for (unsigned i = 1; i < n; i++) {
+		started[i] = pthread_create(&tid[i], NULL, walker_main, &w[i]) == 0;
+		if (!started[i]) {
+			/* No thread: the calling thread walks this replica too. */
+			w[0].rs[w[0].nr++] = &rs[i];
+			pthread_mutex_lock(&p.lock);
+			p.done[i] = UINT64_MAX;
+			pthread_mutex_unlock(&p.lock);
+		}
+	}
+	walker_main(&w[0]);
+	for (unsigned i = 1; i < n; i++)
+		if (started[i])
+			pthread_join(tid[i], NULL);
+	pthread_join(reader, NULL);
+	ok = true;
+out:
+	pthread_cond_destroy(&p.filled);
+	pthread_cond_destroy(&p.emptied);
+	pthread_mutex_destroy(&p.lock);
+	for (unsigned i = 0; i < NR_SLOTS; i++)
+		recfmt_buf_fini(&p.slot[i].buf);
+	return ok;
 }
 
 /*
@@ -707,73 +877,74 @@ static bool single_threaded(void)
 	return sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) == 1;
 }
 
-/* The walk with a reader thread. Return: false if it could not start. */
-static bool walk_pipelined(struct tt_trace *tr, struct recfmt_reader *r, tt_block_fn fn,
-			   void *ctx, char *msg, size_t msg_bytes, enum tt_status *ts)
+unsigned tt_trace_walkers(void)
 {
-	struct frame_pipe p = { .r = r };
-	pthread_t reader;
-	bool more = true;
+	const char *v = getenv("TRACETOOL_THREADS");
+	cpu_set_t cpus;
+	char *end;
+	long n;
 
-	/* With default attributes these cannot fail (POSIX lists no error
-	 * for them that applies, and glibc returns 0). */
-	pthread_mutex_init(&p.lock, NULL);
-	pthread_cond_init(&p.filled, NULL);
-	pthread_cond_init(&p.emptied, NULL);
-	for (unsigned i = 0; i < NR_SLOTS; i++)
-		recfmt_buf_init(&p.slot[i].buf);
-	if (pthread_create(&reader, NULL, reader_main, &p))
-		goto out; /* more is still true: nothing was read */
-	while (more) {
-		struct frame_slot *s = &p.slot[p.head];
-
-		pthread_mutex_lock(&p.lock);
-		while (p.nr_full == 0)
-			pthread_cond_wait(&p.filled, &p.lock);
-		pthread_mutex_unlock(&p.lock);
-		more = take_slot(tr, s, fn, ctx, msg, msg_bytes, ts);
-		p.head = (p.head + 1) % NR_SLOTS;
-		pthread_mutex_lock(&p.lock);
-		p.nr_full--; /* hands s back to the reader */
-		p.stop = !more;
-		pthread_cond_signal(&p.emptied);
-		pthread_mutex_unlock(&p.lock);
+	if (single_threaded())
+		return 1;
+	/* TRACETOOL_THREADS=N (2..8) asks for N walkers whatever the CPUs. */
+	if (v && *v) {
+		n = strtol(v, &end, 10);
+		if (!*end && n >= 1)
+			return n > MAX_WALKERS ? MAX_WALKERS : (unsigned)n;
 	}
-	pthread_join(reader, NULL);
-out:
-	pthread_cond_destroy(&p.filled);
-	pthread_cond_destroy(&p.emptied);
-	pthread_mutex_destroy(&p.lock);
-	for (unsigned i = 0; i < NR_SLOTS; i++)
-		recfmt_buf_fini(&p.slot[i].buf);
-	return !more; /* the walk ran to its end */
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0)
+		return 1;
+	n = CPU_COUNT(&cpus);
+	return n < 1 ? 1 : n > MAX_WALKERS ? MAX_WALKERS : (unsigned)n;
 }
 
-enum tt_status tt_trace_walk(struct tt_trace *tr, tt_block_fn fn, void *ctx, char *msg,
-			     size_t msg_bytes)
+enum tt_status tt_trace_walk_many(struct tt_trace **trs, void **ctxs, unsigned n, tt_block_fn fn,
+				  char *msg, size_t msg_bytes)
 {
+	struct replica rs[MAX_WALKERS], *all[MAX_WALKERS];
 	struct recfmt_reader *r;
 	struct recfmt_error err = { 0 };
 	enum recfmt_status st;
 	enum tt_status ts = TT_OK;
 
-	st = recfmt_reader_open(&r, tr->path, &err);
+	if (n < 1 || n > MAX_WALKERS) {
+		snprintf(msg, msg_bytes, "internal error: %u walkers", n);
+		return TT_ERR_FILE;
+	}
+	st = recfmt_reader_open(&r, trs[0]->path, &err);
 	if (st != RECFMT_OK) {
 		recfmt_error_describe(&err, msg, msg_bytes);
 		return TT_ERR_FILE;
 	}
-	tr->file_bytes = recfmt_reader_file_bytes(r);
-	if (single_threaded() || !walk_pipelined(tr, r, fn, ctx, msg, msg_bytes, &ts)) {
+	for (unsigned i = 0; i < n; i++) {
+		trs[i]->file_bytes = recfmt_reader_file_bytes(r);
+		trs[i]->walker = i;
+		trs[i]->nr_walkers = n;
+		rs[i] = (struct replica){ .tr = trs[i], .ctx = ctxs ? ctxs[i] : NULL, .fn = fn,
+					  .ts = TT_OK, .more = true };
+		all[i] = &rs[i];
+	}
+	if (single_threaded() || !walk_pipelined(r, rs, n)) {
 		struct frame_slot s = { .st = RECFMT_OK };
 
 		recfmt_buf_init(&s.buf);
 		do
 			read_slot(r, &s);
-		while (take_slot(tr, &s, fn, ctx, msg, msg_bytes, &ts));
+		while (take_all(all, n, &s));
 		recfmt_buf_fini(&s.buf);
 	}
 	recfmt_reader_close(r);
-	if (ts == TT_OK && !tr->has_header) {
+	/* Every replica ends the same way; report the first that failed. */
+	for (unsigned i = 0; i < n && ts == TT_OK; i++) {
+		ts = rs[i].ts;
+		if (ts != TT_OK)
+			snprintf(msg, msg_bytes, "%s", rs[i].msg);
+	}
+	for (unsigned i = 1; i < n && ts == TT_OK; i++)
+		tt_trace_merge(trs[0], trs[i]);
+	if (ts == TT_OK && !trs[0]->has_header) {
+		struct tt_trace *tr = trs[0];
+
 		if (tr->first_problem[0])
 			snprintf(msg, msg_bytes, "%s", tr->first_problem);
 		else if (tr->truncation[0])
@@ -785,6 +956,30 @@ enum tt_status tt_trace_walk(struct tt_trace *tr, tt_block_fn fn, void *ctx, cha
 		ts = TT_ERR_FILE;
 	}
 	return ts;
+}
+
+enum tt_status tt_trace_walk(struct tt_trace *tr, tt_block_fn fn, void *ctx, char *msg,
+			     size_t msg_bytes)
+{
+	return tt_trace_walk_many(&tr, &ctx, 1, fn, msg, msg_bytes);
+}
+
+void tt_trace_merge(struct tt_trace *dst, const struct tt_trace *src)
+{
+	/* Everything but what the block function did is the same in both:
+	 * both read every record. */
+	if (src->max_ticks > dst->max_ticks)
+		dst->max_ticks = src->max_ticks;
+	dst->nr_bad_blocks += src->nr_failed_blocks;
+	dst->nr_failed_blocks += src->nr_failed_blocks;
+	if (src->first_problem[0] &&
+	    (!dst->first_problem[0] || src->first_problem_frame < dst->first_problem_frame ||
+	     (src->first_problem_frame == dst->first_problem_frame &&
+	      src->first_problem_offset < dst->first_problem_offset))) {
+		memcpy(dst->first_problem, src->first_problem, sizeof(dst->first_problem));
+		dst->first_problem_frame = src->first_problem_frame;
+		dst->first_problem_offset = src->first_problem_offset;
+	}
 }
 
 void tt_trace_problems(const struct tt_trace *tr, char *out, size_t out_bytes)

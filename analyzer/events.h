@@ -94,7 +94,15 @@ struct tt_trace {
 	void *record_ctx;
 	char count_problem[256];    /* first THREAD_END count that disagrees */
 	char first_problem[256];    /* "frame N at byte B: what" */
+	uint64_t first_problem_frame, first_problem_offset; /* where it is */
 	char truncation[256];
+
+	/* A replica of a parallel walk (tt_trace_walk_many()) passes the
+	 * EVENTS blocks of thread index i (order of first appearance) to the
+	 * block function only when i % nr_walkers == walker. */
+	uint32_t walker, nr_walkers;
+	uint64_t nr_failed_blocks; /* blocks the block function rejected
+				    * (also in nr_bad_blocks) */
 };
 
 /*
@@ -133,6 +141,25 @@ int tt_events_decode_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
  */
 enum tt_status tt_trace_walk(struct tt_trace *tr, tt_block_fn fn, void *ctx, char *msg,
 			     size_t msg_bytes);
+
+/*
+ * tt_trace_walk_many() - tt_trace_walk() by n replicas at once, for a block
+ * function that can run on several threads: each trs[i] (initialised with
+ * the same path) reads every record of the file, and fn(ctxs[i], trs[i], ...)
+ * is called on the EVENTS blocks of its share of the threads (above), on a
+ * thread of its own. The file is read and decompressed once. On return the
+ * replicas agree on everything but what fn did, and trs[0] has the others'
+ * walk state folded in (tt_trace_merge()): damage found by fn in any
+ * replica, the latest tick. Merging what fn computed is the caller's.
+ * n is 1 to MAX_WALKERS (tt_trace_walkers() says how many are worth it).
+ */
+enum tt_status tt_trace_walk_many(struct tt_trace **trs, void **ctxs, unsigned n, tt_block_fn fn,
+				  char *msg, size_t msg_bytes);
+/* How many replicas to walk with: the CPUs this process may use (at most
+ * 8), or 1 with TRACETOOL_THREADS=1. */
+unsigned tt_trace_walkers(void);
+/* Folds src's walk state into dst, replicas of the same walk. */
+void tt_trace_merge(struct tt_trace *dst, const struct tt_trace *src);
 
 /* Prints what was lost (truncation, skipped frames) on stderr; true if any. */
 bool tt_trace_warn(const struct tt_trace *tr);

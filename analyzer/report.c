@@ -74,20 +74,22 @@ static struct tt_row *row_for(struct tt_report *rep, const char *thread, const c
 	return r;
 }
 
-static void merge_table(struct tt_report *rep, const struct tt_options *o,
-			struct tt_stat_table *tab, const char *thread, size_t *cap,
-			bool *selected)
+/* Adds a replica's table to the rows; map[n] is the name index in rep->tr
+ * of the replica's name n (NULL: the replica is rep->tr itself). */
+static void merge_table(struct tt_report *rep, const struct tt_stat_table *tab,
+			const uint32_t *map, uint32_t nr_names, const char *thread, size_t *cap,
+			const bool *selected)
 {
-	for (uint32_t n = 0; n < tab->n && n < rep->tr.nr_names; n++) {
-		struct tt_stat *s = &tab->v[n];
+	for (uint32_t n = 0; n < tab->n && n < nr_names; n++) {
+		const struct tt_stat *s = &tab->v[n];
+		uint32_t k = map ? map[n] : n;
 
 		if (!s->calls && !s->errors)
 			continue;
-		if (!selected[n])
+		if (!selected[k])
 			continue;
-		tt_stats_merge(&row_for(rep, thread, rep->tr.names[n], cap)->st, s);
+		tt_stats_merge(&row_for(rep, thread, rep->tr.names[k], cap)->st, s);
 	}
-	(void)o;
 }
 
 static void finish_row(struct tt_row *r, const struct tt_clock *c)
@@ -111,12 +113,63 @@ static void finish_row(struct tt_row *r, const struct tt_clock *c)
 						      s->max_ticks));
 }
 
+/*
+ * The main pass, on tt_trace_walkers() replicas of the trace and of the
+ * pairing state when no per-activation callback needs the activations in
+ * one place (chrome): replica 0 is rep->tr and rep->sc. Each pairs its
+ * share of the threads (events.h); their tables are merged by name below.
+ */
+static enum tt_status walk(struct tt_report *rep, const struct tt_options *o,
+			   bool (*filter)(void *, const struct tt_thread *), void *filter_ctx,
+			   tt_close_fn on_close, void *close_ctx, char *msg, size_t msg_bytes)
+{
+	struct tt_trace *trs[8];
+	void *ctxs[8];
+	unsigned n = on_close ? 1 : tt_trace_walkers();
+	enum tt_status st;
+
+	if (n > 8)
+		n = 8;
+	rep->nr_replicas = n;
+	if (n > 1) {
+		rep->more_tr = calloc(n - 1, sizeof(*rep->more_tr));
+		rep->more_sc = calloc(n - 1, sizeof(*rep->more_sc));
+		if (!rep->more_tr || !rep->more_sc)
+			abort();
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct tt_trace *tr = i ? &rep->more_tr[i - 1] : &rep->tr;
+		struct tt_scopes *sc = i ? &rep->more_sc[i - 1] : &rep->sc;
+
+		if (i) {
+			tt_trace_init(tr, o->trace);
+			tt_scopes_init(sc, tr);
+			sc->win_lo_ticks = rep->sc.win_lo_ticks;
+			sc->win_span_ticks = rep->sc.win_span_ticks;
+		}
+		sc->thread_filter = filter;
+		sc->filter_ctx = filter_ctx;
+		sc->by_thread = o->by_thread;
+		sc->on_close = on_close;
+		sc->close_ctx = close_ctx;
+		trs[i] = tr;
+		ctxs[i] = sc;
+	}
+	st = tt_trace_walk_many(trs, ctxs, n, tt_scopes_block, msg, msg_bytes);
+	if (st != TT_OK)
+		return st;
+	for (unsigned i = 0; i < n; i++)
+		tt_scopes_finish(i ? &rep->more_sc[i - 1] : &rep->sc);
+	return TT_OK;
+}
+
 enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 			     tt_close_fn on_close, void *close_ctx, char *msg, size_t msg_bytes)
 {
 	struct filter_ctx fc = { o, NULL };
 	enum tt_status st;
 	size_t cap = 0;
+	uint32_t **maps;
 	bool *selected;
 
 	memset(rep, 0, sizeof(*rep));
@@ -132,22 +185,28 @@ enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 		tt_report_window(o, &rep->clock, &rep->sc.win_lo_ticks, &rep->sc.win_span_ticks);
 		rep->sc.max_dur_ticks = tt_options_max_dur_ticks(o, &rep->clock);
 		fc.meta = &rep->meta;
-		if (o->nr_threads) {
-			rep->sc.thread_filter = thread_filter;
-			rep->sc.filter_ctx = &fc;
-		}
 	}
-	rep->sc.by_thread = o->by_thread;
-	rep->sc.on_close = on_close;
-	rep->sc.close_ctx = close_ctx;
-	st = tt_trace_walk(&rep->tr, tt_scopes_block, &rep->sc, msg, msg_bytes);
+	st = walk(rep, o, o->nr_threads && fc.meta ? thread_filter : NULL, &fc, on_close,
+		  close_ctx, msg, msg_bytes);
 	if (st != TT_OK)
 		return st;
-	tt_scopes_finish(&rep->sc);
 	if (!rep->has_meta)
 		tt_trace_clock(&rep->tr, &rep->clock);
 	tt_trace_problems(&rep->tr, rep->problems, sizeof(rep->problems));
 
+	/* The other replicas' names, as name indices of rep->tr. */
+	maps = calloc(rep->nr_replicas, sizeof(*maps));
+	if (!maps)
+		abort();
+	for (unsigned r = 1; r < rep->nr_replicas; r++) {
+		const struct tt_trace *tr = &rep->more_tr[r - 1];
+
+		maps[r] = malloc((tr->nr_names + 1) * sizeof(**maps));
+		if (!maps[r])
+			abort();
+		for (uint32_t n = 0; n < tr->nr_names; n++)
+			maps[r][n] = tt_trace_intern(&rep->tr, tr->names[n], strlen(tr->names[n]));
+	}
 	selected = calloc(rep->tr.nr_names + 1, sizeof(bool));
 	if (!selected)
 		abort();
@@ -155,20 +214,35 @@ enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 		selected[n] = tt_options_function_selected(o, rep->tr.names[n]);
 	for (uint32_t i = 0; i < rep->tr.nr_threads; i++) {
 		struct tt_thread *th = &rep->tr.threads[i];
-		struct tt_stat_table *tab = tt_scopes_table(th);
 		const struct tt_thread *final = rep->has_meta
 			? tt_trace_find_thread(&rep->meta, th->serial) : NULL;
 
 		if (o->nr_threads && !tt_options_thread_selected(o, final ? final : th))
 			continue;
 		rep->nr_dropped += th->nr_dropped;
-		if (!tab)
+		if (!o->by_thread)
 			continue;
-		if (o->by_thread)
-			merge_table(rep, o, tab, label_of(rep, th), &cap, selected);
+		/* The replicas list the same threads in the same order; one of
+		 * them paired thread i. */
+		for (unsigned r = 0; r < rep->nr_replicas; r++) {
+			const struct tt_trace *tr = r ? &rep->more_tr[r - 1] : &rep->tr;
+			const struct tt_stat_table *tab =
+				i < tr->nr_threads ? tt_scopes_table(&tr->threads[i]) : NULL;
+
+			if (tab)
+				merge_table(rep, tab, maps[r], tr->nr_names, label_of(rep, th),
+					    &cap, selected);
+		}
 	}
-	if (!o->by_thread)
-		merge_table(rep, o, &rep->sc.global, NULL, &cap, selected);
+	for (unsigned r = 0; r < rep->nr_replicas && !o->by_thread; r++) {
+		const struct tt_trace *tr = r ? &rep->more_tr[r - 1] : &rep->tr;
+		const struct tt_scopes *sc = r ? &rep->more_sc[r - 1] : &rep->sc;
+
+		merge_table(rep, &sc->global, maps[r], tr->nr_names, NULL, &cap, selected);
+	}
+	for (unsigned r = 0; r < rep->nr_replicas; r++)
+		free(maps[r]);
+	free(maps);
 	free(selected);
 	for (size_t i = 0; i < rep->nr_rows; i++)
 		finish_row(&rep->rows[i], &rep->clock);
@@ -183,6 +257,12 @@ void tt_report_fini(struct tt_report *rep)
 	for (size_t i = 0; i < rep->nr_labels; i++)
 		free(rep->labels[i]);
 	free(rep->labels);
+	for (unsigned r = 1; r < rep->nr_replicas; r++) {
+		tt_scopes_fini(&rep->more_sc[r - 1]);
+		tt_trace_fini(&rep->more_tr[r - 1]);
+	}
+	free(rep->more_sc);
+	free(rep->more_tr);
 	tt_scopes_fini(&rep->sc);
 	tt_trace_fini(&rep->tr);
 	tt_trace_fini(&rep->meta);

@@ -28,6 +28,10 @@ struct tt_report {
 	bool has_meta;
 	struct tt_clock clock;
 	struct tt_scopes sc;
+	/* Replicas 1.. of a parallel walk (report.c walk()); 0 is tr and sc. */
+	struct tt_trace *more_tr;
+	struct tt_scopes *more_sc;
+	unsigned nr_replicas;
 	struct tt_row *rows;
 	size_t nr_rows;
 	char **labels; /* thread labels owned by the report */

@@ -3,7 +3,8 @@
  * bench_analyzer.c - tracetool's throughput against issue #4's targets.
  * Generates synthetic traces through format/ (4 threads of nested scopes,
  * TSC ticks with jitter, SYNC records, 4 MiB frames like librec), then times,
- * as child processes, `tracetool summary` (with its reader thread, and with
+ * as child processes, `tracetool summary` (by default: a reader thread and a
+ * pairing walker per CPU, analyzer/events.c; and with
  * TRACETOOL_THREADS=1: one core), `zstd -d` of the same file and `tracetool
  * chrome`, reporting the median of several runs, and compares the peak RSS
  * (wait4's ru_maxrss) of summary on a trace and on one 10x longer.
@@ -354,8 +355,8 @@ int main(int argc, char **argv)
 	double ms = median(ts, runs), m1 = median(t1, runs), mz = median(tz, runs);
 	double mc = median(tc, runs);
 
-	printf("summary:   %.3f s median of %d, %.1f M events/s (reader thread)\n", ms, runs,
-	       (double)nr / ms / 1e6);
+	printf("summary:   %.3f s median of %d, %.1f M events/s (default: reader + walker per CPU)\n",
+	       ms, runs, (double)nr / ms / 1e6);
 	printf("summary:   %.3f s median of %d, %.1f M events/s (TRACETOOL_THREADS=1, one core)\n",
 	       m1, runs, (double)nr / m1 / 1e6);
 	printf("zstd -d:   %.3f s median of %d; summary / zstd -d = %.2f (one core: %.2f)\n", mz,

@@ -138,32 +138,99 @@ static void write_input(const uint8_t *data, size_t size)
 	}
 }
 
+/* Runs cmd with args and the input's path; aborts unless it returns 0 or 1. */
+static int run_one(tt_cmd_fn cmd, const char *const *args)
+{
+	/* argp may permute argv, so each run gets a fresh copy. */
+	char *argv[MAX_ARGS + 2];
+	int argc = 0, rc;
+
+	while (args[argc] && argc < MAX_ARGS) {
+		argv[argc] = (char *)args[argc];
+		argc++;
+	}
+	argv[argc++] = input_path;
+	argv[argc] = NULL;
+	rc = cmd(argc, argv);
+	if (rc != 0 && rc != 1) {
+		/* fd 2: the FILE *stderr may be /dev/null. */
+		dprintf(STDERR_FILENO, "fuzz: %s returned %d (contract: 0 or 1)\n", argv[0], rc);
+		abort();
+	}
+	/* Commands print through stdio: flush, so output is written (and its
+	 * code run) per input rather than buffered across inputs. */
+	fflush(stdout);
+	return rc;
+}
+
 void fuzz_run_command(tt_cmd_fn cmd, const char *const *const *args, size_t nr_args,
 		      const uint8_t *data, size_t size)
 {
 	if (input_fd < 0)
 		setup_once();
 	write_input(data, size);
-	for (size_t i = 0; i < nr_args; i++) {
-		/* argp may permute argv, so each run gets a fresh copy. */
-		char *argv[MAX_ARGS + 2];
-		int argc = 0, rc;
+	for (size_t i = 0; i < nr_args; i++)
+		run_one(cmd, args[i]);
+}
 
-		while (args[i][argc] && argc < MAX_ARGS) {
-			argv[argc] = (char *)args[i][argc];
-			argc++;
-		}
-		argv[argc++] = input_path;
-		argv[argc] = NULL;
-		rc = cmd(argc, argv);
-		if (rc != 0 && rc != 1) {
-			/* fd 2: the FILE *stderr may be /dev/null. */
-			dprintf(STDERR_FILENO, "fuzz: %s returned %d (contract: 0 or 1)\n",
-				argv[0], rc);
+void fuzz_write_input(const uint8_t *data, size_t size)
+{
+	if (input_fd < 0)
+		setup_once();
+	write_input(data, size);
+}
+
+/* Reads all of a memfd back into a NUL-terminated buffer, and empties it. */
+static char *drain(int fd, size_t *len)
+{
+	off_t end = lseek(fd, 0, SEEK_END);
+	char *buf = malloc((size_t)(end > 0 ? end : 0) + 1);
+	ssize_t n;
+
+	if (end < 0 || !buf)
+		abort();
+	n = pread(fd, buf, (size_t)end, 0);
+	if (n != end || ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0)
+		abort();
+	buf[end] = '\0';
+	*len = (size_t)end;
+	return buf;
+}
+
+int fuzz_run_captured(tt_cmd_fn cmd, const char *const *args, struct fuzz_output *o)
+{
+	static int out_fd = -1, err_fd = -1, null_fd = -1;
+	FILE *saved_err = stderr, *err;
+	int rc;
+
+	if (out_fd < 0) {
+		out_fd = memfd_create("fuzz-stdout", MFD_CLOEXEC);
+		err_fd = memfd_create("fuzz-stderr", MFD_CLOEXEC);
+		null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (out_fd < 0 || err_fd < 0 || null_fd < 0)
 			abort();
-		}
-		/* Commands print through stdio: flush, so output is written (and
-		 * its code run) per input rather than buffered across inputs. */
-		fflush(stdout);
 	}
+	fflush(stdout);
+	if (dup2(out_fd, STDOUT_FILENO) < 0)
+		abort();
+	err = fdopen(dup(err_fd), "w");
+	if (!err)
+		abort();
+	stderr = err;
+	rc = run_one(cmd, args);
+	fclose(err);
+	stderr = saved_err;
+	if (dup2(null_fd, STDOUT_FILENO) < 0)
+		abort();
+	o->out = drain(out_fd, &o->out_len);
+	o->err = drain(err_fd, &o->err_len);
+	o->rc = rc;
+	return rc;
+}
+
+void fuzz_output_free(struct fuzz_output *o)
+{
+	free(o->out);
+	free(o->err);
+	o->out = o->err = NULL;
 }

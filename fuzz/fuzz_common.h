@@ -24,4 +24,23 @@
 void fuzz_run_command(tt_cmd_fn cmd, const char *const *const *args, size_t nr_args,
 		      const uint8_t *data, size_t size);
 
+/* What one command printed, and its exit code. */
+struct fuzz_output {
+	char *out, *err; /* NUL-terminated */
+	size_t out_len, err_len;
+	int rc;
+};
+
+/* Writes the input file, for fuzz_run_captured(). */
+void fuzz_write_input(const uint8_t *data, size_t size);
+/*
+ * fuzz_run_captured() - run cmd with args (NULL-terminated, the trace path
+ * appended) on the input of fuzz_write_input(), capturing its stdout and
+ * stderr into o (free with fuzz_output_free()). Aborts like
+ * fuzz_run_command() on an exit code other than 0 or 1.
+ * Return: the exit code.
+ */
+int fuzz_run_captured(tt_cmd_fn cmd, const char *const *args, struct fuzz_output *o);
+void fuzz_output_free(struct fuzz_output *o);
+
 #endif /* FUZZ_COMMON_H */

@@ -12,4 +12,13 @@ grep -q "processed 20000 items" "$dir/out.txt"
 grep -q '^process,20000,' "$dir/summary.csv"
 grep -q '^checksum,20000,' "$dir/summary.csv"
 grep -q '^slow_io,200,' "$dir/summary.csv"
+# Pairing on three walker threads (TSan watches this test) prints what one
+# walker prints.
+for opts in "--format=csv --by-thread" "--format=json"; do
+	# shellcheck disable=SC2086 # opts is two words on purpose
+	TRACETOOL_THREADS=1 "$2" summary $opts "$dir/trace.zst" > "$dir/one.txt"
+	# shellcheck disable=SC2086
+	TRACETOOL_THREADS=3 "$2" summary $opts "$dir/trace.zst" > "$dir/three.txt"
+	cmp "$dir/one.txt" "$dir/three.txt"
+done
 echo "1 passed, 0 failed"
