@@ -146,6 +146,7 @@ static enum tt_status walk(struct tt_report *rep, const struct tt_options *o,
 			tt_scopes_init(sc, tr);
 			sc->win_lo_ticks = rep->sc.win_lo_ticks;
 			sc->win_span_ticks = rep->sc.win_span_ticks;
+			sc->max_dur_ticks = rep->sc.max_dur_ticks;
 		}
 		sc->thread_filter = filter;
 		sc->filter_ctx = filter_ctx;
