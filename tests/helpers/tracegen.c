@@ -16,6 +16,8 @@
 
 struct tg_thread_buf {
 	struct recfmt_event *ev;
+	uint64_t *vals;	  /* nr_cols values per event, when the thread has counters */
+	uint32_t nr_cols;
 	uint32_t nr;
 	uint64_t nr_total; /* events of the thread so far */
 };
@@ -171,6 +173,9 @@ static int block_flush(struct tg_trace *t, uint32_t serial)
 	    recfmt_events_begin(&enc, &t->frame, &t->scratch, serial, b->ev[0].ticks) ||
 	    recfmt_events_append(&enc, b->ev, b->nr) || recfmt_events_finish(&enc))
 		return -ENOMEM;
+	/* FORMAT.md §3.13: the values right after their EVENTS block. */
+	if (b->nr_cols && recfmt_encode_counters(&t->frame, serial, b->nr, b->nr_cols, b->vals))
+		return -ENOMEM;
 	b->nr = 0;
 	return maybe_cut(t);
 }
@@ -188,12 +193,55 @@ int tg_thread_end(struct tg_trace *t, uint32_t serial)
 	return maybe_cut(t);
 }
 
+int tg_counter_set(struct tg_trace *t, uint32_t serial, uint32_t nr, const char *const *names,
+		   const uint32_t *flags)
+{
+	struct tg_thread_buf *b = thread_buf(t, serial);
+	uint32_t cols = 0;
+
+	if (!b || block_flush(t, serial))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nr; i++)
+		cols += flags[i] & RECFMT_COUNTER_RECORDED;
+	free(b->vals);
+	b->vals = cols ? malloc((size_t)t->cfg.block_events * cols * sizeof(uint64_t)) : NULL;
+	if (cols && !b->vals)
+		return -ENOMEM;
+	b->nr_cols = cols;
+	if (frame_open(t) || recfmt_encode_counter_set(&t->frame, serial, nr, names, flags))
+		return -ENOMEM;
+	return maybe_cut(t);
+}
+
+static int event_vals(struct tg_trace *t, uint32_t serial, uint32_t code, uint64_t ticks,
+		      const uint64_t *vals);
+
+int tg_enter_ctr(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t ticks,
+		 const uint64_t *vals)
+{
+	return event_vals(t, serial, RECFMT_CODE(site, RECFMT_KIND_ENTER), ticks, vals);
+}
+
+int tg_exit_ctr(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t ticks,
+		const uint64_t *vals)
+{
+	return event_vals(t, serial, RECFMT_CODE(site, RECFMT_KIND_EXIT), ticks, vals);
+}
+
 static int event(struct tg_trace *t, uint32_t serial, uint32_t code, uint64_t ticks)
+{
+	return event_vals(t, serial, code, ticks, NULL);
+}
+
+static int event_vals(struct tg_trace *t, uint32_t serial, uint32_t code, uint64_t ticks,
+		      const uint64_t *vals)
 {
 	struct tg_thread_buf *b = thread_buf(t, serial);
 
 	if (!b)
 		return -ENOMEM;
+	for (uint32_t c = 0; c < b->nr_cols; c++)
+		b->vals[(size_t)b->nr * b->nr_cols + c] = vals ? vals[c] : 0;
 	b->ev[b->nr].ticks = ticks;
 	b->ev[b->nr].code = code;
 	b->ev[b->nr].aux = 0;
@@ -246,8 +294,10 @@ int tg_finish(struct tg_trace *t, bool clean)
 		rc = frame_close(t);
 	if (fclose(t->f) && !rc)
 		rc = -EIO;
-	for (uint32_t s = 0; s < t->nr_threads; s++)
+	for (uint32_t s = 0; s < t->nr_threads; s++) {
 		free(t->threads[s].ev);
+		free(t->threads[s].vals);
+	}
 	free(t->threads);
 	recfmt_compressor_destroy(t->comp);
 	recfmt_buf_fini(&t->frame);

@@ -47,6 +47,21 @@ int tg_thread_end(struct tg_trace *t, uint32_t serial);
 int tg_enter(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t ticks);
 int tg_exit(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t ticks);
 
+/*
+ * Counters (FORMAT.md §3.12-§3.13): a COUNTER_SET for thread `serial`
+ * (its buffered events are written first); from then on each EVENTS block
+ * of the thread is followed by a COUNTERS block with one value per
+ * recorded counter and event: tg_enter_ctr()/tg_exit_ctr() give them
+ * (vals[c], c over the recorded counters in order); tg_enter()/tg_exit()
+ * give zeros.
+ */
+int tg_counter_set(struct tg_trace *t, uint32_t serial, uint32_t nr, const char *const *names,
+		   const uint32_t *flags);
+int tg_enter_ctr(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t ticks,
+		 const uint64_t *vals);
+int tg_exit_ctr(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t ticks,
+		const uint64_t *vals);
+
 /* Writes every buffered block and ends the current frame. */
 int tg_flush(struct tg_trace *t);
 
