@@ -60,6 +60,7 @@ static const char *const command_args[][3] = {
 	{ "chrome", NULL, NULL },
 	{ "info", "--format=json", NULL },
 	{ "check", NULL, NULL },
+	{ "summary", "--interval=20us", NULL },
 };
 
 #define NR_COMMANDS (sizeof(command_args) / sizeof(command_args[0]))
@@ -85,7 +86,9 @@ static uint64_t lcg_next(void)
 }
 
 /* 4 threads, each a random walk over 6 sites, 600 events a thread, TSC with
- * SYNC records, a rename, drops and a THREAD_END: every record type. */
+ * SYNC records, a rename, drops, a THREAD_END, and counters on thread 2
+ * (COUNTER_SET, a COUNTERS block after each of its EVENTS blocks): every
+ * record type. */
 static void write_base(const char *path)
 {
 	struct tg_config cfg = { .clock = RECFMT_CLOCK_TSC, .ticks_per_second = 2000000000ull,
@@ -105,14 +108,19 @@ static void write_base(const char *path)
 	tg_thread(t, 2, 501, "worker-1");
 	tg_thread(t, 3, 502, "worker-2");
 	tg_thread(t, 4, 503, NULL);
+	static const char *const ctr_names[2] = { "page-faults", "instructions" };
+	static const uint32_t ctr_flags[2] = { RECFMT_COUNTER_RECORDED, 0 };
+	cr_assert_eq(tg_counter_set(t, 2, 2, ctr_names, ctr_flags), 0);
 	for (uint32_t i = 0; i < 600; i++) {
 		for (uint32_t th = 1; th <= 4; th++) {
+			uint64_t faults = i * 3 + lcg_next() % 3;
+
 			now[th] += 1 + lcg_next() % 400;
 			if (depth[th] < 8 && (depth[th] == 0 || lcg_next() % 2)) {
 				stack[th][depth[th]] = 1 + (uint32_t)(lcg_next() % 6);
-				tg_enter(t, th, stack[th][depth[th]++], now[th]);
+				tg_enter_ctr(t, th, stack[th][depth[th]++], now[th], &faults);
 			} else {
-				tg_exit(t, th, stack[th][--depth[th]], now[th]);
+				tg_exit_ctr(t, th, stack[th][--depth[th]], now[th], &faults);
 			}
 		}
 		if (i == 300) {
