@@ -452,11 +452,6 @@ static int summary_intervals(const struct tt_options *o)
 	int rc = 0;
 
 	st = tt_intervals_run(&iv, o, msg, sizeof(msg));
-	if (st == TT_ERR_USAGE) {
-		fprintf(stderr, "tracetool: summary: %s\n", msg);
-		rc = 2;
-		goto out;
-	}
 	if (st != TT_OK) {
 		rc = tt_fail_file(o->trace, msg);
 		goto out;

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * intervals.c - see intervals.h. Boundaries are ticks: bounds[k] is the
- * first tick at or after k * DUR from time zero (tt_clock_abs_ticks), so an
- * activation's ticks are split exactly, with nothing lost or counted twice;
- * nanoseconds come at the end, from cumulative sums.
+ * intervals.c - see intervals.h. Boundaries are ticks: interval k starts
+ * at the first tick at or after k * DUR from time zero (tt_clock_abs_ticks),
+ * so an activation's ticks are split exactly, with nothing lost or counted
+ * twice; nanoseconds come at the end, from cumulative sums. Only intervals
+ * that hold a row cost memory; a run that would print more than
+ * TT_MAX_INTERVAL_ROWS rows (a damaged file's absurd activation, or a DUR
+ * far too short) stops with a message instead of filling memory.
  */
 #include "intervals.h"
 
@@ -41,8 +44,13 @@ static size_t cell_hash(uint32_t thread, uint32_t name, uint64_t k)
 
 static struct iv_cell *cell(struct tt_intervals *iv, uint32_t thread, uint32_t name, uint64_t k)
 {
+	static struct iv_cell spare; /* where counts go once there are too many rows */
 	size_t i;
 
+	if (iv->nr_cells >= TT_MAX_INTERVAL_ROWS) {
+		iv->too_many = true;
+		return &spare;
+	}
 	if ((iv->nr_cells + 1) * 2 > iv->cap_cells) {
 		struct iv_cell *old = iv->cells;
 		size_t old_cap = iv->cap_cells;
@@ -74,20 +82,24 @@ static struct iv_cell *cell(struct tt_intervals *iv, uint32_t thread, uint32_t n
 	return &iv->cells[i];
 }
 
-/* The interval holding tick t: the last k with bounds[k] <= t, clamped. */
+/*
+ * The interval holding tick t: k with bounds(k) <= t < bounds(k + 1), where
+ * bounds(k) = tt_clock_abs_ticks(k * DUR) is the first tick whose time is
+ * at least k * DUR; that is floor(time(t) / DUR). Ticks before time zero
+ * belong to interval 0.
+ */
 static uint64_t interval_of(const struct tt_intervals *iv, uint64_t t)
 {
-	uint64_t lo = 0, hi = iv->nr - 1;
+	int64_t ns = tt_clock_rel_ns(&iv->clock, t);
 
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo + 1) / 2;
+	return ns > 0 ? (uint64_t)ns / iv->interval_ns : 0;
+}
 
-		if (iv->bounds[mid] <= t)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return lo;
+static uint64_t bound(const struct tt_intervals *iv, uint64_t k)
+{
+	if (k > UINT64_MAX / iv->interval_ns)
+		return UINT64_MAX;
+	return tt_clock_abs_ticks(&iv->clock, k * iv->interval_ns);
 }
 
 static void on_act(void *ctx, const struct tt_act *a)
@@ -96,13 +108,21 @@ static void on_act(void *ctx, const struct tt_act *a)
 	uint32_t th = (uint32_t)(a->th - iv->tr.threads);
 	uint64_t k0 = interval_of(iv, a->enter_ticks), k1, from = a->enter_ticks;
 
+	if (iv->too_many)
+		return;
 	cell(iv, th, a->name, k0)->calls++;
 	if (!a->outermost)
 		return; /* its time is inside the outermost activation's */
 	k1 = interval_of(iv, a->exit_ticks);
-	for (uint64_t k = k0; k <= k1; k++) {
-		uint64_t to = k == k1 ? a->exit_ticks : iv->bounds[k + 1];
+	if (k1 - k0 >= TT_MAX_INTERVAL_ROWS) {
+		iv->too_many = true;
+		return;
+	}
+	for (uint64_t k = k0; k <= k1 && !iv->too_many; k++) {
+		uint64_t to = k == k1 ? a->exit_ticks : bound(iv, k + 1);
 
+		if (to > a->exit_ticks)
+			to = a->exit_ticks;
 		if (to > from)
 			cell(iv, th, a->name, k)->ticks += to - from;
 		from = to > from ? to : from;
@@ -143,7 +163,6 @@ enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options
 	enum tt_status st;
 	struct iv_cell *cells;
 	size_t n = 0;
-	int64_t end_ns;
 
 	memset(iv, 0, sizeof(*iv));
 	iv->interval_ns = o->interval_ns;
@@ -153,21 +172,6 @@ enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options
 	if (st != TT_OK)
 		return st;
 	tt_trace_clock(&iv->meta, &iv->clock);
-	end_ns = tt_clock_rel_ns(&iv->clock, iv->meta.max_ticks);
-	iv->nr = (end_ns > 0 ? (uint64_t)end_ns : 0) / iv->interval_ns + 1;
-	if (iv->nr > TT_MAX_INTERVALS) {
-		snprintf(msg, msg_bytes,
-			 "--interval: the trace spans %" PRIu64 " intervals of %" PRIu64
-			 " ns (at most %u); choose a longer one",
-			 iv->nr, iv->interval_ns, TT_MAX_INTERVALS);
-		return TT_ERR_USAGE;
-	}
-	iv->bounds = xrealloc(NULL, (iv->nr + 1) * sizeof(*iv->bounds));
-	for (uint64_t k = 0; k <= iv->nr; k++)
-		iv->bounds[k] = k > UINT64_MAX / iv->interval_ns
-					? UINT64_MAX
-					: tt_clock_abs_ticks(&iv->clock, k * iv->interval_ns);
-
 	tt_acts_init(&iv->acts, &iv->tr);
 	tt_report_window(o, &iv->clock, &iv->acts.win_lo_ticks, &iv->acts.win_span_ticks);
 	iv->acts.max_dur_ticks = tt_options_max_dur_ticks(o, &iv->clock);
@@ -177,6 +181,13 @@ enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options
 	if (st != TT_OK)
 		return st;
 	tt_acts_finish(&iv->acts);
+	if (iv->too_many) {
+		snprintf(msg, msg_bytes,
+			 "--interval: more than %u rows of interval, thread and scope; "
+			 "choose a longer interval",
+			 TT_MAX_INTERVAL_ROWS);
+		return TT_ERR_FILE;
+	}
 	tt_trace_problems(&iv->tr, iv->problems, sizeof(iv->problems));
 
 	/* Per thread and name, in interval order: cumulative rounding. */
@@ -232,7 +243,6 @@ void tt_intervals_fini(struct tt_intervals *iv)
 	free(iv->labels);
 	free(iv->rows);
 	free(iv->cells);
-	free(iv->bounds);
 	tt_acts_fini(&iv->acts);
 	tt_trace_fini(&iv->tr);
 	tt_trace_fini(&iv->meta);

@@ -28,8 +28,7 @@ struct tt_intervals {
 	struct tt_acts acts;
 	struct tt_clock clock;
 	uint64_t interval_ns;
-	uint64_t *bounds; /* bounds[k]: first tick of interval k, k = 0..nr */
-	uint64_t nr;	  /* intervals */
+	bool too_many;	  /* more than TT_MAX_INTERVAL_ROWS rows */
 	struct iv_cell *cells; /* open-addressed (thread, name, k) -> ticks, calls */
 	size_t nr_cells, cap_cells;
 	struct tt_interval_row *rows;
@@ -38,15 +37,15 @@ struct tt_intervals {
 	char problems[768];
 };
 
-/* Most intervals a run accepts (more is a usage error: choose a longer DUR). */
-#define TT_MAX_INTERVALS 1000000u
+/* Most rows (interval, thread, scope) a run builds; more stops it. */
+#define TT_MAX_INTERVAL_ROWS (1u << 24)
 
 /*
  * tt_intervals_run() - read the trace (a metadata pass for the clock, then
  * the pairing pass) and build the rows, sorted by interval, thread, then
  * --sort (total, calls or name; the other keys sort by total).
- * Return: TT_OK; TT_ERR_FILE with msg; TT_ERR_USAGE with msg (too many
- * intervals).
+ * Return: TT_OK, or TT_ERR_FILE with msg (unreadable, or more than
+ * TT_MAX_INTERVAL_ROWS rows).
  */
 enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options *o, char *msg,
 				size_t msg_bytes);

@@ -8,7 +8,7 @@
  * the monotonic clock, with and without END). Deterministic (fixed LCG), so
  * a rerun writes the same bytes. Built for reference; never run by meson test.
  *
- *     gen_seeds DIR    writes DIR/tracegen_{tsc_clean,mono_unclean,odd}
+ *     gen_seeds DIR    writes DIR/tracegen_{tsc_clean,mono_unclean,odd,counters}
  */
 #include <stdio.h>
 
@@ -101,6 +101,60 @@ static int write_odd(const char *path)
 	return tg_finish(t, true);
 }
 
+/*
+ * Counters (FORMAT.md §3.12-§3.13): two threads with different COUNTER_SETs
+ * (one counter not recorded), a set replaced midway, recursion, a thread
+ * without counters, a counter going down, several frames.
+ */
+static int write_counters(const char *path)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_TSC, .ticks_per_second = 2500000000ull,
+				 .start_ticks = 100, .pid = 7, .frame_bytes = 1200,
+				 .block_events = 40 };
+	static const char *const set1[] = { "instructions", "cycles", "branch-misses",
+					    "branches" };
+	static const uint32_t flags1[] = { RECFMT_COUNTER_RECORDED, RECFMT_COUNTER_RECORDED,
+					   RECFMT_COUNTER_RECORDED, 0 };
+	static const char *const set2[] = { "page-faults", "context-switches" };
+	static const uint32_t flags2[] = { RECFMT_COUNTER_RECORDED, RECFMT_COUNTER_RECORDED };
+	struct tg_trace *t = tg_create(path, &cfg);
+	uint64_t now = 100, v[3] = { 1000, 500, 7 };
+
+	if (!t)
+		return -1;
+	tg_sync(t, 100, 0, 1700000000000000000ull);
+	tg_site(t, 1, "work");
+	tg_site(t, 2, "fib");
+	tg_site(t, 3, "io");
+	tg_thread(t, 1, 70, "main");
+	tg_thread(t, 2, 71, "io");
+	tg_counter_set(t, 1, 4, set1, flags1);
+	tg_counter_set(t, 2, 2, set2, flags2);
+	for (uint32_t i = 0; i < 120; i++) {
+		uint32_t depth = 1 + lcg_next(4);
+
+		tg_enter_ctr(t, 1, 1, now += 10, v);
+		for (uint32_t d = 0; d < depth; d++) {
+			v[0] += lcg_next(1000), v[1] += lcg_next(400), v[2] += lcg_next(3);
+			tg_enter_ctr(t, 1, 2, now += 1 + lcg_next(50), v);
+		}
+		for (uint32_t d = 0; d < depth; d++) {
+			v[0] += lcg_next(1000), v[1] += lcg_next(400);
+			v[2] = i == 60 ? 0 : v[2] + lcg_next(3); /* once, a counter goes down */
+			tg_exit_ctr(t, 1, 2, now += 1 + lcg_next(50), v);
+		}
+		tg_exit_ctr(t, 1, 1, now += 10, v);
+		tg_enter_ctr(t, 2, 3, now, v);
+		tg_exit_ctr(t, 2, 3, now + 300, (uint64_t[]){ v[0] + 3, v[1] + 1 });
+		if (i == 80)
+			tg_counter_set(t, 2, 1, set2 + 1, flags2);
+	}
+	tg_enter(t, 3, 1, now);
+	tg_exit(t, 3, 1, now + 5);
+	tg_sync(t, now + 10, (now + 10 - 100) * 2 / 5, 1700000000000000000ull);
+	return tg_finish(t, true);
+}
+
 int main(int argc, char **argv)
 {
 	char path[4096];
@@ -116,6 +170,8 @@ int main(int argc, char **argv)
 	rc |= write_clean(path, RECFMT_CLOCK_MONOTONIC, false);
 	snprintf(path, sizeof(path), "%s/tracegen_odd", argv[1]);
 	rc |= write_odd(path);
+	snprintf(path, sizeof(path), "%s/tracegen_counters", argv[1]);
+	rc |= write_counters(path);
 	if (rc)
 		fprintf(stderr, "gen_seeds: cannot write the seeds in %s\n", argv[1]);
 	return rc ? 1 : 0;

@@ -213,13 +213,14 @@ Test(metrics, interval_rows_split_activations_at_boundaries)
 	tu_result_free(&r);
 }
 
-Test(metrics, too_many_intervals_is_a_usage_error)
+Test(metrics, one_ns_intervals_work_and_a_zero_interval_is_a_usage_error)
 {
 	struct tu_result r;
 
 	write_intervals();
-	r = tu_run("summary", "--interval=1ns", trace, NULL);
-	cr_assert_eq(r.status, 0, "2.5 us in 1 ns intervals is 2501: fine; %s", r.err);
+	r = tu_run("summary", "--interval=1ns", "--format=csv", "--function=^b$", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(tu_nr_lines(r.out), 201, "b's 200 ns, one row each: %s", r.out);
 	tu_result_free(&r);
 	r = tu_run("summary", "--interval=0s", trace, NULL);
 	cr_assert_eq(r.status, 2, "%s", r.err);
