@@ -4,8 +4,9 @@
  * clock, push one record into the calling thread's ring, count a drop when
  * there is no room. The fast path takes no lock, makes no call and no atomic
  * read-modify-write; the slow path (first probe of a thread or site, full
- * ring, signal nesting) is out of line. The ring protocol and labels (A)-(D)
- * are in rec_internal.h.
+ * ring, signal nesting) is out of line, and so is the counted path of a
+ * thread with REC_COUNTERS (enter_counted(), exit_counted()). The ring
+ * protocol and labels (A)-(D) are in rec_internal.h.
  */
 #include "rec_internal.h"
 
