@@ -3,7 +3,10 @@
  * acts.c - see acts.h. An EVENTS block is decoded when it is met and kept
  * pending until the next record shows whether a COUNTERS block annotates it
  * (FORMAT.md §3.13: it must be the very next record of the same frame);
- * then its events are paired one by one, by the rules of scopes.h.
+ * then its events are paired one by one, by the rules of scopes.h. Every
+ * record but that COUNTERS block flushes the pending block in the record
+ * hook, before the walker handles the record (which may move tr->threads,
+ * where the pending thread lives).
  */
 #include "acts.h"
 
@@ -270,9 +273,10 @@ static void record_hook(void *ctx, struct tt_trace *tr, const struct recfmt_reco
 	struct recfmt_error err = { 0 };
 
 	if (rec->type == RECFMT_EVENTS) {
-		/* tt_acts_block() follows for this record: it flushes, then keeps
-		 * the new block pending. */
-		a->pend_next = false;
+		/* Flush now, before the walker looks the block's thread up: that
+		 * may grow tr->threads and move the pending block's thread.
+		 * tt_acts_block() follows and keeps the new block pending. */
+		flush(a, NULL);
 		a->pend_frame = frame_index;
 		return;
 	}
