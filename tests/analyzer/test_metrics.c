@@ -362,3 +362,22 @@ Test(metrics, max_duration_makes_longer_activations_errors_in_summary_and_histog
 	cr_assert_str_eq(tu_line(r.out, 1), "0,serial1,f,2,300,0.03");
 	tu_result_free(&r);
 }
+
+Test(metrics, many_threads_each_with_its_first_block_keep_every_activation)
+{
+	/* Each new thread's EVENTS block grows the thread table while the
+	 * previous thread's block waits for a COUNTERS block (acts.c). */
+	struct tg_trace *t = new_trace(trace);
+	struct tu_result r;
+
+	tg_site(t, 1, "f");
+	for (uint32_t th = 1; th <= 40; th++) {
+		tg_enter(t, th, 1, 1000 + th);
+		tg_exit(t, th, 1, 1100 + th);
+	}
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = run_ok("--format=csv", "--interval=1s", NULL, NULL);
+	cr_assert_eq(tu_nr_lines(r.out), 41, "%s", r.out);
+	cr_assert_str_eq(tu_line(r.out, 40), "0,serial40,f,1,100,0.00");
+	tu_result_free(&r);
+}
