@@ -51,7 +51,7 @@ static void *xrealloc(void *p, size_t n)
 }
 
 static void record_hook(void *ctx, struct tt_trace *tr, const struct recfmt_record *rec,
-			uint64_t frame_index);
+			uint64_t frame_index, uint64_t frame_offset);
 
 void tt_acts_init(struct tt_acts *a, struct tt_trace *tr)
 {
@@ -267,9 +267,11 @@ int tt_acts_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 }
 
 static void record_hook(void *ctx, struct tt_trace *tr, const struct recfmt_record *rec,
-			uint64_t frame_index)
+			uint64_t frame_index, uint64_t frame_offset)
 {
 	struct tt_acts *a = ctx;
+
+	(void)frame_offset;
 	struct recfmt_error err = { 0 };
 
 	if (rec->type == RECFMT_EVENTS) {

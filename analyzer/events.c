@@ -486,7 +486,7 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 		if (tr->has_end)
 			tr->nr_after_end++;
 		if (tr->on_record)
-			tr->on_record(tr->record_ctx, tr, &rec, index);
+			tr->on_record(tr->record_ctx, tr, &rec, index, offset);
 		switch (rec.type) {
 		case RECFMT_SYNC: {
 			struct recfmt_sync s;

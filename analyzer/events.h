@@ -86,11 +86,11 @@ struct tt_trace {
 	/*
 	 * Optional: called for every record of a frame after its FRAME (and
 	 * FILE_HEADER) record, before the walker handles it, with the frame's
-	 * index; for consumers of records the walker does not interpret
+	 * index and file offset; for consumers of records the walker does not interpret
 	 * (acts.c: the counter records of FORMAT.md §3.12-§3.13).
 	 */
 	void (*on_record)(void *ctx, struct tt_trace *tr, const struct recfmt_record *rec,
-			  uint64_t frame_index);
+			  uint64_t frame_index, uint64_t frame_offset);
 	void *record_ctx;
 	char count_problem[256];    /* first THREAD_END count that disagrees */
 	char first_problem[256];    /* "frame N at byte B: what" */

@@ -381,3 +381,29 @@ Test(metrics, many_threads_each_with_its_first_block_keep_every_activation)
 	cr_assert_str_eq(tu_line(r.out, 40), "0,serial40,f,1,100,0.00");
 	tu_result_free(&r);
 }
+
+Test(metrics, check_fails_a_counters_block_that_annotates_nothing_and_summary_ignores_it)
+{
+	const char *names[1] = { "page-faults" };
+	const uint32_t flags[1] = { RECFMT_COUNTER_RECORDED };
+	uint64_t a = 5, b = 9, junk[2] = { 1, 1000 };
+	struct tg_trace *t = new_trace(trace);
+	struct tu_result r;
+
+	tg_site(t, 1, "f");
+	cr_assert_eq(tg_counter_set(t, 1, 1, names, flags), 0);
+	tg_enter_ctr(t, 1, 1, 1000, &a);
+	tg_exit_ctr(t, 1, 1, 1100, &b);
+	cr_assert_eq(tg_flush(t), 0);
+	/* A stray block: after the good one, claiming 2 events of thread 1. */
+	cr_assert_eq(tg_raw_counters(t, 1, 2, 1, junk), 0);
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = tu_run("check", trace, NULL);
+	cr_assert_eq(r.status, 1, "%s", r.out);
+	cr_assert(strstr(r.err, "COUNTERS block does not follow the EVENTS block it annotates"),
+		  "%s", r.err);
+	tu_result_free(&r);
+	r = run_ok("--format=csv", NULL, NULL, NULL);
+	cr_assert_str_eq(tu_line(r.out, 1), "f,1,100,100,100,100,100,100,100,100,0,4,4.00");
+	tu_result_free(&r);
+}

@@ -216,6 +216,14 @@ int tg_counter_set(struct tg_trace *t, uint32_t serial, uint32_t nr, const char 
 static int event_vals(struct tg_trace *t, uint32_t serial, uint32_t code, uint64_t ticks,
 		      const uint64_t *vals);
 
+int tg_raw_counters(struct tg_trace *t, uint32_t serial, uint32_t nr_events,
+		    uint32_t nr_columns, const uint64_t *vals)
+{
+	if (frame_open(t) || recfmt_encode_counters(&t->frame, serial, nr_events, nr_columns, vals))
+		return -ENOMEM;
+	return maybe_cut(t);
+}
+
 int tg_enter_ctr(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t ticks,
 		 const uint64_t *vals)
 {

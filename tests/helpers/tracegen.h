@@ -62,6 +62,10 @@ int tg_enter_ctr(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t ti
 int tg_exit_ctr(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t ticks,
 		const uint64_t *vals);
 
+/* A COUNTERS record written as is into the current frame (damage tests). */
+int tg_raw_counters(struct tg_trace *t, uint32_t serial, uint32_t nr_events,
+		    uint32_t nr_columns, const uint64_t *vals);
+
 /* Writes every buffered block and ends the current frame. */
 int tg_flush(struct tg_trace *t);
 

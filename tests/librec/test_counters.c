@@ -129,6 +129,11 @@ Test(counters, page_faults_of_a_function_touching_fresh_pages_are_counted_per_ca
 	cr_assert_leq(num(csv, "nap", "page-faults_mean"), 4, "%s", csv);
 	free(csv);
 	free(err);
+	/* And the file is intact, counter records included. */
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "%s check %s >/dev/null", getenv("TRACETOOL"), trace);
+	cr_assert_eq(system(cmd), 0);
 }
 
 Test(counters, context_switches_of_a_function_that_sleeps_are_at_least_one_per_call)
