@@ -51,6 +51,41 @@ static const struct argp info_argp = {
 	0, 0, 0,
 };
 
+/* COUNTER_SET records (FORMAT.md §3.12): the names, recorded or not. */
+struct ctr_names {
+	char name[2][RECFMT_MAX_COUNTERS][RECFMT_MAX_COUNTER_NAME_BYTES + 1];
+	uint32_t nr[2]; /* [0] recorded, [1] requested but not recorded */
+};
+
+static void add_name(struct ctr_names *cn, int kind, const char *s, uint32_t n)
+{
+	char buf[RECFMT_MAX_COUNTER_NAME_BYTES + 1];
+
+	snprintf(buf, sizeof(buf), "%.*s", (int)n, s);
+	for (uint32_t i = 0; i < n && buf[i]; i++)
+		if ((unsigned char)buf[i] < 0x20 || buf[i] == '"' || buf[i] == '\\')
+			buf[i] = '?'; /* shown as is in the table; keep json plain */
+	for (uint32_t i = 0; i < cn->nr[kind]; i++)
+		if (strcmp(cn->name[kind][i], buf) == 0)
+			return;
+	if (cn->nr[kind] < RECFMT_MAX_COUNTERS)
+		memcpy(cn->name[kind][cn->nr[kind]++], buf, sizeof(buf));
+}
+
+static void note_counters(void *ctx, struct tt_trace *tr, const struct recfmt_record *rec,
+			  uint64_t frame, uint64_t offset)
+{
+	struct recfmt_counter_set cs;
+	struct recfmt_error err;
+
+	(void)tr, (void)frame, (void)offset;
+	if (rec->type != RECFMT_COUNTER_SET || recfmt_decode_counter_set(rec, &cs, &err))
+		return;
+	for (uint32_t i = 0; i < cs.nr; i++)
+		add_name(ctx, cs.c[i].flags & RECFMT_COUNTER_RECORDED ? 0 : 1, cs.c[i].name,
+			 cs.c[i].name_bytes);
+}
+
 static uint64_t total_dropped(const struct tt_trace *tr)
 {
 	uint64_t n = 0;
@@ -65,6 +100,7 @@ static uint64_t total_dropped(const struct tt_trace *tr)
 int tt_cmd_info(int argc, char **argv)
 {
 	struct tt_options o = TT_OPTIONS_INIT;
+	static struct ctr_names cn;
 	struct tt_trace tr;
 	struct tt_clock c;
 	char msg[512], problems[768];
@@ -74,6 +110,9 @@ int tt_cmd_info(int argc, char **argv)
 
 	argp_parse(&info_argp, argc, argv, 0, NULL, &o);
 	tt_trace_init(&tr, o.trace);
+	memset(&cn, 0, sizeof(cn));
+	tr.on_record = note_counters;
+	tr.record_ctx = &cn;
 	if (tt_trace_walk(&tr, tt_events_decode_block, NULL, msg, sizeof(msg)) != TT_OK) {
 		rc = tt_fail_file(o.trace, msg);
 		goto out;
@@ -120,7 +159,17 @@ int tt_cmd_info(int argc, char **argv)
 			printf(",\"events\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"ended\":%s}",
 			       th->nr_events, th->nr_dropped, th->ended ? "true" : "false");
 		}
-		fputs("]}\n", stdout);
+		fputc(']', stdout);
+		if (cn.nr[0] || cn.nr[1]) {
+			/* Only for traces with counters: 1.0 traces print as before. */
+			for (int k = 0; k < 2; k++) {
+				printf(k ? "],\"not_recorded\":[" : ",\"counters\":{\"recorded\":[");
+				for (uint32_t i = 0; i < cn.nr[k]; i++)
+					printf("%s\"%s\"", i ? "," : "", cn.name[k][i]);
+			}
+			fputs("]}", stdout);
+		}
+		fputs("}\n", stdout);
 	} else {
 		time_t secs = (time_t)(tr.hdr.start_real_ns / 1000000000u);
 		struct tm tm;
@@ -147,6 +196,18 @@ int tt_cmd_info(int argc, char **argv)
 		       clean ? "yes" : tr.truncated ? "no (truncated)" : "no (no END record)");
 		if (problems[0])
 			printf("warning:          %s\n", problems);
+		if (cn.nr[0] || cn.nr[1]) {
+			fputs("counters:        ", stdout);
+			for (uint32_t i = 0; i < cn.nr[0]; i++)
+				printf(" %s", cn.name[0][i]);
+			if (!cn.nr[0])
+				fputs(" none", stdout);
+			if (cn.nr[1])
+				fputs(" (not recorded:", stdout);
+			for (uint32_t i = 0; i < cn.nr[1]; i++)
+				printf(" %s", cn.name[1][i]);
+			fputs(cn.nr[1] ? ")\n" : "\n", stdout);
+		}
 		printf("threads:          %" PRIu32 "\n", tr.nr_threads);
 		printf("  %10s  %-24s %14s %12s\n", "id", "name", "events", "dropped");
 		for (uint32_t i = 0; i < tr.nr_threads; i++) {

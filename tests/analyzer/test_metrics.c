@@ -407,3 +407,21 @@ Test(metrics, check_fails_a_counters_block_that_annotates_nothing_and_summary_ig
 	cr_assert_str_eq(tu_line(r.out, 1), "f,1,100,100,100,100,100,100,100,100,0,4,4.00");
 	tu_result_free(&r);
 }
+
+Test(metrics, info_names_the_counters_recorded_and_not)
+{
+	struct tu_result r;
+
+	write_counters();
+	r = tu_run("info", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "\ncounters:         instructions cycles (not recorded: "
+				"cache-misses)\n"),
+		  "%s", r.out);
+	tu_result_free(&r);
+	r = tu_run("info", "--format=json", trace, NULL);
+	cr_assert(strstr(r.out, ",\"counters\":{\"recorded\":[\"instructions\",\"cycles\"],"
+				"\"not_recorded\":[\"cache-misses\"]}}\n"),
+		  "%s", r.out);
+	tu_result_free(&r);
+}
