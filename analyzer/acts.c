@@ -248,8 +248,10 @@ int tt_acts_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 
 	(void)tr;
 	flush(a, NULL);
-	if (it->nr_events > a->pend_cap) {
-		a->pend_cap = it->nr_events;
+	if (it->nr_events > a->pend_cap || !a->pend_ticks) {
+		/* Never NULL, even for a block of 0 events (found by fuzzing:
+		 * NULL + 0 is undefined). */
+		a->pend_cap = it->nr_events > 64 ? it->nr_events : 64;
 		a->pend_ticks = xrealloc(a->pend_ticks, a->pend_cap * sizeof(*a->pend_ticks));
 		a->pend_codes = xrealloc(a->pend_codes, a->pend_cap * sizeof(*a->pend_codes));
 	}
