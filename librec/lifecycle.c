@@ -153,7 +153,7 @@ int rec__start_locked(const struct rec_config *config)
 		t->nr_dropped_written = 0;
 		t->nr_events_written = 0;
 		t->name_gen_written = 0;
-		t->ctr_set_written = false;
+		t->ctr_set_frame = 0;
 		__atomic_store_n(&t->off, 0, __ATOMIC_RELAXED);
 	}
 	err = rec__writer_start();

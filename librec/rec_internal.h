@@ -83,7 +83,7 @@ struct rec__thread {
 	uint64_t nr_dropped_base;    /* nr_dropped when this file started */
 	uint64_t nr_dropped_written; /* in this file */
 	uint64_t nr_events_written;
-	bool ctr_set_written;	  /* COUNTER_SET record written in this file */
+	uint32_t ctr_set_frame;	  /* 1 + seq of the frame with our last COUNTER_SET; 0: none */
 	struct rec__live_thread *live; /* REC_LIVE pairing state (live.c) */
 	/*
 	 * REC_COUNTERS (counters.c): set at attach, before the thread is in

@@ -264,15 +264,19 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool *ended)
 	uint64_t group = t->ctr ? 1 + (uint64_t)t->ctr->nr : 1;
 	int err = 0;
 
-	if (t->ctr && !t->ctr_set_written && head != tail) {
-		/* FORMAT.md §3.12: before the thread's first COUNTERS block. */
-		err = recfmt_encode_counter_set(&w->meta, t->serial, t->ctr->nr_req,
-						t->ctr->name, t->ctr->flags);
-		t->ctr_set_written = !err;
-	}
 	/* Cap one block so that a frame stays under its size limit. */
 	while (head != tail && !err) {
 		uint64_t n = head - tail;
+
+		if (t->ctr && t->ctr_set_frame != w->seq + 1) {
+			/* FORMAT.md §3.12: in every frame with the thread's COUNTERS
+			 * blocks, so that a lost frame loses no counter names. */
+			err = recfmt_encode_counter_set(&w->meta, t->serial, t->ctr->nr_req,
+							t->ctr->name, t->ctr->flags);
+			if (err)
+				break;
+			t->ctr_set_frame = w->seq + 1;
+		}
 
 		if (n > 256 * 1024)
 			n = 256 * 1024 / group * group; /* whole groups */
