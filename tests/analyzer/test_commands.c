@@ -602,3 +602,38 @@ Test(commands, chrome_applies_the_filters)
 	cr_assert_eq(parse_chrome(r.out, ev, 64), 20);
 	tu_result_free(&r);
 }
+
+Test(commands, summary_json_with_counters_and_intervals_is_valid_json)
+{
+	const char *names[2] = { "instructions", "cycles" };
+	const uint32_t flags[2] = { RECFMT_COUNTER_RECORDED, RECFMT_COUNTER_RECORDED };
+	struct tg_trace *t = new_trace(trace);
+	uint64_t v0[2] = { 10, 10 }, v1[2] = { 310, 110 };
+	struct tu_result r;
+
+	tg_site(t, 1, "f\"q");
+	tg_site(t, 2, "g");
+	tg_thread(t, 1, 100, "main");
+	tg_counter_set(t, 1, 2, names, flags);
+	tg_enter_ctr(t, 1, 1, 1000, v0);
+	tg_exit_ctr(t, 1, 1, 2000, v1);
+	tg_enter(t, 2, 2, 1000);
+	tg_exit(t, 2, 2, 1500);
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = tu_run("summary", "--format=json", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(strstr(r.out, "\"counters\":{\"instructions\":{\"total\":300,\"mean\":300.00},"
+				"\"cycles\":{\"total\":100,\"mean\":100.00}},\"ipc\":3.0000}"),
+		  "%s", r.out);
+	cr_assert(strstr(r.out, "\"counters\":{\"instructions\":null,\"cycles\":null},\"ipc\":null}"),
+		  "%s", r.out);
+	tu_result_free(&r);
+	r = tu_run("summary", "--format=json", "--interval=500ns", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(strstr(r.out, "{\"interval_start_ns\":500,\"thread\":\"main\",\"function\":"
+				"\"f\\\"q\",\"calls\":0,\"total_ns\":500,\"percent\":100.00}"),
+		  "%s", r.out);
+	tu_result_free(&r);
+}
