@@ -518,6 +518,8 @@ int rec__writer_start(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		recfmt_compressor_destroy(w->zc);
+		rec__live_destroy(w->live);
+		memset(w, 0, sizeof(*w));
 		return -err;
 	}
 	rec__g.writer_running = true;
