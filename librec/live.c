@@ -212,11 +212,11 @@ void rec__live_feed(struct rec__live *l, struct rec__thread *t, uint64_t from, u
 
 static size_t fmt_ns(char *out, size_t n, uint64_t ns)
 {
-	if (ns < 10000)
+	if (ns < 1000)
 		return (size_t)snprintf(out, n, "%" PRIu64 "ns", ns);
-	if (ns < 10000000)
+	if (ns < 1000000)
 		return (size_t)snprintf(out, n, "%.1fus", (double)ns / 1e3);
-	if (ns < 10000000000ull)
+	if (ns < 1000000000)
 		return (size_t)snprintf(out, n, "%.1fms", (double)ns / 1e6);
 	return (size_t)snprintf(out, n, "%.2fs", (double)ns / 1e9);
 }
