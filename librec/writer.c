@@ -40,15 +40,22 @@ struct writer {
 	struct recfmt_buf body;	   /* EVENTS, DROPS, THREAD_END, END records */
 	struct recfmt_buf scratch; /* ids column of the block being encoded */
 	struct recfmt_buf out;	   /* compressed frame */
+	struct recfmt_sync calibration; /* second sync point of the first frame */
 	uint32_t seq;
 	uint32_t nr_sites_written;
 	uint64_t pending_since_ns; /* when body last became non-empty; 0 if empty */
 	uint64_t last_sync_ns;
 	uint64_t nr_events;
 	uint64_t nr_dropped_exited; /* drops of threads already ended */
+	uint64_t nr_filtered_exited; /* REC_MIN_NS: filtered by threads already ended */
 	struct rec__thread **snap;
 	size_t snap_cap;
 	bool failed;
+	struct rec__modules modules;   /* MODULE records written to this file */
+	uint64_t ticks_per_second;     /* calibrated at start (write_lead) */
+	uint64_t min_ticks;	       /* REC_MIN_NS in ticks; 0 = no filtering */
+	struct recfmt_event *kept;     /* REC_MIN_NS: the events of a block that stay */
+	size_t kept_cap;
 };
 
 static uint64_t mono_ns(void)
@@ -109,8 +116,23 @@ static int write_lead(struct writer *w)
 		.start_mono_ns = rec__g.start_sync.mono_ns,
 		.start_real_ns = rec__g.start_sync.real_ns,
 	};
-	struct recfmt_sync now;
+	hdr.ticks_per_second = w->ticks_per_second;
+	err = recfmt_encode_header(&w->lead, &hdr);
+	if (!err)
+		err = recfmt_encode_sync(&w->lead, &rec__g.start_sync);
+	if (!err && rec__g.cfg.use_tsc)
+		err = recfmt_encode_sync(&w->lead, &w->calibration);
+	return err;
+}
 
+/*
+ * Before the first pass: the TSC's rate, from the start sync point to one
+ * taken at least CALIBRATE_MIN_NS later (the first frame's header carries
+ * it; REC_MIN_NS needs it to filter from the first pass on).
+ */
+static void calibrate(struct writer *w)
+{
+	w->ticks_per_second = 1000000000u;
 	if (rec__g.cfg.use_tsc) {
 		uint64_t since = mono_ns() - rec__g.start_sync.mono_ns;
 
@@ -118,20 +140,18 @@ static int write_lead(struct writer *w)
 			struct timespec nap = { 0, (long)(CALIBRATE_MIN_NS - since) };
 			nanosleep(&nap, NULL);
 		}
-		rec__clock_sync(true, &now);
-		hdr.ticks_per_second = (uint64_t)((unsigned __int128)(now.ticks -
-								       rec__g.start_sync.ticks) *
-						  1000000000u /
-						  (now.mono_ns - rec__g.start_sync.mono_ns));
-		if (!hdr.ticks_per_second)
-			hdr.ticks_per_second = 1;
+		rec__clock_sync(true, &w->calibration);
+		w->ticks_per_second = (uint64_t)((unsigned __int128)(w->calibration.ticks -
+								      rec__g.start_sync.ticks) *
+						 1000000000u /
+						 (w->calibration.mono_ns - rec__g.start_sync.mono_ns));
+		if (!w->ticks_per_second)
+			w->ticks_per_second = 1;
 	}
-	err = recfmt_encode_header(&w->lead, &hdr);
-	if (!err)
-		err = recfmt_encode_sync(&w->lead, &rec__g.start_sync);
-	if (!err && rec__g.cfg.use_tsc)
-		err = recfmt_encode_sync(&w->lead, &now);
-	return err;
+	w->min_ticks = (uint64_t)((unsigned __int128)rec__g.cfg.min_ns * w->ticks_per_second /
+				  1000000000u);
+	if (rec__g.cfg.min_ns && !w->min_ticks)
+		w->min_ticks = 1;
 }
 
 /* Compresses lead+meta+body into one zstd frame and appends it to the file. */
@@ -142,10 +162,21 @@ static void write_frame(struct writer *w)
 
 	if (w->failed)
 		goto out;
-	/* Sites used by the events in body, before them in the frame. */
+	/*
+	 * Modules, then sites used by the events in body, before them in the
+	 * frame. A function site's code was loaded before the site was
+	 * registered, so this scan, after loading nr_sites, sees its module.
+	 */
+	if (nr_sites != w->nr_sites_written || !w->modules.scanned)
+		err = rec__modules_scan(&w->modules, &w->meta);
 	for (uint32_t id = w->nr_sites_written + 1; id <= nr_sites && !err; id++) {
 		const struct rec__site *s = rec__site_get(id);
-		err = recfmt_encode_site(&w->meta, id, s->line, s->name, s->file);
+		uintptr_t fn = rec__site_func_addr(s);
+
+		if (fn)
+			err = recfmt_encode_func(&w->meta, id, fn);
+		else
+			err = recfmt_encode_site(&w->meta, id, s->line, s->name, s->file);
 	}
 	w->nr_sites_written = nr_sites;
 	if (!err)
@@ -173,8 +204,85 @@ static void note_pending(struct writer *w)
 		w->pending_since_ns = mono_ns();
 }
 
+static int encode_ring_all(struct writer *w, struct rec__thread *t, uint64_t tail,
+			   uint64_t head);
+
+/*
+ * REC_MIN_NS: copies the events [tail, head) to w->kept without the
+ * activations shorter than min_ticks, and counts those in t. An exit whose
+ * enter is the last event kept so far closes an activation with nothing
+ * kept inside it; if it is short, both go. So a short activation goes with
+ * everything inside it that went, and stays if anything inside it stayed,
+ * or if its enter was drained in an earlier block (see DESIGN.md).
+ * Return: the number of events kept, or -1 if out of memory.
+ */
+static int64_t filter_short(struct writer *w, struct rec__thread *t, uint64_t tail, uint64_t head)
+{
+	size_t n = (size_t)(head - tail), k = 0;
+
+	if (n > w->kept_cap) {
+		struct recfmt_event *kept = realloc(w->kept, n * sizeof(*kept));
+
+		if (!kept)
+			return -1;
+		w->kept = kept;
+		w->kept_cap = n;
+	}
+	for (uint64_t i = tail; i != head; i++) {
+		const struct recfmt_event *ev = &t->events[i & t->mask];
+
+		if (RECFMT_CODE_IS_EXIT(ev->code) && k && !RECFMT_CODE_IS_EXIT(w->kept[k - 1].code) &&
+		    RECFMT_CODE_SITE(w->kept[k - 1].code) == RECFMT_CODE_SITE(ev->code) &&
+		    ev->ticks - w->kept[k - 1].ticks < w->min_ticks &&
+		    ev->ticks >= w->kept[k - 1].ticks) {
+			k--;
+			t->nr_filtered_written++;
+			continue;
+		}
+		w->kept[k++] = *ev;
+	}
+	return (int64_t)k;
+}
+
+/* Encodes events as one EVENTS block (nothing if there are none). */
+static int encode_events(struct writer *w, struct rec__thread *t, const struct recfmt_event *ev,
+			 size_t n)
+{
+	struct recfmt_events_encoder enc;
+	int err;
+
+	if (!n)
+		return 0;
+	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->serial, ev[0].ticks);
+	if (!err)
+		err = recfmt_events_append(&enc, ev, n);
+	if (!err)
+		err = recfmt_events_finish(&enc);
+	return err;
+}
+
+/*
+ * Encodes a thread's events [tail, head) as one EVENTS block, without the
+ * short activations when REC_MIN_NS is set.
+ * Return: 0 or -ENOMEM; *nr_written: the events written.
+ */
+static int encode_ring(struct writer *w, struct rec__thread *t, uint64_t tail, uint64_t head,
+		       uint64_t *nr_written)
+{
+	if (w->min_ticks) {
+		int64_t k = filter_short(w, t, tail, head);
+
+		if (k < 0)
+			return -ENOMEM;
+		*nr_written = (uint64_t)k;
+		return encode_events(w, t, w->kept, (size_t)k);
+	}
+	*nr_written = head - tail;
+	return encode_ring_all(w, t, tail, head);
+}
+
 /* Encodes a thread's events [tail, head) as one EVENTS block. */
-static int encode_ring(struct writer *w, struct rec__thread *t, uint64_t tail, uint64_t head)
+static int encode_ring_all(struct writer *w, struct rec__thread *t, uint64_t tail, uint64_t head)
 {
 	struct recfmt_events_encoder enc;
 	uint64_t cap = t->mask + 1;
@@ -213,28 +321,44 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool *ended)
 	while (head != tail && !err) {
 		uint64_t n = head - tail;
 
+		uint64_t written = 0;
+
 		if (n > 256 * 1024)
 			n = 256 * 1024;
-		err = encode_ring(w, t, tail, tail + n);
+		err = encode_ring(w, t, tail, tail + n, &written);
 		tail += n;
-		t->nr_events_written += n;
-		w->nr_events += n;
+		t->nr_events_written += written;
+		w->nr_events += written;
 		/* (D) pairs with (A) in probe.c: the slots may be reused now. */
 		__atomic_store_n(&t->tail, tail, __ATOMIC_RELEASE);
 		note_pending(w);
 		if (w->lead.len + w->meta.len + w->body.len >= FRAME_TARGET_BYTES)
 			write_frame(w);
 	}
-	if (!err && dropped != t->nr_dropped_written) {
-		err = recfmt_encode_drops(&w->body, t->serial, dropped);
+	if (!err && (dropped != t->nr_dropped_written ||
+		     t->nr_filtered_written != t->nr_filtered_reported)) {
+		/* The 1.1 nr_filtered field only when REC_MIN_NS is in force. */
+		if (w->min_ticks)
+			err = recfmt_encode_drops_filtered(&w->body, t->serial, dropped,
+							   t->nr_filtered_written);
+		else
+			err = recfmt_encode_drops(&w->body, t->serial, dropped);
 		t->nr_dropped_written = dropped;
+		t->nr_filtered_reported = t->nr_filtered_written;
 		note_pending(w);
 	}
 	if (!err && dead) {
-		struct recfmt_thread_end te = { t->serial, t->nr_events_written, dropped };
+		struct recfmt_thread_end te = {
+			.thread = t->serial,
+			.nr_events = t->nr_events_written,
+			.nr_dropped = dropped,
+			.has_filtered = w->min_ticks != 0,
+			.nr_filtered = t->nr_filtered_written,
+		};
 
 		err = recfmt_encode_thread_end(&w->body, &te);
 		w->nr_dropped_exited += dropped;
+		w->nr_filtered_exited += t->nr_filtered_written;
 		note_pending(w);
 	}
 	if (err) {
@@ -299,16 +423,20 @@ static void write_end(struct writer *w)
 {
 	struct recfmt_sync sync;
 	struct recfmt_end end = { 0 };
-	uint64_t dropped = w->nr_dropped_exited;
+	uint64_t dropped = w->nr_dropped_exited, filtered = w->nr_filtered_exited;
 
 	pthread_mutex_lock(&rec__g.lock);
-	for (struct rec__thread *t = rec__g.threads; t; t = t->next)
+	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
 		dropped += t->nr_dropped_written;
+		filtered += t->nr_filtered_written;
+	}
 	pthread_mutex_unlock(&rec__g.lock);
 	rec__clock_sync(rec__g.cfg.use_tsc, &sync);
 	end.end_ticks = sync.ticks;
 	end.nr_events = w->nr_events;
 	end.nr_dropped = dropped;
+	end.has_filtered = w->min_ticks != 0;
+	end.nr_filtered = filtered;
 	if (recfmt_encode_sync(&w->meta, &sync) || recfmt_encode_end(&w->body, &end)) {
 		pthread_mutex_lock(&rec__g.lock);
 		fail_locked(w, ENOMEM);
@@ -327,6 +455,9 @@ static void *writer_main(void *arg)
 
 	/* So that top, perf and debuggers show which thread is ours. */
 	pthread_setname_np(pthread_self(), "rec-writer");
+	/* Never a traced thread: probes and hooks on it record nothing. */
+	rec__in_librec = 1;
+	calibrate(w);
 	w->last_sync_ns = rec__g.start_sync.mono_ns;
 	while (!stop) {
 		uint64_t flush_req, now, nr_events_before = w->nr_events, poll_ns;
@@ -458,5 +589,7 @@ void rec__writer_stop(void)
 	recfmt_buf_fini(&w->scratch);
 	recfmt_buf_fini(&w->out);
 	free(w->snap);
+	free(w->kept);
+	rec__modules_fini(&w->modules);
 	memset(w, 0, sizeof(*w));
 }

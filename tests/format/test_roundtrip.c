@@ -70,7 +70,7 @@ Test(format, events_and_metadata_round_trip_through_two_frames)
 		.start_ticks = 999, .start_mono_ns = 5, .start_real_ns = 6,
 	};
 	struct recfmt_sync sync = { 1, 2, 3 };
-	struct recfmt_end end = { 42, NR_EVENTS, 9 };
+	struct recfmt_end end = { .end_ticks = 42, .nr_events = NR_EVENTS, .nr_dropped = 9 };
 	FILE *f = fopen(path, "wb");
 
 	cr_assert(ev && c && f);
@@ -101,7 +101,7 @@ Test(format, events_and_metadata_round_trip_through_two_frames)
 	cr_assert_eq(recfmt_events_begin(&enc, &frame, &scratch, 2, 0), 0);
 	cr_assert_eq(recfmt_events_finish(&enc), 0);
 	cr_assert_eq(recfmt_encode_thread_end(&frame,
-					      &(struct recfmt_thread_end){ 2, NR_EVENTS / 2, 0 }),
+					      &(struct recfmt_thread_end){ .thread = 2, .nr_events = NR_EVENTS / 2 }),
 		     0);
 	cr_assert_eq(recfmt_encode_end(&frame, &end), 0);
 	append_frame(f, c, &frame);
@@ -264,6 +264,6 @@ Test(format, reader_refuses_a_newer_major_version)
 	recfmt_cursor_init(&cur, frame.data, frame.len);
 	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
 	cr_assert_eq(recfmt_decode_header(&rec, &h, &err), RECFMT_UNSUPPORTED_VERSION);
-	cr_assert_str_eq(err.message, "format version 2.0 is newer than this reader's 1.0");
+	cr_assert_str_eq(err.message, "format version 2.1 is newer than this reader's 1.1");
 	recfmt_buf_fini(&frame);
 }
