@@ -52,6 +52,7 @@ struct writer {
 	size_t snap_cap;
 	bool failed;
 	struct rec__modules modules;   /* MODULE records written to this file */
+	uint32_t nr_sites_scanned;     /* site count at the last module scan */
 	uint64_t ticks_per_second;     /* calibrated at start (write_lead) */
 	uint64_t min_ticks;	       /* REC_MIN_NS in ticks; 0 = no filtering */
 	struct recfmt_event *kept;     /* REC_MIN_NS: the events of a block that stay */
@@ -479,6 +480,17 @@ static void *writer_main(void *arg)
 				reap_locked(w, w->snap[i]);
 				pthread_mutex_unlock(&rec__g.lock);
 			}
+		}
+		/*
+		 * New function sites may need a module loaded since the last
+		 * scan: record it now, so that a library closed soon after its
+		 * functions ran is still named (the scan costs one callback
+		 * when nothing was loaded or unloaded).
+		 */
+		if (rec__site_count() != w->nr_sites_scanned) {
+			w->nr_sites_scanned = rec__site_count();
+			if (rec__modules_scan(&w->modules, &w->meta) == 0)
+				note_pending(w);
 		}
 		now = mono_ns();
 		poll_ns = w->nr_events != nr_events_before ? poll_active_ns : poll_idle_ns;
