@@ -207,14 +207,17 @@ static void note_pending(struct writer *w)
 
 static int encode_ring_all(struct writer *w, struct rec__thread *t, uint64_t tail,
 			   uint64_t head);
+/* REC_MIN_NS hold-back limit: an eighth of the ring, at most 64 Ki events. */
+#define HOLD_MAX_EVENTS(t) ((t)->mask + 1 < 8u * 65536u ? ((t)->mask + 1) / 8 : 65536u)
+#define PIECE_MAX_EVENTS (256u * 1024u) /* one EVENTS block; > HOLD_MAX_EVENTS */
 
 /*
  * REC_MIN_NS: copies the events [tail, head) to w->kept without the
- * activations shorter than min_ticks, and counts those in t. An exit whose
- * enter is the last event kept so far closes an activation with nothing
- * kept inside it; if it is short, both go. So a short activation goes with
- * everything inside it that went, and stays if anything inside it stayed,
- * or if its enter was drained in an earlier block (see DESIGN.md).
+ * activations shorter than min_ticks. An exit whose enter is the last event
+ * kept so far closes an activation with nothing kept inside it; if it is
+ * short, both go. So a short activation goes with everything inside it that
+ * went, and stays if anything inside it stayed. Each kept event's aux holds
+ * its offset from tail, for the hold-back in encode_ring().
  * Return: the number of events kept, or -1 if out of memory.
  */
 static int64_t filter_short(struct writer *w, struct rec__thread *t, uint64_t tail, uint64_t head)
@@ -237,10 +240,11 @@ static int64_t filter_short(struct writer *w, struct rec__thread *t, uint64_t ta
 		    ev->ticks - w->kept[k - 1].ticks < w->min_ticks &&
 		    ev->ticks >= w->kept[k - 1].ticks) {
 			k--;
-			t->nr_filtered_written++;
 			continue;
 		}
-		w->kept[k++] = *ev;
+		w->kept[k] = *ev;
+		w->kept[k].aux = (uint32_t)(i - tail);
+		k++;
 	}
 	return (int64_t)k;
 }
@@ -265,20 +269,44 @@ static int encode_events(struct writer *w, struct rec__thread *t, const struct r
 /*
  * Encodes a thread's events [tail, head) as one EVENTS block, without the
  * short activations when REC_MIN_NS is set.
- * Return: 0 or -ENOMEM; *nr_written: the events written.
+ *
+ * Hold-back: enters at the end of what is kept that are younger than
+ * REC_MIN_NS (against now_ticks) may still turn out to be short. Unless
+ * `final`, they and everything after them (all nested inside them) stay in
+ * the ring, to be read again at the next pass, so that whether an
+ * activation is filtered does not depend on where a pass cut the stream.
+ * At most HOLD_MAX_EVENTS are held, so a busy thread's ring never fills
+ * with them: an enter with more than that after it is written (its
+ * activation is then kept, as one with a child kept would be).
+ * Return: 0 or -ENOMEM; *nr_written: events written; *nr_consumed: events
+ * of [tail, head) done with (the slots may be released).
  */
 static int encode_ring(struct writer *w, struct rec__thread *t, uint64_t tail, uint64_t head,
-		       uint64_t *nr_written)
+		       bool final, uint64_t now_ticks, uint64_t *nr_written,
+		       uint64_t *nr_consumed)
 {
 	if (w->min_ticks) {
 		int64_t k = filter_short(w, t, tail, head);
+		size_t cut = (size_t)k;
+		uint64_t consumed = head - tail;
 
 		if (k < 0)
 			return -ENOMEM;
-		*nr_written = (uint64_t)k;
-		return encode_events(w, t, w->kept, (size_t)k);
+		/* Outward from the innermost trailing enter, while young and it fits. */
+		while (!final && cut > 0 && !RECFMT_CODE_IS_EXIT(w->kept[cut - 1].code) &&
+		       (now_ticks < w->kept[cut - 1].ticks ||
+			now_ticks - w->kept[cut - 1].ticks < w->min_ticks) &&
+		       head - tail - w->kept[cut - 1].aux <= HOLD_MAX_EVENTS(t))
+			cut--;
+		if (cut < (size_t)k)
+			consumed = w->kept[cut].aux;
+		/* Every event consumed but not kept is half of a filtered activation. */
+		t->nr_filtered_written += (consumed - cut) / 2;
+		*nr_written = cut;
+		*nr_consumed = consumed;
+		return encode_events(w, t, w->kept, cut);
 	}
-	*nr_written = head - tail;
+	*nr_written = *nr_consumed = head - tail;
 	return encode_ring_all(w, t, tail, head);
 }
 
@@ -307,7 +335,8 @@ static int encode_ring_all(struct writer *w, struct rec__thread *t, uint64_t tai
  * Drains one thread's ring. Return: true if the ring was more than a
  * quarter full (the writer should come back without sleeping).
  */
-static bool drain_thread(struct writer *w, struct rec__thread *t, bool *ended)
+static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, uint64_t now_ticks,
+			 bool *ended)
 {
 	/* Pairs with the release store in thread_exit(): then head is final. */
 	bool dead = __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE);
@@ -322,12 +351,22 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool *ended)
 	while (head != tail && !err) {
 		uint64_t n = head - tail;
 
-		uint64_t written = 0;
+		uint64_t written = 0, consumed = 0;
+		bool held;
 
-		if (n > 256 * 1024)
-			n = 256 * 1024;
-		err = encode_ring(w, t, tail, tail + n, &written);
-		tail += n;
+		if (n > PIECE_MAX_EVENTS)
+			n = PIECE_MAX_EVENTS;
+		/*
+		 * A piece that holds events back ends at them: the next piece
+		 * starts there (a piece longer than HOLD_MAX_EVENTS always
+		 * consumes some), or, for the last piece, the next pass does.
+		 * Only the last piece can be final (stop, flush, thread ended):
+		 * an earlier one may end inside an activation.
+		 */
+		err = encode_ring(w, t, tail, tail + n, (final || dead) && tail + n == head,
+				  now_ticks, &written, &consumed);
+		held = tail + n == head && consumed < n;
+		tail += consumed;
 		t->nr_events_written += written;
 		w->nr_events += written;
 		/* (D) pairs with (A) in probe.c: the slots may be reused now. */
@@ -335,6 +374,8 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool *ended)
 		note_pending(w);
 		if (w->lead.len + w->meta.len + w->body.len >= FRAME_TARGET_BYTES)
 			write_frame(w);
+		if (held)
+			break;
 	}
 	if (!err && (dropped != t->nr_dropped_written ||
 		     t->nr_filtered_written != t->nr_filtered_reported)) {
@@ -461,20 +502,23 @@ static void *writer_main(void *arg)
 	calibrate(w);
 	w->last_sync_ns = rec__g.start_sync.mono_ns;
 	while (!stop) {
-		uint64_t flush_req, now, nr_events_before = w->nr_events, poll_ns;
+		uint64_t flush_req, now, nr_events_before = w->nr_events, poll_ns, now_ticks;
 		size_t nr;
-		bool busy = false;
+		bool busy = false, final;
 
 		pthread_mutex_lock(&rec__g.lock);
 		stop = rec__g.stop_requested;
 		flush_req = rec__g.flush_requested;
 		nr = snapshot_locked(w);
 		pthread_mutex_unlock(&rec__g.lock);
+		/* REC_MIN_NS hold-back: never past a stop or a flush (rec_flush()'s promise). */
+		final = stop || flush_req != rec__g.flush_done;
+		now_ticks = rec__clock_now(rec__g.cfg.use_tsc);
 
 		for (size_t i = 0; i < nr; i++) {
 			bool ended;
 
-			busy |= drain_thread(w, w->snap[i], &ended);
+			busy |= drain_thread(w, w->snap[i], final, now_ticks, &ended);
 			if (ended) {
 				pthread_mutex_lock(&rec__g.lock);
 				reap_locked(w, w->snap[i]);

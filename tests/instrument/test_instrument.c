@@ -241,6 +241,55 @@ Test(instrument, rec_min_ns_keeps_long_activations_and_counts_the_others)
 	tu_result_free(&r);
 }
 
+/* The value of "key":N after the first occurrence of "after" in text. */
+static long long json_after(const char *text, const char *after, const char *key)
+{
+	const char *p = strstr(text, after);
+	char k[64];
+
+	cr_assert_not_null(p, "%s not in %s", after, text);
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = strstr(p, k);
+	cr_assert_not_null(p, "%s not in %s", k, text);
+	return strtoll(p + strlen(k), NULL, 10);
+}
+
+/*
+ * Two threads, 2 x 4 x 50 000 short activations over many writer passes,
+ * REC_MIN_NS at 10 s: whatever the passes cut, every activation is either
+ * a call in the summary or filtered (nested ones too: outer() goes with its
+ * inner()s), the file stays well nested and its counts agree.
+ */
+Test(instrument, rec_min_ns_accounts_for_every_activation_across_writer_passes)
+{
+	struct tu_result r;
+	long long calls = 0, filtered;
+	const char *p;
+
+	record(env("PROG_MINNS"), "50000", "REC_MIN_NS=10000000000");
+	r = summary_csv();
+	for (p = strchr(r.out, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
+		const char *c = strchr(p + 1, ',');
+
+		cr_assert_not_null(c);
+		calls += strtoll(c + 1, NULL, 10);
+	}
+	/* Short, and with nothing kept inside: never kept, wherever a pass cut. */
+	cr_assert_eq(calls_of(r.out, "inner"), -1, "%s", r.out);
+	cr_assert_eq(calls_of(r.out, "outer"), -1, "%s", r.out);
+	tu_result_free(&r);
+	r = tu_run("info", "--format=json", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	filtered = json_after(r.out, "\"problems\"", "filtered");
+	cr_assert_eq(calls + filtered, 2 * 50000 * 4 + 2, "calls %lld + filtered %lld\n%s", calls,
+		     filtered, r.out);
+	cr_assert_eq(json_after(r.out, "\"version\"", "dropped"), 0);
+	tu_result_free(&r);
+	r = tu_run("check", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_result_free(&r);
+}
+
 Test(instrument, rec_min_ns_unset_keeps_everything_and_says_nothing_of_it)
 {
 	struct tu_result r;
