@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* libstdc++'s demangler (tracetool links libstdc++ for it: README). */
@@ -332,16 +333,23 @@ static void module_load(struct tt_symbols *s, struct module *m)
 	uint8_t id[RECFMT_MAX_BUILD_ID_BYTES];
 	size_t id_bytes;
 	char what[512], want[2 * RECFMT_MAX_BUILD_ID_BYTES + 1], got[sizeof(want)];
+	struct stat st;
 	int fd;
 
 	m->state = MOD_MISSING;
-	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a path in a trace may name a FIFO or a device; never wait on it. */
+	fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		snprintf(what, sizeof(what), "cannot open: %s", strerror(errno));
 		warn(s, m, what);
 		return;
 	}
 	m->state = MOD_NOT_ELF;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		warn(s, m, "not a regular file");
+		close(fd);
+		return;
+	}
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {

@@ -5,7 +5,7 @@
 # (-pg) and uftrace (-pg), with what each reports for func_a/func_b/wrappers
 # and each one's overhead on the run time: the median of RUNS runs of each
 # build, interleaved, against the uninstrumented build measured in the same
-# loop. Installs gprof (binutils) and uftrace with apt-get if missing.
+# loop (wall and CPU time). Installs gprof (binutils) and uftrace with apt-get if missing.
 # Environment: ROUNDS (hotspot's argument, default 200), RUNS (default 7),
 # CC (default cc).
 set -euo pipefail
@@ -26,27 +26,35 @@ src=examples/hotspot.c
 	-Wl,-rpath,"$build/librec"
 "$cc" -O2 -pg "$src" -o "$work/pg"
 
-ns() { date +%s%N; }
-declare -A times
-run_one() { # name command...
-	local name=$1 t0 t1; shift
-	t0=$(ns); "$@" >/dev/null 2>&1; t1=$(ns)
-	times[$name]+="$(( (t1 - t0) / 1000 )) "
+# Wall and CPU (user + sys of the process and its children: rec's writer
+# thread, uftrace's recorder) time per run; the four builds interleaved.
+python3 - "$work" "$rounds" "$runs" <<'PY'
+import os, resource, statistics, subprocess, sys, time
+work, rounds, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+cmds = {
+    "plain": [f"{work}/plain", rounds],
+    "rec": ["env", f"REC_OUTPUT={work}/trace.zst", f"{work}/rec", rounds],
+    "gprof": ["sh", "-c", f"cd '{work}' && ./pg {rounds}"],
+    "uftrace": ["uftrace", "record", "-d", f"{work}/uftrace.data", f"{work}/pg", rounds],
 }
-for ((i = 0; i < runs; i++)); do
-	run_one plain "$work/plain" "$rounds"
-	run_one rec env REC_OUTPUT="$work/trace.zst" "$work/rec" "$rounds"
-	run_one gprof sh -c "cd '$work' && ./pg $rounds"
-	run_one uftrace uftrace record -d "$work/uftrace.data" "$work/pg" "$rounds"
-done
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-base=$(echo "${times[plain]}" | median)
-
-echo "== hotspot $rounds rounds; median of $runs runs each, wall time (µs), overhead = run time / uninstrumented"
-for name in plain rec gprof uftrace; do
-	m=$(echo "${times[$name]}" | median)
-	printf '%-8s %9d µs  %6.2f x\n' "$name" "$m" "$(awk -v m="$m" -v b="$base" 'BEGIN { print m / b }')"
-done
+wall = {k: [] for k in cmds}
+cpu = {k: [] for k in cmds}
+for _ in range(runs):
+    for name, cmd in cmds.items():
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.monotonic()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        t1 = time.monotonic()
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        wall[name].append(t1 - t0)
+        cpu[name].append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+bw, bc = statistics.median(wall["plain"]), statistics.median(cpu["plain"])
+print(f"== hotspot {rounds} rounds; median of {runs} interleaved runs each; overhead = time / uninstrumented")
+print(f"{'':8} {'wall s':>8} {'wall x':>7} {'cpu s':>8} {'cpu x':>7}")
+for name in cmds:
+    w, c = statistics.median(wall[name]), statistics.median(cpu[name])
+    print(f"{name:8} {w:8.3f} {w / bw:7.3f} {c:8.3f} {c / bc:7.3f}")
+PY
 echo
 echo "== rec: tracetool summary"
 "$build/analyzer/tracetool" summary "$work/trace.zst" | head -20
