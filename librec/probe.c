@@ -318,12 +318,12 @@ out:
 }
 
 /*
- * __cyg_profile_func_enter() - called by code built with
- * -finstrument-functions on entry to every function: records an enter of the
- * function's site, like rec__enter(). Any thread; never blocks (except in
- * REC_OVERFLOW=block mode); async-signal-safe as rec__enter() is.
+ * func_enter() - what __cyg_profile_func_enter() does: called by code built
+ * with -finstrument-functions on entry to every function, it records an
+ * enter of the function's site, like rec__enter(). Any thread; never blocks
+ * (except in REC_OVERFLOW=block mode); async-signal-safe as rec__enter() is.
  */
-void __cyg_profile_func_enter(void *fn_ptr, void *call_site)
+static inline NOINSTR __attribute__((always_inline)) void func_enter(void *fn_ptr)
 {
 	struct rec__thread *t = rec__self;
 	uintptr_t fn = (uintptr_t)fn_ptr;
@@ -331,7 +331,6 @@ void __cyg_profile_func_enter(void *fn_ptr, void *call_site)
 	uint64_t head, ticks;
 	uint32_t d, id;
 
-	(void)call_site;
 	if (unlikely(!t || t->nesting || __atomic_load_n(&t->off, __ATOMIC_RELAXED)))
 		goto slow;
 	d = t->fdepth;
@@ -396,16 +395,16 @@ static NOINSTR __attribute__((noinline)) void func_exit_slow(struct rec__thread 
 }
 
 /*
- * __cyg_profile_func_exit() - called on every return (and unwinding) of an
- * instrumented function: records the exit if the enter was recorded.
+ * func_exit() - what __cyg_profile_func_exit() does, on every return (and
+ * unwinding) of an instrumented function: records the exit if the enter
+ * was recorded.
  */
-void __cyg_profile_func_exit(void *fn_ptr, void *call_site)
+static inline NOINSTR __attribute__((always_inline)) void func_exit(void *fn_ptr)
 {
 	struct rec__thread *t = rec__self;
 	uintptr_t fn = (uintptr_t)fn_ptr;
 	uint32_t d, code;
 
-	(void)call_site;
 	if (unlikely(!t))
 		return;
 	d = t->fdepth;
@@ -418,3 +417,47 @@ void __cyg_profile_func_exit(void *fn_ptr, void *call_site)
 	t->fdepth = d - 1;
 	push_exit(t, code);
 }
+
+void __cyg_profile_func_enter(void *fn, void *call_site)
+{
+	(void)call_site;
+	func_enter(fn);
+}
+
+void __cyg_profile_func_exit(void *fn, void *call_site)
+{
+	(void)call_site;
+	func_exit(fn);
+}
+
+#if defined(REC_GLIBC_HOOK_VERSION)
+/*
+ * glibc defines empty __cyg_profile_func_enter/_exit (version
+ * REC_GLIBC_HOOK_VERSION, GLIBC_2.2.5 on x86-64), and a library built with
+ * -finstrument-functions but linked only against glibc references that
+ * version. The dynamic linker matches a versioned reference by version
+ * name, not by file, and searches librec before libc when the program
+ * links (or preloads) librec: these copies, exported under glibc's
+ * version, make such libraries call our hooks too. Only in librec.so
+ * (meson defines the macro there). Copies, not aliases: ld drops the
+ * default-version symbol when an alias at the same address is versioned.
+ */
+#define REC__STR2(x) #x
+#define REC__STR(x) REC__STR2(x)
+void rec__cyg_enter_glibc(void *fn, void *call_site) REC_API NOINSTR;
+void rec__cyg_exit_glibc(void *fn, void *call_site) REC_API NOINSTR;
+__asm__(".symver rec__cyg_enter_glibc, __cyg_profile_func_enter@" REC__STR(REC_GLIBC_HOOK_VERSION));
+__asm__(".symver rec__cyg_exit_glibc, __cyg_profile_func_exit@" REC__STR(REC_GLIBC_HOOK_VERSION));
+
+void rec__cyg_enter_glibc(void *fn, void *call_site)
+{
+	(void)call_site;
+	func_enter(fn);
+}
+
+void rec__cyg_exit_glibc(void *fn, void *call_site)
+{
+	(void)call_site;
+	func_exit(fn);
+}
+#endif

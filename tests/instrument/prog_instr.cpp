@@ -4,8 +4,9 @@
 // linked with librec, for tests/instrument/test_instrument.c. Every kind of
 // function the whole-program mode must name, with known call counts:
 //   main 1, helper(int) 3 (static), Foo::bar(int) 5 (a method),
-//   shlib_work 7 (a shared library), dl_work 11 (a dlopen'ed module, path in
-//   argv[1]), and a manual TRACE_SCOPE_NAMED("manual_block") 2 times.
+//   shlib_work 7 (a shared library), plain_work 4 (a shared library not
+//   linked with librec), dl_work 11 (a dlopen'ed module, path in argv[1]),
+//   and a manual TRACE_SCOPE_NAMED("manual_block") 2 times.
 // With INSTR_SLEEP_MS set, main also calls sleeper(), which sleeps that
 // long (for REC_MIN_NS). Exit 0 if every result is as expected.
 #include <dlfcn.h>
@@ -16,6 +17,7 @@
 #include <rec.h>
 
 extern "C" int shlib_work(int n);
+extern "C" int plain_work(int n); // in a library not linked with librec
 
 #ifndef VARIANT
 #define VARIANT 1 // -DVARIANT=2 builds a different binary (stale-binary test)
@@ -65,6 +67,10 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 7; i++) {
 		acc += shlib_work(i);
 		want += i * 2 + 1;
+	}
+	for (int i = 0; i < 4; i++) {
+		acc += plain_work(i);
+		want += i - 1;
 	}
 	void *h = dlopen(argv[1], RTLD_NOW);
 	if (!h) {
