@@ -323,6 +323,53 @@ static void warn(const struct tt_symbols *s, const struct module *m, const char 
 		s->trace_path, m->path, what);
 }
 
+/* A module recorded without a build-id cannot be checked: say so, once. */
+static void warn_once_unchecked(const struct tt_symbols *s, const struct module *m)
+{
+	fprintf(stderr,
+		"tracetool: %s: warning: %s: no build-id recorded; its names are not checked "
+		"against changes to the file\n",
+		s->trace_path, m->path);
+}
+
+/*
+ * TRACETOOL_SYMBOL_PATH (colon-separated directories): where to look for a
+ * module whose recorded path is missing or holds another build, by its file
+ * name. A candidate is used only if its build-id is the recorded one.
+ * Return: an open fd of a matching file, or -1.
+ */
+static int find_moved(const struct module *m, char *found, size_t found_bytes)
+{
+	const char *dirs = getenv("TRACETOOL_SYMBOL_PATH");
+
+	if (!dirs || !m->build_id_bytes)
+		return -1;
+	while (*dirs) {
+		size_t n = strcspn(dirs, ":");
+		uint8_t id[RECFMT_MAX_BUILD_ID_BYTES];
+		Elf *elf;
+		int fd;
+
+		snprintf(found, found_bytes, "%.*s/%s", (int)n, dirs, m->base);
+		dirs += n + (dirs[n] == ':');
+		fd = n ? open(found, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+		if (fd < 0)
+			continue;
+		elf_version(EV_CURRENT);
+		elf = elf_begin(fd, ELF_C_READ, NULL);
+		if (elf && elf_kind(elf) == ELF_K_ELF &&
+		    file_build_id(elf, id, sizeof(id)) == m->build_id_bytes &&
+		    memcmp(id, m->build_id, m->build_id_bytes) == 0) {
+			elf_end(elf);
+			return fd;
+		}
+		if (elf)
+			elf_end(elf);
+		close(fd);
+	}
+	return -1;
+}
+
 /* Opens the module's file once: checks its build-id, reads its symbols. */
 static void module_load(struct tt_symbols *s, struct module *m)
 {
@@ -333,6 +380,7 @@ static void module_load(struct tt_symbols *s, struct module *m)
 	uint8_t id[RECFMT_MAX_BUILD_ID_BYTES];
 	size_t id_bytes;
 	char what[512], want[2 * RECFMT_MAX_BUILD_ID_BYTES + 1], got[sizeof(want)];
+	char moved[4096 + 256];
 	struct stat st;
 	int fd;
 
@@ -340,9 +388,14 @@ static void module_load(struct tt_symbols *s, struct module *m)
 	/* O_NONBLOCK: a path in a trace may name a FIFO or a device; never wait on it. */
 	fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
-		snprintf(what, sizeof(what), "cannot open: %s", strerror(errno));
-		warn(s, m, what);
-		return;
+		int err = errno;
+
+		fd = find_moved(m, moved, sizeof(moved));
+		if (fd < 0) {
+			snprintf(what, sizeof(what), "cannot open: %s", strerror(err));
+			warn(s, m, what);
+			return;
+		}
 	}
 	m->state = MOD_NOT_ELF;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -359,6 +412,15 @@ static void module_load(struct tt_symbols *s, struct module *m)
 	id_bytes = file_build_id(elf, id, sizeof(id));
 	if (m->build_id_bytes &&
 	    (id_bytes != m->build_id_bytes || memcmp(id, m->build_id, id_bytes) != 0)) {
+		int moved_fd = find_moved(m, moved, sizeof(moved));
+
+		if (moved_fd >= 0) { /* the right build, elsewhere: read that one */
+			elf_end(elf);
+			close(fd);
+			fd = moved_fd;
+			elf = elf_begin(fd, ELF_C_READ, NULL);
+			goto symbols;
+		}
 		m->state = MOD_MISMATCH;
 		hex(m->build_id, m->build_id_bytes, want, sizeof(want));
 		hex(id, (uint32_t)id_bytes, got, sizeof(got));
@@ -367,6 +429,13 @@ static void module_load(struct tt_symbols *s, struct module *m)
 			 "the recording",
 			 want, id_bytes ? got : "none");
 		warn(s, m, what);
+		goto out;
+	}
+	if (!m->build_id_bytes)
+		warn_once_unchecked(s, m);
+symbols:
+	if (!elf) {
+		warn(s, m, "not an ELF file");
 		goto out;
 	}
 	while ((scn = elf_nextscn(elf, scn))) {

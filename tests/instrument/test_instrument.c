@@ -215,6 +215,32 @@ Test(instrument, a_removed_binary_is_reported_and_never_misnamed)
 	tu_result_free(&r);
 }
 
+Test(instrument, a_moved_binary_is_found_through_tracetool_symbol_path_by_its_build_id)
+{
+	struct tu_result r;
+	char cmd[1024], moved[300];
+
+	copy_prog();
+	record(prog_copy, env("DLMOD"), NULL);
+	snprintf(moved, sizeof(moved), "%s/elsewhere", dir);
+	snprintf(cmd, sizeof(cmd), "mkdir '%s' && mv '%s' '%s/'", moved, prog_copy, moved);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(setenv("TRACETOOL_SYMBOL_PATH", moved, 1), 0);
+	r = summary_csv();
+	cr_assert_str_eq(r.err, "");
+	cr_assert_eq(calls_of(r.out, "helper(int)"), 3, "%s", r.out);
+	cr_assert_eq(calls_of(r.out, "Foo::bar(int)"), 5, "%s", r.out);
+	tu_result_free(&r);
+	/* Another build under that name is not taken for it. */
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/prog'", env("PROG_INSTR_V2"), moved);
+	cr_assert_eq(system(cmd), 0);
+	r = summary_csv();
+	cr_assert(strstr(r.out, " [prog: missing],3,"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "helper"), "%s", r.out);
+	tu_result_free(&r);
+	unsetenv("TRACETOOL_SYMBOL_PATH");
+}
+
 /*
  * REC_MIN_NS: main sleeps 300 ms in sleeper(); with REC_MIN_NS at 250 ms,
  * main and sleeper stay and the 28 other activations (32 with plain_work;
