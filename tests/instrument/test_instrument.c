@@ -73,7 +73,10 @@ static const char *row_of(const char *csv, const char *fn)
 	return p ? p + strlen(key) : NULL;
 }
 
-/* Field k (0 = calls) of fn's row, or -1 when fn has no row. */
+/*
+ * Field k of fn's row (0 calls, 1 total_ns, 2 self_ns, 3 min_ns ... 9 errors),
+ * or -1 when fn has no row.
+ */
 static long long field_of(const char *csv, const char *fn, unsigned k)
 {
 	const char *p = row_of(csv, fn);
@@ -334,6 +337,29 @@ Test(instrument, rec_min_ns_unset_keeps_everything_and_says_nothing_of_it)
 	r = tu_run("info", "--format=json", trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert_null(strstr(r.out, "filtered"), "%s", r.out);
+	tu_result_free(&r);
+}
+
+/*
+ * Hooks before main (a constructor), after rec_stop(), in an atexit handler
+ * and in a destructor: recorded while recording, ignored otherwise, never a
+ * crash. main's exit came after the stop: one enter with no exit, an error.
+ */
+Test(instrument, hooks_before_main_and_after_the_recording_stopped_are_safe)
+{
+	struct tu_result r;
+
+	record(env("PROG_LIFECYCLE"), NULL, NULL);
+	r = summary_csv();
+	cr_assert_eq(calls_of(r.out, "early"), 1, "%s", r.out);
+	cr_assert_eq(calls_of(r.out, "work"), 3, "%s", r.out);
+	cr_assert_eq(calls_of(r.out, "main"), 0, "%s", r.out);
+	cr_assert_eq(field_of(r.out, "main", 9), 1, "main's enter has no exit\n%s", r.out);
+	cr_assert_eq(calls_of(r.out, "late"), -1, "%s", r.out);
+	cr_assert_eq(calls_of(r.out, "fini_fn"), -1, "%s", r.out);
+	tu_result_free(&r);
+	r = tu_run("check", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
 	tu_result_free(&r);
 }
 
