@@ -51,6 +51,17 @@ static const struct argp info_argp = {
 	0, 0, 0,
 };
 
+static uint64_t total_filtered(const struct tt_trace *tr)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < tr->nr_threads; i++)
+		n += tr->threads[i].nr_filtered;
+	if (tr->has_end && tr->end.nr_filtered > n)
+		n = tr->end.nr_filtered;
+	return n;
+}
+
 static uint64_t total_dropped(const struct tt_trace *tr)
 {
 	uint64_t n = 0;
@@ -107,6 +118,9 @@ int tt_cmd_info(int argc, char **argv)
 			tt_emit_json_str(stdout, problems);
 		else
 			fputs("null", stdout);
+		/* REC_MIN_NS recordings only: 1.0 outputs stay as they were. */
+		if (tr.has_filtered)
+			printf(",\"filtered\":%" PRIu64, total_filtered(&tr));
 		fputs(",\"threads\":[", stdout);
 		for (uint32_t i = 0; i < tr.nr_threads; i++) {
 			const struct tt_thread *th = &tr.threads[i];
@@ -117,8 +131,11 @@ int tt_cmd_info(int argc, char **argv)
 				tt_emit_json_str(stdout, th->name);
 			else
 				fputs("null", stdout);
-			printf(",\"events\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"ended\":%s}",
-			       th->nr_events, th->nr_dropped, th->ended ? "true" : "false");
+			printf(",\"events\":%" PRIu64 ",\"dropped\":%" PRIu64, th->nr_events,
+			       th->nr_dropped);
+			if (tr.has_filtered)
+				printf(",\"filtered\":%" PRIu64, th->nr_filtered);
+			printf(",\"ended\":%s}", th->ended ? "true" : "false");
 		}
 		fputs("]}\n", stdout);
 	} else {
@@ -140,6 +157,10 @@ int tt_cmd_info(int argc, char **argv)
 		printf("duration:         %s (%" PRIu64 " ns)\n", dur, duration_ns);
 		printf("events:           %" PRIu64 " records\n", tr.nr_events);
 		printf("dropped scopes:   %" PRIu64 "\n", dropped);
+		if (tr.has_filtered)
+			printf("filtered:         %" PRIu64
+			       " activations shorter than REC_MIN_NS not recorded\n",
+			       total_filtered(&tr));
 		printf("size:             %" PRIu64 " bytes in %" PRIu64 " frames, %.2f bytes/event\n",
 		       tr.file_bytes, tr.nr_frames,
 		       tr.nr_events ? (double)tr.file_bytes / (double)tr.nr_events : 0.0);
@@ -148,13 +169,17 @@ int tt_cmd_info(int argc, char **argv)
 		if (problems[0])
 			printf("warning:          %s\n", problems);
 		printf("threads:          %" PRIu32 "\n", tr.nr_threads);
-		printf("  %10s  %-24s %14s %12s\n", "id", "name", "events", "dropped");
+		printf("  %10s  %-24s %14s %12s%s\n", "id", "name", "events", "dropped",
+		       tr.has_filtered ? "     filtered" : "");
 		for (uint32_t i = 0; i < tr.nr_threads; i++) {
 			const struct tt_thread *th = &tr.threads[i];
 
 			printf("  %10" PRIu32 "  ", th->os_tid);
 			tt_emit_pad(stdout, th->name ? th->name : "-", 24, false);
-			printf(" %14" PRIu64 " %12" PRIu64 "\n", th->nr_events, th->nr_dropped);
+			printf(" %14" PRIu64 " %12" PRIu64, th->nr_events, th->nr_dropped);
+			if (tr.has_filtered)
+				printf(" %12" PRIu64, th->nr_filtered);
+			fputc('\n', stdout);
 		}
 	}
 	if (fflush(stdout) || ferror(stdout)) {

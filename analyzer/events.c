@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE /* sched_getaffinity */
 #include "events.h"
+#include "symbols.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -81,6 +82,7 @@ void tt_trace_fini(struct tt_trace *tr)
 	free(tr->name_hash);
 	free(tr->site_name);
 	free(tr->big_sites);
+	tt_symbols_destroy(tr->syms);
 	memset(tr, 0, sizeof(*tr));
 }
 
@@ -324,6 +326,16 @@ uint32_t tt_trace_site_name_slow(struct tt_trace *tr, uint32_t site)
 		if (slot && *slot != TT_NO_NAME)
 			return *slot;
 	}
+	/* FORMAT.md §3.11: a site named by a function's address (symbols.c). */
+	uint64_t addr;
+	if (tt_symbols_func_addr(tr->syms, site, &addr)) {
+		char fn[RECFMT_MAX_NAME_BYTES + 64];
+
+		tt_symbols_name(tr->syms, addr, fn, sizeof(fn));
+		name = tt_trace_intern(tr, fn, strlen(fn));
+		site_define(tr, site, name);
+		return name;
+	}
 	/* FORMAT.md §2: a site whose SITE record was lost is named by its number. */
 	snprintf(buf, sizeof(buf), "site#%" PRIu32, site);
 	name = tt_trace_intern(tr, buf, strlen(buf));
@@ -555,6 +567,9 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 			struct tt_thread *th = tt_trace_thread(tr, d.thread);
 			if (d.nr_dropped > th->nr_dropped)
 				th->nr_dropped = d.nr_dropped;
+			if (d.nr_filtered > th->nr_filtered)
+				th->nr_filtered = d.nr_filtered;
+			tr->has_filtered |= d.has_filtered;
 			break;
 		}
 		case RECFMT_THREAD_END: {
@@ -565,6 +580,9 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 			struct tt_thread *th = tt_trace_thread(tr, te.thread);
 			if (te.nr_dropped > th->nr_dropped)
 				th->nr_dropped = te.nr_dropped;
+			if (te.nr_filtered > th->nr_filtered)
+				th->nr_filtered = te.nr_filtered;
+			tr->has_filtered |= te.has_filtered;
 			th->ended = true;
 			if (te.nr_events != th->nr_events)
 				note(tr, tr->count_problem, sizeof(tr->count_problem),
@@ -580,8 +598,30 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 				break;
 			tr->has_end = true;
 			tr->end_frame = index;
+			tr->has_filtered |= tr->end.has_filtered;
 			see_ticks(tr, tr->end.end_ticks);
 			break;
+		case RECFMT_MODULE: {
+			struct recfmt_module m;
+
+			if ((st = recfmt_decode_module(&rec, &m, &err)) != RECFMT_OK)
+				break;
+			if (!tr->syms)
+				tr->syms = tt_symbols_create(tr->path);
+			tt_symbols_add_module(tr->syms, &m);
+			break;
+		}
+		case RECFMT_FUNC: {
+			struct recfmt_func f;
+
+			if ((st = recfmt_decode_func(&rec, &f, &err)) != RECFMT_OK)
+				break;
+			if (!tr->syms)
+				tr->syms = tt_symbols_create(tr->path);
+			/* Named when first needed (tt_trace_site_name_slow()). */
+			tt_symbols_add_func(tr->syms, f.id, f.addr);
+			break;
+		}
 		case RECFMT_FRAME:
 		case RECFMT_FILE_HEADER:
 		default:

@@ -177,7 +177,7 @@ static int block_flush(struct tg_trace *t, uint32_t serial)
 
 int tg_thread_end(struct tg_trace *t, uint32_t serial)
 {
-	struct recfmt_thread_end te = { serial, 0, 0 };
+	struct recfmt_thread_end te = { .thread = serial };
 
 	if (serial < t->nr_threads && block_flush(t, serial))
 		return -ENOMEM;
@@ -237,7 +237,7 @@ int tg_finish(struct tg_trace *t, bool clean)
 	for (uint32_t s = 0; s < t->nr_threads && !rc; s++)
 		rc = block_flush(t, s);
 	if (!rc && clean) {
-		struct recfmt_end end = { t->last_ticks, t->nr_events, 0 };
+		struct recfmt_end end = { .end_ticks = t->last_ticks, .nr_events = t->nr_events };
 
 		if (frame_open(t) || recfmt_encode_end(&t->frame, &end))
 			rc = -ENOMEM;
