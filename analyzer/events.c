@@ -977,6 +977,8 @@ enum tt_status tt_trace_walk_many(struct tt_trace **trs, void **ctxs, unsigned n
 	}
 	for (unsigned i = 1; i < n && ts == TT_OK; i++)
 		tt_trace_merge(trs[0], trs[i]);
+	if (ts == TT_OK)
+		tt_symbols_warn(trs[0]->syms); /* once, whatever the replicas met */
 	if (ts == TT_OK && !trs[0]->has_header) {
 		struct tt_trace *tr = trs[0];
 
@@ -1001,10 +1003,12 @@ enum tt_status tt_trace_walk(struct tt_trace *tr, tt_block_fn fn, void *ctx, cha
 
 void tt_trace_merge(struct tt_trace *dst, const struct tt_trace *src)
 {
-	/* Everything but what the block function did is the same in both:
-	 * both read every record. */
+	/* Everything but what the block function did (and the modules whose
+	 * files it opened to name functions) is the same in both: both read
+	 * every record. */
 	if (src->max_ticks > dst->max_ticks)
 		dst->max_ticks = src->max_ticks;
+	tt_symbols_merge_warnings(dst->syms, src->syms);
 	dst->nr_bad_blocks += src->nr_failed_blocks;
 	dst->nr_failed_blocks += src->nr_failed_blocks;
 	if (src->first_problem[0] &&

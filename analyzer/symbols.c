@@ -16,6 +16,7 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,7 @@ struct module {
 	char *path;
 	const char *base; /* basename of path */
 	enum module_state state;
+	char *warnings; /* lines for stderr, printed by tt_symbols_warn() */
 	struct symbol *syms;
 	size_t nr_syms;
 };
@@ -113,6 +115,7 @@ static void module_fini(struct module *m)
 	free(m->syms);
 	free(m->ranges);
 	free(m->path);
+	free(m->warnings);
 }
 
 void tt_symbols_destroy(struct tt_symbols *s)
@@ -317,19 +320,93 @@ static void read_symtab(struct module *m, Elf *elf, Elf_Scn *scn, const GElf_Shd
 	}
 }
 
-static void warn(const struct tt_symbols *s, const struct module *m, const char *what)
+/*
+ * Warnings wait in the module until the walk is over (tt_symbols_warn()):
+ * with several walkers (events.c) each replica loads the modules its own
+ * threads need, so printing at first use would print a module's warning
+ * once per replica, in an order that depends on the threads' shares.
+ */
+static void queue_warning(struct module *m, const char *line)
 {
-	fprintf(stderr, "tracetool: %s: warning: %s: %s; its functions are shown as addresses\n",
-		s->trace_path, m->path, what);
+	size_t old = m->warnings ? strlen(m->warnings) : 0, n = strlen(line);
+	char *w = realloc(m->warnings, old + n + 1);
+
+	if (!w) {
+		fputs("tracetool: out of memory\n", stderr);
+		abort();
+	}
+	memcpy(w + old, line, n + 1);
+	m->warnings = w;
+}
+
+static void warn(const struct tt_symbols *s, struct module *m, const char *what)
+{
+	char line[8192];
+
+	snprintf(line, sizeof(line),
+		 "tracetool: %s: warning: %s: %s; its functions are shown as addresses\n",
+		 s->trace_path, m->path, what);
+	queue_warning(m, line);
 }
 
 /* A module recorded without a build-id cannot be checked: say so, once. */
-static void warn_once_unchecked(const struct tt_symbols *s, const struct module *m)
+static void warn_once_unchecked(const struct tt_symbols *s, struct module *m)
 {
-	fprintf(stderr,
-		"tracetool: %s: warning: %s: no build-id recorded; its names are not checked "
-		"against changes to the file\n",
-		s->trace_path, m->path);
+	char line[8192];
+
+	snprintf(line, sizeof(line),
+		 "tracetool: %s: warning: %s: no build-id recorded; its names are not checked "
+		 "against changes to the file\n",
+		 s->trace_path, m->path);
+	queue_warning(m, line);
+}
+
+void tt_symbols_merge_warnings(struct tt_symbols *dst, const struct tt_symbols *src)
+{
+	if (!dst || !src)
+		return;
+	for (uint32_t i = 0; i < src->nr_mods; i++) {
+		const struct module *sm = &src->mods[i];
+
+		if (!sm->warnings)
+			continue;
+		/* Replicas read the same MODULE records: the same ids, paths,
+		 * files, so the same warnings; keep one copy. */
+		for (uint32_t j = 0; j < dst->nr_mods; j++) {
+			struct module *dm = &dst->mods[j];
+
+			if (dm->id == sm->id && !dm->warnings) {
+				queue_warning(dm, sm->warnings);
+				break;
+			}
+		}
+	}
+}
+
+void tt_symbols_warn(struct tt_symbols *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < s->nr_mods; i++) {
+		if (s->mods[i].warnings)
+			fputs(s->mods[i].warnings, stderr);
+		free(s->mods[i].warnings);
+		s->mods[i].warnings = NULL;
+	}
+}
+
+/* elf_version() sets libelf's global state: once per process, since
+ * walker threads may load modules at the same time. */
+static void elf_init(void)
+{
+	elf_version(EV_CURRENT);
+}
+
+static void elf_init_once(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, elf_init);
 }
 
 /*
@@ -355,7 +432,7 @@ static int find_moved(const struct module *m, char *found, size_t found_bytes)
 		fd = n ? open(found, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
 		if (fd < 0)
 			continue;
-		elf_version(EV_CURRENT);
+		elf_init_once();
 		elf = elf_begin(fd, ELF_C_READ, NULL);
 		if (elf && elf_kind(elf) == ELF_K_ELF &&
 		    file_build_id(elf, id, sizeof(id)) == m->build_id_bytes &&
@@ -403,7 +480,7 @@ static void module_load(struct tt_symbols *s, struct module *m)
 		close(fd);
 		return;
 	}
-	elf_version(EV_CURRENT);
+	elf_init_once();
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		warn(s, m, "not an ELF file");

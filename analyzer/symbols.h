@@ -39,4 +39,13 @@ bool tt_symbols_func_addr(const struct tt_symbols *s, uint32_t id, uint64_t *add
  */
 void tt_symbols_name(struct tt_symbols *s, uint64_t addr, char *out, size_t out_bytes);
 
+/*
+ * Warnings (a file missing or changed) are kept until the walk is over:
+ * tt_symbols_merge_warnings() gives dst the warnings of src's modules that
+ * dst has none for (replicas of one walk), and tt_symbols_warn() prints
+ * each module's once, in the order of the MODULE records, on stderr.
+ */
+void tt_symbols_merge_warnings(struct tt_symbols *dst, const struct tt_symbols *src);
+void tt_symbols_warn(struct tt_symbols *s);
+
 #endif /* TT_SYMBOLS_H */

@@ -117,6 +117,24 @@ int tg_site(struct tg_trace *t, uint32_t id, const char *name)
 	return maybe_cut(t);
 }
 
+int tg_module(struct tg_trace *t, uint32_t id, const char *path, uint64_t bias, uint64_t lo,
+	      uint64_t hi)
+{
+	struct recfmt_range range = { lo, hi };
+
+	if (frame_open(t) ||
+	    recfmt_encode_module(&t->frame, id, 0, bias, &range, 1, NULL, 0, path))
+		return -ENOMEM;
+	return maybe_cut(t);
+}
+
+int tg_func(struct tg_trace *t, uint32_t id, uint64_t addr)
+{
+	if (frame_open(t) || recfmt_encode_func(&t->frame, id, addr))
+		return -ENOMEM;
+	return maybe_cut(t);
+}
+
 int tg_thread(struct tg_trace *t, uint32_t serial, uint32_t os_tid, const char *name)
 {
 	if (frame_open(t) || recfmt_encode_thread(&t->frame, serial, os_tid, name))
