@@ -2,7 +2,7 @@
 /*
  * acts.c - see acts.h. An EVENTS block is decoded when it is met and kept
  * pending until the next record shows whether a COUNTERS block annotates it
- * (FORMAT.md §3.13: it must be the very next record of the same frame);
+ * (FORMAT.md §3.14: it must be the very next record of the same frame);
  * then its events are paired one by one, by the rules of scopes.h. Every
  * record but that COUNTERS block flushes the pending block in the record
  * hook, before the walker handles the record (which may move tr->threads,

@@ -3,7 +3,7 @@
  * acts.h - a plain, one-event-at-a-time pairing of enters and exits that
  * hands every timed activation to a callback with its enter and exit
  * ticks, whether it is the outermost activation of its name on its thread,
- * and its counter deltas (FORMAT.md §3.12-§3.13). It is the EVENTS block
+ * and its counter deltas (FORMAT.md §3.13-§3.14). It is the EVENTS block
  * consumer of summary's counter columns (ctrs.c) and of summary --interval
  * (intervals.c). It follows exactly the matching rules of scopes.h,
  * --from/--to and --max-duration included, so that its activations are the

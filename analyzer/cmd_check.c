@@ -6,7 +6,7 @@
  * bad record, lost frames (seq gap), truncation, event counts that disagree
  * with THREAD_END/END, records after END, or no END (not ended cleanly),
  * and (format 1.1) counter records that do not decode or do not annotate
- * the EVENTS block just before them (FORMAT.md §3.12-§3.13).
+ * the EVENTS block just before them (FORMAT.md §3.13-§3.14).
  * The first problem in file order is the one reported.
  */
 #include <argp.h>

@@ -51,7 +51,7 @@ static const struct argp info_argp = {
 	0, 0, 0,
 };
 
-/* COUNTER_SET records (FORMAT.md §3.12): the names, recorded or not. */
+/* COUNTER_SET records (FORMAT.md §3.13): the names, recorded or not. */
 struct ctr_names {
 	char name[2][RECFMT_MAX_COUNTERS][RECFMT_MAX_COUNTER_NAME_BYTES + 1];
 	uint32_t nr[2]; /* [0] recorded, [1] requested but not recorded */
@@ -84,6 +84,17 @@ static void note_counters(void *ctx, struct tt_trace *tr, const struct recfmt_re
 	for (uint32_t i = 0; i < cs.nr; i++)
 		add_name(ctx, cs.c[i].flags & RECFMT_COUNTER_RECORDED ? 0 : 1, cs.c[i].name,
 			 cs.c[i].name_bytes);
+}
+
+static uint64_t total_filtered(const struct tt_trace *tr)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < tr->nr_threads; i++)
+		n += tr->threads[i].nr_filtered;
+	if (tr->has_end && tr->end.nr_filtered > n)
+		n = tr->end.nr_filtered;
+	return n;
 }
 
 static uint64_t total_dropped(const struct tt_trace *tr)
@@ -146,6 +157,9 @@ int tt_cmd_info(int argc, char **argv)
 			tt_emit_json_str(stdout, problems);
 		else
 			fputs("null", stdout);
+		/* REC_MIN_NS recordings only: 1.0 outputs stay as they were. */
+		if (tr.has_filtered)
+			printf(",\"filtered\":%" PRIu64, total_filtered(&tr));
 		fputs(",\"threads\":[", stdout);
 		for (uint32_t i = 0; i < tr.nr_threads; i++) {
 			const struct tt_thread *th = &tr.threads[i];
@@ -156,8 +170,11 @@ int tt_cmd_info(int argc, char **argv)
 				tt_emit_json_str(stdout, th->name);
 			else
 				fputs("null", stdout);
-			printf(",\"events\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"ended\":%s}",
-			       th->nr_events, th->nr_dropped, th->ended ? "true" : "false");
+			printf(",\"events\":%" PRIu64 ",\"dropped\":%" PRIu64, th->nr_events,
+			       th->nr_dropped);
+			if (tr.has_filtered)
+				printf(",\"filtered\":%" PRIu64, th->nr_filtered);
+			printf(",\"ended\":%s}", th->ended ? "true" : "false");
 		}
 		fputc(']', stdout);
 		if (cn.nr[0] || cn.nr[1]) {
@@ -189,6 +206,10 @@ int tt_cmd_info(int argc, char **argv)
 		printf("duration:         %s (%" PRIu64 " ns)\n", dur, duration_ns);
 		printf("events:           %" PRIu64 " records\n", tr.nr_events);
 		printf("dropped scopes:   %" PRIu64 "\n", dropped);
+		if (tr.has_filtered)
+			printf("filtered:         %" PRIu64
+			       " activations shorter than REC_MIN_NS not recorded\n",
+			       total_filtered(&tr));
 		printf("size:             %" PRIu64 " bytes in %" PRIu64 " frames, %.2f bytes/event\n",
 		       tr.file_bytes, tr.nr_frames,
 		       tr.nr_events ? (double)tr.file_bytes / (double)tr.nr_events : 0.0);
@@ -209,13 +230,17 @@ int tt_cmd_info(int argc, char **argv)
 			fputs(cn.nr[1] ? ")\n" : "\n", stdout);
 		}
 		printf("threads:          %" PRIu32 "\n", tr.nr_threads);
-		printf("  %10s  %-24s %14s %12s\n", "id", "name", "events", "dropped");
+		printf("  %10s  %-24s %14s %12s%s\n", "id", "name", "events", "dropped",
+		       tr.has_filtered ? "     filtered" : "");
 		for (uint32_t i = 0; i < tr.nr_threads; i++) {
 			const struct tt_thread *th = &tr.threads[i];
 
 			printf("  %10" PRIu32 "  ", th->os_tid);
 			tt_emit_pad(stdout, th->name ? th->name : "-", 24, false);
-			printf(" %14" PRIu64 " %12" PRIu64 "\n", th->nr_events, th->nr_dropped);
+			printf(" %14" PRIu64 " %12" PRIu64, th->nr_events, th->nr_dropped);
+			if (tr.has_filtered)
+				printf(" %12" PRIu64, th->nr_filtered);
+			fputc('\n', stdout);
 		}
 	}
 	if (fflush(stdout) || ferror(stdout)) {

@@ -307,9 +307,12 @@ static void print_json(const struct tt_report *rep, size_t nr, bool by_thread)
 		json_counters(r);
 		fputc('}', stdout);
 	}
-	printf("\n],\"calls\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"dropped\":%" PRIu64
-	       ",\"truncated\":%s,\"damaged\":%s}\n",
-	       calls, errors, rep->nr_dropped, rep->tr.truncated ? "true" : "false",
+	printf("\n],\"calls\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"dropped\":%" PRIu64,
+	       calls, errors, rep->nr_dropped);
+	/* Only for recordings made with REC_MIN_NS, so 1.0 outputs stay as they were. */
+	if (rep->tr.has_filtered)
+		printf(",\"filtered\":%" PRIu64, rep->nr_filtered);
+	printf(",\"truncated\":%s,\"damaged\":%s}\n", rep->tr.truncated ? "true" : "false",
 	       rep->tr.nr_bad_frames || rep->tr.nr_lost_frames || rep->tr.nr_bad_blocks
 		       ? "true" : "false");
 }
@@ -357,6 +360,9 @@ static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 	printf("%zu of %zu scope name%s, %" PRIu64 " calls, %" PRIu64 " errors, %" PRIu64
 	       " dropped scopes\n",
 	       nr, rep->nr_rows, rep->nr_rows == 1 ? "" : "s", calls, errors, rep->nr_dropped);
+	if (rep->tr.has_filtered)
+		printf("%" PRIu64 " activations shorter than REC_MIN_NS not recorded (filtered)\n",
+		       rep->nr_filtered);
 	if (rep->problems[0])
 		printf("warning: %s\n", rep->problems);
 	table_counters(rep, nr, by_thread);

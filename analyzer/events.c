@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE /* sched_getaffinity */
 #include "events.h"
+#include "symbols.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -81,6 +82,7 @@ void tt_trace_fini(struct tt_trace *tr)
 	free(tr->name_hash);
 	free(tr->site_name);
 	free(tr->big_sites);
+	tt_symbols_destroy(tr->syms);
 	memset(tr, 0, sizeof(*tr));
 }
 
@@ -324,6 +326,16 @@ uint32_t tt_trace_site_name_slow(struct tt_trace *tr, uint32_t site)
 		if (slot && *slot != TT_NO_NAME)
 			return *slot;
 	}
+	/* FORMAT.md §3.11: a site named by a function's address (symbols.c). */
+	uint64_t addr;
+	if (tt_symbols_func_addr(tr->syms, site, &addr)) {
+		char fn[RECFMT_MAX_NAME_BYTES + 64];
+
+		tt_symbols_name(tr->syms, addr, fn, sizeof(fn));
+		name = tt_trace_intern(tr, fn, strlen(fn));
+		site_define(tr, site, name);
+		return name;
+	}
 	/* FORMAT.md §2: a site whose SITE record was lost is named by its number. */
 	snprintf(buf, sizeof(buf), "site#%" PRIu32, site);
 	name = tt_trace_intern(tr, buf, strlen(buf));
@@ -557,6 +569,9 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 			struct tt_thread *th = tt_trace_thread(tr, d.thread);
 			if (d.nr_dropped > th->nr_dropped)
 				th->nr_dropped = d.nr_dropped;
+			if (d.nr_filtered > th->nr_filtered)
+				th->nr_filtered = d.nr_filtered;
+			tr->has_filtered |= d.has_filtered;
 			break;
 		}
 		case RECFMT_THREAD_END: {
@@ -567,6 +582,9 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 			struct tt_thread *th = tt_trace_thread(tr, te.thread);
 			if (te.nr_dropped > th->nr_dropped)
 				th->nr_dropped = te.nr_dropped;
+			if (te.nr_filtered > th->nr_filtered)
+				th->nr_filtered = te.nr_filtered;
+			tr->has_filtered |= te.has_filtered;
 			th->ended = true;
 			if (te.nr_events != th->nr_events)
 				note(tr, tr->count_problem, sizeof(tr->count_problem),
@@ -582,11 +600,33 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 				break;
 			tr->has_end = true;
 			tr->end_frame = index;
+			tr->has_filtered |= tr->end.has_filtered;
 			see_ticks(tr, tr->end.end_ticks);
 			break;
 		case RECFMT_COUNTER_SET:
 			tr->nr_counter_sets++; /* the counters themselves: acts.c */
 			break;
+		case RECFMT_MODULE: {
+			struct recfmt_module m;
+
+			if ((st = recfmt_decode_module(&rec, &m, &err)) != RECFMT_OK)
+				break;
+			if (!tr->syms)
+				tr->syms = tt_symbols_create(tr->path);
+			tt_symbols_add_module(tr->syms, &m);
+			break;
+		}
+		case RECFMT_FUNC: {
+			struct recfmt_func f;
+
+			if ((st = recfmt_decode_func(&rec, &f, &err)) != RECFMT_OK)
+				break;
+			if (!tr->syms)
+				tr->syms = tt_symbols_create(tr->path);
+			/* Named when first needed (tt_trace_site_name_slow()). */
+			tt_symbols_add_func(tr->syms, f.id, f.addr);
+			break;
+		}
 		case RECFMT_FRAME:
 		case RECFMT_FILE_HEADER:
 		default:
@@ -942,6 +982,8 @@ enum tt_status tt_trace_walk_many(struct tt_trace **trs, void **ctxs, unsigned n
 	}
 	for (unsigned i = 1; i < n && ts == TT_OK; i++)
 		tt_trace_merge(trs[0], trs[i]);
+	if (ts == TT_OK)
+		tt_symbols_warn(trs[0]->syms); /* once, whatever the replicas met */
 	if (ts == TT_OK && !trs[0]->has_header) {
 		struct tt_trace *tr = trs[0];
 
@@ -966,10 +1008,12 @@ enum tt_status tt_trace_walk(struct tt_trace *tr, tt_block_fn fn, void *ctx, cha
 
 void tt_trace_merge(struct tt_trace *dst, const struct tt_trace *src)
 {
-	/* Everything but what the block function did is the same in both:
-	 * both read every record. */
+	/* Everything but what the block function did (and the modules whose
+	 * files it opened to name functions) is the same in both: both read
+	 * every record. */
 	if (src->max_ticks > dst->max_ticks)
 		dst->max_ticks = src->max_ticks;
+	tt_symbols_merge_warnings(dst->syms, src->syms);
 	dst->nr_bad_blocks += src->nr_failed_blocks;
 	dst->nr_failed_blocks += src->nr_failed_blocks;
 	if (src->first_problem[0] &&

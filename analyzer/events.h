@@ -16,6 +16,8 @@
 
 #include "recfmt.h"
 
+struct tt_symbols; /* symbols.h */
+
 /* Ticks to nanoseconds as an exact ratio: ns = ticks * num / den (rounded). */
 struct tt_clock {
 	uint64_t num, den;
@@ -37,6 +39,7 @@ struct tt_thread {
 	bool ended;   /* THREAD_END seen */
 	uint64_t nr_events;  /* records decoded from EVENTS blocks */
 	uint64_t nr_dropped; /* largest DROPS/THREAD_END count */
+	uint64_t nr_filtered; /* REC_MIN_NS: largest DROPS/THREAD_END nr_filtered (1.1) */
 	void *user;	     /* the consumer's per-thread state */
 	uint64_t out_id;     /* a consumer's id for the thread (chrome tid) */
 	bool has_out_id;
@@ -71,6 +74,10 @@ struct tt_trace {
 	uint32_t nr_site_slots;
 	uint32_t *big_sites; /* (id, name) pairs for ids >= 2^20 */
 	uint32_t big_mask, nr_big_sites;
+	/* MODULE and FUNC records (1.1): names of function sites, resolved
+	 * when first needed; NULL if the file has none. */
+	struct tt_symbols *syms;
+	bool has_filtered; /* the recording used REC_MIN_NS (FORMAT.md §3.7) */
 
 	/* What was read and what went wrong on the way. */
 	uint64_t nr_frames;	    /* frames decoded */
@@ -78,7 +85,7 @@ struct tt_trace {
 	uint64_t nr_bad_frames;	    /* skipped: damaged or unreadable */
 	uint64_t nr_lost_frames;    /* missing from the seq numbering */
 	uint64_t nr_bad_blocks;	    /* EVENTS blocks that did not decode */
-	uint64_t nr_counter_sets;   /* COUNTER_SET records (FORMAT.md §3.12) */
+	uint64_t nr_counter_sets;   /* COUNTER_SET records (FORMAT.md §3.13) */
 	uint64_t next_seq;
 	bool truncated;
 	uint64_t nr_after_end;	    /* records or frames after the END record */
@@ -88,7 +95,7 @@ struct tt_trace {
 	 * FILE_HEADER) record, before the walker handles it, with the frame's
 	 * index and file offset; for consumers of records the walker does not
 	 * interpret (acts.c, cmd_check.c, cmd_info.c: the counter records of
-	 * FORMAT.md §3.12-§3.13). In a parallel walk, each replica's own.
+	 * FORMAT.md §3.13-§3.14). In a parallel walk, each replica's own.
 	 */
 	void (*on_record)(void *ctx, struct tt_trace *tr, const struct recfmt_record *rec,
 			  uint64_t frame_index, uint64_t frame_offset);

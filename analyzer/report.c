@@ -221,6 +221,7 @@ enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 		if (o->nr_threads && !tt_options_thread_selected(o, final ? final : th))
 			continue;
 		rep->nr_dropped += th->nr_dropped;
+		rep->nr_filtered += th->nr_filtered;
 		if (!o->by_thread)
 			continue;
 		/* The replicas list the same threads in the same order; one of

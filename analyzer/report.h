@@ -37,6 +37,7 @@ struct tt_report {
 	char **labels; /* thread labels owned by the report */
 	size_t nr_labels;
 	uint64_t nr_dropped; /* of the selected threads */
+	uint64_t nr_filtered; /* REC_MIN_NS, of the selected threads (when tr.has_filtered) */
 	char problems[768];  /* what was lost, "" if nothing */
 };
 

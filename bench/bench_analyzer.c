@@ -221,7 +221,7 @@ static int generate(const char *path, uint64_t nr_events)
 				}
 				recfmt_encode_sync(&frame, &(struct recfmt_sync){
 					last, 5000 + (uint64_t)((last - t0) / 2.445), 0 });
-				recfmt_encode_end(&frame, &(struct recfmt_end){ last, 0, 0 });
+				recfmt_encode_end(&frame, &(struct recfmt_end){ .end_ticks = last });
 			}
 			if (recfmt_compress_frame(c, &frame, &out) || write_all(f, &out))
 				return -1;

@@ -5,7 +5,9 @@
  * into a thread-local array, on the same empty noinline function. Prints
  * ns above the bare call and the ratio to the floor, median of ROUNDS, for
  * 1 thread and for one thread per core. Built twice: librec linked
- * statically and as a shared library.
+ * statically and as a shared library. Also timed: an empty function built
+ * with -finstrument-functions (bench_func.c), i.e. whole-program mode's
+ * cost per function (func), above its own uninstrumented twin.
  *
  * Usage: bench_probe [--rounds=N] [--calls=N] [--threads=N]
  * Run with a ring large enough that nothing is dropped (the harness sets
@@ -54,6 +56,10 @@ __attribute__((noinline)) static void probed(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+/* bench_func.c: with and without the -finstrument-functions hooks. */
+void bench_func(void);
+void bench_func_bare(void);
+
 static double now_ns(void)
 {
 	struct timespec ts;
@@ -77,6 +83,7 @@ static int cmp(const void *a, const void *b)
 
 struct result {
 	double bare, floor, probe; /* medians, ns per call */
+	double func_bare, func;	   /* whole-program mode */
 };
 
 static pthread_barrier_t barrier;
@@ -87,10 +94,13 @@ static void *run(void *arg)
 	double *b = calloc((size_t)nr_rounds, sizeof(double));
 	double *f = calloc((size_t)nr_rounds, sizeof(double));
 	double *p = calloc((size_t)nr_rounds, sizeof(double));
+	double *fb = calloc((size_t)nr_rounds, sizeof(double));
+	double *fi = calloc((size_t)nr_rounds, sizeof(double));
 
 	/* Warm up: first-touch the ring's pages, register the site. */
 	per_call(probed);
 	per_call(floor_fn);
+	per_call(bench_func);
 	rec_flush();
 	pthread_barrier_wait(&barrier);
 	/* Interleave the three so that noise hits them alike. */
@@ -98,13 +108,21 @@ static void *run(void *arg)
 		b[r] = per_call(bare);
 		f[r] = per_call(floor_fn);
 		p[r] = per_call(probed);
+		fb[r] = per_call(bench_func_bare);
+		fi[r] = per_call(bench_func);
 	}
 	qsort(b, (size_t)nr_rounds, sizeof(double), cmp);
 	qsort(f, (size_t)nr_rounds, sizeof(double), cmp);
 	qsort(p, (size_t)nr_rounds, sizeof(double), cmp);
+	qsort(fb, (size_t)nr_rounds, sizeof(double), cmp);
+	qsort(fi, (size_t)nr_rounds, sizeof(double), cmp);
 	res->bare = b[nr_rounds / 2];
 	res->floor = f[nr_rounds / 2];
 	res->probe = p[nr_rounds / 2];
+	res->func_bare = fb[nr_rounds / 2];
+	res->func = fi[nr_rounds / 2];
+	free(fb);
+	free(fi);
 	free(b);
 	free(f);
 	free(p);
@@ -147,8 +165,11 @@ int main(int argc, char **argv)
 
 	for (int i = 0; i < nr_threads; i++) {
 		double fl = res[i].floor - res[i].bare, pr = res[i].probe - res[i].bare;
-		printf("%-8s threads=%d thread=%d  bare %.2f ns  floor %.2f ns  probe %.2f ns  ratio %.3f\n",
-		       mode, nr_threads, i, res[i].bare, fl, pr, pr / fl);
+		double fn = res[i].func - res[i].func_bare;
+
+		printf("%-8s threads=%d thread=%d  bare %.2f ns  floor %.2f ns  probe %.2f ns  ratio %.3f"
+		       "  func %.2f ns  func/probe %.3f  func/floor %.3f\n",
+		       mode, nr_threads, i, res[i].bare, fl, pr, pr / fl, fn, fn / pr, fn / fl);
 	}
 	free(th);
 	free(res);

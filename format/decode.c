@@ -154,6 +154,8 @@ enum recfmt_status recfmt_decode_drops(const struct recfmt_record *rec,
 	RETURN_IF(rec->size < 16, err, rec, "DROPS record too short (%u bytes)", rec->size);
 	drops->thread = recfmt_load_u32le(rec->payload);
 	drops->nr_dropped = recfmt_load_u64le(rec->payload + 8);
+	drops->has_filtered = rec->size >= 24;
+	drops->nr_filtered = drops->has_filtered ? recfmt_load_u64le(rec->payload + 16) : 0;
 	RETURN_IF(drops->thread == 0, err, rec, "thread serial 0");
 	return RECFMT_OK;
 }
@@ -166,6 +168,8 @@ enum recfmt_status recfmt_decode_thread_end(const struct recfmt_record *rec,
 	te->thread = recfmt_load_u32le(rec->payload);
 	te->nr_events = recfmt_load_u64le(rec->payload + 8);
 	te->nr_dropped = recfmt_load_u64le(rec->payload + 16);
+	te->has_filtered = rec->size >= 32;
+	te->nr_filtered = te->has_filtered ? recfmt_load_u64le(rec->payload + 24) : 0;
 	RETURN_IF(te->thread == 0, err, rec, "thread serial 0");
 	return RECFMT_OK;
 }
@@ -177,6 +181,50 @@ enum recfmt_status recfmt_decode_end(const struct recfmt_record *rec, struct rec
 	end->end_ticks = recfmt_load_u64le(rec->payload);
 	end->nr_events = recfmt_load_u64le(rec->payload + 8);
 	end->nr_dropped = recfmt_load_u64le(rec->payload + 16);
+	end->has_filtered = rec->size >= 32;
+	end->nr_filtered = end->has_filtered ? recfmt_load_u64le(rec->payload + 24) : 0;
+	return RECFMT_OK;
+}
+
+enum recfmt_status recfmt_decode_module(const struct recfmt_record *rec,
+					struct recfmt_module *m, struct recfmt_error *err)
+{
+	const uint8_t *p = rec->payload;
+	uint64_t need;
+
+	RETURN_IF(rec->size < 32, err, rec, "MODULE record too short (%u bytes)", rec->size);
+	m->id = recfmt_load_u32le(p);
+	m->flags = recfmt_load_u32le(p + 4);
+	m->load_bias = recfmt_load_u64le(p + 8);
+	m->nr_ranges = recfmt_load_u32le(p + 16);
+	m->build_id_bytes = recfmt_load_u32le(p + 20);
+	m->path_bytes = recfmt_load_u32le(p + 24);
+	RETURN_IF(m->id == 0, err, rec, "module id 0");
+	RETURN_IF(m->nr_ranges > RECFMT_MAX_MODULE_RANGES ||
+			  m->build_id_bytes > RECFMT_MAX_BUILD_ID_BYTES ||
+			  m->path_bytes > RECFMT_MAX_NAME_BYTES,
+		  err, rec, "MODULE record's counts are out of range");
+	need = 32u + 16u * (uint64_t)m->nr_ranges + m->build_id_bytes + m->path_bytes;
+	RETURN_IF(need > rec->size, err, rec, "MODULE record's contents overrun it");
+	m->ranges = p + 32;
+	m->build_id = m->ranges + 16u * m->nr_ranges;
+	m->path = (const char *)m->build_id + m->build_id_bytes;
+	for (uint32_t i = 0; i < m->nr_ranges; i++) {
+		struct recfmt_range r = recfmt_module_range(m, i);
+
+		RETURN_IF(r.start > r.end, err, rec, "MODULE range %u ends before it starts", i);
+	}
+	return RECFMT_OK;
+}
+
+enum recfmt_status recfmt_decode_func(const struct recfmt_record *rec, struct recfmt_func *func,
+				      struct recfmt_error *err)
+{
+	RETURN_IF(rec->size < 16, err, rec, "FUNC record too short (%u bytes)", rec->size);
+	func->id = recfmt_load_u32le(rec->payload);
+	func->addr = recfmt_load_u64le(rec->payload + 8);
+	RETURN_IF(func->id == 0 || func->id > RECFMT_MAX_SITE_ID, err, rec, "bad site id %u",
+		  func->id);
 	return RECFMT_OK;
 }
 

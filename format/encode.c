@@ -154,9 +154,23 @@ int recfmt_encode_drops(struct recfmt_buf *buf, uint32_t thread, uint64_t nr_dro
 	return 0;
 }
 
+int recfmt_encode_drops_filtered(struct recfmt_buf *buf, uint32_t thread, uint64_t nr_dropped,
+				 uint64_t nr_filtered)
+{
+	uint8_t *p = record_begin(buf, RECFMT_DROPS, 24);
+
+	if (!p)
+		return -ENOMEM;
+	recfmt_store_u32le(p, thread);
+	recfmt_store_u32le(p + 4, 0);
+	recfmt_store_u64le(p + 8, nr_dropped);
+	recfmt_store_u64le(p + 16, nr_filtered);
+	return 0;
+}
+
 int recfmt_encode_thread_end(struct recfmt_buf *buf, const struct recfmt_thread_end *te)
 {
-	uint8_t *p = record_begin(buf, RECFMT_THREAD_END, 24);
+	uint8_t *p = record_begin(buf, RECFMT_THREAD_END, te->has_filtered ? 32 : 24);
 
 	if (!p)
 		return -ENOMEM;
@@ -164,18 +178,68 @@ int recfmt_encode_thread_end(struct recfmt_buf *buf, const struct recfmt_thread_
 	recfmt_store_u32le(p + 4, 0);
 	recfmt_store_u64le(p + 8, te->nr_events);
 	recfmt_store_u64le(p + 16, te->nr_dropped);
+	if (te->has_filtered)
+		recfmt_store_u64le(p + 24, te->nr_filtered);
 	return 0;
 }
 
 int recfmt_encode_end(struct recfmt_buf *buf, const struct recfmt_end *end)
 {
-	uint8_t *p = record_begin(buf, RECFMT_END, 24);
+	uint8_t *p = record_begin(buf, RECFMT_END, end->has_filtered ? 32 : 24);
 
 	if (!p)
 		return -ENOMEM;
 	recfmt_store_u64le(p, end->end_ticks);
 	recfmt_store_u64le(p + 8, end->nr_events);
 	recfmt_store_u64le(p + 16, end->nr_dropped);
+	if (end->has_filtered)
+		recfmt_store_u64le(p + 24, end->nr_filtered);
+	return 0;
+}
+
+/* FORMAT.md §3.10. */
+int recfmt_encode_module(struct recfmt_buf *buf, uint32_t id, uint32_t flags, uint64_t load_bias,
+			 const struct recfmt_range *ranges, uint32_t nr_ranges,
+			 const uint8_t *build_id, uint32_t build_id_bytes, const char *path)
+{
+	uint32_t path_bytes = clamp_name(path);
+	uint8_t *p, *q;
+
+	if (nr_ranges > RECFMT_MAX_MODULE_RANGES)
+		nr_ranges = RECFMT_MAX_MODULE_RANGES;
+	if (build_id_bytes > RECFMT_MAX_BUILD_ID_BYTES)
+		build_id_bytes = RECFMT_MAX_BUILD_ID_BYTES;
+	p = record_begin(buf, RECFMT_MODULE, 32 + 16 * nr_ranges + build_id_bytes + path_bytes);
+	if (!p)
+		return -ENOMEM;
+	recfmt_store_u32le(p, id);
+	recfmt_store_u32le(p + 4, flags);
+	recfmt_store_u64le(p + 8, load_bias);
+	recfmt_store_u32le(p + 16, nr_ranges);
+	recfmt_store_u32le(p + 20, build_id_bytes);
+	recfmt_store_u32le(p + 24, path_bytes);
+	recfmt_store_u32le(p + 28, 0);
+	q = p + 32;
+	for (uint32_t i = 0; i < nr_ranges; i++, q += 16) {
+		recfmt_store_u64le(q, ranges[i].start);
+		recfmt_store_u64le(q + 8, ranges[i].end);
+	}
+	if (build_id_bytes)
+		memcpy(q, build_id, build_id_bytes);
+	memcpy(q + build_id_bytes, path ? path : "", path_bytes);
+	return 0;
+}
+
+/* FORMAT.md §3.11. */
+int recfmt_encode_func(struct recfmt_buf *buf, uint32_t id, uint64_t addr)
+{
+	uint8_t *p = record_begin(buf, RECFMT_FUNC, 16);
+
+	if (!p)
+		return -ENOMEM;
+	recfmt_store_u32le(p, id);
+	recfmt_store_u32le(p + 4, 0);
+	recfmt_store_u64le(p + 8, addr);
 	return 0;
 }
 
@@ -287,7 +351,7 @@ int recfmt_events_finish(struct recfmt_events_encoder *enc)
 }
 
 /* ---------------------------------------------------------------------
- * Counters (FORMAT.md §3.12-§3.13, format 1.1).
+ * Counters (FORMAT.md §3.13-§3.14, format 1.1).
  */
 int recfmt_encode_counter_set(struct recfmt_buf *buf, uint32_t thread, uint32_t nr,
 			      const char *const *names, const uint32_t *flags)

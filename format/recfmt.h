@@ -44,9 +44,10 @@ enum recfmt_type {
 	RECFMT_DROPS = 7,
 	RECFMT_THREAD_END = 8,
 	RECFMT_END = 9,
-	/* 10 and 11 are taken by issue 6 (format 1.1). */
-	RECFMT_COUNTER_SET = 12, /* 1.1: FORMAT.md §3.12 */
-	RECFMT_COUNTERS = 13,	 /* 1.1: FORMAT.md §3.13 */
+	RECFMT_MODULE = 10, /* 1.1: a loaded ELF module (FORMAT.md §3.10) */
+	RECFMT_FUNC = 11,   /* 1.1: a site named by a code address (FORMAT.md §3.11) */
+	RECFMT_COUNTER_SET = 12, /* 1.1: FORMAT.md §3.13 */
+	RECFMT_COUNTERS = 13,	 /* 1.1: FORMAT.md §3.14 */
 };
 
 /* FORMAT.md §3.2: clock kinds. */
@@ -184,25 +185,78 @@ struct recfmt_thread {
 	uint32_t name_bytes;
 };
 
+/*
+ * nr_filtered (1.1, FORMAT.md §3.7-§3.9): activations not written because
+ * they were shorter than REC_MIN_NS. On disk only when has_filtered is set
+ * (the recording used REC_MIN_NS); a decoder sets has_filtered when the
+ * record carries the field.
+ */
 struct recfmt_drops {
 	uint32_t thread;
 	uint64_t nr_dropped; /* cumulative for this thread */
+	bool has_filtered;
+	uint64_t nr_filtered; /* cumulative for this thread */
 };
 
 struct recfmt_thread_end {
 	uint32_t thread;
 	uint64_t nr_events;  /* cumulative records written for this thread */
 	uint64_t nr_dropped; /* cumulative scopes dropped for this thread */
+	bool has_filtered;
+	uint64_t nr_filtered;
 };
 
 struct recfmt_end {
 	uint64_t end_ticks;
 	uint64_t nr_events;
 	uint64_t nr_dropped;
+	bool has_filtered;
+	uint64_t nr_filtered;
+};
+
+/* FORMAT.md §3.10: MODULE flags. */
+#define RECFMT_MODULE_MAIN 1u /* the main program */
+#define RECFMT_MODULE_VDSO 2u /* the kernel's vDSO: no file on disk */
+#define RECFMT_MAX_MODULE_RANGES 64u
+#define RECFMT_MAX_BUILD_ID_BYTES 64u
+
+/* One executable range of a module, in run-time addresses: [start, end). */
+struct recfmt_range {
+	uint64_t start, end;
 };
 
 /*
- * FORMAT.md §3.12-§3.13: per-thread hardware/software counters. A thread
+ * FORMAT.md §3.10. Decoded: ranges points into the frame (nr_ranges pairs
+ * of u64le, read with recfmt_module_range()); build_id and path are not
+ * NUL-terminated.
+ */
+struct recfmt_module {
+	uint32_t id;
+	uint32_t flags;
+	uint64_t load_bias;
+	uint32_t nr_ranges;
+	const uint8_t *ranges;
+	const uint8_t *build_id;
+	uint32_t build_id_bytes;
+	const char *path;
+	uint32_t path_bytes;
+};
+
+static inline struct recfmt_range recfmt_module_range(const struct recfmt_module *m, uint32_t i)
+{
+	struct recfmt_range r = { recfmt_load_u64le(m->ranges + 16 * i),
+				  recfmt_load_u64le(m->ranges + 16 * i + 8) };
+	return r;
+}
+
+/* FORMAT.md §3.11: a site whose name is the function at a code address. */
+struct recfmt_func {
+	uint32_t id;
+	uint64_t addr; /* run-time address of the function's entry */
+};
+
+/*
+ * FORMAT.md §3.13-§3.14: per-thread hardware/software counters. A thread
  * has at most RECFMT_MAX_COUNTERS requested counters; flag bit 0 set means
  * the counter is recorded (it has a column in the thread's COUNTERS blocks,
  * in the order of the set), clear means it was requested but could not be
@@ -255,16 +309,27 @@ int recfmt_encode_site(struct recfmt_buf *buf, uint32_t id, uint32_t line, const
 int recfmt_encode_thread(struct recfmt_buf *buf, uint32_t thread, uint32_t os_tid,
 			 const char *name);
 int recfmt_encode_drops(struct recfmt_buf *buf, uint32_t thread, uint64_t nr_dropped);
+/* DROPS with the 1.1 nr_filtered field (FORMAT.md §3.7). */
+int recfmt_encode_drops_filtered(struct recfmt_buf *buf, uint32_t thread, uint64_t nr_dropped,
+				 uint64_t nr_filtered);
 int recfmt_encode_thread_end(struct recfmt_buf *buf, const struct recfmt_thread_end *te);
 int recfmt_encode_end(struct recfmt_buf *buf, const struct recfmt_end *end);
 /*
- * COUNTER_SET (FORMAT.md §3.12): names[i] with flags[i] for nr <=
+ * MODULE (FORMAT.md §3.10): ranges is nr_ranges executable ranges; the
+ * encoder clamps nr_ranges, build_id_bytes and path to the format's limits.
+ */
+int recfmt_encode_module(struct recfmt_buf *buf, uint32_t id, uint32_t flags, uint64_t load_bias,
+			 const struct recfmt_range *ranges, uint32_t nr_ranges,
+			 const uint8_t *build_id, uint32_t build_id_bytes, const char *path);
+int recfmt_encode_func(struct recfmt_buf *buf, uint32_t id, uint64_t addr);
+/*
+ * COUNTER_SET (FORMAT.md §3.13): names[i] with flags[i] for nr <=
  * RECFMT_MAX_COUNTERS counters. Return: 0, -EINVAL (nr too large) or -ENOMEM.
  */
 int recfmt_encode_counter_set(struct recfmt_buf *buf, uint32_t thread, uint32_t nr,
 			      const char *const *names, const uint32_t *flags);
 /*
- * COUNTERS (FORMAT.md §3.13), to be appended right after the EVENTS block
+ * COUNTERS (FORMAT.md §3.14), to be appended right after the EVENTS block
  * it annotates: values[i * nr_columns + c] is counter c at event i.
  * Return: 0, -EINVAL (nr_columns too large) or -ENOMEM.
  */
@@ -361,12 +426,16 @@ enum recfmt_status recfmt_decode_thread_end(const struct recfmt_record *rec,
 					    struct recfmt_error *err);
 enum recfmt_status recfmt_decode_end(const struct recfmt_record *rec, struct recfmt_end *end,
 				     struct recfmt_error *err);
-/* FORMAT.md §3.12. Return: RECFMT_OK or RECFMT_CORRUPT. */
+enum recfmt_status recfmt_decode_module(const struct recfmt_record *rec,
+					struct recfmt_module *module, struct recfmt_error *err);
+enum recfmt_status recfmt_decode_func(const struct recfmt_record *rec, struct recfmt_func *func,
+				      struct recfmt_error *err);
+/* FORMAT.md §3.13. Return: RECFMT_OK or RECFMT_CORRUPT. */
 enum recfmt_status recfmt_decode_counter_set(const struct recfmt_record *rec,
 					     struct recfmt_counter_set *cs,
 					     struct recfmt_error *err);
 /*
- * FORMAT.md §3.13: validates the fixed part of a COUNTERS block (a block
+ * FORMAT.md §3.14: validates the fixed part of a COUNTERS block (a block
  * claiming more values than it has bytes is RECFMT_CORRUPT), so that the
  * caller may size nr_events * nr_columns values from it.
  */

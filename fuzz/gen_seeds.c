@@ -8,7 +8,7 @@
  * the monotonic clock, with and without END). Deterministic (fixed LCG), so
  * a rerun writes the same bytes. Built for reference; never run by meson test.
  *
- *     gen_seeds DIR    writes DIR/tracegen_{tsc_clean,mono_unclean,odd,counters}
+ *     gen_seeds DIR    writes DIR/tracegen_{tsc_clean,mono_unclean,odd,modules,counters}
  */
 #include <stdio.h>
 
@@ -102,7 +102,7 @@ static int write_odd(const char *path)
 }
 
 /*
- * Counters (FORMAT.md §3.12-§3.13): two threads with different COUNTER_SETs
+ * Counters (FORMAT.md §3.13-§3.14): two threads with different COUNTER_SETs
  * (one counter not recorded), a set replaced midway, recursion, a thread
  * without counters, a counter going down, several frames.
  */
@@ -155,6 +155,33 @@ static int write_counters(const char *path)
 	return tg_finish(t, true);
 }
 
+/* Format 1.1's whole-program records: function sites named by address in
+ * two modules whose files do not exist, mixed with a named site, on four
+ * threads (so that several walkers each name and warn). */
+static int write_modules(const char *path)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 100,
+				 .pid = 78, .frame_bytes = 1200, .block_events = 40 };
+	struct tg_trace *t = tg_create(path, &cfg);
+	uint64_t now = 100;
+
+	if (!t)
+		return -1;
+	tg_module(t, 1, "/nonexistent-rec-seed/prog", 0x555500000000, 0x555500001000,
+		  0x555500009000);
+	tg_module(t, 2, "/nonexistent-rec-seed/libgone.so", 0x7f0000000000, 0x7f0000001000,
+		  0x7f0000002000);
+	tg_func(t, 1, 0x555500001100);
+	tg_func(t, 2, 0x7f0000001200);
+	tg_func(t, 3, 0x123); /* in no module */
+	tg_site(t, 4, "manual");
+	for (uint32_t th = 1; th <= 4; th++) {
+		tg_thread(t, th, 400 + th, th == 1 ? "main" : NULL);
+		walk(t, th, &now, 60, 4);
+	}
+	return tg_finish(t, true);
+}
+
 int main(int argc, char **argv)
 {
 	char path[4096];
@@ -172,6 +199,8 @@ int main(int argc, char **argv)
 	rc |= write_odd(path);
 	snprintf(path, sizeof(path), "%s/tracegen_counters", argv[1]);
 	rc |= write_counters(path);
+	snprintf(path, sizeof(path), "%s/tracegen_modules", argv[1]);
+	rc |= write_modules(path);
 	if (rc)
 		fprintf(stderr, "gen_seeds: cannot write the seeds in %s\n", argv[1]);
 	return rc ? 1 : 0;

@@ -199,6 +199,22 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 		out->live_ns = 0;
 	}
 
+	/* REC_MIN_NS (env only): activations shorter than this are not written. */
+	out->min_ns = 0;
+	if ((v = getenv("REC_MIN_NS")) && *v) {
+		char *end;
+		unsigned long long ns;
+
+		errno = 0;
+		ns = strtoull(v, &end, 10);
+		if (errno || *end || end == v || v[0] == '-' || ns > 3600000000000ull) {
+			rec__log("bad REC_MIN_NS '%s' (want nanoseconds, 0 to 3600000000000); "
+				 "tracing disabled", v);
+			return -EINVAL;
+		}
+		out->min_ns = ns;
+	}
+
 	int overflow = c.overflow, clock = c.clock;
 
 	err = resolve_choice("REC_OVERFLOW", "overflow", "drop", "block", &overflow);

@@ -8,7 +8,7 @@
  * page where the kernel allows it for every event of the group, one read(2)
  * of the whole group otherwise) and its closing. It does not touch rings:
  * probe.c's counted path pushes the values, writer.c encodes them as
- * FORMAT.md §3.12-§3.13 records.
+ * FORMAT.md §3.13-§3.14 records.
  *
  * Threads: rec__counters_configure() runs under rec__g.lock at start;
  * rec__counters_open() runs on the thread being attached, under

@@ -152,6 +152,7 @@ int rec__start_locked(const struct rec_config *config)
 		t->nr_dropped_base = __atomic_load_n(&t->nr_dropped, __ATOMIC_RELAXED);
 		t->nr_dropped_written = 0;
 		t->nr_events_written = 0;
+		t->nr_filtered_written = t->nr_filtered_reported = 0;
 		t->name_gen_written = 0;
 		t->ctr_set_frame = 0;
 		__atomic_store_n(&t->off, 0, __ATOMIC_RELAXED);

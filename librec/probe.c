@@ -7,16 +7,31 @@
  * ring, signal nesting) is out of line, and so is the counted path of a
  * thread with REC_COUNTERS (enter_counted(), exit_counted()). The ring
  * protocol and labels (A)-(D) are in rec_internal.h.
+ *
+ * It also holds the -finstrument-functions hooks (__cyg_profile_func_enter
+ * and _exit): the same window, ring push, reserve-for-exit rule and drop
+ * accounting, with the site id found by function address in a per-thread
+ * cache (registry in site.c) and the exit's record kept on a per-thread
+ * shadow stack. librec itself is built with -fno-instrument-functions, and
+ * every function here is no_instrument_function as well. The hooks take
+ * the counted path too on a thread with counters.
  */
 #include "rec_internal.h"
 
 #include <errno.h>
 #include <time.h>
 
+/*
+ * Whatever flags this file is compiled with, nothing in it may call the
+ * hooks: they would recurse. The static inline helpers get the attribute
+ * too (an inlined call is instrumented by some compilers).
+ */
+#define NOINSTR __attribute__((no_instrument_function))
+
 __thread struct rec__thread *rec__self __attribute__((tls_model("initial-exec")));
 __thread uint8_t rec__in_librec __attribute__((tls_model("initial-exec")));
 
-static inline uint64_t now_ticks(const struct rec__thread *t)
+NOINSTR static inline uint64_t now_ticks(const struct rec__thread *t)
 {
 	if (likely(t->use_tsc))
 		return rec__rdtsc();
@@ -35,7 +50,7 @@ __thread uint64_t rec__orphan_drops __attribute__((tls_model("initial-exec")));
  * split (not locked: no other thread writes). The writer reads it with a
  * relaxed load.
  */
-static inline void count_one(uint64_t *counter)
+NOINSTR static inline void count_one(uint64_t *counter)
 {
 #if defined(__x86_64__)
 	__asm__ volatile("addq $1, %0" : "+m"(*counter));
@@ -44,7 +59,7 @@ static inline void count_one(uint64_t *counter)
 #endif
 }
 
-void rec__add_drops(struct rec__thread *t, uint64_t n)
+NOINSTR void rec__add_drops(struct rec__thread *t, uint64_t n)
 {
 #if defined(__x86_64__)
 	__asm__ volatile("addq %1, %0" : "+m"(t->nr_dropped) : "r"(n));
@@ -60,7 +75,7 @@ void rec__add_drops(struct rec__thread *t, uint64_t n)
  * handler pushed records in between, it is read again so that the thread's
  * records stay in time order. Return: the head to write at.
  */
-static inline uint64_t open_window(struct rec__thread *t, uint64_t *ticks)
+NOINSTR static inline uint64_t open_window(struct rec__thread *t, uint64_t *ticks)
 {
 	uint64_t h0 = __atomic_load_n(&t->head, __ATOMIC_RELAXED), head;
 
@@ -73,13 +88,13 @@ static inline uint64_t open_window(struct rec__thread *t, uint64_t *ticks)
 	return head;
 }
 
-static inline void close_window(struct rec__thread *t)
+NOINSTR static inline void close_window(struct rec__thread *t)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->nesting = 0;
 }
 
-static inline void push(struct rec__thread *t, uint64_t head, uint64_t ticks, uint32_t code)
+NOINSTR static inline void push(struct rec__thread *t, uint64_t head, uint64_t ticks, uint32_t code)
 {
 	struct recfmt_event *ev = &t->events[head & t->mask];
 
@@ -101,7 +116,7 @@ static inline void push(struct rec__thread *t, uint64_t head, uint64_t ticks, ui
  * fast path is unchanged.
  * Return: true if there is room for `need` now.
  */
-static bool wait_for_room(struct rec__thread *t, uint64_t need)
+NOINSTR static bool wait_for_room(struct rec__thread *t, uint64_t need)
 {
 	struct timespec nap = { 0, 50 * 1000 };
 	uint64_t cap = t->mask + 1;
@@ -136,7 +151,7 @@ static bool wait_for_room(struct rec__thread *t, uint64_t need)
  * after a handler's push are as in the fast path; the counters are read
  * with the clock, outside the window (counters.c: async-signal-safe).
  */
-static void push_counted(struct rec__thread *t, uint64_t head, uint64_t ticks, uint32_t code,
+NOINSTR static void push_counted(struct rec__thread *t, uint64_t head, uint64_t ticks, uint32_t code,
 			 const uint64_t *vals, uint32_t nr)
 {
 	struct recfmt_event *ev = &t->events[head & t->mask];
@@ -154,7 +169,7 @@ static void push_counted(struct rec__thread *t, uint64_t head, uint64_t ticks, u
 	__atomic_store_n(&t->head, head + 1 + nr, __ATOMIC_RELEASE);
 }
 
-static bool room_counted(struct rec__thread *t, struct rec__counters *c, uint64_t need)
+NOINSTR static bool room_counted(struct rec__thread *t, struct rec__counters *c, uint64_t need)
 {
 	bool ok;
 
@@ -166,7 +181,7 @@ static bool room_counted(struct rec__thread *t, struct rec__counters *c, uint64_
 	return ok;
 }
 
-static __attribute__((noinline)) struct rec__scope enter_counted(struct rec__thread *t,
+NOINSTR static __attribute__((noinline)) struct rec__scope enter_counted(struct rec__thread *t,
 								 uint32_t id)
 {
 	struct rec__counters *c = t->ctr;
@@ -196,7 +211,7 @@ static __attribute__((noinline)) struct rec__scope enter_counted(struct rec__thr
 	return scope;
 }
 
-static __attribute__((noinline)) void exit_counted(struct rec__thread *t, uint32_t code)
+NOINSTR static __attribute__((noinline)) void exit_counted(struct rec__thread *t, uint32_t code)
 {
 	struct rec__counters *c = t->ctr;
 	uint64_t vals[RECFMT_MAX_COUNTERS];
@@ -219,7 +234,7 @@ static __attribute__((noinline)) void exit_counted(struct rec__thread *t, uint32
 	close_window(t);
 }
 
-static __attribute__((noinline)) struct rec__scope enter_slow(struct rec__site *site)
+NOINSTR static __attribute__((noinline)) struct rec__scope enter_slow(struct rec__site *site)
 {
 	struct rec__scope scope = { 0 };
 	struct rec__thread *t = rec__self;
@@ -260,7 +275,7 @@ static __attribute__((noinline)) struct rec__scope enter_slow(struct rec__site *
 	return scope;
 }
 
-struct rec__scope rec__enter(struct rec__site *site)
+NOINSTR struct rec__scope rec__enter(struct rec__site *site)
 {
 	struct rec__thread *t = rec__self;
 	uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
@@ -281,7 +296,7 @@ struct rec__scope rec__enter(struct rec__site *site)
 	return scope;
 }
 
-void rec__exit(struct rec__scope *scope)
+NOINSTR void rec__exit(struct rec__scope *scope)
 {
 	struct rec__thread *t;
 	uint64_t head, ticks;
@@ -305,3 +320,257 @@ void rec__exit(struct rec__scope *scope)
 	t->reserved--;
 	close_window(t);
 }
+
+/* ---------------------------------------------------------------------
+ * -finstrument-functions hooks.
+ *
+ * Shadow stack protocol (owner thread only): every enter hook that finds the
+ * thread's state takes the next level (fdepth++) and stores {fn, code} in
+ * it, code being the exit record to push or 0 if the enter was not
+ * recorded; every exit hook gives the level back and pushes code if it is
+ * not 0. So a dropped enter's exit records nothing, and the ring stays
+ * well nested exactly as with TRACE_SCOPE. A signal handler's hooks on the
+ * same thread are balanced (they give back every level they take), so they
+ * may run between any two steps: the enter hook raises fdepth before it
+ * writes its frame, and the exit hook reads its frame before it lowers
+ * fdepth, with signal fences in between. An exit hook whose frame is not on
+ * top (longjmp skipped exits) closes the frames above its own; one with no
+ * frame (its enter ran before this thread had state) records nothing.
+ */
+void __cyg_profile_func_enter(void *fn, void *call_site) REC_API NOINSTR;
+void __cyg_profile_func_exit(void *fn, void *call_site) REC_API NOINSTR;
+
+static inline NOINSTR struct rec__fcache_slot *fcache_slot(struct rec__thread *t, uintptr_t fn)
+{
+	return &t->fcache[((fn >> 4) ^ (fn >> 14)) & (REC__FCACHE_SLOTS - 1)];
+}
+
+/* Takes level d (already read from fdepth) and stores its frame. */
+static inline NOINSTR void fframe_push(struct rec__thread *t, uint32_t d, uintptr_t fn,
+				       uint32_t code)
+{
+	t->fdepth = d + 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (d < REC__FSTACK_DEPTH) {
+		t->fstack[d].fn = fn;
+		t->fstack[d].code = code;
+	}
+}
+
+static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
+{
+	struct rec__thread *t = rec__self;
+	uint32_t id = 0, code = 0, d;
+	uint64_t head, ticks;
+
+	if (rec__in_librec) {
+		/*
+		 * librec's own slow path or API call was interrupted by a
+		 * handler, or (built against advice) runs instrumented code:
+		 * no re-entry. The writer thread never records.
+		 */
+		if (t) {
+			count_one(&t->nr_dropped);
+			fframe_push(t, t->fdepth, fn, 0);
+		}
+		return;
+	}
+	rec__in_librec = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!t)
+		t = rec__thread_attach();
+	if (t && !__atomic_load_n(&t->off, __ATOMIC_RELAXED)) {
+		struct rec__fcache_slot *c = fcache_slot(t, fn);
+
+		if (c->fn == fn) {
+			id = c->id;
+		} else {
+			id = rec__site_register_func(fn);
+			if (id) {
+				c->fn = 0; /* a handler reading the slot meanwhile misses */
+				__atomic_signal_fence(__ATOMIC_SEQ_CST);
+				c->id = id;
+				__atomic_signal_fence(__ATOMIC_SEQ_CST);
+				c->fn = fn;
+			}
+		}
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rec__in_librec = 0;
+	if (!t)
+		return; /* not recording, and no state to keep a frame in */
+	d = t->fdepth;
+	if (__atomic_load_n(&t->off, __ATOMIC_RELAXED))
+		goto out; /* not recording: nothing to count */
+	if (t->nesting || !id || d >= REC__FSTACK_DEPTH) {
+		count_one(&t->nr_dropped);
+		goto out;
+	}
+	if (t->ctr) {
+		/* REC_COUNTERS: the counted path, as for TRACE_SCOPE. */
+		code = enter_counted(t, id).code;
+		goto out;
+	}
+	head = open_window(t, &ticks);
+	if (head + t->reserved + 2 > t->limit && !wait_for_room(t, head + t->reserved + 2)) {
+		close_window(t);
+		count_one(&t->nr_dropped);
+		goto out;
+	}
+	push(t, head, ticks, RECFMT_CODE(id, RECFMT_KIND_ENTER));
+	t->reserved++;
+	close_window(t);
+	code = RECFMT_CODE(id, RECFMT_KIND_EXIT);
+out:
+	fframe_push(t, d, fn, code);
+}
+
+/*
+ * func_enter() - what __cyg_profile_func_enter() does: called by code built
+ * with -finstrument-functions on entry to every function, it records an
+ * enter of the function's site, like rec__enter(). Any thread; never blocks
+ * (except in REC_OVERFLOW=block mode); async-signal-safe as rec__enter() is.
+ */
+static inline NOINSTR __attribute__((always_inline)) void func_enter(void *fn_ptr)
+{
+	struct rec__thread *t = rec__self;
+	uintptr_t fn = (uintptr_t)fn_ptr;
+	struct rec__fcache_slot *c;
+	uint64_t head, ticks;
+	uint32_t d, id;
+
+	if (unlikely(!t || t->nesting || __atomic_load_n(&t->off, __ATOMIC_RELAXED)))
+		goto slow;
+	d = t->fdepth;
+	c = fcache_slot(t, fn);
+	id = c->id;
+	if (unlikely(c->fn != fn || d >= REC__FSTACK_DEPTH))
+		goto slow;
+	head = open_window(t, &ticks);
+	if (unlikely(head + t->reserved + 2 > t->limit)) {
+		close_window(t);
+		goto slow;
+	}
+	push(t, head, ticks, RECFMT_CODE(id, RECFMT_KIND_ENTER));
+	t->reserved++;
+	close_window(t);
+	fframe_push(t, d, fn, RECFMT_CODE(id, RECFMT_KIND_EXIT));
+	return;
+slow:
+	func_enter_slow(fn);
+}
+
+static inline NOINSTR void push_exit(struct rec__thread *t, uint32_t code)
+{
+	uint64_t head, ticks;
+
+	if (!code || !t->reserved) {
+		/* Not recorded, or recorded into a ring this thread no longer
+		 * has; or a counted thread (reserved stays 0: see enter_counted()). */
+		if (code && t->ctr)
+			exit_counted(t, code);
+		return;
+	}
+	head = open_window(t, &ticks);
+	push(t, head, ticks, code); /* room was reserved by the enter */
+	t->reserved--;
+	close_window(t);
+}
+
+static NOINSTR __attribute__((noinline)) void func_exit_slow(struct rec__thread *t, uintptr_t fn)
+{
+	uint32_t d = t->fdepth, k;
+
+	if (d == 0)
+		return; /* the enter ran before this thread had state */
+	if (d > REC__FSTACK_DEPTH) {
+		t->fdepth = d - 1; /* too deep: the enter was dropped, not stored */
+		return;
+	}
+	/*
+	 * Not on top: exits were skipped (longjmp, or an exception through
+	 * code that was not instrumented). Close the skipped frames now, so
+	 * that the trace stays well nested; a frame of fn not found in the
+	 * last 64 levels means this exit matches no enter we kept.
+	 */
+	for (k = d; k-- > 0 && d - k <= 64;) {
+		if (t->fstack[k].fn != fn)
+			continue;
+		while (d > k) {
+			uint32_t code = t->fstack[--d].code;
+
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			t->fdepth = d;
+			push_exit(t, code);
+		}
+		return;
+	}
+}
+
+/*
+ * func_exit() - what __cyg_profile_func_exit() does, on every return (and
+ * unwinding) of an instrumented function: records the exit if the enter
+ * was recorded.
+ */
+static inline NOINSTR __attribute__((always_inline)) void func_exit(void *fn_ptr)
+{
+	struct rec__thread *t = rec__self;
+	uintptr_t fn = (uintptr_t)fn_ptr;
+	uint32_t d, code;
+
+	if (unlikely(!t))
+		return;
+	d = t->fdepth;
+	if (unlikely(d - 1 >= REC__FSTACK_DEPTH || t->fstack[d - 1].fn != fn)) {
+		func_exit_slow(t, fn);
+		return;
+	}
+	code = t->fstack[d - 1].code;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->fdepth = d - 1;
+	push_exit(t, code);
+}
+
+void __cyg_profile_func_enter(void *fn, void *call_site)
+{
+	(void)call_site;
+	func_enter(fn);
+}
+
+void __cyg_profile_func_exit(void *fn, void *call_site)
+{
+	(void)call_site;
+	func_exit(fn);
+}
+
+#if defined(REC_GLIBC_HOOK_VERSION)
+/*
+ * glibc defines empty __cyg_profile_func_enter/_exit (version
+ * REC_GLIBC_HOOK_VERSION, GLIBC_2.2.5 on x86-64), and a library built with
+ * -finstrument-functions but linked only against glibc references that
+ * version. The dynamic linker matches a versioned reference by version
+ * name, not by file, and searches librec before libc when the program
+ * links (or preloads) librec: these copies, exported under glibc's
+ * version, make such libraries call our hooks too. Only in librec.so
+ * (meson defines the macro there). Copies, not aliases: ld drops the
+ * default-version symbol when an alias at the same address is versioned.
+ */
+#define REC__STR2(x) #x
+#define REC__STR(x) REC__STR2(x)
+void rec__cyg_enter_glibc(void *fn, void *call_site) REC_API NOINSTR;
+void rec__cyg_exit_glibc(void *fn, void *call_site) REC_API NOINSTR;
+__asm__(".symver rec__cyg_enter_glibc, __cyg_profile_func_enter@" REC__STR(REC_GLIBC_HOOK_VERSION));
+__asm__(".symver rec__cyg_exit_glibc, __cyg_profile_func_exit@" REC__STR(REC_GLIBC_HOOK_VERSION));
+
+void rec__cyg_enter_glibc(void *fn, void *call_site)
+{
+	(void)call_site;
+	func_enter(fn);
+}
+
+void rec__cyg_exit_glibc(void *fn, void *call_site)
+{
+	(void)call_site;
+	func_exit(fn);
+}
+#endif

@@ -30,6 +30,28 @@
 #define REC__MAX_NAME_BYTES 255u
 
 /*
+ * -finstrument-functions hooks (probe.c): a per-thread direct-mapped cache
+ * of function address -> site id in front of the global registry (site.c),
+ * and a per-thread shadow stack that tells each exit hook what its enter
+ * recorded (the hooks have no scope variable to carry it, as TRACE_SCOPE
+ * has). Both live in the thread's state, touched only by its owner.
+ */
+#define REC__FCACHE_SLOTS 1024u	  /* power of two */
+#define REC__FSTACK_DEPTH 4096u	  /* deeper activations are dropped (counted) */
+
+struct rec__fcache_slot {
+	uintptr_t fn; /* 0: empty */
+	uint32_t id;
+	uint32_t unused;
+};
+
+struct rec__fframe {
+	uintptr_t fn;
+	uint32_t code; /* the exit record to push, 0 if the enter was not recorded */
+	uint32_t unused;
+};
+
+/*
  * Per-thread state. Ring protocol (single producer = the owning thread,
  * single consumer = the writer thread), indices count records and only grow:
  *
@@ -93,7 +115,19 @@ struct rec__thread {
 	 * and the fast path stays what it is without REC_COUNTERS.
 	 */
 	struct rec__counters *ctr;
+	uint64_t nr_filtered_written; /* REC_MIN_NS: activations not written, in this file */
+	uint64_t nr_filtered_reported; /* last nr_filtered in a DROPS record */
 	struct rec__thread *next; /* registry list, under g.lock */
+
+	/*
+	 * -finstrument-functions state, owner thread only (a signal handler
+	 * on the owner may use it too: see probe.c for why that is safe).
+	 * fdepth counts open hook activations, also those deeper than
+	 * REC__FSTACK_DEPTH, whose frames are not stored.
+	 */
+	uint32_t fdepth;
+	struct rec__fcache_slot fcache[REC__FCACHE_SLOTS];
+	struct rec__fframe fstack[REC__FSTACK_DEPTH];
 };
 
 /*
@@ -133,6 +167,7 @@ struct rec__config {
 	uint32_t flush_ms;
 	bool block;
 	bool use_tsc;
+	uint64_t min_ns; /* REC_MIN_NS; 0 = keep every activation */
 };
 
 struct rec__global {
@@ -186,6 +221,19 @@ const struct rec__site *rec__site_get(uint32_t id) REC__HIDDEN;
 void rec__site_lock(void) REC__HIDDEN;
 void rec__site_unlock(void) REC__HIDDEN;
 void rec__site_reinit_lock(void) REC__HIDDEN;
+uint32_t rec__site_register_func(uintptr_t fn) REC__HIDDEN;
+/* The function address of a site registered by rec__site_register_func(), else 0. */
+uintptr_t rec__site_func_addr(const struct rec__site *site) REC__HIDDEN;
+
+/* modules.c: the writer's view of the loaded ELF modules (FORMAT.md §3.10). */
+struct rec__modules {
+	unsigned long long adds, subs; /* dl_iterate_phdr's counters at the last scan */
+	bool scanned;
+	uint32_t nr_known, cap_known;
+	struct rec__module_key *known;
+};
+int rec__modules_scan(struct rec__modules *m, struct recfmt_buf *out) REC__HIDDEN;
+void rec__modules_fini(struct rec__modules *m) REC__HIDDEN;
 
 /* clock.c */
 bool rec__clock_tsc_is_invariant(void) REC__HIDDEN;

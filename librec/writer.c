@@ -40,12 +40,14 @@ struct writer {
 	struct recfmt_buf body;	   /* EVENTS, DROPS, THREAD_END, END records */
 	struct recfmt_buf scratch; /* ids column of the block being encoded */
 	struct recfmt_buf out;	   /* compressed frame */
+	struct recfmt_sync calibration; /* second sync point of the first frame */
 	uint32_t seq;
 	uint32_t nr_sites_written;
 	uint64_t pending_since_ns; /* when body last became non-empty; 0 if empty */
 	uint64_t last_sync_ns;
 	uint64_t nr_events;
 	uint64_t nr_dropped_exited; /* drops of threads already ended */
+	uint64_t nr_filtered_exited; /* REC_MIN_NS: filtered by threads already ended */
 	struct rec__thread **snap;
 	size_t snap_cap;
 	bool failed;
@@ -55,6 +57,12 @@ struct writer {
 	uint64_t *cval;
 	size_t cev_cap, cval_cap;
 	struct rec__live *live; /* REC_LIVE; NULL without it */
+	struct rec__modules modules;   /* MODULE records written to this file */
+	uint32_t nr_sites_scanned;     /* site count at the last module scan */
+	uint64_t ticks_per_second;     /* calibrated at start (write_lead) */
+	uint64_t min_ticks;	       /* REC_MIN_NS in ticks; 0 = no filtering */
+	struct recfmt_event *kept;     /* REC_MIN_NS: the events of a block that stay */
+	size_t kept_cap;
 };
 
 static uint64_t mono_ns(void)
@@ -115,8 +123,23 @@ static int write_lead(struct writer *w)
 		.start_mono_ns = rec__g.start_sync.mono_ns,
 		.start_real_ns = rec__g.start_sync.real_ns,
 	};
-	struct recfmt_sync now;
+	hdr.ticks_per_second = w->ticks_per_second;
+	err = recfmt_encode_header(&w->lead, &hdr);
+	if (!err)
+		err = recfmt_encode_sync(&w->lead, &rec__g.start_sync);
+	if (!err && rec__g.cfg.use_tsc)
+		err = recfmt_encode_sync(&w->lead, &w->calibration);
+	return err;
+}
 
+/*
+ * Before the first pass: the TSC's rate, from the start sync point to one
+ * taken at least CALIBRATE_MIN_NS later (the first frame's header carries
+ * it; REC_MIN_NS needs it to filter from the first pass on).
+ */
+static void calibrate(struct writer *w)
+{
+	w->ticks_per_second = 1000000000u;
 	if (rec__g.cfg.use_tsc) {
 		uint64_t since = mono_ns() - rec__g.start_sync.mono_ns;
 
@@ -124,20 +147,18 @@ static int write_lead(struct writer *w)
 			struct timespec nap = { 0, (long)(CALIBRATE_MIN_NS - since) };
 			nanosleep(&nap, NULL);
 		}
-		rec__clock_sync(true, &now);
-		hdr.ticks_per_second = (uint64_t)((unsigned __int128)(now.ticks -
-								       rec__g.start_sync.ticks) *
-						  1000000000u /
-						  (now.mono_ns - rec__g.start_sync.mono_ns));
-		if (!hdr.ticks_per_second)
-			hdr.ticks_per_second = 1;
+		rec__clock_sync(true, &w->calibration);
+		w->ticks_per_second = (uint64_t)((unsigned __int128)(w->calibration.ticks -
+								      rec__g.start_sync.ticks) *
+						 1000000000u /
+						 (w->calibration.mono_ns - rec__g.start_sync.mono_ns));
+		if (!w->ticks_per_second)
+			w->ticks_per_second = 1;
 	}
-	err = recfmt_encode_header(&w->lead, &hdr);
-	if (!err)
-		err = recfmt_encode_sync(&w->lead, &rec__g.start_sync);
-	if (!err && rec__g.cfg.use_tsc)
-		err = recfmt_encode_sync(&w->lead, &now);
-	return err;
+	w->min_ticks = (uint64_t)((unsigned __int128)rec__g.cfg.min_ns * w->ticks_per_second /
+				  1000000000u);
+	if (rec__g.cfg.min_ns && !w->min_ticks)
+		w->min_ticks = 1;
 }
 
 /* Compresses lead+meta+body into one zstd frame and appends it to the file. */
@@ -148,10 +169,21 @@ static void write_frame(struct writer *w)
 
 	if (w->failed)
 		goto out;
-	/* Sites used by the events in body, before them in the frame. */
+	/*
+	 * Modules, then sites used by the events in body, before them in the
+	 * frame. A function site's code was loaded before the site was
+	 * registered, so this scan, after loading nr_sites, sees its module.
+	 */
+	if (nr_sites != w->nr_sites_written || !w->modules.scanned)
+		err = rec__modules_scan(&w->modules, &w->meta);
 	for (uint32_t id = w->nr_sites_written + 1; id <= nr_sites && !err; id++) {
 		const struct rec__site *s = rec__site_get(id);
-		err = recfmt_encode_site(&w->meta, id, s->line, s->name, s->file);
+		uintptr_t fn = rec__site_func_addr(s);
+
+		if (fn)
+			err = recfmt_encode_func(&w->meta, id, fn);
+		else
+			err = recfmt_encode_site(&w->meta, id, s->line, s->name, s->file);
 	}
 	w->nr_sites_written = nr_sites;
 	if (!err)
@@ -179,8 +211,113 @@ static void note_pending(struct writer *w)
 		w->pending_since_ns = mono_ns();
 }
 
+static int encode_ring_all(struct writer *w, struct rec__thread *t, uint64_t tail,
+			   uint64_t head);
+/* REC_MIN_NS hold-back limit: an eighth of the ring, at most 64 Ki events. */
+#define HOLD_MAX_EVENTS(t) ((t)->mask + 1 < 8u * 65536u ? ((t)->mask + 1) / 8 : 65536u)
+#define PIECE_MAX_EVENTS (256u * 1024u) /* one EVENTS block; > HOLD_MAX_EVENTS */
+
+/*
+ * REC_MIN_NS: copies the events [tail, head) to w->kept without the
+ * activations shorter than min_ticks. An exit whose enter is the last event
+ * kept so far closes an activation with nothing kept inside it; if it is
+ * short, both go. So a short activation goes with everything inside it that
+ * went, and stays if anything inside it stayed. Each kept event's aux holds
+ * its offset from tail, for the hold-back in encode_ring().
+ * Return: the number of events kept, or -1 if out of memory.
+ */
+static int64_t filter_short(struct writer *w, struct rec__thread *t, uint64_t tail, uint64_t head)
+{
+	size_t n = (size_t)(head - tail), k = 0;
+
+	if (n > w->kept_cap) {
+		struct recfmt_event *kept = realloc(w->kept, n * sizeof(*kept));
+
+		if (!kept)
+			return -1;
+		w->kept = kept;
+		w->kept_cap = n;
+	}
+	for (uint64_t i = tail; i != head; i++) {
+		const struct recfmt_event *ev = &t->events[i & t->mask];
+
+		if (RECFMT_CODE_IS_EXIT(ev->code) && k && !RECFMT_CODE_IS_EXIT(w->kept[k - 1].code) &&
+		    RECFMT_CODE_SITE(w->kept[k - 1].code) == RECFMT_CODE_SITE(ev->code) &&
+		    ev->ticks - w->kept[k - 1].ticks < w->min_ticks &&
+		    ev->ticks >= w->kept[k - 1].ticks) {
+			k--;
+			continue;
+		}
+		w->kept[k] = *ev;
+		w->kept[k].aux = (uint32_t)(i - tail);
+		k++;
+	}
+	return (int64_t)k;
+}
+
+/* Encodes events as one EVENTS block (nothing if there are none). */
+static int encode_events(struct writer *w, struct rec__thread *t, const struct recfmt_event *ev,
+			 size_t n)
+{
+	struct recfmt_events_encoder enc;
+	int err;
+
+	if (!n)
+		return 0;
+	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->serial, ev[0].ticks);
+	if (!err)
+		err = recfmt_events_append(&enc, ev, n);
+	if (!err)
+		err = recfmt_events_finish(&enc);
+	return err;
+}
+
+/*
+ * Encodes a thread's events [tail, head) as one EVENTS block, without the
+ * short activations when REC_MIN_NS is set.
+ *
+ * Hold-back: enters at the end of what is kept that are younger than
+ * REC_MIN_NS (against now_ticks) may still turn out to be short. Unless
+ * `final`, they and everything after them (all nested inside them) stay in
+ * the ring, to be read again at the next pass, so that whether an
+ * activation is filtered does not depend on where a pass cut the stream.
+ * At most HOLD_MAX_EVENTS are held, so a busy thread's ring never fills
+ * with them: an enter with more than that after it is written (its
+ * activation is then kept, as one with a child kept would be).
+ * Return: 0 or -ENOMEM; *nr_written: events written; *nr_consumed: events
+ * of [tail, head) done with (the slots may be released).
+ */
+static int encode_ring(struct writer *w, struct rec__thread *t, uint64_t tail, uint64_t head,
+		       bool final, uint64_t now_ticks, uint64_t *nr_written,
+		       uint64_t *nr_consumed)
+{
+	if (w->min_ticks) {
+		int64_t k = filter_short(w, t, tail, head);
+		size_t cut = (size_t)k;
+		uint64_t consumed = head - tail;
+
+		if (k < 0)
+			return -ENOMEM;
+		/* Outward from the innermost trailing enter, while young and it fits. */
+		while (!final && cut > 0 && !RECFMT_CODE_IS_EXIT(w->kept[cut - 1].code) &&
+		       (now_ticks < w->kept[cut - 1].ticks ||
+			now_ticks - w->kept[cut - 1].ticks < w->min_ticks) &&
+		       head - tail - w->kept[cut - 1].aux <= HOLD_MAX_EVENTS(t))
+			cut--;
+		if (cut < (size_t)k)
+			consumed = w->kept[cut].aux;
+		/* Every event consumed but not kept is half of a filtered activation. */
+		t->nr_filtered_written += (consumed - cut) / 2;
+		*nr_written = cut;
+		*nr_consumed = consumed;
+		return encode_events(w, t, w->kept, cut);
+	}
+	*nr_written = *nr_consumed = head - tail;
+	return encode_ring_all(w, t, tail, head);
+}
+
 /* Encodes a thread's events [tail, head) as one EVENTS block. */
-static int encode_ring(struct writer *w, struct rec__thread *t, uint64_t tail, uint64_t head)
+static int encode_ring_all(struct writer *w, struct rec__thread *t, uint64_t tail, uint64_t head)
 {
 	struct recfmt_events_encoder enc;
 	uint64_t cap = t->mask + 1;
@@ -217,7 +354,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 /*
  * Encodes a counted thread's slots [tail, head), groups of 1 + nr slots
  * (probe.c: push_counted), as an EVENTS block followed by the COUNTERS
- * block of its values (FORMAT.md §3.13).
+ * block of its values (FORMAT.md §3.14).
  */
 static int encode_ring_counted(struct writer *w, struct rec__thread *t, uint64_t tail,
 			       uint64_t head)
@@ -251,7 +388,8 @@ static int encode_ring_counted(struct writer *w, struct rec__thread *t, uint64_t
  * Drains one thread's ring. Return: true if the ring was more than a
  * quarter full (the writer should come back without sleeping).
  */
-static bool drain_thread(struct writer *w, struct rec__thread *t, bool *ended)
+static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, uint64_t now_ticks,
+			 bool *ended)
 {
 	/* Pairs with the release store in thread_exit(): then head is final. */
 	bool dead = __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE);
@@ -268,43 +406,82 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool *ended)
 	while (head != tail && !err) {
 		uint64_t n = head - tail;
 
-		if (t->ctr && t->ctr_set_frame != w->seq + 1) {
-			/* FORMAT.md §3.12: in every frame with the thread's COUNTERS
-			 * blocks, so that a lost frame loses no counter names. */
-			err = recfmt_encode_counter_set(&w->meta, t->serial, t->ctr->nr_req,
-							t->ctr->name, t->ctr->flags);
-			if (err)
-				break;
-			t->ctr_set_frame = w->seq + 1;
-		}
+		uint64_t written = 0, consumed = 0;
+		bool held;
 
-		if (n > 256 * 1024)
-			n = 256 * 1024 / group * group; /* whole groups */
-		if (group > 1)
+		if (t->ctr) {
+			/*
+			 * A counted thread (REC_COUNTERS): whole groups of 1 + nr
+			 * slots, an EVENTS block then its COUNTERS block, and no
+			 * REC_MIN_NS filtering (README).
+			 */
+			if (t->ctr_set_frame != w->seq + 1) {
+				/* FORMAT.md §3.13: in every frame with the thread's
+				 * COUNTERS blocks, so that a lost frame loses no
+				 * counter names. */
+				err = recfmt_encode_counter_set(&w->meta, t->serial, t->ctr->nr_req,
+								t->ctr->name, t->ctr->flags);
+				if (err)
+					break;
+				t->ctr_set_frame = w->seq + 1;
+			}
+			if (n > PIECE_MAX_EVENTS)
+				n = PIECE_MAX_EVENTS / group * group;
 			err = encode_ring_counted(w, t, tail, tail + n);
-		else
-			err = encode_ring(w, t, tail, tail + n);
+			written = n / group;
+			consumed = n;
+		} else {
+			if (n > PIECE_MAX_EVENTS)
+				n = PIECE_MAX_EVENTS;
+			/*
+			 * A piece that holds events back ends at them: the next
+			 * piece starts there (a piece longer than HOLD_MAX_EVENTS
+			 * always consumes some), or, for the last piece, the next
+			 * pass does. Only the last piece can be final (stop, flush,
+			 * thread ended): an earlier one may end inside an activation.
+			 */
+			err = encode_ring(w, t, tail, tail + n, (final || dead) && tail + n == head,
+					  now_ticks, &written, &consumed);
+		}
+		/* REC_LIVE sees every event consumed, filtered or not. */
 		if (w->live)
-			rec__live_feed(w->live, t, tail, n, (uint32_t)group);
-		tail += n;
-		t->nr_events_written += n / group;
-		w->nr_events += n / group;
+			rec__live_feed(w->live, t, tail, consumed, (uint32_t)group);
+		held = tail + n == head && consumed < n;
+		tail += consumed;
+		t->nr_events_written += written;
+		w->nr_events += written;
 		/* (D) pairs with (A) in probe.c: the slots may be reused now. */
 		__atomic_store_n(&t->tail, tail, __ATOMIC_RELEASE);
 		note_pending(w);
 		if (w->lead.len + w->meta.len + w->body.len >= FRAME_TARGET_BYTES)
 			write_frame(w);
+		if (held)
+			break;
 	}
-	if (!err && dropped != t->nr_dropped_written) {
-		err = recfmt_encode_drops(&w->body, t->serial, dropped);
+	if (!err && (dropped != t->nr_dropped_written ||
+		     t->nr_filtered_written != t->nr_filtered_reported)) {
+		/* The 1.1 nr_filtered field only when REC_MIN_NS is in force. */
+		if (w->min_ticks)
+			err = recfmt_encode_drops_filtered(&w->body, t->serial, dropped,
+							   t->nr_filtered_written);
+		else
+			err = recfmt_encode_drops(&w->body, t->serial, dropped);
 		t->nr_dropped_written = dropped;
+		t->nr_filtered_reported = t->nr_filtered_written;
 		note_pending(w);
 	}
 	if (!err && dead) {
-		struct recfmt_thread_end te = { t->serial, t->nr_events_written, dropped };
+		struct recfmt_thread_end te = {
+			.thread = t->serial,
+			.nr_events = t->nr_events_written,
+			.nr_dropped = dropped,
+			.has_filtered = w->min_ticks != 0,
+			.nr_filtered = t->nr_filtered_written,
+		};
 
 		err = recfmt_encode_thread_end(&w->body, &te);
 		w->nr_dropped_exited += dropped;
+		w->nr_filtered_exited += t->nr_filtered_written;
 		note_pending(w);
 	}
 	if (err) {
@@ -370,16 +547,20 @@ static void write_end(struct writer *w)
 {
 	struct recfmt_sync sync;
 	struct recfmt_end end = { 0 };
-	uint64_t dropped = w->nr_dropped_exited;
+	uint64_t dropped = w->nr_dropped_exited, filtered = w->nr_filtered_exited;
 
 	pthread_mutex_lock(&rec__g.lock);
-	for (struct rec__thread *t = rec__g.threads; t; t = t->next)
+	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
 		dropped += t->nr_dropped_written;
+		filtered += t->nr_filtered_written;
+	}
 	pthread_mutex_unlock(&rec__g.lock);
 	rec__clock_sync(rec__g.cfg.use_tsc, &sync);
 	end.end_ticks = sync.ticks;
 	end.nr_events = w->nr_events;
 	end.nr_dropped = dropped;
+	end.has_filtered = w->min_ticks != 0;
+	end.nr_filtered = filtered;
 	if (recfmt_encode_sync(&w->meta, &sync) || recfmt_encode_end(&w->body, &end)) {
 		pthread_mutex_lock(&rec__g.lock);
 		fail_locked(w, ENOMEM);
@@ -398,27 +579,44 @@ static void *writer_main(void *arg)
 
 	/* So that top, perf and debuggers show which thread is ours. */
 	pthread_setname_np(pthread_self(), "rec-writer");
+	/* Never a traced thread: probes and hooks on it record nothing. */
+	rec__in_librec = 1;
+	calibrate(w);
 	w->last_sync_ns = rec__g.start_sync.mono_ns;
 	while (!stop) {
-		uint64_t flush_req, now, nr_events_before = w->nr_events, poll_ns;
+		uint64_t flush_req, now, nr_events_before = w->nr_events, poll_ns, now_ticks;
 		size_t nr;
-		bool busy = false;
+		bool busy = false, final;
 
 		pthread_mutex_lock(&rec__g.lock);
 		stop = rec__g.stop_requested;
 		flush_req = rec__g.flush_requested;
 		nr = snapshot_locked(w);
 		pthread_mutex_unlock(&rec__g.lock);
+		/* REC_MIN_NS hold-back: never past a stop or a flush (rec_flush()'s promise). */
+		final = stop || flush_req != rec__g.flush_done;
+		now_ticks = rec__clock_now(rec__g.cfg.use_tsc);
 
 		for (size_t i = 0; i < nr; i++) {
 			bool ended;
 
-			busy |= drain_thread(w, w->snap[i], &ended);
+			busy |= drain_thread(w, w->snap[i], final, now_ticks, &ended);
 			if (ended) {
 				pthread_mutex_lock(&rec__g.lock);
 				reap_locked(w, w->snap[i]);
 				pthread_mutex_unlock(&rec__g.lock);
 			}
+		}
+		/*
+		 * New function sites may need a module loaded since the last
+		 * scan: record it now, so that a library closed soon after its
+		 * functions ran is still named (the scan costs one callback
+		 * when nothing was loaded or unloaded).
+		 */
+		if (rec__site_count() != w->nr_sites_scanned) {
+			w->nr_sites_scanned = rec__site_count();
+			if (rec__modules_scan(&w->modules, &w->meta) == 0)
+				note_pending(w);
 		}
 		now = mono_ns();
 		poll_ns = w->nr_events != nr_events_before ? poll_active_ns : poll_idle_ns;
@@ -542,5 +740,7 @@ void rec__writer_stop(void)
 	free(w->cev);
 	free(w->cval);
 	rec__live_destroy(w->live);
+	free(w->kept);
+	rec__modules_fini(&w->modules);
 	memset(w, 0, sizeof(*w));
 }

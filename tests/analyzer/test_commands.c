@@ -637,3 +637,73 @@ Test(commands, summary_json_with_counters_and_intervals_is_valid_json)
 		  "%s", r.out);
 	tu_result_free(&r);
 }
+
+/* ---- several walkers (analyzer/events.c tt_trace_walk_many()) ---- */
+
+/*
+ * Four threads call two functions of two modules whose files are gone and
+ * one TRACE_SCOPE site: each walker replica names the function sites of its
+ * own threads, so each meets the missing files; the report must still be
+ * the one-walker report, with one warning per module, in MODULE order.
+ */
+Test(commands, names_and_module_warnings_do_not_depend_on_the_number_of_walkers)
+{
+	struct tg_trace *t = new_trace(trace);
+	struct tu_result one = { 0 };
+	char want[1024];
+
+	tg_module(t, 1, "/nonexistent-rec-test/libgone.so", 0x7f0000000000, 0x7f0000001000,
+		  0x7f0000002000);
+	tg_module(t, 2, "/nonexistent-rec-test/prog", 0x555500000000, 0x555500001000,
+		  0x555500009000);
+	tg_func(t, 1, 0x7f0000001100);
+	tg_func(t, 2, 0x555500001200);
+	tg_site(t, 3, "manual");
+	for (uint32_t th = 1; th <= 4; th++) {
+		tg_thread(t, th, 100 + th, NULL);
+		for (uint64_t i = 0; i < 5 * th; i++) {
+			uint64_t b = 10000 * i + th;
+
+			tg_enter(t, th, 1, b);
+			tg_enter(t, th, 2, b + 10);
+			tg_exit(t, th, 2, b + 30);
+			tg_exit(t, th, 1, b + 50);
+			tg_enter(t, th, 3, b + 60);
+			tg_exit(t, th, 3, b + 70);
+		}
+	}
+	cr_assert_eq(tg_finish(t, true), 0);
+
+	const char *const walkers[] = { "1", "2", "3", "8" };
+	for (size_t w = 0; w < sizeof(walkers) / sizeof(walkers[0]); w++) {
+		struct tu_result r;
+
+		cr_assert_eq(setenv("TRACETOOL_THREADS", walkers[w], 1), 0);
+		r = tu_run("summary", "--format=csv", "--by-thread", trace, NULL);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		if (w == 0) {
+			one = r;
+			continue;
+		}
+		cr_assert_str_eq(r.out, one.out, "TRACETOOL_THREADS=%s", walkers[w]);
+		cr_assert_str_eq(r.err, one.err, "TRACETOOL_THREADS=%s", walkers[w]);
+		tu_result_free(&r);
+	}
+	unsetenv("TRACETOOL_THREADS");
+	cr_assert_eq(tu_nr_lines(one.err), 2, "%s", one.err);
+	snprintf(want, sizeof(want),
+		 "tracetool: %s: warning: /nonexistent-rec-test/libgone.so: cannot open: No such "
+		 "file or directory; its functions are shown as addresses",
+		 trace);
+	cr_assert_str_eq(tu_line(one.err, 0), want);
+	snprintf(want, sizeof(want),
+		 "tracetool: %s: warning: /nonexistent-rec-test/prog: cannot open: No such "
+		 "file or directory; its functions are shown as addresses",
+		 trace);
+	cr_assert_str_eq(tu_line(one.err, 1), want);
+	/* Every thread's rows: 3 functions x 4 threads, named the same way. */
+	cr_assert_eq(tu_nr_lines(one.out), 1 + 12, "%s", one.out);
+	cr_assert(strstr(one.out, ",0x1100 [libgone.so: missing],"), "%s", one.out);
+	cr_assert(strstr(one.out, ",0x1200 [prog: missing],"), "%s", one.out);
+	tu_result_free(&one);
+}

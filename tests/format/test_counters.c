@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_counters.c - the counter records of format 1.1 (FORMAT.md §3.12,
- * §3.13): COUNTER_SET and COUNTERS blocks written by the encoder come back
+ * test_counters.c - the counter records of format 1.1 (FORMAT.md §3.13,
+ * §3.14): COUNTER_SET and COUNTERS blocks written by the encoder come back
  * exactly through the decoder, large jumps and counters going down
  * included, and damaged blocks are refused with a message instead of being
  * misread.

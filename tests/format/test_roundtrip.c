@@ -70,7 +70,7 @@ Test(format, events_and_metadata_round_trip_through_two_frames)
 		.start_ticks = 999, .start_mono_ns = 5, .start_real_ns = 6,
 	};
 	struct recfmt_sync sync = { 1, 2, 3 };
-	struct recfmt_end end = { 42, NR_EVENTS, 9 };
+	struct recfmt_end end = { .end_ticks = 42, .nr_events = NR_EVENTS, .nr_dropped = 9 };
 	FILE *f = fopen(path, "wb");
 
 	cr_assert(ev && c && f);
@@ -101,7 +101,7 @@ Test(format, events_and_metadata_round_trip_through_two_frames)
 	cr_assert_eq(recfmt_events_begin(&enc, &frame, &scratch, 2, 0), 0);
 	cr_assert_eq(recfmt_events_finish(&enc), 0);
 	cr_assert_eq(recfmt_encode_thread_end(&frame,
-					      &(struct recfmt_thread_end){ 2, NR_EVENTS / 2, 0 }),
+					      &(struct recfmt_thread_end){ .thread = 2, .nr_events = NR_EVENTS / 2 }),
 		     0);
 	cr_assert_eq(recfmt_encode_end(&frame, &end), 0);
 	append_frame(f, c, &frame);
@@ -266,4 +266,97 @@ Test(format, reader_refuses_a_newer_major_version)
 	cr_assert_eq(recfmt_decode_header(&rec, &h, &err), RECFMT_UNSUPPORTED_VERSION);
 	cr_assert_str_eq(err.message, "format version 2.1 is newer than this reader's 1.1");
 	recfmt_buf_fini(&frame);
+}
+
+/* FORMAT.md §3.10-§3.12 (version 1.1): MODULE, FUNC, nr_filtered. */
+Test(format, module_func_and_filtered_counts_round_trip)
+{
+	static const uint8_t bid[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3 };
+	const struct recfmt_range ranges[2] = { { 0x1000, 0x2000 }, { 0x5000, 0x5800 } };
+	struct recfmt_buf b;
+	struct recfmt_error err = { 0 };
+	struct recfmt_cursor cur;
+	struct recfmt_record rec;
+	struct recfmt_module m;
+	struct recfmt_func f;
+	struct recfmt_drops d;
+	struct recfmt_thread_end te;
+	struct recfmt_end e;
+
+	recfmt_buf_init(&b);
+	cr_assert_eq(recfmt_encode_module(&b, 3, RECFMT_MODULE_MAIN, 0x7f0000, ranges, 2, bid,
+					  sizeof(bid), "/usr/bin/x"),
+		     0);
+	cr_assert_eq(recfmt_encode_func(&b, 77, 0x7f1139), 0);
+	cr_assert_eq(recfmt_encode_drops(&b, 1, 5), 0);
+	cr_assert_eq(recfmt_encode_drops_filtered(&b, 1, 5, 9), 0);
+	cr_assert_eq(recfmt_encode_thread_end(&b, &(struct recfmt_thread_end){
+							  .thread = 1, .nr_events = 4, .nr_dropped = 5,
+							  .has_filtered = true, .nr_filtered = 9 }),
+		     0);
+	cr_assert_eq(recfmt_encode_end(&b, &(struct recfmt_end){ .end_ticks = 1, .nr_events = 4 }),
+		     0);
+	recfmt_cursor_init(&cur, b.data, b.len);
+
+	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
+	cr_assert_eq(rec.type, RECFMT_MODULE);
+	cr_assert_eq(rec.size, 32 + 2 * 16 + 20 + 10);
+	cr_assert_eq(recfmt_decode_module(&rec, &m, &err), RECFMT_OK, "%s", err.message);
+	cr_assert_eq(m.id, 3);
+	cr_assert_eq(m.flags, RECFMT_MODULE_MAIN);
+	cr_assert_eq(m.load_bias, 0x7f0000);
+	cr_assert_eq(m.nr_ranges, 2);
+	cr_assert_eq(recfmt_module_range(&m, 1).start, 0x5000);
+	cr_assert_eq(recfmt_module_range(&m, 1).end, 0x5800);
+	cr_assert_eq(m.build_id_bytes, 20);
+	cr_assert_arr_eq(m.build_id, bid, 20);
+	cr_assert_eq(m.path_bytes, 10);
+	cr_assert_arr_eq(m.path, "/usr/bin/x", 10);
+
+	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
+	cr_assert_eq(recfmt_decode_func(&rec, &f, &err), RECFMT_OK);
+	cr_assert_eq(f.id, 77);
+	cr_assert_eq(f.addr, 0x7f1139);
+
+	/* Without REC_MIN_NS the 1.0 sizes, with it the trailing field. */
+	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
+	cr_assert_eq(rec.size, 16);
+	cr_assert_eq(recfmt_decode_drops(&rec, &d, &err), RECFMT_OK);
+	cr_assert(!d.has_filtered);
+	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
+	cr_assert_eq(rec.size, 24);
+	cr_assert_eq(recfmt_decode_drops(&rec, &d, &err), RECFMT_OK);
+	cr_assert(d.has_filtered);
+	cr_assert_eq(d.nr_filtered, 9);
+	cr_assert_eq(d.nr_dropped, 5);
+	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
+	cr_assert_eq(rec.size, 32);
+	cr_assert_eq(recfmt_decode_thread_end(&rec, &te, &err), RECFMT_OK);
+	cr_assert(te.has_filtered);
+	cr_assert_eq(te.nr_filtered, 9);
+	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
+	cr_assert_eq(rec.size, 24);
+	cr_assert_eq(recfmt_decode_end(&rec, &e, &err), RECFMT_OK);
+	cr_assert(!e.has_filtered);
+	recfmt_buf_fini(&b);
+}
+
+Test(format, a_module_record_whose_contents_overrun_it_is_corrupt)
+{
+	struct recfmt_buf b;
+	struct recfmt_error err = { 0 };
+	struct recfmt_cursor cur;
+	struct recfmt_record rec;
+	struct recfmt_module m;
+	const struct recfmt_range r = { 0x1000, 0x2000 };
+
+	recfmt_buf_init(&b);
+	cr_assert_eq(recfmt_encode_module(&b, 1, 0, 0, &r, 1, NULL, 0, "/x"), 0);
+	/* Claim 3 ranges in a record that holds 1. */
+	recfmt_store_u32le(b.data + RECFMT_RECORD_HEADER_BYTES + 16, 3);
+	recfmt_cursor_init(&cur, b.data, b.len);
+	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
+	cr_assert_eq(recfmt_decode_module(&rec, &m, &err), RECFMT_CORRUPT);
+	cr_assert_str_eq(err.message, "MODULE record's contents overrun it");
+	recfmt_buf_fini(&b);
 }

@@ -119,6 +119,24 @@ int tg_site(struct tg_trace *t, uint32_t id, const char *name)
 	return maybe_cut(t);
 }
 
+int tg_module(struct tg_trace *t, uint32_t id, const char *path, uint64_t bias, uint64_t lo,
+	      uint64_t hi)
+{
+	struct recfmt_range range = { lo, hi };
+
+	if (frame_open(t) ||
+	    recfmt_encode_module(&t->frame, id, 0, bias, &range, 1, NULL, 0, path))
+		return -ENOMEM;
+	return maybe_cut(t);
+}
+
+int tg_func(struct tg_trace *t, uint32_t id, uint64_t addr)
+{
+	if (frame_open(t) || recfmt_encode_func(&t->frame, id, addr))
+		return -ENOMEM;
+	return maybe_cut(t);
+}
+
 int tg_thread(struct tg_trace *t, uint32_t serial, uint32_t os_tid, const char *name)
 {
 	if (frame_open(t) || recfmt_encode_thread(&t->frame, serial, os_tid, name))
@@ -173,7 +191,7 @@ static int block_flush(struct tg_trace *t, uint32_t serial)
 	    recfmt_events_begin(&enc, &t->frame, &t->scratch, serial, b->ev[0].ticks) ||
 	    recfmt_events_append(&enc, b->ev, b->nr) || recfmt_events_finish(&enc))
 		return -ENOMEM;
-	/* FORMAT.md §3.13: the values right after their EVENTS block. */
+	/* FORMAT.md §3.14: the values right after their EVENTS block. */
 	if (b->nr_cols && recfmt_encode_counters(&t->frame, serial, b->nr, b->nr_cols, b->vals))
 		return -ENOMEM;
 	b->nr = 0;
@@ -182,7 +200,7 @@ static int block_flush(struct tg_trace *t, uint32_t serial)
 
 int tg_thread_end(struct tg_trace *t, uint32_t serial)
 {
-	struct recfmt_thread_end te = { serial, 0, 0 };
+	struct recfmt_thread_end te = { .thread = serial };
 
 	if (serial < t->nr_threads && block_flush(t, serial))
 		return -ENOMEM;
@@ -293,7 +311,7 @@ int tg_finish(struct tg_trace *t, bool clean)
 	for (uint32_t s = 0; s < t->nr_threads && !rc; s++)
 		rc = block_flush(t, s);
 	if (!rc && clean) {
-		struct recfmt_end end = { t->last_ticks, t->nr_events, 0 };
+		struct recfmt_end end = { .end_ticks = t->last_ticks, .nr_events = t->nr_events };
 
 		if (frame_open(t) || recfmt_encode_end(&t->frame, &end))
 			rc = -ENOMEM;

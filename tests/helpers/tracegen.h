@@ -37,6 +37,11 @@ int tg_site(struct tg_trace *t, uint32_t id, const char *name);
 int tg_thread(struct tg_trace *t, uint32_t serial, uint32_t os_tid, const char *name);
 int tg_sync(struct tg_trace *t, uint64_t ticks, uint64_t mono_ns, uint64_t real_ns);
 int tg_drops(struct tg_trace *t, uint32_t serial, uint64_t nr_dropped);
+/* FORMAT.md §3.10-§3.11 (1.1): a module mapped at run-time [lo, hi) with
+ * load bias `bias` (no build-id), and a function site at run-time `addr`. */
+int tg_module(struct tg_trace *t, uint32_t id, const char *path, uint64_t bias, uint64_t lo,
+	      uint64_t hi);
+int tg_func(struct tg_trace *t, uint32_t id, uint64_t addr);
 int tg_thread_end(struct tg_trace *t, uint32_t serial);
 
 /*
@@ -48,7 +53,7 @@ int tg_enter(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t ticks)
 int tg_exit(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t ticks);
 
 /*
- * Counters (FORMAT.md §3.12-§3.13): a COUNTER_SET for thread `serial`
+ * Counters (FORMAT.md §3.13-§3.14): a COUNTER_SET for thread `serial`
  * (its buffered events are written first); from then on each EVENTS block
  * of the thread is followed by a COUNTERS block with one value per
  * recorded counter and event: tg_enter_ctr()/tg_exit_ctr() give them

@@ -217,3 +217,31 @@ Test(counters, bad_live_period_gives_one_line_and_recording_goes_on)
 	free(csv);
 	free(err);
 }
+
+Test(counters, instrumented_functions_take_the_counted_path_with_exact_calls)
+{
+	char cmd[1024];
+	char *err, *csv;
+
+	/* prog_instr (tests/instrument): every kind of instrumented function. */
+	if (!getenv("PROG_INSTR") || !getenv("PROG_INSTR")[0])
+		cr_skip_test("no C++ compiler: prog_instr not built");
+	snprintf(cmd, sizeof(cmd), "REC_OUTPUT=%s REC_COUNTERS=page-faults %s %s 2>%s", trace,
+		 getenv("PROG_INSTR"), getenv("DLMOD"), errf);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	err = slurp(errf);
+	need_software_events(err);
+	csv = summary_csv("");
+	cr_assert_eq(num(csv, "main", "calls"), 1, "%s", csv);
+	cr_assert_eq(num(csv, "helper(int)", "calls"), 3, "%s", csv);
+	cr_assert_eq(num(csv, "Foo::bar(int)", "calls"), 5, "%s", csv);
+	cr_assert_eq(num(csv, "shlib_work", "calls"), 7, "%s", csv);
+	cr_assert_eq(num(csv, "dl_work", "calls"), 11, "%s", csv);
+	cr_assert_eq(num(csv, "manual_block", "calls"), 2, "%s", csv);
+	cr_assert_geq(num(csv, "main", "page-faults_total"), 1, "%s", csv);
+	cr_assert_eq(num(csv, "main", "errors"), 0, "%s", csv);
+	snprintf(cmd, sizeof(cmd), "%s check %s >/dev/null", getenv("TRACETOOL"), trace);
+	cr_assert_eq(system(cmd), 0);
+	free(csv);
+	free(err);
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbols.h - names for the sites that librec's -finstrument-functions hooks
+ * registered by code address (FORMAT.md §3.10-§3.11): the trace's MODULE
+ * records say which ELF file was loaded where, and this module reads those
+ * files' symbol tables (elfutils' libelf) to name an address, demangling C++
+ * names. A file that is missing or whose build-id differs from the recorded
+ * one never gives a name: the address is shown with the reason, and one
+ * warning line per module goes to stderr. Used by events.c when a site's
+ * name is first needed; it knows nothing of events or reports.
+ */
+#ifndef TT_SYMBOLS_H
+#define TT_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recfmt.h"
+
+struct tt_symbols;
+
+/* trace_path names the trace in warnings. Return: NULL if out of memory. */
+struct tt_symbols *tt_symbols_create(const char *trace_path);
+void tt_symbols_destroy(struct tt_symbols *s);
+
+/* A MODULE record (copied). A later module with the same id replaces it. */
+void tt_symbols_add_module(struct tt_symbols *s, const struct recfmt_module *m);
+/* A FUNC record: site `id` is the function at run-time address `addr`. */
+void tt_symbols_add_func(struct tt_symbols *s, uint32_t id, uint64_t addr);
+/* True if site `id` came from a FUNC record; *addr is its address. */
+bool tt_symbols_func_addr(const struct tt_symbols *s, uint32_t id, uint64_t *addr);
+
+/*
+ * tt_symbols_name() - the name of the function at run-time address `addr`:
+ * its demangled symbol, or "0xFILEADDR [module: reason]" when it cannot be
+ * named truthfully (file missing or changed, no symbol, no module). Opens
+ * and reads each module's file once, on first use, and warns then.
+ */
+void tt_symbols_name(struct tt_symbols *s, uint64_t addr, char *out, size_t out_bytes);
+
+/*
+ * Warnings (a file missing or changed) are kept until the walk is over:
+ * tt_symbols_merge_warnings() gives dst the warnings of src's modules that
+ * dst has none for (replicas of one walk), and tt_symbols_warn() prints
+ * each module's once, in the order of the MODULE records, on stderr.
+ */
+void tt_symbols_merge_warnings(struct tt_symbols *dst, const struct tt_symbols *src);
+void tt_symbols_warn(struct tt_symbols *s);
+
+#endif /* TT_SYMBOLS_H */

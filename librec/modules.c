@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * modules.c - the loaded ELF modules, as the writer records them for the
+ * analyzer to name function addresses (FORMAT.md §3.10): path, load bias,
+ * executable ranges, build-id. The writer calls rec__modules_scan() before
+ * it writes the FUNC records of a frame; it costs one dl_iterate_phdr()
+ * callback when nothing was loaded or unloaded since the last scan (glibc's
+ * dlpi_adds/dlpi_subs counters), so a library loaded with dlopen() is in the
+ * file before, or in the same frame as, the first FUNC record that needs it:
+ * its code ran, so it was loaded, before its site was registered. Runs on
+ * the writer thread only; it does not know the file's bytes (format/ does).
+ */
+#define _GNU_SOURCE
+#include "rec_internal.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+/* What makes a module the same one as already recorded. */
+struct rec__module_key {
+	uint64_t bias;
+	uint64_t first_start; /* first executable range */
+	uint32_t path_hash;
+};
+
+struct scan {
+	struct rec__modules *m;
+	struct recfmt_buf *out;
+	uintptr_t vdso;
+	bool first;   /* the first callback: the main program */
+	bool changed; /* dlpi_adds/subs differ from the last scan */
+	int err;
+};
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+/* NT_GNU_BUILD_ID from the module's PT_NOTE segments, if any. */
+static uint32_t find_build_id(const struct dl_phdr_info *info, const uint8_t **out)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const uint8_t *p, *end;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while (end - p >= (ptrdiff_t)sizeof(ElfW(Nhdr))) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)(const void *)p;
+			size_t name = (n->n_namesz + 3u) & ~3u, desc = (n->n_descsz + 3u) & ~3u;
+			const uint8_t *q = p + sizeof(*n);
+
+			if ((size_t)(end - q) < name + desc)
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    memcmp(q, "GNU", 4) == 0) {
+				*out = q + name;
+				return n->n_descsz;
+			}
+			p = q + name + desc;
+		}
+	}
+	return 0;
+}
+
+static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct scan *s = arg;
+	struct rec__modules *m = s->m;
+	struct recfmt_range ranges[RECFMT_MAX_MODULE_RANGES];
+	struct rec__module_key key;
+	const uint8_t *build_id = NULL;
+	uint32_t nr_ranges = 0, build_id_bytes, flags = 0;
+	char exe[4096];
+	const char *path = info->dlpi_name ? info->dlpi_name : "";
+
+	if (s->first) {
+		s->first = false;
+		if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+			if (m->scanned && info->dlpi_adds == m->adds && info->dlpi_subs == m->subs)
+				return 1; /* nothing loaded or unloaded: stop here */
+			m->adds = info->dlpi_adds;
+			m->subs = info->dlpi_subs;
+		}
+		m->scanned = true;
+		s->changed = true;
+		if (!path[0]) {
+			ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+			if (n > 0) {
+				exe[n] = '\0';
+				path = exe;
+			}
+			flags |= RECFMT_MODULE_MAIN;
+		}
+	}
+	for (int i = 0; i < info->dlpi_phnum && nr_ranges < RECFMT_MAX_MODULE_RANGES; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			ranges[nr_ranges].start = info->dlpi_addr + ph->p_vaddr;
+			ranges[nr_ranges].end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+			nr_ranges++;
+		}
+	}
+	if (!nr_ranges)
+		return 0; /* no code: no function of ours can be in it */
+	if (s->vdso && (uintptr_t)info->dlpi_phdr - s->vdso < 65536)
+		flags |= RECFMT_MODULE_VDSO;
+	memset(&key, 0, sizeof(key)); /* compared with memcmp, padding included */
+	key.bias = info->dlpi_addr;
+	key.first_start = ranges[0].start;
+	key.path_hash = hash_str(path);
+	for (uint32_t i = 0; i < m->nr_known; i++)
+		if (memcmp(&m->known[i], &key, sizeof(key)) == 0)
+			return 0;
+	if (m->nr_known == m->cap_known) {
+		uint32_t cap = m->cap_known ? 2 * m->cap_known : 32;
+		struct rec__module_key *k = realloc(m->known, cap * sizeof(*k));
+
+		if (!k) {
+			s->err = -ENOMEM;
+			return 1;
+		}
+		m->known = k;
+		m->cap_known = cap;
+	}
+	build_id_bytes = find_build_id(info, &build_id);
+	s->err = recfmt_encode_module(s->out, m->nr_known + 1, flags, info->dlpi_addr, ranges,
+				      nr_ranges, build_id, build_id_bytes, path);
+	if (s->err)
+		return 1;
+	m->known[m->nr_known++] = key;
+	return 0;
+}
+
+/*
+ * rec__modules_scan() - append a MODULE record to out for every module
+ * loaded since the last scan (all of them at the first scan of a file).
+ * Writer thread only. Return: 0, or -ENOMEM.
+ */
+int rec__modules_scan(struct rec__modules *m, struct recfmt_buf *out)
+{
+	struct scan s = { .m = m, .out = out, .vdso = getauxval(AT_SYSINFO_EHDR), .first = true };
+
+	dl_iterate_phdr(on_module, &s);
+	return s.err;
+}
+
+void rec__modules_fini(struct rec__modules *m)
+{
+	free(m->known);
+	memset(m, 0, sizeof(*m));
+}
