@@ -464,10 +464,12 @@ static inline NOINSTR void push_exit(struct rec__thread *t, uint32_t code)
 {
 	uint64_t head, ticks;
 
-	if (!code || !t->reserved) {
-		/* Not recorded, or recorded into a ring this thread no longer
-		 * has; or a counted thread (reserved stays 0: see enter_counted()). */
-		if (code && t->ctr)
+	if (!code)
+		return; /* not recorded */
+	if (unlikely(!t->reserved)) {
+		/* Recorded into a ring this thread no longer has; or a counted
+		 * thread (reserved stays 0: see enter_counted()). */
+		if (t->ctr)
 			exit_counted(t, code);
 		return;
 	}

@@ -105,16 +105,6 @@ struct rec__thread {
 	uint64_t nr_dropped_base;    /* nr_dropped when this file started */
 	uint64_t nr_dropped_written; /* in this file */
 	uint64_t nr_events_written;
-	uint32_t ctr_set_frame;	  /* 1 + seq of the frame with our last COUNTER_SET; 0: none */
-	struct rec__live_thread *live; /* REC_LIVE pairing state (live.c) */
-	/*
-	 * REC_COUNTERS (counters.c): set at attach, before the thread is in
-	 * the registry, and never changed; NULL when the thread records no
-	 * counters. A thread with counters keeps `limit` and `reserved` at 0,
-	 * so that every probe takes the out-of-line counted path (probe.c)
-	 * and the fast path stays what it is without REC_COUNTERS.
-	 */
-	struct rec__counters *ctr;
 	uint64_t nr_filtered_written; /* REC_MIN_NS: activations not written, in this file */
 	uint64_t nr_filtered_reported; /* last nr_filtered in a DROPS record */
 	struct rec__thread *next; /* registry list, under g.lock */
@@ -128,6 +118,19 @@ struct rec__thread {
 	uint32_t fdepth;
 	struct rec__fcache_slot fcache[REC__FCACHE_SLOTS];
 	struct rec__fframe fstack[REC__FSTACK_DEPTH];
+
+	/*
+	 * REC_COUNTERS (counters.c): set at attach, before the thread is in
+	 * the registry, and never changed; NULL when the thread records no
+	 * counters. A thread with counters keeps `limit` and `reserved` at 0,
+	 * so that every probe takes the out-of-line counted path (probe.c)
+	 * and the fast paths stay what they are without REC_COUNTERS. Last in
+	 * the struct, so that no other field moves.
+	 */
+	struct rec__counters *ctr;
+	/* Writer-private: REC_COUNTERS and REC_LIVE bookkeeping. */
+	uint32_t ctr_set_frame;	  /* 1 + seq of the frame with our last COUNTER_SET; 0: none */
+	struct rec__live_thread *live; /* REC_LIVE pairing state (live.c) */
 };
 
 /*
