@@ -9,6 +9,7 @@
  * where the pending thread lives).
  */
 #include "acts.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,17 +40,6 @@ struct athread {
 	uint32_t col_ctr[TT_MAX_COUNTERS];
 };
 
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-
-	if (!q) {
-		fputs("tracetool: out of memory\n", stderr);
-		abort();
-	}
-	return q;
-}
-
 static void record_hook(void *ctx, struct tt_trace *tr, const struct recfmt_record *rec,
 			uint64_t frame_index, uint64_t frame_offset);
 
@@ -69,10 +59,10 @@ static struct athread *thread_state(struct tt_thread *th)
 
 	if (t)
 		return t;
-	t = xrealloc(NULL, sizeof(*t));
+	t = tt_xrealloc(NULL, sizeof(*t));
 	memset(t, 0, sizeof(*t));
 	t->cap = 64;
-	t->stack = xrealloc(NULL, (t->cap + 1) * sizeof(*t->stack));
+	t->stack = tt_xrealloc(NULL, (t->cap + 1) * sizeof(*t->stack));
 	memset(&t->stack[0], 0, sizeof(t->stack[0]));
 	t->stack[0].name = UINT32_MAX;
 	th->user = t;
@@ -86,7 +76,7 @@ static uint32_t counter_index(struct tt_acts *a, const char *name, uint32_t byte
 			return g;
 	if (a->nr_ctr == TT_MAX_COUNTERS)
 		return UINT32_MAX;
-	a->ctr_names[a->nr_ctr] = xrealloc(NULL, bytes + 1);
+	a->ctr_names[a->nr_ctr] = tt_xrealloc(NULL, bytes + 1);
 	memcpy(a->ctr_names[a->nr_ctr], name, bytes);
 	a->ctr_names[a->nr_ctr][bytes] = '\0';
 	/* A NUL inside a name would cut it short in reports. */
@@ -109,7 +99,7 @@ static void cover(struct athread *t, uint32_t nr_names)
 
 		while (n < nr_names)
 			n *= 2;
-		t->depth = xrealloc(t->depth, n * sizeof(*t->depth));
+		t->depth = tt_xrealloc(t->depth, n * sizeof(*t->depth));
 		memset(t->depth + t->nr_depth, 0, (n - t->nr_depth) * sizeof(*t->depth));
 		t->nr_depth = n;
 	}
@@ -145,9 +135,9 @@ static void event(struct tt_acts *a, struct athread *t, const struct tt_thread *
 		}
 		if (t->sp + 1 > t->cap) {
 			t->cap = t->cap * 2 > MAX_DEPTH ? MAX_DEPTH : t->cap * 2;
-			t->stack = xrealloc(t->stack, ((size_t)t->cap + 1) * sizeof(*t->stack));
+			t->stack = tt_xrealloc(t->stack, ((size_t)t->cap + 1) * sizeof(*t->stack));
 			if (t->has_ctr)
-				t->ctr = xrealloc(t->ctr, ((size_t)t->cap + 1) * TT_MAX_COUNTERS *
+				t->ctr = tt_xrealloc(t->ctr, ((size_t)t->cap + 1) * TT_MAX_COUNTERS *
 								  sizeof(*t->ctr));
 		}
 		f = &t->stack[++t->sp];
@@ -224,7 +214,7 @@ static void flush(struct tt_acts *a, const uint64_t *cols)
 				mask |= 1u << t->col_ctr[c];
 		if (mask && !t->has_ctr) {
 			t->has_ctr = true;
-			t->ctr = xrealloc(t->ctr, ((size_t)t->cap + 1) * TT_MAX_COUNTERS *
+			t->ctr = tt_xrealloc(t->ctr, ((size_t)t->cap + 1) * TT_MAX_COUNTERS *
 							  sizeof(*t->ctr));
 		}
 	}
@@ -252,8 +242,8 @@ int tt_acts_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		/* Never NULL, even for a block of 0 events (found by fuzzing:
 		 * NULL + 0 is undefined). */
 		a->pend_cap = it->nr_events > 64 ? it->nr_events : 64;
-		a->pend_ticks = xrealloc(a->pend_ticks, a->pend_cap * sizeof(*a->pend_ticks));
-		a->pend_codes = xrealloc(a->pend_codes, a->pend_cap * sizeof(*a->pend_codes));
+		a->pend_ticks = tt_xrealloc(a->pend_ticks, a->pend_cap * sizeof(*a->pend_ticks));
+		a->pend_codes = tt_xrealloc(a->pend_codes, a->pend_cap * sizeof(*a->pend_codes));
 	}
 	a->pend_n = 0;
 	while ((n = recfmt_events_decode_batch(it, a->pend_ticks + a->pend_n,
@@ -303,7 +293,7 @@ static void record_hook(void *ctx, struct tt_trace *tr, const struct recfmt_reco
 		}
 		if ((size_t)cb.nr_events * cb.nr_columns > a->vals_cap) {
 			a->vals_cap = (size_t)cb.nr_events * cb.nr_columns;
-			a->vals = xrealloc(a->vals, a->vals_cap * sizeof(*a->vals));
+			a->vals = tt_xrealloc(a->vals, a->vals_cap * sizeof(*a->vals));
 		}
 		if (recfmt_counters_decode(&cb, a->vals, rec, &err) != RECFMT_OK) {
 			a->nr_bad_counters++;

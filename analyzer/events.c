@@ -11,6 +11,7 @@
 #define _GNU_SOURCE /* sched_getaffinity */
 #include "events.h"
 #include "symbols.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -86,31 +87,6 @@ void tt_trace_fini(struct tt_trace *tr)
 	memset(tr, 0, sizeof(*tr));
 }
 
-static __attribute__((noreturn)) void oom(void)
-{
-	fputs("tracetool: out of memory\n", stderr);
-	abort();
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-
-	if (!q)
-		oom();
-	return q;
-}
-
-static uint32_t hash_u32(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352dU;
-	x ^= x >> 15;
-	x *= 0x846ca68bU;
-	x ^= x >> 16;
-	return x;
-}
-
 static uint32_t hash_str(const char *s, size_t n)
 {
 	uint32_t h = 2166136261u;
@@ -124,7 +100,7 @@ struct tt_thread *tt_trace_find_thread(const struct tt_trace *tr, uint32_t seria
 {
 	if (!tr->thread_hash)
 		return NULL;
-	for (uint32_t i = hash_u32(serial) & tr->hash_mask;; i = (i + 1) & tr->hash_mask) {
+	for (uint32_t i = tt_hash_u32(serial) & tr->hash_mask;; i = (i + 1) & tr->hash_mask) {
 		uint32_t v = tr->thread_hash[i];
 
 		if (!v)
@@ -139,10 +115,10 @@ static void thread_rehash(struct tt_trace *tr, uint32_t slots)
 	free(tr->thread_hash);
 	tr->thread_hash = calloc(slots, sizeof(uint32_t));
 	if (!tr->thread_hash)
-		oom();
+		tt_oom();
 	tr->hash_mask = slots - 1;
 	for (uint32_t t = 0; t < tr->nr_threads; t++) {
-		uint32_t i = hash_u32(tr->threads[t].serial) & tr->hash_mask;
+		uint32_t i = tt_hash_u32(tr->threads[t].serial) & tr->hash_mask;
 
 		while (tr->thread_hash[i])
 			i = (i + 1) & tr->hash_mask;
@@ -158,7 +134,7 @@ struct tt_thread *tt_trace_thread(struct tt_trace *tr, uint32_t serial)
 		return th;
 	if (tr->nr_threads == tr->cap_threads) {
 		tr->cap_threads = tr->cap_threads ? 2 * tr->cap_threads : 16;
-		tr->threads = xrealloc(tr->threads, tr->cap_threads * sizeof(*tr->threads));
+		tr->threads = tt_xrealloc(tr->threads, tr->cap_threads * sizeof(*tr->threads));
 	}
 	th = &tr->threads[tr->nr_threads++];
 	memset(th, 0, sizeof(*th));
@@ -166,7 +142,7 @@ struct tt_thread *tt_trace_thread(struct tt_trace *tr, uint32_t serial)
 	if (!tr->thread_hash || tr->nr_threads * 2 > tr->hash_mask + 1)
 		thread_rehash(tr, tr->thread_hash ? 2 * (tr->hash_mask + 1) : 64);
 	else {
-		uint32_t i = hash_u32(serial) & tr->hash_mask;
+		uint32_t i = tt_hash_u32(serial) & tr->hash_mask;
 
 		while (tr->thread_hash[i])
 			i = (i + 1) & tr->hash_mask;
@@ -190,7 +166,7 @@ static void name_rehash(struct tt_trace *tr, uint32_t slots)
 	free(tr->name_hash);
 	tr->name_hash = calloc(slots, sizeof(uint32_t));
 	if (!tr->name_hash)
-		oom();
+		tt_oom();
 	tr->name_hash_mask = slots - 1;
 	for (uint32_t n = 0; n < tr->nr_names; n++) {
 		uint32_t i = hash_str(tr->names[n], strlen(tr->names[n])) & tr->name_hash_mask;
@@ -199,15 +175,6 @@ static void name_rehash(struct tt_trace *tr, uint32_t slots)
 			i = (i + 1) & tr->name_hash_mask;
 		tr->name_hash[i] = n + 1;
 	}
-}
-
-static char *dup_n(const char *s, size_t n)
-{
-	char *d = xrealloc(NULL, n + 1);
-
-	memcpy(d, s, n);
-	d[n] = '\0';
-	return d;
 }
 
 /* Interns a name without NUL bytes; takes `own` (a copy of it) if given. */
@@ -228,9 +195,9 @@ static uint32_t intern(struct tt_trace *tr, const char *name, size_t name_bytes,
 	}
 	if (tr->nr_names == tr->cap_names) {
 		tr->cap_names = tr->cap_names ? 2 * tr->cap_names : 64;
-		tr->names = xrealloc(tr->names, tr->cap_names * sizeof(*tr->names));
+		tr->names = tt_xrealloc(tr->names, tr->cap_names * sizeof(*tr->names));
 	}
-	copy = own ? own : dup_n(name, name_bytes);
+	copy = own ? own : tt_xstrndup(name, name_bytes);
 	tr->names[tr->nr_names++] = copy;
 	if (!tr->name_hash || tr->nr_names * 2 > tr->name_hash_mask + 1)
 		name_rehash(tr, tr->name_hash ? 2 * (tr->name_hash_mask + 1) : 256);
@@ -250,7 +217,7 @@ uint32_t tt_trace_intern(struct tt_trace *tr, const char *name, size_t name_byte
 		return intern(tr, name, name_bytes, NULL);
 	/* A NUL inside a name would cut it short in reports; show it as '?'.
 	 * The name is the one shown, so "a\0b" and "a?b" are one name. */
-	copy = dup_n(name, name_bytes);
+	copy = tt_xstrndup(name, name_bytes);
 	for (size_t k = 0; k < name_bytes; k++)
 		if (!copy[k])
 			copy[k] = '?';
@@ -269,11 +236,11 @@ static uint32_t *big_site_slot(struct tt_trace *tr, uint32_t site, bool insert)
 		tr->big_mask = old_slots ? 2 * old_slots - 1 : 63;
 		tr->big_sites = calloc(2 * (size_t)(tr->big_mask + 1), sizeof(uint32_t));
 		if (!tr->big_sites)
-			oom();
+			tt_oom();
 		for (uint32_t k = 0; k < old_slots; k++) {
 			if (!old[2 * k])
 				continue;
-			for (i = hash_u32(old[2 * k]) & tr->big_mask; tr->big_sites[2 * i];
+			for (i = tt_hash_u32(old[2 * k]) & tr->big_mask; tr->big_sites[2 * i];
 			     i = (i + 1) & tr->big_mask)
 				;
 			tr->big_sites[2 * i] = old[2 * k];
@@ -283,7 +250,7 @@ static uint32_t *big_site_slot(struct tt_trace *tr, uint32_t site, bool insert)
 	}
 	if (!tr->big_sites)
 		return NULL;
-	for (i = hash_u32(site) & tr->big_mask; tr->big_sites[2 * i]; i = (i + 1) & tr->big_mask)
+	for (i = tt_hash_u32(site) & tr->big_mask; tr->big_sites[2 * i]; i = (i + 1) & tr->big_mask)
 		if (tr->big_sites[2 * i] == site)
 			return &tr->big_sites[2 * i + 1];
 	if (!insert)
@@ -307,7 +274,7 @@ static void site_define(struct tt_trace *tr, uint32_t site, uint32_t name)
 			n *= 2;
 		/* One more slot: site_name[nr_site_slots] stays TT_NO_NAME, so
 		 * that a lookup can clamp its index instead of testing it. */
-		tr->site_name = xrealloc(tr->site_name, ((size_t)n + 1) * sizeof(uint32_t));
+		tr->site_name = tt_xrealloc(tr->site_name, ((size_t)n + 1) * sizeof(uint32_t));
 		for (uint32_t i = tr->nr_site_slots; i <= n; i++)
 			tr->site_name[i] = TT_NO_NAME;
 		tr->nr_site_slots = n;
@@ -529,7 +496,7 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 			th->defined = true;
 			th->os_tid = t.os_tid;
 			free(th->name);
-			th->name = t.name ? dup_n(t.name, t.name_bytes) : NULL;
+			th->name = t.name ? tt_xstrndup(t.name, t.name_bytes) : NULL;
 			break;
 		}
 		case RECFMT_EVENTS: {

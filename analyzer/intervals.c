@@ -16,23 +16,13 @@
 #include <string.h>
 
 #include "report.h"
+#include "xalloc.h"
 
 struct iv_cell {
 	uint32_t thread, name; /* thread index + 1; 0: empty */
 	uint64_t k;
 	uint64_t ticks, calls;
 };
-
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-
-	if (!q) {
-		fputs("tracetool: out of memory\n", stderr);
-		abort();
-	}
-	return q;
-}
 
 static size_t cell_hash(uint32_t thread, uint32_t name, uint64_t k)
 {
@@ -191,13 +181,13 @@ enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options
 	tt_trace_problems(&iv->tr, iv->problems, sizeof(iv->problems));
 
 	/* Per thread and name, in interval order: cumulative rounding. */
-	cells = xrealloc(NULL, iv->nr_cells * sizeof(*cells));
+	cells = tt_xrealloc(NULL, iv->nr_cells * sizeof(*cells));
 	for (size_t i = 0; i < iv->cap_cells; i++)
 		if (iv->cells[i].thread)
 			cells[n++] = iv->cells[i];
 	qsort(cells, n, sizeof(*cells), cmp_cells);
-	iv->rows = xrealloc(NULL, n * sizeof(*iv->rows));
-	iv->labels = xrealloc(NULL, (iv->tr.nr_threads + 1) * sizeof(*iv->labels));
+	iv->rows = tt_xrealloc(NULL, n * sizeof(*iv->rows));
+	iv->labels = tt_xrealloc(NULL, (iv->tr.nr_threads + 1) * sizeof(*iv->labels));
 	for (uint32_t t = 0; t < iv->tr.nr_threads; t++) {
 		char buf[4200];
 

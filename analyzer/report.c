@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "hist.h"
+#include "xalloc.h"
 
 struct filter_ctx {
 	const struct tt_options *o;
@@ -46,9 +47,8 @@ static const char *label_of(struct tt_report *rep, const struct tt_thread *th)
 	for (size_t i = 0; i < rep->nr_labels; i++)
 		if (strcmp(rep->labels[i], buf) == 0)
 			return rep->labels[i];
-	rep->labels = realloc(rep->labels, (rep->nr_labels + 1) * sizeof(*rep->labels));
-	if (!rep->labels || !(rep->labels[rep->nr_labels] = strdup(buf)))
-		abort();
+	rep->labels = tt_xrealloc(rep->labels, (rep->nr_labels + 1) * sizeof(*rep->labels));
+	rep->labels[rep->nr_labels] = tt_xstrndup(buf, strlen(buf));
 	return rep->labels[rep->nr_labels++];
 }
 
@@ -62,9 +62,7 @@ static struct tt_row *row_for(struct tt_report *rep, const char *thread, const c
 			return &rep->rows[i];
 	if (rep->nr_rows == *cap) {
 		*cap = *cap ? 2 * *cap : 64;
-		rep->rows = realloc(rep->rows, *cap * sizeof(*rep->rows));
-		if (!rep->rows)
-			abort();
+		rep->rows = tt_xrealloc(rep->rows, *cap * sizeof(*rep->rows));
 	}
 	struct tt_row *r = &rep->rows[rep->nr_rows++];
 	memset(r, 0, sizeof(*r));
@@ -132,10 +130,8 @@ static enum tt_status walk(struct tt_report *rep, const struct tt_options *o,
 		n = 8;
 	rep->nr_replicas = n;
 	if (n > 1) {
-		rep->more_tr = calloc(n - 1, sizeof(*rep->more_tr));
-		rep->more_sc = calloc(n - 1, sizeof(*rep->more_sc));
-		if (!rep->more_tr || !rep->more_sc)
-			abort();
+		rep->more_tr = tt_xcalloc(n - 1, sizeof(*rep->more_tr));
+		rep->more_sc = tt_xcalloc(n - 1, sizeof(*rep->more_sc));
 	}
 	for (unsigned i = 0; i < n; i++) {
 		struct tt_trace *tr = i ? &rep->more_tr[i - 1] : &rep->tr;
@@ -196,21 +192,15 @@ enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 	tt_trace_problems(&rep->tr, rep->problems, sizeof(rep->problems));
 
 	/* The other replicas' names, as name indices of rep->tr. */
-	maps = calloc(rep->nr_replicas, sizeof(*maps));
-	if (!maps)
-		abort();
+	maps = tt_xcalloc(rep->nr_replicas, sizeof(*maps));
 	for (unsigned r = 1; r < rep->nr_replicas; r++) {
 		const struct tt_trace *tr = &rep->more_tr[r - 1];
 
-		maps[r] = malloc((tr->nr_names + 1) * sizeof(**maps));
-		if (!maps[r])
-			abort();
+		maps[r] = tt_xcalloc(tr->nr_names + 1, sizeof(**maps));
 		for (uint32_t n = 0; n < tr->nr_names; n++)
 			maps[r][n] = tt_trace_intern(&rep->tr, tr->names[n], strlen(tr->names[n]));
 	}
-	selected = calloc(rep->tr.nr_names + 1, sizeof(bool));
-	if (!selected)
-		abort();
+	selected = tt_xcalloc(rep->tr.nr_names + 1, sizeof(bool));
 	for (uint32_t n = 0; n < rep->tr.nr_names; n++)
 		selected[n] = tt_options_function_selected(o, rep->tr.names[n]);
 	for (uint32_t i = 0; i < rep->tr.nr_threads; i++) {

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "hist.h"
+#include "xalloc.h"
 
 /* Deeper enters than this are counted as errors rather than stored. */
 #define MAX_DEPTH (1u << 20)
@@ -63,17 +64,6 @@ struct scope_thread {
 	struct tt_stat sink;
 };
 
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-
-	if (!q) {
-		fputs("tracetool: out of memory\n", stderr);
-		abort();
-	}
-	return q;
-}
-
 void tt_scopes_init(struct tt_scopes *sc, struct tt_trace *tr)
 {
 	memset(sc, 0, sizeof(*sc));
@@ -94,7 +84,7 @@ static void reserve_stack(struct scope_thread *st, uint32_t need)
 		cap *= 2;
 	if (cap > MAX_DEPTH + 1)
 		cap = MAX_DEPTH + 1;
-	st->base = xrealloc(st->base, ((size_t)cap + 2) * sizeof(*st->base));
+	st->base = tt_xrealloc(st->base, ((size_t)cap + 2) * sizeof(*st->base));
 	st->stack = st->base + 1;
 	st->cap = cap;
 }
@@ -105,7 +95,7 @@ static struct scope_thread *thread_state(struct tt_scopes *sc, struct tt_thread 
 
 	if (st)
 		return st;
-	st = xrealloc(NULL, sizeof(*st));
+	st = tt_xrealloc(NULL, sizeof(*st));
 	memset(st, 0, sizeof(*st));
 	st->skip = sc->thread_filter && !sc->thread_filter(sc->filter_ctx, th);
 	st->tab = sc->by_thread ? &st->own : &sc->global;
@@ -125,7 +115,7 @@ static void cover_names(struct scope_thread *st, uint32_t nr_names)
 
 		while (n < nr_names)
 			n *= 2;
-		st->depth = xrealloc(st->depth, n * sizeof(*st->depth));
+		st->depth = tt_xrealloc(st->depth, n * sizeof(*st->depth));
 		memset(st->depth + st->nr_depth, 0, (n - st->nr_depth) * sizeof(*st->depth));
 		st->nr_depth = n;
 	}

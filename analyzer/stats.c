@@ -10,17 +10,7 @@
 #include <string.h>
 
 #include "hist.h"
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-
-	if (!p) {
-		fputs("tracetool: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
+#include "xalloc.h"
 
 void tt_stats_reserve(struct tt_stat_table *tab, uint32_t n)
 {
@@ -31,7 +21,7 @@ void tt_stats_reserve(struct tt_stat_table *tab, uint32_t n)
 		return;
 	while (cap < n)
 		cap *= 2;
-	v = xcalloc(cap, sizeof(*v));
+	v = tt_xcalloc(cap, sizeof(*v));
 	if (tab->n)
 		memcpy(v, tab->v, tab->n * sizeof(*v));
 	for (uint32_t i = tab->n; i < cap; i++)
@@ -53,7 +43,7 @@ void tt_stats_fini(struct tt_stat_table *tab)
 uint64_t *tt_stats_hist_alloc(struct tt_stat *s)
 {
 	if (!s->hist)
-		s->hist = xcalloc(TT_HIST_NR_BUCKETS, sizeof(uint64_t));
+		s->hist = tt_xcalloc(TT_HIST_NR_BUCKETS, sizeof(uint64_t));
 	return s->hist;
 }
 

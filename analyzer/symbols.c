@@ -10,6 +10,7 @@
  * executables (bias 0). Implements the reader's side of FORMAT.md §3.10-§3.11.
  */
 #include "symbols.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,40 +70,9 @@ struct tt_symbols {
 	uint32_t funcs_mask, nr_funcs;
 };
 
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-
-	if (!p) {
-		fputs("tracetool: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-
-	if (!q) {
-		fputs("tracetool: out of memory\n", stderr);
-		abort();
-	}
-	return q;
-}
-
-static char *xstrndup(const char *s, size_t n)
-{
-	char *d = xrealloc(NULL, n + 1);
-
-	memcpy(d, s, n);
-	d[n] = '\0';
-	return d;
-}
-
 struct tt_symbols *tt_symbols_create(const char *trace_path)
 {
-	struct tt_symbols *s = xcalloc(1, sizeof(*s));
+	struct tt_symbols *s = tt_xcalloc(1, sizeof(*s));
 
 	s->trace_path = trace_path;
 	return s;
@@ -145,7 +115,7 @@ void tt_symbols_add_module(struct tt_symbols *s, const struct recfmt_module *rm)
 	if (!m) {
 		if (s->nr_mods == s->cap_mods) {
 			s->cap_mods = s->cap_mods ? 2 * s->cap_mods : 16;
-			s->mods = xrealloc(s->mods, s->cap_mods * sizeof(*s->mods));
+			s->mods = tt_xrealloc(s->mods, s->cap_mods * sizeof(*s->mods));
 		}
 		m = &s->mods[s->nr_mods++];
 	}
@@ -154,12 +124,12 @@ void tt_symbols_add_module(struct tt_symbols *s, const struct recfmt_module *rm)
 	m->flags = rm->flags;
 	m->bias = rm->load_bias;
 	m->nr_ranges = rm->nr_ranges;
-	m->ranges = xcalloc(rm->nr_ranges, sizeof(*m->ranges));
+	m->ranges = tt_xcalloc(rm->nr_ranges, sizeof(*m->ranges));
 	for (uint32_t i = 0; i < rm->nr_ranges; i++)
 		m->ranges[i] = recfmt_module_range(rm, i);
 	m->build_id_bytes = rm->build_id_bytes;
 	memcpy(m->build_id, rm->build_id, rm->build_id_bytes);
-	m->path = xstrndup(rm->path, rm->path_bytes);
+	m->path = tt_xstrndup(rm->path, rm->path_bytes);
 	for (size_t i = 0; i < rm->path_bytes; i++)
 		if (!m->path[i])
 			m->path[i] = '?';
@@ -171,28 +141,18 @@ void tt_symbols_add_module(struct tt_symbols *s, const struct recfmt_module *rm)
 		m->state = MOD_NO_PATH;
 }
 
-static uint32_t hash_u32(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352dU;
-	x ^= x >> 15;
-	x *= 0x846ca68bU;
-	x ^= x >> 16;
-	return x;
-}
-
 void tt_symbols_add_func(struct tt_symbols *s, uint32_t id, uint64_t addr)
 {
 	uint32_t i;
 
 	if ((s->nr_funcs + 1) * 2 > (s->funcs ? s->funcs_mask + 1 : 0)) {
 		uint32_t slots = s->funcs ? 2 * (s->funcs_mask + 1) : 256;
-		struct func *old = s->funcs, *f = xcalloc(slots, sizeof(*f));
+		struct func *old = s->funcs, *f = tt_xcalloc(slots, sizeof(*f));
 
 		for (uint32_t k = 0; old && k <= s->funcs_mask; k++) {
 			if (!old[k].id)
 				continue;
-			for (i = hash_u32(old[k].id) & (slots - 1); f[i].id; i = (i + 1) & (slots - 1))
+			for (i = tt_hash_u32(old[k].id) & (slots - 1); f[i].id; i = (i + 1) & (slots - 1))
 				;
 			f[i] = old[k];
 		}
@@ -200,7 +160,7 @@ void tt_symbols_add_func(struct tt_symbols *s, uint32_t id, uint64_t addr)
 		s->funcs = f;
 		s->funcs_mask = slots - 1;
 	}
-	for (i = hash_u32(id) & s->funcs_mask; s->funcs[i].id; i = (i + 1) & s->funcs_mask) {
+	for (i = tt_hash_u32(id) & s->funcs_mask; s->funcs[i].id; i = (i + 1) & s->funcs_mask) {
 		if (s->funcs[i].id == id) {
 			s->funcs[i].addr = addr;
 			return;
@@ -215,7 +175,7 @@ bool tt_symbols_func_addr(const struct tt_symbols *s, uint32_t id, uint64_t *add
 {
 	if (!s || !s->funcs)
 		return false;
-	for (uint32_t i = hash_u32(id) & s->funcs_mask; s->funcs[i].id; i = (i + 1) & s->funcs_mask) {
+	for (uint32_t i = tt_hash_u32(id) & s->funcs_mask; s->funcs[i].id; i = (i + 1) & s->funcs_mask) {
 		if (s->funcs[i].id == id) {
 			*addr = s->funcs[i].addr;
 			return true;
@@ -273,7 +233,7 @@ static char *demangle(const char *name)
 			return d;
 		free(d);
 	}
-	return xstrndup(name, strlen(name));
+	return tt_xstrndup(name, strlen(name));
 }
 
 static int by_addr(const void *a, const void *b)
@@ -298,7 +258,7 @@ static void read_symtab(struct module *m, Elf *elf, Elf_Scn *scn, const GElf_Shd
 	if (!data || !sh->sh_entsize)
 		return;
 	n = sh->sh_size / sh->sh_entsize;
-	m->syms = xrealloc(m->syms, (m->nr_syms + n) * sizeof(*m->syms));
+	m->syms = tt_xrealloc(m->syms, (m->nr_syms + n) * sizeof(*m->syms));
 	for (size_t i = 0; i < n; i++) {
 		GElf_Sym sym;
 		const char *name;
@@ -329,12 +289,8 @@ static void read_symtab(struct module *m, Elf *elf, Elf_Scn *scn, const GElf_Shd
 static void queue_warning(struct module *m, const char *line)
 {
 	size_t old = m->warnings ? strlen(m->warnings) : 0, n = strlen(line);
-	char *w = realloc(m->warnings, old + n + 1);
+	char *w = tt_xrealloc(m->warnings, old + n + 1);
 
-	if (!w) {
-		fputs("tracetool: out of memory\n", stderr);
-		abort();
-	}
 	memcpy(w + old, line, n + 1);
 	m->warnings = w;
 }

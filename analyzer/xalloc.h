@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xalloc.h - what every analyzer file needs and should not write again:
+ * allocation that cannot fail (out of memory prints one line and aborts:
+ * tracetool has nothing useful to do without its tables) and the integer
+ * hash of its open-addressed tables.
+ */
+#ifndef TT_XALLOC_H
+#define TT_XALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* "tracetool: out of memory" on stderr, then abort(). */
+__attribute__((noreturn)) void tt_oom(void);
+/* realloc() that never returns NULL; n == 0 allocates 1 byte. */
+void *tt_xrealloc(void *p, size_t n);
+/* calloc() that never returns NULL; n == 0 allocates one element. */
+void *tt_xcalloc(size_t n, size_t size);
+/* A NUL-terminated copy of s[0, n). */
+char *tt_xstrndup(const char *s, size_t n);
+
+/* Mixes the bits of x (a 32-bit integer finaliser) for table indices. */
+static inline uint32_t tt_hash_u32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352dU;
+	x ^= x >> 15;
+	x *= 0x846ca68bU;
+	x ^= x >> 16;
+	return x;
+}
+
+#endif /* TT_XALLOC_H */
