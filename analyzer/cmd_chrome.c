@@ -23,6 +23,7 @@
 #include "emit.h"
 #include "options.h"
 #include "report.h"
+#include "symbols.h"
 
 static error_t parse_chrome(int key, char *arg, struct argp_state *state)
 {
@@ -206,12 +207,30 @@ static void metadata(struct chrome *ch)
 	char buf[256];
 	char *q;
 
+	/* The program's file name when the trace has it (MODULE, 1.1), as
+	 * the viewers show processes: "name", with the pid beside it. */
+	const char *prog = tt_symbols_program(ch->meta->syms);
+	const char *base = prog ? strrchr(prog, '/') : NULL;
+
+	if (prog) {
+		q = tt_emit_json_quote(base ? base + 1 : prog);
+		if (!q)
+			abort();
+	} else {
+		snprintf(buf, sizeof(buf), "\"pid %" PRIu32 "\"", ch->pid);
+		q = strdup(buf);
+		if (!q)
+			abort();
+	}
 	begin_event(ch);
 	snprintf(buf, sizeof(buf),
 		 "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu32
-		 ",\"tid\":0,\"args\":{\"name\":\"pid %" PRIu32 "\"}}",
-		 ch->pid, ch->pid);
+		 ",\"tid\":0,\"args\":{\"name\":",
+		 ch->pid);
 	tt_out_str(&ch->out, buf);
+	tt_out_str(&ch->out, q);
+	tt_out_str(&ch->out, "}}");
+	free(q);
 	for (uint32_t i = 0; i < ch->meta->nr_threads; i++) {
 		const struct tt_thread *th = &ch->meta->threads[i];
 		char label[4200];

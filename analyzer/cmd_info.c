@@ -15,6 +15,7 @@
 #include "emit.h"
 #include "events.h"
 #include "options.h"
+#include "symbols.h"
 
 enum { OPT_FORMAT = 0x300 };
 
@@ -157,6 +158,11 @@ int tt_cmd_info(int argc, char **argv)
 			tt_emit_json_str(stdout, problems);
 		else
 			fputs("null", stdout);
+		/* 1.1 recordings only: 1.0 outputs stay as they were. */
+		if (tt_symbols_program(tr.syms)) {
+			fputs(",\"program\":", stdout);
+			tt_emit_json_str(stdout, tt_symbols_program(tr.syms));
+		}
 		/* REC_MIN_NS recordings only: 1.0 outputs stay as they were. */
 		if (tr.has_filtered)
 			printf(",\"filtered\":%" PRIu64, total_filtered(&tr));
@@ -200,7 +206,11 @@ int tt_cmd_info(int argc, char **argv)
 		printf("clock:            %s, %" PRIu64 " ticks/s (header estimate %" PRIu64 ")\n",
 		       tr.hdr.clock == RECFMT_CLOCK_TSC ? "tsc" : "monotonic", tps,
 		       tr.hdr.ticks_per_second);
-		printf("process:          pid %" PRIu32 "\n", tr.hdr.pid);
+		if (tt_symbols_program(tr.syms))
+			printf("process:          %s, pid %" PRIu32 "\n", tt_symbols_program(tr.syms),
+			       tr.hdr.pid);
+		else
+			printf("process:          pid %" PRIu32 "\n", tr.hdr.pid);
 		printf("start:            %s.%09" PRIu64 " UTC (%" PRIu64 " ns since the epoch)\n",
 		       when, tr.hdr.start_real_ns % 1000000000u, tr.hdr.start_real_ns);
 		printf("duration:         %s (%" PRIu64 " ns)\n", dur, duration_ns);

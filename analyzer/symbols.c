@@ -317,6 +317,14 @@ static void warn_once_unchecked(const struct tt_symbols *s, struct module *m)
 	queue_warning(m, line);
 }
 
+const char *tt_symbols_program(const struct tt_symbols *s)
+{
+	for (uint32_t i = 0; s && i < s->nr_mods; i++)
+		if ((s->mods[i].flags & RECFMT_MODULE_MAIN) && s->mods[i].path[0])
+			return s->mods[i].path;
+	return NULL;
+}
+
 void tt_symbols_merge_warnings(struct tt_symbols *dst, const struct tt_symbols *src)
 {
 	if (!dst || !src)

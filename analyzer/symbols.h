@@ -39,6 +39,9 @@ bool tt_symbols_func_addr(const struct tt_symbols *s, uint32_t id, uint64_t *add
  */
 void tt_symbols_name(struct tt_symbols *s, uint64_t addr, char *out, size_t out_bytes);
 
+/* The main program's path (its MODULE record, 1.1), or NULL. */
+const char *tt_symbols_program(const struct tt_symbols *s);
+
 /*
  * Warnings (a file missing or changed) are kept until the walk is over:
  * tt_symbols_merge_warnings() gives dst the warnings of src's modules that

@@ -153,3 +153,32 @@ Test(e2e, default_clock_is_tsc_exactly_where_it_is_invariant)
 			   "%s", outp);
 	free(outp);
 }
+
+/* The file names its program (MODULE, format 1.1): info says which, and
+ * chrome names the process after it, as the viewers list processes. */
+Test(e2e, info_and_chrome_name_the_traced_program)
+{
+	char cmd[1024], want[4200], real[4096];
+	const char *prog = getenv("PROG_NESTED"), *base = strrchr(prog, '/');
+	char *text;
+	int status;
+
+	cr_assert_not_null(realpath(prog, real));
+	snprintf(out, sizeof(out), "/tmp/rec_e2e_prog_%d.zst", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "REC_OUTPUT=%s %s", out, prog);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s info --format=json %s", getenv("TRACETOOL"), out);
+	text = run(cmd, &status);
+	cr_assert_eq(status, 0, "%s", text);
+	snprintf(want, sizeof(want), ",\"program\":\"%s\"", real);
+	cr_assert(strstr(text, want), "want %s in %s", want, text);
+	free(text);
+	snprintf(cmd, sizeof(cmd), "%s chrome %s", getenv("TRACETOOL"), out);
+	text = run(cmd, &status);
+	cr_assert_eq(status, 0);
+	snprintf(want, sizeof(want), "\"name\":\"process_name\",\"pid\":");
+	cr_assert(strstr(text, want), "%.400s", text);
+	snprintf(want, sizeof(want), ",\"tid\":0,\"args\":{\"name\":\"%s\"}}", base ? base + 1 : prog);
+	cr_assert(strstr(text, want), "want %s in %.400s", want, text);
+	free(text);
+}
