@@ -35,8 +35,11 @@ static void init_conds(void)
 	pthread_cond_init(&rec__g.flushed, NULL);
 }
 
+/* Lock order: the module scan's lock (taken by the writer alone, holding
+ * nothing else), then the site lock, then g.lock. */
 static void fork_prepare(void)
 {
+	rec__modules_fork_prepare();
 	rec__site_lock();
 	pthread_mutex_lock(&rec__g.lock);
 }
@@ -45,6 +48,7 @@ static void fork_parent(void)
 {
 	pthread_mutex_unlock(&rec__g.lock);
 	rec__site_unlock();
+	rec__modules_fork_parent();
 }
 
 /*
@@ -56,6 +60,7 @@ static void fork_child(void)
 {
 	const char *pattern = output_pattern[0] ? output_pattern : getenv("REC_OUTPUT");
 
+	rec__modules_fork_child();
 	rec__site_reinit_lock();
 	pthread_mutex_init(&rec__g.lock, NULL);
 	init_conds();

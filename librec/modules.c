@@ -16,6 +16,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -151,12 +152,38 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
  * loaded since the last scan (all of them at the first scan of a file).
  * Writer thread only. Return: 0, or -ENOMEM.
  */
+/*
+ * Held by the writer across dl_iterate_phdr(), and by fork's prepare
+ * handler (lifecycle.c) so that no scan is under way when the process
+ * forks. glibc before 2.37 does not reset the loader's dl_load_write_lock
+ * in a child (BZ #19282, fixed upstream in 2023): a fork while our writer
+ * held it left the child's first scan, and so its exit, blocked forever.
+ */
+static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+
 int rec__modules_scan(struct rec__modules *m, struct recfmt_buf *out)
 {
 	struct scan s = { .m = m, .out = out, .vdso = getauxval(AT_SYSINFO_EHDR), .first = true };
 
+	pthread_mutex_lock(&scan_lock);
 	dl_iterate_phdr(on_module, &s);
+	pthread_mutex_unlock(&scan_lock);
 	return s.err;
+}
+
+void rec__modules_fork_prepare(void)
+{
+	pthread_mutex_lock(&scan_lock);
+}
+
+void rec__modules_fork_parent(void)
+{
+	pthread_mutex_unlock(&scan_lock);
+}
+
+void rec__modules_fork_child(void)
+{
+	pthread_mutex_init(&scan_lock, NULL);
 }
 
 void rec__modules_fini(struct rec__modules *m)

@@ -237,6 +237,10 @@ struct rec__modules {
 };
 int rec__modules_scan(struct rec__modules *m, struct recfmt_buf *out) REC__HIDDEN;
 void rec__modules_fini(struct rec__modules *m) REC__HIDDEN;
+/* fork: no module scan runs across it (modules.c; lifecycle.c's handlers). */
+void rec__modules_fork_prepare(void) REC__HIDDEN;
+void rec__modules_fork_parent(void) REC__HIDDEN;
+void rec__modules_fork_child(void) REC__HIDDEN;
 
 /* clock.c */
 bool rec__clock_tsc_is_invariant(void) REC__HIDDEN;
