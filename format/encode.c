@@ -142,30 +142,32 @@ int recfmt_encode_thread(struct recfmt_buf *buf, uint32_t thread, uint32_t os_ti
 	return 0;
 }
 
-int recfmt_encode_drops(struct recfmt_buf *buf, uint32_t thread, uint64_t nr_dropped)
+/* The layout DROPS and FUNC share: a u32 id, a reserved u32 (0), then n u64. */
+static int encode_id_u64s(struct recfmt_buf *buf, enum recfmt_type type, uint32_t id,
+			  const uint64_t *v, unsigned n)
 {
-	uint8_t *p = record_begin(buf, RECFMT_DROPS, 16);
+	uint8_t *p = record_begin(buf, type, 8 + 8 * n);
 
 	if (!p)
 		return -ENOMEM;
-	recfmt_store_u32le(p, thread);
+	recfmt_store_u32le(p, id);
 	recfmt_store_u32le(p + 4, 0);
-	recfmt_store_u64le(p + 8, nr_dropped);
+	for (unsigned i = 0; i < n; i++)
+		recfmt_store_u64le(p + 8 + 8 * i, v[i]);
 	return 0;
+}
+
+int recfmt_encode_drops(struct recfmt_buf *buf, uint32_t thread, uint64_t nr_dropped)
+{
+	return encode_id_u64s(buf, RECFMT_DROPS, thread, &nr_dropped, 1);
 }
 
 int recfmt_encode_drops_filtered(struct recfmt_buf *buf, uint32_t thread, uint64_t nr_dropped,
 				 uint64_t nr_filtered)
 {
-	uint8_t *p = record_begin(buf, RECFMT_DROPS, 24);
+	const uint64_t v[2] = { nr_dropped, nr_filtered };
 
-	if (!p)
-		return -ENOMEM;
-	recfmt_store_u32le(p, thread);
-	recfmt_store_u32le(p + 4, 0);
-	recfmt_store_u64le(p + 8, nr_dropped);
-	recfmt_store_u64le(p + 16, nr_filtered);
-	return 0;
+	return encode_id_u64s(buf, RECFMT_DROPS, thread, v, 2);
 }
 
 int recfmt_encode_thread_end(struct recfmt_buf *buf, const struct recfmt_thread_end *te)
@@ -233,14 +235,7 @@ int recfmt_encode_module(struct recfmt_buf *buf, uint32_t id, uint32_t flags, ui
 /* FORMAT.md §3.11. */
 int recfmt_encode_func(struct recfmt_buf *buf, uint32_t id, uint64_t addr)
 {
-	uint8_t *p = record_begin(buf, RECFMT_FUNC, 16);
-
-	if (!p)
-		return -ENOMEM;
-	recfmt_store_u32le(p, id);
-	recfmt_store_u32le(p + 4, 0);
-	recfmt_store_u64le(p + 8, addr);
-	return 0;
+	return encode_id_u64s(buf, RECFMT_FUNC, id, &addr, 1);
 }
 
 /* ---------------------------------------------------------------------
