@@ -119,7 +119,8 @@ static void finish_row(struct tt_row *r, const struct tt_clock *c)
  */
 static enum tt_status walk(struct tt_report *rep, const struct tt_options *o,
 			   bool (*filter)(void *, const struct tt_thread *), void *filter_ctx,
-			   tt_close_fn on_close, void *close_ctx, char *msg, size_t msg_bytes)
+			   tt_close_fn on_close, void *close_ctx, const struct tt_consumer *cons,
+			   void *const *cons_ctxs, char *msg, size_t msg_bytes)
 {
 	struct tt_trace *trs[8];
 	void *ctxs[8];
@@ -149,6 +150,8 @@ static enum tt_status walk(struct tt_report *rep, const struct tt_options *o,
 		sc->by_thread = o->by_thread;
 		sc->on_close = on_close;
 		sc->close_ctx = close_ctx;
+		sc->cons = cons;
+		sc->cons_ctx = cons ? cons_ctxs[i] : NULL;
 		trs[i] = tr;
 		ctxs[i] = sc;
 	}
@@ -162,6 +165,14 @@ static enum tt_status walk(struct tt_report *rep, const struct tt_options *o,
 
 enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 			     tt_close_fn on_close, void *close_ctx, char *msg, size_t msg_bytes)
+{
+	return tt_report_run_views(rep, o, on_close, close_ctx, NULL, NULL, msg, msg_bytes);
+}
+
+enum tt_status tt_report_run_views(struct tt_report *rep, const struct tt_options *o,
+				   tt_close_fn on_close, void *close_ctx,
+				   const struct tt_consumer *cons, void *const *cons_ctxs, char *msg,
+				   size_t msg_bytes)
 {
 	struct filter_ctx fc = { o, NULL };
 	enum tt_status st;
@@ -184,7 +195,7 @@ enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 		fc.meta = &rep->meta;
 	}
 	st = walk(rep, o, o->nr_threads && fc.meta ? thread_filter : NULL, &fc, on_close,
-		  close_ctx, msg, msg_bytes);
+		  close_ctx, cons, cons_ctxs, msg, msg_bytes);
 	if (st != TT_OK)
 		return st;
 	if (!rep->has_meta)

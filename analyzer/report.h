@@ -47,6 +47,22 @@ struct tt_report {
  */
 enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 			     tt_close_fn on_close, void *close_ctx, char *msg, size_t msg_bytes);
+/*
+ * tt_report_run_views() - tt_report_run() with a consumer of activations
+ * (scopes.h) on every walker: cons_ctxs[r] is the consumer's context on
+ * replica r (0 is rep->tr), TT_REPORT_MAX_REPLICAS of them; after the call
+ * rep->nr_replicas says how many were used.
+ */
+#define TT_REPORT_MAX_REPLICAS 8
+enum tt_status tt_report_run_views(struct tt_report *rep, const struct tt_options *o,
+				   tt_close_fn on_close, void *close_ctx,
+				   const struct tt_consumer *cons, void *const *cons_ctxs, char *msg,
+				   size_t msg_bytes);
+/* The trace of replica r (0: rep->tr). */
+static inline struct tt_trace *tt_report_replica(struct tt_report *rep, unsigned r)
+{
+	return r ? &rep->more_tr[r - 1] : &rep->tr;
+}
 void tt_report_fini(struct tt_report *rep);
 
 /* Window and thread filter of the options, resolved against the meta pass. */

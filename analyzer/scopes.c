@@ -29,6 +29,8 @@ struct frame {
 	uint32_t in; /* inside the time window */
 	uint64_t enter_ticks;
 	uint64_t child_ticks; /* timed children's durations */
+	uint32_t slot;	      /* the consumer's (tt_consumer.enter()), else 0 */
+	uint32_t pad;
 };
 
 /* Per name and thread: open enters, and open enters inside the window. */
@@ -54,6 +56,7 @@ struct scope_thread {
 	uint32_t nr_depth;
 	struct tt_stat_table *tab;
 	struct tt_stat_table own;
+	void *cons_state; /* the consumer's, from its thread_begin() */
 	/* tt_scopes_block(): full batches seen, the last probe's times
 	 * (pair_fused, decode + pair_fast), and the loop chosen. */
 	uint32_t nr_batches;
@@ -103,6 +106,8 @@ static struct scope_thread *thread_state(struct tt_scopes *sc, struct tt_thread 
 	memset(st->base, 0, 2 * sizeof(*st->base));
 	st->base[0].name = st->base[1].name = NO_FRAME;
 	tt_stats_hist_alloc(&st->sink);
+	if (sc->cons && !st->skip)
+		st->cons_state = sc->cons->thread_begin(sc->cons_ctx, th);
 	th->user = st;
 	return st;
 }
@@ -135,7 +140,7 @@ static void count_error(struct tt_scopes *sc, struct scope_thread *st, uint32_t 
  */
 static inline bool fast_mode(const struct tt_scopes *sc)
 {
-	return !sc->on_close && sc->win_lo_ticks == 0 && sc->win_span_ticks == UINT64_MAX;
+	return !sc->on_close && !sc->cons && sc->win_lo_ticks == 0 && sc->win_span_ticks == UINT64_MAX;
 }
 
 /* Drops the top frame as an enter with no exit; its children's time goes to
@@ -198,6 +203,7 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 		f->in = in_window;
 		f->enter_ticks = ticks;
 		f->child_ticks = 0;
+		f->slot = sc->cons ? sc->cons->enter(st->cons_state, f[-1].slot, name) : 0;
 		st->depth[name].open++;
 		if (!fast_mode(sc))
 			st->depth[name].in += f->in;
@@ -251,6 +257,15 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 		record(&st->tab->v[name], dur, self, outermost);
 		if (sc->on_close)
 			sc->on_close(sc->close_ctx, th, name, f->enter_ticks, dur);
+		if (sc->cons) {
+			const struct tt_activation a = {
+				.th = th, .name = name, .depth = st->sp,
+				.enter_ticks = f->enter_ticks, .exit_ticks = ticks,
+				.self_ticks = self, .outermost = outermost, .slot = f->slot,
+			};
+
+			sc->cons->act(st->cons_state, &a);
+		}
 	}
 }
 
@@ -298,7 +313,7 @@ pair_batch(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread
 		in_new = (span == UINT64_MAX) | (t - lo < span);
 		counted = is_exit & top->in;
 		top[-1].child_ticks += dur & -(uint64_t)is_exit;
-		top[1] = (struct frame){ name, in_new, t, 0 };
+		top[1] = (struct frame){ name, in_new, t, 0, 0, 0 };
 		sp = sp + 1 - 2 * is_exit;
 		d->open += 1 - 2 * is_exit;
 		/* Masks, not ?:, which compilers turn back into branches here. */
@@ -598,7 +613,7 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		}
 		cover_names(st, tr->nr_names);
 		/* --max-duration is checked by event_slow() only. */
-		if (fast_mode(sc) || st->overflow || st->sp + (uint32_t)n > MAX_DEPTH ||
+		if (fast_mode(sc) || sc->cons || st->overflow || st->sp + (uint32_t)n > MAX_DEPTH ||
 		    sc->max_dur_ticks != UINT64_MAX) {
 			for (int i = 0; i < n; i++)
 				event_slow(sc, st, th, codes[i] >> 1, ticks[i], codes[i] & 1);
