@@ -707,3 +707,42 @@ Test(commands, names_and_module_warnings_do_not_depend_on_the_number_of_walkers)
 	cr_assert(strstr(one.out, ",0x1200 [prog: missing],"), "%s", one.out);
 	tu_result_free(&one);
 }
+
+/* Contract §7: a recording with no end marker is reported as such by every
+ * command that prints a report: one warning line on stderr, and a footer
+ * line in table output; a clean one by none. */
+Test(commands, every_report_says_when_there_is_no_end_marker)
+{
+	static const char *const cmds[][3] = {
+		{ "summary", NULL, NULL },     { "summary", "--interval=1us", NULL },
+		{ "histogram", NULL, NULL },   { "chrome", NULL, NULL },
+		{ "tree", NULL, NULL },	       { "flame", NULL, NULL },
+		{ "info", NULL, NULL },	       { "summary", "--format=csv", NULL },
+		{ "tree", "--format=json", NULL },
+	};
+	char want[512];
+
+	snprintf(want, sizeof(want), "tracetool: %s: warning: no end marker: the recording did "
+		 "not end cleanly", trace);
+	for (int clean = 0; clean < 2; clean++) {
+		write_basic(clean);
+		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+			struct tu_result r = tu_run(cmds[i][0], trace, cmds[i][1], NULL);
+			bool table = !cmds[i][1] || !strncmp(cmds[i][1], "--interval", 10);
+
+			cr_assert_eq(r.status, 0, "%s: exit %d", cmds[i][0], r.status);
+			if (clean) {
+				cr_assert_str_eq(r.err, "", "%s: %s", cmds[i][0], r.err);
+				cr_assert(!strstr(r.out, "no end marker"), "%s", cmds[i][0]);
+			} else {
+				cr_assert_eq(tu_nr_lines(r.err), 1, "%s: %s", cmds[i][0], r.err);
+				cr_assert(strstr(r.err, want) == r.err, "%s: %s", cmds[i][0], r.err);
+				if (table && strcmp(cmds[i][0], "chrome") && strcmp(cmds[i][0], "flame"))
+					cr_assert(strstr(r.out, "warning: no end marker") ||
+							  strstr(r.out, "warning:          no end marker"),
+						  "%s: no footer:\n%s", cmds[i][0], r.out);
+			}
+			tu_result_free(&r);
+		}
+	}
+}
