@@ -124,10 +124,13 @@ static void *ct_thread_begin(void *ctx, const struct tt_thread *th)
 	return t;
 }
 
-static uint32_t ct_enter(void *tctx, uint32_t parent_slot, uint32_t name)
+static uint32_t ct_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64_t ticks,
+		 bool in_window)
 {
 	struct ct_thread *t = tctx;
 
+	(void)ticks;
+	(void)in_window;
 	return child(&t->t, parent_slot, name);
 }
 

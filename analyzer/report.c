@@ -124,7 +124,7 @@ static enum tt_status walk(struct tt_report *rep, const struct tt_options *o,
 {
 	struct tt_trace *trs[8];
 	void *ctxs[8];
-	unsigned n = on_close ? 1 : tt_trace_walkers();
+	unsigned n = on_close || (cons && cons->one_walker) ? 1 : tt_trace_walkers();
 	enum tt_status st;
 
 	if (n > 8)
@@ -184,7 +184,7 @@ enum tt_status tt_report_run_views(struct tt_report *rep, const struct tt_option
 	tt_trace_init(&rep->tr, o->trace);
 	tt_trace_init(&rep->meta, o->trace);
 	tt_scopes_init(&rep->sc, &rep->tr);
-	if (tt_options_need_prepass(o) || on_close) {
+	if (tt_options_need_prepass(o) || on_close || (cons && cons->needs_meta)) {
 		st = tt_trace_walk(&rep->meta, NULL, NULL, msg, msg_bytes);
 		if (st != TT_OK)
 			return st;

@@ -145,7 +145,8 @@ static inline bool fast_mode(const struct tt_scopes *sc)
 
 /* Drops the top frame as an enter with no exit; its children's time goes to
  * its parent, which contains them. */
-static void drop_top(struct tt_scopes *sc, struct scope_thread *st)
+static void drop_top(struct tt_scopes *sc, struct scope_thread *st, uint64_t ticks,
+		     enum tt_frame_error why)
 {
 	struct frame *f = &st->stack[st->sp--];
 
@@ -154,8 +155,19 @@ static void drop_top(struct tt_scopes *sc, struct scope_thread *st)
 		if (!fast_mode(sc))
 			st->depth[f->name].in--;
 		count_error(sc, st, f->name);
+		sc->nr_abandoned += why == TT_FRAME_LEFT;
 	}
 	st->stack[st->sp].child_ticks += f->child_ticks;
+	if (sc->cons && sc->cons->error)
+		sc->cons->error(st->cons_state, f->name, f->slot, f->enter_ticks, ticks, why);
+}
+
+/* A stored frame closed as an error by its own exit. */
+static void frame_error(struct tt_scopes *sc, struct scope_thread *st, const struct frame *f,
+			uint64_t ticks, enum tt_frame_error why)
+{
+	if (sc->cons && sc->cons->error)
+		sc->cons->error(st->cons_state, f->name, f->slot, f->enter_ticks, ticks, why);
 }
 
 /* Records one timed activation of `name` in the window. */
@@ -203,7 +215,9 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 		f->in = in_window;
 		f->enter_ticks = ticks;
 		f->child_ticks = 0;
-		f->slot = sc->cons ? sc->cons->enter(st->cons_state, f[-1].slot, name) : 0;
+		f->slot = sc->cons ? sc->cons->enter(st->cons_state, f[-1].slot, name, ticks,
+						     in_window)
+				   : 0;
 		st->depth[name].open++;
 		if (!fast_mode(sc))
 			st->depth[name].in += f->in;
@@ -222,7 +236,7 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 			return;
 		}
 		while (st->stack[st->sp].name != name)
-			drop_top(sc, st);
+			drop_top(sc, st, ticks, TT_FRAME_LEFT);
 	}
 	f = &st->stack[st->sp--];
 	st->depth[name].open--;
@@ -235,6 +249,7 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 				st->depth[name].in--;
 			count_error(sc, st, name);
 		}
+		frame_error(sc, st, f, ticks, TT_FRAME_TOO_LONG);
 		return;
 	}
 	if (ticks < f->enter_ticks) {
@@ -244,6 +259,7 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 				st->depth[name].in--;
 			count_error(sc, st, name);
 		}
+		frame_error(sc, st, f, ticks, TT_FRAME_BACKWARDS);
 		return;
 	}
 	dur = ticks - f->enter_ticks;
@@ -639,7 +655,7 @@ void tt_scopes_finish(struct tt_scopes *sc)
 			continue;
 		/* Enters still open when the file ended: the thread was inside. */
 		while (st->sp)
-			drop_top(sc, st);
+			drop_top(sc, st, tr->max_ticks, TT_FRAME_OPEN_AT_END);
 	}
 }
 
