@@ -82,6 +82,8 @@ static uint32_t child_slow(struct tt_ctree *t, uint32_t parent, uint32_t name, u
 	t->p[id].parent = parent;
 	t->p[id].name = name;
 	t->p[id].key = key;
+	t->p[id].next = t->p[parent].first;
+	t->p[parent].first = id;
 	t->hash[h] = id;
 	if ((uint64_t)t->n * 2 > t->mask)
 		rehash(t);
@@ -143,10 +145,45 @@ static void ct_act(void *tctx, const struct tt_activation *a)
 	p->self_ticks += a->self_ticks;
 }
 
+/* Moves the figures under node src to the same paths under dst. */
+static void move_subtree(struct tt_ctree *t, uint32_t src, uint32_t dst)
+{
+	for (uint32_t c = t->p[src].first; c; c = t->p[c].next) {
+		uint32_t d = child_slow(t, dst, t->p[c].name, t->p[c].key);
+		struct tt_path *from = &t->p[c];
+
+		t->p[d].calls += from->calls;
+		t->p[d].total_ticks += from->total_ticks;
+		t->p[d].self_ticks += from->self_ticks;
+		from->calls = from->total_ticks = from->self_ticks = 0;
+		move_subtree(t, c, d);
+	}
+}
+
+/*
+ * A frame left without an exit (longjmp): what ran while it was open ran
+ * in its parent, so its children's paths move up one level. When the
+ * path also had activations that did exit, which children were whose is
+ * not kept, and the paths stay as they are (docs/ANALYZER.md).
+ */
+static void ct_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ticks,
+		     uint64_t ticks, enum tt_frame_error why)
+{
+	struct ct_thread *t = tctx;
+
+	(void)name;
+	(void)enter_ticks;
+	(void)ticks;
+	if (why != TT_FRAME_LEFT || !slot || t->t.p[slot].calls)
+		return;
+	move_subtree(&t->t, slot, t->t.p[slot].parent);
+}
+
 const struct tt_consumer tt_calltree_consumer = {
 	.thread_begin = ct_thread_begin,
 	.enter = ct_enter,
 	.act = ct_act,
+	.error = ct_error,
 };
 
 /* ---------------------------------------------------------------------

@@ -25,6 +25,7 @@ struct tt_path {
 	uint32_t hot;	       /* the child found last (a cache for enter) */
 	uint32_t key;	       /* the function whose time it is: name, or the
 				* callee at the top of a --callers tree */
+	uint32_t first, next;  /* first child, next sibling (0: none) */
 	uint64_t calls, total_ticks, self_ticks;
 };
 

@@ -96,6 +96,7 @@ static void finish_row(struct tt_row *r, const struct tt_clock *c)
 
 	r->calls = s->calls;
 	r->errors = s->errors;
+	r->left = s->left;
 	r->total_ns = tt_clock_ns(c, s->total_ticks);
 	r->self_ns = tt_clock_ns(c, s->self_ticks);
 	if (!s->calls)
@@ -247,8 +248,27 @@ enum tt_status tt_report_run_views(struct tt_report *rep, const struct tt_option
 		free(maps[r]);
 	free(maps);
 	free(selected);
-	for (size_t i = 0; i < rep->nr_rows; i++)
+	/* With --by-thread, the rows of a label with a thread that dropped. */
+	for (uint32_t i = 0; i < rep->tr.nr_threads && o->by_thread; i++) {
+		const struct tt_thread *th = &rep->tr.threads[i];
+		const struct tt_thread *final = rep->has_meta
+			? tt_trace_find_thread(&rep->meta, th->serial) : NULL;
+		const char *label;
+
+		if (!th->nr_dropped ||
+		    (o->nr_threads && !tt_options_thread_selected(o, final ? final : th)))
+			continue;
+		label = label_of(rep, th);
+		for (size_t k = 0; k < rep->nr_rows; k++)
+			rep->rows[k].maybe_dropped |= rep->rows[k].thread == label;
+	}
+	for (size_t i = 0; i < rep->nr_rows; i++) {
 		finish_row(&rep->rows[i], &rep->clock);
+		/* Merged threads: which names a dropping thread had is not kept,
+		 * so every row may miss some (docs/ANALYZER.md, "Drops"). */
+		rep->rows[i].maybe_dropped |= !o->by_thread && rep->nr_dropped;
+		rep->nr_left += rep->rows[i].left;
+	}
 	return TT_OK;
 }
 

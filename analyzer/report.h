@@ -20,6 +20,8 @@ struct tt_row {
 	struct tt_stat st;   /* merged, in ticks; owns its histogram */
 	uint64_t calls, total_ns, self_ns, min_ns, mean_ns, p50_ns, p90_ns, p99_ns, max_ns;
 	uint64_t errors;
+	uint64_t left;	    /* errors left without an exit (longjmp) */
+	bool maybe_dropped; /* a thread of the row dropped scopes: calls may be low */
 };
 
 struct tt_report {
@@ -37,6 +39,7 @@ struct tt_report {
 	char **labels; /* thread labels owned by the report */
 	size_t nr_labels;
 	uint64_t nr_dropped; /* of the selected threads */
+	uint64_t nr_left;    /* activations left without an exit, in the rows */
 	uint64_t nr_filtered; /* REC_MIN_NS, of the selected threads (when tr.has_filtered) */
 	char problems[768];  /* what was lost, "" if nothing */
 };

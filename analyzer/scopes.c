@@ -30,12 +30,17 @@ struct frame {
 	uint64_t enter_ticks;
 	uint64_t child_ticks; /* timed children's durations */
 	uint32_t slot;	      /* the consumer's (tt_consumer.enter()), else 0 */
-	uint32_t pad;
+	uint32_t prev;	      /* the innermost open frame of its name below it, 0: none */
+	uint64_t same_ticks;  /* durations of activations of its name closed inside
+			       * it, not nested in a third one: what its own
+			       * total covers, or what they add to the name's
+			       * total if it turns out left without an exit */
 };
 
-/* Per name and thread: open enters, and open enters inside the window. */
+/* Per name and thread: the innermost open frame of the name (0: none),
+ * and the open enters inside the window. */
 struct depth {
-	uint32_t open, in;
+	uint32_t top, in;
 };
 
 /*
@@ -150,13 +155,20 @@ static void drop_top(struct tt_scopes *sc, struct scope_thread *st, uint64_t tic
 {
 	struct frame *f = &st->stack[st->sp--];
 
-	st->depth[f->name].open--;
+	st->depth[f->name].top = f->prev;
 	if (f->in) {
 		if (!fast_mode(sc))
 			st->depth[f->name].in--;
 		count_error(sc, st, f->name);
 		sc->nr_abandoned += why == TT_FRAME_LEFT;
+		st->tab->v[f->name].left += why == TT_FRAME_LEFT;
 	}
+	/* The activations of its name it held were not nested in it after
+	 * all: they belong to the enclosing one of the name, or are outermost. */
+	if (f->prev)
+		st->stack[f->prev].same_ticks += f->same_ticks;
+	else
+		st->tab->v[f->name].total_ticks += f->same_ticks;
 	st->stack[st->sp].child_ticks += f->child_ticks;
 	if (sc->cons && sc->cons->error)
 		sc->cons->error(st->cons_state, f->name, f->slot, f->enter_ticks, ticks, why);
@@ -215,10 +227,12 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 		f->in = in_window;
 		f->enter_ticks = ticks;
 		f->child_ticks = 0;
+		f->prev = st->depth[name].top;
+		f->same_ticks = 0;
+		st->depth[name].top = st->sp;
 		f->slot = sc->cons ? sc->cons->enter(st->cons_state, f[-1].slot, name, ticks,
 						     in_window)
 				   : 0;
-		st->depth[name].open++;
 		if (!fast_mode(sc))
 			st->depth[name].in += f->in;
 		return;
@@ -228,7 +242,7 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 		return;
 	}
 	if (st->stack[st->sp].name != name) {
-		if (!st->depth[name].open) {
+		if (!st->depth[name].top) {
 			/* An exit with no enter: its start is unknown, so it belongs
 			 * to the window by its own time (docs/ANALYZER.md). */
 			if (in_window)
@@ -239,7 +253,7 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 			drop_top(sc, st, ticks, TT_FRAME_LEFT);
 	}
 	f = &st->stack[st->sp--];
-	st->depth[name].open--;
+	st->depth[name].top = f->prev;
 	if (ticks >= f->enter_ticks && ticks - f->enter_ticks > sc->max_dur_ticks) {
 		/* Longer than --max-duration: an error, not a time (docs/ANALYZER.md);
 		 * the time was spent inside the parent, which keeps it as child time. */
@@ -267,10 +281,11 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 	if (f->in) {
 		uint64_t self = dur > f->child_ticks ? dur - f->child_ticks : 0;
 
-		bool outermost = fast_mode(sc) ? st->depth[name].open == 0
-					       : --st->depth[name].in == 0;
+		bool outermost = fast_mode(sc) ? f->prev == 0 : --st->depth[name].in == 0;
 
 		record(&st->tab->v[name], dur, self, outermost);
+		if (!outermost)
+			st->stack[f->prev].same_ticks += dur;
 		if (sc->on_close)
 			sc->on_close(sc->close_ctx, th, name, f->enter_ticks, dur);
 		if (sc->cons) {
@@ -329,14 +344,15 @@ pair_batch(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread
 		in_new = (span == UINT64_MAX) | (t - lo < span);
 		counted = is_exit & top->in;
 		top[-1].child_ticks += dur & -(uint64_t)is_exit;
-		top[1] = (struct frame){ name, in_new, t, 0, 0, 0 };
-		sp = sp + 1 - 2 * is_exit;
-		d->open += 1 - 2 * is_exit;
+		top[1] = (struct frame){ name, in_new, t, 0, 0, d->top, 0 };
 		/* Masks, not ?:, which compilers turn back into branches here. */
+		d->top = (top->prev & -is_exit) | ((sp + 1) & (is_exit - 1));
+		sp = sp + 1 - 2 * is_exit;
 		d->in += (in_new & (is_exit - 1)) - (top->in & -is_exit);
 		mask = -(uintptr_t)counted;
 		s = (struct tt_stat *)(((uintptr_t)&stats[name] & mask) | ((uintptr_t)sink & ~mask));
 		record(s, dur, self, d->in == 0);
+		stack[top->prev].same_ticks += dur & -(uint64_t)(counted & (d->in != 0));
 		if (with_close && counted)
 			sc->on_close(sc->close_ctx, th, name, t - dur, dur);
 	}
@@ -369,8 +385,9 @@ static void record_log(struct tt_stat *stats, const struct closed_log *log, uint
  * pair_batch()'s; the activations it closes are appended to a log (written
  * every event, kept only for exits) and recorded in a second loop, so that
  * no enter pays for the statistics and neither loop branches on the kind of
- * event. Only the open count of each name is kept (with no window it is
- * also the count inside it; see event_slow()).
+ * event. Only the innermost open frame of each name is kept (with no
+ * window, whether it exists is also whether one is open inside it; see
+ * event_slow()).
  */
 static void pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
 		      const struct tt_thread *th, const uint64_t *ticks, const uint32_t *codes,
@@ -390,7 +407,7 @@ static void pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 		const uint64_t t = ticks[i];
 		struct frame *top = &stack[sp];
 		uint64_t dur, child;
-		uint32_t open;
+		uint32_t prev;
 
 		if (__builtin_expect((name == TT_NO_NAME) |
 					     (is_exit & ((top->name != name) | (t < top->enter_ticks))),
@@ -422,10 +439,14 @@ static void pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 		top[1].in = 1;
 		top[1].enter_ticks = t;
 		top[1].child_ticks = 0;
+		top[1].prev = depth[name].top;
+		top[1].same_ticks = 0;
+		/* An exit pops its name's innermost frame, an enter pushes one. */
+		prev = top->prev;
+		depth[name].top = (prev & -is_exit) | ((sp + 1) & (is_exit - 1));
+		stack[prev].same_ticks += dur & -(uint64_t)(is_exit & (prev != 0));
 		sp = sp + 1 - 2 * is_exit;
-		open = depth[name].open + 1 - 2 * is_exit;
-		depth[name].open = open;
-		log.name[k] = name << 1 | (open == 0);
+		log.name[k] = name << 1 | (prev == 0);
 		log.dur[k] = dur;
 		log.self[k] = dur > child ? dur - child : 0;
 		k += is_exit;
@@ -478,7 +499,7 @@ static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 
 	for (i = 0; i < m; i++) {
 		uint64_t code, zz, dur, child;
-		uint32_t site, is_exit, name, open;
+		uint32_t site, is_exit, name, prev;
 		struct frame *top;
 		unsigned kb;
 
@@ -530,16 +551,19 @@ static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 			top[1].in = 1;
 			top[1].enter_ticks = t;
 			top[1].child_ticks = 0;
-			sp++;
-			depth[name].open++;
+			top[1].prev = depth[name].top;
+			top[1].same_ticks = 0;
+			depth[name].top = ++sp;
 			continue;
 		}
 		dur = t - top->enter_ticks;
 		child = top->child_ticks;
 		top[-1].child_ticks += dur;
 		sp--;
-		open = --depth[name].open;
-		record(&stats[name], dur, dur > child ? dur - child : 0, open == 0);
+		prev = top->prev;
+		depth[name].top = prev;
+		stack[prev].same_ticks += prev ? dur : 0;
+		record(&stats[name], dur, dur > child ? dur - child : 0, prev == 0);
 	}
 	st->sp = sp;
 	it->ids = ids;
