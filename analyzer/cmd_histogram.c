@@ -106,7 +106,7 @@ static size_t make_bins(const struct tt_row *r, const struct tt_clock *c, unsign
 		uint64_t count = 0, lo_ns, hi_ns;
 
 		for (uint32_t k = edges[i]; k < edges[i + 1]; k++)
-			count += s->hist[k];
+			count += tt_hist_count(s->hist, k);
 		lo_ns = tt_clock_ns(c, tt_hist_bucket_lo(edges[i]));
 		hi_ns = edges[i + 1] >= TT_HIST_NR_BUCKETS
 				? UINT64_MAX
