@@ -397,7 +397,8 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 	uint64_t head = __atomic_load_n(&t->head, __ATOMIC_ACQUIRE);
 	uint64_t tail = t->tail;
 	uint64_t dropped = __atomic_load_n(&t->nr_dropped, __ATOMIC_RELAXED) - t->nr_dropped_base;
-	bool busy = head - tail > (t->mask + 1) / 4;
+	/* mask only below a published head: a thread may get its ring late (thread.c). */
+	bool busy = head != tail && head - tail > (t->mask + 1) / 4;
 	/* Slots an event takes: set before the thread was registered. */
 	uint64_t group = t->ctr ? 1 + (uint64_t)t->ctr->nr : 1;
 	int err = 0;
@@ -597,14 +598,26 @@ static void *writer_main(void *arg)
 		final = stop || flush_req != rec__g.flush_done;
 		now_ticks = rec__clock_now(rec__g.cfg.use_tsc);
 
-		for (size_t i = 0; i < nr; i++) {
-			bool ended;
+		/*
+		 * Exited threads first: their rings are freed as soon as they
+		 * are drained, and a starved writer must not let them pile up
+		 * behind the live ones (the ring budget, thread.c). Threads
+		 * seen alive in the first round are drained in the second.
+		 */
+		for (int round = 0; round < 2; round++) {
+			for (size_t i = 0; i < nr; i++) {
+				bool ended;
 
-			busy |= drain_thread(w, w->snap[i], final, now_ticks, &ended);
-			if (ended) {
-				pthread_mutex_lock(&rec__g.lock);
-				reap_locked(w, w->snap[i]);
-				pthread_mutex_unlock(&rec__g.lock);
+				if (!w->snap[i] ||
+				    (round == 0 && !__atomic_load_n(&w->snap[i]->dead, __ATOMIC_ACQUIRE)))
+					continue;
+				busy |= drain_thread(w, w->snap[i], final, now_ticks, &ended);
+				if (ended) {
+					pthread_mutex_lock(&rec__g.lock);
+					reap_locked(w, w->snap[i]);
+					pthread_mutex_unlock(&rec__g.lock);
+				}
+				w->snap[i] = NULL;
 			}
 		}
 		/*
