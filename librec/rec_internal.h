@@ -148,6 +148,8 @@ struct rec__thread {
 	 * under g.lock with the ring, raised by the owner at exit, read by
 	 * the writer at reap (after the acquire of `dead`). */
 	size_t ring_touched_bytes;
+	/* Writer-private: CLOCK_MONOTONIC ns of the head load of the last drain. */
+	uint64_t drained_ns;
 };
 
 /*
