@@ -283,7 +283,8 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 
 		bool outermost = fast_mode(sc) ? f->prev == 0 : --st->depth[name].in == 0;
 
-		record(&st->tab->v[name], dur, self, outermost);
+		if (!sc->cons || !sc->cons->no_times)
+			record(&st->tab->v[name], dur, self, outermost);
 		if (!outermost)
 			st->stack[f->prev].same_ticks += dur;
 		if (sc->on_close)
