@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_host.c - librec never harms its host (contract §7, issue 11): a
+ * library with probes unloaded by dlclose() before or after the writer's
+ * next frame, and reloaded at another address; the exact names and counts
+ * must be in the file. Each Test runs in its own process (Criterion), so
+ * each has its own recorder and output file. Paths of the helper modules
+ * and programs come from meson (tests/librec/meson.build).
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <rec.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "trace_read.h"
+
+static char out[256];
+
+static void use_output(const char *what)
+{
+	snprintf(out, sizeof(out), "/tmp/rec_host_%d_%s.zst", (int)getpid(), what);
+	unlink(out);
+	setenv("REC_OUTPUT", out, 1);
+}
+
+static void cleanup(void)
+{
+	if (out[0])
+		unlink(out);
+}
+
+TestSuite(host, .fini = cleanup, .timeout = 120);
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+
+	cr_assert_not_null(v, "%s is not set (run through meson test)", name);
+	return v;
+}
+
+/* ------------------------------------------------------------------ */
+/* dlclose: sites outlive their module. */
+
+typedef int (*mod_work_fn)(int);
+
+#define MOD_LEAVES 10
+
+static void *load_mod(mod_work_fn *work)
+{
+	void *h = dlopen(env("SCOPE_MOD"), RTLD_NOW | RTLD_LOCAL);
+
+	cr_assert_not_null(h, "%s", dlerror());
+	*work = (mod_work_fn)(uintptr_t)dlsym(h, "mod_work");
+	cr_assert_not_null(*work);
+	return h;
+}
+
+/* Unloads the module and checks that it is really gone (its pages unmapped). */
+static void unload_mod(void *h)
+{
+	cr_assert_eq(dlclose(h), 0);
+	cr_assert_null(dlopen(env("SCOPE_MOD"), RTLD_NOW | RTLD_NOLOAD), "module still loaded");
+}
+
+/* Number of sites named `name` in the trace. */
+static unsigned nr_sites_named(const struct tr_trace *tr, const char *name)
+{
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i < tr->nr_sites; i++)
+		n += tr->site_names[i] && strcmp(tr->site_names[i], name) == 0;
+	return n;
+}
+
+static void check_mod_trace(unsigned cycles, unsigned loads)
+{
+	struct tr_trace tr;
+
+	cr_assert_eq(tr_load(out, &tr), 0, "cannot read %s", out);
+	cr_assert(tr.clean);
+	cr_assert_eq(tr.nr_corrupt, 0);
+	cr_assert(tr_well_nested(&tr));
+	cr_assert_eq(tr_dropped(&tr), 0);
+	cr_assert_eq(tr_calls(&tr, "mod_work"), cycles);
+	cr_assert_eq(tr_calls(&tr, "mod_leaf"), (uint64_t)cycles * MOD_LEAVES);
+	/* Each load of the module has sites of its own, under the same names. */
+	cr_assert_eq(nr_sites_named(&tr, "mod_work"), loads);
+	cr_assert_eq(nr_sites_named(&tr, "mod_leaf"), loads);
+	tr_free(&tr);
+}
+
+struct dl_case {
+	unsigned cycles;
+	bool flush_first; /* dlclose after the writer's next frame, else before */
+};
+
+static struct dl_case dl_cases[] = {
+	{ 1, false }, { 3, false }, { 5, false }, { 100, false },
+	{ 1, true },  { 3, true },  { 5, true },  { 100, true },
+};
+
+ParameterizedTestParameters(host, dlclose_of_a_traced_library_loses_nothing_and_never_crashes)
+{
+	return cr_make_param_array(struct dl_case, dl_cases, sizeof(dl_cases) / sizeof(dl_cases[0]));
+}
+
+ParameterizedTest(struct dl_case *c, host, dlclose_of_a_traced_library_loses_nothing_and_never_crashes)
+{
+	use_output("dlclose");
+	for (unsigned i = 0; i < c->cycles; i++) {
+		mod_work_fn work;
+		void *h = load_mod(&work);
+
+		cr_assert_eq(work(MOD_LEAVES), MOD_LEAVES * (MOD_LEAVES + 1) / 2);
+		if (c->flush_first)
+			cr_assert_eq(rec_flush(), 0);
+		unload_mod(h);
+	}
+	/* The writer's next frame, with the sites of modules no longer mapped. */
+	cr_assert_eq(rec_stop(), 0);
+	/* A module may be loaded at the same address again: its sites are new ones. */
+	check_mod_trace(c->cycles, c->cycles);
+}
+
+struct mod_range {
+	uintptr_t lo, hi;
+	const char *path;
+};
+
+static int find_range(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct mod_range *r = arg;
+
+	(void)size;
+	if (!info->dlpi_name || strcmp(info->dlpi_name, r->path) != 0)
+		return 0;
+	r->lo = UINTPTR_MAX;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < r->lo)
+			r->lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > r->hi)
+			r->hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	return 1;
+}
+
+Test(host, a_library_reloaded_at_another_address_keeps_its_names_and_counts)
+{
+	struct mod_range first = { .path = env("SCOPE_MOD") }, second = { .path = env("SCOPE_MOD") };
+	long page = sysconf(_SC_PAGESIZE);
+	mod_work_fn work;
+	void *h, *hold;
+
+	use_output("reload");
+	h = load_mod(&work);
+	cr_assert_eq(dl_iterate_phdr(find_range, &first), 1);
+	cr_assert_eq(work(MOD_LEAVES), MOD_LEAVES * (MOD_LEAVES + 1) / 2);
+	unload_mod(h);
+	/* Keep the old addresses taken, so that the next load goes elsewhere. */
+	first.lo &= ~(uintptr_t)(page - 1);
+	hold = mmap((void *)first.lo, first.hi - first.lo, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	cr_assert_eq(hold, (void *)first.lo, "cannot hold the old range: %s", strerror(errno));
+	h = load_mod(&work);
+	cr_assert_eq(dl_iterate_phdr(find_range, &second), 1);
+	cr_assert(second.hi <= first.lo || second.lo >= first.hi, "reloaded at the same address");
+	cr_assert_eq(work(MOD_LEAVES), MOD_LEAVES * (MOD_LEAVES + 1) / 2);
+	unload_mod(h);
+	cr_assert_eq(rec_stop(), 0);
+	check_mod_trace(2, 2);
+	munmap(hold, first.hi - first.lo);
+}
