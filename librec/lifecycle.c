@@ -25,9 +25,19 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static char output_pattern[4096];
 static bool pattern_from_config;
 
+/*
+ * At exit the file is finished, and a parked writer that never ran quits.
+ * A recording that never started will not start after this: a probe in a
+ * later exit handler or destructor would begin a file nobody finishes.
+ */
 static void at_exit(void)
 {
 	rec_stop();
+	pthread_mutex_lock(&rec__g.lock);
+	if (rec__g.state == REC__NEVER_STARTED)
+		__atomic_store_n(&rec__g.state, REC__STOPPED, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&rec__g.lock);
+	rec__writer_retire();
 }
 
 static void init_conds(void)
@@ -67,8 +77,7 @@ static void fork_child(void)
 	if (rec__g.fd >= 0)
 		close(rec__g.fd);
 	rec__g.fd = -1;
-	if (rec__g.writer_running)
-		rec__writer_forget();
+	rec__writer_forget();
 	rec__g.writer_running = false;
 	rec__g.stop_requested = false;
 	rec__g.flush_requested = rec__g.flush_done = 0;
@@ -78,6 +87,9 @@ static void fork_child(void)
 		bool has_pid = pattern && strstr(pattern, "%p");
 		__atomic_store_n(&rec__g.state, has_pid ? REC__NEVER_STARTED : REC__DISABLED, __ATOMIC_RELEASE);
 	}
+	/* A child that will record gets its parked writer now (see rec_load()). */
+	if (rec__g.state == REC__NEVER_STARTED && !rec__env_disabled())
+		rec__writer_park();
 }
 
 static void init_process(void)
@@ -93,10 +105,22 @@ static void init_process(void)
  * before the parent's first probe, and so that our exit handler, registered
  * first, runs last: the host's own atexit handlers and C++ destructors run
  * before the file is finished, and their probes are recorded.
+ *
+ * It also creates the writer thread, parked: recording still starts at the
+ * first probe (no file before it), but that probe may be in a signal
+ * handler, where creating a thread or calling malloc can deadlock or
+ * corrupt the heap (the handler may have interrupted malloc). With the
+ * writer parked, the first probe allocates nothing: it opens the file,
+ * maps its ring and tells the writer to go. Not with REC_DISABLE set at
+ * load. Priority 101: in a static link, before the program's own
+ * constructors, which may probe. A probe that still comes first (another
+ * library's constructor) starts the writer itself, as before.
  */
-__attribute__((constructor)) static void rec_load(void)
+__attribute__((constructor(101))) static void rec_load(void)
 {
 	pthread_once(&init_once, init_process);
+	if (!rec__env_disabled())
+		rec__writer_park();
 }
 
 /*

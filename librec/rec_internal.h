@@ -268,6 +268,8 @@ int rec__writer_start(void) REC__HIDDEN;
 void rec__writer_stop(void) REC__HIDDEN;
 void rec__writer_wake(void) REC__HIDDEN;
 void rec__writer_forget(void) REC__HIDDEN;
+void rec__writer_park(void) REC__HIDDEN;
+void rec__writer_retire(void) REC__HIDDEN;
 
 /* counters.c */
 struct perf_event_mmap_page;

@@ -569,18 +569,61 @@ static void write_end(struct writer *w)
 	write_frame(w);
 }
 
+/*
+ * The writer thread's life. It is created parked (at load, in a child after
+ * fork that will record, or by rec__writer_start() when none is parked),
+ * so that a recording started by a probe in a signal handler creates no
+ * thread and allocates nothing there: the probe only says go. It then runs
+ * one recording and ends; rec__writer_stop() joins it. At exit a thread
+ * still parked is told to quit and joined (rec__writer_retire()).
+ */
+enum writer_cmd { CMD_PARK = 0, CMD_GO, CMD_QUIT };
+static int writer_cmd;	   /* enum writer_cmd; under rec__g.lock */
+static bool writer_parked; /* a parked thread exists; under rec__g.lock */
+
+/* The writer thread, parked: wait under rec__g.lock for go or quit. */
+static int wait_for_cmd(void)
+{
+	int cmd;
+
+	pthread_mutex_lock(&rec__g.lock);
+	while ((cmd = writer_cmd) == CMD_PARK) {
+		uint32_t seen = __atomic_load_n(&rec__g.wake_seq, __ATOMIC_ACQUIRE);
+
+		pthread_mutex_unlock(&rec__g.lock);
+		/* A wake after the load above changes wake_seq: the wait returns. */
+		syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+		pthread_mutex_lock(&rec__g.lock);
+	}
+	pthread_mutex_unlock(&rec__g.lock);
+	return cmd;
+}
+
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
-	uint64_t flush_ns = (uint64_t)rec__g.cfg.flush_ms * 1000000u;
-	uint64_t poll_active_ns = flush_ns / 2 < POLL_ACTIVE_NS ? flush_ns / 2 : POLL_ACTIVE_NS;
-	uint64_t poll_idle_ns = flush_ns / 2 < POLL_IDLE_NS ? flush_ns / 2 : POLL_IDLE_NS;
+	uint64_t flush_ns, poll_active_ns, poll_idle_ns;
 	bool stop = false;
 
 	/* So that top, perf and debuggers show which thread is ours. */
 	pthread_setname_np(pthread_self(), "rec-writer");
 	/* Never a traced thread: probes and hooks on it record nothing. */
 	rec__in_librec = 1;
+	if (wait_for_cmd() == CMD_QUIT)
+		return NULL;
+	/* Go: the configuration and the file were set under rec__g.lock before it. */
+	flush_ns = (uint64_t)rec__g.cfg.flush_ms * 1000000u;
+	poll_active_ns = flush_ns / 2 < POLL_ACTIVE_NS ? flush_ns / 2 : POLL_ACTIVE_NS;
+	poll_idle_ns = flush_ns / 2 < POLL_IDLE_NS ? flush_ns / 2 : POLL_IDLE_NS;
+	/* Allocated here, not by the starter, which may be a signal handler. */
+	w->zc = recfmt_compressor_create(1);
+	if (!w->zc) {
+		pthread_mutex_lock(&rec__g.lock);
+		fail_locked(w, ENOMEM);
+		pthread_mutex_unlock(&rec__g.lock);
+	}
+	if (rec__g.cfg.live_ns)
+		w->live = rec__live_create(rec__g.cfg.live_ns, rec__g.cfg.use_tsc);
 	calibrate(w);
 	w->last_sync_ns = rec__g.start_sync.mono_ns;
 	while (!stop) {
@@ -669,16 +712,20 @@ static struct writer writer_state;
 
 /*
  * rec__writer_forget() - in a child after fork(): the writer thread does
- * not exist here, but its buffers were copied. They cannot be freed safely
- * (the parent's writer may have been between a realloc and storing its
- * result), so they are set aside, still reachable, and never touched again.
+ * not exist here (running or parked), but its buffers were copied. They
+ * cannot be freed safely (the parent's writer may have been between a
+ * realloc and storing its result), so they are set aside, still reachable,
+ * and never touched again.
  */
 static struct writer inherited __attribute__((used));
 
 void rec__writer_forget(void)
 {
-	inherited = writer_state;
+	if (rec__g.writer_running)
+		inherited = writer_state;
 	memset(&writer_state, 0, sizeof(writer_state));
+	writer_parked = false;
+	writer_cmd = CMD_PARK;
 }
 
 /*
@@ -694,33 +741,81 @@ void rec__writer_wake(void)
 }
 
 /*
- * rec__writer_start() - under rec__g.lock, with the file open: start the
- * writer thread with every signal blocked (so the host's handlers never run
- * on it and SIGXFSZ becomes EFBIG). Return: 0 or a negative errno.
+ * Under rec__g.lock: create a parked writer thread with every signal
+ * blocked (so the host's handlers never run on it and SIGXFSZ becomes
+ * EFBIG). Allocates (pthread_create): never called from a probe that a
+ * signal handler may run, except when no thread could be parked before.
+ * Return: 0 or a negative errno.
  */
-int rec__writer_start(void)
+static int spawn_locked(void)
 {
-	struct writer *w = &writer_state;
 	sigset_t all, old;
 	int err;
 
-	memset(w, 0, sizeof(*w));
-	w->zc = recfmt_compressor_create(1);
-	if (!w->zc)
-		return -ENOMEM;
-	if (rec__g.cfg.live_ns)
-		w->live = rec__live_create(rec__g.cfg.live_ns, rec__g.cfg.use_tsc);
+	writer_cmd = CMD_PARK;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&rec__g.writer, NULL, writer_main, w);
+	err = pthread_create(&rec__g.writer, NULL, writer_main, &writer_state);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) {
-		recfmt_compressor_destroy(w->zc);
-		rec__live_destroy(w->live);
-		memset(w, 0, sizeof(*w));
+	if (err)
 		return -err;
+	writer_parked = true;
+	return 0;
+}
+
+/*
+ * rec__writer_park() - have a parked writer ready for the next start, if
+ * recording has not started (at load; in a child after fork that will
+ * record). Takes rec__g.lock. A failure is not reported: the start then
+ * creates the thread itself.
+ */
+void rec__writer_park(void)
+{
+	pthread_mutex_lock(&rec__g.lock);
+	if (!writer_parked && !rec__g.writer_running &&
+	    __atomic_load_n(&rec__g.state, __ATOMIC_RELAXED) == REC__NEVER_STARTED)
+		spawn_locked();
+	pthread_mutex_unlock(&rec__g.lock);
+}
+
+/* rec__writer_retire() - at exit: a parked writer that never ran quits. */
+void rec__writer_retire(void)
+{
+	bool join;
+
+	pthread_mutex_lock(&rec__g.lock);
+	join = writer_parked;
+	if (join) {
+		writer_parked = false;
+		writer_cmd = CMD_QUIT;
+		rec__writer_wake();
 	}
+	pthread_mutex_unlock(&rec__g.lock);
+	if (join)
+		pthread_join(rec__g.writer, NULL);
+}
+
+/*
+ * rec__writer_start() - under rec__g.lock, with the file open: tell the
+ * parked writer to go (creating it first if none is parked). With a parked
+ * writer this allocates nothing and creates no thread: async-signal-safe
+ * (the first probe of the process may be in a signal handler).
+ * Return: 0 or a negative errno.
+ */
+int rec__writer_start(void)
+{
+	int err;
+
+	if (!writer_parked) {
+		err = spawn_locked();
+		if (err)
+			return err;
+	}
+	memset(&writer_state, 0, sizeof(writer_state)); /* the parked thread reads it after go */
+	writer_parked = false;
+	writer_cmd = CMD_GO;
 	rec__g.writer_running = true;
+	rec__writer_wake();
 	return 0;
 }
 

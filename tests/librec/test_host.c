@@ -3,7 +3,8 @@
  * test_host.c - librec never harms its host (contract §7, issue 11): a
  * library with probes unloaded by dlclose() before or after the writer's
  * next frame, and reloaded at another address; the exact names and counts
- * must be in the file. Each Test runs in its own process (Criterion), so
+ * must be in the file. The process's first probe in a 20 kHz signal handler
+ * (programs run as children, with a time limit). Each Test runs in its own process (Criterion), so
  * each has its own recorder and output file. Paths of the helper modules
  * and programs come from meson (tests/librec/meson.build).
  */
@@ -17,7 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "trace_read.h"
@@ -182,4 +189,129 @@ Test(host, a_library_reloaded_at_another_address_keeps_its_names_and_counts)
 	cr_assert_eq(rec_stop(), 0);
 	check_mod_trace(2, 2);
 	munmap(hold, first.hi - first.lo);
+}
+
+/* ------------------------------------------------------------------ */
+/* Child programs, with a time limit: librec must never hang its host. */
+
+struct child {
+	int status;	/* exit code, 128 + signal, or -1: killed at the time limit */
+	char out[4096]; /* stdout, cut */
+	char err[4096]; /* stderr, cut */
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/*
+ * Runs argv with the extra "NAME=value" settings (NULL-terminated, may be
+ * NULL), stdin from /dev/null, capturing stdout and stderr; kills it after
+ * limit_ms.
+ */
+static void run_child(const char *const *argv, const char *const *extra_env, unsigned limit_ms,
+		      struct child *c)
+{
+	int po[2], pe[2], st;
+	size_t no = 0, ne = 0;
+	uint64_t deadline = now_ms() + limit_ms;
+	bool open_o = true, open_e = true, killed = false;
+	pid_t pid;
+
+	memset(c, 0, sizeof(*c));
+	cr_assert_eq(pipe(po), 0);
+	cr_assert_eq(pipe(pe), 0);
+	pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+
+		dup2(null, 0);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		close(po[0]), close(pe[0]), close(po[1]), close(pe[1]);
+		for (unsigned i = 0; extra_env && extra_env[i]; i++)
+			putenv((char *)extra_env[i]);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(po[1]), close(pe[1]);
+	while (open_o || open_e) {
+		struct pollfd p[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
+		uint64_t now = now_ms();
+
+		if (now >= deadline) {
+			kill(pid, SIGKILL);
+			killed = true;
+			break;
+		}
+		if (!open_o)
+			p[0].fd = -1;
+		if (!open_e)
+			p[1].fd = -1;
+		if (poll(p, 2, (int)(deadline - now)) < 0)
+			continue;
+		if (p[0].revents) {
+			ssize_t k = read(po[0], c->out + no, sizeof(c->out) - 1 - no);
+			if (k <= 0)
+				open_o = false;
+			else
+				no += (size_t)k;
+		}
+		if (p[1].revents) {
+			ssize_t k = read(pe[0], c->err + ne, sizeof(c->err) - 1 - ne);
+			if (k <= 0)
+				open_e = false;
+			else
+				ne += (size_t)k;
+		}
+	}
+	close(po[0]), close(pe[0]);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	c->status = killed ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* ------------------------------------------------------------------ */
+/* The first probe of the process in a signal handler. */
+
+#define SIGFIRST_RUNS 100
+#define SIGFIRST_ALARMS "1000"
+
+Test(host, first_probe_in_a_20khz_signal_handler_starts_recording_safely_in_100_runs,
+     .timeout = 600)
+{
+	char setting[300];
+	const char *argv[] = { env("PROG_SIGFIRST"), SIGFIRST_ALARMS, NULL };
+	const char *extra[] = { setting, NULL };
+
+	snprintf(out, sizeof(out), "/tmp/rec_host_%d_sigfirst.zst", (int)getpid());
+	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
+	for (int run = 0; run < SIGFIRST_RUNS; run++) {
+		struct child c;
+		struct tr_trace tr;
+		long nr_alarms;
+
+		unlink(out);
+		run_child(argv, extra, 60000, &c);
+		cr_assert_eq(c.status, 0, "run %d: status %d (-1: hung), stderr: %s", run, c.status,
+			     c.err);
+		cr_assert_str_eq(c.err, "", "run %d", run);
+		nr_alarms = atol(c.out);
+		cr_assert_geq(nr_alarms, 1000);
+		cr_assert_eq(tr_load(out, &tr), 0, "run %d: cannot read %s", run, out);
+		cr_assert(tr.clean, "run %d", run);
+		cr_assert_eq(tr.nr_corrupt, 0);
+		cr_assert(tr_well_nested(&tr));
+		/* Every handler run is recorded or counted as dropped. */
+		cr_assert_eq(tr_calls(&tr, "in_handler") + tr_dropped(&tr), (uint64_t)nr_alarms,
+			     "run %d: %lu calls, %lu dropped, %ld alarms", run,
+			     (unsigned long)tr_calls(&tr, "in_handler"),
+			     (unsigned long)tr_dropped(&tr), nr_alarms);
+		cr_assert_gt(tr_calls(&tr, "in_handler"), 0);
+		tr_free(&tr);
+	}
 }
