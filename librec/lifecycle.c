@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct rec__global rec__g = {
@@ -124,6 +125,52 @@ __attribute__((constructor(101))) static void rec_load(void)
 }
 
 /*
+ * Opens `path` for a new recording, never blocking: O_NONBLOCK, so that a
+ * FIFO with no reader fails at once (ENXIO) instead of waiting for one; the
+ * writer handles EAGAIN on FIFOs and devices (writer.c). A terminal is
+ * refused. Return: the fd, or a negative errno (one stderr line said why).
+ */
+static int open_output(const char *path)
+{
+	char pb[REC__LOG_PATH_BYTES];
+	struct stat st;
+	int fd, err;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		err = -errno;
+		if (err == -ENXIO && stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
+			rec__log("cannot open %s: a FIFO with no reader; tracing disabled",
+				 rec__log_path(path, pb, sizeof(pb)));
+		else
+			rec__log("cannot open %s: %s; tracing disabled",
+				 rec__log_path(path, pb, sizeof(pb)), strerror(-err));
+		return err;
+	}
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		rec__log("cannot open %s: %s; tracing disabled", rec__log_path(path, pb, sizeof(pb)),
+			 strerror(-err));
+		close(fd);
+		return err;
+	}
+	if (isatty(fd)) {
+		rec__log("cannot write %s: a terminal; tracing disabled",
+			 rec__log_path(path, pb, sizeof(pb)));
+		close(fd);
+		return -EINVAL;
+	}
+	if (S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0) {
+		err = -errno;
+		rec__log("cannot open %s: %s; tracing disabled", rec__log_path(path, pb, sizeof(pb)),
+			 strerror(-err));
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/*
  * rec__start_locked() - start recording (under rec__g.lock).
  * Return: 0 (also when disabled), -EALREADY, -EINVAL, or a negative errno
  * for the output file; on failure recording is off and a line was logged.
@@ -158,12 +205,10 @@ int rec__start_locked(const struct rec_config *config)
 		snprintf(output_pattern, sizeof(output_pattern), "%s", env && *env ? env : "trace.zst");
 		pattern_from_config = false;
 	}
-	fd = open(rec__g.cfg.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open_output(rec__g.cfg.output);
 	if (fd < 0) {
-		err = -errno;
-		rec__log("cannot open %s: %s; tracing disabled", rec__g.cfg.output, strerror(-err));
 		__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
-		return err;
+		return fd;
 	}
 	rec__g.fd = fd;
 	rec__counters_configure(rec__g.cfg.counters);

@@ -295,5 +295,8 @@ void rec__live_forget_thread(struct rec__thread *t) REC__HIDDEN;
 
 /* log.c: one "rec: ..." line on stderr. */
 void rec__log(const char *fmt, ...) __attribute__((format(printf, 1, 2))) REC__HIDDEN;
+/* Paths in log lines are cut to fewer than this many bytes (log.c). */
+#define REC__LOG_PATH_BYTES 200u
+const char *rec__log_path(const char *path, char *buf, size_t buf_bytes) REC__HIDDEN;
 
 #endif /* REC_INTERNAL_H */

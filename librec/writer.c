@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -32,6 +33,9 @@
 #define POLL_ACTIVE_NS 1000000ull
 #define POLL_IDLE_NS 50000000ull
 #define CALIBRATE_MIN_NS 5000000ull
+#define OUTPUT_STALL_S 10
+#define REC__STR2(x) #x
+#define REC__STR(x) REC__STR2(x)
 
 struct writer {
 	struct recfmt_compressor *zc;
@@ -76,25 +80,49 @@ static uint64_t mono_ns(void)
 /* Under rec__g.lock: a write failed; stop recording, once, loudly. */
 static void fail_locked(struct writer *w, int err)
 {
+	char pb[REC__LOG_PATH_BYTES];
+
 	if (w->failed)
 		return;
 	w->failed = true;
 	rec__g.write_error = -err;
 	__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
 	rec__thread_set_all_off();
-	rec__log("cannot write %s: %s; tracing stopped", rec__g.cfg.output, strerror(err));
+	rec__log("cannot write %s: %s; tracing stopped",
+		 rec__log_path(rec__g.cfg.output, pb, sizeof(pb)),
+		 err == ETIMEDOUT ? "nothing was read from it for " REC__STR(OUTPUT_STALL_S) " s"
+				  : strerror(err));
 }
 
+/*
+ * A FIFO or device output is non-blocking (lifecycle.c): when it is full,
+ * wait for room, but give up after OUTPUT_STALL_S seconds in which nothing
+ * could be written (a reader that stopped reading), so that rec_stop() at
+ * exit never waits forever.
+ */
 static int write_all(int fd, const uint8_t *p, size_t n)
 {
+	uint64_t stalled_ns = 0;
+
 	while (n) {
 		ssize_t k = write(fd, p, n);
 
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN) {
+				struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+				uint64_t t0 = mono_ns();
+
+				if (stalled_ns >= OUTPUT_STALL_S * 1000000000ull)
+					return ETIMEDOUT;
+				poll(&pfd, 1, 100);
+				stalled_ns += mono_ns() - t0;
+				continue;
+			}
 			return errno;
 		}
+		stalled_ns = 0;
 		if (k == 0)
 			return EIO;
 		p += k;

@@ -3,8 +3,10 @@
  * test_host.c - librec never harms its host (contract §7, issue 11): a
  * library with probes unloaded by dlclose() before or after the writer's
  * next frame, and reloaded at another address; the exact names and counts
- * must be in the file. The process's first probe in a 20 kHz signal handler
- * (programs run as children, with a time limit). Each Test runs in its own process (Criterion), so
+ * must be in the file. The process's first probe in a 20 kHz signal handler.
+ * Outputs that are not regular files (FIFO without and with a reader, a
+ * reader that stops reading, a terminal) never block.
+ * Programs run as children, with a time limit. Each Test runs in its own process (Criterion), so
  * each has its own recorder and output file. Paths of the helper modules
  * and programs come from meson (tests/librec/meson.build).
  */
@@ -21,6 +23,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -314,4 +317,159 @@ Test(host, first_probe_in_a_20khz_signal_handler_starts_recording_safely_in_100_
 		cr_assert_gt(tr_calls(&tr, "in_handler"), 0);
 		tr_free(&tr);
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Outputs that are not regular files never block. */
+
+static char fifo[256];
+
+static void make_fifo(void)
+{
+	snprintf(fifo, sizeof(fifo), "/tmp/rec_host_%d_fifo", (int)getpid());
+	unlink(fifo);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+}
+
+static void output_setting(char *setting, size_t n, const char *path)
+{
+	snprintf(setting, n, "REC_OUTPUT=%s", path);
+}
+
+Test(host, fifo_without_a_reader_gives_one_line_and_the_program_runs_untraced)
+{
+	char setting[300], expect[512];
+	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *extra[] = { setting, NULL };
+	struct child c;
+
+	make_fifo();
+	output_setting(setting, sizeof(setting), fifo);
+	run_child(argv, extra, 30000, &c);
+	unlink(fifo);
+	cr_assert_eq(c.status, 0, "status %d (-1: hung)", c.status);
+	snprintf(expect, sizeof(expect), "rec: cannot open %s: a FIFO with no reader; tracing disabled\n",
+		 fifo);
+	cr_assert_str_eq(c.err, expect);
+}
+
+/* Reads the FIFO into `data` until the writer is done and nothing is left. */
+struct fifo_reader {
+	int fd;
+	bool done;     /* set (release) once the child exited */
+	bool stall;    /* read nothing: a reader that stopped reading */
+	size_t len;
+	uint8_t data[1u << 20];
+};
+
+static void *read_fifo(void *arg)
+{
+	struct fifo_reader *r = arg;
+
+	for (;;) {
+		struct pollfd p = { r->fd, POLLIN, 0 };
+		ssize_t k;
+
+		if (r->stall) {
+			if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
+				return NULL;
+			poll(NULL, 0, 10);
+			continue;
+		}
+		/* Small reads, so that the writer meets a full pipe often. */
+		k = read(r->fd, r->data + r->len, sizeof(r->data) - r->len < 512 ? sizeof(r->data) - r->len : 512);
+		if (k > 0) {
+			r->len += (size_t)k;
+			continue;
+		}
+		if (k == 0 || errno == EAGAIN) {
+			/* No writer (yet, or any more), or nothing to read now. */
+			if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE) && k == 0)
+				return NULL;
+			poll(&p, 1, 10);
+			continue;
+		}
+		return NULL;
+	}
+}
+
+static void run_with_fifo_reader(struct fifo_reader *r, struct child *c)
+{
+	char setting[300];
+	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *extra[] = { setting, NULL };
+	pthread_t th;
+
+	make_fifo();
+	/* Non-blocking, so that opening needs no writer; a one-page pipe. */
+	r->fd = open(fifo, O_RDONLY | O_NONBLOCK);
+	cr_assert_geq(r->fd, 0);
+	cr_assert_geq(fcntl(r->fd, F_SETPIPE_SZ, 4096), 4096);
+	output_setting(setting, sizeof(setting), fifo);
+	cr_assert_eq(pthread_create(&th, NULL, read_fifo, r), 0);
+	run_child(argv, extra, 60000, c);
+	__atomic_store_n(&r->done, true, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	close(r->fd);
+	unlink(fifo);
+}
+
+Test(host, fifo_with_a_slow_reader_gets_the_whole_trace)
+{
+	static struct fifo_reader r;
+	struct child c;
+	struct tr_trace tr;
+	FILE *f;
+
+	run_with_fifo_reader(&r, &c);
+	cr_assert_eq(c.status, 0, "status %d (-1: hung)", c.status);
+	cr_assert_str_eq(c.err, "");
+	cr_assert_gt(r.len, 4096, "the trace fits in the pipe: the test tests nothing");
+	snprintf(out, sizeof(out), "/tmp/rec_host_%d_fromfifo.zst", (int)getpid());
+	f = fopen(out, "wb");
+	cr_assert_not_null(f);
+	cr_assert_eq(fwrite(r.data, 1, r.len, f), r.len);
+	fclose(f);
+	cr_assert_eq(tr_load(out, &tr), 0);
+	cr_assert(tr.clean);
+	cr_assert_eq(tr.nr_corrupt, 0);
+	cr_assert(tr_well_nested(&tr));
+	cr_assert_eq(tr_calls(&tr, "outer"), 4000);
+	cr_assert_eq(tr_calls(&tr, "leaf"), 3 * 4000);
+	cr_assert_eq(tr_dropped(&tr), 0);
+	tr_free(&tr);
+}
+
+Test(host, fifo_whose_reader_stops_reading_gives_one_line_and_the_program_exits)
+{
+	static struct fifo_reader r;
+	struct child c;
+	char expect[512];
+
+	r.stall = true;
+	run_with_fifo_reader(&r, &c);
+	cr_assert_eq(c.status, 0, "status %d (-1: hung)", c.status);
+	snprintf(expect, sizeof(expect),
+		 "rec: cannot write %s: nothing was read from it for 10 s; tracing stopped\n", fifo);
+	cr_assert_str_eq(c.err, expect);
+}
+
+Test(host, terminal_output_gives_one_line_and_the_program_runs_untraced)
+{
+	char setting[300], expect[512];
+	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *extra[] = { setting, NULL };
+	struct child c;
+	int master = posix_openpt(O_RDWR | O_NOCTTY);
+
+	cr_assert_geq(master, 0);
+	cr_assert_eq(grantpt(master), 0);
+	cr_assert_eq(unlockpt(master), 0);
+	output_setting(setting, sizeof(setting), ptsname(master));
+	snprintf(expect, sizeof(expect), "rec: cannot write %s: a terminal; tracing disabled\n",
+		 ptsname(master));
+	run_child(argv, extra, 30000, &c);
+	close(master);
+	cr_assert_eq(c.status, 0, "status %d (-1: hung)", c.status);
+	cr_assert_str_eq(c.err, expect);
 }
