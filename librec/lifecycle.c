@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -128,14 +129,21 @@ __attribute__((constructor(101))) static void rec_load(void)
  * Opens `path` for a new recording, never blocking: O_NONBLOCK, so that a
  * FIFO with no reader fails at once (ENXIO) instead of waiting for one; the
  * writer handles EAGAIN on FIFOs and devices (writer.c). A terminal is
- * refused. Return: the fd, or a negative errno (one stderr line said why).
+ * refused. A regular file is truncated only under an exclusive flock(),
+ * which it keeps while the recording runs: if another live recording holds
+ * it (a traced program run by a traced program, two programs in one
+ * directory), this one writes NAME-<pid>.EXT instead, rewriting `path`
+ * (one stderr line says so). The kernel drops the lock when its holder
+ * dies, so a crashed recording's file is overwritten as before.
+ * Return: the fd, or a negative errno (one stderr line said why).
  */
-static int open_output(const char *path)
+static int open_one(const char *path, bool *locked_by_other)
 {
 	char pb[REC__LOG_PATH_BYTES];
 	struct stat st;
 	int fd, err;
 
+	*locked_by_other = false;
 	fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		err = -errno;
@@ -160,13 +168,60 @@ static int open_output(const char *path)
 		close(fd);
 		return -EINVAL;
 	}
-	if (S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0) {
+	if (!S_ISREG(st.st_mode))
+		return fd; /* FIFO or device: nothing to truncate, writes never block */
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
+		*locked_by_other = true;
+		close(fd);
+		return -EBUSY;
+	}
+	/* Locked (or locks are not supported here: as before, truncate). */
+	if (ftruncate(fd, 0) < 0) {
 		err = -errno;
 		rec__log("cannot open %s: %s; tracing disabled", rec__log_path(path, pb, sizeof(pb)),
 			 strerror(-err));
 		close(fd);
 		return err;
 	}
+	return fd;
+}
+
+/* "dir/trace.zst" -> "dir/trace-<pid>.zst"; "trace" -> "trace-<pid>". */
+static int fallback_name(const char *path, char *out, size_t out_bytes)
+{
+	const char *base = strrchr(path, '/'), *dot;
+	int n;
+
+	base = base ? base + 1 : path;
+	dot = strrchr(base, '.');
+	if (!dot || dot == base)
+		dot = base + strlen(base);
+	n = snprintf(out, out_bytes, "%.*s-%d%s", (int)(dot - path), path, (int)getpid(), dot);
+	return n < 0 || (size_t)n >= out_bytes ? -ENAMETOOLONG : 0;
+}
+
+static int open_output(char *path, size_t path_bytes)
+{
+	char pb[REC__LOG_PATH_BYTES], pb2[REC__LOG_PATH_BYTES], other[sizeof(rec__g.cfg.output)];
+	bool busy;
+	int fd = open_one(path, &busy);
+
+	if (!busy)
+		return fd;
+	if (fallback_name(path, other, sizeof(other)) < 0 || strlen(other) >= path_bytes) {
+		rec__log("%s is being written by another recording; tracing disabled",
+			 rec__log_path(path, pb, sizeof(pb)));
+		return -EBUSY;
+	}
+	fd = open_one(other, &busy);
+	if (busy)
+		rec__log("%s and %s are being written by other recordings; tracing disabled",
+			 rec__log_path(path, pb, sizeof(pb)), rec__log_path(other, pb2, sizeof(pb2)));
+	else if (fd >= 0)
+		rec__log("%s is being written by another recording; writing %s instead",
+			 rec__log_path(path, pb, sizeof(pb)), rec__log_path(other, pb2, sizeof(pb2)));
+	if (fd >= 0)
+		memcpy(path, other, strlen(other) + 1);
 	return fd;
 }
 
@@ -205,7 +260,7 @@ int rec__start_locked(const struct rec_config *config)
 		snprintf(output_pattern, sizeof(output_pattern), "%s", env && *env ? env : "trace.zst");
 		pattern_from_config = false;
 	}
-	fd = open_output(rec__g.cfg.output);
+	fd = open_output(rec__g.cfg.output, sizeof(rec__g.cfg.output));
 	if (fd < 0) {
 		__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
 		return fd;

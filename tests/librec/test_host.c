@@ -5,7 +5,9 @@
  * next frame, and reloaded at another address; the exact names and counts
  * must be in the file. The process's first probe in a 20 kHz signal handler.
  * Outputs that are not regular files (FIFO without and with a reader, a
- * reader that stops reading, a terminal) never block.
+ * reader that stops reading, a terminal) never block. A recording never
+ * truncates a file another live recording writes (a traced program running
+ * a traced child with the same output, through system() and fork+exec).
  * Programs run as children, with a time limit. Each Test runs in its own process (Criterion), so
  * each has its own recorder and output file. Paths of the helper modules
  * and programs come from meson (tests/librec/meson.build).
@@ -30,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nested_scopes.h"
 #include "trace_read.h"
 
 static char out[256];
@@ -472,4 +475,131 @@ Test(host, terminal_output_gives_one_line_and_the_program_runs_untraced)
 	close(master);
 	cr_assert_eq(c.status, 0, "status %d (-1: hung)", c.status);
 	cr_assert_str_eq(c.err, expect);
+}
+
+/* ------------------------------------------------------------------ */
+/* Never clobber a trace. */
+
+static void tracetool_check(const char *path)
+{
+	const char *argv[] = { env("TRACETOOL"), "check", path, NULL };
+	struct child c;
+
+	run_child(argv, NULL, 60000, &c);
+	cr_assert_eq(c.status, 0, "tracetool check %s: %s", path, c.err);
+}
+
+/*
+ * The one line of a recording that found `out` taken; returns the path it
+ * wrote instead (static), which must be `out` with -<pid> before .zst.
+ */
+static const char *fallback_of(const char *err)
+{
+	static char other[300];
+	char head[600];
+	size_t n = strlen(out) - strlen(".zst");
+	const char *p;
+
+	snprintf(head, sizeof(head), "rec: %s is being written by another recording; writing ", out);
+	cr_assert_eq(strncmp(err, head, strlen(head)), 0, "%s", err);
+	p = err + strlen(head);
+	cr_assert(strchr(p, ' '), "%s", err);
+	snprintf(other, sizeof(other), "%.*s", (int)(strchr(p, ' ') - p), p);
+	cr_assert_str_eq(strchr(p, ' '), " instead\n", "one line only: %s", err);
+	cr_assert_eq(strncmp(other, out, n), 0, "%s", other);
+	cr_assert_eq(other[n], '-');
+	cr_assert_gt(atoi(other + n + 1), 0);
+	cr_assert_str_eq(other + strlen(other) - 4, ".zst");
+	return other;
+}
+
+static void check_nested_trace(const char *path, uint64_t nr_outer, uint32_t nr_threads)
+{
+	struct tr_trace tr;
+
+	cr_assert_eq(tr_load(path, &tr), 0, "cannot read %s", path);
+	cr_assert(tr.clean, "%s", path);
+	cr_assert_not(tr.truncated);
+	cr_assert_eq(tr.nr_corrupt, 0);
+	cr_assert(tr_well_nested(&tr));
+	cr_assert_eq(tr_dropped(&tr), 0);
+	cr_assert_eq(tr_calls(&tr, "outer"), nr_outer, "%s", path);
+	cr_assert_eq(tr_calls(&tr, "leaf"), 3 * nr_outer, "%s", path);
+	cr_assert_eq(tr.nr_threads, nr_threads);
+	tr_free(&tr);
+	tracetool_check(path);
+}
+
+/* By value: Criterion passes parameters to another process (no pointers). */
+struct exec_mode {
+	char name[8];
+};
+
+static struct exec_mode exec_modes[] = { { "system" }, { "exec" } };
+
+ParameterizedTestParameters(host, traced_program_running_a_traced_child_keeps_both_traces)
+{
+	return cr_make_param_array(struct exec_mode, exec_modes, 2);
+}
+
+ParameterizedTest(struct exec_mode *mode, host, traced_program_running_a_traced_child_keeps_both_traces)
+{
+	char setting[300];
+	const char *argv[] = { env("PROG_EXEC"), mode->name, env("PROG_NESTED"), NULL };
+	const char *extra[] = { setting, NULL };
+	const char *other;
+	struct child c;
+
+	snprintf(out, sizeof(out), "/tmp/rec_host_%d_exec_%s.zst", (int)getpid(), mode->name);
+	unlink(out);
+	output_setting(setting, sizeof(setting), out);
+	run_child(argv, extra, 60000, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	other = fallback_of(c.err);
+	check_nested_trace(out, 2000, 1);  /* the parent: every call */
+	check_nested_trace(other, 4000, 4); /* the child: its own file */
+	unlink(other);
+}
+
+Test(host, a_second_program_with_the_same_output_writes_its_own_file)
+{
+	char setting[300];
+	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *extra[] = { setting, NULL };
+	const char *other;
+	struct child c;
+
+	use_output("two");
+	outer(); /* this process records to out */
+	cr_assert_eq(rec_flush(), 0);
+	output_setting(setting, sizeof(setting), out);
+	run_child(argv, extra, 60000, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	other = fallback_of(c.err);
+	outer();
+	cr_assert_eq(rec_stop(), 0);
+	check_nested_trace(out, 2, 1);
+	check_nested_trace(other, 4000, 4);
+	unlink(other);
+}
+
+Test(host, a_stale_file_of_a_dead_recording_is_overwritten)
+{
+	char setting[300];
+	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *extra[] = { setting, NULL };
+	struct child c;
+	FILE *f;
+
+	snprintf(out, sizeof(out), "/tmp/rec_host_%d_stale.zst", (int)getpid());
+	f = fopen(out, "w");
+	cr_assert_not_null(f);
+	for (int i = 0; i < 100000; i++)
+		fputs("not a trace ", f);
+	fclose(f);
+	output_setting(setting, sizeof(setting), out);
+	run_child(argv, extra, 60000, &c);
+	cr_assert_eq(c.status, 0);
+	cr_assert_str_eq(c.err, "");
+	check_nested_trace(out, 4000, 4);
 }
