@@ -272,12 +272,17 @@ int rec__start_locked(const struct rec_config *config)
 	rec__clock_sync(rec__g.cfg.use_tsc, &rec__g.start_sync);
 	/*
 	 * Threads left from an earlier recording: start them afresh in this
-	 * file, numbered from 1 again (the writer is not running: no race).
+	 * file, numbered from 1 again. The writer is not running, so its
+	 * fields are ours; but the producers are: one may be waiting for room
+	 * (block mode) and load tail at (A) while we store it. Hence a release
+	 * store, standing in for the writer's (D): it pairs with (A) in
+	 * probe.c, and the discarded slots are free to overwrite.
 	 */
 	rec__g.next_serial = 0;
 	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
 		t->serial = ++rec__g.next_serial;
-		t->tail = __atomic_load_n(&t->head, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&t->tail, __atomic_load_n(&t->head, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
 		t->nr_dropped_base = __atomic_load_n(&t->nr_dropped, __ATOMIC_RELAXED);
 		t->nr_dropped_written = 0;
 		t->nr_events_written = 0;
