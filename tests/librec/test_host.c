@@ -8,6 +8,8 @@
  * reader that stops reading, a terminal) never block. A recording never
  * truncates a file another live recording writes (a traced program running
  * a traced child with the same output, through system() and fork+exec).
+ * Environment values: long paths keep their reason, the documented forms
+ * are accepted, white space is treated alike on both sides.
  * Programs run as children, with a time limit. Each Test runs in its own process (Criterion), so
  * each has its own recorder and output file. Paths of the helper modules
  * and programs come from meson (tests/librec/meson.build).
@@ -15,6 +17,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <criterion/redirect.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
@@ -602,4 +605,140 @@ Test(host, a_stale_file_of_a_dead_recording_is_overwritten)
 	cr_assert_eq(c.status, 0);
 	cr_assert_str_eq(c.err, "");
 	check_nested_trace(out, 4000, 4);
+}
+
+/* ------------------------------------------------------------------ */
+/* Environment values. */
+
+/* stderr of this process so far (cr_redirect_stderr), read whole. */
+static char *stderr_text(void)
+{
+	static char text[8192];
+	FILE *f = cr_get_redirected_stderr();
+	size_t n;
+
+	fflush(stderr);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = 0;
+	return text;
+}
+
+static unsigned tu_lines(const char *text)
+{
+	unsigned n = 0;
+
+	for (; *text; text++)
+		n += *text == '\n';
+	return n;
+}
+
+static const char *ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), k = strlen(tail);
+
+	return n >= k && strcmp(s + n - k, tail) == 0 ? s + n - k : NULL;
+}
+
+Test(host, a_5000_byte_output_name_gives_one_line_that_keeps_its_reason)
+{
+	static char name[5001];
+	char *text;
+
+	memset(name, 'a', sizeof(name) - 1);
+	setenv("REC_OUTPUT", name, 1);
+	cr_redirect_stderr();
+	cr_assert_eq(rec_start(NULL), -ENAMETOOLONG);
+	text = stderr_text();
+	cr_assert_eq(strncmp(text, "rec: bad REC_OUTPUT 'aaa", 24), 0, "%s", text);
+	cr_assert(ends_with(text, "': File name too long; tracing disabled\n"), "%s", text);
+	cr_assert_eq(tu_lines(text), 1);
+	cr_assert_lt(strlen(text), 512);
+}
+
+Test(host, a_long_missing_directory_gives_one_line_that_keeps_its_reason)
+{
+	static char name[4001];
+	char *text;
+
+	memset(name, 'b', sizeof(name) - 1);
+	for (size_t i = 200; i < sizeof(name) - 1; i += 200)
+		name[i] = '/';
+	name[0] = '/';
+	setenv("REC_OUTPUT", name, 1);
+	cr_redirect_stderr();
+	cr_assert_eq(rec_start(NULL), -ENOENT);
+	text = stderr_text();
+	cr_assert_eq(strncmp(text, "rec: cannot open /bbb", 21), 0, "%s", text);
+	cr_assert(ends_with(text, ": No such file or directory; tracing disabled\n"), "%s", text);
+	cr_assert(strstr(text, "..."), "the path is cut in the middle: %s", text);
+	cr_assert_eq(tu_lines(text), 1);
+}
+
+struct env_case {
+	char name[16];
+	char value[16];
+	bool accepted;
+};
+
+static struct env_case env_cases[] = {
+	{ "REC_BUFFER", "16M", true },	    { "REC_BUFFER", " 16M", true },
+	{ "REC_BUFFER", "16M ", true },	    { "REC_BUFFER", "\t16M\n", true },
+	{ "REC_BUFFER", "16 M", false },    { "REC_FLUSH_MS", " 50 ", true },
+	{ "REC_FLUSH_MS", "5 0", false },   { "REC_MIN_NS", " 100 ", true },
+	{ "REC_OVERFLOW", " block ", true }, { "REC_CLOCK", "monotonic ", true },
+	{ "REC_LIVE", "1h", true },	    { "REC_LIVE", " 30min ", true },
+	{ "REC_LIVE", "10ms", true },	    { "REC_LIVE", "2h", false },
+	{ "REC_LIVE", "5ms", false },
+};
+
+ParameterizedTestParameters(host, environment_values_are_accepted_as_documented)
+{
+	return cr_make_param_array(struct env_case, env_cases, sizeof(env_cases) / sizeof(env_cases[0]));
+}
+
+ParameterizedTest(struct env_case *c, host, environment_values_are_accepted_as_documented)
+{
+	char *text;
+	int err;
+
+	use_output("env");
+	setenv(c->name, c->value, 1);
+	cr_redirect_stderr();
+	err = rec_start(NULL);
+	rec_stop();
+	text = stderr_text();
+	if (c->accepted) {
+		cr_assert_eq(err, 0, "%s='%s': %d", c->name, c->value, err);
+		cr_assert_str_eq(text, "", "%s='%s'", c->name, c->value);
+		return;
+	}
+	/* Refused: one line naming the value as given. REC_LIVE only loses its report. */
+	cr_assert_eq(err, strcmp(c->name, "REC_LIVE") == 0 ? 0 : -EINVAL, "%s='%s'", c->name, c->value);
+	cr_assert_eq(tu_lines(text), 1, "%s", text);
+	cr_assert(strstr(text, c->name) && strstr(text, c->value), "%s", text);
+}
+
+static struct env_case disable_cases[] = {
+	{ "REC_DISABLE", "1", true },	 { "REC_DISABLE", "yes", true },
+	{ "REC_DISABLE", "true", true }, { "REC_DISABLE", "on", true },
+	{ "REC_DISABLE", "YES ", true }, { "REC_DISABLE", "0", false },
+	{ "REC_DISABLE", "no", false },	 { "REC_DISABLE", "false", false },
+	{ "REC_DISABLE", "Off", false }, { "REC_DISABLE", " ", false },
+};
+
+ParameterizedTestParameters(host, rec_disable_yes_true_on_and_1_disable_and_0_no_false_off_do_not)
+{
+	return cr_make_param_array(struct env_case, disable_cases,
+				   sizeof(disable_cases) / sizeof(disable_cases[0]));
+}
+
+ParameterizedTest(struct env_case *c, host, rec_disable_yes_true_on_and_1_disable_and_0_no_false_off_do_not)
+{
+	struct stat st;
+
+	use_output("disable");
+	setenv(c->name, c->value, 1);
+	cr_assert_eq(rec_start(NULL), 0);
+	cr_assert_eq(rec_stop(), 0);
+	cr_assert_eq(stat(out, &st) == 0, !c->accepted, "REC_DISABLE='%s'", c->value);
 }
