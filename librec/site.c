@@ -198,6 +198,69 @@ static bool fhash_grow(void)
 }
 
 /*
+ * Snapshots of the modules holding function sites (rec__modules_capture()),
+ * in the arena, published like the sites: the slot first, then the count
+ * with a release (pairs with the acquire in rec__site_nr_snaps()). A
+ * module's snapshot is published before the id of its first function site,
+ * so a writer that sees a site sees its module's snapshot.
+ */
+#define NR_SNAPS_MAX 65536u
+static const struct rec__module_snap **snaps;
+static uint32_t nr_snaps;
+static struct rec__module_snap *spare_snap; /* a capture that matched a known snapshot */
+static uint32_t last_snap;		    /* index + 1 of the last match; 0 none */
+
+static bool same_module(const struct rec__module_snap *a, const struct rec__module_snap *b)
+{
+	return a->bias == b->bias && a->map_start == b->map_start && a->map_end == b->map_end &&
+	       a->path_hash == b->path_hash && a->ranges[0].start == b->ranges[0].start;
+}
+
+/*
+ * Under site_lock: make sure the module holding fn has a snapshot. A
+ * capture per new function site (a lookup and a walk of a few program
+ * headers), compared with the last module matched, then with all: a
+ * module may have been unloaded and another mapped at its addresses.
+ */
+static void snap_module_of(uintptr_t fn)
+{
+	struct rec__module_snap *snap = spare_snap;
+	const char *path;
+
+	if (!snap && !(snap = spare_snap = arena_alloc(sizeof(*snap), _Alignof(struct rec__module_snap))))
+		return;
+	if (!rec__modules_capture(fn, snap, &path))
+		return;
+	if (last_snap && same_module(snap, snaps[last_snap - 1]))
+		return;
+	for (uint32_t i = nr_snaps; i-- > 0;) {
+		if (same_module(snap, snaps[i])) {
+			last_snap = i + 1;
+			return;
+		}
+	}
+	if (nr_snaps == NR_SNAPS_MAX || (!snaps && !(snaps = map_zeroed(NR_SNAPS_MAX * sizeof(*snaps)))))
+		return; /* the writer's scan still records the module if it is loaded */
+	snap->path = copy_string(path);
+	if (!snap->path)
+		return;
+	spare_snap = NULL;
+	snaps[nr_snaps] = snap;
+	last_snap = nr_snaps + 1;
+	__atomic_store_n(&nr_snaps, nr_snaps + 1, __ATOMIC_RELEASE);
+}
+
+uint32_t rec__site_nr_snaps(void)
+{
+	return __atomic_load_n(&nr_snaps, __ATOMIC_ACQUIRE);
+}
+
+const struct rec__module_snap *rec__site_snap(uint32_t i)
+{
+	return snaps[i];
+}
+
+/*
  * rec__site_register_func() - the site id of the function at `fn`,
  * registering it on first use. Called from the hooks' slow path (probe.c),
  * possibly in a signal handler (rec__in_librec guards re-entry): takes a
@@ -224,6 +287,7 @@ uint32_t rec__site_register_func(uintptr_t fn)
 		if (!farena)
 			goto out;
 	}
+	snap_module_of(fn);
 	f = &farena[farena_used];
 	f->site.name = "";
 	f->site.file = func_marker;

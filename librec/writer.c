@@ -202,8 +202,12 @@ static void write_frame(struct writer *w)
 	 * frame. A function site's code was loaded before the site was
 	 * registered, so this scan, after loading nr_sites, sees its module.
 	 */
-	if (nr_sites != w->nr_sites_written || !w->modules.scanned)
-		err = rec__modules_scan(&w->modules, &w->meta);
+	if (nr_sites != w->nr_sites_written || !w->modules.scanned) {
+		/* Snapshots first: their modules may be gone from the scan. */
+		err = rec__modules_add_snaps(&w->modules, &w->meta);
+		if (!err)
+			err = rec__modules_scan(&w->modules, &w->meta);
+	}
 	for (uint32_t id = w->nr_sites_written + 1; id <= nr_sites && !err; id++) {
 		const struct rec__site *s = rec__site_get(id);
 		uintptr_t fn = rec__site_func_addr(s);
@@ -686,7 +690,8 @@ static void *writer_main(void *arg)
 		 */
 		if (rec__site_count() != w->nr_sites_scanned) {
 			w->nr_sites_scanned = rec__site_count();
-			if (rec__modules_scan(&w->modules, &w->meta) == 0)
+			if (rec__modules_add_snaps(&w->modules, &w->meta) == 0 &&
+			    rec__modules_scan(&w->modules, &w->meta) == 0)
 				note_pending(w);
 		}
 		now = mono_ns();
