@@ -179,12 +179,14 @@ bool rec__modules_capture(uintptr_t fn, struct rec__module_snap *snap, const cha
 	    !fo.dlfo_link_map->l_name || !fo.dlfo_link_map->l_name[0])
 		return false;
 	eh = fo.dlfo_map_start;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_phentsize != sizeof(ElfW(Phdr)))
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_phentsize != sizeof(ElfW(Phdr)) ||
+	    eh->e_phoff % _Alignof(ElfW(Phdr)) != 0)
 		return false;
 	memset(snap, 0, sizeof(*snap));
 	memset(&info, 0, sizeof(info));
 	info.dlpi_addr = fo.dlfo_link_map->l_addr;
-	info.dlpi_phdr = (const ElfW(Phdr) *)((const char *)fo.dlfo_map_start + eh->e_phoff);
+	info.dlpi_phdr = (const ElfW(Phdr) *)(const void *)((const char *)fo.dlfo_map_start +
+							      eh->e_phoff);
 	info.dlpi_phnum = eh->e_phnum;
 	for (int i = 0; i < info.dlpi_phnum && snap->nr_ranges < RECFMT_MAX_MODULE_RANGES; i++) {
 		const ElfW(Phdr) *ph = &info.dlpi_phdr[i];
