@@ -494,13 +494,14 @@ static void tracetool_check(const char *path)
 
 /*
  * The one line of a recording that found `out` taken; returns the path it
- * wrote instead (static), which must be `out` with -<pid> before .zst.
+ * wrote instead (static), which must be `out` with -<pid> inserted before
+ * its extension `ext` ("" for none).
  */
-static const char *fallback_of(const char *err)
+static const char *fallback_of_ext(const char *err, const char *ext)
 {
 	static char other[300];
 	char head[600];
-	size_t n = strlen(out) - strlen(".zst");
+	size_t n = strlen(out) - strlen(ext);
 	const char *p;
 
 	snprintf(head, sizeof(head), "rec: %s is being written by another recording; writing ", out);
@@ -512,8 +513,15 @@ static const char *fallback_of(const char *err)
 	cr_assert_eq(strncmp(other, out, n), 0, "%s", other);
 	cr_assert_eq(other[n], '-');
 	cr_assert_gt(atoi(other + n + 1), 0);
-	cr_assert_str_eq(other + strlen(other) - 4, ".zst");
+	cr_assert_eq(strspn(other + n + 1, "0123456789"), strlen(other + n + 1) - strlen(ext), "%s",
+		     other);
+	cr_assert_str_eq(other + strlen(other) - strlen(ext), ext);
 	return other;
+}
+
+static const char *fallback_of(const char *err)
+{
+	return fallback_of_ext(err, ".zst");
 }
 
 static void check_nested_trace(const char *path, uint64_t nr_outer, uint32_t nr_threads)
@@ -741,4 +749,44 @@ ParameterizedTest(struct env_case *c, host, rec_disable_yes_true_on_and_1_disabl
 	cr_assert_eq(rec_start(NULL), 0);
 	cr_assert_eq(rec_stop(), 0);
 	cr_assert_eq(stat(out, &st) == 0, !c->accepted, "REC_DISABLE='%s'", c->value);
+}
+
+Test(host, a_taken_output_without_extension_gets_the_pid_at_its_end)
+{
+	char setting[300];
+	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *extra[] = { setting, NULL };
+	const char *other;
+	struct child c;
+
+	snprintf(out, sizeof(out), "/tmp/rec_host_%d.dir/trace", (int)getpid());
+	/* A dot in a directory name is not an extension. */
+	snprintf(setting, sizeof(setting), "/tmp/rec_host_%d.dir", (int)getpid());
+	cr_assert_eq(mkdir(setting, 0700), 0);
+	setenv("REC_OUTPUT", out, 1);
+	outer();
+	cr_assert_eq(rec_flush(), 0);
+	output_setting(setting, sizeof(setting), out);
+	run_child(argv, extra, 60000, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	other = fallback_of_ext(c.err, "");
+	cr_assert_eq(rec_stop(), 0);
+	check_nested_trace(out, 1, 1);
+	check_nested_trace(other, 4000, 4);
+	unlink(other);
+	unlink(out);
+	*strrchr(out, '/') = 0;
+	cr_assert_eq(rmdir(out), 0);
+	out[0] = 0;
+}
+
+Test(host, dev_null_output_is_written_without_a_word)
+{
+	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *extra[] = { "REC_OUTPUT=/dev/null", NULL };
+	struct child c;
+
+	run_child(argv, extra, 60000, &c);
+	cr_assert_eq(c.status, 0);
+	cr_assert_str_eq(c.err, "");
 }
