@@ -88,6 +88,9 @@ struct chrome {
 	struct tt_clock clock;	      /* the file's final clock (meta pass) */
 	uint64_t lo_ticks, hi_ticks;  /* --from/--to; hi UINT64_MAX: none */
 	struct chrome_thread *threads;
+	bool started;	  /* start() ran: the output is open, its head written */
+	int fd;		  /* the output */
+	int open_errno;	  /* -o could not be opened (then nothing is written) */
 	const struct tt_options *o;
 	struct tt_report *rep;
 	struct tt_trace *meta;
@@ -241,11 +244,47 @@ static void open_pending(struct chrome *ch, struct chrome_thread *ct)
 	}
 }
 
+static void metadata(struct chrome *ch);
+
+/*
+ * Opens the output and writes its head, once the engine's metadata pass
+ * has read the whole file (the final clock and thread names), before the
+ * first event: so the file is read twice, not three times, and a file
+ * that cannot be read leaves no output file.
+ */
+static void start(struct chrome *ch)
+{
+	uint64_t span;
+
+	if (ch->started)
+		return;
+	ch->started = true;
+	ch->meta = &ch->rep->meta;
+	if (ch->o->output) {
+		ch->fd = open(ch->o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (ch->fd < 0) {
+			ch->open_errno = errno;
+			ch->fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		}
+	}
+	tt_out_init(&ch->out, ch->fd);
+	assign_tids(ch->meta);
+	ch->pid = ch->meta->hdr.pid;
+	tt_trace_clock(ch->meta, &ch->clock);
+	tt_report_window(ch->o, &ch->clock, &ch->lo_ticks, &span);
+	ch->hi_ticks = span == UINT64_MAX || ch->lo_ticks > UINT64_MAX - span
+			       ? UINT64_MAX
+			       : ch->lo_ticks + span;
+	tt_out_str(&ch->out, "{\"traceEvents\":[");
+	metadata(ch);
+}
+
 static void *chrome_thread_begin(void *ctx, const struct tt_thread *th)
 {
 	struct chrome *ch = ctx;
 	struct chrome_thread *ct = tt_xcalloc(1, sizeof(*ct));
 
+	start(ch);
 	ct->ch = ch;
 	ct->tid = tid_of(ch, th);
 	ct->next = ch->threads;
@@ -428,43 +467,18 @@ int tt_cmd_chrome(int argc, char **argv)
 {
 	struct tt_options o = TT_OPTIONS_INIT, ro;
 	struct tt_report rep;
-	struct tt_trace meta;
 	struct chrome ch;
 	void *ctxs[TT_REPORT_MAX_REPLICAS] = { NULL };
-	uint64_t span;
 	char msg[512];
-	int rc = 0, fd = STDOUT_FILENO;
+	int rc = 0;
 	bool have_rep = false;
 
 	argp_parse(&chrome_argp, argc, argv, 0, NULL, &o);
 	memset(&ch, 0, sizeof(ch));
 	ch.o = &o;
 	ch.first = true;
-	/* The metadata pass first, so that a bad file leaves no output file. */
-	tt_trace_init(&meta, o.trace);
-	if (tt_trace_walk(&meta, NULL, NULL, msg, sizeof(msg)) != TT_OK) {
-		rc = tt_fail_file(o.trace, msg);
-		goto out;
-	}
-	if (o.output) {
-		fd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			snprintf(msg, sizeof(msg), "cannot open: %s", strerror(errno));
-			rc = tt_fail_file(o.output, msg);
-			goto out;
-		}
-	}
-	tt_out_init(&ch.out, fd);
-	assign_tids(&meta);
-	ch.meta = &meta;
-	ch.pid = meta.hdr.pid;
+	ch.fd = STDOUT_FILENO;
 	ch.rep = &rep;
-	tt_trace_clock(&meta, &ch.clock);
-	tt_report_window(&o, &ch.clock, &ch.lo_ticks, &span);
-	ch.hi_ticks = span == UINT64_MAX || ch.lo_ticks > UINT64_MAX - span ? UINT64_MAX
-									     : ch.lo_ticks + span;
-	tt_out_str(&ch.out, "{\"traceEvents\":[");
-	metadata(&ch);
 	/* The window is chrome's own (clipped scopes): none for the engine. */
 	ro = o;
 	ro.has_from = ro.has_to = false;
@@ -476,6 +490,12 @@ int tt_cmd_chrome(int argc, char **argv)
 		goto out;
 	}
 	have_rep = true;
+	start(&ch); /* a trace with no thread: the head now */
+	if (ch.open_errno) {
+		snprintf(msg, sizeof(msg), "cannot open: %s", strerror(ch.open_errno));
+		rc = tt_fail_file(o.output, msg);
+		goto out;
+	}
 	tt_trace_warn(&rep.tr);
 	if (!ch.nr_events)
 		fprintf(stderr, "tracetool: %s: warning: no activation to show%s\n", o.trace,
@@ -487,8 +507,8 @@ int tt_cmd_chrome(int argc, char **argv)
 		rc = tt_fail_file(o.output ? o.output : "stdout", msg);
 	}
 out:
-	if (fd != STDOUT_FILENO && fd >= 0)
-		close(fd);
+	if (ch.fd != STDOUT_FILENO && ch.fd >= 0)
+		close(ch.fd);
 	for (uint32_t i = 0; i < ch.nr_quoted; i++)
 		free(ch.quoted[i]);
 	free(ch.quoted);
@@ -502,7 +522,6 @@ out:
 	}
 	if (have_rep)
 		tt_report_fini(&rep);
-	tt_trace_fini(&meta);
 	tt_options_fini(&o);
 	return rc;
 }
