@@ -1005,8 +1005,17 @@ void tt_trace_problems(const struct tt_trace *tr, char *out, size_t out_bytes)
 				      tr->nr_bad_frames, tr->nr_lost_frames, tr->nr_bad_blocks,
 				      tr->first_problem);
 	if (tr->truncated && n < out_bytes)
-		snprintf(out + n, out_bytes - n, "%struncated: %s; analysed up to frame %" PRIu64,
-			 n ? "; " : "", tr->truncation, tr->nr_frames);
+		n += (size_t)snprintf(out + n, out_bytes - n,
+				      "%struncated: %s; analysed up to frame %" PRIu64,
+				      n ? "; " : "", tr->truncation, tr->nr_frames);
+	/* Contract §7: a recording that did not end cleanly says so everywhere
+	 * (a truncated one has no end marker either; truncation says why). */
+	if (tr->has_header && !tr->has_end && !tr->truncated && n < out_bytes)
+		snprintf(out + n, out_bytes - n,
+			 "%sno end marker: the recording did not end cleanly (the process was "
+			 "killed, crashed or is still running); scopes still open at the end are "
+			 "errors",
+			 n ? "; " : "");
 }
 
 bool tt_trace_warn(const struct tt_trace *tr)

@@ -54,6 +54,7 @@ void tt_stats_merge(struct tt_stat *dst, const struct tt_stat *src)
 	dst->self_ticks += src->self_ticks;
 	dst->sum_ticks += src->sum_ticks;
 	dst->errors += src->errors;
+	dst->left += src->left;
 	if (src->min_ticks < dst->min_ticks)
 		dst->min_ticks = src->min_ticks;
 	if (src->max_ticks > dst->max_ticks)

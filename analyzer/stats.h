@@ -18,6 +18,7 @@ struct tt_stat {
 	uint64_t sum_ticks;   /* of every activation's duration: the mean's numerator */
 	uint64_t min_ticks, max_ticks;
 	uint64_t errors;      /* activations that could not be timed */
+	uint64_t left;	      /* of which left without an exit (longjmp) */
 	uint64_t *hist;	      /* TT_HIST_NR_BUCKETS counters, allocated on first use */
 };
 
