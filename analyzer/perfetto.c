@@ -80,16 +80,14 @@ static void packet_end(struct tt_pf *w)
 void tt_pf_process(struct tt_pf *w, uint64_t uuid, int32_t pid, const char *name)
 {
 	uint32_t seq = w->next_seq++;
-	char label[320];
-
 	packet_begin(w);
 	tt_pb_varint(&w->pb, TP_SEQ_ID, seq);
 	tt_pb_begin(&w->pb, TP_TRACK_DESCRIPTOR);
 	tt_pb_varint(&w->pb, TD_UUID, uuid);
 	tt_pb_begin(&w->pb, TD_PROCESS);
 	tt_pb_int64(&w->pb, PD_PID, pid);
-	snprintf(label, sizeof(label), "%.256s[%d]", name ? name : "process", (int)pid);
-	tt_pb_string(&w->pb, PD_NAME, label);
+	if (name)
+		tt_pb_string(&w->pb, PD_NAME, name);
 	tt_pb_end(&w->pb);
 	tt_pb_end(&w->pb);
 	packet_end(w);

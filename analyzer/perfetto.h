@@ -53,7 +53,7 @@ struct tt_pf_seq {
 };
 
 void tt_pf_init(struct tt_pf *w, FILE *f);
-/* A process track (uuid) named NAME[PID] (name may be NULL). */
+/* A process track (uuid); name: the program's, or NULL (viewers show the pid). */
 void tt_pf_process(struct tt_pf *w, uint64_t uuid, int32_t pid, const char *name);
 /*
  * A thread track (uuid) under process pid, and its sequence, whose clock

@@ -27,7 +27,7 @@ def th(tid, name):
             'names': {'outer': n, 'inner': 2 * n, x: 1}, 'max_depth': 2,
             'first_ns': base + 5, 'last_ns': last, 'instants': 1}
 want = {'threads': [th(100, 'main'), th(101, None)],
-        'processes': [{'pid': 100, 'name': 'prog[100]'}],
+        'processes': [{'pid': 100, 'name': 'prog'}],
         'counter_tracks': ['queue'], 'counter_samples': 5,
         'packets': 6 + 2 * (6 * n + 3) + 5}
 if got != want:
