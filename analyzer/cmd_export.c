@@ -308,8 +308,8 @@ static void exp_row(struct exp_thread *et, bool timed, uint64_t exit_ticks, uint
 	tbl_i64(t, tt_run_rel_ns(r, f->enter_ticks));
 	tbl_i64(t, (int64_t)tt_run_unix_ns(r, f->enter_ticks));
 	if (timed) {
-		tbl_i64(t, (int64_t)tt_clock_ns(&r->clock, exit_ticks - f->enter_ticks));
-		tbl_i64(t, (int64_t)tt_clock_ns(&r->clock, self_ticks));
+		tbl_i64(t, (int64_t)tt_run_ns(r, exit_ticks - f->enter_ticks));
+		tbl_i64(t, (int64_t)tt_run_ns(r, self_ticks));
 		ex->nr_acts++;
 	} else {
 		tbl_null(t);

@@ -10,7 +10,8 @@
  * an optional dictionary page (strings) followed by data pages, each a
  * thrift PageHeader then its zstd-compressed body. A v1 data page body is
  *   [u32 length + RLE/bit-packed definition levels]   (OPTIONAL columns)
- *   values: PLAIN, or for strings: u8 bit width + RLE/bit-packed indices.
+ *   values: integers DELTA_BINARY_PACKED, booleans PLAIN (bit-packed),
+ *   strings: u8 bit width + RLE/bit-packed dictionary indices.
  * All thrift structures use the compact protocol (field deltas in the
  * high nibble, zigzag varints), encoded by the small tp_* helpers below.
  */
@@ -28,7 +29,7 @@
 
 /* parquet.thrift enums */
 enum { PT_BOOLEAN = 0, PT_INT32 = 1, PT_INT64 = 2, PT_BYTE_ARRAY = 6 };
-enum { ENC_PLAIN = 0, ENC_RLE = 3, ENC_RLE_DICTIONARY = 8 };
+enum { ENC_PLAIN = 0, ENC_RLE = 3, ENC_DELTA_BINARY_PACKED = 5, ENC_RLE_DICTIONARY = 8 };
 enum { CODEC_ZSTD = 6 };
 enum { PAGE_DATA = 0, PAGE_DICTIONARY = 2 };
 enum { CT_UTF8 = 0 };
@@ -234,6 +235,84 @@ static unsigned bit_width(uint32_t max)
 	return w;
 }
 
+/* ---- DELTA_BINARY_PACKED (Encodings.md) ----
+ *
+ * Integers as differences: a header (block size 128, 4 miniblocks of 32,
+ * the count, the first value), then per block the smallest delta and, per
+ * miniblock, its bit width and the deltas minus that smallest one packed
+ * LSB first. Times and ids that grow by small steps shrink to a few bits
+ * each before zstd sees them: the activations table compresses to about a
+ * third, in a third of the time, of PLAIN 8-byte values. Arithmetic wraps
+ * (two's complement), as the spec says, so any int64 sequence round-trips.
+ */
+#define DBP_BLOCK 128
+#define DBP_MINI 32
+
+static void zigzag_varint(struct buf *b, int64_t v)
+{
+	buf_varint(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+static void delta_binary_packed(struct buf *b, const void *vals, bool is64, size_t n)
+{
+	const int64_t *v64 = vals;
+	const int32_t *v32 = vals;
+	buf_varint(b, DBP_BLOCK);
+	buf_varint(b, DBP_BLOCK / DBP_MINI);
+	buf_varint(b, n);
+	zigzag_varint(b, !n ? 0 : is64 ? v64[0] : v32[0]);
+	uint64_t d[DBP_BLOCK];
+	for (size_t i = 1; i < n; i += DBP_BLOCK) {
+		size_t k = n - i < DBP_BLOCK ? n - i : DBP_BLOCK;
+		int64_t min = INT64_MAX;
+		/* wrapping differences, as int32 for INT32 columns */
+		if (is64)
+			for (size_t j = 0; j < k; j++)
+				d[j] = (uint64_t)v64[i + j] - (uint64_t)v64[i + j - 1];
+		else
+			for (size_t j = 0; j < k; j++)
+				d[j] = (uint64_t)(int64_t)(int32_t)((uint32_t)v32[i + j] -
+								    (uint32_t)v32[i + j - 1]);
+		for (size_t j = 0; j < k; j++)
+			if ((int64_t)d[j] < min)
+				min = (int64_t)d[j];
+		zigzag_varint(b, min);
+		unsigned widths[DBP_BLOCK / DBP_MINI];
+		size_t nmini = (k + DBP_MINI - 1) / DBP_MINI;
+		for (size_t m = 0; m < DBP_BLOCK / DBP_MINI; m++) {
+			uint64_t or = 0;
+			for (size_t j = m * DBP_MINI; j < (m + 1) * DBP_MINI && j < k; j++) {
+				d[j] -= (uint64_t)min;
+				or |= d[j];
+			}
+			unsigned w = 0;
+			while (w < 64 && (or >> w) != 0)
+				w++;
+			widths[m] = m < nmini ? w : 0;
+			buf_u8(b, (uint8_t)widths[m]);
+		}
+		for (size_t m = 0; m < nmini; m++) {
+			unsigned w = widths[m];
+			if (!w)
+				continue;
+			buf_reserve(b, (size_t)w * DBP_MINI / 8 + 16);
+			uint8_t *o = b->p + b->n;
+			unsigned __int128 acc = 0;
+			unsigned bits = 0;
+			for (size_t j = m * DBP_MINI; j < (m + 1) * DBP_MINI; j++) {
+				acc |= (unsigned __int128)(j < k ? d[j] : 0) << bits;
+				bits += w;
+				while (bits >= 8) {
+					*o++ = (uint8_t)acc;
+					acc >>= 8;
+					bits -= 8;
+				}
+			}
+			b->n = (size_t)(o - b->p); /* 32 * w bits: whole bytes */
+		}
+	}
+}
+
 /* ---- columns ---- */
 
 struct dict_slot {
@@ -293,17 +372,6 @@ struct tt_pq {
 	uint32_t *idx_tmp;
 	size_t idx_tmp_cap;
 };
-
-static size_t val_size(enum tt_pq_type t)
-{
-	switch (t) {
-	case TT_PQ_BOOL: return 1;
-	case TT_PQ_INT32: return 4;
-	case TT_PQ_INT64: return 8;
-	case TT_PQ_STRING: return 4;
-	}
-	return 8;
-}
 
 static void set_err(struct tt_pq *w, int e)
 {
@@ -369,7 +437,8 @@ void tt_pq_meta(struct tt_pq *w, const char *key, const char *value)
 }
 
 /* The column the next value goes to, or NULL after a misuse. */
-static struct col *next_col(struct tt_pq *w, enum tt_pq_type type)
+static inline __attribute__((always_inline)) struct col *next_col(struct tt_pq *w,
+								   enum tt_pq_type type)
 {
 	if (w->err)
 		return NULL;
@@ -383,11 +452,12 @@ static struct col *next_col(struct tt_pq *w, enum tt_pq_type type)
 			c->defs = tt_xrealloc(NULL, w->o.row_group_rows);
 		c->defs[w->rg_rows] = 1;
 	}
-	if (c->nr_vals == c->cap_vals) {
+	size_t size = type == TT_PQ_INT64 ? 8 : type == TT_PQ_BOOL ? 1 : 4;
+	if (__builtin_expect(c->nr_vals == c->cap_vals, 0)) {
 		c->cap_vals = c->cap_vals ? c->cap_vals * 2 : 1024;
-		c->vals = tt_xrealloc(c->vals, c->cap_vals * val_size(type));
+		c->vals = tt_xrealloc(c->vals, c->cap_vals * size);
 	}
-	w->rg_bytes += val_size(type);
+	w->rg_bytes += size;
 	return c;
 }
 
@@ -648,10 +718,12 @@ static void write_chunk(struct tt_pq *w, struct col *c, uint64_t rows)
 		int enc = ENC_PLAIN;
 		switch (c->type) {
 		case TT_PQ_INT64:
-			buf_put(&w->page, (int64_t *)c->vals + vi, nv * 8);
+			enc = ENC_DELTA_BINARY_PACKED;
+			delta_binary_packed(&w->page, (int64_t *)c->vals + vi, true, nv);
 			break;
 		case TT_PQ_INT32:
-			buf_put(&w->page, (int32_t *)c->vals + vi, nv * 4);
+			enc = ENC_DELTA_BINARY_PACKED;
+			delta_binary_packed(&w->page, (int32_t *)c->vals + vi, false, nv);
 			break;
 		case TT_PQ_BOOL: {
 			size_t nb = (nv + 7) / 8;
@@ -748,10 +820,14 @@ static void footer_chunk(struct tp *t, const struct col *c, const struct chunk_m
 		buf_varint(t->b, zigzag64(ENC_PLAIN));
 		buf_varint(t->b, zigzag64(ENC_RLE));
 		buf_varint(t->b, zigzag64(ENC_RLE_DICTIONARY));
-	} else {
+	} else if (c->type == TT_PQ_BOOL) {
 		tp_list(t, 2, TC_I32, 2);
 		buf_varint(t->b, zigzag64(ENC_PLAIN));
 		buf_varint(t->b, zigzag64(ENC_RLE));
+	} else {
+		tp_list(t, 2, TC_I32, 2);
+		buf_varint(t->b, zigzag64(ENC_RLE));
+		buf_varint(t->b, zigzag64(ENC_DELTA_BINARY_PACKED));
 	}
 	tp_list(t, 3, TC_BINARY, 1);
 	buf_varint(t->b, strlen(c->name));

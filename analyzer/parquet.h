@@ -3,8 +3,9 @@
  * parquet.h - a streaming Apache Parquet writer over libzstd (Debian 12 has
  * no Arrow or Parquet C library). One flat table per file: columns BOOLEAN,
  * INT32, INT64 and UTF-8 strings (BYTE_ARRAY, logical type STRING), each
- * REQUIRED or OPTIONAL (nulls as definition levels). Integers and booleans
- * are PLAIN encoded, strings dictionary encoded (RLE_DICTIONARY); data pages
+ * REQUIRED or OPTIONAL (nulls as definition levels). Integers are
+ * DELTA_BINARY_PACKED, booleans PLAIN, strings dictionary encoded
+ * (RLE_DICTIONARY); data pages
  * are version 1 pages compressed with ZSTD; every column chunk carries its
  * statistics (min, max, null_count). The footer is the thrift compact
  * encoding of FileMetaData, written by hand (parquet.c).

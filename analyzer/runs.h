@@ -37,13 +37,21 @@ void tt_run_close(struct tt_run *r);
 /* ns since the run's start (negative before it) and on the wall clock. */
 static inline int64_t tt_run_rel_ns(const struct tt_run *r, uint64_t ticks)
 {
+	if (r->clock.num == r->clock.den)
+		return (int64_t)(ticks - r->clock.start_ticks);
 	return tt_clock_rel_ns(&r->clock, ticks);
 }
 static inline uint64_t tt_run_unix_ns(const struct tt_run *r, uint64_t ticks)
 {
-	int64_t rel = tt_clock_rel_ns(&r->clock, ticks);
+	int64_t rel = tt_run_rel_ns(r, ticks);
 
 	return rel < 0 && (uint64_t)-rel > r->start_unix_ns ? 0 : r->start_unix_ns + (uint64_t)rel;
+}
+/* ns of a tick count (a duration); exact, with no division when a tick
+ * is a nanosecond (the monotonic clock). */
+static inline uint64_t tt_run_ns(const struct tt_run *r, uint64_t ticks)
+{
+	return r->clock.num == r->clock.den ? ticks : tt_clock_ns(&r->clock, ticks);
 }
 /* The program's base name, or NULL. */
 const char *tt_run_program_base(const struct tt_run *r);
