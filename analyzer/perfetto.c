@@ -175,9 +175,78 @@ static void intern(struct tt_pf *w, struct tt_pf_seq *s, uint32_t id, const char
 	tt_pb_end(&w->pb);
 }
 
+/* Stores v as a varint at p; returns the bytes written. */
+static inline unsigned put_varint(uint8_t *p, uint64_t v)
+{
+	unsigned n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+/*
+ * The hot path: an event packet whose name (if any) is already interned on
+ * its sequence, written with direct stores rather than nested tt_pb calls
+ * (the same bytes: keys are (field << 3 | wire type), lengths fit one byte).
+ *   packet { timestamp: delta, trusted_packet_sequence_id, sequence_flags: 2,
+ *            track_event { type, [name_iid] } }
+ */
+static void fast_event(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, int type,
+		       uint64_t iid)
+{
+	uint64_t delta = ns > s->last_ns ? ns - s->last_ns : 0;
+	uint8_t te[16], body[48];
+	unsigned nt = 0, nb = 0;
+
+	s->last_ns += delta;
+	te[nt++] = TE_TYPE << 3;
+	te[nt++] = (uint8_t)type;
+	if (iid) {
+		te[nt++] = TE_NAME_IID << 3;
+		nt += put_varint(te + nt, iid);
+	}
+	body[nb++] = TP_TIMESTAMP << 3;
+	nb += put_varint(body + nb, delta);
+	body[nb++] = TP_SEQ_ID << 3;
+	nb += put_varint(body + nb, s->id);
+	body[nb++] = TP_SEQUENCE_FLAGS << 3;
+	body[nb++] = SEQ_NEEDS_INCREMENTAL_STATE;
+	body[nb++] = TP_TRACK_EVENT << 3 | 2;
+	body[nb++] = (uint8_t)nt;
+	memcpy(body + nb, te, nt);
+	nb += nt;
+	/* nb < 128: one-byte length */
+	uint8_t *p = tt_pb_reserve(&w->pb, nb + 2);
+	p[0] = TRACE_PACKET << 3 | 2;
+	p[1] = (uint8_t)nb;
+	memcpy(p + 2, body, nb);
+	w->pb.n += nb + 2;
+	w->packets++;
+	if (w->pb.n >= FLUSH_BYTES && !w->err) {
+		if (fwrite(w->pb.p, 1, w->pb.n, w->f) != w->pb.n)
+			w->err = errno ? -errno : -EIO;
+		else
+			w->bytes += w->pb.n;
+		tt_pb_clear(&w->pb);
+	}
+}
+
+static inline bool is_interned(const struct tt_pf_seq *s, uint32_t id)
+{
+	return id < s->nr_interned_bits && (s->interned[id / 8] & (1u << (id % 8)));
+}
+
 static void named_event(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, int type,
 			uint32_t name_id, const char *name, size_t len)
 {
+	if (is_interned(s, name_id)) {
+		fast_event(w, s, ns, type, (uint64_t)name_id + 1);
+		return;
+	}
 	event_packet(w, s, ns);
 	intern(w, s, name_id, name, len);
 	tt_pb_begin(&w->pb, TP_TRACK_EVENT);
@@ -196,11 +265,7 @@ void tt_pf_begin(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, uint32_t nam
 
 void tt_pf_end(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns)
 {
-	event_packet(w, s, ns);
-	tt_pb_begin(&w->pb, TP_TRACK_EVENT);
-	tt_pb_varint(&w->pb, TE_TYPE, TYPE_SLICE_END);
-	tt_pb_end(&w->pb);
-	packet_end(w);
+	fast_event(w, s, ns, TYPE_SLICE_END, 0);
 }
 
 void tt_pf_instant(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, uint32_t name_id,

@@ -23,6 +23,12 @@ static void reserve(struct tt_pb *pb, size_t more)
 	pb->cap = cap;
 }
 
+uint8_t *tt_pb_reserve(struct tt_pb *pb, size_t n)
+{
+	reserve(pb, n);
+	return pb->p + pb->n;
+}
+
 /* Callers have reserved 10 bytes. */
 static inline void put_varint(struct tt_pb *pb, uint64_t v)
 {

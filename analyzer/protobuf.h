@@ -41,6 +41,9 @@ void tt_pb_double(struct tt_pb *pb, uint32_t field, double v);
 void tt_pb_bytes(struct tt_pb *pb, uint32_t field, const void *p, size_t n); /* string, bytes */
 void tt_pb_string(struct tt_pb *pb, uint32_t field, const char *s);
 
+/* Room for n more bytes at p + n (the caller writes them, then adds n). */
+uint8_t *tt_pb_reserve(struct tt_pb *pb, size_t n);
+
 /* A nested message as field `field`: its fields follow, then tt_pb_end. */
 void tt_pb_begin(struct tt_pb *pb, uint32_t field);
 void tt_pb_end(struct tt_pb *pb);
