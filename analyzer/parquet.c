@@ -297,17 +297,22 @@ static void delta_binary_packed(struct buf *b, const void *vals, bool is64, size
 				continue;
 			buf_reserve(b, (size_t)w * DBP_MINI / 8 + 16);
 			uint8_t *o = b->p + b->n;
-			unsigned __int128 acc = 0;
-			unsigned bits = 0;
+			uint64_t acc = 0;
+			unsigned bits = 0; /* in acc, < 64 */
 			for (size_t j = m * DBP_MINI; j < (m + 1) * DBP_MINI; j++) {
-				acc |= (unsigned __int128)(j < k ? d[j] : 0) << bits;
-				bits += w;
-				while (bits >= 8) {
-					*o++ = (uint8_t)acc;
-					acc >>= 8;
-					bits -= 8;
+				uint64_t x = j < k ? d[j] : 0;
+				acc |= x << bits;
+				if (bits + w >= 64) {
+					memcpy(o, &acc, 8); /* little-endian host */
+					o += 8;
+					acc = bits ? x >> (64 - bits) : 0;
+					bits = bits + w - 64;
+				} else {
+					bits += w;
 				}
 			}
+			memcpy(o, &acc, bits / 8); /* 32 * w bits: whole bytes */
+			o += bits / 8;
 			b->n = (size_t)(o - b->p); /* 32 * w bits: whole bytes */
 		}
 	}

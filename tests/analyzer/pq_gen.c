@@ -4,7 +4,8 @@
  * value follows from the row number by rules that pq_read.cjs repeats, so an
  * independent reader can check each one: several row groups and pages,
  * negative numbers, nulls in INT32 and string columns, booleans, a
- * dictionary with non-ASCII text and an empty string.
+ * dictionary with non-ASCII text and an empty string, and integers whose
+ * deltas need every bit width up to 64 (xorshift64, INT64_MIN/MAX).
  *   pq_gen OUT.parquet ROWS ROW_GROUP_ROWS PAGE_ROWS
  */
 #include <stdio.h>
@@ -28,14 +29,16 @@ int main(int argc, char **argv)
 		{ "flag", TT_PQ_BOOL, false },
 		{ "name", TT_PQ_STRING, true },
 		{ "big", TT_PQ_INT64, true },
+		{ "rnd", TT_PQ_INT64, false },
 	};
-	struct tt_pq *w = tt_pq_create(argv[1], cols, 5, &o);
+	struct tt_pq *w = tt_pq_create(argv[1], cols, 6, &o);
 	if (!w) {
 		perror(argv[1]);
 		return 1;
 	}
 	tt_pq_meta(w, "rec.test", "pq_gen");
 	char name[64];
+	uint64_t x = 88172645463325252ull; /* xorshift64: deltas of every bit width to 64 */
 	for (long i = 0; i < rows; i++) {
 		tt_pq_i64(w, i * 1000003 - 5000000000LL);
 		if (i % 7 == 0)
@@ -57,6 +60,12 @@ int main(int argc, char **argv)
 			tt_pq_i64(w, i);
 		else
 			tt_pq_null(w);
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* small steps for a while, then full 64-bit jumps, then INT64 extremes */
+		tt_pq_i64(w, i % 1000 < 300 ? i : i % 1000 < 600 ? (int64_t)x
+			       : (i & 1) ? INT64_MIN : INT64_MAX);
 		int rc = tt_pq_row_end(w);
 		if (rc) {
 			fprintf(stderr, "pq_gen: row %ld: %s\n", i, strerror(-rc));

@@ -8,6 +8,19 @@ import { duck, hyparquet, eq, ok, done } from './pqlib.mjs';
 const [file, rowsS, rgS] = process.argv.slice(2);
 const rows = Number(rowsS), rg = Number(rgS);
 
+const rnd = [];
+{
+	const M = (1n << 64n) - 1n;
+	let x = 88172645463325252n;
+	for (let i = 0; i < rows; i++) {
+		x ^= (x << 13n) & M;
+		x ^= x >> 7n;
+		x ^= (x << 17n) & M;
+		const v = i % 1000 < 300 ? BigInt(i) : i % 1000 < 600 ? BigInt.asIntN(64, x)
+			: (i & 1) ? -(1n << 63n) : (1n << 63n) - 1n;
+		rnd.push(v);
+	}
+}
 function expected(i) {
 	const name = i % 11 === 0 ? null : i % 13 === 0 ? '' : i % 17 === 0 ? 'grüße' : `name_${i % 50}`;
 	return {
@@ -16,6 +29,7 @@ function expected(i) {
 		flag: i % 3 === 0,
 		name,
 		big: i >= 100 && i < rows - 100 ? BigInt(i) : null,
+		rnd: rnd[i],
 	};
 }
 
@@ -56,7 +70,11 @@ eq('duckdb min(small)', agg.mins, minSmall === Infinity ? null : minSmall);
 eq('duckdb max(small)', agg.maxs, maxSmall === -Infinity ? null : maxSmall);
 const types = await db.all(`SELECT column_name, column_type, "null" AS nul FROM (DESCRIBE SELECT * FROM ${q})`);
 eq('duckdb types', types.map((t) => `${t.column_name}:${t.column_type}`),
-	['id:BIGINT', 'small:INTEGER', 'flag:BOOLEAN', 'name:VARCHAR', 'big:BIGINT']);
+	['id:BIGINT', 'small:INTEGER', 'flag:BOOLEAN', 'name:VARCHAR', 'big:BIGINT', 'rnd:BIGINT']);
+let sumRnd = 0n;
+for (const v of rnd) sumRnd += v;
+const sr = await db.one(`SELECT sum(rnd::HUGEINT)::VARCHAR AS s FROM ${q}`);
+eq('duckdb sum(rnd)', sr.s, sumRnd.toString());
 const grue = await db.one(`SELECT count(*) AS n FROM ${q} WHERE name = 'grüße'`);
 let nGrue = 0;
 for (let i = 0; i < rows; i++) if (expected(i).name === 'grüße') nGrue++;
