@@ -145,26 +145,13 @@ static void ct_act(void *tctx, const struct tt_activation *a)
 	p->self_ticks += a->self_ticks;
 }
 
-/* Moves the figures under node src to the same paths under dst. */
-static void move_subtree(struct tt_ctree *t, uint32_t src, uint32_t dst)
-{
-	for (uint32_t c = t->p[src].first; c; c = t->p[c].next) {
-		uint32_t d = child_slow(t, dst, t->p[c].name, t->p[c].key);
-		struct tt_path *from = &t->p[c];
-
-		t->p[d].calls += from->calls;
-		t->p[d].total_ticks += from->total_ticks;
-		t->p[d].self_ticks += from->self_ticks;
-		from->calls = from->total_ticks = from->self_ticks = 0;
-		move_subtree(t, c, d);
-	}
-}
-
 /*
  * A frame left without an exit (longjmp): what ran while it was open ran
- * in its parent, so its children's paths move up one level. When the
- * path also had activations that did exit, which children were whose is
- * not kept, and the paths stay as they are (docs/ANALYZER.md).
+ * in its parent. Its path is marked; if it never has an activation that
+ * exits, merge_thread() splices it out (its children's paths move up one
+ * level). When the path also had activations that did exit, which
+ * children were whose is not kept, and the paths stay as they are
+ * (docs/ANALYZER.md).
  */
 static void ct_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ticks,
 		     uint64_t ticks, enum tt_frame_error why)
@@ -174,9 +161,8 @@ static void ct_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ti
 	(void)name;
 	(void)enter_ticks;
 	(void)ticks;
-	if (why != TT_FRAME_LEFT || !slot || t->t.p[slot].calls)
-		return;
-	move_subtree(&t->t, slot, t->t.p[slot].parent);
+	if (why == TT_FRAME_LEFT && slot)
+		t->t.p[slot].left = 1;
 }
 
 const struct tt_consumer tt_calltree_consumer = {
@@ -212,11 +198,17 @@ static void merge_thread(struct tt_ctree *dst, const struct tt_ctree *src, const
 {
 	uint32_t *to = tt_xcalloc(src->n, sizeof(*to));
 
+	/* Parents come before their children (ids grow as paths appear). */
 	for (uint32_t i = 1; i < src->n; i++) {
 		const struct tt_path *s = &src->p[i];
 		uint32_t name = map ? map[s->name] : s->name;
-		uint32_t id = child_slow(dst, to[s->parent], name, name);
+		uint32_t id;
 
+		if (s->left && !s->calls) {
+			to[i] = to[s->parent]; /* a ghost: its children are its parent's */
+			continue;
+		}
+		id = child_slow(dst, to[s->parent], name, name);
 		to[i] = id;
 		add_stats(&dst->p[id], s);
 	}

@@ -26,6 +26,7 @@ struct tt_path {
 	uint32_t key;	       /* the function whose time it is: name, or the
 				* callee at the top of a --callers tree */
 	uint32_t first, next;  /* first child, next sibling (0: none) */
+	uint32_t left;	       /* an activation of it was left without an exit */
 	uint64_t calls, total_ticks, self_ticks;
 };
 

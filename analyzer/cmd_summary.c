@@ -432,9 +432,10 @@ static void intervals_json(const struct tt_intervals *iv, const struct tt_option
 		printf(",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"percent\":%.2f}",
 		       r->calls, r->total_ns, percent_of(iv, r->total_ns));
 	}
-	printf("\n],\"truncated\":%s,\"damaged\":%s}\n", iv->tr.truncated ? "true" : "false",
-	       iv->tr.nr_bad_frames || iv->tr.nr_lost_frames || iv->tr.nr_bad_blocks ? "true"
-										: "false");
+	printf("\n],\"truncated\":%s,\"damaged\":%s}\n",
+	       iv->rep.tr.truncated ? "true" : "false",
+	       iv->rep.tr.nr_bad_frames || iv->rep.tr.nr_lost_frames || iv->rep.tr.nr_bad_blocks
+		       ? "true" : "false");
 }
 
 static void intervals_table(const struct tt_intervals *iv, const struct tt_options *o)
@@ -475,7 +476,7 @@ static int summary_intervals(const struct tt_options *o)
 		rc = tt_fail_file(o->trace, msg);
 		goto out;
 	}
-	tt_trace_warn(&iv.tr);
+	tt_trace_warn(&iv.rep.tr);
 	if (o->format == TT_FORMAT_CSV)
 		intervals_csv(&iv, o);
 	else if (o->format == TT_FORMAT_JSON)

@@ -1033,14 +1033,22 @@ int tt_events_decode_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 			   struct recfmt_events_iter *it)
 {
 	bool reject_site0 = ctx && *(const bool *)ctx;
-	uint64_t ticks;
+	uint64_t ticks, last = 0, step = tr->min_step_ticks;
+	bool first = true;
 	uint32_t code;
 	int rc;
 
-	(void)tr;
 	(void)th;
-	while ((rc = recfmt_events_next(it, &ticks, &code)) == 1)
+	while ((rc = recfmt_events_next(it, &ticks, &code)) == 1) {
+		uint64_t d = ticks > last ? ticks - last : last - ticks;
+
+		if (!first && d && (!step || d < step))
+			step = d;
+		first = false;
+		last = ticks;
 		if (reject_site0 && RECFMT_CODE_SITE(code) == 0)
 			return -1;
+	}
+	tr->min_step_ticks = step;
 	return rc < 0 || !recfmt_events_check_end(it) ? -1 : 0;
 }

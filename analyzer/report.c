@@ -52,14 +52,44 @@ static const char *label_of(struct tt_report *rep, const struct tt_thread *th)
 	return rep->labels[rep->nr_labels++];
 }
 
+static size_t row_slot(const struct tt_report *rep, const char *thread, const char *name)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ull) ^
+		     ((uint64_t)(uintptr_t)thread * 0xC2B2AE3D27D4EB4Full);
+
+	return (size_t)(h >> 20) & rep->row_mask;
+}
+
+static void row_rehash(struct tt_report *rep)
+{
+	rep->row_mask = rep->row_mask ? rep->row_mask * 2 + 1 : 255;
+	free(rep->row_hash);
+	rep->row_hash = tt_xcalloc(rep->row_mask + 1, sizeof(*rep->row_hash));
+	for (size_t i = 0; i < rep->nr_rows; i++) {
+		size_t k = row_slot(rep, rep->rows[i].thread, rep->rows[i].name);
+
+		while (rep->row_hash[k])
+			k = (k + 1) & rep->row_mask;
+		rep->row_hash[k] = (uint32_t)i + 1;
+	}
+}
+
 static struct tt_row *row_for(struct tt_report *rep, const char *thread, const char *name,
 			      size_t *cap)
 {
-	/* Rows are few (names x labels); a linear search per table entry is
-	 * done once per name at the end, not per event. */
-	for (size_t i = 0; i < rep->nr_rows; i++)
-		if (rep->rows[i].name == name && rep->rows[i].thread == thread)
-			return &rep->rows[i];
+	size_t k;
+
+	/* Names and labels are interned: pointers identify them. A hash, as
+	 * whole-program traces have tens of thousands of names per thread. */
+	if ((rep->nr_rows + 1) * 2 > rep->row_mask)
+		row_rehash(rep);
+	for (k = row_slot(rep, thread, name); rep->row_hash[k]; k = (k + 1) & rep->row_mask) {
+		struct tt_row *r = &rep->rows[rep->row_hash[k] - 1];
+
+		if (r->name == name && r->thread == thread)
+			return r;
+	}
+	rep->row_hash[k] = (uint32_t)rep->nr_rows + 1;
 	if (rep->nr_rows == *cap) {
 		*cap = *cap ? 2 * *cap : 64;
 		rep->rows = tt_xrealloc(rep->rows, *cap * sizeof(*rep->rows));
@@ -275,8 +305,9 @@ enum tt_status tt_report_run_views(struct tt_report *rep, const struct tt_option
 void tt_report_fini(struct tt_report *rep)
 {
 	for (size_t i = 0; i < rep->nr_rows; i++)
-		free(rep->rows[i].st.hist);
+		tt_stats_hist_free(&rep->rows[i].st);
 	free(rep->rows);
+	free(rep->row_hash);
 	for (size_t i = 0; i < rep->nr_labels; i++)
 		free(rep->labels[i]);
 	free(rep->labels);

@@ -36,6 +36,8 @@ struct tt_report {
 	unsigned nr_replicas;
 	struct tt_row *rows;
 	size_t nr_rows;
+	uint32_t *row_hash; /* (thread, name) -> row index + 1 */
+	size_t row_mask;
 	char **labels; /* thread labels owned by the report */
 	size_t nr_labels;
 	uint64_t nr_dropped; /* of the selected threads */

@@ -185,7 +185,7 @@ static void frame_error(struct tt_scopes *sc, struct scope_thread *st, const str
 /* Records one timed activation of `name` in the window. */
 static inline void record(struct tt_stat *s, uint64_t dur, uint64_t self, bool outermost)
 {
-	uint64_t *h = s->hist;
+	struct tt_hist *h = s->hist;
 
 	s->calls++;
 	s->sum_ticks += dur;
@@ -195,7 +195,7 @@ static inline void record(struct tt_stat *s, uint64_t dur, uint64_t self, bool o
 	s->max_ticks = dur > s->max_ticks ? dur : s->max_ticks;
 	if (__builtin_expect(!h, 0))
 		h = tt_stats_hist_alloc(s);
-	h[tt_hist_index(dur)]++;
+	tt_hist_add(h, tt_hist_index(dur), 1);
 }
 
 /*
@@ -703,7 +703,7 @@ void tt_scopes_fini(struct tt_scopes *sc)
 			continue;
 		free(st->base);
 		free(st->depth);
-		free(st->sink.hist);
+		tt_stats_hist_free(&st->sink);
 		tt_stats_fini(&st->own);
 		free(st);
 		tr->threads[i].user = NULL;

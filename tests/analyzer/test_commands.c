@@ -911,3 +911,40 @@ Test(commands, chrome_says_when_the_window_is_empty)
 	cr_assert(strstr(r.err, "warning: no activation to show in the window"), "%s", r.err);
 	tu_result_free(&r);
 }
+
+/* A clock that steps by 100 ns: info shows the step, and no histogram bin
+ * is narrower than it. */
+Test(commands, info_shows_the_clock_step_and_histograms_respect_it)
+{
+	struct tg_trace *t = new_trace(trace);
+	struct tu_result r;
+	uint64_t now = 1000, seed = 7;
+
+	tg_site(t, 1, "f");
+	tg_thread(t, 1, 5, "t");
+	for (int i = 0; i < 2000; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		tg_enter(t, 1, 1, now);
+		now += 100 * (1 + (seed >> 33) % 50);
+		tg_exit(t, 1, 1, now);
+		now += 200;
+	}
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = tu_run("info", trace, NULL);
+	cr_assert(strstr(r.out, "clock step:       100.0 ns (the smallest step between two "
+				"events, 100 ticks)"), "%s", r.out);
+	tu_result_free(&r);
+	r = tu_run("info", "--format=json", trace, NULL);
+	cr_assert(strstr(r.out, "\"clock_step_ns\":100.0"), "%s", r.out);
+	tu_result_free(&r);
+	r = tu_run("histogram", "--bins=40", "--format=csv", trace, NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert_gt(tu_nr_lines(r.out), 3, "%s", r.out);
+	for (unsigned i = 1; i < tu_nr_lines(r.out); i++) {
+		unsigned long long lo, hi, count;
+
+		cr_assert_eq(sscanf(tu_line(r.out, i), "f,%llu,%llu,%llu", &lo, &hi, &count), 3);
+		cr_assert_geq(hi - lo, 100, "bin %u: [%llu, %llu)", i, lo, hi);
+	}
+	tu_result_free(&r);
+}
