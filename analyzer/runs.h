@@ -45,7 +45,10 @@ static inline uint64_t tt_run_unix_ns(const struct tt_run *r, uint64_t ticks)
 {
 	int64_t rel = tt_run_rel_ns(r, ticks);
 
-	return rel < 0 && (uint64_t)-rel > r->start_unix_ns ? 0 : r->start_unix_ns + (uint64_t)rel;
+	if (rel < 0) /* before the start; 0 rather than before 1970 (damaged clocks) */
+		return (uint64_t)0 - (uint64_t)rel > r->start_unix_ns
+			? 0 : r->start_unix_ns - ((uint64_t)0 - (uint64_t)rel);
+	return r->start_unix_ns + (uint64_t)rel; /* wraps only on a damaged file */
 }
 /* ns of a tick count (a duration); exact, with no division when a tick
  * is a nanosecond (the monotonic clock). */
