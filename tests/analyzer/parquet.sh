@@ -14,8 +14,8 @@ command -v node >/dev/null || { echo "node not found" >&2; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # rows, row-group rows, page rows: one page; pages split inside row groups
-# at odd sizes; a single row; many small row groups.
-for shape in "1000 1048576 65536" "250007 100000 30001" "1 10 10" "5000 512 100"; do
+# at odd sizes; a single row; many small row groups; no row at all.
+for shape in "1000 1048576 65536" "250007 100000 30001" "1 10 10" "5000 512 100" "0 10 10"; do
 	set -- $shape
 	"$gen" "$tmp/t.parquet" "$1" "$2" "$3" >/dev/null
 	echo "shape: $shape"

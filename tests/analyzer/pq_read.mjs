@@ -73,7 +73,7 @@ eq('duckdb types', types.map((t) => `${t.column_name}:${t.column_type}`),
 	['id:BIGINT', 'small:INTEGER', 'flag:BOOLEAN', 'name:VARCHAR', 'big:BIGINT', 'rnd:BIGINT']);
 let sumRnd = 0n;
 for (const v of rnd) sumRnd += v;
-const sr = await db.one(`SELECT sum(rnd::HUGEINT)::VARCHAR AS s FROM ${q}`);
+const sr = await db.one(`SELECT coalesce(sum(rnd::HUGEINT), 0)::VARCHAR AS s FROM ${q}`);
 eq('duckdb sum(rnd)', sr.s, sumRnd.toString());
 const grue = await db.one(`SELECT count(*) AS n FROM ${q} WHERE name = 'grüße'`);
 let nGrue = 0;
