@@ -170,6 +170,7 @@ const struct tt_consumer tt_calltree_consumer = {
 	.enter = ct_enter,
 	.act = ct_act,
 	.error = ct_error,
+	.no_times = true,
 };
 
 /* ---------------------------------------------------------------------

@@ -326,6 +326,7 @@ static const struct tt_consumer chrome_consumer = {
 	.error = chrome_error,
 	.one_walker = true,
 	.needs_meta = true,
+	.no_times = true, /* the trailer counts errors only */
 };
 
 static void metadata(struct chrome *ch)

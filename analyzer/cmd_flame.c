@@ -21,6 +21,18 @@
 #include "options.h"
 #include "xalloc.h"
 
+/*
+ * --format=svg: the renderer is analyzer/flamesvg.c (issue 13's other
+ * half). This file uses it as soon as it is part of the build; until then
+ * the option says it is not available (exit 2).
+ */
+#if defined(__has_include)
+#if __has_include("flamesvg.h")
+#include "flamesvg.h"
+#define TT_HAVE_FLAMESVG 1
+#endif
+#endif
+
 enum { OPT_WEIGHT = 0x400, OPT_FLAME_FORMAT, OPT_FLAME_BY_THREAD };
 
 struct flame_args {
@@ -124,6 +136,46 @@ static void write_folded(struct tt_calltree *ct, bool calls, FILE *f)
 	}
 }
 
+#ifdef TT_HAVE_FLAMESVG
+/* The tree's rows as the renderer's folded stacks (same paths and values). */
+static int write_svg(struct tt_calltree *ct, bool calls, FILE *f, const char *title)
+{
+	struct tt_flame_frame *st = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	for (uint32_t i = 0; i < ct->nr_trees; i++) {
+		const struct tt_ctree *t = &ct->trees[i];
+		char *root = NULL;
+
+		if (t->label) {
+			root = tt_xstrndup(t->label, strlen(t->label));
+			for (char *c = root; *c; c++)
+				if (*c == ';' || *c == '\n' || *c == '\r')
+					*c = '_';
+		}
+		for (uint32_t k = 0; k < t->nr_order; k++) {
+			uint32_t id = t->order[k];
+
+			if (n == cap) {
+				cap = cap ? 2 * cap : 256;
+				st = tt_xrealloc(st, cap * sizeof(*st));
+			}
+			st[n].path = tt_calltree_path(ct, t, id, root);
+			st[n].self_value = calls ? t->p[id].calls : t->self_ns[id];
+			st[n].calls = t->p[id].calls;
+			n++;
+		}
+		free(root);
+	}
+	rc = tt_flamesvg_write(f, title, st, n, calls ? "calls" : "ns");
+	for (size_t i = 0; i < n; i++)
+		free((char *)st[i].path);
+	free(st);
+	return rc;
+}
+#endif
+
 int tt_cmd_flame(int argc, char **argv)
 {
 	struct flame_args a;
@@ -137,12 +189,14 @@ int tt_cmd_flame(int argc, char **argv)
 	memset(&co, 0, sizeof(co));
 	a.o = (struct tt_options)TT_OPTIONS_INIT;
 	argp_parse(&flame_argp, argc, argv, 0, NULL, &a);
+#ifndef TT_HAVE_FLAMESVG
 	if (a.svg) {
 		/* The renderer (analyzer/flamesvg.c) is not in this build yet. */
 		fprintf(stderr, "tracetool: flame: --format=svg is not available in this build\n");
 		tt_options_fini(&a.o);
 		return 2;
 	}
+#endif
 	if (tt_calltree_run(&ct, &a.o, &co, msg, sizeof(msg)) != TT_OK) {
 		rc = tt_fail_file(a.o.trace, msg);
 		goto out;
@@ -161,7 +215,15 @@ int tt_cmd_flame(int argc, char **argv)
 		}
 	}
 	tt_trace_warn(&ct.rep.tr);
-	write_folded(&ct, a.weight_calls, out);
+#ifdef TT_HAVE_FLAMESVG
+	if (a.svg) {
+		if (write_svg(&ct, a.weight_calls, out, a.o.trace) == -ENOMEM) {
+			fputs("tracetool: out of memory\n", stderr);
+			rc = 1;
+		}
+	} else
+#endif
+		write_folded(&ct, a.weight_calls, out);
 	if (fflush(out) || ferror(out)) {
 		fprintf(stderr, "tracetool: %s: cannot write\n", a.o.output ? a.o.output : "stdout");
 		rc = 1;

@@ -158,6 +158,7 @@ static const struct tt_consumer iv_consumer = {
 	.enter = iv_enter,
 	.act = on_act,
 	.needs_meta = true, /* the clock, for the boundaries */
+	.no_times = true,
 };
 
 static enum tt_sort sort_key;

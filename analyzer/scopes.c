@@ -283,7 +283,8 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 
 		bool outermost = fast_mode(sc) ? f->prev == 0 : --st->depth[name].in == 0;
 
-		record(&st->tab->v[name], dur, self, outermost);
+		if (!sc->cons || !sc->cons->no_times)
+			record(&st->tab->v[name], dur, self, outermost);
 		if (!outermost)
 			st->stack[f->prev].same_ticks += dur;
 		if (sc->on_close)
@@ -456,26 +457,6 @@ static void pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 }
 
 /*
- * Decodes one delta at p, where at least 8 bytes are readable: values of up
- * to 3 LEB128 bytes are assembled from one 64-bit load without a branch per
- * byte. Return: bytes used, or 0 if the value is longer (take the generic
- * path).
- */
-static inline unsigned delta_fast(const uint8_t *p, uint64_t *zz)
-{
-	uint64_t w = recfmt_load_u64le(p), stop, v;
-	unsigned nb;
-
-	stop = ~w & 0x808080u; /* a clear high bit ends the value */
-	if (__builtin_expect(!stop, 0))
-		return 0;
-	nb = ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
-	v = (w & 0x7f) | ((w >> 1) & 0x3f80) | ((w >> 2) & 0x1fc000);
-	*zz = v & ((1ull << (7 * nb)) - 1);
-	return nb;
-}
-
-/*
  * pair_fused() - pair_fast() the other way: m events decoded
  * from the block one at a time, inline, and paired with a branch on the
  * kind, with no arrays in between. When that branch predicts well (regular
@@ -498,33 +479,16 @@ static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 	int rc = 0;
 
 	for (i = 0; i < m; i++) {
-		uint64_t code, zz, dur, child;
+		uint64_t code, dur, child;
 		uint32_t site, is_exit, name, prev;
 		struct frame *top;
-		unsigned kb;
 
-		/* FORMAT.md §3.6: one LEB128 value per event in each column. */
-		if (__builtin_expect(ids < ids_end && *ids < 0x80, 1)) {
-			code = *ids++;
-		} else {
-			kb = recfmt_leb128_decode(ids, ids_end, &code);
-			if (!kb || code > UINT32_MAX) {
-				rc = -1;
-				break;
-			}
-			ids += kb;
+		/* format/'s fused decoder: FORMAT.md §3.6, one LEB128 value per
+		 * event in each column. */
+		if (__builtin_expect(!recfmt_events_step(&ids, ids_end, &dl, dl_end, &t, &code), 0)) {
+			rc = -1;
+			break;
 		}
-		if (__builtin_expect(dl_end - dl >= 8 && (kb = delta_fast(dl, &zz)) != 0, 1)) {
-			dl += kb;
-		} else {
-			kb = recfmt_leb128_decode(dl, dl_end, &zz);
-			if (!kb) {
-				rc = -1;
-				break;
-			}
-			dl += kb;
-		}
-		t += (zz >> 1) ^ (uint64_t)-(int64_t)(zz & 1);
 		site = (uint32_t)(code >> 1);
 		is_exit = (uint32_t)code & 1;
 		name = site_name[site < nr_slots ? site : nr_slots];

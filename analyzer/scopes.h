@@ -74,6 +74,8 @@ struct tt_consumer {
 		      uint64_t ticks, enum tt_frame_error why); /* NULL: ignored */
 	bool one_walker;
 	bool needs_meta; /* the final clock and thread names before the walk */
+	bool no_times;	 /* the engine's per-name times and histograms are not
+			  * needed (errors are still counted) */
 };
 
 struct tt_scopes {

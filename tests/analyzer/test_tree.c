@@ -200,7 +200,7 @@ Test(tree, callers_turns_the_tree_upside_down)
 Test(tree, by_thread_and_function_filter)
 {
 	static const char *const want[] = {
-		"thread," TREE_HEADER,
+		"thread,path,depth,calls,total_ns,self_ns",
 		"main,main;b,1,1,400,100",
 		"main,main;b;b,2,1,300,200",
 		"main,main;b;b;b,3,1,100,100",
