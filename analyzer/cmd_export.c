@@ -350,6 +350,7 @@ static const struct tt_consumer exp_consumer = {
 	.error = exp_error,
 	.one_walker = true,
 	.needs_meta = false,
+	.no_times = true, /* activations only: no per-name statistics */
 };
 
 static void write_run(struct exporter *ex, const struct tt_run *r)

@@ -116,6 +116,7 @@ static const struct tt_consumer pf_consumer = {
 	.error = pf_error,
 	.one_walker = true,
 	.needs_meta = false,
+	.no_times = true, /* activations only: no per-name statistics */
 };
 
 struct perfetto_args {
