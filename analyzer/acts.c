@@ -9,6 +9,7 @@
  * where the pending thread lives).
  */
 #include "acts.h"
+#include "emit.h"
 #include "xalloc.h"
 
 #include <stdio.h>
@@ -71,18 +72,20 @@ static struct athread *thread_state(struct tt_thread *th)
 
 static uint32_t counter_index(struct tt_acts *a, const char *name, uint32_t bytes)
 {
+	/* The name as reports show it (emit.c: a NUL, a control character or
+	 * ill-formed UTF-8 becomes U+FFFD), so that names shown alike are one. */
+	char *shown = tt_emit_clean(name, bytes);
+
 	for (uint32_t g = 0; g < a->nr_ctr; g++)
-		if (strlen(a->ctr_names[g]) == bytes && memcmp(a->ctr_names[g], name, bytes) == 0)
+		if (strcmp(a->ctr_names[g], shown) == 0) {
+			free(shown);
 			return g;
-	if (a->nr_ctr == TT_MAX_COUNTERS)
+		}
+	if (a->nr_ctr == TT_MAX_COUNTERS) {
+		free(shown);
 		return UINT32_MAX;
-	a->ctr_names[a->nr_ctr] = tt_xrealloc(NULL, bytes + 1);
-	memcpy(a->ctr_names[a->nr_ctr], name, bytes);
-	a->ctr_names[a->nr_ctr][bytes] = '\0';
-	/* A NUL inside a name would cut it short in reports. */
-	for (uint32_t k = 0; k < bytes; k++)
-		if (!a->ctr_names[a->nr_ctr][k])
-			a->ctr_names[a->nr_ctr][k] = '?';
+	}
+	a->ctr_names[a->nr_ctr] = shown;
 	return a->nr_ctr++;
 }
 

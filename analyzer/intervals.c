@@ -4,9 +4,10 @@
  * at the first tick at or after k * DUR from time zero (tt_clock_abs_ticks),
  * so an activation's ticks are split exactly, with nothing lost or counted
  * twice; nanoseconds come at the end, from cumulative sums. Only intervals
- * that hold a row cost memory; a run that would print more than
- * TT_MAX_INTERVAL_ROWS rows (a damaged file's absurd activation, or a DUR
- * far too short) stops with a message instead of filling memory.
+ * that hold a row cost memory; a run that would build more rows than
+ * row_limit() allows (intervals.h: a hostile or damaged file's absurd
+ * activation, or a DUR far too short) stops with a message instead of
+ * filling memory.
  */
 #include "intervals.h"
 
@@ -32,12 +33,22 @@ static size_t cell_hash(uint32_t thread, uint32_t name, uint64_t k)
 	return (size_t)(h ^ (h >> 29));
 }
 
+/* intervals.h: rows follow the activations seen, not the span claimed. */
+static uint64_t row_limit(const struct tt_intervals *iv)
+{
+	uint64_t n = TT_INTERVAL_ROWS_BASE;
+
+	if (iv->nr_acts < (TT_MAX_INTERVAL_ROWS - n) / TT_INTERVAL_ROWS_PER_ACT)
+		return n + iv->nr_acts * TT_INTERVAL_ROWS_PER_ACT;
+	return TT_MAX_INTERVAL_ROWS;
+}
+
 static struct iv_cell *cell(struct tt_intervals *iv, uint32_t thread, uint32_t name, uint64_t k)
 {
 	static struct iv_cell spare; /* where counts go once there are too many rows */
 	size_t i;
 
-	if (iv->nr_cells >= TT_MAX_INTERVAL_ROWS) {
+	if (iv->nr_cells >= row_limit(iv)) {
 		iv->too_many = true;
 		return &spare;
 	}
@@ -48,7 +59,7 @@ static struct iv_cell *cell(struct tt_intervals *iv, uint32_t thread, uint32_t n
 		iv->cap_cells = old_cap ? 2 * old_cap : 1024;
 		iv->cells = calloc(iv->cap_cells, sizeof(*iv->cells));
 		if (!iv->cells)
-			abort();
+			tt_oom();
 		for (size_t j = 0; j < old_cap; j++) {
 			if (!old[j].thread)
 				continue;
@@ -100,11 +111,12 @@ static void on_act(void *ctx, const struct tt_act *a)
 
 	if (iv->too_many)
 		return;
+	iv->nr_acts++;
 	cell(iv, th, a->name, k0)->calls++;
 	if (!a->outermost)
 		return; /* its time is inside the outermost activation's */
 	k1 = interval_of(iv, a->exit_ticks);
-	if (k1 - k0 >= TT_MAX_INTERVAL_ROWS) {
+	if (k1 - k0 >= row_limit(iv)) {
 		iv->too_many = true;
 		return;
 	}
@@ -173,9 +185,9 @@ enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options
 	tt_acts_finish(&iv->acts);
 	if (iv->too_many) {
 		snprintf(msg, msg_bytes,
-			 "--interval: more than %u rows of interval, thread and scope; "
-			 "choose a longer interval",
-			 TT_MAX_INTERVAL_ROWS);
+			 "--interval: more than %" PRIu64 " rows of interval, thread and scope "
+			 "for %" PRIu64 " activations; choose a longer interval",
+			 row_limit(iv), iv->nr_acts);
 		return TT_ERR_FILE;
 	}
 	tt_trace_problems(&iv->tr, iv->problems, sizeof(iv->problems));
@@ -194,7 +206,7 @@ enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options
 		tt_thread_label(&iv->tr.threads[t], buf, sizeof(buf));
 		iv->labels[t] = strdup(buf);
 		if (!iv->labels[t])
-			abort();
+			tt_oom();
 	}
 	for (size_t i = 0, j; i < n; i = j) {
 		const struct tt_thread *th = &iv->tr.threads[cells[i].thread - 1];

@@ -28,7 +28,8 @@ struct tt_intervals {
 	struct tt_acts acts;
 	struct tt_clock clock;
 	uint64_t interval_ns;
-	bool too_many;	  /* more than TT_MAX_INTERVAL_ROWS rows */
+	bool too_many;	  /* more rows than tt_intervals_row_limit() */
+	uint64_t nr_acts; /* activations seen so far */
 	struct iv_cell *cells; /* open-addressed (thread, name, k) -> ticks, calls */
 	size_t nr_cells, cap_cells;
 	struct tt_interval_row *rows;
@@ -37,15 +38,23 @@ struct tt_intervals {
 	char problems[768];
 };
 
-/* Most rows (interval, thread, scope) a run builds; more stops it. */
-#define TT_MAX_INTERVAL_ROWS (1u << 24)
+/*
+ * Most rows (interval, thread, scope) a run builds; more stops it. Memory
+ * follows the file's activations, not the time span they claim (a tiny
+ * file with a day between two events and --interval=1ms): at most
+ * TT_INTERVAL_ROWS_BASE + TT_INTERVAL_ROWS_PER_ACT rows per activation
+ * seen, and never more than TT_MAX_INTERVAL_ROWS (about 64 bytes each).
+ */
+#define TT_MAX_INTERVAL_ROWS (1u << 22)
+#define TT_INTERVAL_ROWS_BASE (1u << 16)
+#define TT_INTERVAL_ROWS_PER_ACT 4096u
 
 /*
  * tt_intervals_run() - read the trace (a metadata pass for the clock, then
  * the pairing pass) and build the rows, sorted by interval, thread, then
  * --sort (total, calls or name; the other keys sort by total).
  * Return: TT_OK, or TT_ERR_FILE with msg (unreadable, or more than
- * TT_MAX_INTERVAL_ROWS rows).
+ * the row limit above).
  */
 enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options *o, char *msg,
 				size_t msg_bytes);

@@ -10,6 +10,7 @@
  * executables (bias 0). Implements the reader's side of FORMAT.md §3.10-§3.11.
  */
 #include "symbols.h"
+#include "emit.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -50,6 +51,7 @@ struct module {
 	uint8_t build_id[RECFMT_MAX_BUILD_ID_BYTES];
 	uint32_t build_id_bytes;
 	char *path;
+	char *shown; /* path as messages show it (emit.c's sanitizer) */
 	const char *base; /* basename of path */
 	enum module_state state;
 	char *warnings; /* lines for stderr, printed by tt_symbols_warn() */
@@ -85,6 +87,7 @@ static void module_fini(struct module *m)
 	free(m->syms);
 	free(m->ranges);
 	free(m->path);
+	free(m->shown);
 	free(m->warnings);
 }
 
@@ -133,6 +136,7 @@ void tt_symbols_add_module(struct tt_symbols *s, const struct recfmt_module *rm)
 	for (size_t i = 0; i < rm->path_bytes; i++)
 		if (!m->path[i])
 			m->path[i] = '?';
+	m->shown = tt_emit_clean(m->path, strlen(m->path));
 	slash = strrchr(m->path, '/');
 	m->base = slash ? slash + 1 : m->path;
 	if (m->flags & RECFMT_MODULE_VDSO)
@@ -301,7 +305,7 @@ static void warn(const struct tt_symbols *s, struct module *m, const char *what)
 
 	snprintf(line, sizeof(line),
 		 "tracetool: %s: warning: %s: %s; its functions are shown as addresses\n",
-		 s->trace_path, m->path, what);
+		 s->trace_path, m->shown, what);
 	queue_warning(m, line);
 }
 
@@ -313,7 +317,7 @@ static void warn_once_unchecked(const struct tt_symbols *s, struct module *m)
 	snprintf(line, sizeof(line),
 		 "tracetool: %s: warning: %s: no build-id recorded; its names are not checked "
 		 "against changes to the file\n",
-		 s->trace_path, m->path);
+		 s->trace_path, m->shown);
 	queue_warning(m, line);
 }
 
@@ -321,7 +325,7 @@ const char *tt_symbols_program(const struct tt_symbols *s)
 {
 	for (uint32_t i = 0; s && i < s->nr_mods; i++)
 		if ((s->mods[i].flags & RECFMT_MODULE_MAIN) && s->mods[i].path[0])
-			return s->mods[i].path;
+			return s->mods[i].shown;
 	return NULL;
 }
 

@@ -7,11 +7,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* The file being read, for tt_oom()'s line; set before any walk, read on
+ * any thread (a pointer written once per walk, before its threads start). */
+static const char *oom_path;
+
+void tt_xalloc_set_path(const char *path)
+{
+	oom_path = path;
+}
 
 void tt_oom(void)
 {
-	fputs("tracetool: out of memory\n", stderr);
-	abort();
+	/* Contract §7: a limit reached is exit 1 with one line, never an abort.
+	 * _exit: another walker thread may be writing stdout; what was printed
+	 * is incomplete anyway, and the exit status says so. */
+	if (oom_path)
+		fprintf(stderr, "tracetool: %s: out of memory\n", oom_path);
+	else
+		fputs("tracetool: out of memory\n", stderr);
+	_exit(1);
 }
 
 void *tt_xrealloc(void *p, size_t n)
