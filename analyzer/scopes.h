@@ -40,6 +40,11 @@ struct tt_scopes {
 
 	struct tt_stat_table global; /* when !by_thread */
 	uint64_t nr_unmatched;	     /* all errors, for reports */
+	/* Frames allocated to the stacks of all threads (scopes.c's
+	 * STACK_BUDGET), and where the pairing loop records what it does not
+	 * count. One walker thread owns a struct tt_scopes: no sharing. */
+	uint64_t nr_stack_frames;
+	struct tt_stat sink;
 };
 
 void tt_scopes_init(struct tt_scopes *sc, struct tt_trace *tr);
