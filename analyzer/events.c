@@ -426,6 +426,23 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 		note_problem_at(tr, index, 0, what);
 	}
 	tr->next_seq = (uint64_t)seq + 1;
+	if (first_frame)
+		tr->nr_recordings = 1;
+	else {
+		/* Only a recording's first frame has a FILE_HEADER (FORMAT.md
+		 * §2): another one starts another recording. Count it and read
+		 * nothing more of it, or of what follows. */
+		struct recfmt_cursor peek = cur;
+		struct recfmt_error perr = { 0 };
+
+		if (recfmt_cursor_next(&peek, &rec, &perr) == RECFMT_OK &&
+		    rec.type == RECFMT_FILE_HEADER && tr->nr_recordings++ == 1) {
+			tr->second_header_frame = index;
+			tr->second_header_offset = offset;
+		}
+		if (tr->nr_recordings > 1)
+			return TT_OK;
+	}
 	tr->nr_frames++;
 	if (tr->has_end)
 		tr->nr_after_end++;
@@ -949,6 +966,15 @@ enum tt_status tt_trace_walk_many(struct tt_trace **trs, void **ctxs, unsigned n
 	}
 	for (unsigned i = 1; i < n && ts == TT_OK; i++)
 		tt_trace_merge(trs[0], trs[i]);
+	if (ts == TT_OK && trs[0]->nr_recordings > 1) {
+		/* Never merged: each has its own clock, threads and sites. */
+		snprintf(msg, msg_bytes,
+			 "%" PRIu32 " recordings concatenated (the second starts at frame %" PRIu64
+			 ", byte %" PRIu64 "); analyse each in a file of its own",
+			 trs[0]->nr_recordings, trs[0]->second_header_frame,
+			 trs[0]->second_header_offset);
+		ts = TT_ERR_FILE;
+	}
 	if (ts == TT_OK)
 		tt_symbols_warn(trs[0]->syms); /* once, whatever the replicas met */
 	if (ts == TT_OK && !trs[0]->has_header) {
