@@ -378,6 +378,33 @@ static void elf_init_once(void)
 }
 
 /*
+ * Opens a path a trace names only if it is a regular file: stat() first,
+ * since opening a device can itself have effects (a tape rewinds, a tty
+ * becomes the controlling one), then O_NONBLOCK (a FIFO put there since
+ * never blocks) and fstat() on what was opened.
+ * Return: an fd, or -1 with errno (EINVAL: not a regular file).
+ */
+static int open_regular(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+/*
  * TRACETOOL_SYMBOL_PATH (colon-separated directories): where to look for a
  * module whose recorded path is missing or holds another build, by its file
  * name. A candidate is used only if its build-id is the recorded one.
@@ -397,7 +424,7 @@ static int find_moved(const struct module *m, char *found, size_t found_bytes)
 
 		snprintf(found, found_bytes, "%.*s/%s", (int)n, dirs, m->base);
 		dirs += n + (dirs[n] == ':');
-		fd = n ? open(found, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+		fd = n ? open_regular(found) : -1;
 		if (fd < 0)
 			continue;
 		elf_init_once();
@@ -430,14 +457,17 @@ static void module_load(struct tt_symbols *s, struct module *m)
 	int fd;
 
 	m->state = MOD_MISSING;
-	/* O_NONBLOCK: a path in a trace may name a FIFO or a device; never wait on it. */
-	fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* A path in a trace may name a FIFO or a device: never open one. */
+	fd = open_regular(m->path);
 	if (fd < 0) {
 		int err = errno;
 
 		fd = find_moved(m, moved, sizeof(moved));
 		if (fd < 0) {
-			snprintf(what, sizeof(what), "cannot open: %s", strerror(err));
+			if (err == EINVAL)
+				snprintf(what, sizeof(what), "not a regular file");
+			else
+				snprintf(what, sizeof(what), "cannot open: %s", strerror(err));
 			warn(s, m, what);
 			return;
 		}
