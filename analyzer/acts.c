@@ -10,13 +10,14 @@
  */
 #include "acts.h"
 #include "emit.h"
+#include "scopes.h"
 #include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DEPTH (1u << 20) /* as scopes.c: deeper enters are errors */
+#define MAX_DEPTH TT_MAX_DEPTH /* as scopes.c: deeper enters are errors */
 
 struct aframe {
 	uint32_t name;
@@ -130,14 +131,17 @@ static void event(struct tt_acts *a, struct athread *t, const struct tt_thread *
 	struct tt_act act;
 
 	if (!is_exit) {
-		if (t->sp == MAX_DEPTH || t->overflow) {
+		/* As scopes.c: stored up to tt_depth_limit() when growing. */
+		const uint32_t limit = t->sp + 1 > t->cap ? tt_depth_limit(a->tr->nr_threads) : 0;
+
+		if (t->sp == MAX_DEPTH || t->overflow || (limit && t->sp + 1 > limit)) {
 			t->overflow++;
 			if (in_window)
 				error(a, th, name);
 			return;
 		}
 		if (t->sp + 1 > t->cap) {
-			t->cap = t->cap * 2 > MAX_DEPTH ? MAX_DEPTH : t->cap * 2;
+			t->cap = t->cap * 2 > limit ? limit : t->cap * 2;
 			t->stack = tt_xrealloc(t->stack, ((size_t)t->cap + 1) * sizeof(*t->stack));
 			if (t->has_ctr)
 				t->ctr = tt_xrealloc(t->ctr, ((size_t)t->cap + 1) * TT_MAX_COUNTERS *

@@ -17,17 +17,10 @@
 #include "hist.h"
 #include "xalloc.h"
 
-/* Deeper enters than this are counted as errors rather than stored. */
-#define MAX_DEPTH (1u << 20)
-/*
- * Stack frames (24 bytes) one walk may hold for all its threads together
- * (48 MiB): enters that would need more are counted as errors like those
- * beyond MAX_DEPTH, so that a small file of many threads each left deep
- * (150 x 2^20 enters with no exit) cannot take gigabytes. Stacks shrink
- * back after each block, so a thread costs a fixed MIN_STACK frames plus
- * what it holds open (docs/ANALYZER.md, Limits).
- */
-#define STACK_BUDGET (1u << 21)
+/* Deeper enters than this are never stored; see also tt_depth_limit(). */
+#define MAX_DEPTH TT_MAX_DEPTH
+/* Stacks shrink back to this after each block: a thread costs a fixed
+ * MIN_STACK frames plus what it holds open (docs/ANALYZER.md, Limits). */
 #define MIN_STACK 16
 /* Events decoded per batch: the arrays stay in L1 (12 bytes an event). */
 #define BATCH 1024
@@ -80,34 +73,31 @@ void tt_scopes_init(struct tt_scopes *sc, struct tt_trace *tr)
 	sc->max_dur_ticks = UINT64_MAX;
 }
 
-static void resize_stack(struct tt_scopes *sc, struct scope_thread *st, uint32_t cap)
+static void resize_stack(struct scope_thread *st, uint32_t cap)
 {
-	sc->nr_stack_frames = sc->nr_stack_frames - st->cap + cap;
 	st->base = tt_xrealloc(st->base, ((size_t)cap + 2) * sizeof(*st->base));
 	st->stack = st->base + 1;
 	st->cap = cap;
 }
 
 /*
- * Makes room for `need` real frames plus the spare slot (need <= MAX_DEPTH).
- * Return: false if that would take the walk's stacks past STACK_BUDGET.
+ * Makes room for `need` real frames plus the spare slot.
+ * Return: false if need is deeper than tt_depth_limit() allows now.
  */
 static bool reserve_stack(struct tt_scopes *sc, struct scope_thread *st, uint32_t need)
 {
-	uint32_t cap = st->cap ? st->cap : MIN_STACK;
+	uint32_t cap = st->cap ? st->cap : MIN_STACK, limit;
 
 	if (need + 1 <= st->cap)
 		return true;
+	limit = tt_depth_limit(sc->tr->nr_threads);
+	if (need > limit)
+		return false;
 	while (cap < need + 1)
 		cap *= 2;
-	if (cap > MAX_DEPTH + 1)
-		cap = MAX_DEPTH + 1;
-	if (sc->nr_stack_frames - st->cap + cap > STACK_BUDGET) {
-		cap = need + 1; /* no slack near the budget */
-		if (st->cap && sc->nr_stack_frames - st->cap + cap > STACK_BUDGET)
-			return false;
-	}
-	resize_stack(sc, st, cap);
+	if (cap > limit + 1)
+		cap = limit + 1;
+	resize_stack(st, cap);
 	return true;
 }
 
@@ -117,7 +107,7 @@ static bool reserve_stack(struct tt_scopes *sc, struct scope_thread *st, uint32_
  * thread that has more than a few, so that many threads times many names
  * cost nothing between blocks (cover_names() makes them again).
  */
-static void shrink_stack(struct tt_scopes *sc, struct scope_thread *st)
+static void shrink_stack(struct scope_thread *st)
 {
 	uint32_t cap = MIN_STACK;
 
@@ -132,7 +122,7 @@ static void shrink_stack(struct tt_scopes *sc, struct scope_thread *st)
 	if (cap > MAX_DEPTH + 1)
 		cap = MAX_DEPTH + 1;
 	if (cap < st->cap)
-		resize_stack(sc, st, cap);
+		resize_stack(st, cap);
 }
 
 static struct scope_thread *thread_state(struct tt_scopes *sc, struct tt_thread *th)
@@ -145,7 +135,7 @@ static struct scope_thread *thread_state(struct tt_scopes *sc, struct tt_thread 
 	memset(st, 0, sizeof(*st));
 	st->skip = sc->thread_filter && !sc->thread_filter(sc->filter_ctx, th);
 	st->tab = sc->by_thread ? &st->own : &sc->global;
-	reserve_stack(sc, st, MIN_STACK - 1); /* never refused: st->cap was 0 */
+	reserve_stack(sc, st, MIN_STACK - 1); /* never refused: below any limit */
 	memset(st->base, 0, 2 * sizeof(*st->base));
 	st->base[0].name = st->base[1].name = NO_FRAME;
 	tt_stats_hist_alloc(&sc->sink);
@@ -653,7 +643,7 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		else
 			pair_batch(sc, st, th, ticks, codes, (uint32_t)n, false);
 	}
-	shrink_stack(sc, st);
+	shrink_stack(st);
 	return n == 0 && recfmt_events_check_end(it) ? 0 : -1;
 }
 

@@ -192,6 +192,22 @@ def main():
         if tids != [2, 3]:  # the OS tid, then above every tid and serial
             fail("chrome tid_serial_clash: tids %r, not [2, 3]" % tids)
 
+    # Depth limits depend only on the file, not on the number of walkers.
+    deep = os.path.join(tmp, "deep_40_closed.zst")
+    outs = []
+    for walkers in ["1", "2", "3"]:
+        env = dict(os.environ, TRACETOOL_THREADS=walkers)
+        p = subprocess.run([TT, "summary", "--format=csv", deep], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=env, timeout=TIME_LIMIT_S)
+        outs.append(p.stdout)
+    rows = list(csv.reader(io.StringIO(outs[0].decode())))
+    calls = sum(int(r[1]) for r in rows[1:])
+    errors = sum(int(r[10]) for r in rows[1:])
+    if outs[1] != outs[0] or outs[2] != outs[0]:
+        fail("deep_40_closed: summary differs between 1, 2 and 3 walkers")
+    if calls + errors != 40 * ((1 << 16) + 100) or errors == 0 or calls < 40 * (1 << 16):
+        fail("deep_40_closed: %d calls, %d errors" % (calls, errors))
+
     # Names: U+FFFD for each ill-formed byte and control character.
     expect = {
         "bad\ufffd\ufffd", "lone\ufffd\ufffd", "over\ufffd\ufffd", "over3\ufffd\ufffd\ufffd",

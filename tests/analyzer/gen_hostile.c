@@ -219,6 +219,30 @@ static void deep(const char *dir, const char *name, uint32_t nr, uint32_t depth)
 	finish(t, false);
 }
 
+/* nr threads each depth deep, then back out: past tt_depth_limit() for
+ * the later threads, so the deepest enters are errors and their exits
+ * consumed, alike for any number of walkers. */
+static void deep_closed(const char *dir, const char *name, uint32_t nr, uint32_t depth)
+{
+	struct tg_config cfg = mono;
+	struct tg_trace *t;
+	uint64_t now = 1000;
+
+	cfg.block_events = 4096;
+	cfg.frame_bytes = 1 << 20;
+	t = create(dir, name, &cfg);
+	tg_site(t, 1, "down");
+	tg_site(t, 2, "up");
+	for (uint32_t s = 1; s <= nr; s++) {
+		tg_thread(t, s, 10 + s, NULL);
+		for (uint32_t d = 0; d < depth; d++)
+			tg_enter(t, s, 1 + (d & 1), now += 1);
+		for (uint32_t d = depth; d-- > 0;)
+			tg_exit(t, s, 1 + (d & 1), now += 1);
+	}
+	finish(t, true);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir;
@@ -238,6 +262,7 @@ int main(int argc, char **argv)
 	huge_span(dir);
 	long_activation(dir);
 	deep(dir, "deep_6x2e19", 6, 1u << 19);
+	deep_closed(dir, "deep_40_closed", 40, (1u << 16) + 100);
 	many_threads(dir, "threads_100k", 100000);
 	if (big)
 		deep(dir, "deep_150x2e20", 150, 1u << 20);
