@@ -128,7 +128,11 @@ def check_output(label, path, p, kind):
 
 def all_variants(path):
     results = {}
-    for args, kind in VARIANTS:
+    variants = VARIANTS
+    if SANITIZED and "threads_100k" in path:
+        # 10^5 threads under ASan: the commands the finding was about.
+        variants = [v for v in VARIANTS if " ".join(v[0]) in ("summary", "chrome", "check")]
+    for args, kind in variants:
         label = "%s %s" % (" ".join(args), os.path.basename(path))
         p = run(args + [path])
         if p is not None:
