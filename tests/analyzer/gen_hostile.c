@@ -112,7 +112,7 @@ static const char *const evil[] = {
 	"big\xf4\x90\x80\x80", /* above U+10FFFF */
 	"cut\xe2\x82",	      /* a sequence cut short */
 	"\x1b[31mred\x1b[0m", /* a terminal escape */
-	"csi\xc2\x9b" "31m",  /* C1 CSI, well-formed UTF-8 */
+	"csi\302\23331m",     /* C1 CSI (\xc2\x9b), well-formed UTF-8 */
 	"q\"uo\"te",
 	"com,ma",
 	"new\nline",
@@ -127,7 +127,7 @@ static const char *const evil[] = {
 static void evil_names(const char *dir)
 {
 	struct tg_trace *t = create(dir, "evil_names", NULL);
-	static const char *const ctr_names[] = { "a,b", "q\"x", "\x1b[2J" "clear" };
+	static const char *const ctr_names[] = { "a,b", "q\"x", "\x1b[2Jclear" };
 	static const uint32_t flags[] = { RECFMT_COUNTER_RECORDED, RECFMT_COUNTER_RECORDED,
 					  RECFMT_COUNTER_RECORDED };
 	uint64_t now = 1000, vals[3] = { 1, 2, 3 };
