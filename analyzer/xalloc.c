@@ -4,6 +4,7 @@
  */
 #include "xalloc.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,13 @@ void tt_xalloc_set_path(const char *path)
 
 void tt_oom(void)
 {
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+
+	/* Walker threads may run out together: one line, from the first;
+	 * the others wait for its _exit(). */
+	if (atomic_flag_test_and_set(&said))
+		for (;;)
+			pause();
 	/* Contract §7: a limit reached is exit 1 with one line, never an abort.
 	 * _exit: another walker thread may be writing stdout; what was printed
 	 * is incomplete anyway, and the exit status says so. */
