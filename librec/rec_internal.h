@@ -28,6 +28,13 @@
 #define REC__MAX_BUFFER_BYTES (1ull << 32)
 #define REC__DEFAULT_FLUSH_MS 100u
 #define REC__MAX_NAME_BYTES 255u
+/*
+ * Ring memory beyond one ring per live traced thread (thread.c: rings of
+ * exited threads not freed yet, and the pool): REC__SPARE_RINGS rings, at
+ * least REC__SPARE_MIN_BYTES. README "Memory" states it.
+ */
+#define REC__SPARE_RINGS 4u
+#define REC__SPARE_MIN_BYTES (64u << 20)
 
 /*
  * -finstrument-functions hooks (probe.c): a per-thread direct-mapped cache
@@ -131,6 +138,18 @@ struct rec__thread {
 	/* Writer-private: REC_COUNTERS and REC_LIVE bookkeeping. */
 	uint32_t ctr_set_frame;	  /* 1 + seq of the frame with our last COUNTER_SET; 0: none */
 	struct rec__live_thread *live; /* REC_LIVE pairing state (live.c) */
+	/*
+	 * Owner thread, under g.lock: thread.c's ring_gen at the last try to
+	 * get a ring. A thread created over the ring budget has events == NULL
+	 * (and mask 0) until rec__thread_ring_retry() gives it one.
+	 */
+	uint32_t ring_gen_seen;
+	/* Of events: bytes touched (page-rounded), for the ring budget. Set
+	 * under g.lock with the ring, raised by the owner at exit, read by
+	 * the writer at reap (after the acquire of `dead`). */
+	size_t ring_touched_bytes;
+	/* Writer-private: CLOCK_MONOTONIC ns of the head load of the last drain. */
+	uint64_t drained_ns;
 };
 
 /*
@@ -202,6 +221,7 @@ void rec__thread_free(struct rec__thread *t) REC__HIDDEN;
 void rec__thread_set_all_off(void) REC__HIDDEN;
 void rec__thread_forget_all(void) REC__HIDDEN;
 void rec__thread_init_key(void) REC__HIDDEN;
+bool rec__thread_ring_retry(struct rec__thread *t) REC__HIDDEN;
 
 /* probe.c: the calling thread's state (initial-exec TLS). */
 extern __thread struct rec__thread *rec__self
@@ -227,6 +247,9 @@ void rec__site_reinit_lock(void) REC__HIDDEN;
 uint32_t rec__site_register_func(uintptr_t fn) REC__HIDDEN;
 /* The function address of a site registered by rec__site_register_func(), else 0. */
 uintptr_t rec__site_func_addr(const struct rec__site *site) REC__HIDDEN;
+/* Module snapshots of function sites: their number (acquire), and one. */
+uint32_t rec__site_nr_snaps(void) REC__HIDDEN;
+const struct rec__module_snap *rec__site_snap(uint32_t i) REC__HIDDEN;
 
 /* modules.c: the writer's view of the loaded ELF modules (FORMAT.md §3.10). */
 struct rec__modules {
@@ -234,8 +257,29 @@ struct rec__modules {
 	bool scanned;
 	uint32_t nr_known, cap_known;
 	struct rec__module_key *known;
+	uint32_t nr_snaps_done; /* module snapshots (site.c) looked at in this file */
 };
 int rec__modules_scan(struct rec__modules *m, struct recfmt_buf *out) REC__HIDDEN;
+
+/*
+ * What the writer needs of the module holding a function site, copied when
+ * the module's first function site is registered (site.c), so that a
+ * library unloaded before the writer's next scan is still named.
+ */
+struct rec__module_snap {
+	uint64_t bias;
+	uintptr_t map_start, map_end; /* the whole mapping, for site.c's lookup */
+	uint32_t path_hash;
+	uint32_t nr_ranges;
+	uint32_t build_id_bytes;
+	struct recfmt_range ranges[RECFMT_MAX_MODULE_RANGES];
+	uint8_t build_id[RECFMT_MAX_BUILD_ID_BYTES];
+	const char *path; /* librec's copy (site.c) */
+};
+/* Fills snap but its path for the module holding fn; *path: the module's own name. */
+bool rec__modules_capture(uintptr_t fn, struct rec__module_snap *snap, const char **path) REC__HIDDEN;
+/* Writer: MODULE records for snapshots not yet in this file. Return: 0, or -ENOMEM. */
+int rec__modules_add_snaps(struct rec__modules *m, struct recfmt_buf *out) REC__HIDDEN;
 void rec__modules_fini(struct rec__modules *m) REC__HIDDEN;
 /* fork: no module scan runs across it (modules.c; lifecycle.c's handlers). */
 void rec__modules_fork_prepare(void) REC__HIDDEN;
@@ -268,6 +312,8 @@ int rec__writer_start(void) REC__HIDDEN;
 void rec__writer_stop(void) REC__HIDDEN;
 void rec__writer_wake(void) REC__HIDDEN;
 void rec__writer_forget(void) REC__HIDDEN;
+void rec__writer_park(void) REC__HIDDEN;
+void rec__writer_retire(void) REC__HIDDEN;
 
 /* counters.c */
 struct perf_event_mmap_page;
@@ -293,5 +339,8 @@ void rec__live_forget_thread(struct rec__thread *t) REC__HIDDEN;
 
 /* log.c: one "rec: ..." line on stderr. */
 void rec__log(const char *fmt, ...) __attribute__((format(printf, 1, 2))) REC__HIDDEN;
+/* Paths in log lines are cut to fewer than this many bytes (log.c). */
+#define REC__LOG_PATH_BYTES 200u
+const char *rec__log_path(const char *path, char *buf, size_t buf_bytes) REC__HIDDEN;
 
 #endif /* REC_INTERNAL_H */

@@ -7,8 +7,10 @@
  * thread ends and the end marker. Consumer side of the ring protocol,
  * labels (C) and (D) in rec_internal.h.
  *
- * A frame is written when REC_FLUSH_MS is due, when rec_flush() or
- * rec_stop() asks, or when it grows past FRAME_TARGET_BYTES. After the first
+ * A frame is written when its oldest record may be REC_FLUSH_MS / 4 old
+ * (the rest is slack for a writer kept off the CPU: see writer_main), when
+ * rec_flush() or rec_stop() asks, or when it grows past
+ * FRAME_TARGET_BYTES. After the first
  * write error the writer stops writing for good (sticky error), says so once
  * on stderr, and turns recording off; the host program carries on.
  */
@@ -16,9 +18,11 @@
 #include "rec_internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -27,11 +31,16 @@
 #define SYNC_PERIOD_NS 1000000000ull
 /*
  * Sleep between passes: short while events flow, long when a pass found
- * nothing (producers wake the writer when a ring is a quarter full).
+ * nothing (producers wake the writer when a ring is a quarter full), and
+ * never more than a quarter of REC_FLUSH_MS (writer_main).
  */
 #define POLL_ACTIVE_NS 1000000ull
 #define POLL_IDLE_NS 50000000ull
 #define CALIBRATE_MIN_NS 5000000ull
+#define OUTPUT_STALL_S 10
+#define REC__STR2(x) #x
+#define REC__STR(x) REC__STR2(x)
+#define WRITER_SLICE_NS 500000ull /* what a pass usually takes, and more */
 
 struct writer {
 	struct recfmt_compressor *zc;
@@ -43,7 +52,16 @@ struct writer {
 	struct recfmt_sync calibration; /* second sync point of the first frame */
 	uint32_t seq;
 	uint32_t nr_sites_written;
-	uint64_t pending_since_ns; /* when body last became non-empty; 0 if empty */
+	/*
+	 * A time no later than when the oldest record of the frame being
+	 * built was made (for events, when their ring's head was read at the
+	 * drain before; else the start of the pass before); 0 while the frame
+	 * is empty. CLOCK_MONOTONIC ns.
+	 */
+	uint64_t pending_since_ns;
+	uint64_t pass_ns;      /* start of the current pass */
+	uint64_t prev_pass_ns; /* start of the pass before it */
+	uint64_t due_ns;       /* REC_FLUSH_MS / 4: see frame_due() */
 	uint64_t last_sync_ns;
 	uint64_t nr_events;
 	uint64_t nr_dropped_exited; /* drops of threads already ended */
@@ -76,25 +94,49 @@ static uint64_t mono_ns(void)
 /* Under rec__g.lock: a write failed; stop recording, once, loudly. */
 static void fail_locked(struct writer *w, int err)
 {
+	char pb[REC__LOG_PATH_BYTES];
+
 	if (w->failed)
 		return;
 	w->failed = true;
 	rec__g.write_error = -err;
 	__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
 	rec__thread_set_all_off();
-	rec__log("cannot write %s: %s; tracing stopped", rec__g.cfg.output, strerror(err));
+	rec__log("cannot write %s: %s; tracing stopped",
+		 rec__log_path(rec__g.cfg.output, pb, sizeof(pb)),
+		 err == ETIMEDOUT ? "nothing was read from it for " REC__STR(OUTPUT_STALL_S) " s"
+				  : strerror(err));
 }
 
+/*
+ * A FIFO or device output is non-blocking (lifecycle.c): when it is full,
+ * wait for room, but give up after OUTPUT_STALL_S seconds in which nothing
+ * could be written (a reader that stopped reading), so that rec_stop() at
+ * exit never waits forever.
+ */
 static int write_all(int fd, const uint8_t *p, size_t n)
 {
+	uint64_t stalled_ns = 0;
+
 	while (n) {
 		ssize_t k = write(fd, p, n);
 
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN) {
+				struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+				uint64_t t0 = mono_ns();
+
+				if (stalled_ns >= OUTPUT_STALL_S * 1000000000ull)
+					return ETIMEDOUT;
+				poll(&pfd, 1, 100);
+				stalled_ns += mono_ns() - t0;
+				continue;
+			}
 			return errno;
 		}
+		stalled_ns = 0;
 		if (k == 0)
 			return EIO;
 		p += k;
@@ -174,8 +216,12 @@ static void write_frame(struct writer *w)
 	 * frame. A function site's code was loaded before the site was
 	 * registered, so this scan, after loading nr_sites, sees its module.
 	 */
-	if (nr_sites != w->nr_sites_written || !w->modules.scanned)
-		err = rec__modules_scan(&w->modules, &w->meta);
+	if (nr_sites != w->nr_sites_written || !w->modules.scanned) {
+		/* Snapshots first: their modules may be gone from the scan. */
+		err = rec__modules_add_snaps(&w->modules, &w->meta);
+		if (!err)
+			err = rec__modules_scan(&w->modules, &w->meta);
+	}
 	for (uint32_t id = w->nr_sites_written + 1; id <= nr_sites && !err; id++) {
 		const struct rec__site *s = rec__site_get(id);
 		uintptr_t fn = rec__site_func_addr(s);
@@ -205,10 +251,28 @@ out:
 	w->pending_since_ns = 0;
 }
 
+/*
+ * Something was added to the frame being built. It was recorded after the
+ * previous pass started: that pass had read every head it drained up to
+ * (and a thread registered since did not exist then).
+ */
 static void note_pending(struct writer *w)
 {
 	if (!w->pending_since_ns)
-		w->pending_since_ns = mono_ns();
+		w->pending_since_ns = w->prev_pass_ns ? w->prev_pass_ns : 1;
+}
+
+/* Events drained from a ring were recorded after since_ns. */
+static void note_pending_since(struct writer *w, uint64_t since_ns)
+{
+	if (!w->pending_since_ns || since_ns < w->pending_since_ns)
+		w->pending_since_ns = since_ns ? since_ns : 1;
+}
+
+/* The frame being built must be written now to keep REC_FLUSH_MS. */
+static bool frame_due(const struct writer *w, uint64_t now_ns)
+{
+	return w->pending_since_ns && now_ns - w->pending_since_ns >= w->due_ns;
 }
 
 static int encode_ring_all(struct writer *w, struct rec__thread *t, uint64_t tail,
@@ -393,15 +457,24 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 {
 	/* Pairs with the release store in thread_exit(): then head is final. */
 	bool dead = __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE);
+	/*
+	 * Every event below this head was recorded before now; those above
+	 * it, drained next time, after: their age is measured from here
+	 * (frame_due()), not from the start of a pass that may be long.
+	 */
+	uint64_t head_ns = mono_ns();
 	/* (C) pairs with (B) in probe.c. */
 	uint64_t head = __atomic_load_n(&t->head, __ATOMIC_ACQUIRE);
+	uint64_t since_ns = t->drained_ns ? t->drained_ns : w->prev_pass_ns;
 	uint64_t tail = t->tail;
 	uint64_t dropped = __atomic_load_n(&t->nr_dropped, __ATOMIC_RELAXED) - t->nr_dropped_base;
-	bool busy = head - tail > (t->mask + 1) / 4;
+	/* mask only below a published head: a thread may get its ring late (thread.c). */
+	bool busy = head != tail && head - tail > (t->mask + 1) / 4;
 	/* Slots an event takes: set before the thread was registered. */
 	uint64_t group = t->ctr ? 1 + (uint64_t)t->ctr->nr : 1;
 	int err = 0;
 
+	t->drained_ns = head_ns;
 	/* Cap one block so that a frame stays under its size limit. */
 	while (head != tail && !err) {
 		uint64_t n = head - tail;
@@ -452,8 +525,9 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 		w->nr_events += written;
 		/* (D) pairs with (A) in probe.c: the slots may be reused now. */
 		__atomic_store_n(&t->tail, tail, __ATOMIC_RELEASE);
-		note_pending(w);
-		if (w->lead.len + w->meta.len + w->body.len >= FRAME_TARGET_BYTES)
+		note_pending_since(w, since_ns);
+		if (w->lead.len + w->meta.len + w->body.len >= FRAME_TARGET_BYTES ||
+		    frame_due(w, mono_ns()))
 			write_frame(w);
 		if (held)
 			break;
@@ -569,25 +643,116 @@ static void write_end(struct writer *w)
 	write_frame(w);
 }
 
+/*
+ * Asks the scheduler for a short time slice (Linux >= 6.12, EEVDF: the
+ * sched_runtime of a SCHED_OTHER thread). An earlier virtual deadline lets
+ * the writer preempt a CPU-bound thread soon after it wakes, instead of
+ * waiting for that thread's slice to end, without a larger share of the
+ * CPU and without privileges. Only when the writer runs under SCHED_OTHER
+ * (it inherits the policy of the thread that created it: the one that
+ * loaded librec, or called rec_start() after rec_stop(); a host's
+ * choice of batch, idle or real-time stays), keeping its nice value; on
+ * older kernels the call changes nothing or fails, and either is fine.
+ */
+static void ask_short_slice(void)
+{
+	struct {
+		uint32_t size, sched_policy;
+		uint64_t sched_flags;
+		int32_t sched_nice;
+		uint32_t sched_priority;
+		uint64_t sched_runtime, sched_deadline, sched_period;
+		uint32_t sched_util_min, sched_util_max;
+	} attr = { 0 };
+
+	if (syscall(SYS_sched_getattr, 0, &attr, (unsigned)sizeof(attr), 0) != 0 ||
+	    attr.sched_policy != SCHED_OTHER)
+		return;
+	attr.size = (uint32_t)sizeof(attr);
+	attr.sched_flags = 0;
+	attr.sched_runtime = WRITER_SLICE_NS;
+	syscall(SYS_sched_setattr, 0, &attr, 0);
+}
+
+/*
+ * The writer thread's life. It is created parked (at load, in a child after
+ * fork that will record, or by rec__writer_start() when none is parked),
+ * so that a recording started by a probe in a signal handler creates no
+ * thread and allocates nothing there: the probe only says go. It then runs
+ * one recording and ends; rec__writer_stop() joins it. At exit a thread
+ * still parked is told to quit and joined (rec__writer_retire()).
+ */
+enum writer_cmd { CMD_PARK = 0, CMD_GO, CMD_QUIT };
+static int writer_cmd;	   /* enum writer_cmd; under rec__g.lock */
+static bool writer_parked; /* a parked thread exists; under rec__g.lock */
+
+/* The writer thread, parked: wait under rec__g.lock for go or quit. */
+static int wait_for_cmd(void)
+{
+	int cmd;
+
+	pthread_mutex_lock(&rec__g.lock);
+	while ((cmd = writer_cmd) == CMD_PARK) {
+		uint32_t seen = __atomic_load_n(&rec__g.wake_seq, __ATOMIC_ACQUIRE);
+
+		pthread_mutex_unlock(&rec__g.lock);
+		/* A wake after the load above changes wake_seq: the wait returns. */
+		syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+		pthread_mutex_lock(&rec__g.lock);
+	}
+	pthread_mutex_unlock(&rec__g.lock);
+	return cmd;
+}
+
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
-	uint64_t flush_ns = (uint64_t)rec__g.cfg.flush_ms * 1000000u;
-	uint64_t poll_active_ns = flush_ns / 2 < POLL_ACTIVE_NS ? flush_ns / 2 : POLL_ACTIVE_NS;
-	uint64_t poll_idle_ns = flush_ns / 2 < POLL_IDLE_NS ? flush_ns / 2 : POLL_IDLE_NS;
+	/*
+	 * REC_FLUSH_MS as a bound on a busy machine: a record made at t is
+	 * drained by the next pass (at most a quarter of REC_FLUSH_MS later),
+	 * and its frame is written once pending_since_ns (<= t) is a quarter
+	 * of REC_FLUSH_MS old, at an absolute deadline. So it is in the file
+	 * by t + REC_FLUSH_MS / 4 + the time the writer waits for a CPU and
+	 * writes: three quarters of REC_FLUSH_MS are the slack for that
+	 * (README and DESIGN.md give the figures measured under load).
+	 * Raising the writer's priority needs privileges, and with them would
+	 * take CPU from the host's threads at moments it did not choose; a
+	 * short slice (ask_short_slice()) needs neither.
+	 */
+	uint64_t flush_ns, poll_active_ns, poll_idle_ns;
 	bool stop = false;
 
 	/* So that top, perf and debuggers show which thread is ours. */
 	pthread_setname_np(pthread_self(), "rec-writer");
+	ask_short_slice();
 	/* Never a traced thread: probes and hooks on it record nothing. */
 	rec__in_librec = 1;
+	if (wait_for_cmd() == CMD_QUIT)
+		return NULL;
+	/* Go: the configuration and the file were set under rec__g.lock before it. */
+	flush_ns = (uint64_t)rec__g.cfg.flush_ms * 1000000u;
+	poll_active_ns = flush_ns / 4 < POLL_ACTIVE_NS ? flush_ns / 4 : POLL_ACTIVE_NS;
+	poll_idle_ns = flush_ns / 4 < POLL_IDLE_NS ? flush_ns / 4 : POLL_IDLE_NS;
+	/* Allocated here, not by the starter, which may be a signal handler. */
+	w->zc = recfmt_compressor_create(1);
+	if (!w->zc) {
+		pthread_mutex_lock(&rec__g.lock);
+		fail_locked(w, ENOMEM);
+		pthread_mutex_unlock(&rec__g.lock);
+	}
+	if (rec__g.cfg.live_ns)
+		w->live = rec__live_create(rec__g.cfg.live_ns, rec__g.cfg.use_tsc);
 	calibrate(w);
 	w->last_sync_ns = rec__g.start_sync.mono_ns;
+	w->due_ns = flush_ns / 4;
+	w->pass_ns = rec__g.start_sync.mono_ns; /* no record is older */
 	while (!stop) {
 		uint64_t flush_req, now, nr_events_before = w->nr_events, poll_ns, now_ticks;
 		size_t nr;
 		bool busy = false, final;
 
+		w->prev_pass_ns = w->pass_ns;
+		w->pass_ns = mono_ns();
 		pthread_mutex_lock(&rec__g.lock);
 		stop = rec__g.stop_requested;
 		flush_req = rec__g.flush_requested;
@@ -597,14 +762,29 @@ static void *writer_main(void *arg)
 		final = stop || flush_req != rec__g.flush_done;
 		now_ticks = rec__clock_now(rec__g.cfg.use_tsc);
 
-		for (size_t i = 0; i < nr; i++) {
-			bool ended;
+		/*
+		 * Exited threads first: their rings are freed as soon as they
+		 * are drained, and a starved writer must not let them pile up
+		 * behind the live ones (the ring budget, thread.c). Threads
+		 * seen alive in the first round are drained in the second.
+		 */
+		for (int round = 0; round < 2; round++) {
+			for (size_t i = 0; i < nr; i++) {
+				bool ended;
 
-			busy |= drain_thread(w, w->snap[i], final, now_ticks, &ended);
-			if (ended) {
-				pthread_mutex_lock(&rec__g.lock);
-				reap_locked(w, w->snap[i]);
-				pthread_mutex_unlock(&rec__g.lock);
+				if (!w->snap[i] ||
+				    (round == 0 && !__atomic_load_n(&w->snap[i]->dead, __ATOMIC_ACQUIRE)))
+					continue;
+				busy |= drain_thread(w, w->snap[i], final, now_ticks, &ended);
+				if (ended) {
+					pthread_mutex_lock(&rec__g.lock);
+					reap_locked(w, w->snap[i]);
+					pthread_mutex_unlock(&rec__g.lock);
+				}
+				w->snap[i] = NULL;
+				/* A long pass does not hold back what is due. */
+				if (frame_due(w, mono_ns()))
+					write_frame(w);
 			}
 		}
 		/*
@@ -615,7 +795,8 @@ static void *writer_main(void *arg)
 		 */
 		if (rec__site_count() != w->nr_sites_scanned) {
 			w->nr_sites_scanned = rec__site_count();
-			if (rec__modules_scan(&w->modules, &w->meta) == 0)
+			if (rec__modules_add_snaps(&w->modules, &w->meta) == 0 &&
+			    rec__modules_scan(&w->modules, &w->meta) == 0)
 				note_pending(w);
 		}
 		now = mono_ns();
@@ -636,8 +817,7 @@ static void *writer_main(void *arg)
 		}
 		if (stop) {
 			write_end(w);
-		} else if (w->seq == 0 || flush_req != rec__g.flush_done ||
-			   (w->pending_since_ns && now - w->pending_since_ns + poll_ns >= flush_ns)) {
+		} else if (w->seq == 0 || flush_req != rec__g.flush_done || frame_due(w, now)) {
 			/* flush_done is only written by this thread: reading it unlocked is safe. */
 			write_frame(w);
 		}
@@ -653,13 +833,19 @@ static void *writer_main(void *arg)
 			     rec__g.flush_requested == rec__g.flush_done;
 		pthread_mutex_unlock(&rec__g.lock);
 		if (sleep) {
-			/* Wake in time for the REC_FLUSH_MS deadline of what is pending. */
-			if (w->pending_since_ns && w->pending_since_ns + flush_ns > now &&
-			    w->pending_since_ns + flush_ns - now < poll_ns)
-				poll_ns = w->pending_since_ns + flush_ns - now;
-			struct timespec nap = { (time_t)(poll_ns / 1000000000u),
-						(long)(poll_ns % 1000000000u) };
-			syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAIT_PRIVATE, seen, &nap, NULL, 0);
+			/*
+			 * Until an absolute CLOCK_MONOTONIC time, so that being
+			 * descheduled before the call does not push the wake-up
+			 * later: the next poll, or the deadline of what is pending.
+			 */
+			uint64_t wake_ns = w->pass_ns + poll_ns;
+
+			if (w->pending_since_ns && w->pending_since_ns + w->due_ns < wake_ns)
+				wake_ns = w->pending_since_ns + w->due_ns;
+			struct timespec at = { (time_t)(wake_ns / 1000000000u),
+					       (long)(wake_ns % 1000000000u) };
+			syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAIT_BITSET_PRIVATE, seen, &at, NULL,
+				FUTEX_BITSET_MATCH_ANY);
 		}
 	}
 	return NULL;
@@ -669,16 +855,20 @@ static struct writer writer_state;
 
 /*
  * rec__writer_forget() - in a child after fork(): the writer thread does
- * not exist here, but its buffers were copied. They cannot be freed safely
- * (the parent's writer may have been between a realloc and storing its
- * result), so they are set aside, still reachable, and never touched again.
+ * not exist here (running or parked), but its buffers were copied. They
+ * cannot be freed safely (the parent's writer may have been between a
+ * realloc and storing its result), so they are set aside, still reachable,
+ * and never touched again.
  */
 static struct writer inherited __attribute__((used));
 
 void rec__writer_forget(void)
 {
-	inherited = writer_state;
+	if (rec__g.writer_running)
+		inherited = writer_state;
 	memset(&writer_state, 0, sizeof(writer_state));
+	writer_parked = false;
+	writer_cmd = CMD_PARK;
 }
 
 /*
@@ -694,33 +884,81 @@ void rec__writer_wake(void)
 }
 
 /*
- * rec__writer_start() - under rec__g.lock, with the file open: start the
- * writer thread with every signal blocked (so the host's handlers never run
- * on it and SIGXFSZ becomes EFBIG). Return: 0 or a negative errno.
+ * Under rec__g.lock: create a parked writer thread with every signal
+ * blocked (so the host's handlers never run on it and SIGXFSZ becomes
+ * EFBIG). Allocates (pthread_create): never called from a probe that a
+ * signal handler may run, except when no thread could be parked before.
+ * Return: 0 or a negative errno.
  */
-int rec__writer_start(void)
+static int spawn_locked(void)
 {
-	struct writer *w = &writer_state;
 	sigset_t all, old;
 	int err;
 
-	memset(w, 0, sizeof(*w));
-	w->zc = recfmt_compressor_create(1);
-	if (!w->zc)
-		return -ENOMEM;
-	if (rec__g.cfg.live_ns)
-		w->live = rec__live_create(rec__g.cfg.live_ns, rec__g.cfg.use_tsc);
+	writer_cmd = CMD_PARK;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&rec__g.writer, NULL, writer_main, w);
+	err = pthread_create(&rec__g.writer, NULL, writer_main, &writer_state);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) {
-		recfmt_compressor_destroy(w->zc);
-		rec__live_destroy(w->live);
-		memset(w, 0, sizeof(*w));
+	if (err)
 		return -err;
+	writer_parked = true;
+	return 0;
+}
+
+/*
+ * rec__writer_park() - have a parked writer ready for the next start, if
+ * recording has not started (at load; in a child after fork that will
+ * record). Takes rec__g.lock. A failure is not reported: the start then
+ * creates the thread itself.
+ */
+void rec__writer_park(void)
+{
+	pthread_mutex_lock(&rec__g.lock);
+	if (!writer_parked && !rec__g.writer_running &&
+	    __atomic_load_n(&rec__g.state, __ATOMIC_RELAXED) == REC__NEVER_STARTED)
+		spawn_locked();
+	pthread_mutex_unlock(&rec__g.lock);
+}
+
+/* rec__writer_retire() - at exit: a parked writer that never ran quits. */
+void rec__writer_retire(void)
+{
+	bool join;
+
+	pthread_mutex_lock(&rec__g.lock);
+	join = writer_parked;
+	if (join) {
+		writer_parked = false;
+		writer_cmd = CMD_QUIT;
+		rec__writer_wake();
 	}
+	pthread_mutex_unlock(&rec__g.lock);
+	if (join)
+		pthread_join(rec__g.writer, NULL);
+}
+
+/*
+ * rec__writer_start() - under rec__g.lock, with the file open: tell the
+ * parked writer to go (creating it first if none is parked). With a parked
+ * writer this allocates nothing and creates no thread: async-signal-safe
+ * (the first probe of the process may be in a signal handler).
+ * Return: 0 or a negative errno.
+ */
+int rec__writer_start(void)
+{
+	int err;
+
+	if (!writer_parked) {
+		err = spawn_locked();
+		if (err)
+			return err;
+	}
+	memset(&writer_state, 0, sizeof(writer_state)); /* the parked thread reads it after go */
+	writer_parked = false;
+	writer_cmd = CMD_GO;
 	rec__g.writer_running = true;
+	rec__writer_wake();
 	return 0;
 }
 
