@@ -9,13 +9,15 @@
  * where the pending thread lives).
  */
 #include "acts.h"
+#include "emit.h"
+#include "scopes.h"
 #include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DEPTH (1u << 20) /* as scopes.c: deeper enters are errors */
+#define MAX_DEPTH TT_MAX_DEPTH /* as scopes.c: deeper enters are errors */
 
 struct aframe {
 	uint32_t name;
@@ -71,18 +73,20 @@ static struct athread *thread_state(struct tt_thread *th)
 
 static uint32_t counter_index(struct tt_acts *a, const char *name, uint32_t bytes)
 {
+	/* The name as reports show it (emit.c: a NUL, a control character or
+	 * ill-formed UTF-8 becomes U+FFFD), so that names shown alike are one. */
+	char *shown = tt_emit_clean(name, bytes);
+
 	for (uint32_t g = 0; g < a->nr_ctr; g++)
-		if (strlen(a->ctr_names[g]) == bytes && memcmp(a->ctr_names[g], name, bytes) == 0)
+		if (strcmp(a->ctr_names[g], shown) == 0) {
+			free(shown);
 			return g;
-	if (a->nr_ctr == TT_MAX_COUNTERS)
+		}
+	if (a->nr_ctr == TT_MAX_COUNTERS) {
+		free(shown);
 		return UINT32_MAX;
-	a->ctr_names[a->nr_ctr] = tt_xrealloc(NULL, bytes + 1);
-	memcpy(a->ctr_names[a->nr_ctr], name, bytes);
-	a->ctr_names[a->nr_ctr][bytes] = '\0';
-	/* A NUL inside a name would cut it short in reports. */
-	for (uint32_t k = 0; k < bytes; k++)
-		if (!a->ctr_names[a->nr_ctr][k])
-			a->ctr_names[a->nr_ctr][k] = '?';
+	}
+	a->ctr_names[a->nr_ctr] = shown;
 	return a->nr_ctr++;
 }
 
@@ -127,14 +131,17 @@ static void event(struct tt_acts *a, struct athread *t, const struct tt_thread *
 	struct tt_act act;
 
 	if (!is_exit) {
-		if (t->sp == MAX_DEPTH || t->overflow) {
+		/* As scopes.c: stored up to tt_depth_limit() when growing. */
+		const uint32_t limit = t->sp + 1 > t->cap ? tt_depth_limit(a->tr->nr_threads) : 0;
+
+		if (t->sp == MAX_DEPTH || t->overflow || (limit && t->sp + 1 > limit)) {
 			t->overflow++;
 			if (in_window)
 				error(a, th, name);
 			return;
 		}
 		if (t->sp + 1 > t->cap) {
-			t->cap = t->cap * 2 > MAX_DEPTH ? MAX_DEPTH : t->cap * 2;
+			t->cap = t->cap * 2 > limit ? limit : t->cap * 2;
 			t->stack = tt_xrealloc(t->stack, ((size_t)t->cap + 1) * sizeof(*t->stack));
 			if (t->has_ctr)
 				t->ctr = tt_xrealloc(t->ctr, ((size_t)t->cap + 1) * TT_MAX_COUNTERS *

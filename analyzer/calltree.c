@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "calltree.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,7 @@ static uint32_t child_slow(struct tt_ctree *t, uint32_t parent, uint32_t name, u
 	t->p[id].parent = parent;
 	t->p[id].name = name;
 	t->p[id].key = key;
+	t->p[id].depth = t->p[parent].depth + 1;
 	t->p[id].next = t->p[parent].first;
 	t->p[parent].first = id;
 	t->hash[h] = id;
@@ -106,6 +108,7 @@ static inline uint32_t child(struct tt_ctree *t, uint32_t parent, uint32_t name)
  */
 struct ct_thread {
 	uint32_t serial;
+	uint64_t nr_folded; /* activations deeper than TT_CALLTREE_MAX_NAMES */
 	struct tt_ctree t;
 	struct ct_thread *next;
 };
@@ -133,13 +136,21 @@ static uint32_t ct_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64
 
 	(void)ticks;
 	(void)in_window;
+	if (t->t.p[parent_slot].depth >= TT_CALLTREE_MAX_NAMES)
+		return parent_slot; /* folded: see TT_CALLTREE_MAX_NAMES */
 	return child(&t->t, parent_slot, name);
 }
 
 static void ct_act(void *tctx, const struct tt_activation *a)
 {
-	struct tt_path *p = &((struct ct_thread *)tctx)->t.p[a->slot];
+	struct ct_thread *t = tctx;
+	struct tt_path *p = &t->t.p[a->slot];
 
+	if (a->depth >= TT_CALLTREE_MAX_NAMES) {
+		p->self_ticks += a->self_ticks;
+		t->nr_folded++;
+		return;
+	}
 	p->calls++;
 	p->total_ticks += a->exit_ticks - a->enter_ticks;
 	p->self_ticks += a->self_ticks;
@@ -398,9 +409,15 @@ enum tt_status tt_calltree_run(struct tt_calltree *ct, const struct tt_options *
 				label = buf;
 			}
 			merge_thread(tree_for(ct, label), &t->t, map);
+			ct->nr_folded += t->nr_folded;
 		}
 		free(map);
 	}
+	if (ct->nr_folded)
+		fprintf(stderr,
+			"tracetool: %s: warning: %" PRIu64 " activations deeper than %u names "
+			"are folded into their path at that depth (self time kept)\n",
+			rep->tr.path, ct->nr_folded, TT_CALLTREE_MAX_NAMES);
 	fn_selected = tt_xcalloc((size_t)rep->tr.nr_names + 1, sizeof(*fn_selected));
 	for (uint32_t n = 0; n < rep->tr.nr_names; n++)
 		fn_selected[n] = tt_options_function_selected(o, rep->tr.names[n]);

@@ -27,6 +27,7 @@ struct tt_path {
 				* callee at the top of a --callers tree */
 	uint32_t first, next;  /* first child, next sibling (0: none) */
 	uint32_t left;	       /* an activation of it was left without an exit */
+	uint32_t depth;	       /* names in the path (node 0: 0) */
 	uint64_t calls, total_ticks, self_ticks;
 };
 
@@ -45,8 +46,18 @@ struct tt_ctree {
 	uint64_t *total_ns, *self_ns;
 };
 
+/*
+ * Paths hold at most this many names: an activation deeper than that is
+ * folded into the path of its ancestor at this depth, with its self time
+ * (so sums of self still equal summary's) but not its calls or total. It
+ * keeps the output linear in the trace: a recursion 2^20 deep would
+ * otherwise print 2^20 paths of up to 2^20 names each.
+ */
+#define TT_CALLTREE_MAX_NAMES 1024u
+
 struct tt_calltree {
 	struct tt_report rep;
+	uint64_t nr_folded; /* activations folded (TT_CALLTREE_MAX_NAMES) */
 	struct tt_ctree *trees;
 	uint32_t nr_trees;
 	uint64_t grand_total_ns; /* sum of the roots' totals over all trees */

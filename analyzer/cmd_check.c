@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "events.h"
 #include "options.h"
+#include "xalloc.h"
 
 static const struct argp check_argp = {
 	0, tt_options_parse_trace, "TRACE",
@@ -82,7 +83,7 @@ static void check_record(void *ctx, struct tt_trace *tr, const struct recfmt_rec
 		}
 		vals = malloc(((size_t)cb.nr_events * cb.nr_columns + 1) * sizeof(*vals));
 		if (!vals)
-			abort();
+			tt_oom();
 		if (recfmt_counters_decode(&cb, vals, rec, &err) != RECFMT_OK)
 			ctr_fail(cc, rec, frame, offset, err.message);
 		free(vals);

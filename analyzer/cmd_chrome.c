@@ -90,7 +90,9 @@ struct chrome {
 	struct chrome_thread *threads;
 	bool started;	  /* start() ran: the output is open, its head written */
 	int fd;		  /* the output */
-	int open_errno;	  /* -o could not be opened (then nothing is written) */
+	int open_rc;	  /* -o could not be opened (-1), or is the input (-2):
+			   * then nothing is written */
+	char open_msg[512];
 	const struct tt_options *o;
 	struct tt_report *rep;
 	struct tt_trace *meta;
@@ -123,25 +125,58 @@ static size_t fmt_us(char *p, int64_t ns)
 	return n;
 }
 
-/* Chrome tids: the OS tid, unless an earlier thread (serial) already has it:
- * then the serial, or the next free number above it. */
+/*
+ * Chrome tids: the OS tid, unless an earlier thread (in order of first
+ * appearance) already has it: then the serial, unless that is taken too:
+ * then a number above every OS tid and serial of the file, counting up.
+ * Each id is tested in a hash set, so this is O(n) for n threads and ends
+ * whatever the file says (a tid may be reused by the OS, a serial may
+ * equal another thread's tid).
+ */
 static void assign_tids(struct tt_trace *meta)
 {
-	for (uint32_t i = 0; i < meta->nr_threads; i++) {
-		struct tt_thread *th = &meta->threads[i];
-		uint64_t id = th->defined ? th->os_tid : th->serial;
-		bool clash;
+	uint32_t n = meta->nr_threads, mask = 15;
+	uint64_t *set, next = 0;
 
-		do {
-			clash = false;
-			for (uint32_t k = 0; k < i && !clash; k++)
-				clash = meta->threads[k].out_id == id;
-			if (clash)
-				id = id == th->os_tid ? th->serial : id + 1;
-		} while (clash);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tt_thread *th = &meta->threads[i];
+
+		if (th->os_tid >= next)
+			next = (uint64_t)th->os_tid + 1;
+		if (th->serial >= next)
+			next = (uint64_t)th->serial + 1;
+	}
+	while (mask < 2 * (uint64_t)n)
+		mask = 2 * mask + 1;
+	/* Slots hold id + 1; 0 is empty. ids are at most 2^33. */
+	set = tt_xcalloc((size_t)mask + 1, sizeof(*set));
+	for (uint32_t i = 0; i < n; i++) {
+		struct tt_thread *th = &meta->threads[i];
+		uint64_t want[2] = { th->defined ? th->os_tid : th->serial, th->serial };
+		uint64_t id = next;
+		uint32_t slot = 0;
+
+		for (int k = 0; k < 2; k++) {
+			slot = tt_hash_u32((uint32_t)want[k] ^ (uint32_t)(want[k] >> 32)) & mask;
+			while (set[slot] && set[slot] != want[k] + 1)
+				slot = (slot + 1) & mask;
+			if (!set[slot]) {
+				id = want[k];
+				break;
+			}
+		}
+		if (id == next) {
+			/* Above every tid and serial: no earlier thread has it. */
+			next++;
+			slot = tt_hash_u32((uint32_t)id ^ (uint32_t)(id >> 32)) & mask;
+			while (set[slot])
+				slot = (slot + 1) & mask;
+		}
+		set[slot] = id + 1;
 		th->out_id = id;
 		th->has_out_id = true;
 	}
+	free(set);
 }
 
 static uint64_t tid_of(struct chrome *ch, const struct tt_thread *th)
@@ -161,14 +196,14 @@ static const char *quoted(struct chrome *ch, uint32_t name)
 		ch->quoted = realloc(ch->quoted, n * sizeof(*ch->quoted));
 		ch->selected = realloc(ch->selected, n * sizeof(*ch->selected));
 		if (!ch->quoted || !ch->selected)
-			abort();
+			tt_oom();
 		memset(ch->quoted + ch->nr_quoted, 0, (n - ch->nr_quoted) * sizeof(*ch->quoted));
 		ch->nr_quoted = n;
 	}
 	if (!ch->quoted[name]) {
 		ch->quoted[name] = tt_emit_json_quote(tr->names[name]);
 		if (!ch->quoted[name])
-			abort();
+			tt_oom();
 		ch->selected[name] = tt_options_function_selected(ch->o, tr->names[name]);
 	}
 	return ch->selected[name] ? ch->quoted[name] : NULL;
@@ -218,8 +253,10 @@ static void write_edge(struct chrome *ch, struct chrome_thread *ct, char ph, uin
 	if (why) {
 		size_t n = strlen(why);
 
-		memcpy(p, ",\"args\":{\"error\":\"", 19);
-		p += 19;
+		static const char key[] = ",\"args\":{\"error\":\"";
+
+		memcpy(p, key, sizeof(key) - 1);
+		p += sizeof(key) - 1;
 		memcpy(p, why, n);
 		p += n;
 		*p++ = '"';
@@ -261,9 +298,11 @@ static void start(struct chrome *ch)
 	ch->started = true;
 	ch->meta = &ch->rep->meta;
 	if (ch->o->output) {
-		ch->fd = open(ch->o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		/* Never truncates the input (tt_emit_open_output()). */
+		ch->fd = tt_emit_open_output(ch->o->output, ch->o->trace, ch->open_msg,
+					     sizeof(ch->open_msg));
 		if (ch->fd < 0) {
-			ch->open_errno = errno;
+			ch->open_rc = ch->fd;
 			ch->fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		}
 	}
@@ -381,12 +420,12 @@ static void metadata(struct chrome *ch)
 	if (prog) {
 		q = tt_emit_json_quote(base ? base + 1 : prog);
 		if (!q)
-			abort();
+			tt_oom();
 	} else {
 		snprintf(buf, sizeof(buf), "\"pid %" PRIu32 "\"", ch->pid);
 		q = strdup(buf);
 		if (!q)
-			abort();
+			tt_oom();
 	}
 	begin_event(ch);
 	snprintf(buf, sizeof(buf),
@@ -406,7 +445,7 @@ static void metadata(struct chrome *ch)
 		tt_thread_label(th, label, sizeof(label));
 		q = tt_emit_json_quote(label);
 		if (!q)
-			abort();
+			tt_oom();
 		begin_event(ch);
 		snprintf(buf, sizeof(buf),
 			 "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32
@@ -457,7 +496,7 @@ static void trailer(struct chrome *ch)
 	tt_out_str(&ch->out, buf);
 	q = tt_emit_json_quote(rep->problems);
 	if (!q)
-		abort();
+		tt_oom();
 	tt_out_str(&ch->out, q);
 	free(q);
 	tt_out_str(&ch->out, "}}\n");
@@ -491,9 +530,8 @@ int tt_cmd_chrome(int argc, char **argv)
 	}
 	have_rep = true;
 	start(&ch); /* a trace with no thread: the head now */
-	if (ch.open_errno) {
-		snprintf(msg, sizeof(msg), "cannot open: %s", strerror(ch.open_errno));
-		rc = tt_fail_file(o.output, msg);
+	if (ch.open_rc) {
+		rc = tt_fail_file(o.output, ch.open_msg) + (ch.open_rc == -2);
 		goto out;
 	}
 	tt_trace_warn(&rep.tr);

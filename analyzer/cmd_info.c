@@ -8,6 +8,7 @@
 #include <argp.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -61,11 +62,16 @@ struct ctr_names {
 static void add_name(struct ctr_names *cn, int kind, const char *s, uint32_t n)
 {
 	char buf[RECFMT_MAX_COUNTER_NAME_BYTES + 1];
+	char *shown = tt_emit_clean(s, n); /* as acts.c names them */
 
-	snprintf(buf, sizeof(buf), "%.*s", (int)n, s);
-	for (uint32_t i = 0; i < n && buf[i]; i++)
-		if ((unsigned char)buf[i] < 0x20 || buf[i] == '"' || buf[i] == '\\')
-			buf[i] = '?'; /* shown as is in the table; keep json plain */
+	/* Cut at a code point: a U+FFFD takes 3 bytes for 1. */
+	n = (uint32_t)strlen(shown);
+	while (n >= sizeof(buf))
+		while (((unsigned char)shown[--n] & 0xc0) == 0x80)
+			;
+	memcpy(buf, shown, n);
+	buf[n] = '\0';
+	free(shown);
 	for (uint32_t i = 0; i < cn->nr[kind]; i++)
 		if (strcmp(cn->name[kind][i], buf) == 0)
 			return;
@@ -193,8 +199,10 @@ int tt_cmd_info(int argc, char **argv)
 			/* Only for traces with counters: 1.0 traces print as before. */
 			for (int k = 0; k < 2; k++) {
 				printf(k ? "],\"not_recorded\":[" : ",\"counters\":{\"recorded\":[");
-				for (uint32_t i = 0; i < cn.nr[k]; i++)
-					printf("%s\"%s\"", i ? "," : "", cn.name[k][i]);
+				for (uint32_t i = 0; i < cn.nr[k]; i++) {
+					fputs(i ? "," : "", stdout);
+					tt_emit_json_str(stdout, cn.name[k][i]);
+				}
 			}
 			fputs("]}", stdout);
 		}

@@ -17,6 +17,7 @@
 #include "intervals.h"
 #include "options.h"
 #include "report.h"
+#include "xalloc.h"
 
 enum { OPT_TOP = 0x200, OPT_INTERVAL };
 
@@ -150,11 +151,19 @@ static double mean_of(const struct tt_ctr_agg *a, uint32_t g)
 static void csv_counter_header(void)
 {
 	for (uint32_t g = 0; ctrs && g < tt_ctrs_count(ctrs); g++) {
+		/* RFC 4180 quotes the whole field: "a,b_total", not "a,b"_total. */
+		const char *name = tt_ctrs_name(ctrs, g);
+		size_t n = strlen(name);
+		char *field = tt_xrealloc(NULL, n + sizeof("_total"));
+
+		memcpy(field, name, n);
+		memcpy(field + n, "_total", sizeof("_total"));
 		fputc(',', stdout);
-		tt_emit_csv_str(stdout, tt_ctrs_name(ctrs, g));
-		fputs("_total,", stdout);
-		tt_emit_csv_str(stdout, tt_ctrs_name(ctrs, g));
-		fputs("_mean", stdout);
+		tt_emit_csv_str(stdout, field);
+		memcpy(field + n, "_mean", sizeof("_mean"));
+		fputc(',', stdout);
+		tt_emit_csv_str(stdout, field);
+		free(field);
 	}
 	for (size_t d = 0; ctrs && d < NR_DERIVED; d++)
 		if (derived_exists(d))

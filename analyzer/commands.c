@@ -7,6 +7,8 @@
  */
 #include "commands.h"
 
+#include "emit.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +36,9 @@ const struct tt_command *tt_command_find(const char *name)
 
 int tt_fail_file(const char *path, const char *msg)
 {
-	fprintf(stderr, "tracetool: %s: %s\n", path, msg);
+	/* The message may quote the trace (a module's path): terminal-safe. */
+	fprintf(stderr, "tracetool: %s: ", path);
+	tt_emit_text(stderr, msg);
+	fputc('\n', stderr);
 	return 1;
 }

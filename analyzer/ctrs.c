@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "xalloc.h"
 
 static struct tt_ctr_agg *agg_of(struct tt_ctrs *c, uint32_t thread, uint32_t name)
 {
@@ -22,7 +23,7 @@ static struct tt_ctr_agg *agg_of(struct tt_ctrs *c, uint32_t thread, uint32_t na
 		c->agg = realloc(c->agg, cap * sizeof(*c->agg));
 		c->nr_agg = realloc(c->nr_agg, cap * sizeof(*c->nr_agg));
 		if (!c->agg || !c->nr_agg)
-			abort();
+			tt_oom();
 		memset(c->agg + c->cap_threads, 0, (cap - c->cap_threads) * sizeof(*c->agg));
 		memset(c->nr_agg + c->cap_threads, 0,
 		       (cap - c->cap_threads) * sizeof(*c->nr_agg));
@@ -35,7 +36,7 @@ static struct tt_ctr_agg *agg_of(struct tt_ctrs *c, uint32_t thread, uint32_t na
 			n *= 2;
 		c->agg[thread] = realloc(c->agg[thread], n * sizeof(**c->agg));
 		if (!c->agg[thread])
-			abort();
+			tt_oom();
 		memset(c->agg[thread] + c->nr_agg[thread], 0,
 		       (n - c->nr_agg[thread]) * sizeof(**c->agg));
 		c->nr_agg[thread] = n;

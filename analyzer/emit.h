@@ -14,11 +14,22 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/*
+ * The one sanitizer of names (emit.c's top comment): true if s[0, n) is
+ * well-formed UTF-8 with no control character (nor NUL); else
+ * tt_emit_clean() makes a malloc'd, NUL-terminated copy with each
+ * ill-formed byte and each control character replaced by U+FFFD.
+ */
+bool tt_emit_is_clean(const char *s, size_t n);
+char *tt_emit_clean(const char *s, size_t n);
+/* Prints s for a terminal: tt_emit_clean()'s form. */
+void tt_emit_text(FILE *f, const char *s);
+/* JSON and CSV strings; ill-formed UTF-8 in s becomes U+FFFD. */
 void tt_emit_json_str(FILE *f, const char *s);
 void tt_emit_csv_str(FILE *f, const char *s);
 /* "123ns", "1.23µs", "12.3ms", "1.50s": at most 6 display columns. */
 void tt_emit_fmt_duration(char *buf, size_t buf_bytes, uint64_t ns);
-/* Display columns of a UTF-8 string (continuation bytes take none). */
+/* Display columns of s as tt_emit_text() prints it (one per code point). */
 size_t tt_emit_width(const char *s);
 /* Prints s padded to width columns, right-aligned if right. */
 void tt_emit_pad(FILE *f, const char *s, size_t width, bool right);
@@ -56,5 +67,16 @@ static inline char *tt_out_reserve(struct tt_out *o, size_t n)
 size_t tt_emit_u64(char *p, uint64_t v);
 /* A JSON string with quotes, into a malloc'd buffer. */
 char *tt_emit_json_quote(const char *s);
+
+/*
+ * tt_emit_open_output() - open OUT (-o) for writing, never an input:
+ * refused when OUT is the same file as in_path (same st_dev and st_ino,
+ * whatever path, hard or symbolic link leads to it). A regular file is
+ * truncated only after that check; output is written in place (no
+ * temporary file: OUT may be a FIFO or /dev/stdout).
+ * Return: the fd; -1 (cannot open, exit 1) or -2 (OUT is the input, wrong
+ * usage, exit 2) with the problem in msg.
+ */
+int tt_emit_open_output(const char *out_path, const char *in_path, char *msg, size_t msg_bytes);
 
 #endif /* TT_EMIT_H */

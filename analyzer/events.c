@@ -11,6 +11,7 @@
 #define _GNU_SOURCE /* sched_getaffinity */
 #include "events.h"
 #include "symbols.h"
+#include "emit.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -69,6 +70,7 @@ void tt_trace_init(struct tt_trace *tr, const char *path)
 {
 	memset(tr, 0, sizeof(*tr));
 	tr->path = path;
+	tt_xalloc_set_path(path);
 }
 
 void tt_trace_fini(struct tt_trace *tr)
@@ -213,15 +215,13 @@ uint32_t tt_trace_intern(struct tt_trace *tr, const char *name, size_t name_byte
 {
 	char *copy;
 
-	if (!memchr(name, '\0', name_bytes))
+	if (tt_emit_is_clean(name, name_bytes))
 		return intern(tr, name, name_bytes, NULL);
-	/* A NUL inside a name would cut it short in reports; show it as '?'.
-	 * The name is the one shown, so "a\0b" and "a?b" are one name. */
-	copy = tt_xstrndup(name, name_bytes);
-	for (size_t k = 0; k < name_bytes; k++)
-		if (!copy[k])
-			copy[k] = '?';
-	return intern(tr, copy, name_bytes, copy);
+	/* Ill-formed UTF-8, a control character or a NUL (which would cut
+	 * the name short) is shown as U+FFFD (emit.c). The name is the one
+	 * shown, so "a\xffb" and "a\uFFFDb" are one name. */
+	copy = tt_emit_clean(name, name_bytes);
+	return intern(tr, copy, strlen(copy), copy);
 }
 
 /* Big site ids (rare) live in an open-addressed table of (id, name) pairs. */
@@ -426,6 +426,23 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 		note_problem_at(tr, index, 0, what);
 	}
 	tr->next_seq = (uint64_t)seq + 1;
+	if (first_frame)
+		tr->nr_recordings = 1;
+	else {
+		/* Only a recording's first frame has a FILE_HEADER (FORMAT.md
+		 * §2): another one starts another recording. Count it and read
+		 * nothing more of it, or of what follows. */
+		struct recfmt_cursor peek = cur;
+		struct recfmt_error perr = { 0 };
+
+		if (recfmt_cursor_next(&peek, &rec, &perr) == RECFMT_OK &&
+		    rec.type == RECFMT_FILE_HEADER && tr->nr_recordings++ == 1) {
+			tr->second_header_frame = index;
+			tr->second_header_offset = offset;
+		}
+		if (tr->nr_recordings > 1)
+			return TT_OK;
+	}
 	tr->nr_frames++;
 	if (tr->has_end)
 		tr->nr_after_end++;
@@ -496,7 +513,7 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 			th->defined = true;
 			th->os_tid = t.os_tid;
 			free(th->name);
-			th->name = t.name ? tt_xstrndup(t.name, t.name_bytes) : NULL;
+			th->name = t.name ? tt_emit_clean(t.name, t.name_bytes) : NULL;
 			break;
 		}
 		case RECFMT_EVENTS: {
@@ -949,6 +966,15 @@ enum tt_status tt_trace_walk_many(struct tt_trace **trs, void **ctxs, unsigned n
 	}
 	for (unsigned i = 1; i < n && ts == TT_OK; i++)
 		tt_trace_merge(trs[0], trs[i]);
+	if (ts == TT_OK && trs[0]->nr_recordings > 1) {
+		/* Never merged: each has its own clock, threads and sites. */
+		snprintf(msg, msg_bytes,
+			 "%" PRIu32 " recordings concatenated (the second starts at frame %" PRIu64
+			 ", byte %" PRIu64 "); analyse each in a file of its own",
+			 trs[0]->nr_recordings, trs[0]->second_header_frame,
+			 trs[0]->second_header_offset);
+		ts = TT_ERR_FILE;
+	}
 	if (ts == TT_OK)
 		tt_symbols_warn(trs[0]->syms); /* once, whatever the replicas met */
 	if (ts == TT_OK && !trs[0]->has_header) {
@@ -1025,7 +1051,9 @@ bool tt_trace_warn(const struct tt_trace *tr)
 	tt_trace_problems(tr, buf, sizeof(buf));
 	if (!buf[0])
 		return false;
-	fprintf(stderr, "tracetool: %s: warning: %s\n", tr->path, buf);
+	fprintf(stderr, "tracetool: %s: warning: ", tr->path);
+	tt_emit_text(stderr, buf);
+	fputc('\n', stderr);
 	return true;
 }
 

@@ -89,6 +89,11 @@ struct tt_trace {
 	uint64_t next_seq;
 	bool truncated;
 	uint64_t nr_after_end;	    /* records or frames after the END record */
+	/* Recordings in the file: a later frame whose second record is a
+	 * FILE_HEADER starts another (`cat a.zst b.zst`); from there on frames
+	 * are counted, never merged, and the walk fails (docs/ANALYZER.md). */
+	uint32_t nr_recordings;
+	uint64_t second_header_frame, second_header_offset;
 	uint64_t end_frame;	    /* frame index holding END */
 	/*
 	 * Optional: called for every record of a frame after its FRAME (and

@@ -4,9 +4,10 @@
  * at the first tick at or after k * DUR from time zero (tt_clock_abs_ticks),
  * so an activation's ticks are split exactly, with nothing lost or counted
  * twice; nanoseconds come at the end, from cumulative sums. Only intervals
- * that hold a row cost memory; a run that would print more than
- * TT_MAX_INTERVAL_ROWS rows (a damaged file's absurd activation, or a DUR
- * far too short) stops with a message instead of filling memory.
+ * that hold a row cost memory; a run that would build more rows than
+ * row_limit() allows (intervals.h: a hostile or damaged file's absurd
+ * activation, or a DUR far too short) stops with a message instead of
+ * filling memory.
  */
 #include "intervals.h"
 
@@ -27,11 +28,21 @@ static size_t cell_hash(uint32_t thread, uint32_t name, uint64_t k)
 	return (size_t)(h ^ (h >> 29));
 }
 
+/* intervals.h: rows follow the activations seen, not the span claimed. */
+static uint64_t row_limit(const struct tt_iv_table *iv)
+{
+	uint64_t n = TT_INTERVAL_ROWS_BASE;
+
+	if (iv->nr_acts < (TT_MAX_INTERVAL_ROWS - n) / TT_INTERVAL_ROWS_PER_ACT)
+		return n + iv->nr_acts * TT_INTERVAL_ROWS_PER_ACT;
+	return TT_MAX_INTERVAL_ROWS;
+}
+
 static struct iv_cell *cell(struct tt_iv_table *iv, uint32_t thread, uint32_t name, uint64_t k)
 {
 	size_t i;
 
-	if (iv->nr_cells >= TT_MAX_INTERVAL_ROWS) {
+	if (iv->nr_cells >= row_limit(iv)) {
 		iv->too_many = true;
 		return &iv->spare;
 	}
@@ -42,7 +53,7 @@ static struct iv_cell *cell(struct tt_iv_table *iv, uint32_t thread, uint32_t na
 		iv->cap_cells = old_cap ? 2 * old_cap : 1024;
 		iv->cells = calloc(iv->cap_cells, sizeof(*iv->cells));
 		if (!iv->cells)
-			abort();
+			tt_oom();
 		for (size_t j = 0; j < old_cap; j++) {
 			if (!old[j].thread)
 				continue;
@@ -134,11 +145,12 @@ static void on_act(void *tctx, const struct tt_activation *a)
 
 	if (tab->too_many)
 		return;
+	tab->nr_acts++;
 	cell(tab, th, a->name, k0)->calls++;
 	if (!a->outermost)
 		return; /* its time is inside the outermost activation's */
 	k1 = interval_of(iv, a->exit_ticks);
-	if (k1 - k0 >= TT_MAX_INTERVAL_ROWS) {
+	if (k1 - k0 >= row_limit(tab)) {
 		tab->too_many = true;
 		return;
 	}
@@ -211,7 +223,10 @@ enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options
 	if (st != TT_OK)
 		return st;
 	iv->clock = iv->rep.clock;
-	/* The walkers' tables into one, with rep.tr's name indices. */
+	/* The walkers' tables into one, with rep.tr's name indices; its row
+	 * limit follows every walker's activations. */
+	for (unsigned r = 0; r < iv->rep.nr_replicas; r++)
+		iv->all.nr_acts += ((struct iv_walker *)iv->walkers[r])->tab.nr_acts;
 	for (unsigned r = 0; r < iv->rep.nr_replicas && !iv->all.too_many; r++) {
 		struct iv_walker *w = iv->walkers[r];
 		struct tt_trace *tr = tt_report_replica(&iv->rep, r);
@@ -235,9 +250,9 @@ enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options
 	iv->too_many = iv->all.too_many;
 	if (iv->too_many) {
 		snprintf(msg, msg_bytes,
-			 "--interval: more than %u rows of interval, thread and scope; "
-			 "choose a longer interval",
-			 TT_MAX_INTERVAL_ROWS);
+			 "--interval: more than %" PRIu64 " rows of interval, thread and scope "
+			 "for %" PRIu64 " activations; choose a longer interval",
+			 row_limit(&iv->all), iv->all.nr_acts);
 		return TT_ERR_FILE;
 	}
 	snprintf(iv->problems, sizeof(iv->problems), "%s", iv->rep.problems);
@@ -256,7 +271,7 @@ enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options
 		tt_thread_label(&iv->rep.tr.threads[t], buf, sizeof(buf));
 		iv->labels[t] = strdup(buf);
 		if (!iv->labels[t])
-			abort();
+			tt_oom();
 	}
 	for (size_t i = 0, j; i < n; i = j) {
 		const struct tt_thread *th = &iv->rep.tr.threads[cells[i].thread - 1];

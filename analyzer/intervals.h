@@ -35,7 +35,8 @@ struct iv_cell {
 struct tt_iv_table {
 	struct iv_cell *cells;
 	size_t nr_cells, cap_cells;
-	bool too_many; /* more than TT_MAX_INTERVAL_ROWS rows */
+	bool too_many; /* more rows than row_limit() (intervals.c) allows */
+	uint64_t nr_acts; /* activations seen so far: the row limit follows them */
 	struct iv_cell spare; /* where counts go once there are too many */
 };
 
@@ -52,15 +53,23 @@ struct tt_intervals {
 	char problems[768];
 };
 
-/* Most rows (interval, thread, scope) a run builds; more stops it. */
-#define TT_MAX_INTERVAL_ROWS (1u << 24)
+/*
+ * Most rows (interval, thread, scope) a run builds; more stops it. Memory
+ * follows the file's activations, not the time span they claim (a tiny
+ * file with a day between two events and --interval=1ms): at most
+ * TT_INTERVAL_ROWS_BASE + TT_INTERVAL_ROWS_PER_ACT rows per activation
+ * seen, and never more than TT_MAX_INTERVAL_ROWS (about 64 bytes each).
+ */
+#define TT_MAX_INTERVAL_ROWS (1u << 22)
+#define TT_INTERVAL_ROWS_BASE (1u << 16)
+#define TT_INTERVAL_ROWS_PER_ACT 4096u
 
 /*
  * tt_intervals_run() - read the trace (a metadata pass for the clock, then
  * the engine's pass on all walkers) and build the rows, sorted by interval, thread, then
  * --sort (total, calls or name; the other keys sort by total).
  * Return: TT_OK, or TT_ERR_FILE with msg (unreadable, or more than
- * TT_MAX_INTERVAL_ROWS rows).
+ * the row limit above).
  */
 enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options *o, char *msg,
 				size_t msg_bytes);

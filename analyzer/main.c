@@ -6,6 +6,7 @@
  * Only this file and argp decide them; commands return them.
  */
 #include <argp.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,7 @@ int main(int argc, char **argv)
 	char name[64];
 	const struct tt_command *command;
 	const char *cmd;
+	int rc;
 
 	argp_err_exit_status = 2;
 	argp_parse(&main_argp, argc, argv, ARGP_IN_ORDER, NULL, &a);
@@ -87,7 +89,17 @@ int main(int argc, char **argv)
 		/* argp prints argv[0] in usage lines: make it "tracetool CMD". */
 		snprintf(name, sizeof(name), "tracetool %s", cmd);
 		argv[a.cmd_index] = name;
-		return command->fn(argc - a.cmd_index, argv + a.cmd_index);
+		rc = command->fn(argc - a.cmd_index, argv + a.cmd_index);
+		/* Output lost (a full disk, /dev/full) is a failure: stdio
+		 * tells only at the flush. Commands that check it themselves
+		 * have already said so and returned 1. */
+		errno = 0;
+		if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+			fprintf(stderr, "tracetool: stdout: cannot write: %s\n",
+				errno ? strerror(errno) : "write error");
+			rc = 1;
+		}
+		return rc;
 	}
 	fprintf(stderr, "tracetool: unknown command '%s'\n", cmd);
 	fprintf(stderr, "Try `tracetool --help' for the list of commands.\n");

@@ -17,8 +17,11 @@
 #include "hist.h"
 #include "xalloc.h"
 
-/* Deeper enters than this are counted as errors rather than stored. */
-#define MAX_DEPTH (1u << 20)
+/* Deeper enters than this are never stored; see also tt_depth_limit(). */
+#define MAX_DEPTH TT_MAX_DEPTH
+/* Stacks shrink back to this after each block: a thread costs a fixed
+ * MIN_STACK frames plus what it holds open (docs/ANALYZER.md, Limits). */
+#define MIN_STACK 16
 /* Events decoded per batch: the arrays stay in L1 (12 bytes an event). */
 #define BATCH 1024
 /* The name of the sentinel frames below the stack; no real name has it. */
@@ -67,9 +70,6 @@ struct scope_thread {
 	uint32_t nr_batches;
 	bool fused;
 	uint64_t probe_ns[2];
-	/* Where the fast loop records what an event does not count (enters,
-	 * exits outside the window), instead of testing whether to record. */
-	struct tt_stat sink;
 };
 
 void tt_scopes_init(struct tt_scopes *sc, struct tt_trace *tr)
@@ -81,20 +81,56 @@ void tt_scopes_init(struct tt_scopes *sc, struct tt_trace *tr)
 	sc->max_dur_ticks = UINT64_MAX;
 }
 
-/* Makes room for `need` real frames plus the spare slot (need <= MAX_DEPTH). */
-static void reserve_stack(struct scope_thread *st, uint32_t need)
+static void resize_stack(struct scope_thread *st, uint32_t cap)
 {
-	uint32_t cap = st->cap ? st->cap : 256;
-
-	if (need + 1 <= st->cap)
-		return;
-	while (cap < need + 1)
-		cap *= 2;
-	if (cap > MAX_DEPTH + 1)
-		cap = MAX_DEPTH + 1;
 	st->base = tt_xrealloc(st->base, ((size_t)cap + 2) * sizeof(*st->base));
 	st->stack = st->base + 1;
 	st->cap = cap;
+}
+
+/*
+ * Makes room for `need` real frames plus the spare slot.
+ * Return: false if need is deeper than tt_depth_limit() allows now.
+ */
+static bool reserve_stack(struct tt_scopes *sc, struct scope_thread *st, uint32_t need)
+{
+	uint32_t cap = st->cap ? st->cap : MIN_STACK, limit;
+
+	if (need + 1 <= st->cap)
+		return true;
+	limit = tt_depth_limit(sc->tr->nr_threads);
+	if (need > limit)
+		return false;
+	while (cap < need + 1)
+		cap *= 2;
+	if (cap > limit + 1)
+		cap = limit + 1;
+	resize_stack(st, cap);
+	return true;
+}
+
+/*
+ * After a block: keep twice what is open (at least MIN_STACK), no more; and
+ * with nothing open, every open count is 0: drop the per-name counts of a
+ * thread that has more than a few, so that many threads times many names
+ * cost nothing between blocks (cover_names() makes them again).
+ */
+static void shrink_stack(struct scope_thread *st)
+{
+	uint32_t cap = MIN_STACK;
+
+	if (st->sp == 0 && st->nr_depth > 64) {
+		free(st->depth);
+		st->depth = NULL;
+		st->nr_depth = 0;
+	}
+
+	while (cap < 2 * (st->sp + 1) && cap <= MAX_DEPTH)
+		cap *= 2;
+	if (cap > MAX_DEPTH + 1)
+		cap = MAX_DEPTH + 1;
+	if (cap < st->cap)
+		resize_stack(st, cap);
 }
 
 static struct scope_thread *thread_state(struct tt_scopes *sc, struct tt_thread *th)
@@ -107,10 +143,10 @@ static struct scope_thread *thread_state(struct tt_scopes *sc, struct tt_thread 
 	memset(st, 0, sizeof(*st));
 	st->skip = sc->thread_filter && !sc->thread_filter(sc->filter_ctx, th);
 	st->tab = sc->by_thread ? &st->own : &sc->global;
-	reserve_stack(st, BATCH);
+	reserve_stack(sc, st, MIN_STACK - 1); /* never refused: below any limit */
 	memset(st->base, 0, 2 * sizeof(*st->base));
 	st->base[0].name = st->base[1].name = NO_FRAME;
-	tt_stats_hist_alloc(&st->sink);
+	tt_stats_hist_alloc(&sc->sink);
 	if (sc->cons && !st->skip)
 		st->cons_state = sc->cons->thread_begin(sc->cons_ctx, th);
 	th->user = st;
@@ -214,14 +250,13 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 	uint64_t dur;
 
 	if (!is_exit) {
-		if (st->sp == MAX_DEPTH || st->overflow) {
+		if (st->sp == MAX_DEPTH || st->overflow || !reserve_stack(sc, st, st->sp + 1)) {
 			/* Not stored; its exit is the next exit while any is pending. */
 			st->overflow++;
 			if (in_window)
 				count_error(sc, st, name);
 			return;
 		}
-		reserve_stack(st, st->sp + 1);
 		f = &st->stack[++st->sp];
 		f->name = name;
 		f->in = in_window;
@@ -318,7 +353,7 @@ pair_batch(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread
 	   const uint64_t *ticks, const uint32_t *codes, uint32_t n, const bool with_close)
 {
 	const uint64_t lo = sc->win_lo_ticks, span = sc->win_span_ticks;
-	struct tt_stat *stats = st->tab->v, *sink = &st->sink;
+	struct tt_stat *stats = st->tab->v, *sink = &sc->sink;
 	struct depth *depth = st->depth;
 	struct frame *stack = st->stack;
 	uint32_t sp = st->sp;
@@ -571,13 +606,13 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 	for (;;) {
 		const uint32_t m = it->nr_left < BATCH ? it->nr_left : BATCH;
 		const bool fast = m && fast_mode(sc) && tr->nr_site_slots && !st->overflow &&
-				  st->sp + m <= MAX_DEPTH && sc->max_dur_ticks == UINT64_MAX;
+				  st->sp + m <= MAX_DEPTH && sc->max_dur_ticks == UINT64_MAX &&
+				  reserve_stack(sc, st, st->sp + m);
 		const uint32_t phase = fast && m == BATCH ? st->nr_batches++ % PROBE_EVERY : 2;
 		const uint64_t t0 = phase < 2 ? now_ns() : 0;
 
 		if (fast && (phase == 0 || (phase >= 2 && st->fused))) {
 			cover_names(st, tr->nr_names);
-			reserve_stack(st, st->sp + m);
 			if (pair_fused(sc, tr, st, th, it, m) < 0)
 				return -1;
 			if (phase == 0)
@@ -592,7 +627,6 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 
 		if (fast) {
 			cover_names(st, tr->nr_names);
-			reserve_stack(st, st->sp + (uint32_t)n);
 			pair_fast(sc, tr, st, th, ticks, codes, (uint32_t)n);
 			if (phase == 1) {
 				st->probe_ns[1] = now_ns() - t0;
@@ -618,17 +652,17 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		cover_names(st, tr->nr_names);
 		/* --max-duration is checked by event_slow() only. */
 		if (fast_mode(sc) || sc->cons || st->overflow || st->sp + (uint32_t)n > MAX_DEPTH ||
-		    sc->max_dur_ticks != UINT64_MAX) {
+		    sc->max_dur_ticks != UINT64_MAX || !reserve_stack(sc, st, st->sp + (uint32_t)n)) {
 			for (int i = 0; i < n; i++)
 				event_slow(sc, st, th, codes[i] >> 1, ticks[i], codes[i] & 1);
 			continue;
 		}
-		reserve_stack(st, st->sp + (uint32_t)n);
 		if (sc->on_close)
 			pair_batch(sc, st, th, ticks, codes, (uint32_t)n, true);
 		else
 			pair_batch(sc, st, th, ticks, codes, (uint32_t)n, false);
 	}
+	shrink_stack(st);
 	return n == 0 && recfmt_events_check_end(it) ? 0 : -1;
 }
 
@@ -667,10 +701,10 @@ void tt_scopes_fini(struct tt_scopes *sc)
 			continue;
 		free(st->base);
 		free(st->depth);
-		tt_stats_hist_free(&st->sink);
 		tt_stats_fini(&st->own);
 		free(st);
 		tr->threads[i].user = NULL;
 	}
 	tt_stats_fini(&sc->global);
+	free(sc->sink.hist);
 }

@@ -22,6 +22,27 @@
 #include "events.h"
 #include "stats.h"
 
+/*
+ * How deep a thread's stack is stored (scopes.c and acts.c alike): enters
+ * beyond are errors, and while any is pending the next exit is taken as its
+ * exit. At most TT_MAX_DEPTH, and at most TT_DEPTH_BUDGET shared by the
+ * threads known when the stack grows (but never below TT_MIN_DEPTH_LIMIT),
+ * so that a small file of many threads each left deep cannot take
+ * gigabytes. It depends only on what precedes in the file, so every
+ * replica of a parallel walk decides alike (docs/ANALYZER.md, Limits).
+ */
+#define TT_MAX_DEPTH (1u << 20)
+#define TT_DEPTH_BUDGET (1u << 21)
+#define TT_MIN_DEPTH_LIMIT (1u << 16)
+
+static inline uint32_t tt_depth_limit(uint32_t nr_threads)
+{
+	uint32_t share = TT_DEPTH_BUDGET / (nr_threads ? nr_threads : 1);
+
+	return share > TT_MAX_DEPTH ? TT_MAX_DEPTH
+	       : share < TT_MIN_DEPTH_LIMIT ? TT_MIN_DEPTH_LIMIT : share;
+}
+
 /* Called for every timed activation inside the window (chrome). */
 typedef void (*tt_close_fn)(void *ctx, const struct tt_thread *th, uint32_t name,
 			    uint64_t enter_ticks, uint64_t dur_ticks);
@@ -95,6 +116,9 @@ struct tt_scopes {
 	struct tt_stat_table global; /* when !by_thread */
 	uint64_t nr_unmatched;	     /* all errors, for reports */
 	uint64_t nr_abandoned;	     /* of which left without an exit (longjmp) */
+	/* Where the pairing loop records what it does not count. One walker
+	 * thread owns a struct tt_scopes: no sharing. */
+	struct tt_stat sink;
 };
 
 void tt_scopes_init(struct tt_scopes *sc, struct tt_trace *tr);

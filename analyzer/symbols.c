@@ -10,6 +10,7 @@
  * executables (bias 0). Implements the reader's side of FORMAT.md §3.10-§3.11.
  */
 #include "symbols.h"
+#include "emit.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -50,6 +51,7 @@ struct module {
 	uint8_t build_id[RECFMT_MAX_BUILD_ID_BYTES];
 	uint32_t build_id_bytes;
 	char *path;
+	char *shown; /* path as messages show it (emit.c's sanitizer) */
 	const char *base; /* basename of path */
 	enum module_state state;
 	char *warnings; /* lines for stderr, printed by tt_symbols_warn() */
@@ -85,6 +87,7 @@ static void module_fini(struct module *m)
 	free(m->syms);
 	free(m->ranges);
 	free(m->path);
+	free(m->shown);
 	free(m->warnings);
 }
 
@@ -133,6 +136,7 @@ void tt_symbols_add_module(struct tt_symbols *s, const struct recfmt_module *rm)
 	for (size_t i = 0; i < rm->path_bytes; i++)
 		if (!m->path[i])
 			m->path[i] = '?';
+	m->shown = tt_emit_clean(m->path, strlen(m->path));
 	slash = strrchr(m->path, '/');
 	m->base = slash ? slash + 1 : m->path;
 	if (m->flags & RECFMT_MODULE_VDSO)
@@ -301,7 +305,7 @@ static void warn(const struct tt_symbols *s, struct module *m, const char *what)
 
 	snprintf(line, sizeof(line),
 		 "tracetool: %s: warning: %s: %s; its functions are shown as addresses\n",
-		 s->trace_path, m->path, what);
+		 s->trace_path, m->shown, what);
 	queue_warning(m, line);
 }
 
@@ -313,7 +317,7 @@ static void warn_once_unchecked(const struct tt_symbols *s, struct module *m)
 	snprintf(line, sizeof(line),
 		 "tracetool: %s: warning: %s: no build-id recorded; its names are not checked "
 		 "against changes to the file\n",
-		 s->trace_path, m->path);
+		 s->trace_path, m->shown);
 	queue_warning(m, line);
 }
 
@@ -321,7 +325,7 @@ const char *tt_symbols_program(const struct tt_symbols *s)
 {
 	for (uint32_t i = 0; s && i < s->nr_mods; i++)
 		if ((s->mods[i].flags & RECFMT_MODULE_MAIN) && s->mods[i].path[0])
-			return s->mods[i].path;
+			return s->mods[i].shown;
 	return NULL;
 }
 
@@ -374,6 +378,33 @@ static void elf_init_once(void)
 }
 
 /*
+ * Opens a path a trace names only if it is a regular file: stat() first,
+ * since opening a device can itself have effects (a tape rewinds, a tty
+ * becomes the controlling one), then O_NONBLOCK (a FIFO put there since
+ * never blocks) and fstat() on what was opened.
+ * Return: an fd, or -1 with errno (EINVAL: not a regular file).
+ */
+static int open_regular(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+/*
  * TRACETOOL_SYMBOL_PATH (colon-separated directories): where to look for a
  * module whose recorded path is missing or holds another build, by its file
  * name. A candidate is used only if its build-id is the recorded one.
@@ -393,7 +424,7 @@ static int find_moved(const struct module *m, char *found, size_t found_bytes)
 
 		snprintf(found, found_bytes, "%.*s/%s", (int)n, dirs, m->base);
 		dirs += n + (dirs[n] == ':');
-		fd = n ? open(found, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+		fd = n ? open_regular(found) : -1;
 		if (fd < 0)
 			continue;
 		elf_init_once();
@@ -426,14 +457,17 @@ static void module_load(struct tt_symbols *s, struct module *m)
 	int fd;
 
 	m->state = MOD_MISSING;
-	/* O_NONBLOCK: a path in a trace may name a FIFO or a device; never wait on it. */
-	fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* A path in a trace may name a FIFO or a device: never open one. */
+	fd = open_regular(m->path);
 	if (fd < 0) {
 		int err = errno;
 
 		fd = find_moved(m, moved, sizeof(moved));
 		if (fd < 0) {
-			snprintf(what, sizeof(what), "cannot open: %s", strerror(err));
+			if (err == EINVAL)
+				snprintf(what, sizeof(what), "not a regular file");
+			else
+				snprintf(what, sizeof(what), "cannot open: %s", strerror(err));
 			warn(s, m, what);
 			return;
 		}

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * xalloc.h - what every analyzer file needs and should not write again:
- * allocation that cannot fail (out of memory prints one line and aborts:
- * tracetool has nothing useful to do without its tables) and the integer
+ * allocation that cannot fail (out of memory prints one line naming the file
+ * and exits with status 1: tracetool has nothing useful to do without its
+ * tables) and the integer
  * hash of its open-addressed tables.
  */
 #ifndef TT_XALLOC_H
@@ -11,8 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* "tracetool: out of memory" on stderr, then abort(). */
+/* "tracetool: FILE: out of memory" on stderr, then _exit(1). */
 __attribute__((noreturn)) void tt_oom(void);
+/* The file tt_oom() names (tt_trace_init() sets it). */
+void tt_xalloc_set_path(const char *path);
 /* realloc() that never returns NULL; n == 0 allocates 1 byte. */
 void *tt_xrealloc(void *p, size_t n);
 /* calloc() that never returns NULL; n == 0 allocates one element. */

@@ -39,11 +39,13 @@ enum recfmt_status recfmt_cursor_next(struct recfmt_cursor *c, struct recfmt_rec
 				      struct recfmt_error *err)
 {
 	size_t left = c->len - c->pos;
-	const uint8_t *p = c->data + c->pos;
+	const uint8_t *p;
 	uint32_t size;
 
+	/* Before any pointer arithmetic: an empty frame's data may be NULL. */
 	if (left == 0)
 		return RECFMT_END_OF_INPUT;
+	p = c->data + c->pos;
 	if (left < RECFMT_RECORD_HEADER_BYTES)
 		return fail(err, RECFMT_CORRUPT, c->pos,
 			    "record header cut short (%zu of 8 bytes left in frame)", left);

@@ -67,13 +67,23 @@ enum recfmt_status recfmt_reader_open(struct recfmt_reader **out, const char *pa
 	int fd;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO with no writer must not wait for one. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return fail(NULL, err, RECFMT_IO, "cannot open: %s", strerror(errno));
 	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
 		int e = S_ISDIR(st.st_mode) ? EISDIR : errno;
 		close(fd);
 		return fail(NULL, err, RECFMT_IO, "cannot read: %s", strerror(e));
+	}
+	/* Only regular files: a FIFO, socket or device (/dev/zero,
+	 * /dev/urandom) may never end, and readers walk a file more than once
+	 * (a metadata pass, then the main pass), which a pipe cannot give. */
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(NULL, err, RECFMT_IO,
+			    "not a regular file (a pipe or device cannot be read twice; "
+			    "save the trace to a file first)");
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r || !(r->dctx = ZSTD_createDCtx())) {

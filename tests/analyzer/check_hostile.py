@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""check_hostile.py - tracetool on hostile files (issue 12, contract §4, §7).
+
+Runs every command variant on every hostile trace (gen_hostile.c's, the
+concatenated and empty-frame ones made here, fuzz/regression/, the golden
+traces) and on inputs that are not regular files, each under a time limit
+and (unless the build has sanitizers) `ulimit -v 2000000`, and checks:
+exit 0 or 1 only; stderr lines all name the file, exit 1 with exactly one
+line that is not a warning; stdout valid UTF-8, valid JSON (json.loads) or
+CSV (csv module, every row as wide as the header) as asked, and no control
+character but the line feed in table output or on stderr. Then the exact
+findings: unique chrome tids, names replaced by U+FFFD as docs/ANALYZER.md
+says, a quoted counter header, concatenated recordings refused, -o never
+the input, /dev/full is exit 1, memory bounded.
+
+    check_hostile.py TRACETOOL GEN_HOSTILE SOURCE_ROOT [sanitized]
+"""
+import csv
+import io
+import json
+import os
+import resource
+import stat
+import subprocess
+import sys
+import tempfile
+
+TT, GEN, SRC = sys.argv[1], sys.argv[2], sys.argv[3]
+SANITIZED = len(sys.argv) > 4 and sys.argv[4] == "sanitized"
+TIME_LIMIT_S = 300 if SANITIZED else 60
+MEM_LIMIT_KB = 2000000
+failures = []
+
+
+def fail(what):
+    failures.append(what)
+    print("FAIL:", what, file=sys.stderr)
+
+
+def limits():
+    if not SANITIZED:  # ASan reserves terabytes of address space
+        resource.setrlimit(resource.RLIMIT_AS, (MEM_LIMIT_KB * 1024, MEM_LIMIT_KB * 1024))
+
+
+def run(args, stdout=subprocess.PIPE):
+    try:
+        p = subprocess.run([TT] + args, stdout=stdout, stderr=subprocess.PIPE,
+                           timeout=TIME_LIMIT_S, preexec_fn=limits)
+    except subprocess.TimeoutExpired:
+        fail("%s: no answer in %d s" % (" ".join(args), TIME_LIMIT_S))
+        return None
+    return p
+
+
+def terminal_safe(text):
+    """No control character but the line feed (C0, DEL, C1)."""
+    return not any((ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) < 0xa0 for c in text)
+
+
+VARIANTS = [
+    (["summary"], "table"),
+    (["summary", "--format=csv"], "csv"),
+    (["summary", "--format=json"], "json"),
+    (["summary", "--format=csv", "--by-thread"], "csv"),
+    (["summary", "--format=json", "--by-thread", "--sort=name"], "json"),
+    (["summary", "--interval=1ms", "--format=csv"], "csv"),
+    (["summary", "--interval=1ms", "--format=json"], "json"),
+    (["summary", "--interval=1ms"], "table"),
+    (["summary", "--by-thread"], "table"),
+    (["histogram"], "table"),
+    (["histogram", "--format=csv", "--by-thread"], "csv"),
+    (["histogram", "--format=json"], "json"),
+    (["chrome"], "json"),
+    (["info"], "table"),
+    (["info", "--format=json"], "json"),
+    (["check"], "table"),
+]
+
+
+def check_output(label, path, p, kind):
+    if p.returncode not in (0, 1):
+        fail("%s: exit %d" % (label, p.returncode))
+        return None
+    try:
+        err = p.stderr.decode("utf-8")
+    except UnicodeDecodeError:
+        fail("%s: stderr is not UTF-8" % label)
+        return None
+    lines = err.splitlines()
+    prefix = "tracetool: %s: " % path
+    if not terminal_safe(err):
+        fail("%s: control character on stderr: %r" % (label, err))
+    for line in lines:
+        if not line.startswith(prefix):
+            fail("%s: stderr line does not name the file: %r" % (label, line))
+    errors = [l for l in lines if not l.startswith(prefix + "warning: ")]
+    if p.returncode == 1 and len(errors) != 1:
+        fail("%s: exit 1 with %d error lines: %r" % (label, len(errors), err))
+    if p.returncode == 0 and errors:
+        fail("%s: exit 0 with error lines: %r" % (label, err))
+    if p.returncode != 0:
+        return None
+    try:
+        out = p.stdout.decode("utf-8")
+    except UnicodeDecodeError as e:
+        fail("%s: stdout is not UTF-8: %s" % (label, e))
+        return None
+    if kind == "json":
+        try:
+            return json.loads(out)
+        except ValueError as e:
+            fail("%s: invalid JSON: %s" % (label, e))
+    elif kind == "csv":
+        rows = list(csv.reader(io.StringIO(out, newline=""), strict=True))
+        if not rows:
+            fail("%s: empty CSV" % label)
+        for r in rows[1:]:
+            if len(r) != len(rows[0]):
+                fail("%s: CSV row of %d fields under a header of %d: %r"
+                     % (label, len(r), len(rows[0]), r))
+                break
+        return rows
+    elif not terminal_safe(out):
+        fail("%s: control character in table output" % label)
+    return out
+
+
+def all_variants(path):
+    results = {}
+    variants = VARIANTS
+    if SANITIZED and "threads_100k" in path:
+        # 10^5 threads under ASan: the commands the finding was about.
+        variants = [v for v in VARIANTS if " ".join(v[0]) in ("summary", "chrome", "check")]
+    for args, kind in variants:
+        label = "%s %s" % (" ".join(args), os.path.basename(path))
+        p = run(args + [path])
+        if p is not None:
+            results[" ".join(args)] = (p, check_output(label, path, p, kind))
+    return results
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="hostile-")
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    subprocess.run([GEN, tmp, "big" if os.environ.get("HOSTILE_BIG") else "small", fifo],
+                   check=True)
+    evil = os.path.join(tmp, "evil_names.zst")
+    cat2 = os.path.join(tmp, "concatenated.zst")
+    with open(cat2, "wb") as f:
+        for _ in range(2):
+            with open(evil, "rb") as g:
+                f.write(g.read())
+    empty = os.path.join(tmp, "empty_zstd_frame.zst")
+    with open(empty, "wb") as f:
+        with open(evil, "rb") as g:
+            f.write(g.read())
+        # A zstd frame with no content (zstd -c < /dev/null).
+        f.write(bytes.fromhex("28b52ffd240001000099e9d851"))
+
+    files = sorted(os.path.join(tmp, n) for n in os.listdir(tmp) if n.endswith(".zst"))
+    reg = os.path.join(SRC, "fuzz", "regression")
+    files += sorted(os.path.join(reg, n) for n in os.listdir(reg))
+    gold = os.path.join(SRC, "tests", "golden", "v1")
+    files += sorted(os.path.join(gold, n) for n in os.listdir(gold) if n.endswith(".zst"))
+    res = {}
+    for path in files:
+        res[path] = all_variants(path)
+
+    # Not regular files: refused at once, one line, exit 1.
+    for path in [fifo, "/dev/zero", "/dev/urandom", tmp]:
+        for args, kind in VARIANTS:
+            p = run(args + [path])
+            if p is not None:
+                check_output("%s %s" % (" ".join(args), path), path, p, kind)
+                if p.returncode != 1:
+                    fail("%s %s: exit %d, not 1" % (" ".join(args), path, p.returncode))
+
+    # Chrome: every thread its own tid.
+    for name in ["tid_serial_clash", "tid_reused_999", "threads_2000", "threads_100k"]:
+        path = os.path.join(tmp, name + ".zst")
+        p, doc = res[path]["chrome"]
+        if p.returncode != 0 or doc is None:
+            fail("chrome %s: exit %d" % (name, p.returncode))
+            continue
+        tids = [e["tid"] for e in doc["traceEvents"]
+                if e["ph"] == "M" and e["name"] == "thread_name"]
+        want = {"tid_serial_clash": 2, "tid_reused_999": 999, "threads_2000": 2000,
+                "threads_100k": 100000}[name]
+        if len(tids) != want or len(set(tids)) != want:
+            fail("chrome %s: %d threads, %d distinct tids" % (name, len(tids), len(set(tids))))
+    p, doc = res[os.path.join(tmp, "tid_serial_clash.zst")]["chrome"]
+    if doc is not None:
+        tids = sorted(e["tid"] for e in doc["traceEvents"] if e.get("name") == "thread_name")
+        if tids != [2, 3]:  # the OS tid, then above every tid and serial
+            fail("chrome tid_serial_clash: tids %r, not [2, 3]" % tids)
+
+    # Depth limits depend only on the file, not on the number of walkers.
+    deep = os.path.join(tmp, "deep_40_closed.zst")
+    outs = []
+    for walkers in ["1", "2", "3"]:
+        env = dict(os.environ, TRACETOOL_THREADS=walkers)
+        p = subprocess.run([TT, "summary", "--format=csv", deep], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=env, timeout=TIME_LIMIT_S)
+        outs.append(p.stdout)
+    rows = list(csv.reader(io.StringIO(outs[0].decode())))
+    calls = sum(int(r[1]) for r in rows[1:])
+    errors = sum(int(r[10]) for r in rows[1:])
+    if outs[1] != outs[0] or outs[2] != outs[0]:
+        fail("deep_40_closed: summary differs between 1, 2 and 3 walkers")
+    if calls + errors != 40 * ((1 << 16) + 100) or errors == 0 or calls < 40 * (1 << 16):
+        fail("deep_40_closed: %d calls, %d errors" % (calls, errors))
+
+    # Names: U+FFFD for each ill-formed byte and control character, "_" for
+    # a line break (LF, CR: contract §8's rule for tree paths, in every view).
+    expect = {
+        "bad\ufffd\ufffd", "lone\ufffd\ufffd", "over\ufffd\ufffd", "over3\ufffd\ufffd\ufffd",
+        "surr\ufffd\ufffd\ufffd", "big\ufffd\ufffd\ufffd\ufffd", "cut\ufffd\ufffd",
+        "\ufffd[31mred\ufffd[0m", "csi\ufffd31m", 'q"uo"te', "com,ma", "new_line",
+        "cr_lf", "tab\ufffdbed", "back\\slash", "del\ufffd",
+        "ok \u00e9t\u00e9 \u20ac \U0001f525",
+    }
+    p, doc = res[evil]["summary --format=json"]
+    if doc is not None:
+        got = {r["function"] for r in doc["functions"]}
+        if got != expect:
+            fail("evil names in summary json: %r" % sorted(got ^ expect))
+    p, doc = res[evil]["info --format=json"]
+    if doc is not None:
+        got = {t["name"] for t in doc["threads"]}
+        if got != expect:
+            fail("evil thread names in info json: %r" % sorted(got ^ expect))
+    p, rows = res[evil]["summary --format=csv"]
+    if rows is not None:
+        for h in ["a,b_total", "a,b_mean", 'q"x_total', "\ufffd[2Jclear_mean"]:
+            if h not in rows[0]:
+                fail("summary csv header has no field %r: %r" % (h, rows[0]))
+        got = {r[0] for r in rows[1:]}
+        if got != expect:
+            fail("evil names in summary csv: %r" % sorted(got ^ expect))
+    p, doc = res[evil]["chrome"]
+    if doc is not None:
+        got = {e["name"] for e in doc["traceEvents"] if e["ph"] == "B"}
+        if got != expect:
+            fail("evil names in chrome: %r" % sorted(got ^ expect))
+
+    # Concatenated recordings: refused with one clear line, by check too.
+    for cmd in ["check", "summary", "info"]:
+        p = res[cat2][cmd][0]
+        if p.returncode != 1 or b"2 recordings concatenated" not in p.stderr:
+            fail("%s of two concatenated recordings: exit %d, %r" % (cmd, p.returncode, p.stderr))
+    p = res[empty]["check"][0]
+    if p.returncode != 1:
+        fail("check of a trace with an empty zstd frame: exit %d" % p.returncode)
+
+    # A module path naming a device or a FIFO: not opened, one warning.
+    p = res[os.path.join(tmp, "module_devices.zst")]["summary"][0]
+    if p.returncode != 0 or b"/dev/zero: not a regular file" not in p.stderr \
+            or b"fifo: not a regular file" not in p.stderr:
+        fail("module paths to devices: exit %d, %r" % (p.returncode, p.stderr))
+
+    # --interval on one activation spanning a day: refused, not 86 M rows.
+    p = res[os.path.join(tmp, "interval_long_activation.zst")]["summary --interval=1ms --format=csv"][0]
+    if p.returncode != 1 or b"--interval: more than" not in p.stderr:
+        fail("interval over a day at 1ms: exit %d, %r" % (p.returncode, p.stderr))
+
+    # -o never the input: same path, another path, a hard and a symbolic link.
+    trace = os.path.join(tmp, "o_input.zst")
+    with open(trace, "wb") as f, open(evil, "rb") as g:
+        f.write(g.read())
+    before = open(trace, "rb").read()
+    os.link(trace, os.path.join(tmp, "o_hard.zst"))
+    os.symlink(trace, os.path.join(tmp, "o_soft.zst"))
+    for out in [trace, os.path.join(tmp, ".", "o_input.zst"), os.path.join(tmp, "o_hard.zst"),
+                os.path.join(tmp, "o_soft.zst")]:
+        p = run(["chrome", trace, "-o", out])
+        if p is None:
+            continue
+        if p.returncode != 2 or b"refusing to overwrite" not in p.stderr \
+                or len(p.stderr.splitlines()) != 1:
+            fail("chrome -o %s: exit %d, %r" % (out, p.returncode, p.stderr))
+    if open(trace, "rb").read() != before:
+        fail("chrome -o changed its input")
+    out = os.path.join(tmp, "o_out.json")
+    p = run(["chrome", trace, "-o", out])
+    if p is None or p.returncode != 0:
+        fail("chrome -o to a new file failed")
+    else:
+        json.loads(open(out, "rb").read().decode("utf-8"))
+
+    # Output lost: exit 1 with one line, for every command.
+    if os.path.exists("/dev/full"):
+        for args, kind in VARIANTS:
+            with open("/dev/full", "wb") as full:
+                p = run(args + [evil], stdout=full)
+            if p is not None and (p.returncode != 1 or len(p.stderr.splitlines()) != 1):
+                fail("%s > /dev/full: exit %d, %r" % (" ".join(args), p.returncode, p.stderr))
+
+    print("%d files x %d variants checked; %d failures" % (len(files), len(VARIANTS),
+                                                          len(failures)))
+    return 1 if failures else 0
+
+
+sys.exit(main())
