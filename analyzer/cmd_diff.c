@@ -8,8 +8,8 @@
  * same rows as summary, under the same filters); this file owns only the
  * comparison and its output. The test (Mann-Whitney U on the histograms'
  * buckets, Holm's correction, a practical threshold on the Hodges-Lehmann
- * estimate of the ratio of durations) is explained in docs/ANALYZER.md,
- * "diff".
+ * estimate of the ratio of durations and on the p10 floor) is explained in
+ * docs/ANALYZER.md, "diff".
  */
 #include <argp.h>
 #include <inttypes.h>
@@ -49,6 +49,8 @@ struct diff_args {
 /* The family-wise confidence of the verdicts (contract §8: 95 %). */
 #define DIFF_ALPHA 0.05
 #define DIFF_DEFAULT_THRESHOLD_PCT 5.0
+/* The floor: the quantile that load on the machine hardly moves. */
+#define DIFF_FLOOR_Q 0.10
 
 enum verdict { V_SAME, V_SLOWER, V_FASTER, V_NEW, V_GONE };
 static const char *const verdict_names[] = { "same", "slower", "faster", "new", "gone" };
@@ -61,6 +63,7 @@ struct pair {
 	double p, p_holm;	    /* two-sided p-value of U, and after Holm */
 	double superiority;	    /* P(new > base) + P(tie) / 2 */
 	double shift_pct;	    /* Hodges-Lehmann estimate of new / base - 1, in % */
+	uint64_t floor_ns[2];	    /* p10 of each side: where the unhindered calls are */
 	enum verdict verdict;
 	bool regression; /* some --fail-on rule tripped */
 };
@@ -152,8 +155,9 @@ static const struct argp diff_argp = {
 	"new or gone.\v"
 	"A verdict slower or faster needs both: the two duration distributions differ "
 	"at 95 % confidence (Mann-Whitney U on the histograms, Holm-corrected over all "
-	"scopes compared), and the typical duration (the Hodges-Lehmann estimate of the "
-	"ratio NEW / BASE) moved by at least --threshold %. The filters "
+	"scopes compared), and both the typical duration (the Hodges-Lehmann estimate of "
+	"the ratio NEW / BASE) and the floor (p10) moved by at least --threshold % (load "
+	"on the machine slows some calls, a change to the code all of them). The filters "
 	"apply to both files. Rows are sorted by the size of the total's change.\n\n"
 	"Examples:\n"
 	"  tracetool diff base.zst new.zst\n"
@@ -212,6 +216,23 @@ static size_t bins_of(const struct tt_row *r, const struct tt_clock *c, struct b
 	}
 	*out = b;
 	return n;
+}
+
+/* The nearest-rank quantile q of the bins. */
+static uint64_t bins_quantile(const struct bin *b, size_t n, double q)
+{
+	uint64_t total = 0, seen = 0, rank;
+
+	for (size_t i = 0; i < n; i++)
+		total += b[i].count;
+	rank = (uint64_t)ceil(q * (double)total);
+	rank = rank ? rank : 1;
+	for (size_t i = 0; i < n; i++) {
+		seen += b[i].count;
+		if (seen >= rank)
+			return b[i].ns;
+	}
+	return n ? b[n - 1].ns : 0;
 }
 
 /*
@@ -398,19 +419,30 @@ static size_t make_pairs(const struct tt_report *rep, struct pair **out)
 	return n;
 }
 
-/* Significantly slower: the distributions differ (after Holm) and NEW's
- * durations tend to be the larger. */
+static double threshold_pct; /* --threshold */
+
+/*
+ * Significantly slower: the distributions differ (after Holm), NEW's
+ * durations tend to be the larger, and the floor (p10) rose by the
+ * threshold too. Load on the machine (preemption, a busy sibling
+ * hyperthread, a lower clock) only adds time to some calls: it moves the
+ * body and the tail of a distribution but leaves the unhindered calls at
+ * the bottom where they were, while a change to the code moves them all
+ * (docs/ANALYZER.md, "diff").
+ */
 static bool sig_slower(const struct pair *pr)
 {
-	return pr->tested && pr->p_holm < DIFF_ALPHA && pr->superiority > 0.5;
+	return pr->tested && pr->p_holm < DIFF_ALPHA && pr->superiority > 0.5 &&
+	       change_pct(pr->floor_ns[0], pr->floor_ns[1]) >= threshold_pct;
 }
 
 static bool sig_faster(const struct pair *pr)
 {
-	return pr->tested && pr->p_holm < DIFF_ALPHA && pr->superiority < 0.5;
+	return pr->tested && pr->p_holm < DIFF_ALPHA && pr->superiority < 0.5 &&
+	       -change_pct(pr->floor_ns[0], pr->floor_ns[1]) >= threshold_pct;
 }
 
-static void judge(struct pair *v, size_t n, const struct tt_report *rep, double threshold_pct)
+static void judge(struct pair *v, size_t n, const struct tt_report *rep)
 {
 	struct pair **order = tt_xcalloc(n + 1, sizeof(*order));
 	size_t m = 0;
@@ -429,6 +461,8 @@ static void judge(struct pair *v, size_t n, const struct tt_report *rep, double 
 		nb = bins_of(pr->r[1], &rep[1].clock, &b);
 		mann_whitney(a, na, b, nb, &pr->p, &pr->superiority);
 		pr->shift_pct = hodges_lehmann_pct(a, na, b, nb);
+		pr->floor_ns[0] = bins_quantile(a, na, DIFF_FLOOR_Q);
+		pr->floor_ns[1] = bins_quantile(b, nb, DIFF_FLOOR_Q);
 		free(a);
 		free(b);
 		pr->tested = true;
@@ -585,10 +619,13 @@ static void print_json(const struct diff_args *a, const struct tt_report *rep,
 		else
 			fputs("null", stdout);
 		fputs(",\"shift_percent\":", stdout);
-		if (pr->tested)
+		if (pr->tested) {
 			json_num(pr->shift_pct);
-		else
+			printf(",\"p10_base_ns\":%" PRIu64 ",\"p10_new_ns\":%" PRIu64,
+			       pr->floor_ns[0], pr->floor_ns[1]);
+		} else {
 			fputs("null", stdout);
+		}
 		if (a->nr_rules)
 			printf(",\"regression\":%s", pr->regression ? "true" : "false");
 		fputc('}', stdout);
@@ -657,8 +694,8 @@ static void print_table(const struct diff_args *a, const struct tt_report *rep,
 	printf("%zu scope name%s: %zu slower, %zu faster, %zu same, %zu new, %zu gone\n", n,
 	       n == 1 ? "" : "s", count[V_SLOWER], count[V_FASTER], count[V_SAME], count[V_NEW],
 	       count[V_GONE]);
-	printf("slower/faster: Mann-Whitney U, Holm-adjusted p < %.2f, and a typical change\n"
-	       "(Hodges-Lehmann) of at least %g%%\n",
+	printf("slower/faster: Mann-Whitney U, Holm-adjusted p < %.2f, and both the typical\n"
+	       "duration (Hodges-Lehmann) and the p10 floor moved by at least %g%%\n",
 	       DIFF_ALPHA, a->threshold_pct);
 	for (int side = 0; side < 2; side++) {
 		if (rep[side].nr_dropped)
@@ -694,7 +731,8 @@ int tt_cmd_diff(int argc, char **argv)
 	tt_trace_warn(&rep[0].tr);
 	tt_trace_warn(&rep[1].tr);
 	n = make_pairs(rep, &v);
-	judge(v, n, rep, a.threshold_pct);
+	threshold_pct = a.threshold_pct;
+	judge(v, n, rep);
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < a.nr_rules; k++)
 			v[i].regression |= rule_trips(&v[i], &a.rules[k]);
