@@ -7,7 +7,8 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/deps.sh"
-rec_install_deps
+# REC_BROWSER_TESTS=1: chromium too, for analyzer_flamesvg_browser (README).
+rec_install_deps ${REC_BROWSER_TESTS:+chromium}
 build=${BUILD_DIR:-$top/build-test-$(basename "${CC:-cc}")}
 opts=()
 case "${CC:-}" in *clang*) case " $* " in *" -Dfuzz="*) ;; *) opts+=(-Dfuzz=true) ;; esac ;; esac
