@@ -495,3 +495,40 @@ Test(diff, damaged_input_names_the_file_and_wrong_usage_exits_2)
 		tu_result_free(&r);
 	}
 }
+
+/* A NEW cut short (the process was killed) is compared up to its last
+ * complete frame, with one warning naming it on stderr and in the table. */
+Test(diff, truncated_new_is_compared_with_a_warning_naming_it)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .pid = 7, .frame_bytes = 2048,
+				 .block_events = 64 };
+	uint64_t offsets[64];
+	struct tu_result r;
+	struct tg_trace *t;
+	size_t nr;
+	char line[512];
+
+	for (int k = 0; k < 2; k++) {
+		t = tg_create(k ? next : base, &cfg);
+		cr_assert(t);
+		tg_site(t, 1, "work");
+		tg_thread(t, 1, 1, "main");
+		for (uint64_t i = 0; i < 2000; i++) {
+			tg_enter(t, 1, 1, i * 1000);
+			tg_exit(t, 1, 1, i * 1000 + 500);
+		}
+		cr_assert_eq(tg_finish(t, true), 0);
+	}
+	nr = tg_file_frame_offsets(next, offsets, 64);
+	cr_assert_gt(nr, 3, "%zu frames", nr);
+	cr_assert_eq(tg_file_truncate(next, offsets[nr - 1] + 10), 0);
+	r = tu_run("diff", base, next, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(line, sizeof(line), "tracetool: %s: warning: ", next);
+	cr_assert(strstr(r.err, line), "%s", r.err);
+	cr_assert_eq(tu_nr_lines(r.err), 1, "%s", r.err);
+	snprintf(line, sizeof(line), "warning: %s: ", next);
+	cr_assert(strstr(r.out, line), "%s", r.out);
+	cr_assert(strstr(r.out, "work"), "%s", r.out);
+	tu_result_free(&r);
+}
