@@ -675,6 +675,10 @@ static void print_table(const struct diff_args *a, const struct tt_report *rep,
 			printf("%*s", (int)(72 - tt_emit_width(pr->name)), "");
 		printf(" %7s\n", verdict_names[pr->verdict]);
 		for (int side = 0; side < 2; side++) {
+			if (!pr->r[side]) { /* new or gone: nothing on this side */
+				printf("%-4s %9s\n", side ? "new" : "base", "-");
+				continue;
+			}
 			printf("%-4s %9" PRIu64, side ? "new" : "base", pr->v[side][M_CALLS]);
 			for (size_t k = 0; k < NR_SHOWN; k++) {
 				tt_emit_fmt_duration(buf, sizeof(buf), pr->v[side][shown[k]]);
