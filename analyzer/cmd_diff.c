@@ -193,9 +193,9 @@ static size_t bins_of(const struct tt_row *r, const struct tt_clock *c, struct b
 	if (!s->calls || !s->hist)
 		return 0;
 	for (uint32_t i = 0; i < TT_HIST_NR_BUCKETS; i++) {
-		uint64_t lo, hi, mid, ns;
+		uint64_t lo, hi, mid, ns, count = tt_hist_count(s->hist, i);
 
-		if (!s->hist[i])
+		if (!count)
 			continue;
 		lo = tt_hist_bucket_lo(i);
 		hi = tt_hist_bucket_max(i);
@@ -203,7 +203,7 @@ static size_t bins_of(const struct tt_row *r, const struct tt_clock *c, struct b
 		mid = mid < s->min_ticks ? s->min_ticks : mid > s->max_ticks ? s->max_ticks : mid;
 		ns = tt_clock_ns(c, mid);
 		if (n && b[n - 1].ns == ns) {
-			b[n - 1].count += s->hist[i];
+			b[n - 1].count += count;
 			continue;
 		}
 		if (n == cap) {
@@ -211,7 +211,7 @@ static size_t bins_of(const struct tt_row *r, const struct tt_clock *c, struct b
 			b = tt_xrealloc(b, cap * sizeof(*b));
 		}
 		b[n].ns = ns;
-		b[n].count = s->hist[i];
+		b[n].count = count;
 		n++;
 	}
 	*out = b;
