@@ -12,7 +12,8 @@ chromium=$(command -v chromium || command -v chromium-browser) ||
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 REC_OUTPUT=$dir/trace.zst "$build/examples/pipeline" >/dev/null
-"$build/analyzer/tracetool" flame --format=svg -o "$dir/pipeline.svg" "$dir/trace.zst"
+tt=$(cd "$build/analyzer" && pwd)/tracetool
+(cd "$dir" && "$tt" flame --format=svg -o pipeline.svg trace.zst) # title: trace.zst
 height=$(sed -n 's/.*<svg [^>]* height="\([0-9]*\)".*/\1/p' "$dir/pipeline.svg" | head -n 1)
 timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars \
 	--user-data-dir="$dir/profile" --window-size="1200,$height" \
