@@ -22,6 +22,7 @@ const struct tt_command tt_commands[] = {
 	{ "chrome", tt_cmd_chrome, "Chrome Trace Event JSON (Perfetto, chrome://tracing)" },
 	{ "info", tt_cmd_info, "format, clock, threads, drops, whether it ended cleanly" },
 	{ "check", tt_cmd_check, "exit 0 if the file is intact, else say what and where" },
+	{ "diff", tt_cmd_diff, "per scope, what changed between two traces, with verdicts" },
 };
 
 const size_t tt_nr_commands = sizeof(tt_commands) / sizeof(tt_commands[0]);

@@ -62,7 +62,7 @@ static char *help_filter(int key, const char *text, void *input)
 			snprintf(buf + n, cap - n,
 				 "\n`tracetool COMMAND --help` shows a command's options.\n"
 				 "Exit status: 0 success, 1 unreadable or damaged trace, "
-				 "2 wrong usage.");
+				 "2 wrong usage, 3 a regression found by diff --fail-on.");
 		return buf;
 	}
 	return (char *)text;

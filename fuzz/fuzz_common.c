@@ -180,6 +180,11 @@ void fuzz_write_input(const uint8_t *data, size_t size)
 	write_input(data, size);
 }
 
+const char *fuzz_input_path(void)
+{
+	return input_path;
+}
+
 /* Reads all of a memfd back into a NUL-terminated buffer, and empties it. */
 static char *drain(int fd, size_t *len)
 {

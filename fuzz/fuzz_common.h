@@ -33,6 +33,8 @@ struct fuzz_output {
 
 /* Writes the input file, for fuzz_run_captured(). */
 void fuzz_write_input(const uint8_t *data, size_t size);
+/* The path the commands read the input from (after fuzz_write_input()). */
+const char *fuzz_input_path(void);
 /*
  * fuzz_run_captured() - run cmd with args (NULL-terminated, the trace path
  * appended) on the input of fuzz_write_input(), capturing its stdout and

@@ -7,7 +7,9 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/deps.sh"
-rec_install_deps
+# REC_BROWSER_TESTS=1: chromium and speedscope too, for the browser tests (README).
+rec_install_deps ${REC_BROWSER_TESTS:+chromium npm}
+[ -z "${REC_BROWSER_TESTS:-}" ] || "$top/scripts/speedscope.sh" >/dev/null
 build=${BUILD_DIR:-$top/build-test-$(basename "${CC:-cc}")}
 opts=()
 case "${CC:-}" in *clang*) case " $* " in *" -Dfuzz="*) ;; *) opts+=(-Dfuzz=true) ;; esac ;; esac

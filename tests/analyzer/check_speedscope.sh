@@ -1,0 +1,71 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# check_speedscope.sh - `tracetool flame`'s folded stacks load in speedscope:
+# the example pipeline (threads, nesting, recursion) is recorded, its folded
+# stacks checked against flamegraph.pl's line grammar, then imported by
+# speedscope's own importer (its web app, in headless Chromium) and read
+# back from its Sandwich view: the same functions as `tracetool summary`,
+# with its total_ns and self_ns (recursion counted once on both sides), to
+# within 1 ns per folded line (each line's value is rounded on its own). Exit 77 (skipped) without chromium, without
+# speedscope in .cache/npm (scripts/speedscope.sh installs it) or without a
+# `flame` command in this tracetool.
+#   usage: check_speedscope.sh TRACETOOL PIPELINE_EXAMPLE SPEEDSCOPE_DIR
+set -eu
+tt=${1:?usage: check_speedscope.sh TRACETOOL PIPELINE SPEEDSCOPE_DIR}
+prog=${2:?}
+app=${3:?}
+chromium=$(command -v chromium || command -v chromium-browser || true)
+[ -n "$chromium" ] || { echo "chromium not found: skipped"; exit 77; }
+[ -f "$app/index.html" ] || { echo "no speedscope in $app (scripts/speedscope.sh): skipped"; exit 77; }
+"$tt" flame --help >/dev/null 2>&1 || { echo "tracetool has no flame command: skipped"; exit 77; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+REC_OUTPUT=$dir/t.zst "$prog" >/dev/null
+"$tt" flame "$dir/t.zst" >"$dir/t.folded"
+"$tt" summary --format=csv "$dir/t.zst" >"$dir/summary.csv"
+[ -s "$dir/t.folded" ] || fail "no folded stacks"
+# flamegraph.pl reads /^(.*)\s+?(\d+(?:\.\d*)?)$/ and skips what does not
+# match: every line must match, with no empty frame and a whole number.
+if grep -Evq '^[^; ]([^;]*[^; ])?(;[^; ]([^;]*[^; ])?)* [0-9]+$' "$dir/t.folded"; then
+	grep -Ev '^[^; ]([^;]*[^; ])?(;[^; ]([^;]*[^; ])?)* [0-9]+$' "$dir/t.folded" | head -3 >&2
+	fail "lines outside flamegraph.pl's grammar"
+fi
+
+# What speedscope's command line does: a script that hands the file to the app.
+printf 'speedscope.loadFileFromBase64("t.folded", "%s")' "$(base64 -w0 "$dir/t.folded")" \
+	>"$dir/t.js"
+timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+	--user-data-dir="$dir/profile" --window-size=1400,3000 --virtual-time-budget=15000 \
+	--dump-dom "file://$app/index.html#localProfilePath=$dir/t.js&view=sandwich" \
+	2>/dev/null >"$dir/dom.html" || true
+grep -q '<title>t.folded - speedscope</title>' "$dir/dom.html" || fail "speedscope did not load it"
+
+python3 - "$dir/dom.html" "$dir/summary.csv" "$(wc -l <"$dir/t.folded")" <<'PY' || fail "speedscope's numbers differ from summary's"
+import csv, html, re, sys
+text = [html.unescape(t).strip() for t in re.split(r'<[^>]*>', open(sys.argv[1]).read())]
+text = [t for t in text if t]
+# The Sandwich table: after "Symbol Name", rows of "TOTAL (x%)", "SELF (y%)", NAME.
+i = text.index('Symbol Name') + 1
+seen = {}
+num = re.compile(r'^([0-9,]+) \(<?[0-9.]+%\)$')
+while i + 2 < len(text) and num.match(text[i]) and num.match(text[i + 1]):
+    seen[text[i + 2]] = (int(num.match(text[i]).group(1).replace(',', '')),
+                         int(num.match(text[i + 1]).group(1).replace(',', '')))
+    i += 3
+want = {r['function']: (int(r['total_ns']), int(r['self_ns']))
+        for r in csv.DictReader(open(sys.argv[2]))}
+lines = int(sys.argv[3])
+print('speedscope rows:', len(seen), 'summary rows:', len(want))
+assert seen.keys() == want.keys(), (seen, want)
+# summary converts each name's summed ticks to ns once; each folded line is
+# a path's ticks converted on its own: sums may differ by 1 ns per line.
+for name in want:
+    for k in range(2):
+        assert abs(seen[name][k] - want[name][k]) <= lines, (name, seen[name], want[name])
+PY
+echo ok
