@@ -366,7 +366,7 @@ Test(metrics, max_duration_makes_longer_activations_errors_in_summary_and_histog
 Test(metrics, many_threads_each_with_its_first_block_keep_every_activation)
 {
 	/* Each new thread's EVENTS block grows the thread table while the
-	 * previous thread's block waits for a COUNTERS block (acts.c). */
+	 * previous thread's block waits for a COUNTERS block (scopes.c). */
 	struct tg_trace *t = new_trace(trace);
 	struct tu_result r;
 
