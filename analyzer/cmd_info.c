@@ -62,7 +62,7 @@ struct ctr_names {
 static void add_name(struct ctr_names *cn, int kind, const char *s, uint32_t n)
 {
 	char buf[RECFMT_MAX_COUNTER_NAME_BYTES + 1];
-	char *shown = tt_emit_clean(s, n); /* as acts.c names them */
+	char *shown = tt_emit_clean(s, n); /* as scopes.c names them */
 
 	/* Cut at a code point: a U+FFFD takes 3 bytes for 1. */
 	n = (uint32_t)strlen(shown);

@@ -517,18 +517,14 @@ int tt_cmd_summary(int argc, char **argv)
 		return rc;
 	}
 	opts = &o;
-	if (tt_report_run(&rep, &o, NULL, NULL, msg, sizeof(msg)) != TT_OK) {
+	/* One pass: the engine times the scopes and, for the threads with
+	 * COUNTER_SETs (REC_COUNTERS), their counter deltas. */
+	if (tt_ctrs_run(&counters, &rep, &o, msg, sizeof(msg)) != TT_OK) {
 		rc = tt_fail_file(o.trace, msg);
 		goto out;
 	}
-	if (rep.tr.nr_counter_sets) {
-		/* A second pass, for traces recorded with REC_COUNTERS only. */
-		if (tt_ctrs_run(&counters, &o, &rep.clock, msg, sizeof(msg)) != TT_OK) {
-			rc = tt_fail_file(o.trace, msg);
-			goto out;
-		}
+	if (rep.tr.nr_counter_sets)
 		ctrs = &counters;
-	}
 	sort_key = o.sort;
 	if (rep.nr_rows) /* no rows: rows is NULL, which qsort may not take */
 		qsort(rep.rows, rep.nr_rows, sizeof(*rep.rows), cmp_rows);
@@ -545,8 +541,7 @@ int tt_cmd_summary(int argc, char **argv)
 		rc = 1;
 	}
 out:
-	if (ctrs)
-		tt_ctrs_fini(&counters);
+	tt_ctrs_fini(&counters);
 	ctrs = NULL;
 	tt_report_fini(&rep);
 	tt_options_fini(&o);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ctrs.c - see ctrs.h. Aggregates acts.c's activations per thread and name;
- * the thread filter is applied at lookup, with the names the file ends with
- * (as report.c does).
+ * ctrs.c - see ctrs.h. Adds the engine's counter deltas per walker, thread
+ * and name; the thread filter is applied at lookup, with the names the file
+ * ends with (as report.c does), and the walkers are summed there, by name
+ * (a replica's name indices are its own).
  */
 #include "ctrs.h"
 
@@ -13,77 +14,67 @@
 #include "report.h"
 #include "xalloc.h"
 
-static struct tt_ctr_agg *agg_of(struct tt_ctrs *c, uint32_t thread, uint32_t name)
+static struct tt_ctr_agg *agg_of(struct tt_ctrs_walker *w, uint32_t thread, uint32_t name)
 {
-	if (thread >= c->cap_threads) {
-		uint32_t cap = c->cap_threads ? c->cap_threads : 16;
+	if (thread >= w->cap_threads) {
+		uint32_t cap = w->cap_threads ? w->cap_threads : 16;
 
 		while (cap <= thread)
 			cap *= 2;
-		c->agg = realloc(c->agg, cap * sizeof(*c->agg));
-		c->nr_agg = realloc(c->nr_agg, cap * sizeof(*c->nr_agg));
-		if (!c->agg || !c->nr_agg)
+		w->agg = realloc(w->agg, cap * sizeof(*w->agg));
+		w->nr_agg = realloc(w->nr_agg, cap * sizeof(*w->nr_agg));
+		if (!w->agg || !w->nr_agg)
 			tt_oom();
-		memset(c->agg + c->cap_threads, 0, (cap - c->cap_threads) * sizeof(*c->agg));
-		memset(c->nr_agg + c->cap_threads, 0,
-		       (cap - c->cap_threads) * sizeof(*c->nr_agg));
-		c->cap_threads = cap;
+		memset(w->agg + w->cap_threads, 0, (cap - w->cap_threads) * sizeof(*w->agg));
+		memset(w->nr_agg + w->cap_threads, 0,
+		       (cap - w->cap_threads) * sizeof(*w->nr_agg));
+		w->cap_threads = cap;
 	}
-	if (name >= c->nr_agg[thread]) {
-		uint32_t n = c->nr_agg[thread] ? c->nr_agg[thread] : 16;
+	if (name >= w->nr_agg[thread]) {
+		uint32_t n = w->nr_agg[thread] ? w->nr_agg[thread] : 16;
 
 		while (n <= name)
 			n *= 2;
-		c->agg[thread] = realloc(c->agg[thread], n * sizeof(**c->agg));
-		if (!c->agg[thread])
+		w->agg[thread] = realloc(w->agg[thread], n * sizeof(**w->agg));
+		if (!w->agg[thread])
 			tt_oom();
-		memset(c->agg[thread] + c->nr_agg[thread], 0,
-		       (n - c->nr_agg[thread]) * sizeof(**c->agg));
-		c->nr_agg[thread] = n;
+		memset(w->agg[thread] + w->nr_agg[thread], 0,
+		       (n - w->nr_agg[thread]) * sizeof(**w->agg));
+		w->nr_agg[thread] = n;
 	}
-	return &c->agg[thread][name];
+	return &w->agg[thread][name];
 }
 
-static void on_act(void *ctx, const struct tt_act *a)
+/* tt_counters_fn, on the walker whose table ctx is. */
+static void on_counters(void *ctx, uint32_t thread, uint32_t name, bool outermost, uint32_t mask,
+			const uint64_t *delta)
 {
-	struct tt_ctrs *c = ctx;
-	struct tt_ctr_agg *g;
+	struct tt_ctr_agg *g = agg_of(ctx, thread, name);
 
-	if (!a->ctr_mask)
-		return;
-	g = agg_of(c, (uint32_t)(a->th - c->tr.threads), a->name);
 	for (uint32_t k = 0; k < TT_MAX_COUNTERS; k++) {
-		if (!(a->ctr_mask & (1u << k)))
+		if (!(mask & (1u << k)))
 			continue;
-		g->sum[k] += a->delta[k];
+		g->sum[k] += delta[k];
 		g->n[k]++;
-		if (a->outermost)
-			g->total[k] += a->delta[k];
+		if (outermost)
+			g->total[k] += delta[k];
 	}
 }
 
-enum tt_status tt_ctrs_run(struct tt_ctrs *c, const struct tt_options *o,
-			   const struct tt_clock *clock, char *msg, size_t msg_bytes)
+enum tt_status tt_ctrs_run(struct tt_ctrs *c, struct tt_report *rep, const struct tt_options *o,
+			   char *msg, size_t msg_bytes)
 {
-	enum tt_status st;
-
 	memset(c, 0, sizeof(*c));
-	tt_trace_init(&c->tr, o->trace);
-	tt_acts_init(&c->acts, &c->tr);
-	tt_report_window(o, clock, &c->acts.win_lo_ticks, &c->acts.win_span_ticks);
-	c->acts.max_dur_ticks = tt_options_max_dur_ticks(o, clock);
-	c->acts.on_act = on_act;
-	c->acts.ctx = c;
-	st = tt_trace_walk(&c->tr, tt_acts_block, &c->acts, msg, msg_bytes);
-	if (st == TT_OK)
-		tt_acts_finish(&c->acts);
-	return st;
+	c->rep = rep;
+	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
+		c->ctxs[r] = &c->w[r];
+	return tt_report_run_counters(rep, o, on_counters, c->ctxs, msg, msg_bytes);
 }
 
 uint32_t tt_ctrs_find(const struct tt_ctrs *c, const char *name)
 {
-	for (uint32_t g = 0; g < c->acts.nr_ctr; g++)
-		if (strcmp(c->acts.ctr_names[g], name) == 0)
+	for (uint32_t g = 0; g < tt_ctrs_count(c); g++)
+		if (strcmp(tt_ctrs_name(c, g), name) == 0)
 			return g;
 	return UINT32_MAX;
 }
@@ -91,42 +82,46 @@ uint32_t tt_ctrs_find(const struct tt_ctrs *c, const char *name)
 void tt_ctrs_lookup(const struct tt_ctrs *c, const struct tt_options *o, const char *label,
 		    const char *name, struct tt_ctr_agg *out)
 {
-	uint32_t n;
-
 	memset(out, 0, sizeof(*out));
-	for (n = 0; n < c->tr.nr_names && strcmp(c->tr.names[n], name) != 0; n++)
-		;
-	if (n == c->tr.nr_names)
-		return;
-	for (uint32_t i = 0; i < c->tr.nr_threads && i < c->cap_threads; i++) {
-		const struct tt_thread *th = &c->tr.threads[i];
-		const struct tt_ctr_agg *g;
+	for (unsigned r = 0; r < c->rep->nr_replicas; r++) {
+		const struct tt_trace *tr = tt_report_replica(c->rep, r);
+		const struct tt_ctrs_walker *w = &c->w[r];
+		uint32_t n;
 
-		if (n >= c->nr_agg[i] || !tt_options_thread_selected(o, th))
+		for (n = 0; n < tr->nr_names && strcmp(tr->names[n], name) != 0; n++)
+			;
+		if (n == tr->nr_names)
 			continue;
-		if (label) {
-			char buf[4200];
+		for (uint32_t i = 0; i < tr->nr_threads && i < w->cap_threads; i++) {
+			const struct tt_thread *th = &tr->threads[i];
+			const struct tt_ctr_agg *g;
 
-			tt_thread_label(th, buf, sizeof(buf));
-			if (strcmp(buf, label) != 0)
+			if (n >= w->nr_agg[i] || !tt_options_thread_selected(o, th))
 				continue;
-		}
-		g = &c->agg[i][n];
-		for (uint32_t k = 0; k < TT_MAX_COUNTERS; k++) {
-			out->total[k] += g->total[k];
-			out->sum[k] += g->sum[k];
-			out->n[k] += g->n[k];
+			if (label) {
+				char buf[4200];
+
+				tt_thread_label(th, buf, sizeof(buf));
+				if (strcmp(buf, label) != 0)
+					continue;
+			}
+			g = &w->agg[i][n];
+			for (uint32_t k = 0; k < TT_MAX_COUNTERS; k++) {
+				out->total[k] += g->total[k];
+				out->sum[k] += g->sum[k];
+				out->n[k] += g->n[k];
+			}
 		}
 	}
 }
 
 void tt_ctrs_fini(struct tt_ctrs *c)
 {
-	for (uint32_t i = 0; i < c->cap_threads; i++)
-		free(c->agg[i]);
-	free(c->agg);
-	free(c->nr_agg);
-	tt_acts_fini(&c->acts);
-	tt_trace_fini(&c->tr);
+	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++) {
+		for (uint32_t i = 0; i < c->w[r].cap_threads; i++)
+			free(c->w[r].agg[i]);
+		free(c->w[r].agg);
+		free(c->w[r].nr_agg);
+	}
 	memset(c, 0, sizeof(*c));
 }

@@ -4,16 +4,17 @@
  * for each thread and scope name, per counter, the inclusive total (the
  * outermost activations' deltas, counted once per recursion like total_ns)
  * and the sum and number of activations that carry the counter (the
- * per-call mean's parts). A second pass over the file through acts.c, run
- * only for traces with COUNTER_SET records; rows are looked up by the
+ * per-call mean's parts). They come from the pairing engine's counter
+ * deltas (scopes.h, on_counters) in summary's own pass, on all walkers:
+ * each walker adds into a table of its own; rows are looked up by the
  * thread label and name of report.c's rows.
  */
 #ifndef TT_CTRS_H
 #define TT_CTRS_H
 
-#include "acts.h"
 #include "events.h"
 #include "options.h"
+#include "report.h"
 
 struct tt_ctr_agg {
 	uint64_t total[TT_MAX_COUNTERS]; /* outermost activations */
@@ -21,28 +22,35 @@ struct tt_ctr_agg {
 	uint64_t n[TT_MAX_COUNTERS];	 /* activations with the counter */
 };
 
-struct tt_ctrs {
-	struct tt_trace tr;
-	struct tt_acts acts;
-	struct tt_ctr_agg **agg; /* [thread index][name index] */
+/* One walker's figures. */
+struct tt_ctrs_walker {
+	struct tt_ctr_agg **agg; /* [thread index][name index of its replica] */
 	uint32_t *nr_agg;	 /* names covered per thread */
 	uint32_t cap_threads;
 };
 
+struct tt_ctrs {
+	struct tt_report *rep;
+	struct tt_ctrs_walker w[TT_REPORT_MAX_REPLICAS];
+	void *ctxs[TT_REPORT_MAX_REPLICAS];
+};
+
 /*
- * tt_ctrs_run() - walk the trace with the report's final clock (for
- * --from/--to and --max-duration). Return: TT_OK or TT_ERR_FILE with msg.
+ * tt_ctrs_run() - summary's pass: tt_report_run() into rep, with the
+ * counter figures into c (whether or not the file has counters).
+ * Return: TT_OK or TT_ERR_FILE with msg. tt_ctrs_fini() then
+ * tt_report_fini() in any case.
  */
-enum tt_status tt_ctrs_run(struct tt_ctrs *c, const struct tt_options *o,
-			   const struct tt_clock *clock, char *msg, size_t msg_bytes);
+enum tt_status tt_ctrs_run(struct tt_ctrs *c, struct tt_report *rep, const struct tt_options *o,
+			   char *msg, size_t msg_bytes);
 /* Counters recorded in the file, in first-seen order. */
 static inline uint32_t tt_ctrs_count(const struct tt_ctrs *c)
 {
-	return c->acts.nr_ctr;
+	return c->rep->sc.nr_ctr;
 }
 static inline const char *tt_ctrs_name(const struct tt_ctrs *c, uint32_t g)
 {
-	return c->acts.ctr_names[g];
+	return c->rep->sc.ctr_names[g];
 }
 /* Index of a counter by name, or UINT32_MAX. */
 uint32_t tt_ctrs_find(const struct tt_ctrs *c, const char *name);

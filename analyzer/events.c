@@ -588,7 +588,7 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 			see_ticks(tr, tr->end.end_ticks);
 			break;
 		case RECFMT_COUNTER_SET:
-			tr->nr_counter_sets++; /* the counters themselves: acts.c */
+			tr->nr_counter_sets++; /* the counters themselves: scopes.c */
 			break;
 		case RECFMT_MODULE: {
 			struct recfmt_module m;

@@ -99,7 +99,7 @@ struct tt_trace {
 	 * Optional: called for every record of a frame after its FRAME (and
 	 * FILE_HEADER) record, before the walker handles it, with the frame's
 	 * index and file offset; for consumers of records the walker does not
-	 * interpret (acts.c, cmd_check.c, cmd_info.c: the counter records of
+	 * interpret (scopes.c, cmd_check.c, cmd_info.c: the counter records of
 	 * FORMAT.md §3.13-§3.14). In a parallel walk, each replica's own.
 	 */
 	void (*on_record)(void *ctx, struct tt_trace *tr, const struct recfmt_record *rec,

@@ -151,7 +151,8 @@ static void finish_row(struct tt_row *r, const struct tt_clock *c)
 static enum tt_status walk(struct tt_report *rep, const struct tt_options *o,
 			   bool (*filter)(void *, const struct tt_thread *), void *filter_ctx,
 			   tt_close_fn on_close, void *close_ctx, const struct tt_consumer *cons,
-			   void *const *cons_ctxs, char *msg, size_t msg_bytes)
+			   void *const *cons_ctxs, tt_counters_fn on_counters, void *const *ctr_ctxs,
+			   char *msg, size_t msg_bytes)
 {
 	struct tt_trace *trs[8];
 	void *ctxs[8];
@@ -183,6 +184,12 @@ static enum tt_status walk(struct tt_report *rep, const struct tt_options *o,
 		sc->close_ctx = close_ctx;
 		sc->cons = cons;
 		sc->cons_ctx = cons ? cons_ctxs[i] : NULL;
+		if (on_counters) {
+			sc->on_counters = on_counters;
+			sc->counters_ctx = ctr_ctxs[i];
+			tr->on_record = tt_scopes_record;
+			tr->record_ctx = sc;
+		}
 		trs[i] = tr;
 		ctxs[i] = sc;
 	}
@@ -200,10 +207,30 @@ enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 	return tt_report_run_views(rep, o, on_close, close_ctx, NULL, NULL, msg, msg_bytes);
 }
 
+static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_close_fn on_close,
+			  void *close_ctx, const struct tt_consumer *cons, void *const *cons_ctxs,
+			  tt_counters_fn on_counters, void *const *ctr_ctxs, char *msg,
+			  size_t msg_bytes);
+
 enum tt_status tt_report_run_views(struct tt_report *rep, const struct tt_options *o,
 				   tt_close_fn on_close, void *close_ctx,
 				   const struct tt_consumer *cons, void *const *cons_ctxs, char *msg,
 				   size_t msg_bytes)
+{
+	return run(rep, o, on_close, close_ctx, cons, cons_ctxs, NULL, NULL, msg, msg_bytes);
+}
+
+enum tt_status tt_report_run_counters(struct tt_report *rep, const struct tt_options *o,
+				      tt_counters_fn on_counters, void *const *ctr_ctxs, char *msg,
+				      size_t msg_bytes)
+{
+	return run(rep, o, NULL, NULL, NULL, NULL, on_counters, ctr_ctxs, msg, msg_bytes);
+}
+
+static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_close_fn on_close,
+			  void *close_ctx, const struct tt_consumer *cons, void *const *cons_ctxs,
+			  tt_counters_fn on_counters, void *const *ctr_ctxs, char *msg,
+			  size_t msg_bytes)
 {
 	struct filter_ctx fc = { o, NULL };
 	enum tt_status st;
@@ -226,7 +253,7 @@ enum tt_status tt_report_run_views(struct tt_report *rep, const struct tt_option
 		fc.meta = &rep->meta;
 	}
 	st = walk(rep, o, o->nr_threads && fc.meta ? thread_filter : NULL, &fc, on_close,
-		  close_ctx, cons, cons_ctxs, msg, msg_bytes);
+		  close_ctx, cons, cons_ctxs, on_counters, ctr_ctxs, msg, msg_bytes);
 	if (st != TT_OK)
 		return st;
 	if (!rep->has_meta)

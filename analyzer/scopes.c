@@ -70,6 +70,16 @@ struct scope_thread {
 	uint32_t nr_batches;
 	bool fused;
 	uint64_t probe_ns[2];
+	/* Counters (tt_scopes.on_counters): from the thread's first COUNTER_SET
+	 * with a recorded column on, its blocks wait in tt_scopes' pending
+	 * block and every enter stores the values it carries. */
+	bool has_ctr;
+	uint64_t *ctr;	     /* TT_MAX_COUNTERS values per stack slot */
+	uint32_t *ctr_mask;  /* per stack slot: the counters valid at its enter */
+	uint32_t nr_cols;    /* recorded columns of its COUNTER_SET */
+	uint32_t col_ctr[TT_MAX_COUNTERS]; /* column -> counter index */
+	uint32_t cur_mask;   /* the event event_slow() pairs: its counters */
+	const uint64_t *cur_vals;
 };
 
 void tt_scopes_init(struct tt_scopes *sc, struct tt_trace *tr)
@@ -85,6 +95,14 @@ static void resize_stack(struct scope_thread *st, uint32_t cap)
 {
 	st->base = tt_xrealloc(st->base, ((size_t)cap + 2) * sizeof(*st->base));
 	st->stack = st->base + 1;
+	if (st->has_ctr) {
+		st->ctr = tt_xrealloc(st->ctr, ((size_t)cap + 2) * TT_MAX_COUNTERS *
+						       sizeof(*st->ctr));
+		st->ctr_mask = tt_xrealloc(st->ctr_mask, ((size_t)cap + 2) * sizeof(*st->ctr_mask));
+		if (cap > st->cap) /* shrink_stack() makes it smaller too */
+			memset(st->ctr_mask + st->cap + 2, 0,
+			       ((size_t)cap - st->cap) * sizeof(*st->ctr_mask));
+	}
 	st->cap = cap;
 }
 
@@ -131,6 +149,39 @@ static void shrink_stack(struct scope_thread *st)
 		cap = MAX_DEPTH + 1;
 	if (cap < st->cap)
 		resize_stack(st, cap);
+}
+
+/* The thread is paired with counters from now on; the frames open so far
+ * were entered without any. */
+static void counters_on(struct scope_thread *st)
+{
+	if (st->has_ctr)
+		return;
+	st->has_ctr = true;
+	st->ctr = tt_xrealloc(NULL, ((size_t)st->cap + 2) * TT_MAX_COUNTERS * sizeof(*st->ctr));
+	st->ctr_mask = tt_xcalloc((size_t)st->cap + 2, sizeof(*st->ctr_mask));
+}
+
+/* A timed activation closed by the current event, which was entered in
+ * stack slot `slot`: its counter deltas to on_counters. */
+static void counters_act(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread *th,
+			 uint32_t name, uint32_t slot, bool outermost)
+{
+	uint32_t mask = st->ctr_mask[slot] & st->cur_mask;
+	const uint64_t *at = &st->ctr[(size_t)slot * TT_MAX_COUNTERS], *now = st->cur_vals;
+	uint64_t delta[TT_MAX_COUNTERS];
+
+	if (!mask || !sc->on_counters)
+		return;
+	for (uint32_t g = 0; g < TT_MAX_COUNTERS; g++) {
+		delta[g] = now[g] - at[g];
+		/* A counter going down is no count: leave it out. */
+		if (now[g] < at[g])
+			mask &= ~(1u << g);
+	}
+	if (mask)
+		sc->on_counters(sc->counters_ctx, (uint32_t)(th - sc->tr->threads), name, outermost,
+				mask, delta);
 }
 
 static struct scope_thread *thread_state(struct tt_scopes *sc, struct tt_thread *th)
@@ -270,6 +321,12 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 				   : 0;
 		if (!fast_mode(sc))
 			st->depth[name].in += f->in;
+		if (st->has_ctr) {
+			st->ctr_mask[st->sp] = st->cur_mask;
+			if (st->cur_mask)
+				memcpy(&st->ctr[(size_t)st->sp * TT_MAX_COUNTERS], st->cur_vals,
+				       TT_MAX_COUNTERS * sizeof(*st->cur_vals));
+		}
 		return;
 	}
 	if (st->overflow) {
@@ -324,6 +381,8 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 			st->stack[f->prev].same_ticks += dur;
 		if (sc->on_close)
 			sc->on_close(sc->close_ctx, th, name, f->enter_ticks, dur);
+		if (st->has_ctr)
+			counters_act(sc, st, th, name, st->sp + 1, outermost);
 		if (sc->cons) {
 			const struct tt_activation a = {
 				.th = th, .name = name, .depth = st->sp,
@@ -592,6 +651,165 @@ static uint64_t now_ns(void)
  */
 #define PROBE_EVERY 64
 
+/*
+ * Counters (scopes.h, on_counters). flush() pairs the pending block, with
+ * the values of a COUNTERS block (cols: column c of event i at
+ * cols[c * n + i]) or without (NULL).
+ */
+static void flush(struct tt_scopes *sc, const uint64_t *cols)
+{
+	struct tt_trace *tr = sc->tr;
+	uint64_t vals[TT_MAX_COUNTERS] = { 0 };
+	struct scope_thread *st;
+	struct tt_thread *th;
+	uint32_t mask = 0;
+
+	if (!sc->pend_thread)
+		return;
+	th = &tr->threads[sc->pend_thread - 1];
+	st = th->user;
+	sc->pend_thread = 0;
+	sc->pend_next = false;
+	if (cols)
+		for (uint32_t c = 0; c < st->nr_cols; c++)
+			if (st->col_ctr[c] != UINT32_MAX)
+				mask |= 1u << st->col_ctr[c];
+	cover_names(st, tr->nr_names);
+	st->cur_vals = vals;
+	st->cur_mask = mask;
+	for (uint32_t i = 0; i < sc->pend_n; i++) {
+		if (mask)
+			for (uint32_t c = 0; c < st->nr_cols; c++)
+				if (st->col_ctr[c] != UINT32_MAX)
+					vals[st->col_ctr[c]] = cols[(size_t)c * sc->pend_n + i];
+		event_slow(sc, st, th, sc->pend_codes[i] >> 1, sc->pend_ticks[i],
+			   sc->pend_codes[i] & 1);
+	}
+	st->cur_vals = NULL;
+	st->cur_mask = 0;
+}
+
+/* A block of a thread with counters: decoded now, paired by flush(). */
+static int defer_block(struct tt_scopes *sc, struct tt_trace *tr, struct tt_thread *th,
+		       struct recfmt_events_iter *it)
+{
+	int n, rc = 0;
+
+	flush(sc, NULL); /* none is pending: the record hook flushed it */
+	if (it->nr_events > sc->pend_cap || !sc->pend_ticks) {
+		/* Never NULL, even for a block of 0 events (NULL + 0 is undefined). */
+		sc->pend_cap = it->nr_events > 64 ? it->nr_events : 64;
+		sc->pend_ticks = tt_xrealloc(sc->pend_ticks, sc->pend_cap * sizeof(*sc->pend_ticks));
+		sc->pend_codes = tt_xrealloc(sc->pend_codes, sc->pend_cap * sizeof(*sc->pend_codes));
+	}
+	sc->pend_n = 0;
+	while ((n = recfmt_events_decode_batch(it, sc->pend_ticks + sc->pend_n,
+					       sc->pend_codes + sc->pend_n,
+					       it->nr_events - sc->pend_n)) > 0)
+		sc->pend_n += (uint32_t)n;
+	if (n < 0 || !recfmt_events_check_end(it))
+		rc = -1; /* the events before the damage still count */
+	for (uint32_t i = 0; i < sc->pend_n; i++)
+		sc->pend_codes[i] = tt_trace_site_name(tr, sc->pend_codes[i] >> 1) << 1 |
+				    (sc->pend_codes[i] & 1);
+	sc->pend_thread = (uint32_t)(th - tr->threads) + 1;
+	/* A damaged block's counters cannot be matched to its events. */
+	sc->pend_next = rc == 0;
+	return rc;
+}
+
+static uint32_t counter_index(struct tt_scopes *sc, const char *name, uint32_t bytes)
+{
+	for (uint32_t g = 0; g < sc->nr_ctr; g++)
+		if (strlen(sc->ctr_names[g]) == bytes && memcmp(sc->ctr_names[g], name, bytes) == 0)
+			return g;
+	if (sc->nr_ctr == TT_MAX_COUNTERS)
+		return UINT32_MAX;
+	sc->ctr_names[sc->nr_ctr] = tt_xrealloc(NULL, bytes + 1);
+	memcpy(sc->ctr_names[sc->nr_ctr], name, bytes);
+	sc->ctr_names[sc->nr_ctr][bytes] = '\0';
+	/* A NUL inside a name would cut it short in reports. */
+	for (uint32_t k = 0; k < bytes; k++)
+		if (!sc->ctr_names[sc->nr_ctr][k])
+			sc->ctr_names[sc->nr_ctr][k] = '?';
+	return sc->nr_ctr++;
+}
+
+/* A COUNTER_SET: the union of counter names on every replica (so that the
+ * indices agree), the thread's columns on the replica that pairs it. */
+static void counter_set(struct tt_scopes *sc, struct tt_trace *tr, const struct recfmt_record *rec)
+{
+	struct recfmt_error err = { 0 };
+	struct recfmt_counter_set cs;
+	uint32_t cols[TT_MAX_COUNTERS], nr = 0;
+	struct scope_thread *st;
+	struct tt_thread *th;
+
+	if (recfmt_decode_counter_set(rec, &cs, &err) != RECFMT_OK)
+		return;
+	for (uint32_t i = 0; i < cs.nr; i++)
+		if (cs.c[i].flags & RECFMT_COUNTER_RECORDED)
+			cols[nr++] = counter_index(sc, cs.c[i].name, cs.c[i].name_bytes);
+	th = tt_trace_thread(tr, cs.thread);
+	if (tr->nr_walkers > 1 && (uint32_t)(th - tr->threads) % tr->nr_walkers != tr->walker)
+		return; /* another replica pairs it (events.h) */
+	st = thread_state(sc, th);
+	if (st->skip)
+		return;
+	memcpy(st->col_ctr, cols, nr * sizeof(*cols));
+	st->nr_cols = nr;
+	if (nr)
+		counters_on(st);
+}
+
+void tt_scopes_record(void *ctx, struct tt_trace *tr, const struct recfmt_record *rec,
+		      uint64_t frame_index, uint64_t frame_offset)
+{
+	struct tt_scopes *sc = ctx;
+	struct recfmt_error err = { 0 };
+	struct recfmt_counters cb;
+	struct scope_thread *st;
+
+	(void)frame_offset;
+	if (rec->type == RECFMT_EVENTS) {
+		/* Flush now, before the walker looks the block's thread up: that
+		 * may grow tr->threads. defer_block() keeps the new one pending. */
+		flush(sc, NULL);
+		sc->pend_frame = frame_index;
+		return;
+	}
+	if (rec->type != RECFMT_COUNTERS) {
+		flush(sc, NULL);
+		if (rec->type == RECFMT_COUNTER_SET)
+			counter_set(sc, tr, rec);
+		return;
+	}
+	/* A COUNTERS block attaches to the pending block only as the very next
+	 * record of its frame, for its thread, with its number of events and
+	 * the columns of the thread's COUNTER_SET; else it is ignored. On the
+	 * replicas that do not pair the thread, nothing is pending. */
+	if (!sc->pend_thread || !sc->pend_next || sc->pend_frame != frame_index ||
+	    recfmt_counters_open(rec, &cb, &err) != RECFMT_OK) {
+		flush(sc, NULL);
+		return;
+	}
+	st = tr->threads[sc->pend_thread - 1].user;
+	if (cb.thread != tr->threads[sc->pend_thread - 1].serial || cb.nr_events != sc->pend_n ||
+	    cb.nr_columns != st->nr_cols) {
+		flush(sc, NULL);
+		return;
+	}
+	if ((size_t)cb.nr_events * cb.nr_columns > sc->pend_vals_cap) {
+		sc->pend_vals_cap = (size_t)cb.nr_events * cb.nr_columns;
+		sc->pend_vals = tt_xrealloc(sc->pend_vals, sc->pend_vals_cap * sizeof(*sc->pend_vals));
+	}
+	if (recfmt_counters_decode(&cb, sc->pend_vals, rec, &err) != RECFMT_OK) {
+		flush(sc, NULL);
+		return;
+	}
+	flush(sc, sc->pend_vals);
+}
+
 int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		    struct recfmt_events_iter *it)
 {
@@ -603,6 +821,8 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 
 	if (st->skip)
 		return 0;
+	if (st->has_ctr && sc->on_counters)
+		return defer_block(sc, tr, th, it);
 	for (;;) {
 		const uint32_t m = it->nr_left < BATCH ? it->nr_left : BATCH;
 		const bool fast = m && fast_mode(sc) && tr->nr_site_slots && !st->overflow &&
@@ -670,6 +890,7 @@ void tt_scopes_finish(struct tt_scopes *sc)
 {
 	struct tt_trace *tr = sc->tr;
 
+	flush(sc, NULL);
 	for (uint32_t i = 0; i < tr->nr_threads; i++) {
 		struct scope_thread *st = tr->threads[i].user;
 
@@ -701,10 +922,20 @@ void tt_scopes_fini(struct tt_scopes *sc)
 			continue;
 		free(st->base);
 		free(st->depth);
+		free(st->ctr);
+		free(st->ctr_mask);
 		tt_stats_fini(&st->own);
 		free(st);
 		tr->threads[i].user = NULL;
 	}
 	tt_stats_fini(&sc->global);
 	free(sc->sink.hist);
+	for (uint32_t g = 0; g < sc->nr_ctr; g++)
+		free(sc->ctr_names[g]);
+	free(sc->pend_ticks);
+	free(sc->pend_codes);
+	free(sc->pend_vals);
+	sc->nr_ctr = 0;
+	sc->pend_ticks = sc->pend_vals = NULL;
+	sc->pend_codes = NULL;
 }

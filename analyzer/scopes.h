@@ -23,7 +23,7 @@
 #include "stats.h"
 
 /*
- * How deep a thread's stack is stored (scopes.c and acts.c alike): enters
+ * How deep a thread's stack is stored (scopes.c, for every consumer): enters
  * beyond are errors, and while any is pending the next exit is taken as its
  * exit. At most TT_MAX_DEPTH, and at most TT_DEPTH_BUDGET shared by the
  * threads known when the stack grows (but never below TT_MIN_DEPTH_LIMIT),
@@ -99,6 +99,19 @@ struct tt_consumer {
 			  * needed (errors are still counted) */
 };
 
+/* Counters known to a walk: the union of the threads' COUNTER_SETs. */
+#define TT_MAX_COUNTERS RECFMT_MAX_COUNTERS
+
+/*
+ * Called for every timed activation inside the window whose enter and exit
+ * both carry counter values (FORMAT.md §3.13-§3.14; summary's counter
+ * columns, ctrs.c): thread is the index in the walk's tr->threads, bit g of
+ * mask says delta[g] (exit value - enter value of counter g, by
+ * tt_scopes.ctr_names) is valid; a value that went down is left out.
+ */
+typedef void (*tt_counters_fn)(void *ctx, uint32_t thread, uint32_t name, bool outermost,
+			       uint32_t mask, const uint64_t *delta);
+
 struct tt_scopes {
 	struct tt_trace *tr;
 	bool by_thread;		/* one stat table per thread */
@@ -113,6 +126,28 @@ struct tt_scopes {
 	const struct tt_consumer *cons; /* NULL: none */
 	void *cons_ctx;
 
+	/*
+	 * Counters: with on_counters set, tt_scopes_record() must be tr's
+	 * record hook (events.h). A thread with a COUNTER_SET then has each
+	 * EVENTS block decoded and kept pending until the next record shows
+	 * whether a COUNTERS block for it follows (it must be the very next
+	 * record of the same frame), and paired then, by event_slow(), with
+	 * the values of each event. Threads without counters keep the fast
+	 * loops. The counter indices are the same on every replica of a walk.
+	 */
+	tt_counters_fn on_counters;
+	void *counters_ctx;
+	char *ctr_names[TT_MAX_COUNTERS]; /* counter index -> name, first seen first */
+	uint32_t nr_ctr;
+	uint32_t pend_thread;	/* thread index + 1 of the pending block, 0: none */
+	bool pend_next;		/* the last record seen was the pending block */
+	uint64_t pend_frame;
+	uint64_t *pend_ticks;
+	uint32_t *pend_codes;	/* name << 1 | kind */
+	uint32_t pend_n, pend_cap;
+	uint64_t *pend_vals;	/* the COUNTERS block's columns */
+	size_t pend_vals_cap;
+
 	struct tt_stat_table global; /* when !by_thread */
 	uint64_t nr_unmatched;	     /* all errors, for reports */
 	uint64_t nr_abandoned;	     /* of which left without an exit (longjmp) */
@@ -125,7 +160,12 @@ void tt_scopes_init(struct tt_scopes *sc, struct tt_trace *tr);
 /* The tt_block_fn to pass to tt_trace_walk() with sc as ctx. */
 int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		    struct recfmt_events_iter *it);
-/* Counts the enters still open at the end of the file as errors. */
+/* The record hook that brings COUNTER_SET and COUNTERS records to the
+ * engine (on_counters; ctx: the tt_scopes). */
+void tt_scopes_record(void *ctx, struct tt_trace *tr, const struct recfmt_record *rec,
+		      uint64_t frame_index, uint64_t frame_offset);
+/* Pairs a pending block, then counts the enters still open at the end of
+ * the file as errors. */
 void tt_scopes_finish(struct tt_scopes *sc);
 /* The stat table of a thread (its own with by_thread, else the global one);
  * NULL if the thread was filtered out or had no events. */

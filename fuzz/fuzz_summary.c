@@ -4,7 +4,7 @@
  * once with defaults (table), once per thread as csv sorted by
  * self time, once as json behind the --thread and --from/--to filters (which
  * add the metadata pre-pass) and a --function regex, and twice with
- * --interval and --max-duration (the counters and intervals pass, acts.c).
+ * --interval and --max-duration (the engine's counter and interval consumers).
  * Every input must give exit 0 or 1 with no sanitizer report, leak or hang.
  * Built with regression_driver.c, it replays files instead (meson test,
  * suite fuzz-smoke).

@@ -366,7 +366,7 @@ Test(metrics, max_duration_makes_longer_activations_errors_in_summary_and_histog
 Test(metrics, many_threads_each_with_its_first_block_keep_every_activation)
 {
 	/* Each new thread's EVENTS block grows the thread table while the
-	 * previous thread's block waits for a COUNTERS block (acts.c). */
+	 * previous thread's block waits for a COUNTERS block (scopes.c). */
 	struct tg_trace *t = new_trace(trace);
 	struct tu_result r;
 
@@ -424,4 +424,74 @@ Test(metrics, info_names_the_counters_recorded_and_not)
 				"\"not_recorded\":[\"cache-misses\"]}}\n"),
 		  "%s", r.out);
 	tu_result_free(&r);
+}
+
+/*
+ * Counters are the pairing engine's (scopes.c), on every walker: thread 1
+ * "main" leaves a leaf by longjmp, thread 2 "w2" counts a leaf of its own,
+ * thread 3 "w3" records no counters.
+ *   main: outer [1000, 1500) instructions 100 -> 600: +500
+ *           leaf [1100, ...) left without an exit (an error, no counts)
+ *         leaf [1600, 1700) 700 -> 750: +50
+ *   w2:   leaf [1000, 1100) 10 -> 40: +30
+ *   w3:   leaf [1000, 1100), no counters
+ */
+Test(metrics, counters_survive_a_longjmp_and_are_the_same_on_every_number_of_walkers)
+{
+	const char *names[1] = { "instructions" };
+	const uint32_t flags[1] = { RECFMT_COUNTER_RECORDED };
+	const char *walkers[] = { "1", "2", "3" };
+	const char *args[][2] = { { "--format=csv", NULL }, { "--format=csv", "--by-thread" },
+				  { "--format=json", NULL }, { NULL, NULL } };
+	struct tg_trace *t = new_trace(trace);
+	uint64_t v[][1] = { { 100 }, { 200 }, { 600 }, { 700 }, { 750 }, { 10 }, { 40 } };
+	struct tu_result r, one[4];
+
+	tg_site(t, 1, "outer");
+	tg_site(t, 2, "leaf");
+	tg_thread(t, 1, 10, "main");
+	tg_thread(t, 2, 11, "w2");
+	tg_thread(t, 3, 12, "w3");
+	cr_assert_eq(tg_counter_set(t, 1, 1, names, flags), 0);
+	cr_assert_eq(tg_counter_set(t, 2, 1, names, flags), 0);
+	tg_enter_ctr(t, 1, 1, 1000, v[0]);
+	tg_enter_ctr(t, 1, 2, 1100, v[1]);
+	tg_exit_ctr(t, 1, 1, 1500, v[2]);
+	tg_enter_ctr(t, 1, 2, 1600, v[3]);
+	tg_exit_ctr(t, 1, 2, 1700, v[4]);
+	tg_enter_ctr(t, 2, 2, 1000, v[5]);
+	tg_exit_ctr(t, 2, 2, 1100, v[6]);
+	tg_enter(t, 3, 2, 1000);
+	tg_exit(t, 3, 2, 1100);
+	cr_assert_eq(tg_finish(t, true), 0);
+
+	cr_assert_eq(setenv("TRACETOOL_THREADS", "1", 1), 0);
+	for (unsigned a = 0; a < 4; a++)
+		one[a] = run_ok(args[a][0], args[a][1], NULL, NULL);
+	cr_assert_str_eq(tu_line(one[0].out, 0),
+			 SUMMARY_HEADER ",instructions_total,instructions_mean");
+	/* The leaf left by longjmp is an error with no counts; the timed
+	 * leaves add 50 + 30 over 2 activations with counters. */
+	cr_assert_str_eq(tu_line(one[0].out, 1), "outer,1,500,500,500,500,500,500,500,500,0,500,500.00");
+	cr_assert_str_eq(tu_line(one[0].out, 2), "leaf,3,300,300,100,100,100,100,100,100,1,80,40.00");
+	cr_assert_str_eq(tu_line(one[1].out, 1),
+			 "main,outer,1,500,500,500,500,500,500,500,500,0,500,500.00");
+	cr_assert(strstr(one[1].out, "\nmain,leaf,1,100,100,100,100,100,100,100,100,1,50,50.00\n"),
+		  "%s", one[1].out);
+	cr_assert(strstr(one[1].out, "\nw2,leaf,1,100,100,100,100,100,100,100,100,0,30,30.00\n"),
+		  "%s", one[1].out);
+	cr_assert(strstr(one[1].out, "\nw3,leaf,1,100,100,100,100,100,100,100,100,0,,\n"), "%s",
+		  one[1].out);
+	for (unsigned w = 1; w < 3; w++) {
+		cr_assert_eq(setenv("TRACETOOL_THREADS", walkers[w], 1), 0);
+		for (unsigned a = 0; a < 4; a++) {
+			r = run_ok(args[a][0], args[a][1], NULL, NULL);
+			cr_assert_str_eq(r.out, one[a].out, "TRACETOOL_THREADS=%s", walkers[w]);
+			cr_assert_str_eq(r.err, one[a].err, "TRACETOOL_THREADS=%s", walkers[w]);
+			tu_result_free(&r);
+		}
+	}
+	unsetenv("TRACETOOL_THREADS");
+	for (unsigned a = 0; a < 4; a++)
+		tu_result_free(&one[a]);
 }
