@@ -22,6 +22,7 @@
 #include "commands.h"
 #include "emit.h"
 #include "options.h"
+#include "progress.h"
 #include "report.h"
 #include "symbols.h"
 
@@ -325,6 +326,8 @@ int tt_cmd_chrome(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (fd == STDOUT_FILENO)
+		tt_progress_stdout_streams(); /* JSON goes out while reading */
 	tt_out_init(&ch.out, fd);
 	assign_tids(&meta);
 	ch.meta = &meta;
