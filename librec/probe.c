@@ -119,8 +119,15 @@ NOINSTR static inline void push(struct rec__thread *t, uint64_t head, uint64_t t
 NOINSTR static bool wait_for_room(struct rec__thread *t, uint64_t need)
 {
 	struct timespec nap = { 0, 50 * 1000 };
-	uint64_t cap = t->mask + 1;
+	uint64_t cap;
 
+	/* No ring yet: the process-wide ring budget was reached (thread.c). */
+	while (unlikely(!t->events) && !rec__thread_ring_retry(t)) {
+		if (!t->block || __atomic_load_n(&t->off, __ATOMIC_RELAXED))
+			return false;
+		nanosleep(&nap, NULL);
+	}
+	cap = t->mask + 1;
 	for (;;) {
 		/* (A) pairs with (D) in writer.c. */
 		uint64_t tail = __atomic_load_n(&t->tail, __ATOMIC_ACQUIRE);

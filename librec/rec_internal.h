@@ -28,6 +28,13 @@
 #define REC__MAX_BUFFER_BYTES (1ull << 32)
 #define REC__DEFAULT_FLUSH_MS 100u
 #define REC__MAX_NAME_BYTES 255u
+/*
+ * Ring memory beyond one ring per live traced thread (thread.c: rings of
+ * exited threads not freed yet, and the pool): REC__SPARE_RINGS rings, at
+ * least REC__SPARE_MIN_BYTES. README "Memory" states it.
+ */
+#define REC__SPARE_RINGS 4u
+#define REC__SPARE_MIN_BYTES (64u << 20)
 
 /*
  * -finstrument-functions hooks (probe.c): a per-thread direct-mapped cache
@@ -131,6 +138,18 @@ struct rec__thread {
 	/* Writer-private: REC_COUNTERS and REC_LIVE bookkeeping. */
 	uint32_t ctr_set_frame;	  /* 1 + seq of the frame with our last COUNTER_SET; 0: none */
 	struct rec__live_thread *live; /* REC_LIVE pairing state (live.c) */
+	/*
+	 * Owner thread, under g.lock: thread.c's ring_gen at the last try to
+	 * get a ring. A thread created over the ring budget has events == NULL
+	 * (and mask 0) until rec__thread_ring_retry() gives it one.
+	 */
+	uint32_t ring_gen_seen;
+	/* Of events: bytes touched (page-rounded), for the ring budget. Set
+	 * under g.lock with the ring, raised by the owner at exit, read by
+	 * the writer at reap (after the acquire of `dead`). */
+	size_t ring_touched_bytes;
+	/* Writer-private: CLOCK_MONOTONIC ns of the head load of the last drain. */
+	uint64_t drained_ns;
 };
 
 /*
@@ -202,6 +221,7 @@ void rec__thread_free(struct rec__thread *t) REC__HIDDEN;
 void rec__thread_set_all_off(void) REC__HIDDEN;
 void rec__thread_forget_all(void) REC__HIDDEN;
 void rec__thread_init_key(void) REC__HIDDEN;
+bool rec__thread_ring_retry(struct rec__thread *t) REC__HIDDEN;
 
 /* probe.c: the calling thread's state (initial-exec TLS). */
 extern __thread struct rec__thread *rec__self

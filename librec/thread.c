@@ -17,41 +17,124 @@
 #include <unistd.h>
 
 #define POOL_MAX 16
+#define HUGE_PAGE_BYTES (2u << 20)
+#define PAGE_BYTES 4096u
 
-/* Rings of exited threads ready for reuse; under rec__g.lock. */
-static struct recfmt_event *pool[POOL_MAX];
-static size_t pool_bytes[POOL_MAX];
+/*
+ * Ring memory budget (README "Memory"; docs/DESIGN.md "Thread churn"). The
+ * memory a ring holds is what was touched of it: live threads' rings, and
+ * the "spare" rings, those of exited threads the writer has not freed yet
+ * and those kept in the pool. A new ring is mapped only while the spare
+ * rings hold less than spare_bytes(); else the thread starts without one
+ * and its scopes are dropped (counted) until the writer frees an exited
+ * thread's ring. So the rings never hold more than REC_BUFFER per traced
+ * thread alive at once, plus spare_bytes(), plus one ring.
+ */
+struct pooled {
+	struct recfmt_event *ring;
+	size_t bytes;	      /* mapped */
+	size_t touched_bytes; /* at most bytes */
+};
+static struct pooled pool[POOL_MAX]; /* under rec__g.lock */
 static unsigned nr_pool;
+static size_t pool_touched_bytes; /* under rec__g.lock */
+/* Touched bytes of exited threads' rings not freed yet: added by exiting
+ * threads, subtracted by the writer at reap (atomic: no common lock). */
+static size_t dead_touched_bytes;
+/*
+ * Bumped (release) each time the writer frees or pools an exited thread's
+ * ring; a thread without a ring retries only when it changed, so that its
+ * probes do not take the lock each time (rec__thread_ring_retry()).
+ */
+static uint32_t ring_gen;
 
-static struct recfmt_event *ring_alloc(size_t bytes)
+static size_t spare_bytes(void)
+{
+	size_t b = (size_t)REC__SPARE_RINGS * rec__g.cfg.buffer_bytes;
+
+	return b > REC__SPARE_MIN_BYTES ? b : REC__SPARE_MIN_BYTES;
+}
+
+/* Under rec__g.lock: a ring from the pool, or a new one if the budget allows. */
+static struct recfmt_event *ring_alloc(size_t bytes, size_t *touched_bytes)
 {
 	void *p;
 
 	for (unsigned i = 0; i < nr_pool; i++) {
-		if (pool_bytes[i] == bytes) {
-			p = pool[i];
+		if (pool[i].bytes == bytes) {
+			p = pool[i].ring;
+			*touched_bytes = pool[i].touched_bytes;
+			pool_touched_bytes -= pool[i].touched_bytes;
 			pool[i] = pool[--nr_pool];
-			pool_bytes[i] = pool_bytes[nr_pool];
 			return p;
 		}
 	}
+	/* Rings of another size (a restart changed REC_BUFFER) make room first. */
+	while (nr_pool && pool_touched_bytes +
+				  __atomic_load_n(&dead_touched_bytes, __ATOMIC_RELAXED) >=
+			  spare_bytes()) {
+		nr_pool--;
+		pool_touched_bytes -= pool[nr_pool].touched_bytes;
+		munmap(pool[nr_pool].ring, pool[nr_pool].bytes);
+	}
+	if (pool_touched_bytes + __atomic_load_n(&dead_touched_bytes, __ATOMIC_RELAXED) >=
+	    spare_bytes())
+		return NULL;
 	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 #ifdef MADV_HUGEPAGE
 	madvise(p, bytes, MADV_HUGEPAGE); /* fewer first-touch faults; advisory */
 #endif
+	*touched_bytes = 0;
 	return p;
 }
 
-static void ring_free(struct recfmt_event *ring, size_t bytes)
+/* Under rec__g.lock: keep a ring for the next thread if the budget allows. */
+static void ring_free(struct recfmt_event *ring, size_t bytes, size_t touched_bytes)
 {
-	if (nr_pool < POOL_MAX) {
-		pool[nr_pool] = ring;
-		pool_bytes[nr_pool++] = bytes;
+	if (!ring)
 		return;
+	if (nr_pool < POOL_MAX && pool_touched_bytes + touched_bytes <= spare_bytes()) {
+		pool[nr_pool++] = (struct pooled){ ring, bytes, touched_bytes };
+		pool_touched_bytes += touched_bytes;
+	} else {
+		munmap(ring, bytes);
 	}
-	munmap(ring, bytes);
+	/* Pairs with the acquire in rec__thread_ring_retry(). */
+	__atomic_fetch_add(&ring_gen, 1, __ATOMIC_RELEASE);
+}
+
+/* Under rec__g.lock: give t a ring if there is room. */
+static bool ring_attach_locked(struct rec__thread *t)
+{
+	t->events = ring_alloc(t->ring_bytes, &t->ring_touched_bytes);
+	if (!t->events)
+		return false;
+	t->mask = t->ring_bytes / sizeof(struct recfmt_event) - 1;
+	return true;
+}
+
+/*
+ * rec__thread_ring_retry() - on the owner thread, in a probe's slow path
+ * (window open): a thread created without a ring (budget reached) takes
+ * one if an exited thread's ring was freed since its last try. The writer
+ * reads events and mask only below head, which this thread publishes later
+ * (release at (B)). Return: true if the thread has a ring now.
+ */
+bool rec__thread_ring_retry(struct rec__thread *t)
+{
+	/* Pairs with the release in ring_free(). */
+	uint32_t gen = __atomic_load_n(&ring_gen, __ATOMIC_ACQUIRE);
+	bool ok;
+
+	if (gen == t->ring_gen_seen)
+		return false;
+	pthread_mutex_lock(&rec__g.lock);
+	t->ring_gen_seen = gen;
+	ok = ring_attach_locked(t);
+	pthread_mutex_unlock(&rec__g.lock);
+	return ok;
 }
 
 /* Runs at thread exit (pthread key destructor): hand the ring to the writer. */
@@ -63,8 +146,26 @@ static void thread_exit(void *arg)
 	/* The group counts this thread only: close it now (the writer still
 	 * reads its column count, so the state itself lives on). */
 	rec__counters_close(t->ctr);
+	if (t->events) {
+		/*
+		 * What the ring holds until the writer frees it: the slots ever
+		 * written, in whole pages (huge pages: madvise above), at least
+		 * what an earlier owner touched.
+		 */
+		uint64_t cap = t->mask + 1, n = t->head < cap ? t->head : cap;
+		size_t page = t->ring_bytes >= HUGE_PAGE_BYTES ? HUGE_PAGE_BYTES : PAGE_BYTES;
+		size_t used = ((size_t)n * sizeof(struct recfmt_event) + page - 1) / page * page;
+
+		if (used > t->ring_bytes)
+			used = t->ring_bytes;
+		if (used > t->ring_touched_bytes)
+			t->ring_touched_bytes = used;
+		__atomic_fetch_add(&dead_touched_bytes, t->ring_touched_bytes, __ATOMIC_RELAXED);
+	}
 	/* Pairs with the acquire load of `dead` in writer.c: every event is published. */
 	__atomic_store_n(&t->dead, 1, __ATOMIC_RELEASE);
+	/* The writer drains and frees the ring now, not at its next poll. */
+	rec__writer_wake();
 }
 
 void rec__thread_init_key(void)
@@ -86,13 +187,14 @@ static struct rec__thread *thread_create_locked(void)
 	if (t == MAP_FAILED)
 		return NULL;
 	t->ring_bytes = rec__g.cfg.buffer_bytes;
-	t->events = ring_alloc(t->ring_bytes);
-	if (!t->events) {
-		munmap(t, sizeof(*t));
-		return NULL;
-	}
-	t->mask = t->ring_bytes / sizeof(struct recfmt_event) - 1;
-	t->limit = (t->mask + 1) / 4; /* soft limit: see wait_for_room() */
+	t->ring_gen_seen = __atomic_load_n(&ring_gen, __ATOMIC_RELAXED);
+	/*
+	 * No ring when the budget is reached (or mmap fails): the thread is
+	 * registered all the same, so that its scopes are counted as drops,
+	 * and takes a ring later (rec__thread_ring_retry()).
+	 */
+	if (ring_attach_locked(t))
+		t->limit = (t->mask + 1) / 4; /* soft limit: see wait_for_room() */
 	t->use_tsc = rec__g.cfg.use_tsc;
 	t->block = rec__g.cfg.block;
 	t->serial = ++rec__g.next_serial;
@@ -145,7 +247,10 @@ struct rec__thread *rec__thread_attach(void)
 void rec__thread_free(struct rec__thread *t)
 {
 	rec__counters_free(t->ctr);
-	ring_free(t->events, t->ring_bytes);
+	/* Pairs with the release of `dead`: ring_touched_bytes is final. */
+	if (t->events && __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE))
+		__atomic_fetch_sub(&dead_touched_bytes, t->ring_touched_bytes, __ATOMIC_RELAXED);
+	ring_free(t->events, t->ring_bytes, t->ring_touched_bytes);
 	munmap(t, sizeof(*t));
 }
 
@@ -169,6 +274,7 @@ void rec__thread_forget_all(void)
 		next = t->next;
 		rec__thread_free(t);
 	}
+	dead_touched_bytes = 0; /* the parent's exiting threads may have been counting */
 	rec__g.threads = NULL;
 	rec__g.next_serial = 0;
 	rec__self = NULL;

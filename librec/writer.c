@@ -7,8 +7,10 @@
  * thread ends and the end marker. Consumer side of the ring protocol,
  * labels (C) and (D) in rec_internal.h.
  *
- * A frame is written when REC_FLUSH_MS is due, when rec_flush() or
- * rec_stop() asks, or when it grows past FRAME_TARGET_BYTES. After the first
+ * A frame is written when its oldest record may be REC_FLUSH_MS / 4 old
+ * (the rest is slack for a writer kept off the CPU: see writer_main), when
+ * rec_flush() or rec_stop() asks, or when it grows past
+ * FRAME_TARGET_BYTES. After the first
  * write error the writer stops writing for good (sticky error), says so once
  * on stderr, and turns recording off; the host program carries on.
  */
@@ -16,6 +18,7 @@
 #include "rec_internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <linux/futex.h>
@@ -27,11 +30,13 @@
 #define SYNC_PERIOD_NS 1000000000ull
 /*
  * Sleep between passes: short while events flow, long when a pass found
- * nothing (producers wake the writer when a ring is a quarter full).
+ * nothing (producers wake the writer when a ring is a quarter full), and
+ * never more than a quarter of REC_FLUSH_MS (writer_main).
  */
 #define POLL_ACTIVE_NS 1000000ull
 #define POLL_IDLE_NS 50000000ull
 #define CALIBRATE_MIN_NS 5000000ull
+#define WRITER_SLICE_NS 500000ull /* what a pass usually takes, and more */
 
 struct writer {
 	struct recfmt_compressor *zc;
@@ -43,7 +48,16 @@ struct writer {
 	struct recfmt_sync calibration; /* second sync point of the first frame */
 	uint32_t seq;
 	uint32_t nr_sites_written;
-	uint64_t pending_since_ns; /* when body last became non-empty; 0 if empty */
+	/*
+	 * A time no later than when the oldest record of the frame being
+	 * built was made (for events, when their ring's head was read at the
+	 * drain before; else the start of the pass before); 0 while the frame
+	 * is empty. CLOCK_MONOTONIC ns.
+	 */
+	uint64_t pending_since_ns;
+	uint64_t pass_ns;      /* start of the current pass */
+	uint64_t prev_pass_ns; /* start of the pass before it */
+	uint64_t due_ns;       /* REC_FLUSH_MS / 4: see frame_due() */
 	uint64_t last_sync_ns;
 	uint64_t nr_events;
 	uint64_t nr_dropped_exited; /* drops of threads already ended */
@@ -205,10 +219,28 @@ out:
 	w->pending_since_ns = 0;
 }
 
+/*
+ * Something was added to the frame being built. It was recorded after the
+ * previous pass started: that pass had read every head it drained up to
+ * (and a thread registered since did not exist then).
+ */
 static void note_pending(struct writer *w)
 {
 	if (!w->pending_since_ns)
-		w->pending_since_ns = mono_ns();
+		w->pending_since_ns = w->prev_pass_ns ? w->prev_pass_ns : 1;
+}
+
+/* Events drained from a ring were recorded after since_ns. */
+static void note_pending_since(struct writer *w, uint64_t since_ns)
+{
+	if (!w->pending_since_ns || since_ns < w->pending_since_ns)
+		w->pending_since_ns = since_ns ? since_ns : 1;
+}
+
+/* The frame being built must be written now to keep REC_FLUSH_MS. */
+static bool frame_due(const struct writer *w, uint64_t now_ns)
+{
+	return w->pending_since_ns && now_ns - w->pending_since_ns >= w->due_ns;
 }
 
 static int encode_ring_all(struct writer *w, struct rec__thread *t, uint64_t tail,
@@ -393,15 +425,24 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 {
 	/* Pairs with the release store in thread_exit(): then head is final. */
 	bool dead = __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE);
+	/*
+	 * Every event below this head was recorded before now; those above
+	 * it, drained next time, after: their age is measured from here
+	 * (frame_due()), not from the start of a pass that may be long.
+	 */
+	uint64_t head_ns = mono_ns();
 	/* (C) pairs with (B) in probe.c. */
 	uint64_t head = __atomic_load_n(&t->head, __ATOMIC_ACQUIRE);
+	uint64_t since_ns = t->drained_ns ? t->drained_ns : w->prev_pass_ns;
 	uint64_t tail = t->tail;
 	uint64_t dropped = __atomic_load_n(&t->nr_dropped, __ATOMIC_RELAXED) - t->nr_dropped_base;
-	bool busy = head - tail > (t->mask + 1) / 4;
+	/* mask only below a published head: a thread may get its ring late (thread.c). */
+	bool busy = head != tail && head - tail > (t->mask + 1) / 4;
 	/* Slots an event takes: set before the thread was registered. */
 	uint64_t group = t->ctr ? 1 + (uint64_t)t->ctr->nr : 1;
 	int err = 0;
 
+	t->drained_ns = head_ns;
 	/* Cap one block so that a frame stays under its size limit. */
 	while (head != tail && !err) {
 		uint64_t n = head - tail;
@@ -452,8 +493,9 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 		w->nr_events += written;
 		/* (D) pairs with (A) in probe.c: the slots may be reused now. */
 		__atomic_store_n(&t->tail, tail, __ATOMIC_RELEASE);
-		note_pending(w);
-		if (w->lead.len + w->meta.len + w->body.len >= FRAME_TARGET_BYTES)
+		note_pending_since(w, since_ns);
+		if (w->lead.len + w->meta.len + w->body.len >= FRAME_TARGET_BYTES ||
+		    frame_due(w, mono_ns()))
 			write_frame(w);
 		if (held)
 			break;
@@ -569,25 +611,72 @@ static void write_end(struct writer *w)
 	write_frame(w);
 }
 
+/*
+ * Asks the scheduler for a short time slice (Linux >= 6.12, EEVDF: the
+ * sched_runtime of a SCHED_OTHER thread). An earlier virtual deadline lets
+ * the writer preempt a CPU-bound thread soon after it wakes, instead of
+ * waiting for that thread's slice to end, without a larger share of the
+ * CPU and without privileges. Only when the writer runs under SCHED_OTHER
+ * (it inherits the policy of the thread that started recording; a host's
+ * choice of batch, idle or real-time stays), keeping its nice value; on
+ * older kernels the call changes nothing or fails, and either is fine.
+ */
+static void ask_short_slice(void)
+{
+	struct {
+		uint32_t size, sched_policy;
+		uint64_t sched_flags;
+		int32_t sched_nice;
+		uint32_t sched_priority;
+		uint64_t sched_runtime, sched_deadline, sched_period;
+		uint32_t sched_util_min, sched_util_max;
+	} attr = { 0 };
+
+	if (syscall(SYS_sched_getattr, 0, &attr, (unsigned)sizeof(attr), 0) != 0 ||
+	    attr.sched_policy != SCHED_OTHER)
+		return;
+	attr.size = (uint32_t)sizeof(attr);
+	attr.sched_flags = 0;
+	attr.sched_runtime = WRITER_SLICE_NS;
+	syscall(SYS_sched_setattr, 0, &attr, 0);
+}
+
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
+	/*
+	 * REC_FLUSH_MS as a bound on a busy machine: a record made at t is
+	 * drained by the next pass (at most a quarter of REC_FLUSH_MS later),
+	 * and its frame is written once pending_since_ns (<= t) is a quarter
+	 * of REC_FLUSH_MS old, at an absolute deadline. So it is in the file
+	 * by t + REC_FLUSH_MS / 4 + the time the writer waits for a CPU and
+	 * writes: three quarters of REC_FLUSH_MS are the slack for that
+	 * (README and DESIGN.md give the figures measured under load).
+	 * Raising the writer's priority needs privileges, and with them would
+	 * take CPU from the host's threads at moments it did not choose; a
+	 * short slice (ask_short_slice()) needs neither.
+	 */
 	uint64_t flush_ns = (uint64_t)rec__g.cfg.flush_ms * 1000000u;
-	uint64_t poll_active_ns = flush_ns / 2 < POLL_ACTIVE_NS ? flush_ns / 2 : POLL_ACTIVE_NS;
-	uint64_t poll_idle_ns = flush_ns / 2 < POLL_IDLE_NS ? flush_ns / 2 : POLL_IDLE_NS;
+	uint64_t poll_active_ns = flush_ns / 4 < POLL_ACTIVE_NS ? flush_ns / 4 : POLL_ACTIVE_NS;
+	uint64_t poll_idle_ns = flush_ns / 4 < POLL_IDLE_NS ? flush_ns / 4 : POLL_IDLE_NS;
 	bool stop = false;
 
 	/* So that top, perf and debuggers show which thread is ours. */
 	pthread_setname_np(pthread_self(), "rec-writer");
+	ask_short_slice();
 	/* Never a traced thread: probes and hooks on it record nothing. */
 	rec__in_librec = 1;
 	calibrate(w);
 	w->last_sync_ns = rec__g.start_sync.mono_ns;
+	w->due_ns = flush_ns / 4;
+	w->pass_ns = rec__g.start_sync.mono_ns; /* no record is older */
 	while (!stop) {
 		uint64_t flush_req, now, nr_events_before = w->nr_events, poll_ns, now_ticks;
 		size_t nr;
 		bool busy = false, final;
 
+		w->prev_pass_ns = w->pass_ns;
+		w->pass_ns = mono_ns();
 		pthread_mutex_lock(&rec__g.lock);
 		stop = rec__g.stop_requested;
 		flush_req = rec__g.flush_requested;
@@ -597,14 +686,29 @@ static void *writer_main(void *arg)
 		final = stop || flush_req != rec__g.flush_done;
 		now_ticks = rec__clock_now(rec__g.cfg.use_tsc);
 
-		for (size_t i = 0; i < nr; i++) {
-			bool ended;
+		/*
+		 * Exited threads first: their rings are freed as soon as they
+		 * are drained, and a starved writer must not let them pile up
+		 * behind the live ones (the ring budget, thread.c). Threads
+		 * seen alive in the first round are drained in the second.
+		 */
+		for (int round = 0; round < 2; round++) {
+			for (size_t i = 0; i < nr; i++) {
+				bool ended;
 
-			busy |= drain_thread(w, w->snap[i], final, now_ticks, &ended);
-			if (ended) {
-				pthread_mutex_lock(&rec__g.lock);
-				reap_locked(w, w->snap[i]);
-				pthread_mutex_unlock(&rec__g.lock);
+				if (!w->snap[i] ||
+				    (round == 0 && !__atomic_load_n(&w->snap[i]->dead, __ATOMIC_ACQUIRE)))
+					continue;
+				busy |= drain_thread(w, w->snap[i], final, now_ticks, &ended);
+				if (ended) {
+					pthread_mutex_lock(&rec__g.lock);
+					reap_locked(w, w->snap[i]);
+					pthread_mutex_unlock(&rec__g.lock);
+				}
+				w->snap[i] = NULL;
+				/* A long pass does not hold back what is due. */
+				if (frame_due(w, mono_ns()))
+					write_frame(w);
 			}
 		}
 		/*
@@ -636,8 +740,7 @@ static void *writer_main(void *arg)
 		}
 		if (stop) {
 			write_end(w);
-		} else if (w->seq == 0 || flush_req != rec__g.flush_done ||
-			   (w->pending_since_ns && now - w->pending_since_ns + poll_ns >= flush_ns)) {
+		} else if (w->seq == 0 || flush_req != rec__g.flush_done || frame_due(w, now)) {
 			/* flush_done is only written by this thread: reading it unlocked is safe. */
 			write_frame(w);
 		}
@@ -653,13 +756,19 @@ static void *writer_main(void *arg)
 			     rec__g.flush_requested == rec__g.flush_done;
 		pthread_mutex_unlock(&rec__g.lock);
 		if (sleep) {
-			/* Wake in time for the REC_FLUSH_MS deadline of what is pending. */
-			if (w->pending_since_ns && w->pending_since_ns + flush_ns > now &&
-			    w->pending_since_ns + flush_ns - now < poll_ns)
-				poll_ns = w->pending_since_ns + flush_ns - now;
-			struct timespec nap = { (time_t)(poll_ns / 1000000000u),
-						(long)(poll_ns % 1000000000u) };
-			syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAIT_PRIVATE, seen, &nap, NULL, 0);
+			/*
+			 * Until an absolute CLOCK_MONOTONIC time, so that being
+			 * descheduled before the call does not push the wake-up
+			 * later: the next poll, or the deadline of what is pending.
+			 */
+			uint64_t wake_ns = w->pass_ns + poll_ns;
+
+			if (w->pending_since_ns && w->pending_since_ns + w->due_ns < wake_ns)
+				wake_ns = w->pending_since_ns + w->due_ns;
+			struct timespec at = { (time_t)(wake_ns / 1000000000u),
+					       (long)(wake_ns % 1000000000u) };
+			syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAIT_BITSET_PRIVATE, seen, &at, NULL,
+				FUTEX_BITSET_MATCH_ANY);
 		}
 	}
 	return NULL;

@@ -39,7 +39,7 @@ $cc "$tmp/app.c" $(pkg-config --cflags --libs librec) \
 # Recipe 3: the static library.
 # shellcheck disable=SC2046
 $cc "$tmp/app.c" $(pkg-config --cflags librec) "$(pkg-config --variable=libdir librec)/librec.a" \
-	-lzstd -lpthread -o "$tmp/static" || fail "cannot build with the static recipe"
+	-lpthread -o "$tmp/static" || fail "cannot build with the static recipe"
 [ "$(REC_OUTPUT="$tmp/s.zst" "$tmp/static")" = 90 ] || fail "the static recipe's program does not run"
 "$root/bin/tracetool" summary --format=csv "$tmp/s.zst" | grep -q '^twice,10,' || fail "static: no trace"
 echo "1 passed, 0 failed"
