@@ -6,20 +6,60 @@
  */
 #include "rec_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 _Static_assert(REC_OVERFLOW_DROP == 1 && REC_OVERFLOW_BLOCK == 2, "resolve_choice() order");
 _Static_assert(REC_CLOCK_TSC == 1 && REC_CLOCK_MONOTONIC == 2, "resolve_choice() order");
 
+/*
+ * The value of environment variable `name` without leading and trailing
+ * white space, copied into buf (cut to its size; a value that long is bad
+ * anyway). Return: buf, or NULL if unset or blank. Paths (REC_OUTPUT) are
+ * not trimmed: a space may belong to a file name.
+ */
+static const char *env_value(const char *name, char *buf, size_t buf_bytes)
+{
+	const char *v = getenv(name);
+	size_t n;
+
+	if (!v)
+		return NULL;
+	while (isspace((unsigned char)*v))
+		v++;
+	n = strlen(v);
+	while (n && isspace((unsigned char)v[n - 1]))
+		n--;
+	if (!n)
+		return NULL;
+	if (n >= buf_bytes)
+		n = buf_bytes - 1;
+	memcpy(buf, v, n);
+	buf[n] = 0;
+	return buf;
+}
+
+/*
+ * REC_DISABLE: any value but 0, no, false, off (any case) or blank disables
+ * recording: 1, yes, true, on, and anything else a user sets it to.
+ */
 bool rec__env_disabled(void)
 {
-	const char *v = getenv("REC_DISABLE");
+	static const char *const keep[] = { "0", "no", "false", "off" };
+	char buf[16];
+	const char *v = env_value("REC_DISABLE", buf, sizeof(buf));
 
-	return v && strcmp(v, "1") == 0;
+	if (!v)
+		return false;
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (strcasecmp(v, keep[i]) == 0)
+			return false;
+	return true;
 }
 
 /* "123", "64K", "8M", "1G" (powers of 1024). Return: 0 or -EINVAL. */
@@ -76,13 +116,14 @@ static int expand_output(const char *pattern, char *out, size_t out_bytes)
 }
 
 /*
- * A period with a unit (ns, us, ms, s; a bare number is seconds) between
- * 10 ms and an hour. Return: 0, or -1.
+ * A period with a unit (ns, us, ms, s, min, h; a bare number is seconds)
+ * between 10 ms and an hour. Return: 0, or -1.
  */
 static int parse_duration(const char *s, uint64_t *ns)
 {
 	static const struct { const char *unit; uint64_t ns; } units[] = {
-		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 }, { "", 1000000000 },
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+		{ "min", 60000000000ull }, { "h", 3600000000000ull }, { "", 1000000000 },
 	};
 	char *end;
 	double v;
@@ -112,16 +153,17 @@ static int parse_duration(const char *s, uint64_t *ns)
 static int resolve_choice(const char *env, const char *field, const char *first,
 			  const char *second, int *value)
 {
+	char buf[64], pb[REC__LOG_PATH_BYTES];
 	const char *v;
 
-	if (*value == 0 && (v = getenv(env)) && *v) {
+	if (*value == 0 && (v = env_value(env, buf, sizeof(buf)))) {
 		if (strcmp(v, first) == 0)
 			*value = 1;
 		else if (strcmp(v, second) == 0)
 			*value = 2;
 		else {
-			rec__log("bad %s '%s' (want %s or %s); tracing disabled", env, v, first,
-				 second);
+			rec__log("bad %s '%s' (want %s or %s); tracing disabled", env,
+				 rec__log_path(getenv(env), pb, sizeof(pb)), first, second);
 			return -EINVAL;
 		}
 	}
@@ -135,6 +177,7 @@ static int resolve_choice(const char *env, const char *field, const char *first,
 int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 {
 	struct rec_config c = REC_CONFIG_INIT;
+	char buf[256], pb[REC__LOG_PATH_BYTES];
 	const char *v;
 	int err;
 
@@ -150,14 +193,16 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 	v = c.output ? c.output : getenv("REC_OUTPUT");
 	err = expand_output(v && *v ? v : "trace.zst", out->output, sizeof(out->output));
 	if (err) {
-		rec__log("bad REC_OUTPUT '%s': %s; tracing disabled", v ? v : "", strerror(-err));
+		rec__log("bad REC_OUTPUT '%s': %s; tracing disabled",
+			 rec__log_path(v ? v : "", pb, sizeof(pb)), strerror(-err));
 		return err;
 	}
 
 	out->buffer_bytes = c.buffer_bytes;
-	if (!out->buffer_bytes && (v = getenv("REC_BUFFER")) && *v) {
+	if (!out->buffer_bytes && (v = env_value("REC_BUFFER", buf, sizeof(buf)))) {
 		if (parse_bytes(v, &out->buffer_bytes) || out->buffer_bytes == 0) {
-			rec__log("bad REC_BUFFER '%s' (want bytes with K/M/G suffix); tracing disabled", v);
+			rec__log("bad REC_BUFFER '%s' (want bytes with K/M/G suffix); tracing disabled",
+				 rec__log_path(getenv("REC_BUFFER"), pb, sizeof(pb)));
 			return -EINVAL;
 		}
 	}
@@ -174,14 +219,15 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 	out->buffer_bytes = ring;
 
 	out->flush_ms = c.flush_ms;
-	if (!out->flush_ms && (v = getenv("REC_FLUSH_MS")) && *v) {
+	if (!out->flush_ms && (v = env_value("REC_FLUSH_MS", buf, sizeof(buf)))) {
 		char *end;
 		unsigned long ms;
 
 		errno = 0;
 		ms = strtoul(v, &end, 10);
 		if (errno || *end || end == v || v[0] == '-' || ms == 0 || ms > 3600000) {
-			rec__log("bad REC_FLUSH_MS '%s' (want 1 to 3600000); tracing disabled", v);
+			rec__log("bad REC_FLUSH_MS '%s' (want 1 to 3600000); tracing disabled",
+				 rec__log_path(getenv("REC_FLUSH_MS"), pb, sizeof(pb)));
 			return -EINVAL;
 		}
 		out->flush_ms = (uint32_t)ms;
@@ -193,15 +239,15 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 	v = getenv("REC_COUNTERS");
 	snprintf(out->counters, sizeof(out->counters), "%s", v ? v : "");
 	out->live_ns = 0;
-	if ((v = getenv("REC_LIVE")) && *v && parse_duration(v, &out->live_ns)) {
+	if ((v = env_value("REC_LIVE", buf, sizeof(buf))) && parse_duration(v, &out->live_ns)) {
 		rec__log("bad REC_LIVE '%s' (want a period such as 1s or 500ms, 10ms to 1h); "
-			 "no live report", v);
+			 "no live report", rec__log_path(getenv("REC_LIVE"), pb, sizeof(pb)));
 		out->live_ns = 0;
 	}
 
 	/* REC_MIN_NS (env only): activations shorter than this are not written. */
 	out->min_ns = 0;
-	if ((v = getenv("REC_MIN_NS")) && *v) {
+	if ((v = env_value("REC_MIN_NS", buf, sizeof(buf)))) {
 		char *end;
 		unsigned long long ns;
 
@@ -209,7 +255,7 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 		ns = strtoull(v, &end, 10);
 		if (errno || *end || end == v || v[0] == '-' || ns > 3600000000000ull) {
 			rec__log("bad REC_MIN_NS '%s' (want nanoseconds, 0 to 3600000000000); "
-				 "tracing disabled", v);
+				 "tracing disabled", rec__log_path(getenv("REC_MIN_NS"), pb, sizeof(pb)));
 			return -EINVAL;
 		}
 		out->min_ns = ns;

@@ -13,6 +13,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct rec__global rec__g = {
@@ -25,9 +27,19 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static char output_pattern[4096];
 static bool pattern_from_config;
 
+/*
+ * At exit the file is finished, and a parked writer that never ran quits.
+ * A recording that never started will not start after this: a probe in a
+ * later exit handler or destructor would begin a file nobody finishes.
+ */
 static void at_exit(void)
 {
 	rec_stop();
+	pthread_mutex_lock(&rec__g.lock);
+	if (rec__g.state == REC__NEVER_STARTED)
+		__atomic_store_n(&rec__g.state, REC__STOPPED, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&rec__g.lock);
+	rec__writer_retire();
 }
 
 static void init_conds(void)
@@ -67,8 +79,7 @@ static void fork_child(void)
 	if (rec__g.fd >= 0)
 		close(rec__g.fd);
 	rec__g.fd = -1;
-	if (rec__g.writer_running)
-		rec__writer_forget();
+	rec__writer_forget();
 	rec__g.writer_running = false;
 	rec__g.stop_requested = false;
 	rec__g.flush_requested = rec__g.flush_done = 0;
@@ -78,6 +89,9 @@ static void fork_child(void)
 		bool has_pid = pattern && strstr(pattern, "%p");
 		__atomic_store_n(&rec__g.state, has_pid ? REC__NEVER_STARTED : REC__DISABLED, __ATOMIC_RELEASE);
 	}
+	/* A child that will record gets its parked writer now (see rec_load()). */
+	if (rec__g.state == REC__NEVER_STARTED && !rec__env_disabled())
+		rec__writer_park();
 }
 
 static void init_process(void)
@@ -93,10 +107,122 @@ static void init_process(void)
  * before the parent's first probe, and so that our exit handler, registered
  * first, runs last: the host's own atexit handlers and C++ destructors run
  * before the file is finished, and their probes are recorded.
+ *
+ * It also creates the writer thread, parked: recording still starts at the
+ * first probe (no file before it), but that probe may be in a signal
+ * handler, where creating a thread or calling malloc can deadlock or
+ * corrupt the heap (the handler may have interrupted malloc). With the
+ * writer parked, the first probe allocates nothing: it opens the file,
+ * maps its ring and tells the writer to go. Not with REC_DISABLE set at
+ * load. Priority 101: in a static link, before the program's own
+ * constructors, which may probe. A probe that still comes first (another
+ * library's constructor) starts the writer itself, as before.
  */
-__attribute__((constructor)) static void rec_load(void)
+__attribute__((constructor(101))) static void rec_load(void)
 {
 	pthread_once(&init_once, init_process);
+	if (!rec__env_disabled())
+		rec__writer_park();
+}
+
+/*
+ * Opens `path` for a new recording, never blocking: O_NONBLOCK, so that a
+ * FIFO with no reader fails at once (ENXIO) instead of waiting for one; the
+ * writer handles EAGAIN on FIFOs and devices (writer.c). A terminal is
+ * refused. A regular file is truncated only under an exclusive flock(),
+ * which it keeps while the recording runs: if another live recording holds
+ * it (a traced program run by a traced program, two programs in one
+ * directory), this one writes NAME-<pid>.EXT instead, rewriting `path`
+ * (one stderr line says so). The kernel drops the lock when its holder
+ * dies, so a crashed recording's file is overwritten as before.
+ * Return: the fd, or a negative errno (one stderr line said why).
+ */
+static int open_one(const char *path, bool *locked_by_other)
+{
+	char pb[REC__LOG_PATH_BYTES];
+	struct stat st;
+	int fd, err;
+
+	*locked_by_other = false;
+	fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		err = -errno;
+		if (err == -ENXIO && stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
+			rec__log("cannot open %s: a FIFO with no reader; tracing disabled",
+				 rec__log_path(path, pb, sizeof(pb)));
+		else
+			rec__log("cannot open %s: %s; tracing disabled",
+				 rec__log_path(path, pb, sizeof(pb)), strerror(-err));
+		return err;
+	}
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		rec__log("cannot open %s: %s; tracing disabled", rec__log_path(path, pb, sizeof(pb)),
+			 strerror(-err));
+		close(fd);
+		return err;
+	}
+	if (isatty(fd)) {
+		rec__log("cannot write %s: a terminal; tracing disabled",
+			 rec__log_path(path, pb, sizeof(pb)));
+		close(fd);
+		return -EINVAL;
+	}
+	if (!S_ISREG(st.st_mode))
+		return fd; /* FIFO or device: nothing to truncate, writes never block */
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
+		*locked_by_other = true;
+		close(fd);
+		return -EBUSY;
+	}
+	/* Locked (or locks are not supported here: as before, truncate). */
+	if (ftruncate(fd, 0) < 0) {
+		err = -errno;
+		rec__log("cannot open %s: %s; tracing disabled", rec__log_path(path, pb, sizeof(pb)),
+			 strerror(-err));
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* "dir/trace.zst" -> "dir/trace-<pid>.zst"; "trace" -> "trace-<pid>". */
+static int fallback_name(const char *path, char *out, size_t out_bytes)
+{
+	const char *base = strrchr(path, '/'), *dot;
+	int n;
+
+	base = base ? base + 1 : path;
+	dot = strrchr(base, '.');
+	if (!dot || dot == base)
+		dot = base + strlen(base);
+	n = snprintf(out, out_bytes, "%.*s-%d%s", (int)(dot - path), path, (int)getpid(), dot);
+	return n < 0 || (size_t)n >= out_bytes ? -ENAMETOOLONG : 0;
+}
+
+static int open_output(char *path, size_t path_bytes)
+{
+	char pb[REC__LOG_PATH_BYTES], pb2[REC__LOG_PATH_BYTES], other[sizeof(rec__g.cfg.output)];
+	bool busy;
+	int fd = open_one(path, &busy);
+
+	if (!busy)
+		return fd;
+	if (fallback_name(path, other, sizeof(other)) < 0 || strlen(other) >= path_bytes) {
+		rec__log("%s is being written by another recording; tracing disabled",
+			 rec__log_path(path, pb, sizeof(pb)));
+		return -EBUSY;
+	}
+	fd = open_one(other, &busy);
+	if (busy)
+		rec__log("%s and %s are being written by other recordings; tracing disabled",
+			 rec__log_path(path, pb, sizeof(pb)), rec__log_path(other, pb2, sizeof(pb2)));
+	else if (fd >= 0)
+		rec__log("%s is being written by another recording; writing %s instead",
+			 rec__log_path(path, pb, sizeof(pb)), rec__log_path(other, pb2, sizeof(pb2)));
+	if (fd >= 0)
+		memcpy(path, other, strlen(other) + 1);
+	return fd;
 }
 
 /*
@@ -134,12 +260,10 @@ int rec__start_locked(const struct rec_config *config)
 		snprintf(output_pattern, sizeof(output_pattern), "%s", env && *env ? env : "trace.zst");
 		pattern_from_config = false;
 	}
-	fd = open(rec__g.cfg.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open_output(rec__g.cfg.output, sizeof(rec__g.cfg.output));
 	if (fd < 0) {
-		err = -errno;
-		rec__log("cannot open %s: %s; tracing disabled", rec__g.cfg.output, strerror(-err));
 		__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
-		return err;
+		return fd;
 	}
 	rec__g.fd = fd;
 	rec__counters_configure(rec__g.cfg.counters);
@@ -148,12 +272,17 @@ int rec__start_locked(const struct rec_config *config)
 	rec__clock_sync(rec__g.cfg.use_tsc, &rec__g.start_sync);
 	/*
 	 * Threads left from an earlier recording: start them afresh in this
-	 * file, numbered from 1 again (the writer is not running: no race).
+	 * file, numbered from 1 again. The writer is not running, so its
+	 * fields are ours; but the producers are: one may be waiting for room
+	 * (block mode) and load tail at (A) while we store it. Hence a release
+	 * store, standing in for the writer's (D): it pairs with (A) in
+	 * probe.c, and the discarded slots are free to overwrite.
 	 */
 	rec__g.next_serial = 0;
 	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
 		t->serial = ++rec__g.next_serial;
-		t->tail = __atomic_load_n(&t->head, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&t->tail, __atomic_load_n(&t->head, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
 		t->nr_dropped_base = __atomic_load_n(&t->nr_dropped, __ATOMIC_RELAXED);
 		t->nr_dropped_written = 0;
 		t->nr_events_written = 0;

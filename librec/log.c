@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 void rec__log(const char *fmt, ...)
@@ -25,4 +26,18 @@ void rec__log(const char *fmt, ...)
 	line[n++] = '\n';
 	while (write(STDERR_FILENO, line, (size_t)n) < 0 && errno == EINTR)
 		;
+}
+
+/*
+ * rec__log_path() - `path` as a log line shows it: itself if it is short,
+ * else its head and tail around "...", so that the line keeps its reason.
+ */
+const char *rec__log_path(const char *path, char *buf, size_t buf_bytes)
+{
+	size_t n = strlen(path), head = buf_bytes / 4;
+
+	if (n < buf_bytes)
+		return path;
+	snprintf(buf, buf_bytes, "%.*s...%s", (int)head, path, path + n - (buf_bytes - head - 4));
+	return buf;
 }

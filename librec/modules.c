@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "rec_internal.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
@@ -76,6 +77,30 @@ static uint32_t find_build_id(const struct dl_phdr_info *info, const uint8_t **o
 	return 0;
 }
 
+/* Adds key to the modules recorded in this file. Return: 0, or -ENOMEM. */
+static int add_known(struct rec__modules *m, const struct rec__module_key *key)
+{
+	if (m->nr_known == m->cap_known) {
+		uint32_t cap = m->cap_known ? 2 * m->cap_known : 32;
+		struct rec__module_key *k = realloc(m->known, cap * sizeof(*k));
+
+		if (!k)
+			return -ENOMEM;
+		m->known = k;
+		m->cap_known = cap;
+	}
+	m->known[m->nr_known++] = *key;
+	return 0;
+}
+
+static bool is_known(const struct rec__modules *m, const struct rec__module_key *key)
+{
+	for (uint32_t i = 0; i < m->nr_known; i++)
+		if (memcmp(&m->known[i], key, sizeof(*key)) == 0)
+			return true;
+	return false;
+}
+
 static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct scan *s = arg;
@@ -124,27 +149,103 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
 	key.bias = info->dlpi_addr;
 	key.first_start = ranges[0].start;
 	key.path_hash = hash_str(path);
-	for (uint32_t i = 0; i < m->nr_known; i++)
-		if (memcmp(&m->known[i], &key, sizeof(key)) == 0)
-			return 0;
-	if (m->nr_known == m->cap_known) {
-		uint32_t cap = m->cap_known ? 2 * m->cap_known : 32;
-		struct rec__module_key *k = realloc(m->known, cap * sizeof(*k));
-
-		if (!k) {
-			s->err = -ENOMEM;
-			return 1;
-		}
-		m->known = k;
-		m->cap_known = cap;
-	}
+	if (is_known(m, &key))
+		return 0;
 	build_id_bytes = find_build_id(info, &build_id);
 	s->err = recfmt_encode_module(s->out, m->nr_known + 1, flags, info->dlpi_addr, ranges,
 				      nr_ranges, build_id, build_id_bytes, path);
-	if (s->err)
-		return 1;
-	m->known[m->nr_known++] = key;
-	return 0;
+	if (!s->err)
+		s->err = add_known(m, &key);
+	return s->err ? 1 : 0;
+}
+
+/*
+ * rec__modules_capture() - called by site.c when it registers a function
+ * site of a module it has no snapshot of, in the probe's slow path (maybe
+ * in a signal handler): the module is mapped, since fn's code is running.
+ * _dl_find_object() is lock-free and async-signal-safe (glibc 2.35); the
+ * program headers are read from the module's first page, where the ELF
+ * header maps them. Return: false for the main program (never unloaded;
+ * the writer's scan records it), or when the module cannot be found.
+ */
+bool rec__modules_capture(uintptr_t fn, struct rec__module_snap *snap, const char **path)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+	struct dl_find_object fo;
+	const ElfW(Ehdr) *eh;
+	struct dl_phdr_info info;
+
+	if (_dl_find_object((void *)fn, &fo) != 0 || !fo.dlfo_link_map ||
+	    !fo.dlfo_link_map->l_name || !fo.dlfo_link_map->l_name[0])
+		return false;
+	eh = fo.dlfo_map_start;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_phentsize != sizeof(ElfW(Phdr)) ||
+	    eh->e_phoff % _Alignof(ElfW(Phdr)) != 0)
+		return false;
+	memset(snap, 0, sizeof(*snap));
+	memset(&info, 0, sizeof(info));
+	info.dlpi_addr = fo.dlfo_link_map->l_addr;
+	info.dlpi_phdr = (const ElfW(Phdr) *)(const void *)((const char *)fo.dlfo_map_start +
+							      eh->e_phoff);
+	info.dlpi_phnum = eh->e_phnum;
+	for (int i = 0; i < info.dlpi_phnum && snap->nr_ranges < RECFMT_MAX_MODULE_RANGES; i++) {
+		const ElfW(Phdr) *ph = &info.dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			snap->ranges[snap->nr_ranges].start = info.dlpi_addr + ph->p_vaddr;
+			snap->ranges[snap->nr_ranges].end = info.dlpi_addr + ph->p_vaddr + ph->p_memsz;
+			snap->nr_ranges++;
+		}
+	}
+	if (!snap->nr_ranges)
+		return false;
+	const uint8_t *id = NULL;
+	uint32_t n = find_build_id(&info, &id);
+
+	if (n > RECFMT_MAX_BUILD_ID_BYTES)
+		n = 0;
+	if (n)
+		memcpy(snap->build_id, id, n);
+	snap->build_id_bytes = n;
+	snap->bias = info.dlpi_addr;
+	snap->map_start = (uintptr_t)fo.dlfo_map_start;
+	snap->map_end = (uintptr_t)fo.dlfo_map_end;
+	snap->path_hash = hash_str(fo.dlfo_link_map->l_name);
+	*path = fo.dlfo_link_map->l_name;
+	return true;
+#else
+	(void)fn, (void)snap, (void)path;
+	return false;
+#endif
+}
+
+/*
+ * rec__modules_add_snaps() - a MODULE record for every module snapshot
+ * taken since the last call in this file and not recorded yet (same key as
+ * the scan's, so neither records a module twice). Writer thread only.
+ */
+int rec__modules_add_snaps(struct rec__modules *m, struct recfmt_buf *out)
+{
+	uint32_t nr = rec__site_nr_snaps();
+	int err = 0;
+
+	for (; m->nr_snaps_done < nr && !err; m->nr_snaps_done++) {
+		const struct rec__module_snap *snap = rec__site_snap(m->nr_snaps_done);
+		struct rec__module_key key;
+
+		memset(&key, 0, sizeof(key));
+		key.bias = snap->bias;
+		key.first_start = snap->ranges[0].start;
+		key.path_hash = snap->path_hash;
+		if (is_known(m, &key))
+			continue;
+		err = recfmt_encode_module(out, m->nr_known + 1, 0, snap->bias, snap->ranges,
+					   snap->nr_ranges, snap->build_id, snap->build_id_bytes,
+					   snap->path);
+		if (!err)
+			err = add_known(m, &key);
+	}
+	return err;
 }
 
 /*

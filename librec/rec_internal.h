@@ -247,6 +247,9 @@ void rec__site_reinit_lock(void) REC__HIDDEN;
 uint32_t rec__site_register_func(uintptr_t fn) REC__HIDDEN;
 /* The function address of a site registered by rec__site_register_func(), else 0. */
 uintptr_t rec__site_func_addr(const struct rec__site *site) REC__HIDDEN;
+/* Module snapshots of function sites: their number (acquire), and one. */
+uint32_t rec__site_nr_snaps(void) REC__HIDDEN;
+const struct rec__module_snap *rec__site_snap(uint32_t i) REC__HIDDEN;
 
 /* modules.c: the writer's view of the loaded ELF modules (FORMAT.md §3.10). */
 struct rec__modules {
@@ -254,8 +257,29 @@ struct rec__modules {
 	bool scanned;
 	uint32_t nr_known, cap_known;
 	struct rec__module_key *known;
+	uint32_t nr_snaps_done; /* module snapshots (site.c) looked at in this file */
 };
 int rec__modules_scan(struct rec__modules *m, struct recfmt_buf *out) REC__HIDDEN;
+
+/*
+ * What the writer needs of the module holding a function site, copied when
+ * the module's first function site is registered (site.c), so that a
+ * library unloaded before the writer's next scan is still named.
+ */
+struct rec__module_snap {
+	uint64_t bias;
+	uintptr_t map_start, map_end; /* the whole mapping, for site.c's lookup */
+	uint32_t path_hash;
+	uint32_t nr_ranges;
+	uint32_t build_id_bytes;
+	struct recfmt_range ranges[RECFMT_MAX_MODULE_RANGES];
+	uint8_t build_id[RECFMT_MAX_BUILD_ID_BYTES];
+	const char *path; /* librec's copy (site.c) */
+};
+/* Fills snap but its path for the module holding fn; *path: the module's own name. */
+bool rec__modules_capture(uintptr_t fn, struct rec__module_snap *snap, const char **path) REC__HIDDEN;
+/* Writer: MODULE records for snapshots not yet in this file. Return: 0, or -ENOMEM. */
+int rec__modules_add_snaps(struct rec__modules *m, struct recfmt_buf *out) REC__HIDDEN;
 void rec__modules_fini(struct rec__modules *m) REC__HIDDEN;
 /* fork: no module scan runs across it (modules.c; lifecycle.c's handlers). */
 void rec__modules_fork_prepare(void) REC__HIDDEN;
@@ -288,6 +312,8 @@ int rec__writer_start(void) REC__HIDDEN;
 void rec__writer_stop(void) REC__HIDDEN;
 void rec__writer_wake(void) REC__HIDDEN;
 void rec__writer_forget(void) REC__HIDDEN;
+void rec__writer_park(void) REC__HIDDEN;
+void rec__writer_retire(void) REC__HIDDEN;
 
 /* counters.c */
 struct perf_event_mmap_page;
@@ -313,5 +339,8 @@ void rec__live_forget_thread(struct rec__thread *t) REC__HIDDEN;
 
 /* log.c: one "rec: ..." line on stderr. */
 void rec__log(const char *fmt, ...) __attribute__((format(printf, 1, 2))) REC__HIDDEN;
+/* Paths in log lines are cut to fewer than this many bytes (log.c). */
+#define REC__LOG_PATH_BYTES 200u
+const char *rec__log_path(const char *path, char *buf, size_t buf_bytes) REC__HIDDEN;
 
 #endif /* REC_INTERNAL_H */

@@ -2,9 +2,16 @@
 /*
  * site.c - the probe-site registry: gives each TRACE_SCOPE site a small id
  * on its first hit and lets the writer find the site of an id. Ids are never
- * reused and sites are never removed (they live in static storage of the
- * host program), so the table only grows, in chunks that never move: the
- * writer reads it without a lock.
+ * reused and sites are never removed, so the table only grows, in chunks
+ * that never move: the writer reads it without a lock.
+ *
+ * A TRACE_SCOPE site lives in the static storage of the module that holds
+ * the probe, which dlclose() may unmap at any time after the probe returns.
+ * So registration copies what the writer needs of it (line, name, file) into
+ * librec's own memory, and the table points at the copy: nothing of librec
+ * reads a host module's memory after the probe that registered the site
+ * returned (contract §7). The only write into the module is the site's id,
+ * during that probe.
  *
  * Function sites (the -finstrument-functions hooks, probe.c) are registered
  * by code address instead: each gets a struct rec__fsite in an arena that
@@ -14,6 +21,7 @@
  */
 #include "rec_internal.h"
 
+#include <string.h>
 #include <sys/mman.h>
 
 #define CHUNK_SHIFT 12
@@ -21,6 +29,7 @@
 #define NR_CHUNKS 4096u /* 16 M sites */
 
 static pthread_mutex_t site_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Every entry points into librec's own memory (the copies, or farena). */
 static const struct rec__site **chunks[NR_CHUNKS];
 /*
  * Number of registered sites; ids are 1..nr_sites. Release-stored after the
@@ -28,43 +37,118 @@ static const struct rec__site **chunks[NR_CHUNKS];
  */
 static uint32_t nr_sites;
 
-/*
- * rec__site_register() - the id of `site`, registering it on first use.
- * Called from the probe's slow path; takes a lock, allocates once per chunk.
- * Return: the id, or 0 if the table is full or out of memory (the caller
- * counts a drop).
- */
-/* Under site_lock: see rec__site_register(). */
-static uint32_t register_locked(struct rec__site *site)
+static void *map_zeroed(size_t bytes)
 {
-	uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (id)
-		return id; /* another thread registered it meanwhile */
-	id = nr_sites + 1;
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * The copies of host sites and their strings, under site_lock: bump
+ * allocation in mmap'ed chunks that are never freed (sites are never
+ * removed). mmap, not malloc: registration may run in a signal handler
+ * (probe.c). A string is cut at RECFMT_MAX_NAME_BYTES, as the file would.
+ */
+#define ARENA_CHUNK_BYTES (64u << 10)
+_Static_assert(RECFMT_MAX_NAME_BYTES + 1 + sizeof(struct rec__site) < ARENA_CHUNK_BYTES,
+	       "a site and a string fit in one chunk");
+static char *arena, *arena_end;
+static const char *last_file; /* the copy of the last file name, shared by its sites */
+
+static void *arena_alloc(size_t bytes, size_t align)
+{
+	char *p = (char *)(((uintptr_t)arena + align - 1) & ~(uintptr_t)(align - 1));
+
+	if (!arena || bytes > (size_t)(arena_end - p)) {
+		arena = map_zeroed(ARENA_CHUNK_BYTES);
+		if (!arena)
+			return NULL;
+		arena_end = arena + ARENA_CHUNK_BYTES;
+		p = arena;
+	}
+	arena = p + bytes;
+	return p;
+}
+
+static const char *copy_string(const char *s)
+{
+	size_t n = 0;
+	char *c;
+
+	if (!s)
+		return NULL;
+	while (n < RECFMT_MAX_NAME_BYTES && s[n])
+		n++;
+	c = arena_alloc(n + 1, 1);
+	if (c)
+		memcpy(c, s, n); /* the arena is zeroed: c[n] is the terminator */
+	return c;
+}
+
+/* Under site_lock: librec's copy of a host site, or NULL if out of memory. */
+static struct rec__site *copy_site(const struct rec__site *site)
+{
+	struct rec__site *c = arena_alloc(sizeof(*c), _Alignof(struct rec__site));
+
+	if (!c)
+		return NULL;
+	c->line = site->line;
+	c->name = copy_string(site->name);
+	/* Sites of one file come in runs: share the copy of its name. */
+	if (site->file && last_file &&
+	    strncmp(site->file, last_file, RECFMT_MAX_NAME_BYTES + 1) == 0)
+		c->file = last_file;
+	else
+		c->file = last_file = copy_string(site->file);
+	if ((site->name && !c->name) || (site->file && !c->file))
+		return NULL; /* the chunk holding c is reused by nobody: a few bytes lost */
+	return c;
+}
+
+/*
+ * Under site_lock: give `owned` (librec's memory) the next id, publish it
+ * in the table and store the id in *id_slot (the host's site, or owned's own
+ * id). Return: the id, or 0 if the table is full or out of memory.
+ */
+static uint32_t register_locked(struct rec__site *owned, uint32_t *id_slot)
+{
+	uint32_t id = nr_sites + 1;
+
 	if (id >= NR_CHUNKS * CHUNK_SITES)
 		return 0;
 	if (!chunks[id >> CHUNK_SHIFT]) {
 		/* mmap, not malloc: this may run in a signal handler (see probe.c). */
-		void *chunk = mmap(NULL, CHUNK_SITES * sizeof(**chunks), PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (chunk == MAP_FAILED)
+		void *chunk = map_zeroed(CHUNK_SITES * sizeof(**chunks));
+		if (!chunk)
 			return 0;
 		chunks[id >> CHUNK_SHIFT] = chunk;
 	}
-	chunks[id >> CHUNK_SHIFT][id & (CHUNK_SITES - 1)] = site;
+	owned->id = id;
+	chunks[id >> CHUNK_SHIFT][id & (CHUNK_SITES - 1)] = owned;
 	__atomic_store_n(&nr_sites, id, __ATOMIC_RELEASE);
 	/* Pairs with the acquire load in enter_slow(); the fast path needs no order. */
-	__atomic_store_n(&site->id, id, __ATOMIC_RELEASE);
+	__atomic_store_n(id_slot, id, __ATOMIC_RELEASE);
 	return id;
 }
 
+/*
+ * rec__site_register() - the id of `site`, registering it on first use.
+ * Called from the probe's slow path, while the site's module is surely
+ * mapped (its code is running); takes a lock, allocates with mmap only.
+ * Return: the id, or 0 if the table is full or out of memory (the caller
+ * counts a drop).
+ */
 uint32_t rec__site_register(struct rec__site *site)
 {
+	struct rec__site *copy;
 	uint32_t id;
 
 	pthread_mutex_lock(&site_lock);
-	id = register_locked(site);
+	id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
+	if (!id && (copy = copy_site(site)))
+		id = register_locked(copy, &site->id);
+	/* else another thread registered it meanwhile */
 	pthread_mutex_unlock(&site_lock);
 	return id;
 }
@@ -81,13 +165,6 @@ static struct rec__fsite *farena;	/* current arena, FARENA_SITES entries */
 static uint32_t farena_used;
 static struct rec__fsite **fhash;	/* open addressing, NULL = empty */
 static uint32_t fhash_mask, fhash_used;
-
-static void *map_zeroed(size_t bytes)
-{
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
 
 static uint32_t hash_fn(uintptr_t fn)
 {
@@ -121,6 +198,69 @@ static bool fhash_grow(void)
 }
 
 /*
+ * Snapshots of the modules holding function sites (rec__modules_capture()),
+ * in the arena, published like the sites: the slot first, then the count
+ * with a release (pairs with the acquire in rec__site_nr_snaps()). A
+ * module's snapshot is published before the id of its first function site,
+ * so a writer that sees a site sees its module's snapshot.
+ */
+#define NR_SNAPS_MAX 65536u
+static const struct rec__module_snap **snaps;
+static uint32_t nr_snaps;
+static struct rec__module_snap *spare_snap; /* a capture that matched a known snapshot */
+static uint32_t last_snap;		    /* index + 1 of the last match; 0 none */
+
+static bool same_module(const struct rec__module_snap *a, const struct rec__module_snap *b)
+{
+	return a->bias == b->bias && a->map_start == b->map_start && a->map_end == b->map_end &&
+	       a->path_hash == b->path_hash && a->ranges[0].start == b->ranges[0].start;
+}
+
+/*
+ * Under site_lock: make sure the module holding fn has a snapshot. A
+ * capture per new function site (a lookup and a walk of a few program
+ * headers), compared with the last module matched, then with all: a
+ * module may have been unloaded and another mapped at its addresses.
+ */
+static void snap_module_of(uintptr_t fn)
+{
+	struct rec__module_snap *snap = spare_snap;
+	const char *path;
+
+	if (!snap && !(snap = spare_snap = arena_alloc(sizeof(*snap), _Alignof(struct rec__module_snap))))
+		return;
+	if (!rec__modules_capture(fn, snap, &path))
+		return;
+	if (last_snap && same_module(snap, snaps[last_snap - 1]))
+		return;
+	for (uint32_t i = nr_snaps; i-- > 0;) {
+		if (same_module(snap, snaps[i])) {
+			last_snap = i + 1;
+			return;
+		}
+	}
+	if (nr_snaps == NR_SNAPS_MAX || (!snaps && !(snaps = map_zeroed(NR_SNAPS_MAX * sizeof(*snaps)))))
+		return; /* the writer's scan still records the module if it is loaded */
+	snap->path = copy_string(path);
+	if (!snap->path)
+		return;
+	spare_snap = NULL;
+	snaps[nr_snaps] = snap;
+	last_snap = nr_snaps + 1;
+	__atomic_store_n(&nr_snaps, nr_snaps + 1, __ATOMIC_RELEASE);
+}
+
+uint32_t rec__site_nr_snaps(void)
+{
+	return __atomic_load_n(&nr_snaps, __ATOMIC_ACQUIRE);
+}
+
+const struct rec__module_snap *rec__site_snap(uint32_t i)
+{
+	return snaps[i];
+}
+
+/*
  * rec__site_register_func() - the site id of the function at `fn`,
  * registering it on first use. Called from the hooks' slow path (probe.c),
  * possibly in a signal handler (rec__in_librec guards re-entry): takes a
@@ -147,12 +287,13 @@ uint32_t rec__site_register_func(uintptr_t fn)
 		if (!farena)
 			goto out;
 	}
+	snap_module_of(fn);
 	f = &farena[farena_used];
 	f->site.name = "";
 	f->site.file = func_marker;
 	f->fn = fn;
 	/* fn before the id: the writer reads fn after loading the site count. */
-	id = register_locked(&f->site);
+	id = register_locked(&f->site, &f->site.id);
 	if (id) {
 		farena_used++;
 		fhash[i] = f;

@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -36,6 +37,9 @@
 #define POLL_ACTIVE_NS 1000000ull
 #define POLL_IDLE_NS 50000000ull
 #define CALIBRATE_MIN_NS 5000000ull
+#define OUTPUT_STALL_S 10
+#define REC__STR2(x) #x
+#define REC__STR(x) REC__STR2(x)
 #define WRITER_SLICE_NS 500000ull /* what a pass usually takes, and more */
 
 struct writer {
@@ -90,25 +94,49 @@ static uint64_t mono_ns(void)
 /* Under rec__g.lock: a write failed; stop recording, once, loudly. */
 static void fail_locked(struct writer *w, int err)
 {
+	char pb[REC__LOG_PATH_BYTES];
+
 	if (w->failed)
 		return;
 	w->failed = true;
 	rec__g.write_error = -err;
 	__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
 	rec__thread_set_all_off();
-	rec__log("cannot write %s: %s; tracing stopped", rec__g.cfg.output, strerror(err));
+	rec__log("cannot write %s: %s; tracing stopped",
+		 rec__log_path(rec__g.cfg.output, pb, sizeof(pb)),
+		 err == ETIMEDOUT ? "nothing was read from it for " REC__STR(OUTPUT_STALL_S) " s"
+				  : strerror(err));
 }
 
+/*
+ * A FIFO or device output is non-blocking (lifecycle.c): when it is full,
+ * wait for room, but give up after OUTPUT_STALL_S seconds in which nothing
+ * could be written (a reader that stopped reading), so that rec_stop() at
+ * exit never waits forever.
+ */
 static int write_all(int fd, const uint8_t *p, size_t n)
 {
+	uint64_t stalled_ns = 0;
+
 	while (n) {
 		ssize_t k = write(fd, p, n);
 
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN) {
+				struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+				uint64_t t0 = mono_ns();
+
+				if (stalled_ns >= OUTPUT_STALL_S * 1000000000ull)
+					return ETIMEDOUT;
+				poll(&pfd, 1, 100);
+				stalled_ns += mono_ns() - t0;
+				continue;
+			}
 			return errno;
 		}
+		stalled_ns = 0;
 		if (k == 0)
 			return EIO;
 		p += k;
@@ -188,8 +216,12 @@ static void write_frame(struct writer *w)
 	 * frame. A function site's code was loaded before the site was
 	 * registered, so this scan, after loading nr_sites, sees its module.
 	 */
-	if (nr_sites != w->nr_sites_written || !w->modules.scanned)
-		err = rec__modules_scan(&w->modules, &w->meta);
+	if (nr_sites != w->nr_sites_written || !w->modules.scanned) {
+		/* Snapshots first: their modules may be gone from the scan. */
+		err = rec__modules_add_snaps(&w->modules, &w->meta);
+		if (!err)
+			err = rec__modules_scan(&w->modules, &w->meta);
+	}
 	for (uint32_t id = w->nr_sites_written + 1; id <= nr_sites && !err; id++) {
 		const struct rec__site *s = rec__site_get(id);
 		uintptr_t fn = rec__site_func_addr(s);
@@ -617,7 +649,8 @@ static void write_end(struct writer *w)
  * the writer preempt a CPU-bound thread soon after it wakes, instead of
  * waiting for that thread's slice to end, without a larger share of the
  * CPU and without privileges. Only when the writer runs under SCHED_OTHER
- * (it inherits the policy of the thread that started recording; a host's
+ * (it inherits the policy of the thread that created it: the one that
+ * loaded librec, or called rec_start() after rec_stop(); a host's
  * choice of batch, idle or real-time stays), keeping its nice value; on
  * older kernels the call changes nothing or fails, and either is fine.
  */
@@ -641,6 +674,36 @@ static void ask_short_slice(void)
 	syscall(SYS_sched_setattr, 0, &attr, 0);
 }
 
+/*
+ * The writer thread's life. It is created parked (at load, in a child after
+ * fork that will record, or by rec__writer_start() when none is parked),
+ * so that a recording started by a probe in a signal handler creates no
+ * thread and allocates nothing there: the probe only says go. It then runs
+ * one recording and ends; rec__writer_stop() joins it. At exit a thread
+ * still parked is told to quit and joined (rec__writer_retire()).
+ */
+enum writer_cmd { CMD_PARK = 0, CMD_GO, CMD_QUIT };
+static int writer_cmd;	   /* enum writer_cmd; under rec__g.lock */
+static bool writer_parked; /* a parked thread exists; under rec__g.lock */
+
+/* The writer thread, parked: wait under rec__g.lock for go or quit. */
+static int wait_for_cmd(void)
+{
+	int cmd;
+
+	pthread_mutex_lock(&rec__g.lock);
+	while ((cmd = writer_cmd) == CMD_PARK) {
+		uint32_t seen = __atomic_load_n(&rec__g.wake_seq, __ATOMIC_ACQUIRE);
+
+		pthread_mutex_unlock(&rec__g.lock);
+		/* A wake after the load above changes wake_seq: the wait returns. */
+		syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+		pthread_mutex_lock(&rec__g.lock);
+	}
+	pthread_mutex_unlock(&rec__g.lock);
+	return cmd;
+}
+
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
@@ -656,9 +719,7 @@ static void *writer_main(void *arg)
 	 * take CPU from the host's threads at moments it did not choose; a
 	 * short slice (ask_short_slice()) needs neither.
 	 */
-	uint64_t flush_ns = (uint64_t)rec__g.cfg.flush_ms * 1000000u;
-	uint64_t poll_active_ns = flush_ns / 4 < POLL_ACTIVE_NS ? flush_ns / 4 : POLL_ACTIVE_NS;
-	uint64_t poll_idle_ns = flush_ns / 4 < POLL_IDLE_NS ? flush_ns / 4 : POLL_IDLE_NS;
+	uint64_t flush_ns, poll_active_ns, poll_idle_ns;
 	bool stop = false;
 
 	/* So that top, perf and debuggers show which thread is ours. */
@@ -666,6 +727,21 @@ static void *writer_main(void *arg)
 	ask_short_slice();
 	/* Never a traced thread: probes and hooks on it record nothing. */
 	rec__in_librec = 1;
+	if (wait_for_cmd() == CMD_QUIT)
+		return NULL;
+	/* Go: the configuration and the file were set under rec__g.lock before it. */
+	flush_ns = (uint64_t)rec__g.cfg.flush_ms * 1000000u;
+	poll_active_ns = flush_ns / 4 < POLL_ACTIVE_NS ? flush_ns / 4 : POLL_ACTIVE_NS;
+	poll_idle_ns = flush_ns / 4 < POLL_IDLE_NS ? flush_ns / 4 : POLL_IDLE_NS;
+	/* Allocated here, not by the starter, which may be a signal handler. */
+	w->zc = recfmt_compressor_create(1);
+	if (!w->zc) {
+		pthread_mutex_lock(&rec__g.lock);
+		fail_locked(w, ENOMEM);
+		pthread_mutex_unlock(&rec__g.lock);
+	}
+	if (rec__g.cfg.live_ns)
+		w->live = rec__live_create(rec__g.cfg.live_ns, rec__g.cfg.use_tsc);
 	calibrate(w);
 	w->last_sync_ns = rec__g.start_sync.mono_ns;
 	w->due_ns = flush_ns / 4;
@@ -719,7 +795,8 @@ static void *writer_main(void *arg)
 		 */
 		if (rec__site_count() != w->nr_sites_scanned) {
 			w->nr_sites_scanned = rec__site_count();
-			if (rec__modules_scan(&w->modules, &w->meta) == 0)
+			if (rec__modules_add_snaps(&w->modules, &w->meta) == 0 &&
+			    rec__modules_scan(&w->modules, &w->meta) == 0)
 				note_pending(w);
 		}
 		now = mono_ns();
@@ -778,16 +855,20 @@ static struct writer writer_state;
 
 /*
  * rec__writer_forget() - in a child after fork(): the writer thread does
- * not exist here, but its buffers were copied. They cannot be freed safely
- * (the parent's writer may have been between a realloc and storing its
- * result), so they are set aside, still reachable, and never touched again.
+ * not exist here (running or parked), but its buffers were copied. They
+ * cannot be freed safely (the parent's writer may have been between a
+ * realloc and storing its result), so they are set aside, still reachable,
+ * and never touched again.
  */
 static struct writer inherited __attribute__((used));
 
 void rec__writer_forget(void)
 {
-	inherited = writer_state;
+	if (rec__g.writer_running)
+		inherited = writer_state;
 	memset(&writer_state, 0, sizeof(writer_state));
+	writer_parked = false;
+	writer_cmd = CMD_PARK;
 }
 
 /*
@@ -803,33 +884,81 @@ void rec__writer_wake(void)
 }
 
 /*
- * rec__writer_start() - under rec__g.lock, with the file open: start the
- * writer thread with every signal blocked (so the host's handlers never run
- * on it and SIGXFSZ becomes EFBIG). Return: 0 or a negative errno.
+ * Under rec__g.lock: create a parked writer thread with every signal
+ * blocked (so the host's handlers never run on it and SIGXFSZ becomes
+ * EFBIG). Allocates (pthread_create): never called from a probe that a
+ * signal handler may run, except when no thread could be parked before.
+ * Return: 0 or a negative errno.
  */
-int rec__writer_start(void)
+static int spawn_locked(void)
 {
-	struct writer *w = &writer_state;
 	sigset_t all, old;
 	int err;
 
-	memset(w, 0, sizeof(*w));
-	w->zc = recfmt_compressor_create(1);
-	if (!w->zc)
-		return -ENOMEM;
-	if (rec__g.cfg.live_ns)
-		w->live = rec__live_create(rec__g.cfg.live_ns, rec__g.cfg.use_tsc);
+	writer_cmd = CMD_PARK;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&rec__g.writer, NULL, writer_main, w);
+	err = pthread_create(&rec__g.writer, NULL, writer_main, &writer_state);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) {
-		recfmt_compressor_destroy(w->zc);
-		rec__live_destroy(w->live);
-		memset(w, 0, sizeof(*w));
+	if (err)
 		return -err;
+	writer_parked = true;
+	return 0;
+}
+
+/*
+ * rec__writer_park() - have a parked writer ready for the next start, if
+ * recording has not started (at load; in a child after fork that will
+ * record). Takes rec__g.lock. A failure is not reported: the start then
+ * creates the thread itself.
+ */
+void rec__writer_park(void)
+{
+	pthread_mutex_lock(&rec__g.lock);
+	if (!writer_parked && !rec__g.writer_running &&
+	    __atomic_load_n(&rec__g.state, __ATOMIC_RELAXED) == REC__NEVER_STARTED)
+		spawn_locked();
+	pthread_mutex_unlock(&rec__g.lock);
+}
+
+/* rec__writer_retire() - at exit: a parked writer that never ran quits. */
+void rec__writer_retire(void)
+{
+	bool join;
+
+	pthread_mutex_lock(&rec__g.lock);
+	join = writer_parked;
+	if (join) {
+		writer_parked = false;
+		writer_cmd = CMD_QUIT;
+		rec__writer_wake();
 	}
+	pthread_mutex_unlock(&rec__g.lock);
+	if (join)
+		pthread_join(rec__g.writer, NULL);
+}
+
+/*
+ * rec__writer_start() - under rec__g.lock, with the file open: tell the
+ * parked writer to go (creating it first if none is parked). With a parked
+ * writer this allocates nothing and creates no thread: async-signal-safe
+ * (the first probe of the process may be in a signal handler).
+ * Return: 0 or a negative errno.
+ */
+int rec__writer_start(void)
+{
+	int err;
+
+	if (!writer_parked) {
+		err = spawn_locked();
+		if (err)
+			return err;
+	}
+	memset(&writer_state, 0, sizeof(writer_state)); /* the parked thread reads it after go */
+	writer_parked = false;
+	writer_cmd = CMD_GO;
 	rec__g.writer_running = true;
+	rec__writer_wake();
 	return 0;
 }
 

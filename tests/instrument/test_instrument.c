@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -388,5 +389,32 @@ Test(instrument, hotspot_func_b_takes_four_times_func_a_and_wrappers_no_self_tim
 		  r.out);
 	cr_assert(field_of(r.out, "wrapper_b", 2) * 20 < field_of(r.out, "wrapper_b", 1), "%s",
 		  r.out);
+	tu_result_free(&r);
+}
+
+/* A module unloaded at once after its functions ran: named all the same (issue 11). */
+static int dl_cycles[] = { 1, 3, 5, 100 };
+
+ParameterizedTestParameters(instrument, functions_of_a_module_unloaded_at_once_keep_their_names)
+{
+	return cr_make_param_array(int, dl_cycles, sizeof(dl_cycles) / sizeof(dl_cycles[0]));
+}
+
+ParameterizedTest(int *cycles, instrument, functions_of_a_module_unloaded_at_once_keep_their_names)
+{
+	struct tu_result r;
+	char args[1024];
+
+	snprintf(args, sizeof(args), "'%s' %d", env("DLMOD"), *cycles);
+	record(env("PROG_DLLOOP"), args, NULL);
+	r = summary_csv();
+	cr_assert_eq(calls_of(r.out, "main"), 1, "%s", r.out);
+	cr_assert_eq(calls_of(r.out, "dl_work"), 2 * *cycles, "%s", r.out);
+	cr_assert_eq(tu_nr_lines(r.out), 3, "nothing else\n%s", r.out);
+	cr_assert_null(strstr(r.out, "\n0x"), "no unnamed address\n%s", r.out);
+	cr_assert_str_eq(r.err, "");
+	tu_result_free(&r);
+	r = tu_run("check", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
 	tu_result_free(&r);
 }
