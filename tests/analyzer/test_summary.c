@@ -488,15 +488,15 @@ Test(summary, table_is_one_line_per_name_when_the_terminal_is_wide_enough)
 	write_two_threads();
 	/* The longest label is the header's "function" (8), plus 80 of numbers. */
 	r = summary_table("88", NULL);
-	cr_assert_eq(tu_nr_lines(r.out), 6, "%s", r.out);
+	cr_assert_eq(tu_nr_lines(r.out), 7, "%s", r.out); /* with the [*] legend */
 	cr_assert(strncmp(tu_line(r.out, 0), "function    calls   total    self", 33) == 0, "%s",
 		  r.out);
 	memset(rule, '-', 88);
 	rule[88] = '\0';
 	cr_assert_str_eq(tu_line(r.out, 1), rule);
-	cr_assert(strncmp(tu_line(r.out, 2), "f               4    80ns    80ns    10ns", 41) == 0,
+	cr_assert(strncmp(tu_line(r.out, 2), "f  [*]          4    80ns    80ns    10ns", 41) == 0,
 		  "%s", r.out);
-	cr_assert(strncmp(tu_line(r.out, 3), "g               1     7ns     7ns     7ns", 41) == 0,
+	cr_assert(strncmp(tu_line(r.out, 3), "g  [*]          1     7ns     7ns     7ns", 41) == 0,
 		  "%s", r.out);
 	cr_assert_str_eq(tu_line(r.out, 4), rule);
 	for (unsigned i = 0; i < tu_nr_lines(r.out); i++)
@@ -512,7 +512,7 @@ Test(summary, table_puts_names_on_their_own_line_when_the_terminal_is_too_narrow
 	write_two_threads();
 	r = summary_table("87", NULL);
 	cr_assert_str_eq(tu_line(r.out, 0), "function");
-	cr_assert_str_eq(tu_line(r.out, 3), "f");
+	cr_assert_str_eq(tu_line(r.out, 3), "f  [*]"); /* "worker" dropped scopes */
 	cr_assert(strncmp(tu_line(r.out, 4), "        4    80ns", 17) == 0, "%s", r.out);
 	for (unsigned i = 0; i < tu_nr_lines(r.out); i++)
 		cr_assert_leq(display_width(tu_line(r.out, i)), 80, "line %u: %s", i,
@@ -528,7 +528,7 @@ Test(summary, table_by_thread_pads_thread_and_name_to_one_column)
 	/* "thread: function" (16) is the longest label: 96 columns in all. */
 	r = summary_table("96", "--by-thread");
 	cr_assert(strncmp(tu_line(r.out, 0), "thread: function    calls", 25) == 0, "%s", r.out);
-	cr_assert(strncmp(tu_line(r.out, 2), "worker: f               1    50ns", 33) == 0, "%s",
+	cr_assert(strncmp(tu_line(r.out, 2), "worker: f  [*]          1    50ns", 33) == 0, "%s",
 		  r.out);
 	cr_assert(strncmp(tu_line(r.out, 3), "main: f                 3    30ns", 33) == 0, "%s",
 		  r.out);
