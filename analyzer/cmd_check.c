@@ -17,7 +17,13 @@
 #include "commands.h"
 #include "events.h"
 #include "options.h"
+#include "progress.h"
 #include "xalloc.h"
+
+static const struct argp_child check_children[] = {
+	{ &tt_progress_argp, 0, 0, 0 },
+	{ 0 },
+};
 
 static const struct argp check_argp = {
 	0, tt_options_parse_trace, "TRACE",
@@ -26,7 +32,7 @@ static const struct argp check_argp = {
 	"counts agree and the recording ended cleanly.\v"
 	"Exit status 0 if intact; 1 with one line naming the problem and its place "
 	"(frame index and byte offset) otherwise.",
-	0, 0, 0,
+	check_children, 0, 0,
 };
 
 /* The counter records, checked from the walker's record hook. */

@@ -22,6 +22,7 @@
 #include "commands.h"
 #include "emit.h"
 #include "options.h"
+#include "progress.h"
 #include "report.h"
 #include "symbols.h"
 #include "xalloc.h"
@@ -517,6 +518,8 @@ int tt_cmd_chrome(int argc, char **argv)
 	ch.o = &o;
 	ch.first = true;
 	ch.fd = STDOUT_FILENO;
+	if (!o.output)
+		tt_progress_stdout_streams(); /* JSON goes out while reading */
 	ch.rep = &rep;
 	/* The window is chrome's own (clipped scopes): none for the engine. */
 	ro = o;

@@ -16,6 +16,7 @@
 #include "emit.h"
 #include "events.h"
 #include "options.h"
+#include "progress.h"
 #include "symbols.h"
 
 enum { OPT_FORMAT = 0x300 };
@@ -44,13 +45,18 @@ static const struct argp_option info_options[] = {
 	{ 0 },
 };
 
+static const struct argp_child info_children[] = {
+	{ &tt_progress_argp, 0, 0, 0 },
+	{ 0 },
+};
+
 static const struct argp info_argp = {
 	info_options, parse_info, "TRACE",
 	"Describe a trace file: format version, clock, start, duration, threads, "
 	"drops, totals and whether the recording ended cleanly.\v"
 	"events counts records (an enter and an exit are two); dropped counts scopes "
 	"that were not recorded at all, so calls + dropped is what the program ran.",
-	0, 0, 0,
+	info_children, 0, 0,
 };
 
 /* COUNTER_SET records (FORMAT.md §3.13): the names, recorded or not. */

@@ -2,7 +2,8 @@
 /*
  * cmd_summary.c - `tracetool summary TRACE`: one row per scope name with
  * calls, inclusive and self totals, min, mean, p50, p90, p99, max and errors
- * (contract §4-§5), as an 80-column table, CSV or JSON. The numbers come from
+ * (contract §4-§5), as a table (a line per row when the terminal is wide
+ * enough, else two), CSV or JSON. The numbers come from
  * report.c; this file sorts, cuts (--top) and prints them.
  */
 #include <argp.h>
@@ -333,23 +334,49 @@ static void print_json(const struct tt_report *rep, size_t nr, bool by_thread)
 		       ? "true" : "false");
 }
 
+/* Display width of a row's label: "thread: name" with --by-thread, and
+ * "  [*]" after a name on a thread that dropped scopes. */
+static size_t label_width(const struct tt_row *r, bool by_thread)
+{
+	return tt_emit_width(r->name) + (by_thread ? tt_emit_width(r->thread) + 2 : 0) +
+	       (r->maybe_dropped ? 5 : 0);
+}
+
 /*
- * The table: each row is two lines so that every column fits in 80: the
- * (thread and) name, then the numbers under a two-line header.
+ * The table. When the terminal (tt_emit_terminal_columns(): $COLUMNS, else
+ * stdout's terminal, else 80) has room for the longest label and the 80
+ * columns of numbers, each row is one line: the label padded to that width,
+ * then the numbers. Otherwise (always in a pipe without $COLUMNS, so scripts
+ * see one layout) each row is two lines: the label, then the numbers under
+ * a two-line header.
  */
 static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 {
 	static const char *const heads[] = { "total", "self", "min", "mean", "p50",
 					     "p90",   "p99",  "max" };
+	const char *head = by_thread ? "thread: function" : "function";
 	uint64_t calls = 0, errors = 0;
+	size_t label_w = tt_emit_width(head), rule_w = 80;
+	bool one_line;
 	char buf[32];
 
-	printf("%s\n", by_thread ? "thread: function" : "function");
+	for (size_t i = 0; i < nr; i++) {
+		size_t w = label_width(&rep->rows[i], by_thread);
+
+		label_w = w > label_w ? w : label_w;
+	}
+	one_line = label_w + 80 <= tt_emit_terminal_columns();
+	if (one_line) {
+		tt_emit_pad(stdout, head, label_w, false);
+		rule_w += label_w;
+	} else {
+		printf("%s\n", head);
+	}
 	printf("%9s", "calls");
 	for (size_t i = 0; i < 8; i++)
 		printf(" %7s", heads[i]);
 	printf(" %6s\n", "errors");
-	for (size_t i = 0; i < 80; i++)
+	for (size_t i = 0; i < rule_w; i++)
 		fputc('-', stdout);
 	fputc('\n', stdout);
 	for (size_t i = 0; i < nr; i++) {
@@ -361,7 +388,14 @@ static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 		errors += r->errors;
 		if (by_thread)
 			printf("%s: ", r->thread);
-		printf("%s%s\n", r->name, r->maybe_dropped ? "  [*]" : "");
+		if (one_line) {
+			fputs(r->name, stdout);
+			tt_emit_pad(stdout, r->maybe_dropped ? "  [*]" : "",
+				    label_w - label_width(r, by_thread) + (r->maybe_dropped ? 5 : 0),
+				    false);
+		} else {
+			printf("%s%s\n", r->name, r->maybe_dropped ? "  [*]" : "");
+		}
 		printf("%9" PRIu64, r->calls);
 		for (size_t k = 0; k < 8; k++) {
 			tt_emit_fmt_duration(buf, sizeof(buf), v[k]);
@@ -370,7 +404,7 @@ static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 		}
 		printf(" %6" PRIu64 "\n", r->errors);
 	}
-	for (size_t i = 0; i < 80; i++)
+	for (size_t i = 0; i < rule_w; i++)
 		fputc('-', stdout);
 	fputc('\n', stdout);
 	printf("%zu of %zu scope name%s, %" PRIu64 " calls, %" PRIu64 " errors, %" PRIu64

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE /* sched_getaffinity */
 #include "events.h"
+#include "progress.h"
 #include "symbols.h"
 #include "emit.h"
 #include "xalloc.h"
@@ -666,6 +667,7 @@ static void read_slot(struct recfmt_reader *r, struct frame_slot *s)
 	s->index = recfmt_reader_frame_index(r);
 	s->offset = recfmt_reader_frame_offset(r);
 	s->can_continue = recfmt_reader_can_continue(r);
+	tt_progress_read(s->offset, recfmt_reader_file_bytes(r)); /* progress.h */
 }
 
 /* True if the reader has nothing after this slot (recfmt_reader_next()). */
@@ -958,6 +960,7 @@ enum tt_status tt_trace_walk_many(struct tt_trace **trs, void **ctxs, unsigned n
 		recfmt_buf_fini(&s.buf);
 	}
 	recfmt_reader_close(r);
+	tt_progress_done();
 	/* Every replica ends the same way; report the first that failed. */
 	for (unsigned i = 0; i < n && ts == TT_OK; i++) {
 		ts = rs[i].ts;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "progress.h"
 
 #ifndef TT_VERSION
 #error "TT_VERSION must come from meson.build (the project's single version)"
@@ -30,6 +31,9 @@ static error_t parse_main(int key, char *arg, struct argp_state *state)
 
 	(void)arg;
 	switch (key) {
+	case 'q':
+		tt_progress_set_quiet(true);
+		break;
 	case ARGP_KEY_ARG:
 		a->cmd_index = state->next - 1;
 		state->next = state->argc; /* the rest belongs to the command */
@@ -68,8 +72,13 @@ static char *help_filter(int key, const char *text, void *input)
 	return (char *)text;
 }
 
+static const struct argp_option main_options[] = {
+	{ "quiet", 'q', 0, 0, "No progress line on stderr, whatever the command", 0 },
+	{ 0 },
+};
+
 static const struct argp main_argp = {
-	NULL, parse_main, "COMMAND [OPTION...] TRACE",
+	main_options, parse_main, "COMMAND [OPTION...] TRACE",
 	"Analyse a trace file written by librec.\v", NULL, help_filter, NULL,
 };
 

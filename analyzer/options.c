@@ -6,6 +6,7 @@
  * --sort and --by-thread.
  */
 #include "options.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -131,7 +132,13 @@ static const struct argp_option filter_options[] = {
 	{ 0 },
 };
 
-const struct argp tt_filter_argp = { filter_options, parse_filter, 0, 0, 0, 0, 0 };
+/* Every command with filters reads enough to want a progress line. */
+static const struct argp_child filter_children[] = {
+	{ &tt_progress_argp, 0, 0, 0 },
+	{ 0 },
+};
+
+const struct argp tt_filter_argp = { filter_options, parse_filter, 0, 0, filter_children, 0, 0 };
 
 static error_t parse_report(int key, char *arg, struct argp_state *state)
 {

@@ -2,7 +2,8 @@
 /*
  * test_summary.c - `tracetool summary` on synthetic traces with known
  * answers (contract §4-§5): nesting, recursion, self time, errors, every
- * filter, --sort, --by-thread, --top, the CSV header, and the command line.
+ * filter, --sort, --by-thread, --top, the CSV header, the table's layout by
+ * terminal width, and the command line.
  */
 #include "ttest.h"
 
@@ -13,6 +14,8 @@ static const char *trace;
 static void setup(void)
 {
 	trace = tu_path(0, "summary.zst");
+	/* The table's layout follows $COLUMNS: tests that want a width set it. */
+	unsetenv("COLUMNS");
 }
 
 static void teardown(void)
@@ -463,5 +466,74 @@ Test(summary, help_and_version)
 	cr_assert_eq(r.status, 0);
 	cr_assert(strstr(r.out, "--by-thread"));
 	cr_assert(strstr(r.out, "--function"));
+	tu_result_free(&r);
+}
+
+/* Runs `summary` as a table with $COLUMNS set (the width tracetool uses). */
+static struct tu_result summary_table(const char *columns, const char *opt)
+{
+	struct tu_result r;
+
+	cr_assert_eq(setenv("COLUMNS", columns, 1), 0);
+	r = tu_run("summary", trace, opt, NULL);
+	cr_assert_eq(r.status, 0, "exit %d, stderr: %s", r.status, r.err);
+	return r;
+}
+
+Test(summary, table_is_one_line_per_name_when_the_terminal_is_wide_enough)
+{
+	char rule[89];
+	struct tu_result r;
+
+	write_two_threads();
+	/* The longest label is the header's "function" (8), plus 80 of numbers. */
+	r = summary_table("88", NULL);
+	cr_assert_eq(tu_nr_lines(r.out), 7, "%s", r.out); /* with the [*] legend */
+	cr_assert(strncmp(tu_line(r.out, 0), "function    calls   total    self", 33) == 0, "%s",
+		  r.out);
+	memset(rule, '-', 88);
+	rule[88] = '\0';
+	cr_assert_str_eq(tu_line(r.out, 1), rule);
+	cr_assert(strncmp(tu_line(r.out, 2), "f  [*]          4    80ns    80ns    10ns", 41) == 0,
+		  "%s", r.out);
+	cr_assert(strncmp(tu_line(r.out, 3), "g  [*]          1     7ns     7ns     7ns", 41) == 0,
+		  "%s", r.out);
+	cr_assert_str_eq(tu_line(r.out, 4), rule);
+	for (unsigned i = 0; i < tu_nr_lines(r.out); i++)
+		cr_assert_leq(display_width(tu_line(r.out, i)), 88, "line %u: %s", i,
+			      tu_line(r.out, i));
+	tu_result_free(&r);
+}
+
+Test(summary, table_puts_names_on_their_own_line_when_the_terminal_is_too_narrow)
+{
+	struct tu_result r;
+
+	write_two_threads();
+	r = summary_table("87", NULL);
+	cr_assert_str_eq(tu_line(r.out, 0), "function");
+	cr_assert_str_eq(tu_line(r.out, 3), "f  [*]"); /* "worker" dropped scopes */
+	cr_assert(strncmp(tu_line(r.out, 4), "        4    80ns", 17) == 0, "%s", r.out);
+	for (unsigned i = 0; i < tu_nr_lines(r.out); i++)
+		cr_assert_leq(display_width(tu_line(r.out, i)), 80, "line %u: %s", i,
+			      tu_line(r.out, i));
+	tu_result_free(&r);
+}
+
+Test(summary, table_by_thread_pads_thread_and_name_to_one_column)
+{
+	struct tu_result r;
+
+	write_two_threads();
+	/* "thread: function" (16) is the longest label: 96 columns in all. */
+	r = summary_table("96", "--by-thread");
+	cr_assert(strncmp(tu_line(r.out, 0), "thread: function    calls", 25) == 0, "%s", r.out);
+	cr_assert(strncmp(tu_line(r.out, 2), "worker: f  [*]          1    50ns", 33) == 0, "%s",
+		  r.out);
+	cr_assert(strncmp(tu_line(r.out, 3), "main: f                 3    30ns", 33) == 0, "%s",
+		  r.out);
+	tu_result_free(&r);
+	r = summary_table("95", "--by-thread");
+	cr_assert_str_eq(tu_line(r.out, 0), "thread: function");
 	tu_result_free(&r);
 }

@@ -1,0 +1,52 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# check_completion.sh BUILD_ROOT - bash completion (contract §12): `meson
+# install` installs it where bash-completion looks (its completionsdir, or
+# <datadir>/bash-completion/completions) under the name "tracetool"; sourced
+# into bash, it completes every command that `tracetool --help` lists, every
+# long option that `tracetool COMMAND --help` prints, the values of --format
+# and --sort, and trace files.
+. "$(dirname "$0")/pkg_common.sh"
+pkg_install "$1"
+comp=$(find "$root" -path '*bash-completion/completions/tracetool' | head -n 1)
+[ -n "$comp" ] || fail "no bash-completion/completions/tracetool installed"
+tt="$root/bin/tracetool"
+
+# complete WORD...: what <Tab> offers after these words (the last is the
+# word being completed), one per line, as bash's programmable completion
+# would call _tracetool.
+cat >"$tmp/run.bash" <<'B'
+source "$1"
+shift
+COMP_WORDS=("$@")
+COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+COMPREPLY=()
+_tracetool
+printf '%s\n' "${COMPREPLY[@]}"
+B
+complete() { bash "$tmp/run.bash" "$comp" "$@" | sort; }
+
+bash -c "source '$comp' && complete -p tracetool" | grep -q '_tracetool' ||
+	fail "sourcing the file does not register a completion for tracetool"
+commands=$("$tt" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z0-9-]*\) .*/\1/p' | sort)
+[ -n "$commands" ] || fail "no commands in tracetool --help"
+[ "$(complete "$tt" "")" = "$commands" ] || fail "commands offered: $(complete "$tt" "" | tr '\n' ' ')"
+[ "$(complete "$tt" -q "")" = "$commands" ] || fail "commands after -q: $(complete "$tt" -q "" | tr '\n' ' ')"
+[ "$(complete "$tt" su)" = "summary" ] || fail "'su' does not complete to summary"
+for cmd in $commands; do
+	complete "$tt" "$cmd" -- >"$tmp/offered"
+	for opt in $("$tt" "$cmd" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
+		grep -qE -- "^$opt=?\$" "$tmp/offered" || fail "$cmd: $opt not offered ($(tr '\n' ' ' <"$tmp/offered"))"
+	done
+done
+[ "$(complete "$tt" summary --format = "" | tr '\n' ' ')" = "csv json table " ] ||
+	fail "summary --format= offers: $(complete "$tt" summary --format = "" | tr '\n' ' ')"
+[ "$(complete "$tt" summary --format = c)" = "csv" ] || fail "--format=c does not complete to csv"
+[ "$(complete "$tt" info --format=j)" = "json" ] || fail "info --format=j does not complete to json"
+[ "$(complete "$tt" summary --sort = s)" = "self" ] || fail "--sort=s does not complete to self"
+mkdir -p "$tmp/t/sub"
+touch "$tmp/t/a.zst" "$tmp/t/b.txt"
+[ "$(complete "$tt" summary "$tmp/t/" | tr '\n' ' ')" = "$tmp/t/a.zst $tmp/t/sub " ] ||
+	fail "trace files offered: $(complete "$tt" summary "$tmp/t/" | tr '\n' ' ')"
+[ -z "$(complete "$tt" summary --function = "")" ] || fail "something offered for a regex"
+echo "1 passed, 0 failed"
