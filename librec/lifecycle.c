@@ -289,6 +289,8 @@ int rec__start_locked(const struct rec_config *config)
 		t->nr_filtered_written = t->nr_filtered_reported = 0;
 		t->name_gen_written = 0;
 		t->ctr_set_frame = 0;
+		/* A scope still open from the last recording exits silently (probe.c). */
+		__atomic_store_n(&t->gen, t->gen + 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&t->off, 0, __ATOMIC_RELAXED);
 	}
 	err = rec__writer_start();

@@ -213,12 +213,14 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_counted(struct 
 	}
 	push_counted(t, head, ticks, RECFMT_CODE(id, RECFMT_KIND_ENTER), vals, c->nr);
 	c->pending++;
+	scope.gen = __atomic_load_n(&t->gen, __ATOMIC_RELAXED);
 	close_window(t);
 	scope.code = RECFMT_CODE(id, RECFMT_KIND_EXIT);
 	return scope;
 }
 
-NOINSTR static __attribute__((noinline)) void exit_counted(struct rec__thread *t, uint32_t code)
+NOINSTR static __attribute__((noinline)) void exit_counted(struct rec__thread *t, uint32_t code,
+							 uint32_t gen)
 {
 	struct rec__counters *c = t->ctr;
 	uint64_t vals[RECFMT_MAX_COUNTERS];
@@ -226,6 +228,10 @@ NOINSTR static __attribute__((noinline)) void exit_counted(struct rec__thread *t
 
 	if (!c->pending)
 		return; /* the enter went into an earlier ring (see rec__exit) */
+	if (gen != __atomic_load_n(&t->gen, __ATOMIC_RELAXED)) {
+		c->pending--; /* an earlier recording's enter: see rec__exit() */
+		return;
+	}
 	rec__counters_read(c, vals);
 	ticks = now_ticks(t);
 	t->nesting = 1;
@@ -277,6 +283,7 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_slow(struct rec
 	}
 	push(t, head, ticks, RECFMT_CODE(id, RECFMT_KIND_ENTER));
 	t->reserved++;
+	scope.gen = __atomic_load_n(&t->gen, __ATOMIC_RELAXED);
 	close_window(t);
 	scope.code = RECFMT_CODE(id, RECFMT_KIND_EXIT);
 	return scope;
@@ -298,6 +305,7 @@ NOINSTR struct rec__scope rec__enter(struct rec__site *site)
 	}
 	push(t, head, ticks, RECFMT_CODE(id, RECFMT_KIND_ENTER));
 	t->reserved++;
+	scope.gen = __atomic_load_n(&t->gen, __ATOMIC_RELAXED);
 	close_window(t);
 	scope.code = RECFMT_CODE(id, RECFMT_KIND_EXIT);
 	return scope;
@@ -318,7 +326,16 @@ NOINSTR void rec__exit(struct rec__scope *scope)
 	 */
 	if (unlikely(!t || !t->reserved)) {
 		if (t && t->ctr)
-			exit_counted(t, scope->code); /* counted path: see enter_counted() */
+			exit_counted(t, scope->code, scope->gen); /* counted path: see enter_counted() */
+		return;
+	}
+	/*
+	 * The enter belongs to an earlier recording (a scope open across
+	 * rec_stop()/rec_start()): its event is not in this file, so neither
+	 * is the exit; the reservation it still holds is given back.
+	 */
+	if (unlikely(scope->gen != __atomic_load_n(&t->gen, __ATOMIC_RELAXED))) {
+		t->reserved--;
 		return;
 	}
 	head = open_window(t, &ticks);
@@ -361,6 +378,7 @@ static inline NOINSTR void fframe_push(struct rec__thread *t, uint32_t d, uintpt
 	if (d < REC__FSTACK_DEPTH) {
 		t->fstack[d].fn = fn;
 		t->fstack[d].code = code;
+		t->fstack[d].gen = __atomic_load_n(&t->gen, __ATOMIC_RELAXED);
 	}
 }
 
@@ -467,7 +485,7 @@ slow:
 	func_enter_slow(fn);
 }
 
-static inline NOINSTR void push_exit(struct rec__thread *t, uint32_t code)
+static inline NOINSTR void push_exit(struct rec__thread *t, uint32_t code, uint32_t gen)
 {
 	uint64_t head, ticks;
 
@@ -477,7 +495,11 @@ static inline NOINSTR void push_exit(struct rec__thread *t, uint32_t code)
 		/* Recorded into a ring this thread no longer has; or a counted
 		 * thread (reserved stays 0: see enter_counted()). */
 		if (t->ctr)
-			exit_counted(t, code);
+			exit_counted(t, code, gen);
+		return;
+	}
+	if (unlikely(gen != __atomic_load_n(&t->gen, __ATOMIC_RELAXED))) {
+		t->reserved--; /* an earlier recording's enter: see rec__exit() */
 		return;
 	}
 	head = open_window(t, &ticks);
@@ -506,11 +528,11 @@ static NOINSTR __attribute__((noinline)) void func_exit_slow(struct rec__thread 
 		if (t->fstack[k].fn != fn)
 			continue;
 		while (d > k) {
-			uint32_t code = t->fstack[--d].code;
+			uint32_t code = t->fstack[--d].code, gen = t->fstack[d].gen;
 
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			t->fdepth = d;
-			push_exit(t, code);
+			push_exit(t, code, gen);
 		}
 		return;
 	}
@@ -525,7 +547,7 @@ static inline NOINSTR __attribute__((always_inline)) void func_exit(void *fn_ptr
 {
 	struct rec__thread *t = rec__self;
 	uintptr_t fn = (uintptr_t)fn_ptr;
-	uint32_t d, code;
+	uint32_t d, code, gen;
 
 	if (unlikely(!t))
 		return;
@@ -535,9 +557,10 @@ static inline NOINSTR __attribute__((always_inline)) void func_exit(void *fn_ptr
 		return;
 	}
 	code = t->fstack[d - 1].code;
+	gen = t->fstack[d - 1].gen;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->fdepth = d - 1;
-	push_exit(t, code);
+	push_exit(t, code, gen);
 }
 
 void __cyg_profile_func_enter(void *fn, void *call_site)

@@ -55,7 +55,7 @@ struct rec__fcache_slot {
 struct rec__fframe {
 	uintptr_t fn;
 	uint32_t code; /* the exit record to push, 0 if the enter was not recorded */
-	uint32_t unused;
+	uint32_t gen;  /* the thread's recording generation at the enter */
 };
 
 /*
@@ -95,6 +95,14 @@ struct rec__thread {
 	uint8_t block;	      /* REC_OVERFLOW=block; fixed at attach */
 	uint8_t off;	      /* set (relaxed) by rec_stop/writer failure: record nothing */
 	uint64_t nr_dropped;  /* written by the owner (relaxed store), read by the writer */
+	/*
+	 * Recording generation: raised (relaxed) by rec__start_locked() for
+	 * every thread it starts afresh, read (relaxed) by the owner's probes.
+	 * An enter keeps it in its scope (or shadow-stack frame); an exit whose
+	 * generation differs belongs to an earlier recording: it gives back its
+	 * reservation and records nothing, so no exit without its enter.
+	 */
+	uint32_t gen;
 
 	/* Consumer's cache line: written only by the writer. */
 	uint64_t tail __attribute__((aligned(REC__CACHELINE))); /* (D); read at (A) */
