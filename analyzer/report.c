@@ -212,6 +212,8 @@ enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 			continue;
 		rep->nr_dropped += th->nr_dropped;
 		rep->nr_filtered += th->nr_filtered;
+		rep->nr_blocked += th->nr_blocked;
+		rep->blocked_ns += th->blocked_ns;
 		if (!o->by_thread)
 			continue;
 		/* The replicas list the same threads in the same order; one of

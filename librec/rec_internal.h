@@ -158,6 +158,15 @@ struct rec__thread {
 	size_t ring_touched_bytes;
 	/* Writer-private: CLOCK_MONOTONIC ns of the head load of the last drain. */
 	uint64_t drained_ns;
+	/*
+	 * REC_OVERFLOW=block (probe.c): probes that waited for room, and the
+	 * CLOCK_MONOTONIC ns they waited. Written by the owner (relaxed
+	 * stores, inside the probe's window), read by the writer (relaxed).
+	 */
+	uint64_t nr_blocked, blocked_ns;
+	/* Writer-private (lifecycle.c sets the bases at a restart): their values
+	 * when this file started, and in the last BLOCKED record of it. */
+	uint64_t nr_blocked_base, blocked_ns_base, nr_blocked_reported, blocked_ns_reported;
 };
 
 /*

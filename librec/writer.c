@@ -544,6 +544,23 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 		t->nr_filtered_reported = t->nr_filtered_written;
 		note_pending(w);
 	}
+	if (!err) {
+		/* REC_OVERFLOW=block: this file's waits, when they changed (FORMAT.md §3.15). */
+		struct recfmt_blocked b = {
+			.thread = t->serial,
+			.nr_blocked = __atomic_load_n(&t->nr_blocked, __ATOMIC_RELAXED) -
+				      t->nr_blocked_base,
+			.blocked_ns = __atomic_load_n(&t->blocked_ns, __ATOMIC_RELAXED) -
+				      t->blocked_ns_base,
+		};
+
+		if (b.nr_blocked != t->nr_blocked_reported || b.blocked_ns != t->blocked_ns_reported) {
+			err = recfmt_encode_blocked(&w->body, &b);
+			t->nr_blocked_reported = b.nr_blocked;
+			t->blocked_ns_reported = b.blocked_ns;
+			note_pending(w);
+		}
+	}
 	if (!err && dead) {
 		struct recfmt_thread_end te = {
 			.thread = t->serial,

@@ -2,19 +2,26 @@
 /*
  * test_honest.c - librec's numbers are the program's (issue 14): a scope
  * open across rec_stop()/rec_start() leaves no exit without its enter in
- * the new file. Each Test runs in its own process.
+ * the new file; in block mode a probe's wait for room is counted per thread
+ * and is not part of the activation it enters. Each Test runs in its own
+ * process.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
 #include <rec.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "trace_read.h"
 
-static char out[2][256];
+static char out[2][256], fifo[256];
 
 static void use_outputs(const char *what)
 {
@@ -30,6 +37,46 @@ static void cleanup(void)
 	for (int i = 0; i < 2; i++)
 		if (out[i][0])
 			unlink(out[i]);
+	if (fifo[0])
+		unlink(fifo);
+}
+
+/* Runs tracetool (TRACETOOL) with `args`; returns its stdout (malloc'ed). */
+static char *tracetool(const char *args)
+{
+	const char *tt = getenv("TRACETOOL");
+	char cmd[1024], *buf = NULL;
+	size_t len = 0, cap = 0, k;
+	FILE *p;
+
+	cr_assert(tt, "TRACETOOL not set");
+	snprintf(cmd, sizeof(cmd), "%s %s", tt, args);
+	p = popen(cmd, "r");
+	cr_assert(p);
+	do {
+		if (cap - len < 4096) {
+			cap = cap ? 2 * cap : 8192;
+			buf = realloc(buf, cap);
+			cr_assert(buf);
+		}
+		k = fread(buf + len, 1, cap - len - 1, p);
+		len += k;
+	} while (k);
+	buf[len] = '\0';
+	cr_assert_eq(pclose(p), 0, "%s failed: %s", cmd, buf);
+	return buf;
+}
+
+/* The number after `"key":` at or after `from`; fails if absent. */
+static uint64_t json_u64_after(const char *from, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(from, pat);
+	cr_assert(p, "no %s in %s", pat, from);
+	return strtoull(p + strlen(pat), NULL, 10);
 }
 
 TestSuite(honest, .fini = cleanup, .timeout = 60);
@@ -112,4 +159,113 @@ Test(honest, reservations_of_old_scopes_are_given_back)
 	cr_assert_eq(tr_dropped(&tr), 0);
 	cr_assert(tr_well_nested(&tr));
 	tr_free(&tr);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void leaf(void)
+{
+	TRACE_SCOPE_NAMED("leaf");
+}
+
+/* Reads the FIFO into out[0] after holding the writer up for 200 ms. */
+static void *slow_reader(void *arg)
+{
+	int rfd = *(int *)arg, wfd;
+	struct timespec stall = { 0, 200 * 1000 * 1000 };
+	char buf[65536];
+	ssize_t k;
+
+	nanosleep(&stall, NULL);
+	fcntl(rfd, F_SETFL, fcntl(rfd, F_GETFL) & ~O_NONBLOCK);
+	wfd = open(out[0], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (wfd < 0)
+		return (void *)1;
+	while ((k = read(rfd, buf, sizeof(buf))) > 0)
+		if (write(wfd, buf, (size_t)k) != k)
+			return (void *)1;
+	close(wfd);
+	return NULL;
+}
+
+#define NR_LEAVES 100000
+
+Test(honest, block_mode_waits_are_counted_per_thread_and_outside_activations)
+{
+	struct rec_config cfg = REC_CONFIG_INIT;
+	char args[600], *json, *csv, *table, *threads;
+	uint64_t nr_blocked, blocked_ns, max_ns = 0, calls = 0;
+	struct tr_trace tr;
+	pthread_t reader;
+	void *res;
+	int rfd;
+
+	use_outputs("block");
+	snprintf(fifo, sizeof(fifo), "/tmp/rec_honest_%d.fifo", (int)getpid());
+	unlink(fifo);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	rfd = open(fifo, O_RDONLY | O_NONBLOCK);
+	cr_assert_geq(rfd, 0);
+	fcntl(rfd, F_SETPIPE_SZ, 4096); /* the writer stalls on a full pipe at once */
+	setenv("REC_BUFFER", "4K", 1);
+	setenv("REC_OVERFLOW", "block", 1);
+	setenv("REC_FLUSH_MS", "5", 1);
+	cfg.output = fifo;
+	cr_assert_eq(rec_start(&cfg), 0);
+	cr_assert_eq(pthread_create(&reader, NULL, slow_reader, &rfd), 0);
+	for (int i = 0; i < NR_LEAVES; i++)
+		leaf();
+	cr_assert_eq(rec_stop(), 0);
+	cr_assert_eq(pthread_join(reader, &res), 0);
+	cr_assert_null(res);
+	close(rfd);
+
+	cr_assert_eq(tr_load(out[0], &tr), 0);
+	cr_assert(tr.clean);
+	cr_assert_eq(tr_calls(&tr, "leaf"), NR_LEAVES);
+	cr_assert_eq(tr_dropped(&tr), 0);
+	cr_assert(tr_well_nested(&tr));
+	tr_free(&tr);
+
+	snprintf(args, sizeof(args), "info --format=json %s", out[0]);
+	json = tracetool(args);
+	threads = strstr(json, "\"threads\":[");
+	cr_assert(threads, "%s", json);
+	/* Totals come before the threads; one thread, so they agree. */
+	nr_blocked = json_u64_after(json, "blocked");
+	blocked_ns = json_u64_after(json, "blocked_ns");
+	cr_assert_lt(strstr(json, "\"blocked_ns\":"), threads, "%s", json);
+	cr_assert_eq(json_u64_after(threads, "blocked"), nr_blocked, "%s", json);
+	cr_assert_eq(json_u64_after(threads, "blocked_ns"), blocked_ns, "%s", json);
+	cr_assert_gt(nr_blocked, 0, "%s", json);
+	cr_assert_leq(nr_blocked, NR_LEAVES, "one wait at most per enter: %s", json);
+	/* The writer was held up 200 ms: the probes waited most of it. */
+	cr_assert_geq(blocked_ns, 100u * 1000 * 1000, "%s", json);
+	free(json);
+
+	/* The waits are not inside any leaf: the longest leaf is far below them. */
+	snprintf(args, sizeof(args), "summary --format=csv %s", out[0]);
+	csv = tracetool(args);
+	for (char *line = strtok(csv, "\n"); line; line = strtok(NULL, "\n")) {
+		uint64_t v[10];
+
+		if (strncmp(line, "leaf,", 5))
+			continue;
+		cr_assert_eq(sscanf(line + 5,
+				    "%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64
+				    ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64 ",%" SCNu64,
+				    &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8],
+				    &v[9]), 10);
+		calls = v[0];
+		max_ns = v[8];
+	}
+	free(csv);
+	cr_assert_eq(calls, NR_LEAVES);
+	cr_assert_lt(max_ns, blocked_ns / 2, "longest leaf %" PRIu64 " ns, waits %" PRIu64 " ns",
+		     max_ns, blocked_ns);
+
+	snprintf(args, sizeof(args), "summary %s", out[0]);
+	table = tracetool(args);
+	cr_assert(strstr(table, " waits for room (REC_OVERFLOW=block), "), "%s", table);
+	free(table);
 }
