@@ -167,6 +167,17 @@ struct rec__thread {
 	/* Writer-private (lifecycle.c sets the bases at a restart): their values
 	 * when this file started, and in the last BLOCKED record of it. */
 	uint64_t nr_blocked_base, blocked_ns_base, nr_blocked_reported, blocked_ns_reported;
+	/*
+	 * The kernel's name of the thread (comm: what pthread_setname_np() or
+	 * prctl(PR_SET_NAME) set), used when rec_thread_name() was not called.
+	 * exit_comm: read by the owner at exit, before the release of `dead`
+	 * (writer reads it after the acquire). The rest is writer-private: comm
+	 * as last read from /proc ("" = the program's default name), what the
+	 * last THREAD record said, and when it was read (0: never).
+	 */
+	char exit_comm[16];
+	char comm[16], comm_written[16];
+	uint64_t comm_read_ns;
 };
 
 /*

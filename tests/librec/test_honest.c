@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -268,4 +269,90 @@ Test(honest, block_mode_waits_are_counted_per_thread_and_outside_activations)
 	table = tracetool(args);
 	cr_assert(strstr(table, " waits for room (REC_OVERFLOW=block), "), "%s", table);
 	free(table);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void named_work(void)
+{
+	TRACE_SCOPE_NAMED("work");
+}
+
+static pthread_barrier_t renamed, stopped;
+
+static void *set_name_then_probe(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "early-name");
+	named_work();
+	return NULL;
+}
+
+/* Named after its first probe, and exits: its name at exit is kept. */
+static void *probe_then_set_name(void *arg)
+{
+	(void)arg;
+	named_work();
+	prctl(PR_SET_NAME, "exit-name");
+	named_work();
+	return NULL;
+}
+
+/* Renamed while recording and still alive at rec_stop(): the writer's periodic read. */
+static void *rename_and_live_on(void *arg)
+{
+	(void)arg;
+	named_work();
+	pthread_setname_np(pthread_self(), "late-name");
+	pthread_barrier_wait(&renamed);
+	pthread_barrier_wait(&stopped);
+	return NULL;
+}
+
+static void *never_named(void *arg)
+{
+	(void)arg;
+	named_work();
+	return NULL;
+}
+
+Test(honest, kernel_thread_names_are_recorded_without_rec_thread_name)
+{
+	struct rec_config cfg = REC_CONFIG_INIT;
+	struct timespec wait = { 1, 300 * 1000 * 1000 }; /* the writer reads names every second */
+	void *(*const fns[4])(void *) = { set_name_then_probe, probe_then_set_name,
+					  rename_and_live_on, never_named };
+	char args[600], *json, *csv;
+	pthread_t th[4];
+
+	use_outputs("names");
+	cfg.output = out[0];
+	cr_assert_eq(rec_start(&cfg), 0);
+	pthread_barrier_init(&renamed, NULL, 2);
+	pthread_barrier_init(&stopped, NULL, 2);
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(pthread_create(&th[i], NULL, fns[i], NULL), 0);
+	pthread_barrier_wait(&renamed);
+	for (int i = 0; i < 4; i++)
+		if (i != 2)
+			pthread_join(th[i], NULL);
+	nanosleep(&wait, NULL);
+	cr_assert_eq(rec_stop(), 0);
+	pthread_barrier_wait(&stopped);
+	pthread_join(th[2], NULL);
+
+	snprintf(args, sizeof(args), "info --format=json %s", out[0]);
+	json = tracetool(args);
+	cr_assert(strstr(json, "\"name\":\"early-name\""), "%s", json);
+	cr_assert(strstr(json, "\"name\":\"exit-name\""), "%s", json);
+	cr_assert(strstr(json, "\"name\":\"late-name\""), "%s", json);
+	/* A thread that never named itself has no name (not the program's). */
+	cr_assert(strstr(json, "\"name\":null"), "%s", json);
+	free(json);
+	snprintf(args, sizeof(args), "summary --by-thread --format=csv %s", out[0]);
+	csv = tracetool(args);
+	cr_assert(strstr(csv, "\nearly-name,work,1,"), "%s", csv);
+	cr_assert(strstr(csv, "\nexit-name,work,2,"), "%s", csv);
+	cr_assert(strstr(csv, "\nlate-name,work,1,"), "%s", csv);
+	free(csv);
 }
