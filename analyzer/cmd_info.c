@@ -182,14 +182,6 @@ int tt_cmd_info(int argc, char **argv)
 		/* REC_MIN_NS recordings only: 1.0 outputs stay as they were. */
 		if (tr.has_filtered)
 			printf(",\"filtered\":%" PRIu64, total_filtered(&tr));
-		/* 1.2 recordings only: earlier outputs stay as they were. */
-		if (counts_blocked(&tr))
-			printf(",\"blocked\":%" PRIu64 ",\"blocked_ns\":%" PRIu64, nr_blocked,
-			       blocked_ns);
-		if (tr.has_probe_cost)
-			printf(",\"probe_cost_ns\":{\"scope\":%.3f,\"hook\":%.3f}",
-			       (double)tr.probe_cost.scope_ps / 1000.0,
-			       (double)tr.probe_cost.hook_ps / 1000.0);
 		fputs(",\"threads\":[", stdout);
 		for (uint32_t i = 0; i < tr.nr_threads; i++) {
 			const struct tt_thread *th = &tr.threads[i];
@@ -204,12 +196,24 @@ int tt_cmd_info(int argc, char **argv)
 			       th->nr_dropped);
 			if (tr.has_filtered)
 				printf(",\"filtered\":%" PRIu64, th->nr_filtered);
+			printf(",\"ended\":%s", th->ended ? "true" : "false");
 			if (counts_blocked(&tr))
 				printf(",\"blocked\":%" PRIu64 ",\"blocked_ns\":%" PRIu64,
 				       th->nr_blocked, th->blocked_ns);
-			printf(",\"ended\":%s}", th->ended ? "true" : "false");
+			fputc('}', stdout);
 		}
 		fputc(']', stdout);
+		/* 1.2 recordings only: after the threads, so earlier outputs stay as they were. */
+		if (counts_blocked(&tr))
+			printf(",\"blocked\":%" PRIu64 ",\"blocked_ns\":%" PRIu64, nr_blocked,
+			       blocked_ns);
+		if (tr.has_probe_cost)
+			printf(",\"probe_cost_ns\":{\"scope\":%.3f,\"hook\":%.3f"
+			       ",\"scope_inner\":%.3f,\"hook_inner\":%.3f}",
+			       (double)tr.probe_cost.scope_ps / 1000.0,
+			       (double)tr.probe_cost.hook_ps / 1000.0,
+			       (double)tr.probe_cost.scope_inner_ps / 1000.0,
+			       (double)tr.probe_cost.hook_inner_ps / 1000.0);
 		if (cn.nr[0] || cn.nr[1]) {
 			/* Only for traces with counters: 1.0 traces print as before. */
 			for (int k = 0; k < 2; k++) {
@@ -254,10 +258,12 @@ int tt_cmd_info(int argc, char **argv)
 			       nr_blocked, dur, blocked_ns);
 		}
 		if (tr.has_probe_cost)
-			printf("probe cost:       TRACE_SCOPE %.1f ns, hook %.1f ns"
-			       " (added to the parent per activation, measured at start)\n",
+			printf("probe cost:       TRACE_SCOPE %.1f ns (%.1f inside the child), hook %.1f ns"
+			       " (%.1f inside); added to the parent per activation, measured at start\n",
 			       (double)tr.probe_cost.scope_ps / 1000.0,
-			       (double)tr.probe_cost.hook_ps / 1000.0);
+			       (double)tr.probe_cost.scope_inner_ps / 1000.0,
+			       (double)tr.probe_cost.hook_ps / 1000.0,
+			       (double)tr.probe_cost.hook_inner_ps / 1000.0);
 		printf("size:             %" PRIu64 " bytes in %" PRIu64 " frames, %.2f bytes/event\n",
 		       tr.file_bytes, tr.nr_frames,
 		       tr.nr_events ? (double)tr.file_bytes / (double)tr.nr_events : 0.0);

@@ -188,9 +188,11 @@ enum recfmt_status recfmt_decode_blocked(const struct recfmt_record *rec,
 enum recfmt_status recfmt_decode_probe_cost(const struct recfmt_record *rec,
 					    struct recfmt_probe_cost *pc, struct recfmt_error *err)
 {
-	RETURN_IF(rec->size < 16, err, rec, "PROBE_COST record too short (%u bytes)", rec->size);
+	RETURN_IF(rec->size < 32, err, rec, "PROBE_COST record too short (%u bytes)", rec->size);
 	pc->scope_ps = recfmt_load_u64le(rec->payload);
 	pc->hook_ps = recfmt_load_u64le(rec->payload + 8);
+	pc->scope_inner_ps = recfmt_load_u64le(rec->payload + 16);
+	pc->hook_inner_ps = recfmt_load_u64le(rec->payload + 24);
 	return RECFMT_OK;
 }
 

@@ -194,12 +194,14 @@ int recfmt_encode_blocked(struct recfmt_buf *buf, const struct recfmt_blocked *b
 
 int recfmt_encode_probe_cost(struct recfmt_buf *buf, const struct recfmt_probe_cost *pc)
 {
-	uint8_t *p = record_begin(buf, RECFMT_PROBE_COST, 16);
+	uint8_t *p = record_begin(buf, RECFMT_PROBE_COST, 32);
 
 	if (!p)
 		return -ENOMEM;
 	recfmt_store_u64le(p, pc->scope_ps);
 	recfmt_store_u64le(p + 8, pc->hook_ps);
+	recfmt_store_u64le(p + 16, pc->scope_inner_ps);
+	recfmt_store_u64le(p + 24, pc->hook_inner_ps);
 	return 0;
 }
 

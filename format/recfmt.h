@@ -223,6 +223,9 @@ struct recfmt_blocked {
 struct recfmt_probe_cost {
 	uint64_t scope_ps; /* TRACE_SCOPE */
 	uint64_t hook_ps;  /* the -finstrument-functions hooks */
+	/* Of each: the part between the pair's own two timestamps, which the
+	 * child's activation holds (so the parent's self time does not). */
+	uint64_t scope_inner_ps, hook_inner_ps;
 };
 
 struct recfmt_end {

@@ -365,6 +365,15 @@ void rec__live_feed(struct rec__live *l, struct rec__thread *t, uint64_t from, u
 uint64_t rec__live_tick(struct rec__live *l, uint64_t now_mono_ns) REC__HIDDEN;
 void rec__live_forget_thread(struct rec__thread *t) REC__HIDDEN;
 
+/*
+ * probe_cost.c: what a probe pair adds to its parent (FORMAT.md §3.16), in
+ * thousandths of a tick; *_inner: the part between the pair's own stamps.
+ */
+struct rec__probe_cost_mticks {
+	uint64_t scope, scope_inner, hook, hook_inner;
+};
+bool rec__probe_cost_measure(bool use_tsc, struct rec__probe_cost_mticks *out) REC__HIDDEN;
+
 /* log.c: one "rec: ..." line on stderr. */
 void rec__log(const char *fmt, ...) __attribute__((format(printf, 1, 2))) REC__HIDDEN;
 /* Paths in log lines are cut to fewer than this many bytes (log.c). */

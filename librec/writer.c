@@ -79,6 +79,8 @@ struct writer {
 	struct rec__modules modules;   /* MODULE records written to this file */
 	uint32_t nr_sites_scanned;     /* site count at the last module scan */
 	uint64_t ticks_per_second;     /* calibrated at start (write_lead) */
+	struct recfmt_probe_cost probe_cost; /* measured at start (probe_cost.c) */
+	bool has_probe_cost;
 	char default_comm[2][16];      /* a thread's inherited name: the program's (read_comms) */
 	uint64_t min_ticks;	       /* REC_MIN_NS in ticks; 0 = no filtering */
 	struct recfmt_event *kept;     /* REC_MIN_NS: the events of a block that stay */
@@ -173,6 +175,8 @@ static int write_lead(struct writer *w)
 		err = recfmt_encode_sync(&w->lead, &rec__g.start_sync);
 	if (!err && rec__g.cfg.use_tsc)
 		err = recfmt_encode_sync(&w->lead, &w->calibration);
+	if (!err && w->has_probe_cost)
+		err = recfmt_encode_probe_cost(&w->lead, &w->probe_cost);
 	return err;
 }
 
@@ -181,8 +185,17 @@ static int write_lead(struct writer *w)
  * taken at least CALIBRATE_MIN_NS later (the first frame's header carries
  * it; REC_MIN_NS needs it to filter from the first pass on).
  */
+static uint64_t mticks_to_ps(uint64_t mticks, uint64_t ticks_per_second)
+{
+	return (uint64_t)((unsigned __int128)mticks * 1000000000u / ticks_per_second);
+}
+
 static void calibrate(struct writer *w)
 {
+	struct rec__probe_cost_mticks pc;
+
+	/* While the calibration waits anyway: the probe's own cost (FORMAT.md §3.16). */
+	w->has_probe_cost = rec__probe_cost_measure(rec__g.cfg.use_tsc, &pc);
 	w->ticks_per_second = 1000000000u;
 	if (rec__g.cfg.use_tsc) {
 		uint64_t since = mono_ns() - rec__g.start_sync.mono_ns;
@@ -199,6 +212,10 @@ static void calibrate(struct writer *w)
 		if (!w->ticks_per_second)
 			w->ticks_per_second = 1;
 	}
+	w->probe_cost.scope_ps = mticks_to_ps(pc.scope, w->ticks_per_second);
+	w->probe_cost.scope_inner_ps = mticks_to_ps(pc.scope_inner, w->ticks_per_second);
+	w->probe_cost.hook_ps = mticks_to_ps(pc.hook, w->ticks_per_second);
+	w->probe_cost.hook_inner_ps = mticks_to_ps(pc.hook_inner, w->ticks_per_second);
 	w->min_ticks = (uint64_t)((unsigned __int128)rec__g.cfg.min_ns * w->ticks_per_second /
 				  1000000000u);
 	if (rec__g.cfg.min_ns && !w->min_ticks)

@@ -366,7 +366,8 @@ Test(format, blocked_and_probe_cost_round_trip)
 {
 	const struct recfmt_blocked b_in = { .thread = 3, .nr_blocked = 17,
 					     .blocked_ns = 123456789012ull };
-	const struct recfmt_probe_cost pc_in = { .scope_ps = 9250, .hook_ps = 11875 };
+	const struct recfmt_probe_cost pc_in = { .scope_ps = 9250, .hook_ps = 11875,
+						 .scope_inner_ps = 4000, .hook_inner_ps = 5125 };
 	struct recfmt_blocked b;
 	struct recfmt_probe_cost pc;
 	struct recfmt_error err = { 0 };
@@ -387,12 +388,14 @@ Test(format, blocked_and_probe_cost_round_trip)
 	cr_assert_eq(b.blocked_ns, 123456789012ull);
 	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
 	cr_assert_eq(rec.type, RECFMT_PROBE_COST);
-	cr_assert_eq(rec.size, 16);
+	cr_assert_eq(rec.size, 32);
 	cr_assert_eq(recfmt_decode_probe_cost(&rec, &pc, &err), RECFMT_OK);
 	cr_assert_eq(pc.scope_ps, 9250);
 	cr_assert_eq(pc.hook_ps, 11875);
-	/* Too short is an error, with the record's name. */
-	rec.size = 8;
+	cr_assert_eq(pc.scope_inner_ps, 4000);
+	cr_assert_eq(pc.hook_inner_ps, 5125);
+	/* Too short is an error. */
+	rec.size = 16;
 	cr_assert_eq(recfmt_decode_probe_cost(&rec, &pc, &err), RECFMT_CORRUPT);
 	recfmt_buf_fini(&buf);
 }

@@ -194,7 +194,7 @@ static void *slow_reader(void *arg)
 Test(honest, block_mode_waits_are_counted_per_thread_and_outside_activations)
 {
 	struct rec_config cfg = REC_CONFIG_INIT;
-	char args[600], *json, *csv, *table, *threads;
+	char args[600], *json, *csv, *table, *threads, *after_threads;
 	uint64_t nr_blocked, blocked_ns, max_ns = 0, calls = 0;
 	struct tr_trace tr;
 	pthread_t reader;
@@ -232,10 +232,11 @@ Test(honest, block_mode_waits_are_counted_per_thread_and_outside_activations)
 	json = tracetool(args);
 	threads = strstr(json, "\"threads\":[");
 	cr_assert(threads, "%s", json);
-	/* Totals come before the threads; one thread, so they agree. */
-	nr_blocked = json_u64_after(json, "blocked");
-	blocked_ns = json_u64_after(json, "blocked_ns");
-	cr_assert_lt(strstr(json, "\"blocked_ns\":"), threads, "%s", json);
+	/* Totals come after the threads; one thread, so they agree. */
+	after_threads = strstr(threads, "}]");
+	cr_assert(after_threads, "%s", json);
+	nr_blocked = json_u64_after(after_threads, "blocked");
+	blocked_ns = json_u64_after(after_threads, "blocked_ns");
 	cr_assert_eq(json_u64_after(threads, "blocked"), nr_blocked, "%s", json);
 	cr_assert_eq(json_u64_after(threads, "blocked_ns"), blocked_ns, "%s", json);
 	cr_assert_gt(nr_blocked, 0, "%s", json);
@@ -355,4 +356,54 @@ Test(honest, kernel_thread_names_are_recorded_without_rec_thread_name)
 	cr_assert(strstr(csv, "\nexit-name,work,2,"), "%s", csv);
 	cr_assert(strstr(csv, "\nlate-name,work,1,"), "%s", csv);
 	free(csv);
+}
+
+/* ------------------------------------------------------------------ */
+
+/* json "key":{"scope":S,... as a double; fails if absent. */
+static double json_cost(const char *json, const char *key)
+{
+	char pat[64];
+	const char *p = strstr(json, "\"probe_cost_ns\":{");
+
+	cr_assert(p, "no probe_cost_ns in %s", json);
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(p, pat);
+	cr_assert(p, "no %s in %s", pat, json);
+	return strtod(p + strlen(pat), NULL);
+}
+
+/* The probe's cost is in the file, and measuring it put nothing else there. */
+Test(honest, probe_cost_is_measured_at_start_and_pollutes_nothing)
+{
+	struct rec_config cfg = REC_CONFIG_INIT;
+	char args[600], *json, *table;
+	struct tr_trace tr;
+
+	use_outputs("cost");
+	cfg.output = out[0];
+	cr_assert_eq(rec_start(&cfg), 0);
+	for (int i = 0; i < 10; i++)
+		after();
+	cr_assert_eq(rec_stop(), 0);
+
+	cr_assert_eq(tr_load(out[0], &tr), 0);
+	cr_assert_eq(tr.nr_events, 20);
+	cr_assert_eq(tr.nr_threads, 1);
+	for (uint32_t id = 0; id < tr.nr_sites; id++)
+		cr_assert(!tr.site_names[id] || !strcmp(tr.site_names[id], "after"),
+			  "site %u is %s", id, tr.site_names[id]);
+	tr_free(&tr);
+
+	snprintf(args, sizeof(args), "info --format=json %s", out[0]);
+	json = tracetool(args);
+	cr_assert_gt(json_cost(json, "scope"), 0.0, "%s", json);
+	cr_assert_gt(json_cost(json, "hook"), 0.0, "%s", json);
+	cr_assert_leq(json_cost(json, "scope_inner"), json_cost(json, "scope"), "%s", json);
+	cr_assert_leq(json_cost(json, "hook_inner"), json_cost(json, "hook"), "%s", json);
+	free(json);
+	snprintf(args, sizeof(args), "info %s", out[0]);
+	table = tracetool(args);
+	cr_assert(strstr(table, "\nprobe cost:       TRACE_SCOPE "), "%s", table);
+	free(table);
 }
