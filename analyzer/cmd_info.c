@@ -132,6 +132,7 @@ int tt_cmd_info(int argc, char **argv)
 	struct tt_clock c;
 	char msg[512], problems[768];
 	uint64_t tps, duration_ns, dropped, nr_blocked, blocked_ns;
+	double step_ns;
 	bool clean;
 	int rc = 0;
 
@@ -154,6 +155,9 @@ int tt_cmd_info(int argc, char **argv)
 	dropped = total_dropped(&tr);
 	total_blocked(&tr, &nr_blocked, &blocked_ns);
 	clean = tr.has_end && !tr.truncated;
+	/* The clock's resolution as the events show it (durations shorter
+	 * than it read 0). */
+	step_ns = (double)tr.min_step_ticks * (double)c.num / (double)c.den;
 
 	if (o.format == TT_FORMAT_JSON) {
 		printf("{\"file\":");
@@ -174,6 +178,8 @@ int tt_cmd_info(int argc, char **argv)
 			tt_emit_json_str(stdout, problems);
 		else
 			fputs("null", stdout);
+		if (tr.min_step_ticks)
+			printf(",\"clock_step_ns\":%.1f", step_ns);
 		/* 1.1 recordings only: 1.0 outputs stay as they were. */
 		if (tt_symbols_program(tr.syms)) {
 			fputs(",\"program\":", stdout);
@@ -245,6 +251,10 @@ int tt_cmd_info(int argc, char **argv)
 		printf("start:            %s.%09" PRIu64 " UTC (%" PRIu64 " ns since the epoch)\n",
 		       when, tr.hdr.start_real_ns % 1000000000u, tr.hdr.start_real_ns);
 		printf("duration:         %s (%" PRIu64 " ns)\n", dur, duration_ns);
+		if (tr.min_step_ticks)
+			printf("clock step:       %.1f ns (the smallest step between two events, "
+			       "%" PRIu64 " tick%s)\n",
+			       step_ns, tr.min_step_ticks, tr.min_step_ticks == 1 ? "" : "s");
 		printf("events:           %" PRIu64 " records\n", tr.nr_events);
 		printf("dropped scopes:   %" PRIu64 "\n", dropped);
 		if (tr.has_filtered)
