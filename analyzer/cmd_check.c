@@ -5,8 +5,10 @@
  * offset): unreadable, not a trace, newer version, damaged frame or checksum,
  * bad record, lost frames (seq gap), truncation, event counts that disagree
  * with THREAD_END/END, records after END, or no END (not ended cleanly),
- * and (format 1.1) counter records that do not decode or do not annotate
- * the EVENTS block just before them (FORMAT.md §3.13-§3.14).
+ * (format 1.1) counter records that do not decode or do not annotate
+ * the EVENTS block just before them (FORMAT.md §3.13-§3.14), and events
+ * that do not nest: an exit without an enter, or an exit that is not of the
+ * innermost open enter's site (FORMAT.md §3.6).
  * The first problem in file order is the one reported.
  */
 #include <argp.h>
@@ -29,14 +31,30 @@ static const struct argp check_argp = {
 	0, tt_options_parse_trace, "TRACE",
 	"Check that a trace file is intact: every frame decompresses with a good "
 	"checksum, frames are numbered without gaps, every record decodes, event "
-	"counts agree and the recording ended cleanly.\v"
+	"counts agree, every exit closes the innermost open enter of its thread and "
+	"the recording ended cleanly.\v"
 	"Exit status 0 if intact; 1 with one line naming the problem and its place "
 	"(frame index and byte offset) otherwise.",
 	check_children, 0, 0,
 };
 
-/* The counter records, checked from the walker's record hook. */
+/*
+ * Nesting of one thread's events (FORMAT.md §3.6): the open enters' sites,
+ * kept up to NEST_MAX_KEPT deep (deeper ones are only counted, so memory
+ * follows the file's real nesting, bounded).
+ */
+#define NEST_MAX_KEPT (1u << 16)
+struct nest {
+	uint32_t thread; /* 0: free slot */
+	uint32_t cap;
+	uint64_t depth;
+	uint32_t *sites;
+};
+
+/* The counter records and the nesting, checked from the walker's record hook. */
 struct ctr_check {
+	struct nest *nests; /* open-addressed by thread serial */
+	uint32_t nr_nests, cap_nests;
 	uint64_t frame;		  /* of the last record seen */
 	uint32_t events_thread;	  /* the last record was an EVENTS block of it; 0: was not */
 	uint32_t events_n;
@@ -55,6 +73,84 @@ static void ctr_fail(struct ctr_check *cc, const struct recfmt_record *rec, uint
 	cc->problem_frame = frame;
 }
 
+static struct nest *nest_of(struct ctr_check *cc, uint32_t thread)
+{
+	uint32_t i;
+
+	if (2 * (cc->nr_nests + 1) > cc->cap_nests) {
+		struct nest *old = cc->nests;
+		uint32_t old_cap = cc->cap_nests;
+
+		cc->cap_nests = old_cap ? 2 * old_cap : 16;
+		cc->nests = tt_xcalloc(cc->cap_nests, sizeof(*cc->nests));
+		for (uint32_t k = 0; k < old_cap; k++) {
+			if (!old[k].thread)
+				continue;
+			for (i = tt_hash_u32(old[k].thread) & (cc->cap_nests - 1); cc->nests[i].thread;
+			     i = (i + 1) & (cc->cap_nests - 1))
+				;
+			cc->nests[i] = old[k];
+		}
+		free(old);
+	}
+	for (i = tt_hash_u32(thread) & (cc->cap_nests - 1); cc->nests[i].thread;
+	     i = (i + 1) & (cc->cap_nests - 1))
+		if (cc->nests[i].thread == thread)
+			return &cc->nests[i];
+	cc->nests[i].thread = thread;
+	cc->nr_nests++;
+	return &cc->nests[i];
+}
+
+/* Follows one EVENTS block's enters and exits; the first that does not nest is a problem. */
+static void check_nesting(struct ctr_check *cc, const struct recfmt_record *rec, uint64_t frame,
+			  uint64_t offset)
+{
+	struct recfmt_error err = { 0 };
+	struct recfmt_events_iter it;
+	struct nest *n;
+	uint64_t ticks, i = 0;
+	uint32_t code;
+	char what[160];
+
+	if (cc->problem[0] || recfmt_events_open(rec, &it, &err) != RECFMT_OK)
+		return; /* a block that does not decode is the walker's problem */
+	n = nest_of(cc, it.thread);
+	for (; recfmt_events_next(&it, &ticks, &code) == 1; i++) {
+		uint32_t site = code >> 1;
+
+		if (!(code & 1)) {
+			if (n->depth < NEST_MAX_KEPT) {
+				if (n->depth == n->cap) {
+					n->cap = n->cap ? 2 * n->cap : 64;
+					n->sites = tt_xrealloc(n->sites, n->cap * sizeof(*n->sites));
+				}
+				n->sites[n->depth] = site;
+			}
+			n->depth++;
+			continue;
+		}
+		if (!n->depth) {
+			snprintf(what, sizeof(what),
+				 "thread %" PRIu32 ": event %" PRIu64
+				 " of the EVENTS block is an exit of site %" PRIu32 " without an enter",
+				 it.thread, i, site);
+			ctr_fail(cc, rec, frame, offset, what);
+			return;
+		}
+		n->depth--;
+		if (n->depth < NEST_MAX_KEPT && n->sites[n->depth] != site) {
+			snprintf(what, sizeof(what),
+				 "thread %" PRIu32 ": event %" PRIu64
+				 " of the EVENTS block exits site %" PRIu32
+				 " while site %" PRIu32 " is the innermost open enter",
+				 it.thread, i, site, n->sites[n->depth]);
+			ctr_fail(cc, rec, frame, offset, what);
+			return;
+		}
+	}
+}
+
 static void check_record(void *ctx, struct tt_trace *tr, const struct recfmt_record *rec,
 			 uint64_t frame, uint64_t offset)
 {
@@ -69,6 +165,7 @@ static void check_record(void *ctx, struct tt_trace *tr, const struct recfmt_rec
 	if (rec->type == RECFMT_EVENTS && rec->size >= 8) {
 		cc->events_thread = recfmt_load_u32le(rec->payload);
 		cc->events_n = recfmt_load_u32le(rec->payload + 4);
+		check_nesting(cc, rec, frame, offset);
 	} else if (rec->type == RECFMT_COUNTER_SET) {
 		struct recfmt_counter_set cs;
 
@@ -142,6 +239,9 @@ int tt_cmd_check(int argc, char **argv)
 		printf("%s: ok (%" PRIu64 " frames, %" PRIu64 " events, %" PRIu32 " threads)\n",
 		       o.trace, tr.nr_frames, tr.nr_events, tr.nr_threads);
 out:
+	for (uint32_t i = 0; i < cc.cap_nests; i++)
+		free(cc.nests[i].sites);
+	free(cc.nests);
 	tt_trace_fini(&tr);
 	tt_options_fini(&o);
 	return rc;

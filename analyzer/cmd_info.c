@@ -110,6 +110,21 @@ static uint64_t total_filtered(const struct tt_trace *tr)
 	return n;
 }
 
+/* REC_OVERFLOW=block waits (FORMAT.md §3.15): counted by 1.2 recorders, absent when none. */
+static bool counts_blocked(const struct tt_trace *tr)
+{
+	return tr->has_blocked || tr->hdr.major > 1 || tr->hdr.minor >= 2;
+}
+
+static void total_blocked(const struct tt_trace *tr, uint64_t *nr, uint64_t *ns)
+{
+	*nr = *ns = 0;
+	for (uint32_t i = 0; i < tr->nr_threads; i++) {
+		*nr += tr->threads[i].nr_blocked;
+		*ns += tr->threads[i].blocked_ns;
+	}
+}
+
 static uint64_t total_dropped(const struct tt_trace *tr)
 {
 	uint64_t n = 0;
@@ -128,7 +143,7 @@ int tt_cmd_info(int argc, char **argv)
 	struct tt_trace tr;
 	struct tt_clock c;
 	char msg[512], problems[768];
-	uint64_t tps, duration_ns, dropped;
+	uint64_t tps, duration_ns, dropped, nr_blocked, blocked_ns;
 	double step_ns;
 	bool clean;
 	int rc = 0;
@@ -150,6 +165,7 @@ int tt_cmd_info(int argc, char **argv)
 	duration_ns = tr.max_ticks > c.start_ticks ? tt_clock_ns(&c, tr.max_ticks - c.start_ticks)
 						   : 0;
 	dropped = total_dropped(&tr);
+	total_blocked(&tr, &nr_blocked, &blocked_ns);
 	clean = tr.has_end && !tr.truncated;
 	/* The clock's resolution as the events show it (durations shorter
 	 * than it read 0). */
@@ -198,9 +214,24 @@ int tt_cmd_info(int argc, char **argv)
 			       th->nr_dropped);
 			if (tr.has_filtered)
 				printf(",\"filtered\":%" PRIu64, th->nr_filtered);
-			printf(",\"ended\":%s}", th->ended ? "true" : "false");
+			printf(",\"ended\":%s", th->ended ? "true" : "false");
+			if (counts_blocked(&tr))
+				printf(",\"blocked\":%" PRIu64 ",\"blocked_ns\":%" PRIu64,
+				       th->nr_blocked, th->blocked_ns);
+			fputc('}', stdout);
 		}
 		fputc(']', stdout);
+		/* 1.2 recordings only: after the threads, so earlier outputs stay as they were. */
+		if (counts_blocked(&tr))
+			printf(",\"blocked\":%" PRIu64 ",\"blocked_ns\":%" PRIu64, nr_blocked,
+			       blocked_ns);
+		if (tr.has_probe_cost)
+			printf(",\"probe_cost_ns\":{\"scope\":%.3f,\"hook\":%.3f"
+			       ",\"scope_inner\":%.3f,\"hook_inner\":%.3f}",
+			       (double)tr.probe_cost.scope_ps / 1000.0,
+			       (double)tr.probe_cost.hook_ps / 1000.0,
+			       (double)tr.probe_cost.scope_inner_ps / 1000.0,
+			       (double)tr.probe_cost.hook_inner_ps / 1000.0);
 		if (cn.nr[0] || cn.nr[1]) {
 			/* Only for traces with counters: 1.0 traces print as before. */
 			for (int k = 0; k < 2; k++) {
@@ -244,6 +275,19 @@ int tt_cmd_info(int argc, char **argv)
 			printf("filtered:         %" PRIu64
 			       " activations shorter than REC_MIN_NS not recorded\n",
 			       total_filtered(&tr));
+		if (nr_blocked || blocked_ns) {
+			tt_emit_fmt_duration(dur, sizeof(dur), blocked_ns);
+			printf("blocked:          %" PRIu64 " waits for room, %s (%" PRIu64
+			       " ns; REC_OVERFLOW=block, not inside any activation)\n",
+			       nr_blocked, dur, blocked_ns);
+		}
+		if (tr.has_probe_cost)
+			printf("probe cost:       TRACE_SCOPE %.1f ns (%.1f inside the child), hook %.1f ns"
+			       " (%.1f inside); added to the parent per activation, measured at start\n",
+			       (double)tr.probe_cost.scope_ps / 1000.0,
+			       (double)tr.probe_cost.scope_inner_ps / 1000.0,
+			       (double)tr.probe_cost.hook_ps / 1000.0,
+			       (double)tr.probe_cost.hook_inner_ps / 1000.0);
 		printf("size:             %" PRIu64 " bytes in %" PRIu64 " frames, %.2f bytes/event\n",
 		       tr.file_bytes, tr.nr_frames,
 		       tr.nr_events ? (double)tr.file_bytes / (double)tr.nr_events : 0.0);
@@ -264,8 +308,9 @@ int tt_cmd_info(int argc, char **argv)
 			fputs(cn.nr[1] ? ")\n" : "\n", stdout);
 		}
 		printf("threads:          %" PRIu32 "\n", tr.nr_threads);
-		printf("  %10s  %-24s %14s %12s%s\n", "id", "name", "events", "dropped",
-		       tr.has_filtered ? "     filtered" : "");
+		printf("  %10s  %-24s %14s %12s%s%s\n", "id", "name", "events", "dropped",
+		       tr.has_filtered ? "     filtered" : "",
+		       nr_blocked || blocked_ns ? "      blocked   blocked_ns" : "");
 		for (uint32_t i = 0; i < tr.nr_threads; i++) {
 			const struct tt_thread *th = &tr.threads[i];
 
@@ -274,6 +319,8 @@ int tt_cmd_info(int argc, char **argv)
 			printf(" %14" PRIu64 " %12" PRIu64, th->nr_events, th->nr_dropped);
 			if (tr.has_filtered)
 				printf(" %12" PRIu64, th->nr_filtered);
+			if (nr_blocked || blocked_ns)
+				printf(" %12" PRIu64 " %12" PRIu64, th->nr_blocked, th->blocked_ns);
 			fputc('\n', stdout);
 		}
 	}

@@ -329,6 +329,9 @@ static void print_json(const struct tt_report *rep, size_t nr, bool by_thread)
 	/* Only for recordings made with REC_MIN_NS, so 1.0 outputs stay as they were. */
 	if (rep->tr.has_filtered)
 		printf(",\"filtered\":%" PRIu64, rep->nr_filtered);
+	if (rep->nr_blocked || rep->blocked_ns)
+		printf(",\"blocked\":%" PRIu64 ",\"blocked_ns\":%" PRIu64, rep->nr_blocked,
+		       rep->blocked_ns);
 	printf(",\"truncated\":%s,\"damaged\":%s}\n", rep->tr.truncated ? "true" : "false",
 	       rep->tr.nr_bad_frames || rep->tr.nr_lost_frames || rep->tr.nr_bad_blocks
 		       ? "true" : "false");
@@ -419,6 +422,11 @@ static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 	if (rep->tr.has_filtered)
 		printf("%" PRIu64 " activations shorter than REC_MIN_NS not recorded (filtered)\n",
 		       rep->nr_filtered);
+	if (rep->nr_blocked || rep->blocked_ns) {
+		tt_emit_fmt_duration(buf, sizeof(buf), rep->blocked_ns);
+		printf("%" PRIu64 " waits for room (REC_OVERFLOW=block), %s in all, not counted in any"
+		       " activation\n", rep->nr_blocked, buf);
+	}
 	if (rep->problems[0])
 		printf("warning: %s\n", rep->problems);
 	table_counters(rep, nr, by_thread);

@@ -559,6 +559,25 @@ static enum tt_status walk_frame(struct tt_trace *tr, const uint8_t *data, size_
 			tr->has_filtered |= d.has_filtered;
 			break;
 		}
+		case RECFMT_BLOCKED: {
+			struct recfmt_blocked b;
+
+			if ((st = recfmt_decode_blocked(&rec, &b, &err)) != RECFMT_OK)
+				break;
+			struct tt_thread *th = tt_trace_thread(tr, b.thread);
+			/* Cumulative: the largest is the latest (FORMAT.md §3.15). */
+			if (b.nr_blocked > th->nr_blocked)
+				th->nr_blocked = b.nr_blocked;
+			if (b.blocked_ns > th->blocked_ns)
+				th->blocked_ns = b.blocked_ns;
+			tr->has_blocked = true;
+			break;
+		}
+		case RECFMT_PROBE_COST:
+			if ((st = recfmt_decode_probe_cost(&rec, &tr->probe_cost, &err)) != RECFMT_OK)
+				break;
+			tr->has_probe_cost = true;
+			break;
 		case RECFMT_THREAD_END: {
 			struct recfmt_thread_end te;
 

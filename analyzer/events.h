@@ -40,6 +40,7 @@ struct tt_thread {
 	uint64_t nr_events;  /* records decoded from EVENTS blocks */
 	uint64_t nr_dropped; /* largest DROPS/THREAD_END count */
 	uint64_t nr_filtered; /* REC_MIN_NS: largest DROPS/THREAD_END nr_filtered (1.1) */
+	uint64_t nr_blocked, blocked_ns; /* REC_OVERFLOW=block: largest BLOCKED counts (1.2) */
 	void *user;	     /* the consumer's per-thread state */
 	uint64_t out_id;     /* a consumer's id for the thread (chrome tid) */
 	bool has_out_id;
@@ -78,6 +79,9 @@ struct tt_trace {
 	 * when first needed; NULL if the file has none. */
 	struct tt_symbols *syms;
 	bool has_filtered; /* the recording used REC_MIN_NS (FORMAT.md §3.7) */
+	bool has_blocked;  /* a BLOCKED record was seen (FORMAT.md §3.15) */
+	struct recfmt_probe_cost probe_cost; /* FORMAT.md §3.16; 0s when absent */
+	bool has_probe_cost;
 
 	/* What was read and what went wrong on the way. */
 	uint64_t nr_frames;	    /* frames decoded */

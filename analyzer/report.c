@@ -281,6 +281,8 @@ static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_
 			continue;
 		rep->nr_dropped += th->nr_dropped;
 		rep->nr_filtered += th->nr_filtered;
+		rep->nr_blocked += th->nr_blocked;
+		rep->blocked_ns += th->blocked_ns;
 		if (!o->by_thread)
 			continue;
 		/* The replicas list the same threads in the same order; one of

@@ -43,6 +43,7 @@ struct tt_report {
 	uint64_t nr_dropped; /* of the selected threads */
 	uint64_t nr_left;    /* activations left without an exit, in the rows */
 	uint64_t nr_filtered; /* REC_MIN_NS, of the selected threads (when tr.has_filtered) */
+	uint64_t nr_blocked, blocked_ns; /* REC_OVERFLOW=block waits, of the selected threads */
 	char problems[768];  /* what was lost, "" if nothing */
 };
 

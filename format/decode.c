@@ -176,6 +176,28 @@ enum recfmt_status recfmt_decode_thread_end(const struct recfmt_record *rec,
 	return RECFMT_OK;
 }
 
+enum recfmt_status recfmt_decode_blocked(const struct recfmt_record *rec,
+					 struct recfmt_blocked *b, struct recfmt_error *err)
+{
+	RETURN_IF(rec->size < 24, err, rec, "BLOCKED record too short (%u bytes)", rec->size);
+	b->thread = recfmt_load_u32le(rec->payload);
+	b->nr_blocked = recfmt_load_u64le(rec->payload + 8);
+	b->blocked_ns = recfmt_load_u64le(rec->payload + 16);
+	RETURN_IF(b->thread == 0, err, rec, "thread serial 0");
+	return RECFMT_OK;
+}
+
+enum recfmt_status recfmt_decode_probe_cost(const struct recfmt_record *rec,
+					    struct recfmt_probe_cost *pc, struct recfmt_error *err)
+{
+	RETURN_IF(rec->size < 32, err, rec, "PROBE_COST record too short (%u bytes)", rec->size);
+	pc->scope_ps = recfmt_load_u64le(rec->payload);
+	pc->hook_ps = recfmt_load_u64le(rec->payload + 8);
+	pc->scope_inner_ps = recfmt_load_u64le(rec->payload + 16);
+	pc->hook_inner_ps = recfmt_load_u64le(rec->payload + 24);
+	return RECFMT_OK;
+}
+
 enum recfmt_status recfmt_decode_end(const struct recfmt_record *rec, struct recfmt_end *end,
 				     struct recfmt_error *err)
 {

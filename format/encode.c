@@ -185,6 +185,26 @@ int recfmt_encode_thread_end(struct recfmt_buf *buf, const struct recfmt_thread_
 	return 0;
 }
 
+int recfmt_encode_blocked(struct recfmt_buf *buf, const struct recfmt_blocked *b)
+{
+	const uint64_t v[2] = { b->nr_blocked, b->blocked_ns };
+
+	return encode_id_u64s(buf, RECFMT_BLOCKED, b->thread, v, 2);
+}
+
+int recfmt_encode_probe_cost(struct recfmt_buf *buf, const struct recfmt_probe_cost *pc)
+{
+	uint8_t *p = record_begin(buf, RECFMT_PROBE_COST, 32);
+
+	if (!p)
+		return -ENOMEM;
+	recfmt_store_u64le(p, pc->scope_ps);
+	recfmt_store_u64le(p + 8, pc->hook_ps);
+	recfmt_store_u64le(p + 16, pc->scope_inner_ps);
+	recfmt_store_u64le(p + 24, pc->hook_inner_ps);
+	return 0;
+}
+
 int recfmt_encode_end(struct recfmt_buf *buf, const struct recfmt_end *end)
 {
 	uint8_t *p = record_begin(buf, RECFMT_END, end->has_filtered ? 32 : 24);

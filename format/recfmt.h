@@ -23,7 +23,7 @@ extern "C" {
 
 /* FORMAT.md §1: versioning. A reader refuses a newer major version. */
 #define RECFMT_VERSION_MAJOR 1
-#define RECFMT_VERSION_MINOR 1
+#define RECFMT_VERSION_MINOR 2
 
 /* FORMAT.md §3: magic numbers. */
 #define RECFMT_FILE_MAGIC "RECTRACE" /* 8 bytes, in FILE_HEADER */
@@ -48,6 +48,8 @@ enum recfmt_type {
 	RECFMT_FUNC = 11,   /* 1.1: a site named by a code address (FORMAT.md §3.11) */
 	RECFMT_COUNTER_SET = 12, /* 1.1: FORMAT.md §3.13 */
 	RECFMT_COUNTERS = 13,	 /* 1.1: FORMAT.md §3.14 */
+	RECFMT_BLOCKED = 14,	 /* 1.2: a thread's waits for room (FORMAT.md §3.15) */
+	RECFMT_PROBE_COST = 15,	 /* 1.2: what a probe adds to its parent (FORMAT.md §3.16) */
 };
 
 /* FORMAT.md §3.2: clock kinds. */
@@ -206,6 +208,26 @@ struct recfmt_thread_end {
 	uint64_t nr_filtered;
 };
 
+/* FORMAT.md §3.15 (1.2): REC_OVERFLOW=block waits of one thread, cumulative. */
+struct recfmt_blocked {
+	uint32_t thread;
+	uint64_t nr_blocked; /* probes that waited for room */
+	uint64_t blocked_ns; /* CLOCK_MONOTONIC ns they waited, in all */
+};
+
+/*
+ * FORMAT.md §3.16 (1.2): the time one recorded activation's probes (enter
+ * and exit) add to its parent's activation, measured by the recorder at
+ * start, in picoseconds; 0: not measured.
+ */
+struct recfmt_probe_cost {
+	uint64_t scope_ps; /* TRACE_SCOPE */
+	uint64_t hook_ps;  /* the -finstrument-functions hooks */
+	/* Of each: the part between the pair's own two timestamps, which the
+	 * child's activation holds (so the parent's self time does not). */
+	uint64_t scope_inner_ps, hook_inner_ps;
+};
+
 struct recfmt_end {
 	uint64_t end_ticks;
 	uint64_t nr_events;
@@ -314,6 +336,8 @@ int recfmt_encode_drops_filtered(struct recfmt_buf *buf, uint32_t thread, uint64
 				 uint64_t nr_filtered);
 int recfmt_encode_thread_end(struct recfmt_buf *buf, const struct recfmt_thread_end *te);
 int recfmt_encode_end(struct recfmt_buf *buf, const struct recfmt_end *end);
+int recfmt_encode_blocked(struct recfmt_buf *buf, const struct recfmt_blocked *b);
+int recfmt_encode_probe_cost(struct recfmt_buf *buf, const struct recfmt_probe_cost *pc);
 /*
  * MODULE (FORMAT.md §3.10): ranges is nr_ranges executable ranges; the
  * encoder clamps nr_ranges, build_id_bytes and path to the format's limits.
@@ -424,6 +448,10 @@ enum recfmt_status recfmt_decode_drops(const struct recfmt_record *rec,
 enum recfmt_status recfmt_decode_thread_end(const struct recfmt_record *rec,
 					    struct recfmt_thread_end *te,
 					    struct recfmt_error *err);
+enum recfmt_status recfmt_decode_blocked(const struct recfmt_record *rec,
+					 struct recfmt_blocked *b, struct recfmt_error *err);
+enum recfmt_status recfmt_decode_probe_cost(const struct recfmt_record *rec,
+					    struct recfmt_probe_cost *pc, struct recfmt_error *err);
 enum recfmt_status recfmt_decode_end(const struct recfmt_record *rec, struct recfmt_end *end,
 				     struct recfmt_error *err);
 enum recfmt_status recfmt_decode_module(const struct recfmt_record *rec,

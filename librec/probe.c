@@ -116,7 +116,7 @@ NOINSTR static inline void push(struct rec__thread *t, uint64_t head, uint64_t t
  * fast path is unchanged.
  * Return: true if there is room for `need` now.
  */
-NOINSTR static bool wait_for_room(struct rec__thread *t, uint64_t need)
+NOINSTR static bool room_or_sleep(struct rec__thread *t, uint64_t need, uint64_t *since_ns)
 {
 	struct timespec nap = { 0, 50 * 1000 };
 	uint64_t cap;
@@ -125,6 +125,8 @@ NOINSTR static bool wait_for_room(struct rec__thread *t, uint64_t need)
 	while (unlikely(!t->events) && !rec__thread_ring_retry(t)) {
 		if (!t->block || __atomic_load_n(&t->off, __ATOMIC_RELAXED))
 			return false;
+		if (!*since_ns)
+			*since_ns = rec__clock_now(false);
 		nanosleep(&nap, NULL);
 	}
 	cap = t->mask + 1;
@@ -141,8 +143,33 @@ NOINSTR static bool wait_for_room(struct rec__thread *t, uint64_t need)
 			return true;
 		if (!t->block || __atomic_load_n(&t->off, __ATOMIC_RELAXED))
 			return false;
+		if (!*since_ns)
+			*since_ns = rec__clock_now(false);
 		nanosleep(&nap, NULL); /* async-signal-safe: fine in a handler */
 	}
+}
+
+/*
+ * wait_for_room() - room_or_sleep(), and in block mode the wait's account:
+ * a probe that slept counts one wait and the time it slept in its thread's
+ * nr_blocked/blocked_ns (the writer puts them in BLOCKED records), and sets
+ * *waited, so that its caller stamps the enter again: the wait is not part
+ * of the activation being entered (contract §7). Called inside the probe's
+ * window, so a handler's probe on this thread never counts at the same time.
+ */
+NOINSTR static bool wait_for_room(struct rec__thread *t, uint64_t need, bool *waited)
+{
+	uint64_t since_ns = 0;
+	bool ok = room_or_sleep(t, need, &since_ns);
+
+	if (unlikely(since_ns)) {
+		uint64_t ns = rec__clock_now(false) - since_ns;
+
+		__atomic_store_n(&t->nr_blocked, t->nr_blocked + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->blocked_ns, t->blocked_ns + ns, __ATOMIC_RELAXED);
+		*waited = true;
+	}
+	return ok;
 }
 
 /*
@@ -176,13 +203,14 @@ NOINSTR static void push_counted(struct rec__thread *t, uint64_t head, uint64_t 
 	__atomic_store_n(&t->head, head + 1 + nr, __ATOMIC_RELEASE);
 }
 
-NOINSTR static bool room_counted(struct rec__thread *t, struct rec__counters *c, uint64_t need)
+NOINSTR static bool room_counted(struct rec__thread *t, struct rec__counters *c, uint64_t need,
+			 bool *waited)
 {
 	bool ok;
 
 	if (need <= c->limit)
 		return true;
-	ok = wait_for_room(t, need);
+	ok = wait_for_room(t, need, waited);
 	c->limit = t->limit;
 	t->limit = 0; /* keep the fast path away (inside the window: no handler sees it) */
 	return ok;
@@ -196,6 +224,7 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_counted(struct 
 	uint64_t vals[RECFMT_MAX_COUNTERS];
 	uint64_t h0 = __atomic_load_n(&t->head, __ATOMIC_RELAXED), head, ticks;
 	uint64_t group = 1 + (uint64_t)c->nr;
+	bool waited = false;
 
 	ticks = now_ticks(t);
 	rec__counters_read(c, vals);
@@ -206,19 +235,26 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_counted(struct 
 		ticks = now_ticks(t);
 		rec__counters_read(c, vals);
 	}
-	if (!room_counted(t, c, head + group * (c->pending + 2))) {
+	if (!room_counted(t, c, head + group * (c->pending + 2), &waited)) {
 		close_window(t);
 		count_one(&t->nr_dropped);
 		return scope;
 	}
+	if (unlikely(waited)) {
+		/* Block mode: the enter is stamped after the wait. */
+		ticks = now_ticks(t);
+		rec__counters_read(c, vals);
+	}
 	push_counted(t, head, ticks, RECFMT_CODE(id, RECFMT_KIND_ENTER), vals, c->nr);
 	c->pending++;
+	scope.gen = __atomic_load_n(&t->gen, __ATOMIC_RELAXED);
 	close_window(t);
 	scope.code = RECFMT_CODE(id, RECFMT_KIND_EXIT);
 	return scope;
 }
 
-NOINSTR static __attribute__((noinline)) void exit_counted(struct rec__thread *t, uint32_t code)
+NOINSTR static __attribute__((noinline)) void exit_counted(struct rec__thread *t, uint32_t code,
+							 uint32_t gen)
 {
 	struct rec__counters *c = t->ctr;
 	uint64_t vals[RECFMT_MAX_COUNTERS];
@@ -226,6 +262,10 @@ NOINSTR static __attribute__((noinline)) void exit_counted(struct rec__thread *t
 
 	if (!c->pending)
 		return; /* the enter went into an earlier ring (see rec__exit) */
+	if (gen != __atomic_load_n(&t->gen, __ATOMIC_RELAXED)) {
+		c->pending--; /* an earlier recording's enter: see rec__exit() */
+		return;
+	}
 	rec__counters_read(c, vals);
 	ticks = now_ticks(t);
 	t->nesting = 1;
@@ -247,6 +287,7 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_slow(struct rec
 	struct rec__thread *t = rec__self;
 	uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
 	uint64_t head, ticks;
+	bool waited = false;
 
 	if (rec__in_librec) {
 		/* A signal handler interrupted librec on this thread: no re-entry. */
@@ -270,13 +311,17 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_slow(struct rec
 	if (t->ctr)
 		return enter_counted(t, id);
 	head = open_window(t, &ticks);
-	if (head + t->reserved + 2 > t->limit && !wait_for_room(t, head + t->reserved + 2)) {
+	if (head + t->reserved + 2 > t->limit &&
+	    !wait_for_room(t, head + t->reserved + 2, &waited)) {
 		close_window(t);
 		count_one(&t->nr_dropped);
 		return scope;
 	}
+	if (unlikely(waited))
+		ticks = now_ticks(t); /* block mode: the enter is stamped after the wait */
 	push(t, head, ticks, RECFMT_CODE(id, RECFMT_KIND_ENTER));
 	t->reserved++;
+	scope.gen = __atomic_load_n(&t->gen, __ATOMIC_RELAXED);
 	close_window(t);
 	scope.code = RECFMT_CODE(id, RECFMT_KIND_EXIT);
 	return scope;
@@ -298,6 +343,7 @@ NOINSTR struct rec__scope rec__enter(struct rec__site *site)
 	}
 	push(t, head, ticks, RECFMT_CODE(id, RECFMT_KIND_ENTER));
 	t->reserved++;
+	scope.gen = __atomic_load_n(&t->gen, __ATOMIC_RELAXED);
 	close_window(t);
 	scope.code = RECFMT_CODE(id, RECFMT_KIND_EXIT);
 	return scope;
@@ -318,7 +364,16 @@ NOINSTR void rec__exit(struct rec__scope *scope)
 	 */
 	if (unlikely(!t || !t->reserved)) {
 		if (t && t->ctr)
-			exit_counted(t, scope->code); /* counted path: see enter_counted() */
+			exit_counted(t, scope->code, scope->gen); /* counted path: see enter_counted() */
+		return;
+	}
+	/*
+	 * The enter belongs to an earlier recording (a scope open across
+	 * rec_stop()/rec_start()): its event is not in this file, so neither
+	 * is the exit; the reservation it still holds is given back.
+	 */
+	if (unlikely(scope->gen != __atomic_load_n(&t->gen, __ATOMIC_RELAXED))) {
+		t->reserved--;
 		return;
 	}
 	head = open_window(t, &ticks);
@@ -361,6 +416,7 @@ static inline NOINSTR void fframe_push(struct rec__thread *t, uint32_t d, uintpt
 	if (d < REC__FSTACK_DEPTH) {
 		t->fstack[d].fn = fn;
 		t->fstack[d].code = code;
+		t->fstack[d].gen = __atomic_load_n(&t->gen, __ATOMIC_RELAXED);
 	}
 }
 
@@ -369,6 +425,7 @@ static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
 	struct rec__thread *t = rec__self;
 	uint32_t id = 0, code = 0, d;
 	uint64_t head, ticks;
+	bool waited = false;
 
 	if (rec__in_librec) {
 		/*
@@ -419,11 +476,14 @@ static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
 		goto out;
 	}
 	head = open_window(t, &ticks);
-	if (head + t->reserved + 2 > t->limit && !wait_for_room(t, head + t->reserved + 2)) {
+	if (head + t->reserved + 2 > t->limit &&
+	    !wait_for_room(t, head + t->reserved + 2, &waited)) {
 		close_window(t);
 		count_one(&t->nr_dropped);
 		goto out;
 	}
+	if (unlikely(waited))
+		ticks = now_ticks(t); /* block mode: the enter is stamped after the wait */
 	push(t, head, ticks, RECFMT_CODE(id, RECFMT_KIND_ENTER));
 	t->reserved++;
 	close_window(t);
@@ -467,7 +527,7 @@ slow:
 	func_enter_slow(fn);
 }
 
-static inline NOINSTR void push_exit(struct rec__thread *t, uint32_t code)
+static inline NOINSTR void push_exit(struct rec__thread *t, uint32_t code, uint32_t gen)
 {
 	uint64_t head, ticks;
 
@@ -477,7 +537,11 @@ static inline NOINSTR void push_exit(struct rec__thread *t, uint32_t code)
 		/* Recorded into a ring this thread no longer has; or a counted
 		 * thread (reserved stays 0: see enter_counted()). */
 		if (t->ctr)
-			exit_counted(t, code);
+			exit_counted(t, code, gen);
+		return;
+	}
+	if (unlikely(gen != __atomic_load_n(&t->gen, __ATOMIC_RELAXED))) {
+		t->reserved--; /* an earlier recording's enter: see rec__exit() */
 		return;
 	}
 	head = open_window(t, &ticks);
@@ -506,11 +570,11 @@ static NOINSTR __attribute__((noinline)) void func_exit_slow(struct rec__thread 
 		if (t->fstack[k].fn != fn)
 			continue;
 		while (d > k) {
-			uint32_t code = t->fstack[--d].code;
+			uint32_t code = t->fstack[--d].code, gen = t->fstack[d].gen;
 
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			t->fdepth = d;
-			push_exit(t, code);
+			push_exit(t, code, gen);
 		}
 		return;
 	}
@@ -525,7 +589,7 @@ static inline NOINSTR __attribute__((always_inline)) void func_exit(void *fn_ptr
 {
 	struct rec__thread *t = rec__self;
 	uintptr_t fn = (uintptr_t)fn_ptr;
-	uint32_t d, code;
+	uint32_t d, code, gen;
 
 	if (unlikely(!t))
 		return;
@@ -535,9 +599,10 @@ static inline NOINSTR __attribute__((always_inline)) void func_exit(void *fn_ptr
 		return;
 	}
 	code = t->fstack[d - 1].code;
+	gen = t->fstack[d - 1].gen;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->fdepth = d - 1;
-	push_exit(t, code);
+	push_exit(t, code, gen);
 }
 
 void __cyg_profile_func_enter(void *fn, void *call_site)

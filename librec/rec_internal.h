@@ -55,7 +55,7 @@ struct rec__fcache_slot {
 struct rec__fframe {
 	uintptr_t fn;
 	uint32_t code; /* the exit record to push, 0 if the enter was not recorded */
-	uint32_t unused;
+	uint32_t gen;  /* the thread's recording generation at the enter */
 };
 
 /*
@@ -95,6 +95,14 @@ struct rec__thread {
 	uint8_t block;	      /* REC_OVERFLOW=block; fixed at attach */
 	uint8_t off;	      /* set (relaxed) by rec_stop/writer failure: record nothing */
 	uint64_t nr_dropped;  /* written by the owner (relaxed store), read by the writer */
+	/*
+	 * Recording generation: raised (relaxed) by rec__start_locked() for
+	 * every thread it starts afresh, read (relaxed) by the owner's probes.
+	 * An enter keeps it in its scope (or shadow-stack frame); an exit whose
+	 * generation differs belongs to an earlier recording: it gives back its
+	 * reservation and records nothing, so no exit without its enter.
+	 */
+	uint32_t gen;
 
 	/* Consumer's cache line: written only by the writer. */
 	uint64_t tail __attribute__((aligned(REC__CACHELINE))); /* (D); read at (A) */
@@ -150,6 +158,26 @@ struct rec__thread {
 	size_t ring_touched_bytes;
 	/* Writer-private: CLOCK_MONOTONIC ns of the head load of the last drain. */
 	uint64_t drained_ns;
+	/*
+	 * REC_OVERFLOW=block (probe.c): probes that waited for room, and the
+	 * CLOCK_MONOTONIC ns they waited. Written by the owner (relaxed
+	 * stores, inside the probe's window), read by the writer (relaxed).
+	 */
+	uint64_t nr_blocked, blocked_ns;
+	/* Writer-private (lifecycle.c sets the bases at a restart): their values
+	 * when this file started, and in the last BLOCKED record of it. */
+	uint64_t nr_blocked_base, blocked_ns_base, nr_blocked_reported, blocked_ns_reported;
+	/*
+	 * The kernel's name of the thread (comm: what pthread_setname_np() or
+	 * prctl(PR_SET_NAME) set), used when rec_thread_name() was not called.
+	 * exit_comm: read by the owner at exit, before the release of `dead`
+	 * (writer reads it after the acquire). The rest is writer-private: comm
+	 * as last read from /proc ("" = the program's default name), what the
+	 * last THREAD record said, and when it was read (0: never).
+	 */
+	char exit_comm[16];
+	char comm[16], comm_written[16];
+	uint64_t comm_read_ns;
 };
 
 /*
@@ -336,6 +364,15 @@ void rec__live_feed(struct rec__live *l, struct rec__thread *t, uint64_t from, u
 /* After a pass: prints the report if one is due. Return: ns until the next. */
 uint64_t rec__live_tick(struct rec__live *l, uint64_t now_mono_ns) REC__HIDDEN;
 void rec__live_forget_thread(struct rec__thread *t) REC__HIDDEN;
+
+/*
+ * probe_cost.c: what a probe pair adds to its parent (FORMAT.md §3.16), in
+ * thousandths of a tick; *_inner: the part between the pair's own stamps.
+ */
+struct rec__probe_cost_mticks {
+	uint64_t scope, scope_inner, hook, hook_inner;
+};
+bool rec__probe_cost_measure(bool use_tsc, struct rec__probe_cost_mticks *out) REC__HIDDEN;
 
 /* log.c: one "rec: ..." line on stderr. */
 void rec__log(const char *fmt, ...) __attribute__((format(printf, 1, 2))) REC__HIDDEN;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #define POOL_MAX 16
@@ -162,6 +163,9 @@ static void thread_exit(void *arg)
 			t->ring_touched_bytes = used;
 		__atomic_fetch_add(&dead_touched_bytes, t->ring_touched_bytes, __ATOMIC_RELAXED);
 	}
+	/* Its last name, for the writer (which can no longer read /proc). */
+	if (prctl(PR_GET_NAME, t->exit_comm) != 0)
+		t->exit_comm[0] = '\0';
 	/* Pairs with the acquire load of `dead` in writer.c: every event is published. */
 	__atomic_store_n(&t->dead, 1, __ATOMIC_RELEASE);
 	/* The writer drains and frees the ring now, not at its next poll. */

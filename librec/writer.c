@@ -18,6 +18,7 @@
 #include "rec_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -78,6 +79,9 @@ struct writer {
 	struct rec__modules modules;   /* MODULE records written to this file */
 	uint32_t nr_sites_scanned;     /* site count at the last module scan */
 	uint64_t ticks_per_second;     /* calibrated at start (write_lead) */
+	struct recfmt_probe_cost probe_cost; /* measured at start (probe_cost.c) */
+	bool has_probe_cost;
+	char default_comm[2][16];      /* a thread's inherited name: the program's (read_comms) */
 	uint64_t min_ticks;	       /* REC_MIN_NS in ticks; 0 = no filtering */
 	struct recfmt_event *kept;     /* REC_MIN_NS: the events of a block that stay */
 	size_t kept_cap;
@@ -171,6 +175,8 @@ static int write_lead(struct writer *w)
 		err = recfmt_encode_sync(&w->lead, &rec__g.start_sync);
 	if (!err && rec__g.cfg.use_tsc)
 		err = recfmt_encode_sync(&w->lead, &w->calibration);
+	if (!err && w->has_probe_cost)
+		err = recfmt_encode_probe_cost(&w->lead, &w->probe_cost);
 	return err;
 }
 
@@ -179,8 +185,17 @@ static int write_lead(struct writer *w)
  * taken at least CALIBRATE_MIN_NS later (the first frame's header carries
  * it; REC_MIN_NS needs it to filter from the first pass on).
  */
+static uint64_t mticks_to_ps(uint64_t mticks, uint64_t ticks_per_second)
+{
+	return (uint64_t)((unsigned __int128)mticks * 1000000000u / ticks_per_second);
+}
+
 static void calibrate(struct writer *w)
 {
+	struct rec__probe_cost_mticks pc;
+
+	/* While the calibration waits anyway: the probe's own cost (FORMAT.md §3.16). */
+	w->has_probe_cost = rec__probe_cost_measure(rec__g.cfg.use_tsc, &pc);
 	w->ticks_per_second = 1000000000u;
 	if (rec__g.cfg.use_tsc) {
 		uint64_t since = mono_ns() - rec__g.start_sync.mono_ns;
@@ -197,6 +212,10 @@ static void calibrate(struct writer *w)
 		if (!w->ticks_per_second)
 			w->ticks_per_second = 1;
 	}
+	w->probe_cost.scope_ps = mticks_to_ps(pc.scope, w->ticks_per_second);
+	w->probe_cost.scope_inner_ps = mticks_to_ps(pc.scope_inner, w->ticks_per_second);
+	w->probe_cost.hook_ps = mticks_to_ps(pc.hook, w->ticks_per_second);
+	w->probe_cost.hook_inner_ps = mticks_to_ps(pc.hook_inner, w->ticks_per_second);
 	w->min_ticks = (uint64_t)((unsigned __int128)rec__g.cfg.min_ns * w->ticks_per_second /
 				  1000000000u);
 	if (rec__g.cfg.min_ns && !w->min_ticks)
@@ -544,6 +563,23 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 		t->nr_filtered_reported = t->nr_filtered_written;
 		note_pending(w);
 	}
+	if (!err) {
+		/* REC_OVERFLOW=block: this file's waits, when they changed (FORMAT.md §3.15). */
+		struct recfmt_blocked b = {
+			.thread = t->serial,
+			.nr_blocked = __atomic_load_n(&t->nr_blocked, __ATOMIC_RELAXED) -
+				      t->nr_blocked_base,
+			.blocked_ns = __atomic_load_n(&t->blocked_ns, __ATOMIC_RELAXED) -
+				      t->blocked_ns_base,
+		};
+
+		if (b.nr_blocked != t->nr_blocked_reported || b.blocked_ns != t->blocked_ns_reported) {
+			err = recfmt_encode_blocked(&w->body, &b);
+			t->nr_blocked_reported = b.nr_blocked;
+			t->blocked_ns_reported = b.blocked_ns;
+			note_pending(w);
+		}
+	}
 	if (!err && dead) {
 		struct recfmt_thread_end te = {
 			.thread = t->serial,
@@ -567,12 +603,75 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 	return busy;
 }
 
-/* Under rec__g.lock: a THREAD record if the thread is new or was renamed. */
+/*
+ * Under rec__g.lock: a THREAD record if the thread is new or was renamed,
+ * by rec_thread_name() or, when that was not called, by the kernel's name
+ * (comm) the writer read last.
+ */
 static void write_thread_locked(struct writer *w, struct rec__thread *t)
 {
-	if (t->name_gen != t->name_gen_written &&
-	    recfmt_encode_thread(&w->meta, t->serial, t->os_tid, t->named ? t->name : NULL) == 0)
+	const char *name = t->named ? t->name : t->comm[0] ? t->comm : NULL;
+	bool comm_renamed = !t->named && strcmp(t->comm, t->comm_written) != 0;
+
+	if ((t->name_gen != t->name_gen_written || comm_renamed) &&
+	    recfmt_encode_thread(&w->meta, t->serial, t->os_tid, name) == 0) {
 		t->name_gen_written = t->name_gen;
+		memcpy(t->comm_written, t->comm, sizeof(t->comm));
+	}
+}
+
+/*
+ * Threads named with pthread_setname_np()/prctl(PR_SET_NAME) and not with
+ * rec_thread_name(): their kernel name (comm) is what the program calls
+ * them. A thread that never set one has the program's name, inherited:
+ * that is no name (""), so that unnamed threads stay unnamed.
+ */
+#define COMM_PERIOD_NS 1000000000ull
+static void set_comm(struct writer *w, struct rec__thread *t, const char *comm)
+{
+	char c[16];
+
+	snprintf(c, sizeof(c), "%.15s", comm);
+	c[strcspn(c, "\n")] = '\0';
+	if (!strcmp(c, w->default_comm[0]) || !strcmp(c, w->default_comm[1]))
+		c[0] = '\0';
+	memcpy(t->comm, c, sizeof(c));
+}
+
+/*
+ * Outside the lock: reads /proc/self/task/TID/comm of the snapshot's live
+ * threads when first seen and then once every COMM_PERIOD_NS, so that later
+ * renames are picked up; one open/read/close each (a few microseconds).
+ * Return: true if a thread's comm changed (a THREAD record is due).
+ */
+static bool read_comms(struct writer *w, size_t nr, uint64_t now_ns)
+{
+	bool changed = false;
+
+	for (size_t i = 0; i < nr; i++) {
+		struct rec__thread *t = w->snap[i];
+		char path[64], buf[32], old[16];
+		ssize_t k;
+		int fd;
+
+		if (!t || (t->comm_read_ns && now_ns - t->comm_read_ns < COMM_PERIOD_NS) ||
+		    __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE))
+			continue;
+		t->comm_read_ns = now_ns;
+		snprintf(path, sizeof(path), "/proc/self/task/%u/comm", (unsigned)t->os_tid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		k = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (k <= 0)
+			continue;
+		buf[k] = '\0';
+		memcpy(old, t->comm, sizeof(old));
+		set_comm(w, t, buf);
+		changed |= strcmp(old, t->comm) != 0;
+	}
+	return changed;
 }
 
 /*
@@ -606,6 +705,8 @@ static size_t snapshot_locked(struct writer *w)
  */
 static void reap_locked(struct writer *w, struct rec__thread *dead)
 {
+	if (dead->exit_comm[0])
+		set_comm(w, dead, dead->exit_comm); /* its name at exit (thread.c) */
 	write_thread_locked(w, dead);
 	rec__live_forget_thread(dead);
 	for (struct rec__thread **pp = &rec__g.threads; *pp; pp = &(*pp)->next) {
@@ -743,6 +844,21 @@ static void *writer_main(void *arg)
 	if (rec__g.cfg.live_ns)
 		w->live = rec__live_create(rec__g.cfg.live_ns, rec__g.cfg.use_tsc);
 	calibrate(w);
+	/*
+	 * A thread that names itself differs from the name exec gave the
+	 * program: the executed file's base name (argv[0]'s, or the file's
+	 * when argv[0] was changed, as Criterion's workers do).
+	 */
+	snprintf(w->default_comm[0], sizeof(w->default_comm[0]), "%.15s",
+		 program_invocation_short_name);
+	{
+		char exe[4096];
+		ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		exe[k > 0 ? k : 0] = '\0';
+		snprintf(w->default_comm[1], sizeof(w->default_comm[1]), "%.15s",
+			 strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe);
+	}
 	w->last_sync_ns = rec__g.start_sync.mono_ns;
 	w->due_ns = flush_ns / 4;
 	w->pass_ns = rec__g.start_sync.mono_ns; /* no record is older */
@@ -758,6 +874,14 @@ static void *writer_main(void *arg)
 		flush_req = rec__g.flush_requested;
 		nr = snapshot_locked(w);
 		pthread_mutex_unlock(&rec__g.lock);
+		if (read_comms(w, nr, w->pass_ns)) {
+			pthread_mutex_lock(&rec__g.lock);
+			for (size_t i = 0; i < nr; i++)
+				if (w->snap[i])
+					write_thread_locked(w, w->snap[i]);
+			pthread_mutex_unlock(&rec__g.lock);
+			note_pending(w);
+		}
 		/* REC_MIN_NS hold-back: never past a stop or a flush (rec_flush()'s promise). */
 		final = stop || flush_req != rec__g.flush_done;
 		now_ticks = rec__clock_now(rec__g.cfg.use_tsc);

@@ -264,7 +264,7 @@ Test(format, reader_refuses_a_newer_major_version)
 	recfmt_cursor_init(&cur, frame.data, frame.len);
 	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
 	cr_assert_eq(recfmt_decode_header(&rec, &h, &err), RECFMT_UNSUPPORTED_VERSION);
-	cr_assert_str_eq(err.message, "format version 2.1 is newer than this reader's 1.1");
+	cr_assert_str_eq(err.message, "format version 2.2 is newer than this reader's 1.2");
 	recfmt_buf_fini(&frame);
 }
 
@@ -359,4 +359,43 @@ Test(format, a_module_record_whose_contents_overrun_it_is_corrupt)
 	cr_assert_eq(recfmt_decode_module(&rec, &m, &err), RECFMT_CORRUPT);
 	cr_assert_str_eq(err.message, "MODULE record's contents overrun it");
 	recfmt_buf_fini(&b);
+}
+
+/* FORMAT.md §3.15-§3.16 (version 1.2): BLOCKED and PROBE_COST. */
+Test(format, blocked_and_probe_cost_round_trip)
+{
+	const struct recfmt_blocked b_in = { .thread = 3, .nr_blocked = 17,
+					     .blocked_ns = 123456789012ull };
+	const struct recfmt_probe_cost pc_in = { .scope_ps = 9250, .hook_ps = 11875,
+						 .scope_inner_ps = 4000, .hook_inner_ps = 5125 };
+	struct recfmt_blocked b;
+	struct recfmt_probe_cost pc;
+	struct recfmt_error err = { 0 };
+	struct recfmt_cursor cur;
+	struct recfmt_record rec;
+	struct recfmt_buf buf;
+
+	recfmt_buf_init(&buf);
+	cr_assert_eq(recfmt_encode_blocked(&buf, &b_in), 0);
+	cr_assert_eq(recfmt_encode_probe_cost(&buf, &pc_in), 0);
+	recfmt_cursor_init(&cur, buf.data, buf.len);
+	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
+	cr_assert_eq(rec.type, RECFMT_BLOCKED);
+	cr_assert_eq(rec.size, 24);
+	cr_assert_eq(recfmt_decode_blocked(&rec, &b, &err), RECFMT_OK);
+	cr_assert_eq(b.thread, 3);
+	cr_assert_eq(b.nr_blocked, 17);
+	cr_assert_eq(b.blocked_ns, 123456789012ull);
+	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
+	cr_assert_eq(rec.type, RECFMT_PROBE_COST);
+	cr_assert_eq(rec.size, 32);
+	cr_assert_eq(recfmt_decode_probe_cost(&rec, &pc, &err), RECFMT_OK);
+	cr_assert_eq(pc.scope_ps, 9250);
+	cr_assert_eq(pc.hook_ps, 11875);
+	cr_assert_eq(pc.scope_inner_ps, 4000);
+	cr_assert_eq(pc.hook_inner_ps, 5125);
+	/* Too short is an error. */
+	rec.size = 16;
+	cr_assert_eq(recfmt_decode_probe_cost(&rec, &pc, &err), RECFMT_CORRUPT);
+	recfmt_buf_fini(&buf);
 }
