@@ -135,7 +135,16 @@ NOINSTR static bool wait_for_room(struct rec__thread *t, uint64_t need)
 		t->limit = tail + cap / 4;
 		if (need <= t->limit)
 			return true;
-		rec__writer_wake();
+		/*
+		 * At most one wake per drain: once woken, the writer moves tail
+		 * when it drains this ring, so a probe that finds tail where it
+		 * was at our last wake makes no system call (a thread that
+		 * drops, or waits in block mode, does not hammer the futex).
+		 */
+		if (tail != t->woke_tail) {
+			t->woke_tail = tail;
+			rec__writer_wake();
+		}
 		t->limit = tail + cap;
 		if (need <= t->limit)
 			return true;
@@ -257,6 +266,9 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_slow(struct rec
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (!t)
 		t = rec__thread_attach();
+	/* A ring freed since (budget: thread.c), faulted in before our stamp. */
+	if (t && unlikely(!t->events))
+		rec__thread_ring_retry(t);
 	if (t && !id && !__atomic_load_n(&t->off, __ATOMIC_RELAXED))
 		id = rec__site_register(site);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -386,6 +398,8 @@ static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (!t)
 		t = rec__thread_attach();
+	if (t && unlikely(!t->events))
+		rec__thread_ring_retry(t); /* as in enter_slow() */
 	if (t && !__atomic_load_n(&t->off, __ATOMIC_RELAXED)) {
 		struct rec__fcache_slot *c = fcache_slot(t, fn);
 
