@@ -30,6 +30,10 @@
 
 __thread struct rec__thread *rec__self __attribute__((tls_model("initial-exec")));
 __thread uint8_t rec__in_librec __attribute__((tls_model("initial-exec")));
+/* rec.h: set (relaxed) when the state becomes REC__DISABLED, never cleared
+ * but by exec; the macros load it relaxed (a plain load on x86): a stale 0
+ * only takes the old path, which finds the state DISABLED itself. */
+unsigned char rec__disabled;
 
 NOINSTR static inline uint64_t now_ticks(const struct rec__thread *t)
 {
