@@ -23,7 +23,7 @@
 #define REC__CACHELINE 64
 
 /* Defaults (rec.h documents them). */
-#define REC__DEFAULT_BUFFER_BYTES (4u << 20)
+#define REC__DEFAULT_BUFFER_BYTES (8u << 20)
 #define REC__MIN_BUFFER_BYTES (4u << 10)
 #define REC__MAX_BUFFER_BYTES (1ull << 32)
 #define REC__DEFAULT_FLUSH_MS 100u
