@@ -24,6 +24,7 @@
 #include "options.h"
 #include "report.h"
 #include "symbols.h"
+#include "xalloc.h"
 
 static error_t parse_chrome(int key, char *arg, struct argp_state *state)
 {
@@ -63,8 +64,33 @@ static const struct argp chrome_argp = {
 	chrome_children, 0, 0,
 };
 
+/* A frame as the consumer keeps it, with whether its B was written. */
+struct chrome_frame {
+	uint32_t name;
+	bool written;
+	uint64_t enter_ticks;
+};
+
+struct chrome;
+
+/* Per thread: the open frames; those below nr_decided have had their B
+ * written, or will never have one (not selected, or after the window). */
+struct chrome_thread {
+	struct chrome *ch;
+	uint64_t tid;
+	struct chrome_frame *stack;
+	uint32_t sp, cap, nr_decided;
+	struct chrome_thread *next;
+};
+
 struct chrome {
 	struct tt_out out;
+	struct tt_clock clock;	      /* the file's final clock (meta pass) */
+	uint64_t lo_ticks, hi_ticks;  /* --from/--to; hi UINT64_MAX: none */
+	struct chrome_thread *threads;
+	bool started;	  /* start() ran: the output is open, its head written */
+	int fd;		  /* the output */
+	int open_errno;	  /* -o could not be opened (then nothing is written) */
 	const struct tt_options *o;
 	struct tt_report *rep;
 	struct tt_trace *meta;
@@ -154,53 +180,193 @@ static void begin_event(struct chrome *ch)
 	ch->first = false;
 }
 
-static void on_close(void *ctx, const struct tt_thread *th, uint32_t name, uint64_t enter_ticks,
-		     uint64_t dur_ticks)
+/*
+ * One "B" or "E" event. Each endpoint is converted from ticks once, so an
+ * inner scope's E is never later than its enclosing scope's, and viewers
+ * see the same number for the same instant (no ts + dur in floating point
+ * that could put a child's end after its parent's).
+ */
+static void write_edge(struct chrome *ch, struct chrome_thread *ct, char ph, uint32_t name,
+		       uint64_t ticks, const char *why)
 {
-	struct chrome *ch = ctx;
-	struct tt_thread *tth = (struct tt_thread *)th;
-	const char *q = quoted(ch, name);
-	const struct tt_clock *c = &ch->rep->clock;
-	size_t qlen;
+	const char *q = ch->quoted[name];
+	size_t qlen = strlen(q);
 	char *p;
 
-	if (!q)
-		return;
-	if (!tth->has_out_id) {
-		tth->out_id = tid_of(ch, th);
-		tth->has_out_id = true;
-	}
-	qlen = strlen(q);
 	begin_event(ch);
 	if (qlen > 4096) {
-		tt_out_str(&ch->out, "{\"ph\":\"X\",\"name\":");
+		tt_out_str(&ch->out, ph == 'B' ? "{\"ph\":\"B\",\"name\":" : "{\"ph\":\"E\",\"name\":");
 		tt_out_write(&ch->out, q, qlen);
-		qlen = 0;
-		p = tt_out_reserve(&ch->out, 160);
-		p += sprintf(p, ",\"pid\":");
+		p = tt_out_reserve(&ch->out, 200);
 	} else {
-		p = tt_out_reserve(&ch->out, 160 + qlen);
-		memcpy(p, "{\"ph\":\"X\",\"name\":", 17);
+		p = tt_out_reserve(&ch->out, 200 + qlen);
+		memcpy(p, "{\"ph\":\"B\",\"name\":", 17);
+		p[7] = ph;
 		p += 17;
 		memcpy(p, q, qlen);
 		p += qlen;
-		memcpy(p, ",\"pid\":", 7);
-		p += 7;
 	}
+	memcpy(p, ",\"pid\":", 7);
+	p += 7;
 	p += tt_emit_u64(p, ch->pid);
 	memcpy(p, ",\"tid\":", 7);
 	p += 7;
-	p += tt_emit_u64(p, tth->out_id);
+	p += tt_emit_u64(p, ct->tid);
 	memcpy(p, ",\"ts\":", 6);
 	p += 6;
-	p += fmt_us(p, tt_clock_rel_ns(c, enter_ticks));
-	memcpy(p, ",\"dur\":", 7);
-	p += 7;
-	p += fmt_us(p, (int64_t)tt_clock_ns(c, dur_ticks));
+	p += fmt_us(p, tt_clock_rel_ns(&ch->clock, ticks));
+	if (why) {
+		size_t n = strlen(why);
+
+		memcpy(p, ",\"args\":{\"error\":\"", 19);
+		p += 19;
+		memcpy(p, why, n);
+		p += n;
+		*p++ = '"';
+		*p++ = '}';
+	}
 	*p++ = '}';
 	ch->out.len = (size_t)(p - ch->out.buf);
-	ch->nr_events++;
 }
+
+/* Writes the B events of the selected frames open on the thread that are
+ * not written yet, at their enter or at the window's start (clipped). */
+static void open_pending(struct chrome *ch, struct chrome_thread *ct)
+{
+	for (; ct->nr_decided < ct->sp; ct->nr_decided++) {
+		struct chrome_frame *f = &ct->stack[ct->nr_decided];
+
+		if (!quoted(ch, f->name) || f->enter_ticks >= ch->hi_ticks)
+			continue;
+		write_edge(ch, ct, 'B', f->name,
+			   f->enter_ticks > ch->lo_ticks ? f->enter_ticks : ch->lo_ticks, NULL);
+		f->written = true;
+	}
+}
+
+static void metadata(struct chrome *ch);
+
+/*
+ * Opens the output and writes its head, once the engine's metadata pass
+ * has read the whole file (the final clock and thread names), before the
+ * first event: so the file is read twice, not three times, and a file
+ * that cannot be read leaves no output file.
+ */
+static void start(struct chrome *ch)
+{
+	uint64_t span;
+
+	if (ch->started)
+		return;
+	ch->started = true;
+	ch->meta = &ch->rep->meta;
+	if (ch->o->output) {
+		ch->fd = open(ch->o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (ch->fd < 0) {
+			ch->open_errno = errno;
+			ch->fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		}
+	}
+	tt_out_init(&ch->out, ch->fd);
+	assign_tids(ch->meta);
+	ch->pid = ch->meta->hdr.pid;
+	tt_trace_clock(ch->meta, &ch->clock);
+	tt_report_window(ch->o, &ch->clock, &ch->lo_ticks, &span);
+	ch->hi_ticks = span == UINT64_MAX || ch->lo_ticks > UINT64_MAX - span
+			       ? UINT64_MAX
+			       : ch->lo_ticks + span;
+	tt_out_str(&ch->out, "{\"traceEvents\":[");
+	metadata(ch);
+}
+
+static void *chrome_thread_begin(void *ctx, const struct tt_thread *th)
+{
+	struct chrome *ch = ctx;
+	struct chrome_thread *ct = tt_xcalloc(1, sizeof(*ct));
+
+	start(ch);
+	ct->ch = ch;
+	ct->tid = tid_of(ch, th);
+	ct->next = ch->threads;
+	ch->threads = ct;
+	return ct;
+}
+
+static uint32_t chrome_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64_t ticks,
+			     bool in_window)
+{
+	struct chrome_thread *ct = tctx;
+	struct chrome *ch = ct->ch;
+	struct chrome_frame *f;
+
+	(void)parent_slot;
+	(void)in_window;
+	if (ct->sp == ct->cap) {
+		ct->cap = ct->cap ? 2 * ct->cap : 64;
+		ct->stack = tt_xrealloc(ct->stack, ct->cap * sizeof(*ct->stack));
+	}
+	f = &ct->stack[ct->sp++];
+	f->name = name;
+	f->enter_ticks = ticks;
+	f->written = false;
+	if (ticks >= ch->lo_ticks && ticks < ch->hi_ticks)
+		open_pending(ch, ct);
+	return ct->sp; /* the frame's index + 1 */
+}
+
+/* Closes the top frame at `ticks`: its E, clipped to the window; a frame
+ * that spans the window's start with no event inside gets its B here. */
+static void close_top(struct chrome *ch, struct chrome_thread *ct, uint64_t ticks,
+		      const char *why)
+{
+	struct chrome_frame *f = &ct->stack[ct->sp - 1];
+	uint64_t end = ticks < ch->hi_ticks ? ticks : ch->hi_ticks;
+
+	if (ticks >= ch->lo_ticks && ticks < ch->hi_ticks)
+		open_pending(ch, ct);
+	else if (!f->written && f->enter_ticks < ch->hi_ticks && ticks > ch->lo_ticks)
+		open_pending(ch, ct); /* it spans the window: all below it do too */
+	if (f->written) {
+		write_edge(ch, ct, 'E', f->name, end < f->enter_ticks ? f->enter_ticks : end, why);
+		ch->nr_events++;
+	}
+	ct->sp--;
+	if (ct->nr_decided > ct->sp)
+		ct->nr_decided = ct->sp;
+}
+
+static void chrome_act(void *tctx, const struct tt_activation *a)
+{
+	struct chrome_thread *ct = tctx;
+
+	close_top(ct->ch, ct, a->exit_ticks, NULL);
+}
+
+static void chrome_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ticks,
+			 uint64_t ticks, enum tt_frame_error why)
+{
+	static const char *const text[] = {
+		[TT_FRAME_LEFT] = "left without an exit",
+		[TT_FRAME_BACKWARDS] = "clock went backwards",
+		[TT_FRAME_TOO_LONG] = "longer than --max-duration",
+		[TT_FRAME_OPEN_AT_END] = "open at the end of the recording",
+	};
+	struct chrome_thread *ct = tctx;
+
+	(void)name;
+	(void)slot;
+	close_top(ct->ch, ct, ticks < enter_ticks ? enter_ticks : ticks, text[why]);
+}
+
+static const struct tt_consumer chrome_consumer = {
+	.thread_begin = chrome_thread_begin,
+	.enter = chrome_enter,
+	.act = chrome_act,
+	.error = chrome_error,
+	.one_walker = true,
+	.needs_meta = true,
+	.no_times = true, /* the trailer counts errors only */
+};
 
 static void metadata(struct chrome *ch)
 {
@@ -268,7 +434,7 @@ static void trailer(struct chrome *ch)
 
 	for (size_t i = 0; i < rep->nr_rows; i++)
 		errors += rep->rows[i].errors;
-	fmt_us(at, tt_clock_rel_ns(&rep->clock, rep->meta.max_ticks))[at] = '\0';
+	fmt_us(at, tt_clock_rel_ns(&ch->clock, rep->meta.max_ticks))[at] = '\0';
 	for (uint32_t i = 0; i < ch->meta->nr_threads; i++) {
 		const struct tt_thread *th = &ch->meta->threads[i];
 
@@ -299,49 +465,41 @@ static void trailer(struct chrome *ch)
 
 int tt_cmd_chrome(int argc, char **argv)
 {
-	struct tt_options o = TT_OPTIONS_INIT;
+	struct tt_options o = TT_OPTIONS_INIT, ro;
 	struct tt_report rep;
-	struct tt_trace meta;
 	struct chrome ch;
+	void *ctxs[TT_REPORT_MAX_REPLICAS] = { NULL };
 	char msg[512];
-	int rc = 0, fd = STDOUT_FILENO;
+	int rc = 0;
 	bool have_rep = false;
 
 	argp_parse(&chrome_argp, argc, argv, 0, NULL, &o);
 	memset(&ch, 0, sizeof(ch));
 	ch.o = &o;
 	ch.first = true;
-	/* The metadata pass first, so that a bad file leaves no output file. */
-	tt_trace_init(&meta, o.trace);
-	if (tt_trace_walk(&meta, NULL, NULL, msg, sizeof(msg)) != TT_OK) {
-		rc = tt_fail_file(o.trace, msg);
-		goto out;
-	}
-	if (o.output) {
-		fd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			snprintf(msg, sizeof(msg), "cannot open: %s", strerror(errno));
-			rc = tt_fail_file(o.output, msg);
-			goto out;
-		}
-	}
-	tt_out_init(&ch.out, fd);
-	assign_tids(&meta);
-	ch.meta = &meta;
-	ch.pid = meta.hdr.pid;
+	ch.fd = STDOUT_FILENO;
 	ch.rep = &rep;
-	tt_trace_clock(&meta, &rep.clock);
-	tt_out_str(&ch.out, "{\"traceEvents\":[");
-	metadata(&ch);
-	/* tt_report_run() clears rep; the clock is set again from its own
-	 * pre-pass, which equals meta's. */
-	if (tt_report_run(&rep, &o, on_close, &ch, msg, sizeof(msg)) != TT_OK) {
+	/* The window is chrome's own (clipped scopes): none for the engine. */
+	ro = o;
+	ro.has_from = ro.has_to = false;
+	ctxs[0] = &ch;
+	if (tt_report_run_views(&rep, &ro, NULL, NULL, &chrome_consumer, ctxs, msg,
+				sizeof(msg)) != TT_OK) {
 		have_rep = true;
 		rc = tt_fail_file(o.trace, msg);
 		goto out;
 	}
 	have_rep = true;
+	start(&ch); /* a trace with no thread: the head now */
+	if (ch.open_errno) {
+		snprintf(msg, sizeof(msg), "cannot open: %s", strerror(ch.open_errno));
+		rc = tt_fail_file(o.output, msg);
+		goto out;
+	}
 	tt_trace_warn(&rep.tr);
+	if (!ch.nr_events)
+		fprintf(stderr, "tracetool: %s: warning: no activation to show%s\n", o.trace,
+			o.has_from || o.has_to ? " in the window" : "");
 	trailer(&ch);
 	tt_out_flush(&ch.out);
 	if (ch.out.failed) {
@@ -349,15 +507,21 @@ int tt_cmd_chrome(int argc, char **argv)
 		rc = tt_fail_file(o.output ? o.output : "stdout", msg);
 	}
 out:
-	if (fd != STDOUT_FILENO && fd >= 0)
-		close(fd);
+	if (ch.fd != STDOUT_FILENO && ch.fd >= 0)
+		close(ch.fd);
 	for (uint32_t i = 0; i < ch.nr_quoted; i++)
 		free(ch.quoted[i]);
 	free(ch.quoted);
 	free(ch.selected);
+	while (ch.threads) {
+		struct chrome_thread *ct = ch.threads;
+
+		ch.threads = ct->next;
+		free(ct->stack);
+		free(ct);
+	}
 	if (have_rep)
 		tt_report_fini(&rep);
-	tt_trace_fini(&meta);
 	tt_options_fini(&o);
 	return rc;
 }

@@ -76,7 +76,7 @@ struct bin {
 
 /* Display buckets of one row; returns how many. */
 static size_t make_bins(const struct tt_row *r, const struct tt_clock *c, unsigned want,
-			struct bin *bins)
+			uint64_t step_ticks, struct bin *bins)
 {
 	const struct tt_stat *s = &r->st;
 	uint32_t edges[MAX_BINS + 2];
@@ -98,6 +98,10 @@ static size_t make_bins(const struct tt_row *r, const struct tt_clock *c, unsign
 		double e = (double)lo * pow((double)hi / (double)lo, (double)i / n);
 		uint32_t idx = tt_hist_index((uint64_t)(e + 0.5));
 
+		/* No bin narrower than the clock's step: it could only be empty
+		 * or hold the same values as its neighbour. */
+		if (tt_hist_bucket_lo(idx) - tt_hist_bucket_lo(edges[nr_edges - 1]) < step_ticks)
+			continue;
 		if (idx > edges[nr_edges - 1])
 			edges[nr_edges++] = idx;
 	}
@@ -106,7 +110,7 @@ static size_t make_bins(const struct tt_row *r, const struct tt_clock *c, unsign
 		uint64_t count = 0, lo_ns, hi_ns;
 
 		for (uint32_t k = edges[i]; k < edges[i + 1]; k++)
-			count += s->hist[k];
+			count += tt_hist_count(s->hist, k);
 		lo_ns = tt_clock_ns(c, tt_hist_bucket_lo(edges[i]));
 		hi_ns = edges[i + 1] >= TT_HIST_NR_BUCKETS
 				? UINT64_MAX
@@ -123,6 +127,27 @@ static size_t make_bins(const struct tt_row *r, const struct tt_clock *c, unsign
 		nr++;
 	}
 	return nr;
+}
+
+/*
+ * The clock's step as the durations show it: the smallest nonzero duration
+ * of any activation, in ticks (durations are multiples of the step of the
+ * clock that stamped them; values below 256 ticks are exact buckets).
+ */
+static uint64_t clock_step(const struct tt_report *rep)
+{
+	uint64_t step = UINT64_MAX;
+
+	for (size_t i = 0; i < rep->nr_rows; i++) {
+		const struct tt_stat *s = &rep->rows[i].st;
+
+		for (uint32_t k = 1; s->calls && k < 256 && k < step; k++)
+			if (tt_hist_count(s->hist, k)) {
+				step = k;
+				break;
+			}
+	}
+	return step == UINT64_MAX ? 1 : step;
 }
 
 static void print_bars(const struct tt_row *r, const struct bin *bins, size_t nr,
@@ -180,6 +205,7 @@ int tt_cmd_histogram(int argc, char **argv)
 	struct tt_report rep;
 	struct bin bins[MAX_BINS + 2];
 	unsigned columns = tt_emit_terminal_columns();
+	uint64_t step;
 	char msg[512];
 	int rc = 0;
 
@@ -191,13 +217,14 @@ int tt_cmd_histogram(int argc, char **argv)
 	tt_trace_warn(&rep.tr);
 	if (rep.nr_rows) /* no rows: rows is NULL, which qsort may not take */
 		qsort(rep.rows, rep.nr_rows, sizeof(*rep.rows), cmp_name);
+	step = clock_step(&rep);
 	if (o.format == TT_FORMAT_CSV)
 		printf("%sfunction,lo_ns,hi_ns,count\n", o.by_thread ? "thread," : "");
 	else if (o.format == TT_FORMAT_JSON)
 		fputs("{\"functions\":[", stdout);
 	for (size_t i = 0; i < rep.nr_rows; i++) {
 		const struct tt_row *r = &rep.rows[i];
-		size_t nr = make_bins(r, &rep.clock, o.nr_bins, bins);
+		size_t nr = make_bins(r, &rep.clock, o.nr_bins, step, bins);
 
 		if (o.format == TT_FORMAT_CSV) {
 			for (size_t k = 0; k < nr; k++) {

@@ -117,6 +117,7 @@ int tt_cmd_info(int argc, char **argv)
 	struct tt_clock c;
 	char msg[512], problems[768];
 	uint64_t tps, duration_ns, dropped;
+	double step_ns;
 	bool clean;
 	int rc = 0;
 
@@ -138,6 +139,9 @@ int tt_cmd_info(int argc, char **argv)
 						   : 0;
 	dropped = total_dropped(&tr);
 	clean = tr.has_end && !tr.truncated;
+	/* The clock's resolution as the events show it (durations shorter
+	 * than it read 0). */
+	step_ns = (double)tr.min_step_ticks * (double)c.num / (double)c.den;
 
 	if (o.format == TT_FORMAT_JSON) {
 		printf("{\"file\":");
@@ -158,6 +162,8 @@ int tt_cmd_info(int argc, char **argv)
 			tt_emit_json_str(stdout, problems);
 		else
 			fputs("null", stdout);
+		if (tr.min_step_ticks)
+			printf(",\"clock_step_ns\":%.1f", step_ns);
 		/* 1.1 recordings only: 1.0 outputs stay as they were. */
 		if (tt_symbols_program(tr.syms)) {
 			fputs(",\"program\":", stdout);
@@ -214,6 +220,10 @@ int tt_cmd_info(int argc, char **argv)
 		printf("start:            %s.%09" PRIu64 " UTC (%" PRIu64 " ns since the epoch)\n",
 		       when, tr.hdr.start_real_ns % 1000000000u, tr.hdr.start_real_ns);
 		printf("duration:         %s (%" PRIu64 " ns)\n", dur, duration_ns);
+		if (tr.min_step_ticks)
+			printf("clock step:       %.1f ns (the smallest step between two events, "
+			       "%" PRIu64 " tick%s)\n",
+			       step_ns, tr.min_step_ticks, tr.min_step_ticks == 1 ? "" : "s");
 		printf("events:           %" PRIu64 " records\n", tr.nr_events);
 		printf("dropped scopes:   %" PRIu64 "\n", dropped);
 		if (tr.has_filtered)

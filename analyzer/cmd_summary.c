@@ -304,11 +304,18 @@ static void print_json(const struct tt_report *rep, size_t nr, bool by_thread)
 		       ",\"errors\":%" PRIu64,
 		       r->calls, r->total_ns, r->self_ns, r->min_ns, r->mean_ns, r->p50_ns,
 		       r->p90_ns, r->p99_ns, r->max_ns, r->errors);
+		/* Only when the trace has them, so other outputs stay as they were. */
+		if (rep->nr_left)
+			printf(",\"left_without_exit\":%" PRIu64, r->left);
+		if (rep->nr_dropped)
+			printf(",\"maybe_dropped\":%s", r->maybe_dropped ? "true" : "false");
 		json_counters(r);
 		fputc('}', stdout);
 	}
 	printf("\n],\"calls\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"dropped\":%" PRIu64,
 	       calls, errors, rep->nr_dropped);
+	if (rep->nr_left)
+		printf(",\"left_without_exit\":%" PRIu64, rep->nr_left);
 	/* Only for recordings made with REC_MIN_NS, so 1.0 outputs stay as they were. */
 	if (rep->tr.has_filtered)
 		printf(",\"filtered\":%" PRIu64, rep->nr_filtered);
@@ -345,7 +352,7 @@ static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 		errors += r->errors;
 		if (by_thread)
 			printf("%s: ", r->thread);
-		printf("%s\n", r->name);
+		printf("%s%s\n", r->name, r->maybe_dropped ? "  [*]" : "");
 		printf("%9" PRIu64, r->calls);
 		for (size_t k = 0; k < 8; k++) {
 			tt_emit_fmt_duration(buf, sizeof(buf), v[k]);
@@ -360,6 +367,12 @@ static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 	printf("%zu of %zu scope name%s, %" PRIu64 " calls, %" PRIu64 " errors, %" PRIu64
 	       " dropped scopes\n",
 	       nr, rep->nr_rows, rep->nr_rows == 1 ? "" : "s", calls, errors, rep->nr_dropped);
+	if (rep->nr_left)
+		printf("%" PRIu64 " of the errors left without an exit (longjmp): their time is "
+		       "their parent's self time\n",
+		       rep->nr_left);
+	if (rep->nr_dropped)
+		printf("[*] on a thread that dropped scopes: calls and times may be low\n");
 	if (rep->tr.has_filtered)
 		printf("%" PRIu64 " activations shorter than REC_MIN_NS not recorded (filtered)\n",
 		       rep->nr_filtered);
@@ -419,9 +432,10 @@ static void intervals_json(const struct tt_intervals *iv, const struct tt_option
 		printf(",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"percent\":%.2f}",
 		       r->calls, r->total_ns, percent_of(iv, r->total_ns));
 	}
-	printf("\n],\"truncated\":%s,\"damaged\":%s}\n", iv->tr.truncated ? "true" : "false",
-	       iv->tr.nr_bad_frames || iv->tr.nr_lost_frames || iv->tr.nr_bad_blocks ? "true"
-										: "false");
+	printf("\n],\"truncated\":%s,\"damaged\":%s}\n",
+	       iv->rep.tr.truncated ? "true" : "false",
+	       iv->rep.tr.nr_bad_frames || iv->rep.tr.nr_lost_frames || iv->rep.tr.nr_bad_blocks
+		       ? "true" : "false");
 }
 
 static void intervals_table(const struct tt_intervals *iv, const struct tt_options *o)
@@ -462,7 +476,7 @@ static int summary_intervals(const struct tt_options *o)
 		rc = tt_fail_file(o->trace, msg);
 		goto out;
 	}
-	tt_trace_warn(&iv.tr);
+	tt_trace_warn(&iv.rep.tr);
 	if (o->format == TT_FORMAT_CSV)
 		intervals_csv(&iv, o);
 	else if (o->format == TT_FORMAT_JSON)

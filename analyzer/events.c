@@ -1005,8 +1005,17 @@ void tt_trace_problems(const struct tt_trace *tr, char *out, size_t out_bytes)
 				      tr->nr_bad_frames, tr->nr_lost_frames, tr->nr_bad_blocks,
 				      tr->first_problem);
 	if (tr->truncated && n < out_bytes)
-		snprintf(out + n, out_bytes - n, "%struncated: %s; analysed up to frame %" PRIu64,
-			 n ? "; " : "", tr->truncation, tr->nr_frames);
+		n += (size_t)snprintf(out + n, out_bytes - n,
+				      "%struncated: %s; analysed up to frame %" PRIu64,
+				      n ? "; " : "", tr->truncation, tr->nr_frames);
+	/* Contract §7: a recording that did not end cleanly says so everywhere
+	 * (a truncated one has no end marker either; truncation says why). */
+	if (tr->has_header && !tr->has_end && !tr->truncated && n < out_bytes)
+		snprintf(out + n, out_bytes - n,
+			 "%sno end marker: the recording did not end cleanly (the process was "
+			 "killed, crashed or is still running); scopes still open at the end are "
+			 "errors",
+			 n ? "; " : "");
 }
 
 bool tt_trace_warn(const struct tt_trace *tr)
@@ -1024,14 +1033,22 @@ int tt_events_decode_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 			   struct recfmt_events_iter *it)
 {
 	bool reject_site0 = ctx && *(const bool *)ctx;
-	uint64_t ticks;
+	uint64_t ticks, last = 0, step = tr->min_step_ticks;
+	bool first = true;
 	uint32_t code;
 	int rc;
 
-	(void)tr;
 	(void)th;
-	while ((rc = recfmt_events_next(it, &ticks, &code)) == 1)
+	while ((rc = recfmt_events_next(it, &ticks, &code)) == 1) {
+		uint64_t d = ticks > last ? ticks - last : last - ticks;
+
+		if (!first && d && (!step || d < step))
+			step = d;
+		first = false;
+		last = ticks;
 		if (reject_site0 && RECFMT_CODE_SITE(code) == 0)
 			return -1;
+	}
+	tr->min_step_ticks = step;
 	return rc < 0 || !recfmt_events_check_end(it) ? -1 : 0;
 }

@@ -111,6 +111,9 @@ struct tt_trace {
 	uint32_t walker, nr_walkers;
 	uint64_t nr_failed_blocks; /* blocks the block function rejected
 				    * (also in nr_bad_blocks) */
+	uint64_t min_step_ticks;   /* tt_events_decode_block(): the smallest
+				    * nonzero tick step between two events of a
+				    * block (the clock's resolution); 0: none */
 };
 
 /*

@@ -18,11 +18,6 @@
 #include "report.h"
 #include "xalloc.h"
 
-struct iv_cell {
-	uint32_t thread, name; /* thread index + 1; 0: empty */
-	uint64_t k;
-	uint64_t ticks, calls;
-};
 
 static size_t cell_hash(uint32_t thread, uint32_t name, uint64_t k)
 {
@@ -32,14 +27,13 @@ static size_t cell_hash(uint32_t thread, uint32_t name, uint64_t k)
 	return (size_t)(h ^ (h >> 29));
 }
 
-static struct iv_cell *cell(struct tt_intervals *iv, uint32_t thread, uint32_t name, uint64_t k)
+static struct iv_cell *cell(struct tt_iv_table *iv, uint32_t thread, uint32_t name, uint64_t k)
 {
-	static struct iv_cell spare; /* where counts go once there are too many rows */
 	size_t i;
 
 	if (iv->nr_cells >= TT_MAX_INTERVAL_ROWS) {
 		iv->too_many = true;
-		return &spare;
+		return &iv->spare;
 	}
 	if ((iv->nr_cells + 1) * 2 > iv->cap_cells) {
 		struct iv_cell *old = iv->cells;
@@ -80,7 +74,7 @@ static struct iv_cell *cell(struct tt_intervals *iv, uint32_t thread, uint32_t n
  */
 static uint64_t interval_of(const struct tt_intervals *iv, uint64_t t)
 {
-	int64_t ns = tt_clock_rel_ns(&iv->clock, t);
+	int64_t ns = tt_clock_rel_ns(&iv->rep.clock, t);
 
 	return ns > 0 ? (uint64_t)ns / iv->interval_ns : 0;
 }
@@ -89,35 +83,83 @@ static uint64_t bound(const struct tt_intervals *iv, uint64_t k)
 {
 	if (k > UINT64_MAX / iv->interval_ns)
 		return UINT64_MAX;
-	return tt_clock_abs_ticks(&iv->clock, k * iv->interval_ns);
+	return tt_clock_abs_ticks(&iv->rep.clock, k * iv->interval_ns);
 }
 
-static void on_act(void *ctx, const struct tt_act *a)
+/* The consumer's state: per walker a table, per thread its index. */
+struct iv_walker {
+	struct tt_intervals *iv;
+	unsigned replica;
+	struct tt_iv_table tab;
+	struct iv_thread *threads; /* to free */
+};
+
+struct iv_thread {
+	struct iv_walker *w;
+	uint32_t index; /* in the replica's (and rep.tr's) thread table */
+	struct iv_thread *next;
+};
+
+static void *iv_thread_begin(void *ctx, const struct tt_thread *th)
 {
-	struct tt_intervals *iv = ctx;
-	uint32_t th = (uint32_t)(a->th - iv->tr.threads);
+	struct iv_walker *w = ctx;
+	const struct tt_trace *tr = tt_report_replica(&w->iv->rep, w->replica);
+	struct iv_thread *t = tt_xcalloc(1, sizeof(*t));
+
+	t->w = w;
+	t->index = (uint32_t)(th - tr->threads);
+	t->next = w->threads;
+	w->threads = t;
+	return t;
+}
+
+static uint32_t iv_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64_t ticks,
+			 bool in_window)
+{
+	(void)tctx;
+	(void)parent_slot;
+	(void)name;
+	(void)ticks;
+	(void)in_window;
+	return 0;
+}
+
+static void on_act(void *tctx, const struct tt_activation *a)
+{
+	struct iv_thread *t = tctx;
+	struct tt_intervals *iv = t->w->iv;
+	struct tt_iv_table *tab = &t->w->tab;
+	uint32_t th = t->index;
 	uint64_t k0 = interval_of(iv, a->enter_ticks), k1, from = a->enter_ticks;
 
-	if (iv->too_many)
+	if (tab->too_many)
 		return;
-	cell(iv, th, a->name, k0)->calls++;
+	cell(tab, th, a->name, k0)->calls++;
 	if (!a->outermost)
 		return; /* its time is inside the outermost activation's */
 	k1 = interval_of(iv, a->exit_ticks);
 	if (k1 - k0 >= TT_MAX_INTERVAL_ROWS) {
-		iv->too_many = true;
+		tab->too_many = true;
 		return;
 	}
-	for (uint64_t k = k0; k <= k1 && !iv->too_many; k++) {
+	for (uint64_t k = k0; k <= k1 && !tab->too_many; k++) {
 		uint64_t to = k == k1 ? a->exit_ticks : bound(iv, k + 1);
 
 		if (to > a->exit_ticks)
 			to = a->exit_ticks;
 		if (to > from)
-			cell(iv, th, a->name, k)->ticks += to - from;
+			cell(tab, th, a->name, k)->ticks += to - from;
 		from = to > from ? to : from;
 	}
 }
+
+static const struct tt_consumer iv_consumer = {
+	.thread_begin = iv_thread_begin,
+	.enter = iv_enter,
+	.act = on_act,
+	.needs_meta = true, /* the clock, for the boundaries */
+	.no_times = true,
+};
 
 static enum tt_sort sort_key;
 
@@ -156,21 +198,41 @@ enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options
 
 	memset(iv, 0, sizeof(*iv));
 	iv->interval_ns = o->interval_ns;
-	tt_trace_init(&iv->meta, o->trace);
-	tt_trace_init(&iv->tr, o->trace);
-	st = tt_trace_walk(&iv->meta, NULL, NULL, msg, msg_bytes);
+	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++) {
+		struct iv_walker *w = tt_xcalloc(1, sizeof(*w));
+
+		w->iv = iv;
+		w->replica = r;
+		iv->walkers[r] = w;
+	}
+	/* The engine's pre-pass sets rep.clock before the first activation. */
+	st = tt_report_run_views(&iv->rep, o, NULL, NULL, &iv_consumer, iv->walkers, msg,
+				 msg_bytes);
 	if (st != TT_OK)
 		return st;
-	tt_trace_clock(&iv->meta, &iv->clock);
-	tt_acts_init(&iv->acts, &iv->tr);
-	tt_report_window(o, &iv->clock, &iv->acts.win_lo_ticks, &iv->acts.win_span_ticks);
-	iv->acts.max_dur_ticks = tt_options_max_dur_ticks(o, &iv->clock);
-	iv->acts.on_act = on_act;
-	iv->acts.ctx = iv;
-	st = tt_trace_walk(&iv->tr, tt_acts_block, &iv->acts, msg, msg_bytes);
-	if (st != TT_OK)
-		return st;
-	tt_acts_finish(&iv->acts);
+	iv->clock = iv->rep.clock;
+	/* The walkers' tables into one, with rep.tr's name indices. */
+	for (unsigned r = 0; r < iv->rep.nr_replicas && !iv->all.too_many; r++) {
+		struct iv_walker *w = iv->walkers[r];
+		struct tt_trace *tr = tt_report_replica(&iv->rep, r);
+
+		iv->all.too_many |= w->tab.too_many;
+		for (size_t i = 0; i < w->tab.cap_cells && !iv->all.too_many; i++) {
+			const struct iv_cell *c = &w->tab.cells[i];
+			struct iv_cell *d;
+			uint32_t name;
+
+			if (!c->thread)
+				continue;
+			name = r ? tt_trace_intern(&iv->rep.tr, tr->names[c->name],
+						   strlen(tr->names[c->name]))
+				 : c->name;
+			d = cell(&iv->all, c->thread - 1, name, c->k);
+			d->ticks += c->ticks;
+			d->calls += c->calls;
+		}
+	}
+	iv->too_many = iv->all.too_many;
 	if (iv->too_many) {
 		snprintf(msg, msg_bytes,
 			 "--interval: more than %u rows of interval, thread and scope; "
@@ -178,27 +240,27 @@ enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options
 			 TT_MAX_INTERVAL_ROWS);
 		return TT_ERR_FILE;
 	}
-	tt_trace_problems(&iv->tr, iv->problems, sizeof(iv->problems));
+	snprintf(iv->problems, sizeof(iv->problems), "%s", iv->rep.problems);
 
 	/* Per thread and name, in interval order: cumulative rounding. */
-	cells = tt_xrealloc(NULL, iv->nr_cells * sizeof(*cells));
-	for (size_t i = 0; i < iv->cap_cells; i++)
-		if (iv->cells[i].thread)
-			cells[n++] = iv->cells[i];
+	cells = tt_xrealloc(NULL, iv->all.nr_cells * sizeof(*cells));
+	for (size_t i = 0; i < iv->all.cap_cells; i++)
+		if (iv->all.cells[i].thread)
+			cells[n++] = iv->all.cells[i];
 	qsort(cells, n, sizeof(*cells), cmp_cells);
 	iv->rows = tt_xrealloc(NULL, n * sizeof(*iv->rows));
-	iv->labels = tt_xrealloc(NULL, (iv->tr.nr_threads + 1) * sizeof(*iv->labels));
-	for (uint32_t t = 0; t < iv->tr.nr_threads; t++) {
+	iv->labels = tt_xrealloc(NULL, (iv->rep.tr.nr_threads + 1) * sizeof(*iv->labels));
+	for (uint32_t t = 0; t < iv->rep.tr.nr_threads; t++) {
 		char buf[4200];
 
-		tt_thread_label(&iv->tr.threads[t], buf, sizeof(buf));
+		tt_thread_label(&iv->rep.tr.threads[t], buf, sizeof(buf));
 		iv->labels[t] = strdup(buf);
 		if (!iv->labels[t])
 			abort();
 	}
 	for (size_t i = 0, j; i < n; i = j) {
-		const struct tt_thread *th = &iv->tr.threads[cells[i].thread - 1];
-		const char *name = iv->tr.names[cells[i].name];
+		const struct tt_thread *th = &iv->rep.tr.threads[cells[i].thread - 1];
+		const char *name = iv->rep.tr.names[cells[i].name];
 		bool keep = tt_options_thread_selected(o, th) &&
 			    tt_options_function_selected(o, name);
 		uint64_t cum = 0, prev_ns = 0;
@@ -228,13 +290,25 @@ enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options
 
 void tt_intervals_fini(struct tt_intervals *iv)
 {
-	for (uint32_t t = 0; iv->labels && t < iv->tr.nr_threads; t++)
+	for (uint32_t t = 0; iv->labels && t < iv->rep.tr.nr_threads; t++)
 		free(iv->labels[t]);
 	free(iv->labels);
 	free(iv->rows);
-	free(iv->cells);
-	tt_acts_fini(&iv->acts);
-	tt_trace_fini(&iv->tr);
-	tt_trace_fini(&iv->meta);
+	free(iv->all.cells);
+	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++) {
+		struct iv_walker *w = iv->walkers[r];
+
+		if (!w)
+			continue;
+		while (w->threads) {
+			struct iv_thread *t = w->threads;
+
+			w->threads = t->next;
+			free(t);
+		}
+		free(w->tab.cells);
+		free(w);
+	}
+	tt_report_fini(&iv->rep);
 	memset(iv, 0, sizeof(*iv));
 }

@@ -6,14 +6,16 @@
  * inside it. An outermost activation's time is split at the boundaries
  * (nested activations of the same name add no time, as in total_ns), and
  * per thread and name the interval times are rounded cumulatively, so that
- * they add up exactly to summary --by-thread's total_ns.
+ * they add up exactly to summary --by-thread's total_ns. The activations
+ * come from the pairing engine (scopes.h) on all walkers; each walker
+ * counts into a table of its own, merged at the end.
  */
 #ifndef TT_INTERVALS_H
 #define TT_INTERVALS_H
 
-#include "acts.h"
 #include "events.h"
 #include "options.h"
+#include "report.h"
 
 struct tt_interval_row {
 	uint64_t k; /* interval index: starts at k * interval_ns */
@@ -23,14 +25,27 @@ struct tt_interval_row {
 	uint64_t calls, total_ns;
 };
 
+struct iv_cell {
+	uint32_t thread, name; /* thread index + 1; 0: empty */
+	uint64_t k;
+	uint64_t ticks, calls;
+};
+
+/* Open-addressed (thread, name, k) -> ticks, calls. */
+struct tt_iv_table {
+	struct iv_cell *cells;
+	size_t nr_cells, cap_cells;
+	bool too_many; /* more than TT_MAX_INTERVAL_ROWS rows */
+	struct iv_cell spare; /* where counts go once there are too many */
+};
+
 struct tt_intervals {
-	struct tt_trace meta, tr;
-	struct tt_acts acts;
+	struct tt_report rep; /* rep.tr: the trace, rep.clock: its clock */
 	struct tt_clock clock;
 	uint64_t interval_ns;
-	bool too_many;	  /* more than TT_MAX_INTERVAL_ROWS rows */
-	struct iv_cell *cells; /* open-addressed (thread, name, k) -> ticks, calls */
-	size_t nr_cells, cap_cells;
+	bool too_many;
+	struct tt_iv_table all; /* the walkers' tables merged */
+	void *walkers[TT_REPORT_MAX_REPLICAS];
 	struct tt_interval_row *rows;
 	size_t nr_rows;
 	char **labels;
@@ -42,7 +57,7 @@ struct tt_intervals {
 
 /*
  * tt_intervals_run() - read the trace (a metadata pass for the clock, then
- * the pairing pass) and build the rows, sorted by interval, thread, then
+ * the engine's pass on all walkers) and build the rows, sorted by interval, thread, then
  * --sort (total, calls or name; the other keys sort by total).
  * Return: TT_OK, or TT_ERR_FILE with msg (unreadable, or more than
  * TT_MAX_INTERVAL_ROWS rows).

@@ -52,14 +52,44 @@ static const char *label_of(struct tt_report *rep, const struct tt_thread *th)
 	return rep->labels[rep->nr_labels++];
 }
 
+static size_t row_slot(const struct tt_report *rep, const char *thread, const char *name)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ull) ^
+		     ((uint64_t)(uintptr_t)thread * 0xC2B2AE3D27D4EB4Full);
+
+	return (size_t)(h >> 20) & rep->row_mask;
+}
+
+static void row_rehash(struct tt_report *rep)
+{
+	rep->row_mask = rep->row_mask ? rep->row_mask * 2 + 1 : 255;
+	free(rep->row_hash);
+	rep->row_hash = tt_xcalloc(rep->row_mask + 1, sizeof(*rep->row_hash));
+	for (size_t i = 0; i < rep->nr_rows; i++) {
+		size_t k = row_slot(rep, rep->rows[i].thread, rep->rows[i].name);
+
+		while (rep->row_hash[k])
+			k = (k + 1) & rep->row_mask;
+		rep->row_hash[k] = (uint32_t)i + 1;
+	}
+}
+
 static struct tt_row *row_for(struct tt_report *rep, const char *thread, const char *name,
 			      size_t *cap)
 {
-	/* Rows are few (names x labels); a linear search per table entry is
-	 * done once per name at the end, not per event. */
-	for (size_t i = 0; i < rep->nr_rows; i++)
-		if (rep->rows[i].name == name && rep->rows[i].thread == thread)
-			return &rep->rows[i];
+	size_t k;
+
+	/* Names and labels are interned: pointers identify them. A hash, as
+	 * whole-program traces have tens of thousands of names per thread. */
+	if ((rep->nr_rows + 1) * 2 > rep->row_mask)
+		row_rehash(rep);
+	for (k = row_slot(rep, thread, name); rep->row_hash[k]; k = (k + 1) & rep->row_mask) {
+		struct tt_row *r = &rep->rows[rep->row_hash[k] - 1];
+
+		if (r->name == name && r->thread == thread)
+			return r;
+	}
+	rep->row_hash[k] = (uint32_t)rep->nr_rows + 1;
 	if (rep->nr_rows == *cap) {
 		*cap = *cap ? 2 * *cap : 64;
 		rep->rows = tt_xrealloc(rep->rows, *cap * sizeof(*rep->rows));
@@ -96,6 +126,7 @@ static void finish_row(struct tt_row *r, const struct tt_clock *c)
 
 	r->calls = s->calls;
 	r->errors = s->errors;
+	r->left = s->left;
 	r->total_ns = tt_clock_ns(c, s->total_ticks);
 	r->self_ns = tt_clock_ns(c, s->self_ticks);
 	if (!s->calls)
@@ -119,11 +150,12 @@ static void finish_row(struct tt_row *r, const struct tt_clock *c)
  */
 static enum tt_status walk(struct tt_report *rep, const struct tt_options *o,
 			   bool (*filter)(void *, const struct tt_thread *), void *filter_ctx,
-			   tt_close_fn on_close, void *close_ctx, char *msg, size_t msg_bytes)
+			   tt_close_fn on_close, void *close_ctx, const struct tt_consumer *cons,
+			   void *const *cons_ctxs, char *msg, size_t msg_bytes)
 {
 	struct tt_trace *trs[8];
 	void *ctxs[8];
-	unsigned n = on_close ? 1 : tt_trace_walkers();
+	unsigned n = on_close || (cons && cons->one_walker) ? 1 : tt_trace_walkers();
 	enum tt_status st;
 
 	if (n > 8)
@@ -149,6 +181,8 @@ static enum tt_status walk(struct tt_report *rep, const struct tt_options *o,
 		sc->by_thread = o->by_thread;
 		sc->on_close = on_close;
 		sc->close_ctx = close_ctx;
+		sc->cons = cons;
+		sc->cons_ctx = cons ? cons_ctxs[i] : NULL;
 		trs[i] = tr;
 		ctxs[i] = sc;
 	}
@@ -163,6 +197,14 @@ static enum tt_status walk(struct tt_report *rep, const struct tt_options *o,
 enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 			     tt_close_fn on_close, void *close_ctx, char *msg, size_t msg_bytes)
 {
+	return tt_report_run_views(rep, o, on_close, close_ctx, NULL, NULL, msg, msg_bytes);
+}
+
+enum tt_status tt_report_run_views(struct tt_report *rep, const struct tt_options *o,
+				   tt_close_fn on_close, void *close_ctx,
+				   const struct tt_consumer *cons, void *const *cons_ctxs, char *msg,
+				   size_t msg_bytes)
+{
 	struct filter_ctx fc = { o, NULL };
 	enum tt_status st;
 	size_t cap = 0;
@@ -173,7 +215,7 @@ enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 	tt_trace_init(&rep->tr, o->trace);
 	tt_trace_init(&rep->meta, o->trace);
 	tt_scopes_init(&rep->sc, &rep->tr);
-	if (tt_options_need_prepass(o) || on_close) {
+	if (tt_options_need_prepass(o) || on_close || (cons && cons->needs_meta)) {
 		st = tt_trace_walk(&rep->meta, NULL, NULL, msg, msg_bytes);
 		if (st != TT_OK)
 			return st;
@@ -184,7 +226,7 @@ enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 		fc.meta = &rep->meta;
 	}
 	st = walk(rep, o, o->nr_threads && fc.meta ? thread_filter : NULL, &fc, on_close,
-		  close_ctx, msg, msg_bytes);
+		  close_ctx, cons, cons_ctxs, msg, msg_bytes);
 	if (st != TT_OK)
 		return st;
 	if (!rep->has_meta)
@@ -236,16 +278,36 @@ enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 		free(maps[r]);
 	free(maps);
 	free(selected);
-	for (size_t i = 0; i < rep->nr_rows; i++)
+	/* With --by-thread, the rows of a label with a thread that dropped. */
+	for (uint32_t i = 0; i < rep->tr.nr_threads && o->by_thread; i++) {
+		const struct tt_thread *th = &rep->tr.threads[i];
+		const struct tt_thread *final = rep->has_meta
+			? tt_trace_find_thread(&rep->meta, th->serial) : NULL;
+		const char *label;
+
+		if (!th->nr_dropped ||
+		    (o->nr_threads && !tt_options_thread_selected(o, final ? final : th)))
+			continue;
+		label = label_of(rep, th);
+		for (size_t k = 0; k < rep->nr_rows; k++)
+			rep->rows[k].maybe_dropped |= rep->rows[k].thread == label;
+	}
+	for (size_t i = 0; i < rep->nr_rows; i++) {
 		finish_row(&rep->rows[i], &rep->clock);
+		/* Merged threads: which names a dropping thread had is not kept,
+		 * so every row may miss some (docs/ANALYZER.md, "Drops"). */
+		rep->rows[i].maybe_dropped |= !o->by_thread && rep->nr_dropped;
+		rep->nr_left += rep->rows[i].left;
+	}
 	return TT_OK;
 }
 
 void tt_report_fini(struct tt_report *rep)
 {
 	for (size_t i = 0; i < rep->nr_rows; i++)
-		free(rep->rows[i].st.hist);
+		tt_stats_hist_free(&rep->rows[i].st);
 	free(rep->rows);
+	free(rep->row_hash);
 	for (size_t i = 0; i < rep->nr_labels; i++)
 		free(rep->labels[i]);
 	free(rep->labels);

@@ -20,6 +20,8 @@ struct tt_row {
 	struct tt_stat st;   /* merged, in ticks; owns its histogram */
 	uint64_t calls, total_ns, self_ns, min_ns, mean_ns, p50_ns, p90_ns, p99_ns, max_ns;
 	uint64_t errors;
+	uint64_t left;	    /* errors left without an exit (longjmp) */
+	bool maybe_dropped; /* a thread of the row dropped scopes: calls may be low */
 };
 
 struct tt_report {
@@ -34,9 +36,12 @@ struct tt_report {
 	unsigned nr_replicas;
 	struct tt_row *rows;
 	size_t nr_rows;
+	uint32_t *row_hash; /* (thread, name) -> row index + 1 */
+	size_t row_mask;
 	char **labels; /* thread labels owned by the report */
 	size_t nr_labels;
 	uint64_t nr_dropped; /* of the selected threads */
+	uint64_t nr_left;    /* activations left without an exit, in the rows */
 	uint64_t nr_filtered; /* REC_MIN_NS, of the selected threads (when tr.has_filtered) */
 	char problems[768];  /* what was lost, "" if nothing */
 };
@@ -47,6 +52,22 @@ struct tt_report {
  */
 enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 			     tt_close_fn on_close, void *close_ctx, char *msg, size_t msg_bytes);
+/*
+ * tt_report_run_views() - tt_report_run() with a consumer of activations
+ * (scopes.h) on every walker: cons_ctxs[r] is the consumer's context on
+ * replica r (0 is rep->tr), TT_REPORT_MAX_REPLICAS of them; after the call
+ * rep->nr_replicas says how many were used.
+ */
+#define TT_REPORT_MAX_REPLICAS 8
+enum tt_status tt_report_run_views(struct tt_report *rep, const struct tt_options *o,
+				   tt_close_fn on_close, void *close_ctx,
+				   const struct tt_consumer *cons, void *const *cons_ctxs, char *msg,
+				   size_t msg_bytes);
+/* The trace of replica r (0: rep->tr). */
+static inline struct tt_trace *tt_report_replica(struct tt_report *rep, unsigned r)
+{
+	return r ? &rep->more_tr[r - 1] : &rep->tr;
+}
 void tt_report_fini(struct tt_report *rep);
 
 /* Window and thread filter of the options, resolved against the meta pass. */

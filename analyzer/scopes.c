@@ -29,11 +29,18 @@ struct frame {
 	uint32_t in; /* inside the time window */
 	uint64_t enter_ticks;
 	uint64_t child_ticks; /* timed children's durations */
+	uint32_t slot;	      /* the consumer's (tt_consumer.enter()), else 0 */
+	uint32_t prev;	      /* the innermost open frame of its name below it, 0: none */
+	uint64_t same_ticks;  /* durations of activations of its name closed inside
+			       * it, not nested in a third one: what its own
+			       * total covers, or what they add to the name's
+			       * total if it turns out left without an exit */
 };
 
-/* Per name and thread: open enters, and open enters inside the window. */
+/* Per name and thread: the innermost open frame of the name (0: none),
+ * and the open enters inside the window. */
 struct depth {
-	uint32_t open, in;
+	uint32_t top, in;
 };
 
 /*
@@ -54,6 +61,7 @@ struct scope_thread {
 	uint32_t nr_depth;
 	struct tt_stat_table *tab;
 	struct tt_stat_table own;
+	void *cons_state; /* the consumer's, from its thread_begin() */
 	/* tt_scopes_block(): full batches seen, the last probe's times
 	 * (pair_fused, decode + pair_fast), and the loop chosen. */
 	uint32_t nr_batches;
@@ -103,6 +111,8 @@ static struct scope_thread *thread_state(struct tt_scopes *sc, struct tt_thread 
 	memset(st->base, 0, 2 * sizeof(*st->base));
 	st->base[0].name = st->base[1].name = NO_FRAME;
 	tt_stats_hist_alloc(&st->sink);
+	if (sc->cons && !st->skip)
+		st->cons_state = sc->cons->thread_begin(sc->cons_ctx, th);
 	th->user = st;
 	return st;
 }
@@ -135,28 +145,47 @@ static void count_error(struct tt_scopes *sc, struct scope_thread *st, uint32_t 
  */
 static inline bool fast_mode(const struct tt_scopes *sc)
 {
-	return !sc->on_close && sc->win_lo_ticks == 0 && sc->win_span_ticks == UINT64_MAX;
+	return !sc->on_close && !sc->cons && sc->win_lo_ticks == 0 && sc->win_span_ticks == UINT64_MAX;
 }
 
 /* Drops the top frame as an enter with no exit; its children's time goes to
  * its parent, which contains them. */
-static void drop_top(struct tt_scopes *sc, struct scope_thread *st)
+static void drop_top(struct tt_scopes *sc, struct scope_thread *st, uint64_t ticks,
+		     enum tt_frame_error why)
 {
 	struct frame *f = &st->stack[st->sp--];
 
-	st->depth[f->name].open--;
+	st->depth[f->name].top = f->prev;
 	if (f->in) {
 		if (!fast_mode(sc))
 			st->depth[f->name].in--;
 		count_error(sc, st, f->name);
+		sc->nr_abandoned += why == TT_FRAME_LEFT;
+		st->tab->v[f->name].left += why == TT_FRAME_LEFT;
 	}
+	/* The activations of its name it held were not nested in it after
+	 * all: they belong to the enclosing one of the name, or are outermost. */
+	if (f->prev)
+		st->stack[f->prev].same_ticks += f->same_ticks;
+	else
+		st->tab->v[f->name].total_ticks += f->same_ticks;
 	st->stack[st->sp].child_ticks += f->child_ticks;
+	if (sc->cons && sc->cons->error)
+		sc->cons->error(st->cons_state, f->name, f->slot, f->enter_ticks, ticks, why);
+}
+
+/* A stored frame closed as an error by its own exit. */
+static void frame_error(struct tt_scopes *sc, struct scope_thread *st, const struct frame *f,
+			uint64_t ticks, enum tt_frame_error why)
+{
+	if (sc->cons && sc->cons->error)
+		sc->cons->error(st->cons_state, f->name, f->slot, f->enter_ticks, ticks, why);
 }
 
 /* Records one timed activation of `name` in the window. */
 static inline void record(struct tt_stat *s, uint64_t dur, uint64_t self, bool outermost)
 {
-	uint64_t *h = s->hist;
+	struct tt_hist *h = s->hist;
 
 	s->calls++;
 	s->sum_ticks += dur;
@@ -166,7 +195,7 @@ static inline void record(struct tt_stat *s, uint64_t dur, uint64_t self, bool o
 	s->max_ticks = dur > s->max_ticks ? dur : s->max_ticks;
 	if (__builtin_expect(!h, 0))
 		h = tt_stats_hist_alloc(s);
-	h[tt_hist_index(dur)]++;
+	tt_hist_add(h, tt_hist_index(dur), 1);
 }
 
 /*
@@ -198,7 +227,12 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 		f->in = in_window;
 		f->enter_ticks = ticks;
 		f->child_ticks = 0;
-		st->depth[name].open++;
+		f->prev = st->depth[name].top;
+		f->same_ticks = 0;
+		st->depth[name].top = st->sp;
+		f->slot = sc->cons ? sc->cons->enter(st->cons_state, f[-1].slot, name, ticks,
+						     in_window)
+				   : 0;
 		if (!fast_mode(sc))
 			st->depth[name].in += f->in;
 		return;
@@ -208,7 +242,7 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 		return;
 	}
 	if (st->stack[st->sp].name != name) {
-		if (!st->depth[name].open) {
+		if (!st->depth[name].top) {
 			/* An exit with no enter: its start is unknown, so it belongs
 			 * to the window by its own time (docs/ANALYZER.md). */
 			if (in_window)
@@ -216,10 +250,10 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 			return;
 		}
 		while (st->stack[st->sp].name != name)
-			drop_top(sc, st);
+			drop_top(sc, st, ticks, TT_FRAME_LEFT);
 	}
 	f = &st->stack[st->sp--];
-	st->depth[name].open--;
+	st->depth[name].top = f->prev;
 	if (ticks >= f->enter_ticks && ticks - f->enter_ticks > sc->max_dur_ticks) {
 		/* Longer than --max-duration: an error, not a time (docs/ANALYZER.md);
 		 * the time was spent inside the parent, which keeps it as child time. */
@@ -229,6 +263,7 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 				st->depth[name].in--;
 			count_error(sc, st, name);
 		}
+		frame_error(sc, st, f, ticks, TT_FRAME_TOO_LONG);
 		return;
 	}
 	if (ticks < f->enter_ticks) {
@@ -238,6 +273,7 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 				st->depth[name].in--;
 			count_error(sc, st, name);
 		}
+		frame_error(sc, st, f, ticks, TT_FRAME_BACKWARDS);
 		return;
 	}
 	dur = ticks - f->enter_ticks;
@@ -245,12 +281,23 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 	if (f->in) {
 		uint64_t self = dur > f->child_ticks ? dur - f->child_ticks : 0;
 
-		bool outermost = fast_mode(sc) ? st->depth[name].open == 0
-					       : --st->depth[name].in == 0;
+		bool outermost = fast_mode(sc) ? f->prev == 0 : --st->depth[name].in == 0;
 
-		record(&st->tab->v[name], dur, self, outermost);
+		if (!sc->cons || !sc->cons->no_times)
+			record(&st->tab->v[name], dur, self, outermost);
+		if (!outermost)
+			st->stack[f->prev].same_ticks += dur;
 		if (sc->on_close)
 			sc->on_close(sc->close_ctx, th, name, f->enter_ticks, dur);
+		if (sc->cons) {
+			const struct tt_activation a = {
+				.th = th, .name = name, .depth = st->sp,
+				.enter_ticks = f->enter_ticks, .exit_ticks = ticks,
+				.self_ticks = self, .outermost = outermost, .slot = f->slot,
+			};
+
+			sc->cons->act(st->cons_state, &a);
+		}
 	}
 }
 
@@ -298,14 +345,15 @@ pair_batch(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread
 		in_new = (span == UINT64_MAX) | (t - lo < span);
 		counted = is_exit & top->in;
 		top[-1].child_ticks += dur & -(uint64_t)is_exit;
-		top[1] = (struct frame){ name, in_new, t, 0 };
-		sp = sp + 1 - 2 * is_exit;
-		d->open += 1 - 2 * is_exit;
+		top[1] = (struct frame){ name, in_new, t, 0, 0, d->top, 0 };
 		/* Masks, not ?:, which compilers turn back into branches here. */
+		d->top = (top->prev & -is_exit) | ((sp + 1) & (is_exit - 1));
+		sp = sp + 1 - 2 * is_exit;
 		d->in += (in_new & (is_exit - 1)) - (top->in & -is_exit);
 		mask = -(uintptr_t)counted;
 		s = (struct tt_stat *)(((uintptr_t)&stats[name] & mask) | ((uintptr_t)sink & ~mask));
 		record(s, dur, self, d->in == 0);
+		stack[top->prev].same_ticks += dur & -(uint64_t)(counted & (d->in != 0));
 		if (with_close && counted)
 			sc->on_close(sc->close_ctx, th, name, t - dur, dur);
 	}
@@ -338,8 +386,9 @@ static void record_log(struct tt_stat *stats, const struct closed_log *log, uint
  * pair_batch()'s; the activations it closes are appended to a log (written
  * every event, kept only for exits) and recorded in a second loop, so that
  * no enter pays for the statistics and neither loop branches on the kind of
- * event. Only the open count of each name is kept (with no window it is
- * also the count inside it; see event_slow()).
+ * event. Only the innermost open frame of each name is kept (with no
+ * window, whether it exists is also whether one is open inside it; see
+ * event_slow()).
  */
 static void pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
 		      const struct tt_thread *th, const uint64_t *ticks, const uint32_t *codes,
@@ -359,7 +408,7 @@ static void pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 		const uint64_t t = ticks[i];
 		struct frame *top = &stack[sp];
 		uint64_t dur, child;
-		uint32_t open;
+		uint32_t prev;
 
 		if (__builtin_expect((name == TT_NO_NAME) |
 					     (is_exit & ((top->name != name) | (t < top->enter_ticks))),
@@ -391,36 +440,20 @@ static void pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 		top[1].in = 1;
 		top[1].enter_ticks = t;
 		top[1].child_ticks = 0;
+		top[1].prev = depth[name].top;
+		top[1].same_ticks = 0;
+		/* An exit pops its name's innermost frame, an enter pushes one. */
+		prev = top->prev;
+		depth[name].top = (prev & -is_exit) | ((sp + 1) & (is_exit - 1));
+		stack[prev].same_ticks += dur & -(uint64_t)(is_exit & (prev != 0));
 		sp = sp + 1 - 2 * is_exit;
-		open = depth[name].open + 1 - 2 * is_exit;
-		depth[name].open = open;
-		log.name[k] = name << 1 | (open == 0);
+		log.name[k] = name << 1 | (prev == 0);
 		log.dur[k] = dur;
 		log.self[k] = dur > child ? dur - child : 0;
 		k += is_exit;
 	}
 	st->sp = sp;
 	record_log(stats, &log, k);
-}
-
-/*
- * Decodes one delta at p, where at least 8 bytes are readable: values of up
- * to 3 LEB128 bytes are assembled from one 64-bit load without a branch per
- * byte. Return: bytes used, or 0 if the value is longer (take the generic
- * path).
- */
-static inline unsigned delta_fast(const uint8_t *p, uint64_t *zz)
-{
-	uint64_t w = recfmt_load_u64le(p), stop, v;
-	unsigned nb;
-
-	stop = ~w & 0x808080u; /* a clear high bit ends the value */
-	if (__builtin_expect(!stop, 0))
-		return 0;
-	nb = ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
-	v = (w & 0x7f) | ((w >> 1) & 0x3f80) | ((w >> 2) & 0x1fc000);
-	*zz = v & ((1ull << (7 * nb)) - 1);
-	return nb;
 }
 
 /*
@@ -446,33 +479,16 @@ static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 	int rc = 0;
 
 	for (i = 0; i < m; i++) {
-		uint64_t code, zz, dur, child;
-		uint32_t site, is_exit, name, open;
+		uint64_t code, dur, child;
+		uint32_t site, is_exit, name, prev;
 		struct frame *top;
-		unsigned kb;
 
-		/* FORMAT.md §3.6: one LEB128 value per event in each column. */
-		if (__builtin_expect(ids < ids_end && *ids < 0x80, 1)) {
-			code = *ids++;
-		} else {
-			kb = recfmt_leb128_decode(ids, ids_end, &code);
-			if (!kb || code > UINT32_MAX) {
-				rc = -1;
-				break;
-			}
-			ids += kb;
+		/* format/'s fused decoder: FORMAT.md §3.6, one LEB128 value per
+		 * event in each column. */
+		if (__builtin_expect(!recfmt_events_step(&ids, ids_end, &dl, dl_end, &t, &code), 0)) {
+			rc = -1;
+			break;
 		}
-		if (__builtin_expect(dl_end - dl >= 8 && (kb = delta_fast(dl, &zz)) != 0, 1)) {
-			dl += kb;
-		} else {
-			kb = recfmt_leb128_decode(dl, dl_end, &zz);
-			if (!kb) {
-				rc = -1;
-				break;
-			}
-			dl += kb;
-		}
-		t += (zz >> 1) ^ (uint64_t)-(int64_t)(zz & 1);
 		site = (uint32_t)(code >> 1);
 		is_exit = (uint32_t)code & 1;
 		name = site_name[site < nr_slots ? site : nr_slots];
@@ -499,16 +515,19 @@ static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 			top[1].in = 1;
 			top[1].enter_ticks = t;
 			top[1].child_ticks = 0;
-			sp++;
-			depth[name].open++;
+			top[1].prev = depth[name].top;
+			top[1].same_ticks = 0;
+			depth[name].top = ++sp;
 			continue;
 		}
 		dur = t - top->enter_ticks;
 		child = top->child_ticks;
 		top[-1].child_ticks += dur;
 		sp--;
-		open = --depth[name].open;
-		record(&stats[name], dur, dur > child ? dur - child : 0, open == 0);
+		prev = top->prev;
+		depth[name].top = prev;
+		stack[prev].same_ticks += prev ? dur : 0;
+		record(&stats[name], dur, dur > child ? dur - child : 0, prev == 0);
 	}
 	st->sp = sp;
 	it->ids = ids;
@@ -598,7 +617,7 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		}
 		cover_names(st, tr->nr_names);
 		/* --max-duration is checked by event_slow() only. */
-		if (fast_mode(sc) || st->overflow || st->sp + (uint32_t)n > MAX_DEPTH ||
+		if (fast_mode(sc) || sc->cons || st->overflow || st->sp + (uint32_t)n > MAX_DEPTH ||
 		    sc->max_dur_ticks != UINT64_MAX) {
 			for (int i = 0; i < n; i++)
 				event_slow(sc, st, th, codes[i] >> 1, ticks[i], codes[i] & 1);
@@ -624,7 +643,7 @@ void tt_scopes_finish(struct tt_scopes *sc)
 			continue;
 		/* Enters still open when the file ended: the thread was inside. */
 		while (st->sp)
-			drop_top(sc, st);
+			drop_top(sc, st, tr->max_ticks, TT_FRAME_OPEN_AT_END);
 	}
 }
 
@@ -648,7 +667,7 @@ void tt_scopes_fini(struct tt_scopes *sc)
 			continue;
 		free(st->base);
 		free(st->depth);
-		free(st->sink.hist);
+		tt_stats_hist_free(&st->sink);
 		tt_stats_fini(&st->own);
 		free(st);
 		tr->threads[i].user = NULL;

@@ -34,17 +34,26 @@ void tt_stats_reserve(struct tt_stat_table *tab, uint32_t n)
 void tt_stats_fini(struct tt_stat_table *tab)
 {
 	for (uint32_t i = 0; i < tab->n; i++)
-		free(tab->v[i].hist);
+		tt_stats_hist_free(&tab->v[i]);
 	free(tab->v);
 	tab->v = NULL;
 	tab->n = 0;
 }
 
-uint64_t *tt_stats_hist_alloc(struct tt_stat *s)
+struct tt_hist *tt_stats_hist_alloc(struct tt_stat *s)
 {
 	if (!s->hist)
-		s->hist = tt_xcalloc(TT_HIST_NR_BUCKETS, sizeof(uint64_t));
+		s->hist = tt_xcalloc(1, sizeof(*s->hist));
 	return s->hist;
+}
+
+void tt_stats_hist_free(struct tt_stat *s)
+{
+	if (s->hist) {
+		tt_hist_free_chunks(s->hist);
+		free(s->hist);
+		s->hist = NULL;
+	}
 }
 
 void tt_stats_merge(struct tt_stat *dst, const struct tt_stat *src)
@@ -54,14 +63,11 @@ void tt_stats_merge(struct tt_stat *dst, const struct tt_stat *src)
 	dst->self_ticks += src->self_ticks;
 	dst->sum_ticks += src->sum_ticks;
 	dst->errors += src->errors;
+	dst->left += src->left;
 	if (src->min_ticks < dst->min_ticks)
 		dst->min_ticks = src->min_ticks;
 	if (src->max_ticks > dst->max_ticks)
 		dst->max_ticks = src->max_ticks;
-	if (src->hist) {
-		uint64_t *h = tt_stats_hist_alloc(dst);
-
-		for (uint32_t i = 0; i < TT_HIST_NR_BUCKETS; i++)
-			h[i] += src->hist[i];
-	}
+	if (src->hist)
+		tt_hist_merge(tt_stats_hist_alloc(dst), src->hist);
 }

@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include "hist.h"
+
 struct tt_stat {
 	uint64_t calls;	      /* timed activations */
 	uint64_t total_ticks; /* inclusive, outermost activations of the name only */
@@ -18,7 +20,8 @@ struct tt_stat {
 	uint64_t sum_ticks;   /* of every activation's duration: the mean's numerator */
 	uint64_t min_ticks, max_ticks;
 	uint64_t errors;      /* activations that could not be timed */
-	uint64_t *hist;	      /* TT_HIST_NR_BUCKETS counters, allocated on first use */
+	uint64_t left;	      /* of which left without an exit (longjmp) */
+	struct tt_hist *hist; /* hist.h, sparse; allocated on first use */
 };
 
 struct tt_stat_table {
@@ -28,7 +31,9 @@ struct tt_stat_table {
 
 void tt_stats_reserve(struct tt_stat_table *tab, uint32_t n);
 void tt_stats_fini(struct tt_stat_table *tab);
-uint64_t *tt_stats_hist_alloc(struct tt_stat *s);
+struct tt_hist *tt_stats_hist_alloc(struct tt_stat *s);
+/* Frees s's histogram. */
+void tt_stats_hist_free(struct tt_stat *s);
 /* Adds src into dst (both in the same clock). */
 void tt_stats_merge(struct tt_stat *dst, const struct tt_stat *src);
 

@@ -498,6 +498,68 @@ static inline unsigned recfmt_leb128_decode(const uint8_t *p, const uint8_t *end
 }
 
 /*
+ * recfmt_leb128_decode3() - one LEB128 value at p where at least 8 bytes
+ * are readable, for decoders that fuse decoding into their own loop:
+ * values of up to 3 bytes are assembled from one 64-bit load without a
+ * branch per byte. Return: bytes used, or 0 if the value is longer (use
+ * recfmt_leb128_decode()).
+ */
+static inline unsigned recfmt_leb128_decode3(const uint8_t *p, uint64_t *out)
+{
+	uint64_t w = recfmt_load_u64le(p), stop, v;
+	unsigned nb;
+
+	stop = ~w & 0x808080u; /* a clear high bit ends the value */
+	if (__builtin_expect(!stop, 0))
+		return 0;
+	nb = ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
+	v = (w & 0x7f) | ((w >> 1) & 0x3f80) | ((w >> 2) & 0x1fc000);
+	*out = v & ((1ull << (7 * nb)) - 1);
+	return nb;
+}
+
+/*
+ * recfmt_events_step() - one event from an EVENTS block's columns at *ids
+ * and *deltas (FORMAT.md §3.6), for a caller's loop that keeps the column
+ * pointers and the running tick in registers (analyzer/scopes.c): a
+ * one-byte id and a delta of up to 3 bytes are the fast paths. Advances
+ * both pointers and *ticks.
+ * Return: 1 with *code set, or 0 if a column is malformed (nothing moved).
+ */
+static inline int recfmt_events_step(const uint8_t **ids, const uint8_t *ids_end,
+				     const uint8_t **deltas, const uint8_t *deltas_end,
+				     uint64_t *ticks, uint64_t *code)
+{
+	const uint8_t *ip = *ids, *dp = *deltas;
+	uint64_t id, zz;
+	unsigned kb;
+
+	if (__builtin_expect(ip < ids_end && *ip < 0x80, 1)) {
+		id = *ip++;
+	} else {
+		kb = recfmt_leb128_decode(ip, ids_end, &id);
+		if (!kb || id > UINT32_MAX)
+			return 0;
+		ip += kb;
+	}
+	if (__builtin_expect(deltas_end - dp >= 8 && (kb = recfmt_leb128_decode3(dp, &zz)) != 0,
+			     1)) {
+		dp += kb;
+	} else {
+		kb = recfmt_leb128_decode(dp, deltas_end, &zz);
+		if (!kb)
+			return 0;
+		dp += kb;
+	}
+	/* zigzag: 0, -1, 1, -2, ... -> 0, 1, 2, 3, ... */
+	*ticks += (zz >> 1) ^ (uint64_t)-(int64_t)(zz & 1);
+	*ids = ip;
+	*deltas = dp;
+	*code = id;
+	return 1;
+}
+
+/*
  * recfmt_events_next() - the next event of a block.
  * Return: 1 with *ticks and *code set; 0 when the block is exhausted; -1 if
  * a column is malformed (the rest of the block is unusable).

@@ -453,23 +453,78 @@ static int64_t parse_us(const char *p)
 	return (neg ? -1 : 1) * (whole * 1000 + frac);
 }
 
+/*
+ * The activations of a chrome output: chrome writes a "B" event at each
+ * enter and an "E" event at each exit, each thread's in order; they are
+ * paired here per thread, as viewers do, into (ts, dur) in the order of
+ * the E events. Asserts that each E closes the innermost open B of its
+ * thread with the same name and that a thread's times never go back.
+ */
 static size_t parse_chrome(const char *json, struct xev *ev, size_t max)
 {
-	size_t n = 0;
+	enum { MAX_TIDS = 8, MAX_OPEN = 256 };
+	struct {
+		uint64_t tid;
+		int64_t last_ts;
+		size_t sp;
+		struct xev open[MAX_OPEN];
+	} *t = calloc(MAX_TIDS, sizeof(*t));
+	size_t n = 0, nr_tids = 0;
 
-	for (const char *p = strstr(json, "{\"ph\":\"X\""); p; p = strstr(p + 1, "{\"ph\":\"X\"")) {
-		const char *name = strstr(p, "\"name\":\"") + 8;
-		const char *end = strchr(name, '"');
+	cr_assert(t);
+	/* Line by line (one event a line), on a copy: strstr over the rest of
+	 * a large output per event is quadratic under ASan's interceptors. */
+	for (const char *l = json, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+		char buf[512], ph;
+		const char *p, *name, *end;
+		struct xev e;
+		size_t k;
 
+		nl = strchr(l, '\n');
+		snprintf(buf, sizeof(buf), "%.*s", (int)(nl ? nl - l : (ptrdiff_t)strlen(l)), l);
+		p = strstr(buf, "{\"ph\":\"");
+		if (!p)
+			continue;
+		ph = p[7];
+
+		if (ph != 'B' && ph != 'E') {
+			cr_assert(ph == 'M' || ph == 'i', "event %c", ph);
+			continue;
+		}
+		name = strstr(p, "\"name\":\"") + 8;
+		end = strchr(name, '"');
 		while (end[-1] == '\\')
 			end = strchr(end + 1, '"');
+		memset(&e, 0, sizeof(e));
+		snprintf(e.name, sizeof(e.name), "%.*s", (int)(end - name), name);
+		e.tid = strtoull(strstr(p, "\"tid\":") + 6, NULL, 10);
+		e.ts_ns = parse_us(strstr(p, "\"ts\":") + 5);
+		for (k = 0; k < nr_tids && t[k].tid != e.tid; k++)
+			;
+		if (k == nr_tids) {
+			cr_assert_lt(nr_tids, MAX_TIDS);
+			t[nr_tids].tid = e.tid;
+			t[nr_tids].last_ts = INT64_MIN;
+			nr_tids++;
+		}
+		cr_assert_geq(e.ts_ns, t[k].last_ts, "tid %" PRIu64 ": time goes back", e.tid);
+		t[k].last_ts = e.ts_ns;
+		if (ph == 'B') {
+			cr_assert_lt(t[k].sp, MAX_OPEN);
+			t[k].open[t[k].sp++] = e;
+			continue;
+		}
+		cr_assert(t[k].sp, "E without B");
+		t[k].sp--;
+		cr_assert_str_eq(t[k].open[t[k].sp].name, e.name);
 		cr_assert_lt(n, max);
-		snprintf(ev[n].name, sizeof(ev[n].name), "%.*s", (int)(end - name), name);
-		ev[n].tid = strtoull(strstr(p, "\"tid\":") + 6, NULL, 10);
-		ev[n].ts_ns = parse_us(strstr(p, "\"ts\":") + 5);
-		ev[n].dur_ns = parse_us(strstr(p, "\"dur\":") + 6);
+		ev[n] = t[k].open[t[k].sp];
+		ev[n].dur_ns = e.ts_ns - ev[n].ts_ns;
 		n++;
 	}
+	for (size_t k = 0; k < nr_tids; k++)
+		cr_assert_eq(t[k].sp, 0, "tid %" PRIu64 ": B without E", t[k].tid);
+	free(t);
 	return n;
 }
 
@@ -706,4 +761,208 @@ Test(commands, names_and_module_warnings_do_not_depend_on_the_number_of_walkers)
 	cr_assert(strstr(one.out, ",0x1100 [libgone.so: missing],"), "%s", one.out);
 	cr_assert(strstr(one.out, ",0x1200 [prog: missing],"), "%s", one.out);
 	tu_result_free(&one);
+}
+
+/* Contract §7: a recording with no end marker is reported as such by every
+ * command that prints a report: one warning line on stderr, and a footer
+ * line in table output; a clean one by none. */
+Test(commands, every_report_says_when_there_is_no_end_marker)
+{
+	static const char *const cmds[][3] = {
+		{ "summary", NULL, NULL },     { "summary", "--interval=1us", NULL },
+		{ "histogram", NULL, NULL },   { "chrome", NULL, NULL },
+		{ "tree", NULL, NULL },	       { "flame", NULL, NULL },
+		{ "info", NULL, NULL },	       { "summary", "--format=csv", NULL },
+		{ "tree", "--format=json", NULL },
+	};
+	char want[512];
+
+	snprintf(want, sizeof(want), "tracetool: %s: warning: no end marker: the recording did "
+		 "not end cleanly", trace);
+	for (int clean = 0; clean < 2; clean++) {
+		write_basic(clean);
+		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+			struct tu_result r = tu_run(cmds[i][0], trace, cmds[i][1], NULL);
+			bool table = !cmds[i][1] || !strncmp(cmds[i][1], "--interval", 10);
+
+			cr_assert_eq(r.status, 0, "%s: exit %d", cmds[i][0], r.status);
+			if (clean) {
+				cr_assert_str_eq(r.err, "", "%s: %s", cmds[i][0], r.err);
+				cr_assert(!strstr(r.out, "no end marker"), "%s", cmds[i][0]);
+			} else {
+				cr_assert_eq(tu_nr_lines(r.err), 1, "%s: %s", cmds[i][0], r.err);
+				cr_assert(strstr(r.err, want) == r.err, "%s: %s", cmds[i][0], r.err);
+				if (table && strcmp(cmds[i][0], "chrome") && strcmp(cmds[i][0], "flame"))
+					cr_assert(strstr(r.out, "warning: no end marker") ||
+							  strstr(r.out, "warning:          no end marker"),
+						  "%s: no footer:\n%s", cmds[i][0], r.out);
+			}
+			tu_result_free(&r);
+		}
+	}
+}
+
+/*
+ * Property: on random nested traces (several threads, a TSC clock whose
+ * rate is no whole number of ns, exact ties between a child's exit and its
+ * parent's), chrome's events pair up per thread and a thread's times never
+ * go back, as decimal strings and as the doubles a viewer reads, so no
+ * child ends after its parent; every timed activation is there once; with
+ * --from/--to the scopes that enclose the window are kept, clipped to it.
+ */
+Test(commands, chrome_nests_on_random_traces_and_clips_windows)
+{
+	static struct xev ev[20000];
+	const char *out = tu_path(1, "rand.json");
+
+	for (uint64_t round = 0; round < 6; round++) {
+		struct tg_config cfg = { .clock = RECFMT_CLOCK_TSC,
+					 .ticks_per_second = 2999999989ull + round * 7919,
+					 .start_ticks = 1000 + round, .pid = 77 };
+		struct tg_trace *t = tg_create(trace, &cfg);
+		uint64_t seed = 0x9E3779B97F4A7C15ull * (round + 1), now = 2000, calls = 0;
+		char from[32], to[32];
+		struct csv_row rows[8];
+		struct tu_result r, s;
+		size_t n, nr;
+
+		cr_assert(t);
+		for (uint32_t k = 1; k <= 4; k++) {
+			char name[8];
+
+			snprintf(name, sizeof(name), "s%u", k);
+			tg_site(t, k, name);
+		}
+		for (uint32_t th = 1; th <= 3; th++) {
+			uint32_t stack[40];
+			int depth = 0;
+
+			tg_thread(t, th, 100 + th, NULL);
+			now = 2000 + th;
+			for (int i = 0; i < 1500;) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				/* Often no time passes: ties between exits. */
+				now += (seed >> 61) < 3 ? 0 : 1 + (seed >> 54) % 700;
+				if (depth < 40 && (depth == 0 || (seed >> 33) % 2)) {
+					stack[depth] = 1 + (uint32_t)((seed >> 40) % 4);
+					tg_enter(t, th, stack[depth++], now);
+					i++;
+				} else {
+					tg_exit(t, th, stack[--depth], now);
+				}
+			}
+			while (depth)
+				tg_exit(t, th, stack[--depth], now);
+		}
+		cr_assert_eq(tg_finish(t, true), 0);
+		r = tu_run("chrome", trace, "-o", out, NULL);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		tu_result_free(&r);
+		{
+			FILE *f = fopen(out, "r");
+			static char json[4 << 20];
+			size_t len;
+			double last[8] = { 0 };
+
+			cr_assert(f);
+			len = fread(json, 1, sizeof(json) - 1, f);
+			fclose(f);
+			json[len] = '\0';
+			cr_assert(json_valid(json));
+			n = parse_chrome(json, ev, 20000);
+			/* As doubles, per thread (tids 101..103), in file order. */
+			for (const char *l = json, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+				char line[512];
+				const char *p, *ts;
+				uint64_t tid;
+				double v;
+
+				nl = strchr(l, '\n');
+				snprintf(line, sizeof(line), "%.*s",
+					 (int)(nl ? nl - l : (ptrdiff_t)strlen(l)), l);
+				p = strstr(line, "\"tid\":");
+				ts = strstr(line, "\"ts\":");
+				if (!p || !ts)
+					continue;
+				tid = strtoull(p + 6, NULL, 10);
+				if (tid < 101 || tid > 103)
+					continue;
+				v = strtod(ts + 5, NULL);
+				cr_assert_geq(v, last[tid - 100], "round %" PRIu64, round);
+				last[tid - 100] = v;
+			}
+		}
+		s = tu_run("summary", "--format=csv", trace, NULL);
+		nr = parse_summary_csv(s.out, false, rows, 8);
+		for (size_t i = 0; i < nr; i++)
+			calls += rows[i].calls + rows[i].errors;
+		tu_result_free(&s);
+		cr_assert_eq(n, calls, "round %" PRIu64 ": %zu events, %" PRIu64 " calls", round, n,
+			     calls);
+		cr_assert_eq(n, 4500);
+		/* A window: everything inside it, enclosing scopes clipped. */
+		snprintf(from, sizeof(from), "--from=%" PRIu64 "ns", 20000 + round * 1000);
+		snprintf(to, sizeof(to), "--to=%" PRIu64 "ns", 60000 + round * 1000);
+		r = tu_run("chrome", from, to, trace, NULL);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		n = parse_chrome(r.out, ev, 20000);
+		cr_assert_gt(n, 0);
+		for (size_t i = 0; i < n; i++) {
+			cr_assert_geq(ev[i].ts_ns, (int64_t)(20000 + round * 1000));
+			cr_assert_leq(ev[i].ts_ns + ev[i].dur_ns, (int64_t)(60000 + round * 1000));
+		}
+		tu_result_free(&r);
+	}
+	unlink(out);
+}
+
+Test(commands, chrome_says_when_the_window_is_empty)
+{
+	struct tu_result r;
+	struct xev ev[4];
+
+	write_basic(true);
+	r = tu_run("chrome", "--from=1s", trace, NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert(json_valid(r.out));
+	cr_assert_eq(parse_chrome(r.out, ev, 4), 0);
+	cr_assert(strstr(r.err, "warning: no activation to show in the window"), "%s", r.err);
+	tu_result_free(&r);
+}
+
+/* A clock that steps by 100 ns: info shows the step, and no histogram bin
+ * is narrower than it. */
+Test(commands, info_shows_the_clock_step_and_histograms_respect_it)
+{
+	struct tg_trace *t = new_trace(trace);
+	struct tu_result r;
+	uint64_t now = 1000, seed = 7;
+
+	tg_site(t, 1, "f");
+	tg_thread(t, 1, 5, "t");
+	for (int i = 0; i < 2000; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		tg_enter(t, 1, 1, now);
+		now += 100 * (1 + (seed >> 33) % 50);
+		tg_exit(t, 1, 1, now);
+		now += 200;
+	}
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = tu_run("info", trace, NULL);
+	cr_assert(strstr(r.out, "clock step:       100.0 ns (the smallest step between two "
+				"events, 100 ticks)"), "%s", r.out);
+	tu_result_free(&r);
+	r = tu_run("info", "--format=json", trace, NULL);
+	cr_assert(strstr(r.out, "\"clock_step_ns\":100.0"), "%s", r.out);
+	tu_result_free(&r);
+	r = tu_run("histogram", "--bins=40", "--format=csv", trace, NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert_gt(tu_nr_lines(r.out), 3, "%s", r.out);
+	for (unsigned i = 1; i < tu_nr_lines(r.out); i++) {
+		unsigned long long lo, hi, count;
+
+		cr_assert_eq(sscanf(tu_line(r.out, i), "f,%llu,%llu,%llu", &lo, &hi, &count), 3);
+		cr_assert_geq(hi - lo, 100, "bin %u: [%llu, %llu)", i, lo, hi);
+	}
+	tu_result_free(&r);
 }

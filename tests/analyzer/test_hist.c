@@ -63,7 +63,7 @@ Test(hist, random_values_land_in_the_bucket_that_holds_them)
 
 Test(hist, empty_histogram_has_zero_percentiles)
 {
-	uint64_t *h = calloc(TT_HIST_NR_BUCKETS, sizeof(*h));
+	struct tt_hist *h = calloc(1, sizeof(*h));
 
 	cr_assert_eq(tt_hist_percentile(h, 0, 0.5, 0, 0), 0);
 	cr_assert_eq(tt_hist_percentile(NULL, 0, 0.99, 0, 0), 0);
@@ -92,15 +92,16 @@ Test(hist, percentiles_are_within_one_percent_of_an_exact_sort)
 {
 	enum { NR = 200000 };
 	static const double qs[] = { 0.01, 0.25, 0.5, 0.9, 0.99, 0.999, 1.0 };
-	uint64_t *v = malloc(NR * sizeof(*v)), *h = malloc(TT_HIST_NR_BUCKETS * sizeof(*h));
+	uint64_t *v = malloc(NR * sizeof(*v));
+	struct tt_hist *h = calloc(1, sizeof(*h));
 
 	for (int shape = 0; shape < 3; shape++) {
 		uint64_t s = 99 + (uint64_t)shape, min = UINT64_MAX, max = 0;
 
-		memset(h, 0, TT_HIST_NR_BUCKETS * sizeof(*h));
+		tt_hist_free_chunks(h);
 		for (int i = 0; i < NR; i++) {
 			v[i] = sample(shape, &s);
-			h[tt_hist_index(v[i])]++;
+			tt_hist_add(h, tt_hist_index(v[i]), 1);
 			min = v[i] < min ? v[i] : min;
 			max = v[i] > max ? v[i] : max;
 		}
@@ -116,5 +117,44 @@ Test(hist, percentiles_are_within_one_percent_of_an_exact_sort)
 		}
 	}
 	free(v);
+	tt_hist_free_chunks(h);
 	free(h);
+}
+
+/* Memory follows the values: a table of chunk pointers, and 1 KiB per
+ * power of two that holds a value; merging and counting see every value. */
+Test(hist, chunks_are_allocated_only_where_values_land)
+{
+	const size_t table = sizeof(struct tt_hist) + TT_HIST_NR_CHUNKS * sizeof(void *);
+	struct tt_hist a = { 0 }, b = { 0 }, c = { 0 };
+	uint64_t total = 0;
+
+	/* The first 8 values take no memory beyond the struct. */
+	for (int i = 0; i < 8; i++)
+		tt_hist_add(&c, tt_hist_index(1100 + 100 * (uint64_t)i), 1);
+	cr_assert_eq(tt_hist_bytes(&c), sizeof(struct tt_hist));
+	cr_assert_eq(tt_hist_count(&c, tt_hist_index(1700)), 1);
+	tt_hist_add(&c, tt_hist_index(1100), 1); /* the 9th spills into one chunk */
+	cr_assert_eq(tt_hist_bytes(&c), table + 1024);
+	cr_assert_eq(tt_hist_count(&c, tt_hist_index(1100)), 2);
+	tt_hist_free_chunks(&c);
+	tt_hist_add(&a, tt_hist_index(5), 1);
+	tt_hist_add(&a, tt_hist_index(100000), 2);
+	tt_hist_add(&a, tt_hist_index(100001), 1);
+	cr_assert_eq(tt_hist_bytes(&a), table + 2 * 1024);
+	tt_hist_add(&b, tt_hist_index(1ull << 40), 4);
+	tt_hist_merge(&b, &a);
+	cr_assert_eq(tt_hist_bytes(&b), table + 3 * 1024);
+	for (uint32_t i = 0; i < TT_HIST_NR_BUCKETS; i++)
+		total += tt_hist_count(&b, i);
+	cr_assert_eq(total, 8);
+	cr_assert_eq(tt_hist_count(&b, tt_hist_index(5)), 1);
+	/* Rank 4 of 8 is 100001: read at its bucket's midpoint. */
+	cr_assert_eq(tt_hist_percentile(&b, 8, 0.5, 5, 1ull << 40),
+		     tt_hist_bucket_lo(tt_hist_index(100001)) +
+			     (tt_hist_bucket_max(tt_hist_index(100001)) -
+			      tt_hist_bucket_lo(tt_hist_index(100001))) / 2);
+	cr_assert_eq(tt_hist_count(NULL, 3), 0);
+	tt_hist_free_chunks(&a);
+	tt_hist_free_chunks(&b);
 }

@@ -61,6 +61,8 @@ static const char *const command_args[][3] = {
 	{ "info", "--format=json", NULL },
 	{ "check", NULL, NULL },
 	{ "summary", "--interval=20us", NULL },
+	{ "tree", "--format=csv", NULL },
+	{ "flame", "--by-thread", NULL },
 };
 
 #define NR_COMMANDS (sizeof(command_args) / sizeof(command_args[0]))

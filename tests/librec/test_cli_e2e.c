@@ -182,3 +182,52 @@ Test(e2e, info_and_chrome_name_the_traced_program)
 	cr_assert(strstr(text, want), "want %s in %.400s", want, text);
 	free(text);
 }
+
+static unsigned long long field_of(const char *csv, const char *fn, int col)
+{
+	char key[64];
+	const char *p;
+
+	snprintf(key, sizeof(key), "\n%s,", fn);
+	p = strstr(csv, key);
+	cr_assert_not_null(p, "no row %s in %s", fn, csv);
+	p += strlen(key);
+	while (col-- > 1)
+		p = strchr(p, ',') + 1;
+	return strtoull(p, NULL, 10);
+}
+
+/* A scope left by longjmp 10 times, then called 10 times normally. */
+Test(e2e, a_scope_left_by_longjmp_does_not_spoil_its_later_calls)
+{
+	char cmd[1024], *csv, *json, *tree;
+	int status;
+
+	snprintf(out, sizeof(out), "/tmp/rec_e2e_lj_%d.zst", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "REC_OUTPUT=%s %s", out, getenv("PROG_LONGJMP"));
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s summary --format=csv %s", getenv("TRACETOOL"), out);
+	csv = run(cmd, &status);
+	cr_assert_eq(status, 0);
+	/* calls, total, self, ..., errors (column 10) */
+	cr_assert_eq(field_of(csv, "leaf", 1), 10, "%s", csv);
+	cr_assert_gt(field_of(csv, "leaf", 2), 0, "%s", csv);
+	cr_assert_eq(field_of(csv, "leaf", 2), field_of(csv, "leaf", 3), "%s", csv);
+	cr_assert_leq(field_of(csv, "leaf", 2), field_of(csv, "main", 2), "%s", csv);
+	cr_assert_eq(field_of(csv, "leaf", 10), 10, "%s", csv);
+	cr_assert_eq(field_of(csv, "main", 1), 1, "%s", csv);
+	cr_assert_eq(field_of(csv, "main", 10), 0, "%s", csv);
+	snprintf(cmd, sizeof(cmd), "%s summary --format=json %s", getenv("TRACETOOL"), out);
+	json = run(cmd, &status);
+	cr_assert_eq(status, 0);
+	cr_assert_not_null(strstr(json, "\"errors\":10,\"left_without_exit\":10}"), "%s", json);
+	/* The normal calls are main's children, not nested in the ghosts. */
+	snprintf(cmd, sizeof(cmd), "%s tree --format=csv %s", getenv("TRACETOOL"), out);
+	tree = run(cmd, &status);
+	cr_assert_eq(status, 0);
+	cr_assert_not_null(strstr(tree, "\nmain;leaf,1,10,"), "%s", tree);
+	cr_assert_null(strstr(tree, "leaf;leaf"), "%s", tree);
+	free(csv);
+	free(json);
+	free(tree);
+}

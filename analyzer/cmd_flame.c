@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_flame.c - `tracetool flame TRACE [-o OUT]`: folded stacks (contract
+ * §8), one line `a;b;c VALUE` per call path of `tree` (calltree.c), VALUE
+ * the path's self time in ns or its calls: the input of flamegraph.pl,
+ * inferno and speedscope. The paths and numbers are tree's, row for row.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "calltree.h"
+#include "commands.h"
+#include "emit.h"
+#include "options.h"
+#include "xalloc.h"
+
+/*
+ * --format=svg: the renderer is analyzer/flamesvg.c (issue 13's other
+ * half). This file uses it as soon as it is part of the build; until then
+ * the option says it is not available (exit 2).
+ */
+#if defined(__has_include)
+#if __has_include("flamesvg.h")
+#include "flamesvg.h"
+#define TT_HAVE_FLAMESVG 1
+#endif
+#endif
+
+enum { OPT_WEIGHT = 0x400, OPT_FLAME_FORMAT, OPT_FLAME_BY_THREAD };
+
+struct flame_args {
+	struct tt_options o;
+	bool weight_calls;
+	bool svg;
+};
+
+static const struct argp_option flame_options[] = {
+	{ "output", 'o', "OUT", 0, "Write to OUT instead of standard output", 30 },
+	{ "weight", OPT_WEIGHT, "W", 0, "VALUE is each path's self time in ns (self, default) "
+	  "or its calls (calls)", 30 },
+	{ "by-thread", OPT_FLAME_BY_THREAD, 0, 0, "The thread as the root frame of each stack",
+	  30 },
+	{ "format", OPT_FLAME_FORMAT, "FMT", 0,
+	  "folded (default) or svg (an interactive flame graph)", 30 },
+	{ 0 },
+};
+
+static error_t parse_flame(int key, char *arg, struct argp_state *state)
+{
+	struct flame_args *a = state->input;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &a->o;
+		break;
+	case 'o':
+		a->o.output = arg;
+		break;
+	case OPT_WEIGHT:
+		if (strcmp(arg, "self") == 0)
+			a->weight_calls = false;
+		else if (strcmp(arg, "calls") == 0)
+			a->weight_calls = true;
+		else
+			argp_error(state, "--weight: '%s' is not self or calls", arg);
+		break;
+	case OPT_FLAME_BY_THREAD:
+		a->o.by_thread = true;
+		break;
+	case OPT_FLAME_FORMAT:
+		if (strcmp(arg, "folded") == 0)
+			a->svg = false;
+		else if (strcmp(arg, "svg") == 0)
+			a->svg = true;
+		else
+			argp_error(state, "--format: '%s' is not folded or svg", arg);
+		break;
+	default:
+		return tt_options_parse_trace(key, arg, state);
+	}
+	return 0;
+}
+
+static const struct argp_child flame_children[] = {
+	{ &tt_filter_argp, 0, 0, 0 },
+	{ 0 },
+};
+
+static const struct argp flame_argp = {
+	flame_options, parse_flame, "TRACE",
+	"Folded stacks, one line per call path: 'a;b;c VALUE', VALUE the path's self time "
+	"in ns (--weight=self) or its calls (--weight=calls), for flamegraph.pl, inferno "
+	"and speedscope. The paths and numbers are tree's (tracetool tree --format=csv).\v"
+	"Examples:\n"
+	"  tracetool flame trace.zst > out.folded && flamegraph.pl out.folded > out.svg\n"
+	"  tracetool flame --weight=calls --by-thread -o out.folded trace.zst",
+	flame_children, 0, 0,
+};
+
+/* True if path names the same file as the trace (never overwrite an input). */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+static void write_folded(struct tt_calltree *ct, bool calls, FILE *f)
+{
+	for (uint32_t i = 0; i < ct->nr_trees; i++) {
+		const struct tt_ctree *t = &ct->trees[i];
+		char *root = NULL;
+
+		if (t->label) {
+			root = tt_xstrndup(t->label, strlen(t->label));
+			for (char *c = root; *c; c++)
+				if (*c == ';' || *c == '\n' || *c == '\r')
+					*c = '_';
+		}
+		for (uint32_t k = 0; k < t->nr_order; k++) {
+			uint32_t id = t->order[k];
+			char *path = tt_calltree_path(ct, t, id, root);
+
+			fprintf(f, "%s %" PRIu64 "\n", path, calls ? t->p[id].calls : t->self_ns[id]);
+			free(path);
+		}
+		free(root);
+	}
+}
+
+#ifdef TT_HAVE_FLAMESVG
+/* The tree's rows as the renderer's folded stacks (same paths and values). */
+static int write_svg(struct tt_calltree *ct, bool calls, FILE *f, const char *title)
+{
+	struct tt_flame_frame *st = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	for (uint32_t i = 0; i < ct->nr_trees; i++) {
+		const struct tt_ctree *t = &ct->trees[i];
+		char *root = NULL;
+
+		if (t->label) {
+			root = tt_xstrndup(t->label, strlen(t->label));
+			for (char *c = root; *c; c++)
+				if (*c == ';' || *c == '\n' || *c == '\r')
+					*c = '_';
+		}
+		for (uint32_t k = 0; k < t->nr_order; k++) {
+			uint32_t id = t->order[k];
+
+			if (n == cap) {
+				cap = cap ? 2 * cap : 256;
+				st = tt_xrealloc(st, cap * sizeof(*st));
+			}
+			st[n].path = tt_calltree_path(ct, t, id, root);
+			st[n].self_value = calls ? t->p[id].calls : t->self_ns[id];
+			st[n].calls = t->p[id].calls;
+			n++;
+		}
+		free(root);
+	}
+	rc = tt_flamesvg_write(f, title, st, n, calls ? "calls" : "ns");
+	for (size_t i = 0; i < n; i++)
+		free((char *)st[i].path);
+	free(st);
+	return rc;
+}
+#endif
+
+int tt_cmd_flame(int argc, char **argv)
+{
+	struct flame_args a;
+	struct tt_calltree_opts co;
+	struct tt_calltree ct;
+	FILE *out = stdout;
+	char msg[512];
+	int rc = 0;
+
+	memset(&a, 0, sizeof(a));
+	memset(&co, 0, sizeof(co));
+	a.o = (struct tt_options)TT_OPTIONS_INIT;
+	argp_parse(&flame_argp, argc, argv, 0, NULL, &a);
+#ifndef TT_HAVE_FLAMESVG
+	if (a.svg) {
+		/* The renderer (analyzer/flamesvg.c) is not in this build yet. */
+		fprintf(stderr, "tracetool: flame: --format=svg is not available in this build\n");
+		tt_options_fini(&a.o);
+		return 2;
+	}
+#endif
+	if (tt_calltree_run(&ct, &a.o, &co, msg, sizeof(msg)) != TT_OK) {
+		rc = tt_fail_file(a.o.trace, msg);
+		goto out;
+	}
+	if (a.o.output) {
+		if (same_file(a.o.output, a.o.trace)) {
+			rc = tt_fail_file(a.o.output, "is the input trace; not overwritten");
+			goto out;
+		}
+		out = fopen(a.o.output, "we");
+		if (!out) {
+			snprintf(msg, sizeof(msg), "cannot open: %s", strerror(errno));
+			out = stdout;
+			rc = tt_fail_file(a.o.output, msg);
+			goto out;
+		}
+	}
+	tt_trace_warn(&ct.rep.tr);
+#ifdef TT_HAVE_FLAMESVG
+	if (a.svg) {
+		if (write_svg(&ct, a.weight_calls, out, a.o.trace) == -ENOMEM) {
+			fputs("tracetool: out of memory\n", stderr);
+			rc = 1;
+		}
+	} else
+#endif
+		write_folded(&ct, a.weight_calls, out);
+	if (fflush(out) || ferror(out)) {
+		fprintf(stderr, "tracetool: %s: cannot write\n", a.o.output ? a.o.output : "stdout");
+		rc = 1;
+	}
+out:
+	if (out != stdout)
+		fclose(out);
+	tt_calltree_fini(&ct);
+	tt_options_fini(&a.o);
+	return rc;
+}
