@@ -31,12 +31,11 @@ run() {  # label threads n cpus bin [env...]
 		lost=$("$BLD/analyzer/tracetool" info --format=json "$of" |
 			python3 -c 'import json,sys; print(2*json.load(sys.stdin)["dropped"])')
 	fi
-	printf '%s\t%s\t%s\n' "$label" "$ns" "$lost" >>"$W/raw.tsv"
+	printf '%s\t%s\t%s\n' "$label" "$ns" "$lost" >>"$OUTF"
 }
 for ((r = 0; r <= REPS; r++)); do
-	[[ $r == 0 ]] && f=/dev/null || f=$W/raw.tsv
-	: >>"$W/raw.tsv"
-	cp "$W/raw.tsv" "$W/keep.tsv"
+	# round 0: warm-up, discarded
+	if ((r == 0)); then OUTF=/dev/null; else OUTF=$W/raw.tsv; fi
 	run base 1 $NC $C1 base
 	run floor 1 $NC $C1 floor
 	run rec-drop 1 $NT $C1 rec REC_OVERFLOW=drop
@@ -46,7 +45,6 @@ for ((r = 0; r <= REPS; r++)); do
 	run base-2t 2 $NC $C2 base
 	run floor-2t 2 $NC $C2 floor
 	run rec-drop-2t 2 $NT $C2 rec REC_OVERFLOW=drop
-	[[ $r == 0 ]] && mv "$W/keep.tsv" "$W/raw.tsv" # round 0: warm-up, discarded
 done
 python3 - "$W/raw.tsv" <<'PY'
 import sys, statistics as st
