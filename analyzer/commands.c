@@ -15,6 +15,8 @@ const struct tt_command tt_commands[] = {
 	{ "histogram", tt_cmd_histogram, "duration distribution per scope, as bars" },
 	{ "tree", tt_cmd_tree, "the call tree: calls, total, self and share per call path" },
 	{ "flame", tt_cmd_flame, "folded stacks (flamegraph.pl, inferno, speedscope)" },
+	{ "perfetto", tt_cmd_perfetto, "Perfetto protobuf trace of one or more recordings" },
+	{ "export", tt_cmd_export, "runs, threads, scopes, activations as Parquet or CSV tables" },
 	{ "chrome", tt_cmd_chrome, "Chrome Trace Event JSON (Perfetto, chrome://tracing)" },
 	{ "info", tt_cmd_info, "format, clock, threads, drops, whether it ended cleanly" },
 	{ "check", tt_cmd_check, "exit 0 if the file is intact, else say what and where" },

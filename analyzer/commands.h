@@ -21,6 +21,8 @@ int tt_cmd_info(int argc, char **argv);
 int tt_cmd_check(int argc, char **argv);
 int tt_cmd_tree(int argc, char **argv);
 int tt_cmd_flame(int argc, char **argv);
+int tt_cmd_perfetto(int argc, char **argv);
+int tt_cmd_export(int argc, char **argv);
 
 typedef int (*tt_cmd_fn)(int argc, char **argv);
 

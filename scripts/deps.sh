@@ -3,7 +3,9 @@
 # Debian packages that rec needs and this machine lacks. Needs root (or sudo)
 # only when something is missing.
 rec_install_deps() {
-	local want=(meson ninja-build pkg-config gcc g++ libc6-dev libzstd-dev zstd libcriterion-dev libelf-dev valgrind python3)
+	local want=(meson ninja-build pkg-config gcc g++ libc6-dev libzstd-dev zstd libcriterion-dev libelf-dev valgrind python3 protobuf-compiler)
+	# protobuf-compiler: protoc decodes `tracetool perfetto` output in the tests
+	# (an independent decoder; tests/analyzer/perfetto.sh)
 	local missing=() pkg sudo=""
 	case "${CC:-}" in *clang*) want+=(clang libclang-rt-dev) ;; esac # libFuzzer, sanitizers
 	want+=("$@")

@@ -1,0 +1,553 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_export.c - `tracetool export --format=parquet|csv -o DIR TRACE...`
+ * (contract §10): the runs, threads, scopes and activations of one or more
+ * traces as tables, DIR/NAME.parquet (parquet.c) or DIR/NAME.csv, for
+ * DuckDB, Spark, Trino and ClickHouse. The schema (version
+ * TT_EXPORT_SCHEMA) is documented in docs/EXPORT.md.
+ *
+ * Each file is a run (run_id = its position on the command line, from 0).
+ * Activations come from the pairing engine (scopes.h) as one consumer: an
+ * enter pushes a frame with the next activation_id of the run (ids are in
+ * enter order, so a parent's id is smaller than its children's), a timed
+ * activation or an error pops it and writes its row. Memory: the open
+ * frames of each thread plus one Parquet row group.
+ */
+#define _GNU_SOURCE 1 /* fputs_unlocked, fwrite_unlocked */
+#include <argp.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "commands.h"
+#include "parquet.h"
+#include "report.h"
+#include "runs.h"
+#include "xalloc.h"
+
+#define TT_EXPORT_SCHEMA "1"
+
+/* ---- one table, Parquet or CSV ---- */
+
+struct tbl {
+	const char *name;
+	struct tt_pq *pq;
+	FILE *csv;
+	char *path;
+	const struct tt_pq_col *cols;
+	size_t nr_cols, cur;
+	uint64_t rows;
+	int err;
+};
+
+static int tbl_open(struct tbl *t, const char *dir, const char *name, bool csv,
+		    const struct tt_pq_col *cols, size_t nr_cols)
+{
+	size_t n = strlen(dir) + strlen(name) + 16;
+
+	memset(t, 0, sizeof(*t));
+	t->name = name;
+	t->cols = cols;
+	t->nr_cols = nr_cols;
+	t->path = tt_xrealloc(NULL, n);
+	snprintf(t->path, n, "%s/%s.%s", dir, name, csv ? "csv" : "parquet");
+	if (csv) {
+		t->csv = fopen(t->path, "we");
+		if (!t->csv)
+			return -errno;
+		setvbuf(t->csv, NULL, _IOFBF, 1 << 20);
+		for (size_t i = 0; i < nr_cols; i++)
+			fprintf(t->csv, "%s%s", i ? "," : "", cols[i].name);
+		fputc('\n', t->csv);
+		return 0;
+	}
+	struct tt_pq_opts o = { 0 };
+	t->pq = tt_pq_create(t->path, cols, nr_cols, &o);
+	if (!t->pq)
+		return -errno;
+	tt_pq_meta(t->pq, "rec.export.schema", TT_EXPORT_SCHEMA);
+	tt_pq_meta(t->pq, "rec.export.table", name);
+	return 0;
+}
+
+static inline void csv_sep(struct tbl *t)
+{
+	if (t->cur++)
+		putc_unlocked(',', t->csv);
+}
+
+static void tbl_i64(struct tbl *t, int64_t v)
+{
+	if (t->pq) {
+		tt_pq_i64(t->pq, v);
+		return;
+	}
+	char buf[24], *p = buf + sizeof(buf);
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+
+	csv_sep(t);
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), t->csv);
+}
+
+static void tbl_i32(struct tbl *t, int32_t v)
+{
+	if (t->pq)
+		tt_pq_i32(t->pq, v);
+	else
+		tbl_i64(t, v);
+}
+
+static void tbl_bool(struct tbl *t, bool v)
+{
+	if (t->pq) {
+		tt_pq_bool(t->pq, v);
+		return;
+	}
+	csv_sep(t);
+	fputs_unlocked(v ? "true" : "false", t->csv);
+}
+
+static void tbl_null(struct tbl *t)
+{
+	if (t->pq)
+		tt_pq_null(t->pq);
+	else
+		csv_sep(t);
+}
+
+/* RFC 4180: quoted when it holds a comma, a quote or a line break. */
+static void tbl_str(struct tbl *t, const char *s)
+{
+	if (!s) {
+		tbl_null(t);
+		return;
+	}
+	if (t->pq) {
+		tt_pq_str(t->pq, s, strlen(s));
+		return;
+	}
+	csv_sep(t);
+	if (!s[strcspn(s, ",\"\r\n")] && s[0]) {
+		fputs_unlocked(s, t->csv);
+		return;
+	}
+	putc_unlocked('"', t->csv);
+	for (; *s; s++) {
+		if (*s == '"')
+			putc_unlocked('"', t->csv);
+		putc_unlocked(*s, t->csv);
+	}
+	putc_unlocked('"', t->csv);
+}
+
+static void tbl_row_end(struct tbl *t)
+{
+	t->rows++;
+	if (t->pq) {
+		int rc = tt_pq_row_end(t->pq);
+		if (rc && !t->err)
+			t->err = rc;
+		return;
+	}
+	t->cur = 0;
+	putc_unlocked('\n', t->csv);
+}
+
+/* 0, or a negative errno value; the file is complete only on 0. */
+static int tbl_close(struct tbl *t, uint64_t *bytes)
+{
+	int rc = t->err;
+
+	*bytes = 0;
+	if (t->pq) {
+		int c = tt_pq_close(t->pq, bytes);
+		if (!rc)
+			rc = c;
+	} else if (t->csv) {
+		if (fflush(t->csv) || ferror(t->csv))
+			rc = rc ? rc : -(errno ? errno : EIO);
+		long pos = ftell(t->csv);
+		*bytes = pos > 0 ? (uint64_t)pos : 0;
+		if (fclose(t->csv) && !rc)
+			rc = -(errno ? errno : EIO);
+	}
+	t->pq = NULL;
+	t->csv = NULL;
+	return rc;
+}
+
+/* ---- the tables ---- */
+
+static const struct tt_pq_col runs_cols[] = {
+	{ "run_id", TT_PQ_INT32, false },
+	{ "file", TT_PQ_STRING, false },
+	{ "program", TT_PQ_STRING, true },
+	{ "pid", TT_PQ_INT64, false },
+	{ "start_unix_ns", TT_PQ_INT64, false },
+	{ "duration_ns", TT_PQ_INT64, false },
+	{ "events", TT_PQ_INT64, false },
+	{ "dropped", TT_PQ_INT64, false },
+	{ "clean", TT_PQ_BOOL, false },
+	{ "truncated", TT_PQ_BOOL, false },
+	{ "clock", TT_PQ_STRING, false },
+};
+
+static const struct tt_pq_col threads_cols[] = {
+	{ "run_id", TT_PQ_INT32, false },
+	{ "thread_id", TT_PQ_INT64, false },
+	{ "os_tid", TT_PQ_INT64, false },
+	{ "name", TT_PQ_STRING, true },
+	{ "events", TT_PQ_INT64, false },
+	{ "dropped", TT_PQ_INT64, false },
+};
+
+static const struct tt_pq_col scopes_cols[] = {
+	{ "run_id", TT_PQ_INT32, false },
+	{ "scope_id", TT_PQ_INT64, false },
+	{ "name", TT_PQ_STRING, false },
+};
+
+static const struct tt_pq_col acts_cols[] = {
+	{ "run_id", TT_PQ_INT32, false },
+	{ "thread_id", TT_PQ_INT64, false },
+	{ "scope_id", TT_PQ_INT64, false },
+	{ "activation_id", TT_PQ_INT64, false },
+	{ "parent_id", TT_PQ_INT64, true },
+	{ "depth", TT_PQ_INT32, false },
+	{ "start_ns", TT_PQ_INT64, false },
+	{ "start_unix_ns", TT_PQ_INT64, false },
+	{ "dur_ns", TT_PQ_INT64, true },
+	{ "self_ns", TT_PQ_INT64, true },
+	{ "error", TT_PQ_BOOL, false },
+};
+
+#define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
+
+enum { T_RUNS, T_THREADS, T_SCOPES, T_ACTS, NR_TABLES };
+
+struct exp_frame {
+	uint64_t id;
+	uint64_t enter_ticks;
+	uint32_t name;
+};
+
+struct exporter;
+
+struct exp_thread {
+	struct exporter *ex;
+	uint32_t serial;
+	struct exp_frame *stack;
+	uint32_t sp, cap;
+	struct exp_thread *next;
+};
+
+struct exporter {
+	struct tbl t[NR_TABLES];
+	const struct tt_run *run;
+	uint64_t next_id; /* activation ids, per run */
+	struct exp_thread *threads;
+	uint64_t nr_acts, nr_errors;
+};
+
+static void *exp_thread_begin(void *ctx, const struct tt_thread *th)
+{
+	struct exporter *ex = ctx;
+	struct exp_thread *et = tt_xcalloc(1, sizeof(*et));
+
+	et->ex = ex;
+	et->serial = th->serial;
+	et->next = ex->threads;
+	ex->threads = et;
+	return et;
+}
+
+static uint32_t exp_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64_t ticks,
+			  bool in_window)
+{
+	struct exp_thread *et = tctx;
+
+	(void)parent_slot;
+	(void)in_window;
+	if (et->sp == et->cap) {
+		et->cap = et->cap ? 2 * et->cap : 64;
+		et->stack = tt_xrealloc(et->stack, et->cap * sizeof(*et->stack));
+	}
+	struct exp_frame *f = &et->stack[et->sp++];
+	f->id = et->ex->next_id++;
+	f->enter_ticks = ticks;
+	f->name = name;
+	return et->sp;
+}
+
+/* The row of the top frame; dur/self only for a timed activation. */
+static void exp_row(struct exp_thread *et, bool timed, uint64_t exit_ticks, uint64_t self_ticks)
+{
+	struct exporter *ex = et->ex;
+	struct tbl *t = &ex->t[T_ACTS];
+	const struct exp_frame *f = &et->stack[et->sp - 1];
+	const struct tt_run *r = ex->run;
+
+	tbl_i32(t, (int32_t)r->run_id);
+	tbl_i64(t, et->serial);
+	tbl_i64(t, f->name);
+	tbl_i64(t, (int64_t)f->id);
+	if (et->sp > 1)
+		tbl_i64(t, (int64_t)et->stack[et->sp - 2].id);
+	else
+		tbl_null(t);
+	tbl_i32(t, (int32_t)(et->sp - 1));
+	tbl_i64(t, tt_run_rel_ns(r, f->enter_ticks));
+	tbl_i64(t, (int64_t)tt_run_unix_ns(r, f->enter_ticks));
+	if (timed) {
+		tbl_i64(t, (int64_t)tt_run_ns(r, exit_ticks - f->enter_ticks));
+		tbl_i64(t, (int64_t)tt_run_ns(r, self_ticks));
+		ex->nr_acts++;
+	} else {
+		tbl_null(t);
+		tbl_null(t);
+		ex->nr_errors++;
+	}
+	tbl_bool(t, !timed);
+	tbl_row_end(t);
+	et->sp--;
+}
+
+static void exp_act(void *tctx, const struct tt_activation *a)
+{
+	struct exp_thread *et = tctx;
+
+	if (et->sp)
+		exp_row(et, true, a->exit_ticks, a->self_ticks);
+}
+
+static void exp_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ticks,
+		      uint64_t ticks, enum tt_frame_error why)
+{
+	struct exp_thread *et = tctx;
+
+	(void)name;
+	(void)slot;
+	(void)enter_ticks;
+	(void)ticks;
+	(void)why;
+	if (et->sp)
+		exp_row(et, false, 0, 0);
+}
+
+static const struct tt_consumer exp_consumer = {
+	.thread_begin = exp_thread_begin,
+	.enter = exp_enter,
+	.act = exp_act,
+	.error = exp_error,
+	.one_walker = true,
+	.needs_meta = false,
+	.no_times = true, /* activations only: no per-name statistics */
+};
+
+static void write_run(struct exporter *ex, const struct tt_run *r)
+{
+	struct tbl *t = &ex->t[T_RUNS];
+
+	tbl_i32(t, (int32_t)r->run_id);
+	tbl_str(t, r->path);
+	tbl_str(t, r->program);
+	tbl_i64(t, r->pid);
+	tbl_i64(t, (int64_t)r->start_unix_ns);
+	tbl_i64(t, (int64_t)r->duration_ns);
+	tbl_i64(t, (int64_t)r->events);
+	tbl_i64(t, (int64_t)r->dropped);
+	tbl_bool(t, r->clean);
+	tbl_bool(t, r->meta.truncated);
+	tbl_str(t, r->meta.hdr.clock == RECFMT_CLOCK_TSC ? "tsc" : "monotonic");
+	tbl_row_end(t);
+
+	t = &ex->t[T_THREADS];
+	for (uint32_t i = 0; i < r->meta.nr_threads; i++) {
+		const struct tt_thread *th = &r->meta.threads[i];
+
+		tbl_i32(t, (int32_t)r->run_id);
+		tbl_i64(t, th->serial);
+		tbl_i64(t, th->os_tid);
+		tbl_str(t, th->name);
+		tbl_i64(t, (int64_t)th->nr_events);
+		tbl_i64(t, (int64_t)th->nr_dropped);
+		tbl_row_end(t);
+	}
+}
+
+static void write_scopes(struct exporter *ex, const struct tt_run *r, const struct tt_trace *tr)
+{
+	struct tbl *t = &ex->t[T_SCOPES];
+
+	for (uint32_t i = 0; i < tr->nr_names; i++) {
+		tbl_i32(t, (int32_t)r->run_id);
+		tbl_i64(t, i);
+		tbl_str(t, tr->names[i]);
+		tbl_row_end(t);
+	}
+}
+
+/* ---- the command ---- */
+
+struct export_args {
+	const char *dir;
+	bool csv;
+	const char **traces;
+	unsigned nr_traces;
+};
+
+enum { OPT_FORMAT = 0x500 };
+
+static const struct argp_option export_options[] = {
+	{ "output", 'o', "DIR", 0, "Write the tables into DIR (created if missing)", 0 },
+	{ "format", OPT_FORMAT, "FMT", 0, "parquet (default) or csv", 0 },
+	{ 0 },
+};
+
+static error_t parse_export(int key, char *arg, struct argp_state *state)
+{
+	struct export_args *a = state->input;
+
+	switch (key) {
+	case 'o':
+		a->dir = arg;
+		break;
+	case OPT_FORMAT:
+		if (strcmp(arg, "parquet") == 0)
+			a->csv = false;
+		else if (strcmp(arg, "csv") == 0)
+			a->csv = true;
+		else
+			argp_error(state, "--format: '%s' is not parquet or csv", arg);
+		break;
+	case ARGP_KEY_ARG:
+		a->traces = tt_xrealloc(a->traces, (a->nr_traces + 1) * sizeof(*a->traces));
+		a->traces[a->nr_traces++] = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!a->nr_traces)
+			argp_error(state, "missing TRACE");
+		if (!a->dir)
+			argp_error(state, "missing -o DIR");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp export_argp = {
+	export_options, parse_export, "TRACE...",
+	"Export traces as tables for SQL engines: DIR/runs, threads, scopes and "
+	"activations, as Apache Parquet (zstd pages, dictionary strings, statistics) "
+	"or CSV. Each TRACE is a run (run_id 0, 1, ... in the order given). Schema: "
+	"docs/EXPORT.md.\v"
+	"Examples:\n"
+	"  tracetool export -o out trace.zst\n"
+	"  duckdb -c \"SELECT s.name, count(*), sum(a.self_ns) FROM 'out/activations.parquet' a "
+	"JOIN 'out/scopes.parquet' s USING (run_id, scope_id) GROUP BY 1\"",
+	NULL, 0, 0,
+};
+
+int tt_cmd_export(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		const struct tt_pq_col *cols;
+		size_t n;
+	} defs[NR_TABLES] = {
+		{ "runs", runs_cols, NCOLS(runs_cols) },
+		{ "threads", threads_cols, NCOLS(threads_cols) },
+		{ "scopes", scopes_cols, NCOLS(scopes_cols) },
+		{ "activations", acts_cols, NCOLS(acts_cols) },
+	};
+	struct export_args a = { 0 };
+	struct exporter ex;
+	struct tt_run *runs;
+	char msg[512];
+	int rc = 0;
+	unsigned nr_open = 0;
+
+	argp_parse(&export_argp, argc, argv, 0, NULL, &a);
+	memset(&ex, 0, sizeof(ex));
+	runs = tt_xcalloc(a.nr_traces, sizeof(*runs));
+	/* Every file's metadata first: a bad file leaves no tables behind. */
+	for (unsigned i = 0; i < a.nr_traces; i++, nr_open++) {
+		if (tt_run_open(&runs[i], a.traces[i], i, msg, sizeof(msg)) != TT_OK) {
+			rc = tt_fail_file(a.traces[i], msg);
+			nr_open++;
+			goto out;
+		}
+	}
+	if (mkdir(a.dir, 0755) != 0 && errno != EEXIST) {
+		snprintf(msg, sizeof(msg), "cannot create: %s", strerror(errno));
+		rc = tt_fail_file(a.dir, msg);
+		goto out;
+	}
+	for (int k = 0; k < NR_TABLES; k++) {
+		int e = tbl_open(&ex.t[k], a.dir, defs[k].name, a.csv, defs[k].cols, defs[k].n);
+		if (e) {
+			snprintf(msg, sizeof(msg), "cannot create: %s", strerror(-e));
+			rc = tt_fail_file(ex.t[k].path, msg);
+			goto out;
+		}
+	}
+	for (unsigned i = 0; i < a.nr_traces; i++) {
+		struct tt_options o = TT_OPTIONS_INIT;
+		struct tt_report rep;
+		void *ctxs[TT_REPORT_MAX_REPLICAS] = { &ex };
+
+		ex.run = &runs[i];
+		ex.next_id = 0;
+		write_run(&ex, &runs[i]);
+		o.trace = runs[i].path;
+		enum tt_status st = tt_report_run_views(&rep, &o, NULL, NULL, &exp_consumer, ctxs,
+						       msg, sizeof(msg));
+		if (st == TT_OK) {
+			tt_trace_warn(&rep.tr);
+			write_scopes(&ex, &runs[i], &rep.tr);
+		}
+		tt_report_fini(&rep);
+		while (ex.threads) {
+			struct exp_thread *et = ex.threads;
+
+			ex.threads = et->next;
+			free(et->stack);
+			free(et);
+		}
+		if (st != TT_OK) {
+			rc = tt_fail_file(runs[i].path, msg);
+			goto out;
+		}
+	}
+out:
+	for (int k = 0; k < NR_TABLES; k++) {
+		uint64_t bytes;
+
+		if (!ex.t[k].path)
+			continue;
+		int e = tbl_close(&ex.t[k], &bytes);
+		if (e && !rc) {
+			snprintf(msg, sizeof(msg), "cannot write: %s", strerror(-e));
+			rc = tt_fail_file(ex.t[k].path, msg);
+		}
+		if (!rc && getenv("TRACETOOL_EXPORT_STATS"))
+			fprintf(stderr, "%s: %" PRIu64 " rows, %" PRIu64 " bytes\n", ex.t[k].path,
+				ex.t[k].rows, bytes);
+		free(ex.t[k].path);
+	}
+	for (unsigned i = 0; i < nr_open && i < a.nr_traces; i++)
+		tt_run_close(&runs[i]);
+	free(runs);
+	free(a.traces);
+	return rc;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * parquet.h - a streaming Apache Parquet writer over libzstd (Debian 12 has
+ * no Arrow or Parquet C library). One flat table per file: columns BOOLEAN,
+ * INT32, INT64 and UTF-8 strings (BYTE_ARRAY, logical type STRING), each
+ * REQUIRED or OPTIONAL (nulls as definition levels). Integers are
+ * DELTA_BINARY_PACKED, booleans PLAIN, strings dictionary encoded
+ * (RLE_DICTIONARY); data pages
+ * are version 1 pages compressed with ZSTD; every column chunk carries its
+ * statistics (min, max, null_count). The footer is the thrift compact
+ * encoding of FileMetaData, written by hand (parquet.c).
+ *
+ * Memory is bounded by one row group: rows are buffered column by column
+ * until the row group is full (tt_pq_opts.row_group_rows rows, or
+ * row_group_bytes of buffered values and dictionaries), then encoded,
+ * compressed and written, and the buffers reused. Only the footer's
+ * per-chunk metadata (about 100 bytes per column per row group) outlives
+ * a row group.
+ *
+ * Use: tt_pq_create(), then per row one value per column in column order
+ * (tt_pq_i64/i32/bool/str/null), tt_pq_row_end(), and tt_pq_close(), which
+ * writes the footer and tells whether everything reached the file.
+ * Not thread-safe: one writer belongs to one thread.
+ */
+#ifndef TT_PARQUET_H
+#define TT_PARQUET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum tt_pq_type { TT_PQ_BOOL, TT_PQ_INT32, TT_PQ_INT64, TT_PQ_STRING };
+
+struct tt_pq_col {
+	const char *name;
+	enum tt_pq_type type;
+	bool nullable; /* OPTIONAL (may hold nulls), else REQUIRED */
+};
+
+/* Zero fields take the defaults in brackets. */
+struct tt_pq_opts {
+	uint64_t row_group_rows;  /* [1 Mi rows] */
+	size_t row_group_bytes;   /* [64 MiB] of buffered values */
+	uint32_t page_rows;       /* [64 Ki rows] per data page */
+	int zstd_level;           /* [1] */
+};
+
+struct tt_pq;
+
+/*
+ * Opens path for writing (truncating it) with the given columns (their
+ * names are copied). NULL with errno set when the file cannot be created or
+ * the columns are invalid (none, or more than 1000).
+ */
+struct tt_pq *tt_pq_create(const char *path, const struct tt_pq_col *cols, size_t nr_cols,
+			   const struct tt_pq_opts *opts);
+
+/* Adds a key/value pair to the footer's key_value_metadata (copied). */
+void tt_pq_meta(struct tt_pq *w, const char *key, const char *value);
+
+/*
+ * The next column's value in the current row. A value of the wrong type for
+ * its column, or a null in a REQUIRED column, makes the writer fail (the
+ * error is returned by tt_pq_row_end and tt_pq_close).
+ */
+void tt_pq_i64(struct tt_pq *w, int64_t v);
+void tt_pq_i32(struct tt_pq *w, int32_t v);
+void tt_pq_bool(struct tt_pq *w, bool v);
+void tt_pq_str(struct tt_pq *w, const char *s, size_t len);
+void tt_pq_null(struct tt_pq *w);
+
+/*
+ * Ends the row: every column must have had its value. May write a row
+ * group. 0, or a negative errno value once the writer has failed (-EINVAL
+ * for a misuse, else the write error); after a failure the writer only
+ * waits for tt_pq_close.
+ */
+int tt_pq_row_end(struct tt_pq *w);
+
+/* Rows ended so far. */
+uint64_t tt_pq_rows(const struct tt_pq *w);
+
+/*
+ * Writes the last row group and the footer, closes the file and frees w.
+ * 0, or a negative errno value (the file is then incomplete). If
+ * bytes_out is not NULL it receives the file's size.
+ */
+int tt_pq_close(struct tt_pq *w, uint64_t *bytes_out);
+
+#endif /* TT_PARQUET_H */

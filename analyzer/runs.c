@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runs.c - the metadata pass of runs.h.
+ */
+#include "runs.h"
+
+#include <string.h>
+
+#include "symbols.h"
+
+enum tt_status tt_run_open(struct tt_run *r, const char *path, uint32_t run_id, char *msg,
+			   size_t msg_bytes)
+{
+	memset(r, 0, sizeof(*r));
+	r->path = path;
+	r->run_id = run_id;
+	tt_trace_init(&r->meta, path);
+	if (tt_trace_walk(&r->meta, tt_events_decode_block, NULL, msg, msg_bytes) != TT_OK)
+		return TT_ERR_FILE;
+	tt_trace_clock(&r->meta, &r->clock);
+	r->program = tt_symbols_program(r->meta.syms);
+	r->pid = r->meta.hdr.pid;
+	r->start_unix_ns = r->meta.hdr.start_real_ns;
+	r->duration_ns = r->meta.max_ticks > r->clock.start_ticks
+		? tt_clock_ns(&r->clock, r->meta.max_ticks - r->clock.start_ticks) : 0;
+	for (uint32_t i = 0; i < r->meta.nr_threads; i++)
+		r->dropped += r->meta.threads[i].nr_dropped;
+	if (r->meta.has_end && r->meta.end.nr_dropped > r->dropped)
+		r->dropped = r->meta.end.nr_dropped;
+	r->events = r->meta.nr_events;
+	r->clean = r->meta.has_end && !r->meta.truncated;
+	return TT_OK;
+}
+
+void tt_run_close(struct tt_run *r)
+{
+	tt_trace_fini(&r->meta);
+}
+
+const char *tt_run_program_base(const struct tt_run *r)
+{
+	if (!r->program)
+		return NULL;
+	const char *b = strrchr(r->program, '/');
+	return b ? b + 1 : r->program;
+}

@@ -1,0 +1,23 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# parquet.sh PQ_GEN - analyzer/parquet.c read back by two independent readers
+# (DuckDB and hyparquet, installed by scripts/npm-clients.sh): every value of
+# files with one and with many row groups and pages, nulls, booleans, UTF-8
+# dictionaries and the footer's statistics. Exit 77 (skipped) only when the
+# readers cannot be installed.
+set -eu
+gen=$1
+here=$(cd "$(dirname "$0")" && pwd)
+REC_NPM_DIR=$("$here/../../scripts/npm-clients.sh") || exit $?
+export REC_NPM_DIR
+command -v node >/dev/null || { echo "node not found" >&2; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# rows, row-group rows, page rows: one page; pages split inside row groups
+# at odd sizes; a single row; many small row groups; no row at all.
+for shape in "1000 1048576 65536" "250007 100000 30001" "1 10 10" "5000 512 100" "0 10 10"; do
+	set -- $shape
+	"$gen" "$tmp/t.parquet" "$1" "$2" "$3" >/dev/null
+	echo "shape: $shape"
+	node "$here/pq_read.mjs" "$tmp/t.parquet" "$1" "$2" "$3"
+done

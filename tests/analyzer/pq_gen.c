@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pq_gen.c - writes, with analyzer/parquet.c, a Parquet file whose every
+ * value follows from the row number by rules that pq_read.cjs repeats, so an
+ * independent reader can check each one: several row groups and pages,
+ * negative numbers, nulls in INT32 and string columns, booleans, a
+ * dictionary with non-ASCII text and an empty string, and integers whose
+ * deltas need every bit width up to 64 (xorshift64, INT64_MIN/MAX).
+ *   pq_gen OUT.parquet ROWS ROW_GROUP_ROWS PAGE_ROWS
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parquet.h"
+
+int main(int argc, char **argv)
+{
+	if (argc != 5) {
+		fprintf(stderr, "usage: pq_gen OUT ROWS ROW_GROUP_ROWS PAGE_ROWS\n");
+		return 2;
+	}
+	long rows = atol(argv[2]);
+	struct tt_pq_opts o = { .row_group_rows = (uint64_t)atol(argv[3]),
+				.page_rows = (uint32_t)atol(argv[4]) };
+	const struct tt_pq_col cols[] = {
+		{ "id", TT_PQ_INT64, false },
+		{ "small", TT_PQ_INT32, true },
+		{ "flag", TT_PQ_BOOL, false },
+		{ "name", TT_PQ_STRING, true },
+		{ "big", TT_PQ_INT64, true },
+		{ "rnd", TT_PQ_INT64, false },
+	};
+	struct tt_pq *w = tt_pq_create(argv[1], cols, 6, &o);
+	if (!w) {
+		perror(argv[1]);
+		return 1;
+	}
+	tt_pq_meta(w, "rec.test", "pq_gen");
+	char name[64];
+	uint64_t x = 88172645463325252ull; /* xorshift64: deltas of every bit width to 64 */
+	for (long i = 0; i < rows; i++) {
+		tt_pq_i64(w, i * 1000003 - 5000000000LL);
+		if (i % 7 == 0)
+			tt_pq_null(w);
+		else
+			tt_pq_i32(w, (int32_t)((i * 31) % 1000003) - 500000);
+		tt_pq_bool(w, i % 3 == 0);
+		if (i % 11 == 0) {
+			tt_pq_null(w);
+		} else if (i % 13 == 0) {
+			tt_pq_str(w, "", 0);
+		} else if (i % 17 == 0) {
+			tt_pq_str(w, "gr\xc3\xbc\xc3\x9f" "e", 7); /* "grüße" */
+		} else {
+			int n = snprintf(name, sizeof(name), "name_%ld", i % 50);
+			tt_pq_str(w, name, (size_t)n);
+		}
+		if (i >= 100 && i < rows - 100) /* nulls only at both ends: long runs */
+			tt_pq_i64(w, i);
+		else
+			tt_pq_null(w);
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* small steps for a while, then full 64-bit jumps, then INT64 extremes */
+		tt_pq_i64(w, i % 1000 < 300 ? i : i % 1000 < 600 ? (int64_t)x
+			       : (i & 1) ? INT64_MIN : INT64_MAX);
+		int rc = tt_pq_row_end(w);
+		if (rc) {
+			fprintf(stderr, "pq_gen: row %ld: %s\n", i, strerror(-rc));
+			return 1;
+		}
+	}
+	uint64_t bytes;
+	int rc = tt_pq_close(w, &bytes);
+	if (rc) {
+		fprintf(stderr, "pq_gen: close: %s\n", strerror(-rc));
+		return 1;
+	}
+	printf("%llu\n", (unsigned long long)bytes);
+	return 0;
+}
