@@ -88,6 +88,8 @@ static void fork_child(void)
 	if (rec__g.state == REC__RUNNING || rec__g.state == REC__NEVER_STARTED) {
 		bool has_pid = pattern && strstr(pattern, "%p");
 		__atomic_store_n(&rec__g.state, has_pid ? REC__NEVER_STARTED : REC__DISABLED, __ATOMIC_RELEASE);
+		if (!has_pid)
+			__atomic_store_n(&rec__disabled, 1, __ATOMIC_RELAXED);
 	}
 	/* A child that will record gets its parked writer now (see rec_load()). */
 	if (rec__g.state == REC__NEVER_STARTED && !rec__env_disabled())
@@ -240,6 +242,8 @@ int rec__start_locked(const struct rec_config *config)
 		return -EALREADY;
 	if (rec__env_disabled()) {
 		__atomic_store_n(&rec__g.state, REC__DISABLED, __ATOMIC_RELEASE);
+		/* For good (nothing leaves DISABLED): the macros skip librec. */
+		__atomic_store_n(&rec__disabled, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
 	if (!config && pattern_from_config && output_pattern[0]) {

@@ -30,6 +30,10 @@
 
 __thread struct rec__thread *rec__self __attribute__((tls_model("initial-exec")));
 __thread uint8_t rec__in_librec __attribute__((tls_model("initial-exec")));
+/* rec.h: set (relaxed) when the state becomes REC__DISABLED, never cleared
+ * but by exec; the macros load it relaxed (a plain load on x86): a stale 0
+ * only takes the old path, which finds the state DISABLED itself. */
+unsigned char rec__disabled;
 
 NOINSTR static inline uint64_t now_ticks(const struct rec__thread *t)
 {
@@ -137,7 +141,16 @@ NOINSTR static bool room_or_sleep(struct rec__thread *t, uint64_t need, uint64_t
 		t->limit = tail + cap / 4;
 		if (need <= t->limit)
 			return true;
-		rec__writer_wake();
+		/*
+		 * At most one wake per drain: once woken, the writer moves tail
+		 * when it drains this ring, so a probe that finds tail where it
+		 * was at our last wake makes no system call (a thread that
+		 * drops, or waits in block mode, does not hammer the futex).
+		 */
+		if (tail != t->woke_tail) {
+			t->woke_tail = tail;
+			rec__writer_wake();
+		}
 		t->limit = tail + cap;
 		if (need <= t->limit)
 			return true;
@@ -298,6 +311,9 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_slow(struct rec
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (!t)
 		t = rec__thread_attach();
+	/* A ring freed since (budget: thread.c), faulted in before our stamp. */
+	if (t && unlikely(!t->events))
+		rec__thread_ring_retry(t);
 	if (t && !id && !__atomic_load_n(&t->off, __ATOMIC_RELAXED))
 		id = rec__site_register(site);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -443,6 +459,8 @@ static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (!t)
 		t = rec__thread_attach();
+	if (t && unlikely(!t->events))
+		rec__thread_ring_retry(t); /* as in enter_slow() */
 	if (t && !__atomic_load_n(&t->off, __ATOMIC_RELAXED)) {
 		struct rec__fcache_slot *c = fcache_slot(t, fn);
 

@@ -23,7 +23,7 @@
 #define REC__CACHELINE 64
 
 /* Defaults (rec.h documents them). */
-#define REC__DEFAULT_BUFFER_BYTES (16u << 20)
+#define REC__DEFAULT_BUFFER_BYTES (8u << 20)
 #define REC__MIN_BUFFER_BYTES (4u << 10)
 #define REC__MAX_BUFFER_BYTES (1ull << 32)
 #define REC__DEFAULT_FLUSH_MS 100u
@@ -103,6 +103,7 @@ struct rec__thread {
 	 * reservation and records nothing, so no exit without its enter.
 	 */
 	uint32_t gen;
+	uint64_t woke_tail;   /* tail at the last wake of the writer; producer-private */
 
 	/* Consumer's cache line: written only by the writer. */
 	uint64_t tail __attribute__((aligned(REC__CACHELINE))); /* (D); read at (A) */

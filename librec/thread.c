@@ -20,6 +20,9 @@
 #define POOL_MAX 16
 #define HUGE_PAGE_BYTES (2u << 20)
 #define PAGE_BYTES 4096u
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 
 /*
  * Ring memory budget (README "Memory"; docs/DESIGN.md "Thread churn"). The
@@ -106,6 +109,29 @@ static void ring_free(struct recfmt_event *ring, size_t bytes, size_t touched_by
 	__atomic_fetch_add(&ring_gen, 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * On the owner thread, outside rec__g.lock, before its first timestamp:
+ * fault the whole ring in now, so that no probe ever takes a page fault on
+ * it (contract §7: the kernel zeroing ring pages inside a push lands in the
+ * activation being recorded). A ring from the pool is already touched.
+ * Only system calls and plain stores: fine in a signal handler. If the
+ * kernel refuses (no MADV_POPULATE_WRITE, or no memory now), each page is
+ * written once by hand; the writer reads no slot at or above head (0).
+ */
+static void ring_prefault(struct rec__thread *t)
+{
+	if (!t->events || t->ring_touched_bytes >= t->ring_bytes)
+		return;
+	if (madvise(t->events, t->ring_bytes, MADV_POPULATE_WRITE) != 0) {
+		volatile char *p = (volatile char *)t->events;
+
+		for (size_t i = 0; i < t->ring_bytes; i += PAGE_BYTES)
+			p[i] = 0;
+	}
+	/* Owner-written before `dead` (as at exit); see ring_touched_bytes. */
+	t->ring_touched_bytes = t->ring_bytes;
+}
+
 /* Under rec__g.lock: give t a ring if there is room. */
 static bool ring_attach_locked(struct rec__thread *t)
 {
@@ -135,6 +161,8 @@ bool rec__thread_ring_retry(struct rec__thread *t)
 	t->ring_gen_seen = gen;
 	ok = ring_attach_locked(t);
 	pthread_mutex_unlock(&rec__g.lock);
+	if (ok)
+		ring_prefault(t);
 	return ok;
 }
 
@@ -186,11 +214,16 @@ static struct rec__thread *thread_create_locked(void)
 {
 	struct rec__thread *t;
 
-	/* mmap, not malloc: this may run in a signal handler (see probe.c). */
-	t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/*
+	 * mmap, not malloc: this may run in a signal handler (see probe.c).
+	 * Populated: the hooks' cache and shadow stack are touched by probes.
+	 */
+	t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+		 -1, 0);
 	if (t == MAP_FAILED)
 		return NULL;
 	t->ring_bytes = rec__g.cfg.buffer_bytes;
+	t->woke_tail = UINT64_MAX; /* no wake yet: see wait_for_room() */
 	t->ring_gen_seen = __atomic_load_n(&ring_gen, __ATOMIC_RELAXED);
 	/*
 	 * No ring when the budget is reached (or mmap fails): the thread is
@@ -245,6 +278,9 @@ struct rec__thread *rec__thread_attach(void)
 		}
 	}
 	pthread_mutex_unlock(&rec__g.lock);
+	/* Before the caller reads the clock for its first record. */
+	if (t)
+		ring_prefault(t);
 	return t;
 }
 

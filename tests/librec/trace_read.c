@@ -48,6 +48,10 @@ static void grow_sites(struct tr_trace *tr, uint32_t id)
 	tr->nr_sites = id + 1;
 }
 
+/* tr_load_each()'s hook, for the load in progress (tests read on one thread). */
+static tr_event_fn each_fn;
+static void *each_arg;
+
 static void on_events(struct tr_trace *tr, const struct recfmt_record *rec)
 {
 	struct recfmt_events_iter it;
@@ -63,6 +67,8 @@ static void on_events(struct tr_trace *tr, const struct recfmt_record *rec)
 	while (recfmt_events_next(&it, &ticks, &code) == 1) {
 		uint32_t site = RECFMT_CODE_SITE(code);
 
+		if (each_fn)
+			each_fn(each_arg, t->serial, ticks, code);
 		t->nr_events++;
 		tr->nr_events++;
 		if (t->nr_events > 1 && ticks < t->last_ticks)
@@ -185,6 +191,18 @@ int tr_load(const char *path, struct tr_trace *tr)
 	for (uint32_t i = 0; i < tr->nr_threads; i++)
 		tr->threads[i].nr_unclosed = tr->threads[i].depth;
 	return tr->nr_frames ? 0 : -1;
+}
+
+int tr_load_each(const char *path, struct tr_trace *tr, tr_event_fn fn, void *arg)
+{
+	int rc;
+
+	each_fn = fn;
+	each_arg = arg;
+	rc = tr_load(path, tr);
+	each_fn = NULL;
+	each_arg = NULL;
+	return rc;
 }
 
 void tr_free(struct tr_trace *tr)

@@ -44,6 +44,9 @@ struct tr_trace {
 
 /* Return: 0, or -1 if the file cannot be opened or its header read. */
 int tr_load(const char *path, struct tr_trace *tr);
+/* As tr_load(), calling fn for every event in file order (serial: its thread). */
+typedef void (*tr_event_fn)(void *arg, uint32_t serial, uint64_t ticks, uint32_t code);
+int tr_load_each(const char *path, struct tr_trace *tr, tr_event_fn fn, void *arg);
 void tr_free(struct tr_trace *tr);
 /* Enters recorded for sites named `name`, all threads (or one serial). */
 uint64_t tr_calls(const struct tr_trace *tr, const char *name);

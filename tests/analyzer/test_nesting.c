@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_honest.c - issue 14 on the analyzer's side: `check` fails events that
+ * test_nesting.c - issue 14 on the analyzer's side: `check` fails events that
  * do not nest (an exit without an enter, an exit of another site than the
  * innermost open one), saying where; and passes what nests, including
  * enters still open at the end.

@@ -1,0 +1,7 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef HONEST_HOOK_H
+#define HONEST_HOOK_H
+void hook_empty(void);
+void hook_func_a(void);
+void hook_wrapper_a(void);
+#endif
