@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "emit.h"
 #include "hist.h"
 #include "xalloc.h"
 
@@ -720,18 +721,20 @@ static int defer_block(struct tt_scopes *sc, struct tt_trace *tr, struct tt_thre
 
 static uint32_t counter_index(struct tt_scopes *sc, const char *name, uint32_t bytes)
 {
+	/* The name as reports show it (emit.c: a NUL, a control character or
+	 * ill-formed UTF-8 becomes U+FFFD), so that names shown alike are one. */
+	char *shown = tt_emit_clean(name, bytes);
+
 	for (uint32_t g = 0; g < sc->nr_ctr; g++)
-		if (strlen(sc->ctr_names[g]) == bytes && memcmp(sc->ctr_names[g], name, bytes) == 0)
+		if (strcmp(sc->ctr_names[g], shown) == 0) {
+			free(shown);
 			return g;
-	if (sc->nr_ctr == TT_MAX_COUNTERS)
+		}
+	if (sc->nr_ctr == TT_MAX_COUNTERS) {
+		free(shown);
 		return UINT32_MAX;
-	sc->ctr_names[sc->nr_ctr] = tt_xrealloc(NULL, bytes + 1);
-	memcpy(sc->ctr_names[sc->nr_ctr], name, bytes);
-	sc->ctr_names[sc->nr_ctr][bytes] = '\0';
-	/* A NUL inside a name would cut it short in reports. */
-	for (uint32_t k = 0; k < bytes; k++)
-		if (!sc->ctr_names[sc->nr_ctr][k])
-			sc->ctr_names[sc->nr_ctr][k] = '?';
+	}
+	sc->ctr_names[sc->nr_ctr] = shown;
 	return sc->nr_ctr++;
 }
 
