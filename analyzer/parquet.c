@@ -699,6 +699,10 @@ static void write_chunk(struct tt_pq *w, struct col *c, uint64_t rows)
 		bw = bit_width(c->nr_entries ? (uint32_t)(c->nr_entries - 1) : 0);
 	}
 	m->data_off = (int64_t)w->off;
+	/* No value stored (every row null): an empty array to offset by 0, as
+	 * NULL + 0 is undefined. */
+	static const uint64_t no_vals[1];
+	const void *vals = c->vals ? c->vals : (const void *)no_vals;
 	size_t vi = 0; /* next non-null value */
 	for (uint64_t r0 = 0; r0 < rows; r0 += w->o.page_rows) {
 		uint64_t nr = rows - r0 < w->o.page_rows ? rows - r0 : w->o.page_rows;
@@ -724,18 +728,18 @@ static void write_chunk(struct tt_pq *w, struct col *c, uint64_t rows)
 		switch (c->type) {
 		case TT_PQ_INT64:
 			enc = ENC_DELTA_BINARY_PACKED;
-			delta_binary_packed(&w->page, (int64_t *)c->vals + vi, true, nv);
+			delta_binary_packed(&w->page, (const int64_t *)vals + vi, true, nv);
 			break;
 		case TT_PQ_INT32:
 			enc = ENC_DELTA_BINARY_PACKED;
-			delta_binary_packed(&w->page, (int32_t *)c->vals + vi, false, nv);
+			delta_binary_packed(&w->page, (const int32_t *)vals + vi, false, nv);
 			break;
 		case TT_PQ_BOOL: {
 			size_t nb = (nv + 7) / 8;
 			buf_reserve(&w->page, nb);
 			uint8_t *o = w->page.p + w->page.n;
 			memset(o, 0, nb);
-			const uint8_t *v = (const uint8_t *)c->vals + vi;
+			const uint8_t *v = (const uint8_t *)vals + vi;
 			for (size_t i = 0; i < nv; i++)
 				o[i >> 3] |= (uint8_t)(v[i] << (i & 7));
 			w->page.n += nb;
@@ -744,7 +748,7 @@ static void write_chunk(struct tt_pq *w, struct col *c, uint64_t rows)
 		case TT_PQ_STRING:
 			enc = ENC_RLE_DICTIONARY;
 			buf_u8(&w->page, (uint8_t)bw);
-			rle_hybrid(&w->page, (const uint32_t *)c->vals + vi, nv, bw);
+			rle_hybrid(&w->page, (const uint32_t *)vals + vi, nv, bw);
 			break;
 		}
 		vi += nv;
