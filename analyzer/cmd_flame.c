@@ -113,18 +113,26 @@ static bool same_file(const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
+/* A tree's thread label as its root frame (';' and line breaks made '_',
+ * as in names); NULL without --by-thread. malloc'd. */
+static char *root_frame(const struct tt_ctree *t)
+{
+	char *root;
+
+	if (!t->label)
+		return NULL;
+	root = tt_xstrndup(t->label, strlen(t->label));
+	for (char *c = root; *c; c++)
+		if (*c == ';' || *c == '\n' || *c == '\r')
+			*c = '_';
+	return root;
+}
+
 static void write_folded(struct tt_calltree *ct, bool calls, FILE *f)
 {
 	for (uint32_t i = 0; i < ct->nr_trees; i++) {
 		const struct tt_ctree *t = &ct->trees[i];
-		char *root = NULL;
-
-		if (t->label) {
-			root = tt_xstrndup(t->label, strlen(t->label));
-			for (char *c = root; *c; c++)
-				if (*c == ';' || *c == '\n' || *c == '\r')
-					*c = '_';
-		}
+		char *root = root_frame(t);
 		for (uint32_t k = 0; k < t->nr_order; k++) {
 			uint32_t id = t->order[k];
 			char *path = tt_calltree_path(ct, t, id, root);
@@ -146,14 +154,7 @@ static int write_svg(struct tt_calltree *ct, bool calls, FILE *f, const char *ti
 
 	for (uint32_t i = 0; i < ct->nr_trees; i++) {
 		const struct tt_ctree *t = &ct->trees[i];
-		char *root = NULL;
-
-		if (t->label) {
-			root = tt_xstrndup(t->label, strlen(t->label));
-			for (char *c = root; *c; c++)
-				if (*c == ';' || *c == '\n' || *c == '\r')
-					*c = '_';
-		}
+		char *root = root_frame(t);
 		for (uint32_t k = 0; k < t->nr_order; k++) {
 			uint32_t id = t->order[k];
 
