@@ -932,7 +932,7 @@ void tt_scopes_fini(struct tt_scopes *sc)
 		tr->threads[i].user = NULL;
 	}
 	tt_stats_fini(&sc->global);
-	free(sc->sink.hist);
+	tt_stats_hist_free(&sc->sink);
 	for (uint32_t g = 0; g < sc->nr_ctr; g++)
 		free(sc->ctr_names[g]);
 	free(sc->pend_ticks);
