@@ -36,6 +36,12 @@
  * and the checks slow some activations more than others: the counts and
  * ratios below are librec's only without it.
  */
+#ifdef UNDER_ASAN
+#define UNDER_SANITIZER true
+#else
+#define UNDER_SANITIZER false
+#endif
+
 static void skip_under_asan(void)
 {
 #ifdef UNDER_ASAN
@@ -353,12 +359,20 @@ __attribute__((noinline)) static void wrapper_b(void)
 	func_b();
 }
 
-/* Per site: total time of its activations, and of its direct children. */
+/*
+ * Per site: each activation's self share (its time minus its direct
+ * children's, over its time). The test judges the median activation: one
+ * preemption inside a wrapper's few nanoseconds of its own (this VM is
+ * shared, and the sanitizer runs are slow) must not fail it.
+ */
+#define MAX_SHARES 128
 struct selftime {
 	uint32_t stack[64];
-	uint64_t at[64];
+	uint64_t at[64], children[64]; /* per open frame */
 	uint32_t depth;
-	uint64_t total[64], children[64];
+	double share[64][MAX_SHARES];
+	uint32_t nr_shares[64];
+	uint64_t total[64], self[64]; /* over all activations */
 	uint32_t first_root; /* site of the first outermost activation */
 };
 
@@ -374,18 +388,36 @@ static void on_self(void *arg, uint32_t serial, uint64_t ticks, uint32_t code)
 		if (!s->depth && !s->first_root)
 			s->first_root = site;
 		s->stack[s->depth] = site;
+		s->children[s->depth] = 0;
 		s->at[s->depth++] = ticks;
 		return;
 	}
 	cr_assert_gt(s->depth, 0);
-	uint64_t d = ticks - s->at[--s->depth];
+	s->depth--;
+	uint64_t d = ticks - s->at[s->depth];
 
 	s->total[site] += d;
+	s->self[site] += d - s->children[s->depth];
+	if (d && s->nr_shares[site] < MAX_SHARES)
+		s->share[site][s->nr_shares[site]++] =
+			(double)(d - s->children[s->depth]) / (double)d;
 	if (s->depth)
-		s->children[s->stack[s->depth - 1]] += d;
+		s->children[s->depth - 1] += d;
 }
 
-static void check_self(const char *wrapper, double max_share)
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * quiet: the run had no involuntary context switch and no sanitizer; then
+ * the whole run's self share is judged too, which the first activation's
+ * set-up (the bug this guards against) would dominate.
+ */
+static void check_self(const char *wrapper, double max_share, bool quiet)
 {
 	static struct selftime s;
 	struct tr_trace tr;
@@ -401,29 +433,47 @@ static void check_self(const char *wrapper, double max_share)
 		wrapper = "hook_wrapper_a";
 	cr_assert_neq(id, 0, "no site %s", wrapper);
 	cr_assert_lt(id, 64);
-	double share = (double)(s.total[id] - s.children[id]) / (double)s.total[id];
+	cr_assert_gt(s.nr_shares[id], 50, "%s: %u activations", wrapper, s.nr_shares[id]);
+	qsort(s.share[id], s.nr_shares[id], sizeof(double), cmp_double);
+	double share = s.share[id][s.nr_shares[id] / 2];
 
-	cr_expect_lt(share, max_share, "%s: self time %.2f %% of its total", wrapper, share * 100);
+	cr_expect_lt(share, max_share, "%s: median self time %.2f %% of its total", wrapper,
+		     share * 100);
+	share = (double)s.self[id] / (double)s.total[id];
+	if (quiet)
+		cr_expect_lt(share, max_share, "%s: self time %.2f %% of its total", wrapper,
+			     share * 100);
+	else
+		cr_log_info("%s: self time %.2f %% of its total in a preempted run", wrapper,
+			    share * 100);
 	tr_free(&tr);
 }
 
 Test(honest, hotspot_wrappers_have_no_self_time)
 {
+	long sw = thread_nivcsw();
+	bool quiet;
+
 	use_output("hotspot");
 	for (int i = 0; i < 100; i++) {
 		wrapper_a();
 		wrapper_b();
 	}
 	rec_stop();
-	check_self("wrapper_a", 0.02);
-	check_self("wrapper_b", 0.02);
+	quiet = thread_nivcsw() == sw && !UNDER_SANITIZER;
+	check_self("wrapper_a", 0.02, quiet);
+	check_self("wrapper_b", 0.02, quiet);
 }
 
 Test(honest, hotspot_wrappers_have_no_self_time_hook)
 {
+	long sw = thread_nivcsw();
+	bool quiet;
+
 	use_output("hotspothook");
 	for (int i = 0; i < 100; i++)
 		hook_wrapper_a();
 	rec_stop();
-	check_self(NULL, 0.02);
+	quiet = thread_nivcsw() == sw && !UNDER_SANITIZER;
+	check_self(NULL, 0.02, quiet);
 }
