@@ -26,4 +26,7 @@ case "${CC:-}" in *clang*) case " $* " in *" -Dfuzz="*) ;; *) opts+=(-Dfuzz=true
 rm -rf "$build"
 meson setup "$build" "$top" --werror "${opts[@]}" "$@" >/dev/null
 ninja -C "$build"
-meson test -C "$build" --print-errorlogs
+# REC_MESON_TEST_ARGS: more arguments to meson test (.ci/run: --no-suite browser
+# with clang, the browser tests having run with gcc).
+# shellcheck disable=SC2086
+meson test -C "$build" --print-errorlogs ${REC_MESON_TEST_ARGS:-}
