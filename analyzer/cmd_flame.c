@@ -59,6 +59,7 @@ static error_t parse_flame(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &a->o;
+		state->child_inputs[1] = &a->o;
 		break;
 	case 'o':
 		a->o.output = arg;
@@ -90,6 +91,7 @@ static error_t parse_flame(int key, char *arg, struct argp_state *state)
 
 static const struct argp_child flame_children[] = {
 	{ &tt_filter_argp, 0, 0, 0 },
+	{ &tt_cost_argp, 0, 0, 0 },
 	{ 0 },
 };
 
@@ -216,6 +218,7 @@ int tt_cmd_flame(int argc, char **argv)
 		}
 	}
 	tt_trace_warn(&ct.rep.tr);
+	tt_report_comp_warn(&ct.rep);
 #ifdef TT_HAVE_FLAMESVG
 	if (a.svg) {
 		if (write_svg(&ct, a.weight_calls, out, a.o.trace) == -ENOMEM) {

@@ -83,6 +83,7 @@ void tt_trace_fini(struct tt_trace *tr)
 	free(tr->threads);
 	free(tr->thread_hash);
 	free(tr->names);
+	free(tr->name_hook);
 	free(tr->name_hash);
 	free(tr->site_name);
 	free(tr->big_sites);
@@ -199,7 +200,9 @@ static uint32_t intern(struct tt_trace *tr, const char *name, size_t name_bytes,
 	if (tr->nr_names == tr->cap_names) {
 		tr->cap_names = tr->cap_names ? 2 * tr->cap_names : 64;
 		tr->names = tt_xrealloc(tr->names, tr->cap_names * sizeof(*tr->names));
+		tr->name_hook = tt_xrealloc(tr->name_hook, tr->cap_names);
 	}
+	tr->name_hook[tr->nr_names] = 0;
 	copy = own ? own : tt_xstrndup(name, name_bytes);
 	tr->names[tr->nr_names++] = copy;
 	if (!tr->name_hash || tr->nr_names * 2 > tr->name_hash_mask + 1)
@@ -301,6 +304,7 @@ uint32_t tt_trace_site_name_slow(struct tt_trace *tr, uint32_t site)
 
 		tt_symbols_name(tr->syms, addr, fn, sizeof(fn));
 		name = tt_trace_intern(tr, fn, strlen(fn));
+		tr->name_hook[name] = 1;
 		site_define(tr, site, name);
 		return name;
 	}

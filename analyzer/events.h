@@ -68,6 +68,8 @@ struct tt_trace {
 	/* Names, interned; sites map to names. */
 	char **names;
 	uint32_t nr_names, cap_names;
+	uint8_t *name_hook; /* per name: 1 once a function site (FUNC record,
+			     * -finstrument-functions) is named so, else 0 */
 	uint32_t *name_hash; /* index + 1 */
 	uint32_t name_hash_mask;
 	uint32_t *site_name; /* site id -> name index, TT_NO_NAME if none;

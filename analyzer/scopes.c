@@ -39,6 +39,8 @@ struct frame {
 			       * it, not nested in a third one: what its own
 			       * total covers, or what they add to the name's
 			       * total if it turns out left without an exit */
+	uint64_t desc_fx;     /* --compensate: the probes' cost of the activations
+			       * recorded inside it, 1/65536 tick (event_slow()) */
 };
 
 /* Per name and thread: the innermost open frame of the name (0: none),
@@ -233,7 +235,27 @@ static void count_error(struct tt_scopes *sc, struct scope_thread *st, uint32_t 
  */
 static inline bool fast_mode(const struct tt_scopes *sc)
 {
-	return !sc->on_close && !sc->cons && sc->win_lo_ticks == 0 && sc->win_span_ticks == UINT64_MAX;
+	return !sc->on_close && !sc->cons && !sc->comp_applied && sc->win_lo_ticks == 0 &&
+	       sc->win_span_ticks == UINT64_MAX;
+}
+
+/*
+ * --compensate (scopes.h): what frame f and the activations recorded inside
+ * it cost its parent, 1/65536 tick: its own probes' whole cost plus theirs.
+ * A frame closed as an error counts as a recorded activation too.
+ */
+static inline uint64_t comp_outer(const struct tt_scopes *sc, const struct frame *f)
+{
+	return sc->comp_fx[sc->tr->name_hook[f->name]] + f->desc_fx;
+}
+
+/* Its duration less its own probes' inner cost and comp_outer() of every
+ * activation recorded inside it, rounded to the tick, never below 0. */
+static inline uint64_t comp_dur(const struct tt_scopes *sc, const struct frame *f, uint64_t dur)
+{
+	uint64_t less = (sc->comp_inner_fx[sc->tr->name_hook[f->name]] + f->desc_fx + 32768) >> 16;
+
+	return dur > less ? dur - less : 0;
 }
 
 /* Drops the top frame as an enter with no exit; its children's time goes to
@@ -258,6 +280,8 @@ static void drop_top(struct tt_scopes *sc, struct scope_thread *st, uint64_t tic
 	else
 		st->tab->v[f->name].total_ticks += f->same_ticks;
 	st->stack[st->sp].child_ticks += f->child_ticks;
+	if (sc->comp_applied)
+		st->stack[st->sp].desc_fx += comp_outer(sc, f);
 	if (sc->cons && sc->cons->error)
 		sc->cons->error(st->cons_state, f->name, f->slot, f->enter_ticks, ticks, why);
 }
@@ -316,6 +340,7 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 		f->child_ticks = 0;
 		f->prev = st->depth[name].top;
 		f->same_ticks = 0;
+		f->desc_fx = 0;
 		st->depth[name].top = st->sp;
 		f->slot = sc->cons ? sc->cons->enter(st->cons_state, f[-1].slot, name, ticks,
 						     in_window)
@@ -350,7 +375,12 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 	if (ticks >= f->enter_ticks && ticks - f->enter_ticks > sc->max_dur_ticks) {
 		/* Longer than --max-duration: an error, not a time (docs/ANALYZER.md);
 		 * the time was spent inside the parent, which keeps it as child time. */
-		st->stack[st->sp].child_ticks += ticks - f->enter_ticks;
+		dur = ticks - f->enter_ticks;
+		if (sc->comp_applied) {
+			dur = comp_dur(sc, f, dur);
+			st->stack[st->sp].desc_fx += comp_outer(sc, f);
+		}
+		st->stack[st->sp].child_ticks += dur;
 		if (f->in) {
 			if (!fast_mode(sc))
 				st->depth[name].in--;
@@ -361,6 +391,8 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 	}
 	if (ticks < f->enter_ticks) {
 		/* The clock went backwards: not timed (scopes.h). */
+		if (sc->comp_applied)
+			st->stack[st->sp].desc_fx += comp_outer(sc, f);
 		if (f->in) {
 			if (!fast_mode(sc))
 				st->depth[name].in--;
@@ -370,6 +402,10 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 		return;
 	}
 	dur = ticks - f->enter_ticks;
+	if (sc->comp_applied) {
+		dur = comp_dur(sc, f, dur);
+		st->stack[st->sp].desc_fx += comp_outer(sc, f);
+	}
 	st->stack[st->sp].child_ticks += dur;
 	if (f->in) {
 		uint64_t self = dur > f->child_ticks ? dur - f->child_ticks : 0;
@@ -388,7 +424,7 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 			const struct tt_activation a = {
 				.th = th, .name = name, .depth = st->sp,
 				.enter_ticks = f->enter_ticks, .exit_ticks = ticks,
-				.self_ticks = self, .outermost = outermost, .slot = f->slot,
+				.dur_ticks = dur, .self_ticks = self, .outermost = outermost, .slot = f->slot,
 			};
 
 			sc->cons->act(st->cons_state, &a);
@@ -440,7 +476,7 @@ pair_batch(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread
 		in_new = (span == UINT64_MAX) | (t - lo < span);
 		counted = is_exit & top->in;
 		top[-1].child_ticks += dur & -(uint64_t)is_exit;
-		top[1] = (struct frame){ name, in_new, t, 0, 0, d->top, 0 };
+		top[1] = (struct frame){ name, in_new, t, 0, 0, d->top, 0, 0 };
 		/* Masks, not ?:, which compilers turn back into branches here. */
 		d->top = (top->prev & -is_exit) | ((sp + 1) & (is_exit - 1));
 		sp = sp + 1 - 2 * is_exit;
@@ -813,14 +849,47 @@ void tt_scopes_record(void *ctx, struct tt_trace *tr, const struct recfmt_record
 	flush(sc, sc->pend_vals);
 }
 
+/* A probe cost of the file (ps) in 1/65536 tick of its clock. */
+static uint64_t ps_to_fx(const struct tt_trace *tr, uint64_t ps)
+{
+	uint64_t tps = tr->hdr.clock == RECFMT_CLOCK_MONOTONIC || !tr->hdr.ticks_per_second
+		? 1000000000ull : tr->hdr.ticks_per_second;
+	unsigned __int128 fx = (unsigned __int128)ps * tps * 65536u / 1000000000000ull;
+
+	return fx > UINT32_MAX ? UINT32_MAX : (uint64_t)fx; /* over 65536 ticks: absurd */
+}
+
+/*
+ * --compensate: decided once, before the first event is paired, from the
+ * PROBE_COST record read so far (librec writes it in frame 0, before any
+ * EVENTS block); a file without one is not compensated (the report says so).
+ */
+static void compensate_begin(struct tt_scopes *sc, const struct tt_trace *tr)
+{
+	const struct recfmt_probe_cost *pc = &tr->probe_cost;
+
+	sc->comp_checked = true;
+	if (!tr->has_probe_cost)
+		return;
+	sc->comp_fx[0] = ps_to_fx(tr, pc->scope_ps);
+	sc->comp_fx[1] = ps_to_fx(tr, pc->hook_ps);
+	sc->comp_inner_fx[0] = ps_to_fx(tr, pc->scope_inner_ps);
+	sc->comp_inner_fx[1] = ps_to_fx(tr, pc->hook_inner_ps);
+	sc->comp_applied = true;
+}
+
 int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		    struct recfmt_events_iter *it)
 {
 	struct tt_scopes *sc = ctx;
-	struct scope_thread *st = thread_state(sc, th);
+	struct scope_thread *st;
 	uint64_t ticks[BATCH];
 	uint32_t codes[BATCH];
 	int n;
+
+	if (sc->compensate && !sc->comp_checked)
+		compensate_begin(sc, tr);
+	st = thread_state(sc, th);
 
 	if (st->skip)
 		return 0;
@@ -874,7 +943,8 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		}
 		cover_names(st, tr->nr_names);
 		/* --max-duration is checked by event_slow() only. */
-		if (fast_mode(sc) || sc->cons || st->overflow || st->sp + (uint32_t)n > MAX_DEPTH ||
+		if (fast_mode(sc) || sc->cons || sc->comp_applied || st->overflow ||
+		    st->sp + (uint32_t)n > MAX_DEPTH ||
 		    sc->max_dur_ticks != UINT64_MAX || !reserve_stack(sc, st, st->sp + (uint32_t)n)) {
 			for (int i = 0; i < n; i++)
 				event_slow(sc, st, th, codes[i] >> 1, ticks[i], codes[i] & 1);
