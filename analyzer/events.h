@@ -6,7 +6,11 @@
  * It owns the thread table, the name table (sites grouped by name, FORMAT.md
  * §3.4), the tick-to-nanosecond clock (FORMAT.md §3.3) and the list of
  * problems met on the way (truncation, skipped frames). It does not pair
- * enters with exits (scopes.c) or print reports (cmd_*.c).
+ * enters with exits (scopes.c) or print reports (cmd_*.c). One file per
+ * idea: the record walk (events.c), the tick clock (clock.c), the thread and
+ * name tables (tables.c), the frame pipeline and its walker replicas
+ * (pipeline.c), the bookkeeping of damage (damage.c); walk.h is what they
+ * share among themselves.
  */
 #ifndef TT_EVENTS_H
 #define TT_EVENTS_H
