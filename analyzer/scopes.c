@@ -668,6 +668,108 @@ static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 	return rc;
 }
 
+/*
+ * pair_cons() - pair_fused() for a consumer of activations (tree, flame,
+ * chrome...; scopes.h): m events decoded inline and paired with a branch on
+ * the kind, the consumer's enter() and act() called directly, with the
+ * window and the in-window counts kept exactly as event_slow() keeps them.
+ * Everything else (a new site, an exit that does not close the top, a clock
+ * going backwards) goes to event_slow(). The caller guarantees room for m
+ * more frames, no overflow, no --max-duration, no on_close, no compensation
+ * and no counters on the thread.
+ * Return: 0, or -1 if a column is malformed (the iterator stops there).
+ */
+static int pair_cons(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
+		     const struct tt_thread *th, struct recfmt_events_iter *it, uint32_t m)
+{
+	const struct tt_consumer *cons = sc->cons;
+	void *const cs = st->cons_state;
+	const bool times = !cons->no_times;
+	const uint64_t lo = sc->win_lo_ticks, span = sc->win_span_ticks;
+	const uint8_t *ids = it->ids, *ids_end = it->ids_end;
+	const uint8_t *dl = it->deltas, *dl_end = it->deltas_end;
+	const uint32_t *site_name = tr->site_name;
+	uint32_t nr_slots = tr->nr_site_slots;
+	struct tt_stat *stats = st->tab->v;
+	struct depth *depth = st->depth;
+	struct frame *stack = st->stack;
+	uint32_t sp = st->sp, i;
+	uint64_t t = it->ticks;
+	int rc = 0;
+
+	for (i = 0; i < m; i++) {
+		uint64_t code, dur, self;
+		uint32_t site, is_exit, name, in;
+		struct frame *top;
+		bool outermost;
+
+		if (__builtin_expect(!recfmt_events_step(&ids, ids_end, &dl, dl_end, &t, &code), 0)) {
+			rc = -1;
+			break;
+		}
+		site = (uint32_t)(code >> 1);
+		is_exit = (uint32_t)code & 1;
+		name = site_name[site < nr_slots ? site : nr_slots];
+		top = &stack[sp];
+		if (__builtin_expect((name == TT_NO_NAME) |
+					     (is_exit & ((top->name != name) | (t < top->enter_ticks))),
+				     0)) {
+			if (name == TT_NO_NAME) {
+				name = tt_trace_site_name_slow(tr, site);
+				cover_names(st, tr->nr_names);
+				site_name = tr->site_name;
+				nr_slots = tr->nr_site_slots;
+				stats = st->tab->v;
+				depth = st->depth;
+			}
+			st->sp = sp;
+			event_slow(sc, st, th, name, t, is_exit);
+			sp = st->sp;
+			stack = st->stack;
+			continue;
+		}
+		if (!is_exit) {
+			in = span == UINT64_MAX || t - lo < span;
+			top[1].name = name;
+			top[1].in = in;
+			top[1].enter_ticks = t;
+			top[1].child_ticks = 0;
+			top[1].prev = depth[name].top;
+			top[1].same_ticks = 0;
+			top[1].desc_fx = 0;
+			depth[name].top = ++sp;
+			depth[name].in += in;
+			top[1].slot = cons->enter(cs, top->slot, name, t, in);
+			continue;
+		}
+		dur = t - top->enter_ticks;
+		sp--;
+		depth[name].top = top->prev;
+		stack[sp].child_ticks += dur;
+		if (!top->in)
+			continue;
+		self = dur > top->child_ticks ? dur - top->child_ticks : 0;
+		outermost = --depth[name].in == 0;
+		if (times)
+			record(&stats[name], dur, self, outermost);
+		if (!outermost)
+			stack[top->prev].same_ticks += dur;
+		const struct tt_activation a = {
+			.th = th, .name = name, .depth = sp,
+			.enter_ticks = top->enter_ticks, .exit_ticks = t,
+			.dur_ticks = dur, .self_ticks = self, .outermost = outermost, .slot = top->slot,
+		};
+
+		cons->act(cs, &a);
+	}
+	st->sp = sp;
+	it->ids = ids;
+	it->deltas = dl;
+	it->ticks = t;
+	it->nr_left -= i;
+	return rc;
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -903,6 +1005,14 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		const uint32_t phase = fast && m == BATCH ? st->nr_batches++ % PROBE_EVERY : 2;
 		const uint64_t t0 = phase < 2 ? now_ns() : 0;
 
+		if (m && sc->cons && !sc->on_close && !sc->comp_applied && !st->has_ctr &&
+		    !st->overflow && sc->max_dur_ticks == UINT64_MAX && tr->nr_site_slots &&
+		    st->sp + m <= MAX_DEPTH && reserve_stack(sc, st, st->sp + m)) {
+			cover_names(st, tr->nr_names);
+			if (pair_cons(sc, tr, st, th, it, m) < 0)
+				return -1;
+			continue;
+		}
 		if (fast && (phase == 0 || (phase >= 2 && st->fused))) {
 			cover_names(st, tr->nr_names);
 			if (pair_fused(sc, tr, st, th, it, m) < 0)
