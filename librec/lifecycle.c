@@ -285,9 +285,9 @@ int rec__start_locked(const struct rec_config *config)
 	rec__g.next_serial = 0;
 	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
 		t->serial = ++rec__g.next_serial;
-		__atomic_store_n(&t->tail, __atomic_load_n(&t->head, __ATOMIC_ACQUIRE),
+		__atomic_store_n(&t->tail, __atomic_load_n(&t->p.head, __ATOMIC_ACQUIRE),
 				 __ATOMIC_RELEASE);
-		t->nr_dropped_base = __atomic_load_n(&t->nr_dropped, __ATOMIC_RELAXED);
+		t->nr_dropped_base = __atomic_load_n(&t->p.nr_dropped, __ATOMIC_RELAXED);
 		t->nr_blocked_base = __atomic_load_n(&t->nr_blocked, __ATOMIC_RELAXED);
 		t->blocked_ns_base = __atomic_load_n(&t->blocked_ns, __ATOMIC_RELAXED);
 		t->nr_blocked_reported = t->blocked_ns_reported = 0;
@@ -297,8 +297,8 @@ int rec__start_locked(const struct rec_config *config)
 		t->name_gen_written = 0;
 		t->ctr_set_frame = 0;
 		/* A scope still open from the last recording exits silently (probe.c). */
-		__atomic_store_n(&t->gen, t->gen + 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&t->off, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->p.gen, t->p.gen + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->p.off, 0, __ATOMIC_RELAXED);
 	}
 	err = rec__writer_start();
 	if (err) {

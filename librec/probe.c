@@ -19,6 +19,7 @@
 #include "rec_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <time.h>
 
 /*
@@ -34,10 +35,21 @@ __thread uint8_t rec__in_librec __attribute__((tls_model("initial-exec")));
  * but by exec; the macros load it relaxed (a plain load on x86): a stale 0
  * only takes the old path, which finds the state DISABLED itself. */
 unsigned char rec__disabled;
+/* rec.h's inline probe: &rec__self->p, or NULL (rec__set_self()). */
+__thread struct rec__producer *rec__prod __attribute__((tls_model("initial-exec")));
+
+/* rec.h's struct rec__event is the format's event, slot for slot. */
+_Static_assert(sizeof(struct rec__event) == sizeof(struct recfmt_event), "event size");
+_Static_assert(offsetof(struct rec__event, ticks) == offsetof(struct recfmt_event, ticks), "ticks");
+_Static_assert(offsetof(struct rec__event, code) == offsetof(struct recfmt_event, code), "code");
+_Static_assert(offsetof(struct rec__event, aux) == offsetof(struct recfmt_event, aux), "aux");
+_Static_assert(RECFMT_CODE(1, RECFMT_KIND_ENTER) == 1u << 1 &&
+		       RECFMT_CODE(1, RECFMT_KIND_EXIT) == ((1u << 1) | 1u),
+	       "rec.h's inline probe encodes codes as RECFMT_CODE does");
 
 NOINSTR static inline uint64_t now_ticks(const struct rec__thread *t)
 {
-	if (likely(t->use_tsc))
+	if (likely(t->p.use_tsc))
 		return rec__rdtsc();
 	return rec__clock_now(false);
 }
@@ -66,9 +78,9 @@ NOINSTR static inline void count_one(uint64_t *counter)
 NOINSTR void rec__add_drops(struct rec__thread *t, uint64_t n)
 {
 #if defined(__x86_64__)
-	__asm__ volatile("addq %1, %0" : "+m"(t->nr_dropped) : "r"(n));
+	__asm__ volatile("addq %1, %0" : "+m"(t->p.nr_dropped) : "r"(n));
 #else
-	__atomic_fetch_add(&t->nr_dropped, n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&t->p.nr_dropped, n, __ATOMIC_RELAXED);
 #endif
 }
 
@@ -81,12 +93,12 @@ NOINSTR void rec__add_drops(struct rec__thread *t, uint64_t n)
  */
 NOINSTR static inline uint64_t open_window(struct rec__thread *t, uint64_t *ticks)
 {
-	uint64_t h0 = __atomic_load_n(&t->head, __ATOMIC_RELAXED), head;
+	uint64_t h0 = __atomic_load_n(&t->p.head, __ATOMIC_RELAXED), head;
 
 	*ticks = now_ticks(t);
-	t->nesting = 1;
+	t->p.nesting = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	head = __atomic_load_n(&t->head, __ATOMIC_RELAXED);
+	head = __atomic_load_n(&t->p.head, __ATOMIC_RELAXED);
 	if (unlikely(head != h0))
 		*ticks = now_ticks(t);
 	return head;
@@ -95,17 +107,17 @@ NOINSTR static inline uint64_t open_window(struct rec__thread *t, uint64_t *tick
 NOINSTR static inline void close_window(struct rec__thread *t)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->nesting = 0;
+	t->p.nesting = 0;
 }
 
 NOINSTR static inline void push(struct rec__thread *t, uint64_t head, uint64_t ticks, uint32_t code)
 {
-	struct recfmt_event *ev = &t->events[head & t->mask];
+	struct recfmt_event *ev = &rec__events(t)[head & t->p.mask];
 
 	ev->ticks = ticks;
 	ev->code = code;
 	/* (B) pairs with (C) in writer.c: the slot is written before head moves. */
-	__atomic_store_n(&t->head, head + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->p.head, head + 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -126,20 +138,20 @@ NOINSTR static bool room_or_sleep(struct rec__thread *t, uint64_t need, uint64_t
 	uint64_t cap;
 
 	/* No ring yet: the process-wide ring budget was reached (thread.c). */
-	while (unlikely(!t->events) && !rec__thread_ring_retry(t)) {
-		if (!t->block || __atomic_load_n(&t->off, __ATOMIC_RELAXED))
+	while (unlikely(!t->p.events) && !rec__thread_ring_retry(t)) {
+		if (!t->p.block || __atomic_load_n(&t->p.off, __ATOMIC_RELAXED))
 			return false;
 		if (!*since_ns)
 			*since_ns = rec__clock_now(false);
 		nanosleep(&nap, NULL);
 	}
-	cap = t->mask + 1;
+	cap = t->p.mask + 1;
 	for (;;) {
 		/* (A) pairs with (D) in writer.c. */
 		uint64_t tail = __atomic_load_n(&t->tail, __ATOMIC_ACQUIRE);
 
-		t->limit = tail + cap / 4;
-		if (need <= t->limit)
+		t->p.limit = tail + cap / 4;
+		if (need <= t->p.limit)
 			return true;
 		/*
 		 * At most one wake per drain: once woken, the writer moves tail
@@ -147,14 +159,14 @@ NOINSTR static bool room_or_sleep(struct rec__thread *t, uint64_t need, uint64_t
 		 * was at our last wake makes no system call (a thread that
 		 * drops, or waits in block mode, does not hammer the futex).
 		 */
-		if (tail != t->woke_tail) {
-			t->woke_tail = tail;
+		if (tail != t->p.woke_tail) {
+			t->p.woke_tail = tail;
 			rec__writer_wake();
 		}
-		t->limit = tail + cap;
-		if (need <= t->limit)
+		t->p.limit = tail + cap;
+		if (need <= t->p.limit)
 			return true;
-		if (!t->block || __atomic_load_n(&t->off, __ATOMIC_RELAXED))
+		if (!t->p.block || __atomic_load_n(&t->p.off, __ATOMIC_RELAXED))
 			return false;
 		if (!*since_ns)
 			*since_ns = rec__clock_now(false);
@@ -201,19 +213,19 @@ NOINSTR static bool wait_for_room(struct rec__thread *t, uint64_t need, bool *wa
 NOINSTR static void push_counted(struct rec__thread *t, uint64_t head, uint64_t ticks, uint32_t code,
 			 const uint64_t *vals, uint32_t nr)
 {
-	struct recfmt_event *ev = &t->events[head & t->mask];
+	struct recfmt_event *ev = &rec__events(t)[head & t->p.mask];
 
 	ev->ticks = ticks;
 	ev->code = code;
 	ev->aux = nr;
 	for (uint32_t i = 0; i < nr; i++) {
-		ev = &t->events[(head + 1 + i) & t->mask];
+		ev = &rec__events(t)[(head + 1 + i) & t->p.mask];
 		ev->ticks = vals[i];
 		ev->code = 0; /* no event has code 0: site ids start at 1 */
 		ev->aux = i;
 	}
 	/* (B) pairs with (C) in writer.c: the whole group before head moves. */
-	__atomic_store_n(&t->head, head + 1 + nr, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->p.head, head + 1 + nr, __ATOMIC_RELEASE);
 }
 
 NOINSTR static bool room_counted(struct rec__thread *t, struct rec__counters *c, uint64_t need,
@@ -224,8 +236,8 @@ NOINSTR static bool room_counted(struct rec__thread *t, struct rec__counters *c,
 	if (need <= c->limit)
 		return true;
 	ok = wait_for_room(t, need, waited);
-	c->limit = t->limit;
-	t->limit = 0; /* keep the fast path away (inside the window: no handler sees it) */
+	c->limit = t->p.limit;
+	t->p.limit = 0; /* keep the fast path away (inside the window: no handler sees it) */
 	return ok;
 }
 
@@ -235,22 +247,22 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_counted(struct 
 	struct rec__counters *c = t->ctr;
 	struct rec__scope scope = { 0 };
 	uint64_t vals[RECFMT_MAX_COUNTERS];
-	uint64_t h0 = __atomic_load_n(&t->head, __ATOMIC_RELAXED), head, ticks;
+	uint64_t h0 = __atomic_load_n(&t->p.head, __ATOMIC_RELAXED), head, ticks;
 	uint64_t group = 1 + (uint64_t)c->nr;
 	bool waited = false;
 
 	ticks = now_ticks(t);
 	rec__counters_read(c, vals);
-	t->nesting = 1;
+	t->p.nesting = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	head = __atomic_load_n(&t->head, __ATOMIC_RELAXED);
+	head = __atomic_load_n(&t->p.head, __ATOMIC_RELAXED);
 	if (unlikely(head != h0)) {
 		ticks = now_ticks(t);
 		rec__counters_read(c, vals);
 	}
 	if (!room_counted(t, c, head + group * (c->pending + 2), &waited)) {
 		close_window(t);
-		count_one(&t->nr_dropped);
+		count_one(&t->p.nr_dropped);
 		return scope;
 	}
 	if (unlikely(waited)) {
@@ -260,7 +272,7 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_counted(struct 
 	}
 	push_counted(t, head, ticks, RECFMT_CODE(id, RECFMT_KIND_ENTER), vals, c->nr);
 	c->pending++;
-	scope.gen = __atomic_load_n(&t->gen, __ATOMIC_RELAXED);
+	scope.gen = __atomic_load_n(&t->p.gen, __ATOMIC_RELAXED);
 	close_window(t);
 	scope.code = RECFMT_CODE(id, RECFMT_KIND_EXIT);
 	return scope;
@@ -271,19 +283,19 @@ NOINSTR static __attribute__((noinline)) void exit_counted(struct rec__thread *t
 {
 	struct rec__counters *c = t->ctr;
 	uint64_t vals[RECFMT_MAX_COUNTERS];
-	uint64_t h0 = __atomic_load_n(&t->head, __ATOMIC_RELAXED), head, ticks;
+	uint64_t h0 = __atomic_load_n(&t->p.head, __ATOMIC_RELAXED), head, ticks;
 
 	if (!c->pending)
 		return; /* the enter went into an earlier ring (see rec__exit) */
-	if (gen != __atomic_load_n(&t->gen, __ATOMIC_RELAXED)) {
+	if (gen != __atomic_load_n(&t->p.gen, __ATOMIC_RELAXED)) {
 		c->pending--; /* an earlier recording's enter: see rec__exit() */
 		return;
 	}
 	rec__counters_read(c, vals);
 	ticks = now_ticks(t);
-	t->nesting = 1;
+	t->p.nesting = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	head = __atomic_load_n(&t->head, __ATOMIC_RELAXED);
+	head = __atomic_load_n(&t->p.head, __ATOMIC_RELAXED);
 	if (unlikely(head != h0)) {
 		rec__counters_read(c, vals);
 		ticks = now_ticks(t);
@@ -304,7 +316,7 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_slow(struct rec
 
 	if (rec__in_librec) {
 		/* A signal handler interrupted librec on this thread: no re-entry. */
-		count_one(t ? &t->nr_dropped : &rec__orphan_drops);
+		count_one(t ? &t->p.nr_dropped : &rec__orphan_drops);
 		return scope;
 	}
 	rec__in_librec = 1;
@@ -312,32 +324,32 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_slow(struct rec
 	if (!t)
 		t = rec__thread_attach();
 	/* A ring freed since (budget: thread.c), faulted in before our stamp. */
-	if (t && unlikely(!t->events))
+	if (t && unlikely(!t->p.events))
 		rec__thread_ring_retry(t);
-	if (t && !id && !__atomic_load_n(&t->off, __ATOMIC_RELAXED))
+	if (t && !id && !__atomic_load_n(&t->p.off, __ATOMIC_RELAXED))
 		id = rec__site_register(site);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rec__in_librec = 0;
-	if (!t || __atomic_load_n(&t->off, __ATOMIC_RELAXED))
+	if (!t || __atomic_load_n(&t->p.off, __ATOMIC_RELAXED))
 		return scope; /* not recording: nothing to count */
-	if (t->nesting || !id) {
-		count_one(&t->nr_dropped);
+	if (t->p.nesting || !id) {
+		count_one(&t->p.nr_dropped);
 		return scope;
 	}
 	if (t->ctr)
 		return enter_counted(t, id);
 	head = open_window(t, &ticks);
-	if (head + t->reserved + 2 > t->limit &&
-	    !wait_for_room(t, head + t->reserved + 2, &waited)) {
+	if (head + t->p.reserved + 2 > t->p.limit &&
+	    !wait_for_room(t, head + t->p.reserved + 2, &waited)) {
 		close_window(t);
-		count_one(&t->nr_dropped);
+		count_one(&t->p.nr_dropped);
 		return scope;
 	}
 	if (unlikely(waited))
 		ticks = now_ticks(t); /* block mode: the enter is stamped after the wait */
 	push(t, head, ticks, RECFMT_CODE(id, RECFMT_KIND_ENTER));
-	t->reserved++;
-	scope.gen = __atomic_load_n(&t->gen, __ATOMIC_RELAXED);
+	t->p.reserved++;
+	scope.gen = __atomic_load_n(&t->p.gen, __ATOMIC_RELAXED);
 	close_window(t);
 	scope.code = RECFMT_CODE(id, RECFMT_KIND_EXIT);
 	return scope;
@@ -350,16 +362,16 @@ NOINSTR struct rec__scope rec__enter(struct rec__site *site)
 	struct rec__scope scope;
 	uint64_t head, ticks;
 
-	if (unlikely(!t || !id || t->nesting || __atomic_load_n(&t->off, __ATOMIC_RELAXED)))
+	if (unlikely(!t || !id || t->p.nesting || __atomic_load_n(&t->p.off, __ATOMIC_RELAXED)))
 		return enter_slow(site);
 	head = open_window(t, &ticks);
-	if (unlikely(head + t->reserved + 2 > t->limit)) {
+	if (unlikely(head + t->p.reserved + 2 > t->p.limit)) {
 		close_window(t);
 		return enter_slow(site);
 	}
 	push(t, head, ticks, RECFMT_CODE(id, RECFMT_KIND_ENTER));
-	t->reserved++;
-	scope.gen = __atomic_load_n(&t->gen, __ATOMIC_RELAXED);
+	t->p.reserved++;
+	scope.gen = __atomic_load_n(&t->p.gen, __ATOMIC_RELAXED);
 	close_window(t);
 	scope.code = RECFMT_CODE(id, RECFMT_KIND_EXIT);
 	return scope;
@@ -378,7 +390,7 @@ NOINSTR void rec__exit(struct rec__scope *scope)
 	 * has (fork, or a restart in between). Recording the exit would
 	 * unbalance the new ring.
 	 */
-	if (unlikely(!t || !t->reserved)) {
+	if (unlikely(!t || !t->p.reserved)) {
 		if (t && t->ctr)
 			exit_counted(t, scope->code, scope->gen); /* counted path: see enter_counted() */
 		return;
@@ -388,14 +400,14 @@ NOINSTR void rec__exit(struct rec__scope *scope)
 	 * rec_stop()/rec_start()): its event is not in this file, so neither
 	 * is the exit; the reservation it still holds is given back.
 	 */
-	if (unlikely(scope->gen != __atomic_load_n(&t->gen, __ATOMIC_RELAXED))) {
-		t->reserved--;
+	if (unlikely(scope->gen != __atomic_load_n(&t->p.gen, __ATOMIC_RELAXED))) {
+		t->p.reserved--;
 		return;
 	}
 	head = open_window(t, &ticks);
 	/* Room was reserved by the enter: no check needed. */
 	push(t, head, ticks, scope->code);
-	t->reserved--;
+	t->p.reserved--;
 	close_window(t);
 }
 
@@ -432,7 +444,7 @@ static inline NOINSTR void fframe_push(struct rec__thread *t, uint32_t d, uintpt
 	if (d < REC__FSTACK_DEPTH) {
 		t->fstack[d].fn = fn;
 		t->fstack[d].code = code;
-		t->fstack[d].gen = __atomic_load_n(&t->gen, __ATOMIC_RELAXED);
+		t->fstack[d].gen = __atomic_load_n(&t->p.gen, __ATOMIC_RELAXED);
 	}
 }
 
@@ -450,7 +462,7 @@ static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
 		 * no re-entry. The writer thread never records.
 		 */
 		if (t) {
-			count_one(&t->nr_dropped);
+			count_one(&t->p.nr_dropped);
 			fframe_push(t, t->fdepth, fn, 0);
 		}
 		return;
@@ -459,9 +471,9 @@ static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (!t)
 		t = rec__thread_attach();
-	if (t && unlikely(!t->events))
+	if (t && unlikely(!t->p.events))
 		rec__thread_ring_retry(t); /* as in enter_slow() */
-	if (t && !__atomic_load_n(&t->off, __ATOMIC_RELAXED)) {
+	if (t && !__atomic_load_n(&t->p.off, __ATOMIC_RELAXED)) {
 		struct rec__fcache_slot *c = fcache_slot(t, fn);
 
 		if (c->fn == fn) {
@@ -482,10 +494,10 @@ static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
 	if (!t)
 		return; /* not recording, and no state to keep a frame in */
 	d = t->fdepth;
-	if (__atomic_load_n(&t->off, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&t->p.off, __ATOMIC_RELAXED))
 		goto out; /* not recording: nothing to count */
-	if (t->nesting || !id || d >= REC__FSTACK_DEPTH) {
-		count_one(&t->nr_dropped);
+	if (t->p.nesting || !id || d >= REC__FSTACK_DEPTH) {
+		count_one(&t->p.nr_dropped);
 		goto out;
 	}
 	if (t->ctr) {
@@ -494,16 +506,16 @@ static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
 		goto out;
 	}
 	head = open_window(t, &ticks);
-	if (head + t->reserved + 2 > t->limit &&
-	    !wait_for_room(t, head + t->reserved + 2, &waited)) {
+	if (head + t->p.reserved + 2 > t->p.limit &&
+	    !wait_for_room(t, head + t->p.reserved + 2, &waited)) {
 		close_window(t);
-		count_one(&t->nr_dropped);
+		count_one(&t->p.nr_dropped);
 		goto out;
 	}
 	if (unlikely(waited))
 		ticks = now_ticks(t); /* block mode: the enter is stamped after the wait */
 	push(t, head, ticks, RECFMT_CODE(id, RECFMT_KIND_ENTER));
-	t->reserved++;
+	t->p.reserved++;
 	close_window(t);
 	code = RECFMT_CODE(id, RECFMT_KIND_EXIT);
 out:
@@ -524,7 +536,7 @@ static inline NOINSTR __attribute__((always_inline)) void func_enter(void *fn_pt
 	uint64_t head, ticks;
 	uint32_t d, id;
 
-	if (unlikely(!t || t->nesting || __atomic_load_n(&t->off, __ATOMIC_RELAXED)))
+	if (unlikely(!t || t->p.nesting || __atomic_load_n(&t->p.off, __ATOMIC_RELAXED)))
 		goto slow;
 	d = t->fdepth;
 	c = fcache_slot(t, fn);
@@ -532,12 +544,12 @@ static inline NOINSTR __attribute__((always_inline)) void func_enter(void *fn_pt
 	if (unlikely(c->fn != fn || d >= REC__FSTACK_DEPTH))
 		goto slow;
 	head = open_window(t, &ticks);
-	if (unlikely(head + t->reserved + 2 > t->limit)) {
+	if (unlikely(head + t->p.reserved + 2 > t->p.limit)) {
 		close_window(t);
 		goto slow;
 	}
 	push(t, head, ticks, RECFMT_CODE(id, RECFMT_KIND_ENTER));
-	t->reserved++;
+	t->p.reserved++;
 	close_window(t);
 	fframe_push(t, d, fn, RECFMT_CODE(id, RECFMT_KIND_EXIT));
 	return;
@@ -551,20 +563,20 @@ static inline NOINSTR void push_exit(struct rec__thread *t, uint32_t code, uint3
 
 	if (!code)
 		return; /* not recorded */
-	if (unlikely(!t->reserved)) {
+	if (unlikely(!t->p.reserved)) {
 		/* Recorded into a ring this thread no longer has; or a counted
 		 * thread (reserved stays 0: see enter_counted()). */
 		if (t->ctr)
 			exit_counted(t, code, gen);
 		return;
 	}
-	if (unlikely(gen != __atomic_load_n(&t->gen, __ATOMIC_RELAXED))) {
-		t->reserved--; /* an earlier recording's enter: see rec__exit() */
+	if (unlikely(gen != __atomic_load_n(&t->p.gen, __ATOMIC_RELAXED))) {
+		t->p.reserved--; /* an earlier recording's enter: see rec__exit() */
 		return;
 	}
 	head = open_window(t, &ticks);
 	push(t, head, ticks, code); /* room was reserved by the enter */
-	t->reserved--;
+	t->p.reserved--;
 	close_window(t);
 }
 

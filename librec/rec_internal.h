@@ -84,26 +84,23 @@ struct rec__fframe {
  * sees it set and drops its scope (counted) instead of writing the same slot.
  */
 struct rec__thread {
-	/* Producer's cache line: written only by the owning thread. */
-	uint64_t head;	      /* (B); read by the writer at (C) */
-	uint64_t limit;	      /* tail as last seen + capacity; producer-private */
-	struct recfmt_event *events;
-	uint64_t mask;	      /* capacity - 1 (capacity is a power of two) */
-	uint32_t reserved;    /* pending exits; producer-private */
-	uint8_t nesting;      /* probe in progress; producer-private */
-	uint8_t use_tsc;      /* clock: TSC or CLOCK_MONOTONIC; fixed at attach */
-	uint8_t block;	      /* REC_OVERFLOW=block; fixed at attach */
-	uint8_t off;	      /* set (relaxed) by rec_stop/writer failure: record nothing */
-	uint64_t nr_dropped;  /* written by the owner (relaxed store), read by the writer */
 	/*
-	 * Recording generation: raised (relaxed) by rec__start_locked() for
-	 * every thread it starts afresh, read (relaxed) by the owner's probes.
-	 * An enter keeps it in its scope (or shadow-stack frame); an exit whose
-	 * generation differs belongs to an earlier recording: it gives back its
-	 * reservation and records nothing, so no exit without its enter.
+	 * Producer's cache line: written only by the owning thread (but
+	 * `off` and `gen`, see below), read by the inline probe in rec.h.
+	 * `limit` is tail as last seen + capacity, producer-private;
+	 * `reserved`, `nesting`, `woke_tail` are producer-private; `use_tsc`
+	 * and `block` are fixed at attach; `off` is set (relaxed) by
+	 * rec_stop/writer failure; `nr_dropped` is written by the owner
+	 * (relaxed store), read by the writer.
+	 *
+	 * Recording generation `gen`: raised (relaxed) by rec__start_locked()
+	 * for every thread it starts afresh, read (relaxed) by the owner's
+	 * probes. An enter keeps it in its scope (or shadow-stack frame); an
+	 * exit whose generation differs belongs to an earlier recording: it
+	 * gives back its reservation and records nothing, so no exit without
+	 * its enter.
 	 */
-	uint32_t gen;
-	uint64_t woke_tail;   /* tail at the last wake of the writer; producer-private */
+	struct rec__producer p;
 
 	/* Consumer's cache line: written only by the writer. */
 	uint64_t tail __attribute__((aligned(REC__CACHELINE))); /* (D); read at (A) */
@@ -181,6 +178,12 @@ struct rec__thread {
 	uint64_t comm_read_ns;
 };
 
+/* The ring's slots as the format sees them (same layout: probe.c asserts it). */
+static inline struct recfmt_event *rec__events(const struct rec__thread *t)
+{
+	return (struct recfmt_event *)(void *)t->p.events;
+}
+
 /*
  * A thread's perf-event group (counters.c). Each event the thread records
  * takes 1 + nr ring slots: the event, then one slot per counter whose
@@ -255,6 +258,24 @@ bool rec__thread_ring_retry(struct rec__thread *t) REC__HIDDEN;
 /* probe.c: the calling thread's state (initial-exec TLS). */
 extern __thread struct rec__thread *rec__self
 	__attribute__((tls_model("initial-exec"))) REC__HIDDEN;
+
+/*
+ * Sets the calling thread's state for librec (rec__self) and for the
+ * inline probe in rec.h (rec__prod, its producer part). A signal handler
+ * between the two stores finds rec__prod NULL and takes the out-of-line
+ * path, which reads rec__self: either order of the two is safe, this one
+ * keeps rec__prod never ahead of rec__self.
+ */
+static inline void rec__set_self(struct rec__thread *t)
+{
+	if (!t)
+		rec__prod = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rec__self = t;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (t)
+		rec__prod = &t->p;
+}
 
 /*
  * Set while this thread is inside librec's own slow paths or API calls
