@@ -350,6 +350,34 @@ static inline uint64_t rec__rdtsc(void)
 #endif
 }
 
+/* The calling thread's clock, as its probes stamp (fixed at attach). */
+__attribute__((no_instrument_function)) static inline uint64_t
+rec__now_ticks(const struct rec__thread *t)
+{
+	if (likely(t->p.use_tsc))
+		return rec__rdtsc();
+	return rec__clock_now(false);
+}
+
+/*
+ * Only the owner writes a drop counter, but a signal handler on the owner
+ * may count too: the increment is one instruction, which a signal cannot
+ * split (not locked: no other thread writes). The writer reads it with a
+ * relaxed load.
+ */
+__attribute__((no_instrument_function)) static inline void rec__count_one(uint64_t *counter)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("addq $1, %0" : "+m"(*counter));
+#else
+	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+#endif
+}
+
+/* probe.c: the out-of-line probe paths, shared by rec__enter/rec__exit and hooks.c. */
+uint32_t rec__probe_enter(struct rec__thread *t, uint32_t id, uint32_t *gen) REC__HIDDEN;
+void rec__probe_exit(struct rec__thread *t, uint32_t code, uint32_t gen) REC__HIDDEN;
+
 /* config.c */
 int rec__config_resolve(const struct rec_config *in, struct rec__config *out) REC__HIDDEN;
 bool rec__env_disabled(void) REC__HIDDEN;
