@@ -9,10 +9,14 @@
  * with -finstrument-functions (bench_func.c), i.e. whole-program mode's
  * cost per function (func), above its own uninstrumented twin.
  *
- * Usage: bench_probe [--rounds=N] [--calls=N] [--threads=N]
- * Run with a ring large enough that nothing is dropped (the harness sets
- * REC_BUFFER=64M unless it is set); drops are printed and make the figure
- * invalid.
+ * Steady state, as ../shared/bench-peers/ measures it (scripts/peer-probe.sh):
+ * default settings, each worker pinned to its own core (one thread: the
+ * last core, so the writer has the others), long rounds (10 M calls),
+ * one whole round of warm-up discarded, then ROUNDS interleaved rounds.
+ * A thread that outruns the writer drops (REC_OVERFLOW=drop, the
+ * default): run with REC_OVERFLOW=block to time only recorded probes.
+ *
+ * Usage: bench_probe [--rounds=N] [--calls=N] [--threads=N] [--label=S]
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -25,8 +29,8 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
-static long nr_calls = 1000000;
-static int nr_rounds = 11;
+static long nr_calls = 10000000;
+static int nr_rounds = 5;
 
 struct slot {
 	uint64_t ticks;
@@ -87,21 +91,43 @@ struct result {
 };
 
 static pthread_barrier_t barrier;
+static int nr_threads = 1;
+
+struct worker {
+	int index;
+	struct result res;
+};
+
+/* Thread i on core (i + 1) mod ncpu: one thread leaves core 0 to the writer. */
+static void pin(int index)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	if (ncpu < 2)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET((int)((index + 1) % ncpu), &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
 
 static void *run(void *arg)
 {
-	struct result *res = arg;
+	struct worker *wk = arg;
+	struct result *res = &wk->res;
 	double *b = calloc((size_t)nr_rounds, sizeof(double));
 	double *f = calloc((size_t)nr_rounds, sizeof(double));
 	double *p = calloc((size_t)nr_rounds, sizeof(double));
 	double *fb = calloc((size_t)nr_rounds, sizeof(double));
 	double *fi = calloc((size_t)nr_rounds, sizeof(double));
 
-	/* Warm up: first-touch the ring's pages, register the site. */
-	per_call(probed);
+	pin(wk->index);
+	/* Warm-up round, discarded: attach, sites, caches, the writer's pace. */
+	per_call(bare);
 	per_call(floor_fn);
+	per_call(probed);
+	per_call(bench_func_bare);
 	per_call(bench_func);
-	rec_flush();
 	pthread_barrier_wait(&barrier);
 	/* Interleave the three so that noise hits them alike. */
 	for (int r = 0; r < nr_rounds; r++) {
@@ -131,7 +157,6 @@ static void *run(void *arg)
 
 int main(int argc, char **argv)
 {
-	int nr_threads = 1;
 	const char *mode = "";
 
 	for (int i = 1; i < argc; i++) {
@@ -151,27 +176,29 @@ int main(int argc, char **argv)
 	}
 	if (nr_rounds < 1 || nr_calls < 1 || nr_threads < 1)
 		return 2;
-	setenv("REC_BUFFER", getenv("REC_BUFFER") ? getenv("REC_BUFFER") : "64M", 1);
 	rec_start(NULL);
 
 	pthread_t *th = calloc((size_t)nr_threads, sizeof(*th));
-	struct result *res = calloc((size_t)nr_threads, sizeof(*res));
+	struct worker *wk = calloc((size_t)nr_threads, sizeof(*wk));
 	pthread_barrier_init(&barrier, NULL, (unsigned)nr_threads);
-	for (int i = 0; i < nr_threads; i++)
-		pthread_create(&th[i], NULL, run, &res[i]);
+	for (int i = 0; i < nr_threads; i++) {
+		wk[i].index = i;
+		pthread_create(&th[i], NULL, run, &wk[i]);
+	}
 	for (int i = 0; i < nr_threads; i++)
 		pthread_join(th[i], NULL);
 	rec_stop();
 
 	for (int i = 0; i < nr_threads; i++) {
-		double fl = res[i].floor - res[i].bare, pr = res[i].probe - res[i].bare;
-		double fn = res[i].func - res[i].func_bare;
+		struct result *res = &wk[i].res;
+		double fl = res->floor - res->bare, pr = res->probe - res->bare;
+		double fn = res->func - res->func_bare;
 
 		printf("%-8s threads=%d thread=%d  bare %.2f ns  floor %.2f ns  probe %.2f ns  ratio %.3f"
 		       "  func %.2f ns  func/probe %.3f  func/floor %.3f\n",
-		       mode, nr_threads, i, res[i].bare, fl, pr, pr / fl, fn, fn / pr, fn / fl);
+		       mode, nr_threads, i, res->bare, fl, pr, pr / fl, fn, fn / pr, fn / fl);
 	}
 	free(th);
-	free(res);
+	free(wk);
 	return 0;
 }

@@ -60,18 +60,18 @@ static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
 		 * no re-entry. The writer thread never records.
 		 */
 		if (t) {
-			rec__count_one(&t->p.nr_dropped);
+			rec__count_one(&t->ring.p.nr_dropped);
 			fframe_push(t, t->fdepth, fn, 0, 0);
 		}
 		return;
 	}
 	rec__in_librec = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (!t)
+	if (!t && rec__start_lazy())
 		t = rec__thread_attach();
-	if (t && unlikely(!t->p.events))
+	if (t && unlikely(!t->ring.p.events))
 		rec__thread_ring_retry(t); /* as in rec__enter() */
-	if (t && !__atomic_load_n(&t->p.off, __ATOMIC_RELAXED)) {
+	if (t && !__atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED)) {
 		struct rec__fcache_slot *c = fcache_slot(t, fn);
 
 		if (c->fn == fn) {
@@ -93,8 +93,8 @@ static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
 		return; /* not recording, and no state to keep a frame in */
 	d = t->fdepth;
 	if (d >= REC__FSTACK_DEPTH) {
-		if (!__atomic_load_n(&t->p.off, __ATOMIC_RELAXED))
-			rec__count_one(&t->p.nr_dropped);
+		if (!__atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED))
+			rec__count_one(&t->ring.p.nr_dropped);
 	} else {
 		code = rec__probe_enter(t, id, &gen);
 	}
@@ -115,22 +115,22 @@ static inline NOINSTR __attribute__((always_inline)) void func_enter(void *fn_pt
 	uint64_t head;
 	uint32_t d, id, gen;
 
-	if (unlikely(!t || t->p.nesting || __atomic_load_n(&t->p.off, __ATOMIC_RELAXED)))
+	if (unlikely(!t || t->ring.p.nesting || __atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED)))
 		goto slow;
 	d = t->fdepth;
 	c = fcache_slot(t, fn);
 	id = c->id;
 	if (unlikely(c->fn != fn || d >= REC__FSTACK_DEPTH))
 		goto slow;
-	head = rec__window_open(&t->p);
-	if (unlikely(head + t->p.reserved + 2 > t->p.limit)) {
-		rec__window_close(&t->p);
+	head = rec__window_open(&t->ring.p);
+	if (unlikely(head + t->ring.p.reserved + 2 > t->ring.p.limit)) {
+		rec__window_close(&t->ring.p);
 		goto slow;
 	}
-	rec__ring_push(&t->p, head, rec__now_ticks(t), RECFMT_CODE(id, RECFMT_KIND_ENTER));
-	t->p.reserved++;
-	gen = __atomic_load_n(&t->p.gen, __ATOMIC_RELAXED);
-	rec__window_close(&t->p);
+	rec__ring_push(&t->ring.p, head, rec__now_ticks(t), RECFMT_CODE(id, RECFMT_KIND_ENTER));
+	t->ring.p.reserved++;
+	gen = __atomic_load_n(&t->ring.p.gen, __ATOMIC_RELAXED);
+	rec__window_close(&t->ring.p);
 	fframe_push(t, d, fn, RECFMT_CODE(id, RECFMT_KIND_EXIT), gen);
 	return;
 slow:
@@ -145,14 +145,14 @@ static inline NOINSTR __attribute__((always_inline)) void push_exit(struct rec__
 
 	if (!code)
 		return; /* not recorded */
-	if (unlikely(!t->p.reserved || gen != __atomic_load_n(&t->p.gen, __ATOMIC_RELAXED))) {
+	if (unlikely(!t->ring.p.reserved || gen != __atomic_load_n(&t->ring.p.gen, __ATOMIC_RELAXED))) {
 		rec__probe_exit(t, code, gen); /* counted thread, or a ring or recording gone */
 		return;
 	}
-	head = rec__window_open(&t->p);
-	rec__ring_push(&t->p, head, rec__now_ticks(t), code); /* room was reserved by the enter */
-	t->p.reserved--;
-	rec__window_close(&t->p);
+	head = rec__window_open(&t->ring.p);
+	rec__ring_push(&t->ring.p, head, rec__now_ticks(t), code); /* room was reserved by the enter */
+	t->ring.p.reserved--;
+	rec__window_close(&t->ring.p);
 }
 
 static NOINSTR __attribute__((noinline)) void func_exit_slow(struct rec__thread *t, uintptr_t fn)

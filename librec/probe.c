@@ -32,7 +32,7 @@ __thread uint8_t rec__in_librec __attribute__((tls_model("initial-exec")));
  * but by exec; the macros load it relaxed (a plain load on x86): a stale 0
  * only takes the old path, which finds the state DISABLED itself. */
 unsigned char rec__disabled;
-/* rec.h's inline probe: &rec__self->p, or NULL (rec__set_self()). */
+/* rec.h's inline probe: &rec__self->ring.p, or NULL (rec__set_self()). */
 __thread struct rec__producer *rec__prod __attribute__((tls_model("initial-exec")));
 
 /* rec.h's struct rec__event is the format's event, slot for slot. */
@@ -53,9 +53,9 @@ __thread uint64_t rec__orphan_drops __attribute__((tls_model("initial-exec")));
 NOINSTR void rec__add_drops(struct rec__thread *t, uint64_t n)
 {
 #if defined(__x86_64__)
-	__asm__ volatile("addq %1, %0" : "+m"(t->p.nr_dropped) : "r"(n));
+	__asm__ volatile("addq %1, %0" : "+m"(t->ring.p.nr_dropped) : "r"(n));
 #else
-	__atomic_fetch_add(&t->p.nr_dropped, n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&t->ring.p.nr_dropped, n, __ATOMIC_RELAXED);
 #endif
 }
 
@@ -66,37 +66,29 @@ NOINSTR void rec__add_drops(struct rec__thread *t, uint64_t n)
  * window, after head: a handler's records are then always before ours.
  */
 /*
- * Refreshes the producer's limit from the writer's tail, and waits for room
- * in block mode (sleeping rather than spinning, giving up when recording
- * stops: the writer will never drain again).
- *
- * The limit is first set a quarter ring past the tail (soft). Reaching it
- * means the ring is a quarter full: the producer wakes the writer and goes
- * on up to the full ring (hard). So a writer that found nothing to do may
- * sleep long, yet is woken at once when a thread starts recording fast; the
- * fast path is unchanged.
+ * Refreshes the producer's limit from the writer's tail (ring.h), wakes
+ * the writer when the ring is a quarter full, and waits for room in block
+ * mode (sleeping rather than spinning, giving up when recording stops: the
+ * writer will never drain again).
  * Return: true if there is room for `need` now.
  */
 NOINSTR static bool room_or_sleep(struct rec__thread *t, uint64_t need, uint64_t *since_ns)
 {
 	struct timespec nap = { 0, 50 * 1000 };
-	uint64_t cap;
 
 	/* No ring yet: the process-wide ring budget was reached (thread.c). */
-	while (unlikely(!t->p.events) && !rec__thread_ring_retry(t)) {
-		if (!t->p.block || __atomic_load_n(&t->p.off, __ATOMIC_RELAXED))
+	while (unlikely(!t->ring.p.events) && !rec__thread_ring_retry(t)) {
+		if (!t->ring.p.block || __atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED))
 			return false;
 		if (!*since_ns)
 			*since_ns = rec__clock_now(false);
 		nanosleep(&nap, NULL);
 	}
-	cap = t->p.mask + 1;
 	for (;;) {
-		/* (A) pairs with (D) in writer.c. */
-		uint64_t tail = __atomic_load_n(&t->tail, __ATOMIC_ACQUIRE);
+		uint64_t tail;
+		enum rec__ring_room room = rec__ring_refresh(&t->ring, need, &tail);
 
-		t->p.limit = tail + cap / 4;
-		if (need <= t->p.limit)
+		if (room == REC__RING_ROOM)
 			return true;
 		/*
 		 * At most one wake per drain: once woken, the writer moves tail
@@ -104,14 +96,13 @@ NOINSTR static bool room_or_sleep(struct rec__thread *t, uint64_t need, uint64_t
 		 * was at our last wake makes no system call (a thread that
 		 * drops, or waits in block mode, does not hammer the futex).
 		 */
-		if (tail != t->p.woke_tail) {
-			t->p.woke_tail = tail;
+		if (tail != t->ring.p.woke_tail) {
+			t->ring.p.woke_tail = tail;
 			rec__writer_wake();
 		}
-		t->p.limit = tail + cap;
-		if (need <= t->p.limit)
+		if (room == REC__RING_ROOM_WAKE)
 			return true;
-		if (!t->p.block || __atomic_load_n(&t->p.off, __ATOMIC_RELAXED))
+		if (!t->ring.p.block || __atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED))
 			return false;
 		if (!*since_ns)
 			*since_ns = rec__clock_now(false);
@@ -158,19 +149,19 @@ NOINSTR static bool wait_for_room(struct rec__thread *t, uint64_t need, bool *wa
 NOINSTR static void push_counted(struct rec__thread *t, uint64_t head, uint64_t ticks, uint32_t code,
 			 const uint64_t *vals, uint32_t nr)
 {
-	struct recfmt_event *ev = &rec__events(t)[head & t->p.mask];
+	struct recfmt_event *ev = &rec__events(t)[head & t->ring.p.mask];
 
 	ev->ticks = ticks;
 	ev->code = code;
 	ev->aux = nr;
 	for (uint32_t i = 0; i < nr; i++) {
-		ev = &rec__events(t)[(head + 1 + i) & t->p.mask];
+		ev = &rec__events(t)[(head + 1 + i) & t->ring.p.mask];
 		ev->ticks = vals[i];
 		ev->code = 0; /* no event has code 0: site ids start at 1 */
 		ev->aux = i;
 	}
 	/* (B) pairs with (C) in writer.c: the whole group before head moves. */
-	__atomic_store_n(&t->p.head, head + 1 + nr, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->ring.p.head, head + 1 + nr, __ATOMIC_RELEASE);
 }
 
 NOINSTR static bool room_counted(struct rec__thread *t, struct rec__counters *c, uint64_t need,
@@ -181,8 +172,8 @@ NOINSTR static bool room_counted(struct rec__thread *t, struct rec__counters *c,
 	if (need <= c->limit)
 		return true;
 	ok = wait_for_room(t, need, waited);
-	c->limit = t->p.limit;
-	t->p.limit = 0; /* keep the fast path away (inside the window: no handler sees it) */
+	c->limit = t->ring.p.limit;
+	t->ring.p.limit = 0; /* keep the fast path away (inside the window: no handler sees it) */
 	return ok;
 }
 
@@ -195,10 +186,10 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_counted(struct 
 	uint64_t group = 1 + (uint64_t)c->nr, head, ticks;
 	bool waited = false;
 
-	head = rec__window_open(&t->p);
+	head = rec__window_open(&t->ring.p);
 	if (!room_counted(t, c, head + group * (c->pending + 2), &waited)) {
-		rec__window_close(&t->p);
-		rec__count_one(&t->p.nr_dropped);
+		rec__window_close(&t->ring.p);
+		rec__count_one(&t->ring.p.nr_dropped);
 		return scope;
 	}
 	/* After any wait (block mode): the wait is not part of the activation. */
@@ -206,8 +197,8 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_counted(struct 
 	rec__counters_read(c, vals);
 	push_counted(t, head, ticks, RECFMT_CODE(id, RECFMT_KIND_ENTER), vals, c->nr);
 	c->pending++;
-	scope.gen = __atomic_load_n(&t->p.gen, __ATOMIC_RELAXED);
-	rec__window_close(&t->p);
+	scope.gen = __atomic_load_n(&t->ring.p.gen, __ATOMIC_RELAXED);
+	rec__window_close(&t->ring.p);
 	scope.code = RECFMT_CODE(id, RECFMT_KIND_EXIT);
 	return scope;
 }
@@ -221,18 +212,18 @@ NOINSTR static __attribute__((noinline)) void exit_counted(struct rec__thread *t
 
 	if (!c->pending)
 		return; /* the enter went into an earlier ring (see rec__probe_exit()) */
-	if (gen != __atomic_load_n(&t->p.gen, __ATOMIC_RELAXED)) {
+	if (gen != __atomic_load_n(&t->ring.p.gen, __ATOMIC_RELAXED)) {
 		c->pending--; /* an earlier recording's enter: see rec__probe_exit() */
 		return;
 	}
-	head = rec__window_open(&t->p);
+	head = rec__window_open(&t->ring.p);
 	/* Counters before the clock: the exit's counts end before its stamp. */
 	rec__counters_read(c, vals);
 	ticks = rec__now_ticks(t);
 	/* Room was reserved by the enter. */
 	push_counted(t, head, ticks, code, vals, c->nr);
 	c->pending--;
-	rec__window_close(&t->p);
+	rec__window_close(&t->ring.p);
 }
 
 /*
@@ -248,10 +239,10 @@ NOINSTR uint32_t rec__probe_enter(struct rec__thread *t, uint32_t id, uint32_t *
 	uint64_t head;
 	bool waited = false;
 
-	if (__atomic_load_n(&t->p.off, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED))
 		return 0; /* not recording: nothing to count */
-	if (t->p.nesting || !id) {
-		rec__count_one(&t->p.nr_dropped);
+	if (t->ring.p.nesting || !id) {
+		rec__count_one(&t->ring.p.nr_dropped);
 		return 0;
 	}
 	if (t->ctr) {
@@ -260,18 +251,18 @@ NOINSTR uint32_t rec__probe_enter(struct rec__thread *t, uint32_t id, uint32_t *
 		*gen = scope.gen;
 		return scope.code;
 	}
-	head = rec__window_open(&t->p);
-	if (head + t->p.reserved + 2 > t->p.limit &&
-	    !wait_for_room(t, head + t->p.reserved + 2, &waited)) {
-		rec__window_close(&t->p);
-		rec__count_one(&t->p.nr_dropped);
+	head = rec__window_open(&t->ring.p);
+	if (head + t->ring.p.reserved + 2 > t->ring.p.limit &&
+	    !wait_for_room(t, head + t->ring.p.reserved + 2, &waited)) {
+		rec__window_close(&t->ring.p);
+		rec__count_one(&t->ring.p.nr_dropped);
 		return 0;
 	}
 	/* After any wait (block mode): the wait is not part of the activation. */
-	rec__ring_push(&t->p, head, rec__now_ticks(t), RECFMT_CODE(id, RECFMT_KIND_ENTER));
-	t->p.reserved++;
-	*gen = __atomic_load_n(&t->p.gen, __ATOMIC_RELAXED);
-	rec__window_close(&t->p);
+	rec__ring_push(&t->ring.p, head, rec__now_ticks(t), RECFMT_CODE(id, RECFMT_KIND_ENTER));
+	t->ring.p.reserved++;
+	*gen = __atomic_load_n(&t->ring.p.gen, __ATOMIC_RELAXED);
+	rec__window_close(&t->ring.p);
 	return RECFMT_CODE(id, RECFMT_KIND_EXIT);
 }
 
@@ -287,20 +278,20 @@ NOINSTR void rec__probe_exit(struct rec__thread *t, uint32_t code, uint32_t gen)
 {
 	uint64_t head;
 
-	if (unlikely(!t->p.reserved)) {
+	if (unlikely(!t->ring.p.reserved)) {
 		if (t->ctr)
 			exit_counted(t, code, gen);
 		return;
 	}
-	if (unlikely(gen != __atomic_load_n(&t->p.gen, __ATOMIC_RELAXED))) {
-		t->p.reserved--;
+	if (unlikely(gen != __atomic_load_n(&t->ring.p.gen, __ATOMIC_RELAXED))) {
+		t->ring.p.reserved--;
 		return;
 	}
-	head = rec__window_open(&t->p);
+	head = rec__window_open(&t->ring.p);
 	/* Room was reserved by the enter: no check needed. */
-	rec__ring_push(&t->p, head, rec__now_ticks(t), code);
-	t->p.reserved--;
-	rec__window_close(&t->p);
+	rec__ring_push(&t->ring.p, head, rec__now_ticks(t), code);
+	t->ring.p.reserved--;
+	rec__window_close(&t->ring.p);
 }
 
 /*
@@ -315,20 +306,20 @@ NOINSTR struct rec__scope rec__enter(struct rec__site *site)
 	struct rec__thread *t = rec__self;
 	uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
 
-	if (unlikely(!t || !id || !t->p.events)) {
+	if (unlikely(!t || !id || !t->ring.p.events)) {
 		if (rec__in_librec) {
 			/* A signal handler interrupted librec on this thread: no re-entry. */
-			rec__count_one(t ? &t->p.nr_dropped : &rec__orphan_drops);
+			rec__count_one(t ? &t->ring.p.nr_dropped : &rec__orphan_drops);
 			return scope;
 		}
 		rec__in_librec = 1;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (!t)
+		if (!t && rec__start_lazy())
 			t = rec__thread_attach();
 		/* A ring freed since (budget: thread.c), faulted in before our stamp. */
-		if (t && unlikely(!t->p.events))
+		if (t && unlikely(!t->ring.p.events))
 			rec__thread_ring_retry(t);
-		if (t && !id && !__atomic_load_n(&t->p.off, __ATOMIC_RELAXED))
+		if (t && !id && !__atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED))
 			id = rec__site_register(site);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		rec__in_librec = 0;

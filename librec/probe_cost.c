@@ -44,11 +44,11 @@ NOINSTR static uint64_t inner_sum(const struct rec__thread *t)
 
 NOINSTR static void reset(struct rec__thread *t)
 {
-	t->p.head = 0;
-	t->tail = 0;
-	t->p.reserved = 0;
+	t->ring.p.head = 0;
+	t->ring.tail = 0;
+	t->ring.p.reserved = 0;
 	t->fdepth = 0;
-	t->p.limit = RING_EVENTS;
+	t->ring.p.limit = RING_EVENTS;
 }
 
 /*
@@ -61,7 +61,7 @@ NOINSTR static uint64_t run_batch(struct rec__thread *t, int kind, struct rec__s
 	uint64_t t0, t1;
 
 	reset(t);
-	t0 = now(t->p.use_tsc);
+	t0 = now(t->ring.p.use_tsc);
 	for (uint32_t i = 0; i < BATCH; i++) {
 		if (kind == 1) {
 			/* What TRACE_SCOPE runs: rec.h's inline probe. */
@@ -74,8 +74,8 @@ NOINSTR static uint64_t run_batch(struct rec__thread *t, int kind, struct rec__s
 		}
 		__asm__ volatile("" ::: "memory");
 	}
-	t1 = now(t->p.use_tsc);
-	*inner = kind && t->p.head == 2 * BATCH ? inner_sum(t) : 0;
+	t1 = now(t->ring.p.use_tsc);
+	*inner = kind && t->ring.p.head == 2 * BATCH ? inner_sum(t) : 0;
 	return t1 - t0;
 }
 
@@ -96,9 +96,9 @@ NOINSTR bool rec__probe_cost_measure(bool use_tsc, struct rec__probe_cost_mticks
 	t = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (t == MAP_FAILED)
 		return false;
-	t->p.events = (struct rec__event *)(t + 1);
-	t->p.mask = RING_EVENTS - 1;
-	t->p.use_tsc = use_tsc;
+	t->ring.p.events = (struct rec__event *)(t + 1);
+	t->ring.p.mask = RING_EVENTS - 1;
+	t->ring.p.use_tsc = use_tsc;
 	for (uint32_t i = 0; i < REC__FCACHE_SLOTS; i++) {
 		t->fcache[i].fn = (uintptr_t)fn;
 		t->fcache[i].id = 1;

@@ -16,6 +16,7 @@
 
 #include "rec.h"
 #include "recfmt.h"
+#include "ring.h"
 
 #define REC__HIDDEN __attribute__((visibility("hidden")))
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -59,51 +60,14 @@ struct rec__fframe {
 };
 
 /*
- * Per-thread state. Ring protocol (single producer = the owning thread,
- * single consumer = the writer thread), indices count records and only grow:
- *
- *   producer (probe.c)                      consumer (writer.c)
- *   writes slots [head, limit)              reads slots [tail, head)
- *   (A) acquire-load tail when the cached   (C) acquire-load head, then read
- *       limit says the ring is full;            the slots below it;
- *       pairs with (D)                          pairs with (B)
- *   (B) release-store head after writing    (D) release-store tail after the
- *       the slot                                slots are encoded; pairs with (A)
- *
- * (B)->(C) makes a slot's contents visible before the writer reads it;
- * (D)->(A) makes the writer's reads of a slot complete before the producer
- * overwrites it. head and tail sit on separate cache lines so that the
- * producer's stores do not bounce the writer's line and vice versa.
- *
- * Whole-scope drops: `reserved` counts recorded enters whose exit is still
- * to come; an enter is recorded only if the ring has room for itself, its
- * own exit and every pending exit, so an exit always finds room.
- *
- * Signals: `nesting` is set while a probe is between reading head and
- * publishing it. A probe in a signal handler that interrupted that window
- * sees it set and drops its scope (counted) instead of writing the same slot.
+ * Per-thread state, by who writes it: the ring (ring.h: the producer's
+ * part written by the owning thread, tail by the writer), the registry's
+ * fields (under g.lock), the writer's bookkeeping (writer-private), the
+ * hooks' cache and shadow stack (owner).
  */
 struct rec__thread {
-	/*
-	 * Producer's cache line: written only by the owning thread (but
-	 * `off` and `gen`, see below), read by the inline probe in rec.h.
-	 * `limit` is tail as last seen + capacity, producer-private;
-	 * `reserved`, `nesting`, `woke_tail` are producer-private; `use_tsc`
-	 * and `block` are fixed at attach; `off` is set (relaxed) by
-	 * rec_stop/writer failure; `nr_dropped` is written by the owner
-	 * (relaxed store), read by the writer.
-	 *
-	 * Recording generation `gen`: raised (relaxed) by rec__start_locked()
-	 * for every thread it starts afresh, read (relaxed) by the owner's
-	 * probes. An enter keeps it in its scope (or shadow-stack frame); an
-	 * exit whose generation differs belongs to an earlier recording: it
-	 * gives back its reservation and records nothing, so no exit without
-	 * its enter.
-	 */
-	struct rec__producer p;
-
-	/* Consumer's cache line: written only by the writer. */
-	uint64_t tail __attribute__((aligned(REC__CACHELINE))); /* (D); read at (A) */
+	/* The ring: its producer part first (rec.h's inline probe reads it). */
+	struct rec__ring ring;
 
 	/* Cold fields. */
 	uint8_t dead __attribute__((aligned(REC__CACHELINE))); /* release-set at thread exit */
@@ -181,7 +145,7 @@ struct rec__thread {
 /* The ring's slots as the format sees them (same layout: probe.c asserts it). */
 static inline struct recfmt_event *rec__events(const struct rec__thread *t)
 {
-	return (struct recfmt_event *)(void *)t->p.events;
+	return rec__ring_slots(&t->ring);
 }
 
 /*
@@ -254,6 +218,7 @@ void rec__thread_set_all_off(void) REC__HIDDEN;
 void rec__thread_forget_all(void) REC__HIDDEN;
 void rec__thread_init_key(void) REC__HIDDEN;
 bool rec__thread_ring_retry(struct rec__thread *t) REC__HIDDEN;
+void rec__thread_set_name(struct rec__thread *t, const char *name) REC__HIDDEN;
 
 /* probe.c: the calling thread's state (initial-exec TLS). */
 extern __thread struct rec__thread *rec__self
@@ -274,7 +239,7 @@ static inline void rec__set_self(struct rec__thread *t)
 	rec__self = t;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (t)
-		rec__prod = &t->p;
+		rec__prod = &t->ring.p;
 }
 
 /*
@@ -354,7 +319,7 @@ static inline uint64_t rec__rdtsc(void)
 __attribute__((no_instrument_function)) static inline uint64_t
 rec__now_ticks(const struct rec__thread *t)
 {
-	if (likely(t->p.use_tsc))
+	if (likely(t->ring.p.use_tsc))
 		return rec__rdtsc();
 	return rec__clock_now(false);
 }
@@ -384,6 +349,7 @@ bool rec__env_disabled(void) REC__HIDDEN;
 
 /* lifecycle.c */
 int rec__start_locked(const struct rec_config *config) REC__HIDDEN;
+bool rec__start_lazy(void) REC__HIDDEN;
 
 /* writer.c */
 int rec__writer_start(void) REC__HIDDEN;
@@ -392,6 +358,7 @@ void rec__writer_wake(void) REC__HIDDEN;
 void rec__writer_forget(void) REC__HIDDEN;
 void rec__writer_park(void) REC__HIDDEN;
 void rec__writer_retire(void) REC__HIDDEN;
+void rec__writer_thread_restart(struct rec__thread *t) REC__HIDDEN;
 
 /* counters.c */
 struct perf_event_mmap_page;

@@ -120,10 +120,10 @@ static void ring_free(struct rec__event *ring, size_t bytes, size_t touched_byte
  */
 static void ring_prefault(struct rec__thread *t)
 {
-	if (!t->p.events || t->ring_touched_bytes >= t->ring_bytes)
+	if (!t->ring.p.events || t->ring_touched_bytes >= t->ring_bytes)
 		return;
-	if (madvise(t->p.events, t->ring_bytes, MADV_POPULATE_WRITE) != 0) {
-		volatile char *p = (volatile char *)t->p.events;
+	if (madvise(t->ring.p.events, t->ring_bytes, MADV_POPULATE_WRITE) != 0) {
+		volatile char *p = (volatile char *)t->ring.p.events;
 
 		for (size_t i = 0; i < t->ring_bytes; i += PAGE_BYTES)
 			p[i] = 0;
@@ -135,10 +135,10 @@ static void ring_prefault(struct rec__thread *t)
 /* Under rec__g.lock: give t a ring if there is room. */
 static bool ring_attach_locked(struct rec__thread *t)
 {
-	t->p.events = ring_alloc(t->ring_bytes, &t->ring_touched_bytes);
-	if (!t->p.events)
+	t->ring.p.events = ring_alloc(t->ring_bytes, &t->ring_touched_bytes);
+	if (!t->ring.p.events)
 		return false;
-	t->p.mask = t->ring_bytes / sizeof(struct recfmt_event) - 1;
+	t->ring.p.mask = t->ring_bytes / sizeof(struct recfmt_event) - 1;
 	return true;
 }
 
@@ -175,13 +175,13 @@ static void thread_exit(void *arg)
 	/* The group counts this thread only: close it now (the writer still
 	 * reads its column count, so the state itself lives on). */
 	rec__counters_close(t->ctr);
-	if (t->p.events) {
+	if (t->ring.p.events) {
 		/*
 		 * What the ring holds until the writer frees it: the slots ever
 		 * written, in whole pages (huge pages: madvise above), at least
 		 * what an earlier owner touched.
 		 */
-		uint64_t cap = t->p.mask + 1, n = t->p.head < cap ? t->p.head : cap;
+		uint64_t cap = t->ring.p.mask + 1, n = t->ring.p.head < cap ? t->ring.p.head : cap;
 		size_t page = t->ring_bytes >= HUGE_PAGE_BYTES ? HUGE_PAGE_BYTES : PAGE_BYTES;
 		size_t used = ((size_t)n * sizeof(struct recfmt_event) + page - 1) / page * page;
 
@@ -223,7 +223,7 @@ static struct rec__thread *thread_create_locked(void)
 	if (t == MAP_FAILED)
 		return NULL;
 	t->ring_bytes = rec__g.cfg.buffer_bytes;
-	t->p.woke_tail = UINT64_MAX; /* no wake yet: see wait_for_room() */
+	t->ring.p.woke_tail = UINT64_MAX; /* no wake yet: see wait_for_room() */
 	t->ring_gen_seen = __atomic_load_n(&ring_gen, __ATOMIC_RELAXED);
 	/*
 	 * No ring when the budget is reached (or mmap fails): the thread is
@@ -231,16 +231,16 @@ static struct rec__thread *thread_create_locked(void)
 	 * and takes a ring later (rec__thread_ring_retry()).
 	 */
 	if (ring_attach_locked(t))
-		t->p.limit = (t->p.mask + 1) / 4; /* soft limit: see wait_for_room() */
-	t->p.use_tsc = rec__g.cfg.use_tsc;
-	t->p.block = rec__g.cfg.block;
+		t->ring.p.limit = (t->ring.p.mask + 1) / 4; /* soft limit: see wait_for_room() */
+	t->ring.p.use_tsc = rec__g.cfg.use_tsc;
+	t->ring.p.block = rec__g.cfg.block;
 	t->serial = ++rec__g.next_serial;
 	t->os_tid = (uint32_t)gettid();
 	t->name_gen = 1;
 	/* On the thread itself: its perf-event group counts this thread. */
 	t->ctr = rec__counters_open();
 	if (t->ctr)
-		t->p.limit = 0; /* every probe takes the counted path (probe.c) */
+		t->ring.p.limit = 0; /* every probe takes the counted path (probe.c) */
 	t->next = rec__g.threads;
 	rec__g.threads = t;
 	return t;
@@ -248,7 +248,8 @@ static struct rec__thread *thread_create_locked(void)
 
 /*
  * rec__thread_attach() - the calling thread's state, created on first use.
- * Starts recording when no probe has started it yet.
+ * Recording must have been started before (rec__start_lazy(): the caller
+ * starts it, so that attaching never calls back into lifecycle.c).
  * Return: NULL when not recording (stopped, disabled, failed, no memory).
  */
 struct rec__thread *rec__thread_attach(void)
@@ -258,11 +259,9 @@ struct rec__thread *rec__thread_attach(void)
 
 	if (t)
 		return t;
-	if (state != REC__NEVER_STARTED && state != REC__RUNNING)
+	if (state != REC__RUNNING)
 		return NULL;
 	pthread_mutex_lock(&rec__g.lock);
-	if (rec__g.state == REC__NEVER_STARTED)
-		rec__start_locked(NULL);
 	if (rec__g.state == REC__RUNNING) {
 		t = thread_create_locked();
 		if (t) {
@@ -288,9 +287,9 @@ void rec__thread_free(struct rec__thread *t)
 {
 	rec__counters_free(t->ctr);
 	/* Pairs with the release of `dead`: ring_touched_bytes is final. */
-	if (t->p.events && __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE))
+	if (t->ring.p.events && __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE))
 		__atomic_fetch_sub(&dead_touched_bytes, t->ring_touched_bytes, __ATOMIC_RELAXED);
-	ring_free(t->p.events, t->ring_bytes, t->ring_touched_bytes);
+	ring_free(t->ring.p.events, t->ring_bytes, t->ring_touched_bytes);
 	munmap(t, sizeof(*t));
 }
 
@@ -298,7 +297,7 @@ void rec__thread_free(struct rec__thread *t)
 void rec__thread_set_all_off(void)
 {
 	for (struct rec__thread *t = rec__g.threads; t; t = t->next)
-		__atomic_store_n(&t->p.off, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->ring.p.off, 1, __ATOMIC_RELAXED);
 }
 
 /*
@@ -321,21 +320,12 @@ void rec__thread_forget_all(void)
 	pthread_setspecific(rec__g.key, NULL);
 }
 
-int rec_thread_name(const char *name)
+/* rec_thread_name()'s part (lifecycle.c): under rec__g.lock. */
+void rec__thread_set_name(struct rec__thread *t, const char *name)
 {
-	struct rec__thread *t;
-
-	if (!name)
-		return -EINVAL;
-	rec__in_librec = 1;
-	t = rec__thread_attach();
-	if (t) {
-		pthread_mutex_lock(&rec__g.lock);
-		snprintf(t->name, sizeof(t->name), "%s", name);
-		t->named = 1;
-		t->name_gen++;
-		pthread_mutex_unlock(&rec__g.lock);
-	}
-	rec__in_librec = 0;
-	return 0;
+	pthread_mutex_lock(&rec__g.lock);
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	t->named = 1;
+	t->name_gen++;
+	pthread_mutex_unlock(&rec__g.lock);
 }
