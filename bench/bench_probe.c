@@ -15,6 +15,9 @@
  * one whole round of warm-up discarded, then ROUNDS interleaved rounds.
  * A thread that outruns the writer drops (REC_OVERFLOW=drop, the
  * default): run with REC_OVERFLOW=block to time only recorded probes.
+ * Two lines per thread: "wall" (what the harness reports) and "cpu" (the
+ * worker thread's own CPU time per call: the probe's instructions without
+ * the time the writer or other programs held the worker's core).
  *
  * Usage: bench_probe [--rounds=N] [--calls=N] [--threads=N] [--label=S]
  */
@@ -64,19 +67,26 @@ __attribute__((noinline)) static void probed(void)
 void bench_func(void);
 void bench_func_bare(void);
 
-static double now_ns(void)
+static double clock_ns(clockid_t clock)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-static double per_call(void (*fn)(void))
+/*
+ * Wall time per call, as the peer harness measures; *cpu_ns: the calling
+ * thread's CPU time per call, which leaves out the time other threads (the
+ * writer, other programs) held its core.
+ */
+static double per_call(void (*fn)(void), double *cpu_ns)
 {
-	double t0 = now_ns();
+	double c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), t0 = clock_ns(CLOCK_MONOTONIC);
+
 	for (long i = 0; i < nr_calls; i++)
 		fn();
-	return (now_ns() - t0) / (double)nr_calls;
+	*cpu_ns = (clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0) / (double)nr_calls;
+	return (clock_ns(CLOCK_MONOTONIC) - t0) / (double)nr_calls;
 }
 
 static int cmp(const void *a, const void *b)
@@ -85,9 +95,10 @@ static int cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+enum { BARE, FLOOR, PROBE, FUNC_BARE, FUNC, NR_FNS };
+
 struct result {
-	double bare, floor, probe; /* medians, ns per call */
-	double func_bare, func;	   /* whole-program mode */
+	double wall[NR_FNS], cpu[NR_FNS]; /* medians, ns per call */
 };
 
 static pthread_barrier_t barrier;
@@ -111,48 +122,48 @@ static void pin(int index)
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
+static double median(double *v)
+{
+	qsort(v, (size_t)nr_rounds, sizeof(double), cmp);
+	return v[nr_rounds / 2];
+}
+
 static void *run(void *arg)
 {
+	static void (*const fns[NR_FNS])(void) = { bare, floor_fn, probed, bench_func_bare,
+						    bench_func };
 	struct worker *wk = arg;
-	struct result *res = &wk->res;
-	double *b = calloc((size_t)nr_rounds, sizeof(double));
-	double *f = calloc((size_t)nr_rounds, sizeof(double));
-	double *p = calloc((size_t)nr_rounds, sizeof(double));
-	double *fb = calloc((size_t)nr_rounds, sizeof(double));
-	double *fi = calloc((size_t)nr_rounds, sizeof(double));
+	double *wall[NR_FNS], *cpu[NR_FNS], ignored;
 
+	for (int k = 0; k < NR_FNS; k++) {
+		wall[k] = calloc((size_t)nr_rounds, sizeof(double));
+		cpu[k] = calloc((size_t)nr_rounds, sizeof(double));
+	}
 	pin(wk->index);
 	/* Warm-up round, discarded: attach, sites, caches, the writer's pace. */
-	per_call(bare);
-	per_call(floor_fn);
-	per_call(probed);
-	per_call(bench_func_bare);
-	per_call(bench_func);
+	for (int k = 0; k < NR_FNS; k++)
+		per_call(fns[k], &ignored);
 	pthread_barrier_wait(&barrier);
-	/* Interleave the three so that noise hits them alike. */
-	for (int r = 0; r < nr_rounds; r++) {
-		b[r] = per_call(bare);
-		f[r] = per_call(floor_fn);
-		p[r] = per_call(probed);
-		fb[r] = per_call(bench_func_bare);
-		fi[r] = per_call(bench_func);
+	/* Interleaved, so that noise hits them alike. */
+	for (int r = 0; r < nr_rounds; r++)
+		for (int k = 0; k < NR_FNS; k++)
+			wall[k][r] = per_call(fns[k], &cpu[k][r]);
+	for (int k = 0; k < NR_FNS; k++) {
+		wk->res.wall[k] = median(wall[k]);
+		wk->res.cpu[k] = median(cpu[k]);
+		free(wall[k]);
+		free(cpu[k]);
 	}
-	qsort(b, (size_t)nr_rounds, sizeof(double), cmp);
-	qsort(f, (size_t)nr_rounds, sizeof(double), cmp);
-	qsort(p, (size_t)nr_rounds, sizeof(double), cmp);
-	qsort(fb, (size_t)nr_rounds, sizeof(double), cmp);
-	qsort(fi, (size_t)nr_rounds, sizeof(double), cmp);
-	res->bare = b[nr_rounds / 2];
-	res->floor = f[nr_rounds / 2];
-	res->probe = p[nr_rounds / 2];
-	res->func_bare = fb[nr_rounds / 2];
-	res->func = fi[nr_rounds / 2];
-	free(fb);
-	free(fi);
-	free(b);
-	free(f);
-	free(p);
 	return NULL;
+}
+
+static void print(const char *mode, const char *what, int i, const double *v)
+{
+	double fl = v[FLOOR] - v[BARE], pr = v[PROBE] - v[BARE], fn = v[FUNC] - v[FUNC_BARE];
+
+	printf("%-8s %-4s threads=%d thread=%d  bare %.2f ns  floor %.2f ns  probe %.2f ns  ratio %.3f"
+	       "  func %.2f ns  func/probe %.3f  func/floor %.3f\n",
+	       mode, what, nr_threads, i, v[BARE], fl, pr, pr / fl, fn, fn / pr, fn / fl);
 }
 
 int main(int argc, char **argv)
@@ -190,13 +201,8 @@ int main(int argc, char **argv)
 	rec_stop();
 
 	for (int i = 0; i < nr_threads; i++) {
-		struct result *res = &wk[i].res;
-		double fl = res->floor - res->bare, pr = res->probe - res->bare;
-		double fn = res->func - res->func_bare;
-
-		printf("%-8s threads=%d thread=%d  bare %.2f ns  floor %.2f ns  probe %.2f ns  ratio %.3f"
-		       "  func %.2f ns  func/probe %.3f  func/floor %.3f\n",
-		       mode, nr_threads, i, res->bare, fl, pr, pr / fl, fn, fn / pr, fn / fl);
+		print(mode, "wall", i, wk[i].res.wall);
+		print(mode, "cpu", i, wk[i].res.cpu);
 	}
 	free(th);
 	free(wk);
