@@ -306,12 +306,15 @@ NOINSTR struct rec__scope rec__enter(struct rec__site *site)
 	struct rec__thread *t = rec__self;
 	uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
 
+	if (rec__in_librec) {
+		/*
+		 * A signal handler interrupted librec on this thread (which may
+		 * hold its lock): no re-entry, and no wait for room either.
+		 */
+		rec__count_one(t ? &t->ring.p.nr_dropped : &rec__orphan_drops);
+		return scope;
+	}
 	if (unlikely(!t || !id || !t->ring.p.events)) {
-		if (rec__in_librec) {
-			/* A signal handler interrupted librec on this thread: no re-entry. */
-			rec__count_one(t ? &t->ring.p.nr_dropped : &rec__orphan_drops);
-			return scope;
-		}
 		rec__in_librec = 1;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		if (!t && rec__start_lazy())

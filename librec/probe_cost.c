@@ -90,6 +90,7 @@ NOINSTR bool rec__probe_cost_measure(bool use_tsc, struct rec__probe_cost_mticks
 	void *fn = (void *)(uintptr_t)&rec__probe_cost_measure;
 	size_t bytes = sizeof(struct rec__thread) + RING_EVENTS * sizeof(struct recfmt_event);
 	struct rec__thread *saved = rec__self, *t;
+	uint8_t in_librec;
 	uint64_t best[3] = { UINT64_MAX, UINT64_MAX, UINT64_MAX }, best_inner[3] = { 0 };
 
 	memset(out, 0, sizeof(*out));
@@ -103,6 +104,15 @@ NOINSTR bool rec__probe_cost_measure(bool use_tsc, struct rec__probe_cost_mticks
 		t->fcache[i].fn = (uintptr_t)fn;
 		t->fcache[i].id = 1;
 	}
+	/*
+	 * The writer runs with rec__in_librec set; cleared for the
+	 * measurement, so that a probe that leaves the inline path (the
+	 * CLOCK_MONOTONIC clock) takes probe.c's path and not the
+	 * re-entry drop. The writer blocks every signal: no handler can
+	 * run in between.
+	 */
+	in_librec = rec__in_librec;
+	rec__in_librec = 0;
 	rec__set_self(t);
 	for (uint32_t b = 0; b < BATCHES; b++) {
 		for (int kind = 0; kind < 3; kind++) {
@@ -115,6 +125,7 @@ NOINSTR bool rec__probe_cost_measure(bool use_tsc, struct rec__probe_cost_mticks
 		}
 	}
 	rec__set_self(saved);
+	rec__in_librec = in_librec;
 	/* The pair's cost: its loop minus the empty loop (never below 0). */
 	for (int kind = 1; kind < 3; kind++) {
 		uint64_t pair = best[kind] > best[0] ? best[kind] - best[0] : 0;
