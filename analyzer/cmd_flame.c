@@ -59,6 +59,7 @@ static error_t parse_flame(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &a->o;
+		state->child_inputs[1] = &a->o;
 		break;
 	case 'o':
 		a->o.output = arg;
@@ -90,6 +91,7 @@ static error_t parse_flame(int key, char *arg, struct argp_state *state)
 
 static const struct argp_child flame_children[] = {
 	{ &tt_filter_argp, 0, 0, 0 },
+	{ &tt_cost_argp, 0, 0, 0 },
 	{ 0 },
 };
 
@@ -105,14 +107,6 @@ static const struct argp flame_argp = {
 };
 
 /* True if path names the same file as the trace (never overwrite an input). */
-static bool same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
-}
-
 /* A tree's thread label as its root frame (';' and line breaks made '_',
  * as in names); NULL without --by-thread. malloc'd. */
 static char *root_frame(const struct tt_ctree *t)
@@ -203,19 +197,25 @@ int tt_cmd_flame(int argc, char **argv)
 		goto out;
 	}
 	if (a.o.output) {
-		if (same_file(a.o.output, a.o.trace)) {
-			rc = tt_fail_file(a.o.output, "is the input trace; not overwritten");
+		/* As chrome's -o: never the input (exit 2, wrong usage), else
+		 * exit 1 when it cannot be opened (tt_emit_open_output()). */
+		int fd = tt_emit_open_output(a.o.output, a.o.trace, msg, sizeof(msg));
+
+		if (fd < 0) {
+			rc = tt_fail_file(a.o.output, msg) + (fd == -2);
 			goto out;
 		}
-		out = fopen(a.o.output, "we");
+		out = fdopen(fd, "w");
 		if (!out) {
 			snprintf(msg, sizeof(msg), "cannot open: %s", strerror(errno));
+			close(fd);
 			out = stdout;
 			rc = tt_fail_file(a.o.output, msg);
 			goto out;
 		}
 	}
 	tt_trace_warn(&ct.rep.tr);
+	tt_report_comp_warn(&ct.rep);
 #ifdef TT_HAVE_FLAMESVG
 	if (a.svg) {
 		if (write_svg(&ct, a.weight_calls, out, a.o.trace) == -ENOMEM) {

@@ -45,6 +45,9 @@ struct tt_report {
 	uint64_t nr_filtered; /* REC_MIN_NS, of the selected threads (when tr.has_filtered) */
 	uint64_t nr_blocked, blocked_ns; /* REC_OVERFLOW=block waits, of the selected threads */
 	char problems[768];  /* what was lost, "" if nothing */
+	/* --compensate: asked for, and done (the file has a PROBE_COST record
+	 * with a measured cost and every walker applied it). */
+	bool comp_asked, compensated;
 };
 
 /*
@@ -78,6 +81,15 @@ static inline struct tt_trace *tt_report_replica(struct tt_report *rep, unsigned
 	return r ? &rep->more_tr[r - 1] : &rep->tr;
 }
 void tt_report_fini(struct tt_report *rep);
+
+/*
+ * --compensate, for every command that takes it: tt_report_comp_warn()
+ * prints the one warning line on stderr when it was asked for and could not
+ * be done (the file records no probe cost); tt_report_comp_footer() writes
+ * the table's footer line (no newline) when it was asked for, "" if not.
+ */
+void tt_report_comp_warn(const struct tt_report *rep);
+void tt_report_comp_footer(const struct tt_report *rep, char *out, size_t out_bytes);
 
 /* Window and thread filter of the options, resolved against the meta pass. */
 void tt_report_window(const struct tt_options *o, const struct tt_clock *c, uint64_t *lo,
