@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_FROM = 0x100, OPT_TO, OPT_SORT, OPT_BY_THREAD, OPT_FORMAT, OPT_MAX_DURATION };
+enum { OPT_FROM = 0x100, OPT_TO, OPT_SORT, OPT_BY_THREAD, OPT_FORMAT, OPT_MAX_DURATION,
+       OPT_BY_PROCESS };
 
 int tt_options_parse_u64(const char *s, uint64_t *v)
 {
@@ -183,6 +184,9 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 	case OPT_BY_THREAD:
 		o->by_thread = true;
 		break;
+	case OPT_BY_PROCESS:
+		o->by_process = true;
+		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -196,6 +200,8 @@ static const struct argp_option report_options[] = {
 	  "Order rows by total (default), self, calls, mean, max (descending) or name "
 	  "(ascending); ties by name", 20 },
 	{ "by-thread", OPT_BY_THREAD, 0, 0, "One row per thread and scope name", 20 },
+	{ "by-process", OPT_BY_PROCESS, 0, 0,
+	  "One row per process (NAME[PID], one per TRACE file) and scope name", 20 },
 	{ "max-duration", OPT_MAX_DURATION, "DUR", 0,
 	  "Count activations longer than DUR (e.g. 10s) as errors, not times: a guard "
 	  "against a suspended or migrated thread", 20 },
@@ -210,6 +216,9 @@ void tt_options_fini(struct tt_options *o)
 		regfree(&o->function_re);
 	free(o->threads);
 	o->threads = NULL;
+	free(o->traces);
+	o->traces = NULL;
+	o->nr_traces = 0;
 	o->has_function = false;
 }
 
@@ -265,6 +274,27 @@ error_t tt_options_parse_trace(int key, char *arg, struct argp_state *state)
 		if (o->trace)
 			argp_error(state, "one TRACE file only");
 		o->trace = arg;
+		return 0;
+	case ARGP_KEY_NO_ARGS:
+		argp_error(state, "missing TRACE");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+error_t tt_options_parse_traces(int key, char *arg, struct argp_state *state)
+{
+	struct tt_options *o = state->input;
+
+	switch (key) {
+	case ARGP_KEY_ARG:
+		o->traces = realloc(o->traces, (o->nr_traces + 1) * sizeof(*o->traces));
+		if (!o->traces)
+			argp_failure(state, 1, ENOMEM, "out of memory");
+		o->traces[o->nr_traces++] = arg;
+		if (!o->trace)
+			o->trace = arg;
 		return 0;
 	case ARGP_KEY_NO_ARGS:
 		argp_error(state, "missing TRACE");

@@ -22,7 +22,10 @@ enum tt_sort { TT_SORT_TOTAL, TT_SORT_SELF, TT_SORT_CALLS, TT_SORT_MEAN, TT_SORT
 	       TT_SORT_NAME };
 
 struct tt_options {
-	const char *trace;
+	const char *trace;    /* the first (or only) TRACE */
+	const char **traces;  /* every TRACE, in the order given (contract §10) */
+	unsigned nr_traces;
+	bool by_process;      /* --by-process: rows split by NAME[PID] */
 	enum tt_format format;
 	bool format_set;
 	const char **threads; /* --thread values */
@@ -58,6 +61,17 @@ int tt_options_parse_u64(const char *s, uint64_t *v);
  * Return: 0 when it handled `key`, else ARGP_ERR_UNKNOWN.
  */
 error_t tt_options_parse_trace(int key, char *arg, struct argp_state *state);
+/*
+ * tt_options_parse_traces() - the same for the reporting commands that take
+ * several TRACE files (contract §10): one or more, in o->traces.
+ */
+error_t tt_options_parse_traces(int key, char *arg, struct argp_state *state);
+/* True when the report is over several files or split by process: the
+ * multi-file pipeline (report.c) rather than the single file's. */
+static inline bool tt_options_multi(const struct tt_options *o)
+{
+	return o->nr_traces > 1 || o->by_process;
+}
 
 /* True if the thread is selected by --thread (always true without it). */
 bool tt_options_thread_selected(const struct tt_options *o, const struct tt_thread *th);
