@@ -434,6 +434,7 @@ const char *tt_report_multi_add(struct tt_report *rep, const struct tt_options *
 		rep->problems[sizeof(rep->problems) - 1] = '\0';
 	}
 	rep->any_truncated |= sub->tr.truncated;
+	rep->any_unended |= !sub->tr.has_end;
 	rep->any_damaged |= sub->tr.nr_bad_frames || sub->tr.nr_lost_frames ||
 			    sub->tr.nr_bad_blocks;
 	rep->tr.has_filtered |= sub->tr.has_filtered;

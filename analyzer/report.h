@@ -52,7 +52,7 @@ struct tt_report {
 	 * file's warnings were printed as it was read (tt_report_warn()). */
 	unsigned nr_files;     /* 0: one file, the single-file pipeline */
 	const char *failed;    /* the file that could not be read, or NULL */
-	bool any_truncated, any_damaged;
+	bool any_truncated, any_damaged, any_unended;
 	bool merged;	       /* neither --by-thread nor --by-process */
 	char **processes;      /* process labels owned by the report */
 	size_t nr_processes;
