@@ -228,28 +228,35 @@ enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 
 static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_close_fn on_close,
 			  void *close_ctx, const struct tt_consumer *cons, void *const *cons_ctxs,
-			  tt_counters_fn on_counters, void *const *ctr_ctxs, char *msg,
-			  size_t msg_bytes);
+			  tt_counters_fn on_counters, void *const *ctr_ctxs, struct tt_trace *meta,
+			  char *msg, size_t msg_bytes);
 
 enum tt_status tt_report_run_views(struct tt_report *rep, const struct tt_options *o,
 				   tt_close_fn on_close, void *close_ctx,
 				   const struct tt_consumer *cons, void *const *cons_ctxs, char *msg,
 				   size_t msg_bytes)
 {
-	return run(rep, o, on_close, close_ctx, cons, cons_ctxs, NULL, NULL, msg, msg_bytes);
+	return run(rep, o, on_close, close_ctx, cons, cons_ctxs, NULL, NULL, NULL, msg, msg_bytes);
+}
+
+enum tt_status tt_report_run_views_meta(struct tt_report *rep, const struct tt_options *o,
+					struct tt_trace *meta, const struct tt_consumer *cons,
+					void *const *cons_ctxs, char *msg, size_t msg_bytes)
+{
+	return run(rep, o, NULL, NULL, cons, cons_ctxs, NULL, NULL, meta, msg, msg_bytes);
 }
 
 enum tt_status tt_report_run_counters(struct tt_report *rep, const struct tt_options *o,
 				      tt_counters_fn on_counters, void *const *ctr_ctxs, char *msg,
 				      size_t msg_bytes)
 {
-	return run(rep, o, NULL, NULL, NULL, NULL, on_counters, ctr_ctxs, msg, msg_bytes);
+	return run(rep, o, NULL, NULL, NULL, NULL, on_counters, ctr_ctxs, NULL, msg, msg_bytes);
 }
 
 static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_close_fn on_close,
 			  void *close_ctx, const struct tt_consumer *cons, void *const *cons_ctxs,
-			  tt_counters_fn on_counters, void *const *ctr_ctxs, char *msg,
-			  size_t msg_bytes)
+			  tt_counters_fn on_counters, void *const *ctr_ctxs, struct tt_trace *meta,
+			  char *msg, size_t msg_bytes)
 {
 	struct filter_ctx fc = { o, NULL };
 	enum tt_status st;
@@ -261,8 +268,13 @@ static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_
 	tt_trace_init(&rep->tr, o->trace);
 	tt_trace_init(&rep->meta, o->trace);
 	tt_scopes_init(&rep->sc, &rep->tr);
-	if (tt_options_need_prepass(o) || on_close || (cons && cons->needs_meta)) {
-		st = tt_trace_walk(&rep->meta, NULL, NULL, msg, msg_bytes);
+	if (meta) { /* the caller's metadata pass, moved in */
+		tt_trace_fini(&rep->meta);
+		rep->meta = *meta;
+		memset(meta, 0, sizeof(*meta));
+	}
+	if (meta || tt_options_need_prepass(o) || on_close || (cons && cons->needs_meta)) {
+		st = meta ? TT_OK : tt_trace_walk(&rep->meta, NULL, NULL, msg, msg_bytes);
 		if (st != TT_OK)
 			return st;
 		rep->has_meta = true;
@@ -484,7 +496,7 @@ static enum tt_status run_files(struct tt_report *rep, const struct tt_options *
 		enum tt_status st;
 
 		tt_report_file_options(o, i, &fo);
-		st = run(sub, &fo, NULL, NULL, NULL, NULL, NULL, NULL, msg, msg_bytes);
+		st = run(sub, &fo, NULL, NULL, NULL, NULL, NULL, NULL, NULL, msg, msg_bytes);
 		if (st == TT_OK)
 			tt_report_multi_add(rep, o, sub);
 		else

@@ -77,6 +77,15 @@ enum tt_status tt_report_run_views(struct tt_report *rep, const struct tt_option
 				   const struct tt_consumer *cons, void *const *cons_ctxs, char *msg,
 				   size_t msg_bytes);
 /*
+ * tt_report_run_views_meta() - tt_report_run_views() with the metadata
+ * pass already done by the caller (tt_trace_walk() with no block function
+ * on a tt_trace of the same file): meta is moved into rep->meta (and left
+ * zeroed), so the file is not read a third time.
+ */
+enum tt_status tt_report_run_views_meta(struct tt_report *rep, const struct tt_options *o,
+					struct tt_trace *meta, const struct tt_consumer *cons,
+					void *const *cons_ctxs, char *msg, size_t msg_bytes);
+/*
  * tt_report_run_counters() - tt_report_run() with the engine's counter
  * deltas (scopes.h, on_counters) on every walker: ctr_ctxs[r] is
  * on_counters' context on replica r, TT_REPORT_MAX_REPLICAS of them.
