@@ -537,3 +537,27 @@ Test(multi, counter_columns_are_the_union_of_the_files)
 	unlink(c_path);
 	unlink(d_path);
 }
+
+Test(multi, info_and_check_take_several_files)
+{
+	struct tu_result r = ok(tu_run("check", a_path, b_path, NULL));
+
+	cr_assert_eq(tu_nr_lines(r.out), 2, "%s", r.out);
+	cr_assert(strstr(tu_line(r.out, 0), ": ok (") && strstr(tu_line(r.out, 1), ": ok ("));
+	tu_result_free(&r);
+	r = tu_run("check", a_path, bad_path, b_path, NULL);
+	cr_assert_eq(r.status, 1);
+	cr_assert_eq(tu_nr_lines(r.out), 2, "%s", r.out); /* the good ones still say ok */
+	cr_assert(strstr(r.err, bad_path), "%s", r.err);
+	tu_result_free(&r);
+
+	r = ok(tu_run("info", "--format=json", a_path, b_path, NULL));
+	cr_assert_eq(r.out[0], '[', "%s", r.out);
+	cr_assert(strstr(r.out, "\"events\":6,"), "%s", r.out);
+	cr_assert(strstr(r.out, "\"events\":10,"), "%s", r.out);
+	cr_assert(strstr(r.out, "}\n]\n"), "%s", r.out);
+	tu_result_free(&r);
+	r = ok(tu_run("info", "--format=json", a_path, NULL));
+	cr_assert_eq(r.out[0], '{', "one file: one object, as before");
+	tu_result_free(&r);
+}
