@@ -303,3 +303,34 @@ error_t tt_options_parse_traces(int key, char *arg, struct argp_state *state)
 		return ARGP_ERR_UNKNOWN;
 	}
 }
+
+error_t tt_options_parse_files(int key, char *arg, struct argp_state *state,
+			       struct tt_files_args *a)
+{
+	switch (key) {
+	case 'o':
+		a->out = arg;
+		return 0;
+	case ARGP_KEY_ARG:
+		a->traces = realloc(a->traces, (a->nr_traces + 1) * sizeof(*a->traces));
+		if (!a->traces)
+			argp_failure(state, 1, ENOMEM, "out of memory");
+		a->traces[a->nr_traces++] = arg;
+		return 0;
+	case ARGP_KEY_END:
+		if (!a->nr_traces)
+			argp_error(state, "missing TRACE");
+		if (!a->out)
+			argp_error(state, "%s", a->missing_out);
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+void tt_files_args_fini(struct tt_files_args *a)
+{
+	free(a->traces);
+	a->traces = NULL;
+	a->nr_traces = 0;
+}

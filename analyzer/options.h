@@ -73,6 +73,24 @@ static inline bool tt_options_multi(const struct tt_options *o)
 	return o->nr_traces > 1 || o->by_process;
 }
 
+/*
+ * The operands and -o of the commands that write files from several traces
+ * (export, perfetto): -o OUT (each command lists the option with its own
+ * help) and one or more TRACE operands, in the order given. missing_out is
+ * the usage error without -o ("missing -o DIR").
+ */
+struct tt_files_args {
+	const char *out;
+	const char **traces;
+	unsigned nr_traces;
+	const char *missing_out;
+};
+/* For the default branch of such a command's parser: 'o', the operands and
+ * the checks at the end. Return: 0 when it handled key, else ARGP_ERR_UNKNOWN. */
+error_t tt_options_parse_files(int key, char *arg, struct argp_state *state,
+			       struct tt_files_args *a);
+void tt_files_args_fini(struct tt_files_args *a);
+
 /* True if the thread is selected by --thread (always true without it). */
 bool tt_options_thread_selected(const struct tt_options *o, const struct tt_thread *th);
 /* True if the name is selected by --function (always true without it). */
