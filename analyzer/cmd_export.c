@@ -493,12 +493,14 @@ int tt_cmd_export(int argc, char **argv)
 
 		ex.run = &runs[i];
 		ex.next_id = 0;
-		write_run(&ex, &runs[i]);
 		o.trace = runs[i].path;
 		enum tt_status st = tt_report_run_views(&rep, &o, NULL, NULL, &exp_consumer, ctxs,
 						       msg, sizeof(msg));
 		if (st == TT_OK) {
 			tt_trace_warn(&rep.tr);
+			/* After the events: the duration is the main pass's. */
+			tt_run_saw_ticks(&runs[i], rep.tr.max_ticks);
+			write_run(&ex, &runs[i]);
 			write_scopes(&ex, &runs[i], &rep.tr);
 		}
 		tt_report_fini(&rep);

@@ -15,6 +15,7 @@
 #include <argp.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +79,7 @@ static uint32_t pf_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64
 		pt->enter_ticks = tt_xrealloc(pt->enter_ticks, pt->cap * sizeof(*pt->enter_ticks));
 	}
 	pt->enter_ticks[pt->sp++] = ticks;
-	tt_pf_begin(&pf->w, &pt->seq, tt_run_unix_ns(pf->run, ticks), name, s, strlen(s));
+	tt_pf_begin(&pf->w, &pt->seq, tt_run_unix_ns(pf->run, ticks), name, s, SIZE_MAX);
 	return pt->sp;
 }
 
