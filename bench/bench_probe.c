@@ -9,10 +9,17 @@
  * with -finstrument-functions (bench_func.c), i.e. whole-program mode's
  * cost per function (func), above its own uninstrumented twin.
  *
- * Usage: bench_probe [--rounds=N] [--calls=N] [--threads=N]
- * Run with a ring large enough that nothing is dropped (the harness sets
- * REC_BUFFER=64M unless it is set); drops are printed and make the figure
- * invalid.
+ * Steady state, as ../shared/bench-peers/ measures it (scripts/peer-probe.sh):
+ * default settings, each worker pinned to its own core (one thread: the
+ * last core, so the writer has the others), long rounds (10 M calls),
+ * one whole round of warm-up discarded, then ROUNDS interleaved rounds.
+ * A thread that outruns the writer drops (REC_OVERFLOW=drop, the
+ * default): run with REC_OVERFLOW=block to time only recorded probes.
+ * Two lines per thread: "wall" (what the harness reports) and "cpu" (the
+ * worker thread's own CPU time per call: the probe's instructions without
+ * the time the writer or other programs held the worker's core).
+ *
+ * Usage: bench_probe [--rounds=N] [--calls=N] [--threads=N] [--label=S]
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -25,8 +32,8 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
-static long nr_calls = 1000000;
-static int nr_rounds = 11;
+static long nr_calls = 10000000;
+static int nr_rounds = 5;
 
 struct slot {
 	uint64_t ticks;
@@ -60,19 +67,26 @@ __attribute__((noinline)) static void probed(void)
 void bench_func(void);
 void bench_func_bare(void);
 
-static double now_ns(void)
+static double clock_ns(clockid_t clock)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-static double per_call(void (*fn)(void))
+/*
+ * Wall time per call, as the peer harness measures; *cpu_ns: the calling
+ * thread's CPU time per call, which leaves out the time other threads (the
+ * writer, other programs) held its core.
+ */
+static double per_call(void (*fn)(void), double *cpu_ns)
 {
-	double t0 = now_ns();
+	double c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), t0 = clock_ns(CLOCK_MONOTONIC);
+
 	for (long i = 0; i < nr_calls; i++)
 		fn();
-	return (now_ns() - t0) / (double)nr_calls;
+	*cpu_ns = (clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0) / (double)nr_calls;
+	return (clock_ns(CLOCK_MONOTONIC) - t0) / (double)nr_calls;
 }
 
 static int cmp(const void *a, const void *b)
@@ -81,57 +95,79 @@ static int cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+enum { BARE, FLOOR, PROBE, FUNC_BARE, FUNC, NR_FNS };
+
 struct result {
-	double bare, floor, probe; /* medians, ns per call */
-	double func_bare, func;	   /* whole-program mode */
+	double wall[NR_FNS], cpu[NR_FNS]; /* medians, ns per call */
 };
 
 static pthread_barrier_t barrier;
+static int nr_threads = 1;
+
+struct worker {
+	int index;
+	struct result res;
+};
+
+/* Thread i on core (i + 1) mod ncpu: one thread leaves core 0 to the writer. */
+static void pin(int index)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	if (ncpu < 2)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET((int)((index + 1) % ncpu), &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static double median(double *v)
+{
+	qsort(v, (size_t)nr_rounds, sizeof(double), cmp);
+	return v[nr_rounds / 2];
+}
 
 static void *run(void *arg)
 {
-	struct result *res = arg;
-	double *b = calloc((size_t)nr_rounds, sizeof(double));
-	double *f = calloc((size_t)nr_rounds, sizeof(double));
-	double *p = calloc((size_t)nr_rounds, sizeof(double));
-	double *fb = calloc((size_t)nr_rounds, sizeof(double));
-	double *fi = calloc((size_t)nr_rounds, sizeof(double));
+	static void (*const fns[NR_FNS])(void) = { bare, floor_fn, probed, bench_func_bare,
+						    bench_func };
+	struct worker *wk = arg;
+	double *wall[NR_FNS], *cpu[NR_FNS], ignored;
 
-	/* Warm up: first-touch the ring's pages, register the site. */
-	per_call(probed);
-	per_call(floor_fn);
-	per_call(bench_func);
-	rec_flush();
-	pthread_barrier_wait(&barrier);
-	/* Interleave the three so that noise hits them alike. */
-	for (int r = 0; r < nr_rounds; r++) {
-		b[r] = per_call(bare);
-		f[r] = per_call(floor_fn);
-		p[r] = per_call(probed);
-		fb[r] = per_call(bench_func_bare);
-		fi[r] = per_call(bench_func);
+	for (int k = 0; k < NR_FNS; k++) {
+		wall[k] = calloc((size_t)nr_rounds, sizeof(double));
+		cpu[k] = calloc((size_t)nr_rounds, sizeof(double));
 	}
-	qsort(b, (size_t)nr_rounds, sizeof(double), cmp);
-	qsort(f, (size_t)nr_rounds, sizeof(double), cmp);
-	qsort(p, (size_t)nr_rounds, sizeof(double), cmp);
-	qsort(fb, (size_t)nr_rounds, sizeof(double), cmp);
-	qsort(fi, (size_t)nr_rounds, sizeof(double), cmp);
-	res->bare = b[nr_rounds / 2];
-	res->floor = f[nr_rounds / 2];
-	res->probe = p[nr_rounds / 2];
-	res->func_bare = fb[nr_rounds / 2];
-	res->func = fi[nr_rounds / 2];
-	free(fb);
-	free(fi);
-	free(b);
-	free(f);
-	free(p);
+	pin(wk->index);
+	/* Warm-up round, discarded: attach, sites, caches, the writer's pace. */
+	for (int k = 0; k < NR_FNS; k++)
+		per_call(fns[k], &ignored);
+	pthread_barrier_wait(&barrier);
+	/* Interleaved, so that noise hits them alike. */
+	for (int r = 0; r < nr_rounds; r++)
+		for (int k = 0; k < NR_FNS; k++)
+			wall[k][r] = per_call(fns[k], &cpu[k][r]);
+	for (int k = 0; k < NR_FNS; k++) {
+		wk->res.wall[k] = median(wall[k]);
+		wk->res.cpu[k] = median(cpu[k]);
+		free(wall[k]);
+		free(cpu[k]);
+	}
 	return NULL;
+}
+
+static void print(const char *mode, const char *what, int i, const double *v)
+{
+	double fl = v[FLOOR] - v[BARE], pr = v[PROBE] - v[BARE], fn = v[FUNC] - v[FUNC_BARE];
+
+	printf("%-8s %-4s threads=%d thread=%d  bare %.2f ns  floor %.2f ns  probe %.2f ns  ratio %.3f"
+	       "  func %.2f ns  func/probe %.3f  func/floor %.3f\n",
+	       mode, what, nr_threads, i, v[BARE], fl, pr, pr / fl, fn, fn / pr, fn / fl);
 }
 
 int main(int argc, char **argv)
 {
-	int nr_threads = 1;
 	const char *mode = "";
 
 	for (int i = 1; i < argc; i++) {
@@ -151,27 +187,24 @@ int main(int argc, char **argv)
 	}
 	if (nr_rounds < 1 || nr_calls < 1 || nr_threads < 1)
 		return 2;
-	setenv("REC_BUFFER", getenv("REC_BUFFER") ? getenv("REC_BUFFER") : "64M", 1);
 	rec_start(NULL);
 
 	pthread_t *th = calloc((size_t)nr_threads, sizeof(*th));
-	struct result *res = calloc((size_t)nr_threads, sizeof(*res));
+	struct worker *wk = calloc((size_t)nr_threads, sizeof(*wk));
 	pthread_barrier_init(&barrier, NULL, (unsigned)nr_threads);
-	for (int i = 0; i < nr_threads; i++)
-		pthread_create(&th[i], NULL, run, &res[i]);
+	for (int i = 0; i < nr_threads; i++) {
+		wk[i].index = i;
+		pthread_create(&th[i], NULL, run, &wk[i]);
+	}
 	for (int i = 0; i < nr_threads; i++)
 		pthread_join(th[i], NULL);
 	rec_stop();
 
 	for (int i = 0; i < nr_threads; i++) {
-		double fl = res[i].floor - res[i].bare, pr = res[i].probe - res[i].bare;
-		double fn = res[i].func - res[i].func_bare;
-
-		printf("%-8s threads=%d thread=%d  bare %.2f ns  floor %.2f ns  probe %.2f ns  ratio %.3f"
-		       "  func %.2f ns  func/probe %.3f  func/floor %.3f\n",
-		       mode, nr_threads, i, res[i].bare, fl, pr, pr / fl, fn, fn / pr, fn / fl);
+		print(mode, "wall", i, wk[i].res.wall);
+		print(mode, "cpu", i, wk[i].res.cpu);
 	}
 	free(th);
-	free(res);
+	free(wk);
 	return 0;
 }

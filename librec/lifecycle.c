@@ -276,29 +276,15 @@ int rec__start_locked(const struct rec_config *config)
 	rec__clock_sync(rec__g.cfg.use_tsc, &rec__g.start_sync);
 	/*
 	 * Threads left from an earlier recording: start them afresh in this
-	 * file, numbered from 1 again. The writer is not running, so its
-	 * fields are ours; but the producers are: one may be waiting for room
-	 * (block mode) and load tail at (A) while we store it. Hence a release
-	 * store, standing in for the writer's (D): it pairs with (A) in
-	 * probe.c, and the discarded slots are free to overwrite.
+	 * file, numbered from 1 again (the writer resets its own fields).
 	 */
 	rec__g.next_serial = 0;
 	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
 		t->serial = ++rec__g.next_serial;
-		__atomic_store_n(&t->tail, __atomic_load_n(&t->head, __ATOMIC_ACQUIRE),
-				 __ATOMIC_RELEASE);
-		t->nr_dropped_base = __atomic_load_n(&t->nr_dropped, __ATOMIC_RELAXED);
-		t->nr_blocked_base = __atomic_load_n(&t->nr_blocked, __ATOMIC_RELAXED);
-		t->blocked_ns_base = __atomic_load_n(&t->blocked_ns, __ATOMIC_RELAXED);
-		t->nr_blocked_reported = t->blocked_ns_reported = 0;
-		t->nr_dropped_written = 0;
-		t->nr_events_written = 0;
-		t->nr_filtered_written = t->nr_filtered_reported = 0;
-		t->name_gen_written = 0;
-		t->ctr_set_frame = 0;
+		rec__writer_thread_restart(t);
 		/* A scope still open from the last recording exits silently (probe.c). */
-		__atomic_store_n(&t->gen, t->gen + 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&t->off, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->ring.p.gen, t->ring.p.gen + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->ring.p.off, 0, __ATOMIC_RELAXED);
 	}
 	err = rec__writer_start();
 	if (err) {
@@ -309,6 +295,38 @@ int rec__start_locked(const struct rec_config *config)
 		return err;
 	}
 	__atomic_store_n(&rec__g.state, REC__RUNNING, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * rec__start_lazy() - the first probe's start (or rec_thread_name()'s):
+ * starts recording with the environment's configuration if nothing has
+ * started it yet. Called before rec__thread_attach(), with rec__in_librec
+ * set. Return: true if recording is running.
+ */
+bool rec__start_lazy(void)
+{
+	if (__atomic_load_n(&rec__g.state, __ATOMIC_ACQUIRE) == REC__NEVER_STARTED) {
+		pthread_mutex_lock(&rec__g.lock);
+		if (rec__g.state == REC__NEVER_STARTED)
+			rec__start_locked(NULL);
+		pthread_mutex_unlock(&rec__g.lock);
+	}
+	return __atomic_load_n(&rec__g.state, __ATOMIC_ACQUIRE) == REC__RUNNING;
+}
+
+int rec_thread_name(const char *name)
+{
+	struct rec__thread *t = NULL;
+
+	if (!name)
+		return -EINVAL;
+	rec__in_librec = 1;
+	if (rec__start_lazy())
+		t = rec__thread_attach();
+	if (t)
+		rec__thread_set_name(t, name);
+	rec__in_librec = 0;
 	return 0;
 }
 

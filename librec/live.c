@@ -200,7 +200,7 @@ void rec__live_feed(struct rec__live *l, struct rec__thread *t, uint64_t from, u
 	if (!lt)
 		return;
 	for (uint64_t i = 0; i < n; i += stride) {
-		const struct recfmt_event *ev = &t->events[(from + i) & t->mask];
+		const struct recfmt_event *ev = &rec__events(t)[(from + i) & t->ring.p.mask];
 		uint64_t ticks = ev->ticks > l->cut.ticks ? ev->ticks : l->cut.ticks;
 
 		if (RECFMT_CODE_IS_EXIT(ev->code))

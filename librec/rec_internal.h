@@ -16,6 +16,7 @@
 
 #include "rec.h"
 #include "recfmt.h"
+#include "ring.h"
 
 #define REC__HIDDEN __attribute__((visibility("hidden")))
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -59,54 +60,14 @@ struct rec__fframe {
 };
 
 /*
- * Per-thread state. Ring protocol (single producer = the owning thread,
- * single consumer = the writer thread), indices count records and only grow:
- *
- *   producer (probe.c)                      consumer (writer.c)
- *   writes slots [head, limit)              reads slots [tail, head)
- *   (A) acquire-load tail when the cached   (C) acquire-load head, then read
- *       limit says the ring is full;            the slots below it;
- *       pairs with (D)                          pairs with (B)
- *   (B) release-store head after writing    (D) release-store tail after the
- *       the slot                                slots are encoded; pairs with (A)
- *
- * (B)->(C) makes a slot's contents visible before the writer reads it;
- * (D)->(A) makes the writer's reads of a slot complete before the producer
- * overwrites it. head and tail sit on separate cache lines so that the
- * producer's stores do not bounce the writer's line and vice versa.
- *
- * Whole-scope drops: `reserved` counts recorded enters whose exit is still
- * to come; an enter is recorded only if the ring has room for itself, its
- * own exit and every pending exit, so an exit always finds room.
- *
- * Signals: `nesting` is set while a probe is between reading head and
- * publishing it. A probe in a signal handler that interrupted that window
- * sees it set and drops its scope (counted) instead of writing the same slot.
+ * Per-thread state, by who writes it: the ring (ring.h: the producer's
+ * part written by the owning thread, tail by the writer), the registry's
+ * fields (under g.lock), the writer's bookkeeping (writer-private), the
+ * hooks' cache and shadow stack (owner).
  */
 struct rec__thread {
-	/* Producer's cache line: written only by the owning thread. */
-	uint64_t head;	      /* (B); read by the writer at (C) */
-	uint64_t limit;	      /* tail as last seen + capacity; producer-private */
-	struct recfmt_event *events;
-	uint64_t mask;	      /* capacity - 1 (capacity is a power of two) */
-	uint32_t reserved;    /* pending exits; producer-private */
-	uint8_t nesting;      /* probe in progress; producer-private */
-	uint8_t use_tsc;      /* clock: TSC or CLOCK_MONOTONIC; fixed at attach */
-	uint8_t block;	      /* REC_OVERFLOW=block; fixed at attach */
-	uint8_t off;	      /* set (relaxed) by rec_stop/writer failure: record nothing */
-	uint64_t nr_dropped;  /* written by the owner (relaxed store), read by the writer */
-	/*
-	 * Recording generation: raised (relaxed) by rec__start_locked() for
-	 * every thread it starts afresh, read (relaxed) by the owner's probes.
-	 * An enter keeps it in its scope (or shadow-stack frame); an exit whose
-	 * generation differs belongs to an earlier recording: it gives back its
-	 * reservation and records nothing, so no exit without its enter.
-	 */
-	uint32_t gen;
-	uint64_t woke_tail;   /* tail at the last wake of the writer; producer-private */
-
-	/* Consumer's cache line: written only by the writer. */
-	uint64_t tail __attribute__((aligned(REC__CACHELINE))); /* (D); read at (A) */
+	/* The ring: its producer part first (rec.h's inline probe reads it). */
+	struct rec__ring ring;
 
 	/* Cold fields. */
 	uint8_t dead __attribute__((aligned(REC__CACHELINE))); /* release-set at thread exit */
@@ -181,6 +142,12 @@ struct rec__thread {
 	uint64_t comm_read_ns;
 };
 
+/* The ring's slots as the format sees them (same layout: probe.c asserts it). */
+static inline struct recfmt_event *rec__events(const struct rec__thread *t)
+{
+	return rec__ring_slots(&t->ring);
+}
+
 /*
  * A thread's perf-event group (counters.c). Each event the thread records
  * takes 1 + nr ring slots: the event, then one slot per counter whose
@@ -251,10 +218,29 @@ void rec__thread_set_all_off(void) REC__HIDDEN;
 void rec__thread_forget_all(void) REC__HIDDEN;
 void rec__thread_init_key(void) REC__HIDDEN;
 bool rec__thread_ring_retry(struct rec__thread *t) REC__HIDDEN;
+void rec__thread_set_name(struct rec__thread *t, const char *name) REC__HIDDEN;
 
 /* probe.c: the calling thread's state (initial-exec TLS). */
 extern __thread struct rec__thread *rec__self
 	__attribute__((tls_model("initial-exec"))) REC__HIDDEN;
+
+/*
+ * Sets the calling thread's state for librec (rec__self) and for the
+ * inline probe in rec.h (rec__prod, its producer part). A signal handler
+ * between the two stores finds rec__prod NULL and takes the out-of-line
+ * path, which reads rec__self: either order of the two is safe, this one
+ * keeps rec__prod never ahead of rec__self.
+ */
+static inline void rec__set_self(struct rec__thread *t)
+{
+	if (!t)
+		rec__prod = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rec__self = t;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (t)
+		rec__prod = &t->ring.p;
+}
 
 /*
  * Set while this thread is inside librec's own slow paths or API calls
@@ -329,12 +315,41 @@ static inline uint64_t rec__rdtsc(void)
 #endif
 }
 
+/* The calling thread's clock, as its probes stamp (fixed at attach). */
+__attribute__((no_instrument_function)) static inline uint64_t
+rec__now_ticks(const struct rec__thread *t)
+{
+	if (likely(t->ring.p.use_tsc))
+		return rec__rdtsc();
+	return rec__clock_now(false);
+}
+
+/*
+ * Only the owner writes a drop counter, but a signal handler on the owner
+ * may count too: the increment is one instruction, which a signal cannot
+ * split (not locked: no other thread writes). The writer reads it with a
+ * relaxed load.
+ */
+__attribute__((no_instrument_function)) static inline void rec__count_one(uint64_t *counter)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("addq $1, %0" : "+m"(*counter));
+#else
+	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+#endif
+}
+
+/* probe.c: the out-of-line probe paths, shared by rec__enter/rec__exit and hooks.c. */
+uint32_t rec__probe_enter(struct rec__thread *t, uint32_t id, uint32_t *gen) REC__HIDDEN;
+void rec__probe_exit(struct rec__thread *t, uint32_t code, uint32_t gen) REC__HIDDEN;
+
 /* config.c */
 int rec__config_resolve(const struct rec_config *in, struct rec__config *out) REC__HIDDEN;
 bool rec__env_disabled(void) REC__HIDDEN;
 
 /* lifecycle.c */
 int rec__start_locked(const struct rec_config *config) REC__HIDDEN;
+bool rec__start_lazy(void) REC__HIDDEN;
 
 /* writer.c */
 int rec__writer_start(void) REC__HIDDEN;
@@ -343,6 +358,7 @@ void rec__writer_wake(void) REC__HIDDEN;
 void rec__writer_forget(void) REC__HIDDEN;
 void rec__writer_park(void) REC__HIDDEN;
 void rec__writer_retire(void) REC__HIDDEN;
+void rec__writer_thread_restart(struct rec__thread *t) REC__HIDDEN;
 
 /* counters.c */
 struct perf_event_mmap_page;

@@ -35,7 +35,7 @@
  * thread alive at once, plus spare_bytes(), plus one ring.
  */
 struct pooled {
-	struct recfmt_event *ring;
+	struct rec__event *ring;
 	size_t bytes;	      /* mapped */
 	size_t touched_bytes; /* at most bytes */
 };
@@ -60,7 +60,7 @@ static size_t spare_bytes(void)
 }
 
 /* Under rec__g.lock: a ring from the pool, or a new one if the budget allows. */
-static struct recfmt_event *ring_alloc(size_t bytes, size_t *touched_bytes)
+static struct rec__event *ring_alloc(size_t bytes, size_t *touched_bytes)
 {
 	void *p;
 
@@ -95,7 +95,7 @@ static struct recfmt_event *ring_alloc(size_t bytes, size_t *touched_bytes)
 }
 
 /* Under rec__g.lock: keep a ring for the next thread if the budget allows. */
-static void ring_free(struct recfmt_event *ring, size_t bytes, size_t touched_bytes)
+static void ring_free(struct rec__event *ring, size_t bytes, size_t touched_bytes)
 {
 	if (!ring)
 		return;
@@ -120,10 +120,10 @@ static void ring_free(struct recfmt_event *ring, size_t bytes, size_t touched_by
  */
 static void ring_prefault(struct rec__thread *t)
 {
-	if (!t->events || t->ring_touched_bytes >= t->ring_bytes)
+	if (!t->ring.p.events || t->ring_touched_bytes >= t->ring_bytes)
 		return;
-	if (madvise(t->events, t->ring_bytes, MADV_POPULATE_WRITE) != 0) {
-		volatile char *p = (volatile char *)t->events;
+	if (madvise(t->ring.p.events, t->ring_bytes, MADV_POPULATE_WRITE) != 0) {
+		volatile char *p = (volatile char *)t->ring.p.events;
 
 		for (size_t i = 0; i < t->ring_bytes; i += PAGE_BYTES)
 			p[i] = 0;
@@ -135,10 +135,10 @@ static void ring_prefault(struct rec__thread *t)
 /* Under rec__g.lock: give t a ring if there is room. */
 static bool ring_attach_locked(struct rec__thread *t)
 {
-	t->events = ring_alloc(t->ring_bytes, &t->ring_touched_bytes);
-	if (!t->events)
+	t->ring.p.events = ring_alloc(t->ring_bytes, &t->ring_touched_bytes);
+	if (!t->ring.p.events)
 		return false;
-	t->mask = t->ring_bytes / sizeof(struct recfmt_event) - 1;
+	t->ring.p.mask = t->ring_bytes / sizeof(struct recfmt_event) - 1;
 	return true;
 }
 
@@ -171,17 +171,17 @@ static void thread_exit(void *arg)
 {
 	struct rec__thread *t = arg;
 
-	rec__self = NULL;
+	rec__set_self(NULL);
 	/* The group counts this thread only: close it now (the writer still
 	 * reads its column count, so the state itself lives on). */
 	rec__counters_close(t->ctr);
-	if (t->events) {
+	if (t->ring.p.events) {
 		/*
 		 * What the ring holds until the writer frees it: the slots ever
 		 * written, in whole pages (huge pages: madvise above), at least
 		 * what an earlier owner touched.
 		 */
-		uint64_t cap = t->mask + 1, n = t->head < cap ? t->head : cap;
+		uint64_t cap = t->ring.p.mask + 1, n = t->ring.p.head < cap ? t->ring.p.head : cap;
 		size_t page = t->ring_bytes >= HUGE_PAGE_BYTES ? HUGE_PAGE_BYTES : PAGE_BYTES;
 		size_t used = ((size_t)n * sizeof(struct recfmt_event) + page - 1) / page * page;
 
@@ -223,7 +223,7 @@ static struct rec__thread *thread_create_locked(void)
 	if (t == MAP_FAILED)
 		return NULL;
 	t->ring_bytes = rec__g.cfg.buffer_bytes;
-	t->woke_tail = UINT64_MAX; /* no wake yet: see wait_for_room() */
+	t->ring.p.woke_tail = UINT64_MAX; /* no wake yet: see wait_for_room() */
 	t->ring_gen_seen = __atomic_load_n(&ring_gen, __ATOMIC_RELAXED);
 	/*
 	 * No ring when the budget is reached (or mmap fails): the thread is
@@ -231,16 +231,16 @@ static struct rec__thread *thread_create_locked(void)
 	 * and takes a ring later (rec__thread_ring_retry()).
 	 */
 	if (ring_attach_locked(t))
-		t->limit = (t->mask + 1) / 4; /* soft limit: see wait_for_room() */
-	t->use_tsc = rec__g.cfg.use_tsc;
-	t->block = rec__g.cfg.block;
+		t->ring.p.limit = (t->ring.p.mask + 1) / 4; /* soft limit: see wait_for_room() */
+	t->ring.p.use_tsc = rec__g.cfg.use_tsc;
+	t->ring.p.block = rec__g.cfg.block;
 	t->serial = ++rec__g.next_serial;
 	t->os_tid = (uint32_t)gettid();
 	t->name_gen = 1;
 	/* On the thread itself: its perf-event group counts this thread. */
 	t->ctr = rec__counters_open();
 	if (t->ctr)
-		t->limit = 0; /* every probe takes the counted path (probe.c) */
+		t->ring.p.limit = 0; /* every probe takes the counted path (probe.c) */
 	t->next = rec__g.threads;
 	rec__g.threads = t;
 	return t;
@@ -248,7 +248,8 @@ static struct rec__thread *thread_create_locked(void)
 
 /*
  * rec__thread_attach() - the calling thread's state, created on first use.
- * Starts recording when no probe has started it yet.
+ * Recording must have been started before (rec__start_lazy(): the caller
+ * starts it, so that attaching never calls back into lifecycle.c).
  * Return: NULL when not recording (stopped, disabled, failed, no memory).
  */
 struct rec__thread *rec__thread_attach(void)
@@ -258,16 +259,14 @@ struct rec__thread *rec__thread_attach(void)
 
 	if (t)
 		return t;
-	if (state != REC__NEVER_STARTED && state != REC__RUNNING)
+	if (state != REC__RUNNING)
 		return NULL;
 	pthread_mutex_lock(&rec__g.lock);
-	if (rec__g.state == REC__NEVER_STARTED)
-		rec__start_locked(NULL);
 	if (rec__g.state == REC__RUNNING) {
 		t = thread_create_locked();
 		if (t) {
 			pthread_setspecific(rec__g.key, t);
-			rec__self = t;
+			rec__set_self(t);
 			/*
 			 * From here a handler on this thread counts into t, so the
 			 * orphan count is final: move it (one add, as count_one()).
@@ -288,9 +287,9 @@ void rec__thread_free(struct rec__thread *t)
 {
 	rec__counters_free(t->ctr);
 	/* Pairs with the release of `dead`: ring_touched_bytes is final. */
-	if (t->events && __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE))
+	if (t->ring.p.events && __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE))
 		__atomic_fetch_sub(&dead_touched_bytes, t->ring_touched_bytes, __ATOMIC_RELAXED);
-	ring_free(t->events, t->ring_bytes, t->ring_touched_bytes);
+	ring_free(t->ring.p.events, t->ring_bytes, t->ring_touched_bytes);
 	munmap(t, sizeof(*t));
 }
 
@@ -298,7 +297,7 @@ void rec__thread_free(struct rec__thread *t)
 void rec__thread_set_all_off(void)
 {
 	for (struct rec__thread *t = rec__g.threads; t; t = t->next)
-		__atomic_store_n(&t->off, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->ring.p.off, 1, __ATOMIC_RELAXED);
 }
 
 /*
@@ -317,25 +316,16 @@ void rec__thread_forget_all(void)
 	dead_touched_bytes = 0; /* the parent's exiting threads may have been counting */
 	rec__g.threads = NULL;
 	rec__g.next_serial = 0;
-	rec__self = NULL;
+	rec__set_self(NULL);
 	pthread_setspecific(rec__g.key, NULL);
 }
 
-int rec_thread_name(const char *name)
+/* rec_thread_name()'s part (lifecycle.c): under rec__g.lock. */
+void rec__thread_set_name(struct rec__thread *t, const char *name)
 {
-	struct rec__thread *t;
-
-	if (!name)
-		return -EINVAL;
-	rec__in_librec = 1;
-	t = rec__thread_attach();
-	if (t) {
-		pthread_mutex_lock(&rec__g.lock);
-		snprintf(t->name, sizeof(t->name), "%s", name);
-		t->named = 1;
-		t->name_gen++;
-		pthread_mutex_unlock(&rec__g.lock);
-	}
-	rec__in_librec = 0;
-	return 0;
+	pthread_mutex_lock(&rec__g.lock);
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	t->named = 1;
+	t->name_gen++;
+	pthread_mutex_unlock(&rec__g.lock);
 }

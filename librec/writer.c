@@ -297,7 +297,7 @@ static bool frame_due(const struct writer *w, uint64_t now_ns)
 static int encode_ring_all(struct writer *w, struct rec__thread *t, uint64_t tail,
 			   uint64_t head);
 /* REC_MIN_NS hold-back limit: an eighth of the ring, at most 64 Ki events. */
-#define HOLD_MAX_EVENTS(t) ((t)->mask + 1 < 8u * 65536u ? ((t)->mask + 1) / 8 : 65536u)
+#define HOLD_MAX_EVENTS(t) ((t)->ring.p.mask + 1 < 8u * 65536u ? ((t)->ring.p.mask + 1) / 8 : 65536u)
 #define PIECE_MAX_EVENTS (256u * 1024u) /* one EVENTS block; > HOLD_MAX_EVENTS */
 
 /*
@@ -322,7 +322,7 @@ static int64_t filter_short(struct writer *w, struct rec__thread *t, uint64_t ta
 		w->kept_cap = n;
 	}
 	for (uint64_t i = tail; i != head; i++) {
-		const struct recfmt_event *ev = &t->events[i & t->mask];
+		const struct recfmt_event *ev = &rec__events(t)[i & t->ring.p.mask];
 
 		if (RECFMT_CODE_IS_EXIT(ev->code) && k && !RECFMT_CODE_IS_EXIT(w->kept[k - 1].code) &&
 		    RECFMT_CODE_SITE(w->kept[k - 1].code) == RECFMT_CODE_SITE(ev->code) &&
@@ -403,18 +403,18 @@ static int encode_ring(struct writer *w, struct rec__thread *t, uint64_t tail, u
 static int encode_ring_all(struct writer *w, struct rec__thread *t, uint64_t tail, uint64_t head)
 {
 	struct recfmt_events_encoder enc;
-	uint64_t cap = t->mask + 1;
-	uint64_t first = tail & t->mask;
+	uint64_t cap = t->ring.p.mask + 1;
+	uint64_t first = tail & t->ring.p.mask;
 	uint64_t n = head - tail;
 	uint64_t n1 = n < cap - first ? n : cap - first;
 	int err;
 
 	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->serial,
-				  t->events[first].ticks);
+				  rec__events(t)[first].ticks);
 	if (!err)
-		err = recfmt_events_append(&enc, &t->events[first], n1);
+		err = recfmt_events_append(&enc, &rec__events(t)[first], n1);
 	if (!err && n > n1)
-		err = recfmt_events_append(&enc, &t->events[0], n - n1);
+		err = recfmt_events_append(&enc, &rec__events(t)[0], n - n1);
 	if (!err)
 		err = recfmt_events_finish(&enc);
 	return err;
@@ -453,9 +453,9 @@ static int encode_ring_counted(struct writer *w, struct rec__thread *t, uint64_t
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t at = tail + i * group;
 
-		w->cev[i] = t->events[at & t->mask];
+		w->cev[i] = rec__events(t)[at & t->ring.p.mask];
 		for (uint32_t k = 0; k < c->nr; k++)
-			w->cval[i * c->nr + k] = t->events[(at + 1 + k) & t->mask].ticks;
+			w->cval[i * c->nr + k] = rec__events(t)[(at + 1 + k) & t->ring.p.mask].ticks;
 	}
 	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->serial, w->cev[0].ticks);
 	if (!err)
@@ -465,6 +465,29 @@ static int encode_ring_counted(struct writer *w, struct rec__thread *t, uint64_t
 	if (!err)
 		err = recfmt_encode_counters(&w->body, t->serial, (uint32_t)n, c->nr, w->cval);
 	return err;
+}
+
+/*
+ * rec__writer_thread_restart() - under rec__g.lock, before the writer of a
+ * new recording starts (rec__start_locked()): a thread left from an
+ * earlier recording starts afresh in the new file. The writer is not
+ * running, so its fields are the caller's to reset here; but the producer
+ * is: it may be waiting for room (block mode) and load tail at (A) while
+ * we store it. Hence a release store, standing in for the writer's (D):
+ * the discarded slots are free to overwrite.
+ */
+void rec__writer_thread_restart(struct rec__thread *t)
+{
+	rec__ring_release(&t->ring, rec__ring_peek(&t->ring));
+	t->nr_dropped_base = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED);
+	t->nr_blocked_base = __atomic_load_n(&t->nr_blocked, __ATOMIC_RELAXED);
+	t->blocked_ns_base = __atomic_load_n(&t->blocked_ns, __ATOMIC_RELAXED);
+	t->nr_blocked_reported = t->blocked_ns_reported = 0;
+	t->nr_dropped_written = 0;
+	t->nr_events_written = 0;
+	t->nr_filtered_written = t->nr_filtered_reported = 0;
+	t->name_gen_written = 0;
+	t->ctr_set_frame = 0;
 }
 
 /*
@@ -482,13 +505,12 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 	 * (frame_due()), not from the start of a pass that may be long.
 	 */
 	uint64_t head_ns = mono_ns();
-	/* (C) pairs with (B) in probe.c. */
-	uint64_t head = __atomic_load_n(&t->head, __ATOMIC_ACQUIRE);
+	uint64_t head = rec__ring_peek(&t->ring); /* (C) */
 	uint64_t since_ns = t->drained_ns ? t->drained_ns : w->prev_pass_ns;
-	uint64_t tail = t->tail;
-	uint64_t dropped = __atomic_load_n(&t->nr_dropped, __ATOMIC_RELAXED) - t->nr_dropped_base;
+	uint64_t tail = t->ring.tail;
+	uint64_t dropped = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED) - t->nr_dropped_base;
 	/* mask only below a published head: a thread may get its ring late (thread.c). */
-	bool busy = head != tail && head - tail > (t->mask + 1) / 4;
+	bool busy = head != tail && head - tail > (t->ring.p.mask + 1) / 4;
 	/* Slots an event takes: set before the thread was registered. */
 	uint64_t group = t->ctr ? 1 + (uint64_t)t->ctr->nr : 1;
 	int err = 0;
@@ -542,8 +564,7 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 		tail += consumed;
 		t->nr_events_written += written;
 		w->nr_events += written;
-		/* (D) pairs with (A) in probe.c: the slots may be reused now. */
-		__atomic_store_n(&t->tail, tail, __ATOMIC_RELEASE);
+		rec__ring_release(&t->ring, tail); /* (D): the slots may be reused now */
 		note_pending_since(w, since_ns);
 		if (w->lead.len + w->meta.len + w->body.len >= FRAME_TARGET_BYTES ||
 		    frame_due(w, mono_ns()))
