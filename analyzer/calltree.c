@@ -152,7 +152,7 @@ static void ct_act(void *tctx, const struct tt_activation *a)
 		return;
 	}
 	p->calls++;
-	p->total_ticks += a->exit_ticks - a->enter_ticks;
+	p->total_ticks += a->dur_ticks;
 	p->self_ticks += a->self_ticks;
 }
 

@@ -96,6 +96,7 @@ static error_t parse_diff(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &a->o;
+		state->child_inputs[1] = &a->o;
 		break;
 	case OPT_FORMAT:
 		if (strcmp(arg, "table") == 0)
@@ -145,6 +146,7 @@ static error_t parse_diff(int key, char *arg, struct argp_state *state)
 
 static const struct argp_child diff_children[] = {
 	{ &tt_filter_argp, 0, 0, 0 },
+	{ &tt_cost_argp, 0, 0, 0 },
 	{ 0 },
 };
 
@@ -656,7 +658,7 @@ static void print_table(const struct diff_args *a, const struct tt_report *rep,
 {
 	static const char *const heads[] = { "total", "p50", "p90", "p99" };
 	size_t count[5] = { 0 };
-	char buf[32];
+	char buf[32], line[256];
 
 	printf("%-72s %7s\n", "function", "verdict");
 	printf("%4s %9s", "", "calls");
@@ -705,6 +707,9 @@ static void print_table(const struct diff_args *a, const struct tt_report *rep,
 		if (rep[side].nr_dropped)
 			printf("%s: %" PRIu64 " dropped scopes\n", side ? "new" : "base",
 			       rep[side].nr_dropped);
+		tt_report_comp_footer(&rep[side], line, sizeof(line));
+		if (line[0])
+			printf("%s: %s\n", side ? "new" : "base", line);
 		if (rep[side].problems[0])
 			printf("warning: %s: %s\n", a->path[side], rep[side].problems);
 	}
@@ -734,6 +739,8 @@ int tt_cmd_diff(int argc, char **argv)
 	}
 	tt_trace_warn(&rep[0].tr);
 	tt_trace_warn(&rep[1].tr);
+	tt_report_comp_warn(&rep[0]);
+	tt_report_comp_warn(&rep[1]);
 	n = make_pairs(rep, &v);
 	threshold_pct = a.threshold_pct;
 	judge(v, n, rep);

@@ -61,6 +61,7 @@ static error_t parse_flame(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &a->o;
+		state->child_inputs[1] = &a->o;
 		break;
 	case 'o':
 		a->o.output = arg;
@@ -95,6 +96,7 @@ static error_t parse_flame(int key, char *arg, struct argp_state *state)
 
 static const struct argp_child flame_children[] = {
 	{ &tt_filter_argp, 0, 0, 0 },
+	{ &tt_cost_argp, 0, 0, 0 },
 	{ 0 },
 };
 
@@ -219,20 +221,31 @@ int tt_cmd_flame(int argc, char **argv)
 		goto out;
 	}
 	if (a.o.output) {
-		for (unsigned i = 0; i < a.o.nr_traces; i++)
+		/* As chrome's -o: never an input (exit 2, wrong usage), else
+		 * exit 1 when it cannot be opened (tt_emit_open_output()). */
+		for (unsigned i = 1; i < a.o.nr_traces; i++)
 			if (same_file(a.o.output, a.o.traces[i])) {
-				rc = tt_fail_file(a.o.output, "is an input trace; not overwritten");
+				rc = tt_fail_file(a.o.output, "is an input trace; refusing to overwrite it")
+				     + 1;
 				goto out;
 			}
-		out = fopen(a.o.output, "we");
+		int fd = tt_emit_open_output(a.o.output, a.o.trace, msg, sizeof(msg));
+
+		if (fd < 0) {
+			rc = tt_fail_file(a.o.output, msg) + (fd == -2);
+			goto out;
+		}
+		out = fdopen(fd, "w");
 		if (!out) {
 			snprintf(msg, sizeof(msg), "cannot open: %s", strerror(errno));
+			close(fd);
 			out = stdout;
 			rc = tt_fail_file(a.o.output, msg);
 			goto out;
 		}
 	}
 	tt_report_warn(&ct.rep);
+	tt_report_comp_warn(&ct.rep);
 #ifdef TT_HAVE_FLAMESVG
 	if (a.svg) {
 		if (write_svg(&ct, a.weight_calls, out, a.o.trace) == -ENOMEM) {

@@ -40,6 +40,7 @@ static error_t parse_histogram(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = o;
 		state->child_inputs[1] = o;
+		state->child_inputs[2] = o;
 		break;
 	case OPT_BINS:
 		if (tt_options_parse_u64(arg, &v) || v == 0 || v > MAX_BINS)
@@ -55,6 +56,7 @@ static error_t parse_histogram(int key, char *arg, struct argp_state *state)
 
 static const struct argp_child histogram_children[] = {
 	{ &tt_filter_argp, 0, 0, 0 },
+	{ &tt_cost_argp, 0, 0, 0 },
 	{ &tt_report_argp, 0, 0, 0 },
 	{ 0 },
 };
@@ -222,6 +224,7 @@ int tt_cmd_histogram(int argc, char **argv)
 		goto out;
 	}
 	tt_report_warn(&rep);
+	tt_report_comp_warn(&rep);
 	if (rep.nr_rows) /* no rows: rows is NULL, which qsort may not take */
 		qsort(rep.rows, rep.nr_rows, sizeof(*rep.rows), cmp_name);
 	step = clock_step(&rep);
@@ -275,8 +278,13 @@ int tt_cmd_histogram(int argc, char **argv)
 	}
 	if (o.format == TT_FORMAT_JSON)
 		fputs("\n]}\n", stdout);
-	else if (o.format == TT_FORMAT_TABLE && rep.problems[0])
-		printf("warning: %s\n", rep.problems);
+	if (o.format == TT_FORMAT_TABLE) {
+		tt_report_comp_footer(&rep, msg, sizeof(msg));
+		if (msg[0])
+			printf("%s\n", msg);
+		if (rep.problems[0])
+			printf("warning: %s\n", rep.problems);
+	}
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "tracetool: cannot write the report\n");
 		rc = 1;

@@ -40,6 +40,7 @@ static error_t parse_summary(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = o;
 		state->child_inputs[1] = o;
+		state->child_inputs[2] = o;
 		break;
 	case OPT_INTERVAL:
 		if (tt_options_parse_time(arg, &o->interval_ns) || o->interval_ns == 0)
@@ -52,7 +53,11 @@ static error_t parse_summary(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (o->interval_ns && tt_options_multi(o))
 			argp_error(state, "--interval takes one TRACE, without --by-process");
-		return ARGP_ERR_UNKNOWN;
+		/* --interval splits activations by their timestamps: a time on
+		 * the clock, which compensation cannot move (docs/ANALYZER.md). */
+		if (o->interval_ns && o->compensate)
+			argp_error(state, "--compensate does not apply to --interval");
+		return tt_options_parse_traces(key, arg, state);
 	default:
 		return tt_options_parse_traces(key, arg, state);
 	}
@@ -61,6 +66,7 @@ static error_t parse_summary(int key, char *arg, struct argp_state *state)
 
 static const struct argp_child summary_children[] = {
 	{ &tt_filter_argp, 0, 0, 0 },
+	{ &tt_cost_argp, 0, 0, 0 },
 	{ &tt_report_argp, 0, 0, 0 },
 	{ 0 },
 };
@@ -355,6 +361,8 @@ static void print_json(const struct tt_report *rep, size_t nr, bool by_thread)
 	if (rep->nr_blocked || rep->blocked_ns)
 		printf(",\"blocked\":%" PRIu64 ",\"blocked_ns\":%" PRIu64, rep->nr_blocked,
 		       rep->blocked_ns);
+	if (rep->comp_asked)
+		printf(",\"compensated\":%s", rep->compensated ? "true" : "false");
 	printf(",\"truncated\":%s,\"damaged\":%s}\n", tt_report_truncated(rep) ? "true" : "false",
 	       tt_report_damaged(rep) ? "true" : "false");
 }
@@ -385,7 +393,7 @@ static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 	uint64_t calls = 0, errors = 0;
 	size_t label_w = tt_emit_width(head), rule_w = 80;
 	bool one_line;
-	char buf[32];
+	char buf[32], line[256];
 
 	for (size_t i = 0; i < nr; i++) {
 		size_t w = label_width(&rep->rows[i], by_thread);
@@ -453,6 +461,9 @@ static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 		printf("%" PRIu64 " waits for room (REC_OVERFLOW=block), %s in all, not counted in any"
 		       " activation\n", rep->nr_blocked, buf);
 	}
+	tt_report_comp_footer(rep, line, sizeof(line));
+	if (line[0])
+		printf("%s\n", line);
 	if (rep->problems[0])
 		printf("warning: %s\n", rep->problems);
 	table_counters(rep, nr, by_thread);
@@ -598,6 +609,7 @@ int tt_cmd_summary(int argc, char **argv)
 		qsort(rep.rows, rep.nr_rows, sizeof(*rep.rows), cmp_rows);
 	nr = o.top && o.top < rep.nr_rows ? (size_t)o.top : rep.nr_rows;
 	tt_report_warn(&rep);
+	tt_report_comp_warn(&rep);
 	if (o.format == TT_FORMAT_CSV)
 		print_csv(&rep, nr, o.by_thread);
 	else if (o.format == TT_FORMAT_JSON)

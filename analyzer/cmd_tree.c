@@ -46,6 +46,7 @@ static error_t parse_tree(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &a->o;
 		state->child_inputs[1] = &a->o;
+		state->child_inputs[2] = &a->o;
 		break;
 	case OPT_DEPTH:
 		if (tt_options_parse_u64(arg, &v) || v > UINT32_MAX - 1)
@@ -86,6 +87,7 @@ static error_t parse_tree(int key, char *arg, struct argp_state *state)
 
 static const struct argp_child tree_children[] = {
 	{ &tt_filter_argp, 0, 0, 0 },
+	{ &tt_cost_argp, 0, 0, 0 },
 	{ &tt_report_argp, 0, 0, 0 },
 	{ 0 },
 };
@@ -160,6 +162,8 @@ static void print_problems_json(const struct tt_calltree *ct)
 {
 	const struct tt_report *rep = &ct->rep;
 
+	if (ct->rep.comp_asked)
+		printf(",\"compensated\":%s", ct->rep.compensated ? "true" : "false");
 	printf(",\"truncated\":%s,\"damaged\":%s,\"clean_end\":%s}\n",
 	       tt_report_truncated(rep) ? "true" : "false",
 	       tt_report_damaged(rep) ? "true" : "false",
@@ -207,7 +211,7 @@ static void print_json(struct tt_calltree *ct, bool by_thread, bool by_process)
 /* The table: the numbers, then the name indented two columns per level. */
 static void print_table(struct tt_calltree *ct, bool by_thread, bool by_process, bool callers)
 {
-	char tot[32], self[32];
+	char tot[32], self[32], line[256];
 
 	for (uint32_t i = 0; i < ct->nr_trees; i++) {
 		const struct tt_ctree *t = &ct->trees[i];
@@ -245,6 +249,9 @@ static void print_table(struct tt_calltree *ct, bool by_thread, bool by_process,
 	tt_emit_fmt_duration(tot, sizeof(tot), ct->grand_total_ns);
 	printf("%" PRIu64 " path%s shown, grand total %s, %" PRIu64 " dropped scopes\n",
 	       ct->nr_paths, ct->nr_paths == 1 ? "" : "s", tot, ct->rep.nr_dropped);
+	tt_report_comp_footer(&ct->rep, line, sizeof(line));
+	if (line[0])
+		printf("%s\n", line);
 	if (ct->rep.problems[0])
 		printf("warning: %s\n", ct->rep.problems);
 }
@@ -264,6 +271,7 @@ int tt_cmd_tree(int argc, char **argv)
 		goto out;
 	}
 	tt_report_warn(&ct.rep);
+	tt_report_comp_warn(&ct.rep);
 	if (a.o.format == TT_FORMAT_CSV)
 		print_csv(&ct, a.o.by_thread, a.o.by_process);
 	else if (a.o.format == TT_FORMAT_JSON)

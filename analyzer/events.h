@@ -6,7 +6,11 @@
  * It owns the thread table, the name table (sites grouped by name, FORMAT.md
  * §3.4), the tick-to-nanosecond clock (FORMAT.md §3.3) and the list of
  * problems met on the way (truncation, skipped frames). It does not pair
- * enters with exits (scopes.c) or print reports (cmd_*.c).
+ * enters with exits (scopes.c) or print reports (cmd_*.c). One file per
+ * idea: the record walk (events.c), the tick clock (clock.c), the thread and
+ * name tables (tables.c), the frame pipeline and its walker replicas
+ * (pipeline.c), the bookkeeping of damage (damage.c); walk.h is what they
+ * share among themselves.
  */
 #ifndef TT_EVENTS_H
 #define TT_EVENTS_H
@@ -68,6 +72,8 @@ struct tt_trace {
 	/* Names, interned; sites map to names. */
 	char **names;
 	uint32_t nr_names, cap_names;
+	uint8_t *name_hook; /* per name: 1 once a function site (FUNC record,
+			     * -finstrument-functions) is named so, else 0 */
 	uint32_t *name_hash; /* index + 1 */
 	uint32_t name_hash_mask;
 	uint32_t *site_name; /* site id -> name index, TT_NO_NAME if none;

@@ -15,7 +15,7 @@
 #include <string.h>
 
 enum { OPT_FROM = 0x100, OPT_TO, OPT_SORT, OPT_BY_THREAD, OPT_FORMAT, OPT_MAX_DURATION,
-       OPT_BY_PROCESS };
+       OPT_BY_PROCESS, OPT_COMPENSATE };
 
 int tt_options_parse_u64(const char *s, uint64_t *v)
 {
@@ -209,6 +209,27 @@ static const struct argp_option report_options[] = {
 };
 
 const struct argp tt_report_argp = { report_options, parse_report, 0, 0, 0, 0, 0 };
+
+static error_t parse_cost(int key, char *arg, struct argp_state *state)
+{
+	struct tt_options *o = state->input;
+
+	(void)arg;
+	if (key != OPT_COMPENSATE)
+		return ARGP_ERR_UNKNOWN;
+	o->compensate = true;
+	return 0;
+}
+
+static const struct argp_option cost_options[] = {
+	{ "compensate", OPT_COMPENSATE, 0, 0,
+	  "Subtract the probes' own cost, as recorded in the file (PROBE_COST), from every "
+	  "activation: its own probes' inner part and the whole cost of each activation "
+	  "recorded inside it (docs/ANALYZER.md)", 30 },
+	{ 0 },
+};
+
+const struct argp tt_cost_argp = { cost_options, parse_cost, 0, 0, 0, 0, 0 };
 
 void tt_options_fini(struct tt_options *o)
 {

@@ -2,7 +2,8 @@
 /*
  * options.h - options shared by the report commands (contract §4-§5): the
  * filters --thread, --function, --from/--to (tt_filter_argp) and the report
- * shape --format, --sort, --by-thread (tt_report_argp), parsed into one
+ * shape --format, --sort, --by-thread (tt_report_argp), --compensate
+ * (tt_cost_argp), parsed into one
  * struct tt_options with defaults in TT_OPTIONS_INIT. Each command adds its
  * own options and the TRACE argument. Validation errors go through
  * argp_error(), so they exit 2 (main.c sets argp_err_exit_status).
@@ -39,6 +40,7 @@ struct tt_options {
 	bool has_max_duration;
 	uint64_t max_duration_ns; /* --max-duration: longer activations are errors */
 	uint64_t interval_ns;	  /* summary --interval; 0: none */
+	bool compensate;	  /* --compensate (tt_cost_argp) */
 	uint64_t top;	 /* 0: all rows */
 	unsigned nr_bins; /* histogram */
 	const char *output; /* chrome -o */
@@ -48,6 +50,9 @@ struct tt_options {
 
 extern const struct argp tt_filter_argp;
 extern const struct argp tt_report_argp;
+/* --compensate, for the commands that report durations (summary,
+ * histogram, tree, flame, diff); not the timelines. */
+extern const struct argp tt_cost_argp;
 
 void tt_options_fini(struct tt_options *o);
 

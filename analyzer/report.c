@@ -191,6 +191,7 @@ static enum tt_status walk(struct tt_report *rep, const struct tt_options *o,
 			sc->win_span_ticks = rep->sc.win_span_ticks;
 			sc->max_dur_ticks = rep->sc.max_dur_ticks;
 		}
+		sc->compensate = o->compensate;
 		sc->thread_filter = filter;
 		sc->filter_ctx = filter_ctx;
 		sc->by_thread = o->by_thread;
@@ -290,6 +291,20 @@ static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_
 	if (!rep->has_meta)
 		tt_trace_clock(&rep->tr, &rep->clock);
 	tt_trace_problems(&rep->tr, rep->problems, sizeof(rep->problems));
+	if (o->compensate) {
+		const struct recfmt_probe_cost *pc = &rep->tr.probe_cost;
+
+		rep->comp_asked = true;
+		rep->compensated = rep->tr.has_probe_cost && (pc->scope_ps || pc->hook_ps);
+		/* A walker that paired a block before the record was read did not
+		 * compensate (scopes.c, compensate_begin()): then none counts. */
+		for (unsigned r = 0; r < rep->nr_replicas; r++) {
+			const struct tt_scopes *sc = r ? &rep->more_sc[r - 1] : &rep->sc;
+
+			if (sc->comp_checked && !sc->comp_applied)
+				rep->compensated = false;
+		}
+	}
 
 	/* The other replicas' names, as name indices of rep->tr. */
 	maps = tt_xcalloc(rep->nr_replicas, sizeof(*maps));
@@ -362,6 +377,40 @@ static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_
 	return TT_OK;
 }
 
+void tt_report_comp_warn(const struct tt_report *rep)
+{
+	if (rep->nr_files) /* several files: each warned as it was merged */
+		return;
+	if (!rep->comp_asked || rep->compensated)
+		return;
+	fprintf(stderr, "tracetool: %s: warning: %s: --compensate not applied, times as measured\n",
+		rep->tr.path,
+		rep->tr.has_probe_cost ? "the probe cost was not measured (PROBE_COST is 0)"
+				       : "no probe cost recorded (PROBE_COST, format 1.2)");
+}
+
+void tt_report_comp_footer(const struct tt_report *rep, char *out, size_t out_bytes)
+{
+	const struct recfmt_probe_cost *pc = &rep->tr.probe_cost;
+
+	if (!rep->comp_asked)
+		snprintf(out, out_bytes, "%s", "");
+	else if (rep->nr_files) /* several files: each by its own probe cost */
+		snprintf(out, out_bytes, "%s",
+			 rep->compensated ? "compensated: each file by its own probe cost"
+					  : "not compensated: a file has no measured probe cost");
+	else if (!rep->compensated)
+		snprintf(out, out_bytes, "not compensated: %s",
+			 rep->tr.has_probe_cost ? "the file's probe cost is 0 (not measured)"
+						: "the file records no probe cost");
+	else
+		snprintf(out, out_bytes,
+			 "compensated: probe cost %.1f ns a scope (%.1f inside it), %.1f ns a hook "
+			 "(%.1f inside)",
+			 (double)pc->scope_ps / 1000.0, (double)pc->scope_inner_ps / 1000.0,
+			 (double)pc->hook_ps / 1000.0, (double)pc->hook_inner_ps / 1000.0);
+}
+
 void tt_report_fini(struct tt_report *rep)
 {
 	for (size_t i = 0; i < rep->nr_processes; i++)
@@ -397,6 +446,7 @@ void tt_report_multi_init(struct tt_report *rep, const struct tt_options *o)
 	rep->clock.num = rep->clock.den = 1; /* the merged rows are in ns */
 	rep->nr_files = o->nr_traces ? o->nr_traces : 1;
 	rep->merged = !o->by_thread && !o->by_process;
+	rep->compensated = true; /* every file, below */
 }
 
 void tt_report_file_options(const struct tt_options *o, unsigned i, struct tt_options *fo)
@@ -436,6 +486,9 @@ const char *tt_report_multi_add(struct tt_report *rep, const struct tt_options *
 
 	free(label);
 	tt_trace_warn(&sub->tr);
+	tt_report_comp_warn(sub);
+	rep->comp_asked |= sub->comp_asked;
+	rep->compensated &= sub->compensated;
 	if (sub->problems[0] && n + 4 < sizeof(rep->problems)) {
 		int k = snprintf(rep->problems + n, sizeof(rep->problems) - n, "%s%s: ",
 				 n ? "; " : "", sub->tr.path);
@@ -472,6 +525,7 @@ const char *tt_report_multi_add(struct tt_report *rep, const struct tt_options *
 
 void tt_report_multi_finish(struct tt_report *rep)
 {
+	rep->compensated &= rep->comp_asked;
 	for (size_t i = 0; i < rep->nr_rows; i++) {
 		finish_row(&rep->rows[i], &rep->clock);
 		/* As one file's merged threads: a drop anywhere may touch any row. */

@@ -57,6 +57,9 @@ struct tt_report {
 	char **processes;      /* process labels owned by the report */
 	size_t nr_processes;
 	size_t cap_rows;
+	/* --compensate: asked for, and done (the file has a PROBE_COST record
+	 * with a measured cost and every walker applied it). */
+	bool comp_asked, compensated;
 };
 
 /*
@@ -138,6 +141,15 @@ static inline const char *tt_report_failed(const struct tt_report *rep, const st
 {
 	return rep->failed ? rep->failed : o->trace;
 }
+
+/*
+ * --compensate, for every command that takes it: tt_report_comp_warn()
+ * prints the one warning line on stderr when it was asked for and could not
+ * be done (the file records no probe cost); tt_report_comp_footer() writes
+ * the table's footer line (no newline) when it was asked for, "" if not.
+ */
+void tt_report_comp_warn(const struct tt_report *rep);
+void tt_report_comp_footer(const struct tt_report *rep, char *out, size_t out_bytes);
 
 /* Window and thread filter of the options, resolved against the meta pass. */
 void tt_report_window(const struct tt_options *o, const struct tt_clock *c, uint64_t *lo,

@@ -39,6 +39,8 @@ struct frame {
 			       * it, not nested in a third one: what its own
 			       * total covers, or what they add to the name's
 			       * total if it turns out left without an exit */
+	uint64_t desc_fx;     /* --compensate: the probes' cost of the activations
+			       * recorded inside it, 1/65536 tick (event_slow()) */
 };
 
 /* Per name and thread: the innermost open frame of the name (0: none),
@@ -233,7 +235,27 @@ static void count_error(struct tt_scopes *sc, struct scope_thread *st, uint32_t 
  */
 static inline bool fast_mode(const struct tt_scopes *sc)
 {
-	return !sc->on_close && !sc->cons && sc->win_lo_ticks == 0 && sc->win_span_ticks == UINT64_MAX;
+	return !sc->on_close && !sc->cons && !sc->comp_applied && sc->win_lo_ticks == 0 &&
+	       sc->win_span_ticks == UINT64_MAX;
+}
+
+/*
+ * --compensate (scopes.h): what frame f and the activations recorded inside
+ * it cost its parent, 1/65536 tick: its own probes' whole cost plus theirs.
+ * A frame closed as an error counts as a recorded activation too.
+ */
+static inline uint64_t comp_outer(const struct tt_scopes *sc, const struct frame *f)
+{
+	return sc->comp_fx[sc->tr->name_hook[f->name]] + f->desc_fx;
+}
+
+/* Its duration less its own probes' inner cost and comp_outer() of every
+ * activation recorded inside it, rounded to the tick, never below 0. */
+static inline uint64_t comp_dur(const struct tt_scopes *sc, const struct frame *f, uint64_t dur)
+{
+	uint64_t less = (sc->comp_inner_fx[sc->tr->name_hook[f->name]] + f->desc_fx + 32768) >> 16;
+
+	return dur > less ? dur - less : 0;
 }
 
 /* Drops the top frame as an enter with no exit; its children's time goes to
@@ -258,6 +280,8 @@ static void drop_top(struct tt_scopes *sc, struct scope_thread *st, uint64_t tic
 	else
 		st->tab->v[f->name].total_ticks += f->same_ticks;
 	st->stack[st->sp].child_ticks += f->child_ticks;
+	if (sc->comp_applied)
+		st->stack[st->sp].desc_fx += comp_outer(sc, f);
 	if (sc->cons && sc->cons->error)
 		sc->cons->error(st->cons_state, f->name, f->slot, f->enter_ticks, ticks, why);
 }
@@ -316,6 +340,7 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 		f->child_ticks = 0;
 		f->prev = st->depth[name].top;
 		f->same_ticks = 0;
+		f->desc_fx = 0;
 		st->depth[name].top = st->sp;
 		f->slot = sc->cons ? sc->cons->enter(st->cons_state, f[-1].slot, name, ticks,
 						     in_window)
@@ -350,7 +375,12 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 	if (ticks >= f->enter_ticks && ticks - f->enter_ticks > sc->max_dur_ticks) {
 		/* Longer than --max-duration: an error, not a time (docs/ANALYZER.md);
 		 * the time was spent inside the parent, which keeps it as child time. */
-		st->stack[st->sp].child_ticks += ticks - f->enter_ticks;
+		dur = ticks - f->enter_ticks;
+		if (sc->comp_applied) {
+			dur = comp_dur(sc, f, dur);
+			st->stack[st->sp].desc_fx += comp_outer(sc, f);
+		}
+		st->stack[st->sp].child_ticks += dur;
 		if (f->in) {
 			if (!fast_mode(sc))
 				st->depth[name].in--;
@@ -361,6 +391,8 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 	}
 	if (ticks < f->enter_ticks) {
 		/* The clock went backwards: not timed (scopes.h). */
+		if (sc->comp_applied)
+			st->stack[st->sp].desc_fx += comp_outer(sc, f);
 		if (f->in) {
 			if (!fast_mode(sc))
 				st->depth[name].in--;
@@ -370,6 +402,10 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 		return;
 	}
 	dur = ticks - f->enter_ticks;
+	if (sc->comp_applied) {
+		dur = comp_dur(sc, f, dur);
+		st->stack[st->sp].desc_fx += comp_outer(sc, f);
+	}
 	st->stack[st->sp].child_ticks += dur;
 	if (f->in) {
 		uint64_t self = dur > f->child_ticks ? dur - f->child_ticks : 0;
@@ -388,7 +424,7 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 			const struct tt_activation a = {
 				.th = th, .name = name, .depth = st->sp,
 				.enter_ticks = f->enter_ticks, .exit_ticks = ticks,
-				.self_ticks = self, .outermost = outermost, .slot = f->slot,
+				.dur_ticks = dur, .self_ticks = self, .outermost = outermost, .slot = f->slot,
 			};
 
 			sc->cons->act(st->cons_state, &a);
@@ -440,7 +476,7 @@ pair_batch(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread
 		in_new = (span == UINT64_MAX) | (t - lo < span);
 		counted = is_exit & top->in;
 		top[-1].child_ticks += dur & -(uint64_t)is_exit;
-		top[1] = (struct frame){ name, in_new, t, 0, 0, d->top, 0 };
+		top[1] = (struct frame){ name, in_new, t, 0, 0, d->top, 0, 0 };
 		/* Masks, not ?:, which compilers turn back into branches here. */
 		d->top = (top->prev & -is_exit) | ((sp + 1) & (is_exit - 1));
 		sp = sp + 1 - 2 * is_exit;
@@ -632,6 +668,108 @@ static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 	return rc;
 }
 
+/*
+ * pair_cons() - pair_fused() for a consumer of activations (tree, flame,
+ * chrome...; scopes.h): m events decoded inline and paired with a branch on
+ * the kind, the consumer's enter() and act() called directly, with the
+ * window and the in-window counts kept exactly as event_slow() keeps them.
+ * Everything else (a new site, an exit that does not close the top, a clock
+ * going backwards) goes to event_slow(). The caller guarantees room for m
+ * more frames, no overflow, no --max-duration, no on_close, no compensation
+ * and no counters on the thread.
+ * Return: 0, or -1 if a column is malformed (the iterator stops there).
+ */
+static int pair_cons(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
+		     const struct tt_thread *th, struct recfmt_events_iter *it, uint32_t m)
+{
+	const struct tt_consumer *cons = sc->cons;
+	void *const cs = st->cons_state;
+	const bool times = !cons->no_times;
+	const uint64_t lo = sc->win_lo_ticks, span = sc->win_span_ticks;
+	const uint8_t *ids = it->ids, *ids_end = it->ids_end;
+	const uint8_t *dl = it->deltas, *dl_end = it->deltas_end;
+	const uint32_t *site_name = tr->site_name;
+	uint32_t nr_slots = tr->nr_site_slots;
+	struct tt_stat *stats = st->tab->v;
+	struct depth *depth = st->depth;
+	struct frame *stack = st->stack;
+	uint32_t sp = st->sp, i;
+	uint64_t t = it->ticks;
+	int rc = 0;
+
+	for (i = 0; i < m; i++) {
+		uint64_t code, dur, self;
+		uint32_t site, is_exit, name, in;
+		struct frame *top;
+		bool outermost;
+
+		if (__builtin_expect(!recfmt_events_step(&ids, ids_end, &dl, dl_end, &t, &code), 0)) {
+			rc = -1;
+			break;
+		}
+		site = (uint32_t)(code >> 1);
+		is_exit = (uint32_t)code & 1;
+		name = site_name[site < nr_slots ? site : nr_slots];
+		top = &stack[sp];
+		if (__builtin_expect((name == TT_NO_NAME) |
+					     (is_exit & ((top->name != name) | (t < top->enter_ticks))),
+				     0)) {
+			if (name == TT_NO_NAME) {
+				name = tt_trace_site_name_slow(tr, site);
+				cover_names(st, tr->nr_names);
+				site_name = tr->site_name;
+				nr_slots = tr->nr_site_slots;
+				stats = st->tab->v;
+				depth = st->depth;
+			}
+			st->sp = sp;
+			event_slow(sc, st, th, name, t, is_exit);
+			sp = st->sp;
+			stack = st->stack;
+			continue;
+		}
+		if (!is_exit) {
+			in = span == UINT64_MAX || t - lo < span;
+			top[1].name = name;
+			top[1].in = in;
+			top[1].enter_ticks = t;
+			top[1].child_ticks = 0;
+			top[1].prev = depth[name].top;
+			top[1].same_ticks = 0;
+			top[1].desc_fx = 0;
+			depth[name].top = ++sp;
+			depth[name].in += in;
+			top[1].slot = cons->enter(cs, top->slot, name, t, in);
+			continue;
+		}
+		dur = t - top->enter_ticks;
+		sp--;
+		depth[name].top = top->prev;
+		stack[sp].child_ticks += dur;
+		if (!top->in)
+			continue;
+		self = dur > top->child_ticks ? dur - top->child_ticks : 0;
+		outermost = --depth[name].in == 0;
+		if (times)
+			record(&stats[name], dur, self, outermost);
+		if (!outermost)
+			stack[top->prev].same_ticks += dur;
+		const struct tt_activation a = {
+			.th = th, .name = name, .depth = sp,
+			.enter_ticks = top->enter_ticks, .exit_ticks = t,
+			.dur_ticks = dur, .self_ticks = self, .outermost = outermost, .slot = top->slot,
+		};
+
+		cons->act(cs, &a);
+	}
+	st->sp = sp;
+	it->ids = ids;
+	it->deltas = dl;
+	it->ticks = t;
+	it->nr_left -= i;
+	return rc;
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -813,14 +951,47 @@ void tt_scopes_record(void *ctx, struct tt_trace *tr, const struct recfmt_record
 	flush(sc, sc->pend_vals);
 }
 
+/* A probe cost of the file (ps) in 1/65536 tick of its clock. */
+static uint64_t ps_to_fx(const struct tt_trace *tr, uint64_t ps)
+{
+	uint64_t tps = tr->hdr.clock == RECFMT_CLOCK_MONOTONIC || !tr->hdr.ticks_per_second
+		? 1000000000ull : tr->hdr.ticks_per_second;
+	unsigned __int128 fx = (unsigned __int128)ps * tps * 65536u / 1000000000000ull;
+
+	return fx > UINT32_MAX ? UINT32_MAX : (uint64_t)fx; /* over 65536 ticks: absurd */
+}
+
+/*
+ * --compensate: decided once, before the first event is paired, from the
+ * PROBE_COST record read so far (librec writes it in frame 0, before any
+ * EVENTS block); a file without one is not compensated (the report says so).
+ */
+static void compensate_begin(struct tt_scopes *sc, const struct tt_trace *tr)
+{
+	const struct recfmt_probe_cost *pc = &tr->probe_cost;
+
+	sc->comp_checked = true;
+	if (!tr->has_probe_cost)
+		return;
+	sc->comp_fx[0] = ps_to_fx(tr, pc->scope_ps);
+	sc->comp_fx[1] = ps_to_fx(tr, pc->hook_ps);
+	sc->comp_inner_fx[0] = ps_to_fx(tr, pc->scope_inner_ps);
+	sc->comp_inner_fx[1] = ps_to_fx(tr, pc->hook_inner_ps);
+	sc->comp_applied = true;
+}
+
 int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		    struct recfmt_events_iter *it)
 {
 	struct tt_scopes *sc = ctx;
-	struct scope_thread *st = thread_state(sc, th);
+	struct scope_thread *st;
 	uint64_t ticks[BATCH];
 	uint32_t codes[BATCH];
 	int n;
+
+	if (sc->compensate && !sc->comp_checked)
+		compensate_begin(sc, tr);
+	st = thread_state(sc, th);
 
 	if (st->skip)
 		return 0;
@@ -834,6 +1005,14 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		const uint32_t phase = fast && m == BATCH ? st->nr_batches++ % PROBE_EVERY : 2;
 		const uint64_t t0 = phase < 2 ? now_ns() : 0;
 
+		if (m && sc->cons && !sc->on_close && !sc->comp_applied && !st->has_ctr &&
+		    !st->overflow && sc->max_dur_ticks == UINT64_MAX && tr->nr_site_slots &&
+		    st->sp + m <= MAX_DEPTH && reserve_stack(sc, st, st->sp + m)) {
+			cover_names(st, tr->nr_names);
+			if (pair_cons(sc, tr, st, th, it, m) < 0)
+				return -1;
+			continue;
+		}
 		if (fast && (phase == 0 || (phase >= 2 && st->fused))) {
 			cover_names(st, tr->nr_names);
 			if (pair_fused(sc, tr, st, th, it, m) < 0)
@@ -874,7 +1053,8 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		}
 		cover_names(st, tr->nr_names);
 		/* --max-duration is checked by event_slow() only. */
-		if (fast_mode(sc) || sc->cons || st->overflow || st->sp + (uint32_t)n > MAX_DEPTH ||
+		if (fast_mode(sc) || sc->cons || sc->comp_applied || st->overflow ||
+		    st->sp + (uint32_t)n > MAX_DEPTH ||
 		    sc->max_dur_ticks != UINT64_MAX || !reserve_stack(sc, st, st->sp + (uint32_t)n)) {
 			for (int i = 0; i < n; i++)
 				event_slow(sc, st, th, codes[i] >> 1, ticks[i], codes[i] & 1);

@@ -57,6 +57,8 @@ struct tt_activation {
 	uint32_t name;
 	uint32_t depth;	      /* frames open below it on its thread (0: a root) */
 	uint64_t enter_ticks, exit_ticks;
+	uint64_t dur_ticks;   /* exit - enter, less the probes' cost with
+			       * tt_scopes.compensate */
 	uint64_t self_ticks;  /* duration minus its timed children's */
 	bool outermost;	      /* not nested in another activation of its name */
 	uint32_t slot;	      /* what the consumer's enter() returned for its frame */
@@ -118,6 +120,19 @@ struct tt_scopes {
 	uint64_t win_lo_ticks;	/* an activation is in when enter - lo < span */
 	uint64_t win_span_ticks;
 	uint64_t max_dur_ticks; /* --max-duration; UINT64_MAX: none */
+	/*
+	 * --compensate (docs/ANALYZER.md): with the file's PROBE_COST record
+	 * (FORMAT.md §3.16), every timed activation's duration is less its own
+	 * probes' inner cost and the whole cost of every activation recorded
+	 * inside it; self times follow. The costs in 1/65536 tick, [0] of a
+	 * TRACE_SCOPE, [1] of a function hook (tt_trace.name_hook), set from the
+	 * record when the first block is paired (it is in frame 0).
+	 * comp_applied: the costs were set (the file has the record).
+	 */
+	bool compensate;
+	bool comp_checked; /* the first block came: comp_applied is decided */
+	bool comp_applied;
+	uint64_t comp_fx[2], comp_inner_fx[2];
 	/* Decides once per thread whether its events are analysed (NULL: all). */
 	bool (*thread_filter)(void *ctx, const struct tt_thread *th);
 	void *filter_ctx;

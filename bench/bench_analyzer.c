@@ -6,8 +6,9 @@
  * as child processes, `tracetool summary` (by default: a reader thread and a
  * pairing walker per CPU, analyzer/events.c; and with
  * TRACETOOL_THREADS=1: one core), `zstd -d` of the same file and `tracetool
- * chrome`, `tracetool tree` and `tracetool flame` (the call-path consumers of
- * the pairing engine), reporting the median of several runs, and compares the peak RSS
+ * chrome`, `tracetool tree`, `tracetool flame` (the call-path consumers of
+ * the pairing engine) and `tracetool diff` of the file against itself,
+ * reporting the median of several runs, and compares the peak RSS
  * (wait4's ru_maxrss) of summary on a trace and on one 10x longer.
  *
  *   bench_analyzer TRACETOOL [EVENTS] [RUNS]     (defaults: 100000000, 5)
@@ -300,7 +301,7 @@ int main(int argc, char **argv)
 	int runs = argc > 3 ? atoi(argv[3]) : 5;
 	char path[128], small[128];
 	const char *given = getenv("BENCH_TRACE");
-	double ts[64], t1[64], tz[64], tc[64], tt[64], tf[64];
+	double ts[64], t1[64], tz[64], tc[64], tt[64], tf[64], td[64];
 	struct stat st;
 	struct run r;
 
@@ -352,6 +353,8 @@ int main(int argc, char **argv)
 
 		char *tr[] = { (char *)tool, "tree", "--format=csv", path, NULL };
 		char *fl[] = { (char *)tool, "flame", path, NULL };
+		/* diff reads both files: twice the events. */
+		char *df[] = { (char *)tool, "diff", "--format=csv", path, path, NULL };
 
 		r = run(c, "/dev/null");
 		tc[i] = r.seconds;
@@ -367,9 +370,16 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		tf[i] = r.seconds;
+		r = run(df, "/dev/null");
+		if (r.status) {
+			fprintf(stderr, "bench_analyzer: diff exited %d\n", r.status);
+			return 1;
+		}
+		td[i] = r.seconds;
 	}
 	double ms = median(ts, runs), m1 = median(t1, runs), mz = median(tz, runs);
 	double mc = median(tc, runs), mt = median(tt, runs), mf = median(tf, runs);
+	double md = median(td, runs);
 
 	printf("summary:   %.3f s median of %d, %.1f M events/s (default: reader + walker per CPU)\n",
 	       ms, runs, (double)nr / ms / 1e6);
@@ -380,6 +390,8 @@ int main(int argc, char **argv)
 	printf("chrome:    %.3f s median of %d, %.1f M events/s\n", mc, runs, (double)nr / mc / 1e6);
 	printf("tree:      %.3f s median of %d, %.1f M events/s\n", mt, runs, (double)nr / mt / 1e6);
 	printf("flame:     %.3f s median of %d, %.1f M events/s\n", mf, runs, (double)nr / mf / 1e6);
+	printf("diff:      %.3f s median of %d, %.1f M events/s (the file against itself)\n", md,
+	       runs, 2.0 * (double)nr / md / 1e6);
 	if (given)
 		return 0;
 	{

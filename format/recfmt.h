@@ -554,9 +554,10 @@ static inline unsigned recfmt_leb128_decode3(const uint8_t *p, uint64_t *out)
  * both pointers and *ticks.
  * Return: 1 with *code set, or 0 if a column is malformed (nothing moved).
  */
-static inline int recfmt_events_step(const uint8_t **ids, const uint8_t *ids_end,
-				     const uint8_t **deltas, const uint8_t *deltas_end,
-				     uint64_t *ticks, uint64_t *code)
+/* Always inlined: a call per event costs a quarter of a pairing loop. */
+static inline __attribute__((always_inline)) int
+recfmt_events_step(const uint8_t **ids, const uint8_t *ids_end, const uint8_t **deltas,
+		   const uint8_t *deltas_end, uint64_t *ticks, uint64_t *code)
 {
 	const uint8_t *ip = *ids, *dp = *deltas;
 	uint64_t id, zz;

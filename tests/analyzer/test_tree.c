@@ -143,8 +143,8 @@ Test(tree, flame_lines_are_the_tree_rows)
 	assert_lines(buf, by_thread, 9);
 	/* -o never overwrites the input. */
 	r = tu_run("flame", trace, "-o", trace, NULL);
-	cr_assert_eq(r.status, 1);
-	cr_assert(strstr(r.err, "not overwritten"), "%s", r.err);
+	cr_assert_eq(r.status, 2, "as chrome's -o: wrong usage");
+	cr_assert(strstr(r.err, "refusing to overwrite"), "%s", r.err);
 	tu_result_free(&r);
 	r = tu_run("flame", "--weight=wall", trace, NULL);
 	cr_assert_eq(r.status, 2);

@@ -130,6 +130,13 @@ int tg_module(struct tg_trace *t, uint32_t id, const char *path, uint64_t bias, 
 	return maybe_cut(t);
 }
 
+int tg_probe_cost(struct tg_trace *t, const struct recfmt_probe_cost *pc)
+{
+	if (frame_open(t) || recfmt_encode_probe_cost(&t->frame, pc))
+		return -ENOMEM;
+	return maybe_cut(t);
+}
+
 int tg_func(struct tg_trace *t, uint32_t id, uint64_t addr)
 {
 	if (frame_open(t) || recfmt_encode_func(&t->frame, id, addr))

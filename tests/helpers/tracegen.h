@@ -42,6 +42,8 @@ int tg_drops(struct tg_trace *t, uint32_t serial, uint64_t nr_dropped);
 int tg_module(struct tg_trace *t, uint32_t id, const char *path, uint64_t bias, uint64_t lo,
 	      uint64_t hi);
 int tg_func(struct tg_trace *t, uint32_t id, uint64_t addr);
+/* A PROBE_COST record (FORMAT.md §3.16), in picoseconds. */
+int tg_probe_cost(struct tg_trace *t, const struct recfmt_probe_cost *pc);
 int tg_thread_end(struct tg_trace *t, uint32_t serial);
 
 /*
