@@ -187,14 +187,16 @@ const struct tt_consumer tt_calltree_consumer = {
 /* ---------------------------------------------------------------------
  * Merging, inverting, ordering.
  */
-static struct tt_ctree *tree_for(struct tt_calltree *ct, const char *label)
+static struct tt_ctree *tree_for(struct tt_calltree *ct, const char *process, const char *label)
 {
 	for (uint32_t i = 0; i < ct->nr_trees; i++)
-		if ((!label && !ct->trees[i].label) ||
-		    (label && ct->trees[i].label && strcmp(label, ct->trees[i].label) == 0))
+		if (((!label && !ct->trees[i].label) ||
+		     (label && ct->trees[i].label && strcmp(label, ct->trees[i].label) == 0)) &&
+		    ct->trees[i].process == process) /* interned by the report */
 			return &ct->trees[i];
 	ct->trees = tt_xrealloc(ct->trees, (ct->nr_trees + 1) * sizeof(*ct->trees));
 	store_init(&ct->trees[ct->nr_trees]);
+	ct->trees[ct->nr_trees].process = process;
 	ct->trees[ct->nr_trees].label = label ? tt_xstrndup(label, strlen(label)) : NULL;
 	return &ct->trees[ct->nr_trees++];
 }
@@ -225,6 +227,130 @@ static void merge_thread(struct tt_ctree *dst, const struct tt_ctree *src, const
 		add_stats(&dst->p[id], s);
 	}
 	free(to);
+}
+
+/*
+ * merge_thread() for another file's thread (tt_calltree_run() over several
+ * files): its figures converted to ns with its clock c. Self time is
+ * converted by the running sum of each name's self ticks in the file
+ * (cum_*, by name index of the merged report), as order_tree() does, so
+ * that the paths of a function add up to summary's self_ns exactly.
+ */
+static void merge_thread_ns(struct tt_ctree *dst, const struct tt_ctree *src, const uint32_t *map,
+			    const struct tt_clock *c, uint64_t *cum_ticks, uint64_t *cum_ns)
+{
+	uint32_t *to = tt_xcalloc(src->n, sizeof(*to));
+
+	for (uint32_t i = 1; i < src->n; i++) {
+		const struct tt_path *s = &src->p[i];
+		uint32_t name = map[s->name];
+		struct tt_path *d;
+		uint64_t ns;
+
+		if (s->left && !s->calls) {
+			to[i] = to[s->parent];
+			continue;
+		}
+		to[i] = child_slow(dst, to[s->parent], name, name);
+		d = &dst->p[to[i]];
+		d->calls += s->calls;
+		d->total_ticks += tt_clock_ns(c, s->total_ticks);
+		ns = tt_clock_ns(c, cum_ticks[name] + s->self_ticks);
+		cum_ticks[name] += s->self_ticks;
+		d->self_ticks += ns - cum_ns[name];
+		cum_ns[name] = ns;
+	}
+	free(to);
+}
+
+static void free_walker(struct ct_walker *w)
+{
+	while (w && w->head) {
+		struct ct_thread *t = w->head;
+
+		w->head = t->next;
+		store_fini(&t->t);
+		free(t);
+	}
+	free(w);
+}
+
+/* Reads the files of o one after the other into ct's trees (ns). */
+static enum tt_status run_files(struct tt_calltree *ct, const struct tt_options *o, char *msg,
+				size_t msg_bytes)
+{
+	struct tt_report *rep = &ct->rep;
+
+	tt_report_multi_init(rep, o);
+	for (unsigned f = 0; f < rep->nr_files; f++) {
+		struct tt_report *sub = tt_xcalloc(1, sizeof(*sub));
+		void *walkers[TT_REPORT_MAX_REPLICAS];
+		struct tt_options fo;
+		const char *proc;
+		uint64_t *cum_ticks, *cum_ns;
+		uint32_t **maps;
+		enum tt_status st;
+
+		for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
+			walkers[r] = tt_xcalloc(1, sizeof(struct ct_walker));
+		tt_report_file_options(o, f, &fo);
+		st = tt_report_run_views(sub, &fo, NULL, NULL, &tt_calltree_consumer, walkers, msg,
+					 msg_bytes);
+		if (st != TT_OK) {
+			rep->failed = fo.trace;
+			for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
+				free_walker(walkers[r]);
+			tt_report_fini(sub);
+			free(sub);
+			return st;
+		}
+		proc = tt_report_multi_add(rep, o, sub);
+		/* Every replica's names as name indices of the merged report. */
+		maps = tt_xcalloc(sub->nr_replicas, sizeof(*maps));
+		for (unsigned r = 0; r < sub->nr_replicas; r++) {
+			struct tt_trace *tr = tt_report_replica(sub, r);
+
+			maps[r] = tt_xcalloc((size_t)tr->nr_names + 1, sizeof(**maps));
+			for (uint32_t n = 0; n < tr->nr_names; n++)
+				maps[r][n] = tt_trace_intern(&rep->tr, tr->names[n],
+							     strlen(tr->names[n]));
+		}
+		cum_ticks = tt_xcalloc((size_t)rep->tr.nr_names + 1, sizeof(*cum_ticks));
+		cum_ns = tt_xcalloc((size_t)rep->tr.nr_names + 1, sizeof(*cum_ns));
+		for (unsigned r = 0; r < sub->nr_replicas; r++) {
+			struct ct_walker *w = walkers[r];
+
+			for (struct ct_thread *t = w->head; t; t = t->next) {
+				const char *label = NULL;
+				char buf[4200];
+
+				if (o->by_thread) {
+					const struct tt_thread *th =
+						tt_trace_find_thread(&sub->tr, t->serial);
+
+					if (th)
+						tt_thread_label(th, buf, sizeof(buf));
+					else
+						snprintf(buf, sizeof(buf), "serial %u", t->serial);
+					label = buf;
+				}
+				merge_thread_ns(tree_for(ct, o->by_process ? proc : NULL, label),
+						&t->t, maps[r], &sub->clock, cum_ticks, cum_ns);
+				ct->nr_folded += t->nr_folded;
+			}
+		}
+		for (unsigned r = 0; r < sub->nr_replicas; r++)
+			free(maps[r]);
+		free(maps);
+		free(cum_ticks);
+		free(cum_ns);
+		for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
+			free_walker(walkers[r]);
+		tt_report_fini(sub);
+		free(sub);
+	}
+	tt_report_multi_finish(rep);
+	return TT_OK;
 }
 
 /* The --callers tree of t: for each path ending in a matching function F,
@@ -380,11 +506,14 @@ enum tt_status tt_calltree_run(struct tt_calltree *ct, const struct tt_options *
 	memset(ct, 0, sizeof(*ct));
 	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
 		ct->walkers[r] = tt_xcalloc(1, sizeof(struct ct_walker));
-	st = tt_report_run_views(rep, o, NULL, NULL, &tt_calltree_consumer, ct->walkers, msg,
-				 msg_bytes);
+	if (tt_options_multi(o))
+		st = run_files(ct, o, msg, msg_bytes);
+	else
+		st = tt_report_run_views(rep, o, NULL, NULL, &tt_calltree_consumer, ct->walkers,
+					 msg, msg_bytes);
 	if (st != TT_OK)
 		return st;
-	for (unsigned r = 0; r < rep->nr_replicas; r++) {
+	for (unsigned r = 0; r < rep->nr_replicas && !rep->nr_files; r++) {
 		struct tt_trace *tr = tt_report_replica(rep, r);
 		struct ct_walker *w = ct->walkers[r];
 		uint32_t *map = NULL;
@@ -408,7 +537,7 @@ enum tt_status tt_calltree_run(struct tt_calltree *ct, const struct tt_options *
 					snprintf(buf, sizeof(buf), "serial %u", t->serial);
 				label = buf;
 			}
-			merge_thread(tree_for(ct, label), &t->t, map);
+			merge_thread(tree_for(ct, NULL, label), &t->t, map);
 			ct->nr_folded += t->nr_folded;
 		}
 		free(map);
@@ -443,6 +572,7 @@ enum tt_status tt_calltree_run(struct tt_calltree *ct, const struct tt_options *
 		for (uint32_t i = 0; i < nr_trees; i++) {
 			store_init(&ct->trees[i]);
 			ct->trees[i].label = trees[i].label;
+			ct->trees[i].process = trees[i].process;
 			invert(&ct->trees[i], &trees[i], match);
 			store_fini(&trees[i]);
 		}
@@ -501,18 +631,8 @@ char *tt_calltree_path(struct tt_calltree *ct, const struct tt_ctree *t, uint32_
 
 void tt_calltree_fini(struct tt_calltree *ct)
 {
-	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++) {
-		struct ct_walker *w = ct->walkers[r];
-
-		while (w && w->head) {
-			struct ct_thread *t = w->head;
-
-			w->head = t->next;
-			store_fini(&t->t);
-			free(t);
-		}
-		free(w);
-	}
+	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
+		free_walker(ct->walkers[r]);
 	for (uint32_t i = 0; i < ct->nr_trees; i++) {
 		free((char *)ct->trees[i].label);
 		store_fini(&ct->trees[i]);

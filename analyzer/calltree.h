@@ -33,6 +33,7 @@ struct tt_path {
 
 /* A merged tree: all threads, or the threads of one label. */
 struct tt_ctree {
+	const char *process; /* NAME[PID] with --by-process (owned by the report), else NULL */
 	const char *label; /* thread label with --by-thread, else NULL */
 	struct tt_path *p;
 	uint32_t n, cap;
@@ -78,7 +79,9 @@ struct tt_calltree_opts {
 /*
  * tt_calltree_run() - read the trace once (all walkers) and build the
  * trees and their output order under the shared filters of o and the
- * tree options of co.
+ * tree options of co. Several files (o->traces, contract §10): each is
+ * read in turn and its paths merge into the trees (one per process with
+ * --by-process) in nanoseconds, with its own clock.
  * Return: TT_OK, or TT_ERR_FILE with the problem in msg.
  */
 enum tt_status tt_calltree_run(struct tt_calltree *ct, const struct tt_options *o,

@@ -28,7 +28,7 @@ static const struct argp_child check_children[] = {
 };
 
 static const struct argp check_argp = {
-	0, tt_options_parse_trace, "TRACE",
+	0, tt_options_parse_traces, "TRACE...",
 	"Check that a trace file is intact: every frame decompresses with a good "
 	"checksum, frames are numbered without gaps, every record decodes, event "
 	"counts agree, every exit closes the innermost open enter of its thread and "
@@ -193,21 +193,19 @@ static void check_record(void *ctx, struct tt_trace *tr, const struct recfmt_rec
 	}
 }
 
-int tt_cmd_check(int argc, char **argv)
+static int check_one(const char *path)
 {
 	struct ctr_check cc = { 0 };
 	static const bool reject_site0 = true;
-	struct tt_options o = TT_OPTIONS_INIT;
 	struct tt_trace tr;
 	char msg[768];
 	int rc = 0;
 
-	argp_parse(&check_argp, argc, argv, 0, NULL, &o);
-	tt_trace_init(&tr, o.trace);
+	tt_trace_init(&tr, path);
 	tr.on_record = check_record;
 	tr.record_ctx = &cc;
 	if (tt_trace_walk(&tr, tt_events_decode_block, (void *)&reject_site0, msg, sizeof(msg)) != TT_OK) {
-		rc = tt_fail_file(o.trace, msg);
+		rc = tt_fail_file(path, msg);
 		goto out;
 	}
 	if (cc.problem[0] && (!tr.first_problem[0] || cc.problem_frame < tr.first_problem_frame))
@@ -234,15 +232,28 @@ int tt_cmd_check(int argc, char **argv)
 	else
 		msg[0] = '\0';
 	if (msg[0])
-		rc = tt_fail_file(o.trace, msg);
+		rc = tt_fail_file(path, msg);
 	else
 		printf("%s: ok (%" PRIu64 " frames, %" PRIu64 " events, %" PRIu32 " threads)\n",
-		       o.trace, tr.nr_frames, tr.nr_events, tr.nr_threads);
+		       path, tr.nr_frames, tr.nr_events, tr.nr_threads);
 out:
 	for (uint32_t i = 0; i < cc.cap_nests; i++)
 		free(cc.nests[i].sites);
 	free(cc.nests);
 	tt_trace_fini(&tr);
+	return rc;
+}
+
+int tt_cmd_check(int argc, char **argv)
+{
+	struct tt_options o = TT_OPTIONS_INIT;
+	int rc = 0;
+
+	argp_parse(&check_argp, argc, argv, 0, NULL, &o);
+	/* Several files: each is checked; exit 1 if any is not intact. */
+	for (unsigned i = 0; i < o.nr_traces; i++)
+		if (check_one(o.traces[i]))
+			rc = 1;
 	tt_options_fini(&o);
 	return rc;
 }

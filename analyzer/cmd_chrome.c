@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -39,7 +40,7 @@ static error_t parse_chrome(int key, char *arg, struct argp_state *state)
 		o->output = arg;
 		break;
 	default:
-		return tt_options_parse_trace(key, arg, state);
+		return tt_options_parse_traces(key, arg, state);
 	}
 	return 0;
 }
@@ -55,13 +56,17 @@ static const struct argp_child chrome_children[] = {
 };
 
 static const struct argp chrome_argp = {
-	chrome_options, parse_chrome, "TRACE",
+	chrome_options, parse_chrome, "TRACE...",
 	"Convert a trace to Chrome Trace Event Format JSON (open it in "
 	"https://ui.perfetto.dev, chrome://tracing or https://speedscope.app).\v"
 	"Each timed activation is one complete event; activations that could not be "
 	"timed (errors) are left out and counted in otherData. chrome://tracing "
 	"struggles beyond about a million events: narrow with --from/--to, --thread "
-	"or --function.",
+	"or --function.\n\n"
+	"Several TRACE files (the processes of a service, a fork's parent and child) "
+	"make one timeline: each is a process with its own threads, and times are "
+	"aligned on the wall clock, from the earliest recording's start. --from/--to "
+	"stay relative to each file's own start.",
 	chrome_children, 0, 0,
 };
 
@@ -85,6 +90,13 @@ struct chrome_thread {
 };
 
 struct chrome {
+	/* Per file (several TRACE files: reset by next_file()). */
+	int64_t offset_ns;	      /* the file's start on the shared timeline */
+	bool has_pid;		      /* pid given (several files), else the file's */
+	bool opened;		      /* the output is open, its head written */
+	uint64_t all_events, all_errors, all_dropped; /* of the files done */
+	bool any_truncated;
+	char all_problems[768];
 	struct tt_out out;
 	struct tt_clock clock;	      /* the file's final clock (meta pass) */
 	uint64_t lo_ticks, hi_ticks;  /* --from/--to; hi UINT64_MAX: none */
@@ -250,7 +262,7 @@ static void write_edge(struct chrome *ch, struct chrome_thread *ct, char ph, uin
 	p += tt_emit_u64(p, ct->tid);
 	memcpy(p, ",\"ts\":", 6);
 	p += 6;
-	p += fmt_us(p, tt_clock_rel_ns(&ch->clock, ticks));
+	p += fmt_us(p, tt_clock_rel_ns(&ch->clock, ticks) + ch->offset_ns);
 	if (why) {
 		size_t n = strlen(why);
 
@@ -290,14 +302,11 @@ static void metadata(struct chrome *ch);
  * first event: so the file is read twice, not three times, and a file
  * that cannot be read leaves no output file.
  */
-static void start(struct chrome *ch)
+static void open_output(struct chrome *ch)
 {
-	uint64_t span;
-
-	if (ch->started)
+	if (ch->opened)
 		return;
-	ch->started = true;
-	ch->meta = &ch->rep->meta;
+	ch->opened = true;
 	if (ch->o->output) {
 		/* Never truncates the input (tt_emit_open_output()). */
 		ch->fd = tt_emit_open_output(ch->o->output, ch->o->trace, ch->open_msg,
@@ -308,14 +317,26 @@ static void start(struct chrome *ch)
 		}
 	}
 	tt_out_init(&ch->out, ch->fd);
+	tt_out_str(&ch->out, "{\"traceEvents\":[");
+}
+
+static void start(struct chrome *ch)
+{
+	uint64_t span;
+
+	if (ch->started)
+		return;
+	ch->started = true;
+	ch->meta = &ch->rep->meta;
+	open_output(ch);
 	assign_tids(ch->meta);
-	ch->pid = ch->meta->hdr.pid;
+	if (!ch->has_pid)
+		ch->pid = ch->meta->hdr.pid;
 	tt_trace_clock(ch->meta, &ch->clock);
 	tt_report_window(ch->o, &ch->clock, &ch->lo_ticks, &span);
 	ch->hi_ticks = span == UINT64_MAX || ch->lo_ticks > UINT64_MAX - span
 			       ? UINT64_MAX
 			       : ch->lo_ticks + span;
-	tt_out_str(&ch->out, "{\"traceEvents\":[");
 	metadata(ch);
 }
 
@@ -465,22 +486,22 @@ static void metadata(struct chrome *ch)
 	}
 }
 
-static void trailer(struct chrome *ch)
+/* The file's own end: an instant per thread that dropped scopes; its
+ * counts into the totals of otherData. */
+static void file_trailer(struct chrome *ch)
 {
 	struct tt_report *rep = ch->rep;
-	uint64_t errors = 0, dropped = 0;
 	char buf[512], at[32];
-	char *q;
 
 	for (size_t i = 0; i < rep->nr_rows; i++)
-		errors += rep->rows[i].errors;
-	fmt_us(at, tt_clock_rel_ns(&ch->clock, rep->meta.max_ticks))[at] = '\0';
+		ch->all_errors += rep->rows[i].errors;
+	fmt_us(at, tt_clock_rel_ns(&ch->clock, rep->meta.max_ticks) + ch->offset_ns)[at] = '\0';
 	for (uint32_t i = 0; i < ch->meta->nr_threads; i++) {
 		const struct tt_thread *th = &ch->meta->threads[i];
 
 		if (!th->nr_dropped || !tt_options_thread_selected(ch->o, th))
 			continue;
-		dropped += th->nr_dropped;
+		ch->all_dropped += th->nr_dropped;
 		begin_event(ch);
 		snprintf(buf, sizeof(buf),
 			 "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"%" PRIu64
@@ -489,18 +510,113 @@ static void trailer(struct chrome *ch)
 			 th->nr_dropped, ch->pid, th->out_id, at, th->nr_dropped);
 		tt_out_str(&ch->out, buf);
 	}
+	ch->all_events += ch->nr_events;
+	ch->any_truncated |= rep->tr.truncated;
+	if (rep->problems[0]) {
+		size_t n = strlen(ch->all_problems);
+		int k = 0;
+
+		if (ch->o->nr_traces > 1 && n + 4 < sizeof(ch->all_problems))
+			k = snprintf(ch->all_problems + n, sizeof(ch->all_problems) - n, "%s%s: ",
+				     n ? "; " : "", rep->tr.path);
+		if (k >= 0 && n + (size_t)k < sizeof(ch->all_problems))
+			memccpy(ch->all_problems + n + k, rep->problems, '\0',
+				sizeof(ch->all_problems) - n - (size_t)k);
+		ch->all_problems[sizeof(ch->all_problems) - 1] = '\0';
+	}
+}
+
+static void trailer(struct chrome *ch)
+{
+	char buf[512];
+	char *q;
+
 	snprintf(buf, sizeof(buf),
 		 "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"tracetool (rec) "
 		 TT_VERSION "\",\"events\":\"%" PRIu64 "\",\"dropped_scopes\":\"%" PRIu64
 		 "\",\"errors\":\"%" PRIu64 "\",\"truncated\":\"%s\",\"problems\":",
-		 ch->nr_events, dropped, errors, rep->tr.truncated ? "true" : "false");
+		 ch->all_events, ch->all_dropped, ch->all_errors,
+		 ch->any_truncated ? "true" : "false");
 	tt_out_str(&ch->out, buf);
-	q = tt_emit_json_quote(rep->problems);
+	q = tt_emit_json_quote(ch->all_problems);
 	if (!q)
 		tt_oom();
 	tt_out_str(&ch->out, q);
 	free(q);
 	tt_out_str(&ch->out, "}}\n");
+}
+
+/* Frees what chrome kept of one file (its threads and names). */
+static void end_file(struct chrome *ch)
+{
+	for (uint32_t i = 0; i < ch->nr_quoted; i++)
+		free(ch->quoted[i]);
+	free(ch->quoted);
+	free(ch->selected);
+	ch->quoted = NULL;
+	ch->selected = NULL;
+	ch->nr_quoted = 0;
+	while (ch->threads) {
+		struct chrome_thread *ct = ch->threads;
+
+		ch->threads = ct->next;
+		free(ct->stack);
+		free(ct);
+	}
+	ch->started = false;
+	ch->nr_events = 0;
+	ch->meta = NULL;
+}
+
+/*
+ * Several files: each one's metadata pass first (rep->meta of its main
+ * pass, so no file is read three times), for the shared timeline's origin,
+ * the earliest wall-clock start (FILE_HEADER start_real_ns, taken with
+ * start_ticks: runs.h), and a distinct pid per file (a reused pid moves
+ * above every pid of the files). Return: the index of a file that cannot
+ * be read, or -1.
+ */
+static int read_metas(const struct tt_options *o, struct tt_trace *metas, int64_t *offset_ns,
+		      uint32_t *pids, char *msg, size_t msg_bytes)
+{
+	uint64_t base = UINT64_MAX;
+	uint32_t next = 0;
+
+	for (unsigned i = 0; i < o->nr_traces; i++) {
+		tt_trace_init(&metas[i], o->traces[i]);
+		if (tt_trace_walk(&metas[i], NULL, NULL, msg, msg_bytes) != TT_OK)
+			return (int)i;
+		if (metas[i].hdr.start_real_ns < base)
+			base = metas[i].hdr.start_real_ns;
+		if (metas[i].hdr.pid >= next)
+			next = metas[i].hdr.pid + 1;
+	}
+	for (unsigned i = 0; i < o->nr_traces; i++) {
+		uint64_t d = metas[i].hdr.start_real_ns - base;
+
+		offset_ns[i] = d > INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)d;
+		pids[i] = metas[i].hdr.pid;
+		for (unsigned k = 0; k < i; k++)
+			if (pids[k] == pids[i]) {
+				pids[i] = next++;
+				break;
+			}
+	}
+	return -1;
+}
+
+/* True if path is the same file as one of the inputs after the first
+ * (tt_emit_open_output() checks the first). */
+static bool is_other_input(const struct tt_options *o, const char *path)
+{
+	struct stat a, b;
+
+	if (stat(path, &a) != 0)
+		return false;
+	for (unsigned i = 1; i < o->nr_traces; i++)
+		if (stat(o->traces[i], &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+			return true;
+	return false;
 }
 
 int tt_cmd_chrome(int argc, char **argv)
@@ -509,36 +625,70 @@ int tt_cmd_chrome(int argc, char **argv)
 	struct tt_report rep;
 	struct chrome ch;
 	void *ctxs[TT_REPORT_MAX_REPLICAS] = { NULL };
+	struct tt_trace *metas = NULL;
+	int64_t *offsets = NULL;
+	uint32_t *pids = NULL;
 	char msg[512];
-	int rc = 0;
-	bool have_rep = false;
+	int rc = 0, bad;
+	bool have_rep = false, multi;
 
 	argp_parse(&chrome_argp, argc, argv, 0, NULL, &o);
 	memset(&ch, 0, sizeof(ch));
 	ch.o = &o;
 	ch.first = true;
 	ch.fd = STDOUT_FILENO;
+	multi = o.nr_traces > 1;
+	if (multi) {
+		metas = tt_xcalloc(o.nr_traces, sizeof(*metas));
+		offsets = tt_xcalloc(o.nr_traces, sizeof(*offsets));
+		pids = tt_xcalloc(o.nr_traces, sizeof(*pids));
+		bad = read_metas(&o, metas, offsets, pids, msg, sizeof(msg));
+		if (bad >= 0) {
+			rc = tt_fail_file(o.traces[bad], msg);
+			goto out;
+		}
+		if (o.output && is_other_input(&o, o.output)) {
+			rc = tt_fail_file(o.output, "is an input trace; refusing to overwrite it") + 1;
+			goto out;
+		}
+	}
 	if (!o.output)
 		tt_progress_stdout_streams(); /* JSON goes out while reading */
 	ch.rep = &rep;
-	/* The window is chrome's own (clipped scopes): none for the engine. */
-	ro = o;
-	ro.has_from = ro.has_to = false;
 	ctxs[0] = &ch;
-	if (tt_report_run_views(&rep, &ro, NULL, NULL, &chrome_consumer, ctxs, msg,
-				sizeof(msg)) != TT_OK) {
+	for (unsigned f = 0; f < o.nr_traces; f++) {
+		enum tt_status st;
+
+		/* The window is chrome's own (clipped scopes): none for the engine. */
+		tt_report_file_options(&o, f, &ro);
+		ro.has_from = ro.has_to = false;
+		if (multi) {
+			ch.offset_ns = offsets[f];
+			ch.pid = pids[f];
+			ch.has_pid = true;
+			st = tt_report_run_views_meta(&rep, &ro, &metas[f], &chrome_consumer, ctxs,
+						      msg, sizeof(msg));
+		} else {
+			st = tt_report_run_views(&rep, &ro, NULL, NULL, &chrome_consumer, ctxs, msg,
+						 sizeof(msg));
+		}
 		have_rep = true;
-		rc = tt_fail_file(o.trace, msg);
-		goto out;
+		if (st != TT_OK) {
+			rc = tt_fail_file(ro.trace, msg);
+			goto out;
+		}
+		start(&ch); /* a trace with no thread: the head now */
+		if (ch.open_rc) {
+			rc = tt_fail_file(o.output, ch.open_msg) + (ch.open_rc == -2);
+			goto out;
+		}
+		tt_trace_warn(&rep.tr);
+		file_trailer(&ch);
+		end_file(&ch);
+		tt_report_fini(&rep);
+		have_rep = false;
 	}
-	have_rep = true;
-	start(&ch); /* a trace with no thread: the head now */
-	if (ch.open_rc) {
-		rc = tt_fail_file(o.output, ch.open_msg) + (ch.open_rc == -2);
-		goto out;
-	}
-	tt_trace_warn(&rep.tr);
-	if (!ch.nr_events)
+	if (!ch.all_events)
 		fprintf(stderr, "tracetool: %s: warning: no activation to show%s\n", o.trace,
 			o.has_from || o.has_to ? " in the window" : "");
 	trailer(&ch);
@@ -550,19 +700,14 @@ int tt_cmd_chrome(int argc, char **argv)
 out:
 	if (ch.fd != STDOUT_FILENO && ch.fd >= 0)
 		close(ch.fd);
-	for (uint32_t i = 0; i < ch.nr_quoted; i++)
-		free(ch.quoted[i]);
-	free(ch.quoted);
-	free(ch.selected);
-	while (ch.threads) {
-		struct chrome_thread *ct = ch.threads;
-
-		ch.threads = ct->next;
-		free(ct->stack);
-		free(ct);
-	}
+	end_file(&ch);
 	if (have_rep)
 		tt_report_fini(&rep);
+	for (unsigned i = 0; metas && i < o.nr_traces; i++)
+		tt_trace_fini(&metas[i]);
+	free(metas);
+	free(offsets);
+	free(pids);
 	tt_options_fini(&o);
 	return rc;
 }

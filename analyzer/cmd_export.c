@@ -399,10 +399,8 @@ static void write_scopes(struct exporter *ex, const struct tt_run *r, const stru
 /* ---- the command ---- */
 
 struct export_args {
-	const char *dir;
+	struct tt_files_args f; /* -o DIR and the TRACE operands (options.h) */
 	bool csv;
-	const char **traces;
-	unsigned nr_traces;
 };
 
 enum { OPT_FORMAT = 0x500 };
@@ -418,9 +416,6 @@ static error_t parse_export(int key, char *arg, struct argp_state *state)
 	struct export_args *a = state->input;
 
 	switch (key) {
-	case 'o':
-		a->dir = arg;
-		break;
 	case OPT_FORMAT:
 		if (strcmp(arg, "parquet") == 0)
 			a->csv = false;
@@ -429,18 +424,8 @@ static error_t parse_export(int key, char *arg, struct argp_state *state)
 		else
 			argp_error(state, "--format: '%s' is not parquet or csv", arg);
 		break;
-	case ARGP_KEY_ARG:
-		a->traces = tt_xrealloc(a->traces, (a->nr_traces + 1) * sizeof(*a->traces));
-		a->traces[a->nr_traces++] = arg;
-		break;
-	case ARGP_KEY_END:
-		if (!a->nr_traces)
-			argp_error(state, "missing TRACE");
-		if (!a->dir)
-			argp_error(state, "missing -o DIR");
-		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return tt_options_parse_files(key, arg, state, &a->f);
 	}
 	return 0;
 }
@@ -470,7 +455,7 @@ int tt_cmd_export(int argc, char **argv)
 		{ "scopes", scopes_cols, NCOLS(scopes_cols) },
 		{ "activations", acts_cols, NCOLS(acts_cols) },
 	};
-	struct export_args a = { 0 };
+	struct export_args a = { .f.missing_out = "missing -o DIR" };
 	struct exporter ex;
 	struct tt_run *runs;
 	char msg[512];
@@ -479,41 +464,43 @@ int tt_cmd_export(int argc, char **argv)
 
 	argp_parse(&export_argp, argc, argv, 0, NULL, &a);
 	memset(&ex, 0, sizeof(ex));
-	runs = tt_xcalloc(a.nr_traces, sizeof(*runs));
+	runs = tt_xcalloc(a.f.nr_traces, sizeof(*runs));
 	/* Every file's metadata first: a bad file leaves no tables behind. */
-	for (unsigned i = 0; i < a.nr_traces; i++, nr_open++) {
-		if (tt_run_open(&runs[i], a.traces[i], i, msg, sizeof(msg)) != TT_OK) {
-			rc = tt_fail_file(a.traces[i], msg);
+	for (unsigned i = 0; i < a.f.nr_traces; i++, nr_open++) {
+		if (tt_run_open(&runs[i], a.f.traces[i], i, msg, sizeof(msg)) != TT_OK) {
+			rc = tt_fail_file(a.f.traces[i], msg);
 			nr_open++;
 			goto out;
 		}
 	}
-	if (mkdir(a.dir, 0755) != 0 && errno != EEXIST) {
+	if (mkdir(a.f.out, 0755) != 0 && errno != EEXIST) {
 		snprintf(msg, sizeof(msg), "cannot create: %s", strerror(errno));
-		rc = tt_fail_file(a.dir, msg);
+		rc = tt_fail_file(a.f.out, msg);
 		goto out;
 	}
 	for (int k = 0; k < NR_TABLES; k++) {
-		int e = tbl_open(&ex.t[k], a.dir, defs[k].name, a.csv, defs[k].cols, defs[k].n);
+		int e = tbl_open(&ex.t[k], a.f.out, defs[k].name, a.csv, defs[k].cols, defs[k].n);
 		if (e) {
 			snprintf(msg, sizeof(msg), "cannot create: %s", strerror(-e));
 			rc = tt_fail_file(ex.t[k].path, msg);
 			goto out;
 		}
 	}
-	for (unsigned i = 0; i < a.nr_traces; i++) {
+	for (unsigned i = 0; i < a.f.nr_traces; i++) {
 		struct tt_options o = TT_OPTIONS_INIT;
 		struct tt_report rep;
 		void *ctxs[TT_REPORT_MAX_REPLICAS] = { &ex };
 
 		ex.run = &runs[i];
 		ex.next_id = 0;
-		write_run(&ex, &runs[i]);
 		o.trace = runs[i].path;
 		enum tt_status st = tt_report_run_views(&rep, &o, NULL, NULL, &exp_consumer, ctxs,
 						       msg, sizeof(msg));
 		if (st == TT_OK) {
 			tt_trace_warn(&rep.tr);
+			/* After the events: the duration is the main pass's. */
+			tt_run_saw_ticks(&runs[i], rep.tr.max_ticks);
+			write_run(&ex, &runs[i]);
 			write_scopes(&ex, &runs[i], &rep.tr);
 		}
 		tt_report_fini(&rep);
@@ -545,9 +532,9 @@ out:
 				ex.t[k].rows, bytes);
 		free(ex.t[k].path);
 	}
-	for (unsigned i = 0; i < nr_open && i < a.nr_traces; i++)
+	for (unsigned i = 0; i < nr_open && i < a.f.nr_traces; i++)
 		tt_run_close(&runs[i]);
 	free(runs);
-	free(a.traces);
+	tt_files_args_fini(&a.f);
 	return rc;
 }

@@ -33,7 +33,7 @@
 #endif
 #endif
 
-enum { OPT_WEIGHT = 0x400, OPT_FLAME_FORMAT, OPT_FLAME_BY_THREAD };
+enum { OPT_WEIGHT = 0x400, OPT_FLAME_FORMAT, OPT_FLAME_BY_THREAD, OPT_FLAME_BY_PROCESS };
 
 struct flame_args {
 	struct tt_options o;
@@ -47,6 +47,8 @@ static const struct argp_option flame_options[] = {
 	  "or its calls (calls)", 30 },
 	{ "by-thread", OPT_FLAME_BY_THREAD, 0, 0, "The thread as the root frame of each stack",
 	  30 },
+	{ "by-process", OPT_FLAME_BY_PROCESS, 0, 0,
+	  "The process, NAME[PID], as the root frame of each stack (above the thread)", 30 },
 	{ "format", OPT_FLAME_FORMAT, "FMT", 0,
 	  "folded (default) or svg (an interactive flame graph)", 30 },
 	{ 0 },
@@ -75,6 +77,9 @@ static error_t parse_flame(int key, char *arg, struct argp_state *state)
 	case OPT_FLAME_BY_THREAD:
 		a->o.by_thread = true;
 		break;
+	case OPT_FLAME_BY_PROCESS:
+		a->o.by_process = true;
+		break;
 	case OPT_FLAME_FORMAT:
 		if (strcmp(arg, "folded") == 0)
 			a->svg = false;
@@ -84,7 +89,7 @@ static error_t parse_flame(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--format: '%s' is not folded or svg", arg);
 		break;
 	default:
-		return tt_options_parse_trace(key, arg, state);
+		return tt_options_parse_traces(key, arg, state);
 	}
 	return 0;
 }
@@ -96,29 +101,48 @@ static const struct argp_child flame_children[] = {
 };
 
 static const struct argp flame_argp = {
-	flame_options, parse_flame, "TRACE",
+	flame_options, parse_flame, "TRACE...",
 	"Folded stacks, one line per call path: 'a;b;c VALUE', VALUE the path's self time "
 	"in ns (--weight=self) or its calls (--weight=calls), for flamegraph.pl, inferno "
 	"and speedscope. The paths and numbers are tree's (tracetool tree --format=csv).\v"
 	"Examples:\n"
 	"  tracetool flame trace.zst > out.folded && flamegraph.pl out.folded > out.svg\n"
-	"  tracetool flame --weight=calls --by-thread -o out.folded trace.zst",
+	"  tracetool flame --weight=calls --by-thread -o out.folded trace.zst\n"
+	"  tracetool flame --by-process trace-1234.zst trace-1235.zst > service.folded\n\n"
+	"Several TRACE files make one set of stacks (their paths merge).",
 	flame_children, 0, 0,
 };
 
 /* True if path names the same file as the trace (never overwrite an input). */
-/* A tree's thread label as its root frame (';' and line breaks made '_',
- * as in names); NULL without --by-thread. malloc'd. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/* A tree's process and thread labels as its root frames (';' and line
+ * breaks made '_', as in names); NULL without --by-thread or --by-process.
+ * malloc'd. */
 static char *root_frame(const struct tt_ctree *t)
 {
+	size_t np = t->process ? strlen(t->process) : 0, nl = t->label ? strlen(t->label) : 0;
+	size_t at = 0;
 	char *root;
 
-	if (!t->label)
+	if (!t->label && !t->process)
 		return NULL;
-	root = tt_xstrndup(t->label, strlen(t->label));
-	for (char *c = root; *c; c++)
-		if (*c == ';' || *c == '\n' || *c == '\r')
-			*c = '_';
+	root = tt_xrealloc(NULL, np + nl + 2);
+	for (size_t i = 0; i < np; i++, at++)
+		root[at] = t->process[i] == ';' || t->process[i] == '\n' || t->process[i] == '\r'
+				   ? '_' : t->process[i];
+	if (np && nl)
+		root[at++] = ';'; /* the process frame, then the thread's */
+	for (size_t i = 0; i < nl; i++, at++)
+		root[at] = t->label[i] == ';' || t->label[i] == '\n' || t->label[i] == '\r'
+				   ? '_' : t->label[i];
+	root[at] = '\0';
 	return root;
 }
 
@@ -193,12 +217,18 @@ int tt_cmd_flame(int argc, char **argv)
 	}
 #endif
 	if (tt_calltree_run(&ct, &a.o, &co, msg, sizeof(msg)) != TT_OK) {
-		rc = tt_fail_file(a.o.trace, msg);
+		rc = tt_fail_file(tt_report_failed(&ct.rep, &a.o), msg);
 		goto out;
 	}
 	if (a.o.output) {
-		/* As chrome's -o: never the input (exit 2, wrong usage), else
+		/* As chrome's -o: never an input (exit 2, wrong usage), else
 		 * exit 1 when it cannot be opened (tt_emit_open_output()). */
+		for (unsigned i = 1; i < a.o.nr_traces; i++)
+			if (same_file(a.o.output, a.o.traces[i])) {
+				rc = tt_fail_file(a.o.output, "is an input trace; refusing to overwrite it")
+				     + 1;
+				goto out;
+			}
 		int fd = tt_emit_open_output(a.o.output, a.o.trace, msg, sizeof(msg));
 
 		if (fd < 0) {
@@ -214,7 +244,7 @@ int tt_cmd_flame(int argc, char **argv)
 			goto out;
 		}
 	}
-	tt_trace_warn(&ct.rep.tr);
+	tt_report_warn(&ct.rep);
 	tt_report_comp_warn(&ct.rep);
 #ifdef TT_HAVE_FLAMESVG
 	if (a.svg) {

@@ -49,7 +49,7 @@ static error_t parse_histogram(int key, char *arg, struct argp_state *state)
 		o->nr_bins = (unsigned)v;
 		break;
 	default:
-		return tt_options_parse_trace(key, arg, state);
+		return tt_options_parse_traces(key, arg, state);
 	}
 	return 0;
 }
@@ -62,13 +62,16 @@ static const struct argp_child histogram_children[] = {
 };
 
 static const struct argp histogram_argp = {
-	histogram_options, parse_histogram, "TRACE",
+	histogram_options, parse_histogram, "TRACE...",
 	"The distribution of each scope name's durations in log-scaled buckets, "
 	"drawn as bars as wide as the terminal ($COLUMNS).\v"
 	"Buckets are half-open, [lo, hi). csv columns: function,lo_ns,hi_ns,count.\n\n"
 	"Examples:\n"
 	"  tracetool histogram --function='^parse$' trace.zst\n"
-	"  tracetool histogram --bins=10 --format=csv trace.zst",
+	"  tracetool histogram --bins=10 --format=csv trace.zst\n"
+	"  tracetool histogram --by-process trace-1234.zst trace-1235.zst\n\n"
+	"Several TRACE files make one distribution per scope name (--by-process: per "
+	"process NAME[PID] and name, csv column 'process' first).",
 	histogram_children, 0, 0,
 };
 
@@ -162,6 +165,8 @@ static void print_bars(const struct tt_row *r, const struct bin *bins, size_t nr
 	for (size_t i = 0; i < nr; i++)
 		if (bins[i].count > max)
 			max = bins[i].count;
+	if (r->process)
+		printf("%s: ", r->process);
 	if (r->thread)
 		printf("%s: ", r->thread);
 	tt_emit_fmt_duration(a, sizeof(a), r->p50_ns);
@@ -196,6 +201,8 @@ static int cmp_name(const void *pa, const void *pb)
 	if (a->total_ns != b->total_ns)
 		return a->total_ns > b->total_ns ? -1 : 1;
 	c = strcmp(a->name, b->name);
+	if (!c && a->process && b->process)
+		c = strcmp(a->process, b->process);
 	if (!c && a->thread && b->thread)
 		c = strcmp(a->thread, b->thread);
 	return c;
@@ -213,16 +220,17 @@ int tt_cmd_histogram(int argc, char **argv)
 
 	argp_parse(&histogram_argp, argc, argv, 0, NULL, &o);
 	if (tt_report_run(&rep, &o, NULL, NULL, msg, sizeof(msg)) != TT_OK) {
-		rc = tt_fail_file(o.trace, msg);
+		rc = tt_fail_file(tt_report_failed(&rep, &o), msg);
 		goto out;
 	}
-	tt_trace_warn(&rep.tr);
+	tt_report_warn(&rep);
 	tt_report_comp_warn(&rep);
 	if (rep.nr_rows) /* no rows: rows is NULL, which qsort may not take */
 		qsort(rep.rows, rep.nr_rows, sizeof(*rep.rows), cmp_name);
 	step = clock_step(&rep);
 	if (o.format == TT_FORMAT_CSV)
-		printf("%sfunction,lo_ns,hi_ns,count\n", o.by_thread ? "thread," : "");
+		printf("%s%sfunction,lo_ns,hi_ns,count\n", o.by_process ? "process," : "",
+		       o.by_thread ? "thread," : "");
 	else if (o.format == TT_FORMAT_JSON)
 		fputs("{\"functions\":[", stdout);
 	for (size_t i = 0; i < rep.nr_rows; i++) {
@@ -231,6 +239,10 @@ int tt_cmd_histogram(int argc, char **argv)
 
 		if (o.format == TT_FORMAT_CSV) {
 			for (size_t k = 0; k < nr; k++) {
+				if (o.by_process) {
+					tt_emit_csv_str(stdout, r->process);
+					fputc(',', stdout);
+				}
 				if (o.by_thread) {
 					tt_emit_csv_str(stdout, r->thread);
 					fputc(',', stdout);
@@ -241,6 +253,11 @@ int tt_cmd_histogram(int argc, char **argv)
 			}
 		} else if (o.format == TT_FORMAT_JSON) {
 			fputs(i ? ",\n{" : "\n{", stdout);
+			if (o.by_process) {
+				fputs("\"process\":", stdout);
+				tt_emit_json_str(stdout, r->process);
+				fputc(',', stdout);
+			}
 			if (o.by_thread) {
 				fputs("\"thread\":", stdout);
 				tt_emit_json_str(stdout, r->thread);

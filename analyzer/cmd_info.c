@@ -35,7 +35,7 @@ static error_t parse_info(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--format: '%s' is not table or json", arg);
 		break;
 	default:
-		return tt_options_parse_trace(key, arg, state);
+		return tt_options_parse_traces(key, arg, state);
 	}
 	return 0;
 }
@@ -51,11 +51,13 @@ static const struct argp_child info_children[] = {
 };
 
 static const struct argp info_argp = {
-	info_options, parse_info, "TRACE",
+	info_options, parse_info, "TRACE...",
 	"Describe a trace file: format version, clock, start, duration, threads, "
 	"drops, totals and whether the recording ended cleanly.\v"
 	"events counts records (an enter and an exit are two); dropped counts scopes "
-	"that were not recorded at all, so calls + dropped is what the program ran.",
+	"that were not recorded at all, so calls + dropped is what the program ran. "
+	"Several TRACE files: one report each, in order (json: an array of them); "
+	"exit 1 if any cannot be read.",
 	info_children, 0, 0,
 };
 
@@ -136,9 +138,9 @@ static uint64_t total_dropped(const struct tt_trace *tr)
 	return n;
 }
 
-int tt_cmd_info(int argc, char **argv)
+/* One file's report; o: the options, path: the file. */
+static int info_one(const struct tt_options *o, const char *path)
 {
-	struct tt_options o = TT_OPTIONS_INIT;
 	static struct ctr_names cn;
 	struct tt_trace tr;
 	struct tt_clock c;
@@ -148,13 +150,12 @@ int tt_cmd_info(int argc, char **argv)
 	bool clean;
 	int rc = 0;
 
-	argp_parse(&info_argp, argc, argv, 0, NULL, &o);
-	tt_trace_init(&tr, o.trace);
+	tt_trace_init(&tr, path);
 	memset(&cn, 0, sizeof(cn));
 	tr.on_record = note_counters;
 	tr.record_ctx = &cn;
 	if (tt_trace_walk(&tr, tt_events_decode_block, NULL, msg, sizeof(msg)) != TT_OK) {
-		rc = tt_fail_file(o.trace, msg);
+		rc = tt_fail_file(path, msg);
 		goto out;
 	}
 	tt_trace_warn(&tr);
@@ -171,9 +172,9 @@ int tt_cmd_info(int argc, char **argv)
 	 * than it read 0). */
 	step_ns = (double)tr.min_step_ticks * (double)c.num / (double)c.den;
 
-	if (o.format == TT_FORMAT_JSON) {
+	if (o->format == TT_FORMAT_JSON) {
 		printf("{\"file\":");
-		tt_emit_json_str(stdout, o.trace);
+		tt_emit_json_str(stdout, path);
 		printf(",\"version\":\"%u.%u\",\"clock\":\"%s\",\"ticks_per_second\":%" PRIu64
 		       ",\"header_ticks_per_second\":%" PRIu64 ",\"pid\":%" PRIu32
 		       ",\"start_unix_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
@@ -252,7 +253,7 @@ int tt_cmd_info(int argc, char **argv)
 		if (gmtime_r(&secs, &tm))
 			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 		tt_emit_fmt_duration(dur, sizeof(dur), duration_ns);
-		printf("file:             %s\n", o.trace);
+		printf("file:             %s\n", path);
 		printf("format:           %u.%u\n", tr.hdr.major, tr.hdr.minor);
 		printf("clock:            %s, %" PRIu64 " ticks/s (header estimate %" PRIu64 ")\n",
 		       tr.hdr.clock == RECFMT_CLOCK_TSC ? "tsc" : "monotonic", tps,
@@ -330,6 +331,30 @@ int tt_cmd_info(int argc, char **argv)
 	}
 out:
 	tt_trace_fini(&tr);
+	return rc;
+}
+
+int tt_cmd_info(int argc, char **argv)
+{
+	struct tt_options o = TT_OPTIONS_INIT;
+	int rc = 0;
+
+	argp_parse(&info_argp, argc, argv, 0, NULL, &o);
+	/* Several files: a report each, in the order given; JSON: an array. */
+	if (o.nr_traces > 1 && o.format == TT_FORMAT_JSON)
+		fputs("[", stdout);
+	for (unsigned i = 0; i < o.nr_traces; i++) {
+		int r;
+
+		if (i)
+			fputs(o.format == TT_FORMAT_JSON ? "," : "\n", stdout);
+		r = info_one(&o, o.traces[i]);
+		rc = r > rc ? r : rc;
+	}
+	if (o.nr_traces > 1 && o.format == TT_FORMAT_JSON)
+		fputs("]\n", stdout);
+	if (fflush(stdout) || ferror(stdout))
+		rc = 1;
 	tt_options_fini(&o);
 	return rc;
 }

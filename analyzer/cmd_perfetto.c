@@ -15,12 +15,14 @@
 #include <argp.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "options.h"
 #include "perfetto.h"
 #include "report.h"
 #include "runs.h"
@@ -77,7 +79,7 @@ static uint32_t pf_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64
 		pt->enter_ticks = tt_xrealloc(pt->enter_ticks, pt->cap * sizeof(*pt->enter_ticks));
 	}
 	pt->enter_ticks[pt->sp++] = ticks;
-	tt_pf_begin(&pf->w, &pt->seq, tt_run_unix_ns(pf->run, ticks), name, s, strlen(s));
+	tt_pf_begin(&pf->w, &pt->seq, tt_run_unix_ns(pf->run, ticks), name, s, SIZE_MAX);
 	return pt->sp;
 }
 
@@ -119,34 +121,9 @@ static const struct tt_consumer pf_consumer = {
 	.no_times = true, /* activations only: no per-name statistics */
 };
 
-struct perfetto_args {
-	const char *out;
-	const char **traces;
-	unsigned nr_traces;
-};
-
 static error_t parse_perfetto(int key, char *arg, struct argp_state *state)
 {
-	struct perfetto_args *a = state->input;
-
-	switch (key) {
-	case 'o':
-		a->out = arg;
-		break;
-	case ARGP_KEY_ARG:
-		a->traces = tt_xrealloc(a->traces, (a->nr_traces + 1) * sizeof(*a->traces));
-		a->traces[a->nr_traces++] = arg;
-		break;
-	case ARGP_KEY_END:
-		if (!a->nr_traces)
-			argp_error(state, "missing TRACE");
-		if (!a->out)
-			argp_error(state, "missing -o OUT");
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
+	return tt_options_parse_files(key, arg, state, state->input);
 }
 
 static const struct argp_option perfetto_options[] = {
@@ -175,7 +152,7 @@ static bool same_file(const char *a, const char *b)
 
 int tt_cmd_perfetto(int argc, char **argv)
 {
-	struct perfetto_args a = { 0 };
+	struct tt_files_args a = { .missing_out = "missing -o OUT" };
 	struct pf pf;
 	struct tt_run *runs;
 	FILE *f = NULL;
@@ -252,6 +229,6 @@ out:
 	for (unsigned i = 0; i < nr_open; i++)
 		tt_run_close(&runs[i]);
 	free(runs);
-	free(a.traces);
+	tt_files_args_fini(&a);
 	return rc;
 }

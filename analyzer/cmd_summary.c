@@ -51,13 +51,15 @@ static error_t parse_summary(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--top: '%s' is not a positive number", arg);
 		break;
 	case ARGP_KEY_END:
+		if (o->interval_ns && tt_options_multi(o))
+			argp_error(state, "--interval takes one TRACE, without --by-process");
 		/* --interval splits activations by their timestamps: a time on
 		 * the clock, which compensation cannot move (docs/ANALYZER.md). */
 		if (o->interval_ns && o->compensate)
 			argp_error(state, "--compensate does not apply to --interval");
-		return tt_options_parse_trace(key, arg, state);
-default:
-		return tt_options_parse_trace(key, arg, state);
+		return tt_options_parse_traces(key, arg, state);
+	default:
+		return tt_options_parse_traces(key, arg, state);
 	}
 	return 0;
 }
@@ -70,7 +72,7 @@ static const struct argp_child summary_children[] = {
 };
 
 static const struct argp summary_argp = {
-	summary_options, parse_summary, "TRACE",
+	summary_options, parse_summary, "TRACE...",
 	"Time spent in each scope name: calls, inclusive total, self time, min, mean, "
 	"p50, p90, p99, max and errors, sorted by total.\v"
 	"Times are nanoseconds in csv and json. Errors are activations that could not "
@@ -80,7 +82,11 @@ static const struct argp summary_argp = {
 	"  tracetool summary trace.zst\n"
 	"  tracetool summary --format=csv --function='^worker_' trace.zst\n"
 	"  tracetool summary --by-thread --from=1s --to=2.5s trace.zst\n"
-	"  tracetool summary --interval=1s --format=csv trace.zst\n\n"
+	"  tracetool summary --interval=1s --format=csv trace.zst\n"
+	"  tracetool summary --by-process trace-1234.zst trace-1235.zst\n\n"
+	"Several TRACE files make one report: rows of the same scope name add up "
+	"across them (each file's times with its own clock); --by-process keeps "
+	"one row per process, NAME[PID], in a first column 'process'.\n\n"
 	"A trace recorded with REC_COUNTERS adds, per counter, the inclusive total and "
 	"the mean per call (csv columns NAME_total and NAME_mean after errors), and ipc, "
 	"branch-miss-rate and cache-miss-rate where their counters were recorded.",
@@ -112,6 +118,8 @@ static int cmp_rows(const void *pa, const void *pb)
 		return ka > kb ? -1 : 1; /* numeric keys descending */
 	c = strcmp(a->name, b->name);
 	if (c)
+		return c;
+	if (a->process && b->process && (c = strcmp(a->process, b->process)) != 0)
 		return c;
 	if (a->thread && b->thread)
 		return strcmp(a->thread, b->thread);
@@ -186,7 +194,7 @@ static void csv_counter_cells(const struct tt_row *r)
 
 	if (!ctrs)
 		return;
-	tt_ctrs_lookup(ctrs, opts, r->thread, r->name, &a);
+	tt_ctrs_lookup(ctrs, opts, r->process, r->thread, r->name, &a);
 	for (uint32_t g = 0; g < tt_ctrs_count(ctrs); g++) {
 		if (a.n[g])
 			printf(",%" PRIu64 ",%.2f", a.total[g], mean_of(&a, g));
@@ -210,7 +218,7 @@ static void json_counters(const struct tt_row *r)
 
 	if (!ctrs)
 		return;
-	tt_ctrs_lookup(ctrs, opts, r->thread, r->name, &a);
+	tt_ctrs_lookup(ctrs, opts, r->process, r->thread, r->name, &a);
 	fputs(",\"counters\":{", stdout);
 	for (uint32_t g = 0; g < tt_ctrs_count(ctrs); g++) {
 		if (g)
@@ -248,11 +256,13 @@ static void table_counters(const struct tt_report *rep, size_t nr, bool by_threa
 		bool any = false;
 		double v;
 
-		tt_ctrs_lookup(ctrs, opts, r->thread, r->name, &a);
+		tt_ctrs_lookup(ctrs, opts, r->process, r->thread, r->name, &a);
 		for (uint32_t g = 0; g < tt_ctrs_count(ctrs); g++)
 			any |= a.n[g] != 0;
 		if (!any)
 			continue;
+		if (r->process)
+			printf("%s: ", r->process);
 		if (by_thread)
 			printf("%s: ", r->thread);
 		printf("%s\n", r->name);
@@ -275,6 +285,8 @@ static void table_counters(const struct tt_report *rep, size_t nr, bool by_threa
 
 static void print_csv(const struct tt_report *rep, size_t nr, bool by_thread)
 {
+	if (opts->by_process)
+		fputs("process,", stdout);
 	if (by_thread)
 		fputs("thread,", stdout);
 	fputs("function,calls,total_ns,self_ns,min_ns,mean_ns,p50_ns,p90_ns,p99_ns,max_ns,errors",
@@ -284,6 +296,10 @@ static void print_csv(const struct tt_report *rep, size_t nr, bool by_thread)
 	for (size_t i = 0; i < nr; i++) {
 		const struct tt_row *r = &rep->rows[i];
 
+		if (opts->by_process) {
+			tt_emit_csv_str(stdout, r->process);
+			fputc(',', stdout);
+		}
 		if (by_thread) {
 			tt_emit_csv_str(stdout, r->thread);
 			fputc(',', stdout);
@@ -309,6 +325,11 @@ static void print_json(const struct tt_report *rep, size_t nr, bool by_thread)
 		calls += r->calls;
 		errors += r->errors;
 		fputs(i ? ",\n{" : "\n{", stdout);
+		if (opts->by_process) {
+			fputs("\"process\":", stdout);
+			tt_emit_json_str(stdout, r->process);
+			fputc(',', stdout);
+		}
 		if (by_thread) {
 			fputs("\"thread\":", stdout);
 			tt_emit_json_str(stdout, r->thread);
@@ -342,9 +363,8 @@ static void print_json(const struct tt_report *rep, size_t nr, bool by_thread)
 		       rep->blocked_ns);
 	if (rep->comp_asked)
 		printf(",\"compensated\":%s", rep->compensated ? "true" : "false");
-	printf(",\"truncated\":%s,\"damaged\":%s}\n", rep->tr.truncated ? "true" : "false",
-	       rep->tr.nr_bad_frames || rep->tr.nr_lost_frames || rep->tr.nr_bad_blocks
-		       ? "true" : "false");
+	printf(",\"truncated\":%s,\"damaged\":%s}\n", tt_report_truncated(rep) ? "true" : "false",
+	       tt_report_damaged(rep) ? "true" : "false");
 }
 
 /* Display width of a row's label: "thread: name" with --by-thread, and
@@ -352,7 +372,7 @@ static void print_json(const struct tt_report *rep, size_t nr, bool by_thread)
 static size_t label_width(const struct tt_row *r, bool by_thread)
 {
 	return tt_emit_width(r->name) + (by_thread ? tt_emit_width(r->thread) + 2 : 0) +
-	       (r->maybe_dropped ? 5 : 0);
+	       (r->process ? tt_emit_width(r->process) + 2 : 0) + (r->maybe_dropped ? 5 : 0);
 }
 
 /*
@@ -367,7 +387,9 @@ static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 {
 	static const char *const heads[] = { "total", "self", "min", "mean", "p50",
 					     "p90",   "p99",  "max" };
-	const char *head = by_thread ? "thread: function" : "function";
+	const char *head = opts->by_process ? (by_thread ? "process: thread: function"
+							 : "process: function")
+			   : by_thread ? "thread: function" : "function";
 	uint64_t calls = 0, errors = 0;
 	size_t label_w = tt_emit_width(head), rule_w = 80;
 	bool one_line;
@@ -399,6 +421,8 @@ static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 
 		calls += r->calls;
 		errors += r->errors;
+		if (r->process)
+			printf("%s: ", r->process);
 		if (by_thread)
 			printf("%s: ", r->thread);
 		if (one_line) {
@@ -575,7 +599,7 @@ int tt_cmd_summary(int argc, char **argv)
 	/* One pass: the engine times the scopes and, for the threads with
 	 * COUNTER_SETs (REC_COUNTERS), their counter deltas. */
 	if (tt_ctrs_run(&counters, &rep, &o, msg, sizeof(msg)) != TT_OK) {
-		rc = tt_fail_file(o.trace, msg);
+		rc = tt_fail_file(tt_report_failed(&rep, &o), msg);
 		goto out;
 	}
 	if (rep.tr.nr_counter_sets)
@@ -584,7 +608,7 @@ int tt_cmd_summary(int argc, char **argv)
 	if (rep.nr_rows) /* no rows: rows is NULL, which qsort may not take */
 		qsort(rep.rows, rep.nr_rows, sizeof(*rep.rows), cmp_rows);
 	nr = o.top && o.top < rep.nr_rows ? (size_t)o.top : rep.nr_rows;
-	tt_trace_warn(&rep.tr);
+	tt_report_warn(&rep);
 	tt_report_comp_warn(&rep);
 	if (o.format == TT_FORMAT_CSV)
 		print_csv(&rep, nr, o.by_thread);

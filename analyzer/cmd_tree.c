@@ -78,9 +78,9 @@ static error_t parse_tree(int key, char *arg, struct argp_state *state)
 		if (a->o.sort != TT_SORT_TOTAL)
 			argp_error(state, "--sort does not apply to tree: children are ordered "
 					  "by total");
-		return tt_options_parse_trace(key, arg, state);
+		return tt_options_parse_traces(key, arg, state);
 	default:
-		return tt_options_parse_trace(key, arg, state);
+		return tt_options_parse_traces(key, arg, state);
 	}
 	return 0;
 }
@@ -93,7 +93,7 @@ static const struct argp_child tree_children[] = {
 };
 
 static const struct argp tree_argp = {
-	tree_options, parse_tree, "TRACE",
+	tree_options, parse_tree, "TRACE...",
 	"The call tree: one row per call path (the chain of scope names from a root scope "
 	"of a thread down to an activation) with calls, inclusive total, self time and "
 	"its share of the grand total. Threads merge unless --by-thread.\v"
@@ -105,7 +105,10 @@ static const struct argp tree_argp = {
 	"  tracetool tree trace.zst\n"
 	"  tracetool tree --depth=2 --min-percent=1 trace.zst\n"
 	"  tracetool tree --callers='^malloc$' trace.zst\n"
-	"  tracetool tree --format=csv --by-thread trace.zst",
+	"  tracetool tree --format=csv --by-thread trace.zst\n"
+	"  tracetool tree --by-process trace-1234.zst trace-1235.zst\n\n"
+	"Several TRACE files make one tree (their paths merge); --by-process keeps one "
+	"tree per process, NAME[PID] (csv column 'process' first).",
 	tree_children, 0, 0,
 };
 
@@ -127,8 +130,10 @@ static double share_of(const struct tt_calltree *ct, uint64_t ns)
 	return ct->grand_total_ns ? 100.0 * (double)ns / (double)ct->grand_total_ns : 0.0;
 }
 
-static void print_csv(struct tt_calltree *ct, bool by_thread)
+static void print_csv(struct tt_calltree *ct, bool by_thread, bool by_process)
 {
+	if (by_process)
+		fputs("process,", stdout);
 	if (by_thread)
 		fputs("thread,", stdout);
 	fputs("path,depth,calls,total_ns,self_ns\n", stdout);
@@ -138,6 +143,10 @@ static void print_csv(struct tt_calltree *ct, bool by_thread)
 		for (uint32_t k = 0; k < t->nr_order; k++) {
 			uint32_t id = t->order[k];
 
+			if (by_process) {
+				tt_emit_csv_str(stdout, t->process);
+				fputc(',', stdout);
+			}
 			if (by_thread) {
 				tt_emit_csv_str(stdout, t->label);
 				fputc(',', stdout);
@@ -151,17 +160,17 @@ static void print_csv(struct tt_calltree *ct, bool by_thread)
 
 static void print_problems_json(const struct tt_calltree *ct)
 {
-	const struct tt_trace *tr = &ct->rep.tr;
+	const struct tt_report *rep = &ct->rep;
 
 	if (ct->rep.comp_asked)
 		printf(",\"compensated\":%s", ct->rep.compensated ? "true" : "false");
 	printf(",\"truncated\":%s,\"damaged\":%s,\"clean_end\":%s}\n",
-	       tr->truncated ? "true" : "false",
-	       tr->nr_bad_frames || tr->nr_lost_frames || tr->nr_bad_blocks ? "true" : "false",
-	       tr->has_end ? "true" : "false");
+	       tt_report_truncated(rep) ? "true" : "false",
+	       tt_report_damaged(rep) ? "true" : "false",
+	       (rep->nr_files ? !rep->any_unended : rep->tr.has_end) ? "true" : "false");
 }
 
-static void print_json(struct tt_calltree *ct, bool by_thread)
+static void print_json(struct tt_calltree *ct, bool by_thread, bool by_process)
 {
 	bool first = true;
 
@@ -174,6 +183,11 @@ static void print_json(struct tt_calltree *ct, bool by_thread)
 
 			fputs(first ? "\n{" : ",\n{", stdout);
 			first = false;
+			if (by_process) {
+				fputs("\"process\":", stdout);
+				tt_emit_json_str(stdout, t->process);
+				fputc(',', stdout);
+			}
 			if (by_thread) {
 				fputs("\"thread\":", stdout);
 				tt_emit_json_str(stdout, t->label);
@@ -195,16 +209,20 @@ static void print_json(struct tt_calltree *ct, bool by_thread)
 }
 
 /* The table: the numbers, then the name indented two columns per level. */
-static void print_table(struct tt_calltree *ct, bool by_thread, bool callers)
+static void print_table(struct tt_calltree *ct, bool by_thread, bool by_process, bool callers)
 {
 	char tot[32], self[32], line[256];
 
 	for (uint32_t i = 0; i < ct->nr_trees; i++) {
 		const struct tt_ctree *t = &ct->trees[i];
 
-		if (by_thread)
+		if (by_process && by_thread)
+			printf("%sprocess %s thread %s\n", i ? "\n" : "", t->process, t->label);
+		else if (by_process)
+			printf("%sprocess %s\n", i ? "\n" : "", t->process);
+		else if (by_thread)
 			printf("%sthread %s\n", i ? "\n" : "", t->label);
-		if (!i || by_thread) {
+		if (!i || by_thread || by_process) {
 			printf("%9s %7s %7s %6s  %s\n", "calls", "total", "self", "share",
 			       callers ? "function <- callers" : "path");
 			for (size_t c = 0; c < 80; c++)
@@ -249,17 +267,17 @@ int tt_cmd_tree(int argc, char **argv)
 	a.o = (struct tt_options)TT_OPTIONS_INIT;
 	argp_parse(&tree_argp, argc, argv, 0, NULL, &a);
 	if (tt_calltree_run(&ct, &a.o, &a.co, msg, sizeof(msg)) != TT_OK) {
-		rc = tt_fail_file(a.o.trace, msg);
+		rc = tt_fail_file(tt_report_failed(&ct.rep, &a.o), msg);
 		goto out;
 	}
-	tt_trace_warn(&ct.rep.tr);
+	tt_report_warn(&ct.rep);
 	tt_report_comp_warn(&ct.rep);
 	if (a.o.format == TT_FORMAT_CSV)
-		print_csv(&ct, a.o.by_thread);
+		print_csv(&ct, a.o.by_thread, a.o.by_process);
 	else if (a.o.format == TT_FORMAT_JSON)
-		print_json(&ct, a.o.by_thread);
+		print_json(&ct, a.o.by_thread, a.o.by_process);
 	else
-		print_table(&ct, a.o.by_thread, a.co.has_callers);
+		print_table(&ct, a.o.by_thread, a.o.by_process, a.co.has_callers);
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "tracetool: cannot write the report\n");
 		rc = 1;

@@ -61,10 +61,50 @@ static void on_counters(void *ctx, uint32_t thread, uint32_t name, bool outermos
 	}
 }
 
+struct tt_ctrs_file {
+	struct tt_report rep;
+	struct tt_ctrs c;
+	const char *process; /* owned by the merged report */
+	bool ran;
+};
+
+/* Several files: each one's own pass, merged (report.h). */
+static enum tt_status run_files(struct tt_ctrs *c, struct tt_report *rep,
+				const struct tt_options *o, char *msg, size_t msg_bytes)
+{
+	tt_report_multi_init(rep, o);
+	c->nr_files = rep->nr_files;
+	c->files = tt_xcalloc(c->nr_files, sizeof(*c->files));
+	for (unsigned i = 0; i < c->nr_files; i++) {
+		struct tt_ctrs_file *f = &c->files[i];
+		struct tt_options fo;
+
+		tt_report_file_options(o, i, &fo);
+		f->ran = true;
+		if (tt_ctrs_run(&f->c, &f->rep, &fo, msg, msg_bytes) != TT_OK) {
+			rep->failed = fo.trace;
+			return TT_ERR_FILE;
+		}
+		f->process = tt_report_multi_add(rep, o, &f->rep);
+		for (uint32_t g = 0; g < tt_ctrs_count(&f->c); g++) {
+			const char *name = tt_ctrs_name(&f->c, g);
+
+			if (tt_ctrs_find(c, name) == UINT32_MAX && rep->sc.nr_ctr < TT_MAX_COUNTERS)
+				rep->sc.ctr_names[rep->sc.nr_ctr++] = tt_xstrndup(name, strlen(name));
+		}
+	}
+	tt_report_multi_finish(rep);
+	return TT_OK;
+}
+
 enum tt_status tt_ctrs_run(struct tt_ctrs *c, struct tt_report *rep, const struct tt_options *o,
 			   char *msg, size_t msg_bytes)
 {
 	memset(c, 0, sizeof(*c));
+	if (tt_options_multi(o)) {
+		c->rep = rep;
+		return run_files(c, rep, o, msg, msg_bytes);
+	}
 	c->rep = rep;
 	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
 		c->ctxs[r] = &c->w[r];
@@ -79,10 +119,29 @@ uint32_t tt_ctrs_find(const struct tt_ctrs *c, const char *name)
 	return UINT32_MAX;
 }
 
-void tt_ctrs_lookup(const struct tt_ctrs *c, const struct tt_options *o, const char *label,
-		    const char *name, struct tt_ctr_agg *out)
+void tt_ctrs_lookup(const struct tt_ctrs *c, const struct tt_options *o, const char *process,
+		    const char *label, const char *name, struct tt_ctr_agg *out)
 {
 	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < c->nr_files; i++) {
+		const struct tt_ctrs_file *f = &c->files[i];
+		struct tt_ctr_agg one;
+
+		if (!f->process || (process && strcmp(process, f->process) != 0))
+			continue;
+		tt_ctrs_lookup(&f->c, o, NULL, label, name, &one);
+		for (uint32_t g = 0; g < tt_ctrs_count(&f->c); g++) {
+			uint32_t k = tt_ctrs_find(c, tt_ctrs_name(&f->c, g));
+
+			if (k == UINT32_MAX)
+				continue;
+			out->total[k] += one.total[g];
+			out->sum[k] += one.sum[g];
+			out->n[k] += one.n[g];
+		}
+	}
+	if (c->nr_files)
+		return;
 	for (unsigned r = 0; r < c->rep->nr_replicas; r++) {
 		const struct tt_trace *tr = tt_report_replica(c->rep, r);
 		const struct tt_ctrs_walker *w = &c->w[r];
@@ -117,6 +176,13 @@ void tt_ctrs_lookup(const struct tt_ctrs *c, const struct tt_options *o, const c
 
 void tt_ctrs_fini(struct tt_ctrs *c)
 {
+	for (unsigned i = 0; i < c->nr_files; i++) {
+		if (!c->files[i].ran)
+			continue;
+		tt_ctrs_fini(&c->files[i].c);
+		tt_report_fini(&c->files[i].rep);
+	}
+	free(c->files);
 	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++) {
 		for (uint32_t i = 0; i < c->w[r].cap_threads; i++)
 			free(c->w[r].agg[i]);

@@ -29,10 +29,16 @@ struct tt_ctrs_walker {
 	uint32_t cap_threads;
 };
 
+struct tt_ctrs_file;
+
 struct tt_ctrs {
 	struct tt_report *rep;
 	struct tt_ctrs_walker w[TT_REPORT_MAX_REPLICAS];
 	void *ctxs[TT_REPORT_MAX_REPLICAS];
+	/* Several files (contract §10): each file's report and figures; rep
+	 * has the rows merged and the union of their counter names. */
+	struct tt_ctrs_file *files;
+	unsigned nr_files;
 };
 
 /*
@@ -55,11 +61,12 @@ static inline const char *tt_ctrs_name(const struct tt_ctrs *c, uint32_t g)
 /* Index of a counter by name, or UINT32_MAX. */
 uint32_t tt_ctrs_find(const struct tt_ctrs *c, const char *name);
 /*
- * tt_ctrs_lookup() - a report row's figures: the thread labelled `label`
- * (NULL: every thread --thread selects) and the scope `name`.
+ * tt_ctrs_lookup() - a report row's figures: the process `process` (NULL:
+ * every file), the thread labelled `label` (NULL: every thread --thread
+ * selects) and the scope `name`.
  */
-void tt_ctrs_lookup(const struct tt_ctrs *c, const struct tt_options *o, const char *label,
-		    const char *name, struct tt_ctr_agg *out);
+void tt_ctrs_lookup(const struct tt_ctrs *c, const struct tt_options *o, const char *process,
+		    const char *label, const char *name, struct tt_ctr_agg *out);
 void tt_ctrs_fini(struct tt_ctrs *c);
 
 #endif /* TT_CTRS_H */

@@ -71,6 +71,34 @@ void tt_hist_merge(struct tt_hist *dst, const struct tt_hist *src)
 	}
 }
 
+static uint64_t bucket_mid(uint32_t idx)
+{
+	uint64_t lo = tt_hist_bucket_lo(idx), hi = tt_hist_bucket_max(idx);
+
+	return lo + (hi - lo) / 2;
+}
+
+void tt_hist_merge_mapped(struct tt_hist *dst, const struct tt_hist *src,
+			  uint64_t (*map)(const void *ctx, uint64_t v), const void *ctx)
+{
+	if (!src->chunk) {
+		for (uint32_t i = 0; i < src->nr_small; i++)
+			tt_hist_add(dst, tt_hist_index(map(ctx, bucket_mid(src->small[i]))), 1);
+		return;
+	}
+	for (uint32_t c = 0; c < TT_HIST_NR_CHUNKS; c++) {
+		if (!src->chunk[c])
+			continue;
+		for (uint32_t i = 0; i < TT_HIST_CHUNK; i++) {
+			uint32_t idx = (c << TT_HIST_SUB_BITS) | i;
+
+			if (src->chunk[c][i])
+				tt_hist_add(dst, tt_hist_index(map(ctx, bucket_mid(idx))),
+					    src->chunk[c][i]);
+		}
+	}
+}
+
 void tt_hist_free_chunks(struct tt_hist *h)
 {
 	if (h->chunk)

@@ -15,7 +15,7 @@
 #include <string.h>
 
 enum { OPT_FROM = 0x100, OPT_TO, OPT_SORT, OPT_BY_THREAD, OPT_FORMAT, OPT_MAX_DURATION,
-       OPT_COMPENSATE };
+       OPT_BY_PROCESS, OPT_COMPENSATE };
 
 int tt_options_parse_u64(const char *s, uint64_t *v)
 {
@@ -184,6 +184,9 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 	case OPT_BY_THREAD:
 		o->by_thread = true;
 		break;
+	case OPT_BY_PROCESS:
+		o->by_process = true;
+		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -197,6 +200,8 @@ static const struct argp_option report_options[] = {
 	  "Order rows by total (default), self, calls, mean, max (descending) or name "
 	  "(ascending); ties by name", 20 },
 	{ "by-thread", OPT_BY_THREAD, 0, 0, "One row per thread and scope name", 20 },
+	{ "by-process", OPT_BY_PROCESS, 0, 0,
+	  "One row per process (NAME[PID], one per TRACE file) and scope name", 20 },
 	{ "max-duration", OPT_MAX_DURATION, "DUR", 0,
 	  "Count activations longer than DUR (e.g. 10s) as errors, not times: a guard "
 	  "against a suspended or migrated thread", 20 },
@@ -232,6 +237,9 @@ void tt_options_fini(struct tt_options *o)
 		regfree(&o->function_re);
 	free(o->threads);
 	o->threads = NULL;
+	free(o->traces);
+	o->traces = NULL;
+	o->nr_traces = 0;
 	o->has_function = false;
 }
 
@@ -294,4 +302,56 @@ error_t tt_options_parse_trace(int key, char *arg, struct argp_state *state)
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
+}
+
+error_t tt_options_parse_traces(int key, char *arg, struct argp_state *state)
+{
+	struct tt_options *o = state->input;
+
+	switch (key) {
+	case ARGP_KEY_ARG:
+		o->traces = realloc(o->traces, (o->nr_traces + 1) * sizeof(*o->traces));
+		if (!o->traces)
+			argp_failure(state, 1, ENOMEM, "out of memory");
+		o->traces[o->nr_traces++] = arg;
+		if (!o->trace)
+			o->trace = arg;
+		return 0;
+	case ARGP_KEY_NO_ARGS:
+		argp_error(state, "missing TRACE");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+error_t tt_options_parse_files(int key, char *arg, struct argp_state *state,
+			       struct tt_files_args *a)
+{
+	switch (key) {
+	case 'o':
+		a->out = arg;
+		return 0;
+	case ARGP_KEY_ARG:
+		a->traces = realloc(a->traces, (a->nr_traces + 1) * sizeof(*a->traces));
+		if (!a->traces)
+			argp_failure(state, 1, ENOMEM, "out of memory");
+		a->traces[a->nr_traces++] = arg;
+		return 0;
+	case ARGP_KEY_END:
+		if (!a->nr_traces)
+			argp_error(state, "missing TRACE");
+		if (!a->out)
+			argp_error(state, "%s", a->missing_out);
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+void tt_files_args_fini(struct tt_files_args *a)
+{
+	free(a->traces);
+	a->traces = NULL;
+	a->nr_traces = 0;
 }

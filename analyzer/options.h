@@ -23,7 +23,10 @@ enum tt_sort { TT_SORT_TOTAL, TT_SORT_SELF, TT_SORT_CALLS, TT_SORT_MEAN, TT_SORT
 	       TT_SORT_NAME };
 
 struct tt_options {
-	const char *trace;
+	const char *trace;    /* the first (or only) TRACE */
+	const char **traces;  /* every TRACE, in the order given (contract §10) */
+	unsigned nr_traces;
+	bool by_process;      /* --by-process: rows split by NAME[PID] */
 	enum tt_format format;
 	bool format_set;
 	const char **threads; /* --thread values */
@@ -63,6 +66,35 @@ int tt_options_parse_u64(const char *s, uint64_t *v);
  * Return: 0 when it handled `key`, else ARGP_ERR_UNKNOWN.
  */
 error_t tt_options_parse_trace(int key, char *arg, struct argp_state *state);
+/*
+ * tt_options_parse_traces() - the same for the reporting commands that take
+ * several TRACE files (contract §10): one or more, in o->traces.
+ */
+error_t tt_options_parse_traces(int key, char *arg, struct argp_state *state);
+/* True when the report is over several files or split by process: the
+ * multi-file pipeline (report.c) rather than the single file's. */
+static inline bool tt_options_multi(const struct tt_options *o)
+{
+	return o->nr_traces > 1 || o->by_process;
+}
+
+/*
+ * The operands and -o of the commands that write files from several traces
+ * (export, perfetto): -o OUT (each command lists the option with its own
+ * help) and one or more TRACE operands, in the order given. missing_out is
+ * the usage error without -o ("missing -o DIR").
+ */
+struct tt_files_args {
+	const char *out;
+	const char **traces;
+	unsigned nr_traces;
+	const char *missing_out;
+};
+/* For the default branch of such a command's parser: 'o', the operands and
+ * the checks at the end. Return: 0 when it handled key, else ARGP_ERR_UNKNOWN. */
+error_t tt_options_parse_files(int key, char *arg, struct argp_state *state,
+			       struct tt_files_args *a);
+void tt_files_args_fini(struct tt_files_args *a);
 
 /* True if the thread is selected by --thread (always true without it). */
 bool tt_options_thread_selected(const struct tt_options *o, const struct tt_thread *th);

@@ -9,6 +9,7 @@
 #include "perfetto.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -199,31 +200,32 @@ static void fast_event(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, int ty
 		       uint64_t iid)
 {
 	uint64_t delta = ns > s->last_ns ? ns - s->last_ns : 0;
-	uint8_t te[16], body[48];
-	unsigned nt = 0, nb = 0;
+	unsigned nt = 2, nb;
+	uint8_t *p, *b;
 
 	s->last_ns += delta;
-	te[nt++] = TE_TYPE << 3;
-	te[nt++] = (uint8_t)type;
+	if (iid)
+		nt += 1 + tt_pb_varint_len(iid);
+	/* Written in place (no copies): the packet's one-byte length last. */
+	p = tt_pb_reserve(&w->pb, 64);
+	b = p + 2;
+	*b++ = TP_TIMESTAMP << 3;
+	b += put_varint(b, delta);
+	*b++ = TP_SEQ_ID << 3;
+	b += put_varint(b, s->id);
+	*b++ = TP_SEQUENCE_FLAGS << 3;
+	*b++ = SEQ_NEEDS_INCREMENTAL_STATE;
+	*b++ = TP_TRACK_EVENT << 3 | 2;
+	*b++ = (uint8_t)nt;
+	*b++ = TE_TYPE << 3;
+	*b++ = (uint8_t)type;
 	if (iid) {
-		te[nt++] = TE_NAME_IID << 3;
-		nt += put_varint(te + nt, iid);
+		*b++ = TE_NAME_IID << 3;
+		b += put_varint(b, iid);
 	}
-	body[nb++] = TP_TIMESTAMP << 3;
-	nb += put_varint(body + nb, delta);
-	body[nb++] = TP_SEQ_ID << 3;
-	nb += put_varint(body + nb, s->id);
-	body[nb++] = TP_SEQUENCE_FLAGS << 3;
-	body[nb++] = SEQ_NEEDS_INCREMENTAL_STATE;
-	body[nb++] = TP_TRACK_EVENT << 3 | 2;
-	body[nb++] = (uint8_t)nt;
-	memcpy(body + nb, te, nt);
-	nb += nt;
-	/* nb < 128: one-byte length */
-	uint8_t *p = tt_pb_reserve(&w->pb, nb + 2);
+	nb = (unsigned)(b - (p + 2)); /* < 128: a one-byte length */
 	p[0] = TRACE_PACKET << 3 | 2;
 	p[1] = (uint8_t)nb;
-	memcpy(p + 2, body, nb);
 	w->pb.n += nb + 2;
 	w->packets++;
 	if (w->pb.n >= FLUSH_BYTES && !w->err) {
@@ -248,7 +250,7 @@ static void named_event(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, int t
 		return;
 	}
 	event_packet(w, s, ns);
-	intern(w, s, name_id, name, len);
+	intern(w, s, name_id, name, len == SIZE_MAX ? strlen(name) : len);
 	tt_pb_begin(&w->pb, TP_TRACK_EVENT);
 	tt_pb_varint(&w->pb, TE_TYPE, (uint64_t)type);
 	tt_pb_varint(&w->pb, TE_NAME_IID, (uint64_t)name_id + 1);

@@ -61,7 +61,9 @@ void tt_pf_process(struct tt_pf *w, uint64_t uuid, int32_t pid, const char *name
  */
 void tt_pf_thread(struct tt_pf *w, struct tt_pf_seq *s, uint64_t uuid, int32_t pid,
 		  int32_t tid, const char *name, uint64_t base_ns);
-/* name_id: the caller's id of the name (iid = name_id + 1); name: its text. */
+/* name_id: the caller's id of the name (iid = name_id + 1); name: its text,
+ * name_len its length, or SIZE_MAX for strlen(name) when it is needed (the
+ * first time the name is met on the sequence). */
 void tt_pf_begin(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, uint32_t name_id,
 		 const char *name, size_t name_len);
 void tt_pf_end(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns);

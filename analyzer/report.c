@@ -6,11 +6,13 @@
  */
 #include "report.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hist.h"
+#include "symbols.h"
 #include "xalloc.h"
 
 struct filter_ctx {
@@ -40,23 +42,31 @@ void tt_report_window(const struct tt_options *o, const struct tt_clock *c, uint
 	*span = hi > *lo ? hi - *lo : 0;
 }
 
+/* An interned string of a list the report owns (labels, processes). */
+static const char *intern_str(char ***list, size_t *nr, const char *s)
+{
+	for (size_t i = 0; i < *nr; i++)
+		if (strcmp((*list)[i], s) == 0)
+			return (*list)[i];
+	*list = tt_xrealloc(*list, (*nr + 1) * sizeof(**list));
+	(*list)[*nr] = tt_xstrndup(s, strlen(s));
+	return (*list)[(*nr)++];
+}
+
 static const char *label_of(struct tt_report *rep, const struct tt_thread *th)
 {
 	char buf[4200];
 
 	tt_thread_label(th, buf, sizeof(buf));
-	for (size_t i = 0; i < rep->nr_labels; i++)
-		if (strcmp(rep->labels[i], buf) == 0)
-			return rep->labels[i];
-	rep->labels = tt_xrealloc(rep->labels, (rep->nr_labels + 1) * sizeof(*rep->labels));
-	rep->labels[rep->nr_labels] = tt_xstrndup(buf, strlen(buf));
-	return rep->labels[rep->nr_labels++];
+	return intern_str(&rep->labels, &rep->nr_labels, buf);
 }
 
-static size_t row_slot(const struct tt_report *rep, const char *thread, const char *name)
+static size_t row_slot(const struct tt_report *rep, const char *process, const char *thread,
+		       const char *name)
 {
 	uint64_t h = ((uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ull) ^
-		     ((uint64_t)(uintptr_t)thread * 0xC2B2AE3D27D4EB4Full);
+		     ((uint64_t)(uintptr_t)thread * 0xC2B2AE3D27D4EB4Full) ^
+		     ((uint64_t)(uintptr_t)process * 0x165667B19E3779F9ull);
 
 	return (size_t)(h >> 20) & rep->row_mask;
 }
@@ -67,7 +77,8 @@ static void row_rehash(struct tt_report *rep)
 	free(rep->row_hash);
 	rep->row_hash = tt_xcalloc(rep->row_mask + 1, sizeof(*rep->row_hash));
 	for (size_t i = 0; i < rep->nr_rows; i++) {
-		size_t k = row_slot(rep, rep->rows[i].thread, rep->rows[i].name);
+		size_t k = row_slot(rep, rep->rows[i].process, rep->rows[i].thread,
+				    rep->rows[i].name);
 
 		while (rep->row_hash[k])
 			k = (k + 1) & rep->row_mask;
@@ -75,8 +86,8 @@ static void row_rehash(struct tt_report *rep)
 	}
 }
 
-static struct tt_row *row_for(struct tt_report *rep, const char *thread, const char *name,
-			      size_t *cap)
+static struct tt_row *row_for(struct tt_report *rep, const char *process, const char *thread,
+			      const char *name, size_t *cap)
 {
 	size_t k;
 
@@ -84,10 +95,11 @@ static struct tt_row *row_for(struct tt_report *rep, const char *thread, const c
 	 * whole-program traces have tens of thousands of names per thread. */
 	if ((rep->nr_rows + 1) * 2 > rep->row_mask)
 		row_rehash(rep);
-	for (k = row_slot(rep, thread, name); rep->row_hash[k]; k = (k + 1) & rep->row_mask) {
+	for (k = row_slot(rep, process, thread, name); rep->row_hash[k];
+	     k = (k + 1) & rep->row_mask) {
 		struct tt_row *r = &rep->rows[rep->row_hash[k] - 1];
 
-		if (r->name == name && r->thread == thread)
+		if (r->name == name && r->thread == thread && r->process == process)
 			return r;
 	}
 	rep->row_hash[k] = (uint32_t)rep->nr_rows + 1;
@@ -97,6 +109,7 @@ static struct tt_row *row_for(struct tt_report *rep, const char *thread, const c
 	}
 	struct tt_row *r = &rep->rows[rep->nr_rows++];
 	memset(r, 0, sizeof(*r));
+	r->process = process;
 	r->thread = thread;
 	r->name = name;
 	r->st.min_ticks = UINT64_MAX;
@@ -117,7 +130,7 @@ static void merge_table(struct tt_report *rep, const struct tt_stat_table *tab,
 			continue;
 		if (!selected[k])
 			continue;
-		tt_stats_merge(&row_for(rep, thread, rep->tr.names[k], cap)->st, s);
+		tt_stats_merge(&row_for(rep, NULL, thread, rep->tr.names[k], cap)->st, s);
 	}
 }
 
@@ -203,36 +216,48 @@ static enum tt_status walk(struct tt_report *rep, const struct tt_options *o,
 	return TT_OK;
 }
 
+static enum tt_status run_files(struct tt_report *rep, const struct tt_options *o, char *msg,
+				size_t msg_bytes);
+
 enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 			     tt_close_fn on_close, void *close_ctx, char *msg, size_t msg_bytes)
 {
+	if (tt_options_multi(o) && !on_close)
+		return run_files(rep, o, msg, msg_bytes);
 	return tt_report_run_views(rep, o, on_close, close_ctx, NULL, NULL, msg, msg_bytes);
 }
 
 static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_close_fn on_close,
 			  void *close_ctx, const struct tt_consumer *cons, void *const *cons_ctxs,
-			  tt_counters_fn on_counters, void *const *ctr_ctxs, char *msg,
-			  size_t msg_bytes);
+			  tt_counters_fn on_counters, void *const *ctr_ctxs, struct tt_trace *meta,
+			  char *msg, size_t msg_bytes);
 
 enum tt_status tt_report_run_views(struct tt_report *rep, const struct tt_options *o,
 				   tt_close_fn on_close, void *close_ctx,
 				   const struct tt_consumer *cons, void *const *cons_ctxs, char *msg,
 				   size_t msg_bytes)
 {
-	return run(rep, o, on_close, close_ctx, cons, cons_ctxs, NULL, NULL, msg, msg_bytes);
+	return run(rep, o, on_close, close_ctx, cons, cons_ctxs, NULL, NULL, NULL, msg, msg_bytes);
+}
+
+enum tt_status tt_report_run_views_meta(struct tt_report *rep, const struct tt_options *o,
+					struct tt_trace *meta, const struct tt_consumer *cons,
+					void *const *cons_ctxs, char *msg, size_t msg_bytes)
+{
+	return run(rep, o, NULL, NULL, cons, cons_ctxs, NULL, NULL, meta, msg, msg_bytes);
 }
 
 enum tt_status tt_report_run_counters(struct tt_report *rep, const struct tt_options *o,
 				      tt_counters_fn on_counters, void *const *ctr_ctxs, char *msg,
 				      size_t msg_bytes)
 {
-	return run(rep, o, NULL, NULL, NULL, NULL, on_counters, ctr_ctxs, msg, msg_bytes);
+	return run(rep, o, NULL, NULL, NULL, NULL, on_counters, ctr_ctxs, NULL, msg, msg_bytes);
 }
 
 static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_close_fn on_close,
 			  void *close_ctx, const struct tt_consumer *cons, void *const *cons_ctxs,
-			  tt_counters_fn on_counters, void *const *ctr_ctxs, char *msg,
-			  size_t msg_bytes)
+			  tt_counters_fn on_counters, void *const *ctr_ctxs, struct tt_trace *meta,
+			  char *msg, size_t msg_bytes)
 {
 	struct filter_ctx fc = { o, NULL };
 	enum tt_status st;
@@ -244,8 +269,13 @@ static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_
 	tt_trace_init(&rep->tr, o->trace);
 	tt_trace_init(&rep->meta, o->trace);
 	tt_scopes_init(&rep->sc, &rep->tr);
-	if (tt_options_need_prepass(o) || on_close || (cons && cons->needs_meta)) {
-		st = tt_trace_walk(&rep->meta, NULL, NULL, msg, msg_bytes);
+	if (meta) { /* the caller's metadata pass, moved in */
+		tt_trace_fini(&rep->meta);
+		rep->meta = *meta;
+		memset(meta, 0, sizeof(*meta));
+	}
+	if (meta || tt_options_need_prepass(o) || on_close || (cons && cons->needs_meta)) {
+		st = meta ? TT_OK : tt_trace_walk(&rep->meta, NULL, NULL, msg, msg_bytes);
 		if (st != TT_OK)
 			return st;
 		rep->has_meta = true;
@@ -349,6 +379,8 @@ static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_
 
 void tt_report_comp_warn(const struct tt_report *rep)
 {
+	if (rep->nr_files) /* several files: each warned as it was merged */
+		return;
 	if (!rep->comp_asked || rep->compensated)
 		return;
 	fprintf(stderr, "tracetool: %s: warning: %s: --compensate not applied, times as measured\n",
@@ -363,6 +395,10 @@ void tt_report_comp_footer(const struct tt_report *rep, char *out, size_t out_by
 
 	if (!rep->comp_asked)
 		snprintf(out, out_bytes, "%s", "");
+	else if (rep->nr_files) /* several files: each by its own probe cost */
+		snprintf(out, out_bytes, "%s",
+			 rep->compensated ? "compensated: each file by its own probe cost"
+					  : "not compensated: a file has no measured probe cost");
 	else if (!rep->compensated)
 		snprintf(out, out_bytes, "not compensated: %s",
 			 rep->tr.has_probe_cost ? "the file's probe cost is 0 (not measured)"
@@ -377,6 +413,9 @@ void tt_report_comp_footer(const struct tt_report *rep, char *out, size_t out_by
 
 void tt_report_fini(struct tt_report *rep)
 {
+	for (size_t i = 0; i < rep->nr_processes; i++)
+		free(rep->processes[i]);
+	free(rep->processes);
 	for (size_t i = 0; i < rep->nr_rows; i++)
 		tt_stats_hist_free(&rep->rows[i].st);
 	free(rep->rows);
@@ -393,4 +432,134 @@ void tt_report_fini(struct tt_report *rep)
 	tt_scopes_fini(&rep->sc);
 	tt_trace_fini(&rep->tr);
 	tt_trace_fini(&rep->meta);
+}
+
+/* ---------------------------------------------------------------------
+ * Several files (contract §10).
+ */
+void tt_report_multi_init(struct tt_report *rep, const struct tt_options *o)
+{
+	memset(rep, 0, sizeof(*rep));
+	tt_trace_init(&rep->tr, o->trace);
+	tt_trace_init(&rep->meta, o->trace);
+	tt_scopes_init(&rep->sc, &rep->tr);
+	rep->clock.num = rep->clock.den = 1; /* the merged rows are in ns */
+	rep->nr_files = o->nr_traces ? o->nr_traces : 1;
+	rep->merged = !o->by_thread && !o->by_process;
+	rep->compensated = true; /* every file, below */
+}
+
+void tt_report_file_options(const struct tt_options *o, unsigned i, struct tt_options *fo)
+{
+	*fo = *o;
+	fo->trace = o->traces ? o->traces[i] : o->trace;
+	fo->traces = o->traces ? &o->traces[i] : NULL;
+	fo->nr_traces = 1;
+	fo->by_process = false;
+}
+
+char *tt_report_process_label(const struct tt_report *sub)
+{
+	const struct tt_trace *tr = sub->has_meta ? &sub->meta : &sub->tr;
+	const char *prog = tt_symbols_program(tr->syms), *name = NULL;
+	char buf[4200];
+
+	if (prog) {
+		const char *base = strrchr(prog, '/');
+
+		name = base && base[1] ? base + 1 : prog;
+	}
+	for (uint32_t i = 0; !name && i < tr->nr_threads; i++)
+		if (tr->threads[i].defined && tr->threads[i].os_tid == tr->hdr.pid &&
+		    tr->threads[i].name)
+			name = tr->threads[i].name;
+	snprintf(buf, sizeof(buf), "%s[%" PRIu32 "]", name ? name : "process", tr->hdr.pid);
+	return tt_xstrndup(buf, strlen(buf));
+}
+
+const char *tt_report_multi_add(struct tt_report *rep, const struct tt_options *o,
+				struct tt_report *sub)
+{
+	char *label = tt_report_process_label(sub);
+	const char *proc = intern_str(&rep->processes, &rep->nr_processes, label);
+	size_t n = strlen(rep->problems);
+
+	free(label);
+	tt_trace_warn(&sub->tr);
+	tt_report_comp_warn(sub);
+	rep->comp_asked |= sub->comp_asked;
+	rep->compensated &= sub->compensated;
+	if (sub->problems[0] && n + 4 < sizeof(rep->problems)) {
+		int k = snprintf(rep->problems + n, sizeof(rep->problems) - n, "%s%s: ",
+				 n ? "; " : "", sub->tr.path);
+
+		if (k > 0 && n + (size_t)k < sizeof(rep->problems))
+			memccpy(rep->problems + n + k, sub->problems, '\0',
+				sizeof(rep->problems) - n - (size_t)k);
+		rep->problems[sizeof(rep->problems) - 1] = '\0';
+	}
+	rep->any_truncated |= sub->tr.truncated;
+	rep->any_unended |= !sub->tr.has_end;
+	rep->any_damaged |= sub->tr.nr_bad_frames || sub->tr.nr_lost_frames ||
+			    sub->tr.nr_bad_blocks;
+	rep->tr.has_filtered |= sub->tr.has_filtered;
+	rep->tr.nr_counter_sets += sub->tr.nr_counter_sets;
+	rep->nr_dropped += sub->nr_dropped;
+	rep->nr_filtered += sub->nr_filtered;
+	rep->nr_blocked += sub->nr_blocked;
+	rep->blocked_ns += sub->blocked_ns;
+	for (size_t i = 0; i < sub->nr_rows; i++) {
+		const struct tt_row *r = &sub->rows[i];
+		uint32_t k = tt_trace_intern(&rep->tr, r->name, strlen(r->name));
+		const char *name = rep->tr.names[k]; /* after: intern may move names */
+		const char *thread = r->thread
+			? intern_str(&rep->labels, &rep->nr_labels, r->thread) : NULL;
+		struct tt_row *row = row_for(rep, o->by_process ? proc : NULL, thread, name,
+					     &rep->cap_rows);
+
+		tt_stats_merge_ns(&row->st, &r->st, &sub->clock);
+		row->maybe_dropped |= r->maybe_dropped;
+	}
+	return proc;
+}
+
+void tt_report_multi_finish(struct tt_report *rep)
+{
+	rep->compensated &= rep->comp_asked;
+	for (size_t i = 0; i < rep->nr_rows; i++) {
+		finish_row(&rep->rows[i], &rep->clock);
+		/* As one file's merged threads: a drop anywhere may touch any row. */
+		rep->rows[i].maybe_dropped |= rep->merged && rep->nr_dropped;
+		rep->nr_left += rep->rows[i].left;
+	}
+}
+
+void tt_report_warn(const struct tt_report *rep)
+{
+	if (!rep->nr_files)
+		tt_trace_warn(&rep->tr);
+}
+
+static enum tt_status run_files(struct tt_report *rep, const struct tt_options *o, char *msg,
+				size_t msg_bytes)
+{
+	tt_report_multi_init(rep, o);
+	for (unsigned i = 0; i < rep->nr_files; i++) {
+		struct tt_report *sub = tt_xcalloc(1, sizeof(*sub));
+		struct tt_options fo;
+		enum tt_status st;
+
+		tt_report_file_options(o, i, &fo);
+		st = run(sub, &fo, NULL, NULL, NULL, NULL, NULL, NULL, NULL, msg, msg_bytes);
+		if (st == TT_OK)
+			tt_report_multi_add(rep, o, sub);
+		else
+			rep->failed = fo.trace;
+		tt_report_fini(sub);
+		free(sub);
+		if (st != TT_OK)
+			return st;
+	}
+	tt_report_multi_finish(rep);
+	return TT_OK;
 }

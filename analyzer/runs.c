@@ -15,9 +15,12 @@ enum tt_status tt_run_open(struct tt_run *r, const char *path, uint32_t run_id, 
 	r->path = path;
 	r->run_id = run_id;
 	tt_trace_init(&r->meta, path);
-	if (tt_trace_walk(&r->meta, tt_events_decode_block, NULL, msg, msg_bytes) != TT_OK)
+	/* Metadata only: the events are decoded once, by the main pass, which
+	 * also gives the exact duration (tt_run_saw_ticks()). */
+	if (tt_trace_walk(&r->meta, NULL, NULL, msg, msg_bytes) != TT_OK)
 		return TT_ERR_FILE;
 	tt_trace_clock(&r->meta, &r->clock);
+	r->ns_per_tick = (double)r->clock.num / (double)r->clock.den;
 	r->program = tt_symbols_program(r->meta.syms);
 	r->pid = r->meta.hdr.pid;
 	r->start_unix_ns = r->meta.hdr.start_real_ns;
@@ -43,4 +46,11 @@ const char *tt_run_program_base(const struct tt_run *r)
 		return NULL;
 	const char *b = strrchr(r->program, '/');
 	return b ? b + 1 : r->program;
+}
+
+void tt_run_saw_ticks(struct tt_run *r, uint64_t max_ticks)
+{
+	if (max_ticks > r->clock.start_ticks &&
+	    tt_clock_ns(&r->clock, max_ticks - r->clock.start_ticks) > r->duration_ns)
+		r->duration_ns = tt_clock_ns(&r->clock, max_ticks - r->clock.start_ticks);
 }

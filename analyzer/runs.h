@@ -27,6 +27,7 @@ struct tt_run {
 	uint32_t pid;
 	uint64_t start_unix_ns, duration_ns, dropped, events;
 	bool clean;
+	double ns_per_tick; /* clock.num / clock.den: tt_run_ns_of()'s first guess */
 };
 
 /* Reads path's metadata. TT_OK, or TT_ERR_FILE with the problem in msg. */
@@ -34,12 +35,44 @@ enum tt_status tt_run_open(struct tt_run *r, const char *path, uint32_t run_id, 
 			   size_t msg_bytes);
 void tt_run_close(struct tt_run *r);
 
+/*
+ * tt_clock_ns(&r->clock, ticks) without its 128-bit division (a tenth of
+ * export's and perfetto's time on TSC files): a guess in floating point,
+ * then corrected to the exact round(ticks * num / den) by multiplications.
+ */
+static inline uint64_t tt_run_ns_of(const struct tt_run *r, uint64_t ticks)
+{
+	double g = (double)ticks * r->ns_per_tick;
+	unsigned __int128 x, qd;
+	uint64_t q;
+
+	if (!(g < 9.0e15)) /* past 2^53 ns (104 days; damaged) or NaN: the exact way */
+		return tt_clock_ns(&r->clock, ticks);
+	q = (uint64_t)g;
+	x = (unsigned __int128)ticks * r->clock.num + r->clock.den / 2;
+	qd = (unsigned __int128)q * r->clock.den;
+	while (qd > x) {
+		q--;
+		qd -= r->clock.den;
+	}
+	while (qd + r->clock.den <= x) {
+		q++;
+		qd += r->clock.den;
+	}
+	return q;
+}
+
 /* ns since the run's start (negative before it) and on the wall clock. */
 static inline int64_t tt_run_rel_ns(const struct tt_run *r, uint64_t ticks)
 {
+	uint64_t ns;
+
 	if (r->clock.num == r->clock.den)
 		return (int64_t)(ticks - r->clock.start_ticks);
-	return tt_clock_rel_ns(&r->clock, ticks);
+	if (ticks < r->clock.start_ticks)
+		return tt_clock_rel_ns(&r->clock, ticks);
+	ns = tt_run_ns_of(r, ticks - r->clock.start_ticks);
+	return ns > INT64_MAX ? INT64_MAX : (int64_t)ns;
 }
 static inline uint64_t tt_run_unix_ns(const struct tt_run *r, uint64_t ticks)
 {
@@ -54,8 +87,11 @@ static inline uint64_t tt_run_unix_ns(const struct tt_run *r, uint64_t ticks)
  * is a nanosecond (the monotonic clock). */
 static inline uint64_t tt_run_ns(const struct tt_run *r, uint64_t ticks)
 {
-	return r->clock.num == r->clock.den ? ticks : tt_clock_ns(&r->clock, ticks);
+	return r->clock.num == r->clock.den ? ticks : tt_run_ns_of(r, ticks);
 }
+/* The latest tick the main pass saw: the duration from the events (the
+ * metadata pass reads no event). */
+void tt_run_saw_ticks(struct tt_run *r, uint64_t max_ticks);
 /* The program's base name, or NULL. */
 const char *tt_run_program_base(const struct tt_run *r);
 

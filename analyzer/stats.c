@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "events.h"
 #include "hist.h"
 #include "xalloc.h"
 
@@ -70,4 +71,27 @@ void tt_stats_merge(struct tt_stat *dst, const struct tt_stat *src)
 		dst->max_ticks = src->max_ticks;
 	if (src->hist)
 		tt_hist_merge(tt_stats_hist_alloc(dst), src->hist);
+}
+
+static uint64_t map_ns(const void *ctx, uint64_t ticks)
+{
+	return tt_clock_ns(ctx, ticks);
+}
+
+void tt_stats_merge_ns(struct tt_stat *dst, const struct tt_stat *src, const struct tt_clock *c)
+{
+	dst->calls += src->calls;
+	dst->total_ticks += tt_clock_ns(c, src->total_ticks);
+	dst->self_ticks += tt_clock_ns(c, src->self_ticks);
+	dst->sum_ticks += tt_clock_ns(c, src->sum_ticks);
+	dst->errors += src->errors;
+	dst->left += src->left;
+	if (!src->calls)
+		return;
+	if (tt_clock_ns(c, src->min_ticks) < dst->min_ticks)
+		dst->min_ticks = tt_clock_ns(c, src->min_ticks);
+	if (tt_clock_ns(c, src->max_ticks) > dst->max_ticks)
+		dst->max_ticks = tt_clock_ns(c, src->max_ticks);
+	if (src->hist)
+		tt_hist_merge_mapped(tt_stats_hist_alloc(dst), src->hist, map_ns, c);
 }

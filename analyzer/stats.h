@@ -36,5 +36,9 @@ struct tt_hist *tt_stats_hist_alloc(struct tt_stat *s);
 void tt_stats_hist_free(struct tt_stat *s);
 /* Adds src into dst (both in the same clock). */
 void tt_stats_merge(struct tt_stat *dst, const struct tt_stat *src);
+struct tt_clock; /* events.h */
+/* Adds src, in ticks of clock c, into dst in nanoseconds (a tick of dst is
+ * a ns): the several files of one report, each with its own clock. */
+void tt_stats_merge_ns(struct tt_stat *dst, const struct tt_stat *src, const struct tt_clock *c);
 
 #endif /* TT_STATS_H */

@@ -47,3 +47,39 @@ Test(clock, abs_ticks_with_an_absurd_ratio_is_exact_and_returns, .timeout = 10)
 	cr_expect_eq(tt_clock_abs_ticks(&late, 4), UINT64_MAX - 6);
 	cr_expect_eq(tt_clock_abs_ticks(&late, 11), UINT64_MAX, "past the last tick");
 }
+
+/*
+ * runs.h's tt_run_ns_of() (export, perfetto): tt_clock_ns() without the
+ * 128-bit division, so exactly equal to it, for TSC-like ratios, awkward
+ * ones, exact halves (rounding) and values past its fast range.
+ */
+#include "runs.h"
+
+Test(clock, run_ns_of_is_exactly_tt_clock_ns, .timeout = 30)
+{
+	static const struct tt_clock clocks[] = {
+		{ 1000000000ull, 2600000001ull, 0 }, { 999999937ull, 3000000019ull, 0 },
+		{ 1, 2, 0 }, { 5, 2, 0 }, { 123456789ull, 1000000007ull, 0 },
+		{ 7, 3, 0 }, { 1000000000ull, 1, 0 },
+	};
+	uint64_t x = 88172645463325252ull;
+
+	for (size_t i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++) {
+		struct tt_run r = { .clock = clocks[i] };
+
+		r.ns_per_tick = (double)r.clock.num / (double)r.clock.den;
+		for (uint64_t t = 0; t < 5000; t++)
+			cr_assert_eq(tt_run_ns_of(&r, t), tt_clock_ns(&r.clock, t), "clock %zu t %lu",
+				     i, (unsigned long)t);
+		for (int k = 0; k < 200000; k++) {
+			uint64_t t;
+
+			x ^= x << 13; /* xorshift64 */
+			x ^= x >> 7;
+			x ^= x << 17;
+			t = x >> (k % 64); /* every magnitude, up to damaged ones */
+			cr_assert_eq(tt_run_ns_of(&r, t), tt_clock_ns(&r.clock, t),
+				     "clock %zu t %lu", i, (unsigned long)t);
+		}
+	}
+}
