@@ -296,6 +296,29 @@ static void exp_row(struct exp_thread *et, bool timed, uint64_t exit_ticks, uint
 	const struct exp_frame *f = &et->stack[et->sp - 1];
 	const struct tt_run *r = ex->run;
 
+	if (t->pq) { /* one call per row, in acts_cols' order */
+		int64_t rel = tt_run_rel_ns(r, f->enter_ticks);
+		int64_t v[NCOLS(acts_cols)] = {
+			(int32_t)r->run_id, et->serial, f->name, (int64_t)f->id,
+			et->sp > 1 ? (int64_t)et->stack[et->sp - 2].id : 0, (int32_t)(et->sp - 1),
+			rel, (int64_t)tt_run_unix_ns(r, f->enter_ticks), 0, 0, !timed,
+		};
+		uint64_t nulls = et->sp > 1 ? 0 : 1u << 4;
+		if (timed) {
+			v[8] = (int64_t)tt_run_ns(r, exit_ticks - f->enter_ticks);
+			v[9] = (int64_t)tt_run_ns(r, self_ticks);
+			ex->nr_acts++;
+		} else {
+			nulls |= 1u << 8 | 1u << 9;
+			ex->nr_errors++;
+		}
+		t->rows++;
+		int rc = tt_pq_int_row(t->pq, v, nulls);
+		if (rc && !t->err)
+			t->err = rc;
+		et->sp--;
+		return;
+	}
 	tbl_i32(t, (int32_t)r->run_id);
 	tbl_i64(t, et->serial);
 	tbl_i64(t, f->name);

@@ -285,12 +285,12 @@ static void delta_binary_packed(struct buf *b, const void *vals, bool is64, size
 				d[j] -= (uint64_t)min;
 				or |= d[j];
 			}
-			unsigned w = 0;
-			while (w < 64 && (or >> w) != 0)
-				w++;
+			unsigned w = or ? 64 - (unsigned)__builtin_clzll(or) : 0;
 			widths[m] = m < nmini ? w : 0;
 			buf_u8(b, (uint8_t)widths[m]);
 		}
+		for (size_t j = k; j < nmini * DBP_MINI; j++)
+			d[j] = 0; /* padding of the last miniblock */
 		for (size_t m = 0; m < nmini; m++) {
 			unsigned w = widths[m];
 			if (!w)
@@ -299,8 +299,9 @@ static void delta_binary_packed(struct buf *b, const void *vals, bool is64, size
 			uint8_t *o = b->p + b->n;
 			uint64_t acc = 0;
 			unsigned bits = 0; /* in acc, < 64 */
-			for (size_t j = m * DBP_MINI; j < (m + 1) * DBP_MINI; j++) {
-				uint64_t x = j < k ? d[j] : 0;
+			const uint64_t *dm = d + m * DBP_MINI;
+			for (size_t j = 0; j < DBP_MINI; j++) {
+				uint64_t x = dm[j];
 				acc |= x << bits;
 				if (bits + w >= 64) {
 					memcpy(o, &acc, 8); /* little-endian host */
@@ -330,9 +331,12 @@ struct col {
 	char *name;
 	enum tt_pq_type type;
 	bool nullable;
-	/* current row group */
+	/* current page (encoded when it fills, while its values are in cache) */
 	uint8_t *defs;      /* 1 present, 0 null (nullable only); one per row */
 	void *vals;         /* non-null values: int64_t, int32_t, uint8_t or uint32_t indices */
+	/* current row group: its data pages so far (headers and zstd bodies) */
+	struct buf pages;
+	int64_t pages_unc, pages_comp;
 	size_t nr_vals, cap_vals;
 	uint64_t nulls;
 	bool have_minmax;
@@ -365,6 +369,7 @@ struct tt_pq {
 	struct col *cols;
 	size_t nr_cols, cur;
 	uint64_t rg_rows, total_rows;
+	uint32_t pg_rows; /* rows in the current page */
 	size_t rg_bytes;
 	struct tt_pq_opts o;
 	struct rg_meta *rgs;
@@ -454,8 +459,8 @@ static inline __attribute__((always_inline)) struct col *next_col(struct tt_pq *
 	struct col *c = &w->cols[w->cur++];
 	if (c->nullable) {
 		if (!c->defs)
-			c->defs = tt_xrealloc(NULL, w->o.row_group_rows);
-		c->defs[w->rg_rows] = 1;
+			c->defs = tt_xrealloc(NULL, w->o.page_rows);
+		c->defs[w->pg_rows] = 1;
 	}
 	size_t size = type == TT_PQ_INT64 ? 8 : type == TT_PQ_BOOL ? 1 : 4;
 	if (__builtin_expect(c->nr_vals == c->cap_vals, 0)) {
@@ -577,8 +582,8 @@ void tt_pq_null(struct tt_pq *w)
 	}
 	struct col *c = &w->cols[w->cur++];
 	if (!c->defs)
-		c->defs = tt_xrealloc(NULL, w->o.row_group_rows);
-	c->defs[w->rg_rows] = 0;
+		c->defs = tt_xrealloc(NULL, w->o.page_rows);
+	c->defs[w->pg_rows] = 0;
 	c->nulls++;
 	w->rg_bytes++;
 }
@@ -586,8 +591,8 @@ void tt_pq_null(struct tt_pq *w)
 /* ---- writing a row group ---- */
 
 /* Compresses w->page and writes header + body; updates the chunk's sizes. */
-static void write_page(struct tt_pq *w, struct chunk_meta *m, int type, uint32_t num_values,
-		       int encoding)
+static void write_page(struct tt_pq *w, int64_t *unc, int64_t *comp, struct buf *dst, int type,
+		       uint32_t num_values, int encoding)
 {
 	size_t bound = ZSTD_compressBound(w->page.n);
 	w->comp.n = 0;
@@ -620,10 +625,15 @@ static void write_page(struct tt_pq *w, struct chunk_meta *m, int type, uint32_t
 		tp_end(&t);
 	}
 	buf_u8(&w->hdr, 0); /* end of PageHeader */
-	put_file(w, w->hdr.p, w->hdr.n);
-	put_file(w, w->comp.p, cn);
-	m->unc_size += (int64_t)(w->hdr.n + w->page.n);
-	m->comp_size += (int64_t)(w->hdr.n + cn);
+	if (dst) {
+		buf_put(dst, w->hdr.p, w->hdr.n);
+		buf_put(dst, w->comp.p, cn);
+	} else {
+		put_file(w, w->hdr.p, w->hdr.n);
+		put_file(w, w->comp.p, cn);
+	}
+	*unc += (int64_t)(w->hdr.n + w->page.n);
+	*comp += (int64_t)(w->hdr.n + cn);
 }
 
 static uint8_t *dup_bytes(const void *p, size_t n)
@@ -682,6 +692,76 @@ static void chunk_stats(struct col *c, struct chunk_meta *m)
 	m->min_len = m->max_len = (uint32_t)n;
 }
 
+/* Encodes the current page of c (its first nr rows) into c->pages. A
+ * string page's bit width is that of the dictionary so far: every index of
+ * the page fits, and each data page states its own width. */
+static void encode_page(struct tt_pq *w, struct col *c, uint32_t nr)
+{
+	/* No value stored (every row null): an empty array to offset by 0, as
+	 * NULL + 0 is undefined. */
+	static const uint64_t no_vals[1];
+	const void *vals = c->vals ? c->vals : (const void *)no_vals;
+	size_t nv = nr;
+	w->page.n = 0;
+	if (c->nullable) {
+		if (w->idx_tmp_cap < nr) {
+			w->idx_tmp = tt_xrealloc(w->idx_tmp, nr * sizeof(uint32_t));
+			w->idx_tmp_cap = nr;
+		}
+		nv = 0;
+		for (uint32_t i = 0; i < nr; i++) {
+			w->idx_tmp[i] = c->defs[i];
+			nv += c->defs[i];
+		}
+		size_t at = w->page.n;
+		buf_le32(&w->page, 0);
+		rle_hybrid(&w->page, w->idx_tmp, nr, 1);
+		uint32_t len = (uint32_t)(w->page.n - at - 4);
+		le_bytes(w->page.p + at, len, 4);
+	}
+	int enc = ENC_PLAIN;
+	switch (c->type) {
+	case TT_PQ_INT64:
+		enc = ENC_DELTA_BINARY_PACKED;
+		delta_binary_packed(&w->page, vals, true, nv);
+		break;
+	case TT_PQ_INT32:
+		enc = ENC_DELTA_BINARY_PACKED;
+		delta_binary_packed(&w->page, vals, false, nv);
+		break;
+	case TT_PQ_BOOL: {
+		size_t nb = (nv + 7) / 8;
+		buf_reserve(&w->page, nb);
+		uint8_t *o = w->page.p + w->page.n;
+		memset(o, 0, nb);
+		const uint8_t *v = vals;
+		for (size_t i = 0; i < nv; i++)
+			o[i >> 3] |= (uint8_t)(v[i] << (i & 7));
+		w->page.n += nb;
+		break;
+	}
+	case TT_PQ_STRING: {
+		unsigned bw = bit_width(c->nr_entries ? (uint32_t)(c->nr_entries - 1) : 0);
+		enc = ENC_RLE_DICTIONARY;
+		buf_u8(&w->page, (uint8_t)bw);
+		rle_hybrid(&w->page, vals, nv, bw);
+		break;
+	}
+	}
+	c->nr_vals = 0;
+	write_page(w, &c->pages_unc, &c->pages_comp, &c->pages, PAGE_DATA, nr, enc);
+}
+
+static void encode_pages(struct tt_pq *w)
+{
+	if (!w->pg_rows || w->err)
+		return;
+	for (size_t i = 0; i < w->nr_cols; i++)
+		encode_page(w, &w->cols[i], w->pg_rows);
+	w->pg_rows = 0;
+}
+
+/* Writes c's chunk: its dictionary page (strings), then its data pages. */
 static void write_chunk(struct tt_pq *w, struct col *c, uint64_t rows)
 {
 	c->chunks = tt_xrealloc(c->chunks, (c->nr_chunks + 1) * sizeof(*c->chunks));
@@ -690,70 +770,19 @@ static void write_chunk(struct tt_pq *w, struct col *c, uint64_t rows)
 	m->num_values = (int64_t)rows;
 	m->dict_off = -1;
 	chunk_stats(c, m);
-	unsigned bw = 1;
 	if (c->type == TT_PQ_STRING) {
 		m->dict_off = (int64_t)w->off;
 		w->page.n = 0;
 		buf_put(&w->page, c->dict.p, c->dict.n);
-		write_page(w, m, PAGE_DICTIONARY, (uint32_t)c->nr_entries, ENC_PLAIN);
-		bw = bit_width(c->nr_entries ? (uint32_t)(c->nr_entries - 1) : 0);
+		write_page(w, &m->unc_size, &m->comp_size, NULL, PAGE_DICTIONARY,
+			   (uint32_t)c->nr_entries, ENC_PLAIN);
 	}
 	m->data_off = (int64_t)w->off;
-	/* No value stored (every row null): an empty array to offset by 0, as
-	 * NULL + 0 is undefined. */
-	static const uint64_t no_vals[1];
-	const void *vals = c->vals ? c->vals : (const void *)no_vals;
-	size_t vi = 0; /* next non-null value */
-	for (uint64_t r0 = 0; r0 < rows; r0 += w->o.page_rows) {
-		uint64_t nr = rows - r0 < w->o.page_rows ? rows - r0 : w->o.page_rows;
-		size_t nv = (size_t)nr;
-		w->page.n = 0;
-		if (c->nullable) {
-			if (w->idx_tmp_cap < nr) {
-				w->idx_tmp = tt_xrealloc(w->idx_tmp, nr * sizeof(uint32_t));
-				w->idx_tmp_cap = nr;
-			}
-			nv = 0;
-			for (uint64_t i = 0; i < nr; i++) {
-				w->idx_tmp[i] = c->defs[r0 + i];
-				nv += c->defs[r0 + i];
-			}
-			size_t at = w->page.n;
-			buf_le32(&w->page, 0);
-			rle_hybrid(&w->page, w->idx_tmp, nr, 1);
-			uint32_t len = (uint32_t)(w->page.n - at - 4);
-			le_bytes(w->page.p + at, len, 4);
-		}
-		int enc = ENC_PLAIN;
-		switch (c->type) {
-		case TT_PQ_INT64:
-			enc = ENC_DELTA_BINARY_PACKED;
-			delta_binary_packed(&w->page, (const int64_t *)vals + vi, true, nv);
-			break;
-		case TT_PQ_INT32:
-			enc = ENC_DELTA_BINARY_PACKED;
-			delta_binary_packed(&w->page, (const int32_t *)vals + vi, false, nv);
-			break;
-		case TT_PQ_BOOL: {
-			size_t nb = (nv + 7) / 8;
-			buf_reserve(&w->page, nb);
-			uint8_t *o = w->page.p + w->page.n;
-			memset(o, 0, nb);
-			const uint8_t *v = (const uint8_t *)vals + vi;
-			for (size_t i = 0; i < nv; i++)
-				o[i >> 3] |= (uint8_t)(v[i] << (i & 7));
-			w->page.n += nb;
-			break;
-		}
-		case TT_PQ_STRING:
-			enc = ENC_RLE_DICTIONARY;
-			buf_u8(&w->page, (uint8_t)bw);
-			rle_hybrid(&w->page, (const uint32_t *)vals + vi, nv, bw);
-			break;
-		}
-		vi += nv;
-		write_page(w, m, PAGE_DATA, (uint32_t)nr, enc);
-	}
+	put_file(w, c->pages.p, c->pages.n);
+	m->unc_size += c->pages_unc;
+	m->comp_size += c->pages_comp;
+	c->pages.n = 0;
+	c->pages_unc = c->pages_comp = 0;
 }
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -762,6 +791,9 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 static void flush_row_group(struct tt_pq *w)
 {
 	if (!w->rg_rows || w->err)
+		return;
+	encode_pages(w);
+	if (w->err)
 		return;
 	struct rg_meta rg = { .rows = (int64_t)w->rg_rows, .file_off = (int64_t)w->off };
 	for (size_t i = 0; i < w->nr_cols; i++) {
@@ -795,9 +827,62 @@ int tt_pq_row_end(struct tt_pq *w)
 	w->cur = 0;
 	w->rg_rows++;
 	w->total_rows++;
+	if (++w->pg_rows >= w->o.page_rows)
+		encode_pages(w);
 	if (w->rg_rows >= w->o.row_group_rows || w->rg_bytes >= w->o.row_group_bytes)
 		flush_row_group(w);
 	return w->err;
+}
+
+int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls)
+{
+	if (w->err)
+		return w->err;
+	if (w->cur != 0 || w->nr_cols > 64) {
+		set_err(w, -EINVAL);
+		return w->err;
+	}
+	for (size_t i = 0; i < w->nr_cols; i++) {
+		struct col *c = &w->cols[i];
+		bool null = nulls >> i & 1;
+		if (c->type == TT_PQ_STRING || (null && !c->nullable)) {
+			set_err(w, -EINVAL);
+			return w->err;
+		}
+		if (c->nullable) {
+			if (__builtin_expect(!c->defs, 0))
+				c->defs = tt_xrealloc(NULL, w->o.page_rows);
+			c->defs[w->pg_rows] = !null;
+		}
+		if (null) {
+			c->nulls++;
+			w->rg_bytes++;
+			continue;
+		}
+		size_t size = c->type == TT_PQ_INT64 ? 8 : c->type == TT_PQ_BOOL ? 1 : 4;
+		if (__builtin_expect(c->nr_vals == c->cap_vals, 0)) {
+			c->cap_vals = c->cap_vals ? c->cap_vals * 2 : 1024;
+			c->vals = tt_xrealloc(c->vals, c->cap_vals * size);
+		}
+		w->rg_bytes += size;
+		int64_t x = v[i];
+		switch (c->type) {
+		case TT_PQ_INT64:
+			((int64_t *)c->vals)[c->nr_vals++] = x;
+			break;
+		case TT_PQ_INT32:
+			x = (int32_t)x;
+			((int32_t *)c->vals)[c->nr_vals++] = (int32_t)x;
+			break;
+		default: /* TT_PQ_BOOL */
+			x = x != 0;
+			((uint8_t *)c->vals)[c->nr_vals++] = (uint8_t)x;
+			break;
+		}
+		minmax(c, x);
+	}
+	w->cur = w->nr_cols;
+	return tt_pq_row_end(w);
 }
 
 uint64_t tt_pq_rows(const struct tt_pq *w)
@@ -952,6 +1037,7 @@ int tt_pq_close(struct tt_pq *w, uint64_t *bytes_out)
 		free(c->name);
 		free(c->defs);
 		free(c->vals);
+		free(c->pages.p);
 		free(c->dict.p);
 		free(c->slots);
 		free(c->entry_off);

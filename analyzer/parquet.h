@@ -77,6 +77,15 @@ void tt_pq_null(struct tt_pq *w);
  */
 int tt_pq_row_end(struct tt_pq *w);
 
+/*
+ * A whole row of a table with no string column, in one call: column i
+ * takes v[i] (converted to its type; a BOOLEAN is v[i] != 0), or null when
+ * bit i of nulls is set (nullable columns only; at most 64 columns). Then
+ * ends the row as tt_pq_row_end, with the same result. Equal to the
+ * per-value calls, at a fraction of their cost.
+ */
+int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls);
+
 /* Rows ended so far. */
 uint64_t tt_pq_rows(const struct tt_pq *w);
 
