@@ -337,7 +337,7 @@ struct col {
 	/* current row group: its data pages so far (headers and zstd bodies) */
 	struct buf pages;
 	int64_t pages_unc, pages_comp;
-	size_t nr_vals, cap_vals;
+	size_t nr_vals;
 	uint64_t nulls;
 	bool have_minmax;
 	int64_t min, max;
@@ -423,12 +423,19 @@ struct tt_pq *tt_pq_create(const char *path, const struct tt_pq_col *cols, size_
 		w->o.page_rows = 1u << 16;
 	if (!w->o.zstd_level)
 		w->o.zstd_level = 1;
+	size_t page_cap = w->o.page_rows < w->o.row_group_rows ? w->o.page_rows
+							       : (size_t)w->o.row_group_rows;
 	w->cols = tt_xcalloc(nr_cols, sizeof(*w->cols));
 	w->nr_cols = nr_cols;
 	for (size_t i = 0; i < nr_cols; i++) {
 		w->cols[i].name = tt_xstrndup(cols[i].name, strlen(cols[i].name));
 		w->cols[i].type = cols[i].type;
 		w->cols[i].nullable = cols[i].nullable;
+		/* a page's values: never more than page_rows (encoded when full) */
+		size_t size = cols[i].type == TT_PQ_INT64 ? 8 : cols[i].type == TT_PQ_BOOL ? 1 : 4;
+		w->cols[i].vals = tt_xrealloc(NULL, page_cap * size);
+		if (cols[i].nullable)
+			w->cols[i].defs = tt_xrealloc(NULL, page_cap);
 	}
 	w->zc = ZSTD_createCCtx();
 	if (!w->zc)
@@ -457,17 +464,9 @@ static inline __attribute__((always_inline)) struct col *next_col(struct tt_pq *
 		return NULL;
 	}
 	struct col *c = &w->cols[w->cur++];
-	if (c->nullable) {
-		if (!c->defs)
-			c->defs = tt_xrealloc(NULL, w->o.page_rows);
+	if (c->nullable)
 		c->defs[w->pg_rows] = 1;
-	}
-	size_t size = type == TT_PQ_INT64 ? 8 : type == TT_PQ_BOOL ? 1 : 4;
-	if (__builtin_expect(c->nr_vals == c->cap_vals, 0)) {
-		c->cap_vals = c->cap_vals ? c->cap_vals * 2 : 1024;
-		c->vals = tt_xrealloc(c->vals, c->cap_vals * size);
-	}
-	w->rg_bytes += size;
+	w->rg_bytes += type == TT_PQ_INT64 ? 8 : type == TT_PQ_BOOL ? 1 : 4;
 	return c;
 }
 
@@ -489,7 +488,6 @@ void tt_pq_i64(struct tt_pq *w, int64_t v)
 	if (!c)
 		return;
 	((int64_t *)c->vals)[c->nr_vals++] = v;
-	minmax(c, v);
 }
 
 void tt_pq_i32(struct tt_pq *w, int32_t v)
@@ -498,7 +496,6 @@ void tt_pq_i32(struct tt_pq *w, int32_t v)
 	if (!c)
 		return;
 	((int32_t *)c->vals)[c->nr_vals++] = v;
-	minmax(c, v);
 }
 
 void tt_pq_bool(struct tt_pq *w, bool v)
@@ -507,7 +504,6 @@ void tt_pq_bool(struct tt_pq *w, bool v)
 	if (!c)
 		return;
 	((uint8_t *)c->vals)[c->nr_vals++] = v;
-	minmax(c, v);
 }
 
 static uint32_t hash_bytes(const char *s, size_t n)
@@ -581,8 +577,6 @@ void tt_pq_null(struct tt_pq *w)
 		return;
 	}
 	struct col *c = &w->cols[w->cur++];
-	if (!c->defs)
-		c->defs = tt_xrealloc(NULL, w->o.page_rows);
 	c->defs[w->pg_rows] = 0;
 	c->nulls++;
 	w->rg_bytes++;
@@ -692,6 +686,41 @@ static void chunk_stats(struct col *c, struct chunk_meta *m)
 	m->min_len = m->max_len = (uint32_t)n;
 }
 
+/* Folds the page's nv values into the row group's min and max (in one
+ * tight loop per page rather than a test per value). */
+static void page_minmax(struct col *c, const void *vals, size_t nv)
+{
+	if (!nv || c->type == TT_PQ_STRING)
+		return;
+	int64_t mn, mx;
+	if (c->type == TT_PQ_INT64) {
+		const int64_t *v = vals;
+		mn = mx = v[0];
+		for (size_t i = 1; i < nv; i++) {
+			mn = v[i] < mn ? v[i] : mn;
+			mx = v[i] > mx ? v[i] : mx;
+		}
+	} else if (c->type == TT_PQ_INT32) {
+		const int32_t *v = vals;
+		int32_t a = v[0], b = v[0];
+		for (size_t i = 1; i < nv; i++) {
+			a = v[i] < a ? v[i] : a;
+			b = v[i] > b ? v[i] : b;
+		}
+		mn = a, mx = b;
+	} else {
+		const uint8_t *v = vals;
+		uint8_t a = v[0], b = v[0];
+		for (size_t i = 1; i < nv; i++) {
+			a = v[i] < a ? v[i] : a;
+			b = v[i] > b ? v[i] : b;
+		}
+		mn = a, mx = b;
+	}
+	minmax(c, mn);
+	minmax(c, mx);
+}
+
 /* Encodes the current page of c (its first nr rows) into c->pages. A
  * string page's bit width is that of the dictionary so far: every index of
  * the page fits, and each data page states its own width. */
@@ -719,6 +748,7 @@ static void encode_page(struct tt_pq *w, struct col *c, uint32_t nr)
 		uint32_t len = (uint32_t)(w->page.n - at - 4);
 		le_bytes(w->page.p + at, len, 4);
 	}
+	page_minmax(c, vals, nv);
 	int enc = ENC_PLAIN;
 	switch (c->type) {
 	case TT_PQ_INT64:
@@ -849,37 +879,27 @@ int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls)
 			set_err(w, -EINVAL);
 			return w->err;
 		}
-		if (c->nullable) {
-			if (__builtin_expect(!c->defs, 0))
-				c->defs = tt_xrealloc(NULL, w->o.page_rows);
+		if (c->nullable)
 			c->defs[w->pg_rows] = !null;
-		}
 		if (null) {
 			c->nulls++;
 			w->rg_bytes++;
 			continue;
 		}
-		size_t size = c->type == TT_PQ_INT64 ? 8 : c->type == TT_PQ_BOOL ? 1 : 4;
-		if (__builtin_expect(c->nr_vals == c->cap_vals, 0)) {
-			c->cap_vals = c->cap_vals ? c->cap_vals * 2 : 1024;
-			c->vals = tt_xrealloc(c->vals, c->cap_vals * size);
-		}
-		w->rg_bytes += size;
-		int64_t x = v[i];
 		switch (c->type) {
 		case TT_PQ_INT64:
-			((int64_t *)c->vals)[c->nr_vals++] = x;
+			((int64_t *)c->vals)[c->nr_vals++] = v[i];
+			w->rg_bytes += 8;
 			break;
 		case TT_PQ_INT32:
-			x = (int32_t)x;
-			((int32_t *)c->vals)[c->nr_vals++] = (int32_t)x;
+			((int32_t *)c->vals)[c->nr_vals++] = (int32_t)v[i];
+			w->rg_bytes += 4;
 			break;
 		default: /* TT_PQ_BOOL */
-			x = x != 0;
-			((uint8_t *)c->vals)[c->nr_vals++] = (uint8_t)x;
+			((uint8_t *)c->vals)[c->nr_vals++] = v[i] != 0;
+			w->rg_bytes += 1;
 			break;
 		}
-		minmax(c, x);
 	}
 	w->cur = w->nr_cols;
 	return tt_pq_row_end(w);
