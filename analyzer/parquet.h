@@ -10,10 +10,12 @@
  * statistics (min, max, null_count). The footer is the thrift compact
  * encoding of FileMetaData, written by hand (parquet.c).
  *
- * Memory is bounded by one row group: rows are buffered column by column
- * until the row group is full (tt_pq_opts.row_group_rows rows, or
- * row_group_bytes of buffered values and dictionaries), then encoded,
- * compressed and written, and the buffers reused. Only the footer's
+ * Memory is bounded by one row group: values are buffered column by column
+ * for one page (tt_pq_opts.page_rows rows), whose pages are then encoded and
+ * compressed into per-column buffers (while the values are in cache); when
+ * the row group is full (row_group_rows rows, or row_group_bytes of values
+ * and dictionaries as given) its chunks are written and the buffers
+ * reused. Only the footer's
  * per-chunk metadata (about 100 bytes per column per row group) outlives
  * a row group.
  *
