@@ -79,7 +79,7 @@ static size_t clean(char *out, const char *s, size_t n)
 	size_t len = 0;
 
 	for (size_t i = 0; i < n;) {
-		uint32_t cp;
+		uint32_t cp = 0;
 		size_t k = utf8_next(p + i, n - i, &cp);
 
 		if (k && !is_control(cp)) {
@@ -87,7 +87,7 @@ static size_t clean(char *out, const char *s, size_t n)
 				memcpy(out + len, p + i, k);
 			len += k;
 			i += k;
-		} else if (cp == '\n' || cp == '\r') {
+		} else if (k == 1 && (cp == '\n' || cp == '\r')) {
 			/* A line break becomes '_', as contract §8 asks of tree's
 			 * paths: one name in every view. */
 			if (out)
