@@ -12,6 +12,8 @@
 
 struct recfmt_compressor {
 	ZSTD_CCtx *cctx;
+	/* The parts gathered end to end, for one-shot compression (see below). */
+	struct recfmt_buf flat;
 };
 
 struct recfmt_compressor *recfmt_compressor_create(int level)
@@ -36,44 +38,52 @@ void recfmt_compressor_destroy(struct recfmt_compressor *c)
 	if (!c)
 		return;
 	ZSTD_freeCCtx(c->cctx);
+	recfmt_buf_fini(&c->flat);
 	free(c);
 }
 
+/*
+ * One-shot compression of one contiguous input. Streaming several parts
+ * (ZSTD_compressStream2 with ZSTD_e_continue) made zstd copy every byte into
+ * its own window buffer and match with its slower extDict block compressor
+ * once that buffer wrapped; gathering the parts (lead and meta are small,
+ * body is most of it) costs one memcpy and compresses faster. The frame
+ * holds the same bytes once decompressed.
+ */
 int recfmt_compress_frame_parts(struct recfmt_compressor *c, const struct recfmt_buf *parts,
 				size_t nr_parts, struct recfmt_buf *out)
 {
-	size_t total = 0, n;
-	ZSTD_outBuffer ob;
+	size_t total = 0, n, nonempty = 0;
+	const uint8_t *src = NULL;
 
-	for (size_t i = 0; i < nr_parts; i++)
+	for (size_t i = 0; i < nr_parts; i++) {
 		total += parts[i].len;
+		if (parts[i].len) {
+			nonempty++;
+			src = parts[i].data;
+		}
+	}
 	if (total > RECFMT_MAX_FRAME_BYTES)
 		return -E2BIG;
 	out->len = 0;
 	if (recfmt_buf_reserve(out, ZSTD_compressBound(total)))
 		return -ENOMEM;
+	if (nonempty > 1) {
+		c->flat.len = 0;
+		if (recfmt_buf_reserve(&c->flat, total))
+			return -ENOMEM;
+		for (size_t i = 0; i < nr_parts; i++) {
+			if (parts[i].len)
+				memcpy(c->flat.data + c->flat.len, parts[i].data, parts[i].len);
+			c->flat.len += parts[i].len;
+		}
+		src = c->flat.data;
+	}
 	ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_only);
-	ZSTD_CCtx_setPledgedSrcSize(c->cctx, total);
-	ob = (ZSTD_outBuffer){ out->data, out->cap, 0 };
-	for (size_t i = 0; i < nr_parts; i++) {
-		ZSTD_inBuffer ib = { parts[i].data, parts[i].len, 0 };
-		ZSTD_EndDirective mode = i + 1 == nr_parts ? ZSTD_e_end : ZSTD_e_continue;
-
-		do {
-			n = ZSTD_compressStream2(c->cctx, &ob, &ib, mode);
-			if (ZSTD_isError(n))
-				return -ENOMEM;
-		} while (ib.pos < ib.size || (mode == ZSTD_e_end && n != 0));
-	}
-	if (nr_parts == 0) {
-		ZSTD_inBuffer ib = { NULL, 0, 0 };
-		do {
-			n = ZSTD_compressStream2(c->cctx, &ob, &ib, ZSTD_e_end);
-			if (ZSTD_isError(n))
-				return -ENOMEM;
-		} while (n != 0);
-	}
-	out->len = ob.pos;
+	n = ZSTD_compress2(c->cctx, out->data, out->cap, src, total);
+	if (ZSTD_isError(n))
+		return -ENOMEM;
+	out->len = n;
 	return 0;
 }
 
