@@ -286,24 +286,6 @@ uint64_t tt_options_max_dur_ticks(const struct tt_options *o, const struct tt_cl
 	return lim ? lim - 1 : 0;
 }
 
-error_t tt_options_parse_trace(int key, char *arg, struct argp_state *state)
-{
-	struct tt_options *o = state->input;
-
-	switch (key) {
-	case ARGP_KEY_ARG:
-		if (o->trace)
-			argp_error(state, "one TRACE file only");
-		o->trace = arg;
-		return 0;
-	case ARGP_KEY_NO_ARGS:
-		argp_error(state, "missing TRACE");
-		return 0;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-}
-
 error_t tt_options_parse_traces(int key, char *arg, struct argp_state *state)
 {
 	struct tt_options *o = state->input;

@@ -61,14 +61,10 @@ int tt_options_parse_time(const char *s, uint64_t *ns);
 /* Parses a whole number; Return: 0 or -1. */
 int tt_options_parse_u64(const char *s, uint64_t *v);
 /*
- * tt_options_parse_trace() - the TRACE operand every command takes, for the
- * default branch of a command's argp parser: one file, required.
+ * tt_options_parse_traces() - the TRACE operands of a reporting command, for
+ * the default branch of its argp parser: one file or more (contract §10), in
+ * o->traces; o->trace is the first.
  * Return: 0 when it handled `key`, else ARGP_ERR_UNKNOWN.
- */
-error_t tt_options_parse_trace(int key, char *arg, struct argp_state *state);
-/*
- * tt_options_parse_traces() - the same for the reporting commands that take
- * several TRACE files (contract §10): one or more, in o->traces.
  */
 error_t tt_options_parse_traces(int key, char *arg, struct argp_state *state);
 /* True when the report is over several files or split by process: the
