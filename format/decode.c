@@ -210,6 +210,19 @@ enum recfmt_status recfmt_decode_end(const struct recfmt_record *rec, struct rec
 	return RECFMT_OK;
 }
 
+enum recfmt_status recfmt_decode_crash(const struct recfmt_record *rec, struct recfmt_crash *c,
+				       struct recfmt_error *err)
+{
+	RETURN_IF(rec->size < 32, err, rec, "CRASH record too short (%u bytes)", rec->size);
+	c->signo = recfmt_load_u32le(rec->payload);
+	c->si_code = (int32_t)recfmt_load_u32le(rec->payload + 4);
+	c->thread = recfmt_load_u32le(rec->payload + 8);
+	c->flags = recfmt_load_u32le(rec->payload + 12);
+	c->addr = recfmt_load_u64le(rec->payload + 16);
+	c->ticks = recfmt_load_u64le(rec->payload + 24);
+	return RECFMT_OK;
+}
+
 enum recfmt_status recfmt_decode_module(const struct recfmt_record *rec,
 					struct recfmt_module *m, struct recfmt_error *err)
 {

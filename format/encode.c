@@ -219,6 +219,23 @@ int recfmt_encode_end(struct recfmt_buf *buf, const struct recfmt_end *end)
 	return 0;
 }
 
+/* FORMAT.md §3.17. No allocation when buf has 48 bytes of room (crash handler). */
+int recfmt_encode_crash(struct recfmt_buf *buf, const struct recfmt_crash *c)
+{
+	uint8_t *p = record_begin(buf, RECFMT_CRASH, 40);
+
+	if (!p)
+		return -ENOMEM;
+	recfmt_store_u32le(p, c->signo);
+	recfmt_store_u32le(p + 4, (uint32_t)c->si_code);
+	recfmt_store_u32le(p + 8, c->thread);
+	recfmt_store_u32le(p + 12, c->flags);
+	recfmt_store_u64le(p + 16, c->addr);
+	recfmt_store_u64le(p + 24, c->ticks);
+	recfmt_store_u64le(p + 32, 0);
+	return 0;
+}
+
 /* FORMAT.md §3.10. */
 int recfmt_encode_module(struct recfmt_buf *buf, uint32_t id, uint32_t flags, uint64_t load_bias,
 			 const struct recfmt_range *ranges, uint32_t nr_ranges,

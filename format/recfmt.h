@@ -50,6 +50,7 @@ enum recfmt_type {
 	RECFMT_COUNTERS = 13,	 /* 1.1: FORMAT.md §3.14 */
 	RECFMT_BLOCKED = 14,	 /* 1.2: a thread's waits for room (FORMAT.md §3.15) */
 	RECFMT_PROBE_COST = 15,	 /* 1.2: what a probe adds to its parent (FORMAT.md §3.16) */
+	RECFMT_CRASH = 22,	 /* 1.2: the recording ended by a fatal signal (FORMAT.md §3.17) */
 };
 
 /* FORMAT.md §3.2: clock kinds. */
@@ -236,6 +237,16 @@ struct recfmt_end {
 	uint64_t nr_filtered;
 };
 
+/* FORMAT.md §3.17: CRASH, the fatal signal that ended the recording. */
+struct recfmt_crash {
+	uint32_t signo;	 /* Linux signal number: 11 SIGSEGV, 7 SIGBUS, 4 SIGILL, 8 SIGFPE, 6 SIGABRT */
+	int32_t si_code; /* siginfo's si_code: > 0 sent by the kernel, <= 0 by a process */
+	uint32_t thread; /* serial of the thread that received it; 0: an untraced thread */
+	uint32_t flags;	 /* 0 in version 1.2 */
+	uint64_t addr;	 /* si_addr for SIGSEGV/SIGBUS/SIGILL/SIGFPE, else 0 */
+	uint64_t ticks;	 /* when the handler ran */
+};
+
 /* FORMAT.md §3.10: MODULE flags. */
 #define RECFMT_MODULE_MAIN 1u /* the main program */
 #define RECFMT_MODULE_VDSO 2u /* the kernel's vDSO: no file on disk */
@@ -322,6 +333,27 @@ void recfmt_buf_fini(struct recfmt_buf *buf);
 /* Make room for `more` bytes. Return: 0, or -ENOMEM. */
 int recfmt_buf_reserve(struct recfmt_buf *buf, size_t more);
 
+/*
+ * rawframe.c: a zstd frame of raw blocks with its XXH64 content checksum,
+ * written without zstd and without allocating (librec's crash handler).
+ */
+struct recfmt_xxh64 {
+	uint64_t v[4], seed, total_bytes;
+	uint8_t pending[32];
+	uint32_t nr_pending;
+};
+void recfmt_xxh64_init(struct recfmt_xxh64 *s, uint64_t seed);
+void recfmt_xxh64_update(struct recfmt_xxh64 *s, const void *data, size_t n);
+uint64_t recfmt_xxh64_digest(const struct recfmt_xxh64 *s);
+struct recfmt_slice {
+	const void *data;
+	size_t bytes;
+};
+/* Takes the next n bytes of the frame. Return: 0, or non-zero to stop. */
+typedef int (*recfmt_emit_fn)(void *ctx, const uint8_t *p, size_t n);
+int recfmt_rawframe_emit(const struct recfmt_slice *parts, size_t nr_parts, recfmt_emit_fn emit,
+			 void *ctx);
+
 /* Each returns 0, or -ENOMEM. */
 int recfmt_encode_frame(struct recfmt_buf *buf, uint32_t seq);
 int recfmt_encode_header(struct recfmt_buf *buf, const struct recfmt_header *hdr);
@@ -338,6 +370,7 @@ int recfmt_encode_thread_end(struct recfmt_buf *buf, const struct recfmt_thread_
 int recfmt_encode_end(struct recfmt_buf *buf, const struct recfmt_end *end);
 int recfmt_encode_blocked(struct recfmt_buf *buf, const struct recfmt_blocked *b);
 int recfmt_encode_probe_cost(struct recfmt_buf *buf, const struct recfmt_probe_cost *pc);
+int recfmt_encode_crash(struct recfmt_buf *buf, const struct recfmt_crash *c);
 /*
  * MODULE (FORMAT.md §3.10): ranges is nr_ranges executable ranges; the
  * encoder clamps nr_ranges, build_id_bytes and path to the format's limits.
@@ -454,6 +487,8 @@ enum recfmt_status recfmt_decode_probe_cost(const struct recfmt_record *rec,
 					    struct recfmt_probe_cost *pc, struct recfmt_error *err);
 enum recfmt_status recfmt_decode_end(const struct recfmt_record *rec, struct recfmt_end *end,
 				     struct recfmt_error *err);
+enum recfmt_status recfmt_decode_crash(const struct recfmt_record *rec, struct recfmt_crash *c,
+				       struct recfmt_error *err);
 enum recfmt_status recfmt_decode_module(const struct recfmt_record *rec,
 					struct recfmt_module *module, struct recfmt_error *err);
 enum recfmt_status recfmt_decode_func(const struct recfmt_record *rec, struct recfmt_func *func,
