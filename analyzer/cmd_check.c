@@ -231,11 +231,18 @@ static int check_one(const char *path)
 			 tr.end_frame, tr.end.nr_events, tr.nr_events);
 	else
 		msg[0] = '\0';
-	if (msg[0])
+	if (msg[0]) {
 		rc = tt_fail_file(path, msg);
-	else
-		printf("%s: ok (%" PRIu64 " frames, %" PRIu64 " events, %" PRIu32 " threads)\n",
-		       path, tr.nr_frames, tr.nr_events, tr.nr_threads);
+	} else {
+		printf("%s: ok (%" PRIu64 " frames, %" PRIu64 " events, %" PRIu32 " threads)", path,
+		       tr.nr_frames, tr.nr_events, tr.nr_threads);
+		/* FORMAT.md §3.17: complete and valid, but not a clean end: say so. */
+		if (tr.has_crash) {
+			tt_trace_crash_text(&tr, msg, sizeof(msg));
+			printf("; warning: the recording %s", msg);
+		}
+		putchar('\n');
+	}
 out:
 	for (uint32_t i = 0; i < cc.cap_nests; i++)
 		free(cc.nests[i].sites);

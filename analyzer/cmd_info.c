@@ -167,7 +167,7 @@ static int info_one(const struct tt_options *o, const char *path)
 						   : 0;
 	dropped = total_dropped(&tr);
 	total_blocked(&tr, &nr_blocked, &blocked_ns);
-	clean = tr.has_end && !tr.truncated;
+	clean = tr.has_end && !tr.truncated && !tr.has_crash;
 	/* The clock's resolution as the events show it (durations shorter
 	 * than it read 0). */
 	step_ns = (double)tr.min_step_ticks * (double)c.num / (double)c.den;
@@ -226,6 +226,15 @@ static int info_one(const struct tt_options *o, const char *path)
 		if (counts_blocked(&tr))
 			printf(",\"blocked\":%" PRIu64 ",\"blocked_ns\":%" PRIu64, nr_blocked,
 			       blocked_ns);
+		/* Crashed recordings only (FORMAT.md §3.17): other outputs stay as they were. */
+		if (tr.has_crash) {
+			char sig[32];
+
+			printf(",\"crash\":{\"signal\":\"%s\",\"signo\":%" PRIu32
+			       ",\"si_code\":%" PRId32 ",\"thread\":%" PRIu32 ",\"addr\":%" PRIu64 "}",
+			       tt_signal_name(tr.crash.signo, sig, sizeof(sig)), tr.crash.signo,
+			       tr.crash.si_code, tr.crash.thread, tr.crash.addr);
+		}
 		if (tr.has_probe_cost)
 			printf(",\"probe_cost_ns\":{\"scope\":%.3f,\"hook\":%.3f"
 			       ",\"scope_inner\":%.3f,\"hook_inner\":%.3f}",
@@ -248,11 +257,13 @@ static int info_one(const struct tt_options *o, const char *path)
 	} else {
 		time_t secs = (time_t)(tr.hdr.start_real_ns / 1000000000u);
 		struct tm tm;
-		char when[64] = "?", dur[32];
+		char when[64] = "?", dur[32], crash_text[160];
 
 		if (gmtime_r(&secs, &tm))
 			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 		tt_emit_fmt_duration(dur, sizeof(dur), duration_ns);
+		if (tr.has_crash)
+			tt_trace_crash_text(&tr, crash_text, sizeof(crash_text));
 		printf("file:             %s\n", path);
 		printf("format:           %u.%u\n", tr.hdr.major, tr.hdr.minor);
 		printf("clock:            %s, %" PRIu64 " ticks/s (header estimate %" PRIu64 ")\n",
@@ -292,8 +303,11 @@ static int info_one(const struct tt_options *o, const char *path)
 		printf("size:             %" PRIu64 " bytes in %" PRIu64 " frames, %.2f bytes/event\n",
 		       tr.file_bytes, tr.nr_frames,
 		       tr.nr_events ? (double)tr.file_bytes / (double)tr.nr_events : 0.0);
-		printf("ended cleanly:    %s\n",
-		       clean ? "yes" : tr.truncated ? "no (truncated)" : "no (no END record)");
+		if (tr.has_crash && !tr.truncated)
+			printf("ended cleanly:    no (%s)\n", crash_text);
+		else
+			printf("ended cleanly:    %s\n",
+			       clean ? "yes" : tr.truncated ? "no (truncated)" : "no (no END record)");
 		if (problems[0])
 			printf("warning:          %s\n", problems);
 		if (cn.nr[0] || cn.nr[1]) {

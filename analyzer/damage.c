@@ -99,6 +99,44 @@ void tt_trace_problems(const struct tt_trace *tr, char *out, size_t out_bytes)
 			 "killed, crashed or is still running); scopes still open at the end are "
 			 "errors",
 			 n ? "; " : "");
+	/* A crash is no damage, but a reader must not take the file for a clean end. */
+	if (tr->has_crash && n < out_bytes) {
+		char what[160];
+
+		tt_trace_crash_text(tr, what, sizeof(what));
+		n = strlen(out);
+		snprintf(out + n, out_bytes - n,
+			 "%sthe recording %s; what librec held was written, scopes still open at "
+			 "the crash are errors",
+			 n ? "; " : "", what);
+	}
+}
+
+const char *tt_signal_name(uint32_t signo, char *buf, size_t buf_bytes)
+{
+	static const char *const names[] = { NULL,     "SIGHUP",  "SIGINT",  "SIGQUIT",
+					     "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS",
+					     "SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV",
+					     "SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM" };
+
+	if (signo < sizeof(names) / sizeof(names[0]) && names[signo])
+		snprintf(buf, buf_bytes, "%s", names[signo]);
+	else
+		snprintf(buf, buf_bytes, "signal %" PRIu32, signo);
+	return buf;
+}
+
+void tt_trace_crash_text(const struct tt_trace *tr, char *out, size_t out_bytes)
+{
+	char sig[32];
+	int n;
+
+	tt_signal_name(tr->crash.signo, sig, sizeof(sig));
+	n = snprintf(out, out_bytes, "ended by a crash: %s", sig);
+	if (n >= 0 && (size_t)n < out_bytes && tr->crash.thread)
+		n += snprintf(out + n, out_bytes - (size_t)n, " on thread %" PRIu32, tr->crash.thread);
+	if (n >= 0 && (size_t)n < out_bytes && tr->crash.addr)
+		snprintf(out + n, out_bytes - (size_t)n, " at address 0x%" PRIx64, tr->crash.addr);
 }
 
 bool tt_trace_warn(const struct tt_trace *tr)

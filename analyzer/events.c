@@ -249,6 +249,11 @@ enum tt_status tt_trace_walk_frame(struct tt_trace *tr, const uint8_t *data, siz
 			tr->has_blocked = true;
 			break;
 		}
+		case RECFMT_CRASH:
+			if ((st = recfmt_decode_crash(&rec, &tr->crash, &err)) != RECFMT_OK)
+				break;
+			tr->has_crash = true;
+			break;
 		case RECFMT_PROBE_COST:
 			if ((st = recfmt_decode_probe_cost(&rec, &tr->probe_cost, &err)) != RECFMT_OK)
 				break;

@@ -64,6 +64,8 @@ void recfmt_xxh64_update(struct recfmt_xxh64 *s, const void *data, size_t n)
 {
 	const uint8_t *p = data;
 
+	if (!n)
+		return;
 	s->total_bytes += n;
 	if (s->nr_pending) {
 		size_t take = 32 - s->nr_pending < n ? 32 - s->nr_pending : n;

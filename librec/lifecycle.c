@@ -286,6 +286,7 @@ int rec__start_locked(const struct rec_config *config)
 		__atomic_store_n(&t->ring.p.gen, t->ring.p.gen + 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&t->ring.p.off, 0, __ATOMIC_RELAXED);
 	}
+	rec__crash_arm(); /* a failure is logged; recording goes on without it */
 	err = rec__writer_start();
 	if (err) {
 		rec__log("cannot start the writer thread: %s; tracing disabled", strerror(-err));

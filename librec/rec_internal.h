@@ -10,6 +10,7 @@
 #define REC_INTERNAL_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -359,6 +360,67 @@ void rec__writer_forget(void) REC__HIDDEN;
 void rec__writer_park(void) REC__HIDDEN;
 void rec__writer_retire(void) REC__HIDDEN;
 void rec__writer_thread_restart(struct rec__thread *t) REC__HIDDEN;
+
+/*
+ * The writer's state a crash handler needs (crash.c), read only while the
+ * writer is stopped by the hand-shake (crash.c's top comment): the frame
+ * being built (meta, body: records not written yet) and its counts.
+ */
+struct rec__crash_view {
+	const struct recfmt_buf *meta, *body;
+	uint32_t seq;		   /* of the next frame */
+	uint32_t nr_sites_written; /* sites 1..this have a record in the file */
+	uint64_t nr_events;	   /* events in the file and in body */
+	uint64_t nr_dropped_exited, nr_filtered_exited;
+	uint64_t ticks_per_second; /* 0 before the writer calibrated */
+	uint64_t min_ticks;	   /* REC_MIN_NS in ticks */
+	bool failed;		   /* the writer's sticky error */
+};
+void rec__writer_crash_view(struct rec__crash_view *v) REC__HIDDEN;
+
+/*
+ * crash.c: crash capture (docs/DESIGN.md "Crash capture").
+ * rec__crash_arm(): at each start, under rec__g.lock: maps the crash
+ * buffers once, installs the handlers unless REC_CRASH=0. Return: 0 or
+ * -ENOMEM (logged; recording goes on without crash capture).
+ * rec__crash_rearm(): the writer, each pass: takes back, once a second, a
+ * signal whose handler the program replaced, and chains to that handler.
+ * The writer's side of the hand-shake: rec__crash_writer_enter() before a
+ * pass and between the threads it drains (false: quit, a crash ended the
+ * recording), rec__crash_writer_leave() before it sleeps.
+ */
+int rec__crash_arm(void) REC__HIDDEN;
+void rec__crash_rearm(uint64_t now_ns) REC__HIDDEN;
+bool rec__crash_writer_enter(void) REC__HIDDEN;
+void rec__crash_writer_leave(void) REC__HIDDEN;
+
+/*
+ * Flight mode's hook (issue 17; librec/flight's owner sets it): when set,
+ * the crash handler calls fn(signo, si) instead of the stream capture,
+ * with the writer stopped, recording turned off on every thread, from the
+ * signal handler of the crashed thread; fn must be async-signal-safe (it
+ * may open(2) its snapshot file and call rec__crash_write_snapshot()).
+ * NULL restores the stream capture.
+ */
+typedef void (*rec__crash_flight_fn)(int signo, const siginfo_t *si);
+void rec__crash_set_flight(rec__crash_flight_fn fn) REC__HIDDEN;
+/*
+ * A complete trace file written to fd from a crash handler, without zstd or
+ * malloc (raw zstd blocks): frame 0 with the FILE_HEADER, `lead`'s records
+ * (may be NULL: e.g. flight mode's snapshot record), every site and
+ * thread, each thread's ring events [first(t, head, arg), head) (first
+ * NULL: [tail, head)), its DROPS, a CRASH record when signo is non-zero,
+ * END. Return: 0, or a negative errno (-ETIMEDOUT: the fd took nothing
+ * for 2 s).
+ */
+struct rec__crash_snapshot {
+	int fd;
+	const struct recfmt_buf *lead;
+	uint64_t (*first)(struct rec__thread *t, uint64_t head, void *arg);
+	void *arg;
+};
+int rec__crash_write_snapshot(const struct rec__crash_snapshot *snap, int signo,
+			      const siginfo_t *si) REC__HIDDEN;
 
 /* counters.c */
 struct perf_event_mmap_page;

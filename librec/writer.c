@@ -888,6 +888,9 @@ static void *writer_main(void *arg)
 		size_t nr;
 		bool busy = false, final;
 
+		/* A crash handler may be writing our state (crash.c): wait, or quit. */
+		if (!rec__crash_writer_enter())
+			return NULL;
 		w->prev_pass_ns = w->pass_ns;
 		w->pass_ns = mono_ns();
 		pthread_mutex_lock(&rec__g.lock);
@@ -920,6 +923,8 @@ static void *writer_main(void *arg)
 				if (!w->snap[i] ||
 				    (round == 0 && !__atomic_load_n(&w->snap[i]->dead, __ATOMIC_ACQUIRE)))
 					continue;
+				if (!rec__crash_writer_enter())
+					return NULL;
 				busy |= drain_thread(w, w->snap[i], final, now_ticks, &ended);
 				if (ended) {
 					pthread_mutex_lock(&rec__g.lock);
@@ -946,6 +951,7 @@ static void *writer_main(void *arg)
 		}
 		now = mono_ns();
 		poll_ns = w->nr_events != nr_events_before ? poll_active_ns : poll_idle_ns;
+		rec__crash_rearm(now);
 		if (now - w->last_sync_ns >= SYNC_PERIOD_NS) {
 			struct recfmt_sync sync;
 
@@ -977,6 +983,7 @@ static void *writer_main(void *arg)
 		bool sleep = !stop && !busy && !rec__g.stop_requested &&
 			     rec__g.flush_requested == rec__g.flush_done;
 		pthread_mutex_unlock(&rec__g.lock);
+		rec__crash_writer_leave();
 		if (sleep) {
 			/*
 			 * Until an absolute CLOCK_MONOTONIC time, so that being
@@ -997,6 +1004,23 @@ static void *writer_main(void *arg)
 }
 
 static struct writer writer_state;
+
+/* crash.c, with this thread stopped by the hand-shake: see rec__crash_view. */
+void rec__writer_crash_view(struct rec__crash_view *v)
+{
+	const struct writer *w = &writer_state;
+
+	v->meta = &w->meta;
+	v->body = &w->body;
+	v->seq = w->seq;
+	v->nr_sites_written = w->nr_sites_written;
+	v->nr_events = w->nr_events;
+	v->nr_dropped_exited = w->nr_dropped_exited;
+	v->nr_filtered_exited = w->nr_filtered_exited;
+	v->ticks_per_second = w->ticks_per_second;
+	v->min_ticks = w->min_ticks;
+	v->failed = w->failed;
+}
 
 /*
  * rec__writer_forget() - in a child after fork(): the writer thread does

@@ -1,0 +1,724 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * crash.c - crash capture (contract §11, issue 17): on SIGSEGV, SIGBUS,
+ * SIGILL, SIGFPE and SIGABRT, a signal handler writes what librec holds
+ * and has not written -- the writer's frame being built (events it drained
+ * but has not compressed yet) and every thread's ring past what the writer
+ * consumed -- as frames of raw zstd blocks (format/rawframe.c) appended
+ * after the last frame the writer wrote, ending with a CRASH record
+ * (FORMAT.md §3.17) and the END record. Then the signal takes its course:
+ * the program's own handler runs, or the default action kills the process
+ * by that signal. It owns the handlers, the crash buffers and the
+ * hand-shake with the writer thread (below); it does not own the file
+ * (writer.c) or the rings (ring.h). docs/DESIGN.md "Crash capture"
+ * explains the rules.
+ *
+ * Everything the handler calls is async-signal-safe: no malloc (the
+ * buffers are mapped when recording starts), no lock (the crashed thread
+ * may hold rec__g.lock or malloc's), no zstd; only loads, stores, memcpy,
+ * and the system calls write, poll, nanosleep, clock_gettime, futex,
+ * sigaction, sigprocmask and tgkill. Its time is bounded: at most
+ * CRASH_WAIT_MS for the writer to reach a point where its buffers are
+ * whole, CRASH_WRITE_MS for a stalled output to take the bytes.
+ *
+ * Hand-shake with the writer (the writer's side is writer.c's calls to
+ * rec__crash_writer_enter()): crash_flag is 0 while recording normally;
+ * a crash handler sets it to CRASH_BUSY, then waits until writer_busy is
+ * 0. The writer sets writer_busy to 1 before each pass and between the
+ * threads it drains, then reads crash_flag; it clears writer_busy before
+ * it sleeps, or when it sees the flag, and then waits. Both pairs are
+ * sequentially consistent (a store then a load of the other variable, as
+ * in Dekker's algorithm): either the handler sees the writer busy and
+ * waits, or the writer sees the flag and stops before touching its
+ * buffers. Once the handler sees writer_busy 0, the writer's buffers, the
+ * rings' tails and the thread registry (the writer alone frees threads)
+ * hold still. The writer quits when the flag says CRASH_DONE (a program
+ * that survives its crash: recording stopped there), so that the exit's
+ * rec_stop() never waits for it.
+ */
+#define _GNU_SOURCE
+#include "rec_internal.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define CRASH_WAIT_MS 1000u  /* for the writer to stop at a whole state */
+#define CRASH_WRITE_MS 2000u /* for a stalled FIFO or device to take the bytes */
+/*
+ * The crash buffers: one for the records that come before the writer's
+ * (FRAME, FILE_HEADER, SYNC, SITE, FUNC, THREAD), one for the ring's
+ * events and the closing records. Each frame holds at most their sum plus
+ * the writer's frame, well under RECFMT_MAX_FRAME_BYTES (the writer's
+ * frame is about FRAME_TARGET_BYTES + one drained piece). More events than
+ * fit go in further frames; more site and thread records than fit are
+ * left out (the reader names such a site by its number).
+ */
+#define HEAD_BYTES (2u << 20)
+#define EVENTS_BYTES (4u << 20)
+#define SCRATCH_BYTES (EVENTS_BYTES / 3) /* ids column: 5 of every 15 worst-case bytes */
+#define EVENT_WORST_BYTES 15u	       /* 10 of delta, 5 of id (encode.c) */
+#define CLOSING_BYTES 4096u	       /* room kept for DROPS, CRASH, SYNC and END */
+
+enum { CRASH_NONE = 0, CRASH_BUSY = 1, CRASH_DONE = 2 };
+
+static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+#define NR_CRASH_SIGNALS (sizeof(crash_signals) / sizeof(crash_signals[0]))
+
+/* Written by rec__crash_arm() (under rec__g.lock) and the writer's re-arm. */
+static struct sigaction prev_action[NR_CRASH_SIGNALS]; /* the program's, chained to */
+static bool armed;
+static uint8_t *crash_mem; /* HEAD_BYTES + EVENTS_BYTES + SCRATCH_BYTES, mapped once */
+
+/* See the hand-shake above. */
+static int crash_flag;
+static int writer_busy;
+/* The handler on this thread is chaining: a handler that calls back into ours ends here. */
+static __thread int chaining __attribute__((tls_model("initial-exec")));
+
+/* Flight mode (s17f): what the handler calls instead of the stream capture. */
+static rec__crash_flight_fn flight_fn;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One "rec: ..." line on stderr, from a signal handler (no stdio). */
+static void say(const char *a, const char *b)
+{
+	char line[256];
+	size_t n = 0;
+
+	for (const char *s = "rec: "; *s && n < sizeof(line) - 1; s++)
+		line[n++] = *s;
+	for (const char *s = a; s && *s && n < sizeof(line) - 1; s++)
+		line[n++] = *s;
+	for (const char *s = b; s && *s && n < sizeof(line) - 1; s++)
+		line[n++] = *s;
+	line[n++] = '\n';
+	if (write(STDERR_FILENO, line, n) < 0)
+		return; /* nothing else to say it with */
+}
+
+static const char *signal_name(int signo)
+{
+	switch (signo) {
+	case SIGSEGV: return "SIGSEGV";
+	case SIGBUS: return "SIGBUS";
+	case SIGILL: return "SIGILL";
+	case SIGFPE: return "SIGFPE";
+	case SIGABRT: return "SIGABRT";
+	default: return "a signal";
+	}
+}
+
+static int signal_index(int signo)
+{
+	for (unsigned i = 0; i < NR_CRASH_SIGNALS; i++)
+		if (crash_signals[i] == signo)
+			return (int)i;
+	return -1;
+}
+
+/* ---------------------------------------------------------------------
+ * Writing frames from the handler.
+ */
+
+/* Where the frame bytes go: the fd, with a deadline for a stalled output. */
+struct out {
+	int fd;
+	uint64_t deadline_ns;
+	int err; /* first errno */
+};
+
+static int emit_fd(void *ctx, const uint8_t *p, size_t n)
+{
+	struct out *o = ctx;
+
+	while (n) {
+		ssize_t k = write(o->fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && errno == EAGAIN) {
+			struct pollfd pfd = { .fd = o->fd, .events = POLLOUT };
+			uint64_t now = mono_ns();
+
+			if (now >= o->deadline_ns)
+				return o->err = ETIMEDOUT;
+			poll(&pfd, 1, (int)((o->deadline_ns - now) / 1000000u) + 1);
+			continue;
+		}
+		if (k <= 0)
+			return o->err = k < 0 ? errno : EIO;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/*
+ * A capture in progress: the frame being built is the slices in parts
+ * (the head buffer, the writer's meta and body for the first frame, then
+ * the events buffer); every buffer is a recfmt_buf over crash_mem whose
+ * cap is never exceeded, so that format/'s encoders never reallocate.
+ */
+struct capture {
+	struct out out;
+	struct recfmt_buf head, ev, scratch;
+	struct recfmt_slice parts[4];
+	size_t nr_parts;
+	uint32_t seq; /* of the frame being built */
+	uint64_t nr_events;
+	bool failed;
+};
+
+static void buf_over(struct recfmt_buf *b, uint8_t *mem, size_t bytes)
+{
+	b->data = mem;
+	b->len = 0;
+	b->cap = bytes;
+}
+
+static bool has_room(const struct recfmt_buf *b, size_t bytes)
+{
+	return b->cap - b->len >= bytes;
+}
+
+/* Writes the frame being built and starts the next one in the events buffer. */
+static void flush_frame(struct capture *c)
+{
+	c->parts[c->nr_parts++] = (struct recfmt_slice){ c->ev.data, c->ev.len };
+	if (!c->failed && recfmt_rawframe_emit(c->parts, c->nr_parts, emit_fd, &c->out) != 0)
+		c->failed = true;
+	c->nr_parts = 0;
+	c->ev.len = 0;
+	c->seq++;
+	recfmt_encode_frame(&c->ev, c->seq);
+}
+
+/* Room for `bytes` more in the events buffer, in this frame or the next. */
+static void need_room(struct capture *c, size_t bytes)
+{
+	if (!has_room(&c->ev, bytes + CLOSING_BYTES))
+		flush_frame(c);
+}
+
+/*
+ * One thread's events [from, to) of its ring, `group` slots an event (1,
+ * or 1 + counters: only the events are written, not their counter
+ * values), as EVENTS blocks cut to fit the buffer.
+ */
+static uint64_t write_ring(struct capture *c, struct rec__thread *t, uint64_t from, uint64_t to,
+			   uint64_t group)
+{
+	const struct recfmt_event *slots = rec__events(t);
+	uint64_t mask = t->ring.p.mask, n = (to - from) / group, done = 0;
+
+	while (done < n) {
+		struct recfmt_events_encoder enc;
+		uint64_t fit, k;
+
+		need_room(c, 64 + 16 * EVENT_WORST_BYTES);
+		fit = (c->ev.cap - c->ev.len - CLOSING_BYTES - 64) / EVENT_WORST_BYTES;
+		if (fit > (SCRATCH_BYTES - 64) / 5)
+			fit = (SCRATCH_BYTES - 64) / 5;
+		k = n - done < fit ? n - done : fit;
+		if (recfmt_events_begin(&enc, &c->ev, &c->scratch, t->serial,
+					slots[(from + done * group) & mask].ticks))
+			break;
+		for (uint64_t i = 0; i < k; i++) {
+			/* Contiguous runs in one call when the thread has no counters. */
+			uint64_t at = (from + (done + i) * group) & mask, run = 1;
+
+			if (group == 1) {
+				run = k - i < mask + 1 - at ? k - i : mask + 1 - at;
+			}
+			recfmt_events_append(&enc, &slots[at], run);
+			i += run - 1;
+		}
+		recfmt_events_finish(&enc);
+		done += k;
+	}
+	return done;
+}
+
+/* SITE and FUNC records of the sites the writer has not written. */
+static void write_sites(struct capture *c, uint32_t from_id)
+{
+	uint32_t nr = rec__site_count(); /* acquire: pairs with site.c's release */
+
+	for (uint32_t id = from_id + 1; id <= nr; id++) {
+		const struct rec__site *s = rec__site_get(id);
+		uintptr_t fn = rec__site_func_addr(s);
+
+		if (!has_room(&c->head, fn ? 32 : 64 + 2 * RECFMT_MAX_NAME_BYTES))
+			return;
+		if (fn)
+			recfmt_encode_func(&c->head, id, fn);
+		else
+			recfmt_encode_site(&c->head, id, s->line, s->name, s->file);
+	}
+}
+
+/*
+ * The capture proper, with the writer stopped (or never past its start),
+ * so that its state and the registry hold still. Stream mode (snap NULL):
+ * the frames continue the file after the writer's last one, the first
+ * holding the writer's unwritten records. A snapshot (flight mode): a
+ * complete file of its own from frame 0. Return: 0, or an errno.
+ */
+static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *self,
+		   const struct rec__crash_snapshot *snap)
+{
+	struct capture c = { .out = { .fd = fd,
+				      .deadline_ns = mono_ns() + CRASH_WRITE_MS * 1000000ull } };
+	struct rec__crash_view v;
+	struct recfmt_sync sync;
+	struct recfmt_end end = { 0 };
+	uint64_t dropped_total, filtered_total;
+
+	rec__writer_crash_view(&v);
+	if (snap) {
+		/* A file of its own: everything the writer wrote is not in it. */
+		v.seq = 0;
+		v.nr_sites_written = 0;
+		v.nr_events = v.nr_dropped_exited = v.nr_filtered_exited = 0;
+		v.meta = v.body = NULL;
+	} else if (v.failed) {
+		return EIO;
+	}
+	buf_over(&c.head, crash_mem, HEAD_BYTES);
+	buf_over(&c.ev, crash_mem + HEAD_BYTES, EVENTS_BYTES);
+	buf_over(&c.scratch, crash_mem + HEAD_BYTES + EVENTS_BYTES, SCRATCH_BYTES);
+	c.seq = v.seq;
+	rec__clock_sync(rec__g.cfg.use_tsc, &sync);
+
+	/* The first frame: what the writer would have put before its records. */
+	recfmt_encode_frame(&c.head, c.seq);
+	if (c.seq == 0) {
+		struct recfmt_header hdr = {
+			.clock = rec__g.cfg.use_tsc ? RECFMT_CLOCK_TSC : RECFMT_CLOCK_MONOTONIC,
+			.pid = (uint32_t)getpid(),
+			.ticks_per_second = v.ticks_per_second,
+			.start_ticks = rec__g.start_sync.ticks,
+			.start_mono_ns = rec__g.start_sync.mono_ns,
+			.start_real_ns = rec__g.start_sync.real_ns,
+		};
+
+		/* The writer had not calibrated yet: from the start to now (§3.3). */
+		if (!hdr.ticks_per_second) {
+			uint64_t dns = sync.mono_ns - rec__g.start_sync.mono_ns;
+
+			hdr.ticks_per_second = 1000000000u;
+			if (rec__g.cfg.use_tsc && dns)
+				hdr.ticks_per_second = (uint64_t)((unsigned __int128)(sync.ticks -
+										   rec__g.start_sync.ticks) *
+								  1000000000u / dns);
+			if (!hdr.ticks_per_second)
+				hdr.ticks_per_second = 1;
+		}
+		recfmt_encode_header(&c.head, &hdr);
+		recfmt_encode_sync(&c.head, &rec__g.start_sync);
+	}
+	if (snap && snap->lead)
+		if (has_room(&c.head, snap->lead->len))
+			memcpy(c.head.data + c.head.len, snap->lead->data, snap->lead->len),
+				c.head.len += snap->lead->len;
+	write_sites(&c, v.nr_sites_written);
+	/* THREAD records of threads new or renamed since the writer's last. */
+	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
+		const char *name = t->named ? t->name : t->comm[0] ? t->comm : NULL;
+
+		if ((snap || t->name_gen != t->name_gen_written) &&
+		    has_room(&c.head, 64 + REC__MAX_NAME_BYTES))
+			recfmt_encode_thread(&c.head, t->serial, t->os_tid, name);
+	}
+	c.parts[c.nr_parts++] = (struct recfmt_slice){ c.head.data, c.head.len };
+	if (v.meta)
+		c.parts[c.nr_parts++] = (struct recfmt_slice){ v.meta->data, v.meta->len };
+	if (v.body)
+		c.parts[c.nr_parts++] = (struct recfmt_slice){ v.body->data, v.body->len };
+
+	/*
+	 * Every ring past the writer's tail, up to its published head: a
+	 * probe interrupted inside its window (this thread's, if it crashed
+	 * there) has not published its slot, which is left out, so no
+	 * record is torn. The producers of other threads go on meanwhile:
+	 * what they publish after the head is read is not written.
+	 */
+	dropped_total = v.nr_dropped_exited;
+	filtered_total = v.nr_filtered_exited;
+	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
+		uint64_t head = rec__ring_peek(&t->ring); /* (C) */
+		uint64_t tail = t->ring.tail, group = t->ctr ? 1 + (uint64_t)t->ctr->nr : 1;
+		uint64_t n = 0, dropped, written = snap ? 0 : t->nr_events_written;
+		bool dead = __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE);
+
+		if (snap && snap->first)
+			tail = snap->first(t, head, snap->arg);
+		if (t->ring.p.events && head != tail)
+			n = write_ring(&c, t, tail, head, group);
+		c.nr_events += n;
+		dropped = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED) - t->nr_dropped_base;
+		need_room(&c, 128);
+		if (v.min_ticks)
+			recfmt_encode_drops_filtered(&c.ev, t->serial, dropped,
+						     t->nr_filtered_written);
+		else
+			recfmt_encode_drops(&c.ev, t->serial, dropped);
+		if (dead) {
+			struct recfmt_thread_end te = {
+				.thread = t->serial,
+				.nr_events = written + n,
+				.nr_dropped = dropped,
+				.has_filtered = v.min_ticks != 0,
+				.nr_filtered = t->nr_filtered_written,
+			};
+
+			recfmt_encode_thread_end(&c.ev, &te);
+		}
+		dropped_total += dropped;
+		filtered_total += t->nr_filtered_written;
+	}
+
+	/* FORMAT.md §3.17: CRASH, then END, the last records of the file. */
+	recfmt_encode_sync(&c.ev, &sync);
+	if (signo) {
+		struct recfmt_crash cr = {
+			.signo = (uint32_t)signo,
+			.si_code = si ? si->si_code : 0,
+			.thread = self ? self->serial : 0,
+			.ticks = sync.ticks,
+		};
+
+		if (si && signo != SIGABRT && si->si_code > 0)
+			cr.addr = (uint64_t)(uintptr_t)si->si_addr;
+		recfmt_encode_crash(&c.ev, &cr);
+	}
+	end.end_ticks = sync.ticks;
+	end.nr_events = v.nr_events + c.nr_events;
+	end.nr_dropped = dropped_total;
+	end.has_filtered = v.min_ticks != 0;
+	end.nr_filtered = filtered_total;
+	recfmt_encode_end(&c.ev, &end);
+	c.parts[c.nr_parts++] = (struct recfmt_slice){ c.ev.data, c.ev.len };
+	if (!c.failed && recfmt_rawframe_emit(c.parts, c.nr_parts, emit_fd, &c.out) != 0)
+		c.failed = true;
+	if (!c.failed)
+		return 0;
+	return c.out.err ? c.out.err : EIO;
+}
+
+/*
+ * rec__crash_write_snapshot() - flight mode's crash snapshot (see
+ * rec_internal.h): only from the function set by rec__crash_set_flight(),
+ * which runs with the writer stopped.
+ */
+int rec__crash_write_snapshot(const struct rec__crash_snapshot *snap, int signo,
+			      const siginfo_t *si)
+{
+	if (!crash_mem)
+		return -ENOMEM;
+	return -capture(snap->fd, signo, si, rec__self, snap);
+}
+
+/*
+ * Stops the writer at a whole state (the hand-shake above); bounded.
+ * Return: true once it is stopped, false if it did not stop in time.
+ */
+static bool stop_writer(void)
+{
+	uint64_t deadline = mono_ns() + CRASH_WAIT_MS * 1000000ull;
+
+	while (__atomic_load_n(&writer_busy, __ATOMIC_SEQ_CST)) {
+		struct timespec nap = { 0, 200000 };
+
+		if (mono_ns() >= deadline)
+			return false;
+		nanosleep(&nap, NULL);
+	}
+	return true;
+}
+
+/* After the capture: a writer waiting for it quits (see the hand-shake). */
+static void release_writer(void)
+{
+	__atomic_store_n(&crash_flag, CRASH_DONE, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &crash_flag, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+/*
+ * What librec does on a crash, once per process: the first crashing
+ * thread captures; one that crashes meanwhile waits (bounded) for it, so
+ * that the process does not die before the file is written.
+ */
+static void on_crash_capture(int signo, const siginfo_t *si)
+{
+	struct rec__thread *self = rec__self;
+	int expected = CRASH_NONE;
+
+	if (!__atomic_compare_exchange_n(&crash_flag, &expected, CRASH_BUSY, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		uint64_t deadline = mono_ns() + (CRASH_WAIT_MS + CRASH_WRITE_MS) * 1000000ull;
+
+		while (__atomic_load_n(&crash_flag, __ATOMIC_SEQ_CST) == CRASH_BUSY &&
+		       mono_ns() < deadline) {
+			struct timespec nap = { 0, 1000000 };
+			nanosleep(&nap, NULL);
+		}
+		return;
+	}
+	if (__atomic_load_n(&rec__g.state, __ATOMIC_ACQUIRE) != REC__RUNNING || rec__g.fd < 0 ||
+	    (rec__g.writer_running && pthread_equal(pthread_self(), rec__g.writer))) {
+		/* Nothing recording, or the writer itself crashed: its state may be torn. */
+		release_writer();
+		return;
+	}
+	if (!stop_writer() || rec__g.stop_requested) {
+		if (rec__g.stop_requested) {
+			/* Exit's rec_stop() is finishing the file: it has an END or never will. */
+			release_writer();
+			return;
+		}
+		say(signal_name(signo), ": the writer did not stop within 1 s; events not written are lost");
+		release_writer();
+		return;
+	}
+	/* The writer is stopped: its registry walk is ours now. Recording
+	 * stops on every thread: probes in the handlers that follow, and
+	 * those of a program that survives its crash, record nothing. */
+	__atomic_store_n(&rec__g.state, REC__STOPPED, __ATOMIC_RELEASE);
+	for (struct rec__thread *t = rec__g.threads; t; t = t->next)
+		__atomic_store_n(&t->ring.p.off, 1, __ATOMIC_RELAXED);
+	if (flight_fn) {
+		flight_fn(signo, si);
+	} else {
+		int err = capture(rec__g.fd, signo, si, self, NULL);
+
+		if (err)
+			say(signal_name(signo), err == ETIMEDOUT
+							? ": the trace output took nothing for 2 s; "
+							  "events not written are lost"
+							: ": could not write the trace; events not written are lost");
+	}
+	release_writer();
+}
+
+/* ---------------------------------------------------------------------
+ * The handler and chaining.
+ */
+
+static void on_crash(int signo, siginfo_t *si, void *uc);
+
+static bool is_ours(const struct sigaction *sa)
+{
+	return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == on_crash;
+}
+
+/*
+ * The signal's course after the capture. A handler of the program runs as
+ * the kernel would have run it (its mask, SA_RESETHAND, SA_SIGINFO or
+ * not); SIG_IGN ignores a signal another process sent but not a fault
+ * (the kernel would not have ignored it either); SIG_DFL, or a loop back
+ * into this handler, restores the default action and re-raises, so the
+ * process dies by the signal and its exit status says so.
+ */
+static void chain(int signo, siginfo_t *si, void *uc)
+{
+	int i = signal_index(signo);
+	struct sigaction p = prev_action[i];
+	struct sigaction dfl;
+	sigset_t mask;
+
+	if (chaining || is_ours(&p))
+		goto dfl;
+	if ((p.sa_flags & SA_SIGINFO) || (p.sa_handler != SIG_DFL && p.sa_handler != SIG_IGN)) {
+		if (p.sa_flags & SA_RESETHAND) {
+			memset(&prev_action[i], 0, sizeof(prev_action[i]));
+			prev_action[i].sa_handler = SIG_DFL;
+		}
+		/* The mask the kernel would have set for the program's handler. */
+		mask = ((ucontext_t *)uc)->uc_sigmask;
+		for (int s = 1; s < NSIG; s++)
+			if (sigismember(&p.sa_mask, s) == 1)
+				sigaddset(&mask, s);
+		if (p.sa_flags & SA_NODEFER)
+			sigdelset(&mask, signo);
+		else
+			sigaddset(&mask, signo);
+		pthread_sigmask(SIG_SETMASK, &mask, NULL);
+		chaining = 1;
+		if (p.sa_flags & SA_SIGINFO)
+			p.sa_sigaction(signo, si, uc);
+		else
+			p.sa_handler(signo);
+		chaining = 0;
+		return; /* the kernel restores the interrupted mask */
+	}
+	if (p.sa_handler == SIG_IGN && si && si->si_code <= 0)
+		return;
+dfl:
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(signo, &dfl, NULL);
+	/* Pending until this handler returns (the signal is blocked in it), then fatal. */
+	raise(signo);
+}
+
+/* A signal the program ignores, sent by a process: no crash (a fault is never ignored). */
+static bool ignored(int signo, const siginfo_t *si)
+{
+	const struct sigaction *p = &prev_action[signal_index(signo)];
+
+	return !(p->sa_flags & SA_SIGINFO) && p->sa_handler == SIG_IGN && si && si->si_code <= 0;
+}
+
+static void on_crash(int signo, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+	uint8_t in_librec = rec__in_librec;
+
+	if (!chaining && !ignored(signo, si)) {
+		/* librec's own probes must not record from here on (probe.c). */
+		rec__in_librec = 1;
+		on_crash_capture(signo, si);
+		rec__in_librec = in_librec;
+	}
+	chain(signo, si, uc);
+	errno = saved_errno;
+}
+
+/* ---------------------------------------------------------------------
+ * Arming, fork, re-arm, flight mode.
+ */
+
+static void fork_child(void)
+{
+	/* Only the forking thread exists: no writer pass, no capture in progress. */
+	crash_flag = CRASH_NONE;
+	writer_busy = 0;
+	chaining = 0;
+}
+
+/* REC_CRASH: 0, no, false or off turns crash capture off; anything else (or unset) keeps it. */
+static bool crash_enabled(void)
+{
+	static const char *const off[] = { "0", "no", "false", "off" };
+	const char *v = getenv("REC_CRASH");
+
+	if (!v)
+		return true;
+	for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
+		if (strcasecmp(v, off[i]) == 0)
+			return false;
+	return true;
+}
+
+static void install_one(unsigned i)
+{
+	struct sigaction cur, ours;
+
+	if (sigaction(crash_signals[i], NULL, &cur) != 0 || is_ours(&cur))
+		return;
+	memset(&ours, 0, sizeof(ours));
+	ours.sa_sigaction = on_crash;
+	/* On the thread's alternate stack if it has one (a stack overflow). */
+	ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	/* Other signals wait while the file is written. */
+	sigfillset(&ours.sa_mask);
+	prev_action[i] = cur;
+	sigaction(crash_signals[i], &ours, NULL);
+}
+
+int rec__crash_arm(void)
+{
+	static bool atfork_done;
+
+	/* A new recording: a capture of an earlier one (survived) is over. */
+	crash_flag = CRASH_NONE;
+	if (!crash_enabled())
+		return 0;
+	if (!crash_mem) {
+		void *p = mmap(NULL, HEAD_BYTES + EVENTS_BYTES + SCRATCH_BYTES, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (p == MAP_FAILED) {
+			rec__log("cannot map the crash buffers: %s; no crash capture", strerror(errno));
+			return -ENOMEM;
+		}
+		crash_mem = p;
+	}
+	if (!atfork_done) {
+		pthread_atfork(NULL, NULL, fork_child);
+		atfork_done = true;
+	}
+	for (unsigned i = 0; i < NR_CRASH_SIGNALS; i++)
+		install_one(i);
+	armed = true;
+	return 0;
+}
+
+/*
+ * rec__crash_rearm() - writer, once a second: a handler the program
+ * installed after librec's replaced it; take the signal back and chain to
+ * that handler, so that the rule is the same whenever the program installs
+ * it. A crash handler reads prev_action only while the writer is stopped
+ * (or when no recording runs), so this thread's writes never race with it.
+ */
+void rec__crash_rearm(uint64_t now_ns)
+{
+	static uint64_t last_ns;
+
+	if (!armed || now_ns - last_ns < 1000000000ull)
+		return;
+	last_ns = now_ns;
+	for (unsigned i = 0; i < NR_CRASH_SIGNALS; i++)
+		install_one(i);
+}
+
+static bool writer_wait(void)
+{
+	for (;;) {
+		int flag;
+
+		__atomic_store_n(&writer_busy, 0, __ATOMIC_SEQ_CST);
+		while ((flag = __atomic_load_n(&crash_flag, __ATOMIC_SEQ_CST)) == CRASH_BUSY)
+			syscall(SYS_futex, &crash_flag, FUTEX_WAIT_PRIVATE, CRASH_BUSY, NULL, NULL, 0);
+		if (flag == CRASH_DONE)
+			return false;
+		__atomic_store_n(&writer_busy, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&crash_flag, __ATOMIC_SEQ_CST) == CRASH_NONE)
+			return true;
+	}
+}
+
+bool rec__crash_writer_enter(void)
+{
+	__atomic_store_n(&writer_busy, 1, __ATOMIC_SEQ_CST);
+	if (likely(__atomic_load_n(&crash_flag, __ATOMIC_SEQ_CST) == CRASH_NONE))
+		return true;
+	return writer_wait();
+}
+
+void rec__crash_writer_leave(void)
+{
+	__atomic_store_n(&writer_busy, 0, __ATOMIC_SEQ_CST);
+}
+
+void rec__crash_set_flight(rec__crash_flight_fn fn)
+{
+	__atomic_store_n(&flight_fn, fn, __ATOMIC_RELEASE);
+}

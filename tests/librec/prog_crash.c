@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * prog_crash.c - crashes after recording, for test_crash.c: records
+ * NR scopes named "work" (and NR "side" scopes on a second thread, parked
+ * when the crash comes), then dies by the signal named, the way a real
+ * program does (a null store, a bus error on a truncated mapping, an
+ * undefined instruction, an integer division by zero, abort()).
+ * Usage: prog_crash SIGNAL MODE [NR]
+ *   SIGNAL  segv | bus | ill | fpe | abrt
+ *   MODE    plain   - no handler of the program's
+ *           own     - a SIGSEGV/... handler installed before recording starts;
+ *                     it prints "own handler <signo>" and re-raises by default
+ *           info    - the same with SA_SIGINFO, SA_RESETHAND, returning (the
+ *                     fault comes back and the default action kills)
+ *           after   - the handler installed after recording started; waits
+ *                     until librec has taken the signal back (chaining to it)
+ *           window  - the crash comes inside a probe's window: the slot after
+ *                     head half written, head not published
+ *           fork    - a child records and crashes (REC_OUTPUT has %p); the
+ *                     parent waits for it, records NR scopes, prints
+ *                     "PARENT_PID CHILD_PID" and exits: 0 if the child died by SIGNAL
+ */
+#define _GNU_SOURCE
+#include <rec.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int signo;
+
+static void __attribute__((noinline)) work(void)
+{
+	TRACE_SCOPE_NAMED("work");
+	__asm__ volatile("" ::: "memory");
+}
+
+static void __attribute__((noinline)) side(void)
+{
+	TRACE_SCOPE_NAMED("side");
+	__asm__ volatile("" ::: "memory");
+}
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int side_done;
+
+static void *side_thread(void *arg)
+{
+	long n = (long)arg;
+
+	for (long i = 0; i < n; i++)
+		side();
+	pthread_mutex_lock(&lock);
+	side_done = 1;
+	pthread_cond_signal(&cond);
+	pthread_mutex_unlock(&lock);
+	for (;;)
+		pause(); /* alive, parked, when the crash comes */
+	return NULL;
+}
+
+/* The program's handler: says so (async-signal-safe), then dies by default. */
+static void own_handler(int sig)
+{
+	char msg[] = "own handler 00\n";
+
+	msg[12] = (char)('0' + sig / 10);
+	msg[13] = (char)('0' + sig % 10);
+	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(3);
+	/* A probe in the program's handler: recording is off by now, it records nothing. */
+	work();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void own_info_handler(int sig, siginfo_t *si, void *uc)
+{
+	char msg[] = "own handler 00\n";
+
+	(void)uc;
+	msg[12] = (char)('0' + sig / 10);
+	msg[13] = (char)('0' + sig % 10);
+	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(3);
+	/* SA_RESETHAND: the default action is in force; a fault comes back on return. */
+	if (si->si_code <= 0)
+		raise(sig);
+}
+
+static void install_own(bool info)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	if (info) {
+		sa.sa_sigaction = own_info_handler;
+		sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+	} else {
+		sa.sa_handler = own_handler;
+	}
+	if (sigaction(signo, &sa, NULL) != 0)
+		exit(4);
+}
+
+static void crash(void)
+{
+	switch (signo) {
+	case SIGSEGV: {
+		/* Hidden from the compiler: a store through a null pointer. */
+		volatile int *volatile nowhere = NULL;
+
+		*nowhere = 1;
+		break;
+	}
+	case SIGBUS: {
+		/* A mapping past the end of its file. */
+		FILE *f = tmpfile();
+		volatile char *p;
+
+		if (!f)
+			exit(5);
+		p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fileno(f), 0);
+		if (p == MAP_FAILED)
+			exit(5);
+		(void)p[0];
+		break;
+	}
+	case SIGILL:
+		__builtin_trap();
+		break;
+	case SIGFPE: {
+		volatile int zero = 0, x = 1;
+
+		x = x / zero;
+		break;
+	}
+	case SIGABRT:
+		abort();
+	}
+	exit(6); /* not reached */
+}
+
+static int parse_signal(const char *s)
+{
+	static const struct {
+		const char *name;
+		int signo;
+	} t[] = { { "segv", SIGSEGV }, { "bus", SIGBUS }, { "ill", SIGILL }, { "fpe", SIGFPE },
+		  { "abrt", SIGABRT } };
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(s, t[i].name))
+			return t[i].signo;
+	exit(2);
+}
+
+static void record(long n)
+{
+	pthread_t th;
+
+	pthread_create(&th, NULL, side_thread, (void *)n);
+	pthread_mutex_lock(&lock);
+	while (!side_done)
+		pthread_cond_wait(&cond, &lock);
+	pthread_mutex_unlock(&lock);
+	for (long i = 0; i < n; i++)
+		work();
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode;
+	long n;
+
+	if (argc < 3)
+		return 2;
+	signo = parse_signal(argv[1]);
+	mode = argv[2];
+	n = argc > 3 ? atol(argv[3]) : 1000;
+	if (!strcmp(mode, "own") || !strcmp(mode, "info"))
+		install_own(!strcmp(mode, "info"));
+	if (!strcmp(mode, "fork")) {
+		int status;
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			record(n);
+			crash();
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid)
+			return 7;
+		for (long i = 0; i < n; i++)
+			work();
+		printf("%d %d\n", (int)getpid(), (int)pid);
+		return WIFSIGNALED(status) && WTERMSIG(status) == signo ? 0 : 8;
+	}
+	record(n);
+	if (!strcmp(mode, "after")) {
+		struct sigaction cur;
+		struct timespec nap = { 0, 10000000 };
+
+		install_own(false);
+		/* librec's writer takes the signal back within a second or so. */
+		for (int i = 0; i < 6000; i++) {
+			if (sigaction(signo, NULL, &cur) == 0 && cur.sa_handler != own_handler)
+				break;
+			nanosleep(&nap, NULL);
+		}
+	}
+	if (!strcmp(mode, "window")) {
+		/* What a probe interrupted mid-push leaves: rec.h's window, open. */
+		struct rec__producer *p = rec__prod;
+		uint64_t h = rec__window_open(p);
+
+		p->events[h & p->mask].ticks = ~0ull;
+		p->events[h & p->mask].code = 0xdeadu; /* half a record: no head store */
+	}
+	crash();
+	return 0;
+}

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_crash.c - crash capture (issue 17 item 3, contract §11): a program
+ * (prog_crash.c) records 1000 scopes with REC_FLUSH_MS=60000, so that
+ * nothing of them is in the file yet, then crashes. The process must die
+ * by its signal, and the file must hold every activation, end with the
+ * CRASH and END records, and pass tracetool check, which names the signal.
+ * Also: the program's own handler, installed before or after recording
+ * starts, still runs; a crash inside a probe's window writes no torn
+ * record; a forked child's crash; REC_CRASH=0.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "trace_read.h"
+
+#define NR_SCOPES 1000
+
+struct child {
+	int status; /* waitpid's; -1: killed after the limit */
+	char out[8192], err[8192];
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+
+	cr_assert(v, "%s is not set (run through meson test)", name);
+	return v;
+}
+
+/*
+ * Runs argv with extra_env added, no core dump, the sanitizers' own fault
+ * handlers off (ASan reports a SEGV and exits 1 instead of dying by it),
+ * capturing stdout and stderr; killed after limit_ms.
+ */
+static void run_child(const char *const *argv, const char *const *extra_env, unsigned limit_ms,
+		      struct child *c)
+{
+	int po[2], pe[2], st;
+	size_t no = 0, ne = 0;
+	uint64_t deadline = now_ms() + limit_ms;
+	bool open_o = true, open_e = true, killed = false;
+	pid_t pid;
+
+	memset(c, 0, sizeof(*c));
+	cr_assert_eq(pipe(po), 0);
+	cr_assert_eq(pipe(pe), 0);
+	pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		struct rlimit no_core = { 0, 0 };
+		int null = open("/dev/null", O_RDONLY);
+
+		setrlimit(RLIMIT_CORE, &no_core);
+		dup2(null, 0);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		close(po[0]), close(pe[0]), close(po[1]), close(pe[1]);
+		putenv((char *)"ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
+			       "handle_sigill=0:handle_abort=0:detect_leaks=0");
+		putenv((char *)"UBSAN_OPTIONS=halt_on_error=1");
+		putenv((char *)"REC_FLUSH_MS=60000");
+		for (unsigned i = 0; extra_env && extra_env[i]; i++)
+			putenv((char *)extra_env[i]);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(po[1]), close(pe[1]);
+	while (open_o || open_e) {
+		struct pollfd p[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
+		uint64_t now = now_ms();
+
+		if (now >= deadline) {
+			kill(pid, SIGKILL);
+			killed = true;
+			break;
+		}
+		if (!open_o)
+			p[0].fd = -1;
+		if (!open_e)
+			p[1].fd = -1;
+		if (poll(p, 2, (int)(deadline - now)) < 0)
+			continue;
+		if (p[0].revents) {
+			ssize_t k = read(po[0], c->out + no, sizeof(c->out) - 1 - no);
+			if (k <= 0)
+				open_o = false;
+			else
+				no += (size_t)k;
+		}
+		if (p[1].revents) {
+			ssize_t k = read(pe[0], c->err + ne, sizeof(c->err) - 1 - ne);
+			if (k <= 0)
+				open_e = false;
+			else
+				ne += (size_t)k;
+		}
+	}
+	close(po[0]), close(pe[0]);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	c->status = killed ? -1 : st;
+}
+
+/* No pointers: Criterion copies parameters into workers started afresh. */
+struct sig {
+	char name[8];
+	int signo;
+};
+
+static struct sig sigs[] = { { "segv", SIGSEGV }, { "bus", SIGBUS }, { "ill", SIGILL },
+			     { "fpe", SIGFPE }, { "abrt", SIGABRT } };
+
+static void out_path(char *out, size_t bytes, const char *what)
+{
+	snprintf(out, bytes, "/tmp/rec_crash_%d_%s.zst", (int)getpid(), what);
+	unlink(out);
+}
+
+/* Runs prog_crash SIGNAL MODE with REC_OUTPUT=out; asserts it died by signo. */
+static void crash_run(const struct sig *s, const char *mode, const char *out, const char *more_env,
+		      struct child *c)
+{
+	const char *argv[] = { env("PROG_CRASH"), s->name, mode, NULL };
+	char setting[512];
+	const char *extra[] = { setting, more_env, NULL };
+
+	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
+	run_child(argv, extra, 60000, c);
+	cr_assert_neq(c->status, -1, "%s %s: hung", s->name, mode);
+	cr_assert(WIFSIGNALED(c->status), "%s %s: exited with %d, stderr: %s", s->name, mode,
+		  WIFEXITED(c->status) ? WEXITSTATUS(c->status) : -1, c->err);
+	cr_assert_eq(WTERMSIG(c->status), s->signo, "%s %s: died by signal %d, stderr: %s",
+		     s->name, mode, WTERMSIG(c->status), c->err);
+}
+
+/* The file holds both threads' NR_SCOPES activations, every one closed, and ends with END. */
+static void assert_all_there(const char *out, const char *what)
+{
+	struct tr_trace tr;
+
+	cr_assert_eq(tr_load(out, &tr), 0, "%s: cannot read %s", what, out);
+	cr_assert_eq(tr.nr_corrupt, 0, "%s", what);
+	cr_assert(!tr.truncated, "%s", what);
+	cr_assert(tr.clean, "%s: no END record", what);
+	cr_assert_eq(tr_calls(&tr, "work"), NR_SCOPES, "%s: %lu work activations", what,
+		     (unsigned long)tr_calls(&tr, "work"));
+	cr_assert_eq(tr_calls(&tr, "side"), NR_SCOPES, "%s", what);
+	cr_assert_eq(tr.nr_events, 4 * NR_SCOPES, "%s: %lu events", what,
+		     (unsigned long)tr.nr_events);
+	cr_assert_eq(tr.end_nr_events, tr.nr_events, "%s", what);
+	cr_assert_eq(tr_dropped(&tr), 0, "%s", what);
+	cr_assert(tr_well_nested(&tr), "%s", what);
+	for (uint32_t i = 0; i < tr.nr_threads; i++)
+		cr_assert_eq(tr.threads[i].nr_unclosed, 0, "%s", what);
+	tr_free(&tr);
+}
+
+/* tracetool check: exit 0, and the line says the recording ended by the signal. */
+static void assert_check_names(const char *out, const char *signame)
+{
+	const char *argv[] = { env("TRACETOOL"), "check", out, NULL };
+	char want[64];
+	struct child c;
+
+	run_child(argv, NULL, 60000, &c);
+	cr_assert(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0, "check: %s%s", c.out, c.err);
+	snprintf(want, sizeof(want), "ended by a crash: %s", signame);
+	cr_assert(strstr(c.out, want), "check said: %s", c.out);
+}
+
+ParameterizedTestParameters(crash, each_signal_keeps_every_activation_and_the_signal)
+{
+	return cr_make_param_array(struct sig, sigs, sizeof(sigs) / sizeof(sigs[0]));
+}
+
+ParameterizedTest(struct sig *s, crash, each_signal_keeps_every_activation_and_the_signal,
+		  .timeout = 120)
+{
+	static const char *names[] = { [SIGSEGV] = "SIGSEGV", [SIGBUS] = "SIGBUS",
+				       [SIGILL] = "SIGILL", [SIGFPE] = "SIGFPE",
+				       [SIGABRT] = "SIGABRT" };
+	char out[256];
+	struct child c;
+
+	out_path(out, sizeof(out), s->name);
+	crash_run(s, "plain", out, NULL, &c);
+	cr_assert_str_eq(c.err, "", "stderr: %s", c.err);
+	assert_all_there(out, s->name);
+	assert_check_names(out, names[s->signo]);
+	unlink(out);
+}
+
+ParameterizedTestParameters(crash, own_handler_installed_before_start_still_runs)
+{
+	return cr_make_param_array(struct sig, sigs, sizeof(sigs) / sizeof(sigs[0]));
+}
+
+ParameterizedTest(struct sig *s, crash, own_handler_installed_before_start_still_runs,
+		  .timeout = 120)
+{
+	char out[256], want[32];
+	struct child c;
+
+	out_path(out, sizeof(out), s->name);
+	crash_run(s, "own", out, NULL, &c);
+	snprintf(want, sizeof(want), "own handler %02d\n", s->signo);
+	cr_assert_str_eq(c.out, want);
+	assert_all_there(out, s->name);
+	unlink(out);
+}
+
+Test(crash, siginfo_handler_with_resethand_runs_once_then_the_default_kills, .timeout = 120)
+{
+	char out[256];
+	struct child c;
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		char want[32];
+
+		out_path(out, sizeof(out), sigs[i].name);
+		crash_run(&sigs[i], "info", out, NULL, &c);
+		snprintf(want, sizeof(want), "own handler %02d\n", sigs[i].signo);
+		cr_assert_str_eq(c.out, want, "%s", sigs[i].name);
+		assert_all_there(out, sigs[i].name);
+		unlink(out);
+	}
+}
+
+Test(crash, own_handler_installed_after_start_is_chained_to, .timeout = 120)
+{
+	struct sig segv = { "segv", SIGSEGV };
+	char out[256];
+	struct child c;
+
+	out_path(out, sizeof(out), "after");
+	crash_run(&segv, "after", out, NULL, &c);
+	cr_assert_str_eq(c.out, "own handler 11\n");
+	assert_all_there(out, "after");
+	unlink(out);
+}
+
+Test(crash, inside_a_probe_window_writes_no_torn_record, .timeout = 120)
+{
+	struct sig segv = { "segv", SIGSEGV };
+	char out[256];
+	struct child c;
+
+	out_path(out, sizeof(out), "window");
+	crash_run(&segv, "window", out, NULL, &c);
+	/* Exactly the published events: the half-written slot is not among them. */
+	assert_all_there(out, "window");
+	assert_check_names(out, "SIGSEGV");
+	unlink(out);
+}
+
+Test(crash, forked_child_crash_lands_in_its_own_file, .timeout = 120)
+{
+	const char *argv[] = { env("PROG_CRASH"), "segv", "fork", NULL };
+	char pattern[256], setting[300], child_out[256];
+	const char *extra[] = { setting, NULL };
+	char parent_out[300];
+	struct tr_trace tr;
+	struct child c;
+	int parent, child;
+
+	snprintf(pattern, sizeof(pattern), "/tmp/rec_crash_%d_fork_%%p.zst", (int)getpid());
+	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", pattern);
+	run_child(argv, extra, 60000, &c);
+	cr_assert(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0, "status %d, stderr: %s",
+		  c.status, c.err);
+	cr_assert_eq(sscanf(c.out, "%d %d", &parent, &child), 2, "stdout: %s", c.out);
+	/* The parent's file: its own scopes after the fork, ended cleanly, no crash. */
+	snprintf(parent_out, sizeof(parent_out), "/tmp/rec_crash_%d_fork_%d.zst", (int)getpid(),
+		 parent);
+	cr_assert_eq(tr_load(parent_out, &tr), 0);
+	cr_assert_eq(tr_calls(&tr, "work"), NR_SCOPES);
+	cr_assert_eq(tr_calls(&tr, "side"), 0);
+	cr_assert(tr.clean);
+	tr_free(&tr);
+	unlink(parent_out);
+	/* The child's: all of its scopes, ended by the crash. */
+	snprintf(child_out, sizeof(child_out), "/tmp/rec_crash_%d_fork_%d.zst", (int)getpid(),
+		 child);
+	assert_all_there(child_out, "fork child");
+	assert_check_names(child_out, "SIGSEGV");
+	unlink(child_out);
+}
+
+Test(crash, rec_crash_0_leaves_the_unwritten_events_unwritten, .timeout = 120)
+{
+	struct sig segv = { "segv", SIGSEGV };
+	char out[256];
+	struct tr_trace tr;
+	struct child c;
+
+	out_path(out, sizeof(out), "off");
+	crash_run(&segv, "plain", out, "REC_CRASH=0", &c);
+	/*
+	 * The writer kept the events for the 60 s flush: the file is empty
+	 * (the crash came before the writer's first frame) or holds that
+	 * first frame only, without END and without the activations.
+	 */
+	if (tr_load(out, &tr) == 0) {
+		cr_assert(!tr.clean);
+		cr_assert_eq(tr_calls(&tr, "work"), 0);
+		cr_assert_eq(tr.nr_events, 0);
+		tr_free(&tr);
+	} else {
+		struct stat st;
+
+		cr_assert_eq(stat(out, &st), 0);
+		cr_assert_eq(st.st_size, 0);
+	}
+	unlink(out);
+}
