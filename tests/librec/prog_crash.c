@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * prog_crash.c - crashes after recording, for test_crash.c: records
- * NR scopes named "work" (and NR "side" scopes on a second thread, parked
- * when the crash comes), then dies by the signal named, the way a real
+ * NR "side" scopes on a second thread (parked when the crash comes),
+ * flushes them, then records NR scopes named "work", which the writer keeps
+ * in memory (REC_FLUSH_MS=60000), then dies by the signal named, the way a real
  * program does (a null store, a bus error on a truncated mapping, an
  * undefined instruction, an integer division by zero, abort()).
  * Usage: prog_crash SIGNAL MODE [NR]
@@ -173,6 +174,13 @@ static void record(long n)
 	while (!side_done)
 		pthread_cond_wait(&cond, &lock);
 	pthread_mutex_unlock(&lock);
+	/*
+	 * The side thread's scopes are in the file now; the writer keeps the
+	 * work scopes that follow for REC_FLUSH_MS (or until it has 1 MiB):
+	 * only a crash capture can write them.
+	 */
+	if (rec_flush() != 0)
+		exit(9);
 	for (long i = 0; i < n; i++)
 		work();
 }
