@@ -37,7 +37,7 @@ static int failures;
 
 static void run(const char *prog, const char *sig, int signo, const char *mode)
 {
-	char out[256], errpath[256], setting[300], err[4096] = "";
+	char out[256], errpath[300], setting[300], err[4096] = "";
 	struct tr_trace tr;
 	int st, fd;
 	ssize_t k;

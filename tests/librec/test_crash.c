@@ -326,3 +326,28 @@ Test(crash, rec_crash_0_leaves_the_unwritten_events_unwritten, .timeout = 120)
 	tr_free(&tr);
 	unlink(out);
 }
+
+/*
+ * Under AddressSanitizer with its own SEGV handler on (its default), ASan's
+ * handler was installed first: librec's captures, then chains to it, and
+ * ASan reports and ends the process its own way (exit 1, or abort() with
+ * abort_on_error). The file is complete all the same. Skipped without ASan.
+ */
+Test(crash, under_asan_its_handler_runs_after_the_capture, .timeout = 120)
+{
+	const char *argv[] = { env("PROG_CRASH"), "segv", "plain", NULL };
+	char out[256], setting[300];
+	const char *extra[] = { setting, "ASAN_OPTIONS=detect_leaks=0", NULL };
+	struct child c;
+
+	if (!getenv("REC_TEST_ASAN"))
+		cr_skip_test("not an AddressSanitizer build");
+	out_path(out, sizeof(out), "asan");
+	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
+	run_child(argv, extra, 60000, &c);
+	cr_assert_neq(c.status, -1, "hung");
+	cr_assert(strstr(c.err, "AddressSanitizer: SEGV"), "stderr: %s", c.err);
+	cr_assert(!(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0));
+	assert_all_there(out, "asan");
+	unlink(out);
+}
