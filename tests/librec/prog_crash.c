@@ -113,7 +113,8 @@ static void install_own(bool info)
 		exit(4);
 }
 
-static void crash(void)
+/* The faults are the point: UBSan must not turn them into reports first. */
+__attribute__((no_sanitize("undefined"))) static void crash(void)
 {
 	switch (signo) {
 	case SIGSEGV: {
