@@ -605,7 +605,8 @@ static void on_crash(int signo, siginfo_t *si, void *uc)
  * Arming, fork, re-arm, flight mode.
  */
 
-static void fork_child(void)
+/* lifecycle.c's fork_child(), in the child after fork(). */
+void rec__crash_fork_child(void)
 {
 	/* Only the forking thread exists: no writer pass, no capture in progress. */
 	crash_flag = CRASH_NONE;
@@ -645,8 +646,6 @@ static void install_one(unsigned i)
 
 int rec__crash_arm(void)
 {
-	static bool atfork_done;
-
 	/* A new recording: a capture of an earlier one (survived) is over. */
 	crash_flag = CRASH_NONE;
 	if (!crash_enabled())
@@ -660,10 +659,6 @@ int rec__crash_arm(void)
 			return -ENOMEM;
 		}
 		crash_mem = p;
-	}
-	if (!atfork_done) {
-		pthread_atfork(NULL, NULL, fork_child);
-		atfork_done = true;
 	}
 	for (unsigned i = 0; i < NR_CRASH_SIGNALS; i++)
 		install_one(i);

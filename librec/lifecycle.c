@@ -73,6 +73,7 @@ static void fork_child(void)
 	const char *pattern = output_pattern[0] ? output_pattern : getenv("REC_OUTPUT");
 
 	rec__modules_fork_child();
+	rec__crash_fork_child();
 	rec__site_reinit_lock();
 	pthread_mutex_init(&rec__g.lock, NULL);
 	init_conds();

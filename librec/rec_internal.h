@@ -380,9 +380,11 @@ void rec__writer_crash_view(struct rec__crash_view *v) REC__HIDDEN;
 
 /*
  * crash.c: crash capture (docs/DESIGN.md "Crash capture").
- * rec__crash_arm(): at each start, under rec__g.lock: maps the crash
- * buffers once, installs the handlers unless REC_CRASH=0. Return: 0 or
- * -ENOMEM (logged; recording goes on without crash capture).
+ * rec__crash_arm(): at each start, under rec__g.lock (maybe in a signal
+ * handler: the first probe's): maps the crash buffers once, installs the
+ * handlers unless REC_CRASH=0; no malloc. Return: 0 or -ENOMEM (logged;
+ * recording goes on without crash capture). rec__crash_fork_child(): the
+ * child's reset of the hand-shake (lifecycle.c's fork handler).
  * rec__crash_rearm(): the writer, each pass: takes back, once a second, a
  * signal whose handler the program replaced, and chains to that handler.
  * The writer's side of the hand-shake: rec__crash_writer_enter() before a
@@ -390,6 +392,7 @@ void rec__writer_crash_view(struct rec__crash_view *v) REC__HIDDEN;
  * recording), rec__crash_writer_leave() before it sleeps.
  */
 int rec__crash_arm(void) REC__HIDDEN;
+void rec__crash_fork_child(void) REC__HIDDEN;
 void rec__crash_rearm(uint64_t now_ns) REC__HIDDEN;
 bool rec__crash_writer_enter(void) REC__HIDDEN;
 void rec__crash_writer_leave(void) REC__HIDDEN;
