@@ -58,6 +58,8 @@ static void run(const char *prog, const char *sig, int signo, const char *mode)
 		putenv((char *)"REC_FLUSH_MS=60000");
 		putenv((char *)"ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
 			       "handle_sigill=0:handle_abort=0:detect_leaks=0");
+		putenv((char *)"TSAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
+			       "handle_sigill=0:handle_abort=0:halt_on_error=1");
 		execl(prog, prog, sig, mode, (char *)NULL);
 		_exit(127);
 	}

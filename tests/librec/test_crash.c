@@ -50,7 +50,7 @@ static const char *env(const char *name)
 
 /*
  * Runs argv with extra_env added, no core dump, the sanitizers' own fault
- * handlers off (ASan reports a SEGV and exits 1 instead of dying by it),
+ * handlers off (ASan and TSan report a SEGV and exit instead of dying by it),
  * capturing stdout and stderr; killed after limit_ms.
  */
 static void run_child(const char *const *argv, const char *const *extra_env, unsigned limit_ms,
@@ -78,6 +78,8 @@ static void run_child(const char *const *argv, const char *const *extra_env, uns
 		close(po[0]), close(pe[0]), close(po[1]), close(pe[1]);
 		putenv((char *)"ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
 			       "handle_sigill=0:handle_abort=0:detect_leaks=0");
+		putenv((char *)"TSAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
+			       "handle_sigill=0:handle_abort=0:halt_on_error=1");
 		putenv((char *)"UBSAN_OPTIONS=halt_on_error=1");
 		putenv((char *)"REC_FLUSH_MS=60000");
 		for (unsigned i = 0; extra_env && extra_env[i]; i++)
