@@ -527,6 +527,24 @@ static bool is_ours(const struct sigaction *sa)
 	return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == on_crash;
 }
 
+/* The handler field in force: sa_sigaction and sa_handler share storage. */
+static void (*handler_of(const struct sigaction *sa))(int)
+{
+	return (sa->sa_flags & SA_SIGINFO) ? (void (*)(int))(void *)sa->sa_sigaction
+					   : sa->sa_handler;
+}
+
+static bool is_dfl_or_ign(const struct sigaction *sa)
+{
+	return handler_of(sa) == SIG_DFL || handler_of(sa) == SIG_IGN;
+}
+
+/* A signal the program ignores, sent by a process: no crash (a fault is never ignored). */
+static bool ignored(int signo, const siginfo_t *si)
+{
+	return handler_of(&prev_action[signal_index(signo)]) == SIG_IGN && si && si->si_code <= 0;
+}
+
 /*
  * The signal's course after the capture. A handler of the program runs as
  * the kernel would have run it (its mask, SA_RESETHAND, SA_SIGINFO or
@@ -544,7 +562,7 @@ static void chain(int signo, siginfo_t *si, void *uc)
 
 	if (chaining || is_ours(&p))
 		goto dfl;
-	if ((p.sa_flags & SA_SIGINFO) || (p.sa_handler != SIG_DFL && p.sa_handler != SIG_IGN)) {
+	if (!is_dfl_or_ign(&p)) {
 		if (p.sa_flags & SA_RESETHAND) {
 			memset(&prev_action[i], 0, sizeof(prev_action[i]));
 			prev_action[i].sa_handler = SIG_DFL;
@@ -567,7 +585,7 @@ static void chain(int signo, siginfo_t *si, void *uc)
 		chaining = 0;
 		return; /* the kernel restores the interrupted mask */
 	}
-	if (p.sa_handler == SIG_IGN && si && si->si_code <= 0)
+	if (ignored(signo, si))
 		return;
 dfl:
 	memset(&dfl, 0, sizeof(dfl));
@@ -578,13 +596,6 @@ dfl:
 	raise(signo);
 }
 
-/* A signal the program ignores, sent by a process: no crash (a fault is never ignored). */
-static bool ignored(int signo, const siginfo_t *si)
-{
-	const struct sigaction *p = &prev_action[signal_index(signo)];
-
-	return !(p->sa_flags & SA_SIGINFO) && p->sa_handler == SIG_IGN && si && si->si_code <= 0;
-}
 
 static void on_crash(int signo, siginfo_t *si, void *uc)
 {
