@@ -17,12 +17,21 @@
  *                     until librec has taken the signal back (chaining to it)
  *           window  - the crash comes inside a probe's window: the slot after
  *                     head half written, head not published
+ *           flight  - (the prog_crash_flight build, linked with librec's
+ *                     internals) flight mode's crash hook: the handler calls
+ *                     rec__crash_write_snapshot() into $CRASH_SNAPSHOT, every
+ *                     ring's whole content, instead of the stream capture
  *           fork    - a child records and crashes (REC_OUTPUT has %p); the
  *                     parent waits for it, records NR scopes, prints
  *                     "PARENT_PID CHILD_PID" and exits: 0 if the child died by SIGNAL
  */
 #define _GNU_SOURCE
 #include <rec.h>
+#ifdef PROG_CRASH_FLIGHT
+#include <fcntl.h>
+
+#include "rec_internal.h"
+#endif
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -113,6 +122,34 @@ static void install_own(bool info)
 		exit(4);
 }
 
+#ifdef PROG_CRASH_FLIGHT
+static char snapshot_path[4096];
+
+/* Everything a ring still holds: in stream mode the slots below tail are consumed, not cleared. */
+static uint64_t whole_ring(struct rec__thread *t, uint64_t head, void *arg)
+{
+	uint64_t cap = t->ring.p.mask + 1;
+
+	(void)arg;
+	return head > cap ? head - cap : 0;
+}
+
+/* Flight mode's hook, in the crash handler: open(2) and the snapshot writer only. */
+static void snapshot(int sig, const siginfo_t *si)
+{
+	struct rec__crash_snapshot snap = { .first = whole_ring };
+	int err;
+
+	snap.fd = open(snapshot_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (snap.fd < 0)
+		return;
+	err = rec__crash_write_snapshot(&snap, sig, si);
+	close(snap.fd);
+	if (err && write(STDERR_FILENO, "snapshot failed\n", 16) < 0)
+		_exit(3);
+}
+#endif
+
 /* The faults are the point: UBSan must not turn them into reports first. */
 __attribute__((no_sanitize("undefined"))) static void crash(void)
 {
@@ -198,6 +235,12 @@ int main(int argc, char **argv)
 	n = argc > 3 ? atol(argv[3]) : 1000;
 	if (!strcmp(mode, "own") || !strcmp(mode, "info"))
 		install_own(!strcmp(mode, "info"));
+#ifdef PROG_CRASH_FLIGHT
+	if (!strcmp(mode, "flight")) {
+		snprintf(snapshot_path, sizeof(snapshot_path), "%s", getenv("CRASH_SNAPSHOT"));
+		rec__crash_set_flight(snapshot);
+	}
+#endif
 	if (!strcmp(mode, "fork")) {
 		int status;
 		pid_t pid = fork();

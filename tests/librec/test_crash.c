@@ -353,3 +353,38 @@ Test(crash, under_asan_its_handler_runs_after_the_capture, .timeout = 120)
 	assert_all_there(out, "asan");
 	unlink(out);
 }
+
+/*
+ * Flight mode's crash hook (rec__crash_set_flight()): the handler calls it
+ * instead of the stream capture, with the writer stopped; it writes a
+ * complete file of its own with rec__crash_write_snapshot(), here every
+ * ring's whole content. The stream file then gets no crash frames.
+ */
+Test(crash, flight_hook_writes_a_complete_snapshot_file_instead, .timeout = 120)
+{
+	const char *argv[] = { env("PROG_CRASH_FLIGHT"), "segv", "flight", NULL };
+	char out[256], snap[256], setting[300], snap_setting[300];
+	const char *extra[] = { setting, snap_setting, NULL };
+	struct tr_trace tr;
+	struct child c;
+
+	out_path(out, sizeof(out), "flight_stream");
+	out_path(snap, sizeof(snap), "flight_snap");
+	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
+	snprintf(snap_setting, sizeof(snap_setting), "CRASH_SNAPSHOT=%s", snap);
+	run_child(argv, extra, 60000, &c);
+	cr_assert(WIFSIGNALED(c.status) && WTERMSIG(c.status) == SIGSEGV, "status %d, stderr: %s",
+		  c.status, c.err);
+	cr_assert_str_eq(c.err, "");
+	/* Both threads' rings hold every event they recorded (well under a ring). */
+	assert_all_there(snap, "snapshot");
+	assert_check_names(snap, "SIGSEGV");
+	/* The stream file: the flushed side scopes only, no crash frames. */
+	cr_assert_eq(tr_load(out, &tr), 0);
+	cr_assert(!tr.clean);
+	cr_assert_eq(tr_calls(&tr, "side"), NR_SCOPES);
+	cr_assert_eq(tr_calls(&tr, "work"), 0);
+	tr_free(&tr);
+	unlink(out);
+	unlink(snap);
+}
