@@ -155,8 +155,8 @@ static void crash_run(const struct sig *s, const char *mode, const char *out, co
 		     s->name, mode, WTERMSIG(c->status), c->err);
 }
 
-/* The file holds both threads' NR_SCOPES activations, every one closed, and ends with END. */
-static void assert_all_there(const char *out, const char *what)
+/* The file holds both threads' n activations, every one closed, and ends with END. */
+static void assert_all_n(const char *out, const char *what, uint64_t n)
 {
 	struct tr_trace tr;
 
@@ -164,10 +164,10 @@ static void assert_all_there(const char *out, const char *what)
 	cr_assert_eq(tr.nr_corrupt, 0, "%s", what);
 	cr_assert(!tr.truncated, "%s", what);
 	cr_assert(tr.clean, "%s: no END record", what);
-	cr_assert_eq(tr_calls(&tr, "work"), NR_SCOPES, "%s: %lu work activations", what,
+	cr_assert_eq(tr_calls(&tr, "work"), n, "%s: %lu work activations", what,
 		     (unsigned long)tr_calls(&tr, "work"));
-	cr_assert_eq(tr_calls(&tr, "side"), NR_SCOPES, "%s", what);
-	cr_assert_eq(tr.nr_events, 4 * NR_SCOPES, "%s: %lu events", what,
+	cr_assert_eq(tr_calls(&tr, "side"), n, "%s", what);
+	cr_assert_eq(tr.nr_events, 4 * n, "%s: %lu events", what,
 		     (unsigned long)tr.nr_events);
 	cr_assert_eq(tr.end_nr_events, tr.nr_events, "%s", what);
 	cr_assert_eq(tr_dropped(&tr), 0, "%s", what);
@@ -175,6 +175,11 @@ static void assert_all_there(const char *out, const char *what)
 	for (uint32_t i = 0; i < tr.nr_threads; i++)
 		cr_assert_eq(tr.threads[i].nr_unclosed, 0, "%s", what);
 	tr_free(&tr);
+}
+
+static void assert_all_there(const char *out, const char *what)
+{
+	assert_all_n(out, what, NR_SCOPES);
 }
 
 /* tracetool check: exit 0, and the line says the recording ended by the signal. */
@@ -385,6 +390,35 @@ Test(crash, flight_hook_writes_a_complete_snapshot_file_instead, .timeout = 120)
 	cr_assert_eq(tr_calls(&tr, "side"), NR_SCOPES);
 	cr_assert_eq(tr_calls(&tr, "work"), 0);
 	tr_free(&tr);
+	unlink(out);
+	unlink(snap);
+}
+
+/*
+ * A crash capture larger than the handler's 4 MiB events buffer goes out
+ * as several frames: 1.5 M activations per thread (3 M events in a 64 MiB
+ * ring), every one in the snapshot, the frames numbered on.
+ */
+Test(crash, capture_larger_than_its_buffer_spans_frames, .timeout = 300)
+{
+	const char *argv[] = { env("PROG_CRASH_FLIGHT"), "segv", "flight", "1500000", NULL };
+	char out[256], snap[256], setting[300], snap_setting[300];
+	const char *extra[] = { setting, snap_setting, "REC_BUFFER=64M", NULL };
+	struct tr_trace tr;
+	struct child c;
+
+	out_path(out, sizeof(out), "big_stream");
+	out_path(snap, sizeof(snap), "big_snap");
+	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
+	snprintf(snap_setting, sizeof(snap_setting), "CRASH_SNAPSHOT=%s", snap);
+	run_child(argv, extra, 240000, &c);
+	cr_assert(WIFSIGNALED(c.status) && WTERMSIG(c.status) == SIGSEGV, "status %d, stderr: %s",
+		  c.status, c.err);
+	assert_all_n(snap, "big snapshot", 1500000);
+	cr_assert_eq(tr_load(snap, &tr), 0);
+	cr_assert_gt(tr.nr_frames, 2, "%lu frames", (unsigned long)tr.nr_frames);
+	tr_free(&tr);
+	assert_check_names(snap, "SIGSEGV");
 	unlink(out);
 	unlink(snap);
 }
