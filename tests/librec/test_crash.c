@@ -195,6 +195,29 @@ static void assert_check_names(const char *out, const char *signame)
 	cr_assert(strstr(c.out, want), "check said: %s", c.out);
 }
 
+/*
+ * info --format=json: not clean, a crash object naming the signal; summary:
+ * the report, exit 0, and the warning line on stderr.
+ */
+static void assert_reports_crash(const char *out, const char *signame, int signo)
+{
+	const char *info[] = { env("TRACETOOL"), "info", "--format=json", out, NULL };
+	const char *summary[] = { env("TRACETOOL"), "summary", out, NULL };
+	char want[128];
+	struct child c;
+
+	run_child(info, NULL, 60000, &c);
+	cr_assert(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0, "info: %s", c.err);
+	cr_assert(strstr(c.out, "\"clean\":false"), "info: %s", c.out);
+	snprintf(want, sizeof(want), "\"crash\":{\"signal\":\"%s\",\"signo\":%d,", signame, signo);
+	cr_assert(strstr(c.out, want), "info: %s", c.out);
+	run_child(summary, NULL, 60000, &c);
+	cr_assert(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0, "summary: %s", c.err);
+	cr_assert(strstr(c.out, "work"), "summary: %s", c.out);
+	snprintf(want, sizeof(want), "warning: the recording ended by a crash: %s", signame);
+	cr_assert(strstr(c.err, want), "summary's stderr: %s", c.err);
+}
+
 ParameterizedTestParameters(crash, each_signal_keeps_every_activation_and_the_signal)
 {
 	return cr_make_param_array(struct sig, sigs, sizeof(sigs) / sizeof(sigs[0]));
@@ -214,6 +237,7 @@ ParameterizedTest(struct sig *s, crash, each_signal_keeps_every_activation_and_t
 	cr_assert_str_eq(c.err, "", "stderr: %s", c.err);
 	assert_all_there(out, s->name);
 	assert_check_names(out, names[s->signo]);
+	assert_reports_crash(out, names[s->signo], s->signo);
 	unlink(out);
 }
 
