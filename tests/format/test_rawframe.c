@@ -3,7 +3,8 @@
  * test_rawframe.c - format/rawframe.c: XXH64 against zstd's own checksum
  * (the last 4 bytes of a frame zstd compressed with a checksum), and raw
  * frames that libzstd decompresses back to their parts, checksum verified,
- * at the lengths where blocks and the hash's stripes change.
+ * at the lengths where blocks and the hash's stripes change. And the CRASH
+ * record (FORMAT.md §3.17) that the crash frames end with.
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -160,4 +161,35 @@ Test(rawframe, larger_than_a_frame_is_refused)
 
 	cr_assert_eq(recfmt_rawframe_emit(&part, 1, refuse, &calls), -E2BIG);
 	cr_assert_eq(calls, 0);
+}
+
+/* FORMAT.md §3.17: CRASH, 40 bytes, signed si_code; shorter than 32 is damage. */
+Test(crash_record, round_trips_and_a_short_one_is_corrupt)
+{
+	const struct recfmt_crash in = { .signo = 11, .si_code = -6, .thread = 7,
+					 .addr = 0xdeadbeef10ull, .ticks = 123456789ull };
+	struct recfmt_error err = { 0 };
+	struct recfmt_cursor cur;
+	struct recfmt_record rec;
+	struct recfmt_crash out;
+	struct recfmt_buf buf;
+
+	recfmt_buf_init(&buf);
+	cr_assert_eq(recfmt_encode_crash(&buf, &in), 0);
+	cr_assert_eq(buf.len, 48);
+	recfmt_cursor_init(&cur, buf.data, buf.len);
+	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
+	cr_assert_eq(rec.type, RECFMT_CRASH);
+	cr_assert_eq(rec.type, 22);
+	cr_assert_eq(rec.size, 40);
+	cr_assert_eq(recfmt_decode_crash(&rec, &out, &err), RECFMT_OK);
+	cr_assert_eq(out.signo, 11);
+	cr_assert_eq(out.si_code, -6);
+	cr_assert_eq(out.thread, 7);
+	cr_assert_eq(out.flags, 0);
+	cr_assert_eq(out.addr, 0xdeadbeef10ull);
+	cr_assert_eq(out.ticks, 123456789ull);
+	rec.size = 31;
+	cr_assert_eq(recfmt_decode_crash(&rec, &out, &err), RECFMT_CORRUPT);
+	recfmt_buf_fini(&buf);
 }
