@@ -21,6 +21,10 @@
  *                     internals) flight mode's crash hook: the handler calls
  *                     rec__crash_write_snapshot() into $CRASH_SNAPSHOT, every
  *                     ring's whole content, instead of the stream capture
+ *           async   - the side thread goes on probing in a loop, and the main
+ *                     thread sends it SIGABRT (pthread_kill): the handler
+ *                     runs on a thread interrupted anywhere, a probe's window
+ *                     included
  *           fork    - a child records and crashes (REC_OUTPUT has %p); the
  *                     parent waits for it, records NR scopes, prints
  *                     "PARENT_PID CHILD_PID" and exits: 0 if the child died by SIGNAL
@@ -61,6 +65,8 @@ static void __attribute__((noinline)) side(void)
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static int side_done;
+static int side_spins; /* async mode: the side thread probes until the signal */
+static pthread_t side_th;
 
 static void *side_thread(void *arg)
 {
@@ -72,6 +78,8 @@ static void *side_thread(void *arg)
 	side_done = 1;
 	pthread_cond_signal(&cond);
 	pthread_mutex_unlock(&lock);
+	while (side_spins)
+		side();
 	for (;;)
 		pause(); /* alive, parked, when the crash comes */
 	return NULL;
@@ -205,9 +213,7 @@ static int parse_signal(const char *s)
 
 static void record(long n)
 {
-	pthread_t th;
-
-	pthread_create(&th, NULL, side_thread, (void *)n);
+	pthread_create(&side_th, NULL, side_thread, (void *)n);
 	pthread_mutex_lock(&lock);
 	while (!side_done)
 		pthread_cond_wait(&cond, &lock);
@@ -256,7 +262,13 @@ int main(int argc, char **argv)
 		printf("%d %d\n", (int)getpid(), (int)pid);
 		return WIFSIGNALED(status) && WTERMSIG(status) == signo ? 0 : 8;
 	}
+	side_spins = !strcmp(mode, "async");
 	record(n);
+	if (side_spins) {
+		pthread_kill(side_th, SIGABRT);
+		for (;;)
+			pause();
+	}
 	if (!strcmp(mode, "after")) {
 		struct sigaction cur;
 		struct timespec nap = { 0, 10000000 };

@@ -446,3 +446,35 @@ Test(crash, capture_larger_than_its_buffer_spans_frames, .timeout = 300)
 	unlink(out);
 	unlink(snap);
 }
+
+/*
+ * SIGABRT sent to a thread probing in a loop lands anywhere in it, a
+ * probe's window included: the file is whole, every recorded event is in
+ * it (END agrees), the side thread's events nest, with at most the one
+ * scope the signal interrupted still open. 20 runs, different landings.
+ */
+Test(crash, signal_sent_to_a_probing_thread_leaves_a_whole_file, .timeout = 300)
+{
+	struct sig abrt = { "abrt", SIGABRT };
+
+	for (int run = 0; run < 20; run++) {
+		char out[256];
+		struct tr_trace tr;
+		struct child c;
+
+		out_path(out, sizeof(out), "async");
+		crash_run(&abrt, "async", out, NULL, &c);
+		cr_assert_str_eq(c.err, "", "run %d: %s", run, c.err);
+		cr_assert_eq(tr_load(out, &tr), 0);
+		cr_assert(tr.clean && !tr.truncated && tr.nr_corrupt == 0, "run %d", run);
+		cr_assert_eq(tr.end_nr_events, tr.nr_events, "run %d", run);
+		cr_assert_eq(tr_calls(&tr, "work"), NR_SCOPES, "run %d", run);
+		cr_assert_geq(tr_calls(&tr, "side"), NR_SCOPES, "run %d", run);
+		cr_assert(tr_well_nested(&tr), "run %d", run);
+		for (uint32_t i = 0; i < tr.nr_threads; i++)
+			cr_assert_leq(tr.threads[i].nr_unclosed, 1, "run %d", run);
+		tr_free(&tr);
+		assert_check_names(out, "SIGABRT");
+		unlink(out);
+	}
+}
