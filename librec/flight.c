@@ -660,9 +660,9 @@ void rec__flight_stopped(void)
 	n = fl.nr_suppressed_total;
 	pthread_mutex_unlock(&fl.lock);
 	if (n)
-		rec__log("flight recorder: %llu snapshot trigger%s written as no file (at most "
-			 "one per REC_WINDOW, %u in all)", (unsigned long long)n, n == 1 ? "" : "s",
-			 fl.max);
+		rec__log("flight recorder: %llu snapshot trigger%s suppressed (at most one "
+			 "snapshot per REC_WINDOW and %u per process)", (unsigned long long)n,
+			 n == 1 ? "" : "s", fl.max);
 }
 
 /* ----------------------------------------------------------------------

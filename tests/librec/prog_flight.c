@@ -4,8 +4,9 @@
  * REC_MODE=flight (the test sets the environment) and makes one kind of
  * trigger, printing on stdout what the test cannot see in the files (return
  * codes, a child's pid). MODE:
- *   window MS   1000 "old" scopes, a pause of 2 * MS + 100 ms, 1000 "recent"
- *               scopes inside an open "outer" scope, rec_snapshot()
+ *   window MS   inside a "span" scope, 1000 "old" scopes and a pause of
+ *               2 * MS + 100 ms; then 1000 "recent" scopes inside an "outer"
+ *               scope, and rec_snapshot() before "outer" ends
  *   recent      "tick" scopes for 1.5 s without a pause, then rec_snapshot()
  *   api         rec_snapshot() twice in a row: prints both return codes
  *   signal      scopes, then raise(SIGUSR2) (REC_SNAPSHOT_SIGNAL=USR2)
@@ -63,7 +64,7 @@ __attribute__((noinline)) static void recent(void)
 __attribute__((noinline)) static void tick(void)
 {
 	TRACE_SCOPE();
-	for (int i = 0; i < 200; i++)
+	for (int i = 0; i < 2000; i++)
 		sink++;
 }
 
@@ -83,9 +84,12 @@ __attribute__((noinline)) static void child_work(void)
 
 static int mode_window(long ms)
 {
-	for (int i = 0; i < 1000; i++)
-		old();
-	pause_ms(2 * ms + 100);
+	{
+		TRACE_SCOPE_NAMED("span"); /* entered before the window, left inside it */
+		for (int i = 0; i < 1000; i++)
+			old();
+		pause_ms(2 * ms + 100);
+	}
 	{
 		TRACE_SCOPE_NAMED("outer");
 		for (int i = 0; i < 1000; i++)
