@@ -1278,6 +1278,10 @@ void rec__writer_stop(void)
 	free(w->cev);
 	free(w->cval);
 	rec__live_destroy(w->live);
+	pthread_mutex_lock(&rec__g.lock);
+	for (struct rec__thread *t = rec__g.threads; t; t = t->next)
+		rec__flight_forget_thread(t); /* REC_TRIGGER pairing: a new recording starts afresh */
+	pthread_mutex_unlock(&rec__g.lock);
 	free(w->kept);
 	rec__modules_fini(&w->modules);
 	memset(w, 0, sizeof(*w));

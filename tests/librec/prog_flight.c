@@ -8,6 +8,8 @@
  *               2 * MS + 100 ms; then 1000 "recent" scopes inside an "outer"
  *               scope, and rec_snapshot() before "outer" ends
  *   recent      "tick" scopes for 1.5 s without a pause, then rec_snapshot()
+ *   after       100 "recent" scopes, rec_snapshot(), 100 "later" ones, a
+ *               pause of 600 ms, 100 "late" ones (REC_AFTER=300ms)
  *   api         rec_snapshot() twice in a row: prints both return codes
  *   signal      scopes, then raise(SIGUSR2) (REC_SNAPSHOT_SIGNAL=USR2)
  *   trigger     100 short "slow" scopes, one of 100 ms, more scopes after it
@@ -109,6 +111,34 @@ static int mode_recent(void)
 	return rec_flush();
 }
 
+__attribute__((noinline)) static void later(void)
+{
+	TRACE_SCOPE();
+	sink++;
+}
+
+__attribute__((noinline)) static void late(void)
+{
+	TRACE_SCOPE();
+	sink++;
+}
+
+static int mode_after(void)
+{
+	int rc;
+
+	for (int i = 0; i < 100; i++)
+		recent();
+	rc = rec_snapshot("after");
+	for (int i = 0; i < 100; i++)
+		later();
+	pause_ms(600);
+	for (int i = 0; i < 100; i++)
+		late();
+	printf("%d\n", rc);
+	return rec_flush();
+}
+
 static int mode_api(void)
 {
 	int a, b;
@@ -207,6 +237,8 @@ int main(int argc, char **argv)
 		rc = mode_window(arg);
 	else if (!strcmp(mode, "recent"))
 		rc = mode_recent();
+	else if (!strcmp(mode, "after"))
+		rc = mode_after();
 	else if (!strcmp(mode, "api"))
 		rc = mode_api();
 	else if (!strcmp(mode, "signal"))

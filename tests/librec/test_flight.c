@@ -46,13 +46,18 @@ static void remove_files(void)
 
 TestSuite(flight, .init = setup, .fini = remove_files, .timeout = 60);
 
+/* The file's contents, in one of two static buffers (the last two calls stay valid). */
 static char *slurp(const char *path)
 {
+	static char bufs[2][1 << 20];
+	static unsigned k;
+	char *buf = bufs[k++ % 2];
 	FILE *f = fopen(path, "r");
-	char *buf = calloc(1, 1 << 16);
+	size_t n;
 
 	cr_assert_not_null(f, "%s", path);
-	fread(buf, 1, (1 << 16) - 1, f);
+	n = fread(buf, 1, sizeof(bufs[0]) - 1, f);
+	buf[n] = '\0';
 	fclose(f);
 	return buf;
 }
@@ -168,6 +173,26 @@ Test(flight, window_holds_what_is_inside_it_and_nothing_older)
 	cr_assert_eq(tracetool(args, out, sizeof(out)), 0, "%s", out);
 	cr_assert_not_null(strstr(out, "\"snapshot\":{\"number\":1,\"kind\":\"rec_snapshot\","
 				       "\"reason\":\"window test\""), "%s", out);
+	/* chrome: the trigger as a global instant, "span" drawn from the window's start. */
+	snprintf(args, sizeof(args), "chrome %s -o %s.json", g.gl_pathv[0], prefix);
+	cr_assert_eq(tracetool(args, out, sizeof(out)), 0, "%s", out);
+	snprintf(args, sizeof(args), "%s.json", prefix);
+	{
+		const char *json = slurp(args);
+
+		cr_assert_not_null(strstr(json, "{\"ph\":\"X\",\"name\":\"span\","), "%s", json);
+		cr_assert_not_null(strstr(json, ",\"ts\":0.000,\"dur\":"), "%s", json);
+		cr_assert_not_null(strstr(json, "\"args\":{\"open at window start\":true}"));
+		cr_assert_not_null(strstr(json, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"snapshot #1\""));
+		cr_assert_not_null(strstr(json, "\"args\":{\"reason\":\"window test\",\"suppressed\":0}"));
+	}
+	/* perfetto: the trigger as an instant named after it, and no untimed activation. */
+	snprintf(args, sizeof(args), "perfetto %s -o %s.pftrace", g.gl_pathv[0], prefix);
+	cr_assert_eq(tracetool(args, out, sizeof(out)), 0, "%s", out);
+	cr_assert_str_eq(out, "");
+	snprintf(args, sizeof(args), "grep -c 'snapshot #1: window test' %s.pftrace >/dev/null",
+		 prefix);
+	cr_assert_eq(system(args), 0, "no snapshot instant in the perfetto trace");
 	tr_free(&tr);
 	globfree(&g);
 }
@@ -197,6 +222,24 @@ Test(flight, snapshot_holds_the_half_second_before_the_trigger)
 	cr_assert_lt(tr.snap_trigger_ticks - sp.last, tr.ticks_per_second / 10);
 	cr_assert_eq(tr_dropped(&tr), 0);
 	cr_assert_eq(tr.threads[0].nr_bad_exits, 0);
+	tr_free(&tr);
+	globfree(&g);
+}
+
+Test(flight, rec_after_keeps_writing_after_the_trigger_until_its_end)
+{
+	struct tr_trace tr;
+	glob_t g;
+
+	cr_assert_str_eq(run("REC_AFTER=300ms", "after"), "0\n");
+	cr_assert_eq(snapshots(&g), 1);
+	load(g.gl_pathv[0], &tr);
+	cr_assert_eq(tr.snap_end_ticks - tr.snap_trigger_ticks, tr.ticks_per_second * 3 / 10,
+		     "REC_AFTER=300ms in ticks");
+	cr_assert_eq(tr_calls(&tr, "recent"), 100);
+	cr_assert_eq(tr_calls(&tr, "later"), 100, "right after the trigger: inside");
+	cr_assert_eq(tr_calls(&tr, "late"), 0, "600 ms after it: outside");
+	cr_assert_eq(tr.threads[0].last_ticks <= tr.snap_end_ticks, 1);
 	tr_free(&tr);
 	globfree(&g);
 }
