@@ -1029,7 +1029,7 @@ static void *writer_main(void *arg)
 			note_pending(w);
 		}
 		/* REC_MIN_NS hold-back: never past a stop or a flush (rec_flush()'s promise). */
-		final = stop || flush_req != rec__g.flush_done;
+		final = stop || flush_req != rec__g.flush_done || (w->snap_open && w->snap_last);
 		now_ticks = rec__clock_now(rec__g.cfg.use_tsc);
 
 		/*
