@@ -410,6 +410,17 @@ int rec__flight_open_next(uint32_t *number, char *path, size_t path_bytes)
 	return fd;
 }
 
+/*
+ * rec__flight_window_ns() - for crash capture, from a signal handler: 0
+ * when not recording in flight mode, else REC_WINDOW in ns (a snapshot
+ * holds the events since now minus this). Async-signal-safe: plain reads of
+ * values set at start.
+ */
+uint64_t rec__flight_window_ns(void)
+{
+	return __atomic_load_n(&fl.on, __ATOMIC_RELAXED) ? fl.window_ns : 0;
+}
+
 /* ----------------------------------------------------------------------
  * Triggers.
  */
@@ -433,9 +444,9 @@ static void on_signal(int sig)
 /* Under fl.lock: accept or count one trigger. Return: 0, -EBUSY or -ENOSPC. */
 static int accept_locked(const struct trigger *tr)
 {
+	/* Signed: a slow scope found late may have ended before the last trigger. */
 	if (!fl.busy && fl.nr_accepted < fl.max &&
-	    (!fl.has_last || tr->mono_ns - fl.last_mono_ns >= fl.window_ns ||
-	     tr->mono_ns < fl.last_mono_ns)) {
+	    (!fl.has_last || (int64_t)(tr->mono_ns - fl.last_mono_ns) >= (int64_t)fl.window_ns)) {
 		uint32_t n = __atomic_add_fetch(&fl.nr_numbers, 1, __ATOMIC_RELAXED);
 
 		if (n <= fl.max) {
@@ -598,9 +609,16 @@ bool rec__flight_take(struct recfmt_snapshot *s, char *reason, size_t reason_byt
 	bool go;
 
 	if (nr_sig != fl.nr_sig_taken) {
-		uint64_t ticks = __atomic_load_n(&fl.sig_ticks, __ATOMIC_RELAXED);
+		/* Taken and cleared at once: the next signal stores its own time. */
+		uint64_t ticks = __atomic_exchange_n(&fl.sig_ticks, 0, __ATOMIC_RELAXED);
 		uint64_t mono = __atomic_load_n(&fl.sig_mono_ns, __ATOMIC_RELAXED);
 		char what[64];
+
+		if (!ticks) {
+			/* Its time went with the signal taken at the last pass: now. */
+			ticks = rec__clock_now(fl.use_tsc);
+			mono = mono_ns();
+		}
 
 		snprintf(what, sizeof(what), "signal %s", sigabbrev_np(fl.sig_installed)
 				? sigabbrev_np(fl.sig_installed) : "?");
@@ -611,7 +629,6 @@ bool rec__flight_take(struct recfmt_snapshot *s, char *reason, size_t reason_byt
 		fl.nr_suppressed_total += nr_sig - fl.nr_sig_taken - 1;
 		pthread_mutex_unlock(&fl.lock);
 		fl.nr_sig_taken = nr_sig;
-		__atomic_store_n(&fl.sig_ticks, 0, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_lock(&fl.lock);
 	go = fl.pending;
@@ -786,7 +803,7 @@ bool rec__flight_trim(struct rec__thread *t, uint64_t head, bool dead, uint64_t 
 	uint64_t tail = t->ring.tail, cap = t->ring.p.mask + 1, keep = cap / 2;
 	uint32_t group = group_of(t);
 
-	if (dead && (head == tail ||
+	if (dead && !fl.pending && (head == tail ||
 		     (now_ticks > ticks_at(t, head - group) &&
 		      now_ticks - ticks_at(t, head - group) > ns_to_ticks(fl.window_ns))))
 		return true;
