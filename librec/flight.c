@@ -87,6 +87,7 @@ static struct {
 	 * (relaxed atomic add: a handler may take one while the writer does).
 	 */
 	uint32_t nr_numbers;
+	pid_t numbered_pid; /* the process the numbers are of (fork: the child starts at 1) */
 	/*
 	 * The signal trigger: the handler stores the time (first signal wins
 	 * until the writer takes it: sig_ticks is 0 again) and counts every
@@ -538,8 +539,12 @@ int rec__flight_init(const struct rec__config *cfg)
 		return -ENAMETOOLONG;
 	}
 	fl.pending = fl.busy = fl.has_last = false;
-	fl.nr_accepted = 0;
-	fl.nr_numbers = 0;
+	if (fl.numbered_pid != getpid()) {
+		/* Numbers are per process: a restart goes on, never reusing a file. */
+		fl.numbered_pid = getpid();
+		fl.nr_accepted = 0;
+		fl.nr_numbers = 0;
+	}
 	fl.nr_suppressed = fl.nr_suppressed_total = 0;
 	fl.sig_ticks = fl.sig_mono_ns = 0;
 	fl.nr_sig = fl.nr_sig_taken = 0;

@@ -17,6 +17,8 @@
  *               prints how many returned 0, -EBUSY and the last one's code
  *   max         10 times: rec_snapshot(), rec_flush(), a 5 ms pause; prints
  *               the return codes (REC_WINDOW=1ms, REC_SNAPSHOT_MAX=3)
+ *   restart     rec_snapshot(), rec_stop(), rec_start(), rec_snapshot(): prints
+ *               both return codes
  *   fork        scopes; a child records its own scopes and snapshot; the
  *               parent waits for it, then takes its own; prints the child's pid
  * Every mode ends with rec_flush() (the snapshots are written) and exit 0.
@@ -201,6 +203,20 @@ static int mode_max(void)
 	return rec_flush();
 }
 
+static int mode_restart(void)
+{
+	int a, b;
+
+	recent();
+	a = rec_snapshot("before the restart");
+	rec_stop();
+	rec_start(NULL);
+	later();
+	b = rec_snapshot("after the restart");
+	printf("%d %d\n", a, b);
+	return rec_flush();
+}
+
 static int mode_fork(void)
 {
 	pid_t pid;
@@ -249,6 +265,8 @@ int main(int argc, char **argv)
 		rc = mode_burst(arg);
 	else if (!strcmp(mode, "max"))
 		rc = mode_max();
+	else if (!strcmp(mode, "restart"))
+		rc = mode_restart();
 	else if (!strcmp(mode, "fork"))
 		rc = mode_fork();
 	else {

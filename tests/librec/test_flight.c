@@ -369,6 +369,27 @@ Test(flight, child_after_fork_has_its_own_snapshots_numbered_from_one)
 	}
 }
 
+Test(flight, numbers_go_on_across_a_restart)
+{
+	struct tr_trace tr;
+	glob_t g;
+
+	cr_assert_str_eq(run("", "restart"), "0 0\n");
+	cr_assert_eq(snapshots(&g), 2);
+	load(g.gl_pathv[0], &tr);
+	cr_assert_eq(tr.snap_number, 1);
+	cr_assert_str_eq(tr.snap_reason, "before the restart");
+	cr_assert_eq(tr_calls(&tr, "recent"), 1);
+	tr_free(&tr);
+	load(g.gl_pathv[1], &tr);
+	cr_assert_eq(tr.snap_number, 2);
+	cr_assert_str_eq(tr.snap_reason, "after the restart");
+	cr_assert_eq(tr_calls(&tr, "later"), 1);
+	cr_assert_eq(tr_calls(&tr, "recent"), 0, "written by the first snapshot");
+	tr_free(&tr);
+	globfree(&g);
+}
+
 Test(flight, stream_mode_rec_snapshot_is_not_supported)
 {
 	char cmd[512], expect[32];
