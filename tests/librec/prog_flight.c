@@ -7,7 +7,8 @@
  *   window MS   inside a "span" scope, 1000 "old" scopes and a pause of
  *               2 * MS + 100 ms; then 1000 "recent" scopes inside an "outer"
  *               scope, and rec_snapshot() before "outer" ends
- *   recent      "tick" scopes for 1.5 s without a pause, then rec_snapshot()
+ *   recent      "tick" scopes for 1.5 s without a pause, then rec_snapshot():
+ *               prints its code and the longest time between two ticks, ns
  *   after       100 "recent" scopes, rec_snapshot(), 100 "later" ones, a
  *               pause of 600 ms, 100 "late" ones (REC_AFTER=300ms)
  *   api         rec_snapshot() twice in a row: prints both return codes
@@ -105,11 +106,20 @@ static int mode_window(long ms)
 
 static int mode_recent(void)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), prev = t0, gap = 0, now;
+	int rc;
 
-	while (now_ns() - t0 < 1500000000ull)
+	/* The longest time between two ticks' starts (a preempted thread). */
+	while ((now = now_ns()) - t0 < 1500000000ull) {
+		if (now - prev > gap)
+			gap = now - prev;
+		prev = now;
 		tick();
-	printf("%d\n", rec_snapshot("recent"));
+	}
+	if ((now = now_ns()) - prev > gap)
+		gap = now - prev; /* the last tick to the trigger, too */
+	rc = rec_snapshot("recent");
+	printf("%d %llu\n", rc, (unsigned long long)gap);
 	return rec_flush();
 }
 
