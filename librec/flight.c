@@ -454,7 +454,8 @@ static int accept_locked(const struct trigger *tr)
 			fl.next = *tr;
 			fl.next_suppressed = fl.nr_suppressed;
 			fl.nr_suppressed = 0;
-			fl.pending = fl.busy = fl.has_last = true;
+			__atomic_store_n(&fl.pending, true, __ATOMIC_RELAXED); /* read by trim */
+			fl.busy = fl.has_last = true;
 			fl.last_mono_ns = tr->mono_ns;
 			fl.nr_accepted = n;
 			return 0;
@@ -638,7 +639,7 @@ bool rec__flight_take(struct recfmt_snapshot *s, char *reason, size_t reason_byt
 	pthread_mutex_lock(&fl.lock);
 	go = fl.pending;
 	if (go) {
-		fl.pending = false;
+		__atomic_store_n(&fl.pending, false, __ATOMIC_RELAXED);
 		memset(s, 0, sizeof(*s));
 		s->trigger_ticks = fl.next.ticks;
 		s->number = fl.nr_accepted;
@@ -807,12 +808,18 @@ bool rec__flight_trim(struct rec__thread *t, uint64_t head, bool dead, uint64_t 
 {
 	uint64_t tail = t->ring.tail, cap = t->ring.p.mask + 1, keep = cap / 2;
 	uint32_t group = group_of(t);
+	/*
+	 * Set under fl.lock by any thread, read here without it: a trigger
+	 * accepted just after this load finds the ring trimmed once more, which
+	 * still holds at least half of it (the window is bounded by the rings).
+	 */
+	bool waiting = __atomic_load_n(&fl.pending, __ATOMIC_RELAXED);
 
-	if (dead && !fl.pending && (head == tail ||
+	if (dead && !waiting && (head == tail ||
 		     (now_ticks > ticks_at(t, head - group) &&
 		      now_ticks - ticks_at(t, head - group) > ns_to_ticks(fl.window_ns))))
 		return true;
-	if (head - tail > keep && !fl.pending) {
+	if (head - tail > keep && !waiting) {
 		uint64_t drop = (head - tail - keep) / group * group;
 
 		if (t->flight && t->flight->scanned < tail + drop)
