@@ -88,8 +88,17 @@ struct tt_trace {
 	bool has_blocked;  /* a BLOCKED record was seen (FORMAT.md §3.15) */
 	struct recfmt_probe_cost probe_cost; /* FORMAT.md §3.16; 0s when absent */
 	bool has_probe_cost;
-	struct recfmt_crash crash; /* FORMAT.md §3.17: the fatal signal that ended it */
+	struct recfmt_crash crash; /* FORMAT.md §3.21: the fatal signal that ended it */
 	bool has_crash;
+	/*
+	 * A flight-recorder snapshot (FORMAT.md §3.20): its trigger and window;
+	 * reason is a NUL-terminated cleaned copy. In such a file an exit with
+	 * no enter is a scope open at the window's start, and an enter with no
+	 * exit one still open at its end: neither is an error (scopes.c).
+	 */
+	struct recfmt_snapshot snapshot;
+	char *snapshot_reason;
+	bool has_snapshot;
 
 	/* What was read and what went wrong on the way. */
 	uint64_t nr_frames;	    /* frames decoded */
@@ -195,7 +204,7 @@ bool tt_trace_warn(const struct tt_trace *tr);
 void tt_trace_problems(const struct tt_trace *tr, char *out, size_t out_bytes);
 /* "SIGSEGV" for 11 (Linux numbers), "signal N" for others; buf: 16 bytes at least. */
 const char *tt_signal_name(uint32_t signo, char *buf, size_t buf_bytes);
-/* "ended by a crash: SIGSEGV on thread 1 at address 0x10" (FORMAT.md §3.17). */
+/* "ended by a crash: SIGSEGV on thread 1 at address 0x10" (FORMAT.md §3.21). */
 void tt_trace_crash_text(const struct tt_trace *tr, char *out, size_t out_bytes);
 
 /* The clock of the file as read so far (FORMAT.md §3.3). */

@@ -6,7 +6,7 @@
  * but has not compressed yet) and every thread's ring past what the writer
  * consumed -- as frames of raw zstd blocks (format/rawframe.c) appended
  * after the last frame the writer wrote, ending with a CRASH record
- * (FORMAT.md §3.17) and the END record. Then the signal takes its course:
+ * (FORMAT.md §3.21) and the END record. Then the signal takes its course:
  * the program's own handler runs, or the default action kills the process
  * by that signal. It owns the handlers, the crash buffers and the
  * hand-shake with the writer thread (below); it does not own the file
@@ -393,7 +393,7 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 		filtered_total += t->nr_filtered_written;
 	}
 
-	/* FORMAT.md §3.17: CRASH, then END, the last records of the file. */
+	/* FORMAT.md §3.21: CRASH, then END, the last records of the file. */
 	recfmt_encode_sync(&c.ev, &sync);
 	if (signo) {
 		struct recfmt_crash cr = {

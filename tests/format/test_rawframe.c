@@ -4,7 +4,7 @@
  * (the last 4 bytes of a frame zstd compressed with a checksum), and raw
  * frames that libzstd decompresses back to their parts, checksum verified,
  * at the lengths where blocks and the hash's stripes change. And the CRASH
- * record (FORMAT.md §3.17) that the crash frames end with.
+ * record (FORMAT.md §3.21) that the crash frames end with.
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -163,7 +163,7 @@ Test(rawframe, larger_than_a_frame_is_refused)
 	cr_assert_eq(calls, 0);
 }
 
-/* FORMAT.md §3.17: CRASH, 40 bytes, signed si_code; shorter than 32 is damage. */
+/* FORMAT.md §3.21: CRASH, 40 bytes, signed si_code; shorter than 32 is damage. */
 Test(crash_record, round_trips_and_a_short_one_is_corrupt)
 {
 	const struct recfmt_crash in = { .signo = 11, .si_code = -6, .thread = 7,
