@@ -308,13 +308,15 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 	/* The first frame: what the writer would have put before its records. */
 	recfmt_encode_frame(&c.head, c.seq);
 	if (c.seq == 0) {
+		const struct recfmt_sync *start =
+			snap && snap->start ? snap->start : &rec__g.start_sync;
 		struct recfmt_header hdr = {
 			.clock = rec__g.cfg.use_tsc ? RECFMT_CLOCK_TSC : RECFMT_CLOCK_MONOTONIC,
 			.pid = (uint32_t)getpid(),
 			.ticks_per_second = v.ticks_per_second,
-			.start_ticks = rec__g.start_sync.ticks,
-			.start_mono_ns = rec__g.start_sync.mono_ns,
-			.start_real_ns = rec__g.start_sync.real_ns,
+			.start_ticks = start->ticks,
+			.start_mono_ns = start->mono_ns,
+			.start_real_ns = start->real_ns,
 		};
 
 		/* The writer had not calibrated yet: from the start to now (§3.3). */
@@ -330,7 +332,7 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 				hdr.ticks_per_second = 1;
 		}
 		recfmt_encode_header(&c.head, &hdr);
-		recfmt_encode_sync(&c.head, &rec__g.start_sync);
+		recfmt_encode_sync(&c.head, start);
 	}
 	if (snap && snap->lead)
 		if (has_room(&c.head, snap->lead->len))
@@ -435,6 +437,53 @@ int rec__crash_write_snapshot(const struct rec__crash_snapshot *snap, int signo,
 }
 
 /*
+ * Flight mode (REC_MODE=flight, flight.c): the crash writes the next
+ * snapshot file, a complete file of its own holding the REC_WINDOW before
+ * the crash (FORMAT.md §3.20, kind "crash", the signal as its reason).
+ */
+static uint64_t window_first(struct rec__thread *t, uint64_t head, void *arg)
+{
+	return rec__flight_window_tail(t, head, *(const uint64_t *)arg);
+}
+
+static int flight_capture(int signo, const siginfo_t *si, struct rec__thread *self)
+{
+	struct rec__crash_view v;
+	struct recfmt_sync now, start;
+	struct recfmt_snapshot rec = { .kind = RECFMT_SNAPSHOT_CRASH };
+	uint8_t lead_mem[256];
+	struct recfmt_buf lead = { lead_mem, 0, sizeof(lead_mem) };
+	struct rec__crash_snapshot snap = { .start = &start, .lead = &lead, .first = window_first };
+	uint64_t window_ns = rec__flight_window_ns(), tps, window_ticks;
+	uint32_t number;
+	int err;
+
+	rec__writer_crash_view(&v);
+	tps = v.ticks_per_second ? v.ticks_per_second : 1000000000u;
+	rec__clock_sync(rec__g.cfg.use_tsc, &now);
+	window_ticks = (uint64_t)((unsigned __int128)window_ns * tps / 1000000000u);
+	start = rec__g.start_sync;
+	if (now.ticks - start.ticks > window_ticks) {
+		start.ticks = now.ticks - window_ticks;
+		start.mono_ns = now.mono_ns - window_ns;
+		start.real_ns = now.real_ns - window_ns;
+	}
+	snap.fd = rec__flight_open_next(&number, NULL, 0);
+	if (snap.fd < 0)
+		return -snap.fd;
+	rec.trigger_ticks = rec.window_end_ticks = now.ticks;
+	rec.window_start_ticks = start.ticks;
+	rec.number = number;
+	rec.reason = signal_name(signo);
+	rec.reason_bytes = (uint32_t)strlen(rec.reason);
+	lead.len = recfmt_store_snapshot(lead_mem, sizeof(lead_mem), &rec);
+	snap.arg = &start.ticks;
+	err = capture(snap.fd, signo, si, self, &snap);
+	close(snap.fd);
+	return err;
+}
+
+/*
  * Stops the writer at a whole state (the hand-shake above); bounded.
  * Return: true once it is stopped, false if it did not stop in time.
  */
@@ -480,7 +529,8 @@ static void on_crash_capture(int signo, const siginfo_t *si)
 		}
 		return;
 	}
-	if (__atomic_load_n(&rec__g.state, __ATOMIC_ACQUIRE) != REC__RUNNING || rec__g.fd < 0 ||
+	if (__atomic_load_n(&rec__g.state, __ATOMIC_ACQUIRE) != REC__RUNNING ||
+	    (rec__g.fd < 0 && !rec__flight_window_ns()) ||
 	    (rec__g.writer_running && pthread_equal(pthread_self(), rec__g.writer))) {
 		/* Nothing recording, or the writer itself crashed: its state may be torn. */
 		release_writer();
@@ -505,7 +555,8 @@ static void on_crash_capture(int signo, const siginfo_t *si)
 	if (flight_fn) {
 		flight_fn(signo, si);
 	} else {
-		int err = capture(rec__g.fd, signo, si, self, NULL);
+		int err = rec__flight_window_ns() ? flight_capture(signo, si, self)
+						  : capture(rec__g.fd, signo, si, self, NULL);
 
 		if (err)
 			say(signal_name(signo), err == ETIMEDOUT

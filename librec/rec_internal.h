@@ -427,6 +427,7 @@ void rec__crash_set_flight(rec__crash_flight_fn fn) REC__HIDDEN;
  */
 struct rec__crash_snapshot {
 	int fd;
+	const struct recfmt_sync *start; /* the FILE_HEADER's start; NULL: the recording's */
 	const struct recfmt_buf *lead;
 	uint64_t (*first)(struct rec__thread *t, uint64_t head, void *arg);
 	void *arg;

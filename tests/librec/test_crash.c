@@ -478,3 +478,28 @@ Test(crash, signal_sent_to_a_probing_thread_leaves_a_whole_file, .timeout = 300)
 		unlink(out);
 	}
 }
+
+/*
+ * REC_MODE=flight: the crash writes the next snapshot file (kind crash,
+ * the signal as its reason) holding REC_WINDOW before it, here every
+ * activation of both threads; the process dies by the signal.
+ */
+Test(crash, flight_mode_crash_writes_the_next_snapshot, .timeout = 120)
+{
+	struct sig segv = { "segv", SIGSEGV };
+	const char *info[] = { env("TRACETOOL"), "info", "--format=json", NULL, NULL };
+	char pattern[256], snap[256];
+	struct child c;
+
+	snprintf(pattern, sizeof(pattern), "/tmp/rec_crash_%d_flmode_%%n.zst", (int)getpid());
+	snprintf(snap, sizeof(snap), "/tmp/rec_crash_%d_flmode_1.zst", (int)getpid());
+	unlink(snap);
+	crash_run(&segv, "plain", pattern, "REC_MODE=flight", &c);
+	cr_assert_str_eq(c.err, "", "stderr: %s", c.err);
+	assert_all_there(snap, "flight snapshot");
+	assert_check_names(snap, "SIGSEGV");
+	info[3] = snap;
+	run_child(info, NULL, 60000, &c);
+	cr_assert(strstr(c.out, "\"crash\":{\"signal\":\"SIGSEGV\""), "info: %s", c.out);
+	unlink(snap);
+}
