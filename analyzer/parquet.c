@@ -18,6 +18,7 @@
 #include "parquet.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +249,46 @@ static unsigned bit_width(uint32_t max)
 #define DBP_BLOCK 128
 #define DBP_MINI 32
 
+/* Packs the 32 values of d, each < 2^w, LSB first: 4 * w bytes. With w a
+ * constant (pack32's cases) the loop unrolls and every shift and store is
+ * known at compile time: a third of the generic loop's cost. */
+static inline __attribute__((always_inline)) void pack32_w(uint8_t *o, const uint64_t *d,
+							   unsigned w)
+{
+	uint64_t acc = 0;
+	unsigned bits = 0; /* in acc, < 64 */
+#if defined(__clang__)
+#pragma clang loop unroll(full)
+#else
+#pragma GCC unroll 32
+#endif
+	for (size_t j = 0; j < DBP_MINI; j++) {
+		uint64_t x = d[j];
+		acc |= x << bits;
+		if (bits + w >= 64) {
+			memcpy(o, &acc, 8); /* little-endian host */
+			o += 8;
+			acc = bits ? x >> (64 - bits) : 0;
+			bits = bits + w - 64;
+		} else {
+			bits += w;
+		}
+	}
+	memcpy(o, &acc, bits / 8); /* 32 * w bits: whole bytes */
+}
+
+static void pack32(uint8_t *o, const uint64_t *d, unsigned w)
+{
+#define PK(n) case n: pack32_w(o, d, n); break;
+#define PK8(n) PK(n + 1) PK(n + 2) PK(n + 3) PK(n + 4) PK(n + 5) PK(n + 6) PK(n + 7) PK(n + 8)
+	switch (w) {
+	PK8(0) PK8(8) PK8(16) PK8(24) PK8(32) PK8(40) PK8(48) PK8(56)
+	default: break;
+	}
+#undef PK8
+#undef PK
+}
+
 static void zigzag_varint(struct buf *b, int64_t v)
 {
 	buf_varint(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
@@ -296,25 +337,8 @@ static void delta_binary_packed(struct buf *b, const void *vals, bool is64, size
 			if (!w)
 				continue;
 			buf_reserve(b, (size_t)w * DBP_MINI / 8 + 16);
-			uint8_t *o = b->p + b->n;
-			uint64_t acc = 0;
-			unsigned bits = 0; /* in acc, < 64 */
-			const uint64_t *dm = d + m * DBP_MINI;
-			for (size_t j = 0; j < DBP_MINI; j++) {
-				uint64_t x = dm[j];
-				acc |= x << bits;
-				if (bits + w >= 64) {
-					memcpy(o, &acc, 8); /* little-endian host */
-					o += 8;
-					acc = bits ? x >> (64 - bits) : 0;
-					bits = bits + w - 64;
-				} else {
-					bits += w;
-				}
-			}
-			memcpy(o, &acc, bits / 8); /* 32 * w bits: whole bytes */
-			o += bits / 8;
-			b->n = (size_t)(o - b->p); /* 32 * w bits: whole bytes */
+			pack32(b->p + b->n, d + m * DBP_MINI, w);
+			b->n += (size_t)w * DBP_MINI / 8; /* 32 * w bits: whole bytes */
 		}
 	}
 }
@@ -331,13 +355,17 @@ struct col {
 	char *name;
 	enum tt_pq_type type;
 	bool nullable;
-	/* current page (encoded when it fills, while its values are in cache) */
+	uint8_t size;       /* bytes of a buffered value */
+	/* The page being filled (the caller's thread; encoded when it fills,
+	 * while its values are in cache): buffers of the page set w->fill. */
 	uint8_t *defs;      /* 1 present, 0 null (nullable only); one per row */
 	void *vals;         /* non-null values: int64_t, int32_t, uint8_t or uint32_t indices */
-	/* current row group: its data pages so far (headers and zstd bodies) */
+	size_t nr_vals;
+	/* Below: the encoder's (the encoding thread's with tt_pq_opts.encode_thread,
+	 * else the caller's). The current row group's data pages so far
+	 * (headers and zstd bodies), its statistics so far. */
 	struct buf pages;
 	int64_t pages_unc, pages_comp;
-	size_t nr_vals;
 	uint64_t nulls;
 	bool have_minmax;
 	int64_t min, max;
@@ -363,35 +391,77 @@ struct rg_meta {
 	int64_t rows, unc_size, comp_size, file_off;
 };
 
+/* A page of every column: filled by the caller's thread, then encoded. */
+struct page_set {
+	void **vals;     /* per column */
+	uint8_t **defs;  /* per column (nullable ones) */
+	uint32_t rows;   /* rows of the page (0: only the end of a row group) */
+	bool end_rg;     /* the row group ends with this page */
+};
+
+/* With an encoding thread: the caller fills one set while the thread
+ * encodes the one before (pages of two sets in flight at most). */
+#define PQ_SETS 2
+
+/*
+ * Threads (tt_pq_opts.encode_thread): the caller's thread fills the page
+ * set sets[fill] (cols[].vals/defs/nr_vals, cur, rg_rows, pg_rows,
+ * rg_bytes, total_rows) and hands it over under mu; the encoding thread
+ * takes the sets in order (sets[head]) and alone touches what follows
+ * "the encoder's" below and in struct col, until tt_pq_close() joins it.
+ * err is shared: set once by either thread (an atomic compare-exchange),
+ * read with an atomic load. Without the thread, the caller does it all.
+ */
 struct tt_pq {
-	FILE *f;
-	uint64_t off;
+	/* the caller's */
 	struct col *cols;
 	size_t nr_cols, cur;
 	uint64_t rg_rows, total_rows;
 	uint32_t pg_rows; /* rows in the current page */
 	size_t rg_bytes;
+	size_t row_bytes;    /* buffered bytes of a row without nulls */
+	uint64_t null_ok;    /* bit i: column i is nullable (i < 64) */
+	bool has_str;
 	struct tt_pq_opts o;
-	struct rg_meta *rgs;
-	size_t nr_rgs;
 	char **kv;
 	size_t nr_kv;
 	int err;
+	struct page_set sets[PQ_SETS];
+	unsigned fill;
+	/* the encoder's */
+	FILE *f;
+	uint64_t off;
+	uint64_t enc_rg_rows; /* rows encoded into the current row group */
+	struct rg_meta *rgs;
+	size_t nr_rgs;
 	ZSTD_CCtx *zc;
 	struct buf page, comp, hdr;
 	uint32_t *idx_tmp;
 	size_t idx_tmp_cap;
+	/* the hand-over (encode_thread) */
+	bool threaded, stop;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t work, done; /* a set queued; a set encoded */
+	unsigned head, queued;	   /* sets[head] is the oldest of queued */
 };
+
+static inline int get_err(const struct tt_pq *w)
+{
+	return __atomic_load_n(&w->err, __ATOMIC_RELAXED);
+}
 
 static void set_err(struct tt_pq *w, int e)
 {
-	if (!w->err)
-		w->err = e;
+	int zero = 0;
+
+	__atomic_compare_exchange_n(&w->err, &zero, e, false, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
 }
 
 static void put_file(struct tt_pq *w, const void *p, size_t n)
 {
-	if (w->err)
+	if (get_err(w))
 		return;
 	if (n && fwrite(p, 1, n, w->f) != n) {
 		set_err(w, errno ? -errno : -EIO);
@@ -399,6 +469,8 @@ static void put_file(struct tt_pq *w, const void *p, size_t n)
 	}
 	w->off += n;
 }
+
+static void *encoder_main(void *arg);
 
 struct tt_pq *tt_pq_create(const char *path, const struct tt_pq_col *cols, size_t nr_cols,
 			   const struct tt_pq_opts *opts)
@@ -428,20 +500,49 @@ struct tt_pq *tt_pq_create(const char *path, const struct tt_pq_col *cols, size_
 	w->cols = tt_xcalloc(nr_cols, sizeof(*w->cols));
 	w->nr_cols = nr_cols;
 	for (size_t i = 0; i < nr_cols; i++) {
-		w->cols[i].name = tt_xstrndup(cols[i].name, strlen(cols[i].name));
-		w->cols[i].type = cols[i].type;
-		w->cols[i].nullable = cols[i].nullable;
-		/* a page's values: never more than page_rows (encoded when full) */
-		size_t size = cols[i].type == TT_PQ_INT64 ? 8 : cols[i].type == TT_PQ_BOOL ? 1 : 4;
-		w->cols[i].vals = tt_xrealloc(NULL, page_cap * size);
-		if (cols[i].nullable)
-			w->cols[i].defs = tt_xrealloc(NULL, page_cap);
+		struct col *c = &w->cols[i];
+		c->name = tt_xstrndup(cols[i].name, strlen(cols[i].name));
+		c->type = cols[i].type;
+		c->nullable = cols[i].nullable;
+		c->size = cols[i].type == TT_PQ_INT64 ? 8 : cols[i].type == TT_PQ_BOOL ? 1 : 4;
+		w->row_bytes += c->size;
+		w->has_str |= c->type == TT_PQ_STRING;
+		if (c->nullable && i < 64)
+			w->null_ok |= (uint64_t)1 << i;
+	}
+	/* A string column's dictionary is the caller's: no thread then. */
+	w->threaded = w->o.encode_thread && !w->has_str;
+	/* a page's values: never more than page_rows (encoded when full) */
+	for (unsigned k = 0; k < (w->threaded ? PQ_SETS : 1); k++) {
+		struct page_set *ps = &w->sets[k];
+		ps->vals = tt_xcalloc(nr_cols, sizeof(*ps->vals));
+		ps->defs = tt_xcalloc(nr_cols, sizeof(*ps->defs));
+		for (size_t i = 0; i < nr_cols; i++) {
+			ps->vals[i] = tt_xrealloc(NULL, page_cap * w->cols[i].size);
+			if (cols[i].nullable)
+				ps->defs[i] = tt_xrealloc(NULL, page_cap);
+		}
+	}
+	for (size_t i = 0; i < nr_cols; i++) {
+		w->cols[i].vals = w->sets[0].vals[i];
+		w->cols[i].defs = w->sets[0].defs[i];
 	}
 	w->zc = ZSTD_createCCtx();
 	if (!w->zc)
 		tt_oom();
 	ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel, w->o.zstd_level);
 	put_file(w, "PAR1", 4);
+	if (w->threaded) {
+		pthread_mutex_init(&w->mu, NULL);
+		pthread_cond_init(&w->work, NULL);
+		pthread_cond_init(&w->done, NULL);
+		if (pthread_create(&w->thread, NULL, encoder_main, w) != 0) {
+			pthread_cond_destroy(&w->work);
+			pthread_cond_destroy(&w->done);
+			pthread_mutex_destroy(&w->mu);
+			w->threaded = false; /* encoded on the caller's thread, in sets[0] */
+		}
+	}
 	return w;
 }
 
@@ -457,7 +558,7 @@ void tt_pq_meta(struct tt_pq *w, const char *key, const char *value)
 static inline __attribute__((always_inline)) struct col *next_col(struct tt_pq *w,
 								   enum tt_pq_type type)
 {
-	if (w->err)
+	if (get_err(w))
 		return NULL;
 	if (w->cur >= w->nr_cols || w->cols[w->cur].type != type) {
 		set_err(w, -EINVAL);
@@ -570,15 +671,14 @@ void tt_pq_str(struct tt_pq *w, const char *s, size_t len)
 
 void tt_pq_null(struct tt_pq *w)
 {
-	if (w->err)
+	if (get_err(w))
 		return;
 	if (w->cur >= w->nr_cols || !w->cols[w->cur].nullable) {
 		set_err(w, -EINVAL);
 		return;
 	}
 	struct col *c = &w->cols[w->cur++];
-	c->defs[w->pg_rows] = 0;
-	c->nulls++;
+	c->defs[w->pg_rows] = 0; /* counted in c->nulls by encode_page */
 	w->rg_bytes++;
 }
 
@@ -721,15 +821,13 @@ static void page_minmax(struct col *c, const void *vals, size_t nv)
 	minmax(c, mx);
 }
 
-/* Encodes the current page of c (its first nr rows) into c->pages. A
- * string page's bit width is that of the dictionary so far: every index of
- * the page fits, and each data page states its own width. */
-static void encode_page(struct tt_pq *w, struct col *c, uint32_t nr)
+/* Encodes a page of c (nr rows: definition levels defs, non-null values
+ * vals) into c->pages. A string page's bit width is that of the dictionary
+ * so far: every index of the page fits, and each data page states its own
+ * width. */
+static void encode_page(struct tt_pq *w, struct col *c, const void *vals, const uint8_t *defs,
+			uint32_t nr)
 {
-	/* No value stored (every row null): an empty array to offset by 0, as
-	 * NULL + 0 is undefined. */
-	static const uint64_t no_vals[1];
-	const void *vals = c->vals ? c->vals : (const void *)no_vals;
 	size_t nv = nr;
 	w->page.n = 0;
 	if (c->nullable) {
@@ -739,9 +837,10 @@ static void encode_page(struct tt_pq *w, struct col *c, uint32_t nr)
 		}
 		nv = 0;
 		for (uint32_t i = 0; i < nr; i++) {
-			w->idx_tmp[i] = c->defs[i];
-			nv += c->defs[i];
+			w->idx_tmp[i] = defs[i];
+			nv += defs[i];
 		}
+		c->nulls += nr - nv;
 		size_t at = w->page.n;
 		buf_le32(&w->page, 0);
 		rle_hybrid(&w->page, w->idx_tmp, nr, 1);
@@ -778,18 +877,9 @@ static void encode_page(struct tt_pq *w, struct col *c, uint32_t nr)
 		break;
 	}
 	}
-	c->nr_vals = 0;
 	write_page(w, &c->pages_unc, &c->pages_comp, &c->pages, PAGE_DATA, nr, enc);
 }
 
-static void encode_pages(struct tt_pq *w)
-{
-	if (!w->pg_rows || w->err)
-		return;
-	for (size_t i = 0; i < w->nr_cols; i++)
-		encode_page(w, &w->cols[i], w->pg_rows);
-	w->pg_rows = 0;
-}
 
 /* Writes c's chunk: its dictionary page (strings), then its data pages. */
 static void write_chunk(struct tt_pq *w, struct col *c, uint64_t rows)
@@ -818,23 +908,22 @@ static void write_chunk(struct tt_pq *w, struct col *c, uint64_t rows)
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	       "PLAIN integers are written from memory: little-endian hosts only");
 
-static void flush_row_group(struct tt_pq *w)
+/* Writes the row group encoded so far (enc_rg_rows rows): every column's
+ * chunk, then resets the chunks' statistics and (strings, no thread) the
+ * dictionaries. */
+static void write_row_group(struct tt_pq *w)
 {
-	if (!w->rg_rows || w->err)
-		return;
-	encode_pages(w);
-	if (w->err)
-		return;
-	struct rg_meta rg = { .rows = (int64_t)w->rg_rows, .file_off = (int64_t)w->off };
+	struct rg_meta rg = { .rows = (int64_t)w->enc_rg_rows, .file_off = (int64_t)w->off };
 	for (size_t i = 0; i < w->nr_cols; i++) {
 		struct col *c = &w->cols[i];
-		write_chunk(w, c, w->rg_rows);
+		write_chunk(w, c, w->enc_rg_rows);
 		struct chunk_meta *m = &c->chunks[c->nr_chunks - 1];
 		rg.unc_size += m->unc_size;
 		rg.comp_size += m->comp_size;
-		c->nr_vals = 0;
 		c->nulls = 0;
 		c->have_minmax = false;
+		if (c->type != TT_PQ_STRING)
+			continue;
 		c->dict.n = 0;
 		c->nr_entries = 0;
 		for (size_t k = 0; k < c->nr_slots; k++)
@@ -842,65 +931,136 @@ static void flush_row_group(struct tt_pq *w)
 	}
 	w->rgs = tt_xrealloc(w->rgs, (w->nr_rgs + 1) * sizeof(*w->rgs));
 	w->rgs[w->nr_rgs++] = rg;
-	w->rg_rows = 0;
-	w->rg_bytes = 0;
+	w->enc_rg_rows = 0;
+}
+
+/* The encoder's part of a page set: its pages, then its row group if it
+ * ends there. */
+static void encode_set(struct tt_pq *w, const struct page_set *ps)
+{
+	if (get_err(w))
+		return;
+	if (ps->rows) {
+		for (size_t i = 0; i < w->nr_cols; i++)
+			encode_page(w, &w->cols[i], ps->vals[i], ps->defs[i], ps->rows);
+		w->enc_rg_rows += ps->rows;
+	}
+	if (ps->end_rg && w->enc_rg_rows && !get_err(w))
+		write_row_group(w);
+}
+
+/* The encoding thread: the queued sets, oldest first, until told to stop
+ * with none left. */
+static void *encoder_main(void *arg)
+{
+	struct tt_pq *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->queued && !w->stop)
+			pthread_cond_wait(&w->work, &w->mu);
+		if (!w->queued)
+			break;
+		const struct page_set *ps = &w->sets[w->head];
+		pthread_mutex_unlock(&w->mu);
+		encode_set(w, ps);
+		pthread_mutex_lock(&w->mu);
+		w->head = (w->head + 1) % PQ_SETS;
+		w->queued--;
+		pthread_cond_signal(&w->done);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* Hands the current page (and, with end_rg, the end of the row group) to
+ * the encoder: encoded here, or queued for the encoding thread, which is
+ * then given the next free set to fill. */
+static void submit(struct tt_pq *w, bool end_rg)
+{
+	struct page_set *ps = &w->sets[w->fill];
+
+	ps->rows = w->pg_rows;
+	ps->end_rg = end_rg;
+	if (!w->threaded) {
+		encode_set(w, ps);
+	} else if (!get_err(w)) {
+		pthread_mutex_lock(&w->mu);
+		w->queued++;
+		pthread_cond_signal(&w->work);
+		w->fill = (w->fill + 1) % PQ_SETS;
+		while (w->queued == PQ_SETS)
+			pthread_cond_wait(&w->done, &w->mu);
+		pthread_mutex_unlock(&w->mu);
+		for (size_t i = 0; i < w->nr_cols; i++) {
+			w->cols[i].vals = w->sets[w->fill].vals[i];
+			w->cols[i].defs = w->sets[w->fill].defs[i];
+		}
+	}
+	for (size_t i = 0; i < w->nr_cols; i++)
+		w->cols[i].nr_vals = 0;
+	w->pg_rows = 0;
+	if (end_rg) {
+		w->rg_rows = 0;
+		w->rg_bytes = 0;
+	}
 }
 
 int tt_pq_row_end(struct tt_pq *w)
 {
-	if (w->err)
-		return w->err;
+	int err = get_err(w);
+	if (err)
+		return err;
 	if (w->cur != w->nr_cols) {
 		set_err(w, -EINVAL);
-		return w->err;
+		return get_err(w);
 	}
 	w->cur = 0;
 	w->rg_rows++;
 	w->total_rows++;
-	if (++w->pg_rows >= w->o.page_rows)
-		encode_pages(w);
-	if (w->rg_rows >= w->o.row_group_rows || w->rg_bytes >= w->o.row_group_bytes)
-		flush_row_group(w);
-	return w->err;
+	w->pg_rows++;
+	bool end_rg = w->rg_rows >= w->o.row_group_rows || w->rg_bytes >= w->o.row_group_bytes;
+	if (w->pg_rows >= w->o.page_rows || end_rg)
+		submit(w, end_rg);
+	return get_err(w);
 }
 
 int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls)
 {
-	if (w->err)
-		return w->err;
-	if (w->cur != 0 || w->nr_cols > 64) {
+	int err = get_err(w);
+	if (err)
+		return err;
+	if (w->nr_cols < 64)
+		nulls &= ((uint64_t)1 << w->nr_cols) - 1;
+	if (w->cur != 0 || w->nr_cols > 64 || w->has_str || (nulls & ~w->null_ok)) {
 		set_err(w, -EINVAL);
-		return w->err;
+		return get_err(w);
 	}
+	size_t bytes = w->row_bytes;
+	uint32_t row = w->pg_rows;
 	for (size_t i = 0; i < w->nr_cols; i++) {
 		struct col *c = &w->cols[i];
-		bool null = nulls >> i & 1;
-		if (c->type == TT_PQ_STRING || (null && !c->nullable)) {
-			set_err(w, -EINVAL);
-			return w->err;
-		}
-		if (c->nullable)
-			c->defs[w->pg_rows] = !null;
-		if (null) {
-			c->nulls++;
-			w->rg_bytes++;
-			continue;
+		if (c->nullable) {
+			bool null = nulls >> i & 1;
+			c->defs[row] = !null;
+			if (null) {
+				bytes -= c->size - 1u; /* a null is one byte */
+				continue;
+			}
 		}
 		switch (c->type) {
 		case TT_PQ_INT64:
 			((int64_t *)c->vals)[c->nr_vals++] = v[i];
-			w->rg_bytes += 8;
 			break;
 		case TT_PQ_INT32:
 			((int32_t *)c->vals)[c->nr_vals++] = (int32_t)v[i];
-			w->rg_bytes += 4;
 			break;
 		default: /* TT_PQ_BOOL */
 			((uint8_t *)c->vals)[c->nr_vals++] = v[i] != 0;
-			w->rg_bytes += 1;
 			break;
 		}
 	}
+	w->rg_bytes += bytes;
 	w->cur = w->nr_cols;
 	return tt_pq_row_end(w);
 }
@@ -1039,12 +1199,23 @@ int tt_pq_close(struct tt_pq *w, uint64_t *bytes_out)
 {
 	if (w->cur != 0)
 		set_err(w, -EINVAL);
-	flush_row_group(w);
-	if (!w->err)
+	if (w->rg_rows)
+		submit(w, true);
+	if (w->threaded) {
+		pthread_mutex_lock(&w->mu);
+		w->stop = true;
+		pthread_cond_signal(&w->work);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(w->thread, NULL);
+		pthread_cond_destroy(&w->work);
+		pthread_cond_destroy(&w->done);
+		pthread_mutex_destroy(&w->mu);
+	}
+	if (!get_err(w))
 		write_footer(w);
 	if (fclose(w->f) != 0)
 		set_err(w, errno ? -errno : -EIO);
-	int err = w->err;
+	int err = get_err(w);
 	if (bytes_out)
 		*bytes_out = w->off;
 	for (size_t i = 0; i < w->nr_cols; i++) {
@@ -1055,12 +1226,18 @@ int tt_pq_close(struct tt_pq *w, uint64_t *bytes_out)
 		}
 		free(c->chunks);
 		free(c->name);
-		free(c->defs);
-		free(c->vals);
 		free(c->pages.p);
 		free(c->dict.p);
 		free(c->slots);
 		free(c->entry_off);
+	}
+	for (unsigned k = 0; k < PQ_SETS; k++) {
+		for (size_t i = 0; w->sets[k].vals && i < w->nr_cols; i++) {
+			free(w->sets[k].vals[i]);
+			free(w->sets[k].defs[i]);
+		}
+		free(w->sets[k].vals);
+		free(w->sets[k].defs);
 	}
 	for (size_t i = 0; i < 2 * w->nr_kv; i++)
 		free(w->kv[i]);

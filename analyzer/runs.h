@@ -74,14 +74,18 @@ static inline int64_t tt_run_rel_ns(const struct tt_run *r, uint64_t ticks)
 	ns = tt_run_ns_of(r, ticks - r->clock.start_ticks);
 	return ns > INT64_MAX ? INT64_MAX : (int64_t)ns;
 }
-static inline uint64_t tt_run_unix_ns(const struct tt_run *r, uint64_t ticks)
+/* The wall clock of a time since the start (tt_run_rel_ns()'s), so that a
+ * caller that has both converts once. */
+static inline uint64_t tt_run_unix_of_rel(const struct tt_run *r, int64_t rel)
 {
-	int64_t rel = tt_run_rel_ns(r, ticks);
-
 	if (rel < 0) /* before the start; 0 rather than before 1970 (damaged clocks) */
 		return (uint64_t)0 - (uint64_t)rel > r->start_unix_ns
 			? 0 : r->start_unix_ns - ((uint64_t)0 - (uint64_t)rel);
 	return r->start_unix_ns + (uint64_t)rel; /* wraps only on a damaged file */
+}
+static inline uint64_t tt_run_unix_ns(const struct tt_run *r, uint64_t ticks)
+{
+	return tt_run_unix_of_rel(r, tt_run_rel_ns(r, ticks));
 }
 /* ns of a tick count (a duration); exact, with no division when a tick
  * is a nanosecond (the monotonic clock). */
