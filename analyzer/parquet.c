@@ -249,11 +249,11 @@ static unsigned bit_width(uint32_t max)
 #define DBP_BLOCK 128
 #define DBP_MINI 32
 
-/* Packs the 32 values of d, each < 2^w, LSB first: 4 * w bytes. With w a
+/* Packs the 32 values of d less sub, each then < 2^w, LSB first: 4 * w bytes. With w a
  * constant (pack32's cases) the loop unrolls and every shift and store is
  * known at compile time: a third of the generic loop's cost. */
 static inline __attribute__((always_inline)) void pack32_w(uint8_t *o, const uint64_t *d,
-							   unsigned w)
+							   unsigned w, uint64_t sub)
 {
 	uint64_t acc = 0;
 	unsigned bits = 0; /* in acc, < 64 */
@@ -263,7 +263,7 @@ static inline __attribute__((always_inline)) void pack32_w(uint8_t *o, const uin
 #pragma GCC unroll 32
 #endif
 	for (size_t j = 0; j < DBP_MINI; j++) {
-		uint64_t x = d[j];
+		uint64_t x = d[j] - sub;
 		acc |= x << bits;
 		if (bits + w >= 64) {
 			memcpy(o, &acc, 8); /* little-endian host */
@@ -277,9 +277,9 @@ static inline __attribute__((always_inline)) void pack32_w(uint8_t *o, const uin
 	memcpy(o, &acc, bits / 8); /* 32 * w bits: whole bytes */
 }
 
-static void pack32(uint8_t *o, const uint64_t *d, unsigned w)
+static void pack32(uint8_t *o, const uint64_t *d, unsigned w, uint64_t sub)
 {
-#define PK(n) case n: pack32_w(o, d, n); break;
+#define PK(n) case n: pack32_w(o, d, n, sub); break;
 #define PK8(n) PK(n + 1) PK(n + 2) PK(n + 3) PK(n + 4) PK(n + 5) PK(n + 6) PK(n + 7) PK(n + 8)
 	switch (w) {
 	PK8(0) PK8(8) PK8(16) PK8(24) PK8(32) PK8(40) PK8(48) PK8(56)
@@ -302,42 +302,58 @@ static void delta_binary_packed(struct buf *b, const void *vals, bool is64, size
 	buf_varint(b, DBP_BLOCK / DBP_MINI);
 	buf_varint(b, n);
 	zigzag_varint(b, !n ? 0 : is64 ? v64[0] : v32[0]);
+	/* One pass per block takes the differences and each miniblock's
+	 * smallest and largest (its bit width is that of largest - the block's
+	 * smallest, the OR of the reduced deltas' top bit); the packer subtracts
+	 * the block's smallest as it packs. */
 	uint64_t d[DBP_BLOCK];
 	for (size_t i = 1; i < n; i += DBP_BLOCK) {
 		size_t k = n - i < DBP_BLOCK ? n - i : DBP_BLOCK;
-		int64_t min = INT64_MAX;
-		/* wrapping differences, as int32 for INT32 columns */
-		if (is64)
-			for (size_t j = 0; j < k; j++)
-				d[j] = (uint64_t)v64[i + j] - (uint64_t)v64[i + j - 1];
-		else
-			for (size_t j = 0; j < k; j++)
-				d[j] = (uint64_t)(int64_t)(int32_t)((uint32_t)v32[i + j] -
-								    (uint32_t)v32[i + j - 1]);
-		for (size_t j = 0; j < k; j++)
-			if ((int64_t)d[j] < min)
-				min = (int64_t)d[j];
+		size_t nmini = (k + DBP_MINI - 1) / DBP_MINI;
+		int64_t lo[DBP_BLOCK / DBP_MINI], hi[DBP_BLOCK / DBP_MINI];
+		for (size_t m = 0; m < nmini; m++) {
+			size_t j0 = m * DBP_MINI, j1 = j0 + DBP_MINI < k ? j0 + DBP_MINI : k;
+			int64_t l = INT64_MAX, h = INT64_MIN;
+			/* wrapping differences, as int32 for INT32 columns */
+			if (is64) {
+				for (size_t j = j0; j < j1; j++) {
+					int64_t x = (int64_t)((uint64_t)v64[i + j] -
+							      (uint64_t)v64[i + j - 1]);
+					d[j] = (uint64_t)x;
+					l = x < l ? x : l;
+					h = x > h ? x : h;
+				}
+			} else {
+				for (size_t j = j0; j < j1; j++) {
+					int64_t x = (int32_t)((uint32_t)v32[i + j] -
+							      (uint32_t)v32[i + j - 1]);
+					d[j] = (uint64_t)x;
+					l = x < l ? x : l;
+					h = x > h ? x : h;
+				}
+			}
+			lo[m] = l;
+			hi[m] = h;
+		}
+		int64_t min = lo[0];
+		for (size_t m = 1; m < nmini; m++)
+			min = lo[m] < min ? lo[m] : min;
+		for (size_t j = k; j < nmini * DBP_MINI; j++)
+			d[j] = (uint64_t)min; /* padding of the last miniblock: 0 once reduced */
+		/* min, 4 widths, at most 4 miniblocks of 64-bit values */
+		buf_reserve(b, 10 + DBP_BLOCK / DBP_MINI + DBP_BLOCK * 8 + 16);
 		zigzag_varint(b, min);
 		unsigned widths[DBP_BLOCK / DBP_MINI];
-		size_t nmini = (k + DBP_MINI - 1) / DBP_MINI;
 		for (size_t m = 0; m < DBP_BLOCK / DBP_MINI; m++) {
-			uint64_t or = 0;
-			for (size_t j = m * DBP_MINI; j < (m + 1) * DBP_MINI && j < k; j++) {
-				d[j] -= (uint64_t)min;
-				or |= d[j];
-			}
-			unsigned w = or ? 64 - (unsigned)__builtin_clzll(or) : 0;
-			widths[m] = m < nmini ? w : 0;
-			buf_u8(b, (uint8_t)widths[m]);
+			uint64_t top = m < nmini ? (uint64_t)hi[m] - (uint64_t)min : 0;
+			widths[m] = top ? 64 - (unsigned)__builtin_clzll(top) : 0;
+			b->p[b->n++] = (uint8_t)widths[m];
 		}
-		for (size_t j = k; j < nmini * DBP_MINI; j++)
-			d[j] = 0; /* padding of the last miniblock */
 		for (size_t m = 0; m < nmini; m++) {
 			unsigned w = widths[m];
 			if (!w)
 				continue;
-			buf_reserve(b, (size_t)w * DBP_MINI / 8 + 16);
-			pack32(b->p + b->n, d + m * DBP_MINI, w);
+			pack32(b->p + b->n, d + m * DBP_MINI, w, (uint64_t)min);
 			b->n += (size_t)w * DBP_MINI / 8; /* 32 * w bits: whole bytes */
 		}
 	}
