@@ -89,8 +89,11 @@ int tt_pq_row_end(struct tt_pq *w);
  * A whole row of a table with no string column, in one call: column i
  * takes v[i] (converted to its type; a BOOLEAN is v[i] != 0), or null when
  * bit i of nulls is set (nullable columns only; at most 64 columns). Then
- * ends the row as tt_pq_row_end, with the same result. Equal to the
- * per-value calls, at a fraction of their cost.
+ * ends the row as tt_pq_row_end. The row may wait in a small stage (up to
+ * 128 rows) before it reaches its columns, so a write error may be
+ * returned a few rows later (at the latest by tt_pq_close); a misuse is
+ * refused at once (-EINVAL). Equal to the per-value calls, byte for byte,
+ * at a fraction of their cost; the two may be mixed.
  */
 int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls);
 
