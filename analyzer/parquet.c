@@ -876,23 +876,26 @@ static void page_minmax(struct col *c, const void *vals, size_t nv)
 	if (c->type == TT_PQ_INT64) {
 		/* four lanes: four times fewer compare-and-move chains */
 		const int64_t *v = vals;
-		int64_t l[4] = { v[0], v[0], v[0], v[0] }, h[4] = { v[0], v[0], v[0], v[0] };
+		int64_t l0 = v[0], l1 = v[0], l2 = v[0], l3 = v[0]; /* in registers */
+		int64_t h0 = v[0], h1 = v[0], h2 = v[0], h3 = v[0];
 		size_t i = 0;
+#define MM(l, h, x) (l = (x) < l ? (x) : l, h = (x) > h ? (x) : h)
 		for (; i + 4 <= nv; i += 4) {
-			for (unsigned k = 0; k < 4; k++) {
-				l[k] = v[i + k] < l[k] ? v[i + k] : l[k];
-				h[k] = v[i + k] > h[k] ? v[i + k] : h[k];
-			}
+			MM(l0, h0, v[i]);
+			MM(l1, h1, v[i + 1]);
+			MM(l2, h2, v[i + 2]);
+			MM(l3, h3, v[i + 3]);
 		}
-		for (; i < nv; i++) {
-			l[0] = v[i] < l[0] ? v[i] : l[0];
-			h[0] = v[i] > h[0] ? v[i] : h[0];
-		}
-		mn = l[0], mx = h[0];
-		for (unsigned k = 1; k < 4; k++) {
-			mn = l[k] < mn ? l[k] : mn;
-			mx = h[k] > mx ? h[k] : mx;
-		}
+		for (; i < nv; i++)
+			MM(l0, h0, v[i]);
+		MM(l0, h0, l1);
+		MM(l0, h0, h1);
+		MM(l2, h2, l3);
+		MM(l2, h2, h3);
+		MM(l0, h0, l2);
+		MM(l0, h0, h2);
+#undef MM
+		mn = l0, mx = h0;
 	} else if (c->type == TT_PQ_INT32) {
 		const int32_t *v = vals;
 		int32_t a = v[0], b = v[0];
