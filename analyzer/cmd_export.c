@@ -65,8 +65,10 @@ static int tbl_open(struct tbl *t, const char *dir, const char *name, bool csv,
 		return 0;
 	}
 	/* The activations' pages are encoded on a second thread while the walk
-	 * fills the next (parquet.h; the other tables have strings: ignored). */
-	struct tt_pq_opts o = { .encode_thread = tt_trace_walkers() > 1 };
+	 * fills the next (parquet.h; the other tables have strings: ignored).
+	 * zstd's fast level -1: a quarter less compression time than level 1
+	 * for 0.5 % more bytes (the times are mostly noise to zstd). */
+	struct tt_pq_opts o = { .encode_thread = tt_trace_walkers() > 1, .zstd_level = -1 };
 	t->pq = tt_pq_create(t->path, cols, nr_cols, &o);
 	if (!t->pq)
 		return -errno;
