@@ -23,9 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
-#if defined(__x86_64__)
-#include <immintrin.h> /* _mm_stream_si64/_si32, _mm_sfence (SSE2) */
-#endif
 
 #include "xalloc.h"
 
@@ -300,9 +297,9 @@ static unsigned bit_width(uint32_t max)
 #define DBP_BLOCK 128
 #define DBP_MINI 32
 
-/* Packs the 32 values of d less sub, each then < 2^w, LSB first: 4 * w bytes. With w a
- * constant (pack32's cases) the loop unrolls and every shift and store is
- * known at compile time: a third of the generic loop's cost. */
+/* Packs the 32 values of d less sub, each then < 2^w, LSB first: 4 * w
+ * bytes. With w a constant (pack32's cases) the loop unrolls and every
+ * shift, test and store is known at compile time. */
 static inline __attribute__((always_inline)) void pack32_w(uint8_t *o, const uint64_t *d,
 							   unsigned w, uint64_t sub)
 {
@@ -470,9 +467,11 @@ struct page_set {
  * encodes the one before (pages of two sets in flight at most). */
 #define PQ_SETS 2
 
-/* tt_pq_int_row() rows wait in a small row-major stage (in L1: 128 rows of
- * at most 64 columns of 8 bytes) and go to the columns a column at a time,
- * in tight loops: a third of the cost of 11 scattered stores per row. */
+/* tt_pq_int_row() rows wait in a small row-major stage (128 rows of at most
+ * 64 columns of 8 bytes) and go to the columns a column at a time, in
+ * tight loops, rather than as a store into every column per row. The
+ * stores themselves stay the walk's main cost here: a page's lines were
+ * last read by the encoding thread (streaming stores did not help). */
 #define PQ_STAGE 128
 
 /*
@@ -1130,27 +1129,14 @@ static void stage_column(struct tt_pq *w, size_t i, unsigned r, unsigned k, uint
 		switch (c->type) {
 		case TT_PQ_INT64: {
 			int64_t *d = (int64_t *)c->vals + n;
-#if defined(__x86_64__)
-			/* Streaming stores: the page's lines were last in the encoding
-			 * thread's cache (or nowhere); fetching each to overwrite it was
-			 * half of this function. Lines are written whole, in order. */
-			for (unsigned j = 0; j < k; j++)
-				_mm_stream_si64((long long *)&d[j], src[j * nc]);
-#else
 			for (unsigned j = 0; j < k; j++)
 				d[j] = src[j * nc];
-#endif
 			break;
 		}
 		case TT_PQ_INT32: {
 			int32_t *d = (int32_t *)c->vals + n;
-#if defined(__x86_64__)
-			for (unsigned j = 0; j < k; j++)
-				_mm_stream_si32(&d[j], (int32_t)src[j * nc]);
-#else
 			for (unsigned j = 0; j < k; j++)
 				d[j] = (int32_t)src[j * nc];
-#endif
 			break;
 		}
 		default: { /* TT_PQ_BOOL */
@@ -1224,12 +1210,8 @@ static void flush_stage(struct tt_pq *w)
 		r += k;
 		bool end_rg = w->rg_rows >= w->o.row_group_rows ||
 			      w->rg_bytes >= w->o.row_group_bytes;
-		if (w->pg_rows >= w->o.page_rows || end_rg) {
-#if defined(__x86_64__)
-			_mm_sfence(); /* the streaming stores, before the page is read */
-#endif
+		if (w->pg_rows >= w->o.page_rows || end_rg)
 			submit(w, end_rg);
-		}
 	}
 }
 
