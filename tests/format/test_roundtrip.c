@@ -399,3 +399,94 @@ Test(format, blocked_and_probe_cost_round_trip)
 	cr_assert_eq(recfmt_decode_probe_cost(&rec, &pc, &err), RECFMT_CORRUPT);
 	recfmt_buf_fini(&buf);
 }
+
+/* FORMAT.md §3.6 written out the slow, obvious way: the reference for the encoder. */
+static uint8_t *ref_leb128(uint8_t *p, uint64_t v)
+{
+	do {
+		*p++ = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	return p;
+}
+
+static size_t ref_events_payload(uint8_t *out, uint32_t thread, uint64_t base,
+				 const struct recfmt_event *ev, size_t nr)
+{
+	uint8_t *p = out + 24, *ids_end;
+	uint64_t prev = base;
+
+	for (size_t i = 0; i < nr; i++)
+		p = ref_leb128(p, ev[i].code);
+	ids_end = p;
+	for (size_t i = 0; i < nr; i++) {
+		int64_t d = (int64_t)(ev[i].ticks - prev);
+
+		p = ref_leb128(p, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+		prev = ev[i].ticks;
+	}
+	memset(out, 0, 24);
+	recfmt_store_u32le(out, thread);
+	recfmt_store_u32le(out + 4, (uint32_t)nr);
+	recfmt_store_u64le(out + 8, base);
+	recfmt_store_u32le(out + 16, (uint32_t)(ids_end - out - 24));
+	return (size_t)(p - out);
+}
+
+/*
+ * The encoder's four-at-a-time path (one-byte ids and deltas) and its
+ * general path give FORMAT.md's bytes exactly, whatever mix of small and
+ * large values lands in a group of four and however the appends split the
+ * events (lengths that are not multiples of four, one event at a time).
+ */
+Test(format, events_block_bytes_match_the_format_for_every_split)
+{
+	enum { NR = 4099 };
+	static struct recfmt_event ev[NR];
+	static uint8_t want[24 + NR * 15];
+	static const size_t splits[][6] = {
+		{ NR }, { 1, 2, 3, 5, 7, NR }, { 4, 4, 3, 1, 4096 - 12, NR }, { 3, NR },
+	};
+	uint64_t t = 1u << 20;
+	uint32_t seed = 777;
+
+	for (size_t i = 0; i < NR; i++) {
+		seed = seed * 1103515245u + 12345u;
+		/* Mostly one-byte values, as in a tight loop; one in eight is not. */
+		switch ((seed >> 24) & 7) {
+		case 0: t += 64 + seed % 100000; break;	  /* a delta of 2+ bytes */
+		case 1: t -= 1 + seed % 30; break;	  /* backwards: odd zigzag */
+		default: t += seed % 63; break;		  /* a one-byte delta */
+		}
+		ev[i].ticks = t;
+		ev[i].code = (seed >> 8) % 16 == 0 ? RECFMT_CODE(1000 + i, i & 1)
+						   : RECFMT_CODE(1 + (seed >> 12) % 40, i & 1);
+		ev[i].aux = 0;
+	}
+	for (size_t k = 0; k < sizeof(splits) / sizeof(splits[0]); k++) {
+		struct recfmt_buf buf, scratch;
+		struct recfmt_events_encoder enc;
+		size_t done = 0, want_bytes = ref_events_payload(want, 9, ev[0].ticks, ev, NR);
+
+		recfmt_buf_init(&buf);
+		recfmt_buf_init(&scratch);
+		cr_assert_eq(recfmt_encode_frame(&buf, 0), 0);
+		cr_assert_eq(recfmt_events_begin(&enc, &buf, &scratch, 9, ev[0].ticks), 0);
+		for (size_t j = 0; j < 6 && done < NR; j++) {
+			size_t n = splits[k][j] < NR - done ? splits[k][j] : NR - done;
+
+			cr_assert_eq(recfmt_events_append(&enc, ev + done, n), 0);
+			done += n;
+		}
+		cr_assert_eq(done, NR);
+		cr_assert_eq(recfmt_events_finish(&enc), 0);
+		/* After the 16-byte FRAME record: the EVENTS header, then the payload. */
+		cr_assert_eq(buf.len, 16 + 8 + want_bytes, "split %zu: %zu bytes, want %zu", k,
+			     buf.len, 16 + 8 + want_bytes);
+		cr_assert_eq(buf.data[16], RECFMT_EVENTS);
+		cr_assert_eq(recfmt_load_u32le(buf.data + 20), want_bytes);
+		cr_assert_eq(memcmp(buf.data + 24, want, want_bytes), 0, "split %zu differs", k);
+		recfmt_buf_fini(&buf);
+		recfmt_buf_fini(&scratch);
+	}
+}
