@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <zstd.h>
+
 #include "recfmt.h"
 
 #define NR_EVENTS 100000
@@ -489,4 +491,78 @@ Test(format, events_block_bytes_match_the_format_for_every_split)
 		recfmt_buf_fini(&buf);
 		recfmt_buf_fini(&scratch);
 	}
+}
+
+/* Compresses buf as one frame and checks that zstd gives back exactly its bytes. */
+static void assert_frame_round_trips(struct recfmt_compressor *c, const struct recfmt_buf *buf)
+{
+	struct recfmt_buf out;
+	uint8_t *back = malloc(buf->len + 1);
+	size_t n;
+
+	recfmt_buf_init(&out);
+	cr_assert(back);
+	cr_assert_eq(recfmt_compress_frame(c, buf, &out), 0);
+	n = ZSTD_decompress(back, buf->len + 1, out.data, out.len);
+	cr_assert(!ZSTD_isError(n), "%s", ZSTD_getErrorName(n));
+	cr_assert_eq(n, buf->len);
+	cr_assert_eq(memcmp(back, buf->data, n), 0);
+	cr_assert_eq(ZSTD_getFrameContentSize(out.data, out.len), buf->len);
+	free(back);
+	recfmt_buf_fini(&out);
+}
+
+/*
+ * The compressor's own sequences (compress.c: deltas columns as literals,
+ * a matcher elsewhere) give back the frame's exact bytes: EVENTS blocks
+ * whose columns straddle zstd's 128 KiB blocks, periodic ids (long
+ * overlapping matches), random ids, tiny blocks, and records that lie
+ * about their sizes (the compressor must not trust them).
+ */
+Test(format, frames_compress_to_their_exact_bytes)
+{
+	enum { NR = 300000 };
+	struct recfmt_event *ev = calloc(NR, sizeof(*ev));
+	struct recfmt_compressor *c = recfmt_compressor_create(1);
+	struct recfmt_buf buf, scratch;
+	struct recfmt_events_encoder enc;
+	uint64_t t = 5;
+	uint32_t seed = 99;
+	size_t first;
+
+	cr_assert(ev && c);
+	recfmt_buf_init(&buf);
+	recfmt_buf_init(&scratch);
+	for (size_t i = 0; i < NR; i++) {
+		seed = seed * 1103515245u + 12345u;
+		t += 24 + (seed >> 30) * 25;
+		ev[i].ticks = t;
+		/* A tight loop for the first half, then random sites. */
+		ev[i].code = i < NR / 2 ? RECFMT_CODE(1, i & 1) : RECFMT_CODE(1 + (seed >> 8) % 500, i & 1);
+	}
+	cr_assert_eq(recfmt_encode_frame(&buf, 0), 0);
+	cr_assert_eq(recfmt_encode_site(&buf, 1, 2, "f", "f.c"), 0);
+	first = buf.len;
+	for (size_t at = 0, n = 1; at < NR; at += n, n = n * 7 + 3) {
+		if (n > NR - at)
+			n = NR - at;
+		cr_assert_eq(recfmt_events_begin(&enc, &buf, &scratch, 1, ev[at].ticks), 0);
+		cr_assert_eq(recfmt_events_append(&enc, ev + at, n), 0);
+		cr_assert_eq(recfmt_events_finish(&enc), 0);
+	}
+	cr_assert_gt(buf.len, 3u << 17);
+	assert_frame_round_trips(c, &buf);
+	/* The same bytes with an EVENTS header claiming more ids than it holds, then a cut record. */
+	cr_assert_eq(buf.data[first], RECFMT_EVENTS);
+	recfmt_store_u32le(buf.data + first + 8 + 16, 0xfffffff0u);
+	buf.data[buf.len / 2] = RECFMT_EVENTS;
+	assert_frame_round_trips(c, &buf);
+	buf.len = 100;
+	assert_frame_round_trips(c, &buf);
+	buf.len = 0;
+	assert_frame_round_trips(c, &buf);
+	recfmt_compressor_destroy(c);
+	recfmt_buf_fini(&buf);
+	recfmt_buf_fini(&scratch);
+	free(ev);
 }
