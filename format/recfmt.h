@@ -389,12 +389,12 @@ int recfmt_encode_counters(struct recfmt_buf *buf, uint32_t thread, uint32_t nr_
 /*
  * EVENTS block encoder (FORMAT.md §3.6). begin, then any number of append
  * calls with consecutive events of one thread, then finish. The ids column
- * is built in `scratch` and copied behind the deltas' record header at
- * finish. A block with zero events is discarded by finish.
+ * is built in place in `buf`, the deltas column in `scratch`, copied behind
+ * the ids at finish. A block with zero events is discarded by finish.
  */
 struct recfmt_events_encoder {
 	struct recfmt_buf *buf;
-	struct recfmt_buf *scratch; /* ids column */
+	struct recfmt_buf *scratch; /* deltas column */
 	size_t record_start;	    /* offset of the record header in buf */
 	uint64_t prev_ticks;
 	uint32_t nr_events;
