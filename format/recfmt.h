@@ -687,6 +687,32 @@ enum recfmt_status recfmt_reader_next(struct recfmt_reader *r, const uint8_t **d
  */
 enum recfmt_status recfmt_reader_next_into(struct recfmt_reader *r, struct recfmt_buf *buf,
 					   struct recfmt_error *err);
+/*
+ * Reading and decompressing apart, so that several threads can decompress
+ * frames in parallel (frames are independent zstd frames, FORMAT.md §2):
+ * recfmt_reader_next_compressed() finds and checks the next frame, as
+ * recfmt_reader_next() does, and copies its compressed bytes into fb (one
+ * caller at a time: the reader is sequential); recfmt_frame_decompress()
+ * then decompresses fb into out with a context of the calling thread's own.
+ * Together they return what recfmt_reader_next_into() would, with the same
+ * messages, frame index and offset.
+ */
+struct recfmt_frame_bytes {
+	struct recfmt_buf buf;	/* the compressed frame (grown as needed) */
+	size_t content_bytes;	/* bound of its decompressed size */
+	uint64_t index, offset; /* recfmt_reader_frame_index()/_offset() */
+};
+struct recfmt_dctx;
+struct recfmt_dctx *recfmt_dctx_new(void); /* NULL: out of memory */
+void recfmt_dctx_free(struct recfmt_dctx *d);
+enum recfmt_status recfmt_reader_next_compressed(struct recfmt_reader *r,
+						 struct recfmt_frame_bytes *fb,
+						 struct recfmt_error *err);
+/* Return: RECFMT_OK with the frame in out->data[0, out->len), RECFMT_CORRUPT
+ * (bad checksum, bad frame) or RECFMT_NOMEM; out->len is 0 on error. */
+enum recfmt_status recfmt_frame_decompress(struct recfmt_dctx *d,
+					   const struct recfmt_frame_bytes *fb,
+					   struct recfmt_buf *out, struct recfmt_error *err);
 /* True if, after a RECFMT_CORRUPT frame, later frames can still be read. */
 bool recfmt_reader_can_continue(const struct recfmt_reader *r);
 /* Index and file offset of the frame last returned (or failed). */
