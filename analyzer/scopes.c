@@ -616,19 +616,26 @@ static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 
 		/* format/'s fused decoder: FORMAT.md §3.6, one LEB128 value per
 		 * event in each column; no bounds check per event inside a run
-		 * (recfmt_events_fast_run()), recounted after any other step. */
+		 * (recfmt_events_fast_run()), recounted after any other step.
+		 * A fast step's site is within site_name (max_code): only the
+		 * others are clamped onto its sentinel slot. */
 		if (__builtin_expect(i == lim, 0))
 			lim = i + recfmt_events_fast_run(ids, ids_end, dl, dl_end, m - i);
-		if (__builtin_expect(i == lim || !recfmt_events_step_fast(&ids, &dl, &t, &code), 0)) {
+		if (__builtin_expect(i < lim && recfmt_events_step_fast(&ids, &dl, &t, &code,
+									2 * nr_slots),
+				     1)) {
+			site = (uint32_t)(code >> 1);
+			name = site_name[site];
+		} else {
 			if (!recfmt_events_step(&ids, ids_end, &dl, dl_end, &t, &code)) {
 				rc = -1;
 				break;
 			}
 			lim = i + 1;
+			site = (uint32_t)(code >> 1);
+			name = site_name[site < nr_slots ? site : nr_slots];
 		}
-		site = (uint32_t)(code >> 1);
 		is_exit = (uint32_t)code & 1;
-		name = site_name[site < nr_slots ? site : nr_slots];
 		/* An unknown site's TT_NO_NAME is no frame's name: such an exit
 		 * fails the match below, such an enter its own test. */
 		if (!is_exit) {

@@ -606,15 +606,16 @@ static inline uint32_t recfmt_events_fast_run(const uint8_t *ids, const uint8_t 
 
 /*
  * recfmt_events_step_fast() - recfmt_events_step() for a caller that keeps
- * within recfmt_events_fast_run() (no bounds checks): ids of 1 or 2 bytes,
- * deltas of up to 3 bytes. The delta's bytes are masked with the bits up
- * to its last byte's (x ^ (x - 1)) rather than by a shift of its length.
- * Return: 1, or 0 for anything longer (nothing moved: recfmt_events_step()
- * then decides).
+ * within recfmt_events_fast_run() (no bounds checks): ids of 1 or 2 bytes
+ * (2 bytes only if below max_code: a caller's table size; 1-byte ids are
+ * below 128 whatever it is), deltas of up to 3 bytes. The delta's bytes are
+ * masked with the bits up to its last byte's (x ^ (x - 1)) rather than by a
+ * shift of its length. Return: 1, or 0 for anything else (nothing moved:
+ * recfmt_events_step() then decides).
  */
 static inline __attribute__((always_inline)) int
 recfmt_events_step_fast(const uint8_t **ids, const uint8_t **deltas, uint64_t *ticks,
-			uint64_t *code)
+			uint64_t *code, uint32_t max_code)
 {
 	const uint8_t *ip = *ids, *dp = *deltas;
 	uint64_t w = recfmt_load_u64le(dp), stop = ~w & 0x808080u, x, zz;
@@ -625,9 +626,9 @@ recfmt_events_step_fast(const uint8_t **ids, const uint8_t **deltas, uint64_t *t
 	if (__builtin_expect(id < 0x80, 1)) {
 		ip++;
 	} else {
-		if (ip[1] >= 0x80)
-			return 0;
 		id = (id & 0x7f) | (uint32_t)ip[1] << 7;
+		if (ip[1] >= 0x80 || id >= max_code)
+			return 0;
 		ip += 2;
 	}
 	x = w & (stop ^ (stop - 1));
