@@ -711,7 +711,7 @@ static int pair_cons(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thr
 	struct tt_stat *stats = st->tab->v;
 	struct depth *depth = st->depth;
 	struct frame *stack = st->stack;
-	uint32_t sp = st->sp, i;
+	uint32_t sp = st->sp, i, lim = 0;
 	uint64_t t = it->ticks;
 	int rc = 0;
 
@@ -721,13 +721,24 @@ static int pair_cons(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thr
 		struct frame *top;
 		bool outermost;
 
-		if (__builtin_expect(!recfmt_events_step(&ids, ids_end, &dl, dl_end, &t, &code), 0)) {
-			rc = -1;
-			break;
+		/* As pair_fused(). */
+		if (__builtin_expect(i == lim, 0))
+			lim = i + recfmt_events_fast_run(ids, ids_end, dl, dl_end, m - i);
+		if (__builtin_expect(i < lim && recfmt_events_step_fast(&ids, &dl, &t, &code,
+									2 * nr_slots),
+				     1)) {
+			site = (uint32_t)(code >> 1);
+			name = site_name[site];
+		} else {
+			if (!recfmt_events_step(&ids, ids_end, &dl, dl_end, &t, &code)) {
+				rc = -1;
+				break;
+			}
+			lim = i + 1;
+			site = (uint32_t)(code >> 1);
+			name = site_name[site < nr_slots ? site : nr_slots];
 		}
-		site = (uint32_t)(code >> 1);
 		is_exit = (uint32_t)code & 1;
-		name = site_name[site < nr_slots ? site : nr_slots];
 		top = &stack[sp];
 		if (__builtin_expect((name == TT_NO_NAME) |
 					     (is_exit & ((top->name != name) | (t < top->enter_ticks))),
