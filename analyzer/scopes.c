@@ -660,8 +660,10 @@ static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 		prev = top->prev;
 		top--;
 		depth[name].top = prev;
-		stack[prev].same_ticks += prev ? dur : 0;
-		record(&stats[name], dur, dur > child ? dur - child : 0, prev == 0);
+		/* The outermost activation of its name adds to the name's total,
+		 * an inner one to the enclosing one's same_ticks: one select. */
+		*(prev ? &stack[prev].same_ticks : &stats[name].total_ticks) += dur;
+		record(&stats[name], dur, dur > child ? dur - child : 0, false);
 		continue;
 slow:
 		if (name == TT_NO_NAME) {
