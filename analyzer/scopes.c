@@ -619,14 +619,17 @@ static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 		 * (recfmt_events_fast_run()), recounted after any other step.
 		 * A fast step's site is within site_name (max_code): only the
 		 * others are clamped onto its sentinel slot. */
-		if (__builtin_expect(i == lim, 0))
+		if (__builtin_expect(i == lim, 0)) {
 			lim = i + recfmt_events_fast_run(ids, ids_end, dl, dl_end, m - i);
-		if (__builtin_expect(i < lim && recfmt_events_step_fast(&ids, &dl, &t, &code,
-									2 * nr_slots),
+			if (lim == i)
+				goto checked;
+		}
+		if (__builtin_expect(recfmt_events_step_fast(&ids, &dl, &t, &code, 2 * nr_slots),
 				     1)) {
 			site = (uint32_t)(code >> 1);
 			name = site_name[site];
 		} else {
+checked:
 			if (!recfmt_events_step(&ids, ids_end, &dl, dl_end, &t, &code)) {
 				rc = -1;
 				break;
@@ -724,14 +727,17 @@ static int pair_cons(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thr
 		bool outermost;
 
 		/* As pair_fused(). */
-		if (__builtin_expect(i == lim, 0))
+		if (__builtin_expect(i == lim, 0)) {
 			lim = i + recfmt_events_fast_run(ids, ids_end, dl, dl_end, m - i);
-		if (__builtin_expect(i < lim && recfmt_events_step_fast(&ids, &dl, &t, &code,
-									2 * nr_slots),
+			if (lim == i)
+				goto checked;
+		}
+		if (__builtin_expect(recfmt_events_step_fast(&ids, &dl, &t, &code, 2 * nr_slots),
 				     1)) {
 			site = (uint32_t)(code >> 1);
 			name = site_name[site];
 		} else {
+checked:
 			if (!recfmt_events_step(&ids, ids_end, &dl, dl_end, &t, &code)) {
 				rc = -1;
 				break;
