@@ -63,8 +63,10 @@
  */
 #define HEAD_BYTES (2u << 20)
 #define EVENTS_BYTES (4u << 20)
-#define SCRATCH_BYTES (EVENTS_BYTES / 3) /* ids column: 5 of every 15 worst-case bytes */
-#define EVENT_WORST_BYTES 15u	       /* 10 of delta, 5 of id (encode.c) */
+/* One column of a block (encode.c keeps one of ids or deltas there): whichever, at most
+ * EVENT_WORST_BYTES an event, as in the events buffer. */
+#define SCRATCH_BYTES EVENTS_BYTES
+#define EVENT_WORST_BYTES 15u /* 10 of delta, 5 of id (encode.c) */
 #define CLOSING_BYTES 4096u	       /* room kept for DROPS, CRASH, SYNC and END */
 
 enum { CRASH_NONE = 0, CRASH_BUSY = 1, CRASH_DONE = 2 };
@@ -232,8 +234,8 @@ static uint64_t write_ring(struct capture *c, struct rec__thread *t, uint64_t fr
 
 		need_room(c, 64 + 16 * EVENT_WORST_BYTES);
 		fit = (c->ev.cap - c->ev.len - CLOSING_BYTES - 64) / EVENT_WORST_BYTES;
-		if (fit > (SCRATCH_BYTES - 64) / 5)
-			fit = (SCRATCH_BYTES - 64) / 5;
+		if (fit > (SCRATCH_BYTES - 64) / EVENT_WORST_BYTES)
+			fit = (SCRATCH_BYTES - 64) / EVENT_WORST_BYTES;
 		k = n - done < fit ? n - done : fit;
 		if (recfmt_events_begin(&enc, &c->ev, &c->scratch, t->serial,
 					slots[(from + done * group) & mask].ticks))
