@@ -208,6 +208,20 @@ enum tt_status tt_trace_walk_frame(struct tt_trace *tr, const uint8_t *data, siz
 				see_ticks(tr, it.ticks);
 				break;
 			}
+			{
+				/* Annotations positioned in this block (FORMAT.md §3.18)
+				 * come as the next record: the block function applies
+				 * them among its events. */
+				struct recfmt_cursor peek = cur;
+				struct recfmt_error perr = { 0 };
+
+				tr->annots_taken = false;
+				tr->has_next_annots =
+					recfmt_cursor_next(&peek, &tr->next_annots, &perr) == RECFMT_OK &&
+					tr->next_annots.type == RECFMT_ANNOTS;
+				tr->next_annots_frame = index;
+				tr->next_annots_offset = offset;
+			}
 			if (fn && fn(ctx, tr, th, &it) < 0) {
 				tr->nr_bad_blocks++;
 				tr->nr_failed_blocks++;
@@ -247,6 +261,19 @@ enum tt_status tt_trace_walk_frame(struct tt_trace *tr, const uint8_t *data, siz
 			if (b.blocked_ns > th->blocked_ns)
 				th->blocked_ns = b.blocked_ns;
 			tr->has_blocked = true;
+			break;
+		}
+		case RECFMT_ANNOT_DROPS: {
+			struct recfmt_annot_drops d;
+
+			if ((st = recfmt_decode_annot_drops(&rec, &d, &err)) != RECFMT_OK)
+				break;
+			struct tt_thread *th = tt_trace_thread(tr, d.thread);
+			/* Cumulative: the largest is the latest (FORMAT.md §3.19). */
+			if (d.nr_dropped > th->nr_annot_dropped) {
+				tr->nr_annot_dropped += d.nr_dropped - th->nr_annot_dropped;
+				th->nr_annot_dropped = d.nr_dropped;
+			}
 			break;
 		}
 		case RECFMT_PROBE_COST:

@@ -20,6 +20,8 @@ struct tg_thread_buf {
 	uint32_t nr_cols;
 	uint32_t nr;
 	uint64_t nr_total; /* events of the thread so far */
+	struct recfmt_annot *an; /* annotations since the last block (pos: in it) */
+	uint32_t nr_an, cap_an;
 };
 
 struct tg_trace {
@@ -187,19 +189,46 @@ static struct tg_thread_buf *thread_buf(struct tg_trace *t, uint32_t serial)
 	return &t->threads[serial];
 }
 
+/* FORMAT.md §3.18: the thread's annotations, after the EVENTS block of
+ * nr_events events they are positioned in (0: stand-alone). */
+static int annots_flush(struct tg_trace *t, struct tg_thread_buf *b, uint32_t serial,
+			uint32_t nr_events)
+{
+	struct recfmt_annots_encoder enc;
+
+	if (!b->nr_an)
+		return 0;
+	if (recfmt_annots_begin(&enc, &t->frame, serial, b->an[0].ticks, nr_events))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < b->nr_an; i++) {
+		if (!nr_events)
+			b->an[i].pos = 0;
+		if (recfmt_annots_append(&enc, &b->an[i]))
+			return -EINVAL;
+	}
+	recfmt_annots_finish(&enc);
+	b->nr_an = 0;
+	return 0;
+}
+
 static int block_flush(struct tg_trace *t, uint32_t serial)
 {
 	struct tg_thread_buf *b = &t->threads[serial];
 	struct recfmt_events_encoder enc;
 
-	if (!b->nr)
-		return 0;
+	if (!b->nr) {
+		if (b->nr_an && (frame_open(t) || annots_flush(t, b, serial, 0)))
+			return -ENOMEM;
+		return b->nr_an ? 0 : maybe_cut(t);
+	}
 	if (frame_open(t) ||
 	    recfmt_events_begin(&enc, &t->frame, &t->scratch, serial, b->ev[0].ticks) ||
 	    recfmt_events_append(&enc, b->ev, b->nr) || recfmt_events_finish(&enc))
 		return -ENOMEM;
 	/* FORMAT.md §3.14: the values right after their EVENTS block. */
 	if (b->nr_cols && recfmt_encode_counters(&t->frame, serial, b->nr, b->nr_cols, b->vals))
+		return -ENOMEM;
+	if (!b->nr_cols && annots_flush(t, b, serial, b->nr))
 		return -ENOMEM;
 	b->nr = 0;
 	return maybe_cut(t);
@@ -288,6 +317,36 @@ static int event_vals(struct tg_trace *t, uint32_t serial, uint32_t code, uint64
 	return 0;
 }
 
+int tg_annot_name(struct tg_trace *t, uint32_t id, uint32_t kind, const char *name)
+{
+	if (frame_open(t) || recfmt_encode_annot_name(&t->frame, id, kind, 1, name, "t.c"))
+		return -ENOMEM;
+	return maybe_cut(t);
+}
+
+int tg_annot(struct tg_trace *t, uint32_t serial, const struct recfmt_annot *a)
+{
+	struct tg_thread_buf *b = thread_buf(t, serial);
+
+	if (!b)
+		return -ENOMEM;
+	if (b->nr_an == b->cap_an) {
+		uint32_t cap = b->cap_an ? 2 * b->cap_an : 16;
+		struct recfmt_annot *an = realloc(b->an, cap * sizeof(*an));
+
+		if (!an)
+			return -ENOMEM;
+		b->an = an;
+		b->cap_an = cap;
+	}
+	b->an[b->nr_an] = *a;
+	b->an[b->nr_an].thread = serial;
+	b->an[b->nr_an++].pos = b->nr;
+	if (a->ticks > t->last_ticks)
+		t->last_ticks = a->ticks;
+	return 0;
+}
+
 int tg_enter(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t ticks)
 {
 	return event(t, serial, RECFMT_CODE(site, RECFMT_KIND_ENTER), ticks);
@@ -330,6 +389,7 @@ int tg_finish(struct tg_trace *t, bool clean)
 	for (uint32_t s = 0; s < t->nr_threads; s++) {
 		free(t->threads[s].ev);
 		free(t->threads[s].vals);
+		free(t->threads[s].an);
 	}
 	free(t->threads);
 	recfmt_compressor_destroy(t->comp);

@@ -73,6 +73,16 @@ int tg_exit_ctr(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t tic
 int tg_raw_counters(struct tg_trace *t, uint32_t serial, uint32_t nr_events,
 		    uint32_t nr_columns, const uint64_t *vals);
 
+/*
+ * Annotations (FORMAT.md §3.17-§3.18): an ANNOT_NAME record, and one
+ * annotation of thread `serial` at this point of its events (a->pos and
+ * a->thread are set here): written in an ANNOTS record right after the
+ * EVENTS block it falls in, or stand-alone when the thread has no buffered
+ * events (not with counters).
+ */
+int tg_annot_name(struct tg_trace *t, uint32_t id, uint32_t kind, const char *name);
+int tg_annot(struct tg_trace *t, uint32_t serial, const struct recfmt_annot *a);
+
 /* Writes every buffered block and ends the current frame. */
 int tg_flush(struct tg_trace *t);
 
