@@ -219,6 +219,9 @@ static int info_one(const struct tt_options *o, const char *path)
 			if (counts_blocked(&tr))
 				printf(",\"blocked\":%" PRIu64 ",\"blocked_ns\":%" PRIu64,
 				       th->nr_blocked, th->blocked_ns);
+			if (tr.has_annots)
+				printf(",\"annotations\":%" PRIu64 ",\"annotations_dropped\":%" PRIu64,
+				       th->nr_annots, th->nr_annot_dropped);
 			fputc('}', stdout);
 		}
 		fputc(']', stdout);
@@ -226,6 +229,10 @@ static int info_one(const struct tt_options *o, const char *path)
 		if (counts_blocked(&tr))
 			printf(",\"blocked\":%" PRIu64 ",\"blocked_ns\":%" PRIu64, nr_blocked,
 			       blocked_ns);
+		/* Traces with annotations only (FORMAT.md §3.17-§3.19). */
+		if (tr.has_annots)
+			printf(",\"annotations\":%" PRIu64 ",\"annotations_dropped\":%" PRIu64,
+			       tr.nr_annots, tr.nr_annot_dropped);
 		if (tr.has_probe_cost)
 			printf(",\"probe_cost_ns\":{\"scope\":%.3f,\"hook\":%.3f"
 			       ",\"scope_inner\":%.3f,\"hook_inner\":%.3f}",
@@ -272,6 +279,10 @@ static int info_one(const struct tt_options *o, const char *path)
 			       step_ns, tr.min_step_ticks, tr.min_step_ticks == 1 ? "" : "s");
 		printf("events:           %" PRIu64 " records\n", tr.nr_events);
 		printf("dropped scopes:   %" PRIu64 "\n", dropped);
+		if (tr.has_annots)
+			printf("annotations:      %" PRIu64 " (%" PRIu64 " dropped: ring full, in a signal "
+			       "handler that interrupted a probe, or their scope was dropped)\n",
+			       tr.nr_annots, tr.nr_annot_dropped);
 		if (tr.has_filtered)
 			printf("filtered:         %" PRIu64
 			       " activations shorter than REC_MIN_NS not recorded\n",
@@ -309,9 +320,10 @@ static int info_one(const struct tt_options *o, const char *path)
 			fputs(cn.nr[1] ? ")\n" : "\n", stdout);
 		}
 		printf("threads:          %" PRIu32 "\n", tr.nr_threads);
-		printf("  %10s  %-24s %14s %12s%s%s\n", "id", "name", "events", "dropped",
+		printf("  %10s  %-24s %14s %12s%s%s%s\n", "id", "name", "events", "dropped",
 		       tr.has_filtered ? "     filtered" : "",
-		       nr_blocked || blocked_ns ? "      blocked   blocked_ns" : "");
+		       nr_blocked || blocked_ns ? "      blocked   blocked_ns" : "",
+		       tr.nr_annot_dropped ? "  annots dropped" : "");
 		for (uint32_t i = 0; i < tr.nr_threads; i++) {
 			const struct tt_thread *th = &tr.threads[i];
 
@@ -322,6 +334,8 @@ static int info_one(const struct tt_options *o, const char *path)
 				printf(" %12" PRIu64, th->nr_filtered);
 			if (nr_blocked || blocked_ns)
 				printf(" %12" PRIu64 " %12" PRIu64, th->nr_blocked, th->blocked_ns);
+			if (tr.nr_annot_dropped)
+				printf(" %15" PRIu64, th->nr_annot_dropped);
 			fputc('\n', stdout);
 		}
 	}

@@ -263,6 +263,33 @@ enum tt_status tt_trace_walk_frame(struct tt_trace *tr, const uint8_t *data, siz
 			tr->has_blocked = true;
 			break;
 		}
+		case RECFMT_ANNOT_NAME: {
+			struct recfmt_annot_name nm;
+
+			if ((st = recfmt_decode_annot_name(&rec, &nm, &err)) != RECFMT_OK)
+				break;
+			tr->has_annots = true;
+			break;
+		}
+		case RECFMT_ANNOTS: {
+			/* Validated here, once per walk, so that check and every
+			 * report see its damage; applied by the engine (scopes.c). */
+			struct recfmt_annots_iter ai;
+			struct recfmt_annot a;
+			struct tt_thread *th;
+
+			if ((st = recfmt_annots_open(&rec, &ai, &err)) != RECFMT_OK)
+				break;
+			while ((st = recfmt_annots_next(&ai, &a, &err)) == RECFMT_OK)
+				see_ticks(tr, a.ticks);
+			if (st == RECFMT_END_OF_INPUT)
+				st = RECFMT_OK;
+			th = tt_trace_thread(tr, ai.thread);
+			th->nr_annots += ai.nr_annots - ai.nr_left;
+			tr->nr_annots += ai.nr_annots - ai.nr_left;
+			tr->has_annots = true;
+			break;
+		}
 		case RECFMT_ANNOT_DROPS: {
 			struct recfmt_annot_drops d;
 
@@ -270,6 +297,7 @@ enum tt_status tt_trace_walk_frame(struct tt_trace *tr, const uint8_t *data, siz
 				break;
 			struct tt_thread *th = tt_trace_thread(tr, d.thread);
 			/* Cumulative: the largest is the latest (FORMAT.md §3.19). */
+			tr->has_annots = true;
 			if (d.nr_dropped > th->nr_annot_dropped) {
 				tr->nr_annot_dropped += d.nr_dropped - th->nr_annot_dropped;
 				th->nr_annot_dropped = d.nr_dropped;

@@ -16,7 +16,6 @@
 
 #include "emit.h"
 #include "hist.h"
-#include "walk.h"
 #include "xalloc.h"
 
 /* Deeper enters than this are never stored; see also tt_depth_limit(). */
@@ -1031,12 +1030,11 @@ static void an_apply(struct tt_scopes *sc, struct tt_thread *th, const struct re
 	tt_scopes_annot(sc, th, &a);
 }
 
-static void an_damaged(struct tt_scopes *sc, struct tt_trace *tr, struct recfmt_error *err,
-		       uint64_t frame_index, uint64_t frame_offset)
+/* A damaged annotation record: the walk (events.c) counts and reports it;
+ * the engine applies the rows before the damage. */
+static void an_damaged(struct tt_scopes *sc)
 {
 	sc->nr_bad_annots++;
-	tr->nr_bad_blocks++;
-	tt_trace_note_record(tr, err, frame_index, frame_offset);
 }
 
 /*
@@ -1079,7 +1077,7 @@ static int pair_annotated(struct tt_scopes *sc, struct tt_trace *tr, struct scop
 	for (; have; have = recfmt_annots_next(&ai, &an, &err) == RECFMT_OK)
 		an_apply(sc, th, &an);
 	if (err.status != RECFMT_OK)
-		an_damaged(sc, tr, &err, tr->next_annots_frame, tr->next_annots_offset);
+		an_damaged(sc);
 	shrink_stack(st);
 	return 1;
 }
@@ -1088,8 +1086,7 @@ static int pair_annotated(struct tt_scopes *sc, struct tt_trace *tr, struct scop
  * a stand-alone ANNOTS record (FORMAT.md §3.18) on the replica that pairs
  * its thread (events.h); one that follows its block was applied by the
  * block function (or annotates nothing: FORMAT.md says to ignore it). */
-static void annot_record(struct tt_scopes *sc, struct tt_trace *tr, const struct recfmt_record *rec,
-			 uint64_t frame_index, uint64_t frame_offset)
+static void annot_record(struct tt_scopes *sc, struct tt_trace *tr, const struct recfmt_record *rec)
 {
 	struct recfmt_error err = { 0 };
 
@@ -1097,11 +1094,8 @@ static void annot_record(struct tt_scopes *sc, struct tt_trace *tr, const struct
 		struct recfmt_annot_name nm;
 
 		if (recfmt_decode_annot_name(rec, &nm, &err) != RECFMT_OK ||
-		    nm.kind < RECFMT_NAME_TRACK || nm.kind > RECFMT_NAME_FLOW) {
-			if (err.status != RECFMT_OK)
-				an_damaged(sc, tr, &err, frame_index, frame_offset);
+		    nm.kind < RECFMT_NAME_TRACK || nm.kind > RECFMT_NAME_FLOW)
 			return;
-		}
 		an_define(sc, nm.kind << 28 | nm.id, tt_emit_clean(nm.name, nm.name_bytes));
 		return;
 	}
@@ -1111,10 +1105,8 @@ static void annot_record(struct tt_scopes *sc, struct tt_trace *tr, const struct
 		struct tt_thread *th;
 		enum recfmt_status st;
 
-		if (recfmt_annots_open(rec, &ai, &err) != RECFMT_OK) {
-			an_damaged(sc, tr, &err, frame_index, frame_offset);
+		if (recfmt_annots_open(rec, &ai, &err) != RECFMT_OK)
 			return;
-		}
 		if (ai.nr_events)
 			return;
 		th = tt_trace_thread(tr, ai.thread);
@@ -1123,7 +1115,7 @@ static void annot_record(struct tt_scopes *sc, struct tt_trace *tr, const struct
 		while ((st = recfmt_annots_next(&ai, &an, &err)) == RECFMT_OK)
 			an_apply(sc, th, &an);
 		if (st != RECFMT_END_OF_INPUT)
-			an_damaged(sc, tr, &err, frame_index, frame_offset);
+			an_damaged(sc);
 	}
 }
 
@@ -1148,7 +1140,7 @@ void tt_scopes_record(void *ctx, struct tt_trace *tr, const struct recfmt_record
 		if (rec->type == RECFMT_COUNTER_SET && sc->on_counters)
 			counter_set(sc, tr, rec);
 		else
-			annot_record(sc, tr, rec, frame_index, frame_offset);
+			annot_record(sc, tr, rec);
 		return;
 	}
 	/* A COUNTERS block attaches to the pending block only as the very next

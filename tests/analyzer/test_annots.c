@@ -374,3 +374,55 @@ Test(annots, several_files_add_up)
 	cr_assert(strstr(tu_line(r.out, 1), ",0,400,100.00"), "%s", r.out);
 	tu_result_free(&r);
 }
+
+Test(annots, info_counts_annotations)
+{
+	struct tu_result r = tu_run("info", "--format=json", trace, NULL);
+
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(strstr(r.out, "\"name\":\"main\",\"events\":4,\"dropped\":0,\"ended\":false,"
+				"\"blocked\":0,\"blocked_ns\":0,\"annotations\":11,"
+				"\"annotations_dropped\":0}"), "%s", r.out);
+	cr_assert(strstr(r.out, "],\"blocked\":0,\"blocked_ns\":0,\"annotations\":16,"
+				"\"annotations_dropped\":0"), "%s", r.out);
+	tu_result_free(&r);
+	r = tu_run("check", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_result_free(&r);
+}
+
+/* perfetto decoded by protoc (perfetto_check.py: an independent decoder). */
+Test(annots, perfetto_counters_instants_args_and_flows)
+{
+	char out[300], cmd[1200], *json = NULL;
+	size_t cap = 0;
+	struct tu_result r;
+	FILE *p;
+
+	if (system("command -v protoc >/dev/null 2>&1") != 0 || !getenv("PERFETTO_CHECK"))
+		cr_skip_test("protoc not found");
+	snprintf(out, sizeof(out), "%s", tu_path(2, "annots.pftrace"));
+	r = tu_run("perfetto", "-o", out, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_result_free(&r);
+	snprintf(cmd, sizeof(cmd), "python3 '%s' '%s' '%s'", getenv("PERFETTO_CHECK"),
+		 getenv("PERFETTO_PROTO"), out);
+	p = popen(cmd, "r");
+	cr_assert(p);
+	cr_assert(getline(&json, &cap, p) > 0);
+	cr_assert_eq(pclose(p), 0, "%s", json);
+	unlink(out);
+	/* Two counter tracks: queue 3 + 5 + 1, load 0.5. */
+	cr_assert(strstr(json, "\"counter_samples\": 4"), "%s", json);
+	cr_assert(strstr(json, "\"counter_sums\": {\"load\": 0.5, \"queue\": 9}") ||
+		  strstr(json, "\"counter_sums\": {\"queue\": 9, \"load\": 0.5}"), "%s", json);
+	/* Args on their slices' ENDs: 150 (the later of two), 50. */
+	cr_assert(strstr(json, "\"args\": [[\"bytes\", 150], [\"bytes\", 50], [\"message\", \"hello\"]]"),
+		  "%s", json);
+	/* request #7: begin, end; #8: begin, step, end; #9: begin only. */
+	cr_assert(strstr(json, "\"flows\": [\"begin\", \"begin end\", \"begin step end\"]"), "%s",
+		  json);
+	cr_assert(strstr(json, "\"marks\": {\"hello\": 1, \"request\": 6, \"tick\": 1}"), "%s", json);
+	free(json);
+}
