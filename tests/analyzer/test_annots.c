@@ -426,3 +426,67 @@ Test(annots, perfetto_counters_instants_args_and_flows)
 	cr_assert(strstr(json, "\"marks\": {\"hello\": 1, \"request\": 6, \"tick\": 1}"), "%s", json);
 	free(json);
 }
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 1 << 16);
+	size_t n;
+
+	cr_assert(f && buf, "%s", path);
+	n = fread(buf, 1, (1 << 16) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+Test(annots, export_csv_tables)
+{
+	char dir[300], path[400], *text;
+	struct tu_result r;
+
+	snprintf(dir, sizeof(dir), "%s", tu_path(3, "export"));
+	r = tu_run("export", "--format=csv", "-o", dir, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_result_free(&r);
+	snprintf(path, sizeof(path), "%s/values.csv", dir);
+	text = slurp(path);
+	cr_assert_str_eq(text, "run_id,thread_id,track,ts_ns,ts_unix_ns,value_i64,value_f64\n"
+			       "0,1,queue,1100,1700000000000001100,3,\n"
+			       "0,1,queue,3300,1700000000000003300,5,\n"
+			       "0,1,queue,5000,1700000000000005000,1,\n"
+			       "0,2,load,6300,1700000000000006300,,0.5\n");
+	free(text);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/flows.csv", dir);
+	text = slurp(path);
+	/* activation_id: handle #0 and #2 on main, work #1, #3, #4 on worker. */
+	cr_assert_str_eq(text, "run_id,thread_id,flow,flow_id,kind,ts_ns,ts_unix_ns,activation_id\n"
+			       "0,1,request,7,begin,1200,1700000000000001200,0\n"
+			       "0,2,request,7,end,1800,1700000000000001800,1\n"
+			       "0,1,request,8,begin,3200,1700000000000003200,2\n"
+			       "0,2,request,8,step,3600,1700000000000003600,3\n"
+			       "0,2,request,8,end,4500,1700000000000004500,3\n"
+			       "0,2,request,9,begin,6100,1700000000000006100,4\n");
+	free(text);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/args.csv", dir);
+	text = slurp(path);
+	cr_assert_str_eq(text, "run_id,activation_id,key,value\n0,0,bytes,150\n0,2,bytes,50\n");
+	free(text);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/instants.csv", dir);
+	text = slurp(path);
+	cr_assert_str_eq(text, "run_id,thread_id,name,message,ts_ns,ts_unix_ns,activation_id\n"
+			       "0,1,tick,false,5200,1700000000000005200,\n"
+			       "0,1,hello,true,5300,1700000000000005300,\n");
+	free(text);
+	unlink(path);
+	for (const char *const *n = (const char *const[]){ "runs", "threads", "scopes",
+							    "activations", NULL };
+	     *n; n++) {
+		snprintf(path, sizeof(path), "%s/%s.csv", dir, *n);
+		unlink(path);
+	}
+	rmdir(dir);
+}
