@@ -249,6 +249,17 @@ enum tt_status tt_trace_walk_frame(struct tt_trace *tr, const uint8_t *data, siz
 			tr->has_blocked = true;
 			break;
 		}
+		case RECFMT_ANNOT_DROPS: {
+			struct recfmt_annot_drops ad;
+
+			if ((st = recfmt_decode_annot_drops(&rec, &ad, &err)) != RECFMT_OK)
+				break;
+			struct tt_thread *th = tt_trace_thread(tr, ad.thread);
+			/* Cumulative: the largest is the latest (FORMAT.md §3.19). */
+			if (ad.nr_dropped > th->nr_annots_dropped)
+				th->nr_annots_dropped = ad.nr_dropped;
+			break;
+		}
 		case RECFMT_PROBE_COST:
 			if ((st = recfmt_decode_probe_cost(&rec, &tr->probe_cost, &err)) != RECFMT_OK)
 				break;

@@ -45,6 +45,7 @@ struct tt_thread {
 	uint64_t nr_dropped; /* largest DROPS/THREAD_END count */
 	uint64_t nr_filtered; /* REC_MIN_NS: largest DROPS/THREAD_END nr_filtered (1.1) */
 	uint64_t nr_blocked, blocked_ns; /* REC_OVERFLOW=block: largest BLOCKED counts (1.2) */
+	uint64_t nr_annots_dropped; /* largest ANNOT_DROPS count (1.2, FORMAT.md §3.19) */
 	void *user;	     /* the consumer's per-thread state */
 	uint64_t out_id;     /* a consumer's id for the thread (chrome tid) */
 	bool has_out_id;
