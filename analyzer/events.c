@@ -291,17 +291,15 @@ enum tt_status tt_trace_walk_frame(struct tt_trace *tr, const uint8_t *data, siz
 			break;
 		}
 		case RECFMT_ANNOT_DROPS: {
-			struct recfmt_annot_drops d;
+			struct recfmt_annot_drops ad;
 
-			if ((st = recfmt_decode_annot_drops(&rec, &d, &err)) != RECFMT_OK)
+			if ((st = recfmt_decode_annot_drops(&rec, &ad, &err)) != RECFMT_OK)
 				break;
-			struct tt_thread *th = tt_trace_thread(tr, d.thread);
+			struct tt_thread *th = tt_trace_thread(tr, ad.thread);
 			/* Cumulative: the largest is the latest (FORMAT.md §3.19). */
 			tr->has_annots = true;
-			if (d.nr_dropped > th->nr_annot_dropped) {
-				tr->nr_annot_dropped += d.nr_dropped - th->nr_annot_dropped;
-				th->nr_annot_dropped = d.nr_dropped;
-			}
+			if (ad.nr_dropped > th->nr_annots_dropped)
+				th->nr_annots_dropped = ad.nr_dropped;
 			break;
 		}
 		case RECFMT_PROBE_COST:

@@ -274,6 +274,8 @@ struct rec__thread *rec__thread_attach(void)
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			rec__add_drops(t, rec__orphan_drops);
 			rec__orphan_drops = 0;
+			t->nr_annots_dropped += rec__orphan_annot_drops; /* no handler counts into it now */
+			rec__orphan_annot_drops = 0;
 		}
 	}
 	pthread_mutex_unlock(&rec__g.lock);
