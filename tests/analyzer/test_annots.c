@@ -488,3 +488,56 @@ Test(annots, export_csv_tables)
 	}
 	rmdir(dir);
 }
+
+/* A recorded program (prog_annots.c): the same figures end to end. */
+Test(annots, recorded_program)
+{
+	char out[300], cmd[800];
+	struct tu_result r;
+
+	cr_assert(getenv("PROG_ANNOTS"));
+	snprintf(out, sizeof(out), "%s", tu_path(4, "prog.zst"));
+	snprintf(cmd, sizeof(cmd), "REC_OUTPUT='%s' '%s'", out, getenv("PROG_ANNOTS"));
+	cr_assert_eq(system(cmd), 0);
+
+	r = tu_run("summary", "--format=csv", "--arg=bytes", out, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strncmp(tu_line(r.out, 1), "handle,100,", 11) == 0 ||
+		  strncmp(tu_line(r.out, 2), "handle,100,", 11) == 0, "%s", r.out);
+	cr_assert(strstr(r.out, ",0,4950,49.50\n"), "%s", r.out);
+	cr_assert(strstr(r.out, ",0,,\n"), "%s", r.out); /* work carries no bytes */
+	tu_result_free(&r);
+
+	r = tu_run("values", "--format=csv", out, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(tu_line(r.out, 1), "load,1,0.5,0.5,0.5,0.5", "%s", r.out);
+	cr_assert(strncmp(tu_line(r.out, 2), "queue,100,0,9,", 14) == 0, "%s", r.out);
+	{
+		const char *q = tu_line(r.out, 2);
+		size_t n = strlen(q);
+
+		cr_assert(n > 2 && strcmp(q + n - 2, ",9") == 0, "%s", r.out); /* last */
+	}
+	tu_result_free(&r);
+
+	r = tu_run("flows", "--format=json", out, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "{\"flow\":\"request\",\"count\":90,"), "%s", r.out);
+	cr_assert(strstr(r.out, "\"unfinished\":10,\"steps\":0,\"orphan_ends\":0}"), "%s", r.out);
+	cr_assert(strstr(r.out, "\"unbound\":0,"), "%s", r.out);
+	tu_result_free(&r);
+
+	r = tu_run("chrome", out, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(json_valid(r.out));
+	cr_assert_eq(count(r.out, "\"ph\":\"C\""), 101);
+	cr_assert_eq(count(r.out, "\"ph\":\"i\""), 5);
+	cr_assert_eq(count(r.out, "\"ph\":\"s\""), 100);
+	cr_assert_eq(count(r.out, "\"ph\":\"f\""), 90);
+	cr_assert_eq(count(r.out, "\"args\":{\"bytes\":"), 100);
+	cr_assert(strstr(r.out, "\"args\":{\"bytes\":99}}"));
+	/* The first value, 7, was replaced each time: only handle #7 shows it. */
+	cr_assert_eq(count(r.out, "\"args\":{\"bytes\":7}}"), 1);
+	tu_result_free(&r);
+	unlink(out);
+}
