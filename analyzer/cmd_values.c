@@ -3,11 +3,13 @@
  * cmd_values.c - `tracetool values TRACE...` and `tracetool flows
  * TRACE...` (contract §9): per value track, samples, min, max, the
  * time-weighted mean and the last value; per flow name, the begin-to-end
- * latencies and the flows left unfinished. As a table, CSV or JSON. The
+ * latencies and the flows left unfinished. As a table, CSV or JSON (a NaN
+ * or an infinity is null in JSON, nan/inf in CSV). The
  * figures come from annots.c; this file parses the options and prints.
  */
 #include <argp.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +103,15 @@ static void values_csv(const struct tt_annots *a)
 	}
 }
 
+/* JSON has no NaN or infinity: such a figure is null there. */
+static void json_value(bool dbl, int64_t i, double d)
+{
+	if (dbl && !isfinite(d))
+		fputs("null", stdout);
+	else
+		print_value(dbl, i, d);
+}
+
 static void values_json(const struct tt_annots *a)
 {
 	fputs("{\"tracks\":[", stdout);
@@ -110,11 +121,15 @@ static void values_json(const struct tt_annots *a)
 		fputs(k ? ",\n{\"track\":" : "\n{\"track\":", stdout);
 		tt_emit_json_str(stdout, r->track);
 		printf(",\"samples\":%" PRIu64 ",\"min\":", r->samples);
-		print_value(r->is_double, r->min_i, r->min_d);
+		json_value(r->is_double, r->min_i, r->min_d);
 		fputs(",\"max\":", stdout);
-		print_value(r->is_double, r->max_i, r->max_d);
-		printf(",\"mean\":%.15g,\"last\":", tt_value_mean(r));
-		print_value(r->is_double, r->last_i, r->last_d);
+		json_value(r->is_double, r->max_i, r->max_d);
+		if (isfinite(tt_value_mean(r)))
+			printf(",\"mean\":%.15g", tt_value_mean(r));
+		else
+			fputs(",\"mean\":null", stdout);
+		fputs(",\"last\":", stdout);
+		json_value(r->is_double, r->last_i, r->last_d);
 		fputc('}', stdout);
 	}
 	printf("\n],\"truncated\":%s,\"damaged\":%s}\n", a->any_truncated ? "true" : "false",

@@ -63,6 +63,9 @@ static const char *const command_args[][3] = {
 	{ "summary", "--interval=20us", NULL },
 	{ "tree", "--format=csv", NULL },
 	{ "flame", "--by-thread", NULL },
+	{ "values", "--format=json", NULL },
+	{ "flows", "--format=csv", NULL },
+	{ "summary", "--arg=bytes", NULL },
 };
 
 #define NR_COMMANDS (sizeof(command_args) / sizeof(command_args[0]))
@@ -89,8 +92,8 @@ static uint64_t lcg_next(void)
 
 /* 4 threads, each a random walk over 6 sites, 600 events a thread, TSC with
  * SYNC records, a rename, drops, a THREAD_END, and counters on thread 2
- * (COUNTER_SET, a COUNTERS block after each of its EVENTS blocks): every
- * record type. */
+ * (COUNTER_SET, a COUNTERS block after each of its EVENTS blocks), and
+ * annotations on threads 1 and 3 (ANNOT_NAME, ANNOTS): every record type. */
 static void write_base(const char *path)
 {
 	struct tg_config cfg = { .clock = RECFMT_CLOCK_TSC, .ticks_per_second = 2000000000ull,
@@ -113,7 +116,30 @@ static void write_base(const char *path)
 	static const char *const ctr_names[2] = { "page-faults", "instructions" };
 	static const uint32_t ctr_flags[2] = { RECFMT_COUNTER_RECORDED, 0 };
 	cr_assert_eq(tg_counter_set(t, 2, 2, ctr_names, ctr_flags), 0);
+	/* Annotations (FORMAT.md §3.17-§3.18) on threads 1 and 3: a value,
+	 * an argument, a flow begun on 1 and ended on 3, instants, messages. */
+	tg_annot_name(t, 1, RECFMT_NAME_TRACK, "queue");
+	tg_annot_name(t, 2, RECFMT_NAME_KEY, "bytes");
+	tg_annot_name(t, 3, RECFMT_NAME_FLOW, "request");
+	tg_annot_name(t, 4, RECFMT_NAME_INSTANT, "tick");
 	for (uint32_t i = 0; i < 600; i++) {
+		if (i % 7 == 3) {
+			struct recfmt_annot a[] = {
+				{ .kind = RECFMT_ANNOT_VALUE_I64, .name_id = 1, .i64 = i % 13 },
+				{ .kind = RECFMT_ANNOT_ARG, .name_id = 2, .i64 = i },
+				{ .kind = RECFMT_ANNOT_FLOW_BEGIN, .name_id = 3, .id = i },
+				{ .kind = i % 2 ? RECFMT_ANNOT_INSTANT : RECFMT_ANNOT_MESSAGE,
+				  .name_id = i % 2 ? 4 : 0, .text = "msg", .text_bytes = 3 },
+				{ .kind = RECFMT_ANNOT_VALUE_F64, .name_id = 1, .f64 = i / 4.0 },
+			};
+			for (size_t k = 0; k < sizeof(a) / sizeof(a[0]); k++) {
+				a[k].ticks = now[1] + k;
+				cr_assert_eq(tg_annot(t, 1, &a[k]), 0);
+			}
+			struct recfmt_annot e = { .kind = RECFMT_ANNOT_FLOW_END, .name_id = 3,
+						  .id = i, .ticks = now[3] + 1 };
+			cr_assert_eq(tg_annot(t, 3, &e), 0);
+		}
 		for (uint32_t th = 1; th <= 4; th++) {
 			uint64_t faults = i * 3 + lcg_next() % 3;
 
