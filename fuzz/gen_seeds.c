@@ -182,6 +182,51 @@ static int write_modules(const char *path)
 	return tg_finish(t, true);
 }
 
+/* Format 1.2's annotations (FORMAT.md §3.17-§3.18): names, ANNOTS records
+ * after blocks and stand-alone, every kind, a flow across two threads. */
+static int write_annots(const char *path)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 100,
+				 .pid = 79, .frame_bytes = 900, .block_events = 24 };
+	struct tg_trace *t = tg_create(path, &cfg);
+	uint64_t now = 100;
+
+	if (!t)
+		return -1;
+	tg_site(t, 1, "handle");
+	tg_site(t, 2, "work");
+	tg_thread(t, 1, 501, "main");
+	tg_thread(t, 2, 502, "worker");
+	tg_annot_name(t, 1, RECFMT_NAME_TRACK, "queue");
+	tg_annot_name(t, 2, RECFMT_NAME_KEY, "bytes");
+	tg_annot_name(t, 3, RECFMT_NAME_FLOW, "request");
+	tg_annot_name(t, 4, RECFMT_NAME_INSTANT, "tick");
+	for (uint32_t i = 0; i < 40; i++) {
+		struct recfmt_annot a[] = {
+			{ .kind = RECFMT_ANNOT_VALUE_I64, .name_id = 1, .i64 = i % 5 },
+			{ .kind = RECFMT_ANNOT_ARG, .name_id = 2, .i64 = i * 100 },
+			{ .kind = RECFMT_ANNOT_FLOW_BEGIN, .name_id = 3, .id = i },
+			{ .kind = i % 2 ? RECFMT_ANNOT_INSTANT : RECFMT_ANNOT_MESSAGE,
+			  .name_id = i % 2 ? 4 : 0, .text = "hello", .text_bytes = 5 },
+			{ .kind = RECFMT_ANNOT_VALUE_F64, .name_id = 1, .f64 = i / 3.0 },
+		};
+		struct recfmt_annot e = { .kind = RECFMT_ANNOT_FLOW_END, .name_id = 3, .id = i };
+
+		tg_enter(t, 1, 1, now += 10);
+		for (size_t k = 0; k < sizeof(a) / sizeof(a[0]); k++) {
+			a[k].ticks = now += 2;
+			tg_annot(t, 1, &a[k]);
+		}
+		tg_exit(t, 1, 1, now += 10);
+		tg_enter(t, 2, 2, now += 5);
+		e.ticks = now += 3;
+		if (i % 4)
+			tg_annot(t, 2, &e);
+		tg_exit(t, 2, 2, now += 5);
+	}
+	return tg_finish(t, true);
+}
+
 int main(int argc, char **argv)
 {
 	char path[4096];
@@ -201,6 +246,8 @@ int main(int argc, char **argv)
 	rc |= write_counters(path);
 	snprintf(path, sizeof(path), "%s/tracegen_modules", argv[1]);
 	rc |= write_modules(path);
+	snprintf(path, sizeof(path), "%s/tracegen_annots", argv[1]);
+	rc |= write_annots(path);
 	if (rc)
 		fprintf(stderr, "gen_seeds: cannot write the seeds in %s\n", argv[1]);
 	return rc ? 1 : 0;
