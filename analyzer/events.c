@@ -217,8 +217,12 @@ enum tt_status tt_trace_walk_frame(struct tt_trace *tr, const uint8_t *data, siz
 
 				tr->annots_taken = false;
 				tr->has_next_annots =
-					recfmt_cursor_next(&peek, &tr->next_annots, &perr) == RECFMT_OK &&
-					tr->next_annots.type == RECFMT_ANNOTS;
+					recfmt_cursor_next(&peek, &tr->next_annots, &perr) == RECFMT_OK;
+				/* Or after the block's COUNTERS record (FORMAT.md §3.18). */
+				if (tr->has_next_annots && tr->next_annots.type == RECFMT_COUNTERS)
+					tr->has_next_annots = recfmt_cursor_next(&peek, &tr->next_annots,
+										 &perr) == RECFMT_OK;
+				tr->has_next_annots &= tr->next_annots.type == RECFMT_ANNOTS;
 				tr->next_annots_frame = index;
 				tr->next_annots_offset = offset;
 			}

@@ -818,6 +818,8 @@ static uint64_t now_ns(void)
  */
 #define PROBE_EVERY 64
 
+static void an_apply(struct tt_scopes *sc, struct tt_thread *th, const struct recfmt_annot *r);
+
 /*
  * Counters (scopes.h, on_counters). flush() pairs the pending block, with
  * the values of a COUNTERS block (cols: column c of event i at
@@ -844,14 +846,27 @@ static void flush(struct tt_scopes *sc, const uint64_t *cols)
 	cover_names(st, tr->nr_names);
 	st->cur_vals = vals;
 	st->cur_mask = mask;
+	/* Its annotations, each before the event at its position. */
+	struct recfmt_annots_iter ai;
+	struct recfmt_error err = { 0 };
+	struct recfmt_annot an;
+	bool have = sc->pend_has_annots &&
+		    recfmt_annots_open(&sc->pend_annots, &ai, &err) == RECFMT_OK &&
+		    recfmt_annots_next(&ai, &an, &err) == RECFMT_OK;
+
+	sc->pend_has_annots = false;
 	for (uint32_t i = 0; i < sc->pend_n; i++) {
 		if (mask)
 			for (uint32_t c = 0; c < st->nr_cols; c++)
 				if (st->col_ctr[c] != UINT32_MAX)
 					vals[st->col_ctr[c]] = cols[(size_t)c * sc->pend_n + i];
+		for (; have && an.pos <= i; have = recfmt_annots_next(&ai, &an, &err) == RECFMT_OK)
+			an_apply(sc, th, &an);
 		event_slow(sc, st, th, sc->pend_codes[i] >> 1, sc->pend_ticks[i],
 			   sc->pend_codes[i] & 1);
 	}
+	for (; have; have = recfmt_annots_next(&ai, &an, &err) == RECFMT_OK)
+		an_apply(sc, th, &an);
 	st->cur_vals = NULL;
 	st->cur_mask = 0;
 }
@@ -882,6 +897,19 @@ static int defer_block(struct tt_scopes *sc, struct tt_trace *tr, struct tt_thre
 	sc->pend_thread = (uint32_t)(th - tr->threads) + 1;
 	/* A damaged block's counters cannot be matched to its events. */
 	sc->pend_next = rc == 0;
+	/* Annotations positioned in it (events.h, next_annots): applied by
+	 * flush(), in the same frame (before the walk leaves it). */
+	if (tr->has_next_annots && !tr->annots_taken) {
+		struct recfmt_annots_iter ai;
+		struct recfmt_error err = { 0 };
+
+		if (recfmt_annots_open(&tr->next_annots, &ai, &err) == RECFMT_OK &&
+		    ai.thread == th->serial && ai.nr_events == it->nr_events && ai.nr_events) {
+			sc->pend_annots = tr->next_annots;
+			sc->pend_has_annots = true;
+			tr->annots_taken = true;
+		}
+	}
 	return rc;
 }
 
@@ -1213,10 +1241,10 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 
 	if (st->skip)
 		return 0;
-	if (pair_annotated(sc, tr, st, th, it, &n))
-		return n;
 	if (st->has_ctr && sc->on_counters)
 		return defer_block(sc, tr, th, it);
+	if (pair_annotated(sc, tr, st, th, it, &n))
+		return n;
 	for (;;) {
 		const uint32_t m = it->nr_left < BATCH ? it->nr_left : BATCH;
 		const bool fast = m && fast_mode(sc) && tr->nr_site_slots && !st->overflow &&

@@ -203,6 +203,10 @@ struct tt_scopes {
 	uint32_t pend_n, pend_cap;
 	uint64_t *pend_vals;	/* the COUNTERS block's columns */
 	size_t pend_vals_cap;
+	/* The ANNOTS record positioned in the pending block (it follows the
+	 * block's COUNTERS record, in the same frame: valid until flushed). */
+	struct recfmt_record pend_annots;
+	bool pend_has_annots;
 
 	/* Annotations (tt_scopes_record() must be tr's record hook): to the
 	 * consumer's annot(), and the arguments under the caller's keys

@@ -640,10 +640,11 @@ enum recfmt_status recfmt_decode_annot_drops(const struct recfmt_record *rec,
  * recfmt_annots_open() - validates an ANNOTS record's fixed part (FORMAT.md
  * §3.18) and starts iterating it. The caller decides what the record's
  * positions refer to: it->nr_events events of the EVENTS block of
- * it->thread that is the record directly before it in the frame (if that
- * block is not there or has another nr_events, the record annotates
- * nothing: FORMAT.md says to ignore it), or, with nr_events 0, the point
- * after every event of the thread read so far.
+ * it->thread that is the record directly before it in the frame, or directly
+ * before that block's COUNTERS record (if that block is not there or has
+ * another nr_events, the record annotates nothing: FORMAT.md says to ignore
+ * it), or, with nr_events 0, the point after every event of the thread read
+ * so far.
  * Return: RECFMT_OK or RECFMT_CORRUPT.
  */
 enum recfmt_status recfmt_annots_open(const struct recfmt_record *rec,

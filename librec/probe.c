@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <string.h>
 #include <time.h>
 
 /*
@@ -444,9 +445,12 @@ NOINSTR static void annot_push(struct rec__thread *t, uint32_t kind, uint32_t ar
 		if (kind == RECFMT_ANNOT_MESSAGE) {
 			uint32_t off = (i - 1) * 8, k = argbits - off < 8 ? argbits - off : 8;
 
-			ev->ticks = 0;
-			for (uint32_t b = 0; b < k; b++)
-				((unsigned char *)&ev->ticks)[b] = (unsigned char)text[off + b];
+			if (k == 8) {
+				memcpy(&ev->ticks, text + off, 8); /* one load, one store */
+			} else {
+				ev->ticks = 0;
+				memcpy(&ev->ticks, text + off, k);
+			}
 		} else {
 			ev->ticks = value;
 		}
@@ -513,7 +517,7 @@ NOINSTR void rec__message(const char *text)
 	t = annot_thread(NULL, &len);
 	if (!t)
 		return;
-	while (text && len < RECFMT_MAX_MESSAGE_BYTES && text[len])
-		len++;
+	if (text)
+		len = (uint32_t)strnlen(text, RECFMT_MAX_MESSAGE_BYTES); /* reads no byte past the NUL */
 	annot_push(t, RECFMT_ANNOT_MESSAGE, len, 0, text ? text : "");
 }

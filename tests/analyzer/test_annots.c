@@ -541,3 +541,33 @@ Test(annots, recorded_program)
 	tu_result_free(&r);
 	unlink(out);
 }
+
+/* A thread with counters: its ANNOTS records follow the COUNTERS records
+ * of their blocks (FORMAT.md §3.18); summary pairs the block with both. */
+Test(annots, counters_and_args_on_one_thread)
+{
+	static const char *const ctr[1] = { "instructions" };
+	static const uint32_t flags[1] = { RECFMT_COUNTER_RECORDED };
+	struct tg_trace *t = new_trace(trace2);
+	struct tu_result r;
+	uint64_t v = 0, now = 2000;
+
+	tg_site(t, 1, "handle");
+	tg_thread(t, 1, 100, "main");
+	tg_annot_name(t, 3, RECFMT_NAME_KEY, "bytes");
+	cr_assert_eq(tg_counter_set(t, 1, 1, ctr, flags), 0);
+	for (int64_t i = 1; i <= 10; i++) {
+		tg_enter_ctr(t, 1, 1, now += 100, &v);
+		annot(t, 1, RECFMT_ANNOT_ARG, 3, now + 10, i, 0, 0, NULL);
+		v += 1000;
+		tg_exit_ctr(t, 1, 1, now += 100, &v);
+	}
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = tu_run("summary", "--format=csv", "--arg=bytes", trace2, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(tu_line(r.out, 0), SUMMARY_HEADER ",bytes_total,bytes_mean,"
+					   "instructions_total,instructions_mean", "%s", r.out);
+	cr_assert_str_eq(tu_line(r.out, 1), "handle,10,1000,1000,100,100,100,100,100,100,0,"
+					    "55,5.50,10000,1000.00", "%s", r.out);
+	tu_result_free(&r);
+}

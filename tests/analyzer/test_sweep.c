@@ -92,8 +92,8 @@ static uint64_t lcg_next(void)
 
 /* 4 threads, each a random walk over 6 sites, 600 events a thread, TSC with
  * SYNC records, a rename, drops, a THREAD_END, and counters on thread 2
- * (COUNTER_SET, a COUNTERS block after each of its EVENTS blocks), and
- * annotations on threads 1 and 3 (ANNOT_NAME, ANNOTS): every record type. */
+ * (COUNTER_SET, a COUNTERS block after each of its EVENTS blocks): every
+ * record type. */
 static void write_base(const char *path)
 {
 	struct tg_config cfg = { .clock = RECFMT_CLOCK_TSC, .ticks_per_second = 2000000000ull,
@@ -116,30 +116,12 @@ static void write_base(const char *path)
 	static const char *const ctr_names[2] = { "page-faults", "instructions" };
 	static const uint32_t ctr_flags[2] = { RECFMT_COUNTER_RECORDED, 0 };
 	cr_assert_eq(tg_counter_set(t, 2, 2, ctr_names, ctr_flags), 0);
-	/* Annotations (FORMAT.md §3.17-§3.18) on threads 1 and 3: a value,
-	 * an argument, a flow begun on 1 and ended on 3, instants, messages. */
-	tg_annot_name(t, 1, RECFMT_NAME_TRACK, "queue");
-	tg_annot_name(t, 2, RECFMT_NAME_KEY, "bytes");
-	tg_annot_name(t, 3, RECFMT_NAME_FLOW, "request");
-	tg_annot_name(t, 4, RECFMT_NAME_INSTANT, "tick");
+	/* Annotations of every kind (FORMAT.md §3.17-§3.19), so damage reaches them too. */
+	cr_assert_eq(tg_annot_name(t, 1, RECFMT_NAME_TRACK, "depth"), 0);
+	cr_assert_eq(tg_annot_name(t, 2, RECFMT_NAME_INSTANT, "tick"), 0);
+	cr_assert_eq(tg_annot_name(t, 3, RECFMT_NAME_KEY, "bytes"), 0);
+	cr_assert_eq(tg_annot_name(t, 4, RECFMT_NAME_FLOW, "request"), 0);
 	for (uint32_t i = 0; i < 600; i++) {
-		if (i % 7 == 3) {
-			struct recfmt_annot a[] = {
-				{ .kind = RECFMT_ANNOT_VALUE_I64, .name_id = 1, .i64 = i % 13 },
-				{ .kind = RECFMT_ANNOT_ARG, .name_id = 2, .i64 = i },
-				{ .kind = RECFMT_ANNOT_FLOW_BEGIN, .name_id = 3, .id = i },
-				{ .kind = i % 2 ? RECFMT_ANNOT_INSTANT : RECFMT_ANNOT_MESSAGE,
-				  .name_id = i % 2 ? 4 : 0, .text = "msg", .text_bytes = 3 },
-				{ .kind = RECFMT_ANNOT_VALUE_F64, .name_id = 1, .f64 = i / 4.0 },
-			};
-			for (size_t k = 0; k < sizeof(a) / sizeof(a[0]); k++) {
-				a[k].ticks = now[1] + k;
-				cr_assert_eq(tg_annot(t, 1, &a[k]), 0);
-			}
-			struct recfmt_annot e = { .kind = RECFMT_ANNOT_FLOW_END, .name_id = 3,
-						  .id = i, .ticks = now[3] + 1 };
-			cr_assert_eq(tg_annot(t, 3, &e), 0);
-		}
 		for (uint32_t th = 1; th <= 4; th++) {
 			uint64_t faults = i * 3 + lcg_next() % 3;
 
@@ -149,6 +131,16 @@ static void write_base(const char *path)
 				tg_enter_ctr(t, th, stack[th][depth[th]++], now[th], &faults);
 			} else {
 				tg_exit_ctr(t, th, stack[th][--depth[th]], now[th], &faults);
+			}
+			if (lcg_next() % 4 == 0) {
+				static const uint32_t name_of[9] = { 0, 1, 1, 2, 0, 3, 4, 4, 4 };
+				struct recfmt_annot a = { .kind = 1 + (uint32_t)(lcg_next() % 8),
+							  .ticks = now[th] + 1, .i64 = -(int64_t)i,
+							  .f64 = i * 0.25, .id = i / 3, .text = "msg",
+							  .text_bytes = 3 };
+
+				a.name_id = name_of[a.kind];
+				cr_assert_eq(tg_annot(t, th, &a), 0);
 			}
 		}
 		if (i == 300) {
@@ -161,6 +153,7 @@ static void write_base(const char *path)
 			tg_exit(t, th, stack[th][--depth[th]], now[th] += 5);
 	tg_sync(t, now[1], 1000000 + now[1] / 2, 1700000000000000000ull + now[1] / 2);
 	tg_drops(t, 3, 7);
+	tg_annot_drops(t, 3, 5);
 	tg_thread_end(t, 4);
 	cr_assert_eq(tg_finish(t, true), 0);
 }
