@@ -11,6 +11,9 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <rec.h>
@@ -560,5 +563,93 @@ Test(annots, annotations_in_a_signal_handler_are_recorded_or_counted)
 	for (size_t i = 0; i < r.nr_an; i++)
 		if (r.an[i].kind == RECFMT_ANNOT_MESSAGE)
 			cr_assert_arr_eq(r.an[i].text, "in handler", 10);
+	rd_free(&r);
+}
+
+/*
+ * The binding rule made deterministic: the writer is stalled on a FIFO
+ * nobody reads (a one-page pipe), so the ring fills and the scope "victim"
+ * is dropped; then the FIFO is drained and rec_flush() empties the ring, so
+ * an argument inside "victim" finds room -- and must still be dropped
+ * (counted), not put on "outer". After "victim" is left, an argument lands
+ * on "outer" again.
+ */
+struct fifo_sink {
+	int fd;
+	FILE *copy;
+};
+
+static void *drain_fifo(void *arg)
+{
+	struct fifo_sink *s = arg;
+	char buf[65536];
+	ssize_t n;
+
+	while ((n = read(s->fd, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EAGAIN) {
+				usleep(1000);
+				continue;
+			}
+			break;
+		}
+		fwrite(buf, 1, (size_t)n, s->copy);
+	}
+	return NULL;
+}
+
+Test(annots, an_argument_whose_scope_was_dropped_is_dropped_though_the_ring_has_room)
+{
+	static struct rd r;
+	char fifo[256];
+	struct fifo_sink sink;
+	pthread_t th;
+
+	use_output("victim");
+	snprintf(fifo, sizeof(fifo), "/tmp/rec_annots_%d.fifo", (int)getpid());
+	unlink(fifo);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	sink.fd = open(fifo, O_RDONLY | O_NONBLOCK); /* a reader, which reads nothing yet */
+	cr_assert_geq(sink.fd, 0);
+	fcntl(sink.fd, F_SETPIPE_SZ, 4096);
+	sink.copy = fopen(out, "wb");
+	cr_assert(sink.copy);
+	setenv("REC_OUTPUT", fifo, 1);
+	setenv("REC_BUFFER", "4K", 1);
+	setenv("REC_OVERFLOW", "drop", 1);
+	setenv("REC_FLUSH_MS", "1", 1);
+	{
+		TRACE_SCOPE_NAMED("outer");
+		/* Enough frames to fill the pipe; then the writer waits on it. */
+		for (int i = 0; i < 200000; i++) {
+			TRACE_SCOPE_NAMED("filler");
+		}
+		usleep(100 * 1000);
+		for (int i = 0; i < 1000; i++) {
+			TRACE_SCOPE_NAMED("filler");
+		}
+		{
+			TRACE_SCOPE_NAMED("victim"); /* the ring is full: dropped */
+			cr_assert_eq(pthread_create(&th, NULL, drain_fifo, &sink), 0);
+			cr_assert_eq(rec_flush(), 0); /* now the ring is empty */
+			TRACE_ARG("key", 1);	      /* room, but its scope was dropped */
+			TRACE_VALUE("v", 1);	      /* values bind to no scope: recorded */
+		}
+		TRACE_ARG("key", 2);
+	}
+	cr_assert_eq(rec_stop(), 0);
+	pthread_join(th, NULL);
+	close(sink.fd);
+	fclose(sink.copy);
+	unlink(fifo);
+
+	read_trace(out, &r);
+	cr_assert_eq(count(&r, RECFMT_ANNOT_ARG, NULL, NULL), 1);
+	cr_assert_eq(count(&r, RECFMT_ANNOT_ARG, "key", "outer"), 1);
+	for (size_t i = 0; i < r.nr_an; i++)
+		if (r.an[i].kind == RECFMT_ANNOT_ARG)
+			cr_assert_eq(r.an[i].i64, 2);
+	cr_assert_eq(count(&r, RECFMT_ANNOT_VALUE_I64, "v", "outer"), 1);
+	cr_assert_geq(annot_dropped(&r), 1);
 	rd_free(&r);
 }
