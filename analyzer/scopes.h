@@ -95,6 +95,9 @@ struct tt_consumer {
 	void (*act)(void *tctx, const struct tt_activation *a);
 	void (*error)(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ticks,
 		      uint64_t ticks, enum tt_frame_error why); /* NULL: ignored */
+	/* A snapshot's exit whose enter is before the window (FORMAT.md §3.20):
+	 * the scope was open at the window's start; NULL: ignored. */
+	void (*open_at_start)(void *tctx, uint32_t name, uint64_t exit_ticks);
 	bool one_walker;
 	bool needs_meta; /* the final clock and thread names before the walk */
 	bool no_times;	 /* the engine's per-name times and histograms are not
@@ -165,6 +168,8 @@ struct tt_scopes {
 
 	struct tt_stat_table global; /* when !by_thread */
 	uint64_t nr_unmatched;	     /* all errors, for reports */
+	uint64_t nr_open_at_start;   /* a snapshot's exits whose enter is before its window */
+	uint64_t nr_open_at_end;     /* a snapshot's enters whose exit is after its window */
 	uint64_t nr_abandoned;	     /* of which left without an exit (longjmp) */
 	/* Where the pairing loop records what it does not count. One walker
 	 * thread owns a struct tt_scopes: no sharing. */

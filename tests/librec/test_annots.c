@@ -7,7 +7,7 @@
  * FORMAT.md §3.18 says, and the counts, values, texts and bindings must be
  * exact; dropped annotations are counted (recorded + dropped = executed), an
  * argument never lands on an outer scope when its own was dropped, and
- * REC_MIN_NS keeps a short scope that carries an argument (FORMAT.md §3.21).
+ * REC_MIN_NS keeps a short scope that carries an argument (FORMAT.md §3.19).
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -72,6 +72,7 @@ struct rd {
 	size_t nr_an, cap_an;
 	uint64_t annot_dropped[MAX_THREADS];
 	uint64_t nr_unbound_blocks; /* ANNOTS records with nr_events that follow no block */
+	bool snapshot;		    /* a flight-recorder snapshot: exits may come first */
 	/* The EVENTS block just read, not applied yet. */
 	uint32_t pend_thread, pend_nr;
 	uint32_t *pend_codes;
@@ -85,6 +86,8 @@ static void apply_events(struct rd *r, uint32_t thread, const uint32_t *codes, u
 		uint32_t *d = &r->depth[thread];
 
 		if (RECFMT_CODE_IS_EXIT(codes[i])) {
+			if (!*d && r->snapshot)
+				continue; /* open when a snapshot's window began (FORMAT.md §3.20) */
 			cr_assert_gt(*d, 0, "exit with nothing open");
 			cr_assert_eq(r->stack[thread][*d - 1], RECFMT_CODE_SITE(codes[i]));
 			(*d)--;
@@ -178,6 +181,8 @@ static void read_trace(const char *path, struct rd *r)
 				continue;
 			}
 			flush_pending(r);
+			if (rec.type == RECFMT_SNAPSHOT)
+				r->snapshot = true;
 			if (rec.type == RECFMT_SITE) {
 				struct recfmt_site s;
 
@@ -477,7 +482,7 @@ Test(annots, block_mode_loses_no_annotation)
 }
 
 /*
- * REC_MIN_NS (FORMAT.md §3.21): of many short activations, those that carry
+ * REC_MIN_NS (FORMAT.md §3.19): of many short activations, those that carry
  * an argument or a flow step are kept, the others filtered; a value inside
  * a filtered one stays, placed in the scope around it.
  */
@@ -651,5 +656,52 @@ Test(annots, an_argument_whose_scope_was_dropped_is_dropped_though_the_ring_has_
 			cr_assert_eq(r.an[i].i64, 2);
 	cr_assert_eq(count(&r, RECFMT_ANNOT_VALUE_I64, "v", "outer"), 1);
 	cr_assert_geq(annot_dropped(&r), 1);
+	rd_free(&r);
+}
+
+/*
+ * REC_MODE=flight: the writer trims the rings and cuts the snapshot's window
+ * by time; neither may split an annotation (flight.c skips their later
+ * slots), so every value and message in the snapshot is whole and in order.
+ */
+Test(annots, a_flight_snapshot_holds_whole_annotations)
+{
+	static struct rd r;
+	static const char text[] = "0123456789abcdefghij"; /* 20 bytes: 3 text slots */
+	char path[256];
+	int64_t last = -1;
+	size_t nr_msg = 0;
+
+	use_output("flight");
+	snprintf(path, sizeof(path), "/tmp/rec_annots_%d_flight-%%n.zst", (int)getpid());
+	setenv("REC_OUTPUT", path, 1);
+	setenv("REC_MODE", "flight", 1);
+	setenv("REC_BUFFER", "64K", 1);
+	for (int i = 0; i < 300000; i++) {
+		TRACE_SCOPE_NAMED("s");
+		TRACE_VALUE("v", i);
+		TRACE_MESSAGE(text);
+	}
+	cr_assert_eq(rec_snapshot("test"), 0);
+	cr_assert_eq(rec_flush(), 0);
+	cr_assert_eq(rec_stop(), 0);
+	snprintf(out, sizeof(out), "/tmp/rec_annots_%d_flight-1.zst", (int)getpid());
+	read_trace(out, &r);
+	cr_assert(r.snapshot);
+	cr_assert_eq(r.nr_unbound_blocks, 0);
+	cr_assert_gt(count(&r, RECFMT_ANNOT_VALUE_I64, "v", NULL), 100);
+	for (size_t i = 0; i < r.nr_an; i++) {
+		if (r.an[i].kind == RECFMT_ANNOT_VALUE_I64) {
+			cr_assert_gt(r.an[i].i64, last, "values in order, none torn");
+			cr_assert_lt(r.an[i].i64, 300000);
+			last = r.an[i].i64;
+		} else {
+			cr_assert_eq(r.an[i].kind, RECFMT_ANNOT_MESSAGE);
+			cr_assert_eq(r.an[i].text_bytes, 20);
+			cr_assert_arr_eq(r.an[i].text, text, 20);
+			nr_msg++;
+		}
+	}
+	cr_assert_gt(nr_msg, 100);
 	rd_free(&r);
 }
