@@ -104,7 +104,7 @@ static struct nest *nest_of(struct ctr_check *cc, uint32_t thread)
 
 /* Follows one EVENTS block's enters and exits; the first that does not nest is a problem. */
 static void check_nesting(struct ctr_check *cc, const struct recfmt_record *rec, uint64_t frame,
-			  uint64_t offset)
+			  uint64_t offset, bool snapshot)
 {
 	struct recfmt_error err = { 0 };
 	struct recfmt_events_iter it;
@@ -130,6 +130,8 @@ static void check_nesting(struct ctr_check *cc, const struct recfmt_record *rec,
 			n->depth++;
 			continue;
 		}
+		if (!n->depth && snapshot)
+			continue; /* open when the snapshot's window began (FORMAT.md §3.20) */
 		if (!n->depth) {
 			snprintf(what, sizeof(what),
 				 "thread %" PRIu32 ": event %" PRIu64
@@ -159,13 +161,12 @@ static void check_record(void *ctx, struct tt_trace *tr, const struct recfmt_rec
 	bool follows = cc->events_thread && cc->frame == frame;
 	uint32_t thread = cc->events_thread, n = cc->events_n;
 
-	(void)tr;
 	cc->frame = frame;
 	cc->events_thread = 0;
 	if (rec->type == RECFMT_EVENTS && rec->size >= 8) {
 		cc->events_thread = recfmt_load_u32le(rec->payload);
 		cc->events_n = recfmt_load_u32le(rec->payload + 4);
-		check_nesting(cc, rec, frame, offset);
+		check_nesting(cc, rec, frame, offset, tr->has_snapshot);
 	} else if (rec->type == RECFMT_COUNTER_SET) {
 		struct recfmt_counter_set cs;
 

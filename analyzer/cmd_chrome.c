@@ -549,12 +549,47 @@ static void chrome_annot(void *tctx, uint32_t slot, uint32_t depth, const struct
 	ch->nr_annots++;
 }
 
+/*
+ * A snapshot's scope open when its window started (FORMAT.md §3.20): a
+ * complete ("X") event from the window's start to its exit, marked so. It
+ * encloses everything before its exit on the thread, and viewers nest
+ * events that start together by duration.
+ */
+static void chrome_open_at_start(void *tctx, uint32_t name, uint64_t exit_ticks)
+{
+	struct chrome_thread *ct = tctx;
+	struct chrome *ch = ct->ch;
+	const char *q = quoted(ch, name);
+	uint64_t from = ch->rep->tr.snapshot.window_start_ticks;
+	int64_t from_ns, to_ns;
+	char *p;
+
+	if (!q || exit_ticks < ch->lo_ticks || exit_ticks >= ch->hi_ticks)
+		return;
+	if (from < ch->lo_ticks)
+		from = ch->lo_ticks;
+	from_ns = tt_clock_rel_ns(&ch->clock, from);
+	to_ns = tt_clock_rel_ns(&ch->clock, exit_ticks);
+	begin_event(ch);
+	tt_out_str(&ch->out, "{\"ph\":\"X\",\"name\":");
+	tt_out_str(&ch->out, q);
+	p = tt_out_reserve(&ch->out, 200);
+	p += sprintf(p, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":", ch->pid, ct->tid);
+	p += fmt_us(p, from_ns + ch->offset_ns);
+	p += sprintf(p, ",\"dur\":");
+	p += fmt_us(p, to_ns > from_ns ? to_ns - from_ns : 0);
+	p += sprintf(p, ",\"args\":{\"open at window start\":true}}");
+	ch->out.len = (size_t)(p - ch->out.buf);
+	ch->nr_events++;
+}
+
 static const struct tt_consumer chrome_consumer = {
 	.thread_begin = chrome_thread_begin,
 	.enter = chrome_enter,
 	.act = chrome_act,
 	.error = chrome_error,
 	.annot = chrome_annot,
+	.open_at_start = chrome_open_at_start,
 	.one_walker = true,
 	.needs_meta = true,
 	.no_times = true, /* the trailer counts errors only */
@@ -626,6 +661,26 @@ static void file_trailer(struct chrome *ch)
 
 	for (size_t i = 0; i < rep->nr_rows; i++)
 		ch->all_errors += rep->rows[i].errors;
+	if (rep->tr.has_snapshot) {
+		/* A flight-recorder snapshot's trigger: a global instant (FORMAT.md §3.20). */
+		char *q = tt_emit_json_quote(rep->tr.snapshot_reason ? rep->tr.snapshot_reason : "");
+
+		if (!q)
+			tt_oom();
+		fmt_us(at, tt_clock_rel_ns(&ch->clock, rep->tr.snapshot.trigger_ticks) +
+				   ch->offset_ns)[at] = '\0';
+		begin_event(ch);
+		snprintf(buf, sizeof(buf),
+			 "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"snapshot #%" PRIu32
+			 "\",\"pid\":%" PRIu32 ",\"tid\":0,\"ts\":%s,\"args\":{\"reason\":",
+			 rep->tr.snapshot.number, ch->pid, at);
+		tt_out_str(&ch->out, buf);
+		tt_out_str(&ch->out, q);
+		snprintf(buf, sizeof(buf), ",\"suppressed\":%" PRIu64 "}}",
+			 rep->tr.snapshot.nr_suppressed);
+		tt_out_str(&ch->out, buf);
+		free(q);
+	}
 	fmt_us(at, tt_clock_rel_ns(&ch->clock, rep->meta.max_ticks) + ch->offset_ns)[at] = '\0';
 	for (uint32_t i = 0; i < ch->meta->nr_threads; i++) {
 		const struct tt_thread *th = &ch->meta->threads[i];

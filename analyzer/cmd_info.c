@@ -148,6 +148,43 @@ static uint64_t total_dropped(const struct tt_trace *tr)
 	return n;
 }
 
+static const char *snapshot_kind(uint32_t kind)
+{
+	switch (kind) {
+	case RECFMT_SNAPSHOT_API: return "rec_snapshot";
+	case RECFMT_SNAPSHOT_SIGNAL: return "signal";
+	case RECFMT_SNAPSHOT_TRIGGER: return "trigger";
+	case RECFMT_SNAPSHOT_CRASH: return "crash";
+	default: return "unknown";
+	}
+}
+
+/* A flight-recorder snapshot's trigger and window (FORMAT.md §3.20). */
+static void print_snapshot(const struct tt_trace *tr, const struct tt_clock *c, bool json)
+{
+	const struct recfmt_snapshot *s = &tr->snapshot;
+	int64_t at = tt_clock_rel_ns(c, s->trigger_ticks);
+	int64_t from = tt_clock_rel_ns(c, s->window_start_ticks);
+	int64_t to = tt_clock_rel_ns(c, s->window_end_ticks);
+
+	if (json) {
+		printf(",\"snapshot\":{\"number\":%" PRIu32 ",\"kind\":\"%s\",\"reason\":",
+		       s->number, snapshot_kind(s->kind));
+		tt_emit_json_str(stdout, tr->snapshot_reason ? tr->snapshot_reason : "");
+		printf(",\"trigger_ns\":%" PRId64 ",\"trigger_unix_ns\":%" PRId64
+		       ",\"window_start_ns\":%" PRId64 ",\"window_end_ns\":%" PRId64
+		       ",\"suppressed\":%" PRIu64 "}",
+		       at, (int64_t)tr->hdr.start_real_ns + at, from, to, s->nr_suppressed);
+		return;
+	}
+	printf("snapshot:         #%" PRIu32 ", %s: ", s->number, snapshot_kind(s->kind));
+	tt_emit_text(stdout, tr->snapshot_reason ? tr->snapshot_reason : "");
+	printf("\n                  trigger at %.6f s; window %.6f s to %.6f s; "
+	       "%" PRIu64 " earlier trigger%s not written\n",
+	       (double)at / 1e9, (double)from / 1e9, (double)to / 1e9, s->nr_suppressed,
+	       s->nr_suppressed == 1 ? "" : "s");
+}
+
 /* One file's report; o: the options, path: the file. */
 static int info_one(const struct tt_options *o, const char *path)
 {
@@ -249,6 +286,8 @@ static int info_one(const struct tt_options *o, const char *path)
 			       (double)tr.probe_cost.hook_ps / 1000.0,
 			       (double)tr.probe_cost.scope_inner_ps / 1000.0,
 			       (double)tr.probe_cost.hook_inner_ps / 1000.0);
+		if (tr.has_snapshot)
+			print_snapshot(&tr, &c, true);
 		if (cn.nr[0] || cn.nr[1]) {
 			/* Only for traces with counters: 1.0 traces print as before. */
 			for (int k = 0; k < 2; k++) {
@@ -312,6 +351,8 @@ static int info_one(const struct tt_options *o, const char *path)
 		printf("size:             %" PRIu64 " bytes in %" PRIu64 " frames, %.2f bytes/event\n",
 		       tr.file_bytes, tr.nr_frames,
 		       tr.nr_events ? (double)tr.file_bytes / (double)tr.nr_events : 0.0);
+		if (tr.has_snapshot)
+			print_snapshot(&tr, &c, false);
 		printf("ended cleanly:    %s\n",
 		       clean ? "yes" : tr.truncated ? "no (truncated)" : "no (no END record)");
 		if (problems[0])

@@ -223,12 +223,13 @@ static void pf_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ti
 
 	(void)name;
 	(void)slot;
-	(void)why;
 	if (!pt->sp)
 		return;
 	/* A clock that went backwards ends the slice where it began. */
 	pf_end_top(pt, tt_run_unix_ns(pt->pf->run, ticks < enter_ticks ? enter_ticks : ticks));
-	pt->pf->errors++;
+	/* A snapshot's window ends inside scopes: open, not untimed (FORMAT.md §3.20). */
+	if (why != TT_FRAME_OPEN_AT_END || !pt->pf->rep->tr.has_snapshot)
+		pt->pf->errors++;
 }
 
 static const struct tt_consumer pf_consumer = {
@@ -315,6 +316,19 @@ int tt_cmd_perfetto(int argc, char **argv)
 						       msg, sizeof(msg));
 		if (st == TT_OK)
 			tt_trace_warn(&rep.tr);
+		if (st == TT_OK && rep.tr.has_snapshot && pf.threads) {
+			/* A flight-recorder snapshot's trigger (FORMAT.md §3.20): an
+			 * instant on a thread's track, after all its slices. */
+			char what[300];
+			int n = snprintf(what, sizeof(what), "snapshot #%" PRIu32 ": %s",
+					 rep.tr.snapshot.number,
+					 rep.tr.snapshot_reason ? rep.tr.snapshot_reason : "");
+
+			tt_pf_instant(&pf.w, &pf.threads->seq,
+				      tt_run_unix_ns(&runs[i], rep.tr.snapshot.trigger_ticks),
+				      rep.tr.nr_names, what, /* past every name's id */
+				      n < 0 ? 0 : (size_t)n < sizeof(what) ? (size_t)n : sizeof(what) - 1);
+		}
 		tt_report_fini(&rep);
 		while (pf.threads) {
 			struct pf_thread *pt = pf.threads;

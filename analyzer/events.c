@@ -41,6 +41,7 @@ void tt_trace_fini(struct tt_trace *tr)
 	free(tr->name_hash);
 	free(tr->site_name);
 	free(tr->big_sites);
+	free(tr->snapshot_reason);
 	tt_symbols_destroy(tr->syms);
 	memset(tr, 0, sizeof(*tr));
 }
@@ -310,6 +311,15 @@ enum tt_status tt_trace_walk_frame(struct tt_trace *tr, const uint8_t *data, siz
 			if ((st = recfmt_decode_probe_cost(&rec, &tr->probe_cost, &err)) != RECFMT_OK)
 				break;
 			tr->has_probe_cost = true;
+			break;
+		case RECFMT_SNAPSHOT:
+			if ((st = recfmt_decode_snapshot(&rec, &tr->snapshot, &err)) != RECFMT_OK)
+				break;
+			free(tr->snapshot_reason);
+			tr->snapshot_reason =
+				tt_emit_clean(tr->snapshot.reason, tr->snapshot.reason_bytes);
+			tr->snapshot.reason = NULL;
+			tr->has_snapshot = true;
 			break;
 		case RECFMT_THREAD_END: {
 			struct recfmt_thread_end te;

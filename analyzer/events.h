@@ -90,6 +90,15 @@ struct tt_trace {
 	bool has_blocked;  /* a BLOCKED record was seen (FORMAT.md §3.15) */
 	struct recfmt_probe_cost probe_cost; /* FORMAT.md §3.16; 0s when absent */
 	bool has_probe_cost;
+	/*
+	 * A flight-recorder snapshot (FORMAT.md §3.20): its trigger and window;
+	 * reason is a NUL-terminated cleaned copy. In such a file an exit with
+	 * no enter is a scope open at the window's start, and an enter with no
+	 * exit one still open at its end: neither is an error (scopes.c).
+	 */
+	struct recfmt_snapshot snapshot;
+	char *snapshot_reason;
+	bool has_snapshot;
 
 	/* What was read and what went wrong on the way. */
 	uint64_t nr_frames;	    /* frames decoded */

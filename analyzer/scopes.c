@@ -293,7 +293,11 @@ static void drop_top(struct tt_scopes *sc, struct scope_thread *st, uint64_t tic
 	if (f->in) {
 		if (!fast_mode(sc))
 			st->depth[f->name].in--;
-		count_error(sc, st, f->name);
+		/* A snapshot's window ends inside scopes: open, not an error (FORMAT.md §3.20). */
+		if (why == TT_FRAME_OPEN_AT_END && sc->tr->has_snapshot)
+			sc->nr_open_at_end++;
+		else
+			count_error(sc, st, f->name);
 		sc->nr_abandoned += why == TT_FRAME_LEFT;
 		st->tab->v[f->name].left += why == TT_FRAME_LEFT;
 	}
@@ -386,9 +390,16 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 	if (st->stack[st->sp].name != name) {
 		if (!st->depth[name].top) {
 			/* An exit with no enter: its start is unknown, so it belongs
-			 * to the window by its own time (docs/ANALYZER.md). */
-			if (in_window)
+			 * to the window by its own time (docs/ANALYZER.md). In a
+			 * snapshot it was open when the window started (FORMAT.md
+			 * §3.20): not an error, not timed. */
+			if (sc->tr->has_snapshot) {
+				sc->nr_open_at_start += in_window;
+				if (sc->cons && sc->cons->open_at_start && in_window)
+					sc->cons->open_at_start(st->cons_state, name, ticks);
+			} else if (in_window) {
 				count_error(sc, st, name);
+			}
 			return;
 		}
 		while (st->stack[st->sp].name != name)

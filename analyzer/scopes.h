@@ -128,6 +128,9 @@ struct tt_consumer {
 	 * frame is open, slot 0), the frame the next act() or error() of
 	 * that depth closes. */
 	void (*annot)(void *tctx, uint32_t slot, uint32_t depth, const struct tt_annot *a);
+	/* A snapshot's exit whose enter is before the window (FORMAT.md §3.20):
+	 * the scope was open at the window's start; NULL: ignored. */
+	void (*open_at_start)(void *tctx, uint32_t name, uint64_t exit_ticks);
 	bool one_walker;
 	bool needs_meta; /* the final clock and thread names before the walk */
 	bool no_times;	 /* the engine's per-name times and histograms are not
@@ -227,6 +230,8 @@ struct tt_scopes {
 
 	struct tt_stat_table global; /* when !by_thread */
 	uint64_t nr_unmatched;	     /* all errors, for reports */
+	uint64_t nr_open_at_start;   /* a snapshot's exits whose enter is before its window */
+	uint64_t nr_open_at_end;     /* a snapshot's enters whose exit is after its window */
 	uint64_t nr_abandoned;	     /* of which left without an exit (longjmp) */
 	/* Where the pairing loop records what it does not count. One walker
 	 * thread owns a struct tt_scopes: no sharing. */

@@ -187,6 +187,25 @@ enum recfmt_status recfmt_decode_blocked(const struct recfmt_record *rec,
 	return RECFMT_OK;
 }
 
+enum recfmt_status recfmt_decode_snapshot(const struct recfmt_record *rec,
+					  struct recfmt_snapshot *s, struct recfmt_error *err)
+{
+	const uint8_t *p = rec->payload;
+
+	RETURN_IF(rec->size < 48, err, rec, "SNAPSHOT record too short (%u bytes)", rec->size);
+	s->trigger_ticks = recfmt_load_u64le(p);
+	s->window_start_ticks = recfmt_load_u64le(p + 8);
+	s->window_end_ticks = recfmt_load_u64le(p + 16);
+	s->number = recfmt_load_u32le(p + 24);
+	s->kind = recfmt_load_u32le(p + 28);
+	s->nr_suppressed = recfmt_load_u64le(p + 32);
+	s->reason_bytes = recfmt_load_u32le(p + 40);
+	RETURN_IF(s->reason_bytes > RECFMT_MAX_NAME_BYTES || 48u + s->reason_bytes > rec->size,
+		  err, rec, "SNAPSHOT record's reason overruns it");
+	s->reason = (const char *)p + 48;
+	return RECFMT_OK;
+}
+
 enum recfmt_status recfmt_decode_probe_cost(const struct recfmt_record *rec,
 					    struct recfmt_probe_cost *pc, struct recfmt_error *err)
 {

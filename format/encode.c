@@ -205,6 +205,61 @@ int recfmt_encode_probe_cost(struct recfmt_buf *buf, const struct recfmt_probe_c
 	return 0;
 }
 
+/*
+ * FORMAT.md §3.20. The store form writes header and payload into a caller's
+ * buffer with no allocation and no libc call but memcpy, so that a signal
+ * handler may write a snapshot's record (crash capture).
+ */
+static uint32_t snapshot_reason_bytes(const struct recfmt_snapshot *s)
+{
+	uint32_t n = 0;
+
+	while (s->reason && n < RECFMT_MAX_NAME_BYTES && s->reason[n])
+		n++;
+	return n;
+}
+
+size_t recfmt_snapshot_bytes(const struct recfmt_snapshot *s)
+{
+	return RECFMT_RECORD_HEADER_BYTES + 48u + snapshot_reason_bytes(s);
+}
+
+size_t recfmt_store_snapshot(uint8_t *out, size_t out_bytes, const struct recfmt_snapshot *s)
+{
+	uint32_t n = snapshot_reason_bytes(s);
+	size_t total = RECFMT_RECORD_HEADER_BYTES + 48u + n;
+	uint8_t *p = out + RECFMT_RECORD_HEADER_BYTES;
+
+	if (out_bytes < total)
+		return 0;
+	out[0] = (uint8_t)RECFMT_SNAPSHOT;
+	out[1] = 0;
+	recfmt_store_u16le(out + 2, 0);
+	recfmt_store_u32le(out + 4, 48u + n);
+	recfmt_store_u64le(p, s->trigger_ticks);
+	recfmt_store_u64le(p + 8, s->window_start_ticks);
+	recfmt_store_u64le(p + 16, s->window_end_ticks);
+	recfmt_store_u32le(p + 24, s->number);
+	recfmt_store_u32le(p + 28, s->kind);
+	recfmt_store_u64le(p + 32, s->nr_suppressed);
+	recfmt_store_u32le(p + 40, n);
+	recfmt_store_u32le(p + 44, 0);
+	if (n)
+		memcpy(p + 48, s->reason, n);
+	return total;
+}
+
+int recfmt_encode_snapshot(struct recfmt_buf *buf, const struct recfmt_snapshot *s)
+{
+	size_t total = recfmt_snapshot_bytes(s);
+
+	if (recfmt_buf_reserve(buf, total))
+		return -ENOMEM;
+	recfmt_store_snapshot(buf->data + buf->len, total, s);
+	buf->len += total;
+	return 0;
+}
+
 int recfmt_encode_end(struct recfmt_buf *buf, const struct recfmt_end *end)
 {
 	uint8_t *p = record_begin(buf, RECFMT_END, end->has_filtered ? 32 : 24);

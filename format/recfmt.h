@@ -53,7 +53,8 @@ enum recfmt_type {
 	RECFMT_ANNOT_NAME = 16,	 /* 1.2: an annotation's name (FORMAT.md §3.17) */
 	RECFMT_ANNOTS = 17,	 /* 1.2: a thread's annotations (FORMAT.md §3.18) */
 	RECFMT_ANNOT_DROPS = 18, /* 1.2: a thread's dropped annotations (FORMAT.md §3.19) */
-	/* 19: reserved for annotations (FORMAT.md §3.20); 20-23: flight recorder, crash. */
+	/* 19: reserved for annotations (FORMAT.md §3.19); 20-23: flight recorder, crash. */
+	RECFMT_SNAPSHOT = 20,	 /* 1.2: a flight-recorder snapshot's trigger (FORMAT.md §3.20) */
 };
 
 /* FORMAT.md §3.2: clock kinds. */
@@ -232,6 +233,25 @@ struct recfmt_probe_cost {
 	uint64_t scope_inner_ps, hook_inner_ps;
 };
 
+/* FORMAT.md §3.20 (1.2): what made a flight-recorder snapshot. */
+enum recfmt_snapshot_kind {
+	RECFMT_SNAPSHOT_API = 1,     /* rec_snapshot() */
+	RECFMT_SNAPSHOT_SIGNAL = 2,  /* REC_SNAPSHOT_SIGNAL */
+	RECFMT_SNAPSHOT_TRIGGER = 3, /* REC_TRIGGER: a slow activation */
+	RECFMT_SNAPSHOT_CRASH = 4,   /* a fatal signal */
+};
+
+struct recfmt_snapshot {
+	uint64_t trigger_ticks;	    /* when the trigger happened */
+	uint64_t window_start_ticks; /* events before it are not in the file */
+	uint64_t window_end_ticks;   /* nor those after it */
+	uint32_t number;	    /* %n: 1 for the process's first snapshot */
+	uint32_t kind;		    /* enum recfmt_snapshot_kind */
+	uint64_t nr_suppressed;	    /* triggers not written since the previous snapshot */
+	const char *reason;	    /* not NUL-terminated when decoded */
+	uint32_t reason_bytes;
+};
+
 struct recfmt_end {
 	uint64_t end_ticks;
 	uint64_t nr_events;
@@ -312,7 +332,7 @@ struct recfmt_counters {
 };
 
 /* ---------------------------------------------------------------------
- * Annotations (FORMAT.md §3.17-§3.20, version 1.2): values, instants,
+ * Annotations (FORMAT.md §3.17-§3.19, version 1.2): values, instants,
  * messages, arguments and flows of contract §9.
  */
 
@@ -448,6 +468,12 @@ int recfmt_encode_thread_end(struct recfmt_buf *buf, const struct recfmt_thread_
 int recfmt_encode_end(struct recfmt_buf *buf, const struct recfmt_end *end);
 int recfmt_encode_blocked(struct recfmt_buf *buf, const struct recfmt_blocked *b);
 int recfmt_encode_probe_cost(struct recfmt_buf *buf, const struct recfmt_probe_cost *pc);
+/* FORMAT.md §3.20; reason_bytes is taken from strlen(reason) (cut to 4096). */
+int recfmt_encode_snapshot(struct recfmt_buf *buf, const struct recfmt_snapshot *s);
+/* Its size on disk, and the same record written into out[0, size) with no
+ * allocation (async-signal-safe); Return: bytes written, 0 if out is too small. */
+size_t recfmt_snapshot_bytes(const struct recfmt_snapshot *s);
+size_t recfmt_store_snapshot(uint8_t *out, size_t out_bytes, const struct recfmt_snapshot *s);
 /*
  * MODULE (FORMAT.md §3.10): ranges is nr_ranges executable ranges; the
  * encoder clamps nr_ranges, build_id_bytes and path to the format's limits.
@@ -599,6 +625,8 @@ enum recfmt_status recfmt_decode_thread_end(const struct recfmt_record *rec,
 					    struct recfmt_error *err);
 enum recfmt_status recfmt_decode_blocked(const struct recfmt_record *rec,
 					 struct recfmt_blocked *b, struct recfmt_error *err);
+enum recfmt_status recfmt_decode_snapshot(const struct recfmt_record *rec,
+					  struct recfmt_snapshot *s, struct recfmt_error *err);
 enum recfmt_status recfmt_decode_probe_cost(const struct recfmt_record *rec,
 					    struct recfmt_probe_cost *pc, struct recfmt_error *err);
 enum recfmt_status recfmt_decode_end(const struct recfmt_record *rec, struct recfmt_end *end,

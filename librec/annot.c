@@ -5,7 +5,7 @@
  * §3.17: a name is never a scope), and the writer's split of a ring slice
  * into the thread's events and its annotations, each placed by the number
  * of events written before it (FORMAT.md §3.18), with REC_MIN_NS applied
- * as writer.c applies it, plus FORMAT.md §3.21. The probe side is probe.c
+ * as writer.c applies it, plus FORMAT.md §3.19. The probe side is probe.c
  * (out of line) and rec.h (inline); the ring slots are described in
  * rec_internal.h. Does not own the rings, the frame or the file.
  */
@@ -175,7 +175,7 @@ static bool binds(uint32_t kind)
  * tail) and s->row (annotations, pos = events kept before them), leaving
  * out, when min_ticks is set, the activations shorter than it with nothing
  * kept inside them (writer.c's filter_short()) unless an argument or a flow
- * step was recorded in them while they were innermost (FORMAT.md §3.21).
+ * step was recorded in them while they were innermost (FORMAT.md §3.19).
  * Stops before an annotation whose slots run past the slice.
  * Return: 0 or -ENOMEM; *nr_ev, *nr_row; *scanned: slots looked at.
  */

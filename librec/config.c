@@ -190,8 +190,12 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 		memcpy(&c, in, in->size < sizeof(c) ? in->size : sizeof(c));
 	}
 
+	err = rec__flight_config(out);
+	if (err)
+		return err;
 	v = c.output ? c.output : getenv("REC_OUTPUT");
-	err = expand_output(v && *v ? v : "trace.zst", out->output, sizeof(out->output));
+	err = expand_output(v && *v ? v : out->flight ? REC__FLIGHT_DEFAULT_OUTPUT : "trace.zst",
+			    out->output, sizeof(out->output));
 	if (err) {
 		rec__log("bad REC_OUTPUT '%s': %s; tracing disabled",
 			 rec__log_path(v ? v : "", pb, sizeof(pb)), strerror(-err));

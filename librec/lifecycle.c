@@ -84,6 +84,7 @@ static void fork_child(void)
 	rec__g.stop_requested = false;
 	rec__g.flush_requested = rec__g.flush_done = 0;
 	rec__g.write_error = 0;
+	rec__flight_forget();
 	rec__thread_forget_all();
 	if (rec__g.state == REC__RUNNING || rec__g.state == REC__NEVER_STARTED) {
 		bool has_pid = pattern && strstr(pattern, "%p");
@@ -261,15 +262,18 @@ int rec__start_locked(const struct rec_config *config)
 		pattern_from_config = true;
 	} else {
 		const char *env = getenv("REC_OUTPUT");
-		snprintf(output_pattern, sizeof(output_pattern), "%s", env && *env ? env : "trace.zst");
+		snprintf(output_pattern, sizeof(output_pattern), "%s",
+			 env && *env ? env : rec__g.cfg.flight ? REC__FLIGHT_DEFAULT_OUTPUT : "trace.zst");
 		pattern_from_config = false;
 	}
-	fd = open_output(rec__g.cfg.output, sizeof(rec__g.cfg.output));
+	/* Flight mode opens a file per snapshot (flight.c), none now. */
+	fd = rec__g.cfg.flight ? rec__flight_init(&rec__g.cfg)
+			       : open_output(rec__g.cfg.output, sizeof(rec__g.cfg.output));
 	if (fd < 0) {
 		__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
 		return fd;
 	}
-	rec__g.fd = fd;
+	rec__g.fd = rec__g.cfg.flight ? -1 : fd;
 	rec__counters_configure(rec__g.cfg.counters);
 	rec__g.stop_requested = false;
 	rec__g.write_error = 0;
@@ -289,7 +293,8 @@ int rec__start_locked(const struct rec_config *config)
 	err = rec__writer_start();
 	if (err) {
 		rec__log("cannot start the writer thread: %s; tracing disabled", strerror(-err));
-		close(fd);
+		if (rec__g.fd >= 0)
+			close(rec__g.fd);
 		rec__g.fd = -1;
 		__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
 		return err;
@@ -363,7 +368,8 @@ static int stop(void)
 	rec__writer_stop();
 
 	pthread_mutex_lock(&rec__g.lock);
-	close(rec__g.fd);
+	if (rec__g.fd >= 0)
+		close(rec__g.fd);
 	rec__g.fd = -1;
 	err = rec__g.write_error;
 	/* Wake flushers that raced with the stop: everything is written now. */

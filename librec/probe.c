@@ -457,7 +457,7 @@ NOINSTR static void annot_push(struct rec__thread *t, uint32_t kind, uint32_t ar
 		ev->code = REC__ANNOT_CODE;
 		ev->aux = 0;
 	}
-	t->ring.p.annots = 1;
+	__atomic_store_n(&t->ring.p.annots, 1, __ATOMIC_RELAXED); /* before (B), as in rec.h */
 	/* (B) pairs with (C) in writer.c: every slot before head moves. */
 	__atomic_store_n(&t->ring.p.head, head + n, __ATOMIC_RELEASE);
 	rec__window_close(&t->ring.p);

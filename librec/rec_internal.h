@@ -28,6 +28,7 @@
 #define REC__MIN_BUFFER_BYTES (4u << 10)
 #define REC__MAX_BUFFER_BYTES (1ull << 32)
 #define REC__DEFAULT_FLUSH_MS 100u
+#define REC__FLIGHT_DEFAULT_OUTPUT "trace-%p-%n.zst" /* REC_MODE=flight */
 #define REC__MAX_NAME_BYTES 255u
 /*
  * Ring memory beyond one ring per live traced thread (thread.c: rings of
@@ -140,6 +141,8 @@ struct rec__thread {
 	char exit_comm[16];
 	char comm[16], comm_written[16];
 	uint64_t comm_read_ns;
+	/* Writer-private: REC_TRIGGER pairing state (flight.c), NULL if none. */
+	struct rec__flight_thread *flight;
 	/*
 	 * Annotations (probe.c, annot.c; FORMAT.md §3.17-§3.19).
 	 * nr_annots_dropped: written by the owner (one-instruction adds, as
@@ -198,6 +201,12 @@ struct rec__config {
 	bool block;
 	bool use_tsc;
 	uint64_t min_ns; /* REC_MIN_NS; 0 = keep every activation */
+	/* REC_MODE=flight and its variables (flight.c). */
+	bool flight;
+	uint64_t window_ns, after_ns;
+	int snapshot_signal; /* 0: none */
+	uint32_t snapshot_max;
+	char triggers[1024]; /* REC_TRIGGER, "" for none */
 };
 
 struct rec__global {
@@ -413,7 +422,7 @@ void rec__annot_split_fini(struct rec__annot_split *s) REC__HIDDEN;
  * rec__annot_encode_ring() - the writer's encode_ring() for a thread whose
  * ring holds annotations: its EVENTS block for [tail, tail + n), then its
  * ANNOTS block, with REC_MIN_NS (min_ticks, hold-back) as writer.c does it
- * plus FORMAT.md §3.21. Return: 0 or -ENOMEM; *nr_written: events written;
+ * plus FORMAT.md §3.19. Return: 0 or -ENOMEM; *nr_written: events written;
  * *nr_consumed: slots done with (whole annotations only).
  */
 int rec__annot_encode_ring(struct rec__annot_split *s, struct recfmt_buf *body,
@@ -439,6 +448,27 @@ void rec__writer_forget(void) REC__HIDDEN;
 void rec__writer_park(void) REC__HIDDEN;
 void rec__writer_retire(void) REC__HIDDEN;
 void rec__writer_thread_restart(struct rec__thread *t) REC__HIDDEN;
+
+/* flight.c: REC_MODE=flight (the writer's side runs on the writer thread only). */
+int rec__flight_parse_duration(const char *s, bool allow_zero, uint64_t *ns) REC__HIDDEN;
+int rec__flight_config(struct rec__config *out) REC__HIDDEN;
+int rec__flight_init(const struct rec__config *cfg) REC__HIDDEN;
+void rec__flight_calibrated(uint64_t ticks_per_second) REC__HIDDEN;
+int rec__flight_path(uint32_t number, char *out, size_t out_bytes) REC__HIDDEN;
+int rec__flight_open(uint32_t number) REC__HIDDEN;
+/* For crash capture (crash.c), async-signal-safe: flight.c documents them. */
+int rec__flight_open_next(uint32_t *number, char *path, size_t path_bytes) REC__HIDDEN;
+uint64_t rec__flight_window_ns(void) REC__HIDDEN;
+bool rec__flight_take(struct recfmt_snapshot *s, char *reason, size_t reason_bytes,
+		      uint64_t *window_ticks, uint64_t *after_ticks) REC__HIDDEN;
+bool rec__flight_pending(void) REC__HIDDEN;
+void rec__flight_done(void) REC__HIDDEN;
+void rec__flight_stopped(void) REC__HIDDEN;
+void rec__flight_scan(struct rec__thread *t, uint64_t head) REC__HIDDEN;
+bool rec__flight_trim(struct rec__thread *t, uint64_t head, bool dead, uint64_t now_ticks) REC__HIDDEN;
+uint64_t rec__flight_window_tail(const struct rec__thread *t, uint64_t head, uint64_t start) REC__HIDDEN;
+void rec__flight_forget_thread(struct rec__thread *t) REC__HIDDEN;
+void rec__flight_forget(void) REC__HIDDEN;
 
 /* counters.c */
 struct perf_event_mmap_page;

@@ -85,6 +85,15 @@ struct writer {
 	uint64_t min_ticks;	       /* REC_MIN_NS in ticks; 0 = no filtering */
 	struct recfmt_event *kept;     /* REC_MIN_NS: the events of a block that stay */
 	size_t kept_cap;
+	/*
+	 * REC_MODE=flight (flight.c): a snapshot file is open (rec__g.fd is
+	 * its fd, -1 between snapshots), its SNAPSHOT record, the sync point
+	 * that starts it (the window's start, extrapolated) and its last pass.
+	 */
+	bool snap_open, snap_last;
+	struct recfmt_snapshot snap_rec;
+	char snap_reason[256];
+	struct recfmt_sync file_start;
 	uint32_t nr_annot_names_written; /* ANNOT_NAME records in this file (annot.c) */
 	struct rec__annot_split annot;	 /* rings with annotations (annot.c) */
 };
@@ -160,6 +169,8 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 static int write_lead(struct writer *w)
 {
 	int err = recfmt_encode_frame(&w->lead, w->seq);
+	/* A snapshot starts at its window (flight.c), a stream file at the start. */
+	const struct recfmt_sync *start = w->snap_open ? &w->file_start : &rec__g.start_sync;
 
 	if (err || w->seq != 0)
 		return err;
@@ -167,14 +178,16 @@ static int write_lead(struct writer *w)
 		.clock = rec__g.cfg.use_tsc ? RECFMT_CLOCK_TSC : RECFMT_CLOCK_MONOTONIC,
 		.pid = (uint32_t)getpid(),
 		.ticks_per_second = 1000000000u,
-		.start_ticks = rec__g.start_sync.ticks,
-		.start_mono_ns = rec__g.start_sync.mono_ns,
-		.start_real_ns = rec__g.start_sync.real_ns,
+		.start_ticks = start->ticks,
+		.start_mono_ns = start->mono_ns,
+		.start_real_ns = start->real_ns,
 	};
 	hdr.ticks_per_second = w->ticks_per_second;
 	err = recfmt_encode_header(&w->lead, &hdr);
 	if (!err)
-		err = recfmt_encode_sync(&w->lead, &rec__g.start_sync);
+		err = recfmt_encode_sync(&w->lead, start);
+	if (!err && w->snap_open)
+		err = recfmt_encode_snapshot(&w->lead, &w->snap_rec);
 	if (!err && rec__g.cfg.use_tsc)
 		err = recfmt_encode_sync(&w->lead, &w->calibration);
 	if (!err && w->has_probe_cost)
@@ -521,6 +534,10 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 	uint64_t since_ns = t->drained_ns ? t->drained_ns : w->prev_pass_ns;
 	uint64_t tail = t->ring.tail;
 	uint64_t dropped = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED) - t->nr_dropped_base;
+
+	/* A snapshot holds its window only (flight.c). */
+	if (w->snap_open)
+		head = rec__flight_window_tail(t, head, w->snap_rec.window_end_ticks + 1);
 	/* mask only below a published head: a thread may get its ring late (thread.c). */
 	bool busy = head != tail && head - tail > (t->ring.p.mask + 1) / 4;
 	/* Slots an event takes: set before the thread was registered. */
@@ -753,6 +770,7 @@ static void reap_locked(struct writer *w, struct rec__thread *dead)
 		set_comm(w, dead, dead->exit_comm); /* its name at exit (thread.c) */
 	write_thread_locked(w, dead);
 	rec__live_forget_thread(dead);
+	rec__flight_forget_thread(dead);
 	for (struct rec__thread **pp = &rec__g.threads; *pp; pp = &(*pp)->next) {
 		if (*pp == dead) {
 			*pp = dead->next;
@@ -786,6 +804,98 @@ static void write_end(struct writer *w)
 		pthread_mutex_unlock(&rec__g.lock);
 	}
 	write_frame(w);
+}
+
+/*
+ * REC_MODE=flight: begins the snapshot of an accepted trigger (flight.c).
+ * The writer starts a new file as at a start: numbering frames, sites,
+ * modules, threads and counts afresh, the header's start at the window's
+ * start; each ring's tail moves to its first event in the window, and the
+ * drain of this pass and the next ones writes [window start, window end]
+ * as stream mode writes (drain_thread() clips at the end).
+ */
+static void flight_begin(struct writer *w)
+{
+	uint64_t window_ticks, after_ticks, now_ticks, ws;
+	struct recfmt_sync now;
+	int fd;
+
+	if (!rec__flight_take(&w->snap_rec, w->snap_reason, sizeof(w->snap_reason), &window_ticks,
+			      &after_ticks))
+		return;
+	fd = rec__flight_open(w->snap_rec.number);
+	if (fd < 0) {
+		rec__flight_done(); /* logged; the recorder goes on */
+		return;
+	}
+	rec__clock_sync(rec__g.cfg.use_tsc, &now);
+	now_ticks = now.ticks;
+	ws = w->snap_rec.trigger_ticks > window_ticks ? w->snap_rec.trigger_ticks - window_ticks : 0;
+	w->snap_rec.window_start_ticks = ws;
+	w->snap_rec.window_end_ticks = w->snap_rec.trigger_ticks + after_ticks;
+	/* The window's start as a sync point, from now back at the calibrated rate. */
+	{
+		uint64_t back_ns = now_ticks > ws ? (uint64_t)((unsigned __int128)(now_ticks - ws) *
+							       1000000000u / w->ticks_per_second)
+						  : 0;
+
+		w->file_start.ticks = ws;
+		w->file_start.mono_ns = now.mono_ns - (back_ns < now.mono_ns ? back_ns : now.mono_ns);
+		w->file_start.real_ns = now.real_ns - (back_ns < now.real_ns ? back_ns : now.real_ns);
+	}
+	w->calibration = now;
+	w->seq = 0;
+	w->nr_sites_written = 0;
+	rec__modules_fini(&w->modules);
+	memset(&w->modules, 0, sizeof(w->modules));
+	w->nr_sites_scanned = 0;
+	w->nr_events = 0;
+	w->nr_dropped_exited = w->nr_filtered_exited = 0;
+	w->lead.len = w->meta.len = w->body.len = 0;
+	w->pending_since_ns = 0;
+	w->last_sync_ns = now.mono_ns;
+	w->snap_open = true;
+	w->snap_last = false;
+	rec__g.fd = fd;
+	pthread_mutex_lock(&rec__g.lock);
+	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
+		uint64_t head = rec__ring_peek(&t->ring); /* (C) */
+
+		rec__ring_release(&t->ring, rec__flight_window_tail(t, head, ws)); /* (D) */
+		t->nr_dropped_written = 0;
+		t->nr_events_written = 0;
+		t->nr_filtered_written = t->nr_filtered_reported = 0;
+		t->nr_blocked_reported = t->blocked_ns_reported = 0;
+		t->name_gen_written = 0;
+		t->comm_written[0] = '\0';
+		t->ctr_set_frame = 0;
+		t->drained_ns = 0;
+		write_thread_locked(w, t);
+	}
+	pthread_mutex_unlock(&rec__g.lock);
+	note_pending(w);
+}
+
+/*
+ * REC_MODE=flight: ends the snapshot being written (its last pass has
+ * drained every ring up to the window's end) and goes back to keeping the
+ * rings. Drops and waits of the next snapshot count from here.
+ */
+static void flight_end(struct writer *w)
+{
+	write_end(w);
+	if (rec__g.fd >= 0)
+		close(rec__g.fd);
+	rec__g.fd = -1;
+	w->snap_open = false;
+	pthread_mutex_lock(&rec__g.lock);
+	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
+		t->nr_dropped_base = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED);
+		t->nr_blocked_base = __atomic_load_n(&t->nr_blocked, __ATOMIC_RELAXED);
+		t->blocked_ns_base = __atomic_load_n(&t->blocked_ns, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&rec__g.lock);
+	rec__flight_done();
 }
 
 /*
@@ -888,6 +998,8 @@ static void *writer_main(void *arg)
 	if (rec__g.cfg.live_ns)
 		w->live = rec__live_create(rec__g.cfg.live_ns, rec__g.cfg.use_tsc);
 	calibrate(w);
+	if (rec__g.cfg.flight)
+		rec__flight_calibrated(w->ticks_per_second);
 	/*
 	 * A thread that names itself differs from the name exec gave the
 	 * program: the executed file's base name (argv[0]'s, or the file's
@@ -909,13 +1021,26 @@ static void *writer_main(void *arg)
 	while (!stop) {
 		uint64_t flush_req, now, nr_events_before = w->nr_events, poll_ns, now_ticks;
 		size_t nr;
-		bool busy = false, final;
+		bool busy = false, final, flight = rec__g.cfg.flight, keeping;
 
 		w->prev_pass_ns = w->pass_ns;
 		w->pass_ns = mono_ns();
 		pthread_mutex_lock(&rec__g.lock);
 		stop = rec__g.stop_requested;
 		flush_req = rec__g.flush_requested;
+		pthread_mutex_unlock(&rec__g.lock);
+		/*
+		 * REC_MODE=flight: an accepted trigger begins its snapshot; one
+		 * open ends with the pass that starts after its window's end
+		 * (every event up to it is in the rings then), or at stop.
+		 */
+		if (flight && !w->snap_open)
+			flight_begin(w);
+		if (w->snap_open)
+			w->snap_last = stop || rec__clock_now(rec__g.cfg.use_tsc) >
+						       w->snap_rec.window_end_ticks;
+		keeping = flight && !w->snap_open; /* no file: keep the rings (flight.c) */
+		pthread_mutex_lock(&rec__g.lock);
 		nr = snapshot_locked(w);
 		pthread_mutex_unlock(&rec__g.lock);
 		if (read_comms(w, nr, w->pass_ns)) {
@@ -927,7 +1052,7 @@ static void *writer_main(void *arg)
 			note_pending(w);
 		}
 		/* REC_MIN_NS hold-back: never past a stop or a flush (rec_flush()'s promise). */
-		final = stop || flush_req != rec__g.flush_done;
+		final = stop || flush_req != rec__g.flush_done || (w->snap_open && w->snap_last);
 		now_ticks = rec__clock_now(rec__g.cfg.use_tsc);
 
 		/*
@@ -938,12 +1063,22 @@ static void *writer_main(void *arg)
 		 */
 		for (int round = 0; round < 2; round++) {
 			for (size_t i = 0; i < nr; i++) {
-				bool ended;
+				bool ended = false;
 
 				if (!w->snap[i] ||
 				    (round == 0 && !__atomic_load_n(&w->snap[i]->dead, __ATOMIC_ACQUIRE)))
 					continue;
-				busy |= drain_thread(w, w->snap[i], final, now_ticks, &ended);
+				if (flight) {
+					struct rec__thread *t = w->snap[i];
+					bool dead = __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE);
+					uint64_t head = rec__ring_peek(&t->ring); /* (C) */
+
+					rec__flight_scan(t, head);
+					if (keeping)
+						ended = rec__flight_trim(t, head, dead, now_ticks);
+				}
+				if (!keeping)
+					busy |= drain_thread(w, w->snap[i], final, now_ticks, &ended);
 				if (ended) {
 					pthread_mutex_lock(&rec__g.lock);
 					reap_locked(w, w->snap[i]);
@@ -969,7 +1104,7 @@ static void *writer_main(void *arg)
 		}
 		now = mono_ns();
 		poll_ns = w->nr_events != nr_events_before ? poll_active_ns : poll_idle_ns;
-		if (now - w->last_sync_ns >= SYNC_PERIOD_NS) {
+		if (now - w->last_sync_ns >= SYNC_PERIOD_NS && !keeping) {
 			struct recfmt_sync sync;
 
 			rec__clock_sync(rec__g.cfg.use_tsc, &sync);
@@ -983,7 +1118,22 @@ static void *writer_main(void *arg)
 			if (next < poll_ns)
 				poll_ns = next;
 		}
-		if (stop) {
+		if (flight) {
+			if (w->snap_open && w->snap_last)
+				flight_end(w);
+			else if (w->snap_open && (flush_req != rec__g.flush_done || frame_due(w, now)))
+				write_frame(w);
+			if (keeping || !w->snap_open) {
+				/* Between snapshots nothing is written: records made for the
+				 * file (THREAD, MODULE) are made again at the next begin. */
+				w->lead.len = w->meta.len = w->body.len = 0;
+				w->pending_since_ns = 0;
+			}
+			/* A trigger to begin, or a rec_flush() waiting for a snapshot. */
+			busy |= rec__flight_pending();
+			if (stop)
+				rec__flight_stopped();
+		} else if (stop) {
 			write_end(w);
 		} else if (w->seq == 0 || flush_req != rec__g.flush_done || frame_due(w, now)) {
 			/* flush_done is only written by this thread: reading it unlocked is safe. */
@@ -991,6 +1141,11 @@ static void *writer_main(void *arg)
 		}
 
 		pthread_mutex_lock(&rec__g.lock);
+		/* REC_MODE=flight: rec_flush() returns once the snapshots accepted before it are written. */
+		bool held = flight && !stop && (w->snap_open || busy);
+
+		if (held)
+			flush_req = rec__g.flush_done; /* acknowledged by a later pass */
 		if (flush_req != rec__g.flush_done) {
 			rec__g.flush_done = flush_req;
 			pthread_cond_broadcast(&rec__g.flushed);
@@ -998,7 +1153,7 @@ static void *writer_main(void *arg)
 		/* Read before the checks: a wake after them changes it, and the wait returns. */
 		uint32_t seen = __atomic_load_n(&rec__g.wake_seq, __ATOMIC_ACQUIRE);
 		bool sleep = !stop && !busy && !rec__g.stop_requested &&
-			     rec__g.flush_requested == rec__g.flush_done;
+			     (rec__g.flush_requested == rec__g.flush_done || held);
 		pthread_mutex_unlock(&rec__g.lock);
 		if (sleep) {
 			/*
@@ -1146,6 +1301,10 @@ void rec__writer_stop(void)
 	free(w->cev);
 	free(w->cval);
 	rec__live_destroy(w->live);
+	pthread_mutex_lock(&rec__g.lock);
+	for (struct rec__thread *t = rec__g.threads; t; t = t->next)
+		rec__flight_forget_thread(t); /* REC_TRIGGER pairing: a new recording starts afresh */
+	pthread_mutex_unlock(&rec__g.lock);
 	free(w->kept);
 	rec__annot_split_fini(&w->annot);
 	rec__modules_fini(&w->modules);

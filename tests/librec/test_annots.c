@@ -7,10 +7,13 @@
  * FORMAT.md §3.18 says, and the counts, values, texts and bindings must be
  * exact; dropped annotations are counted (recorded + dropped = executed), an
  * argument never lands on an outer scope when its own was dropped, and
- * REC_MIN_NS keeps a short scope that carries an argument (FORMAT.md §3.21).
+ * REC_MIN_NS keeps a short scope that carries an argument (FORMAT.md §3.19).
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <rec.h>
@@ -69,6 +72,7 @@ struct rd {
 	size_t nr_an, cap_an;
 	uint64_t annot_dropped[MAX_THREADS];
 	uint64_t nr_unbound_blocks; /* ANNOTS records with nr_events that follow no block */
+	bool snapshot;		    /* a flight-recorder snapshot: exits may come first */
 	/* The EVENTS block just read, not applied yet. */
 	uint32_t pend_thread, pend_nr;
 	uint32_t *pend_codes;
@@ -82,6 +86,8 @@ static void apply_events(struct rd *r, uint32_t thread, const uint32_t *codes, u
 		uint32_t *d = &r->depth[thread];
 
 		if (RECFMT_CODE_IS_EXIT(codes[i])) {
+			if (!*d && r->snapshot)
+				continue; /* open when a snapshot's window began (FORMAT.md §3.20) */
 			cr_assert_gt(*d, 0, "exit with nothing open");
 			cr_assert_eq(r->stack[thread][*d - 1], RECFMT_CODE_SITE(codes[i]));
 			(*d)--;
@@ -175,6 +181,8 @@ static void read_trace(const char *path, struct rd *r)
 				continue;
 			}
 			flush_pending(r);
+			if (rec.type == RECFMT_SNAPSHOT)
+				r->snapshot = true;
 			if (rec.type == RECFMT_SITE) {
 				struct recfmt_site s;
 
@@ -474,7 +482,7 @@ Test(annots, block_mode_loses_no_annotation)
 }
 
 /*
- * REC_MIN_NS (FORMAT.md §3.21): of many short activations, those that carry
+ * REC_MIN_NS (FORMAT.md §3.19): of many short activations, those that carry
  * an argument or a flow step are kept, the others filtered; a value inside
  * a filtered one stays, placed in the scope around it.
  */
@@ -560,5 +568,140 @@ Test(annots, annotations_in_a_signal_handler_are_recorded_or_counted)
 	for (size_t i = 0; i < r.nr_an; i++)
 		if (r.an[i].kind == RECFMT_ANNOT_MESSAGE)
 			cr_assert_arr_eq(r.an[i].text, "in handler", 10);
+	rd_free(&r);
+}
+
+/*
+ * The binding rule made deterministic: the writer is stalled on a FIFO
+ * nobody reads (a one-page pipe), so the ring fills and the scope "victim"
+ * is dropped; then the FIFO is drained and rec_flush() empties the ring, so
+ * an argument inside "victim" finds room -- and must still be dropped
+ * (counted), not put on "outer". After "victim" is left, an argument lands
+ * on "outer" again.
+ */
+struct fifo_sink {
+	int fd;
+	FILE *copy;
+};
+
+static void *drain_fifo(void *arg)
+{
+	struct fifo_sink *s = arg;
+	char buf[65536];
+	ssize_t n;
+
+	while ((n = read(s->fd, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EAGAIN) {
+				usleep(1000);
+				continue;
+			}
+			break;
+		}
+		fwrite(buf, 1, (size_t)n, s->copy);
+	}
+	return NULL;
+}
+
+Test(annots, an_argument_whose_scope_was_dropped_is_dropped_though_the_ring_has_room)
+{
+	static struct rd r;
+	char fifo[256];
+	struct fifo_sink sink;
+	pthread_t th;
+
+	use_output("victim");
+	snprintf(fifo, sizeof(fifo), "/tmp/rec_annots_%d.fifo", (int)getpid());
+	unlink(fifo);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	sink.fd = open(fifo, O_RDONLY | O_NONBLOCK); /* a reader, which reads nothing yet */
+	cr_assert_geq(sink.fd, 0);
+	fcntl(sink.fd, F_SETPIPE_SZ, 4096);
+	sink.copy = fopen(out, "wb");
+	cr_assert(sink.copy);
+	setenv("REC_OUTPUT", fifo, 1);
+	setenv("REC_BUFFER", "4K", 1);
+	setenv("REC_OVERFLOW", "drop", 1);
+	setenv("REC_FLUSH_MS", "1", 1);
+	{
+		TRACE_SCOPE_NAMED("outer");
+		/* Enough frames to fill the pipe; then the writer waits on it. */
+		for (int i = 0; i < 200000; i++) {
+			TRACE_SCOPE_NAMED("filler");
+		}
+		usleep(100 * 1000);
+		for (int i = 0; i < 1000; i++) {
+			TRACE_SCOPE_NAMED("filler");
+		}
+		{
+			TRACE_SCOPE_NAMED("victim"); /* the ring is full: dropped */
+			cr_assert_eq(pthread_create(&th, NULL, drain_fifo, &sink), 0);
+			cr_assert_eq(rec_flush(), 0); /* now the ring is empty */
+			TRACE_ARG("key", 1);	      /* room, but its scope was dropped */
+			TRACE_VALUE("v", 1);	      /* values bind to no scope: recorded */
+		}
+		TRACE_ARG("key", 2);
+	}
+	cr_assert_eq(rec_stop(), 0);
+	pthread_join(th, NULL);
+	close(sink.fd);
+	fclose(sink.copy);
+	unlink(fifo);
+
+	read_trace(out, &r);
+	cr_assert_eq(count(&r, RECFMT_ANNOT_ARG, NULL, NULL), 1);
+	cr_assert_eq(count(&r, RECFMT_ANNOT_ARG, "key", "outer"), 1);
+	for (size_t i = 0; i < r.nr_an; i++)
+		if (r.an[i].kind == RECFMT_ANNOT_ARG)
+			cr_assert_eq(r.an[i].i64, 2);
+	cr_assert_eq(count(&r, RECFMT_ANNOT_VALUE_I64, "v", "outer"), 1);
+	cr_assert_geq(annot_dropped(&r), 1);
+	rd_free(&r);
+}
+
+/*
+ * REC_MODE=flight: the writer trims the rings and cuts the snapshot's window
+ * by time; neither may split an annotation (flight.c skips their later
+ * slots), so every value and message in the snapshot is whole and in order.
+ */
+Test(annots, a_flight_snapshot_holds_whole_annotations)
+{
+	static struct rd r;
+	static const char text[] = "0123456789abcdefghij"; /* 20 bytes: 3 text slots */
+	char path[256];
+	int64_t last = -1;
+	size_t nr_msg = 0;
+
+	use_output("flight");
+	snprintf(path, sizeof(path), "/tmp/rec_annots_%d_flight-%%n.zst", (int)getpid());
+	setenv("REC_OUTPUT", path, 1);
+	setenv("REC_MODE", "flight", 1);
+	setenv("REC_BUFFER", "64K", 1);
+	for (int i = 0; i < 300000; i++) {
+		TRACE_SCOPE_NAMED("s");
+		TRACE_VALUE("v", i);
+		TRACE_MESSAGE(text);
+	}
+	cr_assert_eq(rec_snapshot("test"), 0);
+	cr_assert_eq(rec_flush(), 0);
+	cr_assert_eq(rec_stop(), 0);
+	snprintf(out, sizeof(out), "/tmp/rec_annots_%d_flight-1.zst", (int)getpid());
+	read_trace(out, &r);
+	cr_assert(r.snapshot);
+	cr_assert_eq(r.nr_unbound_blocks, 0);
+	cr_assert_gt(count(&r, RECFMT_ANNOT_VALUE_I64, "v", NULL), 100);
+	for (size_t i = 0; i < r.nr_an; i++) {
+		if (r.an[i].kind == RECFMT_ANNOT_VALUE_I64) {
+			cr_assert_gt(r.an[i].i64, last, "values in order, none torn");
+			cr_assert_lt(r.an[i].i64, 300000);
+			last = r.an[i].i64;
+		} else {
+			cr_assert_eq(r.an[i].kind, RECFMT_ANNOT_MESSAGE);
+			cr_assert_eq(r.an[i].text_bytes, 20);
+			cr_assert_arr_eq(r.an[i].text, text, 20);
+			nr_msg++;
+		}
+	}
+	cr_assert_gt(nr_msg, 100);
 	rd_free(&r);
 }

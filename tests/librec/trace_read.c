@@ -82,6 +82,8 @@ static void on_events(struct tr_trace *tr, const struct recfmt_record *rec)
 			t->depth++;
 			if (t->depth > t->max_depth)
 				t->max_depth = t->depth;
+		} else if (t->depth == 0 && tr->has_snapshot) {
+			t->nr_open_at_start++; /* FORMAT.md §3.20 */
 		} else if (t->depth == 0 ||
 			   (t->depth <= 4096 && t->stack[t->depth - 1] != site)) {
 			t->nr_bad_exits++;
@@ -123,6 +125,7 @@ int tr_load(const char *path, struct tr_trace *tr)
 					tr->clock = h.clock;
 					tr->pid = h.pid;
 					tr->ticks_per_second = h.ticks_per_second;
+					tr->start_ticks = h.start_ticks;
 				}
 				break;
 			}
@@ -169,6 +172,21 @@ int tr_load(const char *path, struct tr_trace *tr)
 					t->ended = true;
 					if (te.nr_dropped > t->nr_dropped)
 						t->nr_dropped = te.nr_dropped;
+				}
+				break;
+			}
+			case RECFMT_SNAPSHOT: {
+				struct recfmt_snapshot s;
+				if (recfmt_decode_snapshot(&rec, &s, &err) == RECFMT_OK) {
+					tr->has_snapshot = true;
+					tr->snap_trigger_ticks = s.trigger_ticks;
+					tr->snap_start_ticks = s.window_start_ticks;
+					tr->snap_end_ticks = s.window_end_ticks;
+					tr->snap_suppressed = s.nr_suppressed;
+					tr->snap_number = s.number;
+					tr->snap_kind = s.kind;
+					snprintf(tr->snap_reason, sizeof(tr->snap_reason), "%.*s",
+						 (int)s.reason_bytes, s.reason);
 				}
 				break;
 			}

@@ -22,6 +22,7 @@ struct tr_thread {
 	uint64_t nr_events, nr_dropped;
 	uint64_t nr_unclosed;	/* enters still open at the end of the file */
 	uint64_t nr_bad_exits;	/* exits that did not match the innermost enter */
+	uint64_t nr_open_at_start; /* a snapshot's exits of scopes open before its window */
 	uint64_t nr_backwards;	/* events stamped earlier than the one before */
 	uint32_t depth, max_depth;
 	uint32_t stack[4096];
@@ -40,6 +41,12 @@ struct tr_trace {
 	uint32_t nr_sites;
 	char **site_names;	/* indexed by site id */
 	uint64_t *site_enters;	/* indexed by site id */
+	/* A flight-recorder snapshot's SNAPSHOT record (FORMAT.md §3.20). */
+	bool has_snapshot;
+	uint64_t snap_trigger_ticks, snap_start_ticks, snap_end_ticks, snap_suppressed;
+	uint32_t snap_number, snap_kind;
+	char snap_reason[512];
+	uint64_t start_ticks;	/* FILE_HEADER */
 };
 
 /* Return: 0, or -1 if the file cannot be opened or its header read. */
