@@ -18,6 +18,7 @@
 #include "parquet.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,54 @@ static void rle_hybrid(struct buf *b, const uint32_t *v, size_t n, unsigned bw)
 	}
 }
 
+/* The length of the run of bytes equal to v[i] from i (at most cap), a
+ * word at a time. */
+static size_t run_at8(const uint8_t *v, size_t i, size_t n, size_t cap)
+{
+	size_t j = i + 1, end = n - i > cap ? i + cap : n;
+	uint64_t pat = v[i] * 0x0101010101010101ull, x;
+	while (j + 8 <= end && (memcpy(&x, v + j, 8), x == pat))
+		j += 8;
+	while (j < end && v[j] == v[i])
+		j++;
+	return j - i;
+}
+
+/* rle_hybrid(b, v, n, 1) for definition levels (0 or 1) stored as bytes:
+ * the same runs and groups, found a word at a time (most pages of an
+ * export have no null, or few). */
+static void rle_hybrid_defs(struct buf *b, const uint8_t *v, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		size_t r = run_at8(v, i, n, SIZE_MAX);
+		if (r >= 8) {
+			buf_varint(b, (uint64_t)r << 1);
+			buf_u8(b, v[i]);
+			i += r;
+			continue;
+		}
+		size_t start = i, groups = 0;
+		do {
+			groups++;
+			i += 8;
+		} while (i < n && run_at8(v, i, n, 8) < 8);
+		if (i > n)
+			i = n;
+		buf_varint(b, (uint64_t)groups << 1 | 1);
+		buf_reserve(b, groups);
+		uint8_t *out = b->p + b->n;
+		for (size_t g = 0; g < groups; g++) {
+			uint8_t x = 0;
+			for (size_t k = 0; k < 8; k++)
+				if (start + 8 * g + k < n) /* else padding */
+					x |= (uint8_t)((v[start + 8 * g + k] & 1) << k);
+			out[g] = x;
+		}
+		b->n += groups;
+	}
+}
+
 static unsigned bit_width(uint32_t max)
 {
 	unsigned w = 1;
@@ -248,6 +297,46 @@ static unsigned bit_width(uint32_t max)
 #define DBP_BLOCK 128
 #define DBP_MINI 32
 
+/* Packs the 32 values of d less sub, each then < 2^w, LSB first: 4 * w
+ * bytes. With w a constant (pack32's cases) the loop unrolls and every
+ * shift, test and store is known at compile time. */
+static inline __attribute__((always_inline)) void pack32_w(uint8_t *o, const uint64_t *d,
+							   unsigned w, uint64_t sub)
+{
+	uint64_t acc = 0;
+	unsigned bits = 0; /* in acc, < 64 */
+#if defined(__clang__)
+#pragma clang loop unroll(full)
+#else
+#pragma GCC unroll 32
+#endif
+	for (size_t j = 0; j < DBP_MINI; j++) {
+		uint64_t x = d[j] - sub;
+		acc |= x << bits;
+		if (bits + w >= 64) {
+			memcpy(o, &acc, 8); /* little-endian host */
+			o += 8;
+			acc = bits ? x >> (64 - bits) : 0;
+			bits = bits + w - 64;
+		} else {
+			bits += w;
+		}
+	}
+	memcpy(o, &acc, bits / 8); /* 32 * w bits: whole bytes */
+}
+
+static void pack32(uint8_t *o, const uint64_t *d, unsigned w, uint64_t sub)
+{
+#define PK(n) case n: pack32_w(o, d, n, sub); break;
+#define PK8(n) PK(n + 1) PK(n + 2) PK(n + 3) PK(n + 4) PK(n + 5) PK(n + 6) PK(n + 7) PK(n + 8)
+	switch (w) {
+	PK8(0) PK8(8) PK8(16) PK8(24) PK8(32) PK8(40) PK8(48) PK8(56)
+	default: break;
+	}
+#undef PK8
+#undef PK
+}
+
 static void zigzag_varint(struct buf *b, int64_t v)
 {
 	buf_varint(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
@@ -261,60 +350,59 @@ static void delta_binary_packed(struct buf *b, const void *vals, bool is64, size
 	buf_varint(b, DBP_BLOCK / DBP_MINI);
 	buf_varint(b, n);
 	zigzag_varint(b, !n ? 0 : is64 ? v64[0] : v32[0]);
+	/* One pass per block takes the differences and each miniblock's
+	 * smallest and largest (its bit width is that of largest - the block's
+	 * smallest, the OR of the reduced deltas' top bit); the packer subtracts
+	 * the block's smallest as it packs. */
 	uint64_t d[DBP_BLOCK];
 	for (size_t i = 1; i < n; i += DBP_BLOCK) {
 		size_t k = n - i < DBP_BLOCK ? n - i : DBP_BLOCK;
-		int64_t min = INT64_MAX;
-		/* wrapping differences, as int32 for INT32 columns */
-		if (is64)
-			for (size_t j = 0; j < k; j++)
-				d[j] = (uint64_t)v64[i + j] - (uint64_t)v64[i + j - 1];
-		else
-			for (size_t j = 0; j < k; j++)
-				d[j] = (uint64_t)(int64_t)(int32_t)((uint32_t)v32[i + j] -
-								    (uint32_t)v32[i + j - 1]);
-		for (size_t j = 0; j < k; j++)
-			if ((int64_t)d[j] < min)
-				min = (int64_t)d[j];
+		size_t nmini = (k + DBP_MINI - 1) / DBP_MINI;
+		int64_t lo[DBP_BLOCK / DBP_MINI], hi[DBP_BLOCK / DBP_MINI];
+		for (size_t m = 0; m < nmini; m++) {
+			size_t j0 = m * DBP_MINI, j1 = j0 + DBP_MINI < k ? j0 + DBP_MINI : k;
+			int64_t l = INT64_MAX, h = INT64_MIN;
+			/* wrapping differences, as int32 for INT32 columns */
+			if (is64) {
+				for (size_t j = j0; j < j1; j++) {
+					int64_t x = (int64_t)((uint64_t)v64[i + j] -
+							      (uint64_t)v64[i + j - 1]);
+					d[j] = (uint64_t)x;
+					l = x < l ? x : l;
+					h = x > h ? x : h;
+				}
+			} else {
+				for (size_t j = j0; j < j1; j++) {
+					int64_t x = (int32_t)((uint32_t)v32[i + j] -
+							      (uint32_t)v32[i + j - 1]);
+					d[j] = (uint64_t)x;
+					l = x < l ? x : l;
+					h = x > h ? x : h;
+				}
+			}
+			lo[m] = l;
+			hi[m] = h;
+		}
+		int64_t min = lo[0];
+		for (size_t m = 1; m < nmini; m++)
+			min = lo[m] < min ? lo[m] : min;
+		for (size_t j = k; j < nmini * DBP_MINI; j++)
+			d[j] = (uint64_t)min; /* padding of the last miniblock: 0 once reduced */
+		/* min, 4 widths, at most 4 miniblocks of 64-bit values */
+		buf_reserve(b, 10 + DBP_BLOCK / DBP_MINI + DBP_BLOCK * 8 + 16);
 		zigzag_varint(b, min);
 		unsigned widths[DBP_BLOCK / DBP_MINI];
-		size_t nmini = (k + DBP_MINI - 1) / DBP_MINI;
 		for (size_t m = 0; m < DBP_BLOCK / DBP_MINI; m++) {
-			uint64_t or = 0;
-			for (size_t j = m * DBP_MINI; j < (m + 1) * DBP_MINI && j < k; j++) {
-				d[j] -= (uint64_t)min;
-				or |= d[j];
-			}
-			unsigned w = or ? 64 - (unsigned)__builtin_clzll(or) : 0;
-			widths[m] = m < nmini ? w : 0;
-			buf_u8(b, (uint8_t)widths[m]);
+			uint64_t top = m < nmini ? (uint64_t)hi[m] - (uint64_t)min : 0;
+			widths[m] = top ? 64 - (unsigned)__builtin_clzll(top) : 0;
+			b->p[b->n++] = (uint8_t)widths[m];
 		}
-		for (size_t j = k; j < nmini * DBP_MINI; j++)
-			d[j] = 0; /* padding of the last miniblock */
 		for (size_t m = 0; m < nmini; m++) {
 			unsigned w = widths[m];
 			if (!w)
 				continue;
-			buf_reserve(b, (size_t)w * DBP_MINI / 8 + 16);
-			uint8_t *o = b->p + b->n;
-			uint64_t acc = 0;
-			unsigned bits = 0; /* in acc, < 64 */
-			const uint64_t *dm = d + m * DBP_MINI;
-			for (size_t j = 0; j < DBP_MINI; j++) {
-				uint64_t x = dm[j];
-				acc |= x << bits;
-				if (bits + w >= 64) {
-					memcpy(o, &acc, 8); /* little-endian host */
-					o += 8;
-					acc = bits ? x >> (64 - bits) : 0;
-					bits = bits + w - 64;
-				} else {
-					bits += w;
-				}
-			}
-			memcpy(o, &acc, bits / 8); /* 32 * w bits: whole bytes */
-			o += bits / 8;
-			b->n = (size_t)(o - b->p); /* 32 * w bits: whole bytes */
+			pack32(b->p + b->n, d + m * DBP_MINI, w, (uint64_t)min);
+			b->n += (size_t)w * DBP_MINI / 8; /* 32 * w bits: whole bytes */
 		}
 	}
 }
@@ -331,13 +419,17 @@ struct col {
 	char *name;
 	enum tt_pq_type type;
 	bool nullable;
-	/* current page (encoded when it fills, while its values are in cache) */
+	uint8_t size;       /* bytes of a buffered value */
+	/* The page being filled (the caller's thread; encoded when it fills,
+	 * while its values are in cache): buffers of the page set w->fill. */
 	uint8_t *defs;      /* 1 present, 0 null (nullable only); one per row */
 	void *vals;         /* non-null values: int64_t, int32_t, uint8_t or uint32_t indices */
-	/* current row group: its data pages so far (headers and zstd bodies) */
+	size_t nr_vals;
+	/* Below: the encoder's (the encoding thread's with tt_pq_opts.encode_thread,
+	 * else the caller's). The current row group's data pages so far
+	 * (headers and zstd bodies), its statistics so far. */
 	struct buf pages;
 	int64_t pages_unc, pages_comp;
-	size_t nr_vals;
 	uint64_t nulls;
 	bool have_minmax;
 	int64_t min, max;
@@ -363,35 +455,85 @@ struct rg_meta {
 	int64_t rows, unc_size, comp_size, file_off;
 };
 
+/* A page of every column: filled by the caller's thread, then encoded. */
+struct page_set {
+	void **vals;     /* per column */
+	uint8_t **defs;  /* per column (nullable ones) */
+	uint32_t rows;   /* rows of the page (0: only the end of a row group) */
+	bool end_rg;     /* the row group ends with this page */
+};
+
+/* With an encoding thread: the caller fills one set while the thread
+ * encodes the one before (pages of two sets in flight at most). */
+#define PQ_SETS 2
+
+/* tt_pq_int_row() rows wait in a small row-major stage (128 rows of at most
+ * 64 columns of 8 bytes) and go to the columns a column at a time, in
+ * tight loops, rather than as a store into every column per row. The
+ * stores themselves stay the walk's main cost here: a page's lines were
+ * last read by the encoding thread (streaming stores did not help). */
+#define PQ_STAGE 128
+
+/*
+ * Threads (tt_pq_opts.encode_thread): the caller's thread fills the page
+ * set sets[fill] (cols[].vals/defs/nr_vals, cur, rg_rows, pg_rows,
+ * rg_bytes, total_rows) and hands it over under mu; the encoding thread
+ * takes the sets in order (sets[head]) and alone touches what follows
+ * "the encoder's" below and in struct col, until tt_pq_close() joins it.
+ * err is shared: set once by either thread (an atomic compare-exchange),
+ * read with an atomic load. Without the thread, the caller does it all.
+ */
 struct tt_pq {
-	FILE *f;
-	uint64_t off;
+	/* the caller's */
 	struct col *cols;
 	size_t nr_cols, cur;
 	uint64_t rg_rows, total_rows;
 	uint32_t pg_rows; /* rows in the current page */
 	size_t rg_bytes;
+	size_t row_bytes;    /* buffered bytes of a row without nulls */
+	uint64_t null_ok;    /* bit i: column i is nullable (i < 64) */
+	bool has_str;
 	struct tt_pq_opts o;
-	struct rg_meta *rgs;
-	size_t nr_rgs;
 	char **kv;
 	size_t nr_kv;
 	int err;
+	struct page_set sets[PQ_SETS];
+	unsigned fill;
+	int64_t *stage;	     /* PQ_STAGE rows of nr_cols values (int tables) */
+	uint64_t stage_nulls[PQ_STAGE];
+	unsigned nstage;     /* rows staged, not yet in the columns */
+	/* the encoder's */
+	FILE *f;
+	uint64_t off;
+	uint64_t enc_rg_rows; /* rows encoded into the current row group */
+	struct rg_meta *rgs;
+	size_t nr_rgs;
 	ZSTD_CCtx *zc;
 	struct buf page, comp, hdr;
-	uint32_t *idx_tmp;
-	size_t idx_tmp_cap;
+	/* the hand-over (encode_thread) */
+	bool threaded, stop;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t work, done; /* a set queued; a set encoded */
+	unsigned head, queued;	   /* sets[head] is the oldest of queued */
 };
+
+static inline int get_err(const struct tt_pq *w)
+{
+	return __atomic_load_n(&w->err, __ATOMIC_RELAXED);
+}
 
 static void set_err(struct tt_pq *w, int e)
 {
-	if (!w->err)
-		w->err = e;
+	int zero = 0;
+
+	__atomic_compare_exchange_n(&w->err, &zero, e, false, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
 }
 
 static void put_file(struct tt_pq *w, const void *p, size_t n)
 {
-	if (w->err)
+	if (get_err(w))
 		return;
 	if (n && fwrite(p, 1, n, w->f) != n) {
 		set_err(w, errno ? -errno : -EIO);
@@ -399,6 +541,9 @@ static void put_file(struct tt_pq *w, const void *p, size_t n)
 	}
 	w->off += n;
 }
+
+static void *encoder_main(void *arg);
+static void flush_stage(struct tt_pq *w);
 
 struct tt_pq *tt_pq_create(const char *path, const struct tt_pq_col *cols, size_t nr_cols,
 			   const struct tt_pq_opts *opts)
@@ -428,20 +573,51 @@ struct tt_pq *tt_pq_create(const char *path, const struct tt_pq_col *cols, size_
 	w->cols = tt_xcalloc(nr_cols, sizeof(*w->cols));
 	w->nr_cols = nr_cols;
 	for (size_t i = 0; i < nr_cols; i++) {
-		w->cols[i].name = tt_xstrndup(cols[i].name, strlen(cols[i].name));
-		w->cols[i].type = cols[i].type;
-		w->cols[i].nullable = cols[i].nullable;
-		/* a page's values: never more than page_rows (encoded when full) */
-		size_t size = cols[i].type == TT_PQ_INT64 ? 8 : cols[i].type == TT_PQ_BOOL ? 1 : 4;
-		w->cols[i].vals = tt_xrealloc(NULL, page_cap * size);
-		if (cols[i].nullable)
-			w->cols[i].defs = tt_xrealloc(NULL, page_cap);
+		struct col *c = &w->cols[i];
+		c->name = tt_xstrndup(cols[i].name, strlen(cols[i].name));
+		c->type = cols[i].type;
+		c->nullable = cols[i].nullable;
+		c->size = cols[i].type == TT_PQ_INT64 ? 8 : cols[i].type == TT_PQ_BOOL ? 1 : 4;
+		w->row_bytes += c->size;
+		w->has_str |= c->type == TT_PQ_STRING;
+		if (c->nullable && i < 64)
+			w->null_ok |= (uint64_t)1 << i;
+	}
+	if (!w->has_str && nr_cols <= 64)
+		w->stage = tt_xrealloc(NULL, PQ_STAGE * nr_cols * sizeof(*w->stage));
+	/* A string column's dictionary is the caller's: no thread then. */
+	w->threaded = w->o.encode_thread && !w->has_str;
+	/* a page's values: never more than page_rows (encoded when full) */
+	for (unsigned k = 0; k < (w->threaded ? PQ_SETS : 1); k++) {
+		struct page_set *ps = &w->sets[k];
+		ps->vals = tt_xcalloc(nr_cols, sizeof(*ps->vals));
+		ps->defs = tt_xcalloc(nr_cols, sizeof(*ps->defs));
+		for (size_t i = 0; i < nr_cols; i++) {
+			ps->vals[i] = tt_xrealloc(NULL, page_cap * w->cols[i].size);
+			if (cols[i].nullable)
+				ps->defs[i] = tt_xrealloc(NULL, page_cap);
+		}
+	}
+	for (size_t i = 0; i < nr_cols; i++) {
+		w->cols[i].vals = w->sets[0].vals[i];
+		w->cols[i].defs = w->sets[0].defs[i];
 	}
 	w->zc = ZSTD_createCCtx();
 	if (!w->zc)
 		tt_oom();
 	ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel, w->o.zstd_level);
 	put_file(w, "PAR1", 4);
+	if (w->threaded) {
+		pthread_mutex_init(&w->mu, NULL);
+		pthread_cond_init(&w->work, NULL);
+		pthread_cond_init(&w->done, NULL);
+		if (pthread_create(&w->thread, NULL, encoder_main, w) != 0) {
+			pthread_cond_destroy(&w->work);
+			pthread_cond_destroy(&w->done);
+			pthread_mutex_destroy(&w->mu);
+			w->threaded = false; /* encoded on the caller's thread, in sets[0] */
+		}
+	}
 	return w;
 }
 
@@ -457,8 +633,10 @@ void tt_pq_meta(struct tt_pq *w, const char *key, const char *value)
 static inline __attribute__((always_inline)) struct col *next_col(struct tt_pq *w,
 								   enum tt_pq_type type)
 {
-	if (w->err)
+	if (get_err(w))
 		return NULL;
+	if (w->nstage)
+		flush_stage(w);
 	if (w->cur >= w->nr_cols || w->cols[w->cur].type != type) {
 		set_err(w, -EINVAL);
 		return NULL;
@@ -570,15 +748,16 @@ void tt_pq_str(struct tt_pq *w, const char *s, size_t len)
 
 void tt_pq_null(struct tt_pq *w)
 {
-	if (w->err)
+	if (get_err(w))
 		return;
+	if (w->nstage)
+		flush_stage(w);
 	if (w->cur >= w->nr_cols || !w->cols[w->cur].nullable) {
 		set_err(w, -EINVAL);
 		return;
 	}
 	struct col *c = &w->cols[w->cur++];
-	c->defs[w->pg_rows] = 0;
-	c->nulls++;
+	c->defs[w->pg_rows] = 0; /* counted in c->nulls by encode_page */
 	w->rg_bytes++;
 }
 
@@ -694,12 +873,28 @@ static void page_minmax(struct col *c, const void *vals, size_t nv)
 		return;
 	int64_t mn, mx;
 	if (c->type == TT_PQ_INT64) {
+		/* four lanes: four times fewer compare-and-move chains */
 		const int64_t *v = vals;
-		mn = mx = v[0];
-		for (size_t i = 1; i < nv; i++) {
-			mn = v[i] < mn ? v[i] : mn;
-			mx = v[i] > mx ? v[i] : mx;
+		int64_t l0 = v[0], l1 = v[0], l2 = v[0], l3 = v[0]; /* in registers */
+		int64_t h0 = v[0], h1 = v[0], h2 = v[0], h3 = v[0];
+		size_t i = 0;
+#define MM(l, h, x) (l = (x) < l ? (x) : l, h = (x) > h ? (x) : h)
+		for (; i + 4 <= nv; i += 4) {
+			MM(l0, h0, v[i]);
+			MM(l1, h1, v[i + 1]);
+			MM(l2, h2, v[i + 2]);
+			MM(l3, h3, v[i + 3]);
 		}
+		for (; i < nv; i++)
+			MM(l0, h0, v[i]);
+		MM(l0, h0, l1);
+		MM(l0, h0, h1);
+		MM(l2, h2, l3);
+		MM(l2, h2, h3);
+		MM(l0, h0, l2);
+		MM(l0, h0, h2);
+#undef MM
+		mn = l0, mx = h0;
 	} else if (c->type == TT_PQ_INT32) {
 		const int32_t *v = vals;
 		int32_t a = v[0], b = v[0];
@@ -721,30 +916,23 @@ static void page_minmax(struct col *c, const void *vals, size_t nv)
 	minmax(c, mx);
 }
 
-/* Encodes the current page of c (its first nr rows) into c->pages. A
- * string page's bit width is that of the dictionary so far: every index of
- * the page fits, and each data page states its own width. */
-static void encode_page(struct tt_pq *w, struct col *c, uint32_t nr)
+/* Encodes a page of c (nr rows: definition levels defs, non-null values
+ * vals) into c->pages. A string page's bit width is that of the dictionary
+ * so far: every index of the page fits, and each data page states its own
+ * width. */
+static void encode_page(struct tt_pq *w, struct col *c, const void *vals, const uint8_t *defs,
+			uint32_t nr)
 {
-	/* No value stored (every row null): an empty array to offset by 0, as
-	 * NULL + 0 is undefined. */
-	static const uint64_t no_vals[1];
-	const void *vals = c->vals ? c->vals : (const void *)no_vals;
 	size_t nv = nr;
 	w->page.n = 0;
 	if (c->nullable) {
-		if (w->idx_tmp_cap < nr) {
-			w->idx_tmp = tt_xrealloc(w->idx_tmp, nr * sizeof(uint32_t));
-			w->idx_tmp_cap = nr;
-		}
 		nv = 0;
-		for (uint32_t i = 0; i < nr; i++) {
-			w->idx_tmp[i] = c->defs[i];
-			nv += c->defs[i];
-		}
+		for (uint32_t i = 0; i < nr; i++)
+			nv += defs[i];
+		c->nulls += nr - nv;
 		size_t at = w->page.n;
 		buf_le32(&w->page, 0);
-		rle_hybrid(&w->page, w->idx_tmp, nr, 1);
+		rle_hybrid_defs(&w->page, defs, nr);
 		uint32_t len = (uint32_t)(w->page.n - at - 4);
 		le_bytes(w->page.p + at, len, 4);
 	}
@@ -778,18 +966,9 @@ static void encode_page(struct tt_pq *w, struct col *c, uint32_t nr)
 		break;
 	}
 	}
-	c->nr_vals = 0;
 	write_page(w, &c->pages_unc, &c->pages_comp, &c->pages, PAGE_DATA, nr, enc);
 }
 
-static void encode_pages(struct tt_pq *w)
-{
-	if (!w->pg_rows || w->err)
-		return;
-	for (size_t i = 0; i < w->nr_cols; i++)
-		encode_page(w, &w->cols[i], w->pg_rows);
-	w->pg_rows = 0;
-}
 
 /* Writes c's chunk: its dictionary page (strings), then its data pages. */
 static void write_chunk(struct tt_pq *w, struct col *c, uint64_t rows)
@@ -818,23 +997,22 @@ static void write_chunk(struct tt_pq *w, struct col *c, uint64_t rows)
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	       "PLAIN integers are written from memory: little-endian hosts only");
 
-static void flush_row_group(struct tt_pq *w)
+/* Writes the row group encoded so far (enc_rg_rows rows): every column's
+ * chunk, then resets the chunks' statistics and (strings, no thread) the
+ * dictionaries. */
+static void write_row_group(struct tt_pq *w)
 {
-	if (!w->rg_rows || w->err)
-		return;
-	encode_pages(w);
-	if (w->err)
-		return;
-	struct rg_meta rg = { .rows = (int64_t)w->rg_rows, .file_off = (int64_t)w->off };
+	struct rg_meta rg = { .rows = (int64_t)w->enc_rg_rows, .file_off = (int64_t)w->off };
 	for (size_t i = 0; i < w->nr_cols; i++) {
 		struct col *c = &w->cols[i];
-		write_chunk(w, c, w->rg_rows);
+		write_chunk(w, c, w->enc_rg_rows);
 		struct chunk_meta *m = &c->chunks[c->nr_chunks - 1];
 		rg.unc_size += m->unc_size;
 		rg.comp_size += m->comp_size;
-		c->nr_vals = 0;
 		c->nulls = 0;
 		c->have_minmax = false;
+		if (c->type != TT_PQ_STRING)
+			continue;
 		c->dict.n = 0;
 		c->nr_entries = 0;
 		for (size_t k = 0; k < c->nr_slots; k++)
@@ -842,72 +1020,222 @@ static void flush_row_group(struct tt_pq *w)
 	}
 	w->rgs = tt_xrealloc(w->rgs, (w->nr_rgs + 1) * sizeof(*w->rgs));
 	w->rgs[w->nr_rgs++] = rg;
-	w->rg_rows = 0;
-	w->rg_bytes = 0;
+	w->enc_rg_rows = 0;
+}
+
+/* The encoder's part of a page set: its pages, then its row group if it
+ * ends there. */
+static void encode_set(struct tt_pq *w, const struct page_set *ps)
+{
+	if (get_err(w))
+		return;
+	if (ps->rows) {
+		for (size_t i = 0; i < w->nr_cols; i++)
+			encode_page(w, &w->cols[i], ps->vals[i], ps->defs[i], ps->rows);
+		w->enc_rg_rows += ps->rows;
+	}
+	if (ps->end_rg && w->enc_rg_rows && !get_err(w))
+		write_row_group(w);
+}
+
+/* The encoding thread: the queued sets, oldest first, until told to stop
+ * with none left. */
+static void *encoder_main(void *arg)
+{
+	struct tt_pq *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->queued && !w->stop)
+			pthread_cond_wait(&w->work, &w->mu);
+		if (!w->queued)
+			break;
+		const struct page_set *ps = &w->sets[w->head];
+		pthread_mutex_unlock(&w->mu);
+		encode_set(w, ps);
+		pthread_mutex_lock(&w->mu);
+		w->head = (w->head + 1) % PQ_SETS;
+		w->queued--;
+		pthread_cond_signal(&w->done);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* Hands the current page (and, with end_rg, the end of the row group) to
+ * the encoder: encoded here, or queued for the encoding thread, which is
+ * then given the next free set to fill. */
+static void submit(struct tt_pq *w, bool end_rg)
+{
+	struct page_set *ps = &w->sets[w->fill];
+
+	ps->rows = w->pg_rows;
+	ps->end_rg = end_rg;
+	if (!w->threaded) {
+		encode_set(w, ps);
+	} else if (!get_err(w)) {
+		pthread_mutex_lock(&w->mu);
+		w->queued++;
+		pthread_cond_signal(&w->work);
+		w->fill = (w->fill + 1) % PQ_SETS;
+		while (w->queued == PQ_SETS)
+			pthread_cond_wait(&w->done, &w->mu);
+		pthread_mutex_unlock(&w->mu);
+		for (size_t i = 0; i < w->nr_cols; i++) {
+			w->cols[i].vals = w->sets[w->fill].vals[i];
+			w->cols[i].defs = w->sets[w->fill].defs[i];
+		}
+	}
+	for (size_t i = 0; i < w->nr_cols; i++)
+		w->cols[i].nr_vals = 0;
+	w->pg_rows = 0;
+	if (end_rg) {
+		w->rg_rows = 0;
+		w->rg_bytes = 0;
+	}
 }
 
 int tt_pq_row_end(struct tt_pq *w)
 {
-	if (w->err)
-		return w->err;
+	int err = get_err(w);
+	if (err)
+		return err;
 	if (w->cur != w->nr_cols) {
 		set_err(w, -EINVAL);
-		return w->err;
+		return get_err(w);
 	}
 	w->cur = 0;
 	w->rg_rows++;
 	w->total_rows++;
-	if (++w->pg_rows >= w->o.page_rows)
-		encode_pages(w);
-	if (w->rg_rows >= w->o.row_group_rows || w->rg_bytes >= w->o.row_group_bytes)
-		flush_row_group(w);
-	return w->err;
+	w->pg_rows++;
+	bool end_rg = w->rg_rows >= w->o.row_group_rows || w->rg_bytes >= w->o.row_group_bytes;
+	if (w->pg_rows >= w->o.page_rows || end_rg)
+		submit(w, end_rg);
+	return get_err(w);
+}
+
+/* Moves staged rows [r, r + k) of column i into its page, from page row
+ * pg: values of the non-null rows, and definition levels. any: some row
+ * of the range is null in this column. */
+static void stage_column(struct tt_pq *w, size_t i, unsigned r, unsigned k, uint32_t pg,
+			 bool any)
+{
+	struct col *c = &w->cols[i];
+	size_t nc = w->nr_cols, n = c->nr_vals;
+	const int64_t *src = w->stage + (size_t)r * nc + i;
+	if (c->nullable && !any)
+		memset(c->defs + pg, 1, k);
+	if (!any) {
+		switch (c->type) {
+		case TT_PQ_INT64: {
+			int64_t *d = (int64_t *)c->vals + n;
+			for (unsigned j = 0; j < k; j++)
+				d[j] = src[j * nc];
+			break;
+		}
+		case TT_PQ_INT32: {
+			int32_t *d = (int32_t *)c->vals + n;
+			for (unsigned j = 0; j < k; j++)
+				d[j] = (int32_t)src[j * nc];
+			break;
+		}
+		default: { /* TT_PQ_BOOL */
+			uint8_t *d = (uint8_t *)c->vals + n;
+			for (unsigned j = 0; j < k; j++)
+				d[j] = src[j * nc] != 0;
+			break;
+		}
+		}
+		c->nr_vals = n + k;
+		return;
+	}
+	/* Without a branch on the nulls: a null's slot is stored, then reused
+	 * (n does not advance; it stays below the page's rows). */
+	const uint64_t *nl = w->stage_nulls + r;
+	for (unsigned j = 0; j < k; j++) {
+		size_t null = nl[j] >> i & 1;
+		int64_t x = src[j * nc];
+		switch (c->type) {
+		case TT_PQ_INT64: ((int64_t *)c->vals)[n] = x; break;
+		case TT_PQ_INT32: ((int32_t *)c->vals)[n] = (int32_t)x; break;
+		default: ((uint8_t *)c->vals)[n] = x != 0; break;
+		}
+		n += 1 - null;
+		c->defs[pg + j] = (uint8_t)(1 - null);
+	}
+	c->nr_vals = n;
+}
+
+/* Buffered bytes of a row with these nulls (a null is one byte). */
+static size_t row_bytes_of(const struct tt_pq *w, uint64_t nulls)
+{
+	size_t b = w->row_bytes;
+	while (nulls) {
+		b -= w->cols[__builtin_ctzll(nulls)].size - 1u;
+		nulls &= nulls - 1;
+	}
+	return b;
+}
+
+/* The staged rows into the columns, as tt_pq_row_end() would have put
+ * them one by one: in runs that end where a page or a row group ends. */
+static void flush_stage(struct tt_pq *w)
+{
+	unsigned r = 0, nstage = w->nstage;
+
+	w->nstage = 0;
+	while (r < nstage && !get_err(w)) {
+		unsigned k = nstage - r;
+		if (k > w->o.page_rows - w->pg_rows)
+			k = w->o.page_rows - w->pg_rows;
+		if (k > w->o.row_group_rows - w->rg_rows)
+			k = (unsigned)(w->o.row_group_rows - w->rg_rows);
+		size_t bytes = w->rg_bytes;
+		uint64_t any = 0;
+		for (unsigned j = 0; j < k; j++) {
+			uint64_t nl = w->stage_nulls[r + j];
+			any |= nl;
+			bytes += nl ? row_bytes_of(w, nl) : w->row_bytes;
+			if (bytes >= w->o.row_group_bytes) {
+				k = j + 1;
+				break;
+			}
+		}
+		for (size_t i = 0; i < w->nr_cols; i++)
+			stage_column(w, i, r, k, w->pg_rows, any >> i & 1);
+		w->rg_bytes = bytes;
+		w->pg_rows += k;
+		w->rg_rows += k;
+		w->total_rows += k;
+		r += k;
+		bool end_rg = w->rg_rows >= w->o.row_group_rows ||
+			      w->rg_bytes >= w->o.row_group_bytes;
+		if (w->pg_rows >= w->o.page_rows || end_rg)
+			submit(w, end_rg);
+	}
 }
 
 int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls)
 {
-	if (w->err)
-		return w->err;
-	if (w->cur != 0 || w->nr_cols > 64) {
+	int err = get_err(w);
+	if (err)
+		return err;
+	if (w->nr_cols < 64)
+		nulls &= ((uint64_t)1 << w->nr_cols) - 1;
+	if (w->cur != 0 || !w->stage || (nulls & ~w->null_ok)) {
 		set_err(w, -EINVAL);
-		return w->err;
+		return get_err(w);
 	}
-	for (size_t i = 0; i < w->nr_cols; i++) {
-		struct col *c = &w->cols[i];
-		bool null = nulls >> i & 1;
-		if (c->type == TT_PQ_STRING || (null && !c->nullable)) {
-			set_err(w, -EINVAL);
-			return w->err;
-		}
-		if (c->nullable)
-			c->defs[w->pg_rows] = !null;
-		if (null) {
-			c->nulls++;
-			w->rg_bytes++;
-			continue;
-		}
-		switch (c->type) {
-		case TT_PQ_INT64:
-			((int64_t *)c->vals)[c->nr_vals++] = v[i];
-			w->rg_bytes += 8;
-			break;
-		case TT_PQ_INT32:
-			((int32_t *)c->vals)[c->nr_vals++] = (int32_t)v[i];
-			w->rg_bytes += 4;
-			break;
-		default: /* TT_PQ_BOOL */
-			((uint8_t *)c->vals)[c->nr_vals++] = v[i] != 0;
-			w->rg_bytes += 1;
-			break;
-		}
-	}
-	w->cur = w->nr_cols;
-	return tt_pq_row_end(w);
+	memcpy(w->stage + (size_t)w->nstage * w->nr_cols, v, w->nr_cols * sizeof(*v));
+	w->stage_nulls[w->nstage] = nulls;
+	if (++w->nstage == PQ_STAGE)
+		flush_stage(w);
+	return get_err(w);
 }
 
 uint64_t tt_pq_rows(const struct tt_pq *w)
 {
-	return w->total_rows;
+	return w->total_rows + w->nstage;
 }
 
 /* ---- footer ---- */
@@ -1039,12 +1367,25 @@ int tt_pq_close(struct tt_pq *w, uint64_t *bytes_out)
 {
 	if (w->cur != 0)
 		set_err(w, -EINVAL);
-	flush_row_group(w);
-	if (!w->err)
+	if (w->nstage)
+		flush_stage(w);
+	if (w->rg_rows)
+		submit(w, true);
+	if (w->threaded) {
+		pthread_mutex_lock(&w->mu);
+		w->stop = true;
+		pthread_cond_signal(&w->work);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(w->thread, NULL);
+		pthread_cond_destroy(&w->work);
+		pthread_cond_destroy(&w->done);
+		pthread_mutex_destroy(&w->mu);
+	}
+	if (!get_err(w))
 		write_footer(w);
 	if (fclose(w->f) != 0)
 		set_err(w, errno ? -errno : -EIO);
-	int err = w->err;
+	int err = get_err(w);
 	if (bytes_out)
 		*bytes_out = w->off;
 	for (size_t i = 0; i < w->nr_cols; i++) {
@@ -1055,22 +1396,28 @@ int tt_pq_close(struct tt_pq *w, uint64_t *bytes_out)
 		}
 		free(c->chunks);
 		free(c->name);
-		free(c->defs);
-		free(c->vals);
 		free(c->pages.p);
 		free(c->dict.p);
 		free(c->slots);
 		free(c->entry_off);
 	}
+	for (unsigned k = 0; k < PQ_SETS; k++) {
+		for (size_t i = 0; w->sets[k].vals && i < w->nr_cols; i++) {
+			free(w->sets[k].vals[i]);
+			free(w->sets[k].defs[i]);
+		}
+		free(w->sets[k].vals);
+		free(w->sets[k].defs);
+	}
 	for (size_t i = 0; i < 2 * w->nr_kv; i++)
 		free(w->kv[i]);
 	free(w->kv);
+	free(w->stage);
 	free(w->cols);
 	free(w->rgs);
 	free(w->page.p);
 	free(w->comp.p);
 	free(w->hdr.p);
-	free(w->idx_tmp);
 	ZSTD_freeCCtx(w->zc);
 	free(w);
 	return err;

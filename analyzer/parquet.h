@@ -22,7 +22,8 @@
  * Use: tt_pq_create(), then per row one value per column in column order
  * (tt_pq_i64/i32/bool/str/null), tt_pq_row_end(), and tt_pq_close(), which
  * writes the footer and tells whether everything reached the file.
- * Not thread-safe: one writer belongs to one thread.
+ * Not thread-safe: one writer belongs to one thread (which may have the
+ * writer's own encoding thread: tt_pq_opts.encode_thread).
  */
 #ifndef TT_PARQUET_H
 #define TT_PARQUET_H
@@ -45,6 +46,11 @@ struct tt_pq_opts {
 	size_t row_group_bytes;   /* [64 MiB] of buffered values */
 	uint32_t page_rows;       /* [64 Ki rows] per data page */
 	int zstd_level;           /* [1] */
+	/* Encode and write pages on a thread of the writer's own while the
+	 * caller fills the next page (two pages of values buffered instead of
+	 * one); the same bytes. Ignored for a table with a string column (its
+	 * dictionary is the caller's) or when the thread cannot be created. */
+	bool encode_thread;       /* [false] */
 };
 
 struct tt_pq;
@@ -83,8 +89,11 @@ int tt_pq_row_end(struct tt_pq *w);
  * A whole row of a table with no string column, in one call: column i
  * takes v[i] (converted to its type; a BOOLEAN is v[i] != 0), or null when
  * bit i of nulls is set (nullable columns only; at most 64 columns). Then
- * ends the row as tt_pq_row_end, with the same result. Equal to the
- * per-value calls, at a fraction of their cost.
+ * ends the row as tt_pq_row_end. The row may wait in a small stage (up to
+ * 128 rows) before it reaches its columns, so a write error may be
+ * returned a few rows later (at the latest by tt_pq_close); a misuse is
+ * refused at once (-EINVAL). Equal to the per-value calls, byte for byte,
+ * at a fraction of their cost; the two may be mixed.
  */
 int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls);
 

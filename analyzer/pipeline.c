@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pipeline.c - reads a trace file once, decompressing frames on a reader
- * thread ahead of one or more walker replicas (tt_trace_walk_many()), each
- * of which hands every frame to the record walk (events.c,
- * tt_trace_walk_frame()). Memory: NR_SLOTS decompressed frames.
+ * pipeline.c - reads a trace file once, decompressing frames ahead of one
+ * or more walker replicas (tt_trace_walk_many()) on the walkers' own
+ * threads (and a helper thread when there is one walker), each of which
+ * hands every frame to the record walk (events.c, tt_trace_walk_frame()).
+ * Memory: NR_SLOTS decompressed frames.
  */
 #define _GNU_SOURCE /* sched_getaffinity */
 #include "events.h"
@@ -21,23 +22,26 @@
 /*
  * The frame pipeline. Reading and decompressing are 15-30 % of a walk's CPU
  * time (perf, on the traces of docs/ANALYZER.md's Benchmarks), and they do
- * not depend on what the frames say: a reader thread runs
- * recfmt_reader_next_into() ahead into a ring of NR_SLOTS frame buffers while
- * walkers parse and pair the frames, in file order. Each slot records one
- * reader call exactly (status, error, frame index and offset), and every
- * walker applies it with the same code as the single-threaded path
- * (take_slot()), so messages, counts and locations are the same either way.
+ * not depend on what the frames say: frames are claimed from the reader in
+ * file order into a ring of NR_SLOTS frame buffers and decompressed in
+ * parallel (struct frame_pipe) while walkers parse and pair the frames, in
+ * file order. Each slot records one reader call exactly (status, error,
+ * frame index and offset), and every walker applies it with the same code
+ * as the single-threaded path (take_slot()), so messages, counts and
+ * locations are the same either way.
  *
  * A walk may have several replicas (tt_trace_walk_many()): each is a whole
  * struct tt_trace that reads every record, and pairs the EVENTS blocks of
  * its own share of the threads. Each replica has its own walker thread
  * (the first runs on the calling thread); they read the same slots, which
- * are read-only while full, and a slot is refilled only when every walker
- * is done with it. Memory stays bounded: NR_SLOTS decompressed frames.
+ * are read-only while ready, and a slot is refilled only when every walker
+ * is done with it. Memory stays bounded: NR_SLOTS decompressed frames, and
+ * one compressed frame per thread.
  *
  * TRACETOOL_THREADS=1 in the environment reads on the calling thread, with
  * one slot and one walker, so that events/s on one core can be measured; so
- * do a process bound to one CPU and a failed pthread_create().
+ * does a process bound to one CPU. A thread that cannot start leaves its
+ * work to the calling thread.
  */
 /* Four: walkers may drift a frame or two apart, and the reader must stay a
  * frame ahead of the slowest; more would only cost memory. */
@@ -122,29 +126,41 @@ static bool take_all(struct replica **rs, unsigned nr, const struct frame_slot *
 }
 
 /*
- * The queue between the reader thread and the walkers. Slot k (counted from
- * 0 over the whole walk) lives in slot[k % NR_SLOTS]. Slots
- * [min(done), nr_filled) are full and read by the walkers that have not
- * passed them; the others belong to the reader. A slot changes hands only
- * when nr_filled or a done[] changes under the lock, so the unlock after
- * filling (reader) or after finishing (walker) orders the slot's contents
- * before the other side's lock.
+ * The queue between the threads that read frames and the walkers. Slot k
+ * (counted from 0 over the whole walk) lives in slot[k % NR_SLOTS]. Frames
+ * are independent zstd frames, so decompressing them is shared: a thread
+ * that needs slot k and finds it not ready *claims* the next frame of the
+ * file (finds it and copies its compressed bytes, under the lock: the file
+ * is read in order) and decompresses it outside the lock with its own zstd
+ * context, then marks it ready. With two walkers, both claim while they
+ * wait, so the two cores decompress two frames at once and no third thread
+ * takes turns with them. A walk with one walker has one helper thread that
+ * only claims (the reader thread of before). Slots [min(done), nr_claimed)
+ * belong to the walkers that have not passed them once ready; a slot is
+ * claimed again only when every walker is done with it. A slot changes
+ * hands only under the lock, which orders its contents.
  */
 #define MAX_WALKERS 8
 
 struct frame_pipe {
 	pthread_mutex_t lock;
-	pthread_cond_t filled;	/* reader broadcasts, walkers wait: a new slot or reader_done */
-	pthread_cond_t emptied; /* walkers signal, reader waits: room or stop */
+	pthread_cond_t changed; /* broadcast: a slot ready, a walker done, reader_done, stop */
 	/* Written before the threads start, then read-only until they are joined. */
 	struct recfmt_reader *r;
 	unsigned nr_walkers;
 	/* Under lock. */
-	uint64_t nr_filled;	      /* reader increments */
-	uint64_t done[MAX_WALKERS];  /* walker w increments done[w] */
-	bool reader_done;	      /* the reader fills no more slots */
-	bool stop;		      /* a walker wants nothing more: stop reading */
+	uint64_t nr_claimed;	     /* frames claimed from the reader so far */
+	uint64_t ready[NR_SLOTS];    /* slot k is ready when ready[k % NR_SLOTS] == k + 1 */
+	uint64_t done[MAX_WALKERS]; /* walker w increments done[w] */
+	bool reader_done;	     /* the last frame is claimed: no more claims */
+	bool stop;		     /* a walker wants nothing more: stop reading */
 	struct frame_slot slot[NR_SLOTS];
+};
+
+/* What a thread needs to claim and decompress frames. */
+struct producer {
+	struct recfmt_frame_bytes fb;
+	struct recfmt_dctx *dctx;
 };
 
 struct walker {
@@ -152,6 +168,7 @@ struct walker {
 	unsigned id;
 	struct replica *rs[MAX_WALKERS]; /* the replicas this thread walks */
 	unsigned nr;
+	struct producer prod;
 };
 
 static uint64_t min_done(const struct frame_pipe *p)
@@ -163,34 +180,60 @@ static uint64_t min_done(const struct frame_pipe *p)
 	return m;
 }
 
-static void *reader_main(void *arg)
+/* Under lock: whether the next frame may be claimed (its slot is free). */
+static bool can_claim(const struct frame_pipe *p)
 {
-	struct frame_pipe *p = arg;
+	uint64_t m = min_done(p);
 
-	for (uint64_t k = 0;; k++) {
-		struct frame_slot *s = &p->slot[k % NR_SLOTS];
-		bool stop, last;
+	/* min_done() is UINT64_MAX once no walker reads any more. */
+	return !p->reader_done && !p->stop && m != UINT64_MAX && p->nr_claimed - m < NR_SLOTS;
+}
 
-		pthread_mutex_lock(&p->lock);
-		/* min_done() is UINT64_MAX once no walker reads any more. */
-		for (uint64_t m; (m = min_done(p)) != UINT64_MAX && k - m >= NR_SLOTS && !p->stop;)
-			pthread_cond_wait(&p->emptied, &p->lock);
-		stop = p->stop;
+/*
+ * Under lock, which it drops while decompressing: claims the next frame
+ * into its slot (as read_slot() does, in the same order), decompresses it
+ * and marks the slot ready.
+ */
+static void claim(struct frame_pipe *p, struct producer *pr)
+{
+	const uint64_t k = p->nr_claimed++;
+	struct frame_slot *s = &p->slot[k % NR_SLOTS];
+	enum recfmt_status st;
+
+	st = recfmt_reader_next_compressed(p->r, &pr->fb, &s->err);
+	s->index = recfmt_reader_frame_index(p->r);
+	s->offset = recfmt_reader_frame_offset(p->r);
+	s->can_continue = recfmt_reader_can_continue(p->r);
+	s->st = st;
+	s->buf.len = 0;
+	tt_progress_read(s->offset, recfmt_reader_file_bytes(p->r)); /* progress.h */
+	p->reader_done |= slot_is_last(s);
+	if (st == RECFMT_OK) {
+		/* The slot is this thread's until ready: nobody reads it. */
 		pthread_mutex_unlock(&p->lock);
-		if (stop)
-			break;
-		read_slot(p->r, s); /* slot k is the reader's: every walker passed k - NR_SLOTS */
-		last = slot_is_last(s);
+		s->st = recfmt_frame_decompress(pr->dctx, &pr->fb, &s->buf, &s->err);
 		pthread_mutex_lock(&p->lock);
-		p->nr_filled = k + 1; /* hands s to the walkers */
-		pthread_cond_broadcast(&p->filled);
-		pthread_mutex_unlock(&p->lock);
-		if (last)
-			break;
 	}
+	p->ready[k % NR_SLOTS] = k + 1;
+	pthread_cond_broadcast(&p->changed);
+}
+
+/* The helper of a walk with one walker: claims frames ahead of it. */
+static void *helper_main(void *arg)
+{
+	struct walker *w = arg;
+	struct frame_pipe *p = w->p;
+
 	pthread_mutex_lock(&p->lock);
-	p->reader_done = true;
-	pthread_cond_broadcast(&p->filled);
+	for (;;) {
+		if (can_claim(p)) {
+			claim(p, &w->prod);
+			continue;
+		}
+		if (p->reader_done || p->stop || min_done(p) == UINT64_MAX)
+			break;
+		pthread_cond_wait(&p->changed, &p->lock);
+	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
 }
@@ -202,58 +245,80 @@ static void *walker_main(void *arg)
 	bool more = true;
 
 	for (uint64_t k = 0; more; k++) {
-		bool have;
+		bool have = true;
 
 		pthread_mutex_lock(&p->lock);
-		while (k == p->nr_filled && !p->reader_done)
-			pthread_cond_wait(&p->filled, &p->lock);
-		have = k < p->nr_filled;
+		while (p->ready[k % NR_SLOTS] != k + 1) {
+			/* Nothing claimed will come: the file ended, or a
+			 * walker stopped (replicas end at the same slot; one
+			 * left without a slot by another's stop just ends). */
+			if (k >= p->nr_claimed && (p->reader_done || p->stop)) {
+				have = false;
+				break;
+			}
+			if (can_claim(p))
+				claim(p, &w->prod);
+			else
+				pthread_cond_wait(&p->changed, &p->lock);
+		}
 		pthread_mutex_unlock(&p->lock);
-		/* Replicas see the same slots and so end at the same one; a
-		 * walker left without a slot by another's stop just ends. */
 		if (!have)
 			break;
 		more = take_all(w->rs, w->nr, &p->slot[k % NR_SLOTS]);
 		pthread_mutex_lock(&p->lock);
 		p->done[w->id] = k + 1; /* s is no longer read by this walker */
 		p->stop |= !more;
-		pthread_cond_signal(&p->emptied);
+		pthread_cond_broadcast(&p->changed);
 		pthread_mutex_unlock(&p->lock);
 	}
 	/* Stop counting this walker in min_done(): it reads no more slots. */
 	pthread_mutex_lock(&p->lock);
 	p->done[w->id] = UINT64_MAX;
-	pthread_cond_signal(&p->emptied);
+	pthread_cond_broadcast(&p->changed);
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
 }
 
+static void producer_init(struct producer *pr)
+{
+	recfmt_buf_init(&pr->fb.buf);
+	pr->dctx = recfmt_dctx_new(); /* NULL: its frames fail as out of memory */
+}
+
+static void producer_fini(struct producer *pr)
+{
+	recfmt_buf_fini(&pr->fb.buf);
+	recfmt_dctx_free(pr->dctx);
+}
+
 /*
- * The walk with a reader thread and one walker per replica (a walker whose
- * thread cannot start is run by the calling thread's walker). Return: false
- * if the reader could not start (nothing was read).
+ * The walk with one walker thread per replica (the first on the calling
+ * thread; a walker whose thread cannot start is run by the calling
+ * thread's walker) and, with one walker, a helper thread that decompresses
+ * ahead of it.
  */
-static bool walk_pipelined(struct recfmt_reader *r, struct replica *rs, unsigned n)
+static void walk_pipelined(struct recfmt_reader *r, struct replica *rs, unsigned n)
 {
 	struct frame_pipe p = { .r = r, .nr_walkers = n };
-	struct walker w[MAX_WALKERS];
-	pthread_t reader, tid[MAX_WALKERS];
-	bool started[MAX_WALKERS] = { false };
-	bool ok = false;
+	struct walker w[MAX_WALKERS], helper = { .p = &p };
+	pthread_t tid[MAX_WALKERS], helper_tid;
+	bool started[MAX_WALKERS] = { false }, helper_started = false;
 
 	/* With default attributes these cannot fail (POSIX lists no error
 	 * for them that applies, and glibc returns 0). */
 	pthread_mutex_init(&p.lock, NULL);
-	pthread_cond_init(&p.filled, NULL);
-	pthread_cond_init(&p.emptied, NULL);
+	pthread_cond_init(&p.changed, NULL);
 	for (unsigned i = 0; i < NR_SLOTS; i++)
 		recfmt_buf_init(&p.slot[i].buf);
 	for (unsigned i = 0; i < n; i++) {
 		w[i] = (struct walker){ .p = &p, .id = i };
 		w[i].rs[w[i].nr++] = &rs[i];
+		producer_init(&w[i].prod);
 	}
-	if (pthread_create(&reader, NULL, reader_main, &p))
-		goto out;
+	if (n == 1) {
+		producer_init(&helper.prod);
+		helper_started = pthread_create(&helper_tid, NULL, helper_main, &helper) == 0;
+	}
 	for (unsigned i = 1; i < n; i++) {
 		started[i] = pthread_create(&tid[i], NULL, walker_main, &w[i]) == 0;
 		if (!started[i]) {
@@ -268,15 +333,16 @@ static bool walk_pipelined(struct recfmt_reader *r, struct replica *rs, unsigned
 	for (unsigned i = 1; i < n; i++)
 		if (started[i])
 			pthread_join(tid[i], NULL);
-	pthread_join(reader, NULL);
-	ok = true;
-out:
-	pthread_cond_destroy(&p.filled);
-	pthread_cond_destroy(&p.emptied);
+	if (helper_started)
+		pthread_join(helper_tid, NULL);
+	if (n == 1)
+		producer_fini(&helper.prod);
+	for (unsigned i = 0; i < n; i++)
+		producer_fini(&w[i].prod);
+	pthread_cond_destroy(&p.changed);
 	pthread_mutex_destroy(&p.lock);
 	for (unsigned i = 0; i < NR_SLOTS; i++)
 		recfmt_buf_fini(&p.slot[i].buf);
-	return ok;
 }
 
 /*
@@ -341,7 +407,7 @@ enum tt_status tt_trace_walk_many(struct tt_trace **trs, void **ctxs, unsigned n
 					  .ts = TT_OK, .more = true };
 		all[i] = &rs[i];
 	}
-	if (single_threaded() || !walk_pipelined(r, rs, n)) {
+	if (single_threaded()) {
 		struct frame_slot s = { .st = RECFMT_OK };
 
 		recfmt_buf_init(&s.buf);
@@ -349,6 +415,8 @@ enum tt_status tt_trace_walk_many(struct tt_trace **trs, void **ctxs, unsigned n
 			read_slot(r, &s);
 		while (take_all(all, n, &s));
 		recfmt_buf_fini(&s.buf);
+	} else {
+		walk_pipelined(r, rs, n);
 	}
 	recfmt_reader_close(r);
 	tt_progress_done();

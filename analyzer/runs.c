@@ -20,7 +20,7 @@ enum tt_status tt_run_open(struct tt_run *r, const char *path, uint32_t run_id, 
 	if (tt_trace_walk(&r->meta, NULL, NULL, msg, msg_bytes) != TT_OK)
 		return TT_ERR_FILE;
 	tt_trace_clock(&r->meta, &r->clock);
-	r->ns_per_tick = (double)r->clock.num / (double)r->clock.den;
+	tt_run_set_ratio(r);
 	r->program = tt_symbols_program(r->meta.syms);
 	r->pid = r->meta.hdr.pid;
 	r->start_unix_ns = r->meta.hdr.start_real_ns;
@@ -33,6 +33,20 @@ enum tt_status tt_run_open(struct tt_run *r, const char *path, uint32_t run_id, 
 	r->events = r->meta.nr_events;
 	r->clean = r->meta.has_end && !r->meta.truncated;
 	return TT_OK;
+}
+
+void tt_run_set_ratio(struct tt_run *r)
+{
+	uint64_t num = r->clock.num, den = r->clock.den;
+
+	r->fx_hi = r->fx_lo = r->fx_half = r->fx_tlim = 0; /* tlim 0: the exact way */
+	if (!den)
+		return;
+	r->fx_hi = num / den;
+	r->fx_lo = (uint64_t)(((unsigned __int128)(num % den) << 64) / den);
+	r->fx_half = (uint64_t)(((unsigned __int128)(den / 2) << 64) / den);
+	/* ticks * (fx_hi + 1) < 2^63: the result and its sum do not wrap */
+	r->fx_tlim = r->fx_hi >> 62 ? 0 : ((uint64_t)1 << 63) / (r->fx_hi + 1);
 }
 
 void tt_run_close(struct tt_run *r)

@@ -27,7 +27,11 @@ struct tt_run {
 	uint32_t pid;
 	uint64_t start_unix_ns, duration_ns, dropped, events;
 	bool clean;
-	double ns_per_tick; /* clock.num / clock.den: tt_run_ns_of()'s first guess */
+	/* clock.num / clock.den in fixed point for tt_run_ns_of() (set by
+	 * tt_run_set_ratio()): fx_hi + fx_lo / 2^64, and (den / 2) / den as
+	 * fx_half / 2^64, each rounded down; below fx_tlim ticks the result
+	 * fits in 63 bits. */
+	uint64_t fx_hi, fx_lo, fx_half, fx_tlim;
 };
 
 /* Reads path's metadata. TT_OK, or TT_ERR_FILE with the problem in msg. */
@@ -35,31 +39,28 @@ enum tt_status tt_run_open(struct tt_run *r, const char *path, uint32_t run_id, 
 			   size_t msg_bytes);
 void tt_run_close(struct tt_run *r);
 
+/* Sets the fixed-point ratio of r->clock for tt_run_ns_of(). */
+void tt_run_set_ratio(struct tt_run *r);
+
 /*
- * tt_clock_ns(&r->clock, ticks) without its 128-bit division (a tenth of
- * export's and perfetto's time on TSC files): a guess in floating point,
- * then corrected to the exact round(ticks * num / den) by multiplications.
+ * tt_clock_ns(&r->clock, ticks) = floor((ticks * num + den / 2) / den)
+ * without its 128-bit division (a tenth of export's and perfetto's time on
+ * TSC files), by two multiplications in 64.64 fixed point. The product
+ * p = ticks * fx_lo + fx_half falls short of the exact value by less than
+ * ticks + 1 units of 2^-64 (both constants are rounded down by less than
+ * one unit): when p's fraction is at most ~ticks no carry was lost and
+ * the integer part is exact; else (about ticks / 2^64 of the time: never
+ * on a real trace) and past fx_tlim, the exact division.
  */
 static inline uint64_t tt_run_ns_of(const struct tt_run *r, uint64_t ticks)
 {
-	double g = (double)ticks * r->ns_per_tick;
-	unsigned __int128 x, qd;
-	uint64_t q;
+	if (ticks < r->fx_tlim) {
+		unsigned __int128 p = (unsigned __int128)ticks * r->fx_lo + r->fx_half;
 
-	if (!(g < 9.0e15)) /* past 2^53 ns (104 days; damaged) or NaN: the exact way */
-		return tt_clock_ns(&r->clock, ticks);
-	q = (uint64_t)g;
-	x = (unsigned __int128)ticks * r->clock.num + r->clock.den / 2;
-	qd = (unsigned __int128)q * r->clock.den;
-	while (qd > x) {
-		q--;
-		qd -= r->clock.den;
+		if ((uint64_t)p <= ~ticks)
+			return ticks * r->fx_hi + (uint64_t)(p >> 64);
 	}
-	while (qd + r->clock.den <= x) {
-		q++;
-		qd += r->clock.den;
-	}
-	return q;
+	return tt_clock_ns(&r->clock, ticks);
 }
 
 /* ns since the run's start (negative before it) and on the wall clock. */
@@ -74,14 +75,18 @@ static inline int64_t tt_run_rel_ns(const struct tt_run *r, uint64_t ticks)
 	ns = tt_run_ns_of(r, ticks - r->clock.start_ticks);
 	return ns > INT64_MAX ? INT64_MAX : (int64_t)ns;
 }
-static inline uint64_t tt_run_unix_ns(const struct tt_run *r, uint64_t ticks)
+/* The wall clock of a time since the start (tt_run_rel_ns()'s), so that a
+ * caller that has both converts once. */
+static inline uint64_t tt_run_unix_of_rel(const struct tt_run *r, int64_t rel)
 {
-	int64_t rel = tt_run_rel_ns(r, ticks);
-
 	if (rel < 0) /* before the start; 0 rather than before 1970 (damaged clocks) */
 		return (uint64_t)0 - (uint64_t)rel > r->start_unix_ns
 			? 0 : r->start_unix_ns - ((uint64_t)0 - (uint64_t)rel);
 	return r->start_unix_ns + (uint64_t)rel; /* wraps only on a damaged file */
+}
+static inline uint64_t tt_run_unix_ns(const struct tt_run *r, uint64_t ticks)
+{
+	return tt_run_unix_of_rel(r, tt_run_rel_ns(r, ticks));
 }
 /* ns of a tick count (a duration); exact, with no division when a tick
  * is a nanosecond (the monotonic clock). */

@@ -25,20 +25,21 @@
 #define MIN_STACK 16
 /* Events decoded per batch: the arrays stay in L1 (12 bytes an event). */
 #define BATCH 1024
-/* The name of the sentinel frames below the stack; no real name has it. */
-#define NO_FRAME UINT32_MAX
+/* The name of the sentinel frames below the stack; no real name has it,
+ * nor TT_NO_NAME (an unknown site), so that an exit matches no sentinel. */
+#define NO_FRAME (UINT32_MAX - 1)
 
 struct frame {
 	uint32_t name;
 	uint32_t in; /* inside the time window */
 	uint64_t enter_ticks;
 	uint64_t child_ticks; /* timed children's durations */
-	uint32_t slot;	      /* the consumer's (tt_consumer.enter()), else 0 */
-	uint32_t prev;	      /* the innermost open frame of its name below it, 0: none */
 	uint64_t same_ticks;  /* durations of activations of its name closed inside
 			       * it, not nested in a third one: what its own
 			       * total covers, or what they add to the name's
 			       * total if it turns out left without an exit */
+	uint32_t slot;	      /* the consumer's (tt_consumer.enter()), else 0 */
+	uint32_t prev;	      /* the innermost open frame of its name below it, 0: none */
 	uint64_t desc_fx;     /* --compensate: the probes' cost of the activations
 			       * recorded inside it, 1/65536 tick (event_slow()) */
 };
@@ -487,7 +488,7 @@ pair_batch(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread
 		in_new = (span == UINT64_MAX) | (t - lo < span);
 		counted = is_exit & top->in;
 		top[-1].child_ticks += dur & -(uint64_t)is_exit;
-		top[1] = (struct frame){ name, in_new, t, 0, 0, d->top, 0, 0 };
+		top[1] = (struct frame){ name, in_new, t, 0, 0, 0, d->top, 0 };
 		/* Masks, not ?:, which compilers turn back into branches here. */
 		d->top = (top->prev & -is_exit) | ((sp + 1) & (is_exit - 1));
 		sp = sp + 1 - 2 * is_exit;
@@ -615,61 +616,83 @@ static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 	uint32_t nr_slots = tr->nr_site_slots;
 	struct tt_stat *stats = st->tab->v;
 	struct depth *depth = st->depth;
-	struct frame *stack = st->stack;
-	uint32_t sp = st->sp, i;
+	struct frame *stack = st->stack, *top = &stack[st->sp];
+	uint32_t sp = st->sp, i, lim = 0;
 	uint64_t t = it->ticks;
 	int rc = 0;
 
 	for (i = 0; i < m; i++) {
 		uint64_t code, dur, child;
 		uint32_t site, is_exit, name, prev;
-		struct frame *top;
 
 		/* format/'s fused decoder: FORMAT.md §3.6, one LEB128 value per
-		 * event in each column. */
-		if (__builtin_expect(!recfmt_events_step(&ids, ids_end, &dl, dl_end, &t, &code), 0)) {
-			rc = -1;
-			break;
+		 * event in each column; no bounds check per event inside a run
+		 * (recfmt_events_fast_run()), recounted after any other step.
+		 * A fast step's site is within site_name (max_code): only the
+		 * others are clamped onto its sentinel slot. */
+		if (__builtin_expect(i == lim, 0)) {
+			lim = i + recfmt_events_fast_run(ids, ids_end, dl, dl_end, m - i);
+			if (lim == i)
+				goto checked;
 		}
-		site = (uint32_t)(code >> 1);
-		is_exit = (uint32_t)code & 1;
-		name = site_name[site < nr_slots ? site : nr_slots];
-		top = &stack[sp];
-		if (__builtin_expect((name == TT_NO_NAME) |
-					     (is_exit & ((top->name != name) | (t < top->enter_ticks))),
-				     0)) {
-			if (name == TT_NO_NAME) {
-				name = tt_trace_site_name_slow(tr, site);
-				cover_names(st, tr->nr_names);
-				site_name = tr->site_name;
-				nr_slots = tr->nr_site_slots;
-				stats = st->tab->v;
-				depth = st->depth;
+		if (__builtin_expect(recfmt_events_step_fast(&ids, &dl, &t, &code, 2 * nr_slots),
+				     1)) {
+			site = (uint32_t)(code >> 1);
+			name = site_name[site];
+		} else {
+checked:
+			if (!recfmt_events_step(&ids, ids_end, &dl, dl_end, &t, &code)) {
+				rc = -1;
+				break;
 			}
-			st->sp = sp;
-			event_slow(sc, st, th, name, t, is_exit);
-			sp = st->sp;
-			stack = st->stack;
-			continue;
+			lim = i + 1;
+			site = (uint32_t)(code >> 1);
+			name = site_name[site < nr_slots ? site : nr_slots];
 		}
+		is_exit = (uint32_t)code & 1;
+		/* An unknown site's TT_NO_NAME is no frame's name: such an exit
+		 * fails the match below, such an enter its own test. */
 		if (!is_exit) {
+			if (__builtin_expect(name == TT_NO_NAME, 0))
+				goto slow;
 			top[1].name = name;
 			top[1].in = 1;
 			top[1].enter_ticks = t;
 			top[1].child_ticks = 0;
-			top[1].prev = depth[name].top;
 			top[1].same_ticks = 0;
+			top[1].prev = depth[name].top;
 			depth[name].top = ++sp;
+			top++;
 			continue;
 		}
+		if (__builtin_expect((top->name != name) | (t < top->enter_ticks), 0))
+			goto slow;
 		dur = t - top->enter_ticks;
 		child = top->child_ticks;
 		top[-1].child_ticks += dur;
 		sp--;
 		prev = top->prev;
+		top--;
 		depth[name].top = prev;
-		stack[prev].same_ticks += prev ? dur : 0;
-		record(&stats[name], dur, dur > child ? dur - child : 0, prev == 0);
+		/* The outermost activation of its name adds to the name's total,
+		 * an inner one to the enclosing one's same_ticks: one select. */
+		*(prev ? &stack[prev].same_ticks : &stats[name].total_ticks) += dur;
+		record(&stats[name], dur, dur > child ? dur - child : 0, false);
+		continue;
+slow:
+		if (name == TT_NO_NAME) {
+			name = tt_trace_site_name_slow(tr, site);
+			cover_names(st, tr->nr_names);
+			site_name = tr->site_name;
+			nr_slots = tr->nr_site_slots;
+			stats = st->tab->v;
+			depth = st->depth;
+		}
+		st->sp = sp;
+		event_slow(sc, st, th, name, t, is_exit);
+		sp = st->sp;
+		stack = st->stack;
+		top = &stack[sp];
 	}
 	st->sp = sp;
 	it->ids = ids;
@@ -704,7 +727,7 @@ static int pair_cons(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thr
 	struct tt_stat *stats = st->tab->v;
 	struct depth *depth = st->depth;
 	struct frame *stack = st->stack;
-	uint32_t sp = st->sp, i;
+	uint32_t sp = st->sp, i, lim = 0;
 	uint64_t t = it->ticks;
 	int rc = 0;
 
@@ -714,13 +737,27 @@ static int pair_cons(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thr
 		struct frame *top;
 		bool outermost;
 
-		if (__builtin_expect(!recfmt_events_step(&ids, ids_end, &dl, dl_end, &t, &code), 0)) {
-			rc = -1;
-			break;
+		/* As pair_fused(). */
+		if (__builtin_expect(i == lim, 0)) {
+			lim = i + recfmt_events_fast_run(ids, ids_end, dl, dl_end, m - i);
+			if (lim == i)
+				goto checked;
 		}
-		site = (uint32_t)(code >> 1);
+		if (__builtin_expect(recfmt_events_step_fast(&ids, &dl, &t, &code, 2 * nr_slots),
+				     1)) {
+			site = (uint32_t)(code >> 1);
+			name = site_name[site];
+		} else {
+checked:
+			if (!recfmt_events_step(&ids, ids_end, &dl, dl_end, &t, &code)) {
+				rc = -1;
+				break;
+			}
+			lim = i + 1;
+			site = (uint32_t)(code >> 1);
+			name = site_name[site < nr_slots ? site : nr_slots];
+		}
 		is_exit = (uint32_t)code & 1;
-		name = site_name[site < nr_slots ? site : nr_slots];
 		top = &stack[sp];
 		if (__builtin_expect((name == TT_NO_NAME) |
 					     (is_exit & ((top->name != name) | (t < top->enter_ticks))),

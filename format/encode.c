@@ -316,11 +316,22 @@ int recfmt_encode_func(struct recfmt_buf *buf, uint32_t id, uint64_t addr)
 /* ---------------------------------------------------------------------
  * EVENTS blocks (FORMAT.md §3.6). The payload is a 24-byte fixed part
  * (u32 thread, u32 nr_events, u64 base_ticks, u32 ids_bytes, u32 0), the ids
- * column, then the deltas column. While appending, the deltas column grows
- * in buf right behind the fixed part and the ids column in scratch; finish()
- * moves the deltas up and copies the ids in front of them.
+ * column, then the deltas column. While appending, the ids column grows in
+ * buf right behind the fixed part, in its final place, and the deltas column
+ * in scratch; finish() copies the deltas behind the ids (one copy of one
+ * column: the ids are never moved).
+ *
+ * This loop is most of the writer thread's own work (docs/DESIGN.md, "The
+ * writer's cost"): it reads 16 bytes of ring per event that the producer
+ * wrote on another core, so it is bound by those loads, not by its
+ * arithmetic. Hence a software prefetch a few KiB ahead (the ring is read
+ * once, in order; a prefetch past its end faults nothing), and four events
+ * at a time, one cache line of ring, with one test for the common case of
+ * four one-byte ids and four one-byte deltas (a tight loop's; both columns
+ * then take one 4-byte store each).
  */
 #define EVENTS_FIXED_BYTES 24u
+#define EVENTS_PREFETCH_AHEAD 128u /* events: 2 KiB of ring */
 
 static inline uint8_t *leb128_put(uint8_t *p, uint64_t v)
 {
@@ -330,6 +341,13 @@ static inline uint8_t *leb128_put(uint8_t *p, uint64_t v)
 	}
 	*p++ = (uint8_t)v;
 	return p;
+}
+
+static inline uint64_t zigzag64(uint64_t t, uint64_t prev)
+{
+	int64_t delta = (int64_t)(t - prev);
+
+	return ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63);
 }
 
 int recfmt_events_begin(struct recfmt_events_encoder *enc, struct recfmt_buf *buf,
@@ -358,35 +376,52 @@ int recfmt_events_begin(struct recfmt_events_encoder *enc, struct recfmt_buf *bu
 int recfmt_events_append(struct recfmt_events_encoder *enc, const struct recfmt_event *ev,
 			 size_t nr)
 {
-	struct recfmt_buf *buf = enc->buf, *ids = enc->scratch;
+	struct recfmt_buf *buf = enc->buf, *deltas = enc->scratch;
 	uint64_t prev = enc->prev_ticks;
-	uint8_t *d, *s;
+	uint8_t *s, *d;
+	size_t i = 0;
 
 	if (nr > UINT32_MAX - enc->nr_events)
 		return -ENOMEM;
-	/* Worst case: 10 bytes of delta and 5 bytes of id per event. */
-	if (recfmt_buf_reserve(buf, nr * 10) || recfmt_buf_reserve(ids, nr * 5))
+	/* Worst case: 5 bytes of id and 10 bytes of delta per event. */
+	if (recfmt_buf_reserve(buf, nr * 5) || recfmt_buf_reserve(deltas, nr * 10))
 		return -ENOMEM;
-	d = buf->data + buf->len;
-	s = ids->data + ids->len;
-	for (size_t i = 0; i < nr; i++) {
-		uint64_t t = ev[i].ticks;
-		int64_t delta = (int64_t)(t - prev);
-		uint64_t zz = ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63);
-		uint32_t code = ev[i].code;
+	s = buf->data + buf->len;
+	d = deltas->data + deltas->len;
+	for (; i + 4 <= nr; i += 4) {
+		const struct recfmt_event *e = &ev[i];
+		uint64_t z0, z1, z2, z3;
+		uint32_t c0 = e[0].code, c1 = e[1].code, c2 = e[2].code, c3 = e[3].code;
 
-		prev = t;
-		if (code < 0x80)
-			*s++ = (uint8_t)code;
-		else
-			s = leb128_put(s, code);
-		if (zz < 0x80)
-			*d++ = (uint8_t)zz;
-		else
-			d = leb128_put(d, zz);
+		__builtin_prefetch(e + EVENTS_PREFETCH_AHEAD);
+		z0 = zigzag64(e[0].ticks, prev);
+		z1 = zigzag64(e[1].ticks, e[0].ticks);
+		z2 = zigzag64(e[2].ticks, e[1].ticks);
+		z3 = zigzag64(e[3].ticks, e[2].ticks);
+		prev = e[3].ticks;
+		if (((c0 | c1 | c2 | c3) | (z0 | z1 | z2 | z3)) < 0x80) {
+			recfmt_store_u32le(s, c0 | c1 << 8 | c2 << 16 | c3 << 24);
+			recfmt_store_u32le(d, (uint32_t)(z0 | z1 << 8 | z2 << 16 | z3 << 24));
+			s += 4;
+			d += 4;
+			continue;
+		}
+		s = leb128_put(s, c0);
+		s = leb128_put(s, c1);
+		s = leb128_put(s, c2);
+		s = leb128_put(s, c3);
+		d = leb128_put(d, z0);
+		d = leb128_put(d, z1);
+		d = leb128_put(d, z2);
+		d = leb128_put(d, z3);
 	}
-	buf->len = (size_t)(d - buf->data);
-	ids->len = (size_t)(s - ids->data);
+	for (; i < nr; i++) {
+		s = leb128_put(s, ev[i].code);
+		d = leb128_put(d, zigzag64(ev[i].ticks, prev));
+		prev = ev[i].ticks;
+	}
+	buf->len = (size_t)(s - buf->data);
+	deltas->len = (size_t)(d - deltas->data);
 	enc->prev_ticks = prev;
 	enc->nr_events += (uint32_t)nr;
 	return 0;
@@ -394,10 +429,10 @@ int recfmt_events_append(struct recfmt_events_encoder *enc, const struct recfmt_
 
 int recfmt_events_finish(struct recfmt_events_encoder *enc)
 {
-	struct recfmt_buf *buf = enc->buf, *ids = enc->scratch;
+	struct recfmt_buf *buf = enc->buf, *deltas = enc->scratch;
 	size_t start = enc->record_start;
-	size_t deltas_at = start + RECFMT_RECORD_HEADER_BYTES + EVENTS_FIXED_BYTES;
-	size_t deltas_bytes = buf->len - deltas_at;
+	size_t ids_at = start + RECFMT_RECORD_HEADER_BYTES + EVENTS_FIXED_BYTES;
+	size_t ids_bytes = buf->len - ids_at;
 	size_t payload;
 	uint8_t *p;
 
@@ -405,18 +440,16 @@ int recfmt_events_finish(struct recfmt_events_encoder *enc)
 		buf->len = start;
 		return 0;
 	}
-	payload = EVENTS_FIXED_BYTES + ids->len + deltas_bytes;
-	if (payload > UINT32_MAX || recfmt_buf_reserve(buf, ids->len))
+	payload = EVENTS_FIXED_BYTES + ids_bytes + deltas->len;
+	if (payload > UINT32_MAX || recfmt_buf_reserve(buf, deltas->len))
 		return -ENOMEM;
+	memcpy(buf->data + buf->len, deltas->data, deltas->len);
+	buf->len += deltas->len;
 	p = buf->data + start;
-	memmove(p + RECFMT_RECORD_HEADER_BYTES + EVENTS_FIXED_BYTES + ids->len,
-		p + RECFMT_RECORD_HEADER_BYTES + EVENTS_FIXED_BYTES, deltas_bytes);
-	memcpy(p + RECFMT_RECORD_HEADER_BYTES + EVENTS_FIXED_BYTES, ids->data, ids->len);
 	recfmt_store_u32le(p + 4, (uint32_t)payload);
 	recfmt_store_u32le(p + 12, enc->nr_events);
-	recfmt_store_u32le(p + 24, (uint32_t)ids->len);
-	buf->len += ids->len;
-	ids->len = 0;
+	recfmt_store_u32le(p + 24, (uint32_t)ids_bytes);
+	deltas->len = 0;
 	return 0;
 }
 

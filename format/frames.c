@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -135,6 +136,9 @@ static size_t max_in_bytes(void)
 	return ZSTD_compressBound(RECFMT_MAX_FRAME_BYTES) + 4096;
 }
 
+static int reserve_out(uint8_t **out_data, size_t *out_cap, unsigned long long content);
+#define HUGE_BYTES (2u << 20)
+
 /*
  * Reads more of the file behind the unused input, moving that input to the
  * front first. Return: bytes added (0 at end of file), or -1 on error.
@@ -162,11 +166,18 @@ static ssize_t fill(struct recfmt_reader *r)
 		want = 4096; /* at the size seen at open: most likely the end */
 	if (r->in_cap - r->in_len < want) {
 		size_t cap = r->in_cap ? r->in_cap * 2 : 4096;
-		uint8_t *in;
+		uint8_t *in = NULL;
 
 		while (cap - r->in_len < want)
 			cap *= 2;
-		in = realloc(r->in, cap);
+		if (cap >= HUGE_BYTES / 2 && reserve_out(&in, &(size_t){ 0 }, cap) == 0) {
+			/* Huge pages too (reserve_out()); the unused input moves. */
+			if (r->in_len)
+				memcpy(in, r->in, r->in_len);
+			free(r->in);
+		} else if (cap < HUGE_BYTES / 2) {
+			in = realloc(r->in, cap);
+		}
 		if (!in) {
 			errno = ENOMEM;
 			return -1;
@@ -209,16 +220,15 @@ static void resync(struct recfmt_reader *r)
 }
 
 /*
- * Finds, checks and decompresses the next frame into *out_data (growing it
- * and *out_cap as needed), setting *len. The body of both recfmt_reader_next()
- * (the reader's own buffer) and recfmt_reader_next_into() (the caller's).
+ * Finds and checks the next frame: on RECFMT_OK it is r->in[r->in_pos,
+ * + *frame_bytes), of at most *content decompressed bytes, and the reader
+ * counts it as read (frame index and offset) though in_pos stays at it.
  */
-static enum recfmt_status next_frame(struct recfmt_reader *r, uint8_t **out_data, size_t *out_cap,
-				     size_t *len, struct recfmt_error *err)
+static enum recfmt_status locate_frame(struct recfmt_reader *r, size_t *frame_bytes_out,
+				       unsigned long long *content_out, struct recfmt_error *err)
 {
 	size_t frame_bytes, avail;
 	unsigned long long content;
-	size_t got;
 
 	if (!r->can_continue)
 		return RECFMT_END_OF_INPUT;
@@ -280,6 +290,33 @@ static enum recfmt_status next_frame(struct recfmt_reader *r, uint8_t **out_data
 			    "bad frame: claims %llu bytes, more than the %u-byte limit", content,
 			    RECFMT_MAX_FRAME_BYTES);
 	}
+	*frame_bytes_out = frame_bytes;
+	*content_out = content;
+	return RECFMT_OK;
+}
+
+/*
+ * Grows *out_data (capacity *out_cap) to hold content bytes; what it held is
+ * lost. Buffers of 1 MiB and more are 2 MiB-aligned and asked to be backed
+ * by huge pages: a decompressed frame is written once and read once, and on
+ * a VM the first touch of each fresh 4 KiB page is what costs (a 4 MiB
+ * frame: 1024 page faults, or 2).
+ */
+static int reserve_out(uint8_t **out_data, size_t *out_cap, unsigned long long content)
+{
+	if (*out_cap < content && content >= HUGE_BYTES / 2) {
+		size_t cap = ((size_t)content + HUGE_BYTES - 1) & ~(size_t)(HUGE_BYTES - 1);
+		void *out;
+
+		if (posix_memalign(&out, HUGE_BYTES, cap) != 0)
+			return -1;
+#ifdef MADV_HUGEPAGE
+		(void)madvise(out, cap, MADV_HUGEPAGE); /* a hint: fine if refused */
+#endif
+		free(*out_data);
+		*out_data = out;
+		*out_cap = cap;
+	}
 	if (*out_cap < content) {
 		size_t cap = *out_cap ? *out_cap : 1u << 16;
 		uint8_t *out;
@@ -288,12 +325,17 @@ static enum recfmt_status next_frame(struct recfmt_reader *r, uint8_t **out_data
 			cap *= 2;
 		out = realloc(*out_data, cap);
 		if (!out)
-			return fail(r, err, RECFMT_NOMEM, "out of memory");
+			return -1;
 		*out_data = out;
 		*out_cap = cap;
 	}
-	got = ZSTD_decompressDCtx(r->dctx, *out_data, *out_cap, r->in + r->in_pos, frame_bytes);
-	r->in_pos += frame_bytes;
+	return 0;
+}
+
+/* ZSTD_decompressDCtx()'s outcome as the reader reports it. */
+static enum recfmt_status decompressed(struct recfmt_reader *r, struct recfmt_error *err,
+				       size_t got, size_t *len)
+{
 	if (ZSTD_isError(got)) {
 		if (ZSTD_getErrorCode(got) == ZSTD_error_checksum_wrong)
 			return fail(r, err, RECFMT_CORRUPT, "bad checksum");
@@ -301,6 +343,74 @@ static enum recfmt_status next_frame(struct recfmt_reader *r, uint8_t **out_data
 	}
 	*len = got;
 	return RECFMT_OK;
+}
+
+/*
+ * Finds, checks and decompresses the next frame into *out_data (growing it
+ * and *out_cap as needed), setting *len. The body of both recfmt_reader_next()
+ * (the reader's own buffer) and recfmt_reader_next_into() (the caller's).
+ */
+static enum recfmt_status next_frame(struct recfmt_reader *r, uint8_t **out_data, size_t *out_cap,
+				     size_t *len, struct recfmt_error *err)
+{
+	unsigned long long content;
+	size_t frame_bytes, got;
+	enum recfmt_status st = locate_frame(r, &frame_bytes, &content, err);
+
+	if (st != RECFMT_OK)
+		return st;
+	if (reserve_out(out_data, out_cap, content) < 0)
+		return fail(r, err, RECFMT_NOMEM, "out of memory");
+	got = ZSTD_decompressDCtx(r->dctx, *out_data, *out_cap, r->in + r->in_pos, frame_bytes);
+	r->in_pos += frame_bytes;
+	return decompressed(r, err, got, len);
+}
+
+enum recfmt_status recfmt_reader_next_compressed(struct recfmt_reader *r,
+						 struct recfmt_frame_bytes *fb,
+						 struct recfmt_error *err)
+{
+	unsigned long long content;
+	size_t frame_bytes;
+	enum recfmt_status st = locate_frame(r, &frame_bytes, &content, err);
+
+	fb->buf.len = 0;
+	if (st != RECFMT_OK)
+		return st;
+	if (fb->buf.cap < frame_bytes && reserve_out(&fb->buf.data, &fb->buf.cap, frame_bytes) < 0)
+		return fail(r, err, RECFMT_NOMEM, "out of memory");
+	memcpy(fb->buf.data, r->in + r->in_pos, frame_bytes);
+	r->in_pos += frame_bytes;
+	fb->buf.len = frame_bytes;
+	fb->content_bytes = (size_t)content;
+	fb->index = r->last_index;
+	fb->offset = r->last_offset;
+	return RECFMT_OK;
+}
+
+struct recfmt_dctx *recfmt_dctx_new(void)
+{
+	return (struct recfmt_dctx *)ZSTD_createDCtx();
+}
+
+void recfmt_dctx_free(struct recfmt_dctx *d)
+{
+	ZSTD_freeDCtx((ZSTD_DCtx *)d);
+}
+
+enum recfmt_status recfmt_frame_decompress(struct recfmt_dctx *d,
+					   const struct recfmt_frame_bytes *fb,
+					   struct recfmt_buf *out, struct recfmt_error *err)
+{
+	/* fail() takes the frame's place from a reader: one that says it. */
+	struct recfmt_reader at = { .last_index = fb->index, .last_offset = fb->offset };
+	size_t got;
+
+	out->len = 0;
+	if (!d || reserve_out(&out->data, &out->cap, fb->content_bytes) < 0)
+		return fail(&at, err, RECFMT_NOMEM, "out of memory");
+	got = ZSTD_decompressDCtx((ZSTD_DCtx *)d, out->data, out->cap, fb->buf.data, fb->buf.len);
+	return decompressed(&at, err, got, &out->len);
 }
 
 enum recfmt_status recfmt_reader_next(struct recfmt_reader *r, const uint8_t **data, size_t *len,

@@ -538,12 +538,12 @@ int recfmt_annots_finish(struct recfmt_annots_encoder *enc);
 /*
  * EVENTS block encoder (FORMAT.md §3.6). begin, then any number of append
  * calls with consecutive events of one thread, then finish. The ids column
- * is built in `scratch` and copied behind the deltas' record header at
- * finish. A block with zero events is discarded by finish.
+ * is built in place in `buf`, the deltas column in `scratch`, copied behind
+ * the ids at finish. A block with zero events is discarded by finish.
  */
 struct recfmt_events_encoder {
 	struct recfmt_buf *buf;
-	struct recfmt_buf *scratch; /* ids column */
+	struct recfmt_buf *scratch; /* deltas column */
 	size_t record_start;	    /* offset of the record header in buf */
 	uint64_t prev_ticks;
 	uint32_t nr_events;
@@ -798,6 +798,59 @@ recfmt_events_step(const uint8_t **ids, const uint8_t *ids_end, const uint8_t **
 }
 
 /*
+ * recfmt_events_fast_run() - how many of the next `left` events
+ * recfmt_events_step_fast() may take with no bounds check: each reads at
+ * most 2 bytes of ids and 8 bytes of deltas and uses at most 2 and 3.
+ */
+static inline uint32_t recfmt_events_fast_run(const uint8_t *ids, const uint8_t *ids_end,
+					      const uint8_t *deltas, const uint8_t *deltas_end,
+					      uint32_t left)
+{
+	size_t a = (size_t)(ids_end - ids) / 2, d = (size_t)(deltas_end - deltas);
+
+	d = d >= 8 ? (d - 8) / 3 + 1 : 0;
+	a = a < d ? a : d;
+	return a < left ? (uint32_t)a : left;
+}
+
+/*
+ * recfmt_events_step_fast() - recfmt_events_step() for a caller that keeps
+ * within recfmt_events_fast_run() (no bounds checks): ids of 1 or 2 bytes
+ * (2 bytes only if below max_code: a caller's table size; 1-byte ids are
+ * below 128 whatever it is), deltas of up to 3 bytes. The delta's bytes are
+ * masked with the bits up to its last byte's (x ^ (x - 1)) rather than by a
+ * shift of its length. Return: 1, or 0 for anything else (nothing moved:
+ * recfmt_events_step() then decides).
+ */
+static inline __attribute__((always_inline)) int
+recfmt_events_step_fast(const uint8_t **ids, const uint8_t **deltas, uint64_t *ticks,
+			uint64_t *code, uint32_t max_code)
+{
+	const uint8_t *ip = *ids, *dp = *deltas;
+	uint64_t w = recfmt_load_u64le(dp), stop = ~w & 0x808080u, x, zz;
+	uint32_t id = ip[0];
+
+	if (__builtin_expect(!stop, 0))
+		return 0;
+	if (__builtin_expect(id < 0x80, 1)) {
+		ip++;
+	} else {
+		id = (id & 0x7f) | (uint32_t)ip[1] << 7;
+		if (ip[1] >= 0x80 || id >= max_code)
+			return 0;
+		ip += 2;
+	}
+	x = w & (stop ^ (stop - 1));
+	zz = (x & 0x7f) | ((x >> 1) & 0x3f80) | ((x >> 2) & 0x1fc000);
+	*deltas = dp + ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
+	*ids = ip;
+	/* zigzag: 0, -1, 1, -2, ... -> 0, 1, 2, 3, ... */
+	*ticks += (zz >> 1) ^ (uint64_t)-(int64_t)(zz & 1);
+	*code = id;
+	return 1;
+}
+
+/*
  * recfmt_events_next() - the next event of a block.
  * Return: 1 with *ticks and *code set; 0 when the block is exhausted; -1 if
  * a column is malformed (the rest of the block is unusable).
@@ -896,6 +949,32 @@ enum recfmt_status recfmt_reader_next(struct recfmt_reader *r, const uint8_t **d
  */
 enum recfmt_status recfmt_reader_next_into(struct recfmt_reader *r, struct recfmt_buf *buf,
 					   struct recfmt_error *err);
+/*
+ * Reading and decompressing apart, so that several threads can decompress
+ * frames in parallel (frames are independent zstd frames, FORMAT.md §2):
+ * recfmt_reader_next_compressed() finds and checks the next frame, as
+ * recfmt_reader_next() does, and copies its compressed bytes into fb (one
+ * caller at a time: the reader is sequential); recfmt_frame_decompress()
+ * then decompresses fb into out with a context of the calling thread's own.
+ * Together they return what recfmt_reader_next_into() would, with the same
+ * messages, frame index and offset.
+ */
+struct recfmt_frame_bytes {
+	struct recfmt_buf buf;	/* the compressed frame (grown as needed) */
+	size_t content_bytes;	/* bound of its decompressed size */
+	uint64_t index, offset; /* recfmt_reader_frame_index()/_offset() */
+};
+struct recfmt_dctx;
+struct recfmt_dctx *recfmt_dctx_new(void); /* NULL: out of memory */
+void recfmt_dctx_free(struct recfmt_dctx *d);
+enum recfmt_status recfmt_reader_next_compressed(struct recfmt_reader *r,
+						 struct recfmt_frame_bytes *fb,
+						 struct recfmt_error *err);
+/* Return: RECFMT_OK with the frame in out->data[0, out->len), RECFMT_CORRUPT
+ * (bad checksum, bad frame) or RECFMT_NOMEM; out->len is 0 on error. */
+enum recfmt_status recfmt_frame_decompress(struct recfmt_dctx *d,
+					   const struct recfmt_frame_bytes *fb,
+					   struct recfmt_buf *out, struct recfmt_error *err);
 /* True if, after a RECFMT_CORRUPT frame, later frames can still be read. */
 bool recfmt_reader_can_continue(const struct recfmt_reader *r);
 /* Index and file offset of the frame last returned (or failed). */

@@ -17,16 +17,19 @@
 
 #include "parquet.h"
 
-/* pq_gen --int-row|--values OUT ROWS ROW_GROUP_ROWS PAGE_ROWS: a table with
- * no string column written by tt_pq_int_row() or by the per-value calls;
- * parquet.sh checks that both files are byte-identical. --int-row also
+/* pq_gen --int-row|--values|--thread OUT ROWS ROW_GROUP_ROWS PAGE_ROWS: a
+ * table with no string column written by tt_pq_int_row() or by the
+ * per-value calls, or by tt_pq_int_row() with the writer's encoding thread
+ * (tt_pq_opts.encode_thread); parquet.sh checks that the files are
+ * byte-identical. --int-row also
  * checks that tt_pq_int_row() refuses a table with a string column and a
  * null in a REQUIRED column (-EINVAL). */
-static int int_rows(bool one_call, char **argv)
+static int int_rows(bool one_call, bool thread, char **argv)
 {
 	long rows = atol(argv[1]);
 	struct tt_pq_opts o = { .row_group_rows = (uint64_t)atol(argv[2]),
-				.page_rows = (uint32_t)atol(argv[3]) };
+				.page_rows = (uint32_t)atol(argv[3]),
+				.encode_thread = thread };
 	const struct tt_pq_col cols[] = {
 		{ "a", TT_PQ_INT64, false }, { "b", TT_PQ_INT64, true },
 		{ "c", TT_PQ_INT32, false }, { "d", TT_PQ_BOOL, false },
@@ -62,7 +65,7 @@ static int int_rows(bool one_call, char **argv)
 	}
 	if (tt_pq_close(w, NULL))
 		return 1;
-	if (one_call) {
+	if (one_call && !thread) {
 		const struct tt_pq_col bad[] = { { "s", TT_PQ_STRING, false } };
 		int64_t v[1] = { 0 };
 		char path[4096];
@@ -86,8 +89,10 @@ static int int_rows(bool one_call, char **argv)
 
 int main(int argc, char **argv)
 {
-	if (argc == 6 && (!strcmp(argv[1], "--int-row") || !strcmp(argv[1], "--values")))
-		return int_rows(!strcmp(argv[1], "--int-row"), argv + 2);
+	if (argc == 6 && (!strcmp(argv[1], "--int-row") || !strcmp(argv[1], "--values") ||
+			  !strcmp(argv[1], "--thread")))
+		return int_rows(strcmp(argv[1], "--values") != 0, !strcmp(argv[1], "--thread"),
+				argv + 2);
 	if (argc != 5) {
 		fprintf(stderr, "usage: pq_gen OUT ROWS ROW_GROUP_ROWS PAGE_ROWS\n");
 		return 2;

@@ -211,3 +211,113 @@ Test(reader_into, one_buffer_is_reused_and_calls_mix_with_reader_next)
 	for (uint32_t i = 0; i < NR_FRAMES; i++)
 		recfmt_buf_fini(&plain[i]);
 }
+
+/*
+ * recfmt_reader_next_compressed() + recfmt_frame_decompress() (what
+ * tracetool's walkers do to decompress frames in parallel) give what
+ * recfmt_reader_next() gives, call for call, on every damage: the frames
+ * are claimed two at a time and decompressed in reverse order with two
+ * contexts, as two threads may.
+ */
+ParameterizedTestParameters(reader_into, split_read_and_decompress_match_reader_next)
+{
+	static enum damage damage[NR_DAMAGE] = { CLEAN, BAD_CHECKSUM_IN_FRAME_1,
+						 GARBAGE_BEFORE_FRAME_2, CUT_INSIDE_FRAME_2 };
+
+	return cr_make_param_array(enum damage, damage, NR_DAMAGE);
+}
+
+ParameterizedTest(enum damage *damage, reader_into, split_read_and_decompress_match_reader_next)
+{
+	struct recfmt_buf plain[NR_FRAMES], out[2];
+	struct recfmt_frame_bytes fb[2];
+	struct recfmt_dctx *dctx[2] = { recfmt_dctx_new(), recfmt_dctx_new() };
+	struct recfmt_reader *a, *b;
+	struct recfmt_error ea = { 0 }, eb[2];
+	enum recfmt_status sa = RECFMT_OK, sb[2];
+	bool more = true;
+	const uint8_t *data;
+	size_t len;
+	uint32_t nr_calls = 0, nr_ok = 0;
+
+	cr_assert(dctx[0] && dctx[1]);
+	write_trace(*damage, plain);
+	cr_assert_eq(recfmt_reader_open(&a, path, &ea), RECFMT_OK);
+	cr_assert_eq(recfmt_reader_open(&b, path, &ea), RECFMT_OK);
+	for (int j = 0; j < 2; j++) {
+		recfmt_buf_init(&fb[j].buf);
+		recfmt_buf_init(&out[j]);
+	}
+	while (more) {
+		uint64_t index[2], offset[2];
+		bool cont[2];
+		int n = 0;
+
+		cr_assert_lt(nr_calls, NR_FRAMES + 3, "the readers never reach the end");
+		/* Claim up to two frames, in file order. */
+		for (; n < 2; n++) {
+			memset(&eb[n], 0, sizeof(eb[n]));
+			sb[n] = recfmt_reader_next_compressed(b, &fb[n], &eb[n]);
+			index[n] = recfmt_reader_frame_index(b);
+			offset[n] = recfmt_reader_frame_offset(b);
+			cont[n] = recfmt_reader_can_continue(b);
+			if (sb[n] != RECFMT_OK) {
+				cr_assert_eq(fb[n].buf.len, 0);
+				if (!(sb[n] == RECFMT_CORRUPT && cont[n])) {
+					n++;
+					break;
+				}
+			} else {
+				cr_assert_eq(fb[n].index, index[n]);
+				cr_assert_eq(fb[n].offset, offset[n]);
+			}
+		}
+		/* Decompress them last first, each with its own context. */
+		for (int j = n - 1; j >= 0; j--)
+			if (sb[j] == RECFMT_OK)
+				sb[j] = recfmt_frame_decompress(dctx[j], &fb[j], &out[j], &eb[j]);
+		for (int j = 0; j < n && more; j++) {
+			sa = recfmt_reader_next(a, &data, &len, &ea);
+			cr_assert_eq(sb[j], sa, "call %u: status %d, recfmt_reader_next says %d",
+				     nr_calls, sb[j], sa);
+			cr_assert_eq(index[j], recfmt_reader_frame_index(a));
+			cr_assert_eq(offset[j], recfmt_reader_frame_offset(a));
+			cr_assert_eq(cont[j], recfmt_reader_can_continue(a));
+			if (sa == RECFMT_OK) {
+				cr_assert_eq(out[j].len, len);
+				cr_assert_eq(memcmp(out[j].data, data, len), 0);
+				nr_ok++;
+			} else if (sa != RECFMT_END_OF_INPUT) {
+				cr_assert_eq(eb[j].frame_index, ea.frame_index);
+				cr_assert_eq(eb[j].frame_offset, ea.frame_offset);
+				cr_assert_str_eq(eb[j].message, ea.message);
+			}
+			nr_calls++;
+			more = sa == RECFMT_OK || (sa == RECFMT_CORRUPT && recfmt_reader_can_continue(a));
+		}
+	}
+	switch (*damage) {
+	case CLEAN:
+	case GARBAGE_BEFORE_FRAME_2:
+		cr_assert_eq(nr_ok, 3);
+		cr_assert_eq(sa, RECFMT_END_OF_INPUT);
+		break;
+	case BAD_CHECKSUM_IN_FRAME_1:
+		cr_assert_eq(nr_ok, 2);
+		cr_assert_eq(sa, RECFMT_END_OF_INPUT);
+		break;
+	default:
+		cr_assert_eq(nr_ok, 2);
+		cr_assert_eq(sa, RECFMT_TRUNCATED);
+		break;
+	}
+	for (int j = 0; j < 2; j++) {
+		recfmt_buf_fini(&fb[j].buf);
+		recfmt_buf_fini(&out[j]);
+		recfmt_dctx_free(dctx[j]);
+	}
+	for (uint32_t i = 0; i < NR_FRAMES; i++)
+		recfmt_buf_fini(&plain[i]);
+	recfmt_reader_close(a);
+	recfmt_reader_close(b);
+}

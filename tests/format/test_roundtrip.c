@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <zstd.h>
+
 #include "recfmt.h"
 
 #define NR_EVENTS 100000
@@ -398,4 +400,169 @@ Test(format, blocked_and_probe_cost_round_trip)
 	rec.size = 16;
 	cr_assert_eq(recfmt_decode_probe_cost(&rec, &pc, &err), RECFMT_CORRUPT);
 	recfmt_buf_fini(&buf);
+}
+
+/* FORMAT.md §3.6 written out the slow, obvious way: the reference for the encoder. */
+static uint8_t *ref_leb128(uint8_t *p, uint64_t v)
+{
+	do {
+		*p++ = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	return p;
+}
+
+static size_t ref_events_payload(uint8_t *out, uint32_t thread, uint64_t base,
+				 const struct recfmt_event *ev, size_t nr)
+{
+	uint8_t *p = out + 24, *ids_end;
+	uint64_t prev = base;
+
+	for (size_t i = 0; i < nr; i++)
+		p = ref_leb128(p, ev[i].code);
+	ids_end = p;
+	for (size_t i = 0; i < nr; i++) {
+		int64_t d = (int64_t)(ev[i].ticks - prev);
+
+		p = ref_leb128(p, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+		prev = ev[i].ticks;
+	}
+	memset(out, 0, 24);
+	recfmt_store_u32le(out, thread);
+	recfmt_store_u32le(out + 4, (uint32_t)nr);
+	recfmt_store_u64le(out + 8, base);
+	recfmt_store_u32le(out + 16, (uint32_t)(ids_end - out - 24));
+	return (size_t)(p - out);
+}
+
+/*
+ * The encoder's four-at-a-time path (one-byte ids and deltas) and its
+ * general path give FORMAT.md's bytes exactly, whatever mix of small and
+ * large values lands in a group of four and however the appends split the
+ * events (lengths that are not multiples of four, one event at a time).
+ */
+Test(format, events_block_bytes_match_the_format_for_every_split)
+{
+	enum { NR = 4099 };
+	static struct recfmt_event ev[NR];
+	static uint8_t want[24 + NR * 15];
+	static const size_t splits[][6] = {
+		{ NR }, { 1, 2, 3, 5, 7, NR }, { 4, 4, 3, 1, 4096 - 12, NR }, { 3, NR },
+	};
+	uint64_t t = 1u << 20;
+	uint32_t seed = 777;
+
+	for (size_t i = 0; i < NR; i++) {
+		seed = seed * 1103515245u + 12345u;
+		/* Mostly one-byte values, as in a tight loop; one in eight is not. */
+		switch ((seed >> 24) & 7) {
+		case 0: t += 64 + seed % 100000; break;	  /* a delta of 2+ bytes */
+		case 1: t -= 1 + seed % 30; break;	  /* backwards: odd zigzag */
+		default: t += seed % 63; break;		  /* a one-byte delta */
+		}
+		ev[i].ticks = t;
+		ev[i].code = (seed >> 8) % 16 == 0 ? RECFMT_CODE(1000 + i, i & 1)
+						   : RECFMT_CODE(1 + (seed >> 12) % 40, i & 1);
+		ev[i].aux = 0;
+	}
+	for (size_t k = 0; k < sizeof(splits) / sizeof(splits[0]); k++) {
+		struct recfmt_buf buf, scratch;
+		struct recfmt_events_encoder enc;
+		size_t done = 0, want_bytes = ref_events_payload(want, 9, ev[0].ticks, ev, NR);
+
+		recfmt_buf_init(&buf);
+		recfmt_buf_init(&scratch);
+		cr_assert_eq(recfmt_encode_frame(&buf, 0), 0);
+		cr_assert_eq(recfmt_events_begin(&enc, &buf, &scratch, 9, ev[0].ticks), 0);
+		for (size_t j = 0; j < 6 && done < NR; j++) {
+			size_t n = splits[k][j] < NR - done ? splits[k][j] : NR - done;
+
+			cr_assert_eq(recfmt_events_append(&enc, ev + done, n), 0);
+			done += n;
+		}
+		cr_assert_eq(done, NR);
+		cr_assert_eq(recfmt_events_finish(&enc), 0);
+		/* After the 16-byte FRAME record: the EVENTS header, then the payload. */
+		cr_assert_eq(buf.len, 16 + 8 + want_bytes, "split %zu: %zu bytes, want %zu", k,
+			     buf.len, 16 + 8 + want_bytes);
+		cr_assert_eq(buf.data[16], RECFMT_EVENTS);
+		cr_assert_eq(recfmt_load_u32le(buf.data + 20), want_bytes);
+		cr_assert_eq(memcmp(buf.data + 24, want, want_bytes), 0, "split %zu differs", k);
+		recfmt_buf_fini(&buf);
+		recfmt_buf_fini(&scratch);
+	}
+}
+
+/* Compresses buf as one frame and checks that zstd gives back exactly its bytes. */
+static void assert_frame_round_trips(struct recfmt_compressor *c, const struct recfmt_buf *buf)
+{
+	struct recfmt_buf out;
+	uint8_t *back = malloc(buf->len + 1);
+	size_t n;
+
+	recfmt_buf_init(&out);
+	cr_assert(back);
+	cr_assert_eq(recfmt_compress_frame(c, buf, &out), 0);
+	n = ZSTD_decompress(back, buf->len + 1, out.data, out.len);
+	cr_assert(!ZSTD_isError(n), "%s", ZSTD_getErrorName(n));
+	cr_assert_eq(n, buf->len);
+	cr_assert_eq(memcmp(back, buf->data, n), 0);
+	cr_assert_eq(ZSTD_getFrameContentSize(out.data, out.len), buf->len);
+	free(back);
+	recfmt_buf_fini(&out);
+}
+
+/*
+ * The compressor's own sequences (compress.c: deltas columns as literals,
+ * a matcher elsewhere) give back the frame's exact bytes: EVENTS blocks
+ * whose columns straddle zstd's 128 KiB blocks, periodic ids (long
+ * overlapping matches), random ids, tiny blocks, and records that lie
+ * about their sizes (the compressor must not trust them).
+ */
+Test(format, frames_compress_to_their_exact_bytes)
+{
+	enum { NR = 300000 };
+	struct recfmt_event *ev = calloc(NR, sizeof(*ev));
+	struct recfmt_compressor *c = recfmt_compressor_create(1);
+	struct recfmt_buf buf, scratch;
+	struct recfmt_events_encoder enc;
+	uint64_t t = 5;
+	uint32_t seed = 99;
+	size_t first;
+
+	cr_assert(ev && c);
+	recfmt_buf_init(&buf);
+	recfmt_buf_init(&scratch);
+	for (size_t i = 0; i < NR; i++) {
+		seed = seed * 1103515245u + 12345u;
+		t += 24 + (seed >> 30) * 25;
+		ev[i].ticks = t;
+		/* A tight loop for the first half, then random sites. */
+		ev[i].code = i < NR / 2 ? RECFMT_CODE(1, i & 1) : RECFMT_CODE(1 + (seed >> 8) % 500, i & 1);
+	}
+	cr_assert_eq(recfmt_encode_frame(&buf, 0), 0);
+	cr_assert_eq(recfmt_encode_site(&buf, 1, 2, "f", "f.c"), 0);
+	first = buf.len;
+	for (size_t at = 0, n = 1; at < NR; at += n, n = n * 7 + 3) {
+		if (n > NR - at)
+			n = NR - at;
+		cr_assert_eq(recfmt_events_begin(&enc, &buf, &scratch, 1, ev[at].ticks), 0);
+		cr_assert_eq(recfmt_events_append(&enc, ev + at, n), 0);
+		cr_assert_eq(recfmt_events_finish(&enc), 0);
+	}
+	cr_assert_gt(buf.len, 3u << 17);
+	assert_frame_round_trips(c, &buf);
+	/* The same bytes with an EVENTS header claiming more ids than it holds, then a cut record. */
+	cr_assert_eq(buf.data[first], RECFMT_EVENTS);
+	recfmt_store_u32le(buf.data + first + 8 + 16, 0xfffffff0u);
+	buf.data[buf.len / 2] = RECFMT_EVENTS;
+	assert_frame_round_trips(c, &buf);
+	buf.len = 100;
+	assert_frame_round_trips(c, &buf);
+	buf.len = 0;
+	assert_frame_round_trips(c, &buf);
+	recfmt_compressor_destroy(c);
+	recfmt_buf_fini(&buf);
+	recfmt_buf_fini(&scratch);
+	free(ev);
 }
