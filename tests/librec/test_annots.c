@@ -130,7 +130,8 @@ static void add_annot(struct rd *r, const struct recfmt_annot *a)
 	}
 	if (d)
 		strcpy(x->scope, r->site[r->stack[a->thread][d - 1]]);
-	memcpy(x->text, a->text, a->text_bytes);
+	if (a->text_bytes)
+		memcpy(x->text, a->text, a->text_bytes);
 	x->text_bytes = a->text_bytes;
 }
 
