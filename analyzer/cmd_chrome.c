@@ -70,11 +70,20 @@ static const struct argp chrome_argp = {
 	chrome_children, 0, 0,
 };
 
-/* A frame as the consumer keeps it, with whether its B was written. */
+/* An argument of a frame (TRACE_ARG): its JSON-quoted key and value. */
+struct chrome_arg {
+	char *qkey;
+	int64_t v;
+};
+
+/* A frame as the consumer keeps it, with whether its B was written and
+ * its arguments (written in its E's args, which viewers merge with B's). */
 struct chrome_frame {
 	uint32_t name;
 	bool written;
 	uint64_t enter_ticks;
+	struct chrome_arg *args; /* kept with the stack slot, reused */
+	uint32_t nr_args, cap_args;
 };
 
 struct chrome;
@@ -114,6 +123,7 @@ struct chrome {
 	uint32_t nr_quoted;
 	bool *selected; /* --function, by name index */
 	uint64_t nr_events;
+	uint64_t nr_annots; /* annotation events written */
 	bool first;
 };
 
@@ -235,7 +245,7 @@ static void begin_event(struct chrome *ch)
  * that could put a child's end after its parent's).
  */
 static void write_edge(struct chrome *ch, struct chrome_thread *ct, char ph, uint32_t name,
-		       uint64_t ticks, const char *why)
+		       uint64_t ticks, const char *why, const struct chrome_frame *f)
 {
 	const char *q = ch->quoted[name];
 	size_t qlen = strlen(q);
@@ -273,10 +283,25 @@ static void write_edge(struct chrome *ch, struct chrome_thread *ct, char ph, uin
 		memcpy(p, why, n);
 		p += n;
 		*p++ = '"';
-		*p++ = '}';
+		if (!f || !f->nr_args)
+			*p++ = '}';
 	}
-	*p++ = '}';
 	ch->out.len = (size_t)(p - ch->out.buf);
+	if (f && f->nr_args) {
+		/* The scope's arguments (contract §9): "args":{"KEY":V,...}. */
+		char num[32];
+
+		tt_out_str(&ch->out, why ? "," : ",\"args\":{");
+		for (uint32_t i = 0; i < f->nr_args; i++) {
+			if (i)
+				tt_out_str(&ch->out, ",");
+			tt_out_str(&ch->out, f->args[i].qkey);
+			snprintf(num, sizeof(num), ":%" PRId64, f->args[i].v);
+			tt_out_str(&ch->out, num);
+		}
+		tt_out_str(&ch->out, "}");
+	}
+	tt_out_str(&ch->out, "}");
 }
 
 /* Writes the B events of the selected frames open on the thread that are
@@ -289,7 +314,7 @@ static void open_pending(struct chrome *ch, struct chrome_thread *ct)
 		if (!quoted(ch, f->name) || f->enter_ticks >= ch->hi_ticks)
 			continue;
 		write_edge(ch, ct, 'B', f->name,
-			   f->enter_ticks > ch->lo_ticks ? f->enter_ticks : ch->lo_ticks, NULL);
+			   f->enter_ticks > ch->lo_ticks ? f->enter_ticks : ch->lo_ticks, NULL, NULL);
 		f->written = true;
 	}
 }
@@ -363,13 +388,17 @@ static uint32_t chrome_enter(void *tctx, uint32_t parent_slot, uint32_t name, ui
 	(void)parent_slot;
 	(void)in_window;
 	if (ct->sp == ct->cap) {
-		ct->cap = ct->cap ? 2 * ct->cap : 64;
-		ct->stack = tt_xrealloc(ct->stack, ct->cap * sizeof(*ct->stack));
+		uint32_t cap = ct->cap ? 2 * ct->cap : 64;
+
+		ct->stack = tt_xrealloc(ct->stack, cap * sizeof(*ct->stack));
+		memset(ct->stack + ct->cap, 0, (cap - ct->cap) * sizeof(*ct->stack));
+		ct->cap = cap;
 	}
 	f = &ct->stack[ct->sp++];
 	f->name = name;
 	f->enter_ticks = ticks;
 	f->written = false;
+	f->nr_args = 0;
 	if (ticks >= ch->lo_ticks && ticks < ch->hi_ticks)
 		open_pending(ch, ct);
 	return ct->sp; /* the frame's index + 1 */
@@ -388,9 +417,12 @@ static void close_top(struct chrome *ch, struct chrome_thread *ct, uint64_t tick
 	else if (!f->written && f->enter_ticks < ch->hi_ticks && ticks > ch->lo_ticks)
 		open_pending(ch, ct); /* it spans the window: all below it do too */
 	if (f->written) {
-		write_edge(ch, ct, 'E', f->name, end < f->enter_ticks ? f->enter_ticks : end, why);
+		write_edge(ch, ct, 'E', f->name, end < f->enter_ticks ? f->enter_ticks : end, why, f);
 		ch->nr_events++;
 	}
+	for (uint32_t i = 0; i < f->nr_args; i++)
+		free(f->args[i].qkey);
+	f->nr_args = 0;
 	ct->sp--;
 	if (ct->nr_decided > ct->sp)
 		ct->nr_decided = ct->sp;
@@ -417,6 +449,104 @@ static void chrome_error(void *tctx, uint32_t name, uint32_t slot, uint64_t ente
 	(void)name;
 	(void)slot;
 	close_top(ct->ch, ct, ticks < enter_ticks ? enter_ticks : ticks, text[why]);
+}
+
+/*
+ * Annotations (contract §9): a value is a counter ("C") event of the
+ * process, an instant or a message an instant ("i") event of the thread,
+ * an argument goes to its frame's args, a flow event is an "s", "t" or "f"
+ * event at its time on its thread, which viewers bind to the enclosing
+ * slice: the activation it was recorded in (whose B is written first).
+ * Those outside the window (chrome's own, as for scopes) are left out, and
+ * so are an argument or a flow event with no open scope.
+ */
+static void chrome_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt_annot *a)
+{
+	struct chrome_thread *ct = tctx;
+	struct chrome *ch = ct->ch;
+	char buf[160], at[32], *q;
+	const char *ph;
+
+	if (a->kind == TT_ANNOT_ARG) {
+		struct chrome_frame *f;
+
+		if (!depth || slot == 0 || slot > ct->sp)
+			return;
+		f = &ct->stack[slot - 1];
+		q = tt_xrealloc(NULL, a->name_bytes + 1);
+		memcpy(q, a->name, a->name_bytes);
+		q[a->name_bytes] = '\0';
+		char *qk = tt_emit_json_quote(q);
+
+		free(q);
+		if (!qk)
+			tt_oom();
+		/* Set twice in one activation: the later value wins. */
+		for (uint32_t i = 0; i < f->nr_args; i++)
+			if (strcmp(f->args[i].qkey, qk) == 0) {
+				f->args[i].v = a->i;
+				free(qk);
+				return;
+			}
+		if (f->nr_args == f->cap_args) {
+			f->cap_args = f->cap_args ? 2 * f->cap_args : 4;
+			f->args = tt_xrealloc(f->args, f->cap_args * sizeof(*f->args));
+		}
+		f->args[f->nr_args].qkey = qk;
+		f->args[f->nr_args++].v = a->i;
+		return;
+	}
+	if (a->ticks < ch->lo_ticks || a->ticks >= ch->hi_ticks)
+		return;
+	if (a->kind >= TT_ANNOT_FLOW_BEGIN && !depth)
+		return;
+	open_pending(ch, ct); /* the enclosing slices first */
+	q = tt_xrealloc(NULL, a->name_bytes + 1);
+	memcpy(q, a->name, a->name_bytes);
+	q[a->name_bytes] = '\0';
+	char *qn = tt_emit_json_quote(q);
+
+	free(q);
+	if (!qn)
+		tt_oom();
+	fmt_us(at, tt_clock_rel_ns(&ch->clock, a->ticks) + ch->offset_ns)[at] = '\0';
+	begin_event(ch);
+	switch (a->kind) {
+	case TT_ANNOT_VALUE:
+		tt_out_str(&ch->out, "{\"ph\":\"C\",\"name\":");
+		tt_out_str(&ch->out, qn);
+		if (a->is_double)
+			snprintf(buf, sizeof(buf), ",\"args\":{\"value\":%.17g}", a->d);
+		else
+			snprintf(buf, sizeof(buf), ",\"args\":{\"value\":%" PRId64 "}", a->i);
+		/* JSON has no NaN or infinity: such a value is shown as null. */
+		if (a->is_double && !(a->d == a->d && a->d - a->d == 0))
+			snprintf(buf, sizeof(buf), ",\"args\":{\"value\":null}");
+		tt_out_str(&ch->out, buf);
+		break;
+	case TT_ANNOT_INSTANT:
+	case TT_ANNOT_MESSAGE:
+		tt_out_str(&ch->out, "{\"ph\":\"i\",\"s\":\"t\",\"name\":");
+		tt_out_str(&ch->out, qn);
+		if (a->kind == TT_ANNOT_MESSAGE) {
+			tt_out_str(&ch->out, ",\"cat\":\"message\",\"args\":{\"message\":");
+			tt_out_str(&ch->out, qn);
+			tt_out_str(&ch->out, "}");
+		}
+		break;
+	default: /* flows */
+		ph = a->kind == TT_ANNOT_FLOW_BEGIN ? "s" : a->kind == TT_ANNOT_FLOW_STEP ? "t" : "f";
+		snprintf(buf, sizeof(buf), "{\"ph\":\"%s\",\"cat\":\"flow\",\"id\":\"0x%" PRIx64
+			 "\"%s,\"name\":", ph, a->id, *ph == 'f' ? ",\"bp\":\"e\"" : "");
+		tt_out_str(&ch->out, buf);
+		tt_out_str(&ch->out, qn);
+		break;
+	}
+	snprintf(buf, sizeof(buf), ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":%s}", ch->pid,
+		 ct->tid, at);
+	tt_out_str(&ch->out, buf);
+	free(qn);
+	ch->nr_annots++;
 }
 
 /*
@@ -458,6 +588,7 @@ static const struct tt_consumer chrome_consumer = {
 	.enter = chrome_enter,
 	.act = chrome_act,
 	.error = chrome_error,
+	.annot = chrome_annot,
 	.open_at_start = chrome_open_at_start,
 	.one_walker = true,
 	.needs_meta = true,
@@ -615,6 +746,11 @@ static void end_file(struct chrome *ch)
 		struct chrome_thread *ct = ch->threads;
 
 		ch->threads = ct->next;
+		for (uint32_t i = 0; i < ct->cap; i++) {
+			for (uint32_t k = 0; k < ct->stack[i].nr_args; k++)
+				free(ct->stack[i].args[k].qkey);
+			free(ct->stack[i].args);
+		}
 		free(ct->stack);
 		free(ct);
 	}

@@ -23,12 +23,13 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "emit.h"
 #include "parquet.h"
 #include "report.h"
 #include "runs.h"
 #include "xalloc.h"
 
-#define TT_EXPORT_SCHEMA "1"
+#define TT_EXPORT_SCHEMA "2" /* 2: values, instants, flows, args (annotations) */
 
 /* ---- one table, Parquet or CSV ---- */
 
@@ -234,14 +235,61 @@ static const struct tt_pq_col acts_cols[] = {
 	{ "error", TT_PQ_BOOL, false },
 };
 
+/* Annotations (schema 2, docs/EXPORT.md): a row per value sample,
+ * instant or message, flow event, and argument of an activation. */
+static const struct tt_pq_col values_cols[] = {
+	{ "run_id", TT_PQ_INT32, false },
+	{ "thread_id", TT_PQ_INT64, false },
+	{ "track", TT_PQ_STRING, false },
+	{ "ts_ns", TT_PQ_INT64, false },
+	{ "ts_unix_ns", TT_PQ_INT64, false },
+	{ "value_i64", TT_PQ_INT64, true },
+	{ "value_f64", TT_PQ_STRING, true },
+};
+
+static const struct tt_pq_col instants_cols[] = {
+	{ "run_id", TT_PQ_INT32, false },
+	{ "thread_id", TT_PQ_INT64, false },
+	{ "name", TT_PQ_STRING, false },
+	{ "message", TT_PQ_BOOL, false },
+	{ "ts_ns", TT_PQ_INT64, false },
+	{ "ts_unix_ns", TT_PQ_INT64, false },
+	{ "activation_id", TT_PQ_INT64, true },
+};
+
+static const struct tt_pq_col flows_cols[] = {
+	{ "run_id", TT_PQ_INT32, false },
+	{ "thread_id", TT_PQ_INT64, false },
+	{ "flow", TT_PQ_STRING, false },
+	{ "flow_id", TT_PQ_INT64, false },
+	{ "kind", TT_PQ_STRING, false },
+	{ "ts_ns", TT_PQ_INT64, false },
+	{ "ts_unix_ns", TT_PQ_INT64, false },
+	{ "activation_id", TT_PQ_INT64, true },
+};
+
+static const struct tt_pq_col args_cols[] = {
+	{ "run_id", TT_PQ_INT32, false },
+	{ "activation_id", TT_PQ_INT64, false },
+	{ "key", TT_PQ_STRING, false },
+	{ "value", TT_PQ_INT64, false },
+};
+
 #define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
 
-enum { T_RUNS, T_THREADS, T_SCOPES, T_ACTS, NR_TABLES };
+enum { T_RUNS, T_THREADS, T_SCOPES, T_ACTS, T_VALUES, T_INSTANTS, T_FLOWS, T_ARGS, NR_TABLES };
+
+struct exp_arg {
+	char *key;
+	int64_t v;
+};
 
 struct exp_frame {
 	uint64_t id;
 	uint64_t enter_ticks;
 	uint32_t name;
+	struct exp_arg *args; /* kept with the stack slot, reused */
+	uint32_t nr_args, cap_args;
 };
 
 struct exporter;
@@ -282,14 +330,34 @@ static uint32_t exp_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint6
 	(void)parent_slot;
 	(void)in_window;
 	if (et->sp == et->cap) {
-		et->cap = et->cap ? 2 * et->cap : 64;
-		et->stack = tt_xrealloc(et->stack, et->cap * sizeof(*et->stack));
+		uint32_t cap = et->cap ? 2 * et->cap : 64;
+
+		et->stack = tt_xrealloc(et->stack, cap * sizeof(*et->stack));
+		memset(et->stack + et->cap, 0, (cap - et->cap) * sizeof(*et->stack));
+		et->cap = cap;
 	}
 	struct exp_frame *f = &et->stack[et->sp++];
+	f->nr_args = 0;
 	f->id = et->ex->next_id++;
 	f->enter_ticks = ticks;
 	f->name = name;
 	return et->sp;
+}
+
+/* The top frame's arguments (each key once: its last value). */
+static void exp_args(struct exp_thread *et, struct exp_frame *f)
+{
+	struct tbl *t = &et->ex->t[T_ARGS];
+
+	for (uint32_t i = 0; i < f->nr_args; i++) {
+		tbl_i32(t, (int32_t)et->ex->run->run_id);
+		tbl_i64(t, (int64_t)f->id);
+		tbl_str(t, f->args[i].key);
+		tbl_i64(t, f->args[i].v);
+		tbl_row_end(t);
+		free(f->args[i].key);
+	}
+	f->nr_args = 0;
 }
 
 /* The row of the top frame; dur/self only for a timed activation. */
@@ -297,8 +365,11 @@ static void exp_row(struct exp_thread *et, bool timed, uint64_t exit_ticks, uint
 {
 	struct exporter *ex = et->ex;
 	struct tbl *t = &ex->t[T_ACTS];
-	const struct exp_frame *f = &et->stack[et->sp - 1];
+	struct exp_frame *f = &et->stack[et->sp - 1];
 	const struct tt_run *r = ex->run;
+
+	if (f->nr_args)
+		exp_args(et, f);
 
 	if (t->pq) { /* one call per row, in acts_cols' order */
 		int64_t rel = tt_run_rel_ns(r, f->enter_ticks);
@@ -370,11 +441,100 @@ static void exp_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_t
 		exp_row(et, false, 0, 0);
 }
 
+/* Annotations: rows of values, instants, flows; arguments wait for their
+ * activation's row (exp_args()). depth: the activation they belong to. */
+static void exp_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt_annot *a)
+{
+	struct exp_thread *et = tctx;
+	struct exporter *ex = et->ex;
+	const struct tt_run *r = ex->run;
+	const struct exp_frame *f = depth && depth <= et->sp ? &et->stack[depth - 1] : NULL;
+	char *name = tt_emit_clean(a->name, a->name_bytes);
+	struct tbl *t;
+
+	(void)slot;
+	switch (a->kind) {
+	case TT_ANNOT_VALUE: {
+		char num[40];
+
+		t = &ex->t[T_VALUES];
+		tbl_i32(t, (int32_t)r->run_id);
+		tbl_i64(t, et->serial);
+		tbl_str(t, name);
+		tbl_i64(t, tt_run_rel_ns(r, a->ticks));
+		tbl_i64(t, (int64_t)tt_run_unix_ns(r, a->ticks));
+		if (a->is_double) {
+			snprintf(num, sizeof(num), "%.17g", a->d);
+			tbl_null(t);
+			tbl_str(t, num);
+		} else {
+			tbl_i64(t, a->i);
+			tbl_null(t);
+		}
+		tbl_row_end(t);
+		break;
+	}
+	case TT_ANNOT_INSTANT:
+	case TT_ANNOT_MESSAGE:
+		t = &ex->t[T_INSTANTS];
+		tbl_i32(t, (int32_t)r->run_id);
+		tbl_i64(t, et->serial);
+		tbl_str(t, name);
+		tbl_bool(t, a->kind == TT_ANNOT_MESSAGE);
+		tbl_i64(t, tt_run_rel_ns(r, a->ticks));
+		tbl_i64(t, (int64_t)tt_run_unix_ns(r, a->ticks));
+		if (f)
+			tbl_i64(t, (int64_t)f->id);
+		else
+			tbl_null(t);
+		tbl_row_end(t);
+		break;
+	case TT_ANNOT_ARG:
+		if (f) {
+			struct exp_frame *w = &et->stack[depth - 1];
+
+			for (uint32_t i = 0; i < w->nr_args; i++)
+				if (strcmp(w->args[i].key, name) == 0) {
+					w->args[i].v = a->i; /* set twice: the later wins */
+					free(name);
+					return;
+				}
+			if (w->nr_args == w->cap_args) {
+				w->cap_args = w->cap_args ? 2 * w->cap_args : 4;
+				w->args = tt_xrealloc(w->args, w->cap_args * sizeof(*w->args));
+			}
+			w->args[w->nr_args].key = name;
+			w->args[w->nr_args++].v = a->i;
+			return;
+		}
+		break;
+	default:
+		t = &ex->t[T_FLOWS];
+		tbl_i32(t, (int32_t)r->run_id);
+		tbl_i64(t, et->serial);
+		tbl_str(t, name);
+		tbl_i64(t, (int64_t)a->id);
+		tbl_str(t, a->kind == TT_ANNOT_FLOW_BEGIN  ? "begin"
+			   : a->kind == TT_ANNOT_FLOW_STEP ? "step"
+							   : "end");
+		tbl_i64(t, tt_run_rel_ns(r, a->ticks));
+		tbl_i64(t, (int64_t)tt_run_unix_ns(r, a->ticks));
+		if (f)
+			tbl_i64(t, (int64_t)f->id);
+		else
+			tbl_null(t);
+		tbl_row_end(t);
+		break;
+	}
+	free(name);
+}
+
 static const struct tt_consumer exp_consumer = {
 	.thread_begin = exp_thread_begin,
 	.enter = exp_enter,
 	.act = exp_act,
 	.error = exp_error,
+	.annot = exp_annot,
 	.one_walker = true,
 	.needs_meta = false,
 	.no_times = true, /* activations only: no per-name statistics */
@@ -460,7 +620,7 @@ static error_t parse_export(int key, char *arg, struct argp_state *state)
 static const struct argp export_argp = {
 	export_options, parse_export, "TRACE...",
 	"Export traces as tables for SQL engines: DIR/runs, threads, scopes and "
-	"activations, as Apache Parquet (zstd pages, dictionary strings, statistics) "
+	"activations, and the annotations: values, instants, flows and args, as Apache Parquet (zstd pages, dictionary strings, statistics) "
 	"or CSV. Each TRACE is a run (run_id 0, 1, ... in the order given). Schema: "
 	"docs/EXPORT.md.\v"
 	"Examples:\n"
@@ -481,6 +641,10 @@ int tt_cmd_export(int argc, char **argv)
 		{ "threads", threads_cols, NCOLS(threads_cols) },
 		{ "scopes", scopes_cols, NCOLS(scopes_cols) },
 		{ "activations", acts_cols, NCOLS(acts_cols) },
+		{ "values", values_cols, NCOLS(values_cols) },
+		{ "instants", instants_cols, NCOLS(instants_cols) },
+		{ "flows", flows_cols, NCOLS(flows_cols) },
+		{ "args", args_cols, NCOLS(args_cols) },
 	};
 	struct export_args a = { .f.missing_out = "missing -o DIR" };
 	struct exporter ex;
@@ -535,6 +699,11 @@ int tt_cmd_export(int argc, char **argv)
 			struct exp_thread *et = ex.threads;
 
 			ex.threads = et->next;
+			for (uint32_t k = 0; k < et->cap; k++) {
+				for (uint32_t j = 0; j < et->stack[k].nr_args; j++)
+					free(et->stack[k].args[j].key);
+				free(et->stack[k].args);
+			}
 			free(et->stack);
 			free(et);
 		}

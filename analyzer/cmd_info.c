@@ -127,6 +127,16 @@ static void total_blocked(const struct tt_trace *tr, uint64_t *nr, uint64_t *ns)
 	}
 }
 
+/* Annotations dropped, all threads (FORMAT.md §3.19); 0 without ANNOT_DROPS. */
+static uint64_t total_annots_dropped(const struct tt_trace *tr)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < tr->nr_threads; i++)
+		n += tr->threads[i].nr_annots_dropped;
+	return n;
+}
+
 static uint64_t total_dropped(const struct tt_trace *tr)
 {
 	uint64_t n = 0;
@@ -182,7 +192,7 @@ static int info_one(const struct tt_options *o, const char *path)
 	struct tt_trace tr;
 	struct tt_clock c;
 	char msg[512], problems[768];
-	uint64_t tps, duration_ns, dropped, nr_blocked, blocked_ns;
+	uint64_t tps, duration_ns, dropped, nr_blocked, blocked_ns, annots_dropped;
 	double step_ns;
 	bool clean;
 	int rc = 0;
@@ -203,6 +213,7 @@ static int info_one(const struct tt_options *o, const char *path)
 	duration_ns = tr.max_ticks > c.start_ticks ? tt_clock_ns(&c, tr.max_ticks - c.start_ticks)
 						   : 0;
 	dropped = total_dropped(&tr);
+	annots_dropped = total_annots_dropped(&tr);
 	total_blocked(&tr, &nr_blocked, &blocked_ns);
 	clean = tr.has_end && !tr.truncated && !tr.has_crash;
 	/* The clock's resolution as the events show it (durations shorter
@@ -256,6 +267,9 @@ static int info_one(const struct tt_options *o, const char *path)
 			if (counts_blocked(&tr))
 				printf(",\"blocked\":%" PRIu64 ",\"blocked_ns\":%" PRIu64,
 				       th->nr_blocked, th->blocked_ns);
+			/* Only when annotations were dropped: other outputs stay as they were. */
+			if (annots_dropped)
+				printf(",\"annotations_dropped\":%" PRIu64, th->nr_annots_dropped);
 			fputc('}', stdout);
 		}
 		fputc(']', stdout);
@@ -272,6 +286,8 @@ static int info_one(const struct tt_options *o, const char *path)
 			       tt_signal_name(tr.crash.signo, sig, sizeof(sig)), tr.crash.signo,
 			       tr.crash.si_code, tr.crash.thread, tr.crash.addr);
 		}
+		if (annots_dropped)
+			printf(",\"annotations_dropped\":%" PRIu64, annots_dropped);
 		if (tr.has_probe_cost)
 			printf(",\"probe_cost_ns\":{\"scope\":%.3f,\"hook\":%.3f"
 			       ",\"scope_inner\":%.3f,\"hook_inner\":%.3f}",
@@ -322,6 +338,10 @@ static int info_one(const struct tt_options *o, const char *path)
 			       step_ns, tr.min_step_ticks, tr.min_step_ticks == 1 ? "" : "s");
 		printf("events:           %" PRIu64 " records\n", tr.nr_events);
 		printf("dropped scopes:   %" PRIu64 "\n", dropped);
+		if (annots_dropped)
+			printf("dropped annots:   %" PRIu64
+			       " annotations (values, instants, messages, args, flows) not recorded\n",
+			       annots_dropped);
 		if (tr.has_filtered)
 			printf("filtered:         %" PRIu64
 			       " activations shorter than REC_MIN_NS not recorded\n",
@@ -364,9 +384,10 @@ static int info_one(const struct tt_options *o, const char *path)
 			fputs(cn.nr[1] ? ")\n" : "\n", stdout);
 		}
 		printf("threads:          %" PRIu32 "\n", tr.nr_threads);
-		printf("  %10s  %-24s %14s %12s%s%s\n", "id", "name", "events", "dropped",
+		printf("  %10s  %-24s %14s %12s%s%s%s\n", "id", "name", "events", "dropped",
 		       tr.has_filtered ? "     filtered" : "",
-		       nr_blocked || blocked_ns ? "      blocked   blocked_ns" : "");
+		       nr_blocked || blocked_ns ? "      blocked   blocked_ns" : "",
+		       annots_dropped ? " annots_dropped" : "");
 		for (uint32_t i = 0; i < tr.nr_threads; i++) {
 			const struct tt_thread *th = &tr.threads[i];
 
@@ -377,6 +398,8 @@ static int info_one(const struct tt_options *o, const char *path)
 				printf(" %12" PRIu64, th->nr_filtered);
 			if (nr_blocked || blocked_ns)
 				printf(" %12" PRIu64 " %12" PRIu64, th->nr_blocked, th->blocked_ns);
+			if (annots_dropped)
+				printf(" %14" PRIu64, th->nr_annots_dropped);
 			fputc('\n', stdout);
 		}
 	}

@@ -22,17 +22,27 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "emit.h"
 #include "options.h"
 #include "perfetto.h"
 #include "report.h"
 #include "runs.h"
 #include "xalloc.h"
 
+/* An argument of an open frame (TRACE_ARG), written with its END. */
+struct pf_arg {
+	uint32_t sp; /* the frame: enter_ticks[sp - 1] */
+	char *key;
+	int64_t v;
+};
+
 struct pf_thread {
 	struct pf *pf;
 	struct tt_pf_seq seq;
 	uint64_t *enter_ticks; /* open frames */
 	uint32_t sp, cap;
+	struct pf_arg *args;   /* of the open frames, by sp ascending */
+	uint32_t nr_args, cap_args;
 	struct pf_thread *next;
 };
 
@@ -42,6 +52,8 @@ struct pf {
 	struct tt_report *rep;
 	struct pf_thread *threads;
 	uint64_t slices, errors;
+	char **tracks; /* the file's value tracks: counter track uuid by index */
+	uint32_t nr_tracks;
 };
 
 static uint64_t process_uuid(const struct tt_run *r)
@@ -83,15 +95,125 @@ static uint32_t pf_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64
 	return pt->sp;
 }
 
+/* The END of the top frame, with its arguments (debug annotations). */
+static void pf_end_top(struct pf_thread *pt, uint64_t ns)
+{
+	const char *keys[64];
+	int64_t vals[64];
+	uint32_t n = 0, i = pt->nr_args;
+
+	while (i && pt->args[i - 1].sp >= pt->sp)
+		i--;
+	for (uint32_t k = i; k < pt->nr_args && n < 64; k++)
+		if (pt->args[k].sp == pt->sp) {
+			keys[n] = pt->args[k].key;
+			vals[n++] = pt->args[k].v;
+		}
+	tt_pf_end_args(&pt->pf->w, &pt->seq, ns, keys, vals, n);
+	for (uint32_t k = i; k < pt->nr_args; k++)
+		free(pt->args[k].key);
+	pt->nr_args = i;
+	pt->sp--;
+}
+
 static void pf_act(void *tctx, const struct tt_activation *a)
 {
 	struct pf_thread *pt = tctx;
 
 	if (!pt->sp)
 		return;
-	pt->sp--;
-	tt_pf_end(&pt->pf->w, &pt->seq, tt_run_unix_ns(pt->pf->run, a->exit_ticks));
+	pf_end_top(pt, tt_run_unix_ns(pt->pf->run, a->exit_ticks));
 	pt->pf->slices++;
+}
+
+/* A flow's id on the whole trace: its name and 64-bit id. */
+static uint64_t flow_uid(const struct tt_annot *a)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (uint32_t i = 0; i < a->name_bytes; i++)
+		h = (h ^ (uint8_t)a->name[i]) * 1099511628211ull;
+	return h ^ (a->id * 0x9e3779b97f4a7c15ull);
+}
+
+/*
+ * Annotations (contract §10): a value on a counter track of the process
+ * (one per track name), an instant or a message an instant of the thread
+ * (the message's text in a debug annotation "message"), an argument a
+ * debug annotation of its slice (on its END, which trace_processor merges
+ * into the slice's args; a key set twice: the later value), a flow event
+ * an instant inside the slice it was recorded in, carrying the flow's id
+ * (flow_ids; terminating_flow_ids at its end), so the flow links the
+ * activations it passes through.
+ */
+static void pf_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt_annot *a)
+{
+	struct pf_thread *pt = tctx;
+	struct pf *pf = pt->pf;
+	uint64_t ns = tt_run_unix_ns(pf->run, a->ticks);
+
+	(void)slot;
+	switch (a->kind) {
+	case TT_ANNOT_VALUE: {
+		uint32_t k;
+		uint64_t uuid;
+
+		for (k = 0; k < pf->nr_tracks; k++)
+			if (strlen(pf->tracks[k]) == a->name_bytes &&
+			    memcmp(pf->tracks[k], a->name, a->name_bytes) == 0)
+				break;
+		uuid = process_uuid(pf->run) | 0x80000000u | k;
+		if (k == pf->nr_tracks) {
+			if (k == 0x7fffffff)
+				return;
+			pf->tracks = tt_xrealloc(pf->tracks, (k + 1) * sizeof(*pf->tracks));
+			pf->tracks[pf->nr_tracks++] = tt_xstrndup(a->name, a->name_bytes);
+			tt_pf_counter_track(&pf->w, uuid, process_uuid(pf->run), pf->tracks[k]);
+		}
+		if (a->is_double)
+			tt_pf_counter_double(&pf->w, &pt->seq, ns, uuid, a->d);
+		else
+			tt_pf_counter(&pf->w, &pt->seq, ns, uuid, a->i);
+		break;
+	}
+	case TT_ANNOT_INSTANT:
+		tt_pf_mark(&pf->w, &pt->seq, ns, a->name, a->name_bytes, NULL, 0, 0, 0);
+		break;
+	case TT_ANNOT_MESSAGE: {
+		/* Valid UTF-8 for protobuf strings (invalid bytes: U+FFFD). */
+		char *text = tt_emit_clean(a->name, a->name_bytes);
+
+		tt_pf_mark(&pf->w, &pt->seq, ns, text, strlen(text), text, strlen(text), 0, 0);
+		free(text);
+		break;
+	}
+	case TT_ANNOT_ARG: {
+		uint32_t k;
+
+		if (!depth || depth != pt->sp)
+			return;
+		for (k = pt->nr_args; k && pt->args[k - 1].sp == depth; k--)
+			if (strlen(pt->args[k - 1].key) == a->name_bytes &&
+			    memcmp(pt->args[k - 1].key, a->name, a->name_bytes) == 0) {
+				pt->args[k - 1].v = a->i;
+				return;
+			}
+		if (pt->nr_args == pt->cap_args) {
+			pt->cap_args = pt->cap_args ? 2 * pt->cap_args : 8;
+			pt->args = tt_xrealloc(pt->args, pt->cap_args * sizeof(*pt->args));
+		}
+		pt->args[pt->nr_args].sp = depth;
+		pt->args[pt->nr_args].key = tt_emit_clean(a->name, a->name_bytes);
+		pt->args[pt->nr_args++].v = a->i;
+		break;
+	}
+	default: /* flows */
+		if (!depth)
+			return;
+		tt_pf_mark(&pf->w, &pt->seq, ns, a->name, a->name_bytes, NULL, 0,
+			   a->kind == TT_ANNOT_FLOW_END ? -1 : 1, flow_uid(a));
+		break;
+	}
 }
 
 static void pf_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ticks,
@@ -103,10 +225,8 @@ static void pf_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ti
 	(void)slot;
 	if (!pt->sp)
 		return;
-	pt->sp--;
 	/* A clock that went backwards ends the slice where it began. */
-	tt_pf_end(&pt->pf->w, &pt->seq,
-		  tt_run_unix_ns(pt->pf->run, ticks < enter_ticks ? enter_ticks : ticks));
+	pf_end_top(pt, tt_run_unix_ns(pt->pf->run, ticks < enter_ticks ? enter_ticks : ticks));
 	/* A snapshot's window ends inside scopes: open, not untimed (FORMAT.md §3.20). */
 	if (why != TT_FRAME_OPEN_AT_END || !pt->pf->rep->tr.has_snapshot)
 		pt->pf->errors++;
@@ -117,6 +237,7 @@ static const struct tt_consumer pf_consumer = {
 	.enter = pf_enter,
 	.act = pf_act,
 	.error = pf_error,
+	.annot = pf_annot,
 	.one_walker = true,
 	.needs_meta = false,
 	.no_times = true, /* activations only: no per-name statistics */
@@ -215,8 +336,16 @@ int tt_cmd_perfetto(int argc, char **argv)
 			pf.threads = pt->next;
 			tt_pf_seq_fini(&pt->seq);
 			free(pt->enter_ticks);
+			for (uint32_t k = 0; k < pt->nr_args; k++)
+				free(pt->args[k].key);
+			free(pt->args);
 			free(pt);
 		}
+		for (uint32_t k = 0; k < pf.nr_tracks; k++)
+			free(pf.tracks[k]);
+		free(pf.tracks);
+		pf.tracks = NULL;
+		pf.nr_tracks = 0;
 		if (st != TT_OK) {
 			rc = tt_fail_file(runs[i].path, msg);
 			goto out;

@@ -20,7 +20,7 @@
 #include "report.h"
 #include "xalloc.h"
 
-enum { OPT_TOP = 0x200, OPT_INTERVAL };
+enum { OPT_TOP = 0x200, OPT_INTERVAL, OPT_ARG };
 
 static const struct argp_option summary_options[] = {
 	{ "top", OPT_TOP, "N", 0, "Only the first N rows (per interval and thread with --interval)",
@@ -28,6 +28,10 @@ static const struct argp_option summary_options[] = {
 	{ "interval", OPT_INTERVAL, "DUR", 0,
 	  "Per interval of DUR (e.g. 1s) and thread: each scope's time inside the interval, "
 	  "its share of it and its calls",
+	  30 },
+	{ "arg", OPT_ARG, "KEY", 0,
+	  "Per scope, the total and the mean of the argument KEY (TRACE_ARG) over the "
+	  "activations that carry it (repeatable; csv columns KEY_total,KEY_mean after errors)",
 	  30 },
 	{ 0 },
 };
@@ -46,6 +50,14 @@ static error_t parse_summary(int key, char *arg, struct argp_state *state)
 		if (tt_options_parse_time(arg, &o->interval_ns) || o->interval_ns == 0)
 			argp_error(state, "--interval: '%s' is not a duration like 1s or 250ms", arg);
 		break;
+	case OPT_ARG:
+		if (!*arg)
+			argp_error(state, "--arg: the key is empty");
+		if (o->nr_arg_keys == TT_MAX_ARG_KEYS)
+			argp_error(state, "--arg: at most %d keys", TT_MAX_ARG_KEYS);
+		o->arg_keys = tt_xrealloc(o->arg_keys, (o->nr_arg_keys + 1) * sizeof(*o->arg_keys));
+		o->arg_keys[o->nr_arg_keys++] = arg;
+		break;
 	case OPT_TOP:
 		if (tt_options_parse_u64(arg, &o->top) || o->top == 0)
 			argp_error(state, "--top: '%s' is not a positive number", arg);
@@ -57,6 +69,8 @@ static error_t parse_summary(int key, char *arg, struct argp_state *state)
 		 * the clock, which compensation cannot move (docs/ANALYZER.md). */
 		if (o->interval_ns && o->compensate)
 			argp_error(state, "--compensate does not apply to --interval");
+		if (o->interval_ns && o->nr_arg_keys)
+			argp_error(state, "--arg does not apply to --interval");
 		return tt_options_parse_traces(key, arg, state);
 	default:
 		return tt_options_parse_traces(key, arg, state);
@@ -89,7 +103,11 @@ static const struct argp summary_argp = {
 	"one row per process, NAME[PID], in a first column 'process'.\n\n"
 	"A trace recorded with REC_COUNTERS adds, per counter, the inclusive total and "
 	"the mean per call (csv columns NAME_total and NAME_mean after errors), and ipc, "
-	"branch-miss-rate and cache-miss-rate where their counters were recorded.",
+	"branch-miss-rate and cache-miss-rate where their counters were recorded.\n\n"
+	"--arg=KEY adds, per scope, the sum of the values of TRACE_ARG(KEY, v) over the "
+	"activations that carry it (a key set twice in one activation counts its last "
+	"value) and their mean per carrying activation: csv KEY_total,KEY_mean after errors "
+	"(empty when none carries it), json \"args\":{\"KEY\":{\"total\",\"mean\"}|null}.",
 	summary_children, 0, 0,
 };
 
@@ -142,6 +160,102 @@ static const struct derived {
 
 static const struct tt_ctrs *ctrs; /* NULL: the trace has no counters */
 static const struct tt_options *opts;
+static const struct tt_ctrs *argsrc; /* NULL: no --arg */
+
+/* summary --arg KEY (docs/ANALYZER.md, "Annotations"). */
+static void csv_arg_header(void)
+{
+	for (uint32_t k = 0; argsrc && k < opts->nr_arg_keys; k++) {
+		const char *key = opts->arg_keys[k];
+		size_t n = strlen(key);
+		char *field = tt_xrealloc(NULL, n + sizeof("_total"));
+
+		memcpy(field, key, n);
+		memcpy(field + n, "_total", sizeof("_total"));
+		fputc(',', stdout);
+		tt_emit_csv_str(stdout, field);
+		memcpy(field + n, "_mean", sizeof("_mean"));
+		fputc(',', stdout);
+		tt_emit_csv_str(stdout, field);
+		free(field);
+	}
+}
+
+static double arg_mean(const struct tt_ctr_agg *a, uint32_t k)
+{
+	return (double)a->arg_sum[k] / (double)a->arg_n[k];
+}
+
+static void csv_arg_cells(const struct tt_row *r)
+{
+	struct tt_ctr_agg a;
+
+	if (!argsrc)
+		return;
+	tt_ctrs_lookup(argsrc, opts, r->process, r->thread, r->name, &a);
+	for (uint32_t k = 0; k < opts->nr_arg_keys; k++) {
+		if (a.arg_n[k])
+			printf(",%" PRId64 ",%.2f", a.arg_sum[k], arg_mean(&a, k));
+		else
+			fputs(",,", stdout);
+	}
+}
+
+static void json_args(const struct tt_row *r)
+{
+	struct tt_ctr_agg a;
+
+	if (!argsrc)
+		return;
+	tt_ctrs_lookup(argsrc, opts, r->process, r->thread, r->name, &a);
+	fputs(",\"args\":{", stdout);
+	for (uint32_t k = 0; k < opts->nr_arg_keys; k++) {
+		if (k)
+			fputc(',', stdout);
+		tt_emit_json_str(stdout, opts->arg_keys[k]);
+		if (a.arg_n[k])
+			printf(":{\"total\":%" PRId64 ",\"mean\":%.2f}", a.arg_sum[k],
+			       arg_mean(&a, k));
+		else
+			fputs(":null", stdout);
+	}
+	fputc('}', stdout);
+}
+
+/* The table's arguments section: a line per key under each name. */
+static void table_args(const struct tt_report *rep, size_t nr, bool by_thread)
+{
+	if (!argsrc)
+		return;
+	printf("\narguments: total and mean per activation that carries the key\n");
+	for (size_t i = 0; i < 80; i++)
+		fputc('-', stdout);
+	fputc('\n', stdout);
+	for (size_t i = 0; i < nr; i++) {
+		const struct tt_row *r = &rep->rows[i];
+		struct tt_ctr_agg a;
+		bool any = false;
+
+		tt_ctrs_lookup(argsrc, opts, r->process, r->thread, r->name, &a);
+		for (uint32_t k = 0; k < opts->nr_arg_keys; k++)
+			any |= a.arg_n[k] != 0;
+		if (!any)
+			continue;
+		if (r->process)
+			printf("%s: ", r->process);
+		if (by_thread)
+			printf("%s: ", r->thread);
+		printf("%s\n", r->name);
+		for (uint32_t k = 0; k < opts->nr_arg_keys; k++) {
+			if (!a.arg_n[k])
+				continue;
+			fputs("  ", stdout);
+			tt_emit_pad(stdout, opts->arg_keys[k], 24, false);
+			printf(" %16" PRId64 " total %14.2f mean over %" PRIu64 "\n", a.arg_sum[k],
+			       arg_mean(&a, k), a.arg_n[k]);
+		}
+	}
+}
 
 static bool derived_exists(size_t d)
 {
@@ -291,6 +405,7 @@ static void print_csv(const struct tt_report *rep, size_t nr, bool by_thread)
 		fputs("thread,", stdout);
 	fputs("function,calls,total_ns,self_ns,min_ns,mean_ns,p50_ns,p90_ns,p99_ns,max_ns,errors",
 	      stdout);
+	csv_arg_header();
 	csv_counter_header();
 	fputc('\n', stdout);
 	for (size_t i = 0; i < nr; i++) {
@@ -309,6 +424,7 @@ static void print_csv(const struct tt_report *rep, size_t nr, bool by_thread)
 		       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
 		       r->calls, r->total_ns, r->self_ns, r->min_ns, r->mean_ns, r->p50_ns,
 		       r->p90_ns, r->p99_ns, r->max_ns, r->errors);
+		csv_arg_cells(r);
 		csv_counter_cells(r);
 		fputc('\n', stdout);
 	}
@@ -348,6 +464,7 @@ static void print_json(const struct tt_report *rep, size_t nr, bool by_thread)
 			printf(",\"left_without_exit\":%" PRIu64, r->left);
 		if (rep->nr_dropped)
 			printf(",\"maybe_dropped\":%s", r->maybe_dropped ? "true" : "false");
+		json_args(r);
 		json_counters(r);
 		fputc('}', stdout);
 	}
@@ -466,6 +583,7 @@ static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 		printf("%s\n", line);
 	if (rep->problems[0])
 		printf("warning: %s\n", rep->problems);
+	table_args(rep, nr, by_thread);
 	table_counters(rep, nr, by_thread);
 }
 
@@ -604,6 +722,8 @@ int tt_cmd_summary(int argc, char **argv)
 	}
 	if (rep.tr.nr_counter_sets)
 		ctrs = &counters;
+	if (o.nr_arg_keys)
+		argsrc = &counters;
 	sort_key = o.sort;
 	if (rep.nr_rows) /* no rows: rows is NULL, which qsort may not take */
 		qsort(rep.rows, rep.nr_rows, sizeof(*rep.rows), cmp_rows);
@@ -623,6 +743,7 @@ int tt_cmd_summary(int argc, char **argv)
 out:
 	tt_ctrs_fini(&counters);
 	ctrs = NULL;
+	argsrc = NULL;
 	tt_report_fini(&rep);
 	tt_options_fini(&o);
 	return rc;

@@ -19,6 +19,8 @@ const struct tt_command tt_commands[] = {
 	{ "flame", tt_cmd_flame, "folded stacks (flamegraph.pl, inferno, speedscope)" },
 	{ "perfetto", tt_cmd_perfetto, "Perfetto protobuf trace of one or more recordings" },
 	{ "export", tt_cmd_export, "runs, threads, scopes, activations as Parquet or CSV tables" },
+	{ "values", tt_cmd_values, "per value track: samples, min, max, time-weighted mean, last" },
+	{ "flows", tt_cmd_flows, "per flow: begin-to-end latency percentiles, unfinished flows" },
 	{ "chrome", tt_cmd_chrome, "Chrome Trace Event JSON (Perfetto, chrome://tracing)" },
 	{ "info", tt_cmd_info, "format, clock, threads, drops, whether it ended cleanly" },
 	{ "check", tt_cmd_check, "exit 0 if the file is intact, else say what and where" },

@@ -25,6 +25,8 @@ int tt_cmd_perfetto(int argc, char **argv);
 int tt_cmd_export(int argc, char **argv);
 /* Also exit 3: a --fail-on rule found a regression (contract §8). */
 int tt_cmd_diff(int argc, char **argv);
+int tt_cmd_values(int argc, char **argv);
+int tt_cmd_flows(int argc, char **argv);
 
 typedef int (*tt_cmd_fn)(int argc, char **argv);
 

@@ -61,6 +61,18 @@ static void on_counters(void *ctx, uint32_t thread, uint32_t name, bool outermos
 	}
 }
 
+/* tt_arg_fn, on the walker whose table ctx is: summary --arg. */
+static void on_arg(void *ctx, uint32_t thread, uint32_t name, uint32_t key, int64_t value)
+{
+	struct tt_ctr_agg *g = agg_of(ctx, thread, name);
+
+	if (key >= TT_MAX_ARG_KEYS)
+		return;
+	/* Wraps like the program's own int64_t would, never traps. */
+	g->arg_sum[key] = (int64_t)((uint64_t)g->arg_sum[key] + (uint64_t)value);
+	g->arg_n[key]++;
+}
+
 struct tt_ctrs_file {
 	struct tt_report rep;
 	struct tt_ctrs c;
@@ -108,7 +120,8 @@ enum tt_status tt_ctrs_run(struct tt_ctrs *c, struct tt_report *rep, const struc
 	c->rep = rep;
 	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
 		c->ctxs[r] = &c->w[r];
-	return tt_report_run_counters(rep, o, on_counters, c->ctxs, msg, msg_bytes);
+	return tt_report_run_counters(rep, o, on_counters, o->nr_arg_keys ? on_arg : NULL, c->ctxs,
+				      msg, msg_bytes);
 }
 
 uint32_t tt_ctrs_find(const struct tt_ctrs *c, const char *name)
@@ -130,6 +143,10 @@ void tt_ctrs_lookup(const struct tt_ctrs *c, const struct tt_options *o, const c
 		if (!f->process || (process && strcmp(process, f->process) != 0))
 			continue;
 		tt_ctrs_lookup(&f->c, o, NULL, label, name, &one);
+		for (uint32_t k = 0; k < TT_MAX_ARG_KEYS; k++) {
+			out->arg_sum[k] = (int64_t)((uint64_t)out->arg_sum[k] + (uint64_t)one.arg_sum[k]);
+			out->arg_n[k] += one.arg_n[k];
+		}
 		for (uint32_t g = 0; g < tt_ctrs_count(&f->c); g++) {
 			uint32_t k = tt_ctrs_find(c, tt_ctrs_name(&f->c, g));
 
@@ -169,6 +186,11 @@ void tt_ctrs_lookup(const struct tt_ctrs *c, const struct tt_options *o, const c
 				out->total[k] += g->total[k];
 				out->sum[k] += g->sum[k];
 				out->n[k] += g->n[k];
+			}
+			for (uint32_t k = 0; k < TT_MAX_ARG_KEYS; k++) {
+				out->arg_sum[k] = (int64_t)((uint64_t)out->arg_sum[k] +
+							    (uint64_t)g->arg_sum[k]);
+				out->arg_n[k] += g->arg_n[k];
 			}
 		}
 	}

@@ -16,10 +16,17 @@
 #include "options.h"
 #include "report.h"
 
+/* summary --arg KEY: at most this many keys (docs/ANALYZER.md, "Annotations"). */
+#define TT_MAX_ARG_KEYS 16
+
 struct tt_ctr_agg {
 	uint64_t total[TT_MAX_COUNTERS]; /* outermost activations */
 	uint64_t sum[TT_MAX_COUNTERS];	 /* every activation */
 	uint64_t n[TT_MAX_COUNTERS];	 /* activations with the counter */
+	/* --arg: per key (tt_options.arg_keys), the sum of the values the
+	 * activations carry (each its last) and how many carry the key. */
+	int64_t arg_sum[TT_MAX_ARG_KEYS];
+	uint64_t arg_n[TT_MAX_ARG_KEYS];
 };
 
 /* One walker's figures. */
@@ -43,7 +50,8 @@ struct tt_ctrs {
 
 /*
  * tt_ctrs_run() - summary's pass: tt_report_run() into rep, with the
- * counter figures into c (whether or not the file has counters).
+ * counter figures into c (whether or not the file has counters) and the
+ * arguments under o->arg_keys (summary --arg).
  * Return: TT_OK or TT_ERR_FILE with msg. tt_ctrs_fini() then
  * tt_report_fini() in any case.
  */

@@ -209,6 +209,24 @@ enum tt_status tt_trace_walk_frame(struct tt_trace *tr, const uint8_t *data, siz
 				see_ticks(tr, it.ticks);
 				break;
 			}
+			{
+				/* Annotations positioned in this block (FORMAT.md §3.18)
+				 * come as the next record: the block function applies
+				 * them among its events. */
+				struct recfmt_cursor peek = cur;
+				struct recfmt_error perr = { 0 };
+
+				tr->annots_taken = false;
+				tr->has_next_annots =
+					recfmt_cursor_next(&peek, &tr->next_annots, &perr) == RECFMT_OK;
+				/* Or after the block's COUNTERS record (FORMAT.md §3.18). */
+				if (tr->has_next_annots && tr->next_annots.type == RECFMT_COUNTERS)
+					tr->has_next_annots = recfmt_cursor_next(&peek, &tr->next_annots,
+										 &perr) == RECFMT_OK;
+				tr->has_next_annots &= tr->next_annots.type == RECFMT_ANNOTS;
+				tr->next_annots_frame = index;
+				tr->next_annots_offset = offset;
+			}
 			if (fn && fn(ctx, tr, th, &it) < 0) {
 				tr->nr_bad_blocks++;
 				tr->nr_failed_blocks++;
@@ -255,6 +273,45 @@ enum tt_status tt_trace_walk_frame(struct tt_trace *tr, const uint8_t *data, siz
 				break;
 			tr->has_crash = true;
 			break;
+		case RECFMT_ANNOT_NAME: {
+			struct recfmt_annot_name nm;
+
+			if ((st = recfmt_decode_annot_name(&rec, &nm, &err)) != RECFMT_OK)
+				break;
+			tr->has_annots = true;
+			break;
+		}
+		case RECFMT_ANNOTS: {
+			/* Validated here, once per walk, so that check and every
+			 * report see its damage; applied by the engine (scopes.c). */
+			struct recfmt_annots_iter ai;
+			struct recfmt_annot a;
+			struct tt_thread *th;
+
+			if ((st = recfmt_annots_open(&rec, &ai, &err)) != RECFMT_OK)
+				break;
+			while ((st = recfmt_annots_next(&ai, &a, &err)) == RECFMT_OK)
+				see_ticks(tr, a.ticks);
+			if (st == RECFMT_END_OF_INPUT)
+				st = RECFMT_OK;
+			th = tt_trace_thread(tr, ai.thread);
+			th->nr_annots += ai.nr_annots - ai.nr_left;
+			tr->nr_annots += ai.nr_annots - ai.nr_left;
+			tr->has_annots = true;
+			break;
+		}
+		case RECFMT_ANNOT_DROPS: {
+			struct recfmt_annot_drops ad;
+
+			if ((st = recfmt_decode_annot_drops(&rec, &ad, &err)) != RECFMT_OK)
+				break;
+			struct tt_thread *th = tt_trace_thread(tr, ad.thread);
+			/* Cumulative: the largest is the latest (FORMAT.md §3.19). */
+			tr->has_annots = true;
+			if (ad.nr_dropped > th->nr_annots_dropped)
+				th->nr_annots_dropped = ad.nr_dropped;
+			break;
+		}
 		case RECFMT_PROBE_COST:
 			if ((st = recfmt_decode_probe_cost(&rec, &tr->probe_cost, &err)) != RECFMT_OK)
 				break;

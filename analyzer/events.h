@@ -45,6 +45,8 @@ struct tt_thread {
 	uint64_t nr_dropped; /* largest DROPS/THREAD_END count */
 	uint64_t nr_filtered; /* REC_MIN_NS: largest DROPS/THREAD_END nr_filtered (1.1) */
 	uint64_t nr_blocked, blocked_ns; /* REC_OVERFLOW=block: largest BLOCKED counts (1.2) */
+	uint64_t nr_annots_dropped; /* largest ANNOT_DROPS count (1.2, FORMAT.md §3.19) */
+	uint64_t nr_annots;	   /* annotations in its ANNOTS records (the valid ones) */
 	void *user;	     /* the consumer's per-thread state */
 	uint64_t out_id;     /* a consumer's id for the thread (chrome tid) */
 	bool has_out_id;
@@ -137,6 +139,15 @@ struct tt_trace {
 	uint32_t walker, nr_walkers;
 	uint64_t nr_failed_blocks; /* blocks the block function rejected
 				    * (also in nr_bad_blocks) */
+	/* The ANNOTS record directly after the EVENTS block being handed to
+	 * the block function, if any (FORMAT.md §3.18: its positions are in
+	 * that block), with its frame's index and offset; annots_taken: the
+	 * block function applied it, so the record hook skips it. */
+	bool has_next_annots, annots_taken;
+	struct recfmt_record next_annots;
+	uint64_t next_annots_frame, next_annots_offset;
+	uint64_t nr_annots;	   /* annotations in ANNOTS records (valid rows) */
+	bool has_annots;	   /* an annotation record was seen (1.2) */
 	uint64_t min_step_ticks;   /* tt_events_decode_block(): the smallest
 				    * nonzero tick step between two events of a
 				    * block (the clock's resolution); 0: none */

@@ -237,6 +237,8 @@ void tt_options_fini(struct tt_options *o)
 		regfree(&o->function_re);
 	free(o->threads);
 	o->threads = NULL;
+	free(o->arg_keys);
+	o->arg_keys = NULL;
 	free(o->traces);
 	o->traces = NULL;
 	o->nr_traces = 0;

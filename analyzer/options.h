@@ -44,6 +44,8 @@ struct tt_options {
 	uint64_t top;	 /* 0: all rows */
 	unsigned nr_bins; /* histogram */
 	const char *output; /* chrome -o */
+	const char **arg_keys; /* summary --arg KEY, in the order given */
+	uint32_t nr_arg_keys;
 };
 
 #define TT_OPTIONS_INIT { .format = TT_FORMAT_TABLE, .sort = TT_SORT_TOTAL, .nr_bins = 0 }

@@ -32,6 +32,10 @@ enum {
 	PD_PID = 1, PD_NAME = 6, THD_PID = 1, THD_TID = 2, THD_NAME = 5,
 	/* TrackEvent */
 	TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11, TE_COUNTER_VALUE = 30,
+	TE_DEBUG_ANNOTATIONS = 4, TE_NAME = 23, TE_DOUBLE_COUNTER_VALUE = 44, TE_FLOW_IDS = 47,
+	TE_TERMINATING_FLOW_IDS = 48,
+	/* DebugAnnotation */
+	DA_INT_VALUE = 4, DA_STRING_VALUE = 6, DA_NAME = 10,
 	TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
 	/* InternedData, EventName */
 	ID_EVENT_NAMES = 2, EN_IID = 1, EN_NAME = 2,
@@ -301,6 +305,60 @@ void tt_pf_counter(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, uint64_t u
 	tt_pb_end(&w->pb);
 	packet_end(w);
 	s->counters++;
+}
+
+void tt_pf_counter_double(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, uint64_t uuid,
+			  double v)
+{
+	event_packet(w, s, ns);
+	tt_pb_begin(&w->pb, TP_TRACK_EVENT);
+	tt_pb_varint(&w->pb, TE_TYPE, TYPE_COUNTER);
+	tt_pb_varint(&w->pb, TE_TRACK_UUID, uuid);
+	tt_pb_double(&w->pb, TE_DOUBLE_COUNTER_VALUE, v);
+	tt_pb_end(&w->pb);
+	packet_end(w);
+	s->counters++;
+}
+
+void tt_pf_end_args(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, const char *const *keys,
+		    const int64_t *vals, uint32_t n)
+{
+	if (!n) {
+		tt_pf_end(w, s, ns);
+		return;
+	}
+	event_packet(w, s, ns);
+	tt_pb_begin(&w->pb, TP_TRACK_EVENT);
+	tt_pb_varint(&w->pb, TE_TYPE, TYPE_SLICE_END);
+	for (uint32_t i = 0; i < n; i++) {
+		tt_pb_begin(&w->pb, TE_DEBUG_ANNOTATIONS);
+		tt_pb_string(&w->pb, DA_NAME, keys[i]);
+		tt_pb_int64(&w->pb, DA_INT_VALUE, vals[i]);
+		tt_pb_end(&w->pb);
+	}
+	tt_pb_end(&w->pb);
+	packet_end(w);
+}
+
+void tt_pf_mark(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, const char *name,
+		size_t name_len, const char *message, size_t message_len, int flow,
+		uint64_t flow_id)
+{
+	event_packet(w, s, ns);
+	tt_pb_begin(&w->pb, TP_TRACK_EVENT);
+	tt_pb_varint(&w->pb, TE_TYPE, TYPE_INSTANT);
+	tt_pb_bytes(&w->pb, TE_NAME, name, name_len);
+	if (message) {
+		tt_pb_begin(&w->pb, TE_DEBUG_ANNOTATIONS);
+		tt_pb_string(&w->pb, DA_NAME, "message");
+		tt_pb_bytes(&w->pb, DA_STRING_VALUE, message, message_len);
+		tt_pb_end(&w->pb);
+	}
+	if (flow)
+		tt_pb_fixed64(&w->pb, flow > 0 ? TE_FLOW_IDS : TE_TERMINATING_FLOW_IDS, flow_id);
+	tt_pb_end(&w->pb);
+	packet_end(w);
+	s->instants++;
 }
 
 void tt_pf_seq_fini(struct tt_pf_seq *s)

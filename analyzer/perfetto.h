@@ -73,6 +73,19 @@ void tt_pf_instant(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, uint32_t n
 void tt_pf_counter_track(struct tt_pf *w, uint64_t uuid, uint64_t parent_uuid, const char *name);
 /* A value of counter track uuid, on sequence s (for its clock). */
 void tt_pf_counter(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, uint64_t uuid, int64_t v);
+void tt_pf_counter_double(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, uint64_t uuid,
+			  double v);
+/* A slice's END with its arguments as debug annotations (KEY: int). */
+void tt_pf_end_args(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, const char *const *keys,
+		    const int64_t *vals, uint32_t n);
+/*
+ * An instant with a literal name (annotations: not interned), with a
+ * debug annotation "message" when message is not NULL, and flow > 0 a
+ * flow_ids entry, flow < 0 a terminating_flow_ids entry of flow_id.
+ */
+void tt_pf_mark(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, const char *name,
+		size_t name_len, const char *message, size_t message_len, int flow,
+		uint64_t flow_id);
 void tt_pf_seq_fini(struct tt_pf_seq *s);
 /* Writes what is buffered; 0 or a negative errno value (w->err). */
 int tt_pf_flush(struct tt_pf *w);

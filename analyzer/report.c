@@ -165,8 +165,8 @@ static void finish_row(struct tt_row *r, const struct tt_clock *c)
 static enum tt_status walk(struct tt_report *rep, const struct tt_options *o,
 			   bool (*filter)(void *, const struct tt_thread *), void *filter_ctx,
 			   tt_close_fn on_close, void *close_ctx, const struct tt_consumer *cons,
-			   void *const *cons_ctxs, tt_counters_fn on_counters, void *const *ctr_ctxs,
-			   char *msg, size_t msg_bytes)
+			   void *const *cons_ctxs, tt_counters_fn on_counters, tt_arg_fn on_arg,
+			   void *const *ctr_ctxs, char *msg, size_t msg_bytes)
 {
 	struct tt_trace *trs[8];
 	void *ctxs[8];
@@ -202,9 +202,16 @@ static enum tt_status walk(struct tt_report *rep, const struct tt_options *o,
 		if (on_counters) {
 			sc->on_counters = on_counters;
 			sc->counters_ctx = ctr_ctxs[i];
-			tr->on_record = tt_scopes_record;
-			tr->record_ctx = sc;
 		}
+		if (on_arg) {
+			sc->on_arg = on_arg;
+			sc->arg_ctx = ctr_ctxs[i];
+			sc->arg_keys = o->arg_keys;
+			sc->nr_arg_keys = o->nr_arg_keys;
+		}
+		/* Counters and annotations come to the engine as records. */
+		tr->on_record = tt_scopes_record;
+		tr->record_ctx = sc;
 		trs[i] = tr;
 		ctxs[i] = sc;
 	}
@@ -229,35 +236,37 @@ enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
 
 static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_close_fn on_close,
 			  void *close_ctx, const struct tt_consumer *cons, void *const *cons_ctxs,
-			  tt_counters_fn on_counters, void *const *ctr_ctxs, struct tt_trace *meta,
-			  char *msg, size_t msg_bytes);
+			  tt_counters_fn on_counters, tt_arg_fn on_arg, void *const *ctr_ctxs,
+			  struct tt_trace *meta, char *msg, size_t msg_bytes);
 
 enum tt_status tt_report_run_views(struct tt_report *rep, const struct tt_options *o,
 				   tt_close_fn on_close, void *close_ctx,
 				   const struct tt_consumer *cons, void *const *cons_ctxs, char *msg,
 				   size_t msg_bytes)
 {
-	return run(rep, o, on_close, close_ctx, cons, cons_ctxs, NULL, NULL, NULL, msg, msg_bytes);
+	return run(rep, o, on_close, close_ctx, cons, cons_ctxs, NULL, NULL, NULL, NULL, msg,
+		   msg_bytes);
 }
 
 enum tt_status tt_report_run_views_meta(struct tt_report *rep, const struct tt_options *o,
 					struct tt_trace *meta, const struct tt_consumer *cons,
 					void *const *cons_ctxs, char *msg, size_t msg_bytes)
 {
-	return run(rep, o, NULL, NULL, cons, cons_ctxs, NULL, NULL, meta, msg, msg_bytes);
+	return run(rep, o, NULL, NULL, cons, cons_ctxs, NULL, NULL, NULL, meta, msg, msg_bytes);
 }
 
 enum tt_status tt_report_run_counters(struct tt_report *rep, const struct tt_options *o,
-				      tt_counters_fn on_counters, void *const *ctr_ctxs, char *msg,
-				      size_t msg_bytes)
+				      tt_counters_fn on_counters, tt_arg_fn on_arg,
+				      void *const *ctr_ctxs, char *msg, size_t msg_bytes)
 {
-	return run(rep, o, NULL, NULL, NULL, NULL, on_counters, ctr_ctxs, NULL, msg, msg_bytes);
+	return run(rep, o, NULL, NULL, NULL, NULL, on_counters, on_arg, ctr_ctxs, NULL, msg,
+		   msg_bytes);
 }
 
 static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_close_fn on_close,
 			  void *close_ctx, const struct tt_consumer *cons, void *const *cons_ctxs,
-			  tt_counters_fn on_counters, void *const *ctr_ctxs, struct tt_trace *meta,
-			  char *msg, size_t msg_bytes)
+			  tt_counters_fn on_counters, tt_arg_fn on_arg, void *const *ctr_ctxs,
+			  struct tt_trace *meta, char *msg, size_t msg_bytes)
 {
 	struct filter_ctx fc = { o, NULL };
 	enum tt_status st;
@@ -285,7 +294,7 @@ static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_
 		fc.meta = &rep->meta;
 	}
 	st = walk(rep, o, o->nr_threads && fc.meta ? thread_filter : NULL, &fc, on_close,
-		  close_ctx, cons, cons_ctxs, on_counters, ctr_ctxs, msg, msg_bytes);
+		  close_ctx, cons, cons_ctxs, on_counters, on_arg, ctr_ctxs, msg, msg_bytes);
 	if (st != TT_OK)
 		return st;
 	if (!rep->has_meta)
@@ -550,7 +559,7 @@ static enum tt_status run_files(struct tt_report *rep, const struct tt_options *
 		enum tt_status st;
 
 		tt_report_file_options(o, i, &fo);
-		st = run(sub, &fo, NULL, NULL, NULL, NULL, NULL, NULL, NULL, msg, msg_bytes);
+		st = run(sub, &fo, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, msg, msg_bytes);
 		if (st == TT_OK)
 			tt_report_multi_add(rep, o, sub);
 		else

@@ -90,12 +90,13 @@ enum tt_status tt_report_run_views_meta(struct tt_report *rep, const struct tt_o
 					void *const *cons_ctxs, char *msg, size_t msg_bytes);
 /*
  * tt_report_run_counters() - tt_report_run() with the engine's counter
- * deltas (scopes.h, on_counters) on every walker: ctr_ctxs[r] is
- * on_counters' context on replica r, TT_REPORT_MAX_REPLICAS of them.
+ * deltas (scopes.h, on_counters) and, with o->arg_keys, its arguments
+ * (on_arg, may be NULL) on every walker: ctr_ctxs[r] is both callbacks'
+ * context on replica r, TT_REPORT_MAX_REPLICAS of them.
  */
 enum tt_status tt_report_run_counters(struct tt_report *rep, const struct tt_options *o,
-				      tt_counters_fn on_counters, void *const *ctr_ctxs, char *msg,
-				      size_t msg_bytes);
+				      tt_counters_fn on_counters, tt_arg_fn on_arg,
+				      void *const *ctr_ctxs, char *msg, size_t msg_bytes);
 /* The trace of replica r (0: rep->tr). */
 static inline struct tt_trace *tt_report_replica(struct tt_report *rep, unsigned r)
 {

@@ -84,6 +84,15 @@ struct scope_thread {
 	uint32_t col_ctr[TT_MAX_COUNTERS]; /* column -> counter index */
 	uint32_t cur_mask;   /* the event event_slow() pairs: its counters */
 	const uint64_t *cur_vals;
+	/* summary --arg: the arguments of the open frames, by stack slot
+	 * (ascending: a new one binds to the top), one per frame and key.
+	 * While any is held the blocks go by the book (event_slow()), which
+	 * hands them over or drops them as their frames close. */
+	struct pend_arg {
+		uint32_t sp, key;
+		int64_t v;
+	} *args;
+	uint32_t nr_args, cap_args;
 };
 
 void tt_scopes_init(struct tt_scopes *sc, struct tt_trace *tr)
@@ -229,6 +238,19 @@ static void count_error(struct tt_scopes *sc, struct scope_thread *st, uint32_t 
 	sc->nr_unmatched++;
 }
 
+/* The frame in stack slot idx closes (timed in the window: its
+ * arguments go to on_arg); the arguments of it and above are let go. */
+static void close_args(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread *th,
+		       uint32_t name, uint32_t idx, bool timed)
+{
+	while (st->nr_args && st->args[st->nr_args - 1].sp >= idx) {
+		const struct pend_arg *p = &st->args[--st->nr_args];
+
+		if (timed && p->sp == idx)
+			sc->on_arg(sc->arg_ctx, (uint32_t)(th - sc->tr->threads), name, p->key, p->v);
+	}
+}
+
 /*
  * Summary's and histogram's default: no window, no callback. Then every
  * frame is inside the window and pair_fast() keeps only the open count of
@@ -266,6 +288,8 @@ static void drop_top(struct tt_scopes *sc, struct scope_thread *st, uint64_t tic
 {
 	struct frame *f = &st->stack[st->sp--];
 
+	if (st->nr_args)
+		close_args(sc, st, NULL, f->name, st->sp + 1, false);
 	st->depth[f->name].top = f->prev;
 	if (f->in) {
 		if (!fast_mode(sc))
@@ -384,6 +408,10 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 	}
 	f = &st->stack[st->sp--];
 	st->depth[name].top = f->prev;
+	if (st->nr_args)
+		close_args(sc, st, th, name, st->sp + 1,
+			   f->in && ticks >= f->enter_ticks &&
+				   ticks - f->enter_ticks <= sc->max_dur_ticks);
 	if (ticks >= f->enter_ticks && ticks - f->enter_ticks > sc->max_dur_ticks) {
 		/* Longer than --max-duration: an error, not a time (docs/ANALYZER.md);
 		 * the time was spent inside the parent, which keeps it as child time. */
@@ -838,6 +866,8 @@ static uint64_t now_ns(void)
  */
 #define PROBE_EVERY 64
 
+static void an_apply(struct tt_scopes *sc, struct tt_thread *th, const struct recfmt_annot *r);
+
 /*
  * Counters (scopes.h, on_counters). flush() pairs the pending block, with
  * the values of a COUNTERS block (cols: column c of event i at
@@ -864,14 +894,27 @@ static void flush(struct tt_scopes *sc, const uint64_t *cols)
 	cover_names(st, tr->nr_names);
 	st->cur_vals = vals;
 	st->cur_mask = mask;
+	/* Its annotations, each before the event at its position. */
+	struct recfmt_annots_iter ai;
+	struct recfmt_error err = { 0 };
+	struct recfmt_annot an;
+	bool have = sc->pend_has_annots &&
+		    recfmt_annots_open(&sc->pend_annots, &ai, &err) == RECFMT_OK &&
+		    recfmt_annots_next(&ai, &an, &err) == RECFMT_OK;
+
+	sc->pend_has_annots = false;
 	for (uint32_t i = 0; i < sc->pend_n; i++) {
 		if (mask)
 			for (uint32_t c = 0; c < st->nr_cols; c++)
 				if (st->col_ctr[c] != UINT32_MAX)
 					vals[st->col_ctr[c]] = cols[(size_t)c * sc->pend_n + i];
+		for (; have && an.pos <= i; have = recfmt_annots_next(&ai, &an, &err) == RECFMT_OK)
+			an_apply(sc, th, &an);
 		event_slow(sc, st, th, sc->pend_codes[i] >> 1, sc->pend_ticks[i],
 			   sc->pend_codes[i] & 1);
 	}
+	for (; have; have = recfmt_annots_next(&ai, &an, &err) == RECFMT_OK)
+		an_apply(sc, th, &an);
 	st->cur_vals = NULL;
 	st->cur_mask = 0;
 }
@@ -902,6 +945,19 @@ static int defer_block(struct tt_scopes *sc, struct tt_trace *tr, struct tt_thre
 	sc->pend_thread = (uint32_t)(th - tr->threads) + 1;
 	/* A damaged block's counters cannot be matched to its events. */
 	sc->pend_next = rc == 0;
+	/* Annotations positioned in it (events.h, next_annots): applied by
+	 * flush(), in the same frame (before the walk leaves it). */
+	if (tr->has_next_annots && !tr->annots_taken) {
+		struct recfmt_annots_iter ai;
+		struct recfmt_error err = { 0 };
+
+		if (recfmt_annots_open(&tr->next_annots, &ai, &err) == RECFMT_OK &&
+		    ai.thread == th->serial && ai.nr_events == it->nr_events && ai.nr_events) {
+			sc->pend_annots = tr->next_annots;
+			sc->pend_has_annots = true;
+			tr->annots_taken = true;
+		}
+	}
 	return rc;
 }
 
@@ -951,6 +1007,194 @@ static void counter_set(struct tt_scopes *sc, struct tt_trace *tr, const struct 
 		counters_on(st);
 }
 
+/* ---------------------------------------------------------------------
+ * Annotations (FORMAT.md §3.17-§3.18, docs/ANALYZER.md "Annotations").
+ */
+
+static uint32_t an_slot(const struct tt_scopes *sc, uint32_t key)
+{
+	uint32_t slot = tt_hash_u32(key) & sc->an_mask;
+
+	while (sc->an_keys[slot] && sc->an_keys[slot] != key)
+		slot = (slot + 1) & sc->an_mask;
+	return slot;
+}
+
+/* Defines (or renames: the latest record wins) annotation name key. */
+static void an_define(struct tt_scopes *sc, uint32_t key, char *name)
+{
+	uint32_t slot;
+
+	if (!sc->an_keys || 2 * (sc->nr_an + 1) > sc->an_mask) {
+		uint32_t mask = sc->an_mask ? 2 * sc->an_mask + 1 : 63;
+		uint32_t *keys = tt_xcalloc((size_t)mask + 1, sizeof(*keys));
+		char **names = tt_xcalloc((size_t)mask + 1, sizeof(*names));
+
+		for (uint32_t k = 0; sc->an_keys && k <= sc->an_mask; k++) {
+			if (!sc->an_keys[k])
+				continue;
+			slot = tt_hash_u32(sc->an_keys[k]) & mask;
+			while (keys[slot])
+				slot = (slot + 1) & mask;
+			keys[slot] = sc->an_keys[k];
+			names[slot] = sc->an_names[k];
+		}
+		free(sc->an_keys);
+		free(sc->an_names);
+		sc->an_keys = keys;
+		sc->an_names = names;
+		sc->an_mask = mask;
+	}
+	slot = an_slot(sc, key);
+	if (!sc->an_keys[slot]) {
+		sc->an_keys[slot] = key;
+		sc->nr_an++;
+	}
+	free(sc->an_names[slot]);
+	sc->an_names[slot] = name;
+}
+
+/* The name of an annotation's name id; a never defined one (its frame was
+ * lost) is named by its number, "track#5" (FORMAT.md §3.17). */
+static const char *an_name(struct tt_scopes *sc, uint32_t name_kind, uint32_t id)
+{
+	static const char *const what[] = { "annotation", "track", "instant", "key", "flow" };
+	const uint32_t key = name_kind << 28 | (id & RECFMT_MAX_ANNOT_NAME_ID);
+	char buf[48];
+
+	if (sc->an_keys) {
+		uint32_t slot = an_slot(sc, key);
+
+		if (sc->an_keys[slot])
+			return sc->an_names[slot];
+	}
+	snprintf(buf, sizeof(buf), "%s#%u", what[name_kind < 5 ? name_kind : 0], id);
+	an_define(sc, key, tt_xstrndup(buf, strlen(buf)));
+	return an_name(sc, name_kind, id);
+}
+
+/* A decoded annotation to the engine's form. */
+static void an_apply(struct tt_scopes *sc, struct tt_thread *th, const struct recfmt_annot *r)
+{
+	static const enum tt_annot_kind kinds[] = {
+		[RECFMT_ANNOT_VALUE_I64] = TT_ANNOT_VALUE,
+		[RECFMT_ANNOT_VALUE_F64] = TT_ANNOT_VALUE,
+		[RECFMT_ANNOT_INSTANT] = TT_ANNOT_INSTANT,
+		[RECFMT_ANNOT_MESSAGE] = TT_ANNOT_MESSAGE,
+		[RECFMT_ANNOT_ARG] = TT_ANNOT_ARG,
+		[RECFMT_ANNOT_FLOW_BEGIN] = TT_ANNOT_FLOW_BEGIN,
+		[RECFMT_ANNOT_FLOW_STEP] = TT_ANNOT_FLOW_STEP,
+		[RECFMT_ANNOT_FLOW_END] = TT_ANNOT_FLOW_END,
+	};
+	struct tt_annot a = { 0 };
+
+	if (r->kind < 1 || r->kind > RECFMT_ANNOT_KIND_MAX)
+		return; /* the decoder refuses them */
+	a.kind = kinds[r->kind];
+	a.ticks = r->ticks;
+	if (r->kind == RECFMT_ANNOT_MESSAGE) {
+		a.name = r->text ? r->text : "";
+		a.name_bytes = r->text ? r->text_bytes : 0;
+	} else {
+		a.name = an_name(sc, recfmt_annot_name_kind(r->kind), r->name_id);
+		a.name_bytes = (uint32_t)strlen(a.name);
+	}
+	a.is_double = r->kind == RECFMT_ANNOT_VALUE_F64;
+	a.i = r->i64;
+	a.d = r->f64;
+	a.id = r->id;
+	tt_scopes_annot(sc, th, &a);
+}
+
+/* A damaged annotation record: the walk (events.c) counts and reports it;
+ * the engine applies the rows before the damage. */
+static void an_damaged(struct tt_scopes *sc)
+{
+	sc->nr_bad_annots++;
+}
+
+/*
+ * The block function's side: when an ANNOTS record of this thread and
+ * block follows it (events.h, next_annots), the block is paired by the
+ * book with each annotation applied between the events at its position.
+ * Return: 1 if it did (*rc: the block's result), 0 if there is none.
+ */
+static int pair_annotated(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
+			  struct tt_thread *th, struct recfmt_events_iter *it, int *rc)
+{
+	struct recfmt_annots_iter ai;
+	struct recfmt_error err = { 0 };
+	struct recfmt_annot an;
+	uint64_t ticks[BATCH];
+	uint32_t codes[BATCH], i = 0;
+	bool have;
+	int n;
+
+	if (!tr->has_next_annots || tr->annots_taken)
+		return 0;
+	if (recfmt_annots_open(&tr->next_annots, &ai, &err) != RECFMT_OK ||
+	    ai.thread != th->serial || ai.nr_events != it->nr_events || !ai.nr_events)
+		return 0; /* the record hook judges it */
+	tr->annots_taken = true;
+	have = recfmt_annots_next(&ai, &an, &err) == RECFMT_OK;
+	while ((n = recfmt_events_decode_batch(it, ticks, codes, BATCH)) > 0) {
+		for (int k = 0; k < n; k++)
+			codes[k] = tt_trace_site_name(tr, codes[k] >> 1) << 1 | (codes[k] & 1);
+		cover_names(st, tr->nr_names);
+		for (int k = 0; k < n; k++, i++) {
+			for (; have && an.pos <= i; have = recfmt_annots_next(&ai, &an, &err) == RECFMT_OK)
+				an_apply(sc, th, &an);
+			event_slow(sc, st, th, codes[k] >> 1, ticks[k], codes[k] & 1);
+		}
+	}
+	*rc = n == 0 && recfmt_events_check_end(it) ? 0 : -1;
+	/* After the last event (pos == nr_events); a damaged block's events
+	 * stop early, and the annotations after them still come in order. */
+	for (; have; have = recfmt_annots_next(&ai, &an, &err) == RECFMT_OK)
+		an_apply(sc, th, &an);
+	if (err.status != RECFMT_OK)
+		an_damaged(sc);
+	shrink_stack(st);
+	return 1;
+}
+
+/* The annotation records through the record hook: names on every replica;
+ * a stand-alone ANNOTS record (FORMAT.md §3.18) on the replica that pairs
+ * its thread (events.h); one that follows its block was applied by the
+ * block function (or annotates nothing: FORMAT.md says to ignore it). */
+static void annot_record(struct tt_scopes *sc, struct tt_trace *tr, const struct recfmt_record *rec)
+{
+	struct recfmt_error err = { 0 };
+
+	if (rec->type == RECFMT_ANNOT_NAME) {
+		struct recfmt_annot_name nm;
+
+		if (recfmt_decode_annot_name(rec, &nm, &err) != RECFMT_OK ||
+		    nm.kind < RECFMT_NAME_TRACK || nm.kind > RECFMT_NAME_FLOW)
+			return;
+		an_define(sc, nm.kind << 28 | nm.id, tt_emit_clean(nm.name, nm.name_bytes));
+		return;
+	}
+	if (rec->type == RECFMT_ANNOTS) {
+		struct recfmt_annots_iter ai;
+		struct recfmt_annot an;
+		struct tt_thread *th;
+		enum recfmt_status st;
+
+		if (recfmt_annots_open(rec, &ai, &err) != RECFMT_OK)
+			return;
+		if (ai.nr_events)
+			return;
+		th = tt_trace_thread(tr, ai.thread);
+		if (tr->nr_walkers > 1 && (uint32_t)(th - tr->threads) % tr->nr_walkers != tr->walker)
+			return; /* another replica pairs it (events.h) */
+		while ((st = recfmt_annots_next(&ai, &an, &err)) == RECFMT_OK)
+			an_apply(sc, th, &an);
+		if (st != RECFMT_END_OF_INPUT)
+			an_damaged(sc);
+	}
+}
+
 void tt_scopes_record(void *ctx, struct tt_trace *tr, const struct recfmt_record *rec,
 		      uint64_t frame_index, uint64_t frame_offset)
 {
@@ -969,8 +1213,10 @@ void tt_scopes_record(void *ctx, struct tt_trace *tr, const struct recfmt_record
 	}
 	if (rec->type != RECFMT_COUNTERS) {
 		flush(sc, NULL);
-		if (rec->type == RECFMT_COUNTER_SET)
+		if (rec->type == RECFMT_COUNTER_SET && sc->on_counters)
 			counter_set(sc, tr, rec);
+		else
+			annot_record(sc, tr, rec);
 		return;
 	}
 	/* A COUNTERS block attaches to the pending block only as the very next
@@ -1045,16 +1291,19 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		return 0;
 	if (st->has_ctr && sc->on_counters)
 		return defer_block(sc, tr, th, it);
+	if (pair_annotated(sc, tr, st, th, it, &n))
+		return n;
 	for (;;) {
 		const uint32_t m = it->nr_left < BATCH ? it->nr_left : BATCH;
 		const bool fast = m && fast_mode(sc) && tr->nr_site_slots && !st->overflow &&
+				  !st->nr_args &&
 				  st->sp + m <= MAX_DEPTH && sc->max_dur_ticks == UINT64_MAX &&
 				  reserve_stack(sc, st, st->sp + m);
 		const uint32_t phase = fast && m == BATCH ? st->nr_batches++ % PROBE_EVERY : 2;
 		const uint64_t t0 = phase < 2 ? now_ns() : 0;
 
 		if (m && sc->cons && !sc->on_close && !sc->comp_applied && !st->has_ctr &&
-		    !st->overflow && sc->max_dur_ticks == UINT64_MAX && tr->nr_site_slots &&
+		    !st->overflow && !st->nr_args && sc->max_dur_ticks == UINT64_MAX && tr->nr_site_slots &&
 		    st->sp + m <= MAX_DEPTH && reserve_stack(sc, st, st->sp + m)) {
 			cover_names(st, tr->nr_names);
 			if (pair_cons(sc, tr, st, th, it, m) < 0)
@@ -1101,7 +1350,7 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		}
 		cover_names(st, tr->nr_names);
 		/* --max-duration is checked by event_slow() only. */
-		if (fast_mode(sc) || sc->cons || sc->comp_applied || st->overflow ||
+		if (fast_mode(sc) || sc->cons || sc->comp_applied || st->overflow || st->nr_args ||
 		    st->sp + (uint32_t)n > MAX_DEPTH ||
 		    sc->max_dur_ticks != UINT64_MAX || !reserve_stack(sc, st, st->sp + (uint32_t)n)) {
 			for (int i = 0; i < n; i++)
@@ -1115,6 +1364,48 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 	}
 	shrink_stack(st);
 	return n == 0 && recfmt_events_check_end(it) ? 0 : -1;
+}
+
+void tt_scopes_annot(struct tt_scopes *sc, struct tt_thread *th, struct tt_annot *a)
+{
+	struct scope_thread *st = thread_state(sc, th);
+	/* The innermost open frame, if it is stored (an enter beyond the
+	 * depth limit is open but not stored: nothing to bind to). */
+	const uint32_t depth = st->overflow ? 0 : st->sp;
+
+	if (st->skip)
+		return;
+	sc->nr_annots++;
+	a->in_window = sc->win_span_ticks == UINT64_MAX ||
+		       a->ticks - sc->win_lo_ticks < sc->win_span_ticks;
+	if (a->kind == TT_ANNOT_ARG || a->kind >= TT_ANNOT_FLOW_BEGIN)
+		sc->nr_unbound += !depth;
+	if (a->kind == TT_ANNOT_ARG && depth && sc->on_arg) {
+		uint32_t key = 0, k;
+
+		while (key < sc->nr_arg_keys && (strlen(sc->arg_keys[key]) != a->name_bytes ||
+						 memcmp(sc->arg_keys[key], a->name, a->name_bytes)))
+			key++;
+		if (key < sc->nr_arg_keys) {
+			/* Set twice in one frame: the later value wins. */
+			for (k = st->nr_args; k && st->args[k - 1].sp == depth; k--)
+				if (st->args[k - 1].key == key)
+					break;
+			if (!k || st->args[k - 1].sp != depth) {
+				if (st->nr_args == st->cap_args) {
+					st->cap_args = st->cap_args ? 2 * st->cap_args : 8;
+					st->args = tt_xrealloc(st->args,
+							       st->cap_args * sizeof(*st->args));
+				}
+				k = ++st->nr_args;
+				st->args[k - 1].sp = depth;
+				st->args[k - 1].key = key;
+			}
+			st->args[k - 1].v = a->i;
+		}
+	}
+	if (sc->cons && sc->cons->annot)
+		sc->cons->annot(st->cons_state, st->stack[depth].slot, depth, a);
 }
 
 void tt_scopes_finish(struct tt_scopes *sc)
@@ -1155,6 +1446,7 @@ void tt_scopes_fini(struct tt_scopes *sc)
 		free(st->depth);
 		free(st->ctr);
 		free(st->ctr_mask);
+		free(st->args);
 		tt_stats_fini(&st->own);
 		free(st);
 		tr->threads[i].user = NULL;
@@ -1166,6 +1458,12 @@ void tt_scopes_fini(struct tt_scopes *sc)
 	free(sc->pend_ticks);
 	free(sc->pend_codes);
 	free(sc->pend_vals);
+	for (uint32_t k = 0; sc->an_keys && k <= sc->an_mask; k++)
+		free(sc->an_names[k]);
+	free(sc->an_keys);
+	free(sc->an_names);
+	sc->an_keys = NULL;
+	sc->an_names = NULL;
 	sc->nr_ctr = 0;
 	sc->pend_ticks = sc->pend_vals = NULL;
 	sc->pend_codes = NULL;

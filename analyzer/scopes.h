@@ -74,6 +74,34 @@ enum tt_frame_error {
 };
 
 /*
+ * An annotation (contract §9; FORMAT.md, the annotation records), as the
+ * engine hands it to a consumer at its place in its thread's event stream:
+ * after the events recorded before it, before those recorded after it. The
+ * strings point into the record (valid during the call only).
+ */
+enum tt_annot_kind {
+	TT_ANNOT_VALUE,	     /* name: the track; is_double says i or d */
+	TT_ANNOT_INSTANT,    /* name: the instant */
+	TT_ANNOT_MESSAGE,    /* name: the message's text (0 to 255 bytes) */
+	TT_ANNOT_ARG,	     /* name: the key; i: the value */
+	TT_ANNOT_FLOW_BEGIN, /* name: the flow; id */
+	TT_ANNOT_FLOW_STEP,
+	TT_ANNOT_FLOW_END,
+};
+
+struct tt_annot {
+	enum tt_annot_kind kind;
+	uint64_t ticks;
+	const char *name;
+	uint32_t name_bytes;
+	bool is_double;
+	bool in_window; /* its ticks are inside the window */
+	int64_t i;
+	double d;
+	uint64_t id;
+};
+
+/*
  * A consumer of activations. thread_begin() is called once per thread of
  * the walk before its first event, on the walker that owns the thread, and
  * returns the consumer's state for it (tctx). enter() is called for every
@@ -95,6 +123,11 @@ struct tt_consumer {
 	void (*act)(void *tctx, const struct tt_activation *a);
 	void (*error)(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ticks,
 		      uint64_t ticks, enum tt_frame_error why); /* NULL: ignored */
+	/* An annotation of the thread (NULL: ignored), with the slot and
+	 * depth of the innermost open stored frame it binds to (depth 0: no
+	 * frame is open, slot 0), the frame the next act() or error() of
+	 * that depth closes. */
+	void (*annot)(void *tctx, uint32_t slot, uint32_t depth, const struct tt_annot *a);
 	/* A snapshot's exit whose enter is before the window (FORMAT.md §3.20):
 	 * the scope was open at the window's start; NULL: ignored. */
 	void (*open_at_start)(void *tctx, uint32_t name, uint64_t exit_ticks);
@@ -116,6 +149,14 @@ struct tt_consumer {
  */
 typedef void (*tt_counters_fn)(void *ctx, uint32_t thread, uint32_t name, bool outermost,
 			       uint32_t mask, const uint64_t *delta);
+
+/*
+ * summary --arg (scopes.h, on_arg): called for every timed activation inside
+ * the window that carries arguments, once per key (the last value set in the
+ * activation: a key set twice keeps the later value); key is an index in
+ * tt_scopes.arg_keys. thread: the index in the walk's tr->threads.
+ */
+typedef void (*tt_arg_fn)(void *ctx, uint32_t thread, uint32_t name, uint32_t key, int64_t value);
 
 struct tt_scopes {
 	struct tt_trace *tr;
@@ -165,6 +206,27 @@ struct tt_scopes {
 	uint32_t pend_n, pend_cap;
 	uint64_t *pend_vals;	/* the COUNTERS block's columns */
 	size_t pend_vals_cap;
+	/* The ANNOTS record positioned in the pending block (it follows the
+	 * block's COUNTERS record, in the same frame: valid until flushed). */
+	struct recfmt_record pend_annots;
+	bool pend_has_annots;
+
+	/* Annotations (tt_scopes_record() must be tr's record hook): to the
+	 * consumer's annot(), and the arguments under the caller's keys
+	 * arg_keys (summary --arg; others are not kept) of each activation to
+	 * on_arg. */
+	tt_arg_fn on_arg;
+	void *arg_ctx;
+	const char *const *arg_keys;
+	uint32_t nr_arg_keys;
+	/* Annotation names (ANNOT_NAME, FORMAT.md §3.17) by name kind << 28 |
+	 * id, on every replica: an open-addressing table. */
+	uint32_t *an_keys;
+	char **an_names;
+	uint32_t an_mask, nr_an;
+	uint64_t nr_bad_annots;	   /* ANNOTS records that did not decode */
+	uint64_t nr_annots;	   /* annotations of the analysed threads */
+	uint64_t nr_unbound;	   /* args and flow events with no open scope */
 
 	struct tt_stat_table global; /* when !by_thread */
 	uint64_t nr_unmatched;	     /* all errors, for reports */
@@ -184,6 +246,14 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
  * engine (on_counters; ctx: the tt_scopes). */
 void tt_scopes_record(void *ctx, struct tt_trace *tr, const struct recfmt_record *rec,
 		      uint64_t frame_index, uint64_t frame_offset);
+/*
+ * tt_scopes_annot() - one annotation of thread th, in its place in the
+ * thread's stream (tt_scopes_record() calls it for the annotation records):
+ * an argument binds to the innermost open stored frame (none: counted in
+ * nr_unbound and dropped), the consumer's annot() gets it. Sets
+ * a->in_window.
+ */
+void tt_scopes_annot(struct tt_scopes *sc, struct tt_thread *th, struct tt_annot *a);
 /* Pairs a pending block, then counts the enters still open at the end of
  * the file as errors. */
 void tt_scopes_finish(struct tt_scopes *sc);

@@ -4,6 +4,9 @@
  * producer/consumer pipeline with named threads. A producer makes work items,
  * two workers take them from a bounded queue and process each one with
  * nested, recursive, short and long scopes, and a logger drains results.
+ * Annotations (contract §9): the depth of each queue is a value track, each
+ * process() activation carries its item as an argument, and each item is a
+ * flow from the producer's "produce" scope to the worker's "process" scope.
  * Run it, then: tracetool summary trace.zst
  */
 #include <pthread.h>
@@ -36,6 +39,10 @@ static void queue_push(struct queue *q, int v)
 	while (q->tail - q->head == QUEUE_SLOTS)
 		pthread_cond_wait(&q->not_full, &q->lock);
 	q->items[q->tail++ % QUEUE_SLOTS] = v;
+	if (q == &work)
+		TRACE_VALUE("work_queue", q->tail - q->head);
+	else
+		TRACE_VALUE("results_queue", q->tail - q->head);
 	pthread_cond_signal(&q->not_empty);
 	pthread_mutex_unlock(&q->lock);
 }
@@ -92,6 +99,8 @@ static void slow_io(void)
 static int process(int item)
 {
 	TRACE_SCOPE();
+	TRACE_ARG("item", item);
+	TRACE_FLOW_END("item", (uint64_t)item);
 	unsigned r = checksum(item);
 
 	{
@@ -109,6 +118,7 @@ static void *producer(void *arg)
 	rec_thread_name("producer");
 	for (int i = 0; i < NR_ITEMS; i++) {
 		TRACE_SCOPE_NAMED("produce");
+		TRACE_FLOW_BEGIN("item", (uint64_t)i);
 		queue_push(&work, i);
 	}
 	queue_close(&work);

@@ -574,3 +574,151 @@ int recfmt_events_decode_batch(struct recfmt_events_iter *it, uint64_t *ticks, u
 	it->nr_left -= nd;
 	return nd ? (int)nd : -1;
 }
+
+/* ---------------------------------------------------------------------
+ * Annotations (FORMAT.md §3.17-§3.19).
+ */
+enum recfmt_status recfmt_decode_annot_name(const struct recfmt_record *rec,
+					    struct recfmt_annot_name *name,
+					    struct recfmt_error *err)
+{
+	const uint8_t *p = rec->payload;
+
+	RETURN_IF(rec->size < 24, err, rec, "ANNOT_NAME record too short (%u bytes)", rec->size);
+	name->id = recfmt_load_u32le(p);
+	name->kind = recfmt_load_u32le(p + 4);
+	name->line = recfmt_load_u32le(p + 8);
+	name->name_bytes = recfmt_load_u32le(p + 12);
+	name->file_bytes = recfmt_load_u32le(p + 16);
+	RETURN_IF(name->id == 0 || name->id > RECFMT_MAX_ANNOT_NAME_ID, err, rec,
+		  "bad annotation name id %u", name->id);
+	RETURN_IF(name->kind < RECFMT_NAME_TRACK || name->kind > RECFMT_NAME_FLOW, err, rec,
+		  "ANNOT_NAME %u of unknown kind %u", name->id, name->kind);
+	RETURN_IF(name->name_bytes > RECFMT_MAX_NAME_BYTES ||
+			  name->file_bytes > RECFMT_MAX_NAME_BYTES ||
+			  24u + name->name_bytes + name->file_bytes > rec->size,
+		  err, rec, "ANNOT_NAME record's strings overrun it");
+	name->name = (const char *)p + 24;
+	name->file = (const char *)p + 24 + name->name_bytes;
+	return RECFMT_OK;
+}
+
+enum recfmt_status recfmt_decode_annot_drops(const struct recfmt_record *rec,
+					     struct recfmt_annot_drops *d, struct recfmt_error *err)
+{
+	RETURN_IF(rec->size < 16, err, rec, "ANNOT_DROPS record too short (%u bytes)", rec->size);
+	d->thread = recfmt_load_u32le(rec->payload);
+	d->nr_dropped = recfmt_load_u64le(rec->payload + 8);
+	RETURN_IF(d->thread == 0, err, rec, "thread serial 0");
+	return RECFMT_OK;
+}
+
+enum recfmt_status recfmt_annots_open(const struct recfmt_record *rec,
+				      struct recfmt_annots_iter *it, struct recfmt_error *err)
+{
+	const uint8_t *p = rec->payload;
+
+	RETURN_IF(rec->size < 24, err, rec, "ANNOTS record too short (%u bytes)", rec->size);
+	it->thread = recfmt_load_u32le(p);
+	it->nr_annots = recfmt_load_u32le(p + 4);
+	it->ticks = recfmt_load_u64le(p + 8);
+	it->nr_events = recfmt_load_u32le(p + 16);
+	RETURN_IF(it->thread == 0, err, rec, "ANNOTS record of thread serial 0");
+	/* A row takes at least 4 bytes: kind, pos, ticks, and a name or a length. */
+	RETURN_IF(it->nr_annots > (rec->size - 24) / 4, err, rec,
+		  "ANNOTS record claims %u annotations in %u bytes", it->nr_annots, rec->size);
+	it->nr_left = it->nr_annots;
+	it->pos = 0;
+	it->p = p + 24;
+	it->end = p + rec->size;
+	it->payload = p;
+	it->offset = rec->offset;
+	return RECFMT_OK;
+}
+
+static enum recfmt_status annot_fail(struct recfmt_annots_iter *it, struct recfmt_error *err,
+				     const char *what)
+{
+	uint32_t index = it->nr_annots - it->nr_left;
+
+	it->nr_left = 0;
+	it->p = it->end; /* the rest is unusable */
+	return fail(err, RECFMT_CORRUPT, it->offset, "ANNOTS record of thread %u, annotation %u: %s",
+		    it->thread, index, what);
+}
+
+enum recfmt_status recfmt_annots_next(struct recfmt_annots_iter *it, struct recfmt_annot *a,
+				      struct recfmt_error *err)
+{
+	const uint8_t *p = it->p, *end = it->end;
+	uint64_t v, zz;
+	unsigned n;
+
+	if (it->nr_left == 0) {
+		if (p != end)
+			return fail(err, RECFMT_CORRUPT, it->offset,
+				    "ANNOTS record of thread %u leaves %zu bytes over", it->thread,
+				    (size_t)(end - p));
+		return RECFMT_END_OF_INPUT;
+	}
+	memset(a, 0, sizeof(*a));
+	a->thread = it->thread;
+	if (p >= end)
+		return annot_fail(it, err, "record ends early");
+	a->kind = *p++;
+	if (a->kind < RECFMT_ANNOT_VALUE_I64 || a->kind > RECFMT_ANNOT_KIND_MAX)
+		return annot_fail(it, err, "unknown kind");
+	n = recfmt_leb128_decode(p, end, &v);
+	if (!n || v > it->nr_events - it->pos)
+		return annot_fail(it, err, "position malformed or past the events it follows");
+	p += n;
+	a->pos = it->pos + (uint32_t)v;
+	n = recfmt_leb128_decode(p, end, &zz);
+	if (!n)
+		return annot_fail(it, err, "time malformed");
+	p += n;
+	a->ticks = it->ticks + ((zz >> 1) ^ (uint64_t)-(int64_t)(zz & 1));
+	if (a->kind == RECFMT_ANNOT_MESSAGE) {
+		if (p >= end || (size_t)(end - p) < 1u + p[0])
+			return annot_fail(it, err, "message text overruns the record");
+		a->text_bytes = p[0];
+		a->text = (const char *)p + 1;
+		p += 1u + a->text_bytes;
+	} else {
+		n = recfmt_leb128_decode(p, end, &v);
+		if (!n || v == 0 || v > RECFMT_MAX_ANNOT_NAME_ID)
+			return annot_fail(it, err, "name id malformed or out of range");
+		p += n;
+		a->name_id = (uint32_t)v;
+		switch (a->kind) {
+		case RECFMT_ANNOT_INSTANT:
+			break;
+		case RECFMT_ANNOT_VALUE_F64:
+			if (end - p < 8)
+				return annot_fail(it, err, "value overruns the record");
+			v = recfmt_load_u64le(p);
+			memcpy(&a->f64, &v, 8);
+			p += 8;
+			break;
+		case RECFMT_ANNOT_VALUE_I64:
+		case RECFMT_ANNOT_ARG:
+			n = recfmt_leb128_decode(p, end, &zz);
+			if (!n)
+				return annot_fail(it, err, "value malformed");
+			p += n;
+			a->i64 = (int64_t)((zz >> 1) ^ (uint64_t)-(int64_t)(zz & 1));
+			break;
+		default: /* FLOW_* */
+			n = recfmt_leb128_decode(p, end, &a->id);
+			if (!n)
+				return annot_fail(it, err, "flow id malformed");
+			p += n;
+			break;
+		}
+	}
+	it->p = p;
+	it->pos = a->pos;
+	it->ticks = a->ticks;
+	it->nr_left--;
+	return RECFMT_OK;
+}

@@ -543,3 +543,129 @@ int recfmt_encode_counters(struct recfmt_buf *buf, uint32_t thread, uint32_t nr_
 			   (uint32_t)(buf->len - start - RECFMT_RECORD_HEADER_BYTES));
 	return 0;
 }
+
+/* ---------------------------------------------------------------------
+ * Annotations (FORMAT.md §3.17-§3.19).
+ */
+int recfmt_encode_annot_name(struct recfmt_buf *buf, uint32_t id, uint32_t kind, uint32_t line,
+			     const char *name, const char *file)
+{
+	uint32_t name_bytes = clamp_name(name), file_bytes = clamp_name(file);
+	uint8_t *p;
+
+	if (id == 0 || id > RECFMT_MAX_ANNOT_NAME_ID || kind < RECFMT_NAME_TRACK ||
+	    kind > RECFMT_NAME_FLOW)
+		return -EINVAL;
+	p = record_begin(buf, RECFMT_ANNOT_NAME, 24 + name_bytes + file_bytes);
+	if (!p)
+		return -ENOMEM;
+	recfmt_store_u32le(p, id);
+	recfmt_store_u32le(p + 4, kind);
+	recfmt_store_u32le(p + 8, line);
+	recfmt_store_u32le(p + 12, name_bytes);
+	recfmt_store_u32le(p + 16, file_bytes);
+	recfmt_store_u32le(p + 20, 0);
+	memcpy(p + 24, name ? name : "", name_bytes);
+	memcpy(p + 24 + name_bytes, file ? file : "", file_bytes);
+	return 0;
+}
+
+int recfmt_encode_annot_drops(struct recfmt_buf *buf, uint32_t thread, uint64_t nr_dropped)
+{
+	return encode_id_u64s(buf, RECFMT_ANNOT_DROPS, thread, &nr_dropped, 1);
+}
+
+#define ANNOTS_FIXED_BYTES 24u
+/* kind, pos (5), ticks (10), name (5), value: at most 1 + 255 bytes. */
+#define ANNOT_ROW_MAX_BYTES (1u + 5u + 10u + 5u + 1u + RECFMT_MAX_MESSAGE_BYTES)
+
+int recfmt_annots_begin(struct recfmt_annots_encoder *enc, struct recfmt_buf *buf,
+			uint32_t thread, uint64_t base_ticks, uint32_t nr_events)
+{
+	uint8_t *p;
+
+	if (recfmt_buf_reserve(buf, RECFMT_RECORD_HEADER_BYTES + ANNOTS_FIXED_BYTES))
+		return -ENOMEM;
+	enc->buf = buf;
+	enc->record_start = buf->len;
+	enc->prev_ticks = base_ticks;
+	enc->prev_pos = 0;
+	enc->nr_events = nr_events;
+	enc->nr_annots = 0;
+	p = buf->data + buf->len;
+	memset(p, 0, RECFMT_RECORD_HEADER_BYTES + ANNOTS_FIXED_BYTES);
+	p[0] = RECFMT_ANNOTS;
+	recfmt_store_u32le(p + 8, thread);
+	recfmt_store_u64le(p + 16, base_ticks);
+	recfmt_store_u32le(p + 24, nr_events);
+	buf->len += RECFMT_RECORD_HEADER_BYTES + ANNOTS_FIXED_BYTES;
+	return 0;
+}
+
+int recfmt_annots_append(struct recfmt_annots_encoder *enc, const struct recfmt_annot *a)
+{
+	struct recfmt_buf *buf = enc->buf;
+	int64_t d = (int64_t)(a->ticks - enc->prev_ticks);
+	uint8_t *p;
+
+	if (a->kind < RECFMT_ANNOT_VALUE_I64 || a->kind > RECFMT_ANNOT_KIND_MAX ||
+	    a->pos < enc->prev_pos || a->pos > enc->nr_events)
+		return -EINVAL;
+	if (a->kind == RECFMT_ANNOT_MESSAGE ? a->text_bytes > RECFMT_MAX_MESSAGE_BYTES
+					    : a->name_id == 0 || a->name_id > RECFMT_MAX_ANNOT_NAME_ID)
+		return -EINVAL;
+	if (recfmt_buf_reserve(buf, ANNOT_ROW_MAX_BYTES))
+		return -ENOMEM;
+	p = buf->data + buf->len;
+	*p++ = (uint8_t)a->kind;
+	p = leb128_put(p, a->pos - enc->prev_pos);
+	p = leb128_put(p, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+	switch (a->kind) {
+	case RECFMT_ANNOT_MESSAGE:
+		*p++ = (uint8_t)a->text_bytes;
+		if (a->text_bytes)
+			memcpy(p, a->text, a->text_bytes);
+		p += a->text_bytes;
+		break;
+	case RECFMT_ANNOT_VALUE_I64:
+	case RECFMT_ANNOT_ARG:
+		p = leb128_put(p, a->name_id);
+		p = leb128_put(p, ((uint64_t)a->i64 << 1) ^ (uint64_t)(a->i64 >> 63));
+		break;
+	case RECFMT_ANNOT_VALUE_F64: {
+		uint64_t bits;
+
+		memcpy(&bits, &a->f64, 8);
+		p = leb128_put(p, a->name_id);
+		recfmt_store_u64le(p, bits);
+		p += 8;
+		break;
+	}
+	case RECFMT_ANNOT_INSTANT:
+		p = leb128_put(p, a->name_id);
+		break;
+	default: /* FLOW_BEGIN, FLOW_STEP, FLOW_END */
+		p = leb128_put(p, a->name_id);
+		p = leb128_put(p, a->id);
+		break;
+	}
+	buf->len = (size_t)(p - buf->data);
+	enc->prev_ticks = a->ticks;
+	enc->prev_pos = a->pos;
+	enc->nr_annots++;
+	return 0;
+}
+
+int recfmt_annots_finish(struct recfmt_annots_encoder *enc)
+{
+	struct recfmt_buf *buf = enc->buf;
+	uint8_t *p = buf->data + enc->record_start;
+
+	if (!enc->nr_annots) {
+		buf->len = enc->record_start;
+		return 0;
+	}
+	recfmt_store_u32le(p + 4, (uint32_t)(buf->len - enc->record_start - RECFMT_RECORD_HEADER_BYTES));
+	recfmt_store_u32le(p + RECFMT_RECORD_HEADER_BYTES + 4, enc->nr_annots);
+	return 0;
+}

@@ -2,7 +2,7 @@
 /*
  * recfmt.h - the one place that knows the bytes of a rec trace file.
  *
- * Implements FORMAT.md (version 1.1). librec writes through the encode side
+ * Implements FORMAT.md (version 1.2). librec writes through the encode side
  * (encode.c) and tracetool reads through the decode side (decode.c, frames.c);
  * neither includes the other. Everything on disk is little-endian and is
  * read and written through the load/store helpers below, never by casting a
@@ -51,6 +51,10 @@ enum recfmt_type {
 	RECFMT_BLOCKED = 14,	 /* 1.2: a thread's waits for room (FORMAT.md §3.15) */
 	RECFMT_PROBE_COST = 15,	 /* 1.2: what a probe adds to its parent (FORMAT.md §3.16) */
 	RECFMT_CRASH = 22,	 /* 1.2: the recording ended by a fatal signal (FORMAT.md §3.21) */
+	RECFMT_ANNOT_NAME = 16,	 /* 1.2: an annotation's name (FORMAT.md §3.17) */
+	RECFMT_ANNOTS = 17,	 /* 1.2: a thread's annotations (FORMAT.md §3.18) */
+	RECFMT_ANNOT_DROPS = 18, /* 1.2: a thread's dropped annotations (FORMAT.md §3.19) */
+	/* 19: reserved for annotations (FORMAT.md §3.19); 20-23: flight recorder, crash. */
 	RECFMT_SNAPSHOT = 20,	 /* 1.2: a flight-recorder snapshot's trigger (FORMAT.md §3.20) */
 };
 
@@ -339,6 +343,112 @@ struct recfmt_counters {
 };
 
 /* ---------------------------------------------------------------------
+ * Annotations (FORMAT.md §3.17-§3.19, version 1.2): values, instants,
+ * messages, arguments and flows of contract §9.
+ */
+
+/* The kind of one annotation (FORMAT.md §3.18). Values are on disk. */
+enum recfmt_annot_kind {
+	RECFMT_ANNOT_VALUE_I64 = 1,  /* TRACE_VALUE with an integer: i64 */
+	RECFMT_ANNOT_VALUE_F64 = 2,  /* TRACE_VALUE with a floating-point value: f64 */
+	RECFMT_ANNOT_INSTANT = 3,    /* TRACE_INSTANT: no value */
+	RECFMT_ANNOT_MESSAGE = 4,    /* TRACE_MESSAGE: text, no name */
+	RECFMT_ANNOT_ARG = 5,	     /* TRACE_ARG: i64 under a key, bound to the innermost scope */
+	RECFMT_ANNOT_FLOW_BEGIN = 6, /* TRACE_FLOW_*: u64 id, bound to the innermost scope */
+	RECFMT_ANNOT_FLOW_STEP = 7,
+	RECFMT_ANNOT_FLOW_END = 8,
+};
+#define RECFMT_ANNOT_KIND_MAX 8u
+
+/*
+ * The name space of an ANNOT_NAME (FORMAT.md §3.17): what its name names.
+ * Annotation names have their own ids, apart from SITE/FUNC ids: they are
+ * never scopes.
+ */
+enum recfmt_name_kind {
+	RECFMT_NAME_TRACK = 1,	 /* a value track (VALUE_I64, VALUE_F64) */
+	RECFMT_NAME_INSTANT = 2, /* an instant (INSTANT) */
+	RECFMT_NAME_KEY = 3,	 /* an argument's key (ARG) */
+	RECFMT_NAME_FLOW = 4,	 /* a flow (FLOW_BEGIN, FLOW_STEP, FLOW_END) */
+};
+
+#define RECFMT_MAX_ANNOT_NAME_ID 0x0fffffffu /* 1 ... 2^28 - 1 */
+#define RECFMT_MAX_MESSAGE_BYTES 255u
+
+/* The name space an annotation kind's name_id lives in; 0 for MESSAGE (no name). */
+static inline uint32_t recfmt_annot_name_kind(uint32_t kind)
+{
+	switch (kind) {
+	case RECFMT_ANNOT_VALUE_I64:
+	case RECFMT_ANNOT_VALUE_F64: return RECFMT_NAME_TRACK;
+	case RECFMT_ANNOT_INSTANT: return RECFMT_NAME_INSTANT;
+	case RECFMT_ANNOT_ARG: return RECFMT_NAME_KEY;
+	case RECFMT_ANNOT_FLOW_BEGIN:
+	case RECFMT_ANNOT_FLOW_STEP:
+	case RECFMT_ANNOT_FLOW_END: return RECFMT_NAME_FLOW;
+	default: return 0;
+	}
+}
+
+/* FORMAT.md §3.17: ANNOT_NAME. Strings point into the frame, not NUL-terminated. */
+struct recfmt_annot_name {
+	uint32_t id;   /* 1 ... RECFMT_MAX_ANNOT_NAME_ID, its own id space */
+	uint32_t kind; /* enum recfmt_name_kind */
+	uint32_t line;
+	const char *name;
+	uint32_t name_bytes;
+	const char *file;
+	uint32_t file_bytes;
+};
+
+/*
+ * One annotation, decoded (or to encode). Which fields mean something
+ * depends on kind; the others are 0 / NULL.
+ *
+ * Position: `pos` events of the thread's EVENTS block that the ANNOTS record
+ * directly follows (FORMAT.md §3.18) came before this annotation, the rest
+ * after it: 0 <= pos <= nr_events of that block. A stand-alone ANNOTS
+ * record (nr_events 0) has pos 0: its annotations come after every event of
+ * the thread read so far and before the next. ARG and FLOW_* belong to the
+ * innermost activation open at that point (none if none is open).
+ */
+struct recfmt_annot {
+	uint32_t kind;	   /* enum recfmt_annot_kind */
+	uint32_t thread;   /* serial */
+	uint32_t pos;	   /* see above */
+	uint32_t name_id;  /* ANNOT_NAME id; 0 for MESSAGE */
+	uint64_t ticks;	   /* when it was recorded (same clock as events) */
+	int64_t i64;	   /* VALUE_I64, ARG */
+	double f64;	   /* VALUE_F64 */
+	uint64_t id;	   /* FLOW_*: the flow's 64-bit id */
+	const char *text;  /* MESSAGE: into the frame (decoded) or the caller's (encode) */
+	uint32_t text_bytes; /* MESSAGE: 0 ... RECFMT_MAX_MESSAGE_BYTES */
+};
+
+/* FORMAT.md §3.19: annotations of a thread dropped since the start, cumulative. */
+struct recfmt_annot_drops {
+	uint32_t thread;
+	uint64_t nr_dropped;
+};
+
+/*
+ * ANNOTS iterator (FORMAT.md §3.18): recfmt_annots_open() validates the
+ * fixed part; recfmt_annots_next() yields nr_annots annotations, each
+ * bounds-checked.
+ */
+struct recfmt_annots_iter {
+	uint32_t thread;
+	uint32_t nr_annots;
+	uint32_t nr_events; /* of the EVENTS block it follows; 0: stand-alone */
+	uint32_t nr_left;
+	uint32_t pos;	    /* of the last annotation returned; 0 at first */
+	uint64_t ticks;	    /* of the last annotation returned; base_ticks at first */
+	const uint8_t *p, *end;
+	const uint8_t *payload; /* for error offsets */
+	size_t offset;		/* of the record in the frame */
+};
+
+/* ---------------------------------------------------------------------
  * Encoder (writer side, encode.c). A growable byte buffer that collects one
  * frame's records; librec compresses it into one zstd frame.
  */
@@ -418,6 +528,45 @@ int recfmt_encode_counter_set(struct recfmt_buf *buf, uint32_t thread, uint32_t 
  */
 int recfmt_encode_counters(struct recfmt_buf *buf, uint32_t thread, uint32_t nr_events,
 			   uint32_t nr_columns, const uint64_t *values);
+
+/*
+ * ANNOT_NAME (FORMAT.md §3.17): id in 1 ... RECFMT_MAX_ANNOT_NAME_ID, kind
+ * an enum recfmt_name_kind. Return: 0, -EINVAL or -ENOMEM.
+ */
+int recfmt_encode_annot_name(struct recfmt_buf *buf, uint32_t id, uint32_t kind, uint32_t line,
+			     const char *name, const char *file);
+/* ANNOT_DROPS (FORMAT.md §3.19). Return: 0, or -ENOMEM. */
+int recfmt_encode_annot_drops(struct recfmt_buf *buf, uint32_t thread, uint64_t nr_dropped);
+
+/*
+ * ANNOTS encoder (FORMAT.md §3.18): begin, then append the annotations of
+ * one thread in the order they were recorded (pos never decreasing, at most
+ * nr_events), then finish. nr_events: events of the EVENTS block of the same
+ * thread that this record will directly follow in the frame; 0 for a
+ * stand-alone record (then every pos is 0). A record with no annotation is
+ * discarded by finish. The thread field of the appended annotations is not
+ * used (the record's is).
+ */
+struct recfmt_annots_encoder {
+	struct recfmt_buf *buf;
+	size_t record_start; /* offset of the record header in buf */
+	uint64_t prev_ticks;
+	uint32_t prev_pos;
+	uint32_t nr_events;
+	uint32_t nr_annots;
+};
+
+/* Return: 0, or -ENOMEM. */
+int recfmt_annots_begin(struct recfmt_annots_encoder *enc, struct recfmt_buf *buf,
+			uint32_t thread, uint64_t base_ticks, uint32_t nr_events);
+/*
+ * Return: 0; -EINVAL for an unknown kind, a pos out of order or past
+ * nr_events, a name id out of range (0 except for MESSAGE) or a text of
+ * more than RECFMT_MAX_MESSAGE_BYTES (nothing appended); -ENOMEM.
+ */
+int recfmt_annots_append(struct recfmt_annots_encoder *enc, const struct recfmt_annot *a);
+/* Return: 0. */
+int recfmt_annots_finish(struct recfmt_annots_encoder *enc);
 
 /*
  * EVENTS block encoder (FORMAT.md §3.6). begin, then any number of append
@@ -541,6 +690,38 @@ enum recfmt_status recfmt_counters_open(const struct recfmt_record *rec,
 enum recfmt_status recfmt_counters_decode(const struct recfmt_counters *cb, uint64_t *values,
 					  const struct recfmt_record *rec,
 					  struct recfmt_error *err);
+
+/* FORMAT.md §3.17. Return: RECFMT_OK or RECFMT_CORRUPT. */
+enum recfmt_status recfmt_decode_annot_name(const struct recfmt_record *rec,
+					    struct recfmt_annot_name *name,
+					    struct recfmt_error *err);
+/* FORMAT.md §3.19. Return: RECFMT_OK or RECFMT_CORRUPT. */
+enum recfmt_status recfmt_decode_annot_drops(const struct recfmt_record *rec,
+					     struct recfmt_annot_drops *d,
+					     struct recfmt_error *err);
+/*
+ * recfmt_annots_open() - validates an ANNOTS record's fixed part (FORMAT.md
+ * §3.18) and starts iterating it. The caller decides what the record's
+ * positions refer to: it->nr_events events of the EVENTS block of
+ * it->thread that is the record directly before it in the frame, or directly
+ * before that block's COUNTERS record (if that block is not there or has
+ * another nr_events, the record annotates nothing: FORMAT.md says to ignore
+ * it), or, with nr_events 0, the point after every event of the thread read
+ * so far.
+ * Return: RECFMT_OK or RECFMT_CORRUPT.
+ */
+enum recfmt_status recfmt_annots_open(const struct recfmt_record *rec,
+				      struct recfmt_annots_iter *it, struct recfmt_error *err);
+/*
+ * recfmt_annots_next() - the next annotation of an opened ANNOTS record,
+ * with a->thread set; a->text points into the frame.
+ * Return: RECFMT_OK with *a filled; RECFMT_END_OF_INPUT after the last one
+ * (the record was used up exactly); RECFMT_CORRUPT (err filled) if a row is
+ * malformed, out of order or the record leaves bytes over -- annotations
+ * returned before stay valid, the rest of the record is unusable.
+ */
+enum recfmt_status recfmt_annots_next(struct recfmt_annots_iter *it, struct recfmt_annot *a,
+				      struct recfmt_error *err);
 
 /*
  * EVENTS block iterator. recfmt_events_open() validates the block header;

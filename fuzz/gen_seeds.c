@@ -8,7 +8,7 @@
  * the monotonic clock, with and without END). Deterministic (fixed LCG), so
  * a rerun writes the same bytes. Built for reference; never run by meson test.
  *
- *     gen_seeds DIR    writes DIR/tracegen_{tsc_clean,mono_unclean,odd,modules,counters}
+ *     gen_seeds DIR    writes DIR/tracegen_{tsc_clean,mono_unclean,odd,modules,counters,annots}
  */
 #include <stdio.h>
 
@@ -182,6 +182,77 @@ static int write_modules(const char *path)
 	return tg_finish(t, true);
 }
 
+/*
+ * Annotations (FORMAT.md §3.17-§3.19, 1.2): every kind on two threads, a flow
+ * begun on one and ended on the other, an argument set twice in one scope,
+ * annotations outside any scope (stand-alone ANNOTS records), a name id that
+ * is never defined, extreme values (INT64_MIN, NaN, infinity, UINT64_MAX
+ * ids), a message that needs escaping, an unfinished flow, ANNOT_DROPS.
+ */
+static int write_annots(const char *path)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_TSC, .ticks_per_second = 2000000000ull,
+				 .start_ticks = 1000, .pid = 15, .frame_bytes = 1000,
+				 .block_events = 24 };
+	static const char msg[] = "say \"hi\",\n\ttab \xff\x01 end";
+	struct tg_trace *t = tg_create(path, &cfg);
+	uint64_t now = 1000;
+
+	if (!t)
+		return -1;
+	tg_sync(t, 1000, 0, 1700000000000000000ull);
+	tg_site(t, 1, "accept");
+	tg_site(t, 2, "handle");
+	tg_site(t, 3, "parse");
+	tg_thread(t, 1, 150, "acceptor");
+	tg_thread(t, 2, 151, "worker");
+	tg_annot_name(t, 1, RECFMT_NAME_TRACK, "queue");
+	tg_annot_name(t, 2, RECFMT_NAME_TRACK, "load");
+	tg_annot_name(t, 3, RECFMT_NAME_INSTANT, "tick");
+	tg_annot_name(t, 4, RECFMT_NAME_KEY, "bytes");
+	tg_annot_name(t, 5, RECFMT_NAME_FLOW, "request");
+	/* Outside any scope: stand-alone records. */
+	tg_annot(t, 1, &(struct recfmt_annot){ .kind = RECFMT_ANNOT_VALUE_I64, .ticks = now,
+					       .name_id = 1, .i64 = INT64_MIN });
+	tg_annot(t, 2, &(struct recfmt_annot){ .kind = RECFMT_ANNOT_MESSAGE, .ticks = now,
+					       .text = msg, .text_bytes = sizeof(msg) - 1 });
+	tg_flush(t);
+	for (uint32_t i = 0; i < 40; i++) {
+		uint64_t id = i == 39 ? UINT64_MAX : i;
+
+		tg_enter(t, 1, 1, now += 10);
+		tg_annot(t, 1, &(struct recfmt_annot){ .kind = RECFMT_ANNOT_FLOW_BEGIN,
+						       .ticks = now + 1, .name_id = 5, .id = id });
+		tg_annot(t, 1, &(struct recfmt_annot){ .kind = RECFMT_ANNOT_VALUE_I64,
+						       .ticks = now + 2, .name_id = 1, .i64 = i % 7 });
+		tg_exit(t, 1, 1, now += 5 + lcg_next(20));
+		tg_enter(t, 2, 2, now += 3);
+		tg_annot(t, 2, &(struct recfmt_annot){ .kind = RECFMT_ANNOT_ARG, .ticks = now + 1,
+						       .name_id = 4, .i64 = 100 * i });
+		if (i % 5 == 0) /* set twice in one scope */
+			tg_annot(t, 2, &(struct recfmt_annot){ .kind = RECFMT_ANNOT_ARG,
+							       .ticks = now + 2, .name_id = 4,
+							       .i64 = -1 });
+		tg_enter(t, 2, 3, now += 2);
+		tg_annot(t, 2, &(struct recfmt_annot){ .kind = RECFMT_ANNOT_FLOW_STEP,
+						       .ticks = now + 1, .name_id = 5, .id = id });
+		tg_annot(t, 2, &(struct recfmt_annot){ .kind = RECFMT_ANNOT_VALUE_F64,
+						       .ticks = now + 1, .name_id = 2,
+						       .f64 = i == 7 ? __builtin_nan("") :
+							      i == 8 ? -__builtin_inf() : i * 0.5 });
+		tg_annot(t, 2, &(struct recfmt_annot){ .kind = RECFMT_ANNOT_INSTANT,
+						       .ticks = now + 1, .name_id = i == 9 ? 77 : 3 });
+		tg_exit(t, 2, 3, now += 4 + lcg_next(9));
+		if (i % 3) /* the others stay unfinished */
+			tg_annot(t, 2, &(struct recfmt_annot){ .kind = RECFMT_ANNOT_FLOW_END,
+							       .ticks = now, .name_id = 5, .id = id });
+		tg_exit(t, 2, 2, now += 2);
+	}
+	tg_annot_drops(t, 2, 3);
+	tg_sync(t, now + 10, (now + 10 - 1000) / 2, 1700000000000000000ull);
+	return tg_finish(t, true);
+}
+
 int main(int argc, char **argv)
 {
 	char path[4096];
@@ -201,6 +272,8 @@ int main(int argc, char **argv)
 	rc |= write_counters(path);
 	snprintf(path, sizeof(path), "%s/tracegen_modules", argv[1]);
 	rc |= write_modules(path);
+	snprintf(path, sizeof(path), "%s/tracegen_annots", argv[1]);
+	rc |= write_annots(path);
 	if (rc)
 		fprintf(stderr, "gen_seeds: cannot write the seeds in %s\n", argv[1]);
 	return rc ? 1 : 0;

@@ -697,9 +697,35 @@ static uint32_t group_of(const struct rec__thread *t)
 	return t->ctr ? 1 + t->ctr->nr : 1;
 }
 
+/*
+ * Annotations (rec_internal.h) share the rings: every slot of one has code
+ * REC__ANNOT_CODE, its first slot its time, the others (aux kind 0) a value
+ * or text. Counted threads never hold them.
+ */
+static bool is_annot_tail_slot(const struct recfmt_event *ev)
+{
+	return ev->code == REC__ANNOT_CODE && REC__ANNOT_KIND(ev->aux) == 0;
+}
+
+/* The time of slot i: an annotation's later slot takes its first slot's (0 if before tail). */
 static uint64_t ticks_at(const struct rec__thread *t, uint64_t i)
 {
+	uint64_t tail = t->ring.tail;
+
+	while (is_annot_tail_slot(&rec__events(t)[i & t->ring.p.mask])) {
+		if (i == tail)
+			return 0;
+		i--;
+	}
 	return rec__events(t)[i & t->ring.p.mask].ticks;
+}
+
+/* The first slot at or after i that starts an event or an annotation (head if none). */
+static uint64_t record_start(const struct rec__thread *t, uint64_t i, uint64_t head)
+{
+	while (i < head && is_annot_tail_slot(&rec__events(t)[i & t->ring.p.mask]))
+		i++;
+	return i;
 }
 
 /* Which trigger (1 + index) a site is, 0 for none; cached per site id. */
@@ -761,6 +787,8 @@ void rec__flight_scan(struct rec__thread *t, uint64_t head)
 		const struct recfmt_event *ev = &rec__events(t)[i & t->ring.p.mask];
 		uint32_t site = RECFMT_CODE_SITE(ev->code);
 
+		if (ev->code == REC__ANNOT_CODE)
+			continue; /* an annotation's slot: no scope (its others follow, alike) */
 		if (!RECFMT_CODE_IS_EXIT(ev->code)) {
 			if (ft->depth < SCAN_DEPTH) {
 				ft->stack[ft->depth].ticks = ev->ticks;
@@ -822,6 +850,9 @@ bool rec__flight_trim(struct rec__thread *t, uint64_t head, bool dead, uint64_t 
 	if (head - tail > keep && !waiting) {
 		uint64_t drop = (head - tail - keep) / group * group;
 
+		if (group == 1) /* whole annotations only */
+			drop = record_start(t, tail + drop, head) - tail;
+
 		if (t->flight && t->flight->scanned < tail + drop)
 			t->flight->scanned = tail + drop, t->flight->depth = 0;
 		rec__ring_release(&t->ring, tail + drop); /* (D): the slots may be reused */
@@ -847,7 +878,8 @@ uint64_t rec__flight_window_tail(const struct rec__thread *t, uint64_t head, uin
 		else
 			hi = mid;
 	}
-	return tail + lo * group;
+	/* Never inside an annotation: its later slots carry its time (ticks_at()). */
+	return group == 1 ? record_start(t, tail + lo, head) : tail + lo * group;
 }
 
 void rec__flight_forget_thread(struct rec__thread *t)

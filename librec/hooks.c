@@ -61,7 +61,8 @@ static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
 		 */
 		if (t) {
 			rec__count_one(&t->ring.p.nr_dropped);
-			fframe_push(t, t->fdepth, fn, 0, 0);
+			rec__scope_dropped(t);
+			fframe_push(t, t->fdepth, fn, 0, REC__GEN_DROPPED);
 		}
 		return;
 	}
@@ -95,6 +96,7 @@ static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
 	if (d >= REC__FSTACK_DEPTH) {
 		if (!__atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED))
 			rec__count_one(&t->ring.p.nr_dropped);
+		rec__scope_dropped(t); /* its exit: func_exit_slow() */
 	} else {
 		code = rec__probe_enter(t, id, &gen);
 	}
@@ -143,8 +145,11 @@ static inline NOINSTR __attribute__((always_inline)) void push_exit(struct rec__
 {
 	uint64_t head;
 
-	if (!code)
+	if (!code) {
+		if (unlikely(gen == REC__GEN_DROPPED))
+			rec__scope_dropped_exit(t); /* dropped: see rec__scope_dropped() */
 		return; /* not recorded */
+	}
 	if (unlikely(!t->ring.p.reserved || gen != __atomic_load_n(&t->ring.p.gen, __ATOMIC_RELAXED))) {
 		rec__probe_exit(t, code, gen); /* counted thread, or a ring or recording gone */
 		return;
@@ -163,6 +168,7 @@ static NOINSTR __attribute__((noinline)) void func_exit_slow(struct rec__thread 
 		return; /* the enter ran before this thread had state */
 	if (d > REC__FSTACK_DEPTH) {
 		t->fdepth = d - 1; /* too deep: the enter was dropped, not stored */
+		rec__scope_dropped_exit(t);
 		return;
 	}
 	/*

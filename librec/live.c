@@ -203,6 +203,8 @@ void rec__live_feed(struct rec__live *l, struct rec__thread *t, uint64_t from, u
 		const struct recfmt_event *ev = &rec__events(t)[(from + i) & t->ring.p.mask];
 		uint64_t ticks = ev->ticks > l->cut.ticks ? ev->ticks : l->cut.ticks;
 
+		if (ev->code == REC__ANNOT_CODE)
+			continue; /* an annotation's slot (rec_internal.h): no scope */
 		if (RECFMT_CODE_IS_EXIT(ev->code))
 			leave(lt, RECFMT_CODE_SITE(ev->code), ticks, l->cut.ticks);
 		else

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <string.h>
 #include <time.h>
 
 /*
@@ -49,6 +50,7 @@ _Static_assert(RECFMT_CODE(1, RECFMT_KIND_ENTER) == 1u << 1 &&
  * interrupted its first probe); moved into nr_dropped at attach.
  */
 __thread uint64_t rec__orphan_drops __attribute__((tls_model("initial-exec")));
+__thread uint64_t rec__orphan_annot_drops __attribute__((tls_model("initial-exec")));
 
 NOINSTR void rec__add_drops(struct rec__thread *t, uint64_t n)
 {
@@ -190,6 +192,8 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_counted(struct 
 	if (!room_counted(t, c, head + group * (c->pending + 2), &waited)) {
 		rec__window_close(&t->ring.p);
 		rec__count_one(&t->ring.p.nr_dropped);
+		rec__scope_dropped(t);
+		scope.gen = REC__GEN_DROPPED;
 		return scope;
 	}
 	/* After any wait (block mode): the wait is not part of the activation. */
@@ -243,6 +247,8 @@ NOINSTR uint32_t rec__probe_enter(struct rec__thread *t, uint32_t id, uint32_t *
 		return 0; /* not recording: nothing to count */
 	if (t->ring.p.nesting || !id) {
 		rec__count_one(&t->ring.p.nr_dropped);
+		rec__scope_dropped(t);
+		*gen = REC__GEN_DROPPED;
 		return 0;
 	}
 	if (t->ctr) {
@@ -256,6 +262,8 @@ NOINSTR uint32_t rec__probe_enter(struct rec__thread *t, uint32_t id, uint32_t *
 	    !wait_for_room(t, head + t->ring.p.reserved + 2, &waited)) {
 		rec__window_close(&t->ring.p);
 		rec__count_one(&t->ring.p.nr_dropped);
+		rec__scope_dropped(t);
+		*gen = REC__GEN_DROPPED;
 		return 0;
 	}
 	/* After any wait (block mode): the wait is not part of the activation. */
@@ -312,6 +320,10 @@ NOINSTR struct rec__scope rec__enter(struct rec__site *site)
 		 * hold its lock): no re-entry, and no wait for room either.
 		 */
 		rec__count_one(t ? &t->ring.p.nr_dropped : &rec__orphan_drops);
+		if (t) {
+			rec__scope_dropped(t);
+			scope.gen = REC__GEN_DROPPED;
+		}
 		return scope;
 	}
 	if (unlikely(!t || !id || !t->ring.p.events)) {
@@ -339,4 +351,173 @@ NOINSTR void rec__exit(struct rec__scope *scope)
 
 	if (scope->code && t)
 		rec__probe_exit(t, scope->code, scope->gen);
+	else if (!scope->code && scope->gen == REC__GEN_DROPPED && t)
+		rec__scope_dropped_exit(t);
+}
+
+/* ---------------------------------------------------------------------
+ * Annotations (contract §9; FORMAT.md §3.17-§3.19; ring slots: rec_internal.h).
+ */
+
+/* Recorded scopes of this thread still open: the ones an annotation can bind to. */
+NOINSTR static inline uint64_t recorded_depth(const struct rec__thread *t)
+{
+	return t->ctr ? t->ctr->pending : t->ring.p.reserved;
+}
+
+NOINSTR static inline void add_u32(uint32_t *v, int32_t d)
+{
+	/* One instruction, as rec__count_one(): a handler on this thread may
+	 * change it too, and leaves it as it found it (its scopes are left
+	 * before it returns). */
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ volatile("addl %1, %0" : "+m"(*v) : "ir"(d));
+#else
+	__atomic_fetch_add(v, (uint32_t)d, __ATOMIC_RELAXED);
+#endif
+}
+
+/*
+ * The innermost dropped scope is on top of the thread's scopes exactly when
+ * no recorded scope was entered since it: when the recorded depth is the one
+ * it was entered at. annot_floor keeps that depth for the latest dropped
+ * enter; when a dropped scope is left, the next one out was entered at this
+ * depth or lower, so the depth now is an upper bound: an annotation may then
+ * be dropped that could have been kept (a recorded scope inside a dropped
+ * one, inside a dropped one), never kept on the wrong activation. A handler
+ * that interrupts these stores on this thread only raises the bound.
+ */
+NOINSTR void rec__scope_dropped(struct rec__thread *t)
+{
+	add_u32(&t->ring.p.open_dropped, 1);
+	t->annot_floor = (uint32_t)recorded_depth(t);
+}
+
+NOINSTR void rec__scope_dropped_exit(struct rec__thread *t)
+{
+	if (t->ring.p.open_dropped)
+		add_u32(&t->ring.p.open_dropped, -1);
+	t->annot_floor = (uint32_t)recorded_depth(t);
+}
+
+NOINSTR static void annot_drop(struct rec__thread *t)
+{
+	rec__count_one(&t->nr_annots_dropped);
+}
+
+/*
+ * annot_push() - records one annotation: argbits is the name id (MESSAGE:
+ * the text's bytes), value its 64 bits, text MESSAGE's text. Drops (counted)
+ * in a handler inside another probe's window, with no name id, on a thread
+ * with REC_COUNTERS (its ring holds counter groups only), for an argument or
+ * a flow step whose innermost scope was dropped, and when the ring has no
+ * room for it and every pending exit (block mode: waits, then stamps).
+ */
+NOINSTR static void annot_push(struct rec__thread *t, uint32_t kind, uint32_t argbits,
+			       uint64_t value, const char *text)
+{
+	uint32_t aux = kind << 28 | argbits, n = rec__annot_slots(aux);
+	struct recfmt_event *ev;
+	uint64_t head, need;
+	bool waited = false;
+
+	if (__atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED))
+		return; /* not recording: nothing to count */
+	if (t->ring.p.nesting || (kind != RECFMT_ANNOT_MESSAGE && !argbits) || t->ctr ||
+	    (kind >= RECFMT_ANNOT_ARG && t->ring.p.open_dropped &&
+	     recorded_depth(t) <= t->annot_floor)) {
+		annot_drop(t);
+		return;
+	}
+	head = rec__window_open(&t->ring.p);
+	need = head + t->ring.p.reserved + n;
+	if (need > t->ring.p.limit && !wait_for_room(t, need, &waited)) {
+		rec__window_close(&t->ring.p);
+		annot_drop(t);
+		return;
+	}
+	ev = &rec__events(t)[head & t->ring.p.mask];
+	ev->ticks = rec__now_ticks(t); /* after any wait */
+	ev->code = REC__ANNOT_CODE;
+	ev->aux = aux;
+	for (uint32_t i = 1; i < n; i++) {
+		ev = &rec__events(t)[(head + i) & t->ring.p.mask];
+		if (kind == RECFMT_ANNOT_MESSAGE) {
+			uint32_t off = (i - 1) * 8, k = argbits - off < 8 ? argbits - off : 8;
+
+			if (k == 8) {
+				memcpy(&ev->ticks, text + off, 8); /* one load, one store */
+			} else {
+				ev->ticks = 0;
+				memcpy(&ev->ticks, text + off, k);
+			}
+		} else {
+			ev->ticks = value;
+		}
+		ev->code = REC__ANNOT_CODE;
+		ev->aux = 0;
+	}
+	__atomic_store_n(&t->ring.p.annots, 1, __ATOMIC_RELAXED); /* before (B), as in rec.h */
+	/* (B) pairs with (C) in writer.c: every slot before head moves. */
+	__atomic_store_n(&t->ring.p.head, head + n, __ATOMIC_RELEASE);
+	rec__window_close(&t->ring.p);
+}
+
+/*
+ * The calling thread, attached, with its ring if it can have one; as
+ * rec__enter() does before its stamp. *id: registers the name if 0 and
+ * site is given. Return: NULL if not recording.
+ */
+NOINSTR static struct rec__thread *annot_thread(struct rec__annot_site *site, uint32_t *id)
+{
+	struct rec__thread *t = rec__self;
+
+	if (rec__in_librec) {
+		/* A handler interrupted librec on this thread: no re-entry. */
+		rec__count_one(t ? &t->nr_annots_dropped : &rec__orphan_annot_drops);
+		return NULL;
+	}
+	if (unlikely(!t || (site && !*id) || !t->ring.p.events)) {
+		rec__in_librec = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (!t && rec__start_lazy())
+			t = rec__thread_attach();
+		if (t && unlikely(!t->ring.p.events))
+			rec__thread_ring_retry(t);
+		if (t && site && !*id && !__atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED))
+			*id = rec__annot_register(site);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		rec__in_librec = 0;
+	}
+	return t;
+}
+
+/* rec__annot() - rec.h's rec__annot_if() when its inline path cannot record. */
+NOINSTR void rec__annot(struct rec__annot_site *site, uint32_t kind, uint64_t value)
+{
+	uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+	struct rec__thread *t;
+
+	if (__atomic_load_n(&rec__disabled, __ATOMIC_RELAXED) || kind < RECFMT_ANNOT_VALUE_I64 ||
+	    kind > RECFMT_ANNOT_KIND_MAX || kind == RECFMT_ANNOT_MESSAGE)
+		return;
+	t = annot_thread(site, &id);
+	if (t)
+		annot_push(t, kind, id, kind == RECFMT_ANNOT_INSTANT ? 0 : value, NULL);
+}
+
+/* rec__message() - TRACE_MESSAGE: its first RECFMT_MAX_MESSAGE_BYTES bytes. */
+NOINSTR void rec__message(const char *text)
+{
+	uint32_t len = 0;
+	struct rec__thread *t;
+
+	if (__atomic_load_n(&rec__disabled, __ATOMIC_RELAXED))
+		return;
+	t = annot_thread(NULL, &len);
+	if (!t)
+		return;
+	if (text)
+		len = (uint32_t)strnlen(text, RECFMT_MAX_MESSAGE_BYTES); /* reads no byte past the NUL */
+	annot_push(t, RECFMT_ANNOT_MESSAGE, len, 0, text ? text : "");
 }

@@ -144,6 +144,18 @@ struct rec__thread {
 	uint64_t comm_read_ns;
 	/* Writer-private: REC_TRIGGER pairing state (flight.c), NULL if none. */
 	struct rec__flight_thread *flight;
+	/*
+	 * Annotations (probe.c, annot.c; FORMAT.md §3.17-§3.19).
+	 * nr_annots_dropped: written by the owner (one-instruction adds, as
+	 * rec__count_one(): a handler on the owner may count too), read relaxed
+	 * by the writer. annot_floor: owner only; while ring.p.open_dropped is
+	 * not 0, an upper bound of the recorded depth at which the innermost
+	 * dropped scope was entered (rec__scope_dropped()). The rest is
+	 * writer-private, as the drop bases above.
+	 */
+	uint64_t nr_annots_dropped;
+	uint64_t annots_dropped_base, annots_dropped_reported;
+	uint32_t annot_floor;
 };
 
 /* The ring's slots as the format sees them (same layout: probe.c asserts it). */
@@ -260,6 +272,8 @@ static inline void rec__set_self(struct rec__thread *t)
 extern __thread uint8_t rec__in_librec __attribute__((tls_model("initial-exec"))) REC__HIDDEN;
 
 extern __thread uint64_t rec__orphan_drops __attribute__((tls_model("initial-exec"))) REC__HIDDEN;
+/* The same for annotations (probe.c); moved into nr_annots_dropped at attach. */
+extern __thread uint64_t rec__orphan_annot_drops __attribute__((tls_model("initial-exec"))) REC__HIDDEN;
 void rec__add_drops(struct rec__thread *t, uint64_t n) REC__HIDDEN;
 
 /* site.c */
@@ -352,6 +366,72 @@ __attribute__((no_instrument_function)) static inline void rec__count_one(uint64
 /* probe.c: the out-of-line probe paths, shared by rec__enter/rec__exit and hooks.c. */
 uint32_t rec__probe_enter(struct rec__thread *t, uint32_t id, uint32_t *gen) REC__HIDDEN;
 void rec__probe_exit(struct rec__thread *t, uint32_t code, uint32_t gen) REC__HIDDEN;
+/*
+ * A scope's enter was dropped (counted) / that scope is left: keep
+ * ring.p.open_dropped and annot_floor, so that an argument or a flow step
+ * whose innermost scope was dropped is dropped too (probe.c). A probe that
+ * drops an enter returns gen REC__GEN_DROPPED with code 0; its exit calls
+ * rec__scope_dropped_exit().
+ */
+#define REC__GEN_DROPPED 1u
+void rec__scope_dropped(struct rec__thread *t) REC__HIDDEN;
+void rec__scope_dropped_exit(struct rec__thread *t) REC__HIDDEN;
+
+/*
+ * annot.c: annotation names (their own id space, FORMAT.md §3.17) and the
+ * writer's split of a ring slice into events and annotations.
+ *
+ * Ring slots of an annotation (ring.h): every slot has code REC__ANNOT_CODE.
+ * The first: ticks = timestamp, aux = kind << 28 | name id (MESSAGE: kind
+ * << 28 | text bytes). Then, aux 0: one slot whose ticks holds the value
+ * (VALUE_*, ARG, FLOW_*), none (INSTANT), or ceil(bytes / 8) slots of 8
+ * text bytes each (MESSAGE). One release of head publishes them all.
+ */
+#define REC__ANNOT_KIND(aux) ((aux) >> 28)
+#define REC__ANNOT_ARGBITS(aux) ((aux) & 0x0fffffffu)
+static inline uint32_t rec__annot_slots(uint32_t aux)
+{
+	uint32_t kind = REC__ANNOT_KIND(aux);
+
+	if (kind == RECFMT_ANNOT_MESSAGE)
+		return 1 + (REC__ANNOT_ARGBITS(aux) + 7) / 8;
+	return kind == RECFMT_ANNOT_INSTANT ? 1 : 2;
+}
+uint32_t rec__annot_register(struct rec__annot_site *site) REC__HIDDEN;
+uint32_t rec__annot_count(void) REC__HIDDEN;
+/* librec's copy of the name with this id (1 ... rec__annot_count()). */
+const struct rec__annot_site *rec__annot_get(uint32_t id) REC__HIDDEN;
+
+struct rec__annot_row {
+	struct recfmt_annot a;
+	uint64_t at;	  /* slot offset from the slice's tail */
+	uint32_t nr_slots;
+	uint32_t text_at; /* MESSAGE: offset of its text in the split's text buffer */
+};
+
+/* The writer's scratch for rec__annot_encode_ring(); zero it to initialise. */
+struct rec__annot_split {
+	struct recfmt_event *ev;
+	size_t ev_cap;
+	struct rec__annot_row *row;
+	size_t row_cap;
+	uint8_t *text;
+	size_t text_cap;
+};
+void rec__annot_split_fini(struct rec__annot_split *s) REC__HIDDEN;
+/*
+ * rec__annot_encode_ring() - the writer's encode_ring() for a thread whose
+ * ring holds annotations: its EVENTS block for [tail, tail + n), then its
+ * ANNOTS block, with REC_MIN_NS (min_ticks, hold-back) as writer.c does it
+ * plus FORMAT.md §3.19. Return: 0 or -ENOMEM; *nr_written: events written;
+ * *nr_consumed: slots done with (whole annotations only).
+ */
+int rec__annot_encode_ring(struct rec__annot_split *s, struct recfmt_buf *body,
+			   struct recfmt_buf *scratch, struct rec__thread *t, uint64_t tail,
+			   uint64_t n, bool final, uint64_t now_ticks, uint64_t min_ticks,
+			   uint64_t hold_max, uint64_t *nr_written, uint64_t *nr_consumed) REC__HIDDEN;
+/* ANNOT_NAME records for the names registered since *nr_written. Return: 0 or -ENOMEM. */
+int rec__annot_encode_names(struct recfmt_buf *meta, uint32_t *nr_written) REC__HIDDEN;
 
 /* config.c */
 int rec__config_resolve(const struct rec_config *in, struct rec__config *out) REC__HIDDEN;

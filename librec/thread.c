@@ -274,6 +274,11 @@ struct rec__thread *rec__thread_attach(void)
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			rec__add_drops(t, rec__orphan_drops);
 			rec__orphan_drops = 0;
+			/* The writer reads it (relaxed) once t is registered. */
+			__atomic_store_n(&t->nr_annots_dropped,
+					 t->nr_annots_dropped + rec__orphan_annot_drops,
+					 __ATOMIC_RELAXED);
+			rec__orphan_annot_drops = 0;
 		}
 	}
 	pthread_mutex_unlock(&rec__g.lock);

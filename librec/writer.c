@@ -94,6 +94,8 @@ struct writer {
 	struct recfmt_snapshot snap_rec;
 	char snap_reason[256];
 	struct recfmt_sync file_start;
+	uint32_t nr_annot_names_written; /* ANNOT_NAME records in this file (annot.c) */
+	struct rec__annot_split annot;	 /* rings with annotations (annot.c) */
 };
 
 static uint64_t mono_ns(void)
@@ -264,6 +266,9 @@ static void write_frame(struct writer *w)
 			err = recfmt_encode_site(&w->meta, id, s->line, s->name, s->file);
 	}
 	w->nr_sites_written = nr_sites;
+	/* Annotation names, before the ANNOTS records that use them (FORMAT.md §3.17). */
+	if (!err)
+		err = rec__annot_encode_names(&w->meta, &w->nr_annot_names_written);
 	if (!err)
 		err = write_lead(w);
 	if (!err) {
@@ -387,6 +392,11 @@ static int encode_ring(struct writer *w, struct rec__thread *t, uint64_t tail, u
 		       bool final, uint64_t now_ticks, uint64_t *nr_written,
 		       uint64_t *nr_consumed)
 {
+	/* A ring with annotations: events and annotations apart (annot.c). */
+	if (__atomic_load_n(&t->ring.p.annots, __ATOMIC_RELAXED))
+		return rec__annot_encode_ring(&w->annot, &w->body, &w->scratch, t, tail, head - tail,
+					      final, now_ticks, w->min_ticks, HOLD_MAX_EVENTS(t),
+					      nr_written, nr_consumed);
 	if (w->min_ticks) {
 		int64_t k = filter_short(w, t, tail, head);
 		size_t cut = (size_t)k;
@@ -499,6 +509,8 @@ void rec__writer_thread_restart(struct rec__thread *t)
 	t->nr_dropped_written = 0;
 	t->nr_events_written = 0;
 	t->nr_filtered_written = t->nr_filtered_reported = 0;
+	t->annots_dropped_base = __atomic_load_n(&t->nr_annots_dropped, __ATOMIC_RELAXED);
+	t->annots_dropped_reported = 0;
 	t->name_gen_written = 0;
 	t->ctr_set_frame = 0;
 }
@@ -615,6 +627,17 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 			err = recfmt_encode_blocked(&w->body, &b);
 			t->nr_blocked_reported = b.nr_blocked;
 			t->blocked_ns_reported = b.blocked_ns;
+			note_pending(w);
+		}
+	}
+	if (!err) {
+		/* Annotations dropped in this file, when changed (FORMAT.md §3.19). */
+		uint64_t na = __atomic_load_n(&t->nr_annots_dropped, __ATOMIC_RELAXED) -
+			      t->annots_dropped_base;
+
+		if (na != t->annots_dropped_reported) {
+			err = recfmt_encode_annot_drops(&w->body, t->serial, na);
+			t->annots_dropped_reported = na;
 			note_pending(w);
 		}
 	}
@@ -1307,6 +1330,7 @@ void rec__writer_stop(void)
 		rec__flight_forget_thread(t); /* REC_TRIGGER pairing: a new recording starts afresh */
 	pthread_mutex_unlock(&rec__g.lock);
 	free(w->kept);
+	rec__annot_split_fini(&w->annot);
 	rec__modules_fini(&w->modules);
 	memset(w, 0, sizeof(*w));
 }

@@ -103,6 +103,13 @@ VARIANTS = [
     (["info"], "table"),
     (["info", "--format=json"], "json"),
     (["check"], "table"),
+    (["values"], "table"),
+    (["values", "--format=csv"], "csv"),
+    (["values", "--format=json"], "json"),
+    (["flows"], "table"),
+    (["flows", "--format=csv"], "csv"),
+    (["flows", "--format=json"], "json"),
+    (["summary", "--format=csv", "--arg=bytes"], "csv"),
 ]
 # Several TRACE files (contract §10): the file given twice.
 # Small outputs only: this script already holds every file's results (8 GB
@@ -287,6 +294,7 @@ def main():
             subprocess.run, [TT, "summary", "--format=csv", deep], stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, env=env, timeout=TIME_LIMIT_S))
     keep = {evil, cat2, empty} | {os.path.join(tmp, n + ".zst") for n in [
+        "evil_annotations",
         "tid_serial_clash", "tid_reused_999", "threads_2000", "threads_100k", "module_devices",
         "interval_long_activation"]}
     res = {}
@@ -364,6 +372,22 @@ def main():
         got = {e["name"] for e in doc["traceEvents"] if e["ph"] == "B"}
         if got != expect:
             fail("evil names in chrome: %r" % sorted(got ^ expect))
+
+    # Annotations with the evil names (gen_hostile.c evil_annotations): shown
+    # as the scope names are, non-finite values null in JSON, the 20000
+    # unfinished flows of the first name counted.
+    ann = os.path.join(tmp, "evil_annotations.zst")
+    p, doc = res[ann]["values --format=json"]
+    if doc is not None:
+        got = {t["track"] for t in doc["tracks"]}
+        if got != expect | {"track#268435455"}:
+            fail("evil track names in values json: %r" % sorted(got ^ (expect | {"track#268435455"})))
+    p, doc = res[ann]["flows --format=json"]
+    if doc is not None:
+        got = {f["flow"]: (f["count"], f["unfinished"], f["orphan_ends"]) for f in doc["flows"]}
+        want = {n: (2, 20000 if n == "bad\ufffd\ufffd" else 0, 2) for n in expect}
+        if got != want:
+            fail("evil flows: %r" % sorted(set(got.items()) ^ set(want.items())))
 
     # Concatenated recordings: refused with one clear line, by check too.
     for cmd in ["check", "summary", "info"]:

@@ -96,7 +96,7 @@ if (format === 'parquet') {
 	const md = await db.all(`SELECT DISTINCT compression FROM parquet_metadata('${dir}/activations.parquet')`);
 	eq('compression', md.map((x) => x.compression), ['ZSTD']);
 	const kv = await db.all(`SELECT decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata('${dir}/activations.parquet') ORDER BY 1`);
-	eq('schema version', kv.map((x) => `${x.k}=${x.v}`), ['rec.export.schema=1', 'rec.export.table=activations']);
+	eq('schema version', kv.map((x) => `${x.k}=${x.v}`), ['rec.export.schema=2', 'rec.export.table=activations']);
 }
 
 // The README's recipe: p99 of a scope per run.

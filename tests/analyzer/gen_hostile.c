@@ -151,6 +151,65 @@ static void evil_names(const char *dir)
 	finish(t, true);
 }
 
+/* Annotations with every evil name (tracks, keys, flows, instants) and
+ * message text, non-finite and extreme values, arguments and flow events
+ * outside any scope, ends with no begin, ids never defined, and 20000 flows
+ * left unfinished. */
+static void evil_annotations(const char *dir)
+{
+	struct tg_trace *t = create(dir, "evil_annotations", NULL);
+	static const uint32_t kinds[] = { RECFMT_NAME_TRACK, RECFMT_NAME_KEY, RECFMT_NAME_FLOW,
+					  RECFMT_NAME_INSTANT };
+	uint64_t now = 1000;
+
+	tg_site(t, 1, "work");
+	tg_thread(t, 1, 101, "main");
+	for (uint32_t i = 0; i < NR_EVIL; i++)
+		for (uint32_t k = 0; k < 4; k++)
+			tg_annot_name(t, 1 + i * 4 + k, kinds[k], evil[i]);
+	for (uint32_t i = 0; i < NR_EVIL; i++) {
+		const uint32_t base = 1 + i * 4;
+		const double dv[] = { 0.0 / 0.0, 1.0 / 0.0, -1.0 / 0.0, 1e308, -0.0 };
+		struct recfmt_annot a[] = {
+			{ .kind = RECFMT_ANNOT_VALUE_I64, .name_id = base, .i64 = INT64_MIN },
+			{ .kind = RECFMT_ANNOT_VALUE_I64, .name_id = base, .i64 = INT64_MAX },
+			{ .kind = RECFMT_ANNOT_VALUE_F64, .name_id = base, .f64 = dv[i % 5] },
+			{ .kind = RECFMT_ANNOT_ARG, .name_id = base + 1, .i64 = INT64_MAX },
+			{ .kind = RECFMT_ANNOT_ARG, .name_id = base + 1, .i64 = INT64_MIN },
+			{ .kind = RECFMT_ANNOT_FLOW_BEGIN, .name_id = base + 2, .id = UINT64_MAX },
+			{ .kind = RECFMT_ANNOT_FLOW_END, .name_id = base + 2, .id = UINT64_MAX },
+			{ .kind = RECFMT_ANNOT_FLOW_END, .name_id = base + 2, .id = 5 },
+			{ .kind = RECFMT_ANNOT_INSTANT, .name_id = base + 3 },
+			{ .kind = RECFMT_ANNOT_MESSAGE, .text = evil[i],
+			  .text_bytes = (uint32_t)strlen(evil[i]) },
+			{ .kind = RECFMT_ANNOT_VALUE_I64, .name_id = 0x0fffffff, .i64 = 1 },
+		};
+
+		tg_enter(t, 1, 1, now += 10);
+		for (size_t k = 0; k < sizeof(a) / sizeof(a[0]); k++) {
+			a[k].ticks = now += 3;
+			tg_annot(t, 1, &a[k]);
+		}
+		tg_exit(t, 1, 1, now += 10);
+		/* The same outside any scope. */
+		for (size_t k = 0; k < sizeof(a) / sizeof(a[0]); k++) {
+			a[k].ticks = now += 3;
+			tg_annot(t, 1, &a[k]);
+		}
+	}
+	for (uint64_t id = 0; id < 20000; id++) {
+		struct recfmt_annot b = { .kind = RECFMT_ANNOT_FLOW_BEGIN, .name_id = 3,
+					  .id = id * 0x9e3779b97f4a7c15ull, .ticks = now += 1 };
+
+		if (id % 1000 == 0)
+			tg_enter(t, 1, 1, now += 1);
+		tg_annot(t, 1, &b);
+		if (id % 1000 == 999)
+			tg_exit(t, 1, 1, now += 1);
+	}
+	finish(t, true);
+}
+
 /* A module named by a trace: a device, and a terminal escape. */
 static void module_devices(const char *dir, const char *fifo)
 {
@@ -258,6 +317,7 @@ int main(int argc, char **argv)
 	tid_reused_999(dir);
 	many_threads(dir, "threads_2000", 2000);
 	evil_names(dir);
+	evil_annotations(dir);
 	module_devices(dir, argc > 3 ? argv[3] : NULL);
 	huge_span(dir);
 	long_activation(dir);

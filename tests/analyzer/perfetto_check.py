@@ -63,6 +63,7 @@ tracks = {}
 processes = {}
 counter_tracks = {}
 counters = {}
+flows, args, marks = {}, [], {}
 for p in packets:
     sid = int(one(p, 'trusted_packet_sequence_id', 0))
     flags = int(one(p, 'sequence_flags', 0))
@@ -112,7 +113,10 @@ for p in packets:
         if typ == 'TYPE_COUNTER':
             c = counters.setdefault(uuid, {'samples': 0, 'sum': 0})
             c['samples'] += 1
-            c['sum'] += int(one(te, 'counter_value', 0))
+            if 'double_counter_value' in te:
+                c['sum'] += float(one(te, 'double_counter_value'))
+            else:
+                c['sum'] += int(one(te, 'counter_value', 0))
             continue
         t = tracks.get(uuid)
         if t is None:
@@ -123,9 +127,19 @@ for p in packets:
         t['last_ns'] = ts
         if t['first_ns'] is None:
             t['first_ns'] = ts
+        # Annotations (only traces that have them add these keys).
+        for fid in te.get('flow_ids', []):
+            flows.setdefault(fid, []).append('step' if flows.get(fid) else 'begin')
+        for fid in te.get('terminating_flow_ids', []):
+            flows.setdefault(fid, []).append('end')
+        for da in te.get('debug_annotations', []):
+            v = one(da, 'int_value')
+            args.append([one(da, 'name'), int(v) if v is not None else one(da, 'string_value')])
         if typ in ('TYPE_SLICE_BEGIN', 'TYPE_INSTANT'):
             iid = int(one(te, 'name_iid', 0))
-            name = seq['names'].get(iid)
+            name = seq['names'].get(iid) if 'name' not in te else one(te, 'name')
+            if typ == 'TYPE_INSTANT' and 'name' in te:
+                marks[name] = marks.get(name, 0) + 1
             if name is None:
                 errors.append('name iid %d not interned on sequence %d' % (iid, sid))
                 continue
@@ -152,6 +166,12 @@ out = {'packets': len(packets),
        'processes': sorted(processes.values(), key=lambda p: p['pid']),
        'counter_tracks': sorted(c['name'] for c in counter_tracks.values()),
        'counter_samples': sum(c['samples'] for c in counters.values())}
+if flows or args or marks:
+    out['flows'] = sorted(' '.join(v) for v in flows.values())
+    out['args'] = args
+    out['marks'] = marks
+    out['counter_sums'] = {counter_tracks[u]['name']: c['sum'] for u, c in counters.items()
+                           if u in counter_tracks}
 print(json.dumps(out, sort_keys=True))
 for e in errors:
     print('perfetto_check: ' + e, file=sys.stderr)

@@ -63,6 +63,9 @@ static const char *const command_args[][3] = {
 	{ "summary", "--interval=20us", NULL },
 	{ "tree", "--format=csv", NULL },
 	{ "flame", "--by-thread", NULL },
+	{ "values", "--format=json", NULL },
+	{ "flows", "--format=csv", NULL },
+	{ "summary", "--arg=bytes", NULL },
 };
 
 #define NR_COMMANDS (sizeof(command_args) / sizeof(command_args[0]))
@@ -113,6 +116,11 @@ static void write_base(const char *path)
 	static const char *const ctr_names[2] = { "page-faults", "instructions" };
 	static const uint32_t ctr_flags[2] = { RECFMT_COUNTER_RECORDED, 0 };
 	cr_assert_eq(tg_counter_set(t, 2, 2, ctr_names, ctr_flags), 0);
+	/* Annotations of every kind (FORMAT.md §3.17-§3.19), so damage reaches them too. */
+	cr_assert_eq(tg_annot_name(t, 1, RECFMT_NAME_TRACK, "depth"), 0);
+	cr_assert_eq(tg_annot_name(t, 2, RECFMT_NAME_INSTANT, "tick"), 0);
+	cr_assert_eq(tg_annot_name(t, 3, RECFMT_NAME_KEY, "bytes"), 0);
+	cr_assert_eq(tg_annot_name(t, 4, RECFMT_NAME_FLOW, "request"), 0);
 	for (uint32_t i = 0; i < 600; i++) {
 		for (uint32_t th = 1; th <= 4; th++) {
 			uint64_t faults = i * 3 + lcg_next() % 3;
@@ -123,6 +131,16 @@ static void write_base(const char *path)
 				tg_enter_ctr(t, th, stack[th][depth[th]++], now[th], &faults);
 			} else {
 				tg_exit_ctr(t, th, stack[th][--depth[th]], now[th], &faults);
+			}
+			if (lcg_next() % 4 == 0) {
+				static const uint32_t name_of[9] = { 0, 1, 1, 2, 0, 3, 4, 4, 4 };
+				struct recfmt_annot a = { .kind = 1 + (uint32_t)(lcg_next() % 8),
+							  .ticks = now[th] + 1, .i64 = -(int64_t)i,
+							  .f64 = i * 0.25, .id = i / 3, .text = "msg",
+							  .text_bytes = 3 };
+
+				a.name_id = name_of[a.kind];
+				cr_assert_eq(tg_annot(t, th, &a), 0);
 			}
 		}
 		if (i == 300) {
@@ -135,6 +153,7 @@ static void write_base(const char *path)
 			tg_exit(t, th, stack[th][--depth[th]], now[th] += 5);
 	tg_sync(t, now[1], 1000000 + now[1] / 2, 1700000000000000000ull + now[1] / 2);
 	tg_drops(t, 3, 7);
+	tg_annot_drops(t, 3, 5);
 	tg_thread_end(t, 4);
 	cr_assert_eq(tg_finish(t, true), 0);
 }

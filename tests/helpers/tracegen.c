@@ -20,6 +20,9 @@ struct tg_thread_buf {
 	uint32_t nr_cols;
 	uint32_t nr;
 	uint64_t nr_total; /* events of the thread so far */
+	struct recfmt_annot *an; /* annotations buffered with the events (pos into ev) */
+	char (*text)[256];	 /* their MESSAGE texts */
+	uint32_t nr_an, cap_an;
 };
 
 struct tg_trace {
@@ -192,15 +195,31 @@ static int block_flush(struct tg_trace *t, uint32_t serial)
 	struct tg_thread_buf *b = &t->threads[serial];
 	struct recfmt_events_encoder enc;
 
-	if (!b->nr)
+	if (!b->nr && !b->nr_an)
 		return 0;
-	if (frame_open(t) ||
-	    recfmt_events_begin(&enc, &t->frame, &t->scratch, serial, b->ev[0].ticks) ||
-	    recfmt_events_append(&enc, b->ev, b->nr) || recfmt_events_finish(&enc))
+	if (frame_open(t))
+		return -ENOMEM;
+	if (b->nr && (recfmt_events_begin(&enc, &t->frame, &t->scratch, serial, b->ev[0].ticks) ||
+		      recfmt_events_append(&enc, b->ev, b->nr) || recfmt_events_finish(&enc)))
 		return -ENOMEM;
 	/* FORMAT.md §3.14: the values right after their EVENTS block. */
-	if (b->nr_cols && recfmt_encode_counters(&t->frame, serial, b->nr, b->nr_cols, b->vals))
+	if (b->nr && b->nr_cols &&
+	    recfmt_encode_counters(&t->frame, serial, b->nr, b->nr_cols, b->vals))
 		return -ENOMEM;
+	/* FORMAT.md §3.18: the annotations after the block they lie among. */
+	if (b->nr_an) {
+		struct recfmt_annots_encoder ae;
+		int err = recfmt_annots_begin(&ae, &t->frame, serial, b->an[0].ticks, b->nr);
+
+		for (uint32_t i = 0; i < b->nr_an && !err; i++) {
+			if (b->an[i].kind == RECFMT_ANNOT_MESSAGE)
+				b->an[i].text = b->text[i];
+			err = recfmt_annots_append(&ae, &b->an[i]);
+		}
+		if (err || recfmt_annots_finish(&ae))
+			return err == -EINVAL ? -EINVAL : -ENOMEM;
+		b->nr_an = 0;
+	}
 	b->nr = 0;
 	return maybe_cut(t);
 }
@@ -288,6 +307,53 @@ static int event_vals(struct tg_trace *t, uint32_t serial, uint32_t code, uint64
 	return 0;
 }
 
+int tg_annot_name(struct tg_trace *t, uint32_t id, uint32_t kind, const char *name)
+{
+	if (frame_open(t))
+		return -ENOMEM;
+	if (recfmt_encode_annot_name(&t->frame, id, kind, 1, name, "tracegen.c"))
+		return -EINVAL;
+	return maybe_cut(t);
+}
+
+int tg_annot_drops(struct tg_trace *t, uint32_t serial, uint64_t nr_dropped)
+{
+	if (frame_open(t) || recfmt_encode_annot_drops(&t->frame, serial, nr_dropped))
+		return -ENOMEM;
+	return maybe_cut(t);
+}
+
+int tg_annot(struct tg_trace *t, uint32_t serial, const struct recfmt_annot *a)
+{
+	struct tg_thread_buf *b = thread_buf(t, serial);
+
+	if (!b)
+		return -ENOMEM;
+	if (b->nr_an == b->cap_an) {
+		uint32_t cap = b->cap_an ? 2 * b->cap_an : 64;
+		struct recfmt_annot *an = realloc(b->an, cap * sizeof(*an));
+		char(*text)[256] = an ? realloc(b->text, cap * sizeof(*text)) : NULL;
+
+		if (an)
+			b->an = an;
+		if (!text)
+			return -ENOMEM;
+		b->text = text;
+		b->cap_an = cap;
+	}
+	b->an[b->nr_an] = *a;
+	b->an[b->nr_an].thread = serial;
+	b->an[b->nr_an].pos = b->nr;
+	if (a->kind == RECFMT_ANNOT_MESSAGE && a->text_bytes)
+		memcpy(b->text[b->nr_an], a->text,
+		       a->text_bytes < RECFMT_MAX_MESSAGE_BYTES ? a->text_bytes
+								 : RECFMT_MAX_MESSAGE_BYTES);
+	b->nr_an++;
+	if (a->ticks > t->last_ticks)
+		t->last_ticks = a->ticks;
+	return 0;
+}
+
 int tg_enter(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t ticks)
 {
 	return event(t, serial, RECFMT_CODE(site, RECFMT_KIND_ENTER), ticks);
@@ -330,6 +396,8 @@ int tg_finish(struct tg_trace *t, bool clean)
 	for (uint32_t s = 0; s < t->nr_threads; s++) {
 		free(t->threads[s].ev);
 		free(t->threads[s].vals);
+		free(t->threads[s].an);
+		free(t->threads[s].text);
 	}
 	free(t->threads);
 	recfmt_compressor_destroy(t->comp);

@@ -73,6 +73,19 @@ int tg_exit_ctr(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t tic
 int tg_raw_counters(struct tg_trace *t, uint32_t serial, uint32_t nr_events,
 		    uint32_t nr_columns, const uint64_t *vals);
 
+/*
+ * Annotations (FORMAT.md §3.17-§3.19, 1.2). tg_annot_name() writes an
+ * ANNOT_NAME; tg_annot() buffers one annotation of thread `serial` at the
+ * current point of its events (pos = the events buffered so far: it comes
+ * after them and before the next), written as the ANNOTS record after the
+ * thread's next EVENTS block (after its COUNTERS block, if any), or
+ * stand-alone when no event is buffered. a->pos and a->thread are ignored;
+ * a MESSAGE's text is copied.
+ */
+int tg_annot_name(struct tg_trace *t, uint32_t id, uint32_t kind, const char *name);
+int tg_annot(struct tg_trace *t, uint32_t serial, const struct recfmt_annot *a);
+int tg_annot_drops(struct tg_trace *t, uint32_t serial, uint64_t nr_dropped);
+
 /* Writes every buffered block and ends the current frame. */
 int tg_flush(struct tg_trace *t);
 

@@ -19,7 +19,7 @@ fail() { echo "check_own_zstd: $*"; echo "0 passed, 1 failed"; exit 1; }
 undef=$(nm -D --undefined-only "$so" | grep -i zstd || true)
 [ -z "$undef" ] || fail "librec.so leaves zstd symbols to the host: $undef"
 globals=$(nm -g --defined-only "$a" | awk 'NF == 3 { print $3 }' | sort -u | tr '\n' ' ')
-want="__cyg_profile_func_enter __cyg_profile_func_exit rec__disabled rec__enter rec__exit rec__prod rec_flush rec_snapshot rec_start rec_stop rec_strerror rec_thread_name rec_version "
+want="__cyg_profile_func_enter __cyg_profile_func_exit rec__annot rec__disabled rec__enter rec__exit rec__message rec__prod rec_flush rec_snapshot rec_start rec_stop rec_strerror rec_thread_name rec_version "
 [ "$globals" = "$want" ] || fail "librec.a defines globally: $globals"
 
 run() { # NAME [VAR=VALUE...] PROG ARGS: trace to $tmp/NAME.zst, check it

@@ -4,7 +4,7 @@
 # also under glibc's version: probe.c.)
 set -eu
 got=$(nm -D --defined-only "$1" | awk '$2 == "T" || $2 == "D" || $2 == "B" { sub(/@.*/, "", $3); print $3 }' | sort -u)
-want=$(printf '%s\n' __cyg_profile_func_enter __cyg_profile_func_exit rec__disabled rec__enter rec__exit rec__prod rec_flush rec_snapshot rec_start rec_stop rec_strerror rec_thread_name rec_version | sort)
+want=$(printf '%s\n' __cyg_profile_func_enter __cyg_profile_func_exit rec__annot rec__disabled rec__enter rec__exit rec__message rec__prod rec_flush rec_snapshot rec_start rec_stop rec_strerror rec_thread_name rec_version | sort)
 if [ "$got" != "$want" ]; then
 	echo "exported symbols differ:"; echo "got:"; echo "$got"; echo "want:"; echo "$want"
 	exit 1

@@ -12,6 +12,15 @@ grep -q "processed 20000 items" "$dir/out.txt"
 grep -q '^process,20000,' "$dir/summary.csv"
 grep -q '^checksum,20000,' "$dir/summary.csv"
 grep -q '^slow_io,200,' "$dir/summary.csv"
+# Its annotations (value tracks, an argument, a flow) are not scopes, and
+# none was dropped.
+if grep -qE '^(work_queue|results_queue|item),' "$dir/summary.csv"; then
+	echo "an annotation's name shows as a scope"; exit 1
+fi
+"$2" info --format=json "$dir/trace.zst" > "$dir/info.json"
+if grep -q '"annotations_dropped"' "$dir/info.json"; then
+	echo "annotations dropped in block mode"; exit 1
+fi
 # Pairing on three walker threads (TSan watches this test) prints what one
 # walker prints.
 for opts in "--format=csv --by-thread" "--format=json"; do

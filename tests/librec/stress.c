@@ -38,6 +38,9 @@ static unsigned deep(unsigned n)
 static void work_item(void)
 {
 	TRACE_SCOPE();
+	/* Annotations share the rings (issue 15): TSan sees their slots too. */
+	TRACE_ARG("n", 1);
+	TRACE_VALUE("v", 2.5);
 }
 
 struct job {
@@ -62,6 +65,7 @@ static void *worker(void *arg)
 		depth = (seed >> 16) % 6;
 		{
 			TRACE_SCOPE_NAMED("outer");
+			TRACE_FLOW_STEP("job", (uint64_t)n);
 			deep(depth);
 			work_item();
 		}

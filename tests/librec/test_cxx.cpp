@@ -7,6 +7,10 @@
 #include <string>
 #include <unistd.h>
 
+// format/'s header is C; its _Static_asserts are C++'s static_assert.
+#define _Static_assert static_assert
+#include "recfmt.h"
+#undef _Static_assert
 #include "trace_read.h"
 
 static std::string out;
@@ -60,4 +64,77 @@ Test(cxx, exception_through_a_scope_records_its_exit)
 	cr_assert_eq(tr_calls(&tr, "widget::poke"), 1u);
 	cr_assert_eq(tr.nr_events, 2u * 201u);
 	tr_free(&tr);
+}
+
+// Annotations from C++: TRACE_VALUE's overloads record integers exactly and
+// floating-point values as doubles; an argument lands on the innermost scope.
+Test(cxx, annotations_record_each_arithmetic_type_exactly)
+{
+	struct recfmt_reader *r;
+	struct recfmt_error err;
+	const uint8_t *data;
+	size_t len;
+	std::string names[16];
+	uint64_t n = 0;
+
+	out = "/tmp/rec_cxx_annots_" + std::to_string(getpid()) + ".zst";
+	setenv("REC_OUTPUT", out.c_str(), 1);
+	{
+		TRACE_SCOPE_NAMED("outer");
+		TRACE_VALUE("int", -5);
+		TRACE_VALUE("ull", 18446744073709551615ull); // as int64_t: -1
+		TRACE_VALUE("uchar", static_cast<unsigned char>(200));
+		TRACE_VALUE("bool", true);
+		TRACE_VALUE("float", 0.25f);
+		TRACE_VALUE("double", -1e300);
+		TRACE_ARG("key", 7);
+		TRACE_FLOW_STEP("flow", 9u);
+	}
+	cr_assert_eq(rec_stop(), 0);
+	cr_assert_eq(recfmt_reader_open(&r, out.c_str(), &err), RECFMT_OK);
+	while (recfmt_reader_next(r, &data, &len, &err) == RECFMT_OK) {
+		struct recfmt_cursor c;
+		struct recfmt_record rec;
+
+		recfmt_cursor_init(&c, data, len);
+		while (recfmt_cursor_next(&c, &rec, &err) == RECFMT_OK) {
+			if (rec.type == RECFMT_ANNOT_NAME) {
+				struct recfmt_annot_name nm;
+
+				cr_assert_eq(recfmt_decode_annot_name(&rec, &nm, &err), RECFMT_OK);
+				cr_assert_lt(nm.id, 16u);
+				names[nm.id].assign(nm.name, nm.name_bytes);
+			} else if (rec.type == RECFMT_ANNOTS) {
+				struct recfmt_annots_iter it;
+				struct recfmt_annot a;
+
+				cr_assert_eq(recfmt_annots_open(&rec, &it, &err), RECFMT_OK);
+				while (recfmt_annots_next(&it, &a, &err) == RECFMT_OK) {
+					const std::string &nm = names[a.name_id];
+
+					n++;
+					cr_assert_eq(a.pos, 1u, "every one inside outer");
+					if (nm == "int")
+						cr_assert(a.kind == RECFMT_ANNOT_VALUE_I64 && a.i64 == -5);
+					else if (nm == "ull")
+						cr_assert(a.kind == RECFMT_ANNOT_VALUE_I64 && a.i64 == -1);
+					else if (nm == "uchar")
+						cr_assert(a.kind == RECFMT_ANNOT_VALUE_I64 && a.i64 == 200);
+					else if (nm == "bool")
+						cr_assert(a.kind == RECFMT_ANNOT_VALUE_I64 && a.i64 == 1);
+					else if (nm == "float")
+						cr_assert(a.kind == RECFMT_ANNOT_VALUE_F64 && a.f64 == 0.25);
+					else if (nm == "double")
+						cr_assert(a.kind == RECFMT_ANNOT_VALUE_F64 && a.f64 == -1e300);
+					else if (nm == "key")
+						cr_assert(a.kind == RECFMT_ANNOT_ARG && a.i64 == 7);
+					else
+						cr_assert(nm == "flow" && a.kind == RECFMT_ANNOT_FLOW_STEP &&
+							  a.id == 9);
+				}
+			}
+		}
+	}
+	recfmt_reader_close(r);
+	cr_assert_eq(n, 8u);
 }
