@@ -284,8 +284,8 @@ int rec__start_locked(const struct rec_config *config)
 	 * file, numbered from 1 again (the writer resets its own fields).
 	 */
 	rec__g.next_serial = 0;
-	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
-		t->serial = ++rec__g.next_serial;
+	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
+		t->reg.serial = ++rec__g.next_serial;
 		rec__writer_thread_restart(t);
 		/* A scope still open from the last recording exits silently (probe.c). */
 		__atomic_store_n(&t->ring.p.gen, t->ring.p.gen + 1, __ATOMIC_RELAXED);
