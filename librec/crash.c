@@ -74,6 +74,13 @@ enum { CRASH_NONE = 0, CRASH_BUSY = 1, CRASH_DONE = 2 };
 static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 #define NR_CRASH_SIGNALS (sizeof(crash_signals) / sizeof(crash_signals[0]))
 
+/*
+ * The writer's rec__writer_crash_view(), handed in by lifecycle.c at each
+ * arm (a callback, so that crash.c calls nothing in writer.c, which calls
+ * crash.c). Set before any handler of ours is installed; read by them.
+ */
+static void (*writer_view)(struct rec__crash_view *v);
+
 /* Written by rec__crash_arm() (under rec__g.lock) and the writer's re-arm. */
 static struct sigaction prev_action[NR_CRASH_SIGNALS]; /* the program's, chained to */
 static bool armed;
@@ -291,7 +298,7 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 	struct recfmt_end end = { 0 };
 	uint64_t dropped_total, filtered_total;
 
-	rec__writer_crash_view(&v);
+	__atomic_load_n(&writer_view, __ATOMIC_ACQUIRE)(&v);
 	if (snap) {
 		/* A file of its own: everything the writer wrote is not in it. */
 		v.seq = 0;
@@ -460,7 +467,7 @@ static int flight_capture(int signo, const siginfo_t *si, struct rec__thread *se
 	uint32_t number;
 	int err;
 
-	rec__writer_crash_view(&v);
+	__atomic_load_n(&writer_view, __ATOMIC_ACQUIRE)(&v);
 	tps = v.ticks_per_second ? v.ticks_per_second : 1000000000u;
 	rec__clock_sync(rec__g.cfg.use_tsc, &now);
 	window_ticks = (uint64_t)((unsigned __int128)window_ns * tps / 1000000000u);
@@ -708,8 +715,9 @@ static void install_one(unsigned i)
 	sigaction(crash_signals[i], &ours, NULL);
 }
 
-int rec__crash_arm(void)
+int rec__crash_arm(void (*view)(struct rec__crash_view *v))
 {
+	__atomic_store_n(&writer_view, view, __ATOMIC_RELEASE);
 	/* A new recording: a capture of an earlier one (survived) is over. */
 	crash_flag = CRASH_NONE;
 	if (!crash_enabled())

@@ -467,16 +467,19 @@ static int accept_locked(const struct trigger *tr)
 	return fl.nr_accepted >= fl.max ? -ENOSPC : -EBUSY;
 }
 
-int rec_snapshot(const char *reason)
+/*
+ * rec__flight_snapshot() - rec_snapshot() (lifecycle.c) after its lazy
+ * start; started: whether that start succeeded. The caller sets
+ * rec__in_librec around the call.
+ */
+int rec__flight_snapshot(const char *reason, bool started)
 {
 	struct trigger tr = { .kind = RECFMT_SNAPSHOT_API };
 	int err;
 
-	rec__in_librec = 1;
-	if (!rec__start_lazy() || !fl.on) {
+	if (!started || !fl.on) {
 		int state = __atomic_load_n(&rec__g.state, __ATOMIC_ACQUIRE);
 
-		rec__in_librec = 0;
 		return state == REC__RUNNING ? -ENOTSUP : -ENOTCONN;
 	}
 	tr.ticks = rec__clock_now(fl.use_tsc);
@@ -487,7 +490,6 @@ int rec_snapshot(const char *reason)
 	pthread_mutex_unlock(&fl.lock);
 	if (!err)
 		rec__writer_wake();
-	rec__in_librec = 0;
 	return err;
 }
 

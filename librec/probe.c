@@ -52,15 +52,6 @@ _Static_assert(RECFMT_CODE(1, RECFMT_KIND_ENTER) == 1u << 1 &&
 __thread uint64_t rec__orphan_drops __attribute__((tls_model("initial-exec")));
 __thread uint64_t rec__orphan_annot_drops __attribute__((tls_model("initial-exec")));
 
-NOINSTR void rec__add_drops(struct rec__thread *t, uint64_t n)
-{
-#if defined(__x86_64__)
-	__asm__ volatile("addq %1, %0" : "+m"(t->ring.p.nr_dropped) : "r"(n));
-#else
-	__atomic_fetch_add(&t->ring.p.nr_dropped, n, __ATOMIC_RELAXED);
-#endif
-}
-
 /*
  * The window and the push are rec.h's (rec__window_open(),
  * rec__ring_push(), rec__window_close()), shared by the inline probe, the

@@ -15,6 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 
 #include "rec.h"
 #include "recfmt.h"
@@ -308,7 +311,6 @@ extern __thread uint8_t rec__in_librec __attribute__((tls_model("initial-exec"))
 extern __thread uint64_t rec__orphan_drops __attribute__((tls_model("initial-exec"))) REC__HIDDEN;
 /* The same for annotations (probe.c); moved into nr_annots_dropped at attach. */
 extern __thread uint64_t rec__orphan_annot_drops __attribute__((tls_model("initial-exec"))) REC__HIDDEN;
-void rec__add_drops(struct rec__thread *t, uint64_t n) REC__HIDDEN;
 
 /* site.c */
 uint32_t rec__site_register(struct rec__site *site) REC__HIDDEN;
@@ -352,7 +354,8 @@ struct rec__module_snap {
 /* Fills snap but its path for the module holding fn; *path: the module's own name. */
 bool rec__modules_capture(uintptr_t fn, struct rec__module_snap *snap, const char **path) REC__HIDDEN;
 /* Writer: MODULE records for snapshots not yet in this file. Return: 0, or -ENOMEM. */
-int rec__modules_add_snaps(struct rec__modules *m, struct recfmt_buf *out) REC__HIDDEN;
+int rec__modules_add_snaps(struct rec__modules *m, struct recfmt_buf *out, uint32_t nr,
+			   const struct rec__module_snap *(*snap_at)(uint32_t i)) REC__HIDDEN;
 void rec__modules_fini(struct rec__modules *m) REC__HIDDEN;
 /* fork: no module scan runs across it (modules.c; lifecycle.c's handlers). */
 void rec__modules_fork_prepare(void) REC__HIDDEN;
@@ -475,10 +478,24 @@ bool rec__env_disabled(void) REC__HIDDEN;
 int rec__start_locked(const struct rec_config *config) REC__HIDDEN;
 bool rec__start_lazy(void) REC__HIDDEN;
 
+/*
+ * rec__writer_wake() - make the writer run a pass now, not at its next poll:
+ * rec_flush(), rec_stop(), a trigger, and a producer blocked on a full ring.
+ * Only a futex syscall and an atomic add, so a probe in a signal handler may
+ * call it. The release pairs with the acquire before the writer's checks.
+ * Inline here (it touches only rec__g.wake_seq) so that the files that wake
+ * the writer (probe.c, thread.c, flight.c, lifecycle.c) need not call into
+ * writer.c, which calls them: no call cycle among librec's files.
+ */
+static inline __attribute__((no_instrument_function)) void rec__writer_wake(void)
+{
+	__atomic_fetch_add(&rec__g.wake_seq, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 /* writer.c */
 int rec__writer_start(void) REC__HIDDEN;
 void rec__writer_stop(void) REC__HIDDEN;
-void rec__writer_wake(void) REC__HIDDEN;
 void rec__writer_forget(void) REC__HIDDEN;
 void rec__writer_park(void) REC__HIDDEN;
 void rec__writer_retire(void) REC__HIDDEN;
@@ -514,7 +531,7 @@ void rec__writer_crash_view(struct rec__crash_view *v) REC__HIDDEN;
  * pass and between the threads it drains (false: quit, a crash ended the
  * recording), rec__crash_writer_leave() before it sleeps.
  */
-int rec__crash_arm(void) REC__HIDDEN;
+int rec__crash_arm(void (*view)(struct rec__crash_view *v)) REC__HIDDEN;
 void rec__crash_fork_child(void) REC__HIDDEN;
 void rec__crash_rearm(uint64_t now_ns) REC__HIDDEN;
 bool rec__crash_writer_enter(void) REC__HIDDEN;
@@ -552,6 +569,7 @@ int rec__crash_write_snapshot(const struct rec__crash_snapshot *snap, int signo,
 int rec__flight_parse_duration(const char *s, bool allow_zero, uint64_t *ns) REC__HIDDEN;
 int rec__flight_config(struct rec__config *out) REC__HIDDEN;
 int rec__flight_init(const struct rec__config *cfg) REC__HIDDEN;
+int rec__flight_snapshot(const char *reason, bool started) REC__HIDDEN;
 void rec__flight_calibrated(uint64_t ticks_per_second) REC__HIDDEN;
 int rec__flight_path(uint32_t number, char *out, size_t out_bytes) REC__HIDDEN;
 int rec__flight_open(uint32_t number) REC__HIDDEN;

@@ -143,6 +143,22 @@ static bool ring_attach_locked(struct rec__thread *t)
 }
 
 /*
+ * rec__add_drops() - fold drops counted before this thread had its state
+ * (rec__orphan_drops, probe.c) into its nr_dropped at attach: the same
+ * one-instruction add as the probe's, since a handler on the owner may
+ * count too. Here, not in probe.c, so that thread.c calls nothing in
+ * probe.c (probe.c calls thread.c).
+ */
+static __attribute__((no_instrument_function)) void rec__add_drops(struct rec__thread *t, uint64_t n)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("addq %1, %0" : "+m"(t->ring.p.nr_dropped) : "r"(n));
+#else
+	__atomic_fetch_add(&t->ring.p.nr_dropped, n, __ATOMIC_RELAXED);
+#endif
+}
+
+/*
  * rec__thread_ring_retry() - on the owner thread, in a probe's slow path
  * (window open): a thread created without a ring (budget reached) takes
  * one if an exited thread's ring was freed since its last try. The writer

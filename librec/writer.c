@@ -252,7 +252,8 @@ static void write_frame(struct writer *w)
 	 */
 	if (nr_sites != w->nr_sites_written || !w->modules.scanned) {
 		/* Snapshots first: their modules may be gone from the scan. */
-		err = rec__modules_add_snaps(&w->modules, &w->meta);
+		err = rec__modules_add_snaps(&w->modules, &w->meta, rec__site_nr_snaps(),
+					     rec__site_snap);
 		if (!err)
 			err = rec__modules_scan(&w->modules, &w->meta);
 	}
@@ -1103,7 +1104,8 @@ static void *writer_main(void *arg)
 		 */
 		if (rec__site_count() != w->nr_sites_scanned) {
 			w->nr_sites_scanned = rec__site_count();
-			if (rec__modules_add_snaps(&w->modules, &w->meta) == 0 &&
+			if (rec__modules_add_snaps(&w->modules, &w->meta, rec__site_nr_snaps(),
+						   rec__site_snap) == 0 &&
 			    rec__modules_scan(&w->modules, &w->meta) == 0)
 				note_pending(w);
 		}
@@ -1216,18 +1218,6 @@ void rec__writer_forget(void)
 	memset(&writer_state, 0, sizeof(writer_state));
 	writer_parked = false;
 	writer_cmd = CMD_PARK;
-}
-
-/*
- * rec__writer_wake() - make the writer run a pass now, not at its next poll:
- * rec_flush(), rec_stop(), and a producer blocked on a full ring. Only a
- * futex syscall and an atomic add, so a probe in a signal handler may call
- * it. The release pairs with the acquire before the writer's checks.
- */
-void rec__writer_wake(void)
-{
-	__atomic_fetch_add(&rec__g.wake_seq, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /*
