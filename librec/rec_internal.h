@@ -95,7 +95,7 @@ struct rec__thread_own {
 	 * Annotations (probe.c, annot.c; FORMAT.md §3.17-§3.19).
 	 * nr_annots_dropped: one-instruction adds, as rec__count_one() (a
 	 * handler on the owner may count too), read relaxed by the writer
-	 * (thread.c folds it at exit, before the release of reg.dead).
+	 * (thread.c adds the orphan count into it at attach, also relaxed).
 	 * annot_floor: owner only; while ring.p.open_dropped is not 0, an
 	 * upper bound of the recorded depth at which the innermost dropped
 	 * scope was entered (rec__scope_dropped()).
@@ -152,10 +152,11 @@ struct rec__thread_reg {
 
 /*
  * Writer-private: written and read by the writer thread only (writer.c
- * and what it calls: annot.c, live.c, flight.c; the writer also sets the
- * bases at a restart), or by crash.c's handler while the writer is
- * stopped. No ordering needed. On its own cache line(s), away from the
- * producer's.
+ * and what it calls: annot.c, live.c, flight.c), by
+ * rec__writer_thread_restart() under rec__g.lock while no writer runs,
+ * and read by crash.c's handler while the writer is stopped by its
+ * hand-shake. No ordering needed beyond those. On its own cache line(s),
+ * away from the producer's.
  */
 struct rec__thread_wr {
 	uint32_t name_gen_written; /* 0 = THREAD record not yet written */
