@@ -283,13 +283,13 @@ int rec__annot_encode_ring(struct rec__annot_split *s, struct recfmt_buf *body,
 	while (nr_rows < r && s->row[nr_rows].at < consumed)
 		annot_slots += s->row[nr_rows++].nr_slots;
 	/* Every event consumed but not written is half of a filtered activation. */
-	t->nr_filtered_written += (consumed - annot_slots - cut) / 2;
+	t->wr.nr_filtered_written += (consumed - annot_slots - cut) / 2;
 	*nr_written = cut;
 	*nr_consumed = consumed;
 	if (cut) {
 		struct recfmt_events_encoder enc;
 
-		err = recfmt_events_begin(&enc, body, scratch, t->serial, s->ev[0].ticks);
+		err = recfmt_events_begin(&enc, body, scratch, t->reg.serial, s->ev[0].ticks);
 		if (!err)
 			err = recfmt_events_append(&enc, s->ev, cut);
 		if (!err)
@@ -298,7 +298,7 @@ int rec__annot_encode_ring(struct rec__annot_split *s, struct recfmt_buf *body,
 	if (!err && nr_rows) {
 		struct recfmt_annots_encoder enc;
 
-		err = recfmt_annots_begin(&enc, body, t->serial, s->row[0].a.ticks, (uint32_t)cut);
+		err = recfmt_annots_begin(&enc, body, t->reg.serial, s->row[0].a.ticks, (uint32_t)cut);
 		for (size_t j = 0; j < nr_rows && !err; j++) {
 			struct rec__annot_row *row = &s->row[j];
 

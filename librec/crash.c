@@ -74,6 +74,13 @@ enum { CRASH_NONE = 0, CRASH_BUSY = 1, CRASH_DONE = 2 };
 static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 #define NR_CRASH_SIGNALS (sizeof(crash_signals) / sizeof(crash_signals[0]))
 
+/*
+ * The writer's rec__writer_crash_view(), handed in by lifecycle.c at each
+ * arm (a callback, so that crash.c calls nothing in writer.c, which calls
+ * crash.c). Set before any handler of ours is installed; read by them.
+ */
+static void (*writer_view)(struct rec__crash_view *v);
+
 /* Written by rec__crash_arm() (under rec__g.lock) and the writer's re-arm. */
 static struct sigaction prev_action[NR_CRASH_SIGNALS]; /* the program's, chained to */
 static bool armed;
@@ -237,7 +244,7 @@ static uint64_t write_ring(struct capture *c, struct rec__thread *t, uint64_t fr
 		if (fit > (SCRATCH_BYTES - 64) / EVENT_WORST_BYTES)
 			fit = (SCRATCH_BYTES - 64) / EVENT_WORST_BYTES;
 		k = n - done < fit ? n - done : fit;
-		if (recfmt_events_begin(&enc, &c->ev, &c->scratch, t->serial,
+		if (recfmt_events_begin(&enc, &c->ev, &c->scratch, t->reg.serial,
 					slots[(from + done * group) & mask].ticks))
 			break;
 		for (uint64_t i = 0; i < k; i++) {
@@ -291,7 +298,7 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 	struct recfmt_end end = { 0 };
 	uint64_t dropped_total, filtered_total;
 
-	rec__writer_crash_view(&v);
+	__atomic_load_n(&writer_view, __ATOMIC_ACQUIRE)(&v);
 	if (snap) {
 		/* A file of its own: everything the writer wrote is not in it. */
 		v.seq = 0;
@@ -342,12 +349,12 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 				c.head.len += snap->lead->len;
 	write_sites(&c, v.nr_sites_written);
 	/* THREAD records of threads new or renamed since the writer's last. */
-	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
-		const char *name = t->named ? t->name : t->comm[0] ? t->comm : NULL;
+	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
+		const char *name = t->reg.named ? t->reg.name : t->wr.comm[0] ? t->wr.comm : NULL;
 
-		if ((snap || t->name_gen != t->name_gen_written) &&
+		if ((snap || t->reg.name_gen != t->wr.name_gen_written) &&
 		    has_room(&c.head, 64 + REC__MAX_NAME_BYTES))
-			recfmt_encode_thread(&c.head, t->serial, t->os_tid, name);
+			recfmt_encode_thread(&c.head, t->reg.serial, t->reg.os_tid, name);
 	}
 	c.parts[c.nr_parts++] = (struct recfmt_slice){ c.head.data, c.head.len };
 	if (v.meta)
@@ -364,37 +371,37 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 	 */
 	dropped_total = v.nr_dropped_exited;
 	filtered_total = v.nr_filtered_exited;
-	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
+	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
 		uint64_t head = rec__ring_peek(&t->ring); /* (C) */
-		uint64_t tail = t->ring.tail, group = t->ctr ? 1 + (uint64_t)t->ctr->nr : 1;
-		uint64_t n = 0, dropped, written = snap ? 0 : t->nr_events_written;
-		bool dead = __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE);
+		uint64_t tail = t->ring.tail, group = t->reg.ctr ? 1 + (uint64_t)t->reg.ctr->nr : 1;
+		uint64_t n = 0, dropped, written = snap ? 0 : t->wr.nr_events_written;
+		bool dead = __atomic_load_n(&t->reg.dead, __ATOMIC_ACQUIRE);
 
 		if (snap && snap->first)
 			tail = snap->first(t, head, snap->arg);
 		if (t->ring.p.events && head != tail)
 			n = write_ring(&c, t, tail, head, group);
 		c.nr_events += n;
-		dropped = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED) - t->nr_dropped_base;
+		dropped = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED) - t->wr.nr_dropped_base;
 		need_room(&c, 128);
 		if (v.min_ticks)
-			recfmt_encode_drops_filtered(&c.ev, t->serial, dropped,
-						     t->nr_filtered_written);
+			recfmt_encode_drops_filtered(&c.ev, t->reg.serial, dropped,
+						     t->wr.nr_filtered_written);
 		else
-			recfmt_encode_drops(&c.ev, t->serial, dropped);
+			recfmt_encode_drops(&c.ev, t->reg.serial, dropped);
 		if (dead) {
 			struct recfmt_thread_end te = {
-				.thread = t->serial,
+				.thread = t->reg.serial,
 				.nr_events = written + n,
 				.nr_dropped = dropped,
 				.has_filtered = v.min_ticks != 0,
-				.nr_filtered = t->nr_filtered_written,
+				.nr_filtered = t->wr.nr_filtered_written,
 			};
 
 			recfmt_encode_thread_end(&c.ev, &te);
 		}
 		dropped_total += dropped;
-		filtered_total += t->nr_filtered_written;
+		filtered_total += t->wr.nr_filtered_written;
 	}
 
 	/* FORMAT.md §3.21: CRASH, then END, the last records of the file. */
@@ -403,7 +410,7 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 		struct recfmt_crash cr = {
 			.signo = (uint32_t)signo,
 			.si_code = si ? si->si_code : 0,
-			.thread = self ? self->serial : 0,
+			.thread = self ? self->reg.serial : 0,
 			.ticks = sync.ticks,
 		};
 
@@ -460,7 +467,7 @@ static int flight_capture(int signo, const siginfo_t *si, struct rec__thread *se
 	uint32_t number;
 	int err;
 
-	rec__writer_crash_view(&v);
+	__atomic_load_n(&writer_view, __ATOMIC_ACQUIRE)(&v);
 	tps = v.ticks_per_second ? v.ticks_per_second : 1000000000u;
 	rec__clock_sync(rec__g.cfg.use_tsc, &now);
 	window_ticks = (uint64_t)((unsigned __int128)window_ns * tps / 1000000000u);
@@ -552,7 +559,7 @@ static void on_crash_capture(int signo, const siginfo_t *si)
 	 * stops on every thread: probes in the handlers that follow, and
 	 * those of a program that survives its crash, record nothing. */
 	__atomic_store_n(&rec__g.state, REC__STOPPED, __ATOMIC_RELEASE);
-	for (struct rec__thread *t = rec__g.threads; t; t = t->next)
+	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next)
 		__atomic_store_n(&t->ring.p.off, 1, __ATOMIC_RELAXED);
 	if (flight_fn) {
 		flight_fn(signo, si);
@@ -708,8 +715,9 @@ static void install_one(unsigned i)
 	sigaction(crash_signals[i], &ours, NULL);
 }
 
-int rec__crash_arm(void)
+int rec__crash_arm(void (*view)(struct rec__crash_view *v))
 {
+	__atomic_store_n(&writer_view, view, __ATOMIC_RELEASE);
 	/* A new recording: a capture of an earlier one (survived) is over. */
 	crash_flag = CRASH_NONE;
 	if (!crash_enabled())

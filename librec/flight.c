@@ -467,16 +467,19 @@ static int accept_locked(const struct trigger *tr)
 	return fl.nr_accepted >= fl.max ? -ENOSPC : -EBUSY;
 }
 
-int rec_snapshot(const char *reason)
+/*
+ * rec__flight_snapshot() - rec_snapshot() (lifecycle.c) after its lazy
+ * start; started: whether that start succeeded. The caller sets
+ * rec__in_librec around the call.
+ */
+int rec__flight_snapshot(const char *reason, bool started)
 {
 	struct trigger tr = { .kind = RECFMT_SNAPSHOT_API };
 	int err;
 
-	rec__in_librec = 1;
-	if (!rec__start_lazy() || !fl.on) {
+	if (!started || !fl.on) {
 		int state = __atomic_load_n(&rec__g.state, __ATOMIC_ACQUIRE);
 
-		rec__in_librec = 0;
 		return state == REC__RUNNING ? -ENOTSUP : -ENOTCONN;
 	}
 	tr.ticks = rec__clock_now(fl.use_tsc);
@@ -487,7 +490,6 @@ int rec_snapshot(const char *reason)
 	pthread_mutex_unlock(&fl.lock);
 	if (!err)
 		rec__writer_wake();
-	rec__in_librec = 0;
 	return err;
 }
 
@@ -694,7 +696,7 @@ void rec__flight_stopped(void)
 
 static uint32_t group_of(const struct rec__thread *t)
 {
-	return t->ctr ? 1 + t->ctr->nr : 1;
+	return t->reg.ctr ? 1 + t->reg.ctr->nr : 1;
 }
 
 /*
@@ -765,7 +767,7 @@ static uint32_t site_trigger(uint32_t site)
  */
 void rec__flight_scan(struct rec__thread *t, uint64_t head)
 {
-	struct rec__flight_thread *ft = t->flight;
+	struct rec__flight_thread *ft = t->wr.flight;
 	uint32_t group = group_of(t);
 	uint64_t tail = t->ring.tail, i;
 
@@ -776,7 +778,7 @@ void rec__flight_scan(struct rec__thread *t, uint64_t head)
 		if (!ft)
 			return;
 		ft->scanned = tail;
-		t->flight = ft;
+		t->wr.flight = ft;
 	}
 	if (ft->scanned < tail || ft->scanned > head) {
 		/* Events went unscanned (never, but for a restart): start over. */
@@ -853,8 +855,8 @@ bool rec__flight_trim(struct rec__thread *t, uint64_t head, bool dead, uint64_t 
 		if (group == 1) /* whole annotations only */
 			drop = record_start(t, tail + drop, head) - tail;
 
-		if (t->flight && t->flight->scanned < tail + drop)
-			t->flight->scanned = tail + drop, t->flight->depth = 0;
+		if (t->wr.flight && t->wr.flight->scanned < tail + drop)
+			t->wr.flight->scanned = tail + drop, t->wr.flight->depth = 0;
 		rec__ring_release(&t->ring, tail + drop); /* (D): the slots may be reused */
 	}
 	return false;
@@ -884,8 +886,8 @@ uint64_t rec__flight_window_tail(const struct rec__thread *t, uint64_t head, uin
 
 void rec__flight_forget_thread(struct rec__thread *t)
 {
-	free(t->flight);
-	t->flight = NULL;
+	free(t->wr.flight);
+	t->wr.flight = NULL;
 }
 
 /*

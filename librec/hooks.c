@@ -32,19 +32,19 @@ void __cyg_profile_func_exit(void *fn, void *call_site) REC_API NOINSTR;
 
 static inline NOINSTR struct rec__fcache_slot *fcache_slot(struct rec__thread *t, uintptr_t fn)
 {
-	return &t->fcache[((fn >> 4) ^ (fn >> 14)) & (REC__FCACHE_SLOTS - 1)];
+	return &t->own.fcache[((fn >> 4) ^ (fn >> 14)) & (REC__FCACHE_SLOTS - 1)];
 }
 
 /* Takes level d (already read from fdepth) and stores its frame. */
 static inline NOINSTR void fframe_push(struct rec__thread *t, uint32_t d, uintptr_t fn,
 				       uint32_t code, uint32_t gen)
 {
-	t->fdepth = d + 1;
+	t->own.fdepth = d + 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (d < REC__FSTACK_DEPTH) {
-		t->fstack[d].fn = fn;
-		t->fstack[d].code = code;
-		t->fstack[d].gen = gen;
+		t->own.fstack[d].fn = fn;
+		t->own.fstack[d].code = code;
+		t->own.fstack[d].gen = gen;
 	}
 }
 
@@ -62,7 +62,7 @@ static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
 		if (t) {
 			rec__count_one(&t->ring.p.nr_dropped);
 			rec__scope_dropped(t);
-			fframe_push(t, t->fdepth, fn, 0, REC__GEN_DROPPED);
+			fframe_push(t, t->own.fdepth, fn, 0, REC__GEN_DROPPED);
 		}
 		return;
 	}
@@ -92,7 +92,7 @@ static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
 	rec__in_librec = 0;
 	if (!t)
 		return; /* not recording, and no state to keep a frame in */
-	d = t->fdepth;
+	d = t->own.fdepth;
 	if (d >= REC__FSTACK_DEPTH) {
 		if (!__atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED))
 			rec__count_one(&t->ring.p.nr_dropped);
@@ -119,7 +119,7 @@ static inline NOINSTR __attribute__((always_inline)) void func_enter(void *fn_pt
 
 	if (unlikely(!t || t->ring.p.nesting || __atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED)))
 		goto slow;
-	d = t->fdepth;
+	d = t->own.fdepth;
 	c = fcache_slot(t, fn);
 	id = c->id;
 	if (unlikely(c->fn != fn || d >= REC__FSTACK_DEPTH))
@@ -162,12 +162,12 @@ static inline NOINSTR __attribute__((always_inline)) void push_exit(struct rec__
 
 static NOINSTR __attribute__((noinline)) void func_exit_slow(struct rec__thread *t, uintptr_t fn)
 {
-	uint32_t d = t->fdepth, k;
+	uint32_t d = t->own.fdepth, k;
 
 	if (d == 0)
 		return; /* the enter ran before this thread had state */
 	if (d > REC__FSTACK_DEPTH) {
-		t->fdepth = d - 1; /* too deep: the enter was dropped, not stored */
+		t->own.fdepth = d - 1; /* too deep: the enter was dropped, not stored */
 		rec__scope_dropped_exit(t);
 		return;
 	}
@@ -178,13 +178,13 @@ static NOINSTR __attribute__((noinline)) void func_exit_slow(struct rec__thread 
 	 * last 64 levels means this exit matches no enter we kept.
 	 */
 	for (k = d; k-- > 0 && d - k <= 64;) {
-		if (t->fstack[k].fn != fn)
+		if (t->own.fstack[k].fn != fn)
 			continue;
 		while (d > k) {
-			uint32_t code = t->fstack[--d].code, gen = t->fstack[d].gen;
+			uint32_t code = t->own.fstack[--d].code, gen = t->own.fstack[d].gen;
 
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			t->fdepth = d;
+			t->own.fdepth = d;
 			push_exit(t, code, gen);
 		}
 		return;
@@ -204,15 +204,15 @@ static inline NOINSTR __attribute__((always_inline)) void func_exit(void *fn_ptr
 
 	if (unlikely(!t))
 		return;
-	d = t->fdepth;
-	if (unlikely(d - 1 >= REC__FSTACK_DEPTH || t->fstack[d - 1].fn != fn)) {
+	d = t->own.fdepth;
+	if (unlikely(d - 1 >= REC__FSTACK_DEPTH || t->own.fstack[d - 1].fn != fn)) {
 		func_exit_slow(t, fn);
 		return;
 	}
-	code = t->fstack[d - 1].code;
-	gen = t->fstack[d - 1].gen;
+	code = t->own.fstack[d - 1].code;
+	gen = t->own.fstack[d - 1].gen;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->fdepth = d - 1;
+	t->own.fdepth = d - 1;
 	push_exit(t, code, gen);
 }
 

@@ -284,14 +284,14 @@ int rec__start_locked(const struct rec_config *config)
 	 * file, numbered from 1 again (the writer resets its own fields).
 	 */
 	rec__g.next_serial = 0;
-	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
-		t->serial = ++rec__g.next_serial;
+	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
+		t->reg.serial = ++rec__g.next_serial;
 		rec__writer_thread_restart(t);
 		/* A scope still open from the last recording exits silently (probe.c). */
 		__atomic_store_n(&t->ring.p.gen, t->ring.p.gen + 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&t->ring.p.off, 0, __ATOMIC_RELAXED);
 	}
-	rec__crash_arm(); /* a failure is logged; recording goes on without it */
+	rec__crash_arm(rec__writer_crash_view); /* a failure is logged; recording goes on without it */
 	err = rec__writer_start();
 	if (err) {
 		rec__log("cannot start the writer thread: %s; tracing disabled", strerror(-err));
@@ -335,6 +335,20 @@ int rec_thread_name(const char *name)
 		rec__thread_set_name(t, name);
 	rec__in_librec = 0;
 	return 0;
+}
+
+/*
+ * Here, not in flight.c, because of the lazy start: lifecycle.c calls
+ * flight.c, and flight.c calls nothing in lifecycle.c.
+ */
+int rec_snapshot(const char *reason)
+{
+	int err;
+
+	rec__in_librec = 1;
+	err = rec__flight_snapshot(reason, rec__start_lazy());
+	rec__in_librec = 0;
+	return err;
 }
 
 int rec_start(const struct rec_config *config)

@@ -92,7 +92,7 @@ void rec__live_destroy(struct rec__live *l)
 
 		l->threads = lt->next;
 		if (lt->t)
-			lt->t->live = NULL;
+			lt->t->wr.live = NULL;
 		free(lt);
 	}
 	free(l);
@@ -101,14 +101,14 @@ void rec__live_destroy(struct rec__live *l)
 /* Under rec__g.lock (reap): the thread is about to be freed. */
 void rec__live_forget_thread(struct rec__thread *t)
 {
-	struct rec__live_thread *lt = t->live;
+	struct rec__live_thread *lt = t->wr.live;
 
 	if (!lt)
 		return;
-	if (t->named)
-		snprintf(lt->label, sizeof(lt->label), "%s", t->name);
+	if (t->reg.named)
+		snprintf(lt->label, sizeof(lt->label), "%s", t->reg.name);
 	lt->t = NULL;
-	t->live = NULL;
+	t->wr.live = NULL;
 }
 
 static uint32_t hash_site(uint32_t site)
@@ -134,7 +134,7 @@ static uint32_t slot_of(struct rec__live_thread *lt, uint32_t site)
 
 static struct rec__live_thread *thread_of(struct rec__live *l, struct rec__thread *t)
 {
-	struct rec__live_thread *lt = t->live;
+	struct rec__live_thread *lt = t->wr.live;
 
 	if (lt)
 		return lt;
@@ -142,11 +142,11 @@ static struct rec__live_thread *thread_of(struct rec__live *l, struct rec__threa
 	if (!lt)
 		return NULL;
 	lt->t = t;
-	lt->serial = t->serial;
-	snprintf(lt->label, sizeof(lt->label), "%" PRIu32, t->os_tid);
+	lt->serial = t->reg.serial;
+	snprintf(lt->label, sizeof(lt->label), "%" PRIu32, t->reg.os_tid);
 	lt->next = l->threads;
 	l->threads = lt;
-	t->live = lt;
+	t->wr.live = lt;
 	return lt;
 }
 
@@ -346,8 +346,8 @@ uint64_t rec__live_tick(struct rec__live *l, uint64_t now_ns)
 	/* Thread names are under the lock. */
 	pthread_mutex_lock(&rec__g.lock);
 	for (struct rec__live_thread *lt = l->threads; lt; lt = lt->next)
-		if (lt->t && lt->t->named)
-			snprintf(lt->label, sizeof(lt->label), "%s", lt->t->name);
+		if (lt->t && lt->t->reg.named)
+			snprintf(lt->label, sizeof(lt->label), "%s", lt->t->reg.name);
 	pthread_mutex_unlock(&rec__g.lock);
 	for (struct rec__live_thread **pp = &l->threads; *pp;) {
 		struct rec__live_thread *lt = *pp;

@@ -223,14 +223,16 @@ bool rec__modules_capture(uintptr_t fn, struct rec__module_snap *snap, const cha
  * rec__modules_add_snaps() - a MODULE record for every module snapshot
  * taken since the last call in this file and not recorded yet (same key as
  * the scan's, so neither records a module twice). Writer thread only.
+ * nr: rec__site_nr_snaps(); snap_at: rec__site_snap (passed in by the
+ * writer, so that modules.c calls nothing in site.c, which calls it).
  */
-int rec__modules_add_snaps(struct rec__modules *m, struct recfmt_buf *out)
+int rec__modules_add_snaps(struct rec__modules *m, struct recfmt_buf *out, uint32_t nr,
+			   const struct rec__module_snap *(*snap_at)(uint32_t i))
 {
-	uint32_t nr = rec__site_nr_snaps();
 	int err = 0;
 
 	for (; m->nr_snaps_done < nr && !err; m->nr_snaps_done++) {
-		const struct rec__module_snap *snap = rec__site_snap(m->nr_snaps_done);
+		const struct rec__module_snap *snap = snap_at(m->nr_snaps_done);
 		struct rec__module_key key;
 
 		memset(&key, 0, sizeof(key));

@@ -52,15 +52,6 @@ _Static_assert(RECFMT_CODE(1, RECFMT_KIND_ENTER) == 1u << 1 &&
 __thread uint64_t rec__orphan_drops __attribute__((tls_model("initial-exec")));
 __thread uint64_t rec__orphan_annot_drops __attribute__((tls_model("initial-exec")));
 
-NOINSTR void rec__add_drops(struct rec__thread *t, uint64_t n)
-{
-#if defined(__x86_64__)
-	__asm__ volatile("addq %1, %0" : "+m"(t->ring.p.nr_dropped) : "r"(n));
-#else
-	__atomic_fetch_add(&t->ring.p.nr_dropped, n, __ATOMIC_RELAXED);
-#endif
-}
-
 /*
  * The window and the push are rec.h's (rec__window_open(),
  * rec__ring_push(), rec__window_close()), shared by the inline probe, the
@@ -128,8 +119,8 @@ NOINSTR static bool wait_for_room(struct rec__thread *t, uint64_t need, bool *wa
 	if (unlikely(since_ns)) {
 		uint64_t ns = rec__clock_now(false) - since_ns;
 
-		__atomic_store_n(&t->nr_blocked, t->nr_blocked + 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&t->blocked_ns, t->blocked_ns + ns, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->own.nr_blocked, t->own.nr_blocked + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->own.blocked_ns, t->own.blocked_ns + ns, __ATOMIC_RELAXED);
 		*waited = true;
 	}
 	return ok;
@@ -182,7 +173,7 @@ NOINSTR static bool room_counted(struct rec__thread *t, struct rec__counters *c,
 NOINSTR static __attribute__((noinline)) struct rec__scope enter_counted(struct rec__thread *t,
 								 uint32_t id)
 {
-	struct rec__counters *c = t->ctr;
+	struct rec__counters *c = t->reg.ctr;
 	struct rec__scope scope = { 0 };
 	uint64_t vals[RECFMT_MAX_COUNTERS];
 	uint64_t group = 1 + (uint64_t)c->nr, head, ticks;
@@ -210,7 +201,7 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_counted(struct 
 NOINSTR static __attribute__((noinline)) void exit_counted(struct rec__thread *t, uint32_t code,
 							 uint32_t gen)
 {
-	struct rec__counters *c = t->ctr;
+	struct rec__counters *c = t->reg.ctr;
 	uint64_t vals[RECFMT_MAX_COUNTERS];
 	uint64_t head, ticks;
 
@@ -251,7 +242,7 @@ NOINSTR uint32_t rec__probe_enter(struct rec__thread *t, uint32_t id, uint32_t *
 		*gen = REC__GEN_DROPPED;
 		return 0;
 	}
-	if (t->ctr) {
+	if (t->reg.ctr) {
 		struct rec__scope scope = enter_counted(t, id);
 
 		*gen = scope.gen;
@@ -287,7 +278,7 @@ NOINSTR void rec__probe_exit(struct rec__thread *t, uint32_t code, uint32_t gen)
 	uint64_t head;
 
 	if (unlikely(!t->ring.p.reserved)) {
-		if (t->ctr)
+		if (t->reg.ctr)
 			exit_counted(t, code, gen);
 		return;
 	}
@@ -362,7 +353,7 @@ NOINSTR void rec__exit(struct rec__scope *scope)
 /* Recorded scopes of this thread still open: the ones an annotation can bind to. */
 NOINSTR static inline uint64_t recorded_depth(const struct rec__thread *t)
 {
-	return t->ctr ? t->ctr->pending : t->ring.p.reserved;
+	return t->reg.ctr ? t->reg.ctr->pending : t->ring.p.reserved;
 }
 
 NOINSTR static inline void add_u32(uint32_t *v, int32_t d)
@@ -390,19 +381,19 @@ NOINSTR static inline void add_u32(uint32_t *v, int32_t d)
 NOINSTR void rec__scope_dropped(struct rec__thread *t)
 {
 	add_u32(&t->ring.p.open_dropped, 1);
-	t->annot_floor = (uint32_t)recorded_depth(t);
+	t->own.annot_floor = (uint32_t)recorded_depth(t);
 }
 
 NOINSTR void rec__scope_dropped_exit(struct rec__thread *t)
 {
 	if (t->ring.p.open_dropped)
 		add_u32(&t->ring.p.open_dropped, -1);
-	t->annot_floor = (uint32_t)recorded_depth(t);
+	t->own.annot_floor = (uint32_t)recorded_depth(t);
 }
 
 NOINSTR static void annot_drop(struct rec__thread *t)
 {
-	rec__count_one(&t->nr_annots_dropped);
+	rec__count_one(&t->own.nr_annots_dropped);
 }
 
 /*
@@ -423,9 +414,9 @@ NOINSTR static void annot_push(struct rec__thread *t, uint32_t kind, uint32_t ar
 
 	if (__atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED))
 		return; /* not recording: nothing to count */
-	if (t->ring.p.nesting || (kind != RECFMT_ANNOT_MESSAGE && !argbits) || t->ctr ||
+	if (t->ring.p.nesting || (kind != RECFMT_ANNOT_MESSAGE && !argbits) || t->reg.ctr ||
 	    (kind >= RECFMT_ANNOT_ARG && t->ring.p.open_dropped &&
-	     recorded_depth(t) <= t->annot_floor)) {
+	     recorded_depth(t) <= t->own.annot_floor)) {
 		annot_drop(t);
 		return;
 	}
@@ -474,7 +465,7 @@ NOINSTR static struct rec__thread *annot_thread(struct rec__annot_site *site, ui
 
 	if (rec__in_librec) {
 		/* A handler interrupted librec on this thread: no re-entry. */
-		rec__count_one(t ? &t->nr_annots_dropped : &rec__orphan_annot_drops);
+		rec__count_one(t ? &t->own.nr_annots_dropped : &rec__orphan_annot_drops);
 		return NULL;
 	}
 	if (unlikely(!t || (site && !*id) || !t->ring.p.events)) {

@@ -47,7 +47,7 @@ NOINSTR static void reset(struct rec__thread *t)
 	t->ring.p.head = 0;
 	t->ring.tail = 0;
 	t->ring.p.reserved = 0;
-	t->fdepth = 0;
+	t->own.fdepth = 0;
 	t->ring.p.limit = RING_EVENTS;
 }
 
@@ -101,8 +101,8 @@ NOINSTR bool rec__probe_cost_measure(bool use_tsc, struct rec__probe_cost_mticks
 	t->ring.p.mask = RING_EVENTS - 1;
 	t->ring.p.use_tsc = use_tsc;
 	for (uint32_t i = 0; i < REC__FCACHE_SLOTS; i++) {
-		t->fcache[i].fn = (uintptr_t)fn;
-		t->fcache[i].id = 1;
+		t->own.fcache[i].fn = (uintptr_t)fn;
+		t->own.fcache[i].id = 1;
 	}
 	/*
 	 * The writer runs with rec__in_librec set; cleared for the

@@ -12,8 +12,12 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 
 #include "rec.h"
 #include "recfmt.h"
@@ -67,96 +71,130 @@ struct rec__fframe {
  * fields (under g.lock), the writer's bookkeeping (writer-private), the
  * hooks' cache and shadow stack (owner).
  */
-struct rec__thread {
-	/* The ring: its producer part first (rec.h's inline probe reads it). */
-	struct rec__ring ring;
+/*
+ * Per-thread state, split by who writes it (issue 14 item 5). Each
+ * sub-struct has one writer (or one lock); the comment on each says who
+ * reads it and with which ordering. The ring comes first: rec.h's inline
+ * probe reaches its struct rec__producer through rec__prod, at offset 0.
+ */
 
-	/* Cold fields. */
-	uint8_t dead __attribute__((aligned(REC__CACHELINE))); /* release-set at thread exit */
-	uint32_t serial;      /* file-unique thread number, from 1 */
-	uint32_t os_tid;
-	size_t ring_bytes;
-	char name[REC__MAX_NAME_BYTES + 1]; /* under g.lock */
-	uint32_t name_gen;    /* bumped at each rename, under g.lock */
-	uint8_t named;	      /* rec_thread_name() was called; under g.lock */
-	/* Writer-private bookkeeping. */
-	uint32_t name_gen_written; /* 0 = THREAD record not yet written */
-	uint64_t nr_dropped_base;    /* nr_dropped when this file started */
-	uint64_t nr_dropped_written; /* in this file */
-	uint64_t nr_events_written;
-	uint64_t nr_filtered_written; /* REC_MIN_NS: activations not written, in this file */
-	uint64_t nr_filtered_reported; /* last nr_filtered in a DROPS record */
-	struct rec__thread *next; /* registry list, under g.lock */
-
+/*
+ * Written by the owner thread only (a signal handler on the owner may
+ * use them too: see probe.c and hooks.c for why that is safe).
+ */
+struct rec__thread_own {
 	/*
-	 * -finstrument-functions state, owner thread only (a signal handler
-	 * on the owner may use it too: see probe.c for why that is safe).
+	 * -finstrument-functions state (hooks.c), read by the owner only.
 	 * fdepth counts open hook activations, also those deeper than
 	 * REC__FSTACK_DEPTH, whose frames are not stored.
 	 */
 	uint32_t fdepth;
 	struct rec__fcache_slot fcache[REC__FCACHE_SLOTS];
 	struct rec__fframe fstack[REC__FSTACK_DEPTH];
+	/*
+	 * Annotations (probe.c, annot.c; FORMAT.md §3.17-§3.19).
+	 * nr_annots_dropped: one-instruction adds, as rec__count_one() (a
+	 * handler on the owner may count too), read relaxed by the writer
+	 * (thread.c adds the orphan count into it at attach, also relaxed).
+	 * annot_floor: owner only; while ring.p.open_dropped is not 0, an
+	 * upper bound of the recorded depth at which the innermost dropped
+	 * scope was entered (rec__scope_dropped()).
+	 */
+	uint64_t nr_annots_dropped;
+	uint32_t annot_floor;
+	/*
+	 * REC_OVERFLOW=block (probe.c): probes that waited for room, and the
+	 * CLOCK_MONOTONIC ns they waited. Relaxed stores inside the probe's
+	 * window; read relaxed by the writer.
+	 */
+	uint64_t nr_blocked, blocked_ns;
+	/*
+	 * Under g.lock (thread.c): thread.c's ring_gen at the last try to get
+	 * a ring. A thread created over the ring budget has events == NULL
+	 * (and mask 0) until rec__thread_ring_retry() gives it one.
+	 */
+	uint32_t ring_gen_seen;
+	/*
+	 * The kernel's name of the thread (comm), read by the owner at exit
+	 * before the release of reg.dead; the writer reads it after the
+	 * acquire of reg.dead.
+	 */
+	char exit_comm[16];
+};
 
+/*
+ * The registry's part (thread.c, lifecycle.c): set at attach before the
+ * thread is published in rec__g.threads, or changed under g.lock; read by
+ * the writer under g.lock or after the acquire of `dead`.
+ */
+struct rec__thread_reg {
+	uint8_t dead;	      /* release-set by the owner at thread exit (thread.c) */
+	uint32_t serial;      /* file-unique thread number, from 1 */
+	uint32_t os_tid;
+	size_t ring_bytes;
+	/* Of events: bytes touched (page-rounded), for the ring budget. Set
+	 * under g.lock with the ring, raised by the owner at exit, read by
+	 * the writer at reap (after the acquire of `dead`). */
+	size_t ring_touched_bytes;
+	char name[REC__MAX_NAME_BYTES + 1]; /* under g.lock */
+	uint32_t name_gen;    /* bumped at each rename, under g.lock */
+	uint8_t named;	      /* rec_thread_name() was called; under g.lock */
+	struct rec__thread *next; /* registry list, under g.lock */
 	/*
 	 * REC_COUNTERS (counters.c): set at attach, before the thread is in
 	 * the registry, and never changed; NULL when the thread records no
 	 * counters. A thread with counters keeps `limit` and `reserved` at 0,
 	 * so that every probe takes the out-of-line counted path (probe.c)
-	 * and the fast paths stay what they are without REC_COUNTERS. Last in
-	 * the struct, so that no other field moves.
+	 * and the fast paths stay what they are without REC_COUNTERS.
 	 */
 	struct rec__counters *ctr;
-	/* Writer-private: REC_COUNTERS and REC_LIVE bookkeeping. */
+};
+
+/*
+ * Writer-private: written and read by the writer thread only (writer.c
+ * and what it calls: annot.c, live.c, flight.c), by
+ * rec__writer_thread_restart() under rec__g.lock while no writer runs,
+ * and read by crash.c's handler while the writer is stopped by its
+ * hand-shake. No ordering needed beyond those. On its own cache line(s),
+ * away from the producer's.
+ */
+struct rec__thread_wr {
+	uint32_t name_gen_written; /* 0 = THREAD record not yet written */
+	uint64_t nr_dropped_base;    /* nr_dropped when this file started */
+	uint64_t nr_dropped_written; /* in this file */
+	uint64_t nr_events_written;
+	uint64_t nr_filtered_written; /* REC_MIN_NS: activations not written, in this file */
+	uint64_t nr_filtered_reported; /* last nr_filtered in a DROPS record */
+	/* REC_COUNTERS and REC_LIVE bookkeeping. */
 	uint32_t ctr_set_frame;	  /* 1 + seq of the frame with our last COUNTER_SET; 0: none */
 	struct rec__live_thread *live; /* REC_LIVE pairing state (live.c) */
-	/*
-	 * Owner thread, under g.lock: thread.c's ring_gen at the last try to
-	 * get a ring. A thread created over the ring budget has events == NULL
-	 * (and mask 0) until rec__thread_ring_retry() gives it one.
-	 */
-	uint32_t ring_gen_seen;
-	/* Of events: bytes touched (page-rounded), for the ring budget. Set
-	 * under g.lock with the ring, raised by the owner at exit, read by
-	 * the writer at reap (after the acquire of `dead`). */
-	size_t ring_touched_bytes;
-	/* Writer-private: CLOCK_MONOTONIC ns of the head load of the last drain. */
+	/* CLOCK_MONOTONIC ns of the head load of the last drain. */
 	uint64_t drained_ns;
-	/*
-	 * REC_OVERFLOW=block (probe.c): probes that waited for room, and the
-	 * CLOCK_MONOTONIC ns they waited. Written by the owner (relaxed
-	 * stores, inside the probe's window), read by the writer (relaxed).
-	 */
-	uint64_t nr_blocked, blocked_ns;
-	/* Writer-private (lifecycle.c sets the bases at a restart): their values
-	 * when this file started, and in the last BLOCKED record of it. */
+	/* own.nr_blocked/blocked_ns when this file started, and in the last
+	 * BLOCKED record of it. */
 	uint64_t nr_blocked_base, blocked_ns_base, nr_blocked_reported, blocked_ns_reported;
-	/*
-	 * The kernel's name of the thread (comm: what pthread_setname_np() or
-	 * prctl(PR_SET_NAME) set), used when rec_thread_name() was not called.
-	 * exit_comm: read by the owner at exit, before the release of `dead`
-	 * (writer reads it after the acquire). The rest is writer-private: comm
-	 * as last read from /proc ("" = the program's default name), what the
-	 * last THREAD record said, and when it was read (0: never).
-	 */
-	char exit_comm[16];
+	/* comm as last read from /proc ("" = the program's default name),
+	 * what the last THREAD record said, and when it was read (0: never). */
 	char comm[16], comm_written[16];
 	uint64_t comm_read_ns;
-	/* Writer-private: REC_TRIGGER pairing state (flight.c), NULL if none. */
+	/* REC_TRIGGER pairing state (flight.c), NULL if none. */
 	struct rec__flight_thread *flight;
-	/*
-	 * Annotations (probe.c, annot.c; FORMAT.md §3.17-§3.19).
-	 * nr_annots_dropped: written by the owner (one-instruction adds, as
-	 * rec__count_one(): a handler on the owner may count too), read relaxed
-	 * by the writer. annot_floor: owner only; while ring.p.open_dropped is
-	 * not 0, an upper bound of the recorded depth at which the innermost
-	 * dropped scope was entered (rec__scope_dropped()). The rest is
-	 * writer-private, as the drop bases above.
-	 */
-	uint64_t nr_annots_dropped;
+	/* own.nr_annots_dropped when this file started, and as last reported. */
 	uint64_t annots_dropped_base, annots_dropped_reported;
-	uint32_t annot_floor;
 };
+
+struct rec__thread {
+	/* The ring: its producer part first (rec.h's inline probe reads it);
+	 * its tail on the writer's line (ring.h). */
+	struct rec__ring ring;
+	struct rec__thread_own own __attribute__((aligned(REC__CACHELINE)));
+	struct rec__thread_reg reg __attribute__((aligned(REC__CACHELINE)));
+	struct rec__thread_wr wr __attribute__((aligned(REC__CACHELINE)));
+};
+_Static_assert(offsetof(struct rec__thread, ring.p) == 0,
+	       "rec.h reaches the producer through rec__prod at offset 0");
+_Static_assert(offsetof(struct rec__thread, wr) % REC__CACHELINE == 0,
+	       "the writer's fields start on their own cache line");
 
 /* The ring's slots as the format sees them (same layout: probe.c asserts it). */
 static inline struct recfmt_event *rec__events(const struct rec__thread *t)
@@ -274,7 +312,6 @@ extern __thread uint8_t rec__in_librec __attribute__((tls_model("initial-exec"))
 extern __thread uint64_t rec__orphan_drops __attribute__((tls_model("initial-exec"))) REC__HIDDEN;
 /* The same for annotations (probe.c); moved into nr_annots_dropped at attach. */
 extern __thread uint64_t rec__orphan_annot_drops __attribute__((tls_model("initial-exec"))) REC__HIDDEN;
-void rec__add_drops(struct rec__thread *t, uint64_t n) REC__HIDDEN;
 
 /* site.c */
 uint32_t rec__site_register(struct rec__site *site) REC__HIDDEN;
@@ -318,7 +355,8 @@ struct rec__module_snap {
 /* Fills snap but its path for the module holding fn; *path: the module's own name. */
 bool rec__modules_capture(uintptr_t fn, struct rec__module_snap *snap, const char **path) REC__HIDDEN;
 /* Writer: MODULE records for snapshots not yet in this file. Return: 0, or -ENOMEM. */
-int rec__modules_add_snaps(struct rec__modules *m, struct recfmt_buf *out) REC__HIDDEN;
+int rec__modules_add_snaps(struct rec__modules *m, struct recfmt_buf *out, uint32_t nr,
+			   const struct rec__module_snap *(*snap_at)(uint32_t i)) REC__HIDDEN;
 void rec__modules_fini(struct rec__modules *m) REC__HIDDEN;
 /* fork: no module scan runs across it (modules.c; lifecycle.c's handlers). */
 void rec__modules_fork_prepare(void) REC__HIDDEN;
@@ -441,10 +479,24 @@ bool rec__env_disabled(void) REC__HIDDEN;
 int rec__start_locked(const struct rec_config *config) REC__HIDDEN;
 bool rec__start_lazy(void) REC__HIDDEN;
 
+/*
+ * rec__writer_wake() - make the writer run a pass now, not at its next poll:
+ * rec_flush(), rec_stop(), a trigger, and a producer blocked on a full ring.
+ * Only a futex syscall and an atomic add, so a probe in a signal handler may
+ * call it. The release pairs with the acquire before the writer's checks.
+ * Inline here (it touches only rec__g.wake_seq) so that the files that wake
+ * the writer (probe.c, thread.c, flight.c, lifecycle.c) need not call into
+ * writer.c, which calls them: no call cycle among librec's files.
+ */
+static inline __attribute__((no_instrument_function)) void rec__writer_wake(void)
+{
+	__atomic_fetch_add(&rec__g.wake_seq, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 /* writer.c */
 int rec__writer_start(void) REC__HIDDEN;
 void rec__writer_stop(void) REC__HIDDEN;
-void rec__writer_wake(void) REC__HIDDEN;
 void rec__writer_forget(void) REC__HIDDEN;
 void rec__writer_park(void) REC__HIDDEN;
 void rec__writer_retire(void) REC__HIDDEN;
@@ -480,7 +532,7 @@ void rec__writer_crash_view(struct rec__crash_view *v) REC__HIDDEN;
  * pass and between the threads it drains (false: quit, a crash ended the
  * recording), rec__crash_writer_leave() before it sleeps.
  */
-int rec__crash_arm(void) REC__HIDDEN;
+int rec__crash_arm(void (*view)(struct rec__crash_view *v)) REC__HIDDEN;
 void rec__crash_fork_child(void) REC__HIDDEN;
 void rec__crash_rearm(uint64_t now_ns) REC__HIDDEN;
 bool rec__crash_writer_enter(void) REC__HIDDEN;
@@ -518,6 +570,7 @@ int rec__crash_write_snapshot(const struct rec__crash_snapshot *snap, int signo,
 int rec__flight_parse_duration(const char *s, bool allow_zero, uint64_t *ns) REC__HIDDEN;
 int rec__flight_config(struct rec__config *out) REC__HIDDEN;
 int rec__flight_init(const struct rec__config *cfg) REC__HIDDEN;
+int rec__flight_snapshot(const char *reason, bool started) REC__HIDDEN;
 void rec__flight_calibrated(uint64_t ticks_per_second) REC__HIDDEN;
 int rec__flight_path(uint32_t number, char *out, size_t out_bytes) REC__HIDDEN;
 int rec__flight_open(uint32_t number) REC__HIDDEN;

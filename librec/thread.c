@@ -120,26 +120,42 @@ static void ring_free(struct rec__event *ring, size_t bytes, size_t touched_byte
  */
 static void ring_prefault(struct rec__thread *t)
 {
-	if (!t->ring.p.events || t->ring_touched_bytes >= t->ring_bytes)
+	if (!t->ring.p.events || t->reg.ring_touched_bytes >= t->reg.ring_bytes)
 		return;
-	if (madvise(t->ring.p.events, t->ring_bytes, MADV_POPULATE_WRITE) != 0) {
+	if (madvise(t->ring.p.events, t->reg.ring_bytes, MADV_POPULATE_WRITE) != 0) {
 		volatile char *p = (volatile char *)t->ring.p.events;
 
-		for (size_t i = 0; i < t->ring_bytes; i += PAGE_BYTES)
+		for (size_t i = 0; i < t->reg.ring_bytes; i += PAGE_BYTES)
 			p[i] = 0;
 	}
 	/* Owner-written before `dead` (as at exit); see ring_touched_bytes. */
-	t->ring_touched_bytes = t->ring_bytes;
+	t->reg.ring_touched_bytes = t->reg.ring_bytes;
 }
 
 /* Under rec__g.lock: give t a ring if there is room. */
 static bool ring_attach_locked(struct rec__thread *t)
 {
-	t->ring.p.events = ring_alloc(t->ring_bytes, &t->ring_touched_bytes);
+	t->ring.p.events = ring_alloc(t->reg.ring_bytes, &t->reg.ring_touched_bytes);
 	if (!t->ring.p.events)
 		return false;
-	t->ring.p.mask = t->ring_bytes / sizeof(struct recfmt_event) - 1;
+	t->ring.p.mask = t->reg.ring_bytes / sizeof(struct recfmt_event) - 1;
 	return true;
+}
+
+/*
+ * rec__add_drops() - fold drops counted before this thread had its state
+ * (rec__orphan_drops, probe.c) into its nr_dropped at attach: the same
+ * one-instruction add as the probe's, since a handler on the owner may
+ * count too. Here, not in probe.c, so that thread.c calls nothing in
+ * probe.c (probe.c calls thread.c).
+ */
+static __attribute__((no_instrument_function)) void rec__add_drops(struct rec__thread *t, uint64_t n)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("addq %1, %0" : "+m"(t->ring.p.nr_dropped) : "r"(n));
+#else
+	__atomic_fetch_add(&t->ring.p.nr_dropped, n, __ATOMIC_RELAXED);
+#endif
 }
 
 /*
@@ -155,10 +171,10 @@ bool rec__thread_ring_retry(struct rec__thread *t)
 	uint32_t gen = __atomic_load_n(&ring_gen, __ATOMIC_ACQUIRE);
 	bool ok;
 
-	if (gen == t->ring_gen_seen)
+	if (gen == t->own.ring_gen_seen)
 		return false;
 	pthread_mutex_lock(&rec__g.lock);
-	t->ring_gen_seen = gen;
+	t->own.ring_gen_seen = gen;
 	ok = ring_attach_locked(t);
 	pthread_mutex_unlock(&rec__g.lock);
 	if (ok)
@@ -174,7 +190,7 @@ static void thread_exit(void *arg)
 	rec__set_self(NULL);
 	/* The group counts this thread only: close it now (the writer still
 	 * reads its column count, so the state itself lives on). */
-	rec__counters_close(t->ctr);
+	rec__counters_close(t->reg.ctr);
 	if (t->ring.p.events) {
 		/*
 		 * What the ring holds until the writer frees it: the slots ever
@@ -182,20 +198,20 @@ static void thread_exit(void *arg)
 		 * what an earlier owner touched.
 		 */
 		uint64_t cap = t->ring.p.mask + 1, n = t->ring.p.head < cap ? t->ring.p.head : cap;
-		size_t page = t->ring_bytes >= HUGE_PAGE_BYTES ? HUGE_PAGE_BYTES : PAGE_BYTES;
+		size_t page = t->reg.ring_bytes >= HUGE_PAGE_BYTES ? HUGE_PAGE_BYTES : PAGE_BYTES;
 		size_t used = ((size_t)n * sizeof(struct recfmt_event) + page - 1) / page * page;
 
-		if (used > t->ring_bytes)
-			used = t->ring_bytes;
-		if (used > t->ring_touched_bytes)
-			t->ring_touched_bytes = used;
-		__atomic_fetch_add(&dead_touched_bytes, t->ring_touched_bytes, __ATOMIC_RELAXED);
+		if (used > t->reg.ring_bytes)
+			used = t->reg.ring_bytes;
+		if (used > t->reg.ring_touched_bytes)
+			t->reg.ring_touched_bytes = used;
+		__atomic_fetch_add(&dead_touched_bytes, t->reg.ring_touched_bytes, __ATOMIC_RELAXED);
 	}
 	/* Its last name, for the writer (which can no longer read /proc). */
-	if (prctl(PR_GET_NAME, t->exit_comm) != 0)
-		t->exit_comm[0] = '\0';
+	if (prctl(PR_GET_NAME, t->own.exit_comm) != 0)
+		t->own.exit_comm[0] = '\0';
 	/* Pairs with the acquire load of `dead` in writer.c: every event is published. */
-	__atomic_store_n(&t->dead, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->reg.dead, 1, __ATOMIC_RELEASE);
 	/* The writer drains and frees the ring now, not at its next poll. */
 	rec__writer_wake();
 }
@@ -222,9 +238,9 @@ static struct rec__thread *thread_create_locked(void)
 		 -1, 0);
 	if (t == MAP_FAILED)
 		return NULL;
-	t->ring_bytes = rec__g.cfg.buffer_bytes;
+	t->reg.ring_bytes = rec__g.cfg.buffer_bytes;
 	t->ring.p.woke_tail = UINT64_MAX; /* no wake yet: see wait_for_room() */
-	t->ring_gen_seen = __atomic_load_n(&ring_gen, __ATOMIC_RELAXED);
+	t->own.ring_gen_seen = __atomic_load_n(&ring_gen, __ATOMIC_RELAXED);
 	/*
 	 * No ring when the budget is reached (or mmap fails): the thread is
 	 * registered all the same, so that its scopes are counted as drops,
@@ -234,14 +250,14 @@ static struct rec__thread *thread_create_locked(void)
 		t->ring.p.limit = (t->ring.p.mask + 1) / 4; /* soft limit: see wait_for_room() */
 	t->ring.p.use_tsc = rec__g.cfg.use_tsc;
 	t->ring.p.block = rec__g.cfg.block;
-	t->serial = ++rec__g.next_serial;
-	t->os_tid = (uint32_t)gettid();
-	t->name_gen = 1;
+	t->reg.serial = ++rec__g.next_serial;
+	t->reg.os_tid = (uint32_t)gettid();
+	t->reg.name_gen = 1;
 	/* On the thread itself: its perf-event group counts this thread. */
-	t->ctr = rec__counters_open();
-	if (t->ctr)
+	t->reg.ctr = rec__counters_open();
+	if (t->reg.ctr)
 		t->ring.p.limit = 0; /* every probe takes the counted path (probe.c) */
-	t->next = rec__g.threads;
+	t->reg.next = rec__g.threads;
 	rec__g.threads = t;
 	return t;
 }
@@ -275,8 +291,8 @@ struct rec__thread *rec__thread_attach(void)
 			rec__add_drops(t, rec__orphan_drops);
 			rec__orphan_drops = 0;
 			/* The writer reads it (relaxed) once t is registered. */
-			__atomic_store_n(&t->nr_annots_dropped,
-					 t->nr_annots_dropped + rec__orphan_annot_drops,
+			__atomic_store_n(&t->own.nr_annots_dropped,
+					 t->own.nr_annots_dropped + rec__orphan_annot_drops,
 					 __ATOMIC_RELAXED);
 			rec__orphan_annot_drops = 0;
 		}
@@ -290,18 +306,18 @@ struct rec__thread *rec__thread_attach(void)
 
 void rec__thread_free(struct rec__thread *t)
 {
-	rec__counters_free(t->ctr);
+	rec__counters_free(t->reg.ctr);
 	/* Pairs with the release of `dead`: ring_touched_bytes is final. */
-	if (t->ring.p.events && __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE))
-		__atomic_fetch_sub(&dead_touched_bytes, t->ring_touched_bytes, __ATOMIC_RELAXED);
-	ring_free(t->ring.p.events, t->ring_bytes, t->ring_touched_bytes);
+	if (t->ring.p.events && __atomic_load_n(&t->reg.dead, __ATOMIC_ACQUIRE))
+		__atomic_fetch_sub(&dead_touched_bytes, t->reg.ring_touched_bytes, __ATOMIC_RELAXED);
+	ring_free(t->ring.p.events, t->reg.ring_bytes, t->reg.ring_touched_bytes);
 	munmap(t, sizeof(*t));
 }
 
 /* Under rec__g.lock: make every thread's probes record nothing. */
 void rec__thread_set_all_off(void)
 {
-	for (struct rec__thread *t = rec__g.threads; t; t = t->next)
+	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next)
 		__atomic_store_n(&t->ring.p.off, 1, __ATOMIC_RELAXED);
 }
 
@@ -315,7 +331,7 @@ void rec__thread_forget_all(void)
 	struct rec__thread *t = rec__g.threads, *next;
 
 	for (; t; t = next) {
-		next = t->next;
+		next = t->reg.next;
 		rec__thread_free(t);
 	}
 	dead_touched_bytes = 0; /* the parent's exiting threads may have been counting */
@@ -329,8 +345,8 @@ void rec__thread_forget_all(void)
 void rec__thread_set_name(struct rec__thread *t, const char *name)
 {
 	pthread_mutex_lock(&rec__g.lock);
-	snprintf(t->name, sizeof(t->name), "%s", name);
-	t->named = 1;
-	t->name_gen++;
+	snprintf(t->reg.name, sizeof(t->reg.name), "%s", name);
+	t->reg.named = 1;
+	t->reg.name_gen++;
 	pthread_mutex_unlock(&rec__g.lock);
 }

@@ -252,7 +252,8 @@ static void write_frame(struct writer *w)
 	 */
 	if (nr_sites != w->nr_sites_written || !w->modules.scanned) {
 		/* Snapshots first: their modules may be gone from the scan. */
-		err = rec__modules_add_snaps(&w->modules, &w->meta);
+		err = rec__modules_add_snaps(&w->modules, &w->meta, rec__site_nr_snaps(),
+					     rec__site_snap);
 		if (!err)
 			err = rec__modules_scan(&w->modules, &w->meta);
 	}
@@ -365,7 +366,7 @@ static int encode_events(struct writer *w, struct rec__thread *t, const struct r
 
 	if (!n)
 		return 0;
-	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->serial, ev[0].ticks);
+	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->reg.serial, ev[0].ticks);
 	if (!err)
 		err = recfmt_events_append(&enc, ev, n);
 	if (!err)
@@ -413,7 +414,7 @@ static int encode_ring(struct writer *w, struct rec__thread *t, uint64_t tail, u
 		if (cut < (size_t)k)
 			consumed = w->kept[cut].aux;
 		/* Every event consumed but not kept is half of a filtered activation. */
-		t->nr_filtered_written += (consumed - cut) / 2;
+		t->wr.nr_filtered_written += (consumed - cut) / 2;
 		*nr_written = cut;
 		*nr_consumed = consumed;
 		return encode_events(w, t, w->kept, cut);
@@ -432,7 +433,7 @@ static int encode_ring_all(struct writer *w, struct rec__thread *t, uint64_t tai
 	uint64_t n1 = n < cap - first ? n : cap - first;
 	int err;
 
-	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->serial,
+	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->reg.serial,
 				  rec__events(t)[first].ticks);
 	if (!err)
 		err = recfmt_events_append(&enc, &rec__events(t)[first], n1);
@@ -465,7 +466,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 static int encode_ring_counted(struct writer *w, struct rec__thread *t, uint64_t tail,
 			       uint64_t head)
 {
-	const struct rec__counters *c = t->ctr;
+	const struct rec__counters *c = t->reg.ctr;
 	uint64_t group = 1 + (uint64_t)c->nr, n = (head - tail) / group;
 	struct recfmt_events_encoder enc;
 	int err;
@@ -480,13 +481,13 @@ static int encode_ring_counted(struct writer *w, struct rec__thread *t, uint64_t
 		for (uint32_t k = 0; k < c->nr; k++)
 			w->cval[i * c->nr + k] = rec__events(t)[(at + 1 + k) & t->ring.p.mask].ticks;
 	}
-	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->serial, w->cev[0].ticks);
+	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->reg.serial, w->cev[0].ticks);
 	if (!err)
 		err = recfmt_events_append(&enc, w->cev, n);
 	if (!err)
 		err = recfmt_events_finish(&enc);
 	if (!err)
-		err = recfmt_encode_counters(&w->body, t->serial, (uint32_t)n, c->nr, w->cval);
+		err = recfmt_encode_counters(&w->body, t->reg.serial, (uint32_t)n, c->nr, w->cval);
 	return err;
 }
 
@@ -502,17 +503,17 @@ static int encode_ring_counted(struct writer *w, struct rec__thread *t, uint64_t
 void rec__writer_thread_restart(struct rec__thread *t)
 {
 	rec__ring_release(&t->ring, rec__ring_peek(&t->ring));
-	t->nr_dropped_base = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED);
-	t->nr_blocked_base = __atomic_load_n(&t->nr_blocked, __ATOMIC_RELAXED);
-	t->blocked_ns_base = __atomic_load_n(&t->blocked_ns, __ATOMIC_RELAXED);
-	t->nr_blocked_reported = t->blocked_ns_reported = 0;
-	t->nr_dropped_written = 0;
-	t->nr_events_written = 0;
-	t->nr_filtered_written = t->nr_filtered_reported = 0;
-	t->annots_dropped_base = __atomic_load_n(&t->nr_annots_dropped, __ATOMIC_RELAXED);
-	t->annots_dropped_reported = 0;
-	t->name_gen_written = 0;
-	t->ctr_set_frame = 0;
+	t->wr.nr_dropped_base = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED);
+	t->wr.nr_blocked_base = __atomic_load_n(&t->own.nr_blocked, __ATOMIC_RELAXED);
+	t->wr.blocked_ns_base = __atomic_load_n(&t->own.blocked_ns, __ATOMIC_RELAXED);
+	t->wr.nr_blocked_reported = t->wr.blocked_ns_reported = 0;
+	t->wr.nr_dropped_written = 0;
+	t->wr.nr_events_written = 0;
+	t->wr.nr_filtered_written = t->wr.nr_filtered_reported = 0;
+	t->wr.annots_dropped_base = __atomic_load_n(&t->own.nr_annots_dropped, __ATOMIC_RELAXED);
+	t->wr.annots_dropped_reported = 0;
+	t->wr.name_gen_written = 0;
+	t->wr.ctr_set_frame = 0;
 }
 
 /*
@@ -523,7 +524,7 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 			 bool *ended)
 {
 	/* Pairs with the release store in thread_exit(): then head is final. */
-	bool dead = __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE);
+	bool dead = __atomic_load_n(&t->reg.dead, __ATOMIC_ACQUIRE);
 	/*
 	 * Every event below this head was recorded before now; those above
 	 * it, drained next time, after: their age is measured from here
@@ -531,9 +532,9 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 	 */
 	uint64_t head_ns = mono_ns();
 	uint64_t head = rec__ring_peek(&t->ring); /* (C) */
-	uint64_t since_ns = t->drained_ns ? t->drained_ns : w->prev_pass_ns;
+	uint64_t since_ns = t->wr.drained_ns ? t->wr.drained_ns : w->prev_pass_ns;
 	uint64_t tail = t->ring.tail;
-	uint64_t dropped = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED) - t->nr_dropped_base;
+	uint64_t dropped = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED) - t->wr.nr_dropped_base;
 
 	/* A snapshot holds its window only (flight.c). */
 	if (w->snap_open)
@@ -541,10 +542,10 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 	/* mask only below a published head: a thread may get its ring late (thread.c). */
 	bool busy = head != tail && head - tail > (t->ring.p.mask + 1) / 4;
 	/* Slots an event takes: set before the thread was registered. */
-	uint64_t group = t->ctr ? 1 + (uint64_t)t->ctr->nr : 1;
+	uint64_t group = t->reg.ctr ? 1 + (uint64_t)t->reg.ctr->nr : 1;
 	int err = 0;
 
-	t->drained_ns = head_ns;
+	t->wr.drained_ns = head_ns;
 	/* Cap one block so that a frame stays under its size limit. */
 	while (head != tail && !err) {
 		uint64_t n = head - tail;
@@ -552,21 +553,21 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 		uint64_t written = 0, consumed = 0;
 		bool held;
 
-		if (t->ctr) {
+		if (t->reg.ctr) {
 			/*
 			 * A counted thread (REC_COUNTERS): whole groups of 1 + nr
 			 * slots, an EVENTS block then its COUNTERS block, and no
 			 * REC_MIN_NS filtering (README).
 			 */
-			if (t->ctr_set_frame != w->seq + 1) {
+			if (t->wr.ctr_set_frame != w->seq + 1) {
 				/* FORMAT.md §3.13: in every frame with the thread's
 				 * COUNTERS blocks, so that a lost frame loses no
 				 * counter names. */
-				err = recfmt_encode_counter_set(&w->meta, t->serial, t->ctr->nr_req,
-								t->ctr->name, t->ctr->flags);
+				err = recfmt_encode_counter_set(&w->meta, t->reg.serial, t->reg.ctr->nr_req,
+								t->reg.ctr->name, t->reg.ctr->flags);
 				if (err)
 					break;
-				t->ctr_set_frame = w->seq + 1;
+				t->wr.ctr_set_frame = w->seq + 1;
 			}
 			if (n > PIECE_MAX_EVENTS)
 				n = PIECE_MAX_EVENTS / group * group;
@@ -591,7 +592,7 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 			rec__live_feed(w->live, t, tail, consumed, (uint32_t)group);
 		held = tail + n == head && consumed < n;
 		tail += consumed;
-		t->nr_events_written += written;
+		t->wr.nr_events_written += written;
 		w->nr_events += written;
 		rec__ring_release(&t->ring, tail); /* (D): the slots may be reused now */
 		note_pending_since(w, since_ns);
@@ -601,58 +602,58 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 		if (held)
 			break;
 	}
-	if (!err && (dropped != t->nr_dropped_written ||
-		     t->nr_filtered_written != t->nr_filtered_reported)) {
+	if (!err && (dropped != t->wr.nr_dropped_written ||
+		     t->wr.nr_filtered_written != t->wr.nr_filtered_reported)) {
 		/* The 1.1 nr_filtered field only when REC_MIN_NS is in force. */
 		if (w->min_ticks)
-			err = recfmt_encode_drops_filtered(&w->body, t->serial, dropped,
-							   t->nr_filtered_written);
+			err = recfmt_encode_drops_filtered(&w->body, t->reg.serial, dropped,
+							   t->wr.nr_filtered_written);
 		else
-			err = recfmt_encode_drops(&w->body, t->serial, dropped);
-		t->nr_dropped_written = dropped;
-		t->nr_filtered_reported = t->nr_filtered_written;
+			err = recfmt_encode_drops(&w->body, t->reg.serial, dropped);
+		t->wr.nr_dropped_written = dropped;
+		t->wr.nr_filtered_reported = t->wr.nr_filtered_written;
 		note_pending(w);
 	}
 	if (!err) {
 		/* REC_OVERFLOW=block: this file's waits, when they changed (FORMAT.md §3.15). */
 		struct recfmt_blocked b = {
-			.thread = t->serial,
-			.nr_blocked = __atomic_load_n(&t->nr_blocked, __ATOMIC_RELAXED) -
-				      t->nr_blocked_base,
-			.blocked_ns = __atomic_load_n(&t->blocked_ns, __ATOMIC_RELAXED) -
-				      t->blocked_ns_base,
+			.thread = t->reg.serial,
+			.nr_blocked = __atomic_load_n(&t->own.nr_blocked, __ATOMIC_RELAXED) -
+				      t->wr.nr_blocked_base,
+			.blocked_ns = __atomic_load_n(&t->own.blocked_ns, __ATOMIC_RELAXED) -
+				      t->wr.blocked_ns_base,
 		};
 
-		if (b.nr_blocked != t->nr_blocked_reported || b.blocked_ns != t->blocked_ns_reported) {
+		if (b.nr_blocked != t->wr.nr_blocked_reported || b.blocked_ns != t->wr.blocked_ns_reported) {
 			err = recfmt_encode_blocked(&w->body, &b);
-			t->nr_blocked_reported = b.nr_blocked;
-			t->blocked_ns_reported = b.blocked_ns;
+			t->wr.nr_blocked_reported = b.nr_blocked;
+			t->wr.blocked_ns_reported = b.blocked_ns;
 			note_pending(w);
 		}
 	}
 	if (!err) {
 		/* Annotations dropped in this file, when changed (FORMAT.md §3.19). */
-		uint64_t na = __atomic_load_n(&t->nr_annots_dropped, __ATOMIC_RELAXED) -
-			      t->annots_dropped_base;
+		uint64_t na = __atomic_load_n(&t->own.nr_annots_dropped, __ATOMIC_RELAXED) -
+			      t->wr.annots_dropped_base;
 
-		if (na != t->annots_dropped_reported) {
-			err = recfmt_encode_annot_drops(&w->body, t->serial, na);
-			t->annots_dropped_reported = na;
+		if (na != t->wr.annots_dropped_reported) {
+			err = recfmt_encode_annot_drops(&w->body, t->reg.serial, na);
+			t->wr.annots_dropped_reported = na;
 			note_pending(w);
 		}
 	}
 	if (!err && dead) {
 		struct recfmt_thread_end te = {
-			.thread = t->serial,
-			.nr_events = t->nr_events_written,
+			.thread = t->reg.serial,
+			.nr_events = t->wr.nr_events_written,
 			.nr_dropped = dropped,
 			.has_filtered = w->min_ticks != 0,
-			.nr_filtered = t->nr_filtered_written,
+			.nr_filtered = t->wr.nr_filtered_written,
 		};
 
 		err = recfmt_encode_thread_end(&w->body, &te);
 		w->nr_dropped_exited += dropped;
-		w->nr_filtered_exited += t->nr_filtered_written;
+		w->nr_filtered_exited += t->wr.nr_filtered_written;
 		note_pending(w);
 	}
 	if (err) {
@@ -671,13 +672,13 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
  */
 static void write_thread_locked(struct writer *w, struct rec__thread *t)
 {
-	const char *name = t->named ? t->name : t->comm[0] ? t->comm : NULL;
-	bool comm_renamed = !t->named && strcmp(t->comm, t->comm_written) != 0;
+	const char *name = t->reg.named ? t->reg.name : t->wr.comm[0] ? t->wr.comm : NULL;
+	bool comm_renamed = !t->reg.named && strcmp(t->wr.comm, t->wr.comm_written) != 0;
 
-	if ((t->name_gen != t->name_gen_written || comm_renamed) &&
-	    recfmt_encode_thread(&w->meta, t->serial, t->os_tid, name) == 0) {
-		t->name_gen_written = t->name_gen;
-		memcpy(t->comm_written, t->comm, sizeof(t->comm));
+	if ((t->reg.name_gen != t->wr.name_gen_written || comm_renamed) &&
+	    recfmt_encode_thread(&w->meta, t->reg.serial, t->reg.os_tid, name) == 0) {
+		t->wr.name_gen_written = t->reg.name_gen;
+		memcpy(t->wr.comm_written, t->wr.comm, sizeof(t->wr.comm));
 	}
 }
 
@@ -696,7 +697,7 @@ static void set_comm(struct writer *w, struct rec__thread *t, const char *comm)
 	c[strcspn(c, "\n")] = '\0';
 	if (!strcmp(c, w->default_comm[0]) || !strcmp(c, w->default_comm[1]))
 		c[0] = '\0';
-	memcpy(t->comm, c, sizeof(c));
+	memcpy(t->wr.comm, c, sizeof(c));
 }
 
 /*
@@ -715,11 +716,11 @@ static bool read_comms(struct writer *w, size_t nr, uint64_t now_ns)
 		ssize_t k;
 		int fd;
 
-		if (!t || (t->comm_read_ns && now_ns - t->comm_read_ns < COMM_PERIOD_NS) ||
-		    __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE))
+		if (!t || (t->wr.comm_read_ns && now_ns - t->wr.comm_read_ns < COMM_PERIOD_NS) ||
+		    __atomic_load_n(&t->reg.dead, __ATOMIC_ACQUIRE))
 			continue;
-		t->comm_read_ns = now_ns;
-		snprintf(path, sizeof(path), "/proc/self/task/%u/comm", (unsigned)t->os_tid);
+		t->wr.comm_read_ns = now_ns;
+		snprintf(path, sizeof(path), "/proc/self/task/%u/comm", (unsigned)t->reg.os_tid);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
@@ -728,9 +729,9 @@ static bool read_comms(struct writer *w, size_t nr, uint64_t now_ns)
 		if (k <= 0)
 			continue;
 		buf[k] = '\0';
-		memcpy(old, t->comm, sizeof(old));
+		memcpy(old, t->wr.comm, sizeof(old));
 		set_comm(w, t, buf);
-		changed |= strcmp(old, t->comm) != 0;
+		changed |= strcmp(old, t->wr.comm) != 0;
 	}
 	return changed;
 }
@@ -744,7 +745,7 @@ static size_t snapshot_locked(struct writer *w)
 {
 	size_t n = 0;
 
-	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
+	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
 		if (n == w->snap_cap) {
 			size_t cap = w->snap_cap ? w->snap_cap * 2 : 64;
 			struct rec__thread **snap = realloc(w->snap, cap * sizeof(*snap));
@@ -766,14 +767,14 @@ static size_t snapshot_locked(struct writer *w)
  */
 static void reap_locked(struct writer *w, struct rec__thread *dead)
 {
-	if (dead->exit_comm[0])
-		set_comm(w, dead, dead->exit_comm); /* its name at exit (thread.c) */
+	if (dead->own.exit_comm[0])
+		set_comm(w, dead, dead->own.exit_comm); /* its name at exit (thread.c) */
 	write_thread_locked(w, dead);
 	rec__live_forget_thread(dead);
 	rec__flight_forget_thread(dead);
-	for (struct rec__thread **pp = &rec__g.threads; *pp; pp = &(*pp)->next) {
+	for (struct rec__thread **pp = &rec__g.threads; *pp; pp = &(*pp)->reg.next) {
 		if (*pp == dead) {
-			*pp = dead->next;
+			*pp = dead->reg.next;
 			rec__thread_free(dead);
 			return;
 		}
@@ -787,9 +788,9 @@ static void write_end(struct writer *w)
 	uint64_t dropped = w->nr_dropped_exited, filtered = w->nr_filtered_exited;
 
 	pthread_mutex_lock(&rec__g.lock);
-	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
-		dropped += t->nr_dropped_written;
-		filtered += t->nr_filtered_written;
+	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
+		dropped += t->wr.nr_dropped_written;
+		filtered += t->wr.nr_filtered_written;
 	}
 	pthread_mutex_unlock(&rec__g.lock);
 	rec__clock_sync(rec__g.cfg.use_tsc, &sync);
@@ -858,18 +859,18 @@ static void flight_begin(struct writer *w)
 	w->snap_last = false;
 	rec__g.fd = fd;
 	pthread_mutex_lock(&rec__g.lock);
-	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
+	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
 		uint64_t head = rec__ring_peek(&t->ring); /* (C) */
 
 		rec__ring_release(&t->ring, rec__flight_window_tail(t, head, ws)); /* (D) */
-		t->nr_dropped_written = 0;
-		t->nr_events_written = 0;
-		t->nr_filtered_written = t->nr_filtered_reported = 0;
-		t->nr_blocked_reported = t->blocked_ns_reported = 0;
-		t->name_gen_written = 0;
-		t->comm_written[0] = '\0';
-		t->ctr_set_frame = 0;
-		t->drained_ns = 0;
+		t->wr.nr_dropped_written = 0;
+		t->wr.nr_events_written = 0;
+		t->wr.nr_filtered_written = t->wr.nr_filtered_reported = 0;
+		t->wr.nr_blocked_reported = t->wr.blocked_ns_reported = 0;
+		t->wr.name_gen_written = 0;
+		t->wr.comm_written[0] = '\0';
+		t->wr.ctr_set_frame = 0;
+		t->wr.drained_ns = 0;
 		write_thread_locked(w, t);
 	}
 	pthread_mutex_unlock(&rec__g.lock);
@@ -889,10 +890,10 @@ static void flight_end(struct writer *w)
 	rec__g.fd = -1;
 	w->snap_open = false;
 	pthread_mutex_lock(&rec__g.lock);
-	for (struct rec__thread *t = rec__g.threads; t; t = t->next) {
-		t->nr_dropped_base = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED);
-		t->nr_blocked_base = __atomic_load_n(&t->nr_blocked, __ATOMIC_RELAXED);
-		t->blocked_ns_base = __atomic_load_n(&t->blocked_ns, __ATOMIC_RELAXED);
+	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
+		t->wr.nr_dropped_base = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED);
+		t->wr.nr_blocked_base = __atomic_load_n(&t->own.nr_blocked, __ATOMIC_RELAXED);
+		t->wr.blocked_ns_base = __atomic_load_n(&t->own.blocked_ns, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&rec__g.lock);
 	rec__flight_done();
@@ -1069,13 +1070,13 @@ static void *writer_main(void *arg)
 				bool ended = false;
 
 				if (!w->snap[i] ||
-				    (round == 0 && !__atomic_load_n(&w->snap[i]->dead, __ATOMIC_ACQUIRE)))
+				    (round == 0 && !__atomic_load_n(&w->snap[i]->reg.dead, __ATOMIC_ACQUIRE)))
 					continue;
 				if (!rec__crash_writer_enter())
 					return NULL;
 				if (flight) {
 					struct rec__thread *t = w->snap[i];
-					bool dead = __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE);
+					bool dead = __atomic_load_n(&t->reg.dead, __ATOMIC_ACQUIRE);
 					uint64_t head = rec__ring_peek(&t->ring); /* (C) */
 
 					rec__flight_scan(t, head);
@@ -1103,7 +1104,8 @@ static void *writer_main(void *arg)
 		 */
 		if (rec__site_count() != w->nr_sites_scanned) {
 			w->nr_sites_scanned = rec__site_count();
-			if (rec__modules_add_snaps(&w->modules, &w->meta) == 0 &&
+			if (rec__modules_add_snaps(&w->modules, &w->meta, rec__site_nr_snaps(),
+						   rec__site_snap) == 0 &&
 			    rec__modules_scan(&w->modules, &w->meta) == 0)
 				note_pending(w);
 		}
@@ -1219,18 +1221,6 @@ void rec__writer_forget(void)
 }
 
 /*
- * rec__writer_wake() - make the writer run a pass now, not at its next poll:
- * rec_flush(), rec_stop(), and a producer blocked on a full ring. Only a
- * futex syscall and an atomic add, so a probe in a signal handler may call
- * it. The release pairs with the acquire before the writer's checks.
- */
-void rec__writer_wake(void)
-{
-	__atomic_fetch_add(&rec__g.wake_seq, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-/*
  * Under rec__g.lock: create a parked writer thread with every signal
  * blocked (so the host's handlers never run on it and SIGXFSZ becomes
  * EFBIG). Allocates (pthread_create): never called from a probe that a
@@ -1326,7 +1316,7 @@ void rec__writer_stop(void)
 	free(w->cval);
 	rec__live_destroy(w->live);
 	pthread_mutex_lock(&rec__g.lock);
-	for (struct rec__thread *t = rec__g.threads; t; t = t->next)
+	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next)
 		rec__flight_forget_thread(t); /* REC_TRIGGER pairing: a new recording starts afresh */
 	pthread_mutex_unlock(&rec__g.lock);
 	free(w->kept);
