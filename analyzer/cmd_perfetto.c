@@ -415,7 +415,7 @@ int tt_cmd_perfetto(int argc, char **argv)
 	char msg[512];
 	int rc = 0;
 	unsigned nr_open = 0, again = 0, nr_once = 0;
-	bool skim;
+	bool skim, created;
 
 	argp_parse(&perfetto_argp, argc, argv, 0, NULL, &a);
 	memset(&pf, 0, sizeof(pf));
@@ -433,6 +433,7 @@ int tt_cmd_perfetto(int argc, char **argv)
 			goto out;
 		}
 	}
+	created = skim && access(a.out, F_OK) != 0;
 	f = fopen(a.out, "we");
 	if (!f) {
 		snprintf(msg, sizeof(msg), "cannot open: %s", strerror(errno));
@@ -444,6 +445,8 @@ int tt_cmd_perfetto(int argc, char **argv)
 	else if (skim) {
 		tt_pf_init(&pf.w, f);
 		rc = convert(&pf, runs, a.nr_traces, 0, &again);
+		if (rc > 0 && created)
+			unlink(a.out); /* as when the metadata pass failed: no OUT */
 		if (rc != -1) {
 			for (unsigned i = 0; i < a.nr_traces; i++)
 				nr_once += runs[i].skimmed;

@@ -499,8 +499,12 @@ bool tt_trace_skim(struct tt_trace *tr)
 			ok = skim_frame(tr, d, &fb[cur], &out) && tr->has_header;
 		cur ^= 1;
 	}
+	/* The last frame's seq must count every frame found: else frames were
+	 * lost or repeated, or another recording follows the first (which the
+	 * full walk refuses, before any output). */
 	ok = ok && st == RECFMT_END_OF_INPUT && nr >= 2 &&
-	     skim_frame(tr, d, &fb[cur ^ 1], &out) && !tr->nr_bad_frames && tr->has_end;
+	     skim_frame(tr, d, &fb[cur ^ 1], &out) && !tr->nr_bad_frames && tr->has_end &&
+	     tr->next_seq == nr && tr->nr_recordings == 1;
 	if (rd)
 		recfmt_reader_close(rd);
 	recfmt_dctx_free(d);

@@ -15,6 +15,7 @@
 #include "ttest.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #define REAL0 1700000000000000000ull
 
@@ -174,4 +175,51 @@ Test(single_read, several_files)
 	remove(a);
 	remove(b);
 	remove(c);
+}
+
+/*
+ * Two recordings in one file: the full walk refuses it before any output
+ * (exit 1, OUT not created, an existing OUT untouched); the skim must not
+ * let the conversion start (the last frame's seq does not count the frames).
+ */
+Test(single_read, concatenated_recordings_leave_out_alone)
+{
+	const char *a = tu_path(0, "c1.zst"), *b = tu_path(1, "c2.zst");
+	const char *cat = tu_path(2, "cat.zst"), *out = tu_path(3, "cat.pftrace");
+	char *x, *y, *z;
+	size_t nx, ny, nz;
+	FILE *f;
+	struct tu_result r;
+
+	write_trace(a, 1100, false, true);
+	write_trace(b, 1200, false, true);
+	x = slurp(a, &nx);
+	y = slurp(b, &ny);
+	f = fopen(cat, "wb");
+	cr_assert(f);
+	cr_assert_eq(fwrite(x, 1, nx, f), nx);
+	cr_assert_eq(fwrite(y, 1, ny, f), ny);
+	cr_assert_eq(fclose(f), 0);
+	remove(out);
+	r = tu_run("perfetto", "-o", out, cat, NULL);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	cr_assert(strstr(r.err, "2 recordings concatenated"), "%s", r.err);
+	cr_assert_neq(access(out, F_OK), 0, "OUT was created");
+	tu_result_free(&r);
+	f = fopen(out, "wb");
+	cr_assert(f);
+	fputs("keep", f);
+	fclose(f);
+	r = tu_run("perfetto", "-o", out, cat, NULL);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	z = slurp(out, &nz);
+	cr_assert(nz == 4 && memcmp(z, "keep", 4) == 0, "OUT was overwritten");
+	tu_result_free(&r);
+	free(x);
+	free(y);
+	free(z);
+	remove(a);
+	remove(b);
+	remove(cat);
+	remove(out);
 }
