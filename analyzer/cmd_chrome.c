@@ -7,8 +7,10 @@
  * which the format allows), "M" events naming the process and threads, and
  * the drops, errors and damage in "otherData" plus one instant event per
  * thread that dropped scopes. ts and dur are microseconds with three decimals
- * (nanosecond precision). A metadata pre-pass gives the final clock and
- * thread names before the first event is written.
+ * (nanosecond precision). The final clock comes from a skim of the file's
+ * first and last frames (tt_trace_skim_exact()), else from a metadata pass;
+ * the "M" events are written after each file's events, with the threads'
+ * final names, so each file is read once in the common case.
  */
 #include <argp.h>
 #include <errno.h>
@@ -110,6 +112,9 @@ struct chrome {
 	struct tt_clock clock;	      /* the file's final clock (meta pass) */
 	uint64_t lo_ticks, hi_ticks;  /* --from/--to; hi UINT64_MAX: none */
 	struct chrome_thread *threads;
+	uint64_t *ids;		      /* the file's chrome tids, + 1; 0: empty slot */
+	uint32_t ids_mask, nr_ids;
+	uint32_t nr_reserved;	      /* threads of rep->tr below it: tids given */
 	bool started;	  /* start() ran: the output is open, its head written */
 	int fd;		  /* the output */
 	int open_rc;	  /* -o could not be opened (-1), or is the input (-2):
@@ -148,65 +153,90 @@ static size_t fmt_us(char *p, int64_t ns)
 	return n;
 }
 
-/*
- * Chrome tids: the OS tid, unless an earlier thread (in order of first
- * appearance) already has it: then the serial, unless that is taken too:
- * then a number above every OS tid and serial of the file, counting up.
- * Each id is tested in a hash set, so this is O(n) for n threads and ends
- * whatever the file says (a tid may be reused by the OS, a serial may
- * equal another thread's tid).
- */
-static void assign_tids(struct tt_trace *meta)
+/* Above every Linux tid (PID_MAX_LIMIT, 2^22): the base of fallback ids. */
+#define CHROME_FALLBACK_TID ((uint64_t)1 << 22)
+
+/* Takes id for a thread of the file if no other thread has it. */
+static bool take_id(struct chrome *ch, uint64_t id)
 {
-	uint32_t n = meta->nr_threads, mask = 15;
-	uint64_t *set, next = 0;
+	uint32_t slot;
 
-	for (uint32_t i = 0; i < n; i++) {
-		const struct tt_thread *th = &meta->threads[i];
+	if (2 * (ch->nr_ids + 1) > ch->ids_mask) {
+		uint32_t old = ch->ids_mask;
+		uint64_t *was = ch->ids;
 
-		if (th->os_tid >= next)
-			next = (uint64_t)th->os_tid + 1;
-		if (th->serial >= next)
-			next = (uint64_t)th->serial + 1;
-	}
-	while (mask < 2 * (uint64_t)n)
-		mask = 2 * mask + 1;
-	/* Slots hold id + 1; 0 is empty. ids are at most 2^33. */
-	set = tt_xcalloc((size_t)mask + 1, sizeof(*set));
-	for (uint32_t i = 0; i < n; i++) {
-		struct tt_thread *th = &meta->threads[i];
-		uint64_t want[2] = { th->defined ? th->os_tid : th->serial, th->serial };
-		uint64_t id = next;
-		uint32_t slot = 0;
-
-		for (int k = 0; k < 2; k++) {
-			slot = tt_hash_u32((uint32_t)want[k] ^ (uint32_t)(want[k] >> 32)) & mask;
-			while (set[slot] && set[slot] != want[k] + 1)
-				slot = (slot + 1) & mask;
-			if (!set[slot]) {
-				id = want[k];
-				break;
-			}
+		ch->ids_mask = old ? 2 * old + 1 : 63;
+		ch->ids = tt_xcalloc((size_t)ch->ids_mask + 1, sizeof(*ch->ids));
+		for (uint32_t i = 0; was && i <= old; i++) {
+			if (!was[i])
+				continue;
+			slot = tt_hash_u32((uint32_t)(was[i] - 1) ^ (uint32_t)((was[i] - 1) >> 32)) &
+			       ch->ids_mask;
+			while (ch->ids[slot])
+				slot = (slot + 1) & ch->ids_mask;
+			ch->ids[slot] = was[i];
 		}
-		if (id == next) {
-			/* Above every tid and serial: no earlier thread has it. */
-			next++;
-			slot = tt_hash_u32((uint32_t)id ^ (uint32_t)(id >> 32)) & mask;
-			while (set[slot])
-				slot = (slot + 1) & mask;
-		}
-		set[slot] = id + 1;
-		th->out_id = id;
-		th->has_out_id = true;
+		free(was);
 	}
-	free(set);
+	slot = tt_hash_u32((uint32_t)id ^ (uint32_t)(id >> 32)) & ch->ids_mask;
+	while (ch->ids[slot] && ch->ids[slot] != id + 1)
+		slot = (slot + 1) & ch->ids_mask;
+	if (ch->ids[slot])
+		return false;
+	ch->ids[slot] = id + 1;
+	ch->nr_ids++;
+	return true;
 }
 
-static uint64_t tid_of(struct chrome *ch, const struct tt_thread *th)
+/*
+ * A thread's chrome tid, fixed at its first event (or at the file's end for
+ * a thread with none), with no knowledge of the threads to come: its OS tid
+ * when its THREAD record has been read and no earlier thread has that tid;
+ * else 2^22 + its serial, above every Linux tid, counting up while taken (a
+ * hostile file may give any tid). O(1) per thread; ends whatever the file
+ * says.
+ */
+static void assign_tid(struct chrome *ch, struct tt_thread *th)
 {
-	const struct tt_thread *m = tt_trace_find_thread(ch->meta, th->serial);
+	uint64_t id = CHROME_FALLBACK_TID + th->serial;
 
-	return m ? m->out_id : th->serial;
+	if (th->has_out_id)
+		return;
+	th->has_out_id = true;
+	if (th->defined && take_id(ch, th->os_tid)) {
+		th->out_id = th->os_tid;
+		return;
+	}
+	while (!take_id(ch, id))
+		id++;
+	th->out_id = id;
+}
+
+/*
+ * The tid of thread th of the main read's table, at its first event: the
+ * threads listed before it (first appearance in the file, as the metadata
+ * pass orders them) whose THREAD record has been read take their OS tids
+ * first, so "earlier" means what it did with a metadata pass.
+ */
+static uint64_t tid_at_first_event(struct chrome *ch, const struct tt_thread *th)
+{
+	struct tt_trace *tr = &ch->rep->tr;
+	struct tt_thread *t = tt_trace_find_thread(tr, th->serial);
+	uint32_t idx;
+
+	if (!t) { /* not expected: one walker reads every thread */
+		struct tt_thread copy = *th;
+
+		copy.has_out_id = false;
+		assign_tid(ch, &copy);
+		return copy.out_id;
+	}
+	idx = (uint32_t)(t - tr->threads);
+	for (; ch->nr_reserved < idx; ch->nr_reserved++)
+		if (tr->threads[ch->nr_reserved].defined)
+			assign_tid(ch, &tr->threads[ch->nr_reserved]);
+	assign_tid(ch, t);
+	return t->out_id;
 }
 
 static const char *quoted(struct chrome *ch, uint32_t name)
@@ -319,13 +349,10 @@ static void open_pending(struct chrome *ch, struct chrome_thread *ct)
 	}
 }
 
-static void metadata(struct chrome *ch);
-
 /*
- * Opens the output and writes its head, once the engine's metadata pass
- * has read the whole file (the final clock and thread names), before the
- * first event: so the file is read twice, not three times, and a file
- * that cannot be read leaves no output file.
+ * Opens the output and writes its head, once the file's final clock is
+ * known (skim or metadata pass), before the first event: a file that
+ * cannot be read leaves no output file.
  */
 static void open_output(struct chrome *ch)
 {
@@ -354,7 +381,6 @@ static void start(struct chrome *ch)
 	ch->started = true;
 	ch->meta = &ch->rep->meta;
 	open_output(ch);
-	assign_tids(ch->meta);
 	if (!ch->has_pid)
 		ch->pid = ch->meta->hdr.pid;
 	tt_trace_clock(ch->meta, &ch->clock);
@@ -362,7 +388,6 @@ static void start(struct chrome *ch)
 	ch->hi_ticks = span == UINT64_MAX || ch->lo_ticks > UINT64_MAX - span
 			       ? UINT64_MAX
 			       : ch->lo_ticks + span;
-	metadata(ch);
 }
 
 static void *chrome_thread_begin(void *ctx, const struct tt_thread *th)
@@ -372,7 +397,7 @@ static void *chrome_thread_begin(void *ctx, const struct tt_thread *th)
 
 	start(ch);
 	ct->ch = ch;
-	ct->tid = tid_of(ch, th);
+	ct->tid = tid_at_first_event(ch, th);
 	ct->next = ch->threads;
 	ch->threads = ct;
 	return ct;
@@ -595,14 +620,23 @@ static const struct tt_consumer chrome_consumer = {
 	.no_times = true, /* the trailer counts errors only */
 };
 
+/*
+ * The file's "M" events, after its events (viewers take metadata events
+ * anywhere in the array): the process's name, each selected thread's final
+ * name and its place in the file. Threads with no event get their tid here.
+ */
 static void metadata(struct chrome *ch)
 {
+	struct tt_trace *tr = &ch->rep->tr;
 	char buf[256];
 	char *q;
 
+	for (uint32_t i = 0; i < tr->nr_threads; i++)
+		assign_tid(ch, &tr->threads[i]);
+
 	/* The program's file name when the trace has it (MODULE, 1.1), as
 	 * the viewers show processes: "name", with the pid beside it. */
-	const char *prog = tt_symbols_program(ch->meta->syms);
+	const char *prog = tt_symbols_program(tr->syms);
 	const char *base = prog ? strrchr(prog, '/') : NULL;
 
 	if (prog) {
@@ -624,8 +658,8 @@ static void metadata(struct chrome *ch)
 	tt_out_str(&ch->out, q);
 	tt_out_str(&ch->out, "}}");
 	free(q);
-	for (uint32_t i = 0; i < ch->meta->nr_threads; i++) {
-		const struct tt_thread *th = &ch->meta->threads[i];
+	for (uint32_t i = 0; i < tr->nr_threads; i++) {
+		const struct tt_thread *th = &tr->threads[i];
 		char label[4200];
 
 		if (!tt_options_thread_selected(ch->o, th))
@@ -681,9 +715,11 @@ static void file_trailer(struct chrome *ch)
 		tt_out_str(&ch->out, buf);
 		free(q);
 	}
+	metadata(ch);
+	/* At the file's last tick as its metadata (skim or pass) has it: END's. */
 	fmt_us(at, tt_clock_rel_ns(&ch->clock, rep->meta.max_ticks) + ch->offset_ns)[at] = '\0';
-	for (uint32_t i = 0; i < ch->meta->nr_threads; i++) {
-		const struct tt_thread *th = &ch->meta->threads[i];
+	for (uint32_t i = 0; i < rep->tr.nr_threads; i++) {
+		const struct tt_thread *th = &rep->tr.threads[i];
 
 		if (!th->nr_dropped || !tt_options_thread_selected(ch->o, th))
 			continue;
@@ -754,29 +790,42 @@ static void end_file(struct chrome *ch)
 		free(ct->stack);
 		free(ct);
 	}
+	free(ch->ids);
+	ch->ids = NULL;
+	ch->ids_mask = ch->nr_ids = ch->nr_reserved = 0;
 	ch->started = false;
 	ch->nr_events = 0;
 	ch->meta = NULL;
 }
 
 /*
- * Several files: each one's metadata pass first (rep->meta of its main
- * pass, so no file is read three times), for the shared timeline's origin,
- * the earliest wall-clock start (FILE_HEADER start_real_ns, taken with
- * start_ticks: runs.h), and a distinct pid per file (a reused pid moves
- * above every pid of the files). Return: the index of a file that cannot
- * be read, or -1.
+ * Each file's metadata first (rep->meta of its main pass): a skim of its
+ * first and last frames when once and the skim gives the final clock for
+ * certain (tt_trace_skim_exact(); *nr_once counts them), else a metadata
+ * pass (a file with no END, damaged, of one frame...: read twice). With
+ * several files: the shared timeline's origin, the earliest wall-clock
+ * start (FILE_HEADER start_real_ns, taken with start_ticks: runs.h), and a
+ * distinct pid per file (a reused pid moves above every pid of the files).
+ * Return: the index of a file that cannot be read, or -1.
  */
-static int read_metas(const struct tt_options *o, struct tt_trace *metas, int64_t *offset_ns,
-		      uint32_t *pids, char *msg, size_t msg_bytes)
+static int read_metas(const struct tt_options *o, bool once, unsigned *nr_once,
+		      struct tt_trace *metas, int64_t *offset_ns, uint32_t *pids, char *msg,
+		      size_t msg_bytes)
 {
 	uint64_t base = UINT64_MAX;
 	uint32_t next = 0;
 
 	for (unsigned i = 0; i < o->nr_traces; i++) {
 		tt_trace_init(&metas[i], o->traces[i]);
-		if (tt_trace_walk(&metas[i], NULL, NULL, msg, msg_bytes) != TT_OK)
-			return (int)i;
+		if (once && tt_trace_skim_exact(&metas[i])) {
+			(*nr_once)++;
+		} else {
+			/* The full pass, with its own messages. */
+			tt_trace_fini(&metas[i]);
+			tt_trace_init(&metas[i], o->traces[i]);
+			if (tt_trace_walk(&metas[i], NULL, NULL, msg, msg_bytes) != TT_OK)
+				return (int)i;
+		}
 		if (metas[i].hdr.start_real_ns < base)
 			base = metas[i].hdr.start_real_ns;
 		if (metas[i].hdr.pid >= next)
@@ -821,7 +870,8 @@ int tt_cmd_chrome(int argc, char **argv)
 	uint32_t *pids = NULL;
 	char msg[512];
 	int rc = 0, bad;
-	bool have_rep = false, multi;
+	unsigned nr_once = 0;
+	bool have_rep = false, multi, once;
 
 	argp_parse(&chrome_argp, argc, argv, 0, NULL, &o);
 	memset(&ch, 0, sizeof(ch));
@@ -829,15 +879,18 @@ int tt_cmd_chrome(int argc, char **argv)
 	ch.first = true;
 	ch.fd = STDOUT_FILENO;
 	multi = o.nr_traces > 1;
+	/* --thread matches the threads' final names before the first event:
+	 * it keeps the metadata pass. */
+	once = !o.nr_threads && !getenv("TRACETOOL_TWO_READS");
+	metas = tt_xcalloc(o.nr_traces, sizeof(*metas));
+	offsets = tt_xcalloc(o.nr_traces, sizeof(*offsets));
+	pids = tt_xcalloc(o.nr_traces, sizeof(*pids));
+	bad = read_metas(&o, once, &nr_once, metas, offsets, pids, msg, sizeof(msg));
+	if (bad >= 0) {
+		rc = tt_fail_file(o.traces[bad], msg);
+		goto out;
+	}
 	if (multi) {
-		metas = tt_xcalloc(o.nr_traces, sizeof(*metas));
-		offsets = tt_xcalloc(o.nr_traces, sizeof(*offsets));
-		pids = tt_xcalloc(o.nr_traces, sizeof(*pids));
-		bad = read_metas(&o, metas, offsets, pids, msg, sizeof(msg));
-		if (bad >= 0) {
-			rc = tt_fail_file(o.traces[bad], msg);
-			goto out;
-		}
 		if (o.output && is_other_input(&o, o.output)) {
 			rc = tt_fail_file(o.output, "is an input trace; refusing to overwrite it") + 1;
 			goto out;
@@ -857,12 +910,9 @@ int tt_cmd_chrome(int argc, char **argv)
 			ch.offset_ns = offsets[f];
 			ch.pid = pids[f];
 			ch.has_pid = true;
-			st = tt_report_run_views_meta(&rep, &ro, &metas[f], &chrome_consumer, ctxs,
-						      msg, sizeof(msg));
-		} else {
-			st = tt_report_run_views(&rep, &ro, NULL, NULL, &chrome_consumer, ctxs, msg,
-						 sizeof(msg));
 		}
+		st = tt_report_run_views_meta(&rep, &ro, &metas[f], &chrome_consumer, ctxs, msg,
+					      sizeof(msg));
 		have_rep = true;
 		if (st != TT_OK) {
 			rc = tt_fail_file(ro.trace, msg);
@@ -884,6 +934,9 @@ int tt_cmd_chrome(int argc, char **argv)
 			o.has_from || o.has_to ? " in the window" : "");
 	trailer(&ch);
 	tt_out_flush(&ch.out);
+	if (getenv("TRACETOOL_CHROME_STATS"))
+		fprintf(stderr, "%s: %u of %u file(s) read once\n", o.output ? o.output : "stdout",
+			nr_once, o.nr_traces);
 	if (ch.out.failed) {
 		snprintf(msg, sizeof(msg), "cannot write: %s", strerror(ch.out.err));
 		rc = tt_fail_file(o.output ? o.output : "stdout", msg);

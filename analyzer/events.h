@@ -217,6 +217,14 @@ enum tt_status tt_trace_walk_many(struct tt_trace **trs, void **ctxs, unsigned n
  * recording that did not end cleanly): read it whole.
  */
 bool tt_trace_skim(struct tt_trace *tr);
+/*
+ * tt_trace_skim_exact() - tt_trace_skim(), and false unless frame 0 holds a
+ * SYNC and the last frame another (or the clock is monotonic): then tr's
+ * clock is the file's final one for certain (the first and the last SYNC
+ * are in the two frames read), with nothing to check afterwards. Used by
+ * chrome, which cannot write its output again.
+ */
+bool tt_trace_skim_exact(struct tt_trace *tr);
 /* How many replicas to walk with: the CPUs this process may use (at most
  * 8), or 1 with TRACETOOL_THREADS=1. */
 unsigned tt_trace_walkers(void);

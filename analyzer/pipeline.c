@@ -475,7 +475,9 @@ static bool skim_frame(struct tt_trace *tr, struct recfmt_dctx *d,
 				   msg, sizeof(msg)) == TT_OK;
 }
 
-bool tt_trace_skim(struct tt_trace *tr)
+/* exact_clock: the clock must be the file's final one whatever the middle
+ * frames hold (tt_trace_skim_exact()). */
+static bool skim(struct tt_trace *tr, bool exact_clock)
 {
 	struct recfmt_reader *rd = NULL;
 	struct recfmt_dctx *d = recfmt_dctx_new();
@@ -483,7 +485,7 @@ bool tt_trace_skim(struct tt_trace *tr)
 	struct recfmt_error err = { 0 };
 	struct recfmt_buf out;
 	enum recfmt_status st = RECFMT_OK;
-	uint64_t nr = 0;
+	uint64_t nr = 0, syncs0 = 0;
 	unsigned cur = 0;
 	bool ok;
 
@@ -495,8 +497,10 @@ bool tt_trace_skim(struct tt_trace *tr)
 	/* Frame 0 read at once; then the compressed bytes of each frame in
 	 * turn, the last two kept (fb[cur ^ 1]: the latest). */
 	while (ok && (st = recfmt_reader_next_compressed(rd, &fb[cur], &err)) == RECFMT_OK) {
-		if (nr++ == 0)
+		if (nr++ == 0) {
 			ok = skim_frame(tr, d, &fb[cur], &out) && tr->has_header;
+			syncs0 = tr->nr_syncs;
+		}
 		cur ^= 1;
 	}
 	/* The last frame's seq must count every frame found: else frames were
@@ -505,6 +509,10 @@ bool tt_trace_skim(struct tt_trace *tr)
 	ok = ok && st == RECFMT_END_OF_INPUT && nr >= 2 &&
 	     skim_frame(tr, d, &fb[cur ^ 1], &out) && !tr->nr_bad_frames && tr->has_end &&
 	     tr->next_seq == nr && tr->nr_recordings == 1;
+	/* The first SYNC in frame 0 and the last in the last frame: then no
+	 * middle frame can hold the first or the last (FORMAT.md §3.3). */
+	if (ok && exact_clock && tr->hdr.clock != RECFMT_CLOCK_MONOTONIC)
+		ok = syncs0 >= 1 && tr->nr_syncs > syncs0;
 	if (rd)
 		recfmt_reader_close(rd);
 	recfmt_dctx_free(d);
@@ -512,4 +520,14 @@ bool tt_trace_skim(struct tt_trace *tr)
 	recfmt_buf_fini(&fb[1].buf);
 	recfmt_buf_fini(&out);
 	return ok;
+}
+
+bool tt_trace_skim(struct tt_trace *tr)
+{
+	return skim(tr, false);
+}
+
+bool tt_trace_skim_exact(struct tt_trace *tr)
+{
+	return skim(tr, true);
 }

@@ -541,8 +541,9 @@ Test(commands, chrome_output_is_valid_json_with_every_activation_once)
 	cr_assert(strstr(r.out, "{\"traceEvents\":["));
 	cr_assert(strstr(r.out, "\"name\":\"thread_name\",\"pid\":4242,\"tid\":100,"
 				"\"args\":{\"name\":\"main\"}"), "%s", r.out);
-	/* The second thread has the same OS tid: it gets its serial instead. */
-	cr_assert(strstr(r.out, "\"name\":\"thread_name\",\"pid\":4242,\"tid\":2,"
+	/* The second thread has the same OS tid: it gets 2^22 + its serial
+	 * (2), above every Linux tid, instead. */
+	cr_assert(strstr(r.out, "\"name\":\"thread_name\",\"pid\":4242,\"tid\":4194306,"
 				"\"args\":{\"name\":\"100\"}"), "%s", r.out);
 	cr_assert(strstr(r.out, "\"name\":\"5 scopes dropped\""));
 	n = parse_chrome(r.out, ev, 64);
@@ -561,7 +562,7 @@ Test(commands, chrome_output_is_valid_json_with_every_activation_once)
 				cr_assert_eq(ev[k].dur_ns, (int64_t)(10 * i));
 				found++;
 			}
-			if (ev[k].tid == 2 && ev[k].ts_ns == (int64_t)(1001 + i * 1000)) {
+			if (ev[k].tid == 4194306 && ev[k].ts_ns == (int64_t)(1001 + i * 1000)) {
 				cr_assert_eq(ev[k].dur_ns, 1);
 				found++;
 			}
