@@ -10,6 +10,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 static enum recfmt_status fail(struct recfmt_error *err, enum recfmt_status status, size_t offset,
 			       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -721,4 +724,30 @@ enum recfmt_status recfmt_annots_next(struct recfmt_annots_iter *it, struct recf
 	it->ticks = a->ticks;
 	it->nr_left--;
 	return RECFMT_OK;
+}
+
+bool recfmt_cpu_fast_pext(void)
+{
+#if defined(__x86_64__)
+	static int ok = -1; /* a benign race: every thread computes the same */
+
+	if (ok < 0) {
+		unsigned a, b, c, d, family;
+		bool fast = false;
+
+		__builtin_cpu_init();
+		if (__builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+		    __builtin_cpu_supports("lzcnt") && __get_cpuid(1, &a, &b, &c, &d)) {
+			/* The displayed family: base + extended when base is 15. */
+			family = (a >> 8) & 0xf;
+			if (family == 0xf)
+				family += (a >> 20) & 0xff;
+			fast = __builtin_cpu_is("intel") || (__builtin_cpu_is("amd") && family >= 0x19);
+		}
+		ok = fast;
+	}
+	return ok;
+#else
+	return false;
+#endif
 }
