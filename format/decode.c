@@ -732,17 +732,22 @@ bool recfmt_cpu_fast_pext(void)
 	static int ok = -1; /* a benign race: every thread computes the same */
 
 	if (ok < 0) {
-		unsigned a, b, c, d, family;
-		bool fast = false;
+		unsigned a, b, c, d, family, max_leaf;
+		bool intel, amd, fast = false;
 
-		__builtin_cpu_init();
-		if (__builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
-		    __builtin_cpu_supports("lzcnt") && __get_cpuid(1, &a, &b, &c, &d)) {
+		/* cpuid itself, not __builtin_cpu_supports(): clang's has no "lzcnt". */
+		if (__get_cpuid(0, &max_leaf, &b, &c, &d) && max_leaf >= 7) {
+			intel = b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e; /* GenuineIntel */
+			amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;   /* AuthenticAMD */
+			__cpuid(1, a, b, c, d);
 			/* The displayed family: base + extended when base is 15. */
 			family = (a >> 8) & 0xf;
 			if (family == 0xf)
 				family += (a >> 20) & 0xff;
-			fast = __builtin_cpu_is("intel") || (__builtin_cpu_is("amd") && family >= 0x19);
+			__cpuid_count(7, 0, a, b, c, d);
+			fast = (b & (1u << 3)) && (b & (1u << 8)) && /* BMI1, BMI2 */
+			       __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & (1u << 5)) && /* LZCNT */
+			       (intel || (amd && family >= 0x19));
 		}
 		ok = fast;
 	}
