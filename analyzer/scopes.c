@@ -680,7 +680,9 @@ pair_fused_body(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *
 	uint64_t t = it->ticks;
 	int rc = 0;
 
-	for (i = 0; i < m; i++) {
+	/* No test of i against m per event: a run never passes m (lim <= m),
+	 * so the end is found where a run ends. */
+	for (i = 0;; i++) {
 		uint64_t code, dur, child;
 		uint32_t site, is_exit, name, prev;
 
@@ -690,6 +692,8 @@ pair_fused_body(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *
 		 * A fast step's site is within site_name (max_code): only the
 		 * others are clamped onto its sentinel slot. */
 		if (__builtin_expect(i == lim, 0)) {
+			if (i == m)
+				break;
 			lim = i + recfmt_events_fast_run(ids, ids_end, dl, dl_end, m - i);
 			if (lim == i)
 				goto checked;
