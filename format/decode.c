@@ -729,7 +729,10 @@ enum recfmt_status recfmt_annots_next(struct recfmt_annots_iter *it, struct recf
 bool recfmt_cpu_fast_pext(void)
 {
 #if defined(__x86_64__)
-	static int ok = -1; /* a benign race: every thread computes the same */
+	/* Walkers ask concurrently: each may compute it, all compute the same,
+	 * and relaxed atomics make that no data race. */
+	static int ok_cached = -1;
+	int ok = __atomic_load_n(&ok_cached, __ATOMIC_RELAXED);
 
 	if (ok < 0) {
 		unsigned a, b, c, d, family, max_leaf;
@@ -750,6 +753,7 @@ bool recfmt_cpu_fast_pext(void)
 			       (intel || (amd && family >= 0x19));
 		}
 		ok = fast;
+		__atomic_store_n(&ok_cached, ok, __ATOMIC_RELAXED);
 	}
 	return ok;
 #else
