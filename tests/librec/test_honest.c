@@ -157,6 +157,83 @@ Test(honest, no_fault_after_first_probe_hook)
 }
 
 /* ------------------------------------------------------------------ */
+/*
+ * A scope open across rec_stop()/rec_start() leaves no exit without its
+ * enter in the new file: with TRACE_SCOPE and with the hook, and (this file
+ * is built twice) with the shared and the static librec.
+ */
+
+static char out2[256];
+
+static void cleanup2(void)
+{
+	if (out2[0])
+		unlink(out2);
+}
+
+static void restart_to_out2(void)
+{
+	snprintf(out2, sizeof(out2), "/tmp/rec_honest_%d_restarted.zst", (int)getpid());
+	unlink(out2);
+	setenv("REC_OUTPUT", out2, 1);
+	cr_assert_eq(rec_stop(), 0);
+	cr_assert_eq(rec_start(NULL), 0);
+}
+
+__attribute__((noinline)) static void scope_across(void)
+{
+	TRACE_SCOPE_NAMED("across");
+	empty_scope();
+	restart_to_out2();
+	empty_scope(); /* inside the old scope, in the new file */
+}
+
+/* old: enters recorded before the stop; fresh: the new file's scopes (2 events each). */
+static void check_restart(uint64_t old_events, uint64_t fresh_scopes)
+{
+	struct tr_trace tr;
+
+	cr_assert_eq(tr_load(out, &tr), 0);
+	cr_assert_eq(tr.nr_threads, 1);
+	cr_assert_eq(tr.nr_events, old_events);
+	cr_assert_eq(tr.threads[0].nr_bad_exits, 0);
+	cr_assert_eq(tr.threads[0].nr_unclosed, 1, "the scope open at the stop");
+	tr_free(&tr);
+	cr_assert_eq(tr_load(out2, &tr), 0);
+	cr_assert(tr.clean);
+	cr_assert_eq(tr.nr_threads, 1);
+	cr_assert_eq(tr.threads[0].nr_bad_exits, 0, "an exit without its enter in the new file");
+	cr_assert_eq(tr.threads[0].nr_unclosed, 0);
+	cr_assert(tr_well_nested(&tr));
+	cr_assert_eq(tr.nr_events, 2 * fresh_scopes);
+	tr_free(&tr);
+}
+
+Test(honest, restart_inside_a_scope_leaves_no_orphan_exit, .fini = cleanup2)
+{
+	use_output("restart");
+	empty_scope();
+	scope_across();
+	empty_scope();
+	cr_assert_eq(rec_stop(), 0);
+	/* old: empty (2), across's enter, empty (2); new: empty twice */
+	check_restart(5, 2);
+	cleanup();
+}
+
+Test(honest, restart_inside_a_hooked_function_leaves_no_orphan_exit, .fini = cleanup2)
+{
+	use_output("restarthook");
+	hook_empty();
+	hook_across(restart_to_out2);
+	hook_empty();
+	cr_assert_eq(rec_stop(), 0);
+	/* old: hook_empty (2), hook_across's enter, hook_empty (2); new: hook_empty twice */
+	check_restart(5, 2);
+	cleanup();
+}
+
+/* ------------------------------------------------------------------ */
 /* The first activation of a fresh thread is like its others. */
 
 #define BUSY_NS 20000u
