@@ -779,11 +779,32 @@ pair_fused_pext(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *
 }
 #endif
 
+#if defined(__x86_64__)
+/*
+ * The PEXT build when the CPU runs it fast, unless TRACETOOL_PORTABLE=1 asks
+ * for the portable one (tests/golden runs both on every machine). Decided
+ * once; walkers ask concurrently, all compute the same: relaxed atomics.
+ */
+static bool use_pext(void)
+{
+	static int cached = -1;
+	int ok = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+
+	if (ok < 0) {
+		const char *v = getenv("TRACETOOL_PORTABLE");
+
+		ok = recfmt_cpu_fast_pext() && !(v && v[0] == '1');
+		__atomic_store_n(&cached, ok, __ATOMIC_RELAXED);
+	}
+	return ok;
+}
+#endif
+
 static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
 		      const struct tt_thread *th, struct recfmt_events_iter *it, uint32_t m)
 {
 #if defined(__x86_64__)
-	if (recfmt_cpu_fast_pext())
+	if (use_pext())
 		return pair_fused_pext(sc, tr, st, th, it, m);
 #endif
 	return pair_fused_body(sc, tr, st, th, it, m, false);
