@@ -6,7 +6,8 @@
  * REQUIRED or OPTIONAL (nulls as definition levels). Integers are
  * DELTA_BINARY_PACKED, booleans PLAIN, strings dictionary encoded
  * (RLE_DICTIONARY); data pages
- * are version 1 pages compressed with ZSTD; every column chunk carries its
+ * are version 1 pages compressed with ZSTD (a column chunk whose first page
+ * zstd shrinks by less than 1/16 is stored UNCOMPRESSED); every column chunk carries its
  * statistics (min, max, null_count). The footer is the thrift compact
  * encoding of FileMetaData, written by hand (parquet.c).
  *
