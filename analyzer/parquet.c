@@ -1237,22 +1237,43 @@ static void flush_stage(struct tt_pq *w)
 	}
 }
 
-int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls)
+int64_t *tt_pq_int_row_begin(struct tt_pq *w)
+{
+	if (get_err(w))
+		return NULL;
+	if (w->cur != 0 || !w->stage) {
+		set_err(w, -EINVAL);
+		return NULL;
+	}
+	w->cur = w->nr_cols + 1; /* open: any other call but _done is a misuse */
+	return w->stage + (size_t)w->nstage * w->nr_cols;
+}
+
+int tt_pq_int_row_done(struct tt_pq *w, uint64_t nulls)
 {
 	int err = get_err(w);
 	if (err)
 		return err;
 	if (w->nr_cols < 64)
 		nulls &= ((uint64_t)1 << w->nr_cols) - 1;
-	if (w->cur != 0 || !w->stage || (nulls & ~w->null_ok)) {
+	if (w->cur != w->nr_cols + 1 || (nulls & ~w->null_ok)) {
 		set_err(w, -EINVAL);
 		return get_err(w);
 	}
-	memcpy(w->stage + (size_t)w->nstage * w->nr_cols, v, w->nr_cols * sizeof(*v));
+	w->cur = 0;
 	w->stage_nulls[w->nstage] = nulls;
 	if (++w->nstage == PQ_STAGE)
 		flush_stage(w);
 	return get_err(w);
+}
+
+int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls)
+{
+	int64_t *row = tt_pq_int_row_begin(w);
+	if (!row)
+		return get_err(w);
+	memcpy(row, v, w->nr_cols * sizeof(*v));
+	return tt_pq_int_row_done(w, nulls);
 }
 
 uint64_t tt_pq_rows(const struct tt_pq *w)

@@ -98,6 +98,16 @@ int tt_pq_row_end(struct tt_pq *w);
  */
 int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls);
 
+/*
+ * tt_pq_int_row() in place: _begin returns where the row's nr_cols values
+ * go (NULL once the writer has failed, or on a misuse: a string column, a
+ * row of per-value calls begun), the caller stores all of them there, and
+ * _done(w, nulls) takes the row as tt_pq_int_row(w, values, nulls) would.
+ * No other call on w in between. Saves the copy of the row.
+ */
+int64_t *tt_pq_int_row_begin(struct tt_pq *w);
+int tt_pq_int_row_done(struct tt_pq *w, uint64_t nulls);
+
 /* Rows ended so far. */
 uint64_t tt_pq_rows(const struct tt_pq *w);
 
