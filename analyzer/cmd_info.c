@@ -241,8 +241,10 @@ static int info_one(const struct tt_options *o, const char *path)
 			fputs("null", stdout);
 		if (tr.min_step_ticks)
 			printf(",\"clock_step_ns\":%.1f", step_ns);
-		/* Frames the writer compressed fast, under pressure (FORMAT.md §3.1). */
-		printf(",\"fast_frames\":%" PRIu64, tr.nr_fast_frames);
+		/* Frames the writer compressed fast, under pressure (FORMAT.md §3.1);
+		 * present only when there are some, so that other outputs stay as they were. */
+		if (tr.nr_fast_frames)
+			printf(",\"fast_frames\":%" PRIu64, tr.nr_fast_frames);
 		/* 1.1 recordings only: 1.0 outputs stay as they were. */
 		if (tt_symbols_program(tr.syms)) {
 			fputs(",\"program\":", stdout);
