@@ -486,6 +486,9 @@ int recfmt_rawframe_emit(const struct recfmt_slice *parts, size_t nr_parts, recf
 
 /* Each returns 0, or -ENOMEM. */
 int recfmt_encode_frame(struct recfmt_buf *buf, uint32_t seq);
+/* FRAME with flags (FORMAT.md §3.1): 12 bytes if flags != 0, else 8. */
+#define RECFMT_FRAME_FAST 1u /* compressed with raw literals: the writer was under pressure */
+int recfmt_encode_frame_flags(struct recfmt_buf *buf, uint32_t seq, uint32_t flags);
 int recfmt_encode_header(struct recfmt_buf *buf, const struct recfmt_header *hdr);
 int recfmt_encode_sync(struct recfmt_buf *buf, const struct recfmt_sync *sync);
 int recfmt_encode_site(struct recfmt_buf *buf, uint32_t id, uint32_t line, const char *name,
@@ -600,6 +603,14 @@ struct recfmt_compressor;
 struct recfmt_compressor *recfmt_compressor_create(int level);
 void recfmt_compressor_destroy(struct recfmt_compressor *c);
 /*
+ * recfmt_compressor_set_fast() - fast: the frames that follow keep their
+ * matches but leave the literals (an EVENTS block's deltas column, mostly)
+ * raw, without Huffman coding: about half the compressor's time, a file
+ * several times larger (docs/DESIGN.md, "The writer under pressure"). Still
+ * ordinary zstd frames. false (the default): the normal compression.
+ */
+void recfmt_compressor_set_fast(struct recfmt_compressor *c, bool fast);
+/*
  * recfmt_compress_frame() - compress `in` into `out` (replacing its content).
  * Return: 0, -ENOMEM, or -E2BIG if `in` exceeds RECFMT_MAX_FRAME_BYTES.
  */
@@ -618,6 +629,11 @@ struct recfmt_record {
 	const uint8_t *payload;
 	size_t offset; /* of the record header inside the frame */
 };
+/* A FRAME record's flags: 0 for an 8-byte FRAME. */
+static inline uint32_t recfmt_frame_flags(const struct recfmt_record *rec)
+{
+	return rec->size >= 12 ? recfmt_load_u32le(rec->payload + 8) : 0;
+}
 
 struct recfmt_cursor {
 	const uint8_t *data;
