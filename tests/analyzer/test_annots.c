@@ -571,3 +571,107 @@ Test(annots, counters_and_args_on_one_thread)
 					    "55,5.50,10000,1000.00", "%s", r.out);
 	tu_result_free(&r);
 }
+
+/*
+ * Two threads on one track and one flow, every event of thread 1 in the file
+ * before any of thread 2 (each thread is one EVENTS block): values and flows
+ * must put the samples and flow events back in time order across threads
+ * (annots.c's reorder queue). Iteration k (n of them) at 1000 + 20 k:
+ * thread 1 "a" records q = k at +1 and begins request#k at +2; thread 2 "b",
+ * 10 ns later, records q = -k at +11 and ends request#k at +13 (latency 11),
+ * except for the last k, left unfinished.
+ */
+static void write_two_threads(const char *path, uint32_t n)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
+				 .pid = 4242, .start_real_ns = 1700000000000000000ull,
+				 .block_events = 4 * n, .frame_bytes = 256u << 20 };
+	struct tg_trace *t = tg_create(path, &cfg);
+
+	cr_assert(t);
+	tg_site(t, 1, "step");
+	tg_thread(t, 1, 100, "a");
+	tg_thread(t, 2, 101, "b");
+	tg_annot_name(t, 1, RECFMT_NAME_TRACK, "q");
+	tg_annot_name(t, 4, RECFMT_NAME_FLOW, "request");
+	for (uint32_t k = 0; k < n; k++) {
+		const uint64_t t0 = 1000 + 20 * (uint64_t)k;
+
+		tg_enter(t, 1, 1, t0);
+		annot(t, 1, RECFMT_ANNOT_VALUE_I64, 1, t0 + 1, k, 0, 0, NULL);
+		annot(t, 1, RECFMT_ANNOT_FLOW_BEGIN, 4, t0 + 2, 0, 0, k, NULL);
+		tg_exit(t, 1, 1, t0 + 5);
+		tg_enter(t, 2, 1, t0 + 10);
+		annot(t, 2, RECFMT_ANNOT_VALUE_I64, 1, t0 + 11, -(int64_t)k, 0, 0, NULL);
+		if (k + 1 < n)
+			annot(t, 2, RECFMT_ANNOT_FLOW_END, 4, t0 + 13, 0, 0, k, NULL);
+		tg_exit(t, 2, 1, t0 + 15);
+	}
+	cr_assert_eq(tg_finish(t, true), 0);
+}
+
+/* The mean of write_two_threads()'s q: each sample holds 10 ns, the last
+ * one (-(n-1) at 1000 + 20 (n-1) + 11) until the last exit, 4 ns. */
+static void two_threads_mean(uint32_t n, char *buf, size_t bytes)
+{
+	long double w = 0;
+	uint64_t d = 0;
+
+	for (uint32_t k = 0; k < n; k++) {
+		w += (long double)k * 10;
+		w += (long double)-(int64_t)k * (k + 1 < n ? 10 : 4);
+		d += k + 1 < n ? 20 : 14;
+	}
+	snprintf(buf, bytes, "%.15g", (double)(w / d));
+}
+
+Test(annots, values_and_flows_in_time_order_across_threads)
+{
+	char want[128], mean[64];
+	struct tu_result r;
+
+	write_two_threads(trace2, 1000);
+	two_threads_mean(1000, mean, sizeof(mean));
+	snprintf(want, sizeof(want), "q,2000,-999,999,%s,-999", mean);
+	r = tu_run("values", "--format=csv", trace2, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(tu_line(r.out, 1), want, "%s", r.out);
+	cr_assert_str_eq(r.err, "");
+	tu_result_free(&r);
+
+	r = tu_run("flows", "--format=csv", trace2, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(tu_line(r.out, 1), "request,999,11,11,11,11,11,11,1", "%s", r.out);
+	cr_assert_str_eq(r.err, "");
+	tu_result_free(&r);
+}
+
+/*
+ * 70 000 samples of thread 2 come after 70 000 later ones of thread 1, more
+ * than the 65 536 annotations values can reorder: counts, min, max and last
+ * stay exact, the mean is approximate and a warning says so; flows warn too.
+ */
+Test(annots, values_warn_when_out_of_order_beyond_the_queue)
+{
+	struct tu_result r;
+
+	write_two_threads(trace2, 70000);
+	r = tu_run("values", "--format=csv", trace2, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strncmp(tu_line(r.out, 1), "q,140000,-69999,69999,", 22) == 0, "%s", r.out);
+	{
+		const char *l = tu_line(r.out, 1);
+		size_t n = strlen(l);
+
+		cr_assert(n > 7 && strcmp(l + n - 7, ",-69999") == 0, "%s", r.out); /* last */
+	}
+	cr_assert(strstr(r.err, "value samples came more than 65536 annotations out of time "
+				"order: the mean of their tracks is approximate"), "%s", r.err);
+	tu_result_free(&r);
+
+	r = tu_run("flows", "--format=json", trace2, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "flow events came more than 65536 annotations out of time order"),
+		  "%s", r.err);
+	tu_result_free(&r);
+}
