@@ -6,97 +6,12 @@
  * with every expected figure computed by hand: chrome's events, summary
  * --arg, values and flows in csv and json, the filters, several files.
  */
-#include <ctype.h>
 #include <stdbool.h>
 #include <unistd.h>
 
 #include "ttest.h"
 
 static char trace[256], trace2[256];
-
-static const char *json_ws(const char *p)
-{
-	while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
-		p++;
-	return p;
-}
-
-static const char *json_string(const char *p)
-{
-	if (*p++ != '"')
-		return NULL;
-	while (*p && *p != '"') {
-		if ((unsigned char)*p < 0x20)
-			return NULL;
-		if (*p == '\\') {
-			p++;
-			if (*p == 'u') {
-				for (int i = 1; i <= 4; i++)
-					if (!isxdigit((unsigned char)p[i]))
-						return NULL;
-				p += 4;
-			} else if (!strchr("\"\\/bfnrt", *p)) {
-				return NULL;
-			}
-		}
-		p++;
-	}
-	return *p == '"' ? p + 1 : NULL;
-}
-
-static const char *json_value(const char *p)
-{
-	p = json_ws(p);
-	if (*p == '{' || *p == '[') {
-		char close = *p == '{' ? '}' : ']';
-		bool obj = *p == '{';
-
-		p = json_ws(p + 1);
-		if (*p == close)
-			return p + 1;
-		for (;;) {
-			if (obj) {
-				p = json_string(json_ws(p));
-				if (!p)
-					return NULL;
-				p = json_ws(p);
-				if (*p++ != ':')
-					return NULL;
-			}
-			p = json_value(p);
-			if (!p)
-				return NULL;
-			p = json_ws(p);
-			if (*p == ',') {
-				p++;
-				continue;
-			}
-			return *p == close ? p + 1 : NULL;
-		}
-	}
-	if (*p == '"')
-		return json_string(p);
-	if (!strncmp(p, "true", 4))
-		return p + 4;
-	if (!strncmp(p, "false", 5))
-		return p + 5;
-	if (!strncmp(p, "null", 4))
-		return p + 4;
-	if (*p == '-' || isdigit((unsigned char)*p)) {
-		char *end;
-
-		strtod(p, &end);
-		return end > p ? end : NULL;
-	}
-	return NULL;
-}
-
-static bool json_valid(const char *text)
-{
-	const char *end = json_value(text);
-
-	return end && *json_ws(end) == '\0';
-}
 
 /* Names: tracks 1 queue, 2 load; key 3 bytes; flow 4 request; instant 5 tick. */
 static void annot(struct tg_trace *t, uint32_t serial, uint32_t kind, uint32_t name,
@@ -211,7 +126,7 @@ Test(annots, summary_arg_totals_and_means_bound_to_their_activation)
 
 	r = tu_run("summary", "--format=json", "--arg=bytes", trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(tu_json_valid(r.out), "%s", r.out);
 	cr_assert(strstr(r.out, "\"args\":{\"bytes\":{\"total\":200,\"mean\":100.00}}"), "%s", r.out);
 	cr_assert(strstr(r.out, "\"args\":{\"bytes\":null}"), "%s", r.out);
 	tu_result_free(&r);
@@ -248,7 +163,7 @@ Test(annots, values_time_weighted)
 
 	r = tu_run("values", "--format=json", "--function=^queue$", trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(tu_json_valid(r.out), "%s", r.out);
 	cr_assert(strstr(r.out, "{\"track\":\"queue\",\"samples\":3,\"min\":1,\"max\":5,"
 				"\"mean\":3.15384615384615,\"last\":1}"), "%s", r.out);
 	cr_assert(!strstr(r.out, "load"));
@@ -299,7 +214,7 @@ Test(annots, flows_latency_across_threads)
 
 	r = tu_run("flows", "--format=json", trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(tu_json_valid(r.out), "%s", r.out);
 	cr_assert(strstr(r.out, "\"count\":2,\"min_ns\":600,\"mean_ns\":950,"), "%s", r.out);
 	cr_assert(strstr(r.out, "\"unfinished\":1,\"steps\":1,\"orphan_ends\":0}"), "%s", r.out);
 	/* bytes=999 was set outside any scope. */
@@ -319,7 +234,7 @@ Test(annots, chrome_counters_instants_args_and_flows)
 	struct tu_result r = tu_run("chrome", trace, NULL);
 
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(tu_json_valid(r.out), "%s", r.out);
 	cr_assert_eq(count(r.out, "\"ph\":\"C\""), 4, "%s", r.out);
 	cr_assert(strstr(r.out, "{\"ph\":\"C\",\"name\":\"queue\",\"args\":{\"value\":3},\"pid\":4242,"
 				"\"tid\":100,\"ts\":1.100}"), "%s", r.out);
@@ -347,7 +262,7 @@ Test(annots, chrome_counters_instants_args_and_flows)
 	/* The window: only what lies in [3 µs, 5 µs). */
 	r = tu_run("chrome", "--from=3us", "--to=5us", trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(tu_json_valid(r.out), "%s", r.out);
 	cr_assert_eq(count(r.out, "\"ph\":\"C\""), 1, "%s", r.out);
 	cr_assert_eq(count(r.out, "\"ph\":\"s\""), 1, "%s", r.out);
 	cr_assert_eq(count(r.out, "\"ph\":\"t\""), 1, "%s", r.out);
@@ -380,7 +295,7 @@ Test(annots, info_and_check_read_annotations)
 	struct tu_result r = tu_run("info", "--format=json", trace, NULL);
 
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(tu_json_valid(r.out), "%s", r.out);
 	/* Nothing dropped: no key (info shows drops only when there are). */
 	cr_assert(!strstr(r.out, "annotations_dropped"), "%s", r.out);
 	cr_assert(strstr(r.out, "\"events\":10,"), "%s", r.out);
@@ -529,7 +444,7 @@ Test(annots, recorded_program)
 
 	r = tu_run("chrome", out, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(json_valid(r.out));
+	cr_assert(tu_json_valid(r.out));
 	cr_assert_eq(count(r.out, "\"ph\":\"C\""), 101);
 	cr_assert_eq(count(r.out, "\"ph\":\"i\""), 5);
 	cr_assert_eq(count(r.out, "\"ph\":\"s\""), 100);
