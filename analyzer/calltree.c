@@ -94,13 +94,26 @@ found:
 	return id;
 }
 
+/*
+ * child_slow() with two caches: the parent's child found last, and the
+ * sibling found after that one last time, so that a parent calling its
+ * children in turn (a; b; c; a; b; c...) finds each without hashing.
+ */
 static inline uint32_t child(struct tt_ctree *t, uint32_t parent, uint32_t name)
 {
-	uint32_t hot = t->p[parent].hot;
+	uint32_t hot = t->p[parent].hot, after, id;
 
 	if (hot && t->p[hot].name == name)
 		return hot;
-	return child_slow(t, parent, name, name);
+	after = hot ? t->p[hot].after : 0;
+	if (after && t->p[after].name == name) {
+		t->p[parent].hot = after;
+		return after;
+	}
+	id = child_slow(t, parent, name, name);
+	if (hot)
+		t->p[hot].after = id;
+	return id;
 }
 
 /* ---------------------------------------------------------------------

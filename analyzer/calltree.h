@@ -23,6 +23,8 @@
 struct tt_path {
 	uint32_t parent, name; /* name: index into the report's rep->tr names */
 	uint32_t hot;	       /* the child found last (a cache for enter) */
+	uint32_t after;	       /* the sibling found after this one, last time
+				* (a second cache: siblings called in turn) */
 	uint32_t key;	       /* the function whose time it is: name, or the
 				* callee at the top of a --callers tree */
 	uint32_t first, next;  /* first child, next sibling (0: none) */

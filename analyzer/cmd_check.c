@@ -6,9 +6,11 @@
  * bad record, lost frames (seq gap), truncation, event counts that disagree
  * with THREAD_END/END, records after END, or no END (not ended cleanly),
  * (format 1.1) counter records that do not decode or do not annotate
- * the EVENTS block just before them (FORMAT.md §3.13-§3.14), and events
- * that do not nest: an exit without an enter, or an exit that is not of the
- * innermost open enter's site (FORMAT.md §3.6).
+ * the EVENTS block just before them (FORMAT.md §3.13-§3.14), and an exit
+ * without an enter: no enter of its site is open on its thread (FORMAT.md
+ * §3.6). An exit whose enter is open below the innermost one closes it and
+ * the inner ones were left without an exit (longjmp): the file is intact, and
+ * the success line notes how many.
  * The first problem in file order is the one reported.
  */
 #include <argp.h>
@@ -31,8 +33,9 @@ static const struct argp check_argp = {
 	0, tt_options_parse_traces, "TRACE...",
 	"Check that a trace file is intact: every frame decompresses with a good "
 	"checksum, frames are numbered without gaps, every record decodes, event "
-	"counts agree, every exit closes the innermost open enter of its thread and "
-	"the recording ended cleanly.\v"
+	"counts agree, every exit closes an open enter of its site on its thread and "
+	"the recording ended cleanly (activations left without an exit by longjmp are "
+	"noted, not a problem).\v"
 	"Exit status 0 if intact; 1 with one line naming the problem and its place "
 	"(frame index and byte offset) otherwise.",
 	check_children, 0, 0,
@@ -60,6 +63,7 @@ struct ctr_check {
 	uint32_t events_n;
 	char problem[256];	  /* the first one, "frame N at byte B (record at +R): ..." */
 	uint64_t problem_frame;
+	uint64_t nr_abandoned; /* enters left without an exit (longjmp): not a problem */
 };
 
 static void ctr_fail(struct ctr_check *cc, const struct recfmt_record *rec, uint64_t frame,
@@ -130,26 +134,33 @@ static void check_nesting(struct ctr_check *cc, const struct recfmt_record *rec,
 			n->depth++;
 			continue;
 		}
-		if (!n->depth && snapshot)
-			continue; /* open when the snapshot's window began (FORMAT.md §3.20) */
-		if (!n->depth) {
-			snprintf(what, sizeof(what),
-				 "thread %" PRIu32 ": event %" PRIu64
-				 " of the EVENTS block is an exit of site %" PRIu32 " without an enter",
-				 it.thread, i, site);
-			ctr_fail(cc, rec, frame, offset, what);
-			return;
+		if (n->depth) {
+			/* The innermost open enter of this site: inner ones above it were
+			 * left without an exit (longjmp), which a program may do. */
+			uint64_t k = n->depth;
+
+			if (k <= NEST_MAX_KEPT) /* else the top's site is not kept: pop it */
+				while (k && n->sites[k - 1] != site)
+					k--; /* amortised: each step is one enter popped */
+			if (k) {
+				cc->nr_abandoned += n->depth - k;
+				n->depth = k - 1;
+				continue;
+			}
 		}
-		n->depth--;
-		if (n->depth < NEST_MAX_KEPT && n->sites[n->depth] != site) {
-			snprintf(what, sizeof(what),
-				 "thread %" PRIu32 ": event %" PRIu64
-				 " of the EVENTS block exits site %" PRIu32
-				 " while site %" PRIu32 " is the innermost open enter",
-				 it.thread, i, site, n->sites[n->depth]);
-			ctr_fail(cc, rec, frame, offset, what);
-			return;
+		if (snapshot) {
+			/* Open when the snapshot's window began (FORMAT.md §3.20); what is
+			 * open above it was entered after and left without an exit. */
+			cc->nr_abandoned += n->depth;
+			n->depth = 0;
+			continue;
 		}
+		snprintf(what, sizeof(what),
+			 "thread %" PRIu32 ": event %" PRIu64
+			 " of the EVENTS block is an exit of site %" PRIu32 " without an enter",
+			 it.thread, i, site);
+		ctr_fail(cc, rec, frame, offset, what);
+		return;
 	}
 }
 
@@ -237,6 +248,9 @@ static int check_one(const char *path)
 	} else {
 		printf("%s: ok (%" PRIu64 " frames, %" PRIu64 " events, %" PRIu32 " threads)", path,
 		       tr.nr_frames, tr.nr_events, tr.nr_threads);
+		if (cc.nr_abandoned)
+			printf("; note: %" PRIu64 " activation(s) left without an exit (longjmp)",
+			       cc.nr_abandoned);
 		/* FORMAT.md §3.21: complete and valid, but not a clean end: say so. */
 		if (tr.has_crash) {
 			tt_trace_crash_text(&tr, msg, sizeof(msg));

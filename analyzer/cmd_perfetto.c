@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "emit.h"
@@ -43,6 +44,10 @@ struct pf_thread {
 	uint32_t sp, cap;
 	struct pf_arg *args;   /* of the open frames, by sp ascending */
 	uint32_t nr_args, cap_args;
+	/* What its TrackDescriptor says, checked against the thread's final
+	 * name and tid when the run was skimmed (single_read_held()). */
+	uint32_t serial, tid;
+	char *name;
 	struct pf_thread *next;
 };
 
@@ -65,11 +70,17 @@ static void *pf_thread_begin(void *ctx, const struct tt_thread *th)
 {
 	struct pf *pf = ctx;
 	struct pf_thread *pt = tt_xcalloc(1, sizeof(*pt));
-	const struct tt_thread *m = tt_trace_find_thread(&pf->run->meta, th->serial);
+	/* The final name and tid from the metadata pass; after a skim, the
+	 * thread's as read so far (checked at the end of the file). */
+	const struct tt_thread *m = pf->run->skimmed
+		? NULL : tt_trace_find_thread(&pf->run->meta, th->serial);
 	const char *name = m ? m->name : th->name;
 	uint32_t tid = m && m->defined ? m->os_tid : th->os_tid;
 
 	pt->pf = pf;
+	pt->serial = th->serial;
+	pt->tid = tid;
+	pt->name = name ? tt_xstrndup(name, strlen(name)) : NULL;
 	tt_pf_thread(&pf->w, &pt->seq, process_uuid(pf->run) | th->serial, (int32_t)pf->run->pid,
 		     (int32_t)tid, name, 0);
 	pt->next = pf->threads;
@@ -272,22 +283,148 @@ static bool same_file(const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
+/*
+ * True if the run's single read wrote what two reads would have: the skim's
+ * clock, pid, start and program are the file's final ones, and every
+ * thread's TrackDescriptor has its final name and tid (a thread named or
+ * renamed after its first events, or whose THREAD record came after its
+ * first EVENTS block, was written with an earlier one).
+ */
+static bool single_read_held(const struct pf *pf, const struct tt_run *r,
+			     const struct tt_report *rep)
+{
+	if (!tt_run_skim_matches(r, &rep->tr))
+		return false;
+	for (const struct pf_thread *pt = pf->threads; pt; pt = pt->next) {
+		const struct tt_thread *th = tt_trace_find_thread(&rep->tr, pt->serial);
+
+		if (!th)
+			continue; /* a metadata pass would not have it either */
+		if ((th->defined && th->os_tid != pt->tid) ||
+		    (th->name && pt->name ? strcmp(th->name, pt->name) != 0 : th->name != pt->name))
+			return false;
+	}
+	return true;
+}
+
+static void free_threads(struct pf *pf)
+{
+	while (pf->threads) {
+		struct pf_thread *pt = pf->threads;
+
+		pf->threads = pt->next;
+		tt_pf_seq_fini(&pt->seq);
+		free(pt->enter_ticks);
+		for (uint32_t k = 0; k < pt->nr_args; k++)
+			free(pt->args[k].key);
+		free(pt->args);
+		free(pt->name);
+		free(pt);
+	}
+	for (uint32_t k = 0; k < pf->nr_tracks; k++)
+		free(pf->tracks[k]);
+	free(pf->tracks);
+	pf->tracks = NULL;
+	pf->nr_tracks = 0;
+}
+
+/*
+ * Writes every run into pf->w. Files before warn_from have had their
+ * warnings printed by an earlier attempt. Return: 0, an exit code, or -1
+ * with *again the first run whose single read did not hold (the output
+ * must be written again from the runs' metadata passes).
+ */
+static int convert(struct pf *pf, struct tt_run *runs, unsigned nr_runs, unsigned warn_from,
+		   unsigned *again)
+{
+	char msg[512];
+
+	for (unsigned i = 0; i < nr_runs; i++) {
+		struct tt_options o = TT_OPTIONS_INIT;
+		struct tt_report rep;
+		void *ctxs[TT_REPORT_MAX_REPLICAS] = { pf };
+		bool held = true;
+
+		tt_pf_process(&pf->w, process_uuid(&runs[i]), (int32_t)runs[i].pid,
+			      tt_run_program_base(&runs[i]));
+		pf->run = &runs[i];
+		pf->rep = &rep;
+		o.trace = runs[i].path;
+		enum tt_status st = tt_report_run_views(&rep, &o, NULL, NULL, &pf_consumer, ctxs,
+						       msg, sizeof(msg));
+		if (st == TT_OK && runs[i].skimmed)
+			held = single_read_held(pf, &runs[i], &rep);
+		if (!held) {
+			tt_report_fini(&rep);
+			free_threads(pf);
+			*again = i;
+			return -1;
+		}
+		if (st == TT_OK && i >= warn_from)
+			tt_trace_warn(&rep.tr);
+		if (st == TT_OK && rep.tr.has_snapshot && pf->threads) {
+			/* A flight-recorder snapshot's trigger (FORMAT.md §3.20): an
+			 * instant on a thread's track, after all its slices. */
+			char what[300];
+			int n = snprintf(what, sizeof(what), "snapshot #%" PRIu32 ": %s",
+					 rep.tr.snapshot.number,
+					 rep.tr.snapshot_reason ? rep.tr.snapshot_reason : "");
+
+			tt_pf_instant(&pf->w, &pf->threads->seq,
+				      tt_run_unix_ns(&runs[i], rep.tr.snapshot.trigger_ticks),
+				      rep.tr.nr_names, what, /* past every name's id */
+				      n < 0 ? 0 : (size_t)n < sizeof(what) ? (size_t)n : sizeof(what) - 1);
+		}
+		tt_report_fini(&rep);
+		free_threads(pf);
+		if (st != TT_OK)
+			return tt_fail_file(runs[i].path, msg);
+	}
+	return 0;
+}
+
+/* True if OUT can be written again from its start (a regular file, or a
+ * name not taken yet): then the runs are skimmed, not read twice. */
+static bool can_rewrite(const char *out)
+{
+	struct stat st;
+
+	if (getenv("TRACETOOL_TWO_READS"))
+		return false;
+	if (stat(out, &st) != 0)
+		return errno == ENOENT;
+	return S_ISREG(st.st_mode);
+}
+
+/*
+ * Each file is read once when its skim holds (issue 13 item 1): frame 0 and
+ * the last frame give the final clock and the program, and each thread's
+ * TrackDescriptor is written with the name and tid it has at its first
+ * events. At the end of each file that is checked against the file's final
+ * tables; if it does not hold (a thread renamed after its first events...)
+ * OUT is truncated and written again from the files' metadata passes, as
+ * before, so the output is always what two reads give.
+ */
 int tt_cmd_perfetto(int argc, char **argv)
 {
 	struct tt_files_args a = { .missing_out = "missing -o OUT" };
 	struct pf pf;
 	struct tt_run *runs;
+	struct stat ost;
 	FILE *f = NULL;
 	char msg[512];
 	int rc = 0;
-	unsigned nr_open = 0;
+	unsigned nr_open = 0, again = 0, nr_once = 0;
+	bool skim, created;
 
 	argp_parse(&perfetto_argp, argc, argv, 0, NULL, &a);
 	memset(&pf, 0, sizeof(pf));
 	runs = tt_xcalloc(a.nr_traces, sizeof(*runs));
+	skim = can_rewrite(a.out);
 	for (unsigned i = 0; i < a.nr_traces; i++) {
 		nr_open++;
-		if (tt_run_open(&runs[i], a.traces[i], i, msg, sizeof(msg)) != TT_OK) {
+		if ((skim ? tt_run_open_skim : tt_run_open)(&runs[i], a.traces[i], i, msg,
+							     sizeof(msg)) != TT_OK) {
 			rc = tt_fail_file(a.traces[i], msg);
 			goto out;
 		}
@@ -296,61 +433,49 @@ int tt_cmd_perfetto(int argc, char **argv)
 			goto out;
 		}
 	}
+	created = skim && access(a.out, F_OK) != 0;
 	f = fopen(a.out, "we");
 	if (!f) {
 		snprintf(msg, sizeof(msg), "cannot open: %s", strerror(errno));
 		rc = tt_fail_file(a.out, msg);
 		goto out;
 	}
-	tt_pf_init(&pf.w, f);
+	if (skim && (fstat(fileno(f), &ost) != 0 || !S_ISREG(ost.st_mode)))
+		again = 0; /* replaced by something else meanwhile: two reads */
+	else if (skim) {
+		tt_pf_init(&pf.w, f);
+		rc = convert(&pf, runs, a.nr_traces, 0, &again);
+		if (rc > 0 && created)
+			unlink(a.out); /* as when the metadata pass failed: no OUT */
+		if (rc != -1) {
+			for (unsigned i = 0; i < a.nr_traces; i++)
+				nr_once += runs[i].skimmed;
+			goto done;
+		}
+		tt_pf_fini(&pf.w);
+		memset(&pf, 0, sizeof(pf));
+		if (fflush(f) != 0 || ftruncate(fileno(f), 0) != 0) {
+			snprintf(msg, sizeof(msg), "cannot write: %s", strerror(errno));
+			rc = tt_fail_file(a.out, msg);
+			goto out;
+		}
+		rewind(f);
+	}
+	/* Two reads: each skimmed run's metadata pass, then its events. */
 	for (unsigned i = 0; i < a.nr_traces; i++) {
-		struct tt_options o = TT_OPTIONS_INIT;
-		struct tt_report rep;
-		void *ctxs[TT_REPORT_MAX_REPLICAS] = { &pf };
-		tt_pf_process(&pf.w, process_uuid(&runs[i]), (int32_t)runs[i].pid,
-			      tt_run_program_base(&runs[i]));
-		pf.run = &runs[i];
-		pf.rep = &rep;
-		o.trace = runs[i].path;
-		enum tt_status st = tt_report_run_views(&rep, &o, NULL, NULL, &pf_consumer, ctxs,
-						       msg, sizeof(msg));
-		if (st == TT_OK)
-			tt_trace_warn(&rep.tr);
-		if (st == TT_OK && rep.tr.has_snapshot && pf.threads) {
-			/* A flight-recorder snapshot's trigger (FORMAT.md §3.20): an
-			 * instant on a thread's track, after all its slices. */
-			char what[300];
-			int n = snprintf(what, sizeof(what), "snapshot #%" PRIu32 ": %s",
-					 rep.tr.snapshot.number,
-					 rep.tr.snapshot_reason ? rep.tr.snapshot_reason : "");
-
-			tt_pf_instant(&pf.w, &pf.threads->seq,
-				      tt_run_unix_ns(&runs[i], rep.tr.snapshot.trigger_ticks),
-				      rep.tr.nr_names, what, /* past every name's id */
-				      n < 0 ? 0 : (size_t)n < sizeof(what) ? (size_t)n : sizeof(what) - 1);
-		}
-		tt_report_fini(&rep);
-		while (pf.threads) {
-			struct pf_thread *pt = pf.threads;
-
-			pf.threads = pt->next;
-			tt_pf_seq_fini(&pt->seq);
-			free(pt->enter_ticks);
-			for (uint32_t k = 0; k < pt->nr_args; k++)
-				free(pt->args[k].key);
-			free(pt->args);
-			free(pt);
-		}
-		for (uint32_t k = 0; k < pf.nr_tracks; k++)
-			free(pf.tracks[k]);
-		free(pf.tracks);
-		pf.tracks = NULL;
-		pf.nr_tracks = 0;
-		if (st != TT_OK) {
-			rc = tt_fail_file(runs[i].path, msg);
+		if (!runs[i].skimmed)
+			continue;
+		tt_run_close(&runs[i]);
+		if (tt_run_open(&runs[i], a.traces[i], i, msg, sizeof(msg)) != TT_OK) {
+			rc = tt_fail_file(a.traces[i], msg);
 			goto out;
 		}
 	}
+	tt_pf_init(&pf.w, f);
+	rc = convert(&pf, runs, a.nr_traces, again, &again);
+done:
+	if (rc)
+		goto out;
 	if (pf.errors)
 		fprintf(stderr,
 			"tracetool: %s: %" PRIu64 " activation(s) could not be timed; their "
@@ -363,6 +488,8 @@ int tt_cmd_perfetto(int argc, char **argv)
 	if (getenv("TRACETOOL_PERFETTO_STATS"))
 		fprintf(stderr, "%s: %" PRIu64 " slices, %" PRIu64 " packets, %" PRIu64 " bytes\n",
 			a.out, pf.slices, pf.w.packets, pf.w.bytes);
+	if (getenv("TRACETOOL_PERFETTO_STATS"))
+		fprintf(stderr, "%s: %u of %u file(s) read once\n", a.out, nr_once, a.nr_traces);
 out:
 	if (f && fclose(f) != 0 && !rc) {
 		snprintf(msg, sizeof(msg), "cannot write: %s", strerror(errno));

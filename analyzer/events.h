@@ -203,6 +203,20 @@ enum tt_status tt_trace_walk(struct tt_trace *tr, tt_block_fn fn, void *ctx, cha
  */
 enum tt_status tt_trace_walk_many(struct tt_trace **trs, void **ctxs, unsigned n, tt_block_fn fn,
 				  char *msg, size_t msg_bytes);
+/*
+ * tt_trace_skim() - the metadata of a file's first and last frames only:
+ * every frame is found (its compressed bytes read, not decompressed) and
+ * only frame 0 (FILE_HEADER, MODULE, the first SYNC) and the last frame
+ * (the last SYNC, END) are decompressed and read into tr (no EVENTS block
+ * is decoded). So tr's clock is the file's final one (FORMAT.md §3.3: the
+ * first and the last SYNC) when the last frame holds the file's last SYNC,
+ * as librec writes it with END; its threads, names and counts are those of
+ * the two frames only. Return: false if the file cannot be read so (it
+ * cannot be opened, a frame cannot be found or is cut short, one of the two
+ * is damaged, the file has one frame, or its last frame has no END: a
+ * recording that did not end cleanly): read it whole.
+ */
+bool tt_trace_skim(struct tt_trace *tr);
 /* How many replicas to walk with: the CPUs this process may use (at most
  * 8), or 1 with TRACETOOL_THREADS=1. */
 unsigned tt_trace_walkers(void);

@@ -460,3 +460,56 @@ enum tt_status tt_trace_walk(struct tt_trace *tr, tt_block_fn fn, void *ctx, cha
 {
 	return tt_trace_walk_many(&tr, &ctx, 1, fn, msg, msg_bytes);
 }
+
+/* Decompresses fb and reads its records into tr (no EVENTS block is
+ * decoded). Return: false on any problem. */
+static bool skim_frame(struct tt_trace *tr, struct recfmt_dctx *d,
+		       const struct recfmt_frame_bytes *fb, struct recfmt_buf *out)
+{
+	struct recfmt_error err = { 0 };
+	char msg[256];
+
+	if (recfmt_frame_decompress(d, fb, out, &err) != RECFMT_OK)
+		return false;
+	return tt_trace_walk_frame(tr, out->data, out->len, fb->index, fb->offset, NULL, NULL,
+				   msg, sizeof(msg)) == TT_OK;
+}
+
+bool tt_trace_skim(struct tt_trace *tr)
+{
+	struct recfmt_reader *rd = NULL;
+	struct recfmt_dctx *d = recfmt_dctx_new();
+	struct recfmt_frame_bytes fb[2];
+	struct recfmt_error err = { 0 };
+	struct recfmt_buf out;
+	enum recfmt_status st = RECFMT_OK;
+	uint64_t nr = 0;
+	unsigned cur = 0;
+	bool ok;
+
+	memset(fb, 0, sizeof(fb));
+	recfmt_buf_init(&fb[0].buf);
+	recfmt_buf_init(&fb[1].buf);
+	recfmt_buf_init(&out);
+	ok = d && recfmt_reader_open(&rd, tr->path, &err) == RECFMT_OK;
+	/* Frame 0 read at once; then the compressed bytes of each frame in
+	 * turn, the last two kept (fb[cur ^ 1]: the latest). */
+	while (ok && (st = recfmt_reader_next_compressed(rd, &fb[cur], &err)) == RECFMT_OK) {
+		if (nr++ == 0)
+			ok = skim_frame(tr, d, &fb[cur], &out) && tr->has_header;
+		cur ^= 1;
+	}
+	/* The last frame's seq must count every frame found: else frames were
+	 * lost or repeated, or another recording follows the first (which the
+	 * full walk refuses, before any output). */
+	ok = ok && st == RECFMT_END_OF_INPUT && nr >= 2 &&
+	     skim_frame(tr, d, &fb[cur ^ 1], &out) && !tr->nr_bad_frames && tr->has_end &&
+	     tr->next_seq == nr && tr->nr_recordings == 1;
+	if (rd)
+		recfmt_reader_close(rd);
+	recfmt_dctx_free(d);
+	recfmt_buf_fini(&fb[0].buf);
+	recfmt_buf_fini(&fb[1].buf);
+	recfmt_buf_fini(&out);
+	return ok;
+}

@@ -8,17 +8,9 @@
 
 #include "symbols.h"
 
-enum tt_status tt_run_open(struct tt_run *r, const char *path, uint32_t run_id, char *msg,
-			   size_t msg_bytes)
+/* The run's figures from r->meta, read by a pass or a skim. */
+static void fill(struct tt_run *r)
 {
-	memset(r, 0, sizeof(*r));
-	r->path = path;
-	r->run_id = run_id;
-	tt_trace_init(&r->meta, path);
-	/* Metadata only: the events are decoded once, by the main pass, which
-	 * also gives the exact duration (tt_run_saw_ticks()). */
-	if (tt_trace_walk(&r->meta, NULL, NULL, msg, msg_bytes) != TT_OK)
-		return TT_ERR_FILE;
 	tt_trace_clock(&r->meta, &r->clock);
 	tt_run_set_ratio(r);
 	r->program = tt_symbols_program(r->meta.syms);
@@ -32,7 +24,49 @@ enum tt_status tt_run_open(struct tt_run *r, const char *path, uint32_t run_id, 
 		r->dropped = r->meta.end.nr_dropped;
 	r->events = r->meta.nr_events;
 	r->clean = r->meta.has_end && !r->meta.truncated;
+}
+
+enum tt_status tt_run_open(struct tt_run *r, const char *path, uint32_t run_id, char *msg,
+			   size_t msg_bytes)
+{
+	memset(r, 0, sizeof(*r));
+	r->path = path;
+	r->run_id = run_id;
+	tt_trace_init(&r->meta, path);
+	/* Metadata only: the events are decoded once, by the main pass, which
+	 * also gives the exact duration (tt_run_saw_ticks()). */
+	if (tt_trace_walk(&r->meta, NULL, NULL, msg, msg_bytes) != TT_OK)
+		return TT_ERR_FILE;
+	fill(r);
 	return TT_OK;
+}
+
+enum tt_status tt_run_open_skim(struct tt_run *r, const char *path, uint32_t run_id, char *msg,
+				size_t msg_bytes)
+{
+	memset(r, 0, sizeof(*r));
+	r->path = path;
+	r->run_id = run_id;
+	tt_trace_init(&r->meta, path);
+	if (!tt_trace_skim(&r->meta)) { /* the full pass, with its own messages */
+		tt_trace_fini(&r->meta);
+		return tt_run_open(r, path, run_id, msg, msg_bytes);
+	}
+	r->skimmed = true;
+	fill(r);
+	return TT_OK;
+}
+
+bool tt_run_skim_matches(const struct tt_run *r, const struct tt_trace *tr)
+{
+	struct tt_clock c;
+	const char *prog = tt_symbols_program(tr->syms);
+
+	tt_trace_clock(tr, &c);
+	return c.num == r->clock.num && c.den == r->clock.den &&
+	       c.start_ticks == r->clock.start_ticks && tr->hdr.pid == r->pid &&
+	       tr->hdr.start_real_ns == r->start_unix_ns &&
+	       (prog && r->program ? strcmp(prog, r->program) == 0 : prog == r->program);
 }
 
 void tt_run_set_ratio(struct tt_run *r)

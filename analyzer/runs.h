@@ -27,6 +27,7 @@ struct tt_run {
 	uint32_t pid;
 	uint64_t start_unix_ns, duration_ns, dropped, events;
 	bool clean;
+	bool skimmed; /* tt_run_open_skim(): meta holds frame 0 and the last frame only */
 	/* clock.num / clock.den in fixed point for tt_run_ns_of() (set by
 	 * tt_run_set_ratio()): fx_hi + fx_lo / 2^64, and (den / 2) / den as
 	 * fx_half / 2^64, each rounded down; below fx_tlim ticks the result
@@ -38,6 +39,25 @@ struct tt_run {
 enum tt_status tt_run_open(struct tt_run *r, const char *path, uint32_t run_id, char *msg,
 			   size_t msg_bytes);
 void tt_run_close(struct tt_run *r);
+
+/*
+ * tt_run_open_skim() - tt_run_open() without reading every frame: the
+ * compressed frames are walked to the end (no decompression), and only the
+ * first frame (FILE_HEADER, MODULE, the first SYNC) and the last one (the
+ * last SYNC, written at the end) are decompressed and read. The clock and
+ * program are then what a metadata pass gives when nothing between those
+ * frames changes them (the caller checks that against its own full read:
+ * tt_run_skim_matches()). r->skimmed; duration, drops, events and clean are
+ * those of the two frames only. Any problem on the way (a frame that cannot
+ * be found or decompressed, one frame only) falls back to tt_run_open()
+ * (r->skimmed false), so messages and failures are tt_run_open()'s.
+ */
+enum tt_status tt_run_open_skim(struct tt_run *r, const char *path, uint32_t run_id, char *msg,
+				size_t msg_bytes);
+
+/* True if tr, a full read of r's file, has the clock, pid, start and
+ * program that r's skim gave. */
+bool tt_run_skim_matches(const struct tt_run *r, const struct tt_trace *tr);
 
 /* Sets the fixed-point ratio of r->clock for tt_run_ns_of(). */
 void tt_run_set_ratio(struct tt_run *r);

@@ -240,6 +240,7 @@ static int generate(const char *path, uint64_t nr_events)
 
 struct run {
 	double seconds;
+	double cpu_seconds; /* user + system of the child (wait4) */
 	long max_rss_kib;
 	int status;
 };
@@ -247,7 +248,7 @@ struct run {
 /* Runs argv with stdout to stdout_path; threads: TRACETOOL_THREADS, or NULL. */
 static struct run run_env(char *const argv[], const char *stdout_path, const char *threads)
 {
-	struct run r = { 0, 0, -1 };
+	struct run r = { 0, 0, 0, -1 };
 	struct timespec a, b;
 	struct rusage ru;
 	int ws;
@@ -271,6 +272,8 @@ static struct run run_env(char *const argv[], const char *stdout_path, const cha
 		return r;
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	r.seconds = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+	r.cpu_seconds = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+			(double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 	r.max_rss_kib = ru.ru_maxrss;
 	r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128;
 	return r;
@@ -302,6 +305,8 @@ int main(int argc, char **argv)
 	char path[128], small[128];
 	const char *given = getenv("BENCH_TRACE");
 	double ts[64], t1[64], tz[64], tc[64], tt[64], tf[64], td[64];
+	/* CPU seconds (user + system): the figures that hold on a loaded machine */
+	double cs[64], cz[64], ct[64], cf[64], cd[64];
 	struct stat st;
 	struct run r;
 
@@ -335,6 +340,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		ts[i] = r.seconds;
+		cs[i] = r.cpu_seconds;
 		r = run_env(s, "/dev/null", "1");
 		if (r.status) {
 			fprintf(stderr, "bench_analyzer: summary exited %d\n", r.status);
@@ -347,6 +353,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		tz[i] = r.seconds;
+		cz[i] = r.cpu_seconds;
 	}
 	for (int i = 0; i < runs; i++) {
 		char *c[] = { (char *)tool, "chrome", path, NULL };
@@ -364,18 +371,21 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		tt[i] = r.seconds;
+		ct[i] = r.cpu_seconds;
 		r = run(fl, "/dev/null");
 		if (r.status) {
 			fprintf(stderr, "bench_analyzer: flame exited %d\n", r.status);
 			return 1;
 		}
 		tf[i] = r.seconds;
+		cf[i] = r.cpu_seconds;
 		r = run(df, "/dev/null");
 		if (r.status) {
 			fprintf(stderr, "bench_analyzer: diff exited %d\n", r.status);
 			return 1;
 		}
 		td[i] = r.seconds;
+		cd[i] = r.cpu_seconds;
 	}
 	double ms = median(ts, runs), m1 = median(t1, runs), mz = median(tz, runs);
 	double mc = median(tc, runs), mt = median(tt, runs), mf = median(tf, runs);
@@ -388,10 +398,27 @@ int main(int argc, char **argv)
 	printf("zstd -d:   %.3f s median of %d; summary / zstd -d = %.2f (one core: %.2f)\n", mz,
 	       runs, ms / mz, m1 / mz);
 	printf("chrome:    %.3f s median of %d, %.1f M events/s\n", mc, runs, (double)nr / mc / 1e6);
-	printf("tree:      %.3f s median of %d, %.1f M events/s\n", mt, runs, (double)nr / mt / 1e6);
-	printf("flame:     %.3f s median of %d, %.1f M events/s\n", mf, runs, (double)nr / mf / 1e6);
-	printf("diff:      %.3f s median of %d, %.1f M events/s (the file against itself)\n", md,
-	       runs, 2.0 * (double)nr / md / 1e6);
+	printf("tree:      %.3f s median of %d, %.1f M events/s; tree / zstd -d = %.2f\n", mt, runs,
+	       (double)nr / mt / 1e6, mt / mz);
+	printf("flame:     %.3f s median of %d, %.1f M events/s; flame / zstd -d = %.2f\n", mf, runs,
+	       (double)nr / mf / 1e6, mf / mz);
+	printf("diff:      %.3f s median of %d, %.1f M events/s (the file against itself); "
+	       "diff / 2 zstd -d = %.2f\n",
+	       md, runs, 2.0 * (double)nr / md / 1e6, md / (2 * mz));
+	{
+		/* CPU time (user + system, all threads): under load, wall time
+		 * measures the other processes; CPU time the work done. */
+		double qs = median(cs, runs), qz = median(cz, runs), qt = median(ct, runs);
+		double qf = median(cf, runs), qd = median(cd, runs);
+
+		printf("cpu time:  zstd -d %.3f s, summary %.3f s (%.2fx), tree %.3f s (%.2fx), "
+		       "flame %.3f s (%.2fx), diff %.3f s (%.2fx of 2 zstd -d)\n",
+		       qz, qs, qs / qz, qt, qt / qz, qf, qf / qz, qd, qd / (2 * qz));
+		printf("cpu rate:  summary %.1f, tree %.1f, flame %.1f, diff %.1f M events per "
+		       "CPU-second\n",
+		       (double)nr / qs / 1e6, (double)nr / qt / 1e6, (double)nr / qf / 1e6,
+		       2.0 * (double)nr / qd / 1e6);
+	}
 	if (given)
 		return 0;
 	{
