@@ -550,34 +550,43 @@ static void an_act(void *tctx, const struct tt_activation *a)
 	(void)a;
 }
 
-/* The file's index of a track (tracks) or flow name (flows). */
+/*
+ * The file's index of a's name in t, its state (*v)[k] of elem bytes
+ * grown and zeroed when the name is new (*added).
+ */
+static uint32_t name_state(struct names *t, void **v, uint32_t *cap, size_t elem,
+			   const struct tt_annot *a, bool *added)
+{
+	uint32_t k = intern(t, a->name, a->name_bytes, added);
+
+	if (*added) {
+		if (k == *cap) {
+			*cap = *cap ? 2 * *cap : 16;
+			*v = tt_xrealloc(*v, (size_t)*cap * elem);
+		}
+		memset((char *)*v + (size_t)k * elem, 0, elem);
+	}
+	return k;
+}
+
+/* The file's index of a track (tracks) or flow name (fl). */
 static uint32_t value_name(struct walker *w, const struct tt_annot *a)
 {
 	bool added;
-	uint32_t k = intern(&w->vnames, a->name, a->name_bytes, &added);
+	uint32_t k = name_state(&w->vnames, (void **)&w->tracks, &w->cap_tracks,
+				sizeof(*w->tracks), a, &added);
 
-	if (added) {
-		if (k == w->cap_tracks) {
-			w->cap_tracks = w->cap_tracks ? 2 * w->cap_tracks : 16;
-			w->tracks = tt_xrealloc(w->tracks, w->cap_tracks * sizeof(*w->tracks));
-		}
-		memset(&w->tracks[k], 0, sizeof(w->tracks[k]));
+	if (added)
 		w->tracks[k].selected = tt_options_function_selected(w->fo, w->vnames.v[k]);
-	}
 	return k;
 }
 
 static uint32_t flow_name(struct walker *w, const struct tt_annot *a)
 {
 	bool added;
-	uint32_t k = intern(&w->fnames, a->name, a->name_bytes, &added);
+	uint32_t k = name_state(&w->fnames, (void **)&w->fl, &w->cap_fl, sizeof(*w->fl), a, &added);
 
 	if (added) {
-		if (k == w->cap_fl) {
-			w->cap_fl = w->cap_fl ? 2 * w->cap_fl : 16;
-			w->fl = tt_xrealloc(w->fl, w->cap_fl * sizeof(*w->fl));
-		}
-		memset(&w->fl[k], 0, sizeof(w->fl[k]));
 		w->fl[k].selected = tt_options_function_selected(w->fo, w->fnames.v[k]);
 		w->fl[k].min_ticks = UINT64_MAX;
 	}
