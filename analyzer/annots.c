@@ -4,14 +4,14 @@
  * (the annotations in the order of the file) that folds each value sample
  * and flow event into per-track and per-flow figures as it goes: its
  * memory follows the tracks, flow names and open flows, not the number of
- * annotations (docs/ANALYZER.md "Annotations", Limits).
+ * annotations (docs/ANALYZER.md "Annotations": memory of values and flows).
  *
  * Order: a track's time-weighted mean needs its samples in time order, a
  * flow's pairing its events in time order, across threads. The file gives
  * each thread's annotations in order but interleaves threads by blocks, so
- * each kind passes through a reorder heap of at most REORDER entries, which
- * releases the earliest (ticks, then arrival) when full and everything at
- * the end. Whatever arrives less than REORDER annotations after a later one
+ * each kind passes through a reorder queue (struct mq below) of at most
+ * REORDER entries, which releases the earliest (ticks, then arrival) when
+ * full and everything at the end. Whatever arrives less than REORDER annotations after a later one
  * is placed exactly; an annotation that comes later than that is counted
  * (late), folded in as documented, and a warning says so.
  */
@@ -28,7 +28,7 @@
 #include "scopes.h"
 #include "xalloc.h"
 
-/* Entries of each reorder heap, at most (40 and 32 bytes each). */
+/* Entries of each reorder queue, at most (40 and 32 bytes each). */
 #define REORDER (1u << 16)
 
 /* Names: interned strings, a hash of index + 1. */
@@ -666,9 +666,10 @@ static void *row_of(struct names **tab, void **rows, size_t *nr, size_t *cap, si
 		*rows = tt_xrealloc(*rows, *cap * elem);
 	}
 	char *r = (char *)*rows + (*nr)++ * elem;
+	char *copy = tt_xstrndup(name, strlen(name));
 
 	memset(r, 0, elem);
-	*(char **)r = tt_xstrndup(name, strlen(name));
+	memcpy(r, &copy, sizeof(copy)); /* the row's name, its first member */
 	return r;
 }
 
