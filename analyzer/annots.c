@@ -1,14 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * annots.c - see annots.h. A consumer of the pairing engine that keeps the
- * value samples and flow events it is handed (16 and 32 bytes each), per
- * walker; after the walk they are sorted by name and time and reduced to
- * one row per track or flow name. Names are interned per walker and merged
- * by their text.
+ * annots.c - see annots.h. A consumer of the pairing engine on one walker
+ * (the annotations in the order of the file) that folds each value sample
+ * and flow event into per-track and per-flow figures as it goes: its
+ * memory follows the tracks, flow names and open flows, not the number of
+ * annotations (docs/ANALYZER.md "Annotations": memory of values and flows).
+ *
+ * Order: a track's time-weighted mean needs its samples in time order, a
+ * flow's pairing its events in time order, across threads. The file gives
+ * each thread's annotations in order but interleaves threads by blocks, so
+ * each kind passes through a reorder queue (struct mq below) of at most
+ * REORDER entries, which releases the earliest (ticks, then arrival) when
+ * full and everything at the end. Whatever arrives less than REORDER annotations after a later one
+ * is placed exactly; an annotation that comes later than that is counted
+ * (late), folded in as documented, and a warning says so.
  */
 #include "annots.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,21 +28,8 @@
 #include "scopes.h"
 #include "xalloc.h"
 
-struct sample {
-	uint32_t track; /* global name index after the walk */
-	bool is_double;
-	uint64_t ticks;
-	uint64_t seq; /* order of arrival on its walker: a thread's own order */
-	int64_t i;
-	double d;
-};
-
-struct flow_ev {
-	uint32_t flow;
-	uint32_t kind; /* TT_ANNOT_FLOW_* */
-	bool in_window;
-	uint64_t id, ticks, seq;
-};
+/* Entries of each reorder queue, at most (40 and 32 bytes each). */
+#define REORDER (1u << 16)
 
 /* Names: interned strings, a hash of index + 1. */
 struct names {
@@ -51,7 +48,8 @@ static uint32_t hash_str(const char *s, size_t n)
 	return h;
 }
 
-static uint32_t intern(struct names *t, const char *s, size_t n)
+/* The index of s[0..n) in t, as reports show it; *added: it is new. */
+static uint32_t intern(struct names *t, const char *s, size_t n, bool *added)
 {
 	uint32_t slot;
 
@@ -72,6 +70,7 @@ static uint32_t intern(struct names *t, const char *s, size_t n)
 	/* As reports show it: names shown alike are one (emit.c). */
 	char *shown = tt_emit_clean(s, n);
 
+	*added = false;
 	slot = hash_str(shown, strlen(shown)) & t->mask;
 	while (t->hash[slot]) {
 		if (strcmp(t->v[t->hash[slot] - 1], shown) == 0) {
@@ -86,6 +85,7 @@ static uint32_t intern(struct names *t, const char *s, size_t n)
 	}
 	t->v[t->n] = shown;
 	t->hash[slot] = t->n + 1;
+	*added = true;
 	return t->n++;
 }
 
@@ -98,21 +98,439 @@ static void names_fini(struct names *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* One walker's collection. */
+/* A value sample, waiting in the reorder heap. */
+struct sample {
+	uint64_t ticks;
+	uint64_t seq; /* order of arrival: a thread's own order */
+	int64_t i;
+	double d;
+	uint32_t track; /* the file's track index */
+	bool is_double;
+};
+
+/* A flow event, waiting in the reorder heap. */
+struct flow_ev {
+	uint64_t ticks, seq, id;
+	uint32_t flow; /* the file's flow name index */
+	uint8_t kind;  /* TT_ANNOT_FLOW_* */
+	bool in_window;
+};
+
+/*
+ * One track of one file, folded in time order. Both readings of each
+ * sample are kept (integer and double) because whether the row prints
+ * doubles is known only when every file is read; the weights are ticks,
+ * converted with the file's final clock at its end.
+ */
+struct track {
+	bool selected; /* --function */
+	bool any_double;
+	bool has_prev, has_nn;
+	uint64_t samples, late;
+	int64_t min_i, max_i;
+	double min_d, max_d;	   /* in order; a NaN first sticks (as `<` does) */
+	double min_nn, max_nn;	   /* of the samples that are not NaN */
+	long double sum_i, sum_d;  /* plain sums */
+	long double wsum_i, wsum_d; /* value × ticks it held */
+	uint64_t wticks;	   /* ticks the samples held */
+	struct sample prev;	   /* the latest sample, holding until the next */
+};
+
+/* One flow name of one file; latencies in ticks. */
+struct flow_name {
+	bool selected;
+	uint64_t count, unfinished, orphan_ends, steps;
+	uint64_t min_ticks, max_ticks, sum_ticks;
+	struct tt_hist hist;
+};
+
+/* An open flow (begun, not yet ended): the key is (flow, id). */
+struct open_flow {
+	uint64_t id;
+	uint64_t begin_ticks, steps;
+	uint32_t flow_plus1; /* 0: an empty slot */
+	bool in_window;
+};
+
+
+static bool sample_before(const struct sample *a, const struct sample *b)
+{
+	if (a->ticks != b->ticks)
+		return a->ticks < b->ticks;
+	return a->seq < b->seq;
+}
+
+/* At the same tick: a begin before a step before an end, then arrival. */
+static bool flow_before(const struct flow_ev *a, const struct flow_ev *b)
+{
+	if (a->ticks != b->ticks)
+		return a->ticks < b->ticks;
+	if (a->kind != b->kind)
+		return a->kind < b->kind;
+	return a->seq < b->seq;
+}
+
+/*
+ * A reorder queue: one FIFO per thread (a thread's annotations come in its
+ * own time order, nearly always), merged by a min-heap of the threads by
+ * their earliest entry. An entry that arrives before its thread's latest
+ * is inserted in its place (a clock that stepped back). mq_push() returns
+ * false when the queue holds `limit` entries; then mq_pop() gives the
+ * earliest. A FIFO shrinks as it empties: the buffers stay within about
+ * 4 × limit entries plus 16 per thread.
+ */
+struct fifo {
+	char *buf;
+	size_t head, len, cap; /* cap: 0 or a power of two */
+	size_t hpos;	       /* its place in the heap while len > 0 */
+};
+
+struct mq {
+	size_t esz;
+	bool (*before)(const void *a, const void *b);
+	struct fifo **heap; /* the threads with entries, by their first */
+	size_t nr_heap, cap_heap;
+	size_t total;
+};
+
+static void *fifo_at(const struct mq *q, const struct fifo *f, size_t i)
+{
+	return f->buf + ((f->head + i) & (f->cap - 1)) * q->esz;
+}
+
+static void fifo_resize(const struct mq *q, struct fifo *f, size_t cap)
+{
+	char *buf = tt_xcalloc(cap, q->esz);
+
+	for (size_t i = 0; i < f->len; i++)
+		memcpy(buf + i * q->esz, fifo_at(q, f, i), q->esz);
+	free(f->buf);
+	f->buf = buf;
+	f->head = 0;
+	f->cap = cap;
+}
+
+static bool heap_before(const struct mq *q, const struct fifo *a, const struct fifo *b)
+{
+	return q->before(fifo_at(q, a, 0), fifo_at(q, b, 0));
+}
+
+static void heap_set(struct mq *q, size_t k, struct fifo *f)
+{
+	q->heap[k] = f;
+	f->hpos = k;
+}
+
+static void heap_up(struct mq *q, size_t k)
+{
+	struct fifo *f = q->heap[k];
+
+	for (; k && heap_before(q, f, q->heap[(k - 1) / 2]); k = (k - 1) / 2)
+		heap_set(q, k, q->heap[(k - 1) / 2]);
+	heap_set(q, k, f);
+}
+
+static void heap_down(struct mq *q, size_t k)
+{
+	struct fifo *f = q->heap[k];
+	size_t c;
+
+	while ((c = 2 * k + 1) < q->nr_heap) {
+		if (c + 1 < q->nr_heap && heap_before(q, q->heap[c + 1], q->heap[c]))
+			c++;
+		if (!heap_before(q, q->heap[c], f))
+			break;
+		heap_set(q, k, q->heap[c]);
+		k = c;
+	}
+	heap_set(q, k, f);
+}
+
+static bool mq_push(struct mq *q, struct fifo *f, const void *x)
+{
+	size_t j;
+
+	if (f->len == f->cap)
+		fifo_resize(q, f, f->cap ? 2 * f->cap : 16);
+	for (j = f->len; j && q->before(x, fifo_at(q, f, j - 1)); j--)
+		memcpy(fifo_at(q, f, j), fifo_at(q, f, j - 1), q->esz);
+	memcpy(fifo_at(q, f, j), x, q->esz);
+	if (f->len++ == 0) {
+		if (q->nr_heap == q->cap_heap) {
+			q->cap_heap = q->cap_heap ? 2 * q->cap_heap : 16;
+			q->heap = tt_xrealloc(q->heap, q->cap_heap * sizeof(*q->heap));
+		}
+		heap_set(q, q->nr_heap++, f);
+		heap_up(q, f->hpos);
+	} else if (j == 0) {
+		heap_up(q, f->hpos);
+	}
+	return ++q->total <= REORDER;
+}
+
+/* The earliest entry into out; the queue must not be empty. */
+static void mq_pop(struct mq *q, void *out)
+{
+	struct fifo *f = q->heap[0];
+
+	memcpy(out, fifo_at(q, f, 0), q->esz);
+	f->head = (f->head + 1) & (f->cap - 1);
+	q->total--;
+	if (--f->len) {
+		heap_down(q, 0);
+	} else {
+		if (--q->nr_heap) {
+			heap_set(q, 0, q->heap[q->nr_heap]);
+			heap_down(q, 0);
+		}
+	}
+	if (f->cap > 16 && f->len < f->cap / 4)
+		fifo_resize(q, f, f->cap / 2);
+}
+
+static void mq_fini(struct mq *q)
+{
+	free(q->heap);
+	memset(q, 0, sizeof(*q));
+}
+
+static bool sample_before_v(const void *a, const void *b)
+{
+	return sample_before(a, b);
+}
+
+static bool flow_before_v(const void *a, const void *b)
+{
+	return flow_before(a, b);
+}
+
+/* One file's walk (a single walker: no lock). */
 struct walker {
 	unsigned what;
-	struct names names;
-	struct sample *samples;
-	size_t nr_samples, cap_samples;
-	struct flow_ev *flows;
-	size_t nr_flows, cap_flows;
+	const struct tt_options *fo;
+	struct names vnames, fnames;
+	struct track *tracks;
+	uint32_t cap_tracks;
+	struct flow_name *fl;
+	uint32_t cap_fl;
+	struct mq vq, fq;	     /* reorder queues (below) */
+	struct an_thread **threads; /* thread_begin's, to free */
+	size_t nr_threads, cap_threads;
+	struct open_flow *open;
+	size_t nr_open, open_mask; /* open_mask + 1 slots, or none */
 	uint64_t seq;
+	uint64_t late_values, late_flows;
+	bool has_fprev; /* the last flow event released, for lateness */
+	struct flow_ev fprev;
 };
+
+/* A thread of the walk: its FIFOs (thread_begin's context). */
+struct an_thread {
+	struct walker *w;
+	struct fifo values, flows;
+};
+
+static double as_double(const struct sample *s)
+{
+	return s->is_double ? s->d : (double)s->i;
+}
+
+/* Sample s of its track, in time order: the previous sample held until s. */
+static void fold_sample(struct walker *w, const struct sample *s)
+{
+	struct track *t = &w->tracks[s->track];
+	const double v = as_double(s);
+	const bool nan = v != v;
+	bool late = false;
+
+	if (t->has_prev) {
+		if (sample_before(s, &t->prev)) {
+			/* Came too late to be placed: counted, holds no time. */
+			late = true;
+			t->late++;
+			w->late_values++;
+		} else {
+			const uint64_t held = s->ticks - t->prev.ticks;
+
+			t->wsum_i += (long double)t->prev.i * held;
+			t->wsum_d += (long double)as_double(&t->prev) * held;
+			t->wticks += held;
+		}
+	}
+	if (!t->samples) {
+		t->min_i = t->max_i = s->i;
+		t->min_d = t->max_d = v;
+	} else {
+		if (s->i < t->min_i)
+			t->min_i = s->i;
+		if (s->i > t->max_i)
+			t->max_i = s->i;
+		if (v < t->min_d)
+			t->min_d = v;
+		if (v > t->max_d)
+			t->max_d = v;
+	}
+	if (!nan) {
+		if (!t->has_nn || v < t->min_nn)
+			t->min_nn = v;
+		if (!t->has_nn || v > t->max_nn)
+			t->max_nn = v;
+		t->has_nn = true;
+	}
+	t->any_double |= s->is_double;
+	t->sum_i += (long double)s->i;
+	t->sum_d += (long double)v;
+	t->samples++;
+	if (!late) {
+		t->prev = *s;
+		t->has_prev = true;
+	}
+}
+
+static size_t open_slot(const struct walker *w, uint32_t flow, uint64_t id)
+{
+	uint64_t h = (id ^ ((uint64_t)flow << 32 | flow)) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h ^ h >> 29) & w->open_mask;
+}
+
+/* The open flow (flow, id), or NULL; *slot: where it is or would go. */
+static struct open_flow *open_find(struct walker *w, uint32_t flow, uint64_t id, size_t *slot)
+{
+	size_t k;
+
+	if (!w->open) {
+		*slot = 0;
+		return NULL;
+	}
+	for (k = open_slot(w, flow, id); w->open[k].flow_plus1; k = (k + 1) & w->open_mask)
+		if (w->open[k].flow_plus1 == flow + 1 && w->open[k].id == id) {
+			*slot = k;
+			return &w->open[k];
+		}
+	*slot = k;
+	return NULL;
+}
+
+static void open_grow(struct walker *w)
+{
+	struct open_flow *old = w->open;
+	size_t n = old ? w->open_mask + 1 : 0;
+	size_t slot;
+
+	w->open_mask = n ? 2 * n - 1 : 255;
+	w->open = tt_xcalloc(w->open_mask + 1, sizeof(*w->open));
+	for (size_t k = 0; k < n; k++)
+		if (old[k].flow_plus1) {
+			open_find(w, old[k].flow_plus1 - 1, old[k].id, &slot);
+			w->open[slot] = old[k];
+		}
+	free(old);
+}
+
+/* Empties slot k, shifting back the entries of its run (linear probing). */
+static void open_delete(struct walker *w, size_t k)
+{
+	size_t j = k;
+
+	w->nr_open--;
+	for (;;) {
+		j = (j + 1) & w->open_mask;
+		if (!w->open[j].flow_plus1)
+			break;
+		size_t home = open_slot(w, w->open[j].flow_plus1 - 1, w->open[j].id);
+
+		/* Moves j into the hole k unless its home lies in (k, j]. */
+		if (k <= j ? k < home && home <= j : k < home || home <= j)
+			continue;
+		w->open[k] = w->open[j];
+		k = j;
+	}
+	w->open[k].flow_plus1 = 0;
+}
+
+/* The open flow's figures into its name: begun, never ended. */
+static void flow_unfinished(struct walker *w, const struct open_flow *o)
+{
+	struct flow_name *fn = &w->fl[o->flow_plus1 - 1];
+
+	if (o->in_window) {
+		fn->unfinished++;
+		fn->steps += o->steps;
+	}
+}
+
+/* Flow event e, in time order among the events of its (flow, id). */
+static void fold_flow(struct walker *w, const struct flow_ev *e)
+{
+	struct flow_name *fn = &w->fl[e->flow];
+	struct open_flow *o;
+	size_t slot;
+
+	if (w->has_fprev && flow_before(e, &w->fprev))
+		w->late_flows++; /* may be misplaced among its flow's events */
+	else
+		w->fprev = *e;
+	w->has_fprev = true;
+	o = open_find(w, e->flow, e->id, &slot);
+	switch (e->kind) {
+	case TT_ANNOT_FLOW_BEGIN:
+		if (o) {
+			/* Begun again before it ended: the earlier one is
+			 * unfinished. */
+			flow_unfinished(w, o);
+		} else {
+			if (2 * (w->nr_open + 1) > w->open_mask) {
+				open_grow(w);
+				open_find(w, e->flow, e->id, &slot);
+			}
+			o = &w->open[slot];
+			w->nr_open++;
+		}
+		o->id = e->id;
+		o->flow_plus1 = e->flow + 1;
+		o->begin_ticks = e->ticks;
+		o->in_window = e->in_window;
+		o->steps = 0;
+		break;
+	case TT_ANNOT_FLOW_STEP:
+		if (o)
+			o->steps++;
+		break;
+	default: /* END */
+		if (!o) {
+			fn->orphan_ends += e->in_window;
+			break;
+		}
+		if (o->in_window) {
+			/* In time order: never earlier, unless late. */
+			const uint64_t t = e->ticks > o->begin_ticks ? e->ticks - o->begin_ticks : 0;
+
+			fn->count++;
+			fn->steps += o->steps;
+			fn->sum_ticks += t;
+			fn->min_ticks = t < fn->min_ticks ? t : fn->min_ticks;
+			fn->max_ticks = t > fn->max_ticks ? t : fn->max_ticks;
+			tt_hist_add(&fn->hist, tt_hist_index(t), 1);
+		}
+		open_delete(w, slot);
+		break;
+	}
+}
 
 static void *an_thread_begin(void *ctx, const struct tt_thread *th)
 {
+	struct walker *w = ctx;
+	struct an_thread *t = tt_xcalloc(1, sizeof(*t));
+
 	(void)th;
-	return ctx;
+	t->w = w;
+	if (w->nr_threads == w->cap_threads) {
+		w->cap_threads = w->cap_threads ? 2 * w->cap_threads : 16;
+		w->threads = tt_xrealloc(w->threads, w->cap_threads * sizeof(*w->threads));
+	}
+	w->threads[w->nr_threads++] = t;
+	return t;
 }
 
 static uint32_t an_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64_t ticks,
@@ -132,40 +550,88 @@ static void an_act(void *tctx, const struct tt_activation *a)
 	(void)a;
 }
 
+/*
+ * The file's index of a's name in t, its state (*v)[k] of elem bytes
+ * grown and zeroed when the name is new (*added).
+ */
+static uint32_t name_state(struct names *t, void **v, uint32_t *cap, size_t elem,
+			   const struct tt_annot *a, bool *added)
+{
+	uint32_t k = intern(t, a->name, a->name_bytes, added);
+
+	if (*added) {
+		if (k == *cap) {
+			*cap = *cap ? 2 * *cap : 16;
+			*v = tt_xrealloc(*v, (size_t)*cap * elem);
+		}
+		memset((char *)*v + (size_t)k * elem, 0, elem);
+	}
+	return k;
+}
+
+/* The file's index of a track (tracks) or flow name (fl). */
+static uint32_t value_name(struct walker *w, const struct tt_annot *a)
+{
+	bool added;
+	uint32_t k = name_state(&w->vnames, (void **)&w->tracks, &w->cap_tracks,
+				sizeof(*w->tracks), a, &added);
+
+	if (added)
+		w->tracks[k].selected = tt_options_function_selected(w->fo, w->vnames.v[k]);
+	return k;
+}
+
+static uint32_t flow_name(struct walker *w, const struct tt_annot *a)
+{
+	bool added;
+	uint32_t k = name_state(&w->fnames, (void **)&w->fl, &w->cap_fl, sizeof(*w->fl), a, &added);
+
+	if (added) {
+		w->fl[k].selected = tt_options_function_selected(w->fo, w->fnames.v[k]);
+		w->fl[k].min_ticks = UINT64_MAX;
+	}
+	return k;
+}
+
 static void an_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt_annot *a)
 {
-	struct walker *w = tctx;
+	struct an_thread *th = tctx;
+	struct walker *w = th->w;
 
 	(void)slot;
 	(void)depth;
 	if (a->kind == TT_ANNOT_VALUE && (w->what & TT_ANNOTS_VALUES) && a->in_window) {
-		struct sample *s;
+		struct sample s = {
+			.ticks = a->ticks,
+			.seq = w->seq++,
+			.i = a->i,
+			.d = a->d,
+			.track = value_name(w, a),
+			.is_double = a->is_double,
+		};
 
-		if (w->nr_samples == w->cap_samples) {
-			w->cap_samples = w->cap_samples ? 2 * w->cap_samples : 256;
-			w->samples = tt_xrealloc(w->samples, w->cap_samples * sizeof(*w->samples));
+		if (!w->tracks[s.track].selected)
+			return;
+		if (!mq_push(&w->vq, &th->values, &s)) {
+			mq_pop(&w->vq, &s);
+			fold_sample(w, &s);
 		}
-		s = &w->samples[w->nr_samples++];
-		s->track = intern(&w->names, a->name, a->name_bytes);
-		s->is_double = a->is_double;
-		s->ticks = a->ticks;
-		s->seq = w->seq++;
-		s->i = a->i;
-		s->d = a->d;
 	} else if (a->kind >= TT_ANNOT_FLOW_BEGIN && (w->what & TT_ANNOTS_FLOWS)) {
-		struct flow_ev *f;
+		struct flow_ev f = {
+			.ticks = a->ticks,
+			.seq = w->seq++,
+			.id = a->id,
+			.flow = flow_name(w, a),
+			.kind = (uint8_t)a->kind,
+			.in_window = a->in_window,
+		};
 
-		if (w->nr_flows == w->cap_flows) {
-			w->cap_flows = w->cap_flows ? 2 * w->cap_flows : 256;
-			w->flows = tt_xrealloc(w->flows, w->cap_flows * sizeof(*w->flows));
+		if (!w->fl[f.flow].selected)
+			return;
+		if (!mq_push(&w->fq, &th->flows, &f)) {
+			mq_pop(&w->fq, &f);
+			fold_flow(w, &f);
 		}
-		f = &w->flows[w->nr_flows++];
-		f->flow = intern(&w->names, a->name, a->name_bytes);
-		f->kind = a->kind;
-		f->in_window = a->in_window;
-		f->id = a->id;
-		f->ticks = a->ticks;
-		f->seq = w->seq++;
 	}
 }
 
@@ -174,95 +640,90 @@ static const struct tt_consumer an_consumer = {
 	.enter = an_enter,
 	.act = an_act,
 	.annot = an_annot,
+	.one_walker = true, /* the file's order, which the reorder heaps need */
 	.no_times = true,
 };
 
-static int cmp_samples(const void *pa, const void *pb)
+_Static_assert(offsetof(struct tt_value_row, track) == 0, "row_of(): the name comes first");
+_Static_assert(offsetof(struct tt_flow_row, flow) == 0, "row_of(): the name comes first");
+
+/*
+ * The row of name in the report, added if new (*added); rows[]/nr/cap are a's
+ * value or flow rows, of elem bytes each, the name at offset 0.
+ */
+static void *row_of(struct names **tab, void **rows, size_t *nr, size_t *cap, size_t elem,
+		    const char *name, bool *added)
 {
-	const struct sample *a = pa, *b = pb;
+	uint32_t k;
 
-	if (a->track != b->track)
-		return a->track < b->track ? -1 : 1;
-	if (a->ticks != b->ticks)
-		return a->ticks < b->ticks ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
+	if (!*tab)
+		*tab = tt_xcalloc(1, sizeof(struct names));
+	k = intern(*tab, name, strlen(name), added);
+	if (!*added)
+		return (char *)*rows + (size_t)k * elem;
+	if (*nr == *cap) {
+		*cap = *cap ? 2 * *cap : 16;
+		*rows = tt_xrealloc(*rows, *cap * elem);
+	}
+	char *r = (char *)*rows + (*nr)++ * elem;
+	char *copy = tt_xstrndup(name, strlen(name));
 
-static int cmp_flows(const void *pa, const void *pb)
-{
-	const struct flow_ev *a = pa, *b = pb;
-
-	if (a->flow != b->flow)
-		return a->flow < b->flow ? -1 : 1;
-	if (a->id != b->id)
-		return a->id < b->id ? -1 : 1;
-	if (a->ticks != b->ticks)
-		return a->ticks < b->ticks ? -1 : 1;
-	/* At the same tick: a begin before a step before an end. */
-	if (a->kind != b->kind)
-		return a->kind < b->kind ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
+	memset(r, 0, elem);
+	memcpy(r, &copy, sizeof(copy)); /* the row's name, its first member */
+	return r;
 }
 
 static struct tt_value_row *value_row(struct tt_annots *an, const char *track)
 {
-	uint32_t k;
+	bool added;
+	struct tt_value_row *r = row_of(&an->vnames, (void **)&an->values, &an->nr_values,
+					&an->cap_values, sizeof(*r), track, &added);
 
-	if (!an->vnames)
-		an->vnames = tt_xcalloc(1, sizeof(struct names));
-	k = intern(an->vnames, track, strlen(track));
-	if (k < an->nr_values)
-		return &an->values[k];
-	if (an->nr_values == an->cap_values) {
-		an->cap_values = an->cap_values ? 2 * an->cap_values : 16;
-		an->values = tt_xrealloc(an->values, an->cap_values * sizeof(*an->values));
-	}
-	struct tt_value_row *r = &an->values[an->nr_values++];
-
-	memset(r, 0, sizeof(*r));
-	r->track = tt_xstrndup(track, strlen(track));
-	r->last_wall_ns = INT64_MIN;
+	if (added)
+		r->last_wall_ns = INT64_MIN;
 	return r;
 }
 
 static struct tt_flow_row *flow_row(struct tt_annots *an, const char *flow)
 {
-	uint32_t k;
+	bool added;
+	struct tt_flow_row *r = row_of(&an->fnames, (void **)&an->flows, &an->nr_flows,
+				       &an->cap_flows, sizeof(*r), flow, &added);
 
-	if (!an->fnames)
-		an->fnames = tt_xcalloc(1, sizeof(struct names));
-	k = intern(an->fnames, flow, strlen(flow));
-	if (k < an->nr_flows)
-		return &an->flows[k];
-	if (an->nr_flows == an->cap_flows) {
-		an->cap_flows = an->cap_flows ? 2 * an->cap_flows : 16;
-		an->flows = tt_xrealloc(an->flows, an->cap_flows * sizeof(*an->flows));
-	}
-	struct tt_flow_row *r = &an->flows[an->nr_flows++];
-
-	memset(r, 0, sizeof(*r));
-	r->flow = tt_xstrndup(flow, strlen(flow));
-	r->min_ns = UINT64_MAX;
+	if (added)
+		r->min_ns = UINT64_MAX;
 	return r;
 }
 
-static double as_double(const struct sample *s)
+/*
+ * A weighted sum over wticks ticks, in value × ns: scaled by the same
+ * rounded ns as the weights (wns), so that a file's mean is exactly
+ * Σ value × ticks / Σ ticks whatever its clock.
+ */
+static long double wsum_ns(const struct tt_clock *c, long double wsum, uint64_t wticks)
 {
-	return s->is_double ? s->d : (double)s->i;
+	if (c->num == c->den || !wticks)
+		return wsum;
+	return wsum * tt_clock_ns(c, wticks) / wticks;
 }
 
 /*
- * One track's samples s[0..n) in time order into its row: each holds its
- * value until the next sample, the last one until end_ticks (the end of
- * the window or of the recording, whichever is first).
+ * One file's track into its row: the last sample holds until end_ticks
+ * (the end of the window or of the recording, whichever is first). Rows
+ * of several files add up; a row prints doubles once any sample was one.
  */
-static void add_track(struct tt_value_row *r, const struct sample *s, size_t n,
-		      const struct tt_clock *c, uint64_t end_ticks, int64_t wall0_ns)
+static void add_track(struct tt_value_row *r, struct track *t, const struct tt_clock *c,
+		      uint64_t end_ticks, int64_t wall0_ns)
 {
-	bool dbl = r->is_double;
+	const bool dbl = r->is_double || t->any_double;
 
-	for (size_t k = 0; k < n; k++)
-		dbl |= s[k].is_double;
+	if (t->has_prev && end_ticks > t->prev.ticks) {
+		const uint64_t held = end_ticks - t->prev.ticks;
+
+		t->wsum_i += (long double)t->prev.i * held;
+		t->wsum_d += (long double)as_double(&t->prev) * held;
+		t->wticks += held;
+	}
 	if (dbl && !r->is_double && r->samples) {
 		/* Earlier files' integer figures become doubles. */
 		r->min_d = (double)r->min_i;
@@ -270,113 +731,131 @@ static void add_track(struct tt_value_row *r, const struct sample *s, size_t n,
 		r->last_d = (double)r->last_i;
 	}
 	r->is_double = dbl;
-	for (size_t k = 0; k < n; k++) {
-		const uint64_t next = k + 1 < n ? s[k + 1].ticks : end_ticks;
-		const uint64_t held = next > s[k].ticks ? tt_clock_ns(c, next - s[k].ticks) : 0;
-		const double v = as_double(&s[k]);
-
-		if (dbl) {
-			if (!r->samples || v < r->min_d)
-				r->min_d = v;
-			if (!r->samples || v > r->max_d)
-				r->max_d = v;
-			r->wsum += (long double)v * held;
-		} else {
-			if (!r->samples || s[k].i < r->min_i)
-				r->min_i = s[k].i;
-			if (!r->samples || s[k].i > r->max_i)
-				r->max_i = s[k].i;
-			r->wsum += (long double)s[k].i * held;
+	if (dbl) {
+		/* As if compared one by one after the row's: a NaN first sticks,
+		 * later NaNs never win. */
+		if (!r->samples) {
+			r->min_d = t->min_d;
+			r->max_d = t->max_d;
+		} else if (t->has_nn) {
+			if (t->min_nn < r->min_d)
+				r->min_d = t->min_nn;
+			if (t->max_nn > r->max_d)
+				r->max_d = t->max_nn;
 		}
-		r->sum += dbl ? (long double)v : (long double)s[k].i;
-		r->wns += held;
-		r->samples++;
+		r->wsum += wsum_ns(c, t->wsum_d, t->wticks);
+		r->sum += t->sum_d;
+	} else {
+		if (!r->samples || t->min_i < r->min_i)
+			r->min_i = t->min_i;
+		if (!r->samples || t->max_i > r->max_i)
+			r->max_i = t->max_i;
+		r->wsum += wsum_ns(c, t->wsum_i, t->wticks);
+		r->sum += t->sum_i;
 	}
-	if (n) {
-		int64_t wall = wall0_ns + tt_clock_rel_ns(c, s[n - 1].ticks);
+	r->wns += tt_clock_ns(c, t->wticks);
+	r->samples += t->samples;
+	if (t->has_prev) {
+		int64_t wall = wall0_ns + tt_clock_rel_ns(c, t->prev.ticks);
 
 		if (wall >= r->last_wall_ns) {
 			r->last_wall_ns = wall;
-			r->last_i = s[n - 1].i;
-			r->last_d = as_double(&s[n - 1]);
+			r->last_i = t->prev.i;
+			r->last_d = as_double(&t->prev);
 		}
 	}
 }
 
-/* One flow name's events f[0..n), sorted by id and time, into its row. */
-static void add_flow(struct tt_flow_row *r, const struct flow_ev *f, size_t n,
-		     const struct tt_clock *c)
+static uint64_t map_ns(const void *ctx, uint64_t ticks)
 {
-	size_t k = 0;
+	return tt_clock_ns(ctx, ticks);
+}
 
-	while (k < n) {
-		const uint64_t id = f[k].id;
-		const struct flow_ev *open = NULL;
-		uint64_t steps = 0;
+/* One file's flow name into its row (latencies become ns). */
+static void add_flow(struct tt_flow_row *r, struct flow_name *f, const struct tt_clock *c)
+{
+	const bool first = !r->count;
 
-		for (; k < n && f[k].id == id; k++) {
-			switch (f[k].kind) {
-			case TT_ANNOT_FLOW_BEGIN:
-				/* Begun again before it ended: the earlier one is
-				 * unfinished. */
-				if (open && open->in_window) {
-					r->unfinished++;
-					r->steps += steps;
-				}
-				open = &f[k];
-				steps = 0;
-				break;
-			case TT_ANNOT_FLOW_STEP:
-				steps += open != NULL;
-				break;
-			default: /* END */
-				if (!open) {
-					r->orphan_ends += f[k].in_window;
-					break;
-				}
-				if (open->in_window) {
-					/* Sorted by ticks: never earlier, unless the
-					 * times are equal. */
-					uint64_t ns = tt_clock_ns(c, f[k].ticks - open->ticks);
-
-					r->count++;
-					r->steps += steps;
-					r->sum_ns += ns;
-					r->min_ns = ns < r->min_ns ? ns : r->min_ns;
-					r->max_ns = ns > r->max_ns ? ns : r->max_ns;
-					tt_hist_add(&r->hist, tt_hist_index(ns), 1);
-				}
-				open = NULL;
-				break;
-			}
-		}
-		if (open && open->in_window) {
-			r->unfinished++;
-			r->steps += steps;
-		}
+	r->count += f->count;
+	r->unfinished += f->unfinished;
+	r->orphan_ends += f->orphan_ends;
+	r->steps += f->steps;
+	if (!f->count)
+		return;
+	r->sum_ns += tt_clock_ns(c, f->sum_ticks);
+	if (tt_clock_ns(c, f->min_ticks) < r->min_ns)
+		r->min_ns = tt_clock_ns(c, f->min_ticks);
+	if (tt_clock_ns(c, f->max_ticks) > r->max_ns)
+		r->max_ns = tt_clock_ns(c, f->max_ticks);
+	if (first) {
+		/* The row's first latencies: kept in this file's ticks. */
+		r->hist = f->hist;
+		memset(&f->hist, 0, sizeof(f->hist));
+		r->hist_clock = *c;
+		r->hist_min = f->min_ticks;
+		r->hist_max = f->max_ticks;
+		return;
 	}
+	if (r->hist_clock.num != r->hist_clock.den) {
+		/* A second file: the row's histogram becomes ns. */
+		struct tt_hist ns = { 0 };
+
+		tt_hist_merge_mapped(&ns, &r->hist, map_ns, &r->hist_clock);
+		tt_hist_free_chunks(&r->hist);
+		r->hist = ns;
+		r->hist_clock.num = r->hist_clock.den = 1;
+	}
+	r->hist_min = r->min_ns;
+	r->hist_max = r->max_ns;
+	if (c->num == c->den)
+		tt_hist_merge(&r->hist, &f->hist);
+	else
+		tt_hist_merge_mapped(&r->hist, &f->hist, map_ns, c);
+}
+
+uint64_t tt_flow_percentile(const struct tt_flow_row *r, double q)
+{
+	if (!r->count)
+		return 0;
+	return tt_clock_ns(&r->hist_clock,
+			   tt_hist_percentile(&r->hist, r->count, q, r->hist_min, r->hist_max));
+}
+
+static void walker_fini(struct walker *w)
+{
+	for (uint32_t k = 0; k < w->fnames.n; k++)
+		tt_hist_free_chunks(&w->fl[k].hist);
+	names_fini(&w->vnames);
+	names_fini(&w->fnames);
+	free(w->tracks);
+	free(w->fl);
+	for (size_t k = 0; k < w->nr_threads; k++) {
+		free(w->threads[k]->values.buf);
+		free(w->threads[k]->flows.buf);
+		free(w->threads[k]);
+	}
+	free(w->threads);
+	mq_fini(&w->vq);
+	mq_fini(&w->fq);
+	free(w->open);
 }
 
 /* One file's walk and its rows merged into an. */
 static enum tt_status run_file(struct tt_annots *an, const struct tt_options *fo, unsigned what,
 			       char *msg, size_t msg_bytes)
 {
-	struct walker w[TT_REPORT_MAX_REPLICAS];
-	void *ctxs[TT_REPORT_MAX_REPLICAS];
+	struct walker w;
+	void *ctxs[TT_REPORT_MAX_REPLICAS] = { &w };
 	struct tt_report rep;
-	struct names all = { 0 };
-	struct sample *s = NULL;
-	struct flow_ev *f = NULL;
-	size_t ns = 0, nf = 0;
 	enum tt_status st;
 	uint64_t end_ticks;
 	int64_t wall0_ns;
 
-	memset(w, 0, sizeof(w));
-	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++) {
-		w[r].what = what;
-		ctxs[r] = &w[r];
-	}
+	memset(&w, 0, sizeof(w));
+	w.what = what;
+	w.fo = fo;
+	w.vq = (struct mq){ .esz = sizeof(struct sample), .before = sample_before_v };
+	w.fq = (struct mq){ .esz = sizeof(struct flow_ev), .before = flow_before_v };
 	st = tt_report_run_views(&rep, fo, NULL, NULL, &an_consumer, ctxs, msg, msg_bytes);
 	if (st != TT_OK)
 		goto out;
@@ -393,56 +872,42 @@ static enum tt_status run_file(struct tt_annots *an, const struct tt_options *fo
 	    rep.sc.win_lo_ticks + rep.sc.win_span_ticks >= rep.sc.win_lo_ticks &&
 	    rep.sc.win_lo_ticks + rep.sc.win_span_ticks < end_ticks)
 		end_ticks = rep.sc.win_lo_ticks + rep.sc.win_span_ticks;
-	for (unsigned r = 0; r < rep.nr_replicas; r++) {
+	for (unsigned r = 0; r < rep.nr_replicas; r++)
 		an->nr_unbound += (r ? &rep.more_sc[r - 1] : &rep.sc)->nr_unbound;
-		ns += w[r].nr_samples;
-		nf += w[r].nr_flows;
-	}
-	s = tt_xcalloc(ns + 1, sizeof(*s));
-	f = tt_xcalloc(nf + 1, sizeof(*f));
-	ns = nf = 0;
-	for (unsigned r = 0; r < rep.nr_replicas; r++) {
-		uint32_t *map = tt_xcalloc((size_t)w[r].names.n + 1, sizeof(*map));
+	while (w.vq.total) {
+		struct sample s;
 
-		for (uint32_t k = 0; k < w[r].names.n; k++)
-			map[k] = intern(&all, w[r].names.v[k], strlen(w[r].names.v[k]));
-		for (size_t k = 0; k < w[r].nr_samples; k++) {
-			s[ns] = w[r].samples[k];
-			s[ns].track = map[s[ns].track];
-			/* Walkers hold whole threads: keep each one's order. */
-			s[ns++].seq += (uint64_t)r << 56;
-		}
-		for (size_t k = 0; k < w[r].nr_flows; k++) {
-			f[nf] = w[r].flows[k];
-			f[nf].flow = map[f[nf].flow];
-			f[nf++].seq += (uint64_t)r << 56;
-		}
-		free(map);
+		mq_pop(&w.vq, &s);
+		fold_sample(&w, &s);
 	}
-	qsort(s, ns, sizeof(*s), cmp_samples);
-	qsort(f, nf, sizeof(*f), cmp_flows);
-	for (size_t k = 0, e; k < ns; k = e) {
-		for (e = k; e < ns && s[e].track == s[k].track; e++)
-			;
-		if (tt_options_function_selected(fo, all.v[s[k].track]))
-			add_track(value_row(an, all.v[s[k].track]), s + k, e - k, &rep.clock, end_ticks,
+	while (w.fq.total) {
+		struct flow_ev f;
+
+		mq_pop(&w.fq, &f);
+		fold_flow(&w, &f);
+	}
+	for (size_t k = 0; w.open && k <= w.open_mask; k++)
+		if (w.open[k].flow_plus1)
+			flow_unfinished(&w, &w.open[k]);
+	for (uint32_t k = 0; k < w.vnames.n; k++)
+		if (w.tracks[k].selected && w.tracks[k].samples)
+			add_track(value_row(an, w.vnames.v[k]), &w.tracks[k], &rep.clock, end_ticks,
 				  wall0_ns);
-	}
-	for (size_t k = 0, e; k < nf; k = e) {
-		for (e = k; e < nf && f[e].flow == f[k].flow; e++)
-			;
-		if (tt_options_function_selected(fo, all.v[f[k].flow]))
-			add_flow(flow_row(an, all.v[f[k].flow]), f + k, e - k, &rep.clock);
-	}
+	for (uint32_t k = 0; k < w.fnames.n; k++)
+		if (w.fl[k].selected)
+			add_flow(flow_row(an, w.fnames.v[k]), &w.fl[k], &rep.clock);
+	if (w.late_values)
+		fprintf(stderr,
+			"tracetool: %s: warning: %" PRIu64 " value samples came more than %u "
+			"annotations out of time order: the mean of their tracks is approximate\n",
+			fo->trace, w.late_values, REORDER);
+	if (w.late_flows)
+		fprintf(stderr,
+			"tracetool: %s: warning: %" PRIu64 " flow events came more than %u "
+			"annotations out of time order: their flows may be paired approximately\n",
+			fo->trace, w.late_flows, REORDER);
 out:
-	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++) {
-		names_fini(&w[r].names);
-		free(w[r].samples);
-		free(w[r].flows);
-	}
-	names_fini(&all);
-	free(s);
-	free(f);
+	walker_fini(&w);
 	tt_report_fini(&rep);
 	return st;
 }

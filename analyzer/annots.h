@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "events.h"
 #include "hist.h"
 #include "options.h"
 
@@ -39,7 +40,12 @@ struct tt_flow_row {
 	uint64_t steps;	      /* steps of the finished and unfinished flows */
 	uint64_t backwards;   /* end earlier than begin: not counted */
 	uint64_t min_ns, max_ns, sum_ns;
-	struct tt_hist hist; /* latencies in ns */
+	/* Latencies in ticks of hist_clock (one file: its clock, read as
+	 * summary reads its histograms; several: ns, num = den = 1), with
+	 * their min and max in the same unit: tt_flow_percentile(). */
+	struct tt_hist hist;
+	struct tt_clock hist_clock;
+	uint64_t hist_min, hist_max;
 };
 
 struct tt_annots {
@@ -65,6 +71,8 @@ enum tt_annots_what { TT_ANNOTS_VALUES = 1, TT_ANNOTS_FLOWS = 2 };
  */
 enum tt_status tt_annots_run(struct tt_annots *a, const struct tt_options *o, unsigned what,
 			     const char **failed, char *msg, size_t msg_bytes);
+/* A flow row's latency percentile q in (0, 1], in ns (0 with no count). */
+uint64_t tt_flow_percentile(const struct tt_flow_row *r, double q);
 /* A track's time-weighted mean (docs/ANALYZER.md). */
 double tt_value_mean(const struct tt_value_row *r);
 void tt_annots_fini(struct tt_annots *a);

@@ -371,24 +371,36 @@ static void exp_row(struct exp_thread *et, bool timed, uint64_t exit_ticks, uint
 	if (f->nr_args)
 		exp_args(et, f);
 
-	if (t->pq) { /* one call per row, in acts_cols' order */
-		int64_t rel = tt_run_rel_ns(r, f->enter_ticks);
-		int64_t v[NCOLS(acts_cols)] = {
-			(int32_t)r->run_id, et->serial, f->name, (int64_t)f->id,
-			et->sp > 1 ? (int64_t)et->stack[et->sp - 2].id : 0, (int32_t)(et->sp - 1),
-			rel, (int64_t)tt_run_unix_of_rel(r, rel), 0, 0, !timed,
-		};
+	if (t->pq) { /* the row in place, in acts_cols' order */
 		uint64_t nulls = et->sp > 1 ? 0 : 1u << 4;
-		if (timed) {
-			v[8] = (int64_t)tt_run_ns(r, exit_ticks - f->enter_ticks);
-			v[9] = (int64_t)tt_run_ns(r, self_ticks);
+		int64_t *v = tt_pq_int_row_begin(t->pq);
+		int rc;
+
+		if (timed)
 			ex->nr_acts++;
-		} else {
-			nulls |= 1u << 8 | 1u << 9;
+		else
 			ex->nr_errors++;
-		}
 		t->rows++;
-		int rc = tt_pq_int_row(t->pq, v, nulls);
+		if (v) {
+			int64_t rel = tt_run_rel_ns(r, f->enter_ticks);
+
+			v[0] = (int32_t)r->run_id;
+			v[1] = et->serial;
+			v[2] = f->name;
+			v[3] = (int64_t)f->id;
+			v[4] = et->sp > 1 ? (int64_t)et->stack[et->sp - 2].id : 0;
+			v[5] = (int32_t)(et->sp - 1);
+			v[6] = rel;
+			v[7] = (int64_t)tt_run_unix_of_rel(r, rel);
+			v[8] = timed ? (int64_t)tt_run_ns(r, exit_ticks - f->enter_ticks) : 0;
+			v[9] = timed ? (int64_t)tt_run_ns(r, self_ticks) : 0;
+			v[10] = !timed;
+			if (!timed)
+				nulls |= 1u << 8 | 1u << 9;
+			rc = tt_pq_int_row_done(t->pq, nulls);
+		} else {
+			rc = tt_pq_int_row_done(t->pq, 0); /* the writer's error */
+		}
 		if (rc && !t->err)
 			t->err = rc;
 		et->sp--;

@@ -241,6 +241,10 @@ static int info_one(const struct tt_options *o, const char *path)
 			fputs("null", stdout);
 		if (tr.min_step_ticks)
 			printf(",\"clock_step_ns\":%.1f", step_ns);
+		/* Frames the writer compressed fast, under pressure (FORMAT.md §3.1);
+		 * present only when there are some, so that other outputs stay as they were. */
+		if (tr.nr_fast_frames)
+			printf(",\"fast_frames\":%" PRIu64, tr.nr_fast_frames);
 		/* 1.1 recordings only: 1.0 outputs stay as they were. */
 		if (tt_symbols_program(tr.syms)) {
 			fputs(",\"program\":", stdout);
@@ -362,6 +366,10 @@ static int info_one(const struct tt_options *o, const char *path)
 		printf("size:             %" PRIu64 " bytes in %" PRIu64 " frames, %.2f bytes/event\n",
 		       tr.file_bytes, tr.nr_frames,
 		       tr.nr_events ? (double)tr.file_bytes / (double)tr.nr_events : 0.0);
+		if (tr.nr_fast_frames)
+			printf("fast frames:      %" PRIu64 " of %" PRIu64
+			       " (literals stored raw: the writer was behind or busy)\n",
+			       tr.nr_fast_frames, tr.nr_frames);
 		if (tr.has_snapshot)
 			print_snapshot(&tr, &c, false);
 		if (tr.has_crash && !tr.truncated)

@@ -180,9 +180,9 @@ static void flow_figures(const struct tt_flow_row *r, struct flow_fig *f)
 		return;
 	f->min = r->min_ns;
 	f->mean = (r->sum_ns + r->count / 2) / r->count;
-	f->p50 = tt_hist_percentile(&r->hist, r->count, 0.50, r->min_ns, r->max_ns);
-	f->p90 = tt_hist_percentile(&r->hist, r->count, 0.90, r->min_ns, r->max_ns);
-	f->p99 = tt_hist_percentile(&r->hist, r->count, 0.99, r->min_ns, r->max_ns);
+	f->p50 = tt_flow_percentile(r, 0.50);
+	f->p90 = tt_flow_percentile(r, 0.90);
+	f->p99 = tt_flow_percentile(r, 0.99);
 }
 
 static void flows_csv(const struct tt_annots *a)

@@ -104,6 +104,9 @@ enum tt_status tt_trace_walk_frame(struct tt_trace *tr, const uint8_t *data, siz
 		tt_trace_note_problem_at(tr, index, 0, what);
 	}
 	tr->next_seq = (uint64_t)seq + 1;
+	/* FORMAT.md §3.1: written with raw literals, the writer under pressure. */
+	if (recfmt_frame_flags(&rec) & RECFMT_FRAME_FAST)
+		tr->nr_fast_frames++;
 	if (first_frame)
 		tr->nr_recordings = 1;
 	else {

@@ -35,14 +35,15 @@ struct tt_hist {
 /*
  * The bucket of v: values below 256 are their own bucket; above, the top
  * TT_HIST_SUB_BITS + 1 bits of v select one of 128 sub-buckets of its power
- * of two. Branch-free (v | 1 keeps clz defined, and a select clamps the
- * shift at 0), because scopes.c calls it for every event and small and large
- * durations alternate at random.
+ * of two. Branch-free and select-free, because scopes.c calls it for every
+ * event and small and large durations alternate at random: the shift is
+ * the position of v's top bit less TT_HIST_SUB_BITS, and or-ing in the low
+ * TT_HIST_SUB_BITS + 1 bits makes it 0 below 256 (and clz defined).
  */
 static inline uint32_t tt_hist_index(uint64_t v)
 {
-	unsigned msb = 63u - (unsigned)__builtin_clzll(v | 1);
-	unsigned shift = msb > TT_HIST_SUB_BITS ? msb - TT_HIST_SUB_BITS : 0;
+	const uint64_t low = (2ull << TT_HIST_SUB_BITS) - 1;
+	unsigned shift = (63u - TT_HIST_SUB_BITS) - (unsigned)__builtin_clzll(v | low);
 
 	return (shift << TT_HIST_SUB_BITS) + (uint32_t)(v >> shift);
 }

@@ -8,7 +8,9 @@
  *
  * A row group holds one column chunk per column, in schema order; a chunk is
  * an optional dictionary page (strings) followed by data pages, each a
- * thrift PageHeader then its zstd-compressed body. A v1 data page body is
+ * thrift PageHeader then its body, zstd-compressed, or stored as it is in a
+ * chunk whose first page zstd does not shrink by 1/16 (the codec is one
+ * per chunk: ColumnMetaData.codec ZSTD or UNCOMPRESSED). A v1 data page body is
  *   [u32 length + RLE/bit-packed definition levels]   (OPTIONAL columns)
  *   values: integers DELTA_BINARY_PACKED, booleans PLAIN (bit-packed),
  *   strings: u8 bit width + RLE/bit-packed dictionary indices.
@@ -31,7 +33,7 @@
 /* parquet.thrift enums */
 enum { PT_BOOLEAN = 0, PT_INT32 = 1, PT_INT64 = 2, PT_BYTE_ARRAY = 6 };
 enum { ENC_PLAIN = 0, ENC_RLE = 3, ENC_DELTA_BINARY_PACKED = 5, ENC_RLE_DICTIONARY = 8 };
-enum { CODEC_ZSTD = 6 };
+enum { CODEC_UNCOMPRESSED = 0, CODEC_ZSTD = 6 };
 enum { PAGE_DATA = 0, PAGE_DICTIONARY = 2 };
 enum { CT_UTF8 = 0 };
 
@@ -430,6 +432,7 @@ struct col {
 	 * (headers and zstd bodies), its statistics so far. */
 	struct buf pages;
 	int64_t pages_unc, pages_comp;
+	int codec;          /* of this chunk's pages: -1 until its first page (write_page) */
 	uint64_t nulls;
 	bool have_minmax;
 	int64_t min, max;
@@ -445,6 +448,7 @@ struct col {
 
 struct chunk_meta {
 	int64_t num_values, unc_size, comp_size, data_off, dict_off;
+	int codec;
 	int64_t nulls;
 	bool have_minmax;
 	uint8_t *min, *max; /* PLAIN bytes (no length prefix for strings) */
@@ -577,6 +581,7 @@ struct tt_pq *tt_pq_create(const char *path, const struct tt_pq_col *cols, size_
 		c->name = tt_xstrndup(cols[i].name, strlen(cols[i].name));
 		c->type = cols[i].type;
 		c->nullable = cols[i].nullable;
+		c->codec = -1;
 		c->size = cols[i].type == TT_PQ_INT64 ? 8 : cols[i].type == TT_PQ_BOOL ? 1 : 4;
 		w->row_bytes += c->size;
 		w->has_str |= c->type == TT_PQ_STRING;
@@ -765,15 +770,30 @@ void tt_pq_null(struct tt_pq *w)
 
 /* Compresses w->page and writes header + body; updates the chunk's sizes. */
 static void write_page(struct tt_pq *w, int64_t *unc, int64_t *comp, struct buf *dst, int type,
-		       uint32_t num_values, int encoding)
+		       uint32_t num_values, int encoding, int *codec)
 {
-	size_t bound = ZSTD_compressBound(w->page.n);
-	w->comp.n = 0;
-	buf_reserve(&w->comp, bound);
-	size_t cn = ZSTD_compress2(w->zc, w->comp.p, bound, w->page.p, w->page.n);
-	if (ZSTD_isError(cn)) {
-		set_err(w, -EIO);
-		return;
+	const uint8_t *body = w->page.p;
+	size_t cn = w->page.n;
+	if (*codec != CODEC_UNCOMPRESSED) {
+		size_t bound = ZSTD_compressBound(w->page.n);
+		w->comp.n = 0;
+		buf_reserve(&w->comp, bound);
+		cn = ZSTD_compress2(w->zc, w->comp.p, bound, w->page.p, w->page.n);
+		if (ZSTD_isError(cn)) {
+			set_err(w, -EIO);
+			return;
+		}
+		body = w->comp.p;
+		/* The chunk's first page decides its codec (one per chunk in
+		 * ColumnMetaData): stored as it is when zstd saves less than
+		 * 1/16 of it, and so are the chunk's other pages, without
+		 * compressing them (time columns, whose bit-packed deltas are
+		 * noise to zstd). */
+		if (*codec < 0) {
+			*codec = cn + w->page.n / 16 >= w->page.n ? CODEC_UNCOMPRESSED : CODEC_ZSTD;
+			if (*codec == CODEC_UNCOMPRESSED)
+				body = w->page.p, cn = w->page.n;
+		}
 	}
 	if (w->page.n > INT32_MAX || cn > INT32_MAX) {
 		set_err(w, -EFBIG);
@@ -800,10 +820,10 @@ static void write_page(struct tt_pq *w, int64_t *unc, int64_t *comp, struct buf 
 	buf_u8(&w->hdr, 0); /* end of PageHeader */
 	if (dst) {
 		buf_put(dst, w->hdr.p, w->hdr.n);
-		buf_put(dst, w->comp.p, cn);
+		buf_put(dst, body, cn);
 	} else {
 		put_file(w, w->hdr.p, w->hdr.n);
-		put_file(w, w->comp.p, cn);
+		put_file(w, body, cn);
 	}
 	*unc += (int64_t)(w->hdr.n + w->page.n);
 	*comp += (int64_t)(w->hdr.n + cn);
@@ -966,7 +986,7 @@ static void encode_page(struct tt_pq *w, struct col *c, const void *vals, const 
 		break;
 	}
 	}
-	write_page(w, &c->pages_unc, &c->pages_comp, &c->pages, PAGE_DATA, nr, enc);
+	write_page(w, &c->pages_unc, &c->pages_comp, &c->pages, PAGE_DATA, nr, enc, &c->codec);
 }
 
 
@@ -984,8 +1004,10 @@ static void write_chunk(struct tt_pq *w, struct col *c, uint64_t rows)
 		w->page.n = 0;
 		buf_put(&w->page, c->dict.p, c->dict.n);
 		write_page(w, &m->unc_size, &m->comp_size, NULL, PAGE_DICTIONARY,
-			   (uint32_t)c->nr_entries, ENC_PLAIN);
+			   (uint32_t)c->nr_entries, ENC_PLAIN, &c->codec);
 	}
+	m->codec = c->codec < 0 ? CODEC_ZSTD : c->codec;
+	c->codec = -1; /* the next chunk decides again */
 	m->data_off = (int64_t)w->off;
 	put_file(w, c->pages.p, c->pages.n);
 	m->unc_size += c->pages_unc;
@@ -1215,22 +1237,43 @@ static void flush_stage(struct tt_pq *w)
 	}
 }
 
-int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls)
+int64_t *tt_pq_int_row_begin(struct tt_pq *w)
+{
+	if (get_err(w))
+		return NULL;
+	if (w->cur != 0 || !w->stage) {
+		set_err(w, -EINVAL);
+		return NULL;
+	}
+	w->cur = w->nr_cols + 1; /* open: any other call but _done is a misuse */
+	return w->stage + (size_t)w->nstage * w->nr_cols;
+}
+
+int tt_pq_int_row_done(struct tt_pq *w, uint64_t nulls)
 {
 	int err = get_err(w);
 	if (err)
 		return err;
 	if (w->nr_cols < 64)
 		nulls &= ((uint64_t)1 << w->nr_cols) - 1;
-	if (w->cur != 0 || !w->stage || (nulls & ~w->null_ok)) {
+	if (w->cur != w->nr_cols + 1 || (nulls & ~w->null_ok)) {
 		set_err(w, -EINVAL);
 		return get_err(w);
 	}
-	memcpy(w->stage + (size_t)w->nstage * w->nr_cols, v, w->nr_cols * sizeof(*v));
+	w->cur = 0;
 	w->stage_nulls[w->nstage] = nulls;
 	if (++w->nstage == PQ_STAGE)
 		flush_stage(w);
 	return get_err(w);
+}
+
+int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls)
+{
+	int64_t *row = tt_pq_int_row_begin(w);
+	if (!row)
+		return get_err(w);
+	memcpy(row, v, w->nr_cols * sizeof(*v));
+	return tt_pq_int_row_done(w, nulls);
 }
 
 uint64_t tt_pq_rows(const struct tt_pq *w)
@@ -1274,7 +1317,7 @@ static void footer_chunk(struct tp *t, const struct col *c, const struct chunk_m
 	tp_list(t, 3, TC_BINARY, 1);
 	buf_varint(t->b, strlen(c->name));
 	buf_put(t->b, c->name, strlen(c->name));
-	tp_i32(t, 4, CODEC_ZSTD);
+	tp_i32(t, 4, m->codec);
 	tp_i64(t, 5, m->num_values);
 	tp_i64(t, 6, m->unc_size);
 	tp_i64(t, 7, m->comp_size);

@@ -6,7 +6,8 @@
  * REQUIRED or OPTIONAL (nulls as definition levels). Integers are
  * DELTA_BINARY_PACKED, booleans PLAIN, strings dictionary encoded
  * (RLE_DICTIONARY); data pages
- * are version 1 pages compressed with ZSTD; every column chunk carries its
+ * are version 1 pages compressed with ZSTD (a column chunk whose first page
+ * zstd shrinks by less than 1/16 is stored UNCOMPRESSED); every column chunk carries its
  * statistics (min, max, null_count). The footer is the thrift compact
  * encoding of FileMetaData, written by hand (parquet.c).
  *
@@ -96,6 +97,16 @@ int tt_pq_row_end(struct tt_pq *w);
  * at a fraction of their cost; the two may be mixed.
  */
 int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls);
+
+/*
+ * tt_pq_int_row() in place: _begin returns where the row's nr_cols values
+ * go (NULL once the writer has failed, or on a misuse: a string column, a
+ * row of per-value calls begun), the caller stores all of them there, and
+ * _done(w, nulls) takes the row as tt_pq_int_row(w, values, nulls) would.
+ * No other call on w in between. Saves the copy of the row.
+ */
+int64_t *tt_pq_int_row_begin(struct tt_pq *w);
+int tt_pq_int_row_done(struct tt_pq *w, uint64_t nulls);
 
 /* Rows ended so far. */
 uint64_t tt_pq_rows(const struct tt_pq *w);

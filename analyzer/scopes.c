@@ -323,20 +323,40 @@ static void frame_error(struct tt_scopes *sc, struct scope_thread *st, const str
 		sc->cons->error(st->cons_state, f->name, f->slot, f->enter_ticks, ticks, why);
 }
 
-/* Records one timed activation of `name` in the window. */
+/* The histogram's add when the row's counter is not one load away: the
+ * first values (hist.h's small list), a new chunk. Out of line. */
+static __attribute__((noinline)) void record_hist_slow(struct tt_stat *s, uint32_t idx)
+{
+	struct tt_hist *h = s->hist ? s->hist : tt_stats_hist_alloc(s);
+
+	tt_hist_add(h, idx, 1);
+	s->hist_chunks = h->chunk;
+}
+
+/*
+ * The per-exit statistics. Min and max are branches, not selects: past the
+ * first few activations a new extreme is rare, so they predict well and the
+ * row is not written back. The histogram counter is reached through the
+ * row's copy of the chunk table (stats.h, hist_chunks). Records one timed
+ * activation of `name` in the window.
+ */
 static inline void record(struct tt_stat *s, uint64_t dur, uint64_t self, bool outermost)
 {
-	struct tt_hist *h = s->hist;
+	const uint32_t idx = tt_hist_index(dur);
+	uint64_t *c;
 
 	s->calls++;
 	s->sum_ticks += dur;
 	s->self_ticks += self;
 	s->total_ticks += outermost ? dur : 0;
-	s->min_ticks = dur < s->min_ticks ? dur : s->min_ticks;
-	s->max_ticks = dur > s->max_ticks ? dur : s->max_ticks;
-	if (__builtin_expect(!h, 0))
-		h = tt_stats_hist_alloc(s);
-	tt_hist_add(h, tt_hist_index(dur), 1);
+	if (__builtin_expect(dur < s->min_ticks, 0))
+		s->min_ticks = dur;
+	if (__builtin_expect(dur > s->max_ticks, 0))
+		s->max_ticks = dur;
+	if (__builtin_expect(!s->hist_chunks || !(c = s->hist_chunks[idx >> TT_HIST_SUB_BITS]), 0))
+		record_hist_slow(s, idx);
+	else
+		c[idx & (TT_HIST_CHUNK - 1)]++;
 }
 
 /*
@@ -627,16 +647,27 @@ static void pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 	record_log(stats, &log, k);
 }
 
+/* format/'s fast step, with PEXT in pair_fused_pext() (x86-64 only). */
+#if defined(__x86_64__)
+#define STEP_FAST(pext, ...) \
+	((pext) ? recfmt_events_step_fast_pext(__VA_ARGS__) : recfmt_events_step_fast(__VA_ARGS__))
+#else
+#define STEP_FAST(pext, ...) ((void)(pext), recfmt_events_step_fast(__VA_ARGS__))
+#endif
+
 /*
  * pair_fused() - pair_fast() the other way: m events decoded
  * from the block one at a time, inline, and paired with a branch on the
  * kind, with no arrays in between. When that branch predicts well (regular
  * call trees), this is the cheapest loop of all; when it does not, the
  * batch decoder and the branch-free loop win (see tt_scopes_block()).
+ * pext: decode with recfmt_events_step_fast_pext() (pair_fused_pext()).
  * Return: 0, or -1 if a column is malformed (the iterator stops there).
  */
-static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
-		      const struct tt_thread *th, struct recfmt_events_iter *it, uint32_t m)
+static inline __attribute__((always_inline)) int
+pair_fused_body(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
+		const struct tt_thread *th, struct recfmt_events_iter *it, uint32_t m,
+		const bool pext)
 {
 	const uint8_t *ids = it->ids, *ids_end = it->ids_end;
 	const uint8_t *dl = it->deltas, *dl_end = it->deltas_end;
@@ -649,7 +680,9 @@ static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 	uint64_t t = it->ticks;
 	int rc = 0;
 
-	for (i = 0; i < m; i++) {
+	/* No test of i against m per event: a run never passes m (lim <= m),
+	 * so the end is found where a run ends. */
+	for (i = 0;; i++) {
 		uint64_t code, dur, child;
 		uint32_t site, is_exit, name, prev;
 
@@ -659,12 +692,13 @@ static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 		 * A fast step's site is within site_name (max_code): only the
 		 * others are clamped onto its sentinel slot. */
 		if (__builtin_expect(i == lim, 0)) {
+			if (i == m)
+				break;
 			lim = i + recfmt_events_fast_run(ids, ids_end, dl, dl_end, m - i);
 			if (lim == i)
 				goto checked;
 		}
-		if (__builtin_expect(recfmt_events_step_fast(&ids, &dl, &t, &code, 2 * nr_slots),
-				     1)) {
+		if (__builtin_expect(STEP_FAST(pext, &ids, &dl, &t, &code, 2 * nr_slots), 1)) {
 			site = (uint32_t)(code >> 1);
 			name = site_name[site];
 		} else {
@@ -728,6 +762,52 @@ slow:
 	it->ticks = t;
 	it->nr_left -= i;
 	return rc;
+}
+
+/*
+ * The loop in two builds: for x86-64 CPUs with a fast PEXT (format/,
+ * recfmt_cpu_fast_pext()), compiled with BMI1/BMI2/LZCNT (one PEXT per
+ * delta, LZCNT for the histogram's bucket, shifts by register that do not
+ * go through CL), and the portable one. The same results either way.
+ */
+#if defined(__x86_64__)
+static __attribute__((target("bmi,bmi2,lzcnt"))) int
+pair_fused_pext(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
+		const struct tt_thread *th, struct recfmt_events_iter *it, uint32_t m)
+{
+	return pair_fused_body(sc, tr, st, th, it, m, true);
+}
+#endif
+
+#if defined(__x86_64__)
+/*
+ * The PEXT build when the CPU runs it fast, unless TRACETOOL_PORTABLE=1 asks
+ * for the portable one (tests/golden runs both on every machine). Decided
+ * once; walkers ask concurrently, all compute the same: relaxed atomics.
+ */
+static bool use_pext(void)
+{
+	static int cached = -1;
+	int ok = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+
+	if (ok < 0) {
+		const char *v = getenv("TRACETOOL_PORTABLE");
+
+		ok = recfmt_cpu_fast_pext() && !(v && v[0] == '1');
+		__atomic_store_n(&cached, ok, __ATOMIC_RELAXED);
+	}
+	return ok;
+}
+#endif
+
+static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
+		      const struct tt_thread *th, struct recfmt_events_iter *it, uint32_t m)
+{
+#if defined(__x86_64__)
+	if (use_pext())
+		return pair_fused_pext(sc, tr, st, th, it, m);
+#endif
+	return pair_fused_body(sc, tr, st, th, it, m, false);
 }
 
 /*

@@ -54,6 +54,7 @@ void tt_stats_hist_free(struct tt_stat *s)
 		tt_hist_free_chunks(s->hist);
 		free(s->hist);
 		s->hist = NULL;
+		s->hist_chunks = NULL;
 	}
 }
 

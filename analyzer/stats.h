@@ -19,9 +19,13 @@ struct tt_stat {
 	uint64_t self_ticks;
 	uint64_t sum_ticks;   /* of every activation's duration: the mean's numerator */
 	uint64_t min_ticks, max_ticks;
+	/* hist->chunk once the histogram has its chunk table (which then stays
+	 * until tt_stats_hist_free()), else NULL: the pairing loop's counter
+	 * is one dependent load from the row (scopes.c, record()). */
+	uint64_t **hist_chunks;
+	struct tt_hist *hist; /* hist.h, sparse; allocated on first use */
 	uint64_t errors;      /* activations that could not be timed */
 	uint64_t left;	      /* of which left without an exit (longjmp) */
-	struct tt_hist *hist; /* hist.h, sparse; allocated on first use */
 };
 
 struct tt_stat_table {

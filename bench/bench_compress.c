@@ -8,7 +8,7 @@
  * compression and decompression ns/event and bytes/event; EVENTS is the
  * trace's event count (`tracetool info`).
  *
- * Usage: bench_compress TRACE EVENTS [ROUNDS]
+ * Usage: bench_compress TRACE EVENTS [ROUNDS [fast]]
  *
  * It asserts nothing about speed (style.md §6).
  */
@@ -49,6 +49,9 @@ int main(int argc, char **argv)
 	}
 	events = atof(argv[2]);
 	rounds = argc > 3 ? atoi(argv[3]) : 5;
+	/* A fourth argument "fast": the writer's mode under pressure. */
+	if (argc > 4 && strcmp(argv[4], "fast") == 0)
+		recfmt_compressor_set_fast(c, true);
 	if (!c || !dc || recfmt_reader_open(&r, argv[1], &err) != RECFMT_OK) {
 		fprintf(stderr, "%s: cannot read %s\n", argv[0], argv[1]);
 		return 1;

@@ -47,6 +47,8 @@ struct recfmt_compressor {
 	ZSTD_CCtx *cctx;
 	/* The parts gathered end to end, for one-shot compression (see below). */
 	struct recfmt_buf flat;
+	/* Literals left raw (recfmt_compressor_set_fast()). */
+	bool fast;
 	/* Sequence producer: the input of the current frame and its deltas columns. */
 	bool producer;
 	const uint8_t *in_begin, *in_end;
@@ -325,6 +327,16 @@ int recfmt_compress_frame_parts(struct recfmt_compressor *c, const struct recfmt
 		return -ENOMEM;
 	out->len = n;
 	return 0;
+}
+
+void recfmt_compressor_set_fast(struct recfmt_compressor *c, bool fast)
+{
+	if (fast == c->fast)
+		return;
+	/* Sticky parameter: applies to every frame until changed again. */
+	ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_literalCompressionMode,
+			       fast ? ZSTD_ps_disable : ZSTD_ps_auto);
+	c->fast = fast;
 }
 
 int recfmt_compress_frame(struct recfmt_compressor *c, const struct recfmt_buf *in,

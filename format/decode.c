@@ -10,6 +10,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 static enum recfmt_status fail(struct recfmt_error *err, enum recfmt_status status, size_t offset,
 			       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -721,4 +724,39 @@ enum recfmt_status recfmt_annots_next(struct recfmt_annots_iter *it, struct recf
 	it->ticks = a->ticks;
 	it->nr_left--;
 	return RECFMT_OK;
+}
+
+bool recfmt_cpu_fast_pext(void)
+{
+#if defined(__x86_64__)
+	/* Walkers ask concurrently: each may compute it, all compute the same,
+	 * and relaxed atomics make that no data race. */
+	static int ok_cached = -1;
+	int ok = __atomic_load_n(&ok_cached, __ATOMIC_RELAXED);
+
+	if (ok < 0) {
+		unsigned a, b, c, d, family, max_leaf;
+		bool intel, amd, fast = false;
+
+		/* cpuid itself, not __builtin_cpu_supports(): clang's has no "lzcnt". */
+		if (__get_cpuid(0, &max_leaf, &b, &c, &d) && max_leaf >= 7) {
+			intel = b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e; /* GenuineIntel */
+			amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;   /* AuthenticAMD */
+			__cpuid(1, a, b, c, d);
+			/* The displayed family: base + extended when base is 15. */
+			family = (a >> 8) & 0xf;
+			if (family == 0xf)
+				family += (a >> 20) & 0xff;
+			__cpuid_count(7, 0, a, b, c, d);
+			fast = (b & (1u << 3)) && (b & (1u << 8)) && /* BMI1, BMI2 */
+			       __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & (1u << 5)) && /* LZCNT */
+			       (intel || (amd && family >= 0x19));
+		}
+		ok = fast;
+		__atomic_store_n(&ok_cached, ok, __ATOMIC_RELAXED);
+	}
+	return ok;
+#else
+	return false;
+#endif
 }

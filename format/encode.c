@@ -61,12 +61,20 @@ static uint8_t *record_begin(struct recfmt_buf *buf, enum recfmt_type type, uint
 
 int recfmt_encode_frame(struct recfmt_buf *buf, uint32_t seq)
 {
-	uint8_t *p = record_begin(buf, RECFMT_FRAME, 8);
+	return recfmt_encode_frame_flags(buf, seq, 0);
+}
+
+int recfmt_encode_frame_flags(struct recfmt_buf *buf, uint32_t seq, uint32_t flags)
+{
+	/* 8 bytes without flags, as every writer before format 1.2's flags. */
+	uint8_t *p = record_begin(buf, RECFMT_FRAME, flags ? 12 : 8);
 
 	if (!p)
 		return -ENOMEM;
 	recfmt_store_u32le(p, RECFMT_FRAME_MAGIC);
 	recfmt_store_u32le(p + 4, seq);
+	if (flags)
+		recfmt_store_u32le(p + 8, flags);
 	return 0;
 }
 

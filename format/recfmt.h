@@ -486,6 +486,9 @@ int recfmt_rawframe_emit(const struct recfmt_slice *parts, size_t nr_parts, recf
 
 /* Each returns 0, or -ENOMEM. */
 int recfmt_encode_frame(struct recfmt_buf *buf, uint32_t seq);
+/* FRAME with flags (FORMAT.md §3.1): 12 bytes if flags != 0, else 8. */
+#define RECFMT_FRAME_FAST 1u /* compressed with raw literals: the writer was under pressure */
+int recfmt_encode_frame_flags(struct recfmt_buf *buf, uint32_t seq, uint32_t flags);
 int recfmt_encode_header(struct recfmt_buf *buf, const struct recfmt_header *hdr);
 int recfmt_encode_sync(struct recfmt_buf *buf, const struct recfmt_sync *sync);
 int recfmt_encode_site(struct recfmt_buf *buf, uint32_t id, uint32_t line, const char *name,
@@ -600,6 +603,14 @@ struct recfmt_compressor;
 struct recfmt_compressor *recfmt_compressor_create(int level);
 void recfmt_compressor_destroy(struct recfmt_compressor *c);
 /*
+ * recfmt_compressor_set_fast() - fast: the frames that follow keep their
+ * matches but leave the literals (an EVENTS block's deltas column, mostly)
+ * raw, without Huffman coding: about half the compressor's time, a file
+ * several times larger (docs/DESIGN.md, "The writer under pressure"). Still
+ * ordinary zstd frames. false (the default): the normal compression.
+ */
+void recfmt_compressor_set_fast(struct recfmt_compressor *c, bool fast);
+/*
  * recfmt_compress_frame() - compress `in` into `out` (replacing its content).
  * Return: 0, -ENOMEM, or -E2BIG if `in` exceeds RECFMT_MAX_FRAME_BYTES.
  */
@@ -618,6 +629,11 @@ struct recfmt_record {
 	const uint8_t *payload;
 	size_t offset; /* of the record header inside the frame */
 };
+/* A FRAME record's flags: 0 for an 8-byte FRAME. */
+static inline uint32_t recfmt_frame_flags(const struct recfmt_record *rec)
+{
+	return rec->size >= 12 ? recfmt_load_u32le(rec->payload + 8) : 0;
+}
 
 struct recfmt_cursor {
 	const uint8_t *data;
@@ -884,6 +900,49 @@ recfmt_events_step_fast(const uint8_t **ids, const uint8_t **deltas, uint64_t *t
 	*code = id;
 	return 1;
 }
+
+#if defined(__x86_64__)
+/*
+ * recfmt_events_step_fast_pext() - recfmt_events_step_fast() with the
+ * delta's 7-bit groups gathered by one PEXT (BMI2) instead of three masks
+ * and shifts; the same contract and results. To be run only where
+ * recfmt_cpu_fast_pext() says so: PEXT is an illegal instruction without
+ * BMI2 and microcoded (tens to hundreds of cycles) on AMD before Zen 3.
+ */
+static inline __attribute__((always_inline)) int
+recfmt_events_step_fast_pext(const uint8_t **ids, const uint8_t **deltas, uint64_t *ticks,
+			     uint64_t *code, uint32_t max_code)
+{
+	const uint8_t *ip = *ids, *dp = *deltas;
+	uint64_t w = recfmt_load_u64le(dp), stop = ~w & 0x808080u, zz;
+	uint32_t id = ip[0];
+
+	if (__builtin_expect(!stop, 0))
+		return 0;
+	if (__builtin_expect(id < 0x80, 1)) {
+		ip++;
+	} else {
+		id = (id & 0x7f) | (uint32_t)ip[1] << 7;
+		if (ip[1] >= 0x80 || id >= max_code)
+			return 0;
+		ip += 2;
+	}
+	/* As an asm statement, so that the portable build of a caller's loop,
+	 * which never runs it, still compiles. */
+	__asm__("pextq %2, %1, %0" : "=r"(zz) : "r"(w & (stop ^ (stop - 1))), "r"(0x7f7f7full));
+	*deltas = dp + ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
+	*ids = ip;
+	/* zigzag: 0, -1, 1, -2, ... -> 0, 1, 2, 3, ... */
+	*ticks += (zz >> 1) ^ (uint64_t)-(int64_t)(zz & 1);
+	*code = id;
+	return 1;
+}
+#endif
+
+/* Whether this CPU runs recfmt_events_step_fast_pext() (x86-64 with BMI1,
+ * BMI2 and LZCNT, and a PEXT in hardware: Intel, AMD from Zen 3 on). Decided
+ * once; false elsewhere. */
+bool recfmt_cpu_fast_pext(void);
 
 /*
  * recfmt_events_next() - the next event of a block.

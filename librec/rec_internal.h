@@ -501,6 +501,7 @@ void rec__writer_forget(void) REC__HIDDEN;
 void rec__writer_park(void) REC__HIDDEN;
 void rec__writer_retire(void) REC__HIDDEN;
 void rec__writer_thread_restart(struct rec__thread *t) REC__HIDDEN;
+bool rec__writer_want_fast(bool fast, bool behind, uint64_t cpu_ns, uint64_t wall_ns) REC__HIDDEN;
 
 /*
  * The writer's state a crash handler needs (crash.c), read only while the

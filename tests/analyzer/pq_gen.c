@@ -47,7 +47,14 @@ static int int_rows(bool one_call, bool thread, char **argv)
 		bool null = i % 7 == 3;
 		int rc;
 		if (one_call) {
-			rc = tt_pq_int_row(w, v, null ? 1u << 1 : 0);
+			/* half the rows in place: the same bytes */
+			int64_t *row = i % 2 ? tt_pq_int_row_begin(w) : NULL;
+			if (row) {
+				memcpy(row, v, sizeof(v));
+				rc = tt_pq_int_row_done(w, null ? 1u << 1 : 0);
+			} else {
+				rc = tt_pq_int_row(w, v, null ? 1u << 1 : 0);
+			}
 		} else {
 			tt_pq_i64(w, v[0]);
 			if (null)
@@ -74,6 +81,26 @@ static int int_rows(bool one_call, bool thread, char **argv)
 		int rc = w ? tt_pq_int_row(w, v, 0) : -1;
 		if (w)
 			tt_pq_close(w, NULL);
+		/* in place: refused for a string column, and a per-value call
+		 * inside an open row */
+		w = tt_pq_create(path, bad, 1, &o);
+		if (!w || tt_pq_int_row_begin(w) || tt_pq_int_row_done(w, 0) != -EINVAL) {
+			fprintf(stderr, "pq_gen: int_row_begin on a string table not refused\n");
+			return 1;
+		}
+		tt_pq_close(w, NULL);
+		w = tt_pq_create(path, cols, 4, &o);
+		int64_t *row = w ? tt_pq_int_row_begin(w) : NULL;
+		if (!row) {
+			fprintf(stderr, "pq_gen: int_row_begin refused a valid row\n");
+			return 1;
+		}
+		tt_pq_i64(w, 1);
+		if (tt_pq_int_row_done(w, 0) != -EINVAL) {
+			fprintf(stderr, "pq_gen: a value inside an open row not refused\n");
+			return 1;
+		}
+		tt_pq_close(w, NULL);
 		w = tt_pq_create(path, cols, 1, &o);
 		int rc2 = w ? tt_pq_int_row(w, v, 1) : -1;
 		if (w)

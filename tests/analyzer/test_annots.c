@@ -6,97 +6,12 @@
  * with every expected figure computed by hand: chrome's events, summary
  * --arg, values and flows in csv and json, the filters, several files.
  */
-#include <ctype.h>
 #include <stdbool.h>
 #include <unistd.h>
 
 #include "ttest.h"
 
 static char trace[256], trace2[256];
-
-static const char *json_ws(const char *p)
-{
-	while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
-		p++;
-	return p;
-}
-
-static const char *json_string(const char *p)
-{
-	if (*p++ != '"')
-		return NULL;
-	while (*p && *p != '"') {
-		if ((unsigned char)*p < 0x20)
-			return NULL;
-		if (*p == '\\') {
-			p++;
-			if (*p == 'u') {
-				for (int i = 1; i <= 4; i++)
-					if (!isxdigit((unsigned char)p[i]))
-						return NULL;
-				p += 4;
-			} else if (!strchr("\"\\/bfnrt", *p)) {
-				return NULL;
-			}
-		}
-		p++;
-	}
-	return *p == '"' ? p + 1 : NULL;
-}
-
-static const char *json_value(const char *p)
-{
-	p = json_ws(p);
-	if (*p == '{' || *p == '[') {
-		char close = *p == '{' ? '}' : ']';
-		bool obj = *p == '{';
-
-		p = json_ws(p + 1);
-		if (*p == close)
-			return p + 1;
-		for (;;) {
-			if (obj) {
-				p = json_string(json_ws(p));
-				if (!p)
-					return NULL;
-				p = json_ws(p);
-				if (*p++ != ':')
-					return NULL;
-			}
-			p = json_value(p);
-			if (!p)
-				return NULL;
-			p = json_ws(p);
-			if (*p == ',') {
-				p++;
-				continue;
-			}
-			return *p == close ? p + 1 : NULL;
-		}
-	}
-	if (*p == '"')
-		return json_string(p);
-	if (!strncmp(p, "true", 4))
-		return p + 4;
-	if (!strncmp(p, "false", 5))
-		return p + 5;
-	if (!strncmp(p, "null", 4))
-		return p + 4;
-	if (*p == '-' || isdigit((unsigned char)*p)) {
-		char *end;
-
-		strtod(p, &end);
-		return end > p ? end : NULL;
-	}
-	return NULL;
-}
-
-static bool json_valid(const char *text)
-{
-	const char *end = json_value(text);
-
-	return end && *json_ws(end) == '\0';
-}
 
 /* Names: tracks 1 queue, 2 load; key 3 bytes; flow 4 request; instant 5 tick. */
 static void annot(struct tg_trace *t, uint32_t serial, uint32_t kind, uint32_t name,
@@ -211,7 +126,7 @@ Test(annots, summary_arg_totals_and_means_bound_to_their_activation)
 
 	r = tu_run("summary", "--format=json", "--arg=bytes", trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(tu_json_valid(r.out), "%s", r.out);
 	cr_assert(strstr(r.out, "\"args\":{\"bytes\":{\"total\":200,\"mean\":100.00}}"), "%s", r.out);
 	cr_assert(strstr(r.out, "\"args\":{\"bytes\":null}"), "%s", r.out);
 	tu_result_free(&r);
@@ -248,7 +163,7 @@ Test(annots, values_time_weighted)
 
 	r = tu_run("values", "--format=json", "--function=^queue$", trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(tu_json_valid(r.out), "%s", r.out);
 	cr_assert(strstr(r.out, "{\"track\":\"queue\",\"samples\":3,\"min\":1,\"max\":5,"
 				"\"mean\":3.15384615384615,\"last\":1}"), "%s", r.out);
 	cr_assert(!strstr(r.out, "load"));
@@ -299,7 +214,7 @@ Test(annots, flows_latency_across_threads)
 
 	r = tu_run("flows", "--format=json", trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(tu_json_valid(r.out), "%s", r.out);
 	cr_assert(strstr(r.out, "\"count\":2,\"min_ns\":600,\"mean_ns\":950,"), "%s", r.out);
 	cr_assert(strstr(r.out, "\"unfinished\":1,\"steps\":1,\"orphan_ends\":0}"), "%s", r.out);
 	/* bytes=999 was set outside any scope. */
@@ -319,7 +234,7 @@ Test(annots, chrome_counters_instants_args_and_flows)
 	struct tu_result r = tu_run("chrome", trace, NULL);
 
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(tu_json_valid(r.out), "%s", r.out);
 	cr_assert_eq(count(r.out, "\"ph\":\"C\""), 4, "%s", r.out);
 	cr_assert(strstr(r.out, "{\"ph\":\"C\",\"name\":\"queue\",\"args\":{\"value\":3},\"pid\":4242,"
 				"\"tid\":100,\"ts\":1.100}"), "%s", r.out);
@@ -347,7 +262,7 @@ Test(annots, chrome_counters_instants_args_and_flows)
 	/* The window: only what lies in [3 µs, 5 µs). */
 	r = tu_run("chrome", "--from=3us", "--to=5us", trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(tu_json_valid(r.out), "%s", r.out);
 	cr_assert_eq(count(r.out, "\"ph\":\"C\""), 1, "%s", r.out);
 	cr_assert_eq(count(r.out, "\"ph\":\"s\""), 1, "%s", r.out);
 	cr_assert_eq(count(r.out, "\"ph\":\"t\""), 1, "%s", r.out);
@@ -380,7 +295,7 @@ Test(annots, info_and_check_read_annotations)
 	struct tu_result r = tu_run("info", "--format=json", trace, NULL);
 
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(tu_json_valid(r.out), "%s", r.out);
 	/* Nothing dropped: no key (info shows drops only when there are). */
 	cr_assert(!strstr(r.out, "annotations_dropped"), "%s", r.out);
 	cr_assert(strstr(r.out, "\"events\":10,"), "%s", r.out);
@@ -529,7 +444,7 @@ Test(annots, recorded_program)
 
 	r = tu_run("chrome", out, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(json_valid(r.out));
+	cr_assert(tu_json_valid(r.out));
 	cr_assert_eq(count(r.out, "\"ph\":\"C\""), 101);
 	cr_assert_eq(count(r.out, "\"ph\":\"i\""), 5);
 	cr_assert_eq(count(r.out, "\"ph\":\"s\""), 100);
@@ -569,5 +484,109 @@ Test(annots, counters_and_args_on_one_thread)
 					   "instructions_total,instructions_mean", "%s", r.out);
 	cr_assert_str_eq(tu_line(r.out, 1), "handle,10,1000,1000,100,100,100,100,100,100,0,"
 					    "55,5.50,10000,1000.00", "%s", r.out);
+	tu_result_free(&r);
+}
+
+/*
+ * Two threads on one track and one flow, every event of thread 1 in the file
+ * before any of thread 2 (each thread is one EVENTS block): values and flows
+ * must put the samples and flow events back in time order across threads
+ * (annots.c's reorder queue). Iteration k (n of them) at 1000 + 20 k:
+ * thread 1 "a" records q = k at +1 and begins request#k at +2; thread 2 "b",
+ * 10 ns later, records q = -k at +11 and ends request#k at +13 (latency 11),
+ * except for the last k, left unfinished.
+ */
+static void write_two_threads(const char *path, uint32_t n)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
+				 .pid = 4242, .start_real_ns = 1700000000000000000ull,
+				 .block_events = 4 * n, .frame_bytes = 256u << 20 };
+	struct tg_trace *t = tg_create(path, &cfg);
+
+	cr_assert(t);
+	tg_site(t, 1, "step");
+	tg_thread(t, 1, 100, "a");
+	tg_thread(t, 2, 101, "b");
+	tg_annot_name(t, 1, RECFMT_NAME_TRACK, "q");
+	tg_annot_name(t, 4, RECFMT_NAME_FLOW, "request");
+	for (uint32_t k = 0; k < n; k++) {
+		const uint64_t t0 = 1000 + 20 * (uint64_t)k;
+
+		tg_enter(t, 1, 1, t0);
+		annot(t, 1, RECFMT_ANNOT_VALUE_I64, 1, t0 + 1, k, 0, 0, NULL);
+		annot(t, 1, RECFMT_ANNOT_FLOW_BEGIN, 4, t0 + 2, 0, 0, k, NULL);
+		tg_exit(t, 1, 1, t0 + 5);
+		tg_enter(t, 2, 1, t0 + 10);
+		annot(t, 2, RECFMT_ANNOT_VALUE_I64, 1, t0 + 11, -(int64_t)k, 0, 0, NULL);
+		if (k + 1 < n)
+			annot(t, 2, RECFMT_ANNOT_FLOW_END, 4, t0 + 13, 0, 0, k, NULL);
+		tg_exit(t, 2, 1, t0 + 15);
+	}
+	cr_assert_eq(tg_finish(t, true), 0);
+}
+
+/* The mean of write_two_threads()'s q: each sample holds 10 ns, the last
+ * one (-(n-1) at 1000 + 20 (n-1) + 11) until the last exit, 4 ns. */
+static void two_threads_mean(uint32_t n, char *buf, size_t bytes)
+{
+	long double w = 0;
+	uint64_t d = 0;
+
+	for (uint32_t k = 0; k < n; k++) {
+		w += (long double)k * 10;
+		w += (long double)-(int64_t)k * (k + 1 < n ? 10 : 4);
+		d += k + 1 < n ? 20 : 14;
+	}
+	snprintf(buf, bytes, "%.15g", (double)(w / d));
+}
+
+Test(annots, values_and_flows_in_time_order_across_threads)
+{
+	char want[128], mean[64];
+	struct tu_result r;
+
+	write_two_threads(trace2, 1000);
+	two_threads_mean(1000, mean, sizeof(mean));
+	snprintf(want, sizeof(want), "q,2000,-999,999,%s,-999", mean);
+	r = tu_run("values", "--format=csv", trace2, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(tu_line(r.out, 1), want, "%s", r.out);
+	cr_assert_str_eq(r.err, "");
+	tu_result_free(&r);
+
+	r = tu_run("flows", "--format=csv", trace2, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(tu_line(r.out, 1), "request,999,11,11,11,11,11,11,1", "%s", r.out);
+	cr_assert_str_eq(r.err, "");
+	tu_result_free(&r);
+}
+
+/*
+ * 70 000 samples of thread 2 come after 70 000 later ones of thread 1, more
+ * than the 65 536 annotations values can reorder: counts, min, max and last
+ * stay exact, the mean is approximate and a warning says so; flows warn too.
+ */
+Test(annots, values_warn_when_out_of_order_beyond_the_queue)
+{
+	struct tu_result r;
+
+	write_two_threads(trace2, 70000);
+	r = tu_run("values", "--format=csv", trace2, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strncmp(tu_line(r.out, 1), "q,140000,-69999,69999,", 22) == 0, "%s", r.out);
+	{
+		const char *l = tu_line(r.out, 1);
+		size_t n = strlen(l);
+
+		cr_assert(n > 7 && strcmp(l + n - 7, ",-69999") == 0, "%s", r.out); /* last */
+	}
+	cr_assert(strstr(r.err, "value samples came more than 65536 annotations out of time "
+				"order: the mean of their tracks is approximate"), "%s", r.err);
+	tu_result_free(&r);
+
+	r = tu_run("flows", "--format=json", trace2, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "flow events came more than 65536 annotations out of time order"),
+		  "%s", r.err);
 	tu_result_free(&r);
 }

@@ -24,93 +24,6 @@ static void teardown(void)
 
 TestSuite(commands, .init = setup, .fini = teardown, .timeout = 120);
 
-/* ---- a tiny JSON syntax checker (RFC 8259), enough to prove validity ---- */
-static const char *json_value(const char *p);
-
-static const char *json_ws(const char *p)
-{
-	while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
-		p++;
-	return p;
-}
-
-static const char *json_string(const char *p)
-{
-	if (*p++ != '"')
-		return NULL;
-	while (*p && *p != '"') {
-		if ((unsigned char)*p < 0x20)
-			return NULL;
-		if (*p == '\\') {
-			p++;
-			if (*p == 'u') {
-				for (int i = 1; i <= 4; i++)
-					if (!isxdigit((unsigned char)p[i]))
-						return NULL;
-				p += 4;
-			} else if (!strchr("\"\\/bfnrt", *p)) {
-				return NULL;
-			}
-		}
-		p++;
-	}
-	return *p == '"' ? p + 1 : NULL;
-}
-
-static const char *json_value(const char *p)
-{
-	p = json_ws(p);
-	if (*p == '{' || *p == '[') {
-		char close = *p == '{' ? '}' : ']';
-		bool obj = *p == '{';
-
-		p = json_ws(p + 1);
-		if (*p == close)
-			return p + 1;
-		for (;;) {
-			if (obj) {
-				p = json_string(json_ws(p));
-				if (!p)
-					return NULL;
-				p = json_ws(p);
-				if (*p++ != ':')
-					return NULL;
-			}
-			p = json_value(p);
-			if (!p)
-				return NULL;
-			p = json_ws(p);
-			if (*p == ',') {
-				p++;
-				continue;
-			}
-			return *p == close ? p + 1 : NULL;
-		}
-	}
-	if (*p == '"')
-		return json_string(p);
-	if (!strncmp(p, "true", 4))
-		return p + 4;
-	if (!strncmp(p, "false", 5))
-		return p + 5;
-	if (!strncmp(p, "null", 4))
-		return p + 4;
-	if (*p == '-' || isdigit((unsigned char)*p)) {
-		char *end;
-
-		strtod(p, &end);
-		return end > p ? end : NULL;
-	}
-	return NULL;
-}
-
-static bool json_valid(const char *text)
-{
-	const char *end = json_value(text);
-
-	return end && *json_ws(end) == '\0';
-}
-
 static uint64_t json_u64(const char *json, const char *key)
 {
 	char k[64];
@@ -174,7 +87,7 @@ Test(commands, info_json_has_the_contract_keys_and_values)
 	write_basic(true);
 	r = tu_run("info", "--format=json", trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(tu_json_valid(r.out), "%s", r.out);
 	cr_assert(strstr(r.out, "\"version\":\"1.2\""));
 	cr_assert(strstr(r.out, "\"clock\":\"monotonic\""));
 	cr_assert_eq(json_u64(r.out, "ticks_per_second"), 1000000000);
@@ -279,7 +192,7 @@ Test(commands, truncated_file_check_fails_and_reports_analyse_the_prefix)
 		cr_assert_eq(r.status, 0, "%s", cmds[i][0]);
 		cr_assert(strstr(r.err, "warning: truncated"), "%s: %s", cmds[i][0], r.err);
 		if (i > 0)
-			cr_assert(json_valid(r.out), "%s", cmds[i][0]);
+			cr_assert(tu_json_valid(r.out), "%s", cmds[i][0]);
 		tu_result_free(&r);
 	}
 }
@@ -537,7 +450,7 @@ Test(commands, chrome_output_is_valid_json_with_every_activation_once)
 	write_basic(true);
 	r = tu_run("chrome", trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(tu_json_valid(r.out), "%s", r.out);
 	cr_assert(strstr(r.out, "{\"traceEvents\":["));
 	cr_assert(strstr(r.out, "\"name\":\"thread_name\",\"pid\":4242,\"tid\":100,"
 				"\"args\":{\"name\":\"main\"}"), "%s", r.out);
@@ -613,7 +526,7 @@ Test(commands, chrome_events_nest_and_match_summary_times)
 	fclose(f);
 	unlink(tu_path(1, "out.json"));
 	json[len] = '\0';
-	cr_assert(json_valid(json));
+	cr_assert(tu_json_valid(json));
 	n = parse_chrome(json, ev, 4096);
 	cr_assert_eq(n, 2000);
 	/* Proper nesting: any two events on the thread are disjoint or nested. */
@@ -650,7 +563,7 @@ Test(commands, chrome_applies_the_filters)
 	write_basic(true);
 	r = tu_run("chrome", "--function=^outer$", "--from=2us", trace, NULL);
 	cr_assert_eq(r.status, 0);
-	cr_assert(json_valid(r.out));
+	cr_assert(tu_json_valid(r.out));
 	/* outer starts at 1, 2, ... 10 us: 2 us and later is 9 of them. */
 	cr_assert_eq(parse_chrome(r.out, ev, 64), 9);
 	tu_result_free(&r);
@@ -678,7 +591,7 @@ Test(commands, summary_json_with_counters_and_intervals_is_valid_json)
 	cr_assert_eq(tg_finish(t, true), 0);
 	r = tu_run("summary", "--format=json", trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(tu_json_valid(r.out), "%s", r.out);
 	cr_assert(strstr(r.out, "\"counters\":{\"instructions\":{\"total\":300,\"mean\":300.00},"
 				"\"cycles\":{\"total\":100,\"mean\":100.00}},\"ipc\":3.0000}"),
 		  "%s", r.out);
@@ -687,7 +600,7 @@ Test(commands, summary_json_with_counters_and_intervals_is_valid_json)
 	tu_result_free(&r);
 	r = tu_run("summary", "--format=json", "--interval=500ns", trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(json_valid(r.out), "%s", r.out);
+	cr_assert(tu_json_valid(r.out), "%s", r.out);
 	cr_assert(strstr(r.out, "{\"interval_start_ns\":500,\"thread\":\"main\",\"function\":"
 				"\"f\\\"q\",\"calls\":0,\"total_ns\":500,\"percent\":100.00}"),
 		  "%s", r.out);
@@ -869,7 +782,7 @@ Test(commands, chrome_nests_on_random_traces_and_clips_windows)
 			len = fread(json, 1, sizeof(json) - 1, f);
 			fclose(f);
 			json[len] = '\0';
-			cr_assert(json_valid(json));
+			cr_assert(tu_json_valid(json));
 			n = parse_chrome(json, ev, 20000);
 			/* As doubles, per thread (tids 101..103), in file order. */
 			for (const char *l = json, *nl; l && *l; l = nl ? nl + 1 : NULL) {
@@ -925,7 +838,7 @@ Test(commands, chrome_says_when_the_window_is_empty)
 	write_basic(true);
 	r = tu_run("chrome", "--from=1s", trace, NULL);
 	cr_assert_eq(r.status, 0);
-	cr_assert(json_valid(r.out));
+	cr_assert(tu_json_valid(r.out));
 	cr_assert_eq(parse_chrome(r.out, ev, 4), 0);
 	cr_assert(strstr(r.err, "warning: no activation to show in the window"), "%s", r.err);
 	tu_result_free(&r);

@@ -6,7 +6,9 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 
+#include <ctype.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,4 +127,91 @@ unsigned tu_nr_lines(const char *text)
 		if (*text == '\n')
 			n++;
 	return n;
+}
+
+/* A tiny JSON syntax checker (RFC 8259), enough to prove validity. */
+static const char *json_value(const char *p);
+
+static const char *json_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+		p++;
+	return p;
+}
+
+static const char *json_string(const char *p)
+{
+	if (*p++ != '"')
+		return NULL;
+	while (*p && *p != '"') {
+		if ((unsigned char)*p < 0x20)
+			return NULL;
+		if (*p == '\\') {
+			p++;
+			if (*p == 'u') {
+				for (int i = 1; i <= 4; i++)
+					if (!isxdigit((unsigned char)p[i]))
+						return NULL;
+				p += 4;
+			} else if (!strchr("\"\\/bfnrt", *p)) {
+				return NULL;
+			}
+		}
+		p++;
+	}
+	return *p == '"' ? p + 1 : NULL;
+}
+
+static const char *json_value(const char *p)
+{
+	p = json_ws(p);
+	if (*p == '{' || *p == '[') {
+		char close = *p == '{' ? '}' : ']';
+		bool obj = *p == '{';
+
+		p = json_ws(p + 1);
+		if (*p == close)
+			return p + 1;
+		for (;;) {
+			if (obj) {
+				p = json_string(json_ws(p));
+				if (!p)
+					return NULL;
+				p = json_ws(p);
+				if (*p++ != ':')
+					return NULL;
+			}
+			p = json_value(p);
+			if (!p)
+				return NULL;
+			p = json_ws(p);
+			if (*p == ',') {
+				p++;
+				continue;
+			}
+			return *p == close ? p + 1 : NULL;
+		}
+	}
+	if (*p == '"')
+		return json_string(p);
+	if (!strncmp(p, "true", 4))
+		return p + 4;
+	if (!strncmp(p, "false", 5))
+		return p + 5;
+	if (!strncmp(p, "null", 4))
+		return p + 4;
+	if (*p == '-' || isdigit((unsigned char)*p)) {
+		char *end;
+
+		strtod(p, &end);
+		return end > p ? end : NULL;
+	}
+	return NULL;
+}
+
+bool tu_json_valid(const char *text)
+{
+	const char *end = json_value(text);
+
+	return end && *json_ws(end) == '\0';
 }

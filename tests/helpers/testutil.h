@@ -7,6 +7,7 @@
 #ifndef TESTUTIL_H
 #define TESTUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct tu_result {
@@ -27,5 +28,7 @@ const char *tu_path(unsigned slot, const char *name);
 const char *tu_line(const char *text, unsigned n);
 /* Number of lines in text. */
 unsigned tu_nr_lines(const char *text);
+/* text is one JSON value (RFC 8259's syntax), with white space around it only. */
+bool tu_json_valid(const char *text);
 
 #endif /* TESTUTIL_H */

@@ -23,3 +23,10 @@ __attribute__((noinline)) void hook_wrapper_a(void)
 {
 	hook_func_a();
 }
+
+__attribute__((noinline)) void hook_across(void (*between)(void))
+{
+	hook_empty();
+	between();
+	hook_empty();
+}

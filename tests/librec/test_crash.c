@@ -23,22 +23,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "trace_read.h"
 
 #define NR_SCOPES 1000
-
-struct child {
-	int status; /* waitpid's; -1: killed after the limit */
-	char out[8192], err[8192];
-};
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static const char *env(const char *name)
 {
@@ -49,78 +37,22 @@ static const char *env(const char *name)
 }
 
 /*
- * Runs argv with extra_env added, no core dump, the sanitizers' own fault
- * handlers off (ASan and TSan report a SEGV and exit instead of dying by it),
- * capturing stdout and stderr; killed after limit_ms.
+ * Runs argv with REC_FLUSH_MS=60000 (the crash path writes, not the timer)
+ * then extra_env, as a crash (child.h: no core dump, the sanitizers' own
+ * fault handlers off: ASan and TSan report a SEGV and exit instead of dying
+ * by it), capturing stdout and stderr; killed after limit_ms.
  */
 static void run_child(const char *const *argv, const char *const *extra_env, unsigned limit_ms,
-		      struct child *c)
+		      struct tu_child *c)
 {
-	int po[2], pe[2], st;
-	size_t no = 0, ne = 0;
-	uint64_t deadline = now_ms() + limit_ms;
-	bool open_o = true, open_e = true, killed = false;
-	pid_t pid;
+	const char *all[16] = { "REC_FLUSH_MS=60000" };
+	size_t n = 1;
 
-	memset(c, 0, sizeof(*c));
-	cr_assert_eq(pipe(po), 0);
-	cr_assert_eq(pipe(pe), 0);
-	pid = fork();
-	cr_assert_neq(pid, -1);
-	if (pid == 0) {
-		struct rlimit no_core = { 0, 0 };
-		int null = open("/dev/null", O_RDONLY);
-
-		setrlimit(RLIMIT_CORE, &no_core);
-		dup2(null, 0);
-		dup2(po[1], 1);
-		dup2(pe[1], 2);
-		close(po[0]), close(pe[0]), close(po[1]), close(pe[1]);
-		putenv((char *)"ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
-			       "handle_sigill=0:handle_abort=0:detect_leaks=0");
-		putenv((char *)"TSAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
-			       "handle_sigill=0:handle_abort=0:halt_on_error=1");
-		putenv((char *)"UBSAN_OPTIONS=halt_on_error=1");
-		putenv((char *)"REC_FLUSH_MS=60000");
-		for (unsigned i = 0; extra_env && extra_env[i]; i++)
-			putenv((char *)extra_env[i]);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
+	for (size_t i = 0; extra_env && extra_env[i]; i++) {
+		cr_assert_lt(n + 1, sizeof(all) / sizeof(all[0]));
+		all[n++] = extra_env[i];
 	}
-	close(po[1]), close(pe[1]);
-	while (open_o || open_e) {
-		struct pollfd p[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
-		uint64_t now = now_ms();
-
-		if (now >= deadline) {
-			kill(pid, SIGKILL);
-			killed = true;
-			break;
-		}
-		if (!open_o)
-			p[0].fd = -1;
-		if (!open_e)
-			p[1].fd = -1;
-		if (poll(p, 2, (int)(deadline - now)) < 0)
-			continue;
-		if (p[0].revents) {
-			ssize_t k = read(po[0], c->out + no, sizeof(c->out) - 1 - no);
-			if (k <= 0)
-				open_o = false;
-			else
-				no += (size_t)k;
-		}
-		if (p[1].revents) {
-			ssize_t k = read(pe[0], c->err + ne, sizeof(c->err) - 1 - ne);
-			if (k <= 0)
-				open_e = false;
-			else
-				ne += (size_t)k;
-		}
-	}
-	close(po[0]), close(pe[0]);
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	c->status = killed ? -1 : st;
+	tu_run_child(argv, all, limit_ms, TU_CHILD_CRASH, c);
 }
 
 /* No pointers: Criterion copies parameters into workers started afresh. */
@@ -140,7 +72,7 @@ static void out_path(char *out, size_t bytes, const char *what)
 
 /* Runs prog_crash SIGNAL MODE with REC_OUTPUT=out; asserts it died by signo. */
 static void crash_run(const struct sig *s, const char *mode, const char *out, const char *more_env,
-		      struct child *c)
+		      struct tu_child *c)
 {
 	const char *argv[] = { env("PROG_CRASH"), s->name, mode, NULL };
 	char setting[512];
@@ -149,10 +81,10 @@ static void crash_run(const struct sig *s, const char *mode, const char *out, co
 	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
 	run_child(argv, extra, 60000, c);
 	cr_assert_neq(c->status, -1, "%s %s: hung", s->name, mode);
-	cr_assert(WIFSIGNALED(c->status), "%s %s: exited with %d, stderr: %s", s->name, mode,
-		  WIFEXITED(c->status) ? WEXITSTATUS(c->status) : -1, c->err);
-	cr_assert_eq(WTERMSIG(c->status), s->signo, "%s %s: died by signal %d, stderr: %s",
-		     s->name, mode, WTERMSIG(c->status), c->err);
+	cr_assert(WIFSIGNALED(c->wstatus), "%s %s: exited with %d, stderr: %s", s->name, mode,
+		  WIFEXITED(c->wstatus) ? WEXITSTATUS(c->wstatus) : -1, c->err);
+	cr_assert_eq(WTERMSIG(c->wstatus), s->signo, "%s %s: died by signal %d, stderr: %s",
+		     s->name, mode, WTERMSIG(c->wstatus), c->err);
 }
 
 /* The file holds both threads' n activations, every one closed, and ends with END. */
@@ -187,10 +119,10 @@ static void assert_check_names(const char *out, const char *signame)
 {
 	const char *argv[] = { env("TRACETOOL"), "check", out, NULL };
 	char want[64];
-	struct child c;
+	struct tu_child c;
 
 	run_child(argv, NULL, 60000, &c);
-	cr_assert(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0, "check: %s%s", c.out, c.err);
+	cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 0, "check: %s%s", c.out, c.err);
 	snprintf(want, sizeof(want), "ended by a crash: %s", signame);
 	cr_assert(strstr(c.out, want), "check said: %s", c.out);
 }
@@ -204,15 +136,15 @@ static void assert_reports_crash(const char *out, const char *signame, int signo
 	const char *info[] = { env("TRACETOOL"), "info", "--format=json", out, NULL };
 	const char *summary[] = { env("TRACETOOL"), "summary", out, NULL };
 	char want[128];
-	struct child c;
+	struct tu_child c;
 
 	run_child(info, NULL, 60000, &c);
-	cr_assert(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0, "info: %s", c.err);
+	cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 0, "info: %s", c.err);
 	cr_assert(strstr(c.out, "\"clean\":false"), "info: %s", c.out);
 	snprintf(want, sizeof(want), "\"crash\":{\"signal\":\"%s\",\"signo\":%d,", signame, signo);
 	cr_assert(strstr(c.out, want), "info: %s", c.out);
 	run_child(summary, NULL, 60000, &c);
-	cr_assert(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0, "summary: %s", c.err);
+	cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 0, "summary: %s", c.err);
 	cr_assert(strstr(c.out, "work"), "summary: %s", c.out);
 	snprintf(want, sizeof(want), "warning: the recording ended by a crash: %s", signame);
 	cr_assert(strstr(c.err, want), "summary's stderr: %s", c.err);
@@ -230,7 +162,7 @@ ParameterizedTest(struct sig *s, crash, each_signal_keeps_every_activation_and_t
 				       [SIGILL] = "SIGILL", [SIGFPE] = "SIGFPE",
 				       [SIGABRT] = "SIGABRT" };
 	char out[256];
-	struct child c;
+	struct tu_child c;
 
 	out_path(out, sizeof(out), s->name);
 	crash_run(s, "plain", out, NULL, &c);
@@ -250,7 +182,7 @@ ParameterizedTest(struct sig *s, crash, own_handler_installed_before_start_still
 		  .timeout = 120)
 {
 	char out[256], want[32];
-	struct child c;
+	struct tu_child c;
 
 	out_path(out, sizeof(out), s->name);
 	crash_run(s, "own", out, NULL, &c);
@@ -263,7 +195,7 @@ ParameterizedTest(struct sig *s, crash, own_handler_installed_before_start_still
 Test(crash, siginfo_handler_with_resethand_runs_once_then_the_default_kills, .timeout = 120)
 {
 	char out[256];
-	struct child c;
+	struct tu_child c;
 
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		char want[32];
@@ -281,7 +213,7 @@ Test(crash, own_handler_installed_after_start_is_chained_to, .timeout = 120)
 {
 	struct sig segv = { "segv", SIGSEGV };
 	char out[256];
-	struct child c;
+	struct tu_child c;
 
 	out_path(out, sizeof(out), "after");
 	crash_run(&segv, "after", out, NULL, &c);
@@ -294,7 +226,7 @@ Test(crash, inside_a_probe_window_writes_no_torn_record, .timeout = 120)
 {
 	struct sig segv = { "segv", SIGSEGV };
 	char out[256];
-	struct child c;
+	struct tu_child c;
 
 	out_path(out, sizeof(out), "window");
 	crash_run(&segv, "window", out, NULL, &c);
@@ -311,7 +243,7 @@ Test(crash, forked_child_crash_lands_in_its_own_file, .timeout = 120)
 	const char *extra[] = { setting, NULL };
 	char parent_out[300];
 	struct tr_trace tr;
-	struct child c;
+	struct tu_child c;
 	int parent, child;
 
 	/* GCC 12's ASan allocator is not fork-safe: a child forked while another
@@ -322,8 +254,8 @@ Test(crash, forked_child_crash_lands_in_its_own_file, .timeout = 120)
 	snprintf(pattern, sizeof(pattern), "/tmp/rec_crash_%d_fork_%%p.zst", (int)getpid());
 	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", pattern);
 	run_child(argv, extra, 60000, &c);
-	cr_assert(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0, "status %d, stderr: %s",
-		  c.status, c.err);
+	cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 0, "status %d, stderr: %s",
+		  c.wstatus, c.err);
 	cr_assert_eq(sscanf(c.out, "%d %d", &parent, &child), 2, "stdout: %s", c.out);
 	/* The parent's file: its own scopes after the fork, ended cleanly, no crash. */
 	snprintf(parent_out, sizeof(parent_out), "/tmp/rec_crash_%d_fork_%d.zst", (int)getpid(),
@@ -347,7 +279,7 @@ Test(crash, rec_crash_0_leaves_the_unwritten_events_unwritten, .timeout = 120)
 	struct sig segv = { "segv", SIGSEGV };
 	char out[256];
 	struct tr_trace tr;
-	struct child c;
+	struct tu_child c;
 
 	out_path(out, sizeof(out), "off");
 	crash_run(&segv, "plain", out, "REC_CRASH=0", &c);
@@ -374,7 +306,7 @@ Test(crash, under_asan_its_handler_runs_after_the_capture, .timeout = 120)
 	const char *argv[] = { env("PROG_CRASH"), "segv", "plain", NULL };
 	char out[256], setting[300];
 	const char *extra[] = { setting, "ASAN_OPTIONS=detect_leaks=0", NULL };
-	struct child c;
+	struct tu_child c;
 
 	if (!getenv("REC_TEST_ASAN"))
 		cr_skip_test("not an AddressSanitizer build");
@@ -383,7 +315,7 @@ Test(crash, under_asan_its_handler_runs_after_the_capture, .timeout = 120)
 	run_child(argv, extra, 60000, &c);
 	cr_assert_neq(c.status, -1, "hung");
 	cr_assert(strstr(c.err, "AddressSanitizer: SEGV"), "stderr: %s", c.err);
-	cr_assert(!(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0));
+	cr_assert(!(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 0));
 	assert_all_there(out, "asan");
 	unlink(out);
 }
@@ -400,15 +332,15 @@ Test(crash, flight_hook_writes_a_complete_snapshot_file_instead, .timeout = 120)
 	char out[256], snap[256], setting[300], snap_setting[300];
 	const char *extra[] = { setting, snap_setting, NULL };
 	struct tr_trace tr;
-	struct child c;
+	struct tu_child c;
 
 	out_path(out, sizeof(out), "flight_stream");
 	out_path(snap, sizeof(snap), "flight_snap");
 	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
 	snprintf(snap_setting, sizeof(snap_setting), "CRASH_SNAPSHOT=%s", snap);
 	run_child(argv, extra, 60000, &c);
-	cr_assert(WIFSIGNALED(c.status) && WTERMSIG(c.status) == SIGSEGV, "status %d, stderr: %s",
-		  c.status, c.err);
+	cr_assert(WIFSIGNALED(c.wstatus) && WTERMSIG(c.wstatus) == SIGSEGV, "status %d, stderr: %s",
+		  c.wstatus, c.err);
 	cr_assert_str_eq(c.err, "");
 	/* Both threads' rings hold every event they recorded (well under a ring). */
 	assert_all_there(snap, "snapshot");
@@ -434,15 +366,15 @@ Test(crash, capture_larger_than_its_buffer_spans_frames, .timeout = 300)
 	char out[256], snap[256], setting[300], snap_setting[300];
 	const char *extra[] = { setting, snap_setting, "REC_BUFFER=64M", NULL };
 	struct tr_trace tr;
-	struct child c;
+	struct tu_child c;
 
 	out_path(out, sizeof(out), "big_stream");
 	out_path(snap, sizeof(snap), "big_snap");
 	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
 	snprintf(snap_setting, sizeof(snap_setting), "CRASH_SNAPSHOT=%s", snap);
 	run_child(argv, extra, 240000, &c);
-	cr_assert(WIFSIGNALED(c.status) && WTERMSIG(c.status) == SIGSEGV, "status %d, stderr: %s",
-		  c.status, c.err);
+	cr_assert(WIFSIGNALED(c.wstatus) && WTERMSIG(c.wstatus) == SIGSEGV, "status %d, stderr: %s",
+		  c.wstatus, c.err);
 	assert_all_n(snap, "big snapshot", 1500000);
 	cr_assert_eq(tr_load(snap, &tr), 0);
 	cr_assert_gt(tr.nr_frames, 2, "%lu frames", (unsigned long)tr.nr_frames);
@@ -465,7 +397,7 @@ Test(crash, signal_sent_to_a_probing_thread_leaves_a_whole_file, .timeout = 300)
 	for (int run = 0; run < 20; run++) {
 		char out[256];
 		struct tr_trace tr;
-		struct child c;
+		struct tu_child c;
 
 		out_path(out, sizeof(out), "async");
 		crash_run(&abrt, "async", out, NULL, &c);
@@ -494,7 +426,7 @@ Test(crash, flight_mode_crash_writes_the_next_snapshot, .timeout = 120)
 	struct sig segv = { "segv", SIGSEGV };
 	const char *info[] = { env("TRACETOOL"), "info", "--format=json", NULL, NULL };
 	char pattern[256], snap[256];
-	struct child c;
+	struct tu_child c;
 
 	snprintf(pattern, sizeof(pattern), "/tmp/rec_crash_%d_flmode_%%n.zst", (int)getpid());
 	snprintf(snap, sizeof(snap), "/tmp/rec_crash_%d_flmode_1.zst", (int)getpid());

@@ -157,42 +157,125 @@ Test(honest, no_fault_after_first_probe_hook)
 }
 
 /* ------------------------------------------------------------------ */
+/*
+ * A scope open across rec_stop()/rec_start() leaves no exit without its
+ * enter in the new file: with TRACE_SCOPE and with the hook, and (this file
+ * is built twice) with the shared and the static librec.
+ */
+
+static char out2[256];
+
+static void cleanup2(void)
+{
+	if (out2[0])
+		unlink(out2);
+}
+
+static void restart_to_out2(void)
+{
+	snprintf(out2, sizeof(out2), "/tmp/rec_honest_%d_restarted.zst", (int)getpid());
+	unlink(out2);
+	setenv("REC_OUTPUT", out2, 1);
+	cr_assert_eq(rec_stop(), 0);
+	cr_assert_eq(rec_start(NULL), 0);
+}
+
+__attribute__((noinline)) static void scope_across(void)
+{
+	TRACE_SCOPE_NAMED("across");
+	empty_scope();
+	restart_to_out2();
+	empty_scope(); /* inside the old scope, in the new file */
+}
+
+/* old: enters recorded before the stop; fresh: the new file's scopes (2 events each). */
+static void check_restart(uint64_t old_events, uint64_t fresh_scopes)
+{
+	struct tr_trace tr;
+
+	cr_assert_eq(tr_load(out, &tr), 0);
+	cr_assert_eq(tr.nr_threads, 1);
+	cr_assert_eq(tr.nr_events, old_events);
+	cr_assert_eq(tr.threads[0].nr_bad_exits, 0);
+	cr_assert_eq(tr.threads[0].nr_unclosed, 1, "the scope open at the stop");
+	tr_free(&tr);
+	cr_assert_eq(tr_load(out2, &tr), 0);
+	cr_assert(tr.clean);
+	cr_assert_eq(tr.nr_threads, 1);
+	cr_assert_eq(tr.threads[0].nr_bad_exits, 0, "an exit without its enter in the new file");
+	cr_assert_eq(tr.threads[0].nr_unclosed, 0);
+	cr_assert(tr_well_nested(&tr));
+	cr_assert_eq(tr.nr_events, 2 * fresh_scopes);
+	tr_free(&tr);
+}
+
+Test(honest, restart_inside_a_scope_leaves_no_orphan_exit, .fini = cleanup2)
+{
+	use_output("restart");
+	empty_scope();
+	scope_across();
+	empty_scope();
+	cr_assert_eq(rec_stop(), 0);
+	/* old: empty (2), across's enter, empty (2); new: empty twice */
+	check_restart(5, 2);
+	cleanup();
+}
+
+Test(honest, restart_inside_a_hooked_function_leaves_no_orphan_exit, .fini = cleanup2)
+{
+	use_output("restarthook");
+	hook_empty();
+	hook_across(restart_to_out2);
+	hook_empty();
+	cr_assert_eq(rec_stop(), 0);
+	/* old: hook_empty (2), hook_across's enter, hook_empty (2); new: hook_empty twice */
+	check_restart(5, 2);
+	cleanup();
+}
+
+/* ------------------------------------------------------------------ */
 /* The first activation of a fresh thread is like its others. */
 
 #define BUSY_NS 20000u
 #define ACTIVATIONS 41
 #define FIRST_TOLERANCE 1.5 /* the checker's: first <= 1.5 x the thread's median */
 /*
- * This shared VM also slows a single activation without any context switch
- * (3x to 388x seen, in any activation, librec's set-up long done: the
- * hypervisor taking the vCPU or backing a page): one thread of the 8 may be
- * over FIRST_TOLERANCE. Before issue 14 every fresh thread's first
- * activation was 9x to 860x its median, so this still fails on that.
+ * librec's part of an activation: its trace duration minus the time the
+ * thread's own clock saw spent in the body. The enter's stamp is taken after
+ * every set-up (attach, ring fault-in, site registration) and the exit's
+ * first thing, so this is tens of nanoseconds later on; in a fresh thread's
+ * first activation also its first clock_gettime() (0.4-1.6 us here, without
+ * librec too) and the cache misses left by zeroing its ring: p50 1.4 us,
+ * p90 3.3 us (docs/DESIGN.md, "First activation").
  */
-#define NOISE_THREADS 1
-#define WANTED_THREADS 8
-#define MAX_THREADS 64
+#define LIBREC_PART_MAX 0.5 /* of the thread's median activation: 10 us of 20 */
+/*
+ * Not yet 0: about 1 in 100 fresh threads in this test's process showed
+ * 10 to 120 us there (not reproduced outside Criterion; cause not found).
+ * Every such thread is printed.
+ */
+#define LIBREC_PART_SLOW_THREADS 1
+#define NR_FRESH 8
 
 /*
- * The scope of the checker's program, a 20 us busy-wait, which also reads
- * the thread's involuntary context switches at its start and end (in every
- * activation alike). Return: whether the kernel switched the thread out.
+ * The checker's scope, a 20 us busy-wait on CLOCK_MONOTONIC; it also keeps
+ * the busy-wait's own duration (the program's clock, read inside the scope)
+ * so that each activation splits into the body's time and librec's.
  */
-__attribute__((noinline)) static bool busy_scope(void)
+__attribute__((noinline)) static uint64_t busy_scope(void)
 {
 	TRACE_SCOPE_NAMED("busy");
-	long before = thread_nivcsw();
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = mono_ns(), t1;
 
-	while (mono_ns() - t0 < BUSY_NS)
+	while ((t1 = mono_ns()) - t0 < BUSY_NS)
 		;
-	return thread_nivcsw() != before;
+	return t1 - t0;
 }
 
 struct fresh {
 	pid_t tid;
-	bool preempted; /* involuntarily switched out during its first activation */
-	int ran;	/* its activations are done (release) */
+	uint64_t body_ns[ACTIVATIONS]; /* the busy-wait's own time, per activation */
+	int ran;		       /* its activations are done (release) */
 };
 
 static pthread_mutex_t fresh_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -202,12 +285,11 @@ static bool fresh_done;
 static void *fresh_worker(void *arg)
 {
 	struct fresh *f = arg;
+
 	f->tid = gettid();
-	(void)thread_nivcsw(); /* as warm as in the later activations */
 	/* The first probe of this thread: attach and ring set-up happen in it. */
-	f->preempted = busy_scope();
-	for (int i = 1; i < ACTIVATIONS; i++)
-		busy_scope();
+	for (int i = 0; i < ACTIVATIONS; i++)
+		f->body_ns[i] = busy_scope();
 	__atomic_store_n(&f->ran, 1, __ATOMIC_RELEASE);
 	/* Stay alive until all are done: each thread gets a ring of its own,
 	 * never one an exited thread left in librec's pool. */
@@ -220,16 +302,16 @@ static void *fresh_worker(void *arg)
 
 struct durations {
 	uint32_t busy_id;
-	uint64_t open[MAX_THREADS + 2];
-	uint32_t n[MAX_THREADS + 2];
-	uint64_t d[MAX_THREADS + 2][ACTIVATIONS];
+	uint64_t open[NR_FRESH + 2];
+	uint32_t n[NR_FRESH + 2];
+	uint64_t d[NR_FRESH + 2][ACTIVATIONS];
 };
 
 static void on_busy(void *arg, uint32_t serial, uint64_t ticks, uint32_t code)
 {
 	struct durations *du = arg;
 
-	if (serial >= MAX_THREADS + 2u || RECFMT_CODE_SITE(code) != du->busy_id)
+	if (serial >= NR_FRESH + 2u || RECFMT_CODE_SITE(code) != du->busy_id)
 		return;
 	if (!RECFMT_CODE_IS_EXIT(code))
 		du->open[serial] = ticks;
@@ -237,9 +319,9 @@ static void on_busy(void *arg, uint32_t serial, uint64_t ticks, uint32_t code)
 		du->d[serial][du->n[serial]++] = ticks - du->open[serial];
 }
 
-static int cmp_u64(const void *a, const void *b)
+static int cmp_double_asc(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
 }
@@ -252,45 +334,57 @@ static uint32_t site_id(const struct tr_trace *tr, const char *name)
 	return 0;
 }
 
-/*
- * Eight fresh threads, one after another, each running 41 scopes that
- * busy-wait 20 us on CLOCK_MONOTONIC; each stays alive to the end, so
- * each attaches a fresh ring. Tolerance: each thread's first activation
- * <= 1.5 x its median (the checker's), but one (see NOISE_THREADS). A thread the kernel switched out
- * involuntarily during its first activation (ru_nivcsw moved: the
- * machine is shared) is replaced by
- * another, up to 64 threads, as its first activation may then measure the
- * scheduler, not librec; librec's own waits would be voluntary switches
- * and are not excused.
- */
-Test(honest, first_activation_like_the_others)
+static double median_of(const double *v, int n)
 {
-	static struct fresh f[MAX_THREADS];
+	double s[ACTIVATIONS];
+
+	memcpy(s, v, (size_t)n * sizeof(*s));
+	qsort(s, (size_t)n, sizeof(*s), cmp_double_asc);
+	return s[n / 2];
+}
+
+/*
+ * Eight fresh threads, each running 41 scopes that busy-wait 20 us on
+ * CLOCK_MONOTONIC and staying alive to the end (so each attaches a fresh
+ * ring): created one after another (each runs alone), or all at once.
+ * For every thread, no excuse:
+ *  - librec's part of its first activation (trace minus the body's own
+ *    clock) is within LIBREC_PART_MAX of its median activation (but
+ *    LIBREC_PART_SLOW_THREADS, see there);
+ *  - the checker's ratio, first <= 1.5 x median, holds unless the body's
+ *    own first run was itself over 1.5 x its median: then the program's
+ *    clock saw the machine's time (a preemption on this shared VM, the
+ *    program's first call through its PLT), which the same program without
+ *    librec shows as often (docs/DESIGN.md, "First activation").
+ */
+static void fresh_threads(const char *what, bool all_at_once)
+{
+	static struct fresh f[NR_FRESH];
 	static struct durations du;
+	static pthread_t th[NR_FRESH];
 	struct tr_trace tr;
-	int nr = 0, good = 0, over = 0;
+	int over = 0, machine = 0, slow = 0;
 
 	skip_under_asan();
-	use_output("first");
-	static pthread_t th[MAX_THREADS];
-
-	while (good < WANTED_THREADS && nr < MAX_THREADS) {
+	use_output(what);
+	memset(f, 0, sizeof(f));
+	fresh_done = false;
+	for (int i = 0; i < NR_FRESH; i++) {
+		pthread_create(&th[i], NULL, fresh_worker, &f[i]);
 		/* One at a time: its first activation has a core to itself. */
-		pthread_create(&th[nr], NULL, fresh_worker, &f[nr]);
-		while (!__atomic_load_n(&f[nr].ran, __ATOMIC_ACQUIRE))
+		while (!all_at_once && !__atomic_load_n(&f[i].ran, __ATOMIC_ACQUIRE))
 			usleep(1000);
-		good += !f[nr].preempted;
-		nr++;
 	}
+	for (int i = 0; i < NR_FRESH; i++)
+		while (!__atomic_load_n(&f[i].ran, __ATOMIC_ACQUIRE))
+			usleep(1000);
 	pthread_mutex_lock(&fresh_lock);
 	fresh_done = true;
 	pthread_cond_broadcast(&fresh_cond);
 	pthread_mutex_unlock(&fresh_lock);
-	for (int i = 0; i < nr; i++)
+	for (int i = 0; i < NR_FRESH; i++)
 		pthread_join(th[i], NULL);
 	rec_stop();
-	cr_assert_eq(good, WANTED_THREADS, "only %d of %d threads ran their first scope unpreempted",
-		     good, nr);
 	memset(&du, 0, sizeof(du));
 	cr_assert_eq(tr_load(out, &tr), 0);
 	du.busy_id = site_id(&tr, "busy");
@@ -298,34 +392,62 @@ Test(honest, first_activation_like_the_others)
 	cr_assert_neq(du.busy_id, 0, "no site named busy");
 	cr_assert_eq(tr_load_each(out, &tr, on_busy, &du), 0);
 	cr_assert_eq(tr_dropped(&tr), 0);
-	for (int i = 0; i < nr; i++) {
+	cr_assert_gt(tr.ticks_per_second, 0);
+	for (int i = 0; i < NR_FRESH; i++) {
 		const struct tr_thread *t = NULL;
-		uint64_t sorted[ACTIVATIONS], median, first;
+		double trace_ns[ACTIVATIONS], body_ns[ACTIVATIONS], median, body_median, part;
 
 		for (uint32_t k = 0; k < tr.nr_threads; k++)
 			if (tr.threads[k].os_tid == (uint32_t)f[i].tid)
 				t = &tr.threads[k];
 		cr_assert_not_null(t, "thread %d (tid %d) not in the trace", i, (int)f[i].tid);
-		cr_assert_lt(t->serial, MAX_THREADS + 2);
+		cr_assert_lt(t->serial, NR_FRESH + 2);
 		cr_assert_eq(du.n[t->serial], ACTIVATIONS);
-		if (f[i].preempted)
-			continue;
-		memcpy(sorted, du.d[t->serial], sizeof(sorted));
-		qsort(sorted, ACTIVATIONS, sizeof(sorted[0]), cmp_u64);
-		median = sorted[ACTIVATIONS / 2];
-		first = du.d[t->serial][0];
-		if (getenv("HONEST_VERBOSE"))
-			fprintf(stderr, "thread %d: %.2fx\n", i, (double)first / (double)median);
-		if ((double)first > FIRST_TOLERANCE * (double)median) {
-			over++;
-			fprintf(stderr, "thread %d: first activation %llu ticks, median %llu (%.2fx)\n",
-				i, (unsigned long long)first, (unsigned long long)median,
-				(double)first / (double)median);
+		for (int k = 0; k < ACTIVATIONS; k++) {
+			trace_ns[k] = (double)du.d[t->serial][k] * 1e9 / (double)tr.ticks_per_second;
+			body_ns[k] = (double)f[i].body_ns[k];
 		}
+		median = median_of(trace_ns, ACTIVATIONS);
+		body_median = median_of(body_ns, ACTIVATIONS);
+		part = trace_ns[0] - body_ns[0];
+		if (getenv("HONEST_VERBOSE"))
+			fprintf(stderr, "%s thread %d: first %.2fx its median, body %.2fx, librec %.0f ns\n",
+				what, i, trace_ns[0] / median, body_ns[0] / body_median, part);
+		if (part > LIBREC_PART_MAX * median) {
+			slow++;
+			fprintf(stderr, "%s thread %d: librec's part of its first activation %.0f ns, "
+				"median activation %.0f ns\n", what, i, part, median);
+			continue;
+		}
+		if (trace_ns[0] <= FIRST_TOLERANCE * median)
+			continue;
+		if (body_ns[0] > FIRST_TOLERANCE * body_median) {
+			machine++;
+			cr_log_info("%s thread %d: first %.2fx its median, the body's own clock %.2fx",
+				    what, i, trace_ns[0] / median, body_ns[0] / body_median);
+			continue;
+		}
+		over++;
+		fprintf(stderr, "%s thread %d: first activation %.0f ns, median %.0f (%.2fx), body %.2fx\n",
+			what, i, trace_ns[0], median, trace_ns[0] / median, body_ns[0] / body_median);
 	}
-	cr_expect_leq(over, NOISE_THREADS, "%d of %d threads' first activation over %.1fx their median",
-		      over, WANTED_THREADS, FIRST_TOLERANCE);
+	cr_expect_eq(over, 0, "%s: %d of %d threads' first activation over %.1fx their median",
+		     what, over, NR_FRESH, FIRST_TOLERANCE);
+	cr_expect_leq(slow, LIBREC_PART_SLOW_THREADS,
+		      "%s: %d of %d threads with librec's part of their first activation over %.1fx "
+		      "their median", what, slow, NR_FRESH, LIBREC_PART_MAX);
+	cr_expect_lt(machine, NR_FRESH, "%s: every thread's own clock saw its first run slow", what);
 	tr_free(&tr);
+}
+
+Test(honest, first_activation_like_the_others)
+{
+	fresh_threads("first", false);
+}
+
+Test(honest, first_activation_like_the_others_all_at_once)
+{
+	fresh_threads("firstall", true);
 }
 
 /* ------------------------------------------------------------------ */

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "nested_scopes.h"
 #include "trace_read.h"
 
@@ -203,85 +204,15 @@ Test(host, a_library_reloaded_at_another_address_keeps_its_names_and_counts)
 /* ------------------------------------------------------------------ */
 /* Child programs, with a time limit: librec must never hang its host. */
 
-struct child {
-	int status;	/* exit code, 128 + signal, or -1: killed at the time limit */
-	char out[4096]; /* stdout, cut */
-	char err[4096]; /* stderr, cut */
-};
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /*
  * Runs argv with the extra "NAME=value" settings (NULL-terminated, may be
  * NULL), stdin from /dev/null, capturing stdout and stderr; kills it after
- * limit_ms.
+ * limit_ms (tests/helpers/child.h).
  */
 static void run_child(const char *const *argv, const char *const *extra_env, unsigned limit_ms,
-		      struct child *c)
+		      struct tu_child *c)
 {
-	int po[2], pe[2], st;
-	size_t no = 0, ne = 0;
-	uint64_t deadline = now_ms() + limit_ms;
-	bool open_o = true, open_e = true, killed = false;
-	pid_t pid;
-
-	memset(c, 0, sizeof(*c));
-	cr_assert_eq(pipe(po), 0);
-	cr_assert_eq(pipe(pe), 0);
-	pid = fork();
-	cr_assert_neq(pid, -1);
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY);
-
-		dup2(null, 0);
-		dup2(po[1], 1);
-		dup2(pe[1], 2);
-		close(po[0]), close(pe[0]), close(po[1]), close(pe[1]);
-		for (unsigned i = 0; extra_env && extra_env[i]; i++)
-			putenv((char *)extra_env[i]);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(po[1]), close(pe[1]);
-	while (open_o || open_e) {
-		struct pollfd p[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
-		uint64_t now = now_ms();
-
-		if (now >= deadline) {
-			kill(pid, SIGKILL);
-			killed = true;
-			break;
-		}
-		if (!open_o)
-			p[0].fd = -1;
-		if (!open_e)
-			p[1].fd = -1;
-		if (poll(p, 2, (int)(deadline - now)) < 0)
-			continue;
-		if (p[0].revents) {
-			ssize_t k = read(po[0], c->out + no, sizeof(c->out) - 1 - no);
-			if (k <= 0)
-				open_o = false;
-			else
-				no += (size_t)k;
-		}
-		if (p[1].revents) {
-			ssize_t k = read(pe[0], c->err + ne, sizeof(c->err) - 1 - ne);
-			if (k <= 0)
-				open_e = false;
-			else
-				ne += (size_t)k;
-		}
-	}
-	close(po[0]), close(pe[0]);
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	c->status = killed ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	tu_run_child(argv, extra_env, limit_ms, 0, c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -300,7 +231,7 @@ Test(host, first_probe_in_a_20khz_signal_handler_starts_recording_safely_in_100_
 	snprintf(out, sizeof(out), "/tmp/rec_host_%d_sigfirst.zst", (int)getpid());
 	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
 	for (int run = 0; run < SIGFIRST_RUNS; run++) {
-		struct child c;
+		struct tu_child c;
 		struct tr_trace tr;
 		long nr_alarms;
 
@@ -347,7 +278,7 @@ Test(host, fifo_without_a_reader_gives_one_line_and_the_program_runs_untraced)
 	char setting[300], expect[512];
 	const char *argv[] = { env("PROG_NESTED"), NULL };
 	const char *extra[] = { setting, NULL };
-	struct child c;
+	struct tu_child c;
 
 	make_fifo();
 	output_setting(setting, sizeof(setting), fifo);
@@ -399,7 +330,7 @@ static void *read_fifo(void *arg)
 	}
 }
 
-static void run_with_fifo_reader(struct fifo_reader *r, struct child *c)
+static void run_with_fifo_reader(struct fifo_reader *r, struct tu_child *c)
 {
 	char setting[300];
 	const char *argv[] = { env("PROG_NESTED"), NULL };
@@ -423,7 +354,7 @@ static void run_with_fifo_reader(struct fifo_reader *r, struct child *c)
 Test(host, fifo_with_a_slow_reader_gets_the_whole_trace)
 {
 	static struct fifo_reader r;
-	struct child c;
+	struct tu_child c;
 	struct tr_trace tr;
 	FILE *f;
 
@@ -449,7 +380,7 @@ Test(host, fifo_with_a_slow_reader_gets_the_whole_trace)
 Test(host, fifo_whose_reader_stops_reading_gives_one_line_and_the_program_exits)
 {
 	static struct fifo_reader r;
-	struct child c;
+	struct tu_child c;
 	char expect[512];
 
 	r.stall = true;
@@ -465,7 +396,7 @@ Test(host, terminal_output_gives_one_line_and_the_program_runs_untraced)
 	char setting[300], expect[512];
 	const char *argv[] = { env("PROG_NESTED"), NULL };
 	const char *extra[] = { setting, NULL };
-	struct child c;
+	struct tu_child c;
 	int master = posix_openpt(O_RDWR | O_NOCTTY);
 
 	cr_assert_geq(master, 0);
@@ -486,7 +417,7 @@ Test(host, terminal_output_gives_one_line_and_the_program_runs_untraced)
 static void tracetool_check(const char *path)
 {
 	const char *argv[] = { env("TRACETOOL"), "check", path, NULL };
-	struct child c;
+	struct tu_child c;
 
 	run_child(argv, NULL, 60000, &c);
 	cr_assert_eq(c.status, 0, "tracetool check %s: %s", path, c.err);
@@ -559,7 +490,7 @@ ParameterizedTest(struct exec_mode *mode, host, traced_program_running_a_traced_
 	const char *argv[] = { env("PROG_EXEC"), mode->name, env("PROG_NESTED"), NULL };
 	const char *extra[] = { setting, NULL };
 	const char *other;
-	struct child c;
+	struct tu_child c;
 
 	snprintf(out, sizeof(out), "/tmp/rec_host_%d_exec_%s.zst", (int)getpid(), mode->name);
 	unlink(out);
@@ -578,7 +509,7 @@ Test(host, a_second_program_with_the_same_output_writes_its_own_file)
 	const char *argv[] = { env("PROG_NESTED"), NULL };
 	const char *extra[] = { setting, NULL };
 	const char *other;
-	struct child c;
+	struct tu_child c;
 
 	use_output("two");
 	outer(); /* this process records to out */
@@ -599,7 +530,7 @@ Test(host, a_stale_file_of_a_dead_recording_is_overwritten)
 	char setting[300];
 	const char *argv[] = { env("PROG_NESTED"), NULL };
 	const char *extra[] = { setting, NULL };
-	struct child c;
+	struct tu_child c;
 	FILE *f;
 
 	snprintf(out, sizeof(out), "/tmp/rec_host_%d_stale.zst", (int)getpid());
@@ -757,7 +688,7 @@ Test(host, a_taken_output_without_extension_gets_the_pid_at_its_end)
 	const char *argv[] = { env("PROG_NESTED"), NULL };
 	const char *extra[] = { setting, NULL };
 	const char *other;
-	struct child c;
+	struct tu_child c;
 
 	snprintf(out, sizeof(out), "/tmp/rec_host_%d.dir/trace", (int)getpid());
 	/* A dot in a directory name is not an extension. */
@@ -784,7 +715,7 @@ Test(host, dev_null_output_is_written_without_a_word)
 {
 	const char *argv[] = { env("PROG_NESTED"), NULL };
 	const char *extra[] = { "REC_OUTPUT=/dev/null", NULL };
-	struct child c;
+	struct tu_child c;
 
 	run_child(argv, extra, 60000, &c);
 	cr_assert_eq(c.status, 0);

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/* child.c - see child.h. */
+#define _GNU_SOURCE
+#include "child.h"
+
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void tu_run_child(const char *const *argv, const char *const *extra_env, unsigned limit_ms,
+		  unsigned flags, struct tu_child *c)
+{
+	int po[2], pe[2], st;
+	size_t no = 0, ne = 0;
+	uint64_t deadline = now_ms() + limit_ms;
+	bool open_o = true, open_e = true, killed = false;
+	pid_t pid;
+
+	memset(c, 0, sizeof(*c));
+	cr_assert_eq(pipe(po), 0);
+	cr_assert_eq(pipe(pe), 0);
+	pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+
+		if (flags & TU_CHILD_CRASH) {
+			struct rlimit no_core = { 0, 0 };
+
+			setrlimit(RLIMIT_CORE, &no_core);
+		}
+		dup2(null, 0);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		close(po[0]), close(pe[0]), close(po[1]), close(pe[1]);
+		if (flags & TU_CHILD_CRASH) {
+			putenv((char *)"ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
+				       "handle_sigill=0:handle_abort=0:detect_leaks=0");
+			putenv((char *)"TSAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
+				       "handle_sigill=0:handle_abort=0:halt_on_error=1");
+			putenv((char *)"UBSAN_OPTIONS=halt_on_error=1");
+		}
+		for (unsigned i = 0; extra_env && extra_env[i]; i++)
+			putenv((char *)extra_env[i]);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(po[1]), close(pe[1]);
+	while (open_o || open_e) {
+		struct pollfd p[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
+		uint64_t now = now_ms();
+
+		if (now >= deadline) {
+			kill(pid, SIGKILL);
+			killed = true;
+			break;
+		}
+		if (!open_o)
+			p[0].fd = -1;
+		if (!open_e)
+			p[1].fd = -1;
+		if (poll(p, 2, (int)(deadline - now)) < 0)
+			continue;
+		if (p[0].revents) {
+			ssize_t k = read(po[0], c->out + no, sizeof(c->out) - 1 - no);
+			if (k <= 0)
+				open_o = false;
+			else
+				no += (size_t)k;
+		}
+		if (p[1].revents) {
+			ssize_t k = read(pe[0], c->err + ne, sizeof(c->err) - 1 - ne);
+			if (k <= 0)
+				open_e = false;
+			else
+				ne += (size_t)k;
+		}
+	}
+	close(po[0]), close(pe[0]);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	c->wstatus = st;
+	c->status = killed ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
