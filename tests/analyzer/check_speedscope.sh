@@ -6,7 +6,11 @@
 # speedscope's own importer (its web app, in headless Chromium) and read
 # back from its Sandwich view: the same functions as `tracetool summary`,
 # with its total_ns and self_ns (recursion counted once on both sides), to
-# within 1 ns per folded line (each line's value is rounded on its own). Exit 77 (skipped) without chromium, without
+# within 1 ns per folded line (each line's value is rounded on its own). Then
+# `tracetool chrome` of the same trace (two functions, to stay small) is
+# imported by speedscope's trace-event importer: every thread with events is
+# listed under its name, from the thread_name metadata chrome writes after
+# the events. Exit 77 (skipped) without chromium, without
 # speedscope in .cache/npm (scripts/speedscope.sh installs it) or without a
 # `flame` command in this tracetool.
 #   usage: check_speedscope.sh TRACETOOL PIPELINE_EXAMPLE SPEEDSCOPE_DIR
@@ -67,5 +71,26 @@ assert seen.keys() == want.keys(), (seen, want)
 for name in want:
     for k in range(2):
         assert abs(seen[name][k] - want[name][k]) <= lines, (name, seen[name], want[name])
+PY
+
+# chrome's JSON: thread names come from M events written after the events.
+"$tt" chrome --function='^(produce|process)$' "$dir/t.zst" -o "$dir/t.json"
+printf 'speedscope.loadFileFromBase64("t.json", "%s")' "$(base64 -w0 "$dir/t.json")" >"$dir/c.js"
+timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+	--user-data-dir="$dir/profile2" --window-size=1400,3000 --virtual-time-budget=15000 \
+	--dump-dom "file://$app/index.html#localProfilePath=$dir/c.js&view=sandwich" \
+	2>/dev/null >"$dir/cdom.html" || true
+grep -q '<title>t.json - speedscope</title>' "$dir/cdom.html" || fail "speedscope did not load chrome's JSON"
+python3 - "$dir/cdom.html" "$dir/t.json" <<'PY' || fail "speedscope does not list chrome's threads by name"
+import html, json, re, sys
+text = html.unescape(re.sub(r'<[^>]*>', '\n', open(sys.argv[1]).read()))
+ev = json.load(open(sys.argv[2]))['traceEvents']
+names = {e['tid']: e['args']['name'] for e in ev if e['ph'] == 'M' and e['name'] == 'thread_name'}
+busy = {e['tid'] for e in ev if e['ph'] in 'BX'}
+want = {names[t] for t in busy}
+print('threads with events:', sorted(want))
+assert len(want) >= 2, want
+for n in want:
+    assert re.search(r'\), %s \(tid \d+\)' % re.escape(n), text), n
 PY
 echo ok
