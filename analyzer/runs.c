@@ -26,13 +26,18 @@ static void fill(struct tt_run *r)
 	r->clean = r->meta.has_end && !r->meta.truncated;
 }
 
-enum tt_status tt_run_open(struct tt_run *r, const char *path, uint32_t run_id, char *msg,
-			   size_t msg_bytes)
+static void run_init(struct tt_run *r, const char *path, uint32_t run_id)
 {
 	memset(r, 0, sizeof(*r));
 	r->path = path;
 	r->run_id = run_id;
 	tt_trace_init(&r->meta, path);
+}
+
+enum tt_status tt_run_open(struct tt_run *r, const char *path, uint32_t run_id, char *msg,
+			   size_t msg_bytes)
+{
+	run_init(r, path, run_id);
 	/* Metadata only: the events are decoded once, by the main pass, which
 	 * also gives the exact duration (tt_run_saw_ticks()). */
 	if (tt_trace_walk(&r->meta, NULL, NULL, msg, msg_bytes) != TT_OK)
@@ -44,10 +49,7 @@ enum tt_status tt_run_open(struct tt_run *r, const char *path, uint32_t run_id, 
 enum tt_status tt_run_open_skim(struct tt_run *r, const char *path, uint32_t run_id, char *msg,
 				size_t msg_bytes)
 {
-	memset(r, 0, sizeof(*r));
-	r->path = path;
-	r->run_id = run_id;
-	tt_trace_init(&r->meta, path);
+	run_init(r, path, run_id);
 	if (!tt_trace_skim(&r->meta)) { /* the full pass, with its own messages */
 		tt_trace_fini(&r->meta);
 		return tt_run_open(r, path, run_id, msg, msg_bytes);
