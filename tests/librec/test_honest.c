@@ -351,11 +351,12 @@ static double median_of(const double *v, int n)
  *  - librec's part of its first activation (trace minus the body's own
  *    clock) is within LIBREC_PART_MAX of its median activation (but
  *    LIBREC_PART_SLOW_THREADS, see there);
- *  - the checker's ratio, first <= 1.5 x median, holds unless the body's
- *    own first run was itself over 1.5 x its median: then the program's
- *    clock saw the machine's time (a preemption on this shared VM, the
+ *  - the checker's ratio, first <= 1.5 x median, holds once the time the
+ *    body's own clock saw over its median is taken out: that time is the
+ *    program's or the machine's (a preemption on this shared VM, the
  *    program's first call through its PLT), which the same program without
- *    librec shows as often (docs/DESIGN.md, "First activation").
+ *    librec shows as often (docs/DESIGN.md, "First activation"). A body
+ *    1.41x its median plus librec's usual part made 1.65x in CI.
  */
 static void fresh_threads(const char *what, bool all_at_once)
 {
@@ -421,7 +422,10 @@ static void fresh_threads(const char *what, bool all_at_once)
 		}
 		if (trace_ns[0] <= FIRST_TOLERANCE * median)
 			continue;
-		if (body_ns[0] > FIRST_TOLERANCE * body_median) {
+		/* What the body's own clock saw over its median is the program's
+		 * or the machine's; the rest must be within the checker's ratio. */
+		if (trace_ns[0] - (body_ns[0] > body_median ? body_ns[0] - body_median : 0) <=
+		    FIRST_TOLERANCE * median) {
 			machine++;
 			cr_log_info("%s thread %d: first %.2fx its median, the body's own clock %.2fx",
 				    what, i, trace_ns[0] / median, body_ns[0] / body_median);
