@@ -8,9 +8,10 @@
  *
  * A row group holds one column chunk per column, in schema order; a chunk is
  * an optional dictionary page (strings) followed by data pages, each a
- * thrift PageHeader then its body, zstd-compressed, or stored as it is in a
- * chunk whose first page zstd does not shrink by 1/16 (the codec is one
- * per chunk: ColumnMetaData.codec ZSTD or UNCOMPRESSED). A v1 data page body is
+ * thrift PageHeader then its body, a zstd frame (every chunk's codec is
+ * ZSTD, contract §10): compressed, or, in a chunk whose first page zstd
+ * does not shrink by 1/16, made of raw (stored) blocks (format/rawframe.c),
+ * which costs a copy and a hash instead of compression. A v1 data page body is
  *   [u32 length + RLE/bit-packed definition levels]   (OPTIONAL columns)
  *   values: integers DELTA_BINARY_PACKED, booleans PLAIN (bit-packed),
  *   strings: u8 bit width + RLE/bit-packed dictionary indices.
@@ -26,6 +27,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "recfmt.h"
 #include "xalloc.h"
 
 #define PQ_MAX_COLS 1000
@@ -33,7 +35,9 @@
 /* parquet.thrift enums */
 enum { PT_BOOLEAN = 0, PT_INT32 = 1, PT_INT64 = 2, PT_BYTE_ARRAY = 6 };
 enum { ENC_PLAIN = 0, ENC_RLE = 3, ENC_DELTA_BINARY_PACKED = 5, ENC_RLE_DICTIONARY = 8 };
-enum { CODEC_UNCOMPRESSED = 0, CODEC_ZSTD = 6 };
+enum { CODEC_ZSTD = 6 };
+/* A chunk's pages as zstd frames of raw blocks; its codec is CODEC_ZSTD. */
+enum { CHUNK_ZSTD_STORED = -2 };
 enum { PAGE_DATA = 0, PAGE_DICTIONARY = 2 };
 enum { CT_UTF8 = 0 };
 
@@ -432,7 +436,8 @@ struct col {
 	 * (headers and zstd bodies), its statistics so far. */
 	struct buf pages;
 	int64_t pages_unc, pages_comp;
-	int codec;          /* of this chunk's pages: -1 until its first page (write_page) */
+	int codec;          /* its pages' framing: -1 until its first page, then CODEC_ZSTD or
+			     * CHUNK_ZSTD_STORED (write_page) */
 	uint64_t nulls;
 	bool have_minmax;
 	int64_t min, max;
@@ -768,13 +773,32 @@ void tt_pq_null(struct tt_pq *w)
 
 /* ---- writing a row group ---- */
 
+/* Where a page's raw-block frame goes: the chunk's buffer, or the file. */
+struct page_out {
+	struct tt_pq *w;
+	struct buf *dst;
+};
+
+static int page_out_put(void *ctx, const uint8_t *p, size_t n)
+{
+	struct page_out *o = ctx;
+
+	if (o->dst)
+		buf_put(o->dst, p, n);
+	else
+		put_file(o->w, p, n);
+	return 0;
+}
+
 /* Compresses w->page and writes header + body; updates the chunk's sizes. */
 static void write_page(struct tt_pq *w, int64_t *unc, int64_t *comp, struct buf *dst, int type,
 		       uint32_t num_values, int encoding, int *codec)
 {
-	const uint8_t *body = w->page.p;
-	size_t cn = w->page.n;
-	if (*codec != CODEC_UNCOMPRESSED) {
+	const uint8_t *body = NULL; /* NULL: a frame of raw blocks over w->page */
+	bool stored = *codec == CHUNK_ZSTD_STORED && w->page.n <= RECFMT_MAX_FRAME_BYTES;
+	size_t cn = 0;
+
+	if (!stored) {
 		size_t bound = ZSTD_compressBound(w->page.n);
 		w->comp.n = 0;
 		buf_reserve(&w->comp, bound);
@@ -784,16 +808,20 @@ static void write_page(struct tt_pq *w, int64_t *unc, int64_t *comp, struct buf 
 			return;
 		}
 		body = w->comp.p;
-		/* The chunk's first page decides its codec (one per chunk in
-		 * ColumnMetaData): stored as it is when zstd saves less than
-		 * 1/16 of it, and so are the chunk's other pages, without
-		 * compressing them (time columns, whose bit-packed deltas are
-		 * noise to zstd). */
-		if (*codec < 0) {
-			*codec = cn + w->page.n / 16 >= w->page.n ? CODEC_UNCOMPRESSED : CODEC_ZSTD;
-			if (*codec == CODEC_UNCOMPRESSED)
-				body = w->page.p, cn = w->page.n;
+		/* The chunk's first page decides how its pages are framed: when
+		 * zstd saves less than 1/16 of it (time columns, whose
+		 * bit-packed deltas are noise to zstd), it and the chunk's other
+		 * pages are stored in raw blocks, without compressing them (a
+		 * page too large for one such frame is compressed). */
+		if (*codec == -1) {
+			stored = cn + w->page.n / 16 >= w->page.n &&
+				 w->page.n <= RECFMT_MAX_FRAME_BYTES;
+			*codec = stored ? CHUNK_ZSTD_STORED : CODEC_ZSTD;
 		}
+	}
+	if (stored) {
+		body = NULL;
+		cn = recfmt_rawframe_bytes(w->page.n, false);
 	}
 	if (w->page.n > INT32_MAX || cn > INT32_MAX) {
 		set_err(w, -EFBIG);
@@ -818,11 +846,19 @@ static void write_page(struct tt_pq *w, int64_t *unc, int64_t *comp, struct buf 
 		tp_end(&t);
 	}
 	buf_u8(&w->hdr, 0); /* end of PageHeader */
-	if (dst) {
+	if (dst)
 		buf_put(dst, w->hdr.p, w->hdr.n);
+	else
+		put_file(w, w->hdr.p, w->hdr.n);
+	if (!body) {
+		/* No content checksum: Parquet readers check pages by their sizes. */
+		struct recfmt_slice part = { .data = w->page.p, .bytes = w->page.n };
+		struct page_out o = { .w = w, .dst = dst };
+
+		recfmt_rawframe_emit_sum(&part, 1, false, page_out_put, &o);
+	} else if (dst) {
 		buf_put(dst, body, cn);
 	} else {
-		put_file(w, w->hdr.p, w->hdr.n);
 		put_file(w, body, cn);
 	}
 	*unc += (int64_t)(w->hdr.n + w->page.n);
@@ -1006,7 +1042,7 @@ static void write_chunk(struct tt_pq *w, struct col *c, uint64_t rows)
 		write_page(w, &m->unc_size, &m->comp_size, NULL, PAGE_DICTIONARY,
 			   (uint32_t)c->nr_entries, ENC_PLAIN, &c->codec);
 	}
-	m->codec = c->codec < 0 ? CODEC_ZSTD : c->codec;
+	m->codec = CODEC_ZSTD; /* raw blocks or compressed: zstd frames either way */
 	c->codec = -1; /* the next chunk decides again */
 	m->data_off = (int64_t)w->off;
 	put_file(w, c->pages.p, c->pages.n);

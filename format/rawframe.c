@@ -120,6 +120,14 @@ uint64_t recfmt_xxh64_digest(const struct recfmt_xxh64 *s)
 	return h;
 }
 
+/* The size of the frame recfmt_rawframe_emit_sum() makes of content bytes. */
+size_t recfmt_rawframe_bytes(size_t content, bool checksum)
+{
+	size_t blocks = content ? (content + RAW_BLOCK_MAX_BYTES - 1) / RAW_BLOCK_MAX_BYTES : 1;
+
+	return 9 + 3 * blocks + content + (checksum ? 4 : 0);
+}
+
 /*
  * recfmt_rawframe_emit() - one zstd frame holding the concatenation of the
  * parts, stored in raw blocks, handed to emit() piece by piece (header,
@@ -129,6 +137,14 @@ uint64_t recfmt_xxh64_digest(const struct recfmt_xxh64 *s)
  */
 int recfmt_rawframe_emit(const struct recfmt_slice *parts, size_t nr_parts,
 			 recfmt_emit_fn emit, void *ctx)
+{
+	return recfmt_rawframe_emit_sum(parts, nr_parts, true, emit, ctx);
+}
+
+/* recfmt_rawframe_emit() with the content checksum optional (checksum: false,
+ * for containers that check their own data, as Parquet pages). */
+int recfmt_rawframe_emit_sum(const struct recfmt_slice *parts, size_t nr_parts, bool checksum,
+			     recfmt_emit_fn emit, void *ctx)
 {
 	struct recfmt_xxh64 xs;
 	uint8_t hdr[10], bh[3], sum[4];
@@ -141,15 +157,16 @@ int recfmt_rawframe_emit(const struct recfmt_slice *parts, size_t nr_parts,
 	if (total > RECFMT_MAX_FRAME_BYTES)
 		return -E2BIG;
 	recfmt_xxh64_init(&xs, 0);
-	for (size_t i = 0; i < nr_parts; i++)
+	for (size_t i = 0; checksum && i < nr_parts; i++)
 		recfmt_xxh64_update(&xs, parts[i].data, parts[i].bytes);
 	/*
 	 * Frame header (RFC 8878 §3.1.1.1): magic; descriptor 0xA4 = content
 	 * size field of 4 bytes (flag 2), single segment (no window
-	 * descriptor: the window is the content), content checksum.
+	 * descriptor: the window is the content), content checksum (0xA0
+	 * without it).
 	 */
 	recfmt_store_u32le(hdr, ZSTD_FRAME_MAGIC);
-	hdr[4] = 0xA4;
+	hdr[4] = checksum ? 0xA4 : 0xA0;
 	recfmt_store_u32le(hdr + 5, (uint32_t)total);
 	if ((err = emit(ctx, hdr, 9)))
 		return err;
@@ -179,6 +196,8 @@ int recfmt_rawframe_emit(const struct recfmt_slice *parts, size_t nr_parts,
 			n -= (uint32_t)k;
 		}
 	} while (left);
+	if (!checksum)
+		return 0;
 	recfmt_store_u32le(sum, (uint32_t)recfmt_xxh64_digest(&xs));
 	return emit(ctx, sum, 4);
 }

@@ -483,6 +483,9 @@ struct recfmt_slice {
 typedef int (*recfmt_emit_fn)(void *ctx, const uint8_t *p, size_t n);
 int recfmt_rawframe_emit(const struct recfmt_slice *parts, size_t nr_parts, recfmt_emit_fn emit,
 			 void *ctx);
+int recfmt_rawframe_emit_sum(const struct recfmt_slice *parts, size_t nr_parts, bool checksum,
+			     recfmt_emit_fn emit, void *ctx);
+size_t recfmt_rawframe_bytes(size_t content, bool checksum);
 
 /* Each returns 0, or -ENOMEM. */
 int recfmt_encode_frame(struct recfmt_buf *buf, uint32_t seq);

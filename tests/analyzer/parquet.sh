@@ -32,7 +32,7 @@ for shape in "1000 1048576 65536" "250007 100000 30001" "1 10 10" "5000 512 100"
 	"$gen" --thread "$tmp/th.parquet" "$1" "$2" "$3"
 	cmp "$tmp/v.parquet" "$tmp/r.parquet" || { echo "int_row differs: $shape" >&2; exit 1; }
 	cmp "$tmp/v.parquet" "$tmp/th.parquet" || { echo "thread differs: $shape" >&2; exit 1; }
-	# read back: noise stored UNCOMPRESSED, steps ZSTD, every value exact
+	# read back: every chunk ZSTD, noise in raw blocks, steps compressed, every value exact
 	echo "int table: $shape"
 	node "$here/pq_int_read.mjs" "$tmp/r.parquet" "$1"
 done

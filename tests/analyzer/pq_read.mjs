@@ -87,11 +87,8 @@ const md = await db.all(`SELECT row_group_id, row_group_num_rows AS n, path_in_s
 const nrg = Math.ceil(rows / rg);
 eq('row groups', new Set(md.map((m) => m.row_group_id)).size, nrg);
 for (const m of md) {
-	// ZSTD, or UNCOMPRESSED for a chunk whose first page zstd does not
-	// shrink by 1/16 (parquet.c): pages of at most 100 rows here; the
-	// bigger pages of these columns compress.
-	ok(`compression rg${m.row_group_id} ${m.col}: ${m.compression}`, m.compression === 'ZSTD' ||
-		(m.compression === 'UNCOMPRESSED' && Math.min(Number(m.n), pg) <= 100));
+	// zstd frames, compressed or of raw blocks (parquet.c): contract §10.
+	eq(`compression rg${m.row_group_id} ${m.col}`, m.compression, 'ZSTD');
 	const lo = Number(m.row_group_id) * rg, hi = Math.min(rows, lo + rg);
 	eq(`rows of rg${m.row_group_id}`, Number(m.n), hi - lo);
 	let nulls = 0, mn = null, mx = null;

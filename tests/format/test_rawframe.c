@@ -137,6 +137,37 @@ ParameterizedTest(size_t *n, rawframe, frame_decompresses_to_its_parts)
 	free(data);
 }
 
+/* Without the checksum (Parquet pages): 4 bytes shorter, still a frame zstd reads. */
+ParameterizedTestParameters(rawframe, frame_without_checksum)
+{
+	return cr_make_param_array(size_t, sizes, sizeof(sizes) / sizeof(sizes[0]));
+}
+
+ParameterizedTest(size_t *n, rawframe, frame_without_checksum)
+{
+	uint8_t *data = pattern(*n), *back = malloc(*n + 1);
+	struct recfmt_slice part = { data, *n };
+	struct sink s = { .cap = *n + 64 + (*n / (128 << 10) + 1) * 3 }, t = s;
+	size_t got;
+
+	s.data = malloc(s.cap);
+	t.data = malloc(t.cap);
+	cr_assert_eq(recfmt_rawframe_emit_sum(&part, 1, false, to_sink, &s), 0);
+	cr_assert_eq(recfmt_rawframe_emit(&part, 1, to_sink, &t), 0);
+	cr_assert_eq(s.len + 4, t.len);
+	cr_assert_eq(s.len, recfmt_rawframe_bytes(*n, false));
+	cr_assert_eq(t.len, recfmt_rawframe_bytes(*n, true));
+	cr_assert_eq(ZSTD_findFrameCompressedSize(s.data, s.len), s.len);
+	got = ZSTD_decompress(back, *n + 1, s.data, s.len);
+	cr_assert(!ZSTD_isError(got), "n=%zu: %s", *n, ZSTD_getErrorName(got));
+	cr_assert_eq(got, *n);
+	cr_assert_eq(memcmp(back, data, *n), 0);
+	free(t.data);
+	free(s.data);
+	free(back);
+	free(data);
+}
+
 static int refuse(void *ctx, const uint8_t *p, size_t n)
 {
 	(void)p;
