@@ -485,11 +485,25 @@ static void chrome_error(void *tctx, uint32_t name, uint32_t slot, uint64_t ente
  * Those outside the window (chrome's own, as for scopes) are left out, and
  * so are an argument or a flow event with no open scope.
  */
+/* An annotation's name (not NUL-terminated in the file) quoted for JSON; the caller frees it. */
+static char *quoted_annot_name(const struct tt_annot *a)
+{
+	char *q = tt_xrealloc(NULL, a->name_bytes + 1), *quoted;
+
+	memcpy(q, a->name, a->name_bytes);
+	q[a->name_bytes] = '\0';
+	quoted = tt_emit_json_quote(q);
+	free(q);
+	if (!quoted)
+		tt_oom();
+	return quoted;
+}
+
 static void chrome_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt_annot *a)
 {
 	struct chrome_thread *ct = tctx;
 	struct chrome *ch = ct->ch;
-	char buf[160], at[32], *q;
+	char buf[160], at[32];
 	const char *ph;
 
 	if (a->kind == TT_ANNOT_ARG) {
@@ -498,14 +512,8 @@ static void chrome_annot(void *tctx, uint32_t slot, uint32_t depth, const struct
 		if (!depth || slot == 0 || slot > ct->sp)
 			return;
 		f = &ct->stack[slot - 1];
-		q = tt_xrealloc(NULL, a->name_bytes + 1);
-		memcpy(q, a->name, a->name_bytes);
-		q[a->name_bytes] = '\0';
-		char *qk = tt_emit_json_quote(q);
+		char *qk = quoted_annot_name(a);
 
-		free(q);
-		if (!qk)
-			tt_oom();
 		/* Set twice in one activation: the later value wins. */
 		for (uint32_t i = 0; i < f->nr_args; i++)
 			if (strcmp(f->args[i].qkey, qk) == 0) {
@@ -526,14 +534,8 @@ static void chrome_annot(void *tctx, uint32_t slot, uint32_t depth, const struct
 	if (a->kind >= TT_ANNOT_FLOW_BEGIN && !depth)
 		return;
 	open_pending(ch, ct); /* the enclosing slices first */
-	q = tt_xrealloc(NULL, a->name_bytes + 1);
-	memcpy(q, a->name, a->name_bytes);
-	q[a->name_bytes] = '\0';
-	char *qn = tt_emit_json_quote(q);
+	char *qn = quoted_annot_name(a);
 
-	free(q);
-	if (!qn)
-		tt_oom();
 	fmt_us(at, tt_clock_rel_ns(&ch->clock, a->ticks) + ch->offset_ns)[at] = '\0';
 	begin_event(ch);
 	switch (a->kind) {
