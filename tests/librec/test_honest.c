@@ -275,7 +275,8 @@ __attribute__((noinline)) static uint64_t busy_scope(void)
 struct fresh {
 	pid_t tid;
 	uint64_t body_ns[ACTIVATIONS]; /* the busy-wait's own time, per activation */
-	int ran;		       /* its activations are done (release) */
+	bool preempted; /* involuntarily switched out around its first activation */
+	int ran;	/* its activations are done (release) */
 };
 
 static pthread_mutex_t fresh_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -287,8 +288,13 @@ static void *fresh_worker(void *arg)
 	struct fresh *f = arg;
 
 	f->tid = gettid();
+	long sw = thread_nivcsw();
+
 	/* The first probe of this thread: attach and ring set-up happen in it. */
-	for (int i = 0; i < ACTIVATIONS; i++)
+	f->body_ns[0] = busy_scope();
+	/* librec's own waits would be voluntary switches: not counted here. */
+	f->preempted = thread_nivcsw() != sw;
+	for (int i = 1; i < ACTIVATIONS; i++)
 		f->body_ns[i] = busy_scope();
 	__atomic_store_n(&f->ran, 1, __ATOMIC_RELEASE);
 	/* Stay alive until all are done: each thread gets a ring of its own,
@@ -347,10 +353,13 @@ static double median_of(const double *v, int n)
  * Eight fresh threads, each running 41 scopes that busy-wait 20 us on
  * CLOCK_MONOTONIC and staying alive to the end (so each attaches a fresh
  * ring): created one after another (each runs alone), or all at once.
- * For every thread, no excuse:
+ * For every thread:
  *  - librec's part of its first activation (trace minus the body's own
  *    clock) is within LIBREC_PART_MAX of its median activation (but
- *    LIBREC_PART_SLOW_THREADS, see there);
+ *    LIBREC_PART_SLOW_THREADS, see there), unless the thread was switched
+ *    out involuntarily around that activation (ru_nivcsw moved: CI runs
+ *    other tests beside this one; a first CI run saw 281 us there) --
+ *    librec's own waits would be voluntary switches, which are not excused;
  *  - the checker's ratio, first <= 1.5 x median, holds once the time the
  *    body's own clock saw over its median is taken out: that time is the
  *    program's or the machine's (a preemption on this shared VM, the
@@ -414,6 +423,14 @@ static void fresh_threads(const char *what, bool all_at_once)
 		if (getenv("HONEST_VERBOSE"))
 			fprintf(stderr, "%s thread %d: first %.2fx its median, body %.2fx, librec %.0f ns\n",
 				what, i, trace_ns[0] / median, body_ns[0] / body_median, part);
+		if (part > LIBREC_PART_MAX * median && f[i].preempted) {
+			/* The gap between a stamp and the body held a preemption: the
+			 * scheduler's time on a shared machine, not librec's. */
+			machine++;
+			cr_log_info("%s thread %d: preempted in its first activation, librec's part "
+				    "%.0f ns", what, i, part);
+			continue;
+		}
 		if (part > LIBREC_PART_MAX * median) {
 			slow++;
 			fprintf(stderr, "%s thread %d: librec's part of its first activation %.0f ns, "
