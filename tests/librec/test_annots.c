@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -613,6 +615,51 @@ static void *drain_fifo(void *arg)
 	return NULL;
 }
 
+/*
+ * True while librec's writer thread waits for room in its output: in write(2)
+ * or in the poll(2) that write_all() waits in after EAGAIN (the output of a
+ * FIFO is non-blocking). /proc/self/task/TID/syscall starts with the number
+ * of the system call a blocked thread is in ("running" when it is not).
+ */
+static bool writer_waits_on_output(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	bool blocked = false;
+
+	if (!d)
+		return false;
+	while (!blocked && (e = readdir(d))) {
+		char path[300], buf[64] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+		if (strncmp(buf, "rec-writer", 10))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/syscall", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (fgets(buf, sizeof(buf), f) && buf[0] >= '0' && buf[0] <= '9') {
+			long nr = strtol(buf, NULL, 10);
+
+			blocked = nr == SYS_write || nr == SYS_ppoll;
+#ifdef SYS_poll
+			blocked = blocked || nr == SYS_poll;
+#endif
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return blocked;
+}
+
 Test(annots, an_argument_whose_scope_was_dropped_is_dropped_though_the_ring_has_room)
 {
 	static struct rd r;
@@ -635,11 +682,23 @@ Test(annots, an_argument_whose_scope_was_dropped_is_dropped_though_the_ring_has_
 	setenv("REC_FLUSH_MS", "1", 1);
 	{
 		TRACE_SCOPE_NAMED("outer");
-		/* Enough frames to fill the pipe; then the writer waits on it. */
-		for (int i = 0; i < 200000; i++) {
-			TRACE_SCOPE_NAMED("filler");
+		/*
+		 * Frames until the pipe is full and the writer waits for room
+		 * (twice in a row, 20 ms apart: not a write passing by); then
+		 * the ring fills and stays full. On a loaded machine the writer
+		 * may need many rounds to fill the pipe, so look, not guess;
+		 * within the writer's 10 s stall limit (writer.c).
+		 */
+		int still = 0;
+
+		for (int round = 0; round < 200 && still < 2; round++) {
+			for (int i = 0; i < 20000; i++) {
+				TRACE_SCOPE_NAMED("filler");
+			}
+			usleep(20 * 1000);
+			still = writer_waits_on_output() ? still + 1 : 0;
 		}
-		usleep(100 * 1000);
+		cr_assert_eq(still, 2, "the writer never blocked on the full pipe");
 		for (int i = 0; i < 1000; i++) {
 			TRACE_SCOPE_NAMED("filler");
 		}
