@@ -536,6 +536,13 @@ struct tt_pq {
 	size_t page_cap;     /* rows of a page at most */
 	struct slice *slices;
 	unsigned nr_slices, slice_rows, fill;
+	/* PQ_ROWS: the row tt_pq_int_row_begin() returns next, in slices[fill];
+	 * rows that can end before a slice, page or row group ends by rows
+	 * (room, of room0 at the last edge: rows ended since then are not yet
+	 * in pg_rows, rg_rows, total_rows). */
+	int64_t *next_row;
+	uint32_t room, room0;
+	uint64_t col_mask;   /* bits of the columns */
 	/* the encoder's */
 	FILE *f;
 	uint64_t off;
@@ -619,6 +626,7 @@ struct tt_pq *tt_pq_create(const char *path, const struct tt_pq_col *cols, size_
 			w->null_ok |= (uint64_t)1 << i;
 	}
 	w->int_table = !w->has_str && nr_cols <= 64;
+	w->col_mask = nr_cols < 64 ? ((uint64_t)1 << nr_cols) - 1 : ~(uint64_t)0;
 	w->page_cap = page_cap;
 	w->zc = ZSTD_createCCtx();
 	if (!w->zc)
@@ -1153,17 +1161,28 @@ static inline __attribute__((always_inline)) void slice_ints(struct col *c, cons
 		nv = 1;
 		j++;
 	}
-	for (; j < n; j++) {
-		if (nulls && (nulls[j] & bit))
-			continue;
-		int64_t x = is64 ? src[j * nc] : (int32_t)src[j * nc];
-		/* wrapping differences, as int32 for INT32 columns */
-		c->d[nd++] = is64 ? (uint64_t)x - (uint64_t)prev
-				  : (uint64_t)(int64_t)(int32_t)((uint32_t)x - (uint32_t)prev);
-		prev = x;
-		mn = x < mn ? x : mn;
-		mx = x > mx ? x : mx;
-		nv++;
+	/* Up to the end of the block being filled at a time: no test of the
+	 * block's end per value. */
+	while (j < n) {
+		uint32_t m = n - j < DBP_BLOCK - nd ? n - j : DBP_BLOCK - nd;
+		const int64_t *p = src + (size_t)j * nc;
+		uint64_t *d = c->d + nd;
+		uint32_t k = 0;
+
+		for (uint32_t r = 0; r < m; r++, p += nc) {
+			if (nulls && (nulls[j + r] & bit))
+				continue;
+			int64_t x = is64 ? *p : (int32_t)*p;
+			/* wrapping differences, as int32 for INT32 columns */
+			d[k++] = is64 ? (uint64_t)x - (uint64_t)prev
+				      : (uint64_t)(int64_t)(int32_t)((uint32_t)x - (uint32_t)prev);
+			prev = x;
+			mn = x < mn ? x : mn;
+			mx = x > mx ? x : mx;
+		}
+		j += m;
+		nd += k;
+		nv += k;
 		if (nd == DBP_BLOCK) {
 			dbp_block(&c->pbody, c->d, DBP_BLOCK);
 			nd = 0;
@@ -1263,7 +1282,10 @@ static void encode_slice(struct tt_pq *w, const struct slice *sl)
 				slice_ints(c, src, nc, n, NULL, 0, true);
 			break;
 		case TT_PQ_INT32:
-			slice_ints(c, src, nc, n, nulls, bit, false);
+			if (nulls)
+				slice_ints(c, src, nc, n, nulls, bit, false);
+			else
+				slice_ints(c, src, nc, n, NULL, 0, false);
 			break;
 		default:
 			slice_bools(c, src, nc, n, nulls, bit);
@@ -1388,7 +1410,45 @@ static size_t row_bytes_of(const struct tt_pq *w, uint64_t nulls)
 	return b;
 }
 
-int64_t *tt_pq_int_row_begin(struct tt_pq *w)
+/* Rows ended since the last edge into the counters. */
+static void sync_rows(struct tt_pq *w)
+{
+	uint32_t taken = w->room0 - w->room;
+
+	w->pg_rows += taken;
+	w->rg_rows += taken;
+	w->total_rows += taken;
+	w->room0 = w->room;
+}
+
+/* After an edge: the next row's place, and the rows until the next edge. */
+static void set_room(struct tt_pq *w)
+{
+	struct slice *sl = &w->slices[w->fill];
+	uint64_t room = w->slice_rows - sl->rows;
+
+	if (room > w->o.page_rows - w->pg_rows)
+		room = w->o.page_rows - w->pg_rows;
+	if (room > w->o.row_group_rows - w->rg_rows)
+		room = w->o.row_group_rows - w->rg_rows;
+	w->next_row = sl->vals + (size_t)sl->rows * w->nr_cols;
+	w->room = w->room0 = (uint32_t)room;
+}
+
+/* A row ended at an edge by rows (room 0) or at a row group's bytes: the
+ * slice goes to the encoder if it is full or ends a page. */
+static int row_edge(struct tt_pq *w)
+{
+	sync_rows(w);
+	bool end_rg = w->rg_rows >= w->o.row_group_rows || w->rg_bytes >= w->o.row_group_bytes;
+	bool end_pg = end_rg || w->pg_rows >= w->o.page_rows;
+	if (end_pg || w->slices[w->fill].rows == w->slice_rows)
+		submit_slice(w, end_pg, end_rg);
+	set_room(w);
+	return get_err(w);
+}
+
+static int64_t *int_row_begin_slow(struct tt_pq *w)
 {
 	if (get_err(w))
 		return NULL;
@@ -1398,24 +1458,31 @@ int64_t *tt_pq_int_row_begin(struct tt_pq *w)
 			return NULL;
 		}
 		set_mode(w, PQ_ROWS);
+		set_room(w);
 	}
 	if (w->cur != 0) {
 		set_err(w, -EINVAL);
 		return NULL;
 	}
 	w->cur = w->nr_cols + 1; /* open: any other call but _done is a misuse */
-	struct slice *sl = &w->slices[w->fill];
-	return sl->vals + (size_t)sl->rows * w->nr_cols;
+	return w->next_row;
+}
+
+int64_t *tt_pq_int_row_begin(struct tt_pq *w)
+{
+	if (__builtin_expect(w->mode != PQ_ROWS || w->cur != 0 || get_err(w), 0))
+		return int_row_begin_slow(w);
+	w->cur = w->nr_cols + 1;
+	return w->next_row;
 }
 
 int tt_pq_int_row_done(struct tt_pq *w, uint64_t nulls)
 {
-	int err = get_err(w);
-	if (err)
-		return err;
-	if (w->nr_cols < 64)
-		nulls &= ((uint64_t)1 << w->nr_cols) - 1;
-	if (w->cur != w->nr_cols + 1 || (nulls & ~w->null_ok)) {
+	nulls &= w->col_mask;
+	if (__builtin_expect(w->cur != w->nr_cols + 1 || (nulls & ~w->null_ok) || get_err(w), 0)) {
+		int err = get_err(w);
+		if (err)
+			return err;
 		set_err(w, -EINVAL);
 		return get_err(w);
 	}
@@ -1423,15 +1490,11 @@ int tt_pq_int_row_done(struct tt_pq *w, uint64_t nulls)
 	struct slice *sl = &w->slices[w->fill];
 	sl->nulls[sl->rows++] = nulls;
 	sl->any |= nulls;
+	w->next_row += w->nr_cols;
 	w->rg_bytes += nulls ? row_bytes_of(w, nulls) : w->row_bytes;
-	w->pg_rows++;
-	w->rg_rows++;
-	w->total_rows++;
-	bool end_rg = w->rg_rows >= w->o.row_group_rows || w->rg_bytes >= w->o.row_group_bytes;
-	bool end_pg = end_rg || w->pg_rows >= w->o.page_rows;
-	if (end_pg || sl->rows == w->slice_rows)
-		submit_slice(w, end_pg, end_rg);
-	return get_err(w);
+	if (__builtin_expect(--w->room == 0 || w->rg_bytes >= w->o.row_group_bytes, 0))
+		return row_edge(w);
+	return 0;
 }
 
 int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls)
@@ -1445,7 +1508,7 @@ int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls)
 
 uint64_t tt_pq_rows(const struct tt_pq *w)
 {
-	return w->total_rows;
+	return w->total_rows + (w->room0 - w->room);
 }
 
 /* ---- footer ---- */
@@ -1577,6 +1640,8 @@ int tt_pq_close(struct tt_pq *w, uint64_t *bytes_out)
 {
 	if (w->cur != 0)
 		set_err(w, -EINVAL);
+	if (w->mode == PQ_ROWS)
+		sync_rows(w);
 	if (w->rg_rows && w->mode == PQ_ROWS)
 		submit_slice(w, true, true);
 	else if (w->rg_rows)
