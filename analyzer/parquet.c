@@ -352,21 +352,10 @@ static void zigzag_varint(struct buf *b, int64_t v)
  * smallest, the four miniblocks' bit widths (of their largest less the
  * smallest), and the miniblocks packed (the last one padded, as the spec
  * says, with values that are 0 once reduced). d is padded in place. */
-static void dbp_block(struct buf *b, uint64_t *d, size_t k)
+static void dbp_block_lohi(struct buf *b, uint64_t *d, size_t k, const int64_t *lo,
+			   const int64_t *hi)
 {
 	size_t nmini = (k + DBP_MINI - 1) / DBP_MINI;
-	int64_t lo[DBP_BLOCK / DBP_MINI], hi[DBP_BLOCK / DBP_MINI];
-	for (size_t m = 0; m < nmini; m++) {
-		size_t j0 = m * DBP_MINI, j1 = j0 + DBP_MINI < k ? j0 + DBP_MINI : k;
-		int64_t l = INT64_MAX, h = INT64_MIN;
-		for (size_t j = j0; j < j1; j++) {
-			int64_t x = (int64_t)d[j];
-			l = x < l ? x : l;
-			h = x > h ? x : h;
-		}
-		lo[m] = l;
-		hi[m] = h;
-	}
 	int64_t min = lo[0];
 	for (size_t m = 1; m < nmini; m++)
 		min = lo[m] < min ? lo[m] : min;
@@ -388,6 +377,25 @@ static void dbp_block(struct buf *b, uint64_t *d, size_t k)
 		pack32(b->p + b->n, d + m * DBP_MINI, w, (uint64_t)min);
 		b->n += (size_t)w * DBP_MINI / 8; /* 32 * w bits: whole bytes */
 	}
+}
+
+/* dbp_block_lohi() given each miniblock's smallest and largest difference. */
+static void dbp_block(struct buf *b, uint64_t *d, size_t k)
+{
+	size_t nmini = (k + DBP_MINI - 1) / DBP_MINI;
+	int64_t lo[DBP_BLOCK / DBP_MINI], hi[DBP_BLOCK / DBP_MINI];
+	for (size_t m = 0; m < nmini; m++) {
+		size_t j0 = m * DBP_MINI, j1 = j0 + DBP_MINI < k ? j0 + DBP_MINI : k;
+		int64_t l = INT64_MAX, h = INT64_MIN;
+		for (size_t j = j0; j < j1; j++) {
+			int64_t x = (int64_t)d[j];
+			l = x < l ? x : l;
+			h = x > h ? x : h;
+		}
+		lo[m] = l;
+		hi[m] = h;
+	}
+	dbp_block_lohi(b, d, k, lo, hi);
 }
 
 /* The page header of DELTA_BINARY_PACKED: block size, miniblocks per
@@ -449,6 +457,7 @@ struct col {
 	unsigned nd;        /* differences in d */
 	int64_t pfirst, pprev, pmin, pmax;
 	uint64_t d[DBP_BLOCK];
+	int64_t dlo[DBP_BLOCK / DBP_MINI], dhi[DBP_BLOCK / DBP_MINI]; /* per miniblock of d */
 	/* Below: the encoder's (the encoding thread's with tt_pq_opts.encode_thread,
 	 * else the caller's). The current row group's data pages so far
 	 * (headers and zstd bodies), its statistics so far. */
@@ -502,8 +511,12 @@ struct slice {
 	bool end_pg, end_rg; /* a page, a row group ends with this slice */
 };
 
-#define PQ_SLICES 8
-#define PQ_SLICE_ROWS 1024
+#ifndef PQ_SLICES
+#define PQ_SLICES 16
+#endif
+#ifndef PQ_SLICE_ROWS
+#define PQ_SLICE_ROWS 512
+#endif
 #define PQ_STAGE_ROWS 128
 
 enum pq_mode { PQ_UNDECIDED, PQ_VALUES, PQ_ROWS };
@@ -558,6 +571,10 @@ struct tt_pq {
 	pthread_mutex_t mu;
 	pthread_cond_t work, done; /* a slice queued; a slice encoded */
 	unsigned head, queued;	   /* slices[head] is the oldest of queued */
+	/* A thread asleep on work (the encoder) or on done (the caller) is
+	 * woken when half the ring is ready for it, not at every slice: fewer
+	 * sleeps and wake-ups. */
+	bool enc_asleep, caller_asleep;
 };
 
 static inline int get_err(const struct tt_pq *w)
@@ -1161,30 +1178,38 @@ static inline __attribute__((always_inline)) void slice_ints(struct col *c, cons
 		nv = 1;
 		j++;
 	}
-	/* Up to the end of the block being filled at a time: no test of the
-	 * block's end per value. */
+	/* Up to the end of the miniblock being filled at a time: no test of
+	 * its end per value, and its smallest and largest difference kept
+	 * as they come. */
 	while (j < n) {
-		uint32_t m = n - j < DBP_BLOCK - nd ? n - j : DBP_BLOCK - nd;
+		unsigned mi = nd / DBP_MINI, in = nd % DBP_MINI;
+		uint32_t m = n - j < DBP_MINI - in ? n - j : DBP_MINI - in;
 		const int64_t *p = src + (size_t)j * nc;
 		uint64_t *d = c->d + nd;
 		uint32_t k = 0;
+		int64_t l = in ? c->dlo[mi] : INT64_MAX, h = in ? c->dhi[mi] : INT64_MIN;
 
 		for (uint32_t r = 0; r < m; r++, p += nc) {
 			if (nulls && (nulls[j + r] & bit))
 				continue;
 			int64_t x = is64 ? *p : (int32_t)*p;
 			/* wrapping differences, as int32 for INT32 columns */
-			d[k++] = is64 ? (uint64_t)x - (uint64_t)prev
-				      : (uint64_t)(int64_t)(int32_t)((uint32_t)x - (uint32_t)prev);
+			int64_t dx = is64 ? (int64_t)((uint64_t)x - (uint64_t)prev)
+					  : (int64_t)(int32_t)((uint32_t)x - (uint32_t)prev);
+			d[k++] = (uint64_t)dx;
 			prev = x;
 			mn = x < mn ? x : mn;
 			mx = x > mx ? x : mx;
+			l = dx < l ? dx : l;
+			h = dx > h ? dx : h;
 		}
 		j += m;
 		nd += k;
 		nv += k;
+		c->dlo[mi] = l;
+		c->dhi[mi] = h;
 		if (nd == DBP_BLOCK) {
-			dbp_block(&c->pbody, c->d, DBP_BLOCK);
+			dbp_block_lohi(&c->pbody, c->d, DBP_BLOCK, c->dlo, c->dhi);
 			nd = 0;
 		}
 	}
@@ -1240,7 +1265,7 @@ static void finish_page(struct tt_pq *w, struct col *c, uint32_t rows)
 	}
 	if (c->type != TT_PQ_BOOL) {
 		if (c->nd)
-			dbp_block(&c->pbody, c->d, c->nd);
+			dbp_block_lohi(&c->pbody, c->d, c->nd, c->dlo, c->dhi);
 		enc = ENC_DELTA_BINARY_PACKED;
 		dbp_header(&w->page, c->pnv, c->pfirst);
 	}
@@ -1311,8 +1336,11 @@ static void *encoder_main(void *arg)
 
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
-		while (!w->queued && !w->stop)
+		while (!w->queued && !w->stop) {
+			w->enc_asleep = true;
 			pthread_cond_wait(&w->work, &w->mu);
+			w->enc_asleep = false;
+		}
 		if (!w->queued)
 			break;
 		const struct slice *sl = &w->slices[w->head];
@@ -1321,7 +1349,8 @@ static void *encoder_main(void *arg)
 		pthread_mutex_lock(&w->mu);
 		w->head = (w->head + 1) % w->nr_slices;
 		w->queued--;
-		pthread_cond_signal(&w->done);
+		if (w->caller_asleep && w->queued <= w->nr_slices / 2)
+			pthread_cond_signal(&w->done);
 	}
 	pthread_mutex_unlock(&w->mu);
 	return NULL;
@@ -1341,10 +1370,14 @@ static void submit_slice(struct tt_pq *w, bool end_pg, bool end_rg)
 	} else if (!get_err(w)) {
 		pthread_mutex_lock(&w->mu);
 		w->queued++;
-		pthread_cond_signal(&w->work);
+		if (w->enc_asleep && w->queued >= w->nr_slices / 2)
+			pthread_cond_signal(&w->work);
 		w->fill = (w->fill + 1) % w->nr_slices;
-		while (w->queued == w->nr_slices)
+		while (w->queued == w->nr_slices) {
+			w->caller_asleep = true;
 			pthread_cond_wait(&w->done, &w->mu);
+			w->caller_asleep = false;
+		}
 		pthread_mutex_unlock(&w->mu);
 		sl = &w->slices[w->fill];
 	}
