@@ -558,7 +558,9 @@ struct tt_pq {
 	 * (room, of room0 at the last edge: rows ended since then are not yet
 	 * in pg_rows, rg_rows, total_rows). */
 	int64_t *next_row;
+	struct slice *sl;    /* slices[fill] */
 	uint32_t room, room0;
+	uint32_t open_mark;  /* cur while a row is open: nr_cols + 1 */
 	uint64_t col_mask;   /* bits of the columns */
 	/* the encoder's */
 	FILE *f;
@@ -1260,8 +1262,13 @@ static inline __attribute__((always_inline)) void slice_ints(struct col *c, cons
 		int64_t l = in ? c->dlo[mi] : INT64_MAX, h = in ? c->dhi[mi] : INT64_MIN;
 
 #ifdef PQ_AVX2
-		if (avx2 && is64 && !nulls && nc == 1 && m >= 2) {
-			ints_avx2(p, m, prev, d, &mn, &mx, &l, &h);
+		int64_t mn0 = mn, mx0 = mx, l0 = l, h0 = h;
+		/* INT32 values come sign-extended (encode_slice): their 64-bit
+		 * differences are the int32 ones unless one leaves the int32
+		 * range, and then the chunk is taken again by the loop below. */
+		if (avx2 && !nulls && nc == 1 && m >= 2 &&
+		    (ints_avx2(p, m, prev, d, &mn, &mx, &l, &h),
+		     is64 || (l >= INT32_MIN && h <= INT32_MAX))) {
 			prev = p[m - 1];
 			j += m;
 			nd += m;
@@ -1274,6 +1281,7 @@ static inline __attribute__((always_inline)) void slice_ints(struct col *c, cons
 			}
 			continue;
 		}
+		mn = mn0, mx = mx0, l = l0, h = h0;
 #endif
 		for (uint32_t r = 0; r < m; r++, p += nc) {
 			if (nulls && (nulls[j + r] & bit))
@@ -1315,7 +1323,22 @@ static void slice_bools(struct col *c, const int64_t *src, size_t nc, uint32_t n
 
 	buf_reserve(&c->pbody, n / 8 + 2);
 	uint8_t *o = c->pbody.p;
-	for (uint32_t j = 0; j < n; j++) {
+	uint32_t j = 0;
+	if (!nulls && !(nv & 7) && n >= 8) { /* whole bytes: 8 values at a time */
+		unsigned any = 0, all = 0xff;
+		for (; j + 8 <= n; j += 8, nv += 8) {
+			const int64_t *q = src + (size_t)j * nc;
+			unsigned b = 0;
+			for (unsigned k = 0; k < 8; k++)
+				b |= (unsigned)(q[k * nc] != 0) << k;
+			o[nv >> 3] = (uint8_t)b;
+			any |= b;
+			all &= b;
+		}
+		mn = all == 0xff && mn ? 1 : 0;
+		mx = any || mx ? 1 : 0;
+	}
+	for (; j < n; j++) {
 		if (nulls && (nulls[j] & bit))
 			continue;
 		uint8_t x = src[j * nc] != 0;
@@ -1399,10 +1422,15 @@ static void encode_slice(struct tt_pq *w, const struct slice *sl)
 				slice_ints(c, src, nc, n, NULL, 0, true, false);
 			break;
 		case TT_PQ_INT32:
-			if (nulls)
+			if (nulls) {
 				slice_ints(c, src, nc, n, nulls, bit, false, false);
-			else
+			} else if (w->avx2) {
+				for (uint32_t j = 0; j < n; j++)
+					w->tcol[j] = (int32_t)src[j * nc];
+				slice_ints(c, w->tcol, 1, n, NULL, 0, false, true);
+			} else {
 				slice_ints(c, src, nc, n, NULL, 0, false, false);
+			}
 			break;
 		default:
 			slice_bools(c, src, nc, n, nulls, bit);
@@ -1557,6 +1585,7 @@ static void set_room(struct tt_pq *w)
 	if (room > w->o.row_group_rows - w->rg_rows)
 		room = w->o.row_group_rows - w->rg_rows;
 	w->next_row = sl->vals + (size_t)sl->rows * w->nr_cols;
+	w->sl = sl;
 	w->room = w->room0 = (uint32_t)room;
 }
 
@@ -1584,6 +1613,7 @@ static int64_t *int_row_begin_slow(struct tt_pq *w)
 		}
 		set_mode(w, PQ_ROWS);
 		set_room(w);
+		w->open_mark = (uint32_t)w->nr_cols + 1;
 	}
 	if (w->cur != 0) {
 		set_err(w, -EINVAL);
@@ -1595,16 +1625,19 @@ static int64_t *int_row_begin_slow(struct tt_pq *w)
 
 int64_t *tt_pq_int_row_begin(struct tt_pq *w)
 {
-	if (__builtin_expect(w->mode != PQ_ROWS || w->cur != 0 || get_err(w), 0))
+	/* cur is 0 between rows; open_mark 0 until PQ_ROWS */
+	if (__builtin_expect(w->cur != 0 || !w->open_mark || get_err(w), 0))
 		return int_row_begin_slow(w);
-	w->cur = w->nr_cols + 1;
+	w->cur = w->open_mark;
 	return w->next_row;
 }
 
 int tt_pq_int_row_done(struct tt_pq *w, uint64_t nulls)
 {
 	nulls &= w->col_mask;
-	if (__builtin_expect(w->cur != w->nr_cols + 1 || (nulls & ~w->null_ok) || get_err(w), 0)) {
+	if (__builtin_expect(w->cur != w->open_mark || !w->open_mark || (nulls & ~w->null_ok) ||
+				     get_err(w),
+			     0)) {
 		int err = get_err(w);
 		if (err)
 			return err;
@@ -1612,7 +1645,7 @@ int tt_pq_int_row_done(struct tt_pq *w, uint64_t nulls)
 		return get_err(w);
 	}
 	w->cur = 0;
-	struct slice *sl = &w->slices[w->fill];
+	struct slice *sl = w->sl;
 	sl->nulls[sl->rows++] = nulls;
 	sl->any |= nulls;
 	w->next_row += w->nr_cols;
