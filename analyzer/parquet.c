@@ -679,17 +679,6 @@ static void set_mode(struct tt_pq *w, enum pq_mode mode)
 		if (w->cols[i].nullable)
 			w->cols[i].pdefs = tt_xrealloc(NULL, w->page_cap);
 	w->threaded = w->o.encode_thread;
-	if (w->threaded) {
-		pthread_mutex_init(&w->mu, NULL);
-		pthread_cond_init(&w->work, NULL);
-		pthread_cond_init(&w->done, NULL);
-		if (pthread_create(&w->thread, NULL, encoder_main, w) != 0) {
-			pthread_cond_destroy(&w->work);
-			pthread_cond_destroy(&w->done);
-			pthread_mutex_destroy(&w->mu);
-			w->threaded = false; /* encoded on the caller's thread */
-		}
-	}
 	w->nr_slices = w->threaded ? PQ_SLICES : 1;
 	w->slice_rows = w->threaded ? PQ_SLICE_ROWS : PQ_STAGE_ROWS;
 	w->slices = tt_xcalloc(w->nr_slices, sizeof(*w->slices));
@@ -705,6 +694,18 @@ static void set_mode(struct tt_pq *w, enum pq_mode mode)
 	if (w->avx2)
 		w->tcol = tt_xrealloc(NULL, w->slice_rows * sizeof(*w->tcol));
 #endif
+	/* Last: the thread reads all of the above (and then the slices under mu). */
+	if (w->threaded) {
+		pthread_mutex_init(&w->mu, NULL);
+		pthread_cond_init(&w->work, NULL);
+		pthread_cond_init(&w->done, NULL);
+		if (pthread_create(&w->thread, NULL, encoder_main, w) != 0) {
+			pthread_cond_destroy(&w->work);
+			pthread_cond_destroy(&w->done);
+			pthread_mutex_destroy(&w->mu);
+			w->threaded = false; /* encoded on the caller's thread, slices[0] */
+		}
+	}
 }
 
 void tt_pq_meta(struct tt_pq *w, const char *key, const char *value)
