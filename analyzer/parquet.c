@@ -1415,9 +1415,10 @@ static void encode_slice(struct tt_pq *w, const struct slice *sl)
 				slice_ints(c, src, nc, n, nulls, bit, true, false);
 			else if (w->avx2) {
 				/* the column contiguous (in L1) for the vector loop */
+				int64_t *t = w->tcol;
 				for (uint32_t j = 0; j < n; j++)
-					w->tcol[j] = src[j * nc];
-				slice_ints(c, w->tcol, 1, n, NULL, 0, true, true);
+					t[j] = src[j * nc];
+				slice_ints(c, t, 1, n, NULL, 0, true, true);
 			}
 			else
 				slice_ints(c, src, nc, n, NULL, 0, true, false);
@@ -1426,9 +1427,10 @@ static void encode_slice(struct tt_pq *w, const struct slice *sl)
 			if (nulls) {
 				slice_ints(c, src, nc, n, nulls, bit, false, false);
 			} else if (w->avx2) {
+				int64_t *t = w->tcol;
 				for (uint32_t j = 0; j < n; j++)
-					w->tcol[j] = (int32_t)src[j * nc];
-				slice_ints(c, w->tcol, 1, n, NULL, 0, false, true);
+					t[j] = (int32_t)src[j * nc];
+				slice_ints(c, t, 1, n, NULL, 0, false, true);
 			} else {
 				slice_ints(c, src, nc, n, NULL, 0, false, false);
 			}
