@@ -515,12 +515,8 @@ struct slice {
 	bool end_pg, end_rg; /* a page, a row group ends with this slice */
 };
 
-#ifndef PQ_SLICES
 #define PQ_SLICES 16
-#endif
-#ifndef PQ_SLICE_ROWS
 #define PQ_SLICE_ROWS 512
-#endif
 #define PQ_STAGE_ROWS 128
 
 enum pq_mode { PQ_UNDECIDED, PQ_VALUES, PQ_ROWS };

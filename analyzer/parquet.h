@@ -94,7 +94,7 @@ int tt_pq_row_end(struct tt_pq *w);
  * takes v[i] (converted to its type; a BOOLEAN is v[i] != 0), or null when
  * bit i of nulls is set (nullable columns only; at most 64 columns). Then
  * ends the row as tt_pq_row_end. The row may wait in a small stage (up to
- * 128 rows; 1024 with the encoding thread) before it is encoded, so a
+ * 128 rows; 512 with the encoding thread) before it is encoded, so a
  * write error may be returned a few rows later (at the latest by
  * tt_pq_close); a misuse is refused at once (-EINVAL). Equal to the
  * per-value calls, byte for byte, at a fraction of their cost; the two are
