@@ -360,8 +360,10 @@ static void exp_args(struct exp_thread *et, struct exp_frame *f)
 	f->nr_args = 0;
 }
 
-/* The row of the top frame; dur/self only for a timed activation. */
-static void exp_row(struct exp_thread *et, bool timed, uint64_t exit_ticks, uint64_t self_ticks)
+/* The row of the top frame; dur/self only for a timed activation. Inlined
+ * into exp_act() and exp_error(), so each has its own copy with timed a
+ * constant (no call per row, no test of timed on the hot path). */
+static inline __attribute__((always_inline)) void exp_row(struct exp_thread *et, bool timed, uint64_t exit_ticks, uint64_t self_ticks)
 {
 	struct exporter *ex = et->ex;
 	struct tbl *t = &ex->t[T_ACTS];
