@@ -496,22 +496,25 @@ Test(format, events_block_bytes_match_the_format_for_every_split)
 /*
  * The vector path (eight events at a time, format/encode.c) on a tight
  * loop's values: long runs where every id and delta takes one byte, each
- * broken at every position of a group of eight by one value at a one-byte
- * edge (deltas -64 and 63, code 0x7f) or just past it (deltas 64 and -65,
- * code 0x80, a huge delta), with a non-zero aux (not encoded), and appends
- * of every length from 1 to 40 events (vector groups start anywhere).
+ * broken at every position of a group of eight by one value at the edge
+ * of one byte (deltas -64 and 63, code 0x7f) or two (deltas -8192 and 8191,
+ * code 0x3fff) or just past it (64, -65, 8192, -8193, a huge delta; codes
+ * 0x80, 0x4000, 0x7fffffff), with a non-zero aux (not encoded), and
+ * appends of many lengths from 1 to 40 events (groups start anywhere).
  */
 Test(format, events_block_bytes_match_the_format_at_one_byte_edges)
 {
-	enum { NR = 8 * 8 * 9 * 8 };
+	enum { KINDS = 14, NR = 64 * KINDS * 8 };
 	static struct recfmt_event ev[NR];
 	static uint8_t want[24 + NR * 15];
-	static const int64_t odd_delta[] = { -64, 63, 64, -65, 1ll << 40, 0, 0, 0, 0 };
-	static const uint32_t odd_code[] = { 3, 3, 3, 3, 3, 0x7f, 0x80, 0x7fffffffu, 2 };
+	static const int64_t odd_delta[KINDS] = { -64, 63, 64, -65, -8192, 8191, 8192, -8193,
+						  1ll << 40 };
+	static const uint32_t odd_code[KINDS] = { 3, 3, 3, 3, 3, 3, 3, 3, 3,
+						  0x7f, 0x80, 0x3fff, 0x4000, 0x7fffffffu };
 	uint64_t t = 1ull << 40;
 
 	for (size_t i = 0; i < NR; i++) {
-		size_t run = i / 64, kind = run % 9, at = run / 9 % 8;
+		size_t run = i / 64, kind = run % KINDS, at = run / KINDS % 8;
 		bool odd = i % 64 >= 8 && i % 8 == at && (i / 8) % 2 == 0;
 
 		t += odd ? (uint64_t)odd_delta[kind] : 20 + i % 40;
