@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "leb_shuffle.h"
 #endif
 
 void recfmt_buf_init(struct recfmt_buf *buf)
@@ -411,7 +413,7 @@ int recfmt_events_begin(struct recfmt_events_encoder *enc, struct recfmt_buf *bu
  * sizes must be cheap). The scalar loop below costs about 2.5 cycles an
  * event in registers alone; here each column of a group of 8 is built as
  * eight 16-bit LEB128 pairs and compacted by one byte shuffle chosen by
- * which values take two bytes (leb_shuffle). Stops at the first group of
+ * which values take two bytes (leb_shuffle.h). Stops at the first group of
  * 8 with a wider value (the caller goes on from there) and returns how many
  * events it encoded; *prev, *s, *d advance past them. Writes up to 16 bytes
  * at *s and *d per group: recfmt_events_append() reserved 5 and 10 bytes
@@ -423,23 +425,6 @@ int recfmt_events_begin(struct recfmt_events_encoder *enc, struct recfmt_buf *bu
  * same vector by one cross-lane permute, and the byte shuffles put each
  * event's 16 low bits at its index: no reordering pass.
  */
-static uint8_t leb_shuffle[256][16]; /* pair bytes kept, for each mask of two-byte values */
-
-__attribute__((constructor)) static void leb_shuffle_init(void)
-{
-	for (unsigned m = 0; m < 256; m++) {
-		unsigned j = 0;
-
-		for (unsigned i = 0; i < 8; i++) {
-			leb_shuffle[m][j++] = (uint8_t)(2 * i);
-			if (m >> i & 1)
-				leb_shuffle[m][j++] = (uint8_t)(2 * i + 1);
-		}
-		while (j < 16)
-			leb_shuffle[m][j++] = 0x80;
-	}
-}
-
 /* Eight values under 2^14, in 16-bit lanes, as LEB128 at p. Return: the end. */
 __attribute__((target("avx2"))) static inline uint8_t *leb128_put8(uint8_t *p, __m128i v)
 {
