@@ -165,13 +165,16 @@ static ssize_t fill(struct recfmt_reader *r)
 	else if (r->file_bytes == r->read_bytes)
 		want = 4096; /* at the size seen at open: most likely the end */
 	if (r->in_cap - r->in_len < want) {
-		size_t cap = r->in_cap ? r->in_cap * 2 : 4096;
+		size_t cap = r->in_cap ? r->in_cap * 2 : 4096, got = 0;
 		uint8_t *in = NULL;
 
 		while (cap - r->in_len < want)
 			cap *= 2;
-		if (cap >= HUGE_BYTES / 2 && reserve_out(&in, &(size_t){ 0 }, cap) == 0) {
-			/* Huge pages too (reserve_out()); the unused input moves. */
+		/* Huge pages too (reserve_out()), and all of what it rounded up
+		 * to is used: a 1 MiB read buffer is 2 MiB and needs no move to
+		 * a larger one at the second read. The unused input moves. */
+		if (cap >= HUGE_BYTES / 2 && reserve_out(&in, &got, cap) == 0) {
+			cap = got;
 			if (r->in_len)
 				memcpy(in, r->in, r->in_len);
 			free(r->in);
