@@ -72,10 +72,19 @@ static const struct argp chrome_argp = {
 	chrome_children, 0, 0,
 };
 
-/* An argument of a frame (TRACE_ARG): its JSON-quoted key and value. */
+/* An argument of a frame (TRACE_ARG): its JSON-quoted key (owned by the
+ * thread's name cache) and value. */
 struct chrome_arg {
-	char *qkey;
+	const char *qkey;
 	int64_t v;
+};
+
+/* An annotation's name and its JSON-quoted form, in a thread's cache. */
+struct chrome_qname {
+	char *name; /* a copy: the engine may free and redefine a name */
+	uint32_t name_bytes;
+	uint32_t hash;
+	char *quoted;
 };
 
 /* A frame as the consumer keeps it, with whether its B was written and
@@ -97,6 +106,10 @@ struct chrome_thread {
 	uint64_t tid;
 	struct chrome_frame *stack;
 	uint32_t sp, cap, nr_decided;
+	/* Annotation names quoted once each (messages are not: each is its
+	 * own text); open addressing, at most half full. */
+	struct chrome_qname *qnames;
+	uint32_t qnames_mask, nr_qnames;
 	struct chrome_thread *next;
 };
 
@@ -445,8 +458,6 @@ static void close_top(struct chrome *ch, struct chrome_thread *ct, uint64_t tick
 		write_edge(ch, ct, 'E', f->name, end < f->enter_ticks ? f->enter_ticks : end, why, f);
 		ch->nr_events++;
 	}
-	for (uint32_t i = 0; i < f->nr_args; i++)
-		free(f->args[i].qkey);
 	f->nr_args = 0;
 	ct->sp--;
 	if (ct->nr_decided > ct->sp)
@@ -486,17 +497,93 @@ static void chrome_error(void *tctx, uint32_t name, uint32_t slot, uint64_t ente
  * so are an argument or a flow event with no open scope.
  */
 /* An annotation's name (not NUL-terminated in the file) quoted for JSON; the caller frees it. */
-static char *quoted_annot_name(const struct tt_annot *a)
+static char *quote_bytes(const char *name, uint32_t name_bytes)
 {
-	char *q = tt_xrealloc(NULL, a->name_bytes + 1), *quoted;
+	char *q = tt_xrealloc(NULL, (size_t)name_bytes + 1), *quoted;
 
-	memcpy(q, a->name, a->name_bytes);
-	q[a->name_bytes] = '\0';
+	memcpy(q, name, name_bytes);
+	q[name_bytes] = '\0';
 	quoted = tt_emit_json_quote(q);
 	free(q);
 	if (!quoted)
 		tt_oom();
 	return quoted;
+}
+
+static uint32_t name_hash(const char *name, uint32_t name_bytes)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (uint32_t i = 0; i < name_bytes; i++)
+		h = (h ^ (uint8_t)name[i]) * 16777619u;
+	return h;
+}
+
+static uint32_t qname_slot(const struct chrome_thread *ct, const char *name, uint32_t name_bytes,
+			   uint32_t hash)
+{
+	uint32_t slot = hash & ct->qnames_mask;
+
+	for (;;) {
+		const struct chrome_qname *e = &ct->qnames[slot];
+
+		if (!e->quoted || (e->hash == hash && e->name_bytes == name_bytes &&
+				   memcmp(e->name, name, name_bytes) == 0))
+			return slot;
+		slot = (slot + 1) & ct->qnames_mask;
+	}
+}
+
+/*
+ * The JSON-quoted name of an annotation, quoted once per thread and name
+ * (the cache grows with the names the output shows, never with the
+ * annotations); a message's text is quoted each time into *own, which the
+ * caller frees.
+ */
+static const char *quoted_annot_name(struct chrome_thread *ct, const struct tt_annot *a, char **own)
+{
+	uint32_t hash, slot;
+
+	*own = NULL;
+	if (a->kind == TT_ANNOT_MESSAGE)
+		return *own = quote_bytes(a->name, a->name_bytes);
+	if (2 * (ct->nr_qnames + 1) > ct->qnames_mask + 1) {
+		struct chrome_qname *old = ct->qnames;
+		uint32_t old_size = old ? ct->qnames_mask + 1 : 0;
+		uint32_t size = old ? 2 * old_size : 16;
+
+		ct->qnames = tt_xcalloc(size, sizeof(*ct->qnames));
+		ct->qnames_mask = size - 1;
+		for (uint32_t i = 0; i < old_size; i++)
+			if (old[i].quoted)
+				ct->qnames[qname_slot(ct, old[i].name, old[i].name_bytes,
+						      old[i].hash)] = old[i];
+		free(old);
+	}
+	hash = name_hash(a->name, a->name_bytes);
+	slot = qname_slot(ct, a->name, a->name_bytes, hash);
+	if (!ct->qnames[slot].quoted) {
+		struct chrome_qname *e = &ct->qnames[slot];
+
+		e->name = tt_xrealloc(NULL, a->name_bytes ? a->name_bytes : 1);
+		memcpy(e->name, a->name, a->name_bytes);
+		e->name_bytes = a->name_bytes;
+		e->hash = hash;
+		e->quoted = quote_bytes(a->name, a->name_bytes);
+		ct->nr_qnames++;
+	}
+	return ct->qnames[slot].quoted;
+}
+
+static void free_qnames(struct chrome_thread *ct)
+{
+	for (uint32_t i = 0; ct->qnames && i <= ct->qnames_mask; i++) {
+		free(ct->qnames[i].name);
+		free(ct->qnames[i].quoted);
+	}
+	free(ct->qnames);
+	ct->qnames = NULL;
+	ct->qnames_mask = ct->nr_qnames = 0;
 }
 
 static void chrome_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt_annot *a)
@@ -512,13 +599,14 @@ static void chrome_annot(void *tctx, uint32_t slot, uint32_t depth, const struct
 		if (!depth || slot == 0 || slot > ct->sp)
 			return;
 		f = &ct->stack[slot - 1];
-		char *qk = quoted_annot_name(a);
+		char *own;
+		const char *qk = quoted_annot_name(ct, a, &own); /* an ARG: not own */
 
-		/* Set twice in one activation: the later value wins. */
+		/* Set twice in one activation: the later value wins. The
+		 * cache gives one pointer per name. */
 		for (uint32_t i = 0; i < f->nr_args; i++)
-			if (strcmp(f->args[i].qkey, qk) == 0) {
+			if (f->args[i].qkey == qk) {
 				f->args[i].v = a->i;
-				free(qk);
 				return;
 			}
 		if (f->nr_args == f->cap_args) {
@@ -534,7 +622,8 @@ static void chrome_annot(void *tctx, uint32_t slot, uint32_t depth, const struct
 	if (a->kind >= TT_ANNOT_FLOW_BEGIN && !depth)
 		return;
 	open_pending(ch, ct); /* the enclosing slices first */
-	char *qn = quoted_annot_name(a);
+	char *own;
+	const char *qn = quoted_annot_name(ct, a, &own);
 
 	fmt_us(at, tt_clock_rel_ns(&ch->clock, a->ticks) + ch->offset_ns)[at] = '\0';
 	begin_event(ch);
@@ -572,7 +661,7 @@ static void chrome_annot(void *tctx, uint32_t slot, uint32_t depth, const struct
 	snprintf(buf, sizeof(buf), ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":%s}", ch->pid,
 		 ct->tid, at);
 	tt_out_str(&ch->out, buf);
-	free(qn);
+	free(own);
 	ch->nr_annots++;
 }
 
@@ -784,12 +873,10 @@ static void end_file(struct chrome *ch)
 		struct chrome_thread *ct = ch->threads;
 
 		ch->threads = ct->next;
-		for (uint32_t i = 0; i < ct->cap; i++) {
-			for (uint32_t k = 0; k < ct->stack[i].nr_args; k++)
-				free(ct->stack[i].args[k].qkey);
+		for (uint32_t i = 0; i < ct->cap; i++)
 			free(ct->stack[i].args);
-		}
 		free(ct->stack);
+		free_qnames(ct);
 		free(ct);
 	}
 	free(ch->ids);

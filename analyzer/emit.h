@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /*
  * The one sanitizer of names (emit.c's top comment): true if s[0, n) is
@@ -50,10 +51,13 @@ void tt_out_flush(struct tt_out *o);
 void tt_out_write(struct tt_out *o, const char *s, size_t n);
 static inline void tt_out_str(struct tt_out *o, const char *s)
 {
-	while (*s) {
-		if (o->len == sizeof(o->buf))
-			tt_out_flush(o);
-		o->buf[o->len++] = *s++;
+	size_t n = strlen(s);
+
+	if (sizeof(o->buf) - o->len > n) {
+		memcpy(o->buf + o->len, s, n);
+		o->len += n;
+	} else {
+		tt_out_write(o, s, n);
 	}
 }
 /* Make room for n bytes (n <= 4096) and return where to write them. */
