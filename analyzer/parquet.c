@@ -26,6 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define PQ_AVX2 1 /* ints_avx2() when the CPU has AVX2 */
+#endif
 
 #include "recfmt.h"
 #include "xalloc.h"
@@ -348,68 +352,84 @@ static void zigzag_varint(struct buf *b, int64_t v)
 	buf_varint(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
+/* Appends one block of k (1..DBP_BLOCK) wrapping differences d: the
+ * smallest, the four miniblocks' bit widths (of their largest less the
+ * smallest), and the miniblocks packed (the last one padded, as the spec
+ * says, with values that are 0 once reduced). d is padded in place. */
+static void dbp_block_lohi(struct buf *b, uint64_t *d, size_t k, const int64_t *lo,
+			   const int64_t *hi)
+{
+	size_t nmini = (k + DBP_MINI - 1) / DBP_MINI;
+	int64_t min = lo[0];
+	for (size_t m = 1; m < nmini; m++)
+		min = lo[m] < min ? lo[m] : min;
+	for (size_t j = k; j < nmini * DBP_MINI; j++)
+		d[j] = (uint64_t)min; /* padding of the last miniblock: 0 once reduced */
+	/* min, 4 widths, at most 4 miniblocks of 64-bit values */
+	buf_reserve(b, 10 + DBP_BLOCK / DBP_MINI + DBP_BLOCK * 8 + 16);
+	zigzag_varint(b, min);
+	unsigned widths[DBP_BLOCK / DBP_MINI];
+	for (size_t m = 0; m < DBP_BLOCK / DBP_MINI; m++) {
+		uint64_t top = m < nmini ? (uint64_t)hi[m] - (uint64_t)min : 0;
+		widths[m] = top ? 64 - (unsigned)__builtin_clzll(top) : 0;
+		b->p[b->n++] = (uint8_t)widths[m];
+	}
+	for (size_t m = 0; m < nmini; m++) {
+		unsigned w = widths[m];
+		if (!w)
+			continue;
+		pack32(b->p + b->n, d + m * DBP_MINI, w, (uint64_t)min);
+		b->n += (size_t)w * DBP_MINI / 8; /* 32 * w bits: whole bytes */
+	}
+}
+
+/* dbp_block_lohi() given each miniblock's smallest and largest difference. */
+static void dbp_block(struct buf *b, uint64_t *d, size_t k)
+{
+	size_t nmini = (k + DBP_MINI - 1) / DBP_MINI;
+	int64_t lo[DBP_BLOCK / DBP_MINI], hi[DBP_BLOCK / DBP_MINI];
+	for (size_t m = 0; m < nmini; m++) {
+		size_t j0 = m * DBP_MINI, j1 = j0 + DBP_MINI < k ? j0 + DBP_MINI : k;
+		int64_t l = INT64_MAX, h = INT64_MIN;
+		for (size_t j = j0; j < j1; j++) {
+			int64_t x = (int64_t)d[j];
+			l = x < l ? x : l;
+			h = x > h ? x : h;
+		}
+		lo[m] = l;
+		hi[m] = h;
+	}
+	dbp_block_lohi(b, d, k, lo, hi);
+}
+
+/* The page header of DELTA_BINARY_PACKED: block size, miniblocks per
+ * block, the count, the first value (0 for none). */
+static void dbp_header(struct buf *b, size_t n, int64_t first)
+{
+	buf_varint(b, DBP_BLOCK);
+	buf_varint(b, DBP_BLOCK / DBP_MINI);
+	buf_varint(b, n);
+	zigzag_varint(b, n ? first : 0);
+}
+
 static void delta_binary_packed(struct buf *b, const void *vals, bool is64, size_t n)
 {
 	const int64_t *v64 = vals;
 	const int32_t *v32 = vals;
-	buf_varint(b, DBP_BLOCK);
-	buf_varint(b, DBP_BLOCK / DBP_MINI);
-	buf_varint(b, n);
-	zigzag_varint(b, !n ? 0 : is64 ? v64[0] : v32[0]);
-	/* One pass per block takes the differences and each miniblock's
-	 * smallest and largest (its bit width is that of largest - the block's
-	 * smallest, the OR of the reduced deltas' top bit); the packer subtracts
-	 * the block's smallest as it packs. */
+	dbp_header(b, n, !n ? 0 : is64 ? v64[0] : v32[0]);
 	uint64_t d[DBP_BLOCK];
 	for (size_t i = 1; i < n; i += DBP_BLOCK) {
 		size_t k = n - i < DBP_BLOCK ? n - i : DBP_BLOCK;
-		size_t nmini = (k + DBP_MINI - 1) / DBP_MINI;
-		int64_t lo[DBP_BLOCK / DBP_MINI], hi[DBP_BLOCK / DBP_MINI];
-		for (size_t m = 0; m < nmini; m++) {
-			size_t j0 = m * DBP_MINI, j1 = j0 + DBP_MINI < k ? j0 + DBP_MINI : k;
-			int64_t l = INT64_MAX, h = INT64_MIN;
-			/* wrapping differences, as int32 for INT32 columns */
-			if (is64) {
-				for (size_t j = j0; j < j1; j++) {
-					int64_t x = (int64_t)((uint64_t)v64[i + j] -
-							      (uint64_t)v64[i + j - 1]);
-					d[j] = (uint64_t)x;
-					l = x < l ? x : l;
-					h = x > h ? x : h;
-				}
-			} else {
-				for (size_t j = j0; j < j1; j++) {
-					int64_t x = (int32_t)((uint32_t)v32[i + j] -
-							      (uint32_t)v32[i + j - 1]);
-					d[j] = (uint64_t)x;
-					l = x < l ? x : l;
-					h = x > h ? x : h;
-				}
-			}
-			lo[m] = l;
-			hi[m] = h;
+		/* wrapping differences, as int32 for INT32 columns */
+		if (is64) {
+			for (size_t j = 0; j < k; j++)
+				d[j] = (uint64_t)v64[i + j] - (uint64_t)v64[i + j - 1];
+		} else {
+			for (size_t j = 0; j < k; j++)
+				d[j] = (uint64_t)(int64_t)(int32_t)((uint32_t)v32[i + j] -
+								    (uint32_t)v32[i + j - 1]);
 		}
-		int64_t min = lo[0];
-		for (size_t m = 1; m < nmini; m++)
-			min = lo[m] < min ? lo[m] : min;
-		for (size_t j = k; j < nmini * DBP_MINI; j++)
-			d[j] = (uint64_t)min; /* padding of the last miniblock: 0 once reduced */
-		/* min, 4 widths, at most 4 miniblocks of 64-bit values */
-		buf_reserve(b, 10 + DBP_BLOCK / DBP_MINI + DBP_BLOCK * 8 + 16);
-		zigzag_varint(b, min);
-		unsigned widths[DBP_BLOCK / DBP_MINI];
-		for (size_t m = 0; m < DBP_BLOCK / DBP_MINI; m++) {
-			uint64_t top = m < nmini ? (uint64_t)hi[m] - (uint64_t)min : 0;
-			widths[m] = top ? 64 - (unsigned)__builtin_clzll(top) : 0;
-			b->p[b->n++] = (uint8_t)widths[m];
-		}
-		for (size_t m = 0; m < nmini; m++) {
-			unsigned w = widths[m];
-			if (!w)
-				continue;
-			pack32(b->p + b->n, d + m * DBP_MINI, w, (uint64_t)min);
-			b->n += (size_t)w * DBP_MINI / 8; /* 32 * w bits: whole bytes */
-		}
+		dbp_block(b, d, k);
 	}
 }
 
@@ -426,11 +446,22 @@ struct col {
 	enum tt_pq_type type;
 	bool nullable;
 	uint8_t size;       /* bytes of a buffered value */
-	/* The page being filled (the caller's thread; encoded when it fills,
-	 * while its values are in cache): buffers of the page set w->fill. */
+	/* Rows by values (PQ_VALUES): the page being filled, encoded when it
+	 * fills, while its values are in cache. */
 	uint8_t *defs;      /* 1 present, 0 null (nullable only); one per row */
 	void *vals;         /* non-null values: int64_t, int32_t, uint8_t or uint32_t indices */
 	size_t nr_vals;
+	/* Rows by rows (PQ_ROWS), the encoder's: the page being encoded, a
+	 * slice at a time (encode_slice): its definition levels, its values
+	 * so far as DELTA_BINARY_PACKED blocks (integers) or PLAIN bits
+	 * (booleans), the differences of the block not yet packed. */
+	uint8_t *pdefs;
+	struct buf pbody;
+	uint32_t pnv;       /* values (not nulls) in the page */
+	unsigned nd;        /* differences in d */
+	int64_t pfirst, pprev, pmin, pmax;
+	uint64_t d[DBP_BLOCK];
+	int64_t dlo[DBP_BLOCK / DBP_MINI], dhi[DBP_BLOCK / DBP_MINI]; /* per miniblock of d */
 	/* Below: the encoder's (the encoding thread's with tt_pq_opts.encode_thread,
 	 * else the caller's). The current row group's data pages so far
 	 * (headers and zstd bodies), its statistics so far. */
@@ -464,30 +495,37 @@ struct rg_meta {
 	int64_t rows, unc_size, comp_size, file_off;
 };
 
-/* A page of every column: filled by the caller's thread, then encoded. */
-struct page_set {
-	void **vals;     /* per column */
-	uint8_t **defs;  /* per column (nullable ones) */
-	uint32_t rows;   /* rows of the page (0: only the end of a row group) */
-	bool end_rg;     /* the row group ends with this page */
+/*
+ * A table of integers and booleans written by tt_pq_int_row*() (PQ_ROWS)
+ * goes to the encoder in slices of rows as the caller stored them (row
+ * major, 8 bytes a value): the encoder takes each slice a column at a
+ * time, straight into that column's delta-packed page (encode_slice), so
+ * the values are stored once and read once, with no column staging and no
+ * page of raw values. A slice ends early where a page or a row group ends.
+ * With an encoding thread the caller fills one slice of a ring while the
+ * thread encodes the ones before (slices of PQ_SLICE_ROWS rows: the ring
+ * stays in the second-level caches); without, one slice of PQ_STAGE_ROWS
+ * rows (in the first-level cache) is encoded each time it fills.
+ */
+struct slice {
+	int64_t *vals;   /* rows x nr_cols values */
+	uint64_t *nulls; /* per row: bit i, column i is null */
+	uint64_t any;    /* the OR of nulls */
+	uint32_t rows;
+	bool end_pg, end_rg; /* a page, a row group ends with this slice */
 };
 
-/* With an encoding thread: the caller fills one set while the thread
- * encodes the one before (pages of two sets in flight at most). */
-#define PQ_SETS 2
+#define PQ_SLICES 16
+#define PQ_SLICE_ROWS 512
+#define PQ_STAGE_ROWS 128
 
-/* tt_pq_int_row() rows wait in a small row-major stage (128 rows of at most
- * 64 columns of 8 bytes) and go to the columns a column at a time, in
- * tight loops, rather than as a store into every column per row. The
- * stores themselves stay the walk's main cost here: a page's lines were
- * last read by the encoding thread (streaming stores did not help). */
-#define PQ_STAGE 128
+enum pq_mode { PQ_UNDECIDED, PQ_VALUES, PQ_ROWS };
 
 /*
- * Threads (tt_pq_opts.encode_thread): the caller's thread fills the page
- * set sets[fill] (cols[].vals/defs/nr_vals, cur, rg_rows, pg_rows,
+ * Threads (tt_pq_opts.encode_thread, PQ_ROWS tables only): the caller's
+ * thread fills the slice slices[fill] (and cur, rg_rows, pg_rows,
  * rg_bytes, total_rows) and hands it over under mu; the encoding thread
- * takes the sets in order (sets[head]) and alone touches what follows
+ * takes the slices in order (slices[head]) and alone touches what follows
  * "the encoder's" below and in struct col, until tt_pq_close() joins it.
  * err is shared: set once by either thread (an atomic compare-exchange),
  * read with an atomic load. Without the thread, the caller does it all.
@@ -506,15 +544,27 @@ struct tt_pq {
 	char **kv;
 	size_t nr_kv;
 	int err;
-	struct page_set sets[PQ_SETS];
-	unsigned fill;
-	int64_t *stage;	     /* PQ_STAGE rows of nr_cols values (int tables) */
-	uint64_t stage_nulls[PQ_STAGE];
-	unsigned nstage;     /* rows staged, not yet in the columns */
+	enum pq_mode mode;   /* decided by the first row: values or rows */
+	bool int_table;      /* no string column, at most 64 columns: PQ_ROWS allowed */
+	size_t page_cap;     /* rows of a page at most */
+	struct slice *slices;
+	unsigned nr_slices, slice_rows, fill;
+	/* PQ_ROWS: the row tt_pq_int_row_begin() returns next, in slices[fill];
+	 * rows that can end before a slice, page or row group ends by rows
+	 * (room, of room0 at the last edge: rows ended since then are not yet
+	 * in pg_rows, rg_rows, total_rows). */
+	int64_t *next_row;
+	struct slice *sl;    /* slices[fill] */
+	uint32_t room, room0;
+	uint32_t open_mark;  /* cur while a row is open: nr_cols + 1 */
+	uint64_t col_mask;   /* bits of the columns */
 	/* the encoder's */
 	FILE *f;
 	uint64_t off;
 	uint64_t enc_rg_rows; /* rows encoded into the current row group */
+	uint32_t enc_pg_rows; /* rows of the page being encoded (PQ_ROWS) */
+	bool avx2;            /* the CPU has AVX2: ints_avx2() */
+	int64_t *tcol;        /* a column of a slice, contiguous (with avx2) */
 	struct rg_meta *rgs;
 	size_t nr_rgs;
 	ZSTD_CCtx *zc;
@@ -523,8 +573,12 @@ struct tt_pq {
 	bool threaded, stop;
 	pthread_t thread;
 	pthread_mutex_t mu;
-	pthread_cond_t work, done; /* a set queued; a set encoded */
-	unsigned head, queued;	   /* sets[head] is the oldest of queued */
+	pthread_cond_t work, done; /* a slice queued; a slice encoded */
+	unsigned head, queued;	   /* slices[head] is the oldest of queued */
+	/* A thread asleep on work (the encoder) or on done (the caller) is
+	 * woken when half the ring is ready for it, not at every slice: fewer
+	 * sleeps and wake-ups. */
+	bool enc_asleep, caller_asleep;
 };
 
 static inline int get_err(const struct tt_pq *w)
@@ -552,7 +606,6 @@ static void put_file(struct tt_pq *w, const void *p, size_t n)
 }
 
 static void *encoder_main(void *arg);
-static void flush_stage(struct tt_pq *w);
 
 struct tt_pq *tt_pq_create(const char *path, const struct tt_pq_col *cols, size_t nr_cols,
 			   const struct tt_pq_opts *opts)
@@ -593,30 +646,51 @@ struct tt_pq *tt_pq_create(const char *path, const struct tt_pq_col *cols, size_
 		if (c->nullable && i < 64)
 			w->null_ok |= (uint64_t)1 << i;
 	}
-	if (!w->has_str && nr_cols <= 64)
-		w->stage = tt_xrealloc(NULL, PQ_STAGE * nr_cols * sizeof(*w->stage));
-	/* A string column's dictionary is the caller's: no thread then. */
-	w->threaded = w->o.encode_thread && !w->has_str;
-	/* a page's values: never more than page_rows (encoded when full) */
-	for (unsigned k = 0; k < (w->threaded ? PQ_SETS : 1); k++) {
-		struct page_set *ps = &w->sets[k];
-		ps->vals = tt_xcalloc(nr_cols, sizeof(*ps->vals));
-		ps->defs = tt_xcalloc(nr_cols, sizeof(*ps->defs));
-		for (size_t i = 0; i < nr_cols; i++) {
-			ps->vals[i] = tt_xrealloc(NULL, page_cap * w->cols[i].size);
-			if (cols[i].nullable)
-				ps->defs[i] = tt_xrealloc(NULL, page_cap);
-		}
-	}
-	for (size_t i = 0; i < nr_cols; i++) {
-		w->cols[i].vals = w->sets[0].vals[i];
-		w->cols[i].defs = w->sets[0].defs[i];
-	}
+	w->int_table = !w->has_str && nr_cols <= 64;
+	w->col_mask = nr_cols < 64 ? ((uint64_t)1 << nr_cols) - 1 : ~(uint64_t)0;
+	w->page_cap = page_cap;
 	w->zc = ZSTD_createCCtx();
 	if (!w->zc)
 		tt_oom();
 	ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel, w->o.zstd_level);
 	put_file(w, "PAR1", 4);
+	return w;
+}
+
+/* The first row decides how the table is filled: its buffers. */
+static void set_mode(struct tt_pq *w, enum pq_mode mode)
+{
+	w->mode = mode;
+	if (mode == PQ_VALUES) {
+		/* a page's values: never more than page_rows (encoded when full) */
+		for (size_t i = 0; i < w->nr_cols; i++) {
+			struct col *c = &w->cols[i];
+			c->vals = tt_xrealloc(NULL, w->page_cap * c->size);
+			if (c->nullable)
+				c->defs = tt_xrealloc(NULL, w->page_cap);
+		}
+		return;
+	}
+	for (size_t i = 0; i < w->nr_cols; i++)
+		if (w->cols[i].nullable)
+			w->cols[i].pdefs = tt_xrealloc(NULL, w->page_cap);
+	w->threaded = w->o.encode_thread;
+	w->nr_slices = w->threaded ? PQ_SLICES : 1;
+	w->slice_rows = w->threaded ? PQ_SLICE_ROWS : PQ_STAGE_ROWS;
+	w->slices = tt_xcalloc(w->nr_slices, sizeof(*w->slices));
+	for (unsigned k = 0; k < w->nr_slices; k++) {
+		struct slice *sl = &w->slices[k];
+		sl->vals = tt_xrealloc(NULL, (size_t)w->slice_rows * w->nr_cols * sizeof(int64_t));
+		sl->nulls = tt_xrealloc(NULL, w->slice_rows * sizeof(uint64_t));
+	}
+#ifdef PQ_AVX2
+	/* TRACETOOL_PORTABLE=1: the portable loop (as summary's), same bytes */
+	const char *portable = getenv("TRACETOOL_PORTABLE");
+	w->avx2 = __builtin_cpu_supports("avx2") && !(portable && portable[0] == '1');
+	if (w->avx2)
+		w->tcol = tt_xrealloc(NULL, w->slice_rows * sizeof(*w->tcol));
+#endif
+	/* Last: the thread reads all of the above (and then the slices under mu). */
 	if (w->threaded) {
 		pthread_mutex_init(&w->mu, NULL);
 		pthread_cond_init(&w->work, NULL);
@@ -625,10 +699,9 @@ struct tt_pq *tt_pq_create(const char *path, const struct tt_pq_col *cols, size_
 			pthread_cond_destroy(&w->work);
 			pthread_cond_destroy(&w->done);
 			pthread_mutex_destroy(&w->mu);
-			w->threaded = false; /* encoded on the caller's thread, in sets[0] */
+			w->threaded = false; /* encoded on the caller's thread, slices[0] */
 		}
 	}
-	return w;
 }
 
 void tt_pq_meta(struct tt_pq *w, const char *key, const char *value)
@@ -645,8 +718,13 @@ static inline __attribute__((always_inline)) struct col *next_col(struct tt_pq *
 {
 	if (get_err(w))
 		return NULL;
-	if (w->nstage)
-		flush_stage(w);
+	if (w->mode != PQ_VALUES) {
+		if (w->mode == PQ_ROWS) { /* not mixed: tt_pq_int_row*() fill this one */
+			set_err(w, -EINVAL);
+			return NULL;
+		}
+		set_mode(w, PQ_VALUES);
+	}
 	if (w->cur >= w->nr_cols || w->cols[w->cur].type != type) {
 		set_err(w, -EINVAL);
 		return NULL;
@@ -760,8 +838,13 @@ void tt_pq_null(struct tt_pq *w)
 {
 	if (get_err(w))
 		return;
-	if (w->nstage)
-		flush_stage(w);
+	if (w->mode != PQ_VALUES) {
+		if (w->mode == PQ_ROWS) {
+			set_err(w, -EINVAL);
+			return;
+		}
+		set_mode(w, PQ_VALUES);
+	}
 	if (w->cur >= w->nr_cols || !w->cols[w->cur].nullable) {
 		set_err(w, -EINVAL);
 		return;
@@ -1081,69 +1164,364 @@ static void write_row_group(struct tt_pq *w)
 	w->enc_rg_rows = 0;
 }
 
-/* The encoder's part of a page set: its pages, then its row group if it
- * ends there. */
-static void encode_set(struct tt_pq *w, const struct page_set *ps)
+/* ---- rows by rows (PQ_ROWS): slices ---- */
+
+/* Rows [0, n) of column c of a slice (src: its first value, stride nc)
+ * into the page being encoded: each non-null value's difference to the
+ * one before, packed a block at a time, and the page's minimum and
+ * maximum. nulls NULL: no null in this column of the slice. Inlined per
+ * type, so the loop has no test of the type. */
+#ifdef PQ_AVX2
+/*
+ * m (2..DBP_MINI) contiguous INT64 values p[0, m) with no null, after
+ * prev: their differences into d, the values' minimum and maximum into
+ * *mn and *mx, the differences' into *l and *h — slice_ints()'s loop, four
+ * values at a time (AVX2 has 64-bit compares; SSE2, the baseline, has
+ * not). Called only when the CPU has AVX2 (tt_pq.avx2).
+ */
+__attribute__((target("avx2"))) static void ints_avx2(const int64_t *p, uint32_t m, int64_t prev,
+						     uint64_t *d, int64_t *mn, int64_t *mx,
+						     int64_t *l, int64_t *h)
 {
+	int64_t d0 = (int64_t)((uint64_t)p[0] - (uint64_t)prev);
+	__m256i vmn = _mm256_set1_epi64x(*mn < p[0] ? *mn : p[0]);
+	__m256i vmx = _mm256_set1_epi64x(*mx > p[0] ? *mx : p[0]);
+	__m256i vl = _mm256_set1_epi64x(*l < d0 ? *l : d0);
+	__m256i vh = _mm256_set1_epi64x(*h > d0 ? *h : d0);
+	uint32_t r = 1;
+
+	d[0] = (uint64_t)d0;
+	for (; r + 4 <= m; r += 4) {
+		__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + r));
+		__m256i y = _mm256_loadu_si256((const __m256i *)(const void *)(p + r - 1));
+		__m256i dx = _mm256_sub_epi64(x, y);
+		_mm256_storeu_si256((__m256i *)(void *)(d + r), dx);
+		vmn = _mm256_blendv_epi8(vmn, x, _mm256_cmpgt_epi64(vmn, x));
+		vmx = _mm256_blendv_epi8(vmx, x, _mm256_cmpgt_epi64(x, vmx));
+		vl = _mm256_blendv_epi8(vl, dx, _mm256_cmpgt_epi64(vl, dx));
+		vh = _mm256_blendv_epi8(vh, dx, _mm256_cmpgt_epi64(dx, vh));
+	}
+	int64_t a[4], b[4], e[4], f[4];
+	_mm256_storeu_si256((__m256i *)(void *)a, vmn);
+	_mm256_storeu_si256((__m256i *)(void *)b, vmx);
+	_mm256_storeu_si256((__m256i *)(void *)e, vl);
+	_mm256_storeu_si256((__m256i *)(void *)f, vh);
+	int64_t n0 = a[0], x0 = b[0], l0 = e[0], h0 = f[0];
+	for (int k = 1; k < 4; k++) {
+		n0 = a[k] < n0 ? a[k] : n0;
+		x0 = b[k] > x0 ? b[k] : x0;
+		l0 = e[k] < l0 ? e[k] : l0;
+		h0 = f[k] > h0 ? f[k] : h0;
+	}
+	for (; r < m; r++) {
+		int64_t x = p[r], dx = (int64_t)((uint64_t)x - (uint64_t)p[r - 1]);
+		d[r] = (uint64_t)dx;
+		n0 = x < n0 ? x : n0;
+		x0 = x > x0 ? x : x0;
+		l0 = dx < l0 ? dx : l0;
+		h0 = dx > h0 ? dx : h0;
+	}
+	*mn = n0;
+	*mx = x0;
+	*l = l0;
+	*h = h0;
+}
+#endif
+
+static inline __attribute__((always_inline)) void slice_ints(struct col *c, const int64_t *src,
+							      size_t nc, uint32_t n,
+							      const uint64_t *nulls, uint64_t bit,
+							      bool is64, bool avx2)
+{
+	uint32_t j = 0, nv = c->pnv;
+	int64_t prev = c->pprev, mn = c->pmin, mx = c->pmax;
+	unsigned nd = c->nd;
+
+	if (!nv) { /* the page's first value goes to its header */
+		while (j < n && nulls && (nulls[j] & bit))
+			j++;
+		if (j == n)
+			return;
+		int64_t x = is64 ? src[j * nc] : (int32_t)src[j * nc];
+		c->pfirst = prev = mn = mx = x;
+		nv = 1;
+		j++;
+	}
+	/* Up to the end of the miniblock being filled at a time: no test of
+	 * its end per value, and its smallest and largest difference kept
+	 * as they come. */
+	while (j < n) {
+		unsigned mi = nd / DBP_MINI, in = nd % DBP_MINI;
+		uint32_t m = n - j < DBP_MINI - in ? n - j : DBP_MINI - in;
+		const int64_t *p = src + (size_t)j * nc;
+		uint64_t *d = c->d + nd;
+		uint32_t k = 0;
+		int64_t l = in ? c->dlo[mi] : INT64_MAX, h = in ? c->dhi[mi] : INT64_MIN;
+
+#ifdef PQ_AVX2
+		int64_t mn0 = mn, mx0 = mx, l0 = l, h0 = h;
+		/* INT32 values come sign-extended (encode_slice): their 64-bit
+		 * differences are the int32 ones unless one leaves the int32
+		 * range, and then the chunk is taken again by the loop below. */
+		if (avx2 && !nulls && nc == 1 && m >= 2 &&
+		    (ints_avx2(p, m, prev, d, &mn, &mx, &l, &h),
+		     is64 || (l >= INT32_MIN && h <= INT32_MAX))) {
+			prev = p[m - 1];
+			j += m;
+			nd += m;
+			nv += m;
+			c->dlo[mi] = l;
+			c->dhi[mi] = h;
+			if (nd == DBP_BLOCK) {
+				dbp_block_lohi(&c->pbody, c->d, DBP_BLOCK, c->dlo, c->dhi);
+				nd = 0;
+			}
+			continue;
+		}
+		mn = mn0, mx = mx0, l = l0, h = h0;
+#endif
+		for (uint32_t r = 0; r < m; r++, p += nc) {
+			if (nulls && (nulls[j + r] & bit))
+				continue;
+			int64_t x = is64 ? *p : (int32_t)*p;
+			/* wrapping differences, as int32 for INT32 columns */
+			int64_t dx = is64 ? (int64_t)((uint64_t)x - (uint64_t)prev)
+					  : (int64_t)(int32_t)((uint32_t)x - (uint32_t)prev);
+			d[k++] = (uint64_t)dx;
+			prev = x;
+			mn = x < mn ? x : mn;
+			mx = x > mx ? x : mx;
+			l = dx < l ? dx : l;
+			h = dx > h ? dx : h;
+		}
+		j += m;
+		nd += k;
+		nv += k;
+		c->dlo[mi] = l;
+		c->dhi[mi] = h;
+		if (nd == DBP_BLOCK) {
+			dbp_block_lohi(&c->pbody, c->d, DBP_BLOCK, c->dlo, c->dhi);
+			nd = 0;
+		}
+	}
+	c->pnv = nv;
+	c->pprev = prev;
+	c->pmin = mn;
+	c->pmax = mx;
+	c->nd = nd;
+}
+
+/* Booleans: PLAIN, one bit each from bit 0 of byte 0. */
+static void slice_bools(struct col *c, const int64_t *src, size_t nc, uint32_t n,
+			const uint64_t *nulls, uint64_t bit)
+{
+	uint32_t nv = c->pnv;
+	int64_t mn = nv ? c->pmin : 1, mx = nv ? c->pmax : 0;
+
+	buf_reserve(&c->pbody, n / 8 + 2);
+	uint8_t *o = c->pbody.p;
+	uint32_t j = 0;
+	if (!nulls && !(nv & 7) && n >= 8) { /* whole bytes: 8 values at a time */
+		unsigned any = 0, all = 0xff;
+		for (; j + 8 <= n; j += 8, nv += 8) {
+			const int64_t *q = src + (size_t)j * nc;
+			unsigned b = 0;
+			for (unsigned k = 0; k < 8; k++)
+				b |= (unsigned)(q[k * nc] != 0) << k;
+			o[nv >> 3] = (uint8_t)b;
+			any |= b;
+			all &= b;
+		}
+		mn = all == 0xff && mn ? 1 : 0;
+		mx = any || mx ? 1 : 0;
+	}
+	for (; j < n; j++) {
+		if (nulls && (nulls[j] & bit))
+			continue;
+		uint8_t x = src[j * nc] != 0;
+		if (!(nv & 7))
+			o[nv >> 3] = 0;
+		o[nv >> 3] |= (uint8_t)(x << (nv & 7));
+		nv++;
+		mn = x < mn ? x : mn;
+		mx = x > mx ? x : mx;
+	}
+	c->pbody.n = (nv + 7) / 8;
+	c->pnv = nv;
+	c->pmin = mn;
+	c->pmax = mx;
+}
+
+/* Ends the page of c being encoded (rows rows): the last block, then the
+ * page as encode_page() writes it, byte for byte. */
+static void finish_page(struct tt_pq *w, struct col *c, uint32_t rows)
+{
+	int enc = ENC_PLAIN;
+
+	w->page.n = 0;
+	if (c->nullable) {
+		c->nulls += rows - c->pnv;
+		buf_le32(&w->page, 0);
+		rle_hybrid_defs(&w->page, c->pdefs, rows);
+		le_bytes(w->page.p, (int64_t)(w->page.n - 4), 4);
+	}
+	if (c->pnv) {
+		minmax(c, c->pmin);
+		minmax(c, c->pmax);
+	}
+	if (c->type != TT_PQ_BOOL) {
+		if (c->nd)
+			dbp_block_lohi(&c->pbody, c->d, c->nd, c->dlo, c->dhi);
+		enc = ENC_DELTA_BINARY_PACKED;
+		dbp_header(&w->page, c->pnv, c->pfirst);
+	}
+	buf_put(&w->page, c->pbody.p, c->pbody.n);
+	write_page(w, &c->pages_unc, &c->pages_comp, &c->pages, PAGE_DATA, rows, enc, &c->codec);
+	c->pbody.n = 0;
+	c->pnv = 0;
+	c->nd = 0;
+}
+
+/* The encoder's part of a slice: each column's rows into its page, then
+ * the pages and the row group that end with it. */
+static void encode_slice(struct tt_pq *w, const struct slice *sl)
+{
+	size_t nc = w->nr_cols;
+	uint32_t n = sl->rows;
+
 	if (get_err(w))
 		return;
-	if (ps->rows) {
-		for (size_t i = 0; i < w->nr_cols; i++)
-			encode_page(w, &w->cols[i], ps->vals[i], ps->defs[i], ps->rows);
-		w->enc_rg_rows += ps->rows;
+	for (size_t i = 0; i < nc && n; i++) {
+		struct col *c = &w->cols[i];
+		const int64_t *src = sl->vals + i;
+		uint64_t bit = (uint64_t)1 << i;
+		const uint64_t *nulls = sl->any & bit ? sl->nulls : NULL;
+
+		if (c->nullable) {
+			uint8_t *d = c->pdefs + w->enc_pg_rows;
+			if (!nulls)
+				memset(d, 1, n);
+			else
+				for (uint32_t j = 0; j < n; j++)
+					d[j] = !(nulls[j] & bit);
+		}
+		switch (c->type) {
+		case TT_PQ_INT64:
+			if (nulls)
+				slice_ints(c, src, nc, n, nulls, bit, true, false);
+			else if (w->avx2) {
+				/* the column contiguous (in L1) for the vector loop */
+				int64_t *t = w->tcol;
+				for (uint32_t j = 0; j < n; j++)
+					t[j] = src[j * nc];
+				slice_ints(c, t, 1, n, NULL, 0, true, true);
+			}
+			else
+				slice_ints(c, src, nc, n, NULL, 0, true, false);
+			break;
+		case TT_PQ_INT32:
+			if (nulls) {
+				slice_ints(c, src, nc, n, nulls, bit, false, false);
+			} else if (w->avx2) {
+				int64_t *t = w->tcol;
+				for (uint32_t j = 0; j < n; j++)
+					t[j] = (int32_t)src[j * nc];
+				slice_ints(c, t, 1, n, NULL, 0, false, true);
+			} else {
+				slice_ints(c, src, nc, n, NULL, 0, false, false);
+			}
+			break;
+		default:
+			slice_bools(c, src, nc, n, nulls, bit);
+			break;
+		}
 	}
-	if (ps->end_rg && w->enc_rg_rows && !get_err(w))
+	w->enc_pg_rows += n;
+	if (sl->end_pg && w->enc_pg_rows) {
+		for (size_t i = 0; i < nc && !get_err(w); i++)
+			finish_page(w, &w->cols[i], w->enc_pg_rows);
+		w->enc_rg_rows += w->enc_pg_rows;
+		w->enc_pg_rows = 0;
+	}
+	if (sl->end_rg && w->enc_rg_rows && !get_err(w))
 		write_row_group(w);
 }
 
-/* The encoding thread: the queued sets, oldest first, until told to stop
- * with none left. */
+/* The encoding thread: the queued slices, oldest first, until told to
+ * stop with none left. */
 static void *encoder_main(void *arg)
 {
 	struct tt_pq *w = arg;
 
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
-		while (!w->queued && !w->stop)
+		while (!w->queued && !w->stop) {
+			w->enc_asleep = true;
 			pthread_cond_wait(&w->work, &w->mu);
+			w->enc_asleep = false;
+		}
 		if (!w->queued)
 			break;
-		const struct page_set *ps = &w->sets[w->head];
+		const struct slice *sl = &w->slices[w->head];
 		pthread_mutex_unlock(&w->mu);
-		encode_set(w, ps);
+		encode_slice(w, sl);
 		pthread_mutex_lock(&w->mu);
-		w->head = (w->head + 1) % PQ_SETS;
+		w->head = (w->head + 1) % w->nr_slices;
 		w->queued--;
-		pthread_cond_signal(&w->done);
+		if (w->caller_asleep && w->queued <= w->nr_slices / 2)
+			pthread_cond_signal(&w->done);
 	}
 	pthread_mutex_unlock(&w->mu);
 	return NULL;
 }
 
-/* Hands the current page (and, with end_rg, the end of the row group) to
- * the encoder: encoded here, or queued for the encoding thread, which is
- * then given the next free set to fill. */
-static void submit(struct tt_pq *w, bool end_rg)
+/* Hands the slice being filled to the encoder, ending a page and a row
+ * group with it as told: encoded here, or queued for the encoding thread,
+ * and then the next free slice is the one filled. */
+static void submit_slice(struct tt_pq *w, bool end_pg, bool end_rg)
 {
-	struct page_set *ps = &w->sets[w->fill];
+	struct slice *sl = &w->slices[w->fill];
 
-	ps->rows = w->pg_rows;
-	ps->end_rg = end_rg;
+	sl->end_pg = end_pg;
+	sl->end_rg = end_rg;
 	if (!w->threaded) {
-		encode_set(w, ps);
+		encode_slice(w, sl);
 	} else if (!get_err(w)) {
 		pthread_mutex_lock(&w->mu);
 		w->queued++;
-		pthread_cond_signal(&w->work);
-		w->fill = (w->fill + 1) % PQ_SETS;
-		while (w->queued == PQ_SETS)
+		if (w->enc_asleep && w->queued >= w->nr_slices / 2)
+			pthread_cond_signal(&w->work);
+		w->fill = (w->fill + 1) % w->nr_slices;
+		while (w->queued == w->nr_slices) {
+			w->caller_asleep = true;
 			pthread_cond_wait(&w->done, &w->mu);
-		pthread_mutex_unlock(&w->mu);
-		for (size_t i = 0; i < w->nr_cols; i++) {
-			w->cols[i].vals = w->sets[w->fill].vals[i];
-			w->cols[i].defs = w->sets[w->fill].defs[i];
+			w->caller_asleep = false;
 		}
+		pthread_mutex_unlock(&w->mu);
+		sl = &w->slices[w->fill];
 	}
+	sl->rows = 0;
+	sl->any = 0;
+	if (end_pg)
+		w->pg_rows = 0;
+	if (end_rg) {
+		w->rg_rows = 0;
+		w->rg_bytes = 0;
+	}
+}
+
+/* ---- rows by values (PQ_VALUES) ---- */
+
+/* Encodes the page filled so far (and, with end_rg, ends the row group). */
+static void submit(struct tt_pq *w, bool end_rg)
+{
+	if (!get_err(w) && w->pg_rows) {
+		for (size_t i = 0; i < w->nr_cols; i++)
+			encode_page(w, &w->cols[i], w->cols[i].vals, w->cols[i].defs, w->pg_rows);
+		w->enc_rg_rows += w->pg_rows;
+	}
+	if (end_rg && w->enc_rg_rows && !get_err(w))
+		write_row_group(w);
 	for (size_t i = 0; i < w->nr_cols; i++)
 		w->cols[i].nr_vals = 0;
 	w->pg_rows = 0;
@@ -1158,7 +1536,7 @@ int tt_pq_row_end(struct tt_pq *w)
 	int err = get_err(w);
 	if (err)
 		return err;
-	if (w->cur != w->nr_cols) {
+	if (w->cur != w->nr_cols || w->mode != PQ_VALUES) {
 		set_err(w, -EINVAL);
 		return get_err(w);
 	}
@@ -1172,59 +1550,8 @@ int tt_pq_row_end(struct tt_pq *w)
 	return get_err(w);
 }
 
-/* Moves staged rows [r, r + k) of column i into its page, from page row
- * pg: values of the non-null rows, and definition levels. any: some row
- * of the range is null in this column. */
-static void stage_column(struct tt_pq *w, size_t i, unsigned r, unsigned k, uint32_t pg,
-			 bool any)
-{
-	struct col *c = &w->cols[i];
-	size_t nc = w->nr_cols, n = c->nr_vals;
-	const int64_t *src = w->stage + (size_t)r * nc + i;
-	if (c->nullable && !any)
-		memset(c->defs + pg, 1, k);
-	if (!any) {
-		switch (c->type) {
-		case TT_PQ_INT64: {
-			int64_t *d = (int64_t *)c->vals + n;
-			for (unsigned j = 0; j < k; j++)
-				d[j] = src[j * nc];
-			break;
-		}
-		case TT_PQ_INT32: {
-			int32_t *d = (int32_t *)c->vals + n;
-			for (unsigned j = 0; j < k; j++)
-				d[j] = (int32_t)src[j * nc];
-			break;
-		}
-		default: { /* TT_PQ_BOOL */
-			uint8_t *d = (uint8_t *)c->vals + n;
-			for (unsigned j = 0; j < k; j++)
-				d[j] = src[j * nc] != 0;
-			break;
-		}
-		}
-		c->nr_vals = n + k;
-		return;
-	}
-	/* Without a branch on the nulls: a null's slot is stored, then reused
-	 * (n does not advance; it stays below the page's rows). */
-	const uint64_t *nl = w->stage_nulls + r;
-	for (unsigned j = 0; j < k; j++) {
-		size_t null = nl[j] >> i & 1;
-		int64_t x = src[j * nc];
-		switch (c->type) {
-		case TT_PQ_INT64: ((int64_t *)c->vals)[n] = x; break;
-		case TT_PQ_INT32: ((int32_t *)c->vals)[n] = (int32_t)x; break;
-		default: ((uint8_t *)c->vals)[n] = x != 0; break;
-		}
-		n += 1 - null;
-		c->defs[pg + j] = (uint8_t)(1 - null);
-	}
-	c->nr_vals = n;
-}
-
-/* Buffered bytes of a row with these nulls (a null is one byte). */
+/* Buffered bytes of a row with these nulls (a null is one byte), as the
+ * per-value calls count them. */
 static size_t row_bytes_of(const struct tt_pq *w, uint64_t nulls)
 {
 	size_t b = w->row_bytes;
@@ -1235,72 +1562,96 @@ static size_t row_bytes_of(const struct tt_pq *w, uint64_t nulls)
 	return b;
 }
 
-/* The staged rows into the columns, as tt_pq_row_end() would have put
- * them one by one: in runs that end where a page or a row group ends. */
-static void flush_stage(struct tt_pq *w)
+/* Rows ended since the last edge into the counters. */
+static void sync_rows(struct tt_pq *w)
 {
-	unsigned r = 0, nstage = w->nstage;
+	uint32_t taken = w->room0 - w->room;
 
-	w->nstage = 0;
-	while (r < nstage && !get_err(w)) {
-		unsigned k = nstage - r;
-		if (k > w->o.page_rows - w->pg_rows)
-			k = w->o.page_rows - w->pg_rows;
-		if (k > w->o.row_group_rows - w->rg_rows)
-			k = (unsigned)(w->o.row_group_rows - w->rg_rows);
-		size_t bytes = w->rg_bytes;
-		uint64_t any = 0;
-		for (unsigned j = 0; j < k; j++) {
-			uint64_t nl = w->stage_nulls[r + j];
-			any |= nl;
-			bytes += nl ? row_bytes_of(w, nl) : w->row_bytes;
-			if (bytes >= w->o.row_group_bytes) {
-				k = j + 1;
-				break;
-			}
-		}
-		for (size_t i = 0; i < w->nr_cols; i++)
-			stage_column(w, i, r, k, w->pg_rows, any >> i & 1);
-		w->rg_bytes = bytes;
-		w->pg_rows += k;
-		w->rg_rows += k;
-		w->total_rows += k;
-		r += k;
-		bool end_rg = w->rg_rows >= w->o.row_group_rows ||
-			      w->rg_bytes >= w->o.row_group_bytes;
-		if (w->pg_rows >= w->o.page_rows || end_rg)
-			submit(w, end_rg);
-	}
+	w->pg_rows += taken;
+	w->rg_rows += taken;
+	w->total_rows += taken;
+	w->room0 = w->room;
 }
 
-int64_t *tt_pq_int_row_begin(struct tt_pq *w)
+/* After an edge: the next row's place, and the rows until the next edge. */
+static void set_room(struct tt_pq *w)
+{
+	struct slice *sl = &w->slices[w->fill];
+	uint64_t room = w->slice_rows - sl->rows;
+
+	if (room > w->o.page_rows - w->pg_rows)
+		room = w->o.page_rows - w->pg_rows;
+	if (room > w->o.row_group_rows - w->rg_rows)
+		room = w->o.row_group_rows - w->rg_rows;
+	w->next_row = sl->vals + (size_t)sl->rows * w->nr_cols;
+	w->sl = sl;
+	w->room = w->room0 = (uint32_t)room;
+}
+
+/* A row ended at an edge by rows (room 0) or at a row group's bytes: the
+ * slice goes to the encoder if it is full or ends a page. */
+static int row_edge(struct tt_pq *w)
+{
+	sync_rows(w);
+	bool end_rg = w->rg_rows >= w->o.row_group_rows || w->rg_bytes >= w->o.row_group_bytes;
+	bool end_pg = end_rg || w->pg_rows >= w->o.page_rows;
+	if (end_pg || w->slices[w->fill].rows == w->slice_rows)
+		submit_slice(w, end_pg, end_rg);
+	set_room(w);
+	return get_err(w);
+}
+
+static int64_t *int_row_begin_slow(struct tt_pq *w)
 {
 	if (get_err(w))
 		return NULL;
-	if (w->cur != 0 || !w->stage) {
+	if (w->mode != PQ_ROWS) {
+		if (w->mode == PQ_VALUES || !w->int_table) {
+			set_err(w, -EINVAL);
+			return NULL;
+		}
+		set_mode(w, PQ_ROWS);
+		set_room(w);
+		w->open_mark = (uint32_t)w->nr_cols + 1;
+	}
+	if (w->cur != 0) {
 		set_err(w, -EINVAL);
 		return NULL;
 	}
 	w->cur = w->nr_cols + 1; /* open: any other call but _done is a misuse */
-	return w->stage + (size_t)w->nstage * w->nr_cols;
+	return w->next_row;
+}
+
+int64_t *tt_pq_int_row_begin(struct tt_pq *w)
+{
+	/* cur is 0 between rows; open_mark 0 until PQ_ROWS */
+	if (__builtin_expect(w->cur != 0 || !w->open_mark || get_err(w), 0))
+		return int_row_begin_slow(w);
+	w->cur = w->open_mark;
+	return w->next_row;
 }
 
 int tt_pq_int_row_done(struct tt_pq *w, uint64_t nulls)
 {
-	int err = get_err(w);
-	if (err)
-		return err;
-	if (w->nr_cols < 64)
-		nulls &= ((uint64_t)1 << w->nr_cols) - 1;
-	if (w->cur != w->nr_cols + 1 || (nulls & ~w->null_ok)) {
+	nulls &= w->col_mask;
+	if (__builtin_expect(w->cur != w->open_mark || !w->open_mark || (nulls & ~w->null_ok) ||
+				     get_err(w),
+			     0)) {
+		int err = get_err(w);
+		if (err)
+			return err;
 		set_err(w, -EINVAL);
 		return get_err(w);
 	}
 	w->cur = 0;
-	w->stage_nulls[w->nstage] = nulls;
-	if (++w->nstage == PQ_STAGE)
-		flush_stage(w);
-	return get_err(w);
+	struct slice *sl = w->sl;
+	sl->nulls[sl->rows++] = nulls;
+	sl->any |= nulls;
+	w->next_row += w->nr_cols;
+	w->rg_bytes += nulls ? row_bytes_of(w, nulls) : w->row_bytes;
+	if (__builtin_expect(--w->room == 0 || w->rg_bytes >= w->o.row_group_bytes, 0))
+		return row_edge(w);
+	return 0;
 }
 
 int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls)
@@ -1314,7 +1665,7 @@ int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls)
 
 uint64_t tt_pq_rows(const struct tt_pq *w)
 {
-	return w->total_rows + w->nstage;
+	return w->total_rows + (w->room0 - w->room);
 }
 
 /* ---- footer ---- */
@@ -1446,9 +1797,11 @@ int tt_pq_close(struct tt_pq *w, uint64_t *bytes_out)
 {
 	if (w->cur != 0)
 		set_err(w, -EINVAL);
-	if (w->nstage)
-		flush_stage(w);
-	if (w->rg_rows)
+	if (w->mode == PQ_ROWS)
+		sync_rows(w);
+	if (w->rg_rows && w->mode == PQ_ROWS)
+		submit_slice(w, true, true);
+	else if (w->rg_rows)
 		submit(w, true);
 	if (w->threaded) {
 		pthread_mutex_lock(&w->mu);
@@ -1479,19 +1832,20 @@ int tt_pq_close(struct tt_pq *w, uint64_t *bytes_out)
 		free(c->dict.p);
 		free(c->slots);
 		free(c->entry_off);
+		free(c->vals);
+		free(c->defs);
+		free(c->pdefs);
+		free(c->pbody.p);
 	}
-	for (unsigned k = 0; k < PQ_SETS; k++) {
-		for (size_t i = 0; w->sets[k].vals && i < w->nr_cols; i++) {
-			free(w->sets[k].vals[i]);
-			free(w->sets[k].defs[i]);
-		}
-		free(w->sets[k].vals);
-		free(w->sets[k].defs);
+	for (unsigned k = 0; k < w->nr_slices; k++) {
+		free(w->slices[k].vals);
+		free(w->slices[k].nulls);
 	}
+	free(w->slices);
+	free(w->tcol);
 	for (size_t i = 0; i < 2 * w->nr_kv; i++)
 		free(w->kv[i]);
 	free(w->kv);
-	free(w->stage);
 	free(w->cols);
 	free(w->rgs);
 	free(w->page.p);

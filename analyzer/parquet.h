@@ -7,13 +7,16 @@
  * DELTA_BINARY_PACKED, booleans PLAIN, strings dictionary encoded
  * (RLE_DICTIONARY); data pages
  * are version 1 pages compressed with ZSTD (a column chunk whose first page
- * zstd shrinks by less than 1/16 is stored UNCOMPRESSED); every column chunk carries its
+ * zstd shrinks by less than 1/16 has its pages as zstd frames of raw
+ * blocks, codec ZSTD all the same); every column chunk carries its
  * statistics (min, max, null_count). The footer is the thrift compact
  * encoding of FileMetaData, written by hand (parquet.c).
  *
  * Memory is bounded by one row group: values are buffered column by column
  * for one page (tt_pq_opts.page_rows rows), whose pages are then encoded and
- * compressed into per-column buffers (while the values are in cache); when
+ * compressed into per-column buffers (while the values are in cache) —
+ * or, for rows given by tt_pq_int_row*(), a few slices of rows that are
+ * delta-packed into the pages as they come; when
  * the row group is full (row_group_rows rows, or row_group_bytes of values
  * and dictionaries as given) its chunks are written and the buffers
  * reused. Only the footer's
@@ -48,9 +51,9 @@ struct tt_pq_opts {
 	uint32_t page_rows;       /* [64 Ki rows] per data page */
 	int zstd_level;           /* [1] */
 	/* Encode and write pages on a thread of the writer's own while the
-	 * caller fills the next page (two pages of values buffered instead of
-	 * one); the same bytes. Ignored for a table with a string column (its
-	 * dictionary is the caller's) or when the thread cannot be created. */
+	 * caller fills the next rows; the same bytes. Only for rows given by
+	 * tt_pq_int_row*() (a table of integers and booleans); ignored when
+	 * the thread cannot be created. */
 	bool encode_thread;       /* [false] */
 };
 
@@ -91,10 +94,11 @@ int tt_pq_row_end(struct tt_pq *w);
  * takes v[i] (converted to its type; a BOOLEAN is v[i] != 0), or null when
  * bit i of nulls is set (nullable columns only; at most 64 columns). Then
  * ends the row as tt_pq_row_end. The row may wait in a small stage (up to
- * 128 rows) before it reaches its columns, so a write error may be
- * returned a few rows later (at the latest by tt_pq_close); a misuse is
- * refused at once (-EINVAL). Equal to the per-value calls, byte for byte,
- * at a fraction of their cost; the two may be mixed.
+ * 128 rows; 512 with the encoding thread) before it is encoded, so a
+ * write error may be returned a few rows later (at the latest by
+ * tt_pq_close); a misuse is refused at once (-EINVAL). Equal to the
+ * per-value calls, byte for byte, at a fraction of their cost; the two are
+ * not mixed in one table: its first row decides (-EINVAL for the other).
  */
 int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls);
 

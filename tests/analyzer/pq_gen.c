@@ -42,8 +42,12 @@ static int int_rows(bool one_call, bool thread, char **argv)
 	uint64_t x = 88172645463325252ull;
 	for (long i = 0; i < rows; i++) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		/* c: every 11th value at an end of the int32 range, so some
+		 * differences wrap in 32 bits */
 		int64_t v[4] = { i % 5 ? (int64_t)x : i * 3 - 7, i * 1000 - 123456789,
-				 (int32_t)(i * 7919) - 1000000, i % 3 == 1 };
+				 i % 11 == 5 ? (i & 1 ? INT32_MAX - i : INT32_MIN + i)
+					     : (int32_t)(i * 7919) - 1000000,
+				 i % 3 == 1 };
 		bool null = i % 7 == 3;
 		int rc;
 		if (one_call) {

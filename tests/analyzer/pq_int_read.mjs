@@ -5,7 +5,8 @@
 // 5: its bit-packed deltas do not compress, so from 1000 rows on its chunks
 // are zstd frames of raw blocks (parquet.c: no smaller than the pages they
 // hold), while b's steps of 1000 compress; every chunk's codec is ZSTD
-// (contract §10).
+// (contract §10). Column c jumps to an end of the int32 range every 11th
+// row: differences that wrap in 32 bits.
 import { duck, hyparquet, eq, ok, done } from './pqlib.mjs';
 
 const [file, rowsS] = process.argv.slice(2);
@@ -21,7 +22,8 @@ for (let i = 0; i < rows; i++) {
 	exp.push({
 		a: i % 5 ? BigInt.asIntN(64, x) : bi * 3n - 7n,
 		b: i % 7 === 3 ? null : bi * 1000n - 123456789n,
-		c: Number(BigInt.asIntN(32, bi * 7919n)) - 1000000,
+		c: i % 11 === 5 ? (i & 1 ? 2147483647 - i : -2147483648 + i)
+			: Number(BigInt.asIntN(32, bi * 7919n)) - 1000000,
 		d: i % 3 === 1,
 	});
 }
