@@ -69,10 +69,12 @@ struct scope_thread {
 	struct tt_stat_table *tab;
 	struct tt_stat_table own;
 	void *cons_state; /* the consumer's, from its thread_begin() */
-	/* tt_scopes_block(): full batches seen, the last probe's times
-	 * (pair_fused, decode + pair_fast), and the loop chosen. */
-	uint32_t nr_batches;
-	bool fused;
+	/* tt_scopes_block(): full batches seen, the batch of the next probe
+	 * and the gap after it, the last probe's times (pair_fused, decode +
+	 * pair_fast), the loop chosen, and whether that choice still waits for
+	 * a probe to confirm it (the first one, or after one against it). */
+	uint32_t nr_batches, next_probe, probe_gap;
+	bool fused, unsure;
 	uint64_t probe_ns[2];
 	/* Counters (tt_scopes.on_counters): from the thread's first COUNTER_SET
 	 * with a recorded column on, its blocks wait in tt_scopes' pending
@@ -206,6 +208,7 @@ static struct scope_thread *thread_state(struct tt_scopes *sc, struct tt_thread 
 	st = tt_xrealloc(NULL, sizeof(*st));
 	memset(st, 0, sizeof(*st));
 	st->skip = sc->thread_filter && !sc->thread_filter(sc->filter_ctx, th);
+	st->unsure = true; /* no probe yet: the first one decides */
 	st->tab = sc->by_thread ? &st->own : &sc->global;
 	reserve_stack(sc, st, MIN_STACK - 1); /* never refused: below any limit */
 	memset(st->base, 0, 2 * sizeof(*st->base));
@@ -939,12 +942,40 @@ static uint64_t now_ns(void)
  * pair_fast() wins when enters and exits follow no pattern (a random walk),
  * pair_fused() when the branch on the kind predicts well (a regular call
  * tree), and which is the case is a property of the traced program, not
- * knowable up front. So every PROBE_EVERY full batches a thread times one
- * batch each way, decoding included, and runs the faster until the next
- * probe. Both compute exactly the same statistics; only the speed depends on
- * the choice (and on the clock, which is why the choice is re-made).
+ * knowable up front. So a thread times one full batch each way now and
+ * then (a probe, decoding included) and runs the faster until the next.
+ * A probe costs the slower loop's batch (on the program shape of
+ * bench_analyzer, 2-3 times the fused one's), so probes grow rarer while
+ * they confirm the choice: PROBE_EVERY full batches after a change, twice
+ * the gap after each confirmation, up to PROBE_MAX (a change of the
+ * program's shape is still seen within 1 M events). One probe against the
+ * choice may be the machine's noise (a preemption inside the timed batch):
+ * the next batch probes again, and only a second verdict against it
+ * switches. Both loops compute exactly the same statistics; only the speed
+ * depends on the choice.
  */
 #define PROBE_EVERY 64
+#define PROBE_MAX 1024
+
+/* After a probe's two batches: the loop to run until the next one. */
+static void probe_verdict(struct scope_thread *st)
+{
+	const bool fused = st->probe_ns[0] < st->probe_ns[1];
+
+	if (fused == st->fused && !st->unsure) {
+		st->probe_gap = st->probe_gap < PROBE_EVERY ? PROBE_EVERY
+			      : st->probe_gap < PROBE_MAX   ? 2 * st->probe_gap
+							      : PROBE_MAX;
+	} else if (fused == st->fused || st->unsure) {
+		st->fused = fused;
+		st->unsure = false;
+		st->probe_gap = PROBE_EVERY;
+	} else {
+		st->unsure = true; /* ask again at once */
+		st->probe_gap = 0;
+	}
+	st->next_probe = st->nr_batches + st->probe_gap;
+}
 
 static void an_apply(struct tt_scopes *sc, struct tt_thread *th, const struct recfmt_annot *r);
 
@@ -1379,7 +1410,9 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 				  !st->nr_args &&
 				  st->sp + m <= MAX_DEPTH && sc->max_dur_ticks == UINT64_MAX &&
 				  reserve_stack(sc, st, st->sp + m);
-		const uint32_t phase = fast && m == BATCH ? st->nr_batches++ % PROBE_EVERY : 2;
+		/* 0, 1: the probe's batches (probe_verdict()); 2: the chosen loop. */
+		const uint32_t b = fast && m == BATCH ? st->nr_batches++ : UINT32_MAX;
+		const uint32_t phase = b == st->next_probe ? 0 : b == st->next_probe + 1 ? 1 : 2;
 		const uint64_t t0 = phase < 2 ? now_ns() : 0;
 
 		if (m && sc->cons && !sc->on_close && !sc->comp_applied && !st->has_ctr &&
@@ -1409,7 +1442,7 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 			pair_fast(sc, tr, st, th, ticks, codes, (uint32_t)n);
 			if (phase == 1) {
 				st->probe_ns[1] = now_ns() - t0;
-				st->fused = st->probe_ns[0] < st->probe_ns[1];
+				probe_verdict(st);
 			}
 			continue;
 		}

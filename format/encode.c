@@ -8,6 +8,11 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include "leb_shuffle.h"
+#endif
 
 void recfmt_buf_init(struct recfmt_buf *buf)
 {
@@ -350,10 +355,12 @@ int recfmt_encode_func(struct recfmt_buf *buf, uint32_t id, uint64_t addr)
  * writer's cost"): it reads 16 bytes of ring per event that the producer
  * wrote on another core, so it is bound by those loads, not by its
  * arithmetic. Hence a software prefetch a few KiB ahead (the ring is read
- * once, in order; a prefetch past its end faults nothing), and four events
- * at a time, one cache line of ring, with one test for the common case of
- * four one-byte ids and four one-byte deltas (a tight loop's; both columns
- * then take one 4-byte store each).
+ * once, in order; a prefetch past its end faults nothing), and several
+ * events at a time with one test for the common case of one-byte ids and
+ * one-byte deltas (a tight loop's): eight ids and deltas of one or two
+ * bytes with AVX2 where the CPU has it (events_avx2(), measured 1.04 ->
+ * 0.60 ns/event on a tight loop's events in CPU time), else four one-byte
+ * ones, one cache line of ring, each column then taking one 4-byte store.
  */
 #define EVENTS_FIXED_BYTES 24u
 #define EVENTS_PREFETCH_AHEAD 128u /* events: 2 KiB of ring */
@@ -398,21 +405,134 @@ int recfmt_events_begin(struct recfmt_events_encoder *enc, struct recfmt_buf *bu
 	return 0;
 }
 
-int recfmt_events_append(struct recfmt_events_encoder *enc, const struct recfmt_event *ev,
-			 size_t nr)
+#if defined(__x86_64__)
+/*
+ * The common case eight events at a time with AVX2 (runtime-checked):
+ * every id and every zigzag delta under 2^14, i.e. one or two LEB128 bytes
+ * (a tight loop's deltas straddle the one-byte edge of 64 ticks, so both
+ * sizes must be cheap). The scalar loop below costs about 2.5 cycles an
+ * event in registers alone; here each column of a group of 8 is built as
+ * eight 16-bit LEB128 pairs and compacted by one byte shuffle chosen by
+ * which values take two bytes (leb_shuffle.h). Stops at the first group of
+ * 8 with a wider value (the caller goes on from there) and returns how many
+ * events it encoded; *prev, *s, *d advance past them. Writes up to 16 bytes
+ * at *s and *d per group: recfmt_events_append() reserved 5 and 10 bytes
+ * an event.
+ *
+ * Layout: two events per 32-byte load, so after unpacking a vector holds
+ * the ticks (or code words) of events {0, 2 | 1, 3} of a group of four
+ * (64-bit elements, lanes split by |). The previous ticks come from the
+ * same vector by one cross-lane permute, and the byte shuffles put each
+ * event's 16 low bits at its index: no reordering pass.
+ */
+/* Eight values under 2^14, in 16-bit lanes, as LEB128 at p. Return: the end. */
+__attribute__((target("avx2"))) static inline uint8_t *leb128_put8(uint8_t *p, __m128i v)
 {
-	struct recfmt_buf *buf = enc->buf, *deltas = enc->scratch;
-	uint64_t prev = enc->prev_ticks;
-	uint8_t *s, *d;
+	__m128i two = _mm_cmpgt_epi16(v, _mm_set1_epi16(0x7f));
+	__m128i pairs = _mm_or_si128(
+		_mm_or_si128(_mm_and_si128(v, _mm_set1_epi16(0x7f)),
+			     _mm_and_si128(two, _mm_set1_epi16(0x80))),
+		_mm_slli_epi16(_mm_srli_epi16(v, 7), 8));
+	unsigned m = (unsigned)_mm_movemask_epi8(_mm_packs_epi16(two, _mm_setzero_si128()));
+
+	_mm_storeu_si128((__m128i *)(void *)p,
+			 _mm_shuffle_epi8(pairs, _mm_loadu_si128((const __m128i *)(const void *)
+								 leb_shuffle[m])));
+	return p + 8 + __builtin_popcount(m);
+}
+
+__attribute__((target("avx2"))) static size_t events_avx2(const struct recfmt_event *ev, size_t nr,
+							   uint64_t *prev_io, uint8_t **s_io,
+							   uint8_t **d_io)
+{
+	const __m256i half = _mm256_set1_epi64x(1 << 13);
+	const __m256i lowmask = _mm256_set1_epi64x(0xffffffff);
+	/* The low 16 bits of each 64-bit element to the event's 16-bit lane:
+	 * {0,2|1,3} and {4,6|5,7}. */
+	const __m256i pick_lo = _mm256_setr_epi8(0, 1, -1, -1, 8, 9, -1, -1, -1, -1, -1, -1, -1, -1,
+						 -1, -1, -1, -1, 0, 1, -1, -1, 8, 9, -1, -1, -1, -1,
+						 -1, -1, -1, -1);
+	const __m256i pick_hi = _mm256_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, 0, 1, -1, -1, 8, 9,
+						 -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 1,
+						 -1, -1, 8, 9);
+	__m256i prev = _mm256_set1_epi64x((long long)*prev_io);
+	uint8_t *s = *s_io, *d = *d_io;
 	size_t i = 0;
 
-	if (nr > UINT32_MAX - enc->nr_events)
-		return -ENOMEM;
-	/* Worst case: 5 bytes of id and 10 bytes of delta per event. */
-	if (recfmt_buf_reserve(buf, nr * 5) || recfmt_buf_reserve(deltas, nr * 10))
-		return -ENOMEM;
-	s = buf->data + buf->len;
-	d = deltas->data + deltas->len;
+	for (; i + 8 <= nr; i += 8) {
+		const __m256i *p = (const __m256i *)(const void *)&ev[i];
+		__m256i a0 = _mm256_loadu_si256(p), a1 = _mm256_loadu_si256(p + 1);
+		__m256i a2 = _mm256_loadu_si256(p + 2), a3 = _mm256_loadu_si256(p + 3);
+		__m256i t0 = _mm256_unpacklo_epi64(a0, a1); /* ticks 0, 2 | 1, 3 */
+		__m256i t1 = _mm256_unpacklo_epi64(a2, a3); /* ticks 4, 6 | 5, 7 */
+		__m256i c0 = _mm256_unpackhi_epi64(a0, a1); /* codes (low half) 0, 2 | 1, 3 */
+		__m256i c1 = _mm256_unpackhi_epi64(a2, a3);
+		/* Previous ticks: {p, 1 | 0, 2} and {3, 5 | 4, 6}. */
+		__m256i p0 = _mm256_blend_epi32(_mm256_permute4x64_epi64(t0, 0x48), prev, 0x03);
+		__m256i last0 = _mm256_permute4x64_epi64(t0, 0xff);
+		__m256i p1 = _mm256_blend_epi32(_mm256_permute4x64_epi64(t1, 0x48), last0, 0x03);
+		__m256i d0 = _mm256_sub_epi64(t0, p0), d1 = _mm256_sub_epi64(t1, p1);
+		/* Two bytes at most: -2^13 <= delta < 2^13 and code < 2^14. */
+		__m256i big = _mm256_or_si256(
+			_mm256_or_si256(_mm256_srli_epi64(_mm256_add_epi64(d0, half), 14),
+					_mm256_srli_epi64(_mm256_add_epi64(d1, half), 14)),
+			_mm256_srli_epi64(_mm256_and_si256(_mm256_or_si256(c0, c1), lowmask), 14));
+		__m256i z0, z1, zw, cw;
+		__m128i z, c;
+
+		__builtin_prefetch(&ev[i + EVENTS_PREFETCH_AHEAD]);
+		__builtin_prefetch(&ev[i + EVENTS_PREFETCH_AHEAD + 4]);
+		if (!_mm256_testz_si256(big, big))
+			break;
+		/* Zigzag; only the low 16 bits are kept, so the low half's sign will do. */
+		z0 = _mm256_xor_si256(_mm256_slli_epi64(d0, 1), _mm256_srai_epi32(d0, 31));
+		z1 = _mm256_xor_si256(_mm256_slli_epi64(d1, 1), _mm256_srai_epi32(d1, 31));
+		zw = _mm256_or_si256(_mm256_shuffle_epi8(z0, pick_lo), _mm256_shuffle_epi8(z1, pick_hi));
+		cw = _mm256_or_si256(_mm256_shuffle_epi8(c0, pick_lo), _mm256_shuffle_epi8(c1, pick_hi));
+		z = _mm_or_si128(_mm256_castsi256_si128(zw), _mm256_extracti128_si256(zw, 1));
+		c = _mm_or_si128(_mm256_castsi256_si128(cw), _mm256_extracti128_si256(cw, 1));
+		if (_mm_testz_si128(_mm_or_si128(z, c), _mm_set1_epi16(-0x80))) {
+			/* All one byte (a tight loop, mostly): one 8-byte store a column. */
+			_mm_storel_epi64((__m128i *)(void *)s, _mm_packus_epi16(c, c));
+			_mm_storel_epi64((__m128i *)(void *)d, _mm_packus_epi16(z, z));
+			s += 8;
+			d += 8;
+		} else {
+			s = leb128_put8(s, c);
+			d = leb128_put8(d, z);
+		}
+		prev = _mm256_permute4x64_epi64(t1, 0xff);
+	}
+	if (i)
+		*prev_io = ev[i - 1].ticks;
+	*s_io = s;
+	*d_io = d;
+	return i;
+}
+
+/* Whether this CPU (and OS) runs AVX2; asked once, by any thread. */
+static bool have_avx2(void)
+{
+	static int cached = -1;
+	int ok = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+
+	if (ok < 0) {
+		__builtin_cpu_init();
+		ok = __builtin_cpu_supports("avx2") ? 1 : 0;
+		__atomic_store_n(&cached, ok, __ATOMIC_RELAXED);
+	}
+	return ok;
+}
+#endif
+
+/* The scalar encoder: events [0, nr) into the columns at *s_io, *d_io. */
+static void events_scalar(const struct recfmt_event *ev, size_t nr, uint64_t *prev_io,
+			  uint8_t **s_io, uint8_t **d_io)
+{
+	uint64_t prev = *prev_io;
+	uint8_t *s = *s_io, *d = *d_io;
+	size_t i = 0;
+
 	for (; i + 4 <= nr; i += 4) {
 		const struct recfmt_event *e = &ev[i];
 		uint64_t z0, z1, z2, z3;
@@ -445,6 +565,55 @@ int recfmt_events_append(struct recfmt_events_encoder *enc, const struct recfmt_
 		d = leb128_put(d, zigzag64(ev[i].ticks, prev));
 		prev = ev[i].ticks;
 	}
+	*prev_io = prev;
+	*s_io = s;
+	*d_io = d;
+}
+
+/* After a group the vector path could not take, the scalar loop takes this many. */
+#define EVENTS_SCALAR_RUN 64u
+
+int recfmt_events_append(struct recfmt_events_encoder *enc, const struct recfmt_event *ev,
+			 size_t nr)
+{
+	struct recfmt_buf *buf = enc->buf, *deltas = enc->scratch;
+	uint64_t prev = enc->prev_ticks;
+	uint8_t *s, *d;
+	size_t i = 0;
+
+	if (nr > UINT32_MAX - enc->nr_events)
+		return -ENOMEM;
+	/* Worst case: 5 bytes of id and 10 bytes of delta per event. */
+	if (recfmt_buf_reserve(buf, nr * 5) || recfmt_buf_reserve(deltas, nr * 10))
+		return -ENOMEM;
+	s = buf->data + buf->len;
+	d = deltas->data + deltas->len;
+#if defined(__x86_64__)
+	if (nr >= 8 && have_avx2()) {
+		/*
+		 * Vector runs; a group of 8 with a wider value starts a scalar
+		 * run, longer each time the vector path took nothing, so that a
+		 * block of mostly wide values (many sites) does not test every
+		 * group twice.
+		 */
+		size_t scalar_run = EVENTS_SCALAR_RUN;
+
+		while (i + 8 <= nr) {
+			size_t run, k = events_avx2(ev + i, nr - i, &prev, &s, &d);
+
+			/* Not one group: the scalar runs grow (to 4096), else start again at 64. */
+			if (k)
+				scalar_run = EVENTS_SCALAR_RUN;
+			else if (scalar_run < 64 * EVENTS_SCALAR_RUN)
+				scalar_run *= 2;
+			i += k;
+			run = nr - i < scalar_run ? nr - i : scalar_run;
+			events_scalar(ev + i, run, &prev, &s, &d);
+			i += run;
+		}
+	}
+#endif
+	events_scalar(ev + i, nr - i, &prev, &s, &d);
 	buf->len = (size_t)(s - buf->data);
 	deltas->len = (size_t)(d - deltas->data);
 	enc->prev_ticks = prev;

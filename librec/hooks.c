@@ -117,7 +117,13 @@ static inline NOINSTR __attribute__((always_inline)) void func_enter(void *fn_pt
 	uint64_t head;
 	uint32_t d, id, gen;
 
-	if (unlikely(!t || t->ring.p.nesting || __atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED)))
+	/*
+	 * A CLOCK_MONOTONIC thread (no use_tsc) records through the slow path,
+	 * as rec.h's inline probe does: with no call left in it, the fast path
+	 * needs no callee-saved register (no push or pop around each hook).
+	 */
+	if (unlikely(!t || t->ring.p.nesting || !t->ring.p.use_tsc ||
+		     __atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED)))
 		goto slow;
 	d = t->own.fdepth;
 	c = fcache_slot(t, fn);
@@ -129,7 +135,7 @@ static inline NOINSTR __attribute__((always_inline)) void func_enter(void *fn_pt
 		rec__window_close(&t->ring.p);
 		goto slow;
 	}
-	rec__ring_push(&t->ring.p, head, rec__now_ticks(t), RECFMT_CODE(id, RECFMT_KIND_ENTER));
+	rec__ring_push(&t->ring.p, head, rec__rdtsc(), RECFMT_CODE(id, RECFMT_KIND_ENTER));
 	t->ring.p.reserved++;
 	gen = __atomic_load_n(&t->ring.p.gen, __ATOMIC_RELAXED);
 	rec__window_close(&t->ring.p);
@@ -150,12 +156,14 @@ static inline NOINSTR __attribute__((always_inline)) void push_exit(struct rec__
 			rec__scope_dropped_exit(t); /* dropped: see rec__scope_dropped() */
 		return; /* not recorded */
 	}
-	if (unlikely(!t->ring.p.reserved || gen != __atomic_load_n(&t->ring.p.gen, __ATOMIC_RELAXED))) {
-		rec__probe_exit(t, code, gen); /* counted thread, or a ring or recording gone */
+	if (unlikely(!t->ring.p.reserved || !t->ring.p.use_tsc ||
+		     gen != __atomic_load_n(&t->ring.p.gen, __ATOMIC_RELAXED))) {
+		/* counted thread, a ring or recording gone, or CLOCK_MONOTONIC */
+		rec__probe_exit(t, code, gen);
 		return;
 	}
 	head = rec__window_open(&t->ring.p);
-	rec__ring_push(&t->ring.p, head, rec__now_ticks(t), code); /* room was reserved by the enter */
+	rec__ring_push(&t->ring.p, head, rec__rdtsc(), code); /* room was reserved by the enter */
 	t->ring.p.reserved--;
 	rec__window_close(&t->ring.p);
 }

@@ -493,6 +493,71 @@ Test(format, events_block_bytes_match_the_format_for_every_split)
 	}
 }
 
+/*
+ * The vector path (eight events at a time, format/encode.c) on a tight
+ * loop's values: long runs where every id and delta takes one byte, each
+ * broken at every position of a group of eight by one value at the edge
+ * of one byte (deltas -64 and 63, code 0x7f) or two (deltas -8192 and 8191,
+ * code 0x3fff) or just past it (64, -65, 8192, -8193, a huge delta; codes
+ * 0x80, 0x4000, 0x7fffffff), with a non-zero aux (not encoded), and
+ * appends of many lengths from 1 to 40 events (groups start anywhere).
+ */
+Test(format, events_block_bytes_match_the_format_at_one_byte_edges)
+{
+	enum { KINDS = 14, NR = 64 * KINDS * 8 };
+	static struct recfmt_event ev[NR];
+	static uint8_t want[24 + NR * 15];
+	static const int64_t odd_delta[KINDS] = { -64, 63, 64, -65, -8192, 8191, 8192, -8193,
+						  1ll << 40 };
+	static const uint32_t odd_code[KINDS] = { 3, 3, 3, 3, 3, 3, 3, 3, 3,
+						  0x7f, 0x80, 0x3fff, 0x4000, 0x7fffffffu };
+	uint64_t t = 1ull << 40;
+
+	for (size_t i = 0; i < NR; i++) {
+		size_t run = i / 64, kind = run % KINDS, at = run / KINDS % 8;
+		bool odd = i % 64 >= 8 && i % 8 == at && (i / 8) % 2 == 0;
+
+		t += odd ? (uint64_t)odd_delta[kind] : 20 + i % 40;
+		ev[i].ticks = t;
+		ev[i].code = odd ? odd_code[kind] : RECFMT_CODE(1 + i % 3, i & 1);
+		ev[i].aux = (uint32_t)i * 2654435761u;
+	}
+	for (size_t step = 1; step <= 40; step += step < 10 ? 1 : 7) {
+		struct recfmt_buf buf, scratch;
+		struct recfmt_events_encoder enc;
+		size_t want_bytes = ref_events_payload(want, 3, ev[0].ticks, ev, NR);
+
+		recfmt_buf_init(&buf);
+		recfmt_buf_init(&scratch);
+		cr_assert_eq(recfmt_events_begin(&enc, &buf, &scratch, 3, ev[0].ticks), 0);
+		for (size_t done = 0; done < NR; done += step)
+			cr_assert_eq(recfmt_events_append(&enc, ev + done,
+							  NR - done < step ? NR - done : step), 0);
+		cr_assert_eq(recfmt_events_finish(&enc), 0);
+		cr_assert_eq(buf.len, 8 + want_bytes, "step %zu: %zu bytes, want %zu", step, buf.len,
+			     8 + want_bytes);
+		cr_assert_eq(memcmp(buf.data + 8, want, want_bytes), 0, "step %zu differs", step);
+		recfmt_buf_fini(&buf);
+		recfmt_buf_fini(&scratch);
+	}
+	/* One append of everything: the vector path's longest runs. */
+	{
+		struct recfmt_buf buf, scratch;
+		struct recfmt_events_encoder enc;
+		size_t want_bytes = ref_events_payload(want, 3, ev[0].ticks, ev, NR);
+
+		recfmt_buf_init(&buf);
+		recfmt_buf_init(&scratch);
+		cr_assert_eq(recfmt_events_begin(&enc, &buf, &scratch, 3, ev[0].ticks), 0);
+		cr_assert_eq(recfmt_events_append(&enc, ev, NR), 0);
+		cr_assert_eq(recfmt_events_finish(&enc), 0);
+		cr_assert_eq(buf.len, 8 + want_bytes);
+		cr_assert_eq(memcmp(buf.data + 8, want, want_bytes), 0);
+		recfmt_buf_fini(&buf);
+		recfmt_buf_fini(&scratch);
+	}
+}
+
 /* Compresses buf as one frame and checks that zstd gives back exactly its bytes. */
 static void assert_frame_round_trips(struct recfmt_compressor *c, const struct recfmt_buf *buf)
 {

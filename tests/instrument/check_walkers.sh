@@ -4,7 +4,9 @@
 # names the function sites of its own threads from the program's ELF
 # symbols (analyzer/symbols.c, libelf) at the same time as the others, and
 # the reports must be the same bytes. A plain program, so ThreadSanitizer
-# watches tracetool's walkers too.
+# watches tracetool's walkers too. With REC_CLOCK=monotonic in the
+# environment the hooks record through their out-of-line path (hooks.c),
+# and the file must say that clock.
 set -eu
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -20,4 +22,7 @@ cmp "$dir/err1.txt" "$dir/err3.txt"
 grep -q ',outer,2000,' "$dir/out1.csv"
 grep -q ',inner,6000,' "$dir/out1.csv"
 test "$(grep -c ',outer,2000,' "$dir/out1.csv")" -eq 2
+if [ "${REC_CLOCK:-}" = monotonic ]; then
+	"$2" info "$dir/t.zst" | grep -q '^clock: *monotonic,'
+fi
 echo "1 passed, 0 failed"
