@@ -1257,6 +1257,7 @@ static inline __attribute__((always_inline)) void slice_ints(struct col *c, cons
 		uint64_t *d = c->d + nd;
 		uint32_t k = 0;
 		int64_t l = in ? c->dlo[mi] : INT64_MAX, h = in ? c->dhi[mi] : INT64_MIN;
+		bool done = false;
 
 #ifdef PQ_AVX2
 		int64_t mn0 = mn, mx0 = mx, l0 = l, h0 = h;
@@ -1267,20 +1268,13 @@ static inline __attribute__((always_inline)) void slice_ints(struct col *c, cons
 		    (ints_avx2(p, m, prev, d, &mn, &mx, &l, &h),
 		     is64 || (l >= INT32_MIN && h <= INT32_MAX))) {
 			prev = p[m - 1];
-			j += m;
-			nd += m;
-			nv += m;
-			c->dlo[mi] = l;
-			c->dhi[mi] = h;
-			if (nd == DBP_BLOCK) {
-				dbp_block_lohi(&c->pbody, c->d, DBP_BLOCK, c->dlo, c->dhi);
-				nd = 0;
-			}
-			continue;
+			k = m;
+			done = true;
+		} else {
+			mn = mn0, mx = mx0, l = l0, h = h0;
 		}
-		mn = mn0, mx = mx0, l = l0, h = h0;
 #endif
-		for (uint32_t r = 0; r < m; r++, p += nc) {
+		for (uint32_t r = 0; !done && r < m; r++, p += nc) {
 			if (nulls && (nulls[j + r] & bit))
 				continue;
 			int64_t x = is64 ? *p : (int32_t)*p;

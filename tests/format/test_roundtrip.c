@@ -502,6 +502,28 @@ Test(format, events_block_bytes_match_the_format_for_every_split)
  * 0x80, 0x4000, 0x7fffffff), with a non-zero aux (not encoded), and
  * appends of many lengths from 1 to 40 events (groups start anywhere).
  */
+/* Encodes ev[0..nr) appended `step` events at a time and compares the block's
+ * payload with ref_events_payload()'s bytes (want: room for them). */
+static void check_appends(const struct recfmt_event *ev, size_t nr, size_t step, uint8_t *want)
+{
+	struct recfmt_buf buf, scratch;
+	struct recfmt_events_encoder enc;
+	size_t want_bytes = ref_events_payload(want, 3, ev[0].ticks, ev, nr);
+
+	recfmt_buf_init(&buf);
+	recfmt_buf_init(&scratch);
+	cr_assert_eq(recfmt_events_begin(&enc, &buf, &scratch, 3, ev[0].ticks), 0);
+	for (size_t done = 0; done < nr; done += step)
+		cr_assert_eq(recfmt_events_append(&enc, ev + done, nr - done < step ? nr - done : step),
+			     0);
+	cr_assert_eq(recfmt_events_finish(&enc), 0);
+	cr_assert_eq(buf.len, 8 + want_bytes, "step %zu: %zu bytes, want %zu", step, buf.len,
+		     8 + want_bytes);
+	cr_assert_eq(memcmp(buf.data + 8, want, want_bytes), 0, "step %zu differs", step);
+	recfmt_buf_fini(&buf);
+	recfmt_buf_fini(&scratch);
+}
+
 Test(format, events_block_bytes_match_the_format_at_one_byte_edges)
 {
 	enum { KINDS = 14, NR = 64 * KINDS * 8 };
@@ -522,40 +544,9 @@ Test(format, events_block_bytes_match_the_format_at_one_byte_edges)
 		ev[i].code = odd ? odd_code[kind] : RECFMT_CODE(1 + i % 3, i & 1);
 		ev[i].aux = (uint32_t)i * 2654435761u;
 	}
-	for (size_t step = 1; step <= 40; step += step < 10 ? 1 : 7) {
-		struct recfmt_buf buf, scratch;
-		struct recfmt_events_encoder enc;
-		size_t want_bytes = ref_events_payload(want, 3, ev[0].ticks, ev, NR);
-
-		recfmt_buf_init(&buf);
-		recfmt_buf_init(&scratch);
-		cr_assert_eq(recfmt_events_begin(&enc, &buf, &scratch, 3, ev[0].ticks), 0);
-		for (size_t done = 0; done < NR; done += step)
-			cr_assert_eq(recfmt_events_append(&enc, ev + done,
-							  NR - done < step ? NR - done : step), 0);
-		cr_assert_eq(recfmt_events_finish(&enc), 0);
-		cr_assert_eq(buf.len, 8 + want_bytes, "step %zu: %zu bytes, want %zu", step, buf.len,
-			     8 + want_bytes);
-		cr_assert_eq(memcmp(buf.data + 8, want, want_bytes), 0, "step %zu differs", step);
-		recfmt_buf_fini(&buf);
-		recfmt_buf_fini(&scratch);
-	}
-	/* One append of everything: the vector path's longest runs. */
-	{
-		struct recfmt_buf buf, scratch;
-		struct recfmt_events_encoder enc;
-		size_t want_bytes = ref_events_payload(want, 3, ev[0].ticks, ev, NR);
-
-		recfmt_buf_init(&buf);
-		recfmt_buf_init(&scratch);
-		cr_assert_eq(recfmt_events_begin(&enc, &buf, &scratch, 3, ev[0].ticks), 0);
-		cr_assert_eq(recfmt_events_append(&enc, ev, NR), 0);
-		cr_assert_eq(recfmt_events_finish(&enc), 0);
-		cr_assert_eq(buf.len, 8 + want_bytes);
-		cr_assert_eq(memcmp(buf.data + 8, want, want_bytes), 0);
-		recfmt_buf_fini(&buf);
-		recfmt_buf_fini(&scratch);
-	}
+	for (size_t step = 1; step <= 40; step += step < 10 ? 1 : 7)
+		check_appends(ev, NR, step, want);
+	check_appends(ev, NR, NR, want); /* one append: the vector path's longest runs */
 }
 
 /* Compresses buf as one frame and checks that zstd gives back exactly its bytes. */
