@@ -21,14 +21,7 @@
 #include "honest_hook.h"
 #include "recfmt.h"
 #include "trace_read.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
+#include "under_asan.h"
 
 /*
  * Under ASan every store into the ring first touches its shadow memory

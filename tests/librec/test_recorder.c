@@ -24,26 +24,7 @@
 
 #include "nested_scopes.h"
 #include "trace_read.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
-/*
- * ASan's allocator (gcc 12, clang 14) is not fork-safe: a child forked while
- * another thread is inside malloc deadlocks on its lock (glibc's malloc is
- * fork-safe). Tests that fork while librec's writer runs skip under ASan.
- */
-static void skip_fork_under_asan(void)
-{
-#ifdef UNDER_ASAN
-	cr_skip_test("fork while threads allocate deadlocks in ASan's allocator");
-#endif
-}
+#include "under_asan.h"
 
 static char out[256];
 
