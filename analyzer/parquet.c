@@ -686,7 +686,7 @@ static void set_mode(struct tt_pq *w, enum pq_mode mode)
 #ifdef PQ_AVX2
 	/* TRACETOOL_PORTABLE=1: the portable loop (as summary's), same bytes */
 	const char *portable = getenv("TRACETOOL_PORTABLE");
-	w->avx2 = __builtin_cpu_supports("avx2") && !(portable && portable[0] == '1');
+	w->avx2 = recfmt_cpu_avx2() && !(portable && portable[0] == '1');
 	if (w->avx2)
 		w->tcol = tt_xrealloc(NULL, w->slice_rows * sizeof(*w->tcol));
 #endif

@@ -510,9 +510,12 @@ __attribute__((target("avx2"))) static size_t events_avx2(const struct recfmt_ev
 	return i;
 }
 
-/* Whether this CPU (and OS) runs AVX2; asked once, by any thread. */
-static bool have_avx2(void)
+#endif
+
+bool recfmt_cpu_avx2(void)
 {
+#if defined(__x86_64__)
+	/* Asked once, by any thread (or the crash handler: cpuid only). */
 	static int cached = -1;
 	int ok = __atomic_load_n(&cached, __ATOMIC_RELAXED);
 
@@ -522,8 +525,10 @@ static bool have_avx2(void)
 		__atomic_store_n(&cached, ok, __ATOMIC_RELAXED);
 	}
 	return ok;
-}
+#else
+	return false;
 #endif
+}
 
 /* The scalar encoder: events [0, nr) into the columns at *s_io, *d_io. */
 static void events_scalar(const struct recfmt_event *ev, size_t nr, uint64_t *prev_io,
@@ -589,7 +594,7 @@ int recfmt_events_append(struct recfmt_events_encoder *enc, const struct recfmt_
 	s = buf->data + buf->len;
 	d = deltas->data + deltas->len;
 #if defined(__x86_64__)
-	if (nr >= 8 && have_avx2()) {
+	if (nr >= 8 && recfmt_cpu_avx2()) {
 		/*
 		 * Vector runs; a group of 8 with a wider value starts a scalar
 		 * run, longer each time the vector path took nothing, so that a

@@ -946,6 +946,9 @@ recfmt_events_step_fast_pext(const uint8_t **ids, const uint8_t **deltas, uint64
  * BMI2 and LZCNT, and a PEXT in hardware: Intel, AMD from Zen 3 on). Decided
  * once; false elsewhere. */
 bool recfmt_cpu_fast_pext(void);
+/* Whether this CPU and OS run AVX2 (the EVENTS encoder's and Parquet's
+ * vector loops). Decided once; false off x86-64. */
+bool recfmt_cpu_avx2(void);
 
 /*
  * recfmt_events_next() - the next event of a block.
