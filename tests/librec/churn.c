@@ -20,7 +20,6 @@
  * Prints one line of figures and "1 passed, 0 failed" or "0 passed, 1 failed".
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <pthread.h>
 #include <rec.h>
 #include <sched.h>
@@ -31,6 +30,7 @@
 #include <unistd.h>
 
 #include "trace_read.h"
+#include "writer_tid.h"
 
 #define NR_SLOTS 8
 
@@ -86,32 +86,6 @@ static long status_kib(const char *name)
 			v = atol(line + len + 1);
 	fclose(f);
 	return v;
-}
-
-/* The writer thread's tid (it names itself "rec-writer"), or 0. */
-static pid_t writer_tid(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	pid_t tid = 0;
-
-	if (!d)
-		return 0;
-	while (!tid && (e = readdir(d))) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (f && fgets(comm, sizeof(comm), f) && strncmp(comm, "rec-writer", 10) == 0)
-			tid = (pid_t)atol(e->d_name);
-		if (f)
-			fclose(f);
-	}
-	closedir(d);
-	return tid;
 }
 
 static long env_long(const char *name, long dflt)

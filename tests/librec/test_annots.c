@@ -11,7 +11,6 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -28,6 +27,7 @@
 
 #include "recfmt.h"
 #include "trace_read.h"
+#include "writer_tid.h"
 
 static char out[256];
 
@@ -664,40 +664,25 @@ static void *drain_fifo(void *arg)
  */
 static bool writer_waits_on_output(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
+	pid_t tid = writer_tid();
+	char path[64], buf[64];
 	bool blocked = false;
+	FILE *f;
 
-	if (!d)
+	if (!tid)
 		return false;
-	while (!blocked && (e = readdir(d))) {
-		char path[300], buf[64] = "";
-		FILE *f;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	if (!(f = fopen(path, "r")))
+		return false;
+	if (fgets(buf, sizeof(buf), f) && buf[0] >= '0' && buf[0] <= '9') {
+		long nr = strtol(buf, NULL, 10);
 
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		if (!(f = fopen(path, "r")))
-			continue;
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = 0;
-		fclose(f);
-		if (strncmp(buf, "rec-writer", 10))
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/syscall", e->d_name);
-		if (!(f = fopen(path, "r")))
-			continue;
-		if (fgets(buf, sizeof(buf), f) && buf[0] >= '0' && buf[0] <= '9') {
-			long nr = strtol(buf, NULL, 10);
-
-			blocked = nr == SYS_write || nr == SYS_ppoll;
+		blocked = nr == SYS_write || nr == SYS_ppoll;
 #ifdef SYS_poll
-			blocked = blocked || nr == SYS_poll;
+		blocked = blocked || nr == SYS_poll;
 #endif
-		}
-		fclose(f);
 	}
-	closedir(d);
+	fclose(f);
 	return blocked;
 }
 
