@@ -435,6 +435,35 @@ static inline void leb_cand16(const uint8_t *p, uint16_t cand[16])
 }
 #endif
 
+uint64_t recfmt_events_count_enters(const struct recfmt_events_iter *it)
+{
+	const uint8_t *p = it->ids, *end = it->ids_end;
+	uint64_t n = 0;
+	uint32_t carry = 1; /* the column's first byte starts a value */
+
+#if defined(__SSE2__)
+	while (end - p >= 16) {
+		const __m128i v = _mm_loadu_si128((const void *)p);
+		const uint32_t ends = ~(uint32_t)_mm_movemask_epi8(v) & 0xffffu;
+		/* bit 0 of each byte into its bit 7 (the shift crosses no byte
+		 * that is read: bit 7 of the low byte of a lane is bit 0 of it,
+		 * bit 15 is bit 0 of the high byte) */
+		const uint32_t low = (uint32_t)_mm_movemask_epi8(_mm_slli_epi16(v, 7));
+		const uint32_t starts = (ends << 1 | carry) & 0xffffu;
+
+		n += (unsigned)__builtin_popcount(starts & ~low);
+		carry = ends >> 15;
+		p += 16;
+	}
+#endif
+	for (; p < end; p++) {
+		if (carry && !(*p & 1))
+			n++;
+		carry = !(*p & 0x80);
+	}
+	return n;
+}
+
 /*
  * Decodes up to n values of one LEB128 column (FORMAT.md §3.6) from *pp
  * into out (uint32_t codes if ids, else uint64_t raw zigzag deltas).

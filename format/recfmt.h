@@ -1002,6 +1002,17 @@ int recfmt_events_decode_batch(struct recfmt_events_iter *it, uint64_t *ticks, u
 			       uint32_t max);
 
 /*
+ * recfmt_events_count_enters() - the enter events (kind 0) among the values
+ * left in the block's ids column, without decoding it: the values whose
+ * first byte has its low bit clear (FORMAT.md §3.6). For a block as written
+ * that is its enters; for a damaged one it is never fewer than the enters
+ * that decoding it returns before the damage (both see the same value
+ * boundaries). Lets a reader number enters across the blocks of a file
+ * without pairing them (tracetool's run-wide activation ids).
+ */
+uint64_t recfmt_events_count_enters(const struct recfmt_events_iter *it);
+
+/*
  * recfmt_events_check_end() - after the last event of a block: true if both
  * columns were used up exactly (FORMAT.md §3.6: a block whose columns leave
  * bytes over is damaged).

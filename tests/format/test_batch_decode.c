@@ -267,3 +267,68 @@ Test(batch_decode, rejects_an_id_above_32_bits)
 	cr_assert_eq(recfmt_events_decode_batch(&it, ticks, codes, 64), -1);
 	free(p);
 }
+
+/* recfmt_events_count_enters(): the enters that decoding finds, for every
+ * value size, counted on a fresh iterator and on one part-way through. */
+Test(batch_decode, count_enters_equals_the_decoded_enters)
+{
+	static const unsigned mixes[] = { 0, 2, 50, 500, 1000 };
+	static const size_t sizes[] = { 0, 1, 15, 16, 17, 33, 1000, NR };
+	struct recfmt_event *ev = malloc(NR * sizeof(*ev));
+
+	for (size_t m = 0; m < sizeof(mixes) / sizeof(mixes[0]); m++)
+		for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+			size_t nr = sizes[s] ? sizes[s] : 1;
+			struct recfmt_events_iter it;
+			struct recfmt_error err;
+			uint64_t want = 0, t;
+			uint32_t code;
+			struct block b;
+
+			make_events(ev, nr, mixes[m], 0x1234567ull + 7 * m + s);
+			for (size_t i = 0; i < nr; i++)
+				want += (ev[i].code & 1) == RECFMT_KIND_ENTER;
+			encode(&b, ev, nr);
+			cr_assert_eq(recfmt_events_open(&b.rec, &it, &err), RECFMT_OK);
+			cr_assert_eq(recfmt_events_count_enters(&it), want, "mix %u, %zu events",
+				     mixes[m], nr);
+			/* Part-way: the enters of the values left. */
+			for (size_t i = 0; i < nr / 2; i++) {
+				cr_assert_eq(recfmt_events_next(&it, &t, &code), 1);
+				want -= (code & 1) == RECFMT_KIND_ENTER;
+			}
+			cr_assert_eq(recfmt_events_count_enters(&it), want);
+			release(&b);
+		}
+	free(ev);
+}
+
+/* A damaged ids column: never fewer enters than decoding returns. */
+Test(batch_decode, count_enters_covers_what_a_damaged_block_decodes)
+{
+	uint8_t ids[64], d[64];
+	struct recfmt_record rec;
+	struct recfmt_events_iter it;
+	struct recfmt_error err;
+	uint64_t ticks[64];
+	uint32_t codes[64], decoded = 0;
+	int n;
+
+	for (int i = 0; i < 40; i++)
+		ids[i] = (uint8_t)RECFMT_CODE(3, i & 1); /* 20 enters */
+	ids[30] = 0x80; /* value 31 runs into the next: 9 values after 29 */
+	memset(d, 2, sizeof(d));
+	uint8_t *p = make_payload(40, ids, 40, d, 40, &rec);
+	cr_assert_eq(recfmt_events_open(&rec, &it, &err), RECFMT_OK);
+	uint64_t counted = recfmt_events_count_enters(&it);
+	uint64_t enters = 0;
+	while ((n = recfmt_events_decode_batch(&it, ticks, codes, 64)) > 0)
+		for (int i = 0; i < n; i++, decoded++)
+			enters += (codes[i] & 1) == RECFMT_KIND_ENTER;
+	cr_assert_lt(decoded, 40);
+	cr_assert_geq(counted, enters);
+	/* 15 enters before byte 30, byte 30 starts a value with bit 0 clear,
+	 * and bytes 32..39 hold 4 more enters: 20. */
+	cr_assert_eq(counted, 20);
+	free(p);
+}
