@@ -477,9 +477,6 @@ struct col {
 	struct dict_slot *slots;
 	uint32_t *entry_off; /* per index: offset of its length prefix in dict */
 	size_t nr_slots, nr_entries;
-	/* per-chunk metadata kept for the footer */
-	struct chunk_meta *chunks;
-	size_t nr_chunks;
 };
 
 struct chunk_meta {
@@ -493,6 +490,29 @@ struct chunk_meta {
 
 struct rg_meta {
 	int64_t rows, unc_size, comp_size, file_off;
+	struct chunk_meta *chunks; /* one per column */
+};
+
+/*
+ * The file and what its footer needs, shared by a writer and its siblings
+ * (tt_pq_sibling()): each writer encodes its own row groups and writes each
+ * whole, chunks and metadata, under mu, so the row groups of several
+ * threads interleave in the file and the footer lists them in file order.
+ * err: the first error of any of them (an atomic compare-exchange; read
+ * with an atomic load). open: writers not closed yet; the first writer,
+ * closed last, writes the footer and frees this.
+ */
+struct pq_file {
+	pthread_mutex_t mu;
+	FILE *f;
+	uint64_t off;
+	int err;
+	uint64_t total_rows; /* rows of the row groups written */
+	struct rg_meta *rgs;
+	size_t nr_rgs;
+	unsigned open;
+	char **kv;
+	size_t nr_kv;
 };
 
 /*
@@ -541,9 +561,8 @@ struct tt_pq {
 	uint64_t null_ok;    /* bit i: column i is nullable (i < 64) */
 	bool has_str;
 	struct tt_pq_opts o;
-	char **kv;
-	size_t nr_kv;
-	int err;
+	struct pq_file *file; /* shared with the siblings */
+	bool sibling;         /* made by tt_pq_sibling() */
 	enum pq_mode mode;   /* decided by the first row: values or rows */
 	bool int_table;      /* no string column, at most 64 columns: PQ_ROWS allowed */
 	size_t page_cap;     /* rows of a page at most */
@@ -559,14 +578,10 @@ struct tt_pq {
 	uint32_t open_mark;  /* cur while a row is open: nr_cols + 1 */
 	uint64_t col_mask;   /* bits of the columns */
 	/* the encoder's */
-	FILE *f;
-	uint64_t off;
 	uint64_t enc_rg_rows; /* rows encoded into the current row group */
 	uint32_t enc_pg_rows; /* rows of the page being encoded (PQ_ROWS) */
 	bool avx2;            /* the CPU has AVX2: ints_avx2() */
 	int64_t *tcol;        /* a column of a slice, contiguous (with avx2) */
-	struct rg_meta *rgs;
-	size_t nr_rgs;
 	ZSTD_CCtx *zc;
 	struct buf page, comp, hdr;
 	/* the hand-over (encode_thread) */
@@ -583,43 +598,38 @@ struct tt_pq {
 
 static inline int get_err(const struct tt_pq *w)
 {
-	return __atomic_load_n(&w->err, __ATOMIC_RELAXED);
+	return __atomic_load_n(&w->file->err, __ATOMIC_RELAXED);
 }
 
 static void set_err(struct tt_pq *w, int e)
 {
 	int zero = 0;
 
-	__atomic_compare_exchange_n(&w->err, &zero, e, false, __ATOMIC_RELAXED,
+	__atomic_compare_exchange_n(&w->file->err, &zero, e, false, __ATOMIC_RELAXED,
 				    __ATOMIC_RELAXED);
 }
 
+/* Appends to the file: the first writer's alone (tt_pq_create(), the
+ * footer), or under file->mu (write_row_group()). */
 static void put_file(struct tt_pq *w, const void *p, size_t n)
 {
 	if (get_err(w))
 		return;
-	if (n && fwrite(p, 1, n, w->f) != n) {
+	if (n && fwrite(p, 1, n, w->file->f) != n) {
 		set_err(w, errno ? -errno : -EIO);
 		return;
 	}
-	w->off += n;
+	w->file->off += n;
 }
 
 static void *encoder_main(void *arg);
 
-struct tt_pq *tt_pq_create(const char *path, const struct tt_pq_col *cols, size_t nr_cols,
-			   const struct tt_pq_opts *opts)
+/* A writer of these columns into file (not yet counted in file->open). */
+static struct tt_pq *new_writer(struct pq_file *file, const struct tt_pq_col *cols,
+				size_t nr_cols, const struct tt_pq_opts *opts)
 {
-	if (nr_cols == 0 || nr_cols > PQ_MAX_COLS) {
-		errno = EINVAL;
-		return NULL;
-	}
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		return NULL;
 	struct tt_pq *w = tt_xcalloc(1, sizeof(*w));
-	w->f = f;
-	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	w->file = file;
 	if (opts)
 		w->o = *opts;
 	if (!w->o.row_group_rows)
@@ -653,7 +663,46 @@ struct tt_pq *tt_pq_create(const char *path, const struct tt_pq_col *cols, size_
 	if (!w->zc)
 		tt_oom();
 	ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel, w->o.zstd_level);
+	return w;
+}
+
+struct tt_pq *tt_pq_create(const char *path, const struct tt_pq_col *cols, size_t nr_cols,
+			   const struct tt_pq_opts *opts)
+{
+	if (nr_cols == 0 || nr_cols > PQ_MAX_COLS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return NULL;
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	struct pq_file *file = tt_xcalloc(1, sizeof(*file));
+	pthread_mutex_init(&file->mu, NULL);
+	file->f = f;
+	file->open = 1;
+	struct tt_pq *w = new_writer(file, cols, nr_cols, opts);
 	put_file(w, "PAR1", 4);
+	return w;
+}
+
+struct tt_pq *tt_pq_sibling(struct tt_pq *first)
+{
+	struct tt_pq_col *cols = tt_xcalloc(first->nr_cols, sizeof(*cols));
+	struct tt_pq_opts o = first->o;
+
+	for (size_t i = 0; i < first->nr_cols; i++) {
+		cols[i].name = first->cols[i].name;
+		cols[i].type = first->cols[i].type;
+		cols[i].nullable = first->cols[i].nullable;
+	}
+	o.encode_thread = false; /* each sibling's rows are encoded on its own thread */
+	struct tt_pq *w = new_writer(first->file, cols, first->nr_cols, &o);
+	free(cols);
+	w->sibling = true;
+	pthread_mutex_lock(&first->file->mu);
+	first->file->open++;
+	pthread_mutex_unlock(&first->file->mu);
 	return w;
 }
 
@@ -706,10 +755,14 @@ static void set_mode(struct tt_pq *w, enum pq_mode mode)
 
 void tt_pq_meta(struct tt_pq *w, const char *key, const char *value)
 {
-	w->kv = tt_xrealloc(w->kv, (w->nr_kv + 1) * 2 * sizeof(char *));
-	w->kv[2 * w->nr_kv] = tt_xstrndup(key, strlen(key));
-	w->kv[2 * w->nr_kv + 1] = tt_xstrndup(value, strlen(value));
-	w->nr_kv++;
+	struct pq_file *pf = w->file;
+
+	pthread_mutex_lock(&pf->mu);
+	pf->kv = tt_xrealloc(pf->kv, (pf->nr_kv + 1) * 2 * sizeof(char *));
+	pf->kv[2 * pf->nr_kv] = tt_xstrndup(key, strlen(key));
+	pf->kv[2 * pf->nr_kv + 1] = tt_xstrndup(value, strlen(value));
+	pf->nr_kv++;
+	pthread_mutex_unlock(&pf->mu);
 }
 
 /* The column the next value goes to, or NULL after a misuse. */
@@ -1110,16 +1163,14 @@ static void encode_page(struct tt_pq *w, struct col *c, const void *vals, const 
 
 
 /* Writes c's chunk: its dictionary page (strings), then its data pages. */
-static void write_chunk(struct tt_pq *w, struct col *c, uint64_t rows)
+static void write_chunk(struct tt_pq *w, struct col *c, uint64_t rows, struct chunk_meta *m)
 {
-	c->chunks = tt_xrealloc(c->chunks, (c->nr_chunks + 1) * sizeof(*c->chunks));
-	struct chunk_meta *m = &c->chunks[c->nr_chunks++];
 	memset(m, 0, sizeof(*m));
 	m->num_values = (int64_t)rows;
 	m->dict_off = -1;
 	chunk_stats(c, m);
 	if (c->type == TT_PQ_STRING) {
-		m->dict_off = (int64_t)w->off;
+		m->dict_off = (int64_t)w->file->off;
 		w->page.n = 0;
 		buf_put(&w->page, c->dict.p, c->dict.n);
 		write_page(w, &m->unc_size, &m->comp_size, NULL, PAGE_DICTIONARY,
@@ -1127,7 +1178,7 @@ static void write_chunk(struct tt_pq *w, struct col *c, uint64_t rows)
 	}
 	m->codec = CODEC_ZSTD; /* raw blocks or compressed: zstd frames either way */
 	c->codec = -1; /* the next chunk decides again */
-	m->data_off = (int64_t)w->off;
+	m->data_off = (int64_t)w->file->off;
 	put_file(w, c->pages.p, c->pages.n);
 	m->unc_size += c->pages_unc;
 	m->comp_size += c->pages_comp;
@@ -1139,15 +1190,20 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	       "PLAIN integers are written from memory: little-endian hosts only");
 
 /* Writes the row group encoded so far (enc_rg_rows rows): every column's
- * chunk, then resets the chunks' statistics and (strings, no thread) the
- * dictionaries. */
+ * chunk, whole, under the file's lock (siblings), then resets the chunks'
+ * statistics and (strings, no thread) the dictionaries. */
 static void write_row_group(struct tt_pq *w)
 {
-	struct rg_meta rg = { .rows = (int64_t)w->enc_rg_rows, .file_off = (int64_t)w->off };
+	struct pq_file *pf = w->file;
+	struct chunk_meta *ms = tt_xcalloc(w->nr_cols, sizeof(*ms));
+
+	pthread_mutex_lock(&pf->mu);
+	struct rg_meta rg = { .rows = (int64_t)w->enc_rg_rows, .file_off = (int64_t)pf->off,
+			      .chunks = ms };
 	for (size_t i = 0; i < w->nr_cols; i++) {
 		struct col *c = &w->cols[i];
-		write_chunk(w, c, w->enc_rg_rows);
-		struct chunk_meta *m = &c->chunks[c->nr_chunks - 1];
+		write_chunk(w, c, w->enc_rg_rows, &ms[i]);
+		struct chunk_meta *m = &ms[i];
 		rg.unc_size += m->unc_size;
 		rg.comp_size += m->comp_size;
 		c->nulls = 0;
@@ -1159,8 +1215,10 @@ static void write_row_group(struct tt_pq *w)
 		for (size_t k = 0; k < c->nr_slots; k++)
 			c->slots[k].len = UINT32_MAX;
 	}
-	w->rgs = tt_xrealloc(w->rgs, (w->nr_rgs + 1) * sizeof(*w->rgs));
-	w->rgs[w->nr_rgs++] = rg;
+	pf->rgs = tt_xrealloc(pf->rgs, (pf->nr_rgs + 1) * sizeof(*pf->rgs));
+	pf->rgs[pf->nr_rgs++] = rg;
+	pf->total_rows += w->enc_rg_rows;
+	pthread_mutex_unlock(&pf->mu);
 	w->enc_rg_rows = 0;
 }
 
@@ -1723,6 +1781,7 @@ static void footer_chunk(struct tp *t, const struct col *c, const struct chunk_m
 
 static void write_footer(struct tt_pq *w)
 {
+	const struct pq_file *pf = w->file;
 	struct buf b = { 0 };
 	struct tp t = { .b = &b };
 	tp_i32(&t, 1, 2); /* version */
@@ -1745,29 +1804,29 @@ static void write_footer(struct tt_pq *w)
 		}
 		tp_end(&t);
 	}
-	tp_i64(&t, 3, (int64_t)w->total_rows);
-	tp_list(&t, 4, TC_STRUCT, w->nr_rgs);
-	for (size_t r = 0; r < w->nr_rgs; r++) {
+	tp_i64(&t, 3, (int64_t)pf->total_rows);
+	tp_list(&t, 4, TC_STRUCT, pf->nr_rgs);
+	for (size_t r = 0; r < pf->nr_rgs; r++) {
 		tp_elem_struct(&t); /* RowGroup */
 		tp_list(&t, 1, TC_STRUCT, w->nr_cols);
 		for (size_t i = 0; i < w->nr_cols; i++)
-			footer_chunk(&t, &w->cols[i], &w->cols[i].chunks[r]);
-		tp_i64(&t, 2, w->rgs[r].unc_size);
-		tp_i64(&t, 3, w->rgs[r].rows);
-		tp_i64(&t, 5, w->rgs[r].file_off);
-		tp_i64(&t, 6, w->rgs[r].comp_size);
+			footer_chunk(&t, &w->cols[i], &pf->rgs[r].chunks[i]);
+		tp_i64(&t, 2, pf->rgs[r].unc_size);
+		tp_i64(&t, 3, pf->rgs[r].rows);
+		tp_i64(&t, 5, pf->rgs[r].file_off);
+		tp_i64(&t, 6, pf->rgs[r].comp_size);
 		if (r <= INT16_MAX) {
 			tp_field(&t, 7, TC_I16);
 			buf_varint(&b, zigzag64((int64_t)r));
 		}
 		tp_end(&t);
 	}
-	if (w->nr_kv) {
-		tp_list(&t, 5, TC_STRUCT, w->nr_kv);
-		for (size_t i = 0; i < w->nr_kv; i++) {
+	if (pf->nr_kv) {
+		tp_list(&t, 5, TC_STRUCT, pf->nr_kv);
+		for (size_t i = 0; i < pf->nr_kv; i++) {
 			tp_elem_struct(&t);
-			tp_str(&t, 1, w->kv[2 * i]);
-			tp_str(&t, 2, w->kv[2 * i + 1]);
+			tp_str(&t, 1, pf->kv[2 * i]);
+			tp_str(&t, 2, pf->kv[2 * i + 1]);
 			tp_end(&t);
 		}
 	}
@@ -1789,6 +1848,8 @@ static void write_footer(struct tt_pq *w)
 
 int tt_pq_close(struct tt_pq *w, uint64_t *bytes_out)
 {
+	const size_t nr_cols = w->nr_cols;
+
 	if (w->cur != 0)
 		set_err(w, -EINVAL);
 	if (w->mode == PQ_ROWS)
@@ -1807,20 +1868,26 @@ int tt_pq_close(struct tt_pq *w, uint64_t *bytes_out)
 		pthread_cond_destroy(&w->done);
 		pthread_mutex_destroy(&w->mu);
 	}
-	if (!get_err(w))
-		write_footer(w);
-	if (fclose(w->f) != 0)
-		set_err(w, errno ? -errno : -EIO);
+	struct pq_file *pf = w->file;
+
+	pthread_mutex_lock(&pf->mu);
+	const bool last = --pf->open == 0;
+	pthread_mutex_unlock(&pf->mu);
+	if (!w->sibling) {
+		/* The footer needs every row group: siblings are closed first. */
+		if (!last)
+			set_err(w, -EINVAL);
+		if (!get_err(w))
+			write_footer(w);
+		if (fclose(pf->f) != 0)
+			set_err(w, errno ? -errno : -EIO);
+		pf->f = NULL;
+	}
 	int err = get_err(w);
 	if (bytes_out)
-		*bytes_out = w->off;
+		*bytes_out = w->sibling ? 0 : pf->off;
 	for (size_t i = 0; i < w->nr_cols; i++) {
 		struct col *c = &w->cols[i];
-		for (size_t k = 0; k < c->nr_chunks; k++) {
-			free(c->chunks[k].min);
-			free(c->chunks[k].max);
-		}
-		free(c->chunks);
 		free(c->name);
 		free(c->pages.p);
 		free(c->dict.p);
@@ -1837,15 +1904,26 @@ int tt_pq_close(struct tt_pq *w, uint64_t *bytes_out)
 	}
 	free(w->slices);
 	free(w->tcol);
-	for (size_t i = 0; i < 2 * w->nr_kv; i++)
-		free(w->kv[i]);
-	free(w->kv);
 	free(w->cols);
-	free(w->rgs);
 	free(w->page.p);
 	free(w->comp.p);
 	free(w->hdr.p);
 	ZSTD_freeCCtx(w->zc);
 	free(w);
+	if (last) {
+		for (size_t r = 0; r < pf->nr_rgs; r++) {
+			for (size_t i = 0; i < nr_cols; i++) {
+				free(pf->rgs[r].chunks[i].min);
+				free(pf->rgs[r].chunks[i].max);
+			}
+			free(pf->rgs[r].chunks);
+		}
+		free(pf->rgs);
+		for (size_t i = 0; i < 2 * pf->nr_kv; i++)
+			free(pf->kv[i]);
+		free(pf->kv);
+		pthread_mutex_destroy(&pf->mu);
+		free(pf);
+	}
 	return err;
 }

@@ -27,7 +27,8 @@
  * (tt_pq_i64/i32/bool/str/null), tt_pq_row_end(), and tt_pq_close(), which
  * writes the footer and tells whether everything reached the file.
  * Not thread-safe: one writer belongs to one thread (which may have the
- * writer's own encoding thread: tt_pq_opts.encode_thread).
+ * writer's own encoding thread: tt_pq_opts.encode_thread); more threads
+ * write one file through siblings (tt_pq_sibling()).
  */
 #ifndef TT_PARQUET_H
 #define TT_PARQUET_H
@@ -112,13 +113,26 @@ int tt_pq_int_row(struct tt_pq *w, const int64_t *v, uint64_t nulls);
 int64_t *tt_pq_int_row_begin(struct tt_pq *w);
 int tt_pq_int_row_done(struct tt_pq *w, uint64_t nulls);
 
-/* Rows ended so far. */
+/* Rows ended so far by this writer (not its siblings). */
 uint64_t tt_pq_rows(const struct tt_pq *w);
 
 /*
- * Writes the last row group and the footer, closes the file and frees w.
- * 0, or a negative errno value (the file is then incomplete). If
- * bytes_out is not NULL it receives the file's size.
+ * A second writer of first's file, with its columns and options but no
+ * encoding thread, for another thread of the caller: each writer takes its
+ * own rows and encodes its own row groups, and writes each row group whole
+ * under the file's lock, so the file holds the row groups of all of them
+ * in the order they were finished (rows are not interleaved within a row
+ * group). Key/value metadata is the file's, whichever writer adds it. A
+ * sibling is closed (tt_pq_close) before first.
+ */
+struct tt_pq *tt_pq_sibling(struct tt_pq *first);
+
+/*
+ * Writes the last row group and, for the writer made by tt_pq_create()
+ * (closed after its siblings), the footer; closes the file and frees w.
+ * 0, or a negative errno value (the file is then incomplete; an error of
+ * any sibling is every writer's). If bytes_out is not NULL it receives the
+ * file's size (0 for a sibling).
  */
 int tt_pq_close(struct tt_pq *w, uint64_t *bytes_out);
 
