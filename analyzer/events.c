@@ -206,10 +206,13 @@ enum tt_status tt_trace_walk_frame(struct tt_trace *tr, const uint8_t *data, siz
 			th = tt_trace_thread(tr, it.thread);
 			th->nr_events += it.nr_events;
 			tr->nr_events += it.nr_events;
+			/* Before the block function, which uses the iterator up. */
+			const uint64_t enters = tr->count_enters ? recfmt_events_count_enters(&it) : 0;
 			if (tr->nr_walkers > 1 &&
 			    (uint32_t)(th - tr->threads) % tr->nr_walkers != tr->walker) {
 				/* Another replica's thread (tt_trace_walk_many()). */
 				see_ticks(tr, it.ticks);
+				tr->enters_before += enters;
 				break;
 			}
 			{
@@ -242,6 +245,7 @@ enum tt_status tt_trace_walk_frame(struct tt_trace *tr, const uint8_t *data, siz
 			}
 			/* The last event's ticks, or base_ticks without fn. */
 			see_ticks(tr, it.ticks);
+			tr->enters_before += enters;
 			break;
 		}
 		case RECFMT_DROPS: {

@@ -138,6 +138,13 @@ struct tt_trace {
 	 * EVENTS blocks of thread index i (order of first appearance) to the
 	 * block function only when i % nr_walkers == walker. */
 	uint32_t walker, nr_walkers;
+	/* With count_enters (set before the walk): enters_before is, while
+	 * an EVENTS block is handed to the block function, the enter events
+	 * of every EVENTS block before it in the file, of all threads
+	 * (recfmt_events_count_enters()): a run-wide numbering of enters that
+	 * every replica of a parallel walk agrees on (export's activation ids). */
+	bool count_enters;
+	uint64_t enters_before;
 	uint64_t nr_failed_blocks; /* blocks the block function rejected
 				    * (also in nr_bad_blocks) */
 	/* The ANNOTS record directly after the EVENTS block being handed to

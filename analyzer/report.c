@@ -209,6 +209,7 @@ static enum tt_status walk(struct tt_report *rep, const struct tt_options *o,
 			sc->arg_keys = o->arg_keys;
 			sc->nr_arg_keys = o->nr_arg_keys;
 		}
+		tr->count_enters = cons && cons->block;
 		/* Counters and annotations come to the engine as records. */
 		tr->on_record = tt_scopes_record;
 		tr->record_ctx = sc;

@@ -1003,6 +1003,8 @@ static void flush(struct tt_scopes *sc, const uint64_t *cols)
 			if (st->col_ctr[c] != UINT32_MAX)
 				mask |= 1u << st->col_ctr[c];
 	cover_names(st, tr->nr_names);
+	if (sc->cons && sc->cons->block)
+		sc->cons->block(st->cons_state, sc->pend_first_enter);
 	st->cur_vals = vals;
 	st->cur_mask = mask;
 	/* Its annotations, each before the event at its position. */
@@ -1054,6 +1056,7 @@ static int defer_block(struct tt_scopes *sc, struct tt_trace *tr, struct tt_thre
 		sc->pend_codes[i] = tt_trace_site_name(tr, sc->pend_codes[i] >> 1) << 1 |
 				    (sc->pend_codes[i] & 1);
 	sc->pend_thread = (uint32_t)(th - tr->threads) + 1;
+	sc->pend_first_enter = tr->enters_before;
 	/* A damaged block's counters cannot be matched to its events. */
 	sc->pend_next = rc == 0;
 	/* Annotations positioned in it (events.h, next_annots): applied by
@@ -1402,6 +1405,8 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		return 0;
 	if (st->has_ctr && sc->on_counters)
 		return defer_block(sc, tr, th, it);
+	if (sc->cons && sc->cons->block)
+		sc->cons->block(st->cons_state, tr->enters_before);
 	if (pair_annotated(sc, tr, st, th, it, &n))
 		return n;
 	for (;;) {

@@ -131,6 +131,14 @@ struct tt_consumer {
 	/* A snapshot's exit whose enter is before the window (FORMAT.md §3.20):
 	 * the scope was open at the window's start; NULL: ignored. */
 	void (*open_at_start)(void *tctx, uint32_t name, uint64_t exit_ticks);
+	/* Before the events of each EVENTS block of the thread are paired
+	 * (NULL: not needed): first_enter numbers the block's first enter
+	 * event in the run, counting the enters of every earlier block of the
+	 * file, all threads (events.h, enters_before), the same on every
+	 * replica; the block's enters are first_enter, first_enter + 1, ... in
+	 * order, and an enter the engine does not store (beyond its depth
+	 * limit) leaves its number unused. */
+	void (*block)(void *tctx, uint64_t first_enter);
 	bool one_walker;
 	bool needs_meta; /* the final clock and thread names before the walk */
 	bool no_times;	 /* the engine's per-name times and histograms are not
@@ -204,6 +212,7 @@ struct tt_scopes {
 	uint64_t *pend_ticks;
 	uint32_t *pend_codes;	/* name << 1 | kind */
 	uint32_t pend_n, pend_cap;
+	uint64_t pend_first_enter; /* tt_consumer.block's, of the pending block */
 	uint64_t *pend_vals;	/* the COUNTERS block's columns */
 	size_t pend_vals_cap;
 	/* The ANNOTS record positioned in the pending block (it follows the
