@@ -45,7 +45,7 @@ struct tbl {
 };
 
 static int tbl_open(struct tbl *t, const char *dir, const char *name, bool csv,
-		    const struct tt_pq_col *cols, size_t nr_cols)
+		    const struct tt_pq_col *cols, size_t nr_cols, bool encode_thread)
 {
 	size_t n = strlen(dir) + strlen(name) + 16;
 
@@ -65,11 +65,12 @@ static int tbl_open(struct tbl *t, const char *dir, const char *name, bool csv,
 		fputc('\n', t->csv);
 		return 0;
 	}
-	/* The activations' pages are encoded on a second thread while the walk
-	 * fills the next (parquet.h; the other tables have strings: ignored).
-	 * zstd's fast level -1: a quarter less compression time than level 1
-	 * for 0.5 % more bytes (the times are mostly noise to zstd). */
-	struct tt_pq_opts o = { .encode_thread = tt_trace_walkers() > 1, .zstd_level = -1 };
+	/* With one walker, the activations' pages are encoded on a second
+	 * thread while the walk fills the next (parquet.h; the other tables
+	 * have strings: ignored). zstd's fast level -1: a quarter less
+	 * compression time than level 1 for 0.5 % more bytes (the times are
+	 * mostly noise to zstd). */
+	struct tt_pq_opts o = { .encode_thread = encode_thread, .zstd_level = -1 };
 	t->pq = tt_pq_create(t->path, cols, nr_cols, &o);
 	if (!t->pq)
 		return -errno;
@@ -190,6 +191,27 @@ static int tbl_close(struct tbl *t, uint64_t *bytes)
 	return rc;
 }
 
+/* A table for another walker: a sibling of t's Parquet writer. */
+static void tbl_sibling(struct tbl *s, struct tbl *t)
+{
+	memset(s, 0, sizeof(*s));
+	s->name = t->name;
+	s->cols = t->cols;
+	s->nr_cols = t->nr_cols;
+	s->pq = tt_pq_sibling(t->pq);
+}
+
+/* Closes the sibling s into t: its rows and its error are t's. */
+static void tbl_close_sibling(struct tbl *s, struct tbl *t)
+{
+	uint64_t bytes;
+	int rc = tbl_close(s, &bytes);
+
+	t->rows += s->rows;
+	if (rc && !t->err)
+		t->err = rc;
+}
+
 /* ---- the tables ---- */
 
 static const struct tt_pq_col runs_cols[] = {
@@ -296,18 +318,24 @@ struct exporter;
 
 struct exp_thread {
 	struct exporter *ex;
+	uint64_t next_id; /* the next enter's activation id (exp_block) */
 	uint32_t serial;
 	struct exp_frame *stack;
 	uint32_t sp, cap;
 	struct exp_thread *next;
 };
 
+/*
+ * One per walker replica (the walk's threads are shared among them,
+ * report.h): replica 0's tables are the files, another replica's are
+ * siblings of them (tt_pq_sibling(): Parquet only, several walkers), so no
+ * walker waits for another. Activation ids are the run-wide numbers of
+ * the enters (tt_consumer.block), the same whatever the walkers.
+ */
 struct exporter {
 	struct tbl t[NR_TABLES];
 	const struct tt_run *run;
-	uint64_t next_id; /* activation ids, per run */
 	struct exp_thread *threads;
-	uint64_t nr_acts, nr_errors;
 };
 
 static void *exp_thread_begin(void *ctx, const struct tt_thread *th)
@@ -338,10 +366,17 @@ static uint32_t exp_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint6
 	}
 	struct exp_frame *f = &et->stack[et->sp++];
 	f->nr_args = 0;
-	f->id = et->ex->next_id++;
+	f->id = et->next_id++;
 	f->enter_ticks = ticks;
 	f->name = name;
 	return et->sp;
+}
+
+static void exp_block(void *tctx, uint64_t first_enter)
+{
+	struct exp_thread *et = tctx;
+
+	et->next_id = first_enter;
 }
 
 /* The top frame's arguments (each key once: its last value). */
@@ -378,10 +413,6 @@ static inline __attribute__((always_inline)) void exp_row(struct exp_thread *et,
 		int64_t *v = tt_pq_int_row_begin(t->pq);
 		int rc;
 
-		if (timed)
-			ex->nr_acts++;
-		else
-			ex->nr_errors++;
 		t->rows++;
 		if (v) {
 			int64_t rel = tt_run_rel_ns(r, f->enter_ticks);
@@ -422,11 +453,9 @@ static inline __attribute__((always_inline)) void exp_row(struct exp_thread *et,
 	if (timed) {
 		tbl_i64(t, (int64_t)tt_run_ns(r, exit_ticks - f->enter_ticks));
 		tbl_i64(t, (int64_t)tt_run_ns(r, self_ticks));
-		ex->nr_acts++;
 	} else {
 		tbl_null(t);
 		tbl_null(t);
-		ex->nr_errors++;
 	}
 	tbl_bool(t, !timed);
 	tbl_row_end(t);
@@ -543,16 +572,48 @@ static void exp_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt
 	free(name);
 }
 
+/* CSV, or Parquet with its encoding thread: one walker, rows in the order
+ * of the file's events. */
 static const struct tt_consumer exp_consumer = {
 	.thread_begin = exp_thread_begin,
 	.enter = exp_enter,
 	.act = exp_act,
 	.error = exp_error,
 	.annot = exp_annot,
+	.block = exp_block,
 	.one_walker = true,
 	.needs_meta = false,
 	.no_times = true, /* activations only: no per-name statistics */
 };
+
+/* Parquet on several walkers, each with sibling writers. */
+static const struct tt_consumer exp_consumer_par = {
+	.thread_begin = exp_thread_begin,
+	.enter = exp_enter,
+	.act = exp_act,
+	.error = exp_error,
+	.annot = exp_annot,
+	.block = exp_block,
+	.one_walker = false,
+	.needs_meta = false,
+	.no_times = true,
+};
+
+static void free_threads(struct exporter *ex)
+{
+	while (ex->threads) {
+		struct exp_thread *et = ex->threads;
+
+		ex->threads = et->next;
+		for (uint32_t k = 0; k < et->cap; k++) {
+			for (uint32_t j = 0; j < et->stack[k].nr_args; j++)
+				free(et->stack[k].args[j].key);
+			free(et->stack[k].args);
+		}
+		free(et->stack);
+		free(et);
+	}
+}
 
 static void write_run(struct exporter *ex, const struct tt_run *r)
 {
@@ -661,14 +722,16 @@ int tt_cmd_export(int argc, char **argv)
 		{ "args", args_cols, NCOLS(args_cols) },
 	};
 	struct export_args a = { .f.missing_out = "missing -o DIR" };
-	struct exporter ex;
+	static struct exporter exs[TT_REPORT_MAX_REPLICAS];
+	struct exporter *const ex0 = &exs[0];
 	struct tt_run *runs;
 	char msg[512];
 	int rc = 0;
-	unsigned nr_open = 0;
+	unsigned nr_open = 0, nr_ex = 1;
+	bool multi_thread = false;
 
 	argp_parse(&export_argp, argc, argv, 0, NULL, &a);
-	memset(&ex, 0, sizeof(ex));
+	memset(exs, 0, sizeof(exs));
 	runs = tt_xcalloc(a.f.nr_traces, sizeof(*runs));
 	/* Every file's metadata first: a bad file leaves no tables behind. */
 	for (unsigned i = 0; i < a.f.nr_traces; i++, nr_open++) {
@@ -678,49 +741,56 @@ int tt_cmd_export(int argc, char **argv)
 			goto out;
 		}
 	}
+	for (unsigned i = 0; i < a.f.nr_traces; i++)
+		multi_thread |= runs[i].meta.nr_threads > 1;
+	/*
+	 * Parquet of a run with several threads: a walker per CPU, each
+	 * encoding its own row groups (the rows need not cross cores);
+	 * else one walker, with the activations encoded on a second thread
+	 * when there are CPUs for it.
+	 */
+	const unsigned walkers = tt_trace_walkers();
+	if (!a.csv && multi_thread && walkers > 1)
+		nr_ex = walkers < TT_REPORT_MAX_REPLICAS ? walkers : TT_REPORT_MAX_REPLICAS;
 	if (mkdir(a.f.out, 0755) != 0 && errno != EEXIST) {
 		snprintf(msg, sizeof(msg), "cannot create: %s", strerror(errno));
 		rc = tt_fail_file(a.f.out, msg);
 		goto out;
 	}
 	for (int k = 0; k < NR_TABLES; k++) {
-		int e = tbl_open(&ex.t[k], a.f.out, defs[k].name, a.csv, defs[k].cols, defs[k].n);
+		int e = tbl_open(&ex0->t[k], a.f.out, defs[k].name, a.csv, defs[k].cols, defs[k].n,
+				 nr_ex == 1 && walkers > 1);
 		if (e) {
 			snprintf(msg, sizeof(msg), "cannot create: %s", strerror(-e));
-			rc = tt_fail_file(ex.t[k].path, msg);
+			rc = tt_fail_file(ex0->t[k].path, msg);
 			goto out;
 		}
+		for (unsigned r = 1; r < nr_ex; r++)
+			tbl_sibling(&exs[r].t[k], &ex0->t[k]);
 	}
 	for (unsigned i = 0; i < a.f.nr_traces; i++) {
 		struct tt_options o = TT_OPTIONS_INIT;
 		struct tt_report rep;
-		void *ctxs[TT_REPORT_MAX_REPLICAS] = { &ex };
+		void *ctxs[TT_REPORT_MAX_REPLICAS];
 
-		ex.run = &runs[i];
-		ex.next_id = 0;
+		for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++) {
+			exs[r].run = &runs[i];
+			ctxs[r] = &exs[r < nr_ex ? r : 0]; /* the walk has nr_ex replicas at most */
+		}
 		o.trace = runs[i].path;
-		enum tt_status st = tt_report_run_views(&rep, &o, NULL, NULL, &exp_consumer, ctxs,
-						       msg, sizeof(msg));
+		enum tt_status st = tt_report_run_views(&rep, &o, NULL, NULL,
+						       nr_ex > 1 ? &exp_consumer_par : &exp_consumer,
+						       ctxs, msg, sizeof(msg));
 		if (st == TT_OK) {
 			tt_trace_warn(&rep.tr);
 			/* After the events: the duration is the main pass's. */
 			tt_run_saw_ticks(&runs[i], rep.tr.max_ticks);
-			write_run(&ex, &runs[i]);
-			write_scopes(&ex, &runs[i], &rep.tr);
+			write_run(ex0, &runs[i]);
+			write_scopes(ex0, &runs[i], &rep.tr);
 		}
 		tt_report_fini(&rep);
-		while (ex.threads) {
-			struct exp_thread *et = ex.threads;
-
-			ex.threads = et->next;
-			for (uint32_t k = 0; k < et->cap; k++) {
-				for (uint32_t j = 0; j < et->stack[k].nr_args; j++)
-					free(et->stack[k].args[j].key);
-				free(et->stack[k].args);
-			}
-			free(et->stack);
-			free(et);
-		}
+		for (unsigned r = 0; r < nr_ex; r++)
+			free_threads(&exs[r]);
 		if (st != TT_OK) {
 			rc = tt_fail_file(runs[i].path, msg);
 			goto out;
@@ -730,17 +800,21 @@ out:
 	for (int k = 0; k < NR_TABLES; k++) {
 		uint64_t bytes;
 
-		if (!ex.t[k].path)
+		if (!ex0->t[k].path)
 			continue;
-		int e = tbl_close(&ex.t[k], &bytes);
+		/* The siblings first: the footer lists their row groups too. */
+		for (unsigned r = 1; r < nr_ex; r++)
+			if (exs[r].t[k].pq)
+				tbl_close_sibling(&exs[r].t[k], &ex0->t[k]);
+		int e = tbl_close(&ex0->t[k], &bytes);
 		if (e && !rc) {
 			snprintf(msg, sizeof(msg), "cannot write: %s", strerror(-e));
-			rc = tt_fail_file(ex.t[k].path, msg);
+			rc = tt_fail_file(ex0->t[k].path, msg);
 		}
 		if (!rc && getenv("TRACETOOL_EXPORT_STATS"))
-			fprintf(stderr, "%s: %" PRIu64 " rows, %" PRIu64 " bytes\n", ex.t[k].path,
-				ex.t[k].rows, bytes);
-		free(ex.t[k].path);
+			fprintf(stderr, "%s: %" PRIu64 " rows, %" PRIu64 " bytes\n", ex0->t[k].path,
+				ex0->t[k].rows, bytes);
+		free(ex0->t[k].path);
 	}
 	for (unsigned i = 0; i < nr_open && i < a.f.nr_traces; i++)
 		tt_run_close(&runs[i]);

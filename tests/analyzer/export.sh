@@ -1,12 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# export.sh TRACETOOL EX_GEN - `tracetool export` of one and of two runs
-# (ex_gen recordings of known shape), as Parquet and as CSV, read back by
-# DuckDB and hyparquet (export_read.mjs); exit 2 on usage errors and 1 on a
-# bad trace. Exit 77 (skipped) only when the readers cannot be installed.
+# export.sh TRACETOOL EX_GEN PROG_ANNOTS - `tracetool export` of one and of
+# two runs (ex_gen recordings of known shape), as Parquet and as CSV, read
+# back by DuckDB and hyparquet (export_read.mjs); the same rows whatever the
+# number of walkers (export_same.mjs: one walker against 2 and 3, which
+# write row groups of their own; also on a recording of every annotation,
+# PROG_ANNOTS); exit 2 on usage errors and 1 on a bad trace. Exit 77
+# (skipped) only when the readers cannot be installed.
 set -eu
 tt=$1
 gen=$2
+prog_annots=$3
 here=$(cd "$(dirname "$0")" && pwd)
 REC_NPM_DIR=$("$here/../../scripts/npm-clients.sh") || exit $?
 export REC_NPM_DIR
@@ -25,6 +29,23 @@ for fmt in parquet csv; do
 	echo "two runs, $fmt"
 	"$tt" export --format=$fmt -o "$tmp/two-$fmt" "$tmp/a.zst" "$tmp/b.zst"
 	node "$here/export_read.mjs" "$tmp/two-$fmt" $fmt "$tmp/summary0.csv" "$r0" "$r1"
+done
+# One walker, or several each writing row groups of its own: the same rows.
+REC_OUTPUT="$tmp/an.zst" "$prog_annots"
+for set in "a.zst b.zst" "an.zst"; do
+	files=
+	for f in $set; do files="$files $tmp/$f"; done
+	TRACETOOL_THREADS=1 "$tt" export -o "$tmp/w1" $files
+	for w in 2 3; do
+		echo "$set: $w walkers against 1"
+		TRACETOOL_THREADS=$w "$tt" export -o "$tmp/w$w" $files
+		# Two threads: a row group from each of two walkers (given two CPUs).
+		groups=
+		[ "$(nproc)" -lt 2 ] || groups=2
+		node "$here/export_same.mjs" "$tmp/w1" "$tmp/w$w" $groups
+		rm -rf "$tmp/w$w"
+	done
+	rm -rf "$tmp/w1"
 done
 # Usage and input errors.
 rc=0; "$tt" export "$tmp/a.zst" 2>/dev/null || rc=$?
