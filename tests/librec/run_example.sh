@@ -30,4 +30,12 @@ for opts in "--format=csv --by-thread" "--format=json"; do
 	TRACETOOL_THREADS=3 "$2" summary $opts "$dir/trace.zst" > "$dir/three.txt"
 	cmp "$dir/one.txt" "$dir/three.txt"
 done
+# Parquet export on three walkers, each writing row groups of its own into
+# the same files (TSan watches this too): the rows of one walker's export.
+for w in 1 3; do
+	TRACETOOL_EXPORT_STATS=1 TRACETOOL_THREADS=$w "$2" export -o "$dir/pq$w" "$dir/trace.zst" \
+		2>&1 | sed "s|$dir/pq$w/||; s|, [0-9]* bytes||" > "$dir/rows$w.txt"
+done
+grep -q '^activations.parquet: [1-9][0-9]* rows$' "$dir/rows1.txt"
+cmp "$dir/rows1.txt" "$dir/rows3.txt"
 echo "1 passed, 0 failed"
