@@ -451,7 +451,13 @@ uint64_t recfmt_events_count_enters(const struct recfmt_events_iter *it)
 		const uint32_t low = (uint32_t)_mm_movemask_epi8(_mm_slli_epi16(v, 7));
 		const uint32_t starts = (ends << 1 | carry) & 0xffffu;
 
-		n += (unsigned)__builtin_popcount(starts & ~low);
+		uint32_t x = starts & ~low & 0xffffu;
+
+		/* popcount of 16 bits without -mpopcnt (a libgcc call) */
+		x -= (x >> 1) & 0x5555u;
+		x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
+		x = (x + (x >> 4)) & 0x0f0fu;
+		n += (x + (x >> 8)) & 0x1fu;
 		carry = ends >> 15;
 		p += 16;
 	}
