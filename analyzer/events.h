@@ -236,6 +236,10 @@ bool tt_trace_skim_exact(struct tt_trace *tr);
 /* How many replicas to walk with: the CPUs this process may use (at most
  * 8), or 1 with TRACETOOL_THREADS=1. */
 unsigned tt_trace_walkers(void);
+/* TRACETOOL_PORTABLE=1 in the environment: the portable loops everywhere
+ * (summary's pairing without PEXT, Parquet's packing without AVX2), the
+ * same output, so that tests compare them with the vector ones. */
+bool tt_portable(void);
 /* Folds src's walk state into dst, replicas of the same walk. */
 void tt_trace_merge(struct tt_trace *dst, const struct tt_trace *src);
 

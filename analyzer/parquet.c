@@ -31,6 +31,7 @@
 #define PQ_AVX2 1 /* ints_avx2() when the CPU has AVX2 */
 #endif
 
+#include "events.h" /* tt_portable() */
 #include "recfmt.h"
 #include "xalloc.h"
 
@@ -733,9 +734,7 @@ static void set_mode(struct tt_pq *w, enum pq_mode mode)
 		sl->nulls = tt_xrealloc(NULL, w->slice_rows * sizeof(uint64_t));
 	}
 #ifdef PQ_AVX2
-	/* TRACETOOL_PORTABLE=1: the portable loop (as summary's), same bytes */
-	const char *portable = getenv("TRACETOOL_PORTABLE");
-	w->avx2 = recfmt_cpu_avx2() && !(portable && portable[0] == '1');
+	w->avx2 = recfmt_cpu_avx2() && !tt_portable(); /* the same bytes either way */
 	if (w->avx2)
 		w->tcol = tt_xrealloc(NULL, w->slice_rows * sizeof(*w->tcol));
 #endif

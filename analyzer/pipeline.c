@@ -360,6 +360,13 @@ static bool single_threaded(void)
 	return sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) == 1;
 }
 
+bool tt_portable(void)
+{
+	const char *v = getenv("TRACETOOL_PORTABLE");
+
+	return v && v[0] == '1';
+}
+
 unsigned tt_trace_walkers(void)
 {
 	const char *v = getenv("TRACETOOL_THREADS");

@@ -794,9 +794,7 @@ static bool use_pext(void)
 	int ok = __atomic_load_n(&cached, __ATOMIC_RELAXED);
 
 	if (ok < 0) {
-		const char *v = getenv("TRACETOOL_PORTABLE");
-
-		ok = recfmt_cpu_fast_pext() && !(v && v[0] == '1');
+		ok = recfmt_cpu_fast_pext() && !tt_portable();
 		__atomic_store_n(&cached, ok, __ATOMIC_RELAXED);
 	}
 	return ok;
