@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# peer-2t.sh BUILD [ROUNDS] - the 2-thread tight loop of ../shared/bench-peers/
+# (its src/loop.c: two workers pinned one per core, 10 M calls each) with the
+# harness's reference recorder beside rec: base, floor, ref-null (src/refrec.h
+# with a 16 MiB ring, its writer copying every record into 1 MiB blocks that
+# go to /dev/null: the least a writer that reads the records can do), and
+# rec-drop at REC_BUFFER=8M (the default) and 16M. Interleaved rounds after
+# a discarded warm-up round; prints each variant's median ns/call, x floor
+# ((v - base) / (floor - base)), the events lost (rec: 2 x dropped scopes;
+# ref: records dropped) and the per-round figures. Asserts nothing: it shows
+# what a writer without a core of its own costs (docs/BENCHMARKS.md, issue 14).
+set -euo pipefail
+BLD=$(cd "${1:?usage: peer-2t.sh BUILD [ROUNDS]}" && pwd)
+ROUNDS=${2:-5}
+SRC=${PEERS_SRC:-$(cd "$(dirname "$0")/../.." && pwd)/shared/bench-peers/src}
+[[ -f $SRC/loop.c ]] || SRC=/work/shared/bench-peers/src
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+W=$(mktemp -d /tmp/peer-2t.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+((ROUNDS >= 1)) || { echo "peer-2t.sh: ROUNDS must be at least 1" >&2; exit 2; }
+CF="-O2 -g -Wall -Wextra"
+gcc $CF -DV_BASE "$SRC/loop.c" -o "$W/base" -lpthread
+gcc $CF -DV_FLOOR -DFLOOR_CAP=1024 "$SRC/loop.c" -o "$W/floor" -lpthread
+gcc $CF -I"$SRC" -DV_REF -DREF_RING_LOG2=20 "$SRC/loop.c" -o "$W/ref" -lpthread
+gcc $CF -DV_EXTERNAL -DEXTERNAL_PROBE_HEADER='"rec_probe.h"' -I"$SRC" "$SRC/loop.c" -o "$W/rec" \
+	-I"$BLD/librec" -I"$ROOT/librec/include" -L"$BLD/librec" -Wl,-rpath,"$BLD/librec" -lrec -lpthread
+if (($(nproc) >= 2)); then CPUS=0,1; else CPUS=0,0; fi
+NT=10000000 NC=20000000
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
+for ((r = 0; r <= ROUNDS; r++)); do
+	for v in base floor ref-null rec-8M rec-16M; do
+		lost=0
+		case $v in
+		base) line=$("$W/base" base "$NC" 2 "$CPUS") ;;
+		floor) line=$("$W/floor" floor "$NC" 2 "$CPUS") ;;
+		ref-null)
+			line=$("$W/ref" ref-null "$NT" 2 "$CPUS" /dev/null)
+			lost=$(field drops <<<"$line")
+			;;
+		rec-*)
+			rm -f "$W/t.zst"
+			line=$(REC_OVERFLOW=drop REC_BUFFER=${v#rec-} REC_OUTPUT="$W/t.zst" \
+				"$W/rec" "$v" "$NT" 2 "$CPUS" "$W/t.zst")
+			lost=$("$BLD/analyzer/tracetool" info --format=json "$W/t.zst" |
+				python3 -c 'import json,sys; print(2*json.load(sys.stdin)["dropped"])')
+			;;
+		esac
+		((r > 0)) && printf '%s\t%s\t%s\n' "$v" "$(field ns_per_call <<<"$line")" "$lost" >>"$W/raw.tsv"
+	done
+done
+python3 - "$W/raw.tsv" <<'PY'
+import statistics as st, sys
+rows = {}
+for line in open(sys.argv[1]):
+    v, ns, lost = line.split('\t')
+    rows.setdefault(v, []).append((float(ns), int(lost)))
+med = {v: st.median(x[0] for x in r) for v, r in rows.items()}
+b, f = med['base'], med['floor'] - med['base']
+print(f"{'variant':<9} {'ns/call':>8} {'x floor':>8} {'lost (median)':>14}  per round (x floor / lost)")
+for v, r in rows.items():
+    per = ' '.join(f"{(x[0] - b) / f:.3f}/{x[1]}" for x in r)
+    print(f"{v:<9} {med[v]:8.2f} {(med[v] - b) / f:8.3f} {st.median(x[1] for x in r):14.0f}  {per}")
+PY
