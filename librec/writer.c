@@ -564,8 +564,9 @@ void rec__writer_thread_restart(struct rec__thread *t)
 }
 
 /*
- * Drains one thread's ring. Return: true if the ring was more than a
- * quarter full (the writer should come back without sleeping).
+ * Drains one thread's ring, or a turn of it (below). Return: true if the
+ * ring was more than a quarter full or is not drained to its head yet (the
+ * writer should come back without sleeping).
  */
 static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, uint64_t now_ticks,
 			 bool *ended)
@@ -590,12 +591,27 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 	bool busy = head != tail && head - tail > (t->ring.p.mask + 1) / 4;
 	/* Slots an event takes: set before the thread was registered. */
 	uint64_t group = t->reg.ctr ? 1 + (uint64_t)t->reg.ctr->nr : 1;
+	/*
+	 * A turn: at most an eighth of the ring at a time from a live thread
+	 * (whole groups), so that after the writer was kept off the CPU every
+	 * ring gets drained a little at once instead of the last one waiting
+	 * for the others to be emptied (and filling up meanwhile): the pass
+	 * comes back without sleeping for the rest (busy). A stop or flush
+	 * drains everything.
+	 */
+	uint64_t turn = (t->ring.p.mask + 1) / 8 / group * group;
+	uint64_t stop = head;
 	int err = 0;
 
-	t->wr.drained_ns = head_ns;
+	if (!final && !dead && turn && head - tail > turn) {
+		stop = tail + turn;
+		busy = true;
+	} else {
+		t->wr.drained_ns = head_ns; /* every event below head is drained */
+	}
 	/* Cap one block so that a frame stays under its size limit. */
-	while (head != tail && !err) {
-		uint64_t n = head - tail;
+	while (stop != tail && !err) {
+		uint64_t n = stop - tail;
 
 		uint64_t written = 0, consumed = 0;
 		bool held;
@@ -637,7 +653,7 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 		/* REC_LIVE sees every event consumed, filtered or not. */
 		if (w->live)
 			rec__live_feed(w->live, t, tail, consumed, (uint32_t)group);
-		held = tail + n == head && consumed < n;
+		held = tail + n == stop && consumed < n;
 		tail += consumed;
 		t->wr.nr_events_written += written;
 		w->nr_events += written;
