@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # peer-2t.sh BUILD [ROUNDS] - the 2-thread tight loop of ../shared/bench-peers/
-# (its src/loop.c: two workers pinned one per core, 10 M calls each) with the
-# harness's reference recorder beside rec: base, floor, ref-null (src/refrec.h
-# with a 16 MiB ring, its writer copying every record into 1 MiB blocks that
-# go to /dev/null: the least a writer that reads the records can do), and
-# rec-drop at REC_BUFFER=8M (the default) and 16M. Interleaved rounds after
-# a discarded warm-up round; prints each variant's median ns/call, x floor
-# ((v - base) / (floor - base)), the events lost (rec: 2 x dropped scopes;
-# ref: records dropped) and the per-round figures. Asserts nothing: it shows
-# what a writer without a core of its own costs (docs/BENCHMARKS.md, issue 14).
+# (its src/loop.c: two workers pinned one per core, 10 M calls each), taken
+# apart: base, floor; rec-flight (REC_MODE=flight: rec's probes fill the
+# rings and no writer reads them); ref-copy (the harness's reference design,
+# src/refrec.h, 16 MiB rings, its writer copying every record into 1 MiB
+# blocks for /dev/null and napping 1 ms when idle, as rec's does: what
+# reading the records costs); ref-null (the same with the harness's own
+# settings, 20 us naps); rec-drop at REC_BUFFER=8M (the default) and 16M.
+# Interleaved rounds after a discarded warm-up round; prints each variant's
+# median ns/call, x floor ((v - base) / (floor - base)), the events lost
+# (rec: 2 x dropped scopes; ref: records dropped) and the per-round figures.
+# Asserts nothing: it shows what a writer without a core of its own costs
+# (docs/DESIGN.md, "The writer under pressure"; issue 14).
 set -euo pipefail
 BLD=$(cd "${1:?usage: peer-2t.sh BUILD [ROUNDS]}" && pwd)
 ROUNDS=${2:-5}
@@ -23,20 +26,26 @@ CF="-O2 -g -Wall -Wextra"
 gcc $CF -DV_BASE "$SRC/loop.c" -o "$W/base" -lpthread
 gcc $CF -DV_FLOOR -DFLOOR_CAP=1024 "$SRC/loop.c" -o "$W/floor" -lpthread
 gcc $CF -I"$SRC" -DV_REF -DREF_RING_LOG2=20 "$SRC/loop.c" -o "$W/ref" -lpthread
+gcc $CF -I"$SRC" -DV_REF -DREF_RING_LOG2=20 -DREF_IDLE_NS=1000000 -DREF_MIN_BATCH=65536 \
+	"$SRC/loop.c" -o "$W/refcopy" -lpthread
 gcc $CF -DV_EXTERNAL -DEXTERNAL_PROBE_HEADER='"rec_probe.h"' -I"$SRC" "$SRC/loop.c" -o "$W/rec" \
 	-I"$BLD/librec" -I"$ROOT/librec/include" -L"$BLD/librec" -Wl,-rpath,"$BLD/librec" -lrec -lpthread
 if (($(nproc) >= 2)); then CPUS=0,1; else CPUS=0,0; fi
 NT=10000000 NC=20000000
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 for ((r = 0; r <= ROUNDS; r++)); do
-	for v in base floor ref-null rec-8M rec-16M; do
+	for v in base floor rec-flight ref-copy ref-null rec-8M rec-16M; do
 		lost=0
 		case $v in
 		base) line=$("$W/base" base "$NC" 2 "$CPUS") ;;
 		floor) line=$("$W/floor" floor "$NC" 2 "$CPUS") ;;
-		ref-null)
-			line=$("$W/ref" ref-null "$NT" 2 "$CPUS" /dev/null)
+		ref-*)
+			if [[ $v == ref-copy ]]; then bin=refcopy; else bin=ref; fi
+			line=$("$W/$bin" "$v" "$NT" 2 "$CPUS" /dev/null)
 			lost=$(field drops <<<"$line")
+			;;
+		rec-flight)
+			line=$(REC_MODE=flight REC_OUTPUT="$W/f.zst" "$W/rec" "$v" "$NT" 2 "$CPUS" "$W/f.zst")
 			;;
 		rec-*)
 			rm -f "$W/t.zst"
