@@ -597,9 +597,12 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 	 * ring gets drained a little at once instead of the last one waiting
 	 * for the others to be emptied (and filling up meanwhile): the pass
 	 * comes back without sleeping for the rest (busy). A stop or flush
-	 * drains everything.
+	 * drains everything. Longer than HOLD_MAX_EVENTS, so that a turn
+	 * always consumes some events (encode_ring()'s REC_MIN_NS hold-back):
+	 * else a turn of young enters would be read again and again, the
+	 * writer spinning and a blocked producer waiting, until they aged.
 	 */
-	uint64_t turn = (t->ring.p.mask + 1) / 8 / group * group;
+	uint64_t turn = ((t->ring.p.mask + 1) / 8 + group) / group * group;
 	uint64_t stop = head;
 	int err = 0;
 

@@ -210,6 +210,43 @@ Test(recorder, block_mode_waits_for_room_and_loses_nothing, .timeout = 240)
 	tr_free(&tr);
 }
 
+/*
+ * REC_MIN_NS through a ring drained in turns (writer.c, drain_thread()): a
+ * turn that starts at a young enter, all of whose children were filtered,
+ * must still consume events. Else the writer reads that turn again and
+ * again until the enter is REC_MIN_NS old, and a producer in block mode
+ * waits that long. Here 20 s: the loop must finish long before. The
+ * children are filtered; the long-lived scope, with more than the hold-back
+ * limit after its enter, is written (README, REC_MIN_NS), nothing dropped.
+ */
+Test(recorder, min_ns_hold_back_does_not_stall_a_blocked_producer)
+{
+	struct tr_trace tr;
+	struct timespec t0, t1;
+
+	use_output("minns_turns");
+	unsetenv("REC_COUNTERS"); /* recorder_counters: counted threads are not filtered */
+	setenv("REC_BUFFER", "64K", 1);
+	setenv("REC_OVERFLOW", "block", 1);
+	setenv("REC_MIN_NS", "20000000000", 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	{
+		TRACE_SCOPE_NAMED("long_lived");
+		for (int i = 0; i < 20000; i++)
+			leaf();
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_assert_eq(rec_stop(), 0);
+	cr_assert_lt(t1.tv_sec - t0.tv_sec, 10, "the producer waited for the enter to age");
+	load(&tr);
+	cr_assert_eq(tr_dropped(&tr), 0);
+	cr_assert_eq(tr_calls(&tr, "leaf"), 0);
+	cr_assert_eq(tr_calls(&tr, "long_lived"), 1);
+	cr_assert_eq(tr.nr_events, 2);
+	cr_assert(tr_well_nested(&tr));
+	tr_free(&tr);
+}
+
 /* ------------------------------------------------------------------ */
 
 static void *short_lived(void *arg)
