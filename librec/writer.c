@@ -105,6 +105,7 @@ struct writer {
 	 */
 	bool fast;
 	uint64_t duty_wall_ns, duty_cpu_ns;
+	bool more; /* a turn left events in a ring (drain_thread()): pass again at once */
 };
 
 /*
@@ -564,9 +565,9 @@ void rec__writer_thread_restart(struct rec__thread *t)
 }
 
 /*
- * Drains one thread's ring, or a turn of it (below). Return: true if the
- * ring was more than a quarter full or is not drained to its head yet (the
- * writer should come back without sleeping).
+ * Drains one thread's ring, or a turn of it (below: then w->more is set).
+ * Return: true if the ring was more than a quarter full (the writer is
+ * behind: it should come back without sleeping, and compress fast).
  */
 static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, uint64_t now_ticks,
 			 bool *ended)
@@ -596,7 +597,7 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 	 * (whole groups), so that after the writer was kept off the CPU every
 	 * ring gets drained a little at once instead of the last one waiting
 	 * for the others to be emptied (and filling up meanwhile): the pass
-	 * comes back without sleeping for the rest (busy). A stop or flush
+	 * comes back without sleeping for the rest (w->more). A stop or flush
 	 * drains everything. Longer than HOLD_MAX_EVENTS, so that a turn
 	 * always consumes some events (encode_ring()'s REC_MIN_NS hold-back):
 	 * else a turn of young enters would be read again and again, the
@@ -608,7 +609,7 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 
 	if (!final && !dead && turn && head - tail > turn) {
 		stop = tail + turn;
-		busy = true;
+		w->more = true;
 	} else {
 		t->wr.drained_ns = head_ns; /* every event below head is drained */
 	}
@@ -1092,6 +1093,8 @@ static void *writer_main(void *arg)
 		size_t nr;
 		bool busy = false, final, flight = rec__g.cfg.flight, keeping;
 
+		w->more = false;
+
 		/* A crash handler may be writing our state (crash.c): wait, or quit. */
 		if (!rec__crash_writer_enter())
 			return NULL;
@@ -1239,7 +1242,7 @@ static void *writer_main(void *arg)
 		}
 		/* Read before the checks: a wake after them changes it, and the wait returns. */
 		uint32_t seen = __atomic_load_n(&rec__g.wake_seq, __ATOMIC_ACQUIRE);
-		bool sleep = !stop && !busy && !rec__g.stop_requested &&
+		bool sleep = !stop && !busy && !w->more && !rec__g.stop_requested &&
 			     (rec__g.flush_requested == rec__g.flush_done || held);
 		pthread_mutex_unlock(&rec__g.lock);
 		rec__crash_writer_leave();
