@@ -603,11 +603,14 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 	 * else a turn of young enters would be read again and again, the
 	 * writer spinning and a blocked producer waiting, until they aged.
 	 */
-	uint64_t turn = ((t->ring.p.mask + 1) / 8 + group) / group * group;
+	uint64_t turn = (t->ring.p.mask + 1) / 8;
 	uint64_t stop = head;
 	int err = 0;
 
-	if (!final && !dead && turn && head - tail > turn) {
+	if (turn < HOLD_MAX_EVENTS(t))
+		turn = HOLD_MAX_EVENTS(t);
+	turn = (turn + group) / group * group; /* whole groups, more than both */
+	if (!final && !dead && head - tail > turn) {
 		stop = tail + turn;
 		w->more = true;
 	} else {
