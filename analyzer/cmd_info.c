@@ -194,6 +194,7 @@ static int info_one(const struct tt_options *o, const char *path)
 	char msg[512], problems[768];
 	uint64_t tps, duration_ns, dropped, nr_blocked, blocked_ns, annots_dropped;
 	double step_ns;
+	uint64_t step_ticks;
 	bool clean;
 	int rc = 0;
 
@@ -216,9 +217,11 @@ static int info_one(const struct tt_options *o, const char *path)
 	annots_dropped = total_annots_dropped(&tr);
 	total_blocked(&tr, &nr_blocked, &blocked_ns);
 	clean = tr.has_end && !tr.truncated && !tr.has_crash;
-	/* The clock's resolution as the events show it (durations shorter
-	 * than it read 0). */
-	step_ns = (double)tr.min_step_ticks * (double)c.num / (double)c.den;
+	/* The clock's step: as librec measured it at start (FORMAT.md §3.2),
+	 * else, in older files, the smallest step the events show (which a
+	 * virtual TSC's rare 1-tick steps make too small). */
+	step_ticks = tr.hdr.clock_step_ticks ? tr.hdr.clock_step_ticks : tr.min_step_ticks;
+	step_ns = (double)step_ticks * (double)c.num / (double)c.den;
 
 	if (o->format == TT_FORMAT_JSON) {
 		printf("{\"file\":");
@@ -239,8 +242,9 @@ static int info_one(const struct tt_options *o, const char *path)
 			tt_emit_json_str(stdout, problems);
 		else
 			fputs("null", stdout);
-		if (tr.min_step_ticks)
-			printf(",\"clock_step_ns\":%.1f", step_ns);
+		if (step_ticks)
+			printf(",\"clock_step_ns\":%.1f,\"clock_step_measured\":%s", step_ns,
+			       tr.hdr.clock_step_ticks ? "true" : "false");
 		/* Frames the writer compressed fast, under pressure (FORMAT.md §3.1);
 		 * present only when there are some, so that other outputs stay as they were. */
 		if (tr.nr_fast_frames)
@@ -336,10 +340,11 @@ static int info_one(const struct tt_options *o, const char *path)
 		printf("start:            %s.%09" PRIu64 " UTC (%" PRIu64 " ns since the epoch)\n",
 		       when, tr.hdr.start_real_ns % 1000000000u, tr.hdr.start_real_ns);
 		printf("duration:         %s (%" PRIu64 " ns)\n", dur, duration_ns);
-		if (tr.min_step_ticks)
-			printf("clock step:       %.1f ns (the smallest step between two events, "
-			       "%" PRIu64 " tick%s)\n",
-			       step_ns, tr.min_step_ticks, tr.min_step_ticks == 1 ? "" : "s");
+		if (step_ticks)
+			printf("clock step:       %.1f ns (%s, %" PRIu64 " tick%s)\n", step_ns,
+			       tr.hdr.clock_step_ticks ? "measured at start"
+						       : "the smallest step between two events",
+			       step_ticks, step_ticks == 1 ? "" : "s");
 		printf("events:           %" PRIu64 " records\n", tr.nr_events);
 		printf("dropped scopes:   %" PRIu64 "\n", dropped);
 		if (annots_dropped)

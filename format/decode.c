@@ -100,6 +100,8 @@ enum recfmt_status recfmt_decode_header(const struct recfmt_record *rec,
 	hdr->start_ticks = recfmt_load_u64le(p + 32);
 	hdr->start_mono_ns = recfmt_load_u64le(p + 40);
 	hdr->start_real_ns = recfmt_load_u64le(p + 48);
+	/* A trailing field of 1.2 (FORMAT.md §3.2): absent in older headers. */
+	hdr->clock_step_ticks = rec->size >= 64 ? recfmt_load_u64le(p + 56) : 0;
 	RETURN_IF(hdr->clock != RECFMT_CLOCK_TSC && hdr->clock != RECFMT_CLOCK_MONOTONIC, err,
 		  rec, "unknown clock kind %u", hdr->clock);
 	RETURN_IF(hdr->ticks_per_second == 0, err, rec, "ticks_per_second is 0");

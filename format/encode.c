@@ -85,7 +85,7 @@ int recfmt_encode_frame_flags(struct recfmt_buf *buf, uint32_t seq, uint32_t fla
 
 int recfmt_encode_header(struct recfmt_buf *buf, const struct recfmt_header *hdr)
 {
-	uint8_t *p = record_begin(buf, RECFMT_FILE_HEADER, 56);
+	uint8_t *p = record_begin(buf, RECFMT_FILE_HEADER, 64);
 
 	if (!p)
 		return -ENOMEM;
@@ -99,6 +99,7 @@ int recfmt_encode_header(struct recfmt_buf *buf, const struct recfmt_header *hdr
 	recfmt_store_u64le(p + 32, hdr->start_ticks);
 	recfmt_store_u64le(p + 40, hdr->start_mono_ns);
 	recfmt_store_u64le(p + 48, hdr->start_real_ns);
+	recfmt_store_u64le(p + 56, hdr->clock_step_ticks);
 	return 0;
 }
 

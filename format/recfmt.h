@@ -169,6 +169,9 @@ struct recfmt_header {
 	uint64_t start_ticks;
 	uint64_t start_mono_ns;
 	uint64_t start_real_ns;
+	/* 1.2, offset 56: the clock's step as the writer observed it at start
+	 * (FORMAT.md §3.2); 0: not measured (a 56-byte header). */
+	uint64_t clock_step_ticks;
 };
 
 struct recfmt_sync {

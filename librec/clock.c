@@ -7,6 +7,8 @@
  */
 #include "rec_internal.h"
 
+#include <stdlib.h>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -67,4 +69,47 @@ void rec__clock_sync(bool use_tsc, struct recfmt_sync *out)
 	}
 	/* Realtime is for display only: its offset from monotonic is what counts. */
 	out->real_ns = read_ns(CLOCK_REALTIME) - (read_ns(CLOCK_MONOTONIC) - out->mono_ns);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * rec__clock_step() - the clock's step as the probes see it, for the file
+ * header (FORMAT.md §3.2): of up to 1024 nonzero differences between
+ * back-to-back reads, the mean of those near their 10th percentile. A virtual machine's TSC may
+ * advance in steps of ~26 ticks (10 ns) with a rare step of 1 where its
+ * scaling rounds, so the smallest difference would mislead; where a read
+ * costs more than a tick (a TSC on bare metal), the step is that cost, the
+ * finest duration two reads can measure. 0 if the clock never moved.
+ */
+uint64_t rec__clock_step(bool use_tsc)
+{
+	enum { NR_STEPS = 1024 };
+	uint64_t d[NR_STEPS], prev = rec__clock_now(use_tsc), p10, sum = 0, nr = 0;
+	size_t n = 0;
+
+	for (int i = 0; i < 16 * NR_STEPS && n < NR_STEPS; i++) {
+		uint64_t t = rec__clock_now(use_tsc);
+
+		if (t > prev)
+			d[n++] = t - prev;
+		prev = t;
+	}
+	if (!n)
+		return 0;
+	qsort(d, n, sizeof(d[0]), cmp_u64);
+	/* The 10th percentile finds the step; the mean of the differences
+	 * near it gives its size between the 25s and 26s of a scaled TSC. */
+	p10 = d[n / 10];
+	for (size_t i = 0; i < n; i++)
+		if (2 * d[i] >= p10 && 2 * d[i] <= 3 * p10) {
+			sum += d[i];
+			nr++;
+		}
+	return (sum + nr / 2) / nr;
 }

@@ -367,6 +367,7 @@ void rec__modules_fork_child(void) REC__HIDDEN;
 bool rec__clock_tsc_is_invariant(void) REC__HIDDEN;
 uint64_t rec__clock_now(bool use_tsc) REC__HIDDEN;
 void rec__clock_sync(bool use_tsc, struct recfmt_sync *out) REC__HIDDEN;
+uint64_t rec__clock_step(bool use_tsc) REC__HIDDEN;
 
 static inline uint64_t rec__rdtsc(void)
 {

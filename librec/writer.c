@@ -81,6 +81,7 @@ struct writer {
 	struct rec__modules modules;   /* MODULE records written to this file */
 	uint32_t nr_sites_scanned;     /* site count at the last module scan */
 	uint64_t ticks_per_second;     /* calibrated at start (write_lead) */
+	uint64_t clock_step_ticks;     /* measured at start (clock.c, write_lead) */
 	struct recfmt_probe_cost probe_cost; /* measured at start (probe_cost.c) */
 	bool has_probe_cost;
 	char default_comm[2][16];      /* a thread's inherited name: the program's (read_comms) */
@@ -226,6 +227,7 @@ static int write_lead(struct writer *w)
 		.start_ticks = start->ticks,
 		.start_mono_ns = start->mono_ns,
 		.start_real_ns = start->real_ns,
+		.clock_step_ticks = w->clock_step_ticks,
 	};
 	hdr.ticks_per_second = w->ticks_per_second;
 	err = recfmt_encode_header(&w->lead, &hdr);
@@ -256,6 +258,7 @@ static void calibrate(struct writer *w)
 
 	/* While the calibration waits anyway: the probe's own cost (FORMAT.md §3.16). */
 	w->has_probe_cost = rec__probe_cost_measure(rec__g.cfg.use_tsc, &pc);
+	w->clock_step_ticks = rec__clock_step(rec__g.cfg.use_tsc);
 	w->ticks_per_second = 1000000000u;
 	if (rec__g.cfg.use_tsc) {
 		uint64_t since = mono_ns() - rec__g.start_sync.mono_ns;

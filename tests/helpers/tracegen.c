@@ -99,11 +99,12 @@ struct tg_trace *tg_create(const char *path, const struct tg_config *cfg)
 		.start_ticks = t->cfg.start_ticks,
 		.start_mono_ns = 0,
 		.start_real_ns = t->cfg.start_real_ns,
+		.clock_step_ticks = t->cfg.clock_step_ticks,
 	};
 	if (frame_open(t) || recfmt_encode_header(&t->frame, &hdr))
 		goto fail;
 	if (t->cfg.major)
-		recfmt_store_u16le(t->frame.data + t->frame.len - 56 + 8, t->cfg.major);
+		recfmt_store_u16le(t->frame.data + t->frame.len - 64 + 8, t->cfg.major);
 	t->last_ticks = t->cfg.start_ticks;
 	return t;
 fail:

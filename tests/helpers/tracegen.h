@@ -27,6 +27,7 @@ struct tg_config {
 	size_t frame_bytes;	   /* cut a frame past this many raw bytes; 0 = 1 MiB */
 	uint32_t block_events;	   /* events per EVENTS block; 0 = 4096 */
 	uint16_t major;		   /* 0 = this format's major; else written as is */
+	uint64_t clock_step_ticks; /* the header's measured clock step; 0 = not measured */
 };
 
 /* Creates `path` and writes frame 0's FRAME and FILE_HEADER. NULL on error. */
