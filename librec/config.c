@@ -3,7 +3,9 @@
  * config.c - resolves the configuration in force from struct rec_config (its
  * non-zero fields win) and the REC_* environment (rec.h lists it), checking
  * every value. A bad value is one stderr line and -EINVAL: we never guess.
+ * In a setuid or setgid program none of the environment is read (rec__getenv()).
  */
+#define _GNU_SOURCE
 #include "rec_internal.h"
 
 #include <ctype.h>
@@ -12,20 +14,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 _Static_assert(REC_OVERFLOW_DROP == 1 && REC_OVERFLOW_BLOCK == 2, "resolve_choice() order");
 _Static_assert(REC_CLOCK_TSC == 1 && REC_CLOCK_MONOTONIC == 2, "resolve_choice() order");
 
-/*
- * The value of environment variable `name` without leading and trailing
- * white space, copied into buf (cut to its size; a value that long is bad
- * anyway). Return: buf, or NULL if unset or blank. Paths (REC_OUTPUT) are
- * not trimmed: a space may belong to a file name.
- */
-static const char *env_value(const char *name, char *buf, size_t buf_bytes)
+bool rec__secure(void)
 {
-	const char *v = getenv(name);
+	return getauxval(AT_SECURE) != 0;
+}
+
+const char *rec__getenv(const char *name)
+{
+	return secure_getenv(name);
+}
+
+/*
+ * The value `v` (may be NULL) without leading and trailing white space,
+ * copied into buf (cut to its size; a value that long is bad anyway).
+ * Return: buf, or NULL if v is NULL or blank.
+ */
+static const char *trimmed(const char *v, char *buf, size_t buf_bytes)
+{
 	size_t n;
 
 	if (!v)
@@ -45,6 +56,15 @@ static const char *env_value(const char *name, char *buf, size_t buf_bytes)
 }
 
 /*
+ * The value of environment variable `name`, trimmed into buf. Paths
+ * (REC_OUTPUT) are not trimmed: a space may belong to a file name.
+ */
+static const char *env_value(const char *name, char *buf, size_t buf_bytes)
+{
+	return trimmed(rec__getenv(name), buf, buf_bytes);
+}
+
+/*
  * REC_DISABLE: any value but 0, no, false, off (any case) or blank disables
  * recording: 1, yes, true, on, and anything else a user sets it to.
  */
@@ -52,7 +72,8 @@ bool rec__env_disabled(void)
 {
 	static const char *const keep[] = { "0", "no", "false", "off" };
 	char buf[16];
-	const char *v = env_value("REC_DISABLE", buf, sizeof(buf));
+	/* getenv(), not rec__getenv(): it only turns recording off, setuid or not. */
+	const char *v = trimmed(getenv("REC_DISABLE"), buf, sizeof(buf));
 
 	if (!v)
 		return false;
@@ -163,7 +184,7 @@ static int resolve_choice(const char *env, const char *field, const char *first,
 			*value = 2;
 		else {
 			rec__log("bad %s '%s' (want %s or %s); tracing disabled", env,
-				 rec__log_path(getenv(env), pb, sizeof(pb)), first, second);
+				 rec__log_path(rec__getenv(env), pb, sizeof(pb)), first, second);
 			return -EINVAL;
 		}
 	}
@@ -193,7 +214,7 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 	err = rec__flight_config(out);
 	if (err)
 		return err;
-	v = c.output ? c.output : getenv("REC_OUTPUT");
+	v = c.output ? c.output : rec__getenv("REC_OUTPUT");
 	err = expand_output(v && *v ? v : out->flight ? REC__FLIGHT_DEFAULT_OUTPUT : "trace.zst",
 			    out->output, sizeof(out->output));
 	if (err) {
@@ -206,7 +227,7 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 	if (!out->buffer_bytes && (v = env_value("REC_BUFFER", buf, sizeof(buf)))) {
 		if (parse_bytes(v, &out->buffer_bytes) || out->buffer_bytes == 0) {
 			rec__log("bad REC_BUFFER '%s' (want bytes with K/M/G suffix); tracing disabled",
-				 rec__log_path(getenv("REC_BUFFER"), pb, sizeof(pb)));
+				 rec__log_path(rec__getenv("REC_BUFFER"), pb, sizeof(pb)));
 			return -EINVAL;
 		}
 	}
@@ -231,7 +252,7 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 		ms = strtoul(v, &end, 10);
 		if (errno || *end || end == v || v[0] == '-' || ms == 0 || ms > 3600000) {
 			rec__log("bad REC_FLUSH_MS '%s' (want 1 to 3600000); tracing disabled",
-				 rec__log_path(getenv("REC_FLUSH_MS"), pb, sizeof(pb)));
+				 rec__log_path(rec__getenv("REC_FLUSH_MS"), pb, sizeof(pb)));
 			return -EINVAL;
 		}
 		out->flush_ms = (uint32_t)ms;
@@ -240,12 +261,12 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 		out->flush_ms = REC__DEFAULT_FLUSH_MS;
 
 	/* REC_COUNTERS: names are checked at start (counters.c). */
-	v = getenv("REC_COUNTERS");
+	v = rec__getenv("REC_COUNTERS");
 	snprintf(out->counters, sizeof(out->counters), "%s", v ? v : "");
 	out->live_ns = 0;
 	if ((v = env_value("REC_LIVE", buf, sizeof(buf))) && parse_duration(v, &out->live_ns)) {
 		rec__log("bad REC_LIVE '%s' (want a period such as 1s or 500ms, 10ms to 1h); "
-			 "no live report", rec__log_path(getenv("REC_LIVE"), pb, sizeof(pb)));
+			 "no live report", rec__log_path(rec__getenv("REC_LIVE"), pb, sizeof(pb)));
 		out->live_ns = 0;
 	}
 
@@ -259,10 +280,28 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 		ns = strtoull(v, &end, 10);
 		if (errno || *end || end == v || v[0] == '-' || ns > 3600000000000ull) {
 			rec__log("bad REC_MIN_NS '%s' (want nanoseconds, 0 to 3600000000000); "
-				 "tracing disabled", rec__log_path(getenv("REC_MIN_NS"), pb, sizeof(pb)));
+				 "tracing disabled", rec__log_path(rec__getenv("REC_MIN_NS"), pb, sizeof(pb)));
 			return -EINVAL;
 		}
 		out->min_ns = ns;
+	}
+
+	/* REC_FILE_MODE (env only): octal permissions of the files librec creates. */
+	out->file_mode = REC__DEFAULT_FILE_MODE;
+	if ((v = env_value("REC_FILE_MODE", buf, sizeof(buf)))) {
+		char *end;
+		unsigned long mode;
+
+		errno = 0;
+		mode = strtoul(v, &end, 8);
+		if (errno || *end || end == v || v[0] == '-' || v[0] == '+' || mode > 0777 ||
+		    (mode & 0600) != 0600) {
+			rec__log("bad REC_FILE_MODE '%s' (want octal permissions from 0600 to 0777, "
+				 "such as 0644); tracing disabled",
+				 rec__log_path(rec__getenv("REC_FILE_MODE"), pb, sizeof(pb)));
+			return -EINVAL;
+		}
+		out->file_mode = (unsigned)mode;
 	}
 
 	int overflow = c.overflow, clock = c.clock;

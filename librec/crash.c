@@ -464,6 +464,7 @@ static int flight_capture(int signo, const siginfo_t *si, struct rec__thread *se
 	struct recfmt_buf lead = { lead_mem, 0, sizeof(lead_mem) };
 	struct rec__crash_snapshot snap = { .start = &start, .lead = &lead, .first = window_first };
 	uint64_t window_ns = rec__flight_window_ns(), tps, window_ticks;
+	const char *path, *why;
 	uint32_t number;
 	int err;
 
@@ -477,7 +478,13 @@ static int flight_capture(int signo, const siginfo_t *si, struct rec__thread *se
 		start.mono_ns = now.mono_ns - window_ns;
 		start.real_ns = now.real_ns - window_ns;
 	}
-	snap.fd = rec__flight_open_next(&number, NULL, 0);
+	snap.fd = rec__flight_open_next(&number, &path, &why);
+	if (snap.fd < 0 && why) {
+		/* Refused without blocking (a FIFO, a symbolic link): the one line. */
+		rec__log_safe(signal_name(signo), ": cannot write snapshot ", path, ": ", why,
+			      "; the crash is not recorded", NULL);
+		return 0;
+	}
 	if (snap.fd < 0)
 		return -snap.fd;
 	rec.trigger_ticks = rec.window_end_ticks = now.ticks;

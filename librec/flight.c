@@ -237,7 +237,7 @@ int rec__flight_config(struct rec__config *out)
 		char mode[16];
 		size_t k = 0;
 
-		v = getenv("REC_MODE");
+		v = rec__getenv("REC_MODE");
 		while (v && isspace((unsigned char)*v))
 			v++;
 		while (v && v[k] && !isspace((unsigned char)v[k]) && k < sizeof(mode) - 1) {
@@ -249,23 +249,23 @@ int rec__flight_config(struct rec__config *out)
 			return 0;
 		if (strcmp(mode, "flight") != 0) {
 			rec__log("bad REC_MODE '%s' (want stream or flight); tracing disabled",
-				 rec__log_path(getenv("REC_MODE"), pb, sizeof(pb)));
+				 rec__log_path(rec__getenv("REC_MODE"), pb, sizeof(pb)));
 			return -EINVAL;
 		}
 	}
 	out->flight = true;
-	if ((v = getenv("REC_WINDOW")) && *v &&
+	if ((v = rec__getenv("REC_WINDOW")) && *v &&
 	    (rec__flight_parse_duration(v, false, &out->window_ns))) {
 		rec__log("bad REC_WINDOW '%s' (want a time such as 5s or 500ms); tracing disabled",
 			 rec__log_path(v, pb, sizeof(pb)));
 		return -EINVAL;
 	}
-	if ((v = getenv("REC_AFTER")) && *v && rec__flight_parse_duration(v, true, &out->after_ns)) {
+	if ((v = rec__getenv("REC_AFTER")) && *v && rec__flight_parse_duration(v, true, &out->after_ns)) {
 		rec__log("bad REC_AFTER '%s' (want a time such as 0, 1s or 200ms); tracing disabled",
 			 rec__log_path(v, pb, sizeof(pb)));
 		return -EINVAL;
 	}
-	if ((v = getenv("REC_SNAPSHOT_MAX")) && *v) {
+	if ((v = rec__getenv("REC_SNAPSHOT_MAX")) && *v) {
 		char *end;
 		unsigned long n;
 
@@ -278,7 +278,7 @@ int rec__flight_config(struct rec__config *out)
 		}
 		out->snapshot_max = (uint32_t)n;
 	}
-	if ((v = getenv("REC_SNAPSHOT_SIGNAL")) && *v) {
+	if ((v = rec__getenv("REC_SNAPSHOT_SIGNAL")) && *v) {
 		static const struct {
 			const char *name;
 			int sig;
@@ -300,7 +300,7 @@ int rec__flight_config(struct rec__config *out)
 			return -EINVAL;
 		}
 	}
-	if ((v = getenv("REC_TRIGGER")) && *v) {
+	if ((v = rec__getenv("REC_TRIGGER")) && *v) {
 		struct flight_trigger_spec *specs;
 
 		if (strlen(v) >= sizeof(out->triggers) || parse_triggers(v, &specs) < 0) {
@@ -353,28 +353,29 @@ int rec__flight_path(uint32_t number, char *out, size_t out_bytes)
 }
 
 /*
- * Opens a snapshot file: created or truncated (the name holds the pid and
- * the number, so no other live recording writes it; a leftover of an
- * earlier process with the same pid is replaced). Async-signal-safe.
+ * Opens a snapshot file through rec__output_open() (output.c): a regular
+ * file, created or truncated (the name holds the pid and the number, so no
+ * other live recording writes it; a leftover of an earlier process with the
+ * same pid is replaced); a FIFO, a device or a symbolic link at the path is
+ * refused without blocking. Async-signal-safe. *why: as rec__output_open().
  */
-static int open_path(const char *path)
+static int open_path(const char *path, const char **why)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_CLOEXEC, 0644);
-
-	return fd < 0 ? -errno : fd;
+	return rec__output_open(path, REC__OUT_TRUNC, rec__g.cfg.file_mode, why);
 }
 
 int rec__flight_open(uint32_t number)
 {
 	char path[sizeof(fl.head) + sizeof(fl.tail) + 16], pb[REC__LOG_PATH_BYTES];
+	const char *why;
 	int fd;
 
 	if (rec__flight_path(number, path, sizeof(path)))
 		return -ENAMETOOLONG;
-	fd = open_path(path);
+	fd = open_path(path, &why);
 	if (fd < 0)
 		rec__log("cannot write snapshot %s: %s", rec__log_path(path, pb, sizeof(pb)),
-			 strerror(-fd));
+			 why ? why : strerror(-fd));
 	return fd;
 }
 
@@ -382,33 +383,33 @@ int rec__flight_open(uint32_t number)
  * rec__flight_open_next() - for crash capture, from a signal handler: takes
  * the next snapshot number (so that later snapshots do not reuse it), and
  * creates its file. Async-signal-safe: no allocation, no lock, no stdio.
- * *number: the number taken (0 if none); path (may be NULL): the name.
+ * *number: the number taken (0 if none); *path: the name (static storage,
+ * "" if none: a process captures one crash, crash.c's crash_flag, so the
+ * name needs no room on a small alternate signal stack); *why: as
+ * rec__output_open() (NULL but for a refused path).
  * Return: the fd, -ENOTSUP if not in flight mode, -ENOSPC if
  * REC_SNAPSHOT_MAX numbers were taken, or a negative errno from open().
  */
-int rec__flight_open_next(uint32_t *number, char *path, size_t path_bytes)
+int rec__flight_open_next(uint32_t *number, const char **path, const char **why)
 {
-	char buf[sizeof(fl.head) + sizeof(fl.tail) + 16];
+	static char buf[sizeof(fl.head) + sizeof(fl.tail) + 16];
 	uint32_t n;
-	int fd;
 
 	*number = 0;
+	*why = NULL;
+	buf[0] = '\0';
+	*path = buf;
 	if (!fl.on)
 		return -ENOTSUP;
 	n = __atomic_add_fetch(&fl.nr_numbers, 1, __ATOMIC_RELAXED);
 	if (n > fl.max)
 		return -ENOSPC;
 	*number = n;
-	if (rec__flight_path(n, buf, sizeof(buf)))
+	if (rec__flight_path(n, buf, sizeof(buf))) {
+		buf[0] = '\0';
 		return -ENAMETOOLONG;
-	fd = open_path(buf);
-	if (path && path_bytes) {
-		size_t k = strlen(buf) < path_bytes - 1 ? strlen(buf) : path_bytes - 1;
-
-		memcpy(path, buf, k);
-		path[k] = '\0';
 	}
-	return fd;
+	return open_path(buf, why);
 }
 
 /*

@@ -70,7 +70,7 @@ static void fork_parent(void)
  */
 static void fork_child(void)
 {
-	const char *pattern = output_pattern[0] ? output_pattern : getenv("REC_OUTPUT");
+	const char *pattern = output_pattern[0] ? output_pattern : rec__getenv("REC_OUTPUT");
 
 	rec__modules_fork_child();
 	rec__crash_fork_child();
@@ -130,34 +130,32 @@ __attribute__((constructor(101))) static void rec_load(void)
 }
 
 /*
- * Opens `path` for a new recording, never blocking: O_NONBLOCK, so that a
- * FIFO with no reader fails at once (ENXIO) instead of waiting for one; the
- * writer handles EAGAIN on FIFOs and devices (writer.c). A terminal is
- * refused. A regular file is truncated only under an exclusive flock(),
- * which it keeps while the recording runs: if another live recording holds
- * it (a traced program run by a traced program, two programs in one
- * directory), this one writes NAME-<pid>.EXT instead, rewriting `path`
- * (one stderr line says so). The kernel drops the lock when its holder
- * dies, so a crashed recording's file is overwritten as before.
+ * Opens `path` for a new recording through rec__output_open() (output.c):
+ * never blocking, a symbolic link at the path refused, created with
+ * REC_FILE_MODE; a FIFO or device is written non-blocking (the writer
+ * handles EAGAIN, writer.c), a terminal is refused. A regular file is
+ * truncated only under an exclusive flock(), which it keeps while the
+ * recording runs: if another live recording holds it (a traced program run
+ * by a traced program, two programs in one directory), this one writes
+ * NAME-<pid>.EXT instead, rewriting `path` (one stderr line says so). The
+ * kernel drops the lock when its holder dies, so a crashed recording's file
+ * is overwritten as before.
  * Return: the fd, or a negative errno (one stderr line said why).
  */
 static int open_one(const char *path, bool *locked_by_other)
 {
 	char pb[REC__LOG_PATH_BYTES];
+	const char *why;
 	struct stat st;
 	int fd, err;
 
 	*locked_by_other = false;
-	fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+	fd = rec__output_open(path, REC__OUT_STREAM, rec__g.cfg.file_mode, &why);
 	if (fd < 0) {
-		err = -errno;
-		if (err == -ENXIO && stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
-			rec__log("cannot open %s: a FIFO with no reader; tracing disabled",
-				 rec__log_path(path, pb, sizeof(pb)));
-		else
-			rec__log("cannot open %s: %s; tracing disabled",
-				 rec__log_path(path, pb, sizeof(pb)), strerror(-err));
-		return err;
+		rec__log("cannot %s %s: %s; tracing disabled",
+			 why && strcmp(why, "a terminal") == 0 ? "write" : "open",
+			 rec__log_path(path, pb, sizeof(pb)), why ? why : strerror(-fd));
+		return fd;
 	}
 	if (fstat(fd, &st) < 0) {
 		err = -errno;
@@ -165,12 +163,6 @@ static int open_one(const char *path, bool *locked_by_other)
 			 strerror(-err));
 		close(fd);
 		return err;
-	}
-	if (isatty(fd)) {
-		rec__log("cannot write %s: a terminal; tracing disabled",
-			 rec__log_path(path, pb, sizeof(pb)));
-		close(fd);
-		return -EINVAL;
 	}
 	if (!S_ISREG(st.st_mode))
 		return fd; /* FIFO or device: nothing to truncate, writes never block */
@@ -248,6 +240,17 @@ int rec__start_locked(const struct rec_config *config)
 		__atomic_store_n(&rec__disabled, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
+	if (rec__secure() && !(config && config->output) && !pattern_from_config) {
+		/*
+		 * A setuid or setgid program: the environment is its caller's, and
+		 * so would be the file's name and directory, written with the
+		 * program's privileges. Only the program itself may name one.
+		 */
+		rec__log("a setuid or setgid program: the REC_* environment is ignored and "
+			 "nothing is recorded (the program may name its output with rec_start())");
+		__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
+		return -EPERM;
+	}
 	if (!config && pattern_from_config && output_pattern[0]) {
 		/* A child after fork keeps the parent's explicit output pattern. */
 		child_cfg.output = output_pattern;
@@ -262,7 +265,7 @@ int rec__start_locked(const struct rec_config *config)
 		snprintf(output_pattern, sizeof(output_pattern), "%s", config->output);
 		pattern_from_config = true;
 	} else {
-		const char *env = getenv("REC_OUTPUT");
+		const char *env = rec__getenv("REC_OUTPUT");
 		snprintf(output_pattern, sizeof(output_pattern), "%s",
 			 env && *env ? env : rec__g.cfg.flight ? REC__FLIGHT_DEFAULT_OUTPUT : "trace.zst");
 		pattern_from_config = false;

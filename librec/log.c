@@ -41,3 +41,25 @@ const char *rec__log_path(const char *path, char *buf, size_t buf_bytes)
 	snprintf(buf, buf_bytes, "%.*s...%s", (int)head, path, path + n - (buf_bytes - head - 4));
 	return buf;
 }
+
+/*
+ * rec__log_safe() - one "rec: ..." line made of the strings given (the list
+ * ends with NULL), for signal handlers: no stdio, no allocation, no lock.
+ */
+void rec__log_safe(const char *first, ...)
+{
+	char line[512];
+	size_t n = 0;
+	va_list ap;
+
+	for (const char *s = "rec: "; *s; s++)
+		line[n++] = *s;
+	va_start(ap, first);
+	for (const char *s = first; s; s = va_arg(ap, const char *))
+		while (*s && n < sizeof(line) - 1)
+			line[n++] = *s++;
+	va_end(ap);
+	line[n++] = '\n';
+	while (write(STDERR_FILENO, line, n) < 0 && errno == EINTR)
+		;
+}

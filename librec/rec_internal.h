@@ -246,6 +246,7 @@ struct rec__config {
 	int snapshot_signal; /* 0: none */
 	uint32_t snapshot_max;
 	char triggers[1024]; /* REC_TRIGGER, "" for none */
+	unsigned file_mode;  /* REC_FILE_MODE: permissions of a file librec creates */
 };
 
 struct rec__global {
@@ -475,6 +476,38 @@ int rec__annot_encode_names(struct recfmt_buf *meta, uint32_t *nr_written) REC__
 /* config.c */
 int rec__config_resolve(const struct rec_config *in, struct rec__config *out) REC__HIDDEN;
 bool rec__env_disabled(void) REC__HIDDEN;
+/*
+ * rec__secure() - true in a program run with privileges its caller lacks
+ * (setuid, setgid, file capabilities: the kernel's AT_SECURE). The
+ * environment is its caller's then: it names no file and no setting.
+ */
+bool rec__secure(void) REC__HIDDEN;
+/*
+ * rec__getenv() - every REC_* setting is read through it: secure_getenv(),
+ * so NULL under AT_SECURE. Only the variables that turn something off
+ * (REC_DISABLE, REC_CRASH=0) are read with getenv().
+ */
+const char *rec__getenv(const char *name) REC__HIDDEN;
+/* Permissions of a file librec creates, less the umask, unless REC_FILE_MODE widens them. */
+#define REC__DEFAULT_FILE_MODE 0600u
+
+/*
+ * output.c: rec__output_open() - opens `path` to write a trace into, for
+ * every file librec writes (stream file, snapshot, crash snapshot): created
+ * with `mode` if missing, never blocking (O_NONBLOCK: a FIFO with no reader
+ * fails at once), never following a symbolic link at the path itself
+ * (O_NOFOLLOW) except /dev/stdout, /dev/stderr, /dev/fd/N and
+ * /proc/self/fd/N, which name a descriptor the process holds; a terminal is
+ * refused. flags: REC__OUT_STREAM accepts a FIFO or a device (stream mode;
+ * writes to it stay non-blocking), else anything but a regular file is
+ * refused without being opened; REC__OUT_TRUNC truncates a regular file.
+ * Async-signal-safe (open, lstat, fstat, close: no allocation, no lock).
+ * Return: the fd, or a negative errno; *why: NULL, or (a refusal) what the
+ * path is, as a log line says it ("a FIFO", "a symbolic link ...").
+ */
+#define REC__OUT_STREAM 1u
+#define REC__OUT_TRUNC 2u
+int rec__output_open(const char *path, unsigned flags, unsigned mode, const char **why) REC__HIDDEN;
 
 /* lifecycle.c */
 int rec__start_locked(const struct rec_config *config) REC__HIDDEN;
@@ -577,7 +610,7 @@ void rec__flight_calibrated(uint64_t ticks_per_second) REC__HIDDEN;
 int rec__flight_path(uint32_t number, char *out, size_t out_bytes) REC__HIDDEN;
 int rec__flight_open(uint32_t number) REC__HIDDEN;
 /* For crash capture (crash.c), async-signal-safe: flight.c documents them. */
-int rec__flight_open_next(uint32_t *number, char *path, size_t path_bytes) REC__HIDDEN;
+int rec__flight_open_next(uint32_t *number, const char **path, const char **why) REC__HIDDEN;
 uint64_t rec__flight_window_ns(void) REC__HIDDEN;
 bool rec__flight_take(struct recfmt_snapshot *s, char *reason, size_t reason_bytes,
 		      uint64_t *window_ticks, uint64_t *after_ticks) REC__HIDDEN;
@@ -626,5 +659,7 @@ void rec__log(const char *fmt, ...) __attribute__((format(printf, 1, 2))) REC__H
 /* Paths in log lines are cut to fewer than this many bytes (log.c). */
 #define REC__LOG_PATH_BYTES 200u
 const char *rec__log_path(const char *path, char *buf, size_t buf_bytes) REC__HIDDEN;
+/* The same from a signal handler: the strings given, up to a NULL, without stdio. */
+void rec__log_safe(const char *first, ...) __attribute__((sentinel)) REC__HIDDEN;
 
 #endif /* REC_INTERNAL_H */

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * output.c - the one way librec opens a file it writes: the stream file
+ * (lifecycle.c), a flight snapshot (flight.c, from the writer) and a crash
+ * snapshot (flight.c, from the crash handler). Whatever is at the path, the
+ * open never blocks and never follows a symbolic link it was not told to
+ * expect, so that no path a user or an attacker prepares can hang the host
+ * or turn its writes onto another file (README, "What librec guarantees").
+ */
+#define _GNU_SOURCE
+#include "rec_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/*
+ * Links that name a file descriptor the process already holds (/dev/stdout,
+ * /dev/fd/3 of a shell's `3> >(cmd)`): following them reaches nothing the
+ * process could not write anyway, and a user who names one expects it.
+ */
+static bool names_own_fd(const char *path)
+{
+	static const char *const dirs[] = { "/dev/fd/", "/proc/self/fd/" };
+
+	if (strcmp(path, "/dev/stdout") == 0 || strcmp(path, "/dev/stderr") == 0)
+		return true;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		size_t n = strlen(dirs[i]);
+		const char *p = path + n;
+
+		if (strncmp(path, dirs[i], n) != 0 || !*p)
+			continue;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		return !*p;
+	}
+	return false;
+}
+
+/* What a file that is not a regular one is, for the log line. */
+static const char *kind_of(mode_t m)
+{
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISCHR(m) || S_ISBLK(m))
+		return "a device";
+	if (S_ISSOCK(m))
+		return "a socket";
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISLNK(m))
+		return "a symbolic link";
+	return "not a regular file";
+}
+
+int rec__output_open(const char *path, unsigned flags, unsigned mode, const char **why)
+{
+	bool stream = flags & REC__OUT_STREAM, follow = names_own_fd(path);
+	struct stat st;
+	int fd, err;
+
+	*why = NULL;
+	/*
+	 * What is there already is judged before it is opened: opening a device
+	 * can have effects of its own, and a FIFO with a reader would see its
+	 * writer come and go. fstat() below judges what was really opened.
+	 */
+	if (lstat(path, &st) == 0) {
+		if (S_ISLNK(st.st_mode) && !follow) {
+			*why = "a symbolic link (name its target to write there)";
+			return -ELOOP;
+		}
+		if (!stream && !S_ISLNK(st.st_mode) && !S_ISREG(st.st_mode)) {
+			*why = kind_of(st.st_mode);
+			return -EINVAL;
+		}
+	}
+	fd = open(path,
+		  O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
+		  (mode_t)mode);
+	if (fd < 0) {
+		err = -errno;
+		if (err == -ELOOP && !follow && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+			*why = "a symbolic link (name its target to write there)";
+		else if (err == -ENXIO && stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
+			*why = "a FIFO with no reader";
+		return err;
+	}
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (S_ISREG(st.st_mode)) {
+		if ((flags & REC__OUT_TRUNC) && ftruncate(fd, 0) < 0) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		return fd;
+	}
+	if (!stream) {
+		*why = kind_of(st.st_mode);
+		close(fd);
+		return -EINVAL;
+	}
+	if (isatty(fd)) {
+		*why = "a terminal";
+		close(fd);
+		return -EINVAL;
+	}
+	return fd; /* a FIFO or a device: non-blocking, the writer waits for room (writer.c) */
+}
