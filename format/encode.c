@@ -19,6 +19,7 @@ void recfmt_buf_init(struct recfmt_buf *buf)
 	buf->data = NULL;
 	buf->len = 0;
 	buf->cap = 0;
+	buf->fixed = false;
 }
 
 void recfmt_buf_fini(struct recfmt_buf *buf)
@@ -34,6 +35,8 @@ int recfmt_buf_reserve(struct recfmt_buf *buf, size_t more)
 
 	if (buf->cap - buf->len >= more)
 		return 0;
+	if (buf->fixed)
+		return -ENOMEM;
 	cap = buf->cap ? buf->cap : 4096;
 	while (cap - buf->len < more) {
 		if (cap > SIZE_MAX / 2)

@@ -453,12 +453,15 @@ struct recfmt_annots_iter {
 
 /* ---------------------------------------------------------------------
  * Encoder (writer side, encode.c). A growable byte buffer that collects one
- * frame's records; librec compresses it into one zstd frame.
+ * frame's records; librec compresses it into one zstd frame. A fixed buffer
+ * (memory the caller owns: librec's crash handler, which may not allocate)
+ * never grows: an encoder that needs more room than it has returns -ENOMEM.
  */
 struct recfmt_buf {
 	uint8_t *data;
 	size_t len;
 	size_t cap;
+	bool fixed;
 };
 
 void recfmt_buf_init(struct recfmt_buf *buf);
