@@ -142,19 +142,24 @@ int rec__annot_encode_names(struct recfmt_buf *meta, uint32_t *nr_written)
  */
 void rec__annot_split_fini(struct rec__annot_split *s)
 {
+	if (s->fixed)
+		return;
 	free(s->ev);
 	free(s->row);
 	free(s->text);
 	memset(s, 0, sizeof(*s));
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
+/* Room for `need` elements of `size` bytes; a fixed split (crash.c) never reallocates. */
+static int grow(const struct rec__annot_split *s, void **p, size_t *cap, size_t need, size_t size)
 {
 	size_t cap2 = *cap ? *cap : 64;
 	void *q;
 
 	if (need <= *cap)
 		return 0;
+	if (s->fixed)
+		return -ENOMEM;
 	while (cap2 < need)
 		cap2 *= 2;
 	q = realloc(*p, cap2 * size);
@@ -187,7 +192,7 @@ static int split(struct rec__annot_split *s, const struct rec__thread *t, uint64
 	size_t k = 0, r = 0, text_len = 0;
 	size_t bind_pos = SIZE_MAX; /* pos of the last argument or flow step */
 
-	if (grow((void **)&s->ev, &s->ev_cap, (size_t)n, sizeof(*s->ev)))
+	if (grow(s, (void **)&s->ev, &s->ev_cap, (size_t)n, sizeof(*s->ev)))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const struct recfmt_event *ev = &slots[(tail + i) & mask];
@@ -200,7 +205,7 @@ static int split(struct rec__annot_split *s, const struct rec__thread *t, uint64
 				continue; /* cannot happen: the probe writes whole annotations */
 			if (i + nr > n)
 				break; /* the rest of it is past the slice: next piece */
-			if (grow((void **)&s->row, &s->row_cap, r + 1, sizeof(*s->row)))
+			if (grow(s, (void **)&s->row, &s->row_cap, r + 1, sizeof(*s->row)))
 				return -ENOMEM;
 			row = &s->row[r++];
 			memset(row, 0, sizeof(*row));
@@ -212,7 +217,7 @@ static int split(struct rec__annot_split *s, const struct rec__thread *t, uint64
 			if (kind == RECFMT_ANNOT_MESSAGE) {
 				uint32_t bytes = REC__ANNOT_ARGBITS(aux);
 
-				if (grow((void **)&s->text, &s->text_cap, text_len + bytes + 8, 1))
+				if (grow(s, (void **)&s->text, &s->text_cap, text_len + bytes + 8, 1))
 					return -ENOMEM;
 				for (uint32_t j = 1; j < nr; j++)
 					memcpy(s->text + text_len + (j - 1) * 8,

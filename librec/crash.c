@@ -21,6 +21,18 @@
  * CRASH_WAIT_MS for the writer to reach a point where its buffers are
  * whole, CRASH_WRITE_MS for a stalled output to take the bytes.
  *
+ * Its stack: the capture runs on a stack of librec's own (CRASH_STACK_BYTES,
+ * mapped at start with a guard page below it), switched to by
+ * call_on_stack(); on the stack the kernel gave the handler (the thread's
+ * alternate signal stack, which a host may have sized for its own small
+ * handler) run only the hand-shake and the chaining, whose need rec(3)
+ * states ("Crash capture": at most 1 KiB past the kernel's signal frame).
+ *
+ * Annotations (TRACE_VALUE and the others) share the rings with the
+ * events: a ring that holds any goes through annot.c's split, the writer's
+ * own code, with a fixed scratch here (rec__annot_encode_ring()), so that
+ * they become ANNOTS records and never pass for scope events.
+ *
  * Hand-shake with the writer (the writer's side is writer.c's calls to
  * rec__crash_writer_enter()): crash_flag is 0 while recording normally;
  * a crash handler sets it to CRASH_BUSY, then waits until writer_busy is
@@ -68,6 +80,29 @@
 #define SCRATCH_BYTES EVENTS_BYTES
 #define EVENT_WORST_BYTES 15u /* 10 of delta, 5 of id (encode.c) */
 #define CLOSING_BYTES 4096u	       /* room kept for DROPS, CRASH, SYNC and END */
+/*
+ * Rings with annotations go in slices of at most SPLIT_SLOTS slots, each
+ * an EVENTS block and its ANNOTS record (annot.c's split, on the fixed
+ * scratch below). A slot encodes to at most SLOT_WORST_BYTES, an event's
+ * EVENT_WORST_BYTES or its share of an annotation (an INSTANT: 1 slot, at
+ * most 21 bytes; encode.c), plus SLICE_FIXED_BYTES a slice (both records'
+ * headers and the room recfmt_annots_append() asks for at each row).
+ */
+#define SPLIT_SLOTS (32u << 10)
+#define SLOT_WORST_BYTES 21u
+#define SLICE_FIXED_BYTES 1024u
+#define SPLIT_EV_BYTES ((size_t)SPLIT_SLOTS * sizeof(struct recfmt_event))
+#define SPLIT_ROW_BYTES ((size_t)SPLIT_SLOTS * sizeof(struct rec__annot_row))
+#define SPLIT_TEXT_BYTES ((size_t)SPLIT_SLOTS * 8u + 64u)
+/*
+ * librec's crash stack: the capture's need, measured (tests/librec
+ * test_crash.c, crash_stack_need_is_measured_and_fits), is under 16 KiB;
+ * four times that, with a guard page below.
+ */
+#define CRASH_STACK_BYTES (64u << 10)
+#define CRASH_BUFFER_BYTES                                                                 \
+	((size_t)HEAD_BYTES + EVENTS_BYTES + SCRATCH_BYTES + SPLIT_EV_BYTES + SPLIT_ROW_BYTES +   \
+	 SPLIT_TEXT_BYTES)
 
 enum { CRASH_NONE = 0, CRASH_BUSY = 1, CRASH_DONE = 2 };
 
@@ -84,7 +119,13 @@ static void (*writer_view)(struct rec__crash_view *v);
 /* Written by rec__crash_arm() (under rec__g.lock) and the writer's re-arm. */
 static struct sigaction prev_action[NR_CRASH_SIGNALS]; /* the program's, chained to */
 static bool armed;
-static uint8_t *crash_mem; /* HEAD_BYTES + EVENTS_BYTES + SCRATCH_BYTES, mapped once */
+/*
+ * Mapped once: a guard page, the crash stack, then the buffers HEAD_BYTES,
+ * EVENTS_BYTES, SCRATCH_BYTES and the split's arrays; crash_mem is the
+ * first buffer, crash_stack_lo..crash_mem the stack.
+ */
+static uint8_t *crash_mem;
+static uint8_t *crash_stack_lo;
 
 /* See the hand-shake above. */
 static int crash_flag;
@@ -186,6 +227,7 @@ static int emit_fd(void *ctx, const uint8_t *p, size_t n)
 struct capture {
 	struct out out;
 	struct recfmt_buf head, ev, scratch;
+	struct rec__annot_split split; /* fixed: over crash_mem */
 	struct recfmt_slice parts[4];
 	size_t nr_parts;
 	uint32_t seq; /* of the frame being built */
@@ -198,6 +240,7 @@ static void buf_over(struct recfmt_buf *b, uint8_t *mem, size_t bytes)
 	b->data = mem;
 	b->len = 0;
 	b->cap = bytes;
+	b->fixed = true; /* an encoder short of room fails: it never reallocates */
 }
 
 static bool has_room(const struct recfmt_buf *b, size_t bytes)
@@ -263,6 +306,39 @@ static uint64_t write_ring(struct capture *c, struct rec__thread *t, uint64_t fr
 	return done;
 }
 
+/*
+ * The same for a ring that holds annotations (group 1: counted threads
+ * hold none): slices through annot.c's split, each an EVENTS block and
+ * its ANNOTS record next to each other in one frame, as the writer writes
+ * them. A slice that cannot be encoded (cannot happen: the room is
+ * reserved) is left out whole and ends the ring. Return: events written.
+ */
+static uint64_t write_ring_annots(struct capture *c, struct rec__thread *t, uint64_t from,
+				  uint64_t to)
+{
+	uint64_t done = 0;
+
+	while (from < to) {
+		uint64_t n = to - from, room, written, consumed;
+		size_t mark;
+
+		need_room(c, SLICE_FIXED_BYTES + 64 * SLOT_WORST_BYTES);
+		room = (c->ev.cap - c->ev.len - CLOSING_BYTES - SLICE_FIXED_BYTES) / SLOT_WORST_BYTES;
+		n = n < room ? n : room;
+		n = n < SPLIT_SLOTS ? n : SPLIT_SLOTS;
+		mark = c->ev.len;
+		if (rec__annot_encode_ring(&c->split, &c->ev, &c->scratch, t, from, n, true, 0, 0, 0,
+					   &written, &consumed) != 0 ||
+		    !consumed) {
+			c->ev.len = mark;
+			break;
+		}
+		done += written;
+		from += consumed;
+	}
+	return done;
+}
+
 /* SITE and FUNC records of the sites the writer has not written. */
 static void write_sites(struct capture *c, uint32_t from_id)
 {
@@ -303,6 +379,7 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 		/* A file of its own: everything the writer wrote is not in it. */
 		v.seq = 0;
 		v.nr_sites_written = 0;
+		v.nr_annot_names_written = 0;
 		v.nr_events = v.nr_dropped_exited = v.nr_filtered_exited = 0;
 		v.meta = v.body = NULL;
 	} else if (v.failed) {
@@ -311,6 +388,14 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 	buf_over(&c.head, crash_mem, HEAD_BYTES);
 	buf_over(&c.ev, crash_mem + HEAD_BYTES, EVENTS_BYTES);
 	buf_over(&c.scratch, crash_mem + HEAD_BYTES + EVENTS_BYTES, SCRATCH_BYTES);
+	c.split.ev = (struct recfmt_event *)(void *)(crash_mem + HEAD_BYTES + EVENTS_BYTES +
+						     SCRATCH_BYTES);
+	c.split.ev_cap = SPLIT_SLOTS;
+	c.split.row = (struct rec__annot_row *)(void *)((uint8_t *)c.split.ev + SPLIT_EV_BYTES);
+	c.split.row_cap = SPLIT_SLOTS;
+	c.split.text = (uint8_t *)c.split.row + SPLIT_ROW_BYTES;
+	c.split.text_cap = SPLIT_TEXT_BYTES;
+	c.split.fixed = true;
 	c.seq = v.seq;
 	rec__clock_sync(rec__g.cfg.use_tsc, &sync);
 
@@ -348,6 +433,14 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 			memcpy(c.head.data + c.head.len, snap->lead->data, snap->lead->len),
 				c.head.len += snap->lead->len;
 	write_sites(&c, v.nr_sites_written);
+	/* ANNOT_NAME records the writer has not written (FORMAT.md §3.17). */
+	for (uint32_t id = v.nr_annot_names_written + 1, nr = rec__annot_count(); id <= nr; id++) {
+		const struct rec__annot_site *a = rec__annot_get(id);
+
+		if (!has_room(&c.head, 64 + 2 * RECFMT_MAX_NAME_BYTES) ||
+		    recfmt_encode_annot_name(&c.head, id, a->kind, a->line, a->name, a->file))
+			break;
+	}
 	/* THREAD records of threads new or renamed since the writer's last. */
 	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
 		const char *name = t->reg.named ? t->reg.name : t->wr.comm[0] ? t->wr.comm : NULL;
@@ -374,21 +467,32 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
 		uint64_t head = rec__ring_peek(&t->ring); /* (C) */
 		uint64_t tail = t->ring.tail, group = t->reg.ctr ? 1 + (uint64_t)t->reg.ctr->nr : 1;
-		uint64_t n = 0, dropped, written = snap ? 0 : t->wr.nr_events_written;
+		uint64_t n = 0, dropped, written = snap ? 0 : t->wr.nr_events_written, na;
 		bool dead = __atomic_load_n(&t->reg.dead, __ATOMIC_ACQUIRE);
 
 		if (snap && snap->first)
 			tail = snap->first(t, head, snap->arg);
+		/* An open snapshot holds its window only, as the writer's drain clips it. */
+		if (!snap && v.snap_open)
+			head = rec__flight_window_tail(t, head, v.snap_window_end_ticks + 1);
+		/* After (C): the flag is stored before the first annotation is published. */
 		if (t->ring.p.events && head != tail)
-			n = write_ring(&c, t, tail, head, group);
+			n = group == 1 && __atomic_load_n(&t->ring.p.annots, __ATOMIC_RELAXED)
+				    ? write_ring_annots(&c, t, tail, head)
+				    : write_ring(&c, t, tail, head, group);
 		c.nr_events += n;
 		dropped = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED) - t->wr.nr_dropped_base;
-		need_room(&c, 128);
+		need_room(&c, 256);
 		if (v.min_ticks)
 			recfmt_encode_drops_filtered(&c.ev, t->reg.serial, dropped,
 						     t->wr.nr_filtered_written);
 		else
 			recfmt_encode_drops(&c.ev, t->reg.serial, dropped);
+		/* Annotations dropped (FORMAT.md §3.19), as the writer counts them. */
+		na = __atomic_load_n(&t->own.nr_annots_dropped, __ATOMIC_RELAXED) -
+		     t->wr.annots_dropped_base;
+		if (na != (snap ? 0 : t->wr.annots_dropped_reported))
+			recfmt_encode_annot_drops(&c.ev, t->reg.serial, na);
 		if (dead) {
 			struct recfmt_thread_end te = {
 				.thread = t->reg.serial,
@@ -461,7 +565,7 @@ static int flight_capture(int signo, const siginfo_t *si, struct rec__thread *se
 	struct recfmt_sync now, start;
 	struct recfmt_snapshot rec = { .kind = RECFMT_SNAPSHOT_CRASH };
 	uint8_t lead_mem[256];
-	struct recfmt_buf lead = { lead_mem, 0, sizeof(lead_mem) };
+	struct recfmt_buf lead = { lead_mem, 0, sizeof(lead_mem), true };
 	struct rec__crash_snapshot snap = { .start = &start, .lead = &lead, .first = window_first };
 	uint64_t window_ns = rec__flight_window_ns(), tps, window_ticks;
 	const char *path, *why;
@@ -517,6 +621,126 @@ static bool stop_writer(void)
 	return true;
 }
 
+/*
+ * call_on_stack() - calls fn(arg) with the stack pointer at top (16-byte
+ * aligned), then comes back to the caller's stack: the crash handler's
+ * capture runs on librec's crash stack, not on the one the kernel gave
+ * the handler. The frame it leaves on the caller's stack (the saved frame
+ * pointer and return address) is all the switch costs there; its CFI lets
+ * a debugger unwind from the crash stack to the handler.
+ */
+void rec__crash_call_on_stack(void (*fn)(void *), void *arg, void *top) REC__HIDDEN;
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl rec__crash_call_on_stack\n"
+	".hidden rec__crash_call_on_stack\n"
+	".type rec__crash_call_on_stack, @function\n"
+	".p2align 4\n"
+	"rec__crash_call_on_stack:\n"
+	".cfi_startproc\n"
+#if defined(__CET__)
+	"endbr64\n"
+#endif
+	"pushq %rbp\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset %rbp, -16\n"
+	"movq %rsp, %rbp\n"
+	".cfi_def_cfa_register %rbp\n"
+	"movq %rdx, %rsp\n"
+	"movq %rdi, %rax\n"
+	"movq %rsi, %rdi\n"
+	"callq *%rax\n"
+	"movq %rbp, %rsp\n"
+	"popq %rbp\n"
+	".cfi_def_cfa %rsp, 8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size rec__crash_call_on_stack, .-rec__crash_call_on_stack\n");
+#elif defined(__aarch64__)
+__asm__(".text\n"
+	".globl rec__crash_call_on_stack\n"
+	".hidden rec__crash_call_on_stack\n"
+	".type rec__crash_call_on_stack, %function\n"
+	".p2align 2\n"
+	"rec__crash_call_on_stack:\n"
+	".cfi_startproc\n"
+	"hint #34\n" /* bti c: a no-op where BTI is absent or off */
+	"stp x29, x30, [sp, #-16]!\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset x29, -16\n"
+	".cfi_offset x30, -8\n"
+	"mov x29, sp\n"
+	".cfi_def_cfa_register x29\n"
+	"mov sp, x2\n"
+	"mov x3, x0\n"
+	"mov x0, x1\n"
+	"blr x3\n"
+	"mov sp, x29\n"
+	".cfi_def_cfa_register sp\n"
+	"ldp x29, x30, [sp], #16\n"
+	".cfi_def_cfa_offset 0\n"
+	".cfi_restore x29\n"
+	".cfi_restore x30\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size rec__crash_call_on_stack, .-rec__crash_call_on_stack\n");
+#else
+/* Elsewhere the capture runs on the handler's stack (rec(3) says so). */
+void rec__crash_call_on_stack(void (*fn)(void *), void *arg, void *top)
+{
+	(void)top;
+	fn(arg);
+}
+#endif
+
+/* rec__crash_stack_bounds() - librec's crash stack [*lo, *hi) (tests measure its use). */
+void rec__crash_stack_bounds(uint8_t **lo, uint8_t **hi)
+{
+	*lo = crash_stack_lo;
+	*hi = crash_mem;
+}
+
+/*
+ * One crashing thread's handling: the signal, and, once chain_prepare()
+ * decided, the program's handler to call (h or hi, else neither).
+ */
+struct crash_work {
+	int signo;
+	siginfo_t *si;
+	void *uc;
+	struct rec__thread *self;
+	void (*h)(int);
+	void (*hi)(int, siginfo_t *, void *);
+	int saved_errno;
+};
+
+static void capture_file(const struct crash_work *w)
+{
+	struct rec__crash_view v;
+	int err;
+
+	if (flight_fn) {
+		flight_fn(w->signo, w->si);
+		return;
+	}
+	__atomic_load_n(&writer_view, __ATOMIC_ACQUIRE)(&v);
+	/*
+	 * Flight mode: the crash writes the next snapshot; but a crash while
+	 * a snapshot is open (REC_AFTER) ends that one instead, its events up
+	 * to the crash, as a stream file ends: it holds the window before the
+	 * crash already.
+	 */
+	if (rec__flight_window_ns() && !(v.snap_open && rec__g.fd >= 0))
+		err = flight_capture(w->signo, w->si, w->self);
+	else
+		err = capture(rec__g.fd, w->signo, w->si, w->self, NULL);
+	if (err)
+		say(signal_name(w->signo), err == ETIMEDOUT
+						   ? ": the trace output took nothing for 2 s; "
+						     "events not written are lost"
+						   : ": could not write the trace; events not written are lost");
+}
+
 /* After the capture: a writer waiting for it quits (see the hand-shake). */
 static void release_writer(void)
 {
@@ -525,26 +749,11 @@ static void release_writer(void)
 }
 
 /*
- * What librec does on a crash, once per process: the first crashing
- * thread captures; one that crashes meanwhile waits (bounded) for it, so
- * that the process does not die before the file is written.
+ * What the first crashing thread does, on the crash stack: stop the
+ * writer, turn recording off, capture, let the writer go.
  */
-static void on_crash_capture(int signo, const siginfo_t *si)
+static void capture_once(const struct crash_work *w)
 {
-	struct rec__thread *self = rec__self;
-	int expected = CRASH_NONE;
-
-	if (!__atomic_compare_exchange_n(&crash_flag, &expected, CRASH_BUSY, false,
-					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-		uint64_t deadline = mono_ns() + (CRASH_WAIT_MS + CRASH_WRITE_MS) * 1000000ull;
-
-		while (__atomic_load_n(&crash_flag, __ATOMIC_SEQ_CST) == CRASH_BUSY &&
-		       mono_ns() < deadline) {
-			struct timespec nap = { 0, 1000000 };
-			nanosleep(&nap, NULL);
-		}
-		return;
-	}
 	if (__atomic_load_n(&rec__g.state, __ATOMIC_ACQUIRE) != REC__RUNNING ||
 	    (rec__g.fd < 0 && !rec__flight_window_ns()) ||
 	    (rec__g.writer_running && pthread_equal(pthread_self(), rec__g.writer))) {
@@ -558,7 +767,8 @@ static void on_crash_capture(int signo, const siginfo_t *si)
 			release_writer();
 			return;
 		}
-		say(signal_name(signo), ": the writer did not stop within 1 s; events not written are lost");
+		say(signal_name(w->signo),
+		    ": the writer did not stop within 1 s; events not written are lost");
 		release_writer();
 		return;
 	}
@@ -568,18 +778,7 @@ static void on_crash_capture(int signo, const siginfo_t *si)
 	__atomic_store_n(&rec__g.state, REC__STOPPED, __ATOMIC_RELEASE);
 	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next)
 		__atomic_store_n(&t->ring.p.off, 1, __ATOMIC_RELAXED);
-	if (flight_fn) {
-		flight_fn(signo, si);
-	} else {
-		int err = rec__flight_window_ns() ? flight_capture(signo, si, self)
-						  : capture(rec__g.fd, signo, si, self, NULL);
-
-		if (err)
-			say(signal_name(signo), err == ETIMEDOUT
-							? ": the trace output took nothing for 2 s; "
-							  "events not written are lost"
-							: ": could not write the trace; events not written are lost");
-	}
+	capture_file(w);
 	release_writer();
 }
 
@@ -620,63 +819,162 @@ static bool ignored(int signo, const siginfo_t *si)
  * into this handler, restores the default action and re-raises, so the
  * process dies by the signal and its exit status says so.
  */
-static void chain(int signo, siginfo_t *si, void *uc)
+/*
+ * The default action back for signo. glibc's sigaction() keeps two
+ * struct kernel_sigaction (with 128-byte masks) on the stack; the system
+ * call itself takes the kernel's struct, 32 bytes on x86-64 and AArch64.
+ */
+static void set_default(int signo)
 {
-	int i = signal_index(signo);
-	struct sigaction p = prev_action[i];
-	struct sigaction dfl;
-	sigset_t mask;
+#if defined(__x86_64__) || defined(__aarch64__)
+	static const struct {
+		void *handler; /* SIG_DFL */
+		unsigned long flags;
+		void *restorer;
+		uint64_t mask;
+	} dfl;
 
-	if (chaining || is_ours(&p))
+	syscall(SYS_rt_sigaction, signo, &dfl, NULL, sizeof(dfl.mask));
+#else
+	static const struct sigaction dfl; /* SIG_DFL, no flags, empty mask */
+
+	sigaction(signo, &dfl, NULL);
+#endif
+}
+
+/*
+ * The chaining, but for the call of the program's handler itself, which
+ * must run on the stack the kernel gave (on_crash() makes it): sets the
+ * mask the kernel would have set for that handler and hands it over in
+ * w->h or w->hi; or restores the default action and sends the signal
+ * again; or nothing, for a signal the program ignores.
+ */
+static void chain_prepare(struct crash_work *w)
+{
+	int signo = w->signo;
+	struct sigaction *p = &prev_action[signal_index(signo)];
+
+	if (chaining || is_ours(p))
 		goto dfl;
-	if (!is_dfl_or_ign(&p)) {
-		if (p.sa_flags & SA_RESETHAND) {
-			memset(&prev_action[i], 0, sizeof(prev_action[i]));
-			prev_action[i].sa_handler = SIG_DFL;
-		}
-		/* The mask the kernel would have set for the program's handler. */
-		mask = ((ucontext_t *)uc)->uc_sigmask;
+	if (!is_dfl_or_ign(p)) {
+		int flags = p->sa_flags;
+		sigset_t mask;
+
+		mask = ((ucontext_t *)w->uc)->uc_sigmask;
 		for (int s = 1; s < NSIG; s++)
-			if (sigismember(&p.sa_mask, s) == 1)
+			if (sigismember(&p->sa_mask, s) == 1)
 				sigaddset(&mask, s);
-		if (p.sa_flags & SA_NODEFER)
+		if (flags & SA_NODEFER)
 			sigdelset(&mask, signo);
 		else
 			sigaddset(&mask, signo);
-		pthread_sigmask(SIG_SETMASK, &mask, NULL);
-		chaining = 1;
-		if (p.sa_flags & SA_SIGINFO)
-			p.sa_sigaction(signo, si, uc);
+		if (flags & SA_SIGINFO)
+			w->hi = p->sa_sigaction;
 		else
-			p.sa_handler(signo);
-		chaining = 0;
-		return; /* the kernel restores the interrupted mask */
+			w->h = p->sa_handler;
+		if (flags & SA_RESETHAND) {
+			memset(p, 0, sizeof(*p));
+			p->sa_handler = SIG_DFL;
+		}
+		/* The kernel restores the interrupted mask when the handler returns. */
+		pthread_sigmask(SIG_SETMASK, &mask, NULL);
+		return;
 	}
-	if (ignored(signo, si))
+	if (ignored(signo, w->si))
 		return;
 dfl:
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigemptyset(&dfl.sa_mask);
-	sigaction(signo, &dfl, NULL);
-	/* Pending until this handler returns (the signal is blocked in it), then fatal. */
-	raise(signo);
+	set_default(signo);
+	/*
+	 * Pending until this handler returns (the signal is blocked in it),
+	 * then fatal. tgkill, not raise(): raise() blocks every signal around
+	 * it with a sigset_t on the stack, which need not be large.
+	 */
+	syscall(SYS_tgkill, getpid(), gettid(), signo);
 }
 
-
-static void on_crash(int signo, siginfo_t *si, void *uc)
+/* Calls the program's handler that chain_prepare() handed over, if any. */
+static void call_program_handler(const struct crash_work *w)
 {
-	int saved_errno = errno;
+	if (!w->h && !w->hi)
+		return;
+	chaining = 1;
+	if (w->hi)
+		w->hi(w->signo, w->si, w->uc);
+	else
+		w->h(w->signo);
+	chaining = 0;
+}
+
+/*
+ * The capturing thread's handling, in static storage: only one thread gets
+ * past crash_flag, and a later capture begins only once a new recording
+ * was armed (so never while this one is in use). Less on the handler's
+ * stack.
+ */
+static struct crash_work capturing;
+
+/* The capturing thread's part, on the crash stack. */
+static void capture_and_prepare(void *arg)
+{
+	struct crash_work *w = arg;
 	uint8_t in_librec = rec__in_librec;
 
-	if (!chaining && !ignored(signo, si)) {
-		/* librec's own probes must not record from here on (probe.c). */
-		rec__in_librec = 1;
-		on_crash_capture(signo, si);
-		rec__in_librec = in_librec;
+	w->saved_errno = errno;
+	/* librec's own probes must not record from here on (probe.c). */
+	rec__in_librec = 1;
+	capture_once(w);
+	rec__in_librec = in_librec;
+	chain_prepare(w);
+}
+
+/*
+ * Any other thread's: one that crashes meanwhile waits (bounded) for the
+ * capture, so that the process does not die before the file is written;
+ * a signal librec does not capture (chaining, ignored) only chains.
+ */
+static __attribute__((noinline)) void on_crash_other(int signo, siginfo_t *si, void *uc,
+						     bool waits)
+{
+	struct crash_work w = { .signo = signo, .si = si, .uc = uc };
+	int saved_errno = errno;
+
+	if (waits) {
+		uint64_t deadline = mono_ns() + (CRASH_WAIT_MS + CRASH_WRITE_MS) * 1000000ull;
+
+		while (__atomic_load_n(&crash_flag, __ATOMIC_SEQ_CST) == CRASH_BUSY &&
+		       mono_ns() < deadline) {
+			struct timespec nap = { 0, 1000000 };
+
+			nanosleep(&nap, NULL);
+		}
 	}
-	chain(signo, si, uc);
+	chain_prepare(&w);
+	call_program_handler(&w);
 	errno = saved_errno;
+}
+
+/*
+ * The handler. The first crashing thread (crash_flag) does its whole part
+ * on librec's crash stack: the capture, then the chaining's preparation;
+ * back on the stack the kernel gave (a host's small alternate stack, may
+ * be), it only calls the program's handler, if any. Its frame here is a
+ * few saved registers (rec(3) states the need).
+ */
+static void on_crash(int signo, siginfo_t *si, void *uc)
+{
+	int expected = CRASH_NONE;
+	bool ours = !chaining && !ignored(signo, si);
+
+	if (ours && __atomic_compare_exchange_n(&crash_flag, &expected, CRASH_BUSY, false,
+						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		capturing = (struct crash_work){ .signo = signo, .si = si, .uc = uc,
+						 .self = rec__self };
+		rec__crash_call_on_stack(capture_and_prepare, &capturing, crash_mem);
+		call_program_handler(&capturing);
+		errno = capturing.saved_errno;
+		return;
+	}
+	on_crash_other(signo, si, uc, ours);
 }
 
 /* ---------------------------------------------------------------------
@@ -706,6 +1004,39 @@ static bool crash_enabled(void)
 	return true;
 }
 
+/*
+ * The handler's first call of a libc function through a lazily bound PLT
+ * entry (the host's, for librec.a; librec.so's own) would run the dynamic
+ * linker's resolver on the handler's stack, which saves every register
+ * with XSAVE: 2.5 KB more on a machine with AVX-512 (measured: the
+ * alternate-stack test of test_crash.c). So each function the handler
+ * calls on that stack, before it switches to the crash stack and while it
+ * chains, is called once here, harmlessly, and its entry is bound.
+ */
+static void prebind(void)
+{
+	struct timespec nap = { 0, 0 };
+	struct sigaction sa;
+	sigset_t set;
+	int saved_errno = errno;
+
+	clock_gettime(CLOCK_MONOTONIC, &nap);
+	nap.tv_sec = nap.tv_nsec = 0;
+	nanosleep(&nap, NULL);
+	(void)getpid();
+	(void)gettid();
+	(void)pthread_equal(pthread_self(), pthread_self());
+	syscall(SYS_gettid);
+	sigaction(SIGSEGV, NULL, &sa);
+	pthread_sigmask(SIG_BLOCK, NULL, &set);
+	if (sigismember(&set, SIGSEGV) == 1)
+		sigaddset(&set, SIGSEGV);
+	else
+		sigdelset(&set, SIGSEGV);
+	memset(&sa, 0, sizeof(sa));
+	errno = saved_errno;
+}
+
 static void install_one(unsigned i)
 {
 	struct sigaction cur, ours;
@@ -730,15 +1061,25 @@ int rec__crash_arm(void (*view)(struct rec__crash_view *v))
 	if (!crash_enabled())
 		return 0;
 	if (!crash_mem) {
-		void *p = mmap(NULL, HEAD_BYTES + EVENTS_BYTES + SCRATCH_BYTES, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		size_t guard = (size_t)sysconf(_SC_PAGESIZE);
+		size_t stack = (CRASH_STACK_BYTES + guard - 1) / guard * guard;
+		uint8_t *p = mmap(NULL, guard + stack + CRASH_BUFFER_BYTES, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 		if (p == MAP_FAILED) {
 			rec__log("cannot map the crash buffers: %s; no crash capture", strerror(errno));
 			return -ENOMEM;
 		}
-		crash_mem = p;
+		/* The guard page: a capture past the crash stack faults, never writes below. */
+		if (mprotect(p, guard, PROT_NONE) != 0) {
+			rec__log("cannot map the crash buffers: %s; no crash capture", strerror(errno));
+			munmap(p, guard + stack + CRASH_BUFFER_BYTES);
+			return -ENOMEM;
+		}
+		crash_stack_lo = p + guard;
+		crash_mem = p + guard + stack;
 	}
+	prebind();
 	for (unsigned i = 0; i < NR_CRASH_SIGNALS; i++)
 		install_one(i);
 	armed = true;

@@ -449,7 +449,12 @@ struct rec__annot_row {
 	uint32_t text_at; /* MESSAGE: offset of its text in the split's text buffer */
 };
 
-/* The writer's scratch for rec__annot_encode_ring(); zero it to initialise. */
+/*
+ * The scratch of rec__annot_encode_ring(): the writer's grows (zero it to
+ * initialise); a fixed one (crash.c: memory mapped at start, no malloc in
+ * a signal handler) has its arrays and caps set by its owner and never
+ * grows: a slice needs at most n of ev and row, 8 * n + 8 bytes of text.
+ */
 struct rec__annot_split {
 	struct recfmt_event *ev;
 	size_t ev_cap;
@@ -457,6 +462,7 @@ struct rec__annot_split {
 	size_t row_cap;
 	uint8_t *text;
 	size_t text_cap;
+	bool fixed;
 };
 void rec__annot_split_fini(struct rec__annot_split *s) REC__HIDDEN;
 /*
@@ -464,7 +470,9 @@ void rec__annot_split_fini(struct rec__annot_split *s) REC__HIDDEN;
  * ring holds annotations: its EVENTS block for [tail, tail + n), then its
  * ANNOTS block, with REC_MIN_NS (min_ticks, hold-back) as writer.c does it
  * plus FORMAT.md §3.19. Return: 0 or -ENOMEM; *nr_written: events written;
- * *nr_consumed: slots done with (whole annotations only).
+ * *nr_consumed: slots done with (whole annotations only). Crash capture
+ * calls it too, from a signal handler, with a fixed split and fixed
+ * buffers (min_ticks 0, final): then it allocates nothing.
  */
 int rec__annot_encode_ring(struct rec__annot_split *s, struct recfmt_buf *body,
 			   struct recfmt_buf *scratch, struct rec__thread *t, uint64_t tail,
@@ -550,6 +558,10 @@ struct rec__crash_view {
 	uint64_t nr_dropped_exited, nr_filtered_exited;
 	uint64_t ticks_per_second; /* 0 before the writer calibrated */
 	uint64_t min_ticks;	   /* REC_MIN_NS in ticks */
+	uint32_t nr_annot_names_written; /* annotation names 1..this have a record */
+	/* REC_MODE=flight: a snapshot is open (rec__g.fd), its window ending here. */
+	bool snap_open;
+	uint64_t snap_window_end_ticks;
 	bool failed;		   /* the writer's sticky error */
 };
 void rec__writer_crash_view(struct rec__crash_view *v) REC__HIDDEN;
@@ -601,6 +613,8 @@ struct rec__crash_snapshot {
 };
 int rec__crash_write_snapshot(const struct rec__crash_snapshot *snap, int signo,
 			      const siginfo_t *si) REC__HIDDEN;
+/* librec's crash stack, [*lo, *hi): the capture runs there (tests measure its use). */
+void rec__crash_stack_bounds(uint8_t **lo, uint8_t **hi) REC__HIDDEN;
 /* flight.c: REC_MODE=flight (the writer's side runs on the writer thread only). */
 int rec__flight_parse_duration(const char *s, bool allow_zero, uint64_t *ns) REC__HIDDEN;
 int rec__flight_config(struct rec__config *out) REC__HIDDEN;

@@ -1287,6 +1287,9 @@ void rec__writer_crash_view(struct rec__crash_view *v)
 	v->nr_filtered_exited = w->nr_filtered_exited;
 	v->ticks_per_second = w->ticks_per_second;
 	v->min_ticks = w->min_ticks;
+	v->nr_annot_names_written = w->nr_annot_names_written;
+	v->snap_open = w->snap_open;
+	v->snap_window_end_ticks = w->snap_rec.window_end_ticks;
 	v->failed = w->failed;
 }
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "recfmt.h"
 #include "trace_read.h"
 #include "under_asan.h"
 
@@ -436,5 +437,397 @@ Test(crash, flight_mode_crash_writes_the_next_snapshot, .timeout = 120)
 	info[3] = snap;
 	run_child(info, NULL, 60000, &c);
 	cr_assert(strstr(c.out, "\"crash\":{\"signal\":\"SIGSEGV\""), "info: %s", c.out);
+	unlink(snap);
+}
+
+/* ------------------------------------------------------------------
+ * Issue 26 item 1: a crash capture of a program using annotations. The
+ * handler used to write the rings' annotation slots as scope events: the
+ * file failed check and summary showed a scope "site#0". Now they are
+ * ANNOTS records, each in its scope, the counts exact up to the crash.
+ */
+
+#define AN_THREADS 3
+#define AN_NR 10000
+#define AN_MAX_IDS 64
+
+/* What prog_crash_annots recorded, read back through format/. */
+struct an_file {
+	char site[AN_MAX_IDS][32];
+	char name[AN_MAX_IDS][32];
+	uint32_t stack[AN_MAX_IDS][64], depth[AN_MAX_IDS];
+	uint32_t pend_thread, pend_nr, *pend;
+	size_t pend_cap;
+	bool snapshot, crash, end;
+	uint64_t enters[AN_MAX_IDS]; /* by site id */
+	uint64_t kinds[16];	     /* annotations by kind */
+	uint64_t outside_step;	     /* annotations whose innermost scope is not "step" */
+	uint64_t unbound;	     /* ANNOTS records that follow no EVENTS block of theirs */
+	uint64_t bad_exits;
+	int64_t count_sum;	     /* TRACE_VALUE("count") */
+	uint64_t text_bytes;
+	uint64_t annot_dropped[AN_MAX_IDS], dropped[AN_MAX_IDS];
+};
+
+static void an_apply(struct an_file *f, uint32_t th, uint32_t from, uint32_t to)
+{
+	for (uint32_t i = from; i < to; i++) {
+		uint32_t code = f->pend[i], *d = &f->depth[th];
+
+		if (RECFMT_CODE_IS_EXIT(code)) {
+			if (*d && f->stack[th][*d - 1] == RECFMT_CODE_SITE(code))
+				(*d)--;
+			else if (*d || !f->snapshot)
+				f->bad_exits++;
+		} else {
+			cr_assert_lt(*d, 64);
+			cr_assert_lt(RECFMT_CODE_SITE(code), AN_MAX_IDS);
+			f->stack[th][(*d)++] = RECFMT_CODE_SITE(code);
+			f->enters[RECFMT_CODE_SITE(code)]++;
+		}
+	}
+}
+
+static void an_flush(struct an_file *f)
+{
+	an_apply(f, f->pend_thread, 0, f->pend_nr);
+	f->pend_nr = 0;
+}
+
+static void an_annot(struct an_file *f, uint32_t th, const struct recfmt_annot *a)
+{
+	uint32_t d = f->depth[th];
+
+	cr_assert_lt(a->kind, 16);
+	f->kinds[a->kind]++;
+	if (!d || strcmp(f->site[f->stack[th][d - 1]], "step") != 0)
+		f->outside_step++;
+	if (a->kind == RECFMT_ANNOT_VALUE_I64 && !strcmp(f->name[a->name_id], "count"))
+		f->count_sum += a->i64;
+	if (a->kind == RECFMT_ANNOT_MESSAGE)
+		f->text_bytes += a->text_bytes;
+}
+
+static void an_read(const char *path, struct an_file *f)
+{
+	struct recfmt_reader *rdr;
+	struct recfmt_error err;
+	const uint8_t *data;
+	size_t len;
+
+	memset(f, 0, sizeof(*f));
+	cr_assert_eq(recfmt_reader_open(&rdr, path, &err), RECFMT_OK, "%s", path);
+	while (recfmt_reader_next(rdr, &data, &len, &err) == RECFMT_OK) {
+		struct recfmt_cursor c;
+		struct recfmt_record rec;
+
+		recfmt_cursor_init(&c, data, len);
+		while (recfmt_cursor_next(&c, &rec, &err) == RECFMT_OK) {
+			if (rec.type == RECFMT_ANNOTS) {
+				struct recfmt_annots_iter it;
+				struct recfmt_annot a;
+				uint32_t applied = 0;
+				bool bound;
+
+				cr_assert_eq(recfmt_annots_open(&rec, &it, &err), RECFMT_OK, "%s",
+					     err.message);
+				cr_assert_lt(it.thread, AN_MAX_IDS);
+				bound = it.nr_events && it.nr_events == f->pend_nr &&
+					it.thread == f->pend_thread;
+				if (it.nr_events && !bound) {
+					f->unbound++;
+					continue;
+				}
+				if (!bound)
+					an_flush(f);
+				while (recfmt_annots_next(&it, &a, &err) == RECFMT_OK) {
+					if (bound) {
+						an_apply(f, it.thread, applied, a.pos);
+						applied = a.pos;
+					}
+					an_annot(f, it.thread, &a);
+				}
+				if (bound) {
+					an_apply(f, it.thread, applied, f->pend_nr);
+					f->pend_nr = 0;
+				}
+				continue;
+			}
+			an_flush(f);
+			if (rec.type == RECFMT_SNAPSHOT) {
+				f->snapshot = true;
+			} else if (rec.type == RECFMT_CRASH) {
+				f->crash = true;
+			} else if (rec.type == RECFMT_END) {
+				f->end = true;
+			} else if (rec.type == RECFMT_SITE) {
+				struct recfmt_site s;
+
+				cr_assert_eq(recfmt_decode_site(&rec, &s, &err), RECFMT_OK);
+				cr_assert_lt(s.id, AN_MAX_IDS);
+				snprintf(f->site[s.id], 32, "%.*s", (int)s.name_bytes, s.name);
+			} else if (rec.type == RECFMT_ANNOT_NAME) {
+				struct recfmt_annot_name n;
+
+				cr_assert_eq(recfmt_decode_annot_name(&rec, &n, &err), RECFMT_OK);
+				cr_assert_lt(n.id, AN_MAX_IDS);
+				snprintf(f->name[n.id], 32, "%.*s", (int)n.name_bytes, n.name);
+			} else if (rec.type == RECFMT_ANNOT_DROPS) {
+				struct recfmt_annot_drops d;
+
+				cr_assert_eq(recfmt_decode_annot_drops(&rec, &d, &err), RECFMT_OK);
+				cr_assert_lt(d.thread, AN_MAX_IDS);
+				f->annot_dropped[d.thread] = d.nr_dropped;
+			} else if (rec.type == RECFMT_DROPS) {
+				struct recfmt_drops d;
+
+				cr_assert_eq(recfmt_decode_drops(&rec, &d, &err), RECFMT_OK);
+				cr_assert_lt(d.thread, AN_MAX_IDS);
+				f->dropped[d.thread] = d.nr_dropped;
+			} else if (rec.type == RECFMT_EVENTS) {
+				struct recfmt_events_iter it;
+				uint64_t ticks;
+				uint32_t code, i = 0;
+
+				cr_assert_eq(recfmt_events_open(&rec, &it, &err), RECFMT_OK);
+				cr_assert_lt(it.thread, AN_MAX_IDS);
+				if (it.nr_events > f->pend_cap) {
+					f->pend_cap = it.nr_events;
+					f->pend = realloc(f->pend, f->pend_cap * sizeof(*f->pend));
+					cr_assert(f->pend);
+				}
+				while (recfmt_events_next(&it, &ticks, &code) == 1)
+					f->pend[i++] = code;
+				cr_assert_eq(i, it.nr_events);
+				f->pend_thread = it.thread;
+				f->pend_nr = i;
+			}
+		}
+		an_flush(f);
+	}
+	recfmt_reader_close(rdr);
+	free(f->pend);
+	f->pend = NULL;
+}
+
+static uint64_t an_enters(const struct an_file *f, const char *site)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < AN_MAX_IDS; i++)
+		if (!strcmp(f->site[i], site))
+			n += f->enters[i];
+	return n;
+}
+
+/* Every annotation of every worker, in its "step" scope, nothing dropped. */
+static void assert_annots_exact(const char *path, const char *what, uint64_t threads, uint64_t nr)
+{
+	struct an_file f;
+	uint64_t all = threads * nr;
+
+	an_read(path, &f);
+	cr_assert(f.crash && f.end, "%s: crash %d, end %d", what, f.crash, f.end);
+	cr_assert_eq(an_enters(&f, "step"), all, "%s: %lu step scopes", what,
+		     (unsigned long)an_enters(&f, "step"));
+	cr_assert_eq(f.enters[0], 0, "%s: %lu events of site 0 (annotation slots)", what,
+		     (unsigned long)f.enters[0]);
+	cr_assert_eq(f.bad_exits, 0, "%s", what);
+	cr_assert_eq(f.unbound, 0, "%s", what);
+	cr_assert_eq(f.kinds[RECFMT_ANNOT_VALUE_I64], all, "%s: %lu integer values", what,
+		     (unsigned long)f.kinds[RECFMT_ANNOT_VALUE_I64]);
+	cr_assert_eq(f.kinds[RECFMT_ANNOT_VALUE_F64], all, "%s", what);
+	cr_assert_eq(f.kinds[RECFMT_ANNOT_INSTANT], all, "%s", what);
+	cr_assert_eq(f.kinds[RECFMT_ANNOT_MESSAGE], all, "%s", what);
+	cr_assert_eq(f.kinds[RECFMT_ANNOT_ARG], all, "%s", what);
+	cr_assert_eq(f.kinds[RECFMT_ANNOT_FLOW_BEGIN], all, "%s", what);
+	cr_assert_eq(f.kinds[RECFMT_ANNOT_FLOW_STEP], all, "%s", what);
+	cr_assert_eq(f.kinds[RECFMT_ANNOT_FLOW_END], all, "%s", what);
+	cr_assert_eq(f.outside_step, 0, "%s: %lu annotations outside their scope", what,
+		     (unsigned long)f.outside_step);
+	cr_assert_eq(f.count_sum, (int64_t)(threads * (nr * (nr - 1) / 2)), "%s", what);
+	/* Every 16th message is 100 bytes, the others 1. */
+	cr_assert_eq(f.text_bytes, threads * ((nr + 15) / 16 * 100 + (nr - (nr + 15) / 16)), "%s",
+		     what);
+	for (int i = 0; i < AN_MAX_IDS; i++) {
+		cr_assert_eq(f.annot_dropped[i], 0, "%s: thread %d", what, i);
+		cr_assert_eq(f.dropped[i], 0, "%s: thread %d", what, i);
+	}
+}
+
+struct an_case {
+	char sig[8];
+	char signame[8];
+	int signo;
+	bool flight;
+};
+
+static struct an_case an_cases[] = {
+	{ "segv", "SIGSEGV", SIGSEGV, false }, { "bus", "SIGBUS", SIGBUS, false },
+	{ "abrt", "SIGABRT", SIGABRT, false }, { "ill", "SIGILL", SIGILL, false },
+	{ "segv", "SIGSEGV", SIGSEGV, true },  { "bus", "SIGBUS", SIGBUS, true },
+	{ "abrt", "SIGABRT", SIGABRT, true },  { "ill", "SIGILL", SIGILL, true },
+};
+
+ParameterizedTestParameters(crash, annotations_are_written_as_annots_never_as_scope_events)
+{
+	return cr_make_param_array(struct an_case, an_cases, sizeof(an_cases) / sizeof(an_cases[0]));
+}
+
+ParameterizedTest(struct an_case *k, crash, annotations_are_written_as_annots_never_as_scope_events,
+		  .timeout = 120)
+{
+	char threads[8], nr[16], out[256], file[256], setting[300], what[64];
+	const char *argv[] = { env("PROG_CRASH_ANNOTS"), k->sig, threads, nr, NULL };
+	const char *extra[] = { setting, "REC_OVERFLOW=block", k->flight ? "REC_MODE=flight" : NULL,
+				NULL };
+	struct tu_child c;
+
+	snprintf(threads, sizeof(threads), "%d", AN_THREADS);
+	snprintf(nr, sizeof(nr), "%d", AN_NR);
+	snprintf(what, sizeof(what), "%s %s", k->sig, k->flight ? "flight" : "stream");
+	if (k->flight) {
+		snprintf(out, sizeof(out), "/tmp/rec_crash_%d_an_%%n.zst", (int)getpid());
+		snprintf(file, sizeof(file), "/tmp/rec_crash_%d_an_1.zst", (int)getpid());
+	} else {
+		out_path(out, sizeof(out), "annots");
+		snprintf(file, sizeof(file), "%s", out);
+	}
+	unlink(file);
+	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
+	run_child(argv, extra, 60000, &c);
+	cr_assert(WIFSIGNALED(c.wstatus) && WTERMSIG(c.wstatus) == k->signo,
+		  "%s: status %d, stderr: %s", what, c.wstatus, c.err);
+	cr_assert_str_eq(c.err, "", "%s: stderr: %s", what, c.err);
+	assert_annots_exact(file, what, AN_THREADS, AN_NR);
+	assert_check_names(file, k->signame);
+	unlink(file);
+}
+
+/*
+ * More annotations than the handler's 4 MiB events buffer holds: the
+ * slices go out in several frames, every EVENTS block with its ANNOTS
+ * record in the same frame. One thread, 100 000 steps (1.7 M slots) in a
+ * 64 MiB ring, in flight mode, where the crash writes what the ring holds.
+ */
+Test(crash, annotations_past_the_capture_buffer_span_frames_whole, .timeout = 300)
+{
+	const char *argv[] = { env("PROG_CRASH_ANNOTS"), "segv", "1", "100000", NULL };
+	char out[256], file[256], setting[300];
+	const char *extra[] = { setting, "REC_MODE=flight", "REC_BUFFER=64M", "REC_OVERFLOW=block",
+				NULL };
+	struct tr_trace tr;
+	struct tu_child c;
+
+	snprintf(out, sizeof(out), "/tmp/rec_crash_%d_anbig_%%n.zst", (int)getpid());
+	snprintf(file, sizeof(file), "/tmp/rec_crash_%d_anbig_1.zst", (int)getpid());
+	unlink(file);
+	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
+	run_child(argv, extra, 240000, &c);
+	cr_assert(WIFSIGNALED(c.wstatus) && WTERMSIG(c.wstatus) == SIGSEGV, "status %d, stderr: %s",
+		  c.wstatus, c.err);
+	assert_annots_exact(file, "big", 1, 100000);
+	cr_assert_eq(tr_load(file, &tr), 0);
+	/* A snapshot's first frame holds the buffer's first 4 MiB: more went on. */
+	cr_assert_geq(tr.nr_frames, 2, "%lu frames", (unsigned long)tr.nr_frames);
+	tr_free(&tr);
+	assert_check_names(file, "SIGSEGV");
+	unlink(file);
+}
+
+/* ------------------------------------------------------------------
+ * Issue 26 item 2: the crash handler fits the stack it is given. A host
+ * thread with a small alternate signal stack (a malloc'ed 3-6 KiB is
+ * common) faults: librec's handler used to write 1-4 KB below it, into
+ * whatever lies there. The capture now runs on librec's own crash stack;
+ * on the handler's stack stay the hand-shake and the chaining, at most
+ * 1 KiB past the kernel's signal frame (rec(3), "Crash capture").
+ */
+#define HOST_STACK_NEED 1024u
+
+Test(crash, handler_writes_nothing_below_a_small_alternate_stack, .timeout = 120)
+{
+	static const unsigned sizes[] = { 3072, 4096, 5120, 6144, 16384 };
+	unsigned nr_handled = 0;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char bytes[16], pattern[256], setting[300], file[256];
+		const char *argv[] = { env("PROG_ALTSTACK"), bytes, NULL };
+		const char *extra[] = { setting, NULL };
+		const char *check[] = { env("TRACETOOL"), "check", file, NULL };
+		unsigned long below, above, used, minsig;
+		struct tu_child c;
+		int pid;
+
+		snprintf(bytes, sizeof(bytes), "%u", sizes[i]);
+		snprintf(pattern, sizeof(pattern), "/tmp/rec_crash_%d_alt_%%p.zst", (int)getpid());
+		snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", pattern);
+		tu_run_child(argv, extra, 60000, 0, &c);
+		if (c.status == 3)
+			continue; /* the kernel refuses an alternate stack this small */
+		cr_assert_eq(c.status, 0, "%u bytes: status %d, out %s, stderr %s", sizes[i], c.status,
+			     c.out, c.err);
+		cr_assert_eq(sscanf(c.out, "pid %d below %lu above %lu used %lu minsig %lu", &pid,
+				    &below, &above, &used, &minsig),
+			     5, "%s", c.out);
+		snprintf(file, sizeof(file), "/tmp/rec_crash_%d_alt_%d.zst", (int)getpid(), pid);
+		cr_log_info("alternate stack of %u bytes: %lu used (AT_MINSIGSTKSZ %lu), %lu below",
+			    sizes[i], used, minsig, below);
+		cr_assert_eq(below, 0, "%u bytes: %lu bytes written below the alternate stack",
+			     sizes[i], below);
+		cr_assert_eq(above, 0, "%u bytes", sizes[i]);
+		if (!used) {
+			/* Too small for the kernel's own frame: it killed the thread. */
+			cr_assert_lt(sizes[i], minsig + HOST_STACK_NEED, "%u bytes", sizes[i]);
+			unlink(file);
+			continue;
+		}
+		nr_handled++;
+#ifndef UNDER_ASAN
+		cr_assert_leq(used, minsig + HOST_STACK_NEED, "%u bytes: %lu used", sizes[i], used);
+#endif
+		/* The capture ran whole: the file is intact and says how it ended. */
+		run_child(check, NULL, 60000, &c);
+		cr_assert_eq(c.status, 0, "%u bytes: check: %s%s", sizes[i], c.out, c.err);
+		cr_assert(strstr(c.out, "ended by a crash: SIGSEGV"), "%s", c.out);
+		unlink(file);
+	}
+	cr_assert_gt(nr_handled, 0, "no alternate stack was large enough for the kernel's frame");
+}
+
+/*
+ * The capture's own need, measured: a flight hook on the crash stack
+ * fills what lies below it, writes a snapshot of annotated scopes, and
+ * finds the lowest byte changed. rec(3) states the figure against
+ * CRASH_STACK_BYTES (64 KiB): under 16 KiB.
+ */
+Test(crash, crash_stack_need_is_measured_and_fits, .timeout = 120)
+{
+	const char *argv[] = { env("PROG_CRASH_FLIGHT"), "segv", "stack", NULL };
+	char out[256], snap[256], setting[300], snap_setting[300];
+	const char *extra[] = { setting, snap_setting, NULL };
+	unsigned long used, total;
+	struct tu_child c;
+
+	out_path(out, sizeof(out), "stack_stream");
+	out_path(snap, sizeof(snap), "stack_snap");
+	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
+	snprintf(snap_setting, sizeof(snap_setting), "CRASH_SNAPSHOT=%s", snap);
+	run_child(argv, extra, 60000, &c);
+	cr_assert(WIFSIGNALED(c.wstatus) && WTERMSIG(c.wstatus) == SIGSEGV, "status %d, stderr: %s",
+		  c.wstatus, c.err);
+#if !defined(__x86_64__) && !defined(__aarch64__)
+	cr_assert(strstr(c.out, "not on the crash stack"), "%s", c.out);
+	cr_skip_test("the capture runs on the handler's stack on this architecture");
+#endif
+	cr_assert_eq(sscanf(c.out, "crash stack used %lu of %lu", &used, &total), 2, "%s", c.out);
+	cr_log_info("crash stack: %lu of %lu bytes used", used, total);
+	cr_assert_eq(total, 65536);
+#ifndef UNDER_ASAN
+	cr_assert_leq(used, 16384, "%lu bytes of the crash stack", used);
+#endif
+	assert_all_there(snap, "stack");
+	assert_check_names(snap, "SIGSEGV");
+	unlink(out);
 	unlink(snap);
 }
