@@ -831,3 +831,47 @@ Test(crash, crash_stack_need_is_measured_and_fits, .timeout = 120)
 	unlink(out);
 	unlink(snap);
 }
+
+/*
+ * Issue 26 item 6: a crash while a REC_AFTER snapshot is being written
+ * used to leave that snapshot without its end (the crash wrote the next
+ * snapshot instead). Now the crash ends it as a stream file ends: every
+ * event up to the crash, the CRASH and END records; no other file.
+ */
+Test(crash, crash_while_a_rec_after_snapshot_is_open_ends_that_snapshot, .timeout = 120)
+{
+	char threads[8], nr[16], out[256], file[256], next[256], setting[300], snap_setting[300];
+	const char *argv[] = { env("PROG_CRASH_ANNOTS"), "segv", threads, nr, "after", NULL };
+	const char *extra[] = { setting, snap_setting, "REC_MODE=flight", "REC_AFTER=60s",
+				"REC_OVERFLOW=block", NULL };
+	struct an_file f;
+	struct tr_trace tr;
+	struct tu_child c;
+
+	snprintf(threads, sizeof(threads), "%d", AN_THREADS);
+	snprintf(nr, sizeof(nr), "%d", AN_NR);
+	snprintf(out, sizeof(out), "/tmp/rec_crash_%d_after_%%n.zst", (int)getpid());
+	snprintf(file, sizeof(file), "/tmp/rec_crash_%d_after_1.zst", (int)getpid());
+	snprintf(next, sizeof(next), "/tmp/rec_crash_%d_after_2.zst", (int)getpid());
+	unlink(file);
+	unlink(next);
+	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
+	snprintf(snap_setting, sizeof(snap_setting), "SNAPSHOT_PATH=%s", file);
+	run_child(argv, extra, 60000, &c);
+	cr_assert(WIFSIGNALED(c.wstatus) && WTERMSIG(c.wstatus) == SIGSEGV, "status %d, stderr: %s",
+		  c.wstatus, c.err);
+	cr_assert_str_eq(c.out, "snapshot 0\n");
+	cr_assert_str_eq(c.err, "", "stderr: %s", c.err);
+	/* The workers' annotated steps, then the main thread's late scopes, to the crash. */
+	assert_annots_exact(file, "open snapshot", AN_THREADS, AN_NR);
+	an_read(file, &f);
+	cr_assert(f.snapshot);
+	cr_assert_eq(an_enters(&f, "late"), AN_NR);
+	cr_assert_eq(tr_load(file, &tr), 0);
+	cr_assert(tr.clean && tr.has_snapshot && tr.snap_number == 1);
+	cr_assert_eq(tr.end_nr_events, tr.nr_events);
+	tr_free(&tr);
+	assert_check_names(file, "SIGSEGV");
+	cr_assert_neq(access(next, F_OK), 0, "the crash wrote another snapshot too");
+	unlink(file);
+}
