@@ -402,8 +402,10 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 	/* The first frame: what the writer would have put before its records. */
 	recfmt_encode_frame(&c.head, c.seq);
 	if (c.seq == 0) {
-		const struct recfmt_sync *start =
-			snap && snap->start ? snap->start : &rec__g.start_sync;
+		/* A stream file starts at the start, a snapshot at its window's. */
+		const struct recfmt_sync *start = snap && snap->start ? snap->start
+						  : !snap && v.snap_open  ? v.snap_start
+									  : &rec__g.start_sync;
 		struct recfmt_header hdr = {
 			.clock = rec__g.cfg.use_tsc ? RECFMT_CLOCK_TSC : RECFMT_CLOCK_MONOTONIC,
 			.pid = (uint32_t)getpid(),
@@ -411,6 +413,7 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 			.start_ticks = start->ticks,
 			.start_mono_ns = start->mono_ns,
 			.start_real_ns = start->real_ns,
+			.clock_step_ticks = v.clock_step_ticks,
 		};
 
 		/* The writer had not calibrated yet: from the start to now (§3.3). */
@@ -427,6 +430,9 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 		}
 		recfmt_encode_header(&c.head, &hdr);
 		recfmt_encode_sync(&c.head, start);
+		/* The writer's open snapshot, none of it written yet: its record, as write_lead(). */
+		if (!snap && v.snap_open)
+			recfmt_encode_snapshot(&c.head, v.snap_rec);
 	}
 	if (snap && snap->lead)
 		if (has_room(&c.head, snap->lead->len))

@@ -559,9 +559,12 @@ struct rec__crash_view {
 	uint64_t ticks_per_second; /* 0 before the writer calibrated */
 	uint64_t min_ticks;	   /* REC_MIN_NS in ticks */
 	uint32_t nr_annot_names_written; /* annotation names 1..this have a record */
+	uint64_t clock_step_ticks; /* the FILE_HEADER's (0 before the writer measured it) */
 	/* REC_MODE=flight: a snapshot is open (rec__g.fd), its window ending here. */
 	bool snap_open;
 	uint64_t snap_window_end_ticks;
+	const struct recfmt_sync *snap_start;	  /* its FILE_HEADER's start */
+	const struct recfmt_snapshot *snap_rec;	  /* its SNAPSHOT record */
 	bool failed;		   /* the writer's sticky error */
 };
 void rec__writer_crash_view(struct rec__crash_view *v) REC__HIDDEN;

@@ -1288,8 +1288,11 @@ void rec__writer_crash_view(struct rec__crash_view *v)
 	v->ticks_per_second = w->ticks_per_second;
 	v->min_ticks = w->min_ticks;
 	v->nr_annot_names_written = w->nr_annot_names_written;
+	v->clock_step_ticks = w->clock_step_ticks;
 	v->snap_open = w->snap_open;
 	v->snap_window_end_ticks = w->snap_rec.window_end_ticks;
+	v->snap_start = &w->file_start;
+	v->snap_rec = &w->snap_rec;
 	v->failed = w->failed;
 }
 
