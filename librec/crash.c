@@ -438,6 +438,10 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 		if (has_room(&c.head, snap->lead->len))
 			memcpy(c.head.data + c.head.len, snap->lead->data, snap->lead->len),
 				c.head.len += snap->lead->len;
+	/* Flight mode: the modules, kept ready by the writer, so that hook sites are named. */
+	if (snap && v.modules && has_room(&c.head, v.modules->len + 4096))
+		memcpy(c.head.data + c.head.len, v.modules->data, v.modules->len),
+			c.head.len += v.modules->len;
 	write_sites(&c, v.nr_sites_written);
 	/* ANNOT_NAME records the writer has not written (FORMAT.md §3.17). */
 	for (uint32_t id = v.nr_annot_names_written + 1, nr = rec__annot_count(); id <= nr; id++) {

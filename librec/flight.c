@@ -55,6 +55,9 @@ struct trigger {
 struct flight_trigger_spec {
 	char name[REC__MAX_NAME_BYTES + 1];
 	uint64_t dur_ns, dur_ticks;
+	/* Hook-traced functions of that name: their addresses (writer, at start). */
+	uintptr_t *addrs;
+	uint32_t nr_addrs;
 };
 
 /* Writer-private: a thread's REC_TRIGGER pairing state. */
@@ -108,7 +111,26 @@ static struct {
 	uint64_t ticks_per_second;
 	uint8_t *site_match; /* per site id: 0 unknown, 1 none, 2 + spec index */
 	uint32_t nr_site_match;
+	uint32_t resolved_snaps; /* rec__site_nr_snaps() when the names were resolved */
+	bool main_stripped, said_unresolved;
 } fl = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/*
+ * Read by every producer's slow path (probe.c, ring.h's flight refresh):
+ * recording in flight mode (set at start by the writer's start, under
+ * rec__g.lock), wake the writer at each discarded chunk (REC_TRIGGER: its
+ * scan must keep up), and the rings frozen: an accepted trigger (or a
+ * signal, until the writer judged it) stops every producer discarding, so
+ * that the window before the trigger stays until the writer holds it.
+ */
+uint8_t rec__flight_overwrite;
+uint8_t rec__flight_wake_on_discard;
+int rec__flight_frozen;
+
+static void freeze(void)
+{
+	__atomic_store_n(&rec__flight_frozen, 1, __ATOMIC_SEQ_CST);
+}
 
 static uint64_t mono_ns(void)
 {
@@ -202,6 +224,8 @@ static int parse_triggers(const char *list, struct flight_trigger_spec **out)
 				goto bad;
 		}
 		specs[n].dur_ticks = 0;
+		specs[n].addrs = NULL;
+		specs[n].nr_addrs = 0;
 		n++;
 		if (n > 64)
 			goto bad;
@@ -438,7 +462,9 @@ static void on_signal(int sig)
 					__ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		__atomic_store_n(&fl.sig_mono_ns, now, __ATOMIC_RELAXED);
 	/* Release: the writer's acquire of nr_sig sees the time stored above. */
-	__atomic_add_fetch(&fl.nr_sig, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&fl.nr_sig, 1, __ATOMIC_SEQ_CST);
+	/* After the count (rec__flight_thaw() reads them the other way round). */
+	freeze(); /* until the writer accepts or counts it (rec__flight_take()) */
 	rec__writer_wake();
 	errno = saved;
 }
@@ -452,6 +478,7 @@ static int accept_locked(const struct trigger *tr)
 		uint32_t n = __atomic_add_fetch(&fl.nr_numbers, 1, __ATOMIC_RELAXED);
 
 		if (n <= fl.max) {
+			freeze(); /* the window is in the rings: keep it (rec__flight_thaw()) */
 			fl.next = *tr;
 			fl.next_suppressed = fl.nr_suppressed;
 			fl.nr_suppressed = 0;
@@ -507,9 +534,13 @@ int rec__flight_init(const struct rec__config *cfg)
 
 	pthread_mutex_init(&fl.lock, NULL); /* also after fork, where it may be held */
 	fl.on = false;
+	for (uint32_t i = 0; i < fl.nr_specs; i++)
+		free(fl.specs[i].addrs);
 	free(fl.specs);
 	fl.specs = NULL;
 	fl.nr_specs = 0;
+	fl.resolved_snaps = 0;
+	fl.said_unresolved = false;
 	if (cfg->triggers[0]) {
 		int k = parse_triggers(cfg->triggers, &fl.specs);
 
@@ -575,9 +606,61 @@ int rec__flight_init(const struct rec__config *cfg)
 	return 0;
 }
 
+static void found_addr(uint32_t i, uintptr_t addr, void *arg)
+{
+	struct flight_trigger_spec *sp = &fl.specs[i];
+	uintptr_t *grown;
+
+	(void)arg;
+	for (uint32_t k = 0; k < sp->nr_addrs; k++)
+		if (sp->addrs[k] == addr)
+			return;
+	grown = realloc(sp->addrs, (sp->nr_addrs + 1) * sizeof(*grown));
+	if (!grown)
+		return;
+	sp->addrs = grown;
+	sp->addrs[sp->nr_addrs++] = addr;
+}
+
+/*
+ * REC_TRIGGER names as hook-traced functions: the address(es) of each in
+ * the symbol tables of the objects loaded now (modules.c). Again when a
+ * function site of an object loaded since shows up (site_trigger()).
+ */
+static void resolve_names(void)
+{
+	const char *names[64];
+	uint32_t n = fl.nr_specs < 64 ? fl.nr_specs : 64;
+
+	for (uint32_t i = 0; i < n; i++)
+		names[i] = fl.specs[i].name;
+	fl.resolved_snaps = rec__site_nr_snaps();
+	rec__modules_find_funcs(names, n, found_addr, NULL, &fl.main_stripped);
+}
+
+/*
+ * Whole-program mode is in use (a hook registered a function site): each
+ * REC_TRIGGER name that is no function says so, once, at start.
+ */
+static void say_unresolved(void)
+{
+	char pb[REC__LOG_PATH_BYTES];
+
+	if (fl.said_unresolved)
+		return;
+	fl.said_unresolved = true;
+	for (uint32_t i = 0; i < fl.nr_specs; i++)
+		if (!fl.specs[i].nr_addrs)
+			rec__log("REC_TRIGGER '%s': no function of that name in the symbol tables of "
+				 "the loaded objects%s; it fires only for a TRACE_SCOPE of that name",
+				 rec__log_path(fl.specs[i].name, pb, sizeof(pb)),
+				 fl.main_stripped ? " (the program has no .symtab: stripped?)" : "");
+}
+
 /*
  * rec__flight_calibrated() - writer, once the tick rate is known: trigger
- * durations in ticks.
+ * durations in ticks, and the names resolved to the addresses the hooks
+ * pass (whole-program mode).
  */
 void rec__flight_calibrated(uint64_t ticks_per_second)
 {
@@ -586,6 +669,15 @@ void rec__flight_calibrated(uint64_t ticks_per_second)
 		fl.specs[i].dur_ticks = (uint64_t)((unsigned __int128)fl.specs[i].dur_ns *
 						   ticks_per_second / 1000000000u);
 	}
+	if (!fl.nr_specs)
+		return;
+	resolve_names();
+	/* The hooks started this recording (their first call does): say it now. */
+	for (uint32_t id = 1; id <= rec__site_count(); id++)
+		if (rec__site_func_addr(rec__site_get(id))) {
+			say_unresolved();
+			break;
+		}
 }
 
 static uint64_t ns_to_ticks(uint64_t ns)
@@ -653,9 +745,30 @@ bool rec__flight_take(struct recfmt_snapshot *s, char *reason, size_t reason_byt
 		s->reason_bytes = (uint32_t)strlen(reason);
 	}
 	pthread_mutex_unlock(&fl.lock);
+	if (!go)
+		rec__flight_thaw(); /* a signal counted, not accepted: discard again */
 	*window_ticks = ns_to_ticks(fl.window_ns);
 	*after_ticks = ns_to_ticks(fl.after_ns);
 	return go;
+}
+
+/*
+ * rec__flight_thaw() - writer: the rings may discard again, once the
+ * snapshot that froze them holds its window (flight_begin()) or its
+ * trigger was not accepted. Not while a trigger waits or a signal came
+ * since the last take: that one's window is still to be held.
+ */
+void rec__flight_thaw(void)
+{
+	bool keep;
+
+	__atomic_store_n(&rec__flight_frozen, 0, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&fl.lock);
+	keep = fl.pending;
+	pthread_mutex_unlock(&fl.lock);
+	/* After the store: a signal before it is seen here, one after it froze again. */
+	if (keep || __atomic_load_n(&fl.nr_sig, __ATOMIC_SEQ_CST) != fl.nr_sig_taken)
+		freeze();
 }
 
 /* rec__flight_pending() - writer: an accepted trigger waits to begin. */
@@ -710,13 +823,11 @@ static bool is_annot_tail_slot(const struct recfmt_event *ev)
 	return ev->code == REC__ANNOT_CODE && REC__ANNOT_KIND(ev->aux) == 0;
 }
 
-/* The time of slot i: an annotation's later slot takes its first slot's (0 if before tail). */
-static uint64_t ticks_at(const struct rec__thread *t, uint64_t i)
+/* The time of slot i: an annotation's later slot takes its first slot's (0 if before lo). */
+static uint64_t ticks_at(const struct rec__thread *t, uint64_t lo, uint64_t i)
 {
-	uint64_t tail = t->ring.tail;
-
 	while (is_annot_tail_slot(&rec__events(t)[i & t->ring.p.mask])) {
-		if (i == tail)
+		if (i == lo)
 			return 0;
 		i--;
 	}
@@ -729,6 +840,41 @@ static uint64_t record_start(const struct rec__thread *t, uint64_t i, uint64_t h
 	while (i < head && is_annot_tail_slot(&rec__events(t)[i & t->ring.p.mask]))
 		i++;
 	return i;
+}
+
+/*
+ * rec__flight_hold() - writer (or crash capture, with the writer
+ * stopped): holds t's ring (F2, ring.h) at its oldest whole slot, or at
+ * `from` or t's floor if later (<= head). From the return X on, the slots
+ * [X, head) stay whole until the hold moves on (rec__ring_release()) or
+ * is given up (rec__flight_free()); the producer discards up to X only.
+ * Async-signal-safe. Return: X.
+ */
+uint64_t rec__flight_hold(struct rec__thread *t, uint64_t from)
+{
+	uint64_t x = __atomic_load_n(&t->ring.discard, __ATOMIC_SEQ_CST);
+
+	if (from < t->wr.flight_floor)
+		from = t->wr.flight_floor; /* done with: written, or of an earlier recording */
+	if (x < from)
+		x = from;
+	for (;;) {
+		uint64_t d;
+
+		/* (F2): pairs with (F1) in ring.h's rec__ring_refresh_flight(). */
+		__atomic_store_n(&t->ring.tail, x, __ATOMIC_SEQ_CST);
+		d = __atomic_load_n(&t->ring.discard, __ATOMIC_SEQ_CST);
+		if (d <= x)
+			return x;
+		x = d; /* it discarded meanwhile: hold past that */
+	}
+}
+
+/* rec__flight_free() - writer: no hold on t's ring; its producer discards at will. */
+void rec__flight_free(struct rec__thread *t)
+{
+	/* Release: our reads of the slots are done before any is overwritten. */
+	__atomic_store_n(&t->ring.tail, REC__RING_FREE, __ATOMIC_RELEASE);
 }
 
 /* Which trigger (1 + index) a site is, 0 for none; cached per site id. */
@@ -749,9 +895,22 @@ static uint32_t site_trigger(uint32_t site)
 	}
 	if (!fl.site_match[site]) {
 		const struct rec__site *s = site && site <= rec__site_count() ? rec__site_get(site) : NULL;
+		uintptr_t fn = s ? rec__site_func_addr(s) : 0;
 
 		fl.site_match[site] = 1;
-		for (uint32_t i = 0; s && s->name && i < fl.nr_specs && i < 250; i++)
+		if (fn) {
+			/* A hook's site: by the function's address (its symbol's name). */
+			if (rec__site_nr_snaps() != fl.resolved_snaps)
+				resolve_names(); /* an object loaded since: its symbols too */
+			say_unresolved();
+			for (uint32_t i = 0; i < fl.nr_specs && i < 250 && fl.site_match[site] == 1; i++)
+				for (uint32_t k = 0; k < fl.specs[i].nr_addrs; k++)
+					if (fl.specs[i].addrs[k] == fn) {
+						fl.site_match[site] = (uint8_t)(2 + i);
+						break;
+					}
+		}
+		for (uint32_t i = 0; !fn && s && s->name && i < fl.nr_specs && i < 250; i++)
 			if (strcmp(s->name, fl.specs[i].name) == 0) {
 				fl.site_match[site] = (uint8_t)(2 + i);
 				break;
@@ -760,36 +919,51 @@ static uint32_t site_trigger(uint32_t site)
 	return fl.site_match[site] - 1u;
 }
 
+/* Events scanned between two moves of the scan's hold (so the producer may discard behind it). */
+#define SCAN_HOLD_STEP 8192u
+
 /*
- * rec__flight_scan() - writer: pairs the events of t's ring not scanned yet
- * (up to `head`, read by the caller at (C)) and accepts a trigger for the
- * first activation of a REC_TRIGGER scope longer than its duration; the
- * trigger's time is that activation's exit.
+ * Pairs the events of t's ring not scanned yet, for REC_TRIGGER, and
+ * accepts a trigger for the first activation of a REC_TRIGGER scope
+ * longer than its duration; the trigger's time is that activation's exit.
+ * held: a snapshot's drain holds the ring (its tail), which stays; else
+ * the scan holds the ring while it reads, moving the hold along behind it,
+ * and leaves it held where it stopped. Events the producer discarded before
+ * they were scanned are skipped (the pairing starts over after them).
  */
-void rec__flight_scan(struct rec__thread *t, uint64_t head)
+static void scan(struct rec__thread *t, bool held)
 {
 	struct rec__flight_thread *ft = t->wr.flight;
 	uint32_t group = group_of(t);
-	uint64_t tail = t->ring.tail, i;
+	uint64_t lo, head, i, moved;
 
-	if (!fl.nr_specs || !fl.ticks_per_second)
-		return;
 	if (!ft) {
 		ft = calloc(1, sizeof(*ft));
 		if (!ft)
 			return;
-		ft->scanned = tail;
 		t->wr.flight = ft;
 	}
-	if (ft->scanned < tail || ft->scanned > head) {
-		/* Events went unscanned (never, but for a restart): start over. */
-		ft->scanned = tail;
+	if (held) {
+		lo = t->ring.tail;
+	} else {
+		head = rec__ring_peek(&t->ring);
+		lo = rec__flight_hold(t, ft->scanned <= head ? ft->scanned : head);
+	}
+	head = rec__ring_peek(&t->ring); /* (C), after the hold */
+	if (ft->scanned < lo || ft->scanned > head) {
+		/* Discarded before they were scanned (or a restart): start over. */
+		ft->scanned = record_start(t, lo, head);
 		ft->depth = 0;
 	}
+	moved = ft->scanned;
 	for (i = ft->scanned; i + group <= head; i += group) {
 		const struct recfmt_event *ev = &rec__events(t)[i & t->ring.p.mask];
 		uint32_t site = RECFMT_CODE_SITE(ev->code);
 
+		if (!held && i - moved >= SCAN_HOLD_STEP) {
+			__atomic_store_n(&t->ring.tail, i, __ATOMIC_RELEASE); /* (D): behind us */
+			moved = i;
+		}
 		if (ev->code == REC__ANNOT_CODE)
 			continue; /* an annotation's slot: no scope (its others follow, alike) */
 		if (!RECFMT_CODE_IS_EXIT(ev->code)) {
@@ -827,62 +1001,83 @@ void rec__flight_scan(struct rec__thread *t, uint64_t head)
 }
 
 /*
- * rec__flight_trim() - writer, between snapshots: discards t's oldest
- * events so that at most half its ring stays filled, leaving the producer
- * half a ring of room before the writer must come back (the producer wakes
- * it when it reaches the end of the room it knew: probe.c). A ring is not
- * trimmed while a trigger waits to begin (its window is in there).
+ * rec__flight_scan_held() - writer, while a snapshot is written: the scan
+ * for REC_TRIGGER goes on (a trigger then is counted as suppressed, and the
+ * pairing stays whole for the next one), within the drain's hold.
+ */
+void rec__flight_scan_held(struct rec__thread *t)
+{
+	if (fl.nr_specs && fl.ticks_per_second)
+		scan(t, true);
+}
+
+/*
+ * rec__flight_keep() - writer, between snapshots, for each thread: the
+ * REC_TRIGGER scan, then the ring is left to its producer, which discards
+ * its oldest events itself when it needs room (ring.h): no ring ever waits
+ * for the writer, and each keeps the newest events it can hold.
  * Return: true if t has exited and its newest event is older than
  * REC_WINDOW (or it has none): the caller frees it.
  */
-bool rec__flight_trim(struct rec__thread *t, uint64_t head, bool dead, uint64_t now_ticks)
+bool rec__flight_keep(struct rec__thread *t, bool dead, uint64_t now_ticks)
 {
-	uint64_t tail = t->ring.tail, cap = t->ring.p.mask + 1, keep = cap / 2;
 	uint32_t group = group_of(t);
-	/*
-	 * Set under fl.lock by any thread, read here without it: a trigger
-	 * accepted just after this load finds the ring trimmed once more, which
-	 * still holds at least half of it (the window is bounded by the rings).
-	 */
-	bool waiting = __atomic_load_n(&fl.pending, __ATOMIC_RELAXED);
 
-	if (dead && !waiting && (head == tail ||
-		     (now_ticks > ticks_at(t, head - group) &&
-		      now_ticks - ticks_at(t, head - group) > ns_to_ticks(fl.window_ns))))
-		return true;
-	if (head - tail > keep && !waiting) {
-		uint64_t drop = (head - tail - keep) / group * group;
+	if (fl.nr_specs && fl.ticks_per_second)
+		scan(t, false);
+	if (dead) {
+		/* No producer any more: nothing moves. */
+		uint64_t head = rec__ring_peek(&t->ring), lo = rec__flight_hold(t, 0);
+		bool waiting = __atomic_load_n(&fl.pending, __ATOMIC_RELAXED);
 
-		if (group == 1) /* whole annotations only */
-			drop = record_start(t, tail + drop, head) - tail;
-
-		if (t->wr.flight && t->wr.flight->scanned < tail + drop)
-			t->wr.flight->scanned = tail + drop, t->wr.flight->depth = 0;
-		rec__ring_release(&t->ring, tail + drop); /* (D): the slots may be reused */
+		if (!waiting && (head <= lo || (now_ticks > ticks_at(t, lo, head - group) &&
+						now_ticks - ticks_at(t, lo, head - group) >
+							ns_to_ticks(fl.window_ns))))
+			return true;
 	}
+	rec__flight_free(t);
 	return false;
 }
 
 /*
- * rec__flight_window_tail() - writer: the ring index of t's first event at
- * or after `start` in [tail, head), by bisection (a thread's events are in
- * time order), or head if none.
+ * rec__flight_window_index() - writer: the ring index of t's first event
+ * at or after `start` in [lo, head) (slots the caller holds), by bisection
+ * (a thread's events are in time order), or head if none.
  */
-uint64_t rec__flight_window_tail(const struct rec__thread *t, uint64_t head, uint64_t start)
+uint64_t rec__flight_window_index(const struct rec__thread *t, uint64_t lo, uint64_t head,
+				  uint64_t start)
 {
 	uint32_t group = group_of(t);
-	uint64_t tail = t->ring.tail, lo = 0, hi = (head - tail) / group;
+	uint64_t lo_k = 0, hi = (head - lo) / group;
 
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
+	while (lo_k < hi) {
+		uint64_t mid = lo_k + (hi - lo_k) / 2;
 
-		if (ticks_at(t, tail + mid * group) < start)
-			lo = mid + 1;
+		if (ticks_at(t, lo, lo + mid * group) < start)
+			lo_k = mid + 1;
 		else
 			hi = mid;
 	}
 	/* Never inside an annotation: its later slots carry its time (ticks_at()). */
-	return group == 1 ? record_start(t, tail + lo, head) : tail + lo * group;
+	return group == 1 ? record_start(t, lo + lo_k, head) : lo + lo_k * group;
+}
+
+/*
+ * rec__flight_window_tail() - crash capture (crash.c), with the writer
+ * stopped: holds t's ring and returns the index of its first event at or
+ * after `start` below `head` (read before), where the hold then stays.
+ * head if none (also when the producer discarded past head meanwhile).
+ * Async-signal-safe.
+ */
+uint64_t rec__flight_window_tail(struct rec__thread *t, uint64_t head, uint64_t start)
+{
+	uint64_t lo = rec__flight_hold(t, 0), first;
+
+	if (lo >= head)
+		return head;
+	first = rec__flight_window_index(t, lo, head, start);
+	__atomic_store_n(&t->ring.tail, first, __ATOMIC_RELEASE);
+	return first;
 }
 
 void rec__flight_forget_thread(struct rec__thread *t)

@@ -16,11 +16,14 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* What makes a module the same one as already recorded. */
@@ -293,4 +296,169 @@ void rec__modules_fini(struct rec__modules *m)
 {
 	free(m->known);
 	memset(m, 0, sizeof(*m));
+}
+
+/* ---------------------------------------------------------------------
+ * Function addresses by symbol name, for REC_TRIGGER on hook-traced
+ * functions (flight.c). librec has no ELF library (libelf is tracetool's
+ * only): this small reader needs only what the loader already proved
+ * sound, the native class and byte order of a file it mapped, and checks
+ * every offset and size against the file before use.
+ */
+struct loaded {
+	char *path;
+	uintptr_t bias;
+};
+
+struct collect {
+	struct loaded *v;
+	uint32_t nr, cap;
+	uintptr_t vdso;
+	bool first;
+	int err;
+};
+
+static int on_loaded(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct collect *c = arg;
+	char exe[4096];
+	const char *path = info->dlpi_name ? info->dlpi_name : "";
+
+	(void)size;
+	if (c->first) {
+		ssize_t n;
+
+		c->first = false;
+		if (!path[0]) {
+			n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+			exe[n > 0 ? n : 0] = '\0';
+			path = exe;
+		}
+	}
+	if (!path[0] || (c->vdso && (uintptr_t)info->dlpi_phdr - c->vdso < 65536))
+		return 0;
+	if (c->nr == c->cap) {
+		uint32_t cap = c->cap ? 2 * c->cap : 16;
+		struct loaded *v = realloc(c->v, cap * sizeof(*v));
+
+		if (!v) {
+			c->err = -ENOMEM;
+			return 1;
+		}
+		c->v = v;
+		c->cap = cap;
+	}
+	c->v[c->nr].path = strdup(path);
+	if (!c->v[c->nr].path) {
+		c->err = -ENOMEM;
+		return 1;
+	}
+	c->v[c->nr++].bias = info->dlpi_addr;
+	return 0;
+}
+
+/* A section's bytes, if they lie inside the file. */
+static const void *section_at(const uint8_t *file, size_t size, const ElfW(Shdr) *sh)
+{
+	if (sh->sh_type == SHT_NOBITS || sh->sh_offset > size || sh->sh_size > size - sh->sh_offset)
+		return NULL;
+	return file + sh->sh_offset;
+}
+
+/*
+ * The function symbols of one mapped file named in names[]: found(i,
+ * bias + value) for each. Return: 1 if it has a .symtab, 0 if only a
+ * .dynsym (or no symbols), -1 if it is not a readable ELF file.
+ */
+static int file_funcs(const uint8_t *file, size_t size, uintptr_t bias, const char *const *names,
+		      uint32_t nr_names, void (*found)(uint32_t i, uintptr_t addr, void *arg),
+		      void *arg)
+{
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)(const void *)file;
+	const ElfW(Shdr) *sh;
+	uint32_t want = SHT_SYMTAB;
+	int has_symtab = 0;
+
+	if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
+	    eh->e_shentsize != sizeof(ElfW(Shdr)) || eh->e_shoff > size ||
+	    (size_t)eh->e_shnum > (size - eh->e_shoff) / sizeof(ElfW(Shdr)) ||
+	    eh->e_shoff % _Alignof(ElfW(Shdr)) != 0)
+		return -1;
+	sh = (const ElfW(Shdr) *)(const void *)(file + eh->e_shoff);
+	for (int k = 0; k < eh->e_shnum; k++)
+		if (sh[k].sh_type == SHT_SYMTAB)
+			has_symtab = 1;
+	if (!has_symtab)
+		want = SHT_DYNSYM;
+	for (int k = 0; k < eh->e_shnum; k++) {
+		const ElfW(Sym) *sym;
+		const char *str;
+		size_t nsym, str_size;
+
+		if (sh[k].sh_type != want || sh[k].sh_link >= eh->e_shnum ||
+		    sh[k].sh_entsize != sizeof(ElfW(Sym)) || sh[k].sh_offset % _Alignof(ElfW(Sym)))
+			continue;
+		sym = section_at(file, size, &sh[k]);
+		str = section_at(file, size, &sh[sh[k].sh_link]);
+		if (!sym || !str)
+			continue;
+		nsym = sh[k].sh_size / sizeof(ElfW(Sym));
+		str_size = sh[sh[k].sh_link].sh_size;
+		for (size_t j = 0; j < nsym; j++) {
+			if (ELF64_ST_TYPE(sym[j].st_info) != STT_FUNC || sym[j].st_shndx == SHN_UNDEF ||
+			    !sym[j].st_value || sym[j].st_name >= str_size)
+				continue;
+			for (uint32_t i = 0; i < nr_names; i++) {
+				size_t n = strlen(names[i]);
+
+				if (str_size - sym[j].st_name > n && str[sym[j].st_name + n] == '\0' &&
+				    memcmp(str + sym[j].st_name, names[i], n) == 0)
+					found(i, bias + (uintptr_t)sym[j].st_value, arg);
+			}
+		}
+	}
+	return has_symtab;
+}
+
+/*
+ * rec__modules_find_funcs() - the addresses of the functions named
+ * names[0..nr_names) in every loaded object's symbol table (.symtab, or
+ * .dynsym where it was stripped), as -finstrument-functions passes them to
+ * the hooks: found(i, address) for each (a static function may have
+ * several). Writer thread only (it reads files). *main_stripped: the
+ * program's own file has no .symtab (its static functions and those not
+ * exported cannot be found).
+ * Return: 0, or -ENOMEM.
+ */
+int rec__modules_find_funcs(const char *const *names, uint32_t nr_names,
+			    void (*found)(uint32_t i, uintptr_t addr, void *arg), void *arg,
+			    bool *main_stripped)
+{
+	struct collect c = { .vdso = getauxval(AT_SYSINFO_EHDR), .first = true };
+
+	*main_stripped = false;
+	pthread_mutex_lock(&scan_lock);
+	dl_iterate_phdr(on_loaded, &c);
+	pthread_mutex_unlock(&scan_lock);
+	for (uint32_t k = 0; k < c.nr; k++) {
+		int fd = c.err ? -1 : open(c.v[k].path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		struct stat st;
+
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+			void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+			if (map != MAP_FAILED) {
+				if (file_funcs(map, (size_t)st.st_size, c.v[k].bias, names, nr_names,
+					       found, arg) == 0 && k == 0)
+					*main_stripped = true;
+				munmap(map, (size_t)st.st_size);
+			}
+		}
+		if (fd >= 0)
+			close(fd);
+		free(c.v[k].path);
+	}
+	free(c.v);
+	return c.err;
 }

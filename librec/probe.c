@@ -79,7 +79,28 @@ NOINSTR static bool room_or_sleep(struct rec__thread *t, uint64_t need, uint64_t
 	}
 	for (;;) {
 		uint64_t tail;
-		enum rec__ring_room room = rec__ring_refresh(&t->ring, need, &tail);
+		enum rec__ring_room room;
+
+		if (__atomic_load_n(&rec__flight_overwrite, __ATOMIC_RELAXED)) {
+			/*
+			 * REC_MODE=flight: a full ring discards its oldest chunk
+			 * (ring.h) unless a trigger froze the rings; the writer
+			 * hears of it only where it scans for REC_TRIGGER.
+			 */
+			uint64_t group = t->reg.ctr ? 1 + (uint64_t)t->reg.ctr->nr : 1;
+			uint64_t chunk = (t->ring.p.mask + 1) / 8 / group * group;
+			bool discarded = false;
+
+			room = rec__ring_refresh_flight(&t->ring, need, chunk ? chunk : group,
+							!rec__flight_frozen_now(), &discarded);
+			tail = __atomic_load_n(&t->ring.tail, __ATOMIC_RELAXED);
+			if (discarded && rec__flight_wake_on_discard)
+				rec__writer_wake();
+			if (room == REC__RING_ROOM)
+				return true;
+		} else {
+			room = rec__ring_refresh(&t->ring, need, &tail);
+		}
 
 		if (room == REC__RING_ROOM)
 			return true;

@@ -179,6 +179,8 @@ struct rec__thread_wr {
 	uint64_t comm_read_ns;
 	/* REC_TRIGGER pairing state (flight.c), NULL if none. */
 	struct rec__flight_thread *flight;
+	/* REC_MODE=flight: no hold goes below it (a restart's head, a snapshot's end). */
+	uint64_t flight_floor;
 	/* own.nr_annots_dropped when this file started, and as last reported. */
 	uint64_t annots_dropped_base, annots_dropped_reported;
 };
@@ -337,6 +339,9 @@ struct rec__modules {
 	uint32_t nr_snaps_done; /* module snapshots (site.c) looked at in this file */
 };
 int rec__modules_scan(struct rec__modules *m, struct recfmt_buf *out) REC__HIDDEN;
+int rec__modules_find_funcs(const char *const *names, uint32_t nr_names,
+			    void (*found)(uint32_t i, uintptr_t addr, void *arg), void *arg,
+			    bool *main_stripped) REC__HIDDEN;
 
 /*
  * What the writer needs of the module holding a function site, copied when
@@ -566,6 +571,9 @@ struct rec__crash_view {
 	const struct recfmt_sync *snap_start;	  /* its FILE_HEADER's start */
 	const struct recfmt_snapshot *snap_rec;	  /* its SNAPSHOT record */
 	bool failed;		   /* the writer's sticky error */
+	/* REC_MODE=flight: MODULE records of every module loaded (or snapshotted
+	 * by site.c) so far, for a crash snapshot's file; NULL before the first pass. */
+	const struct recfmt_buf *modules;
 };
 void rec__writer_crash_view(struct rec__crash_view *v) REC__HIDDEN;
 
@@ -634,9 +642,27 @@ bool rec__flight_take(struct recfmt_snapshot *s, char *reason, size_t reason_byt
 bool rec__flight_pending(void) REC__HIDDEN;
 void rec__flight_done(void) REC__HIDDEN;
 void rec__flight_stopped(void) REC__HIDDEN;
-void rec__flight_scan(struct rec__thread *t, uint64_t head) REC__HIDDEN;
-bool rec__flight_trim(struct rec__thread *t, uint64_t head, bool dead, uint64_t now_ticks) REC__HIDDEN;
-uint64_t rec__flight_window_tail(const struct rec__thread *t, uint64_t head, uint64_t start) REC__HIDDEN;
+void rec__flight_thaw(void) REC__HIDDEN;
+void rec__flight_scan_held(struct rec__thread *t) REC__HIDDEN;
+bool rec__flight_keep(struct rec__thread *t, bool dead, uint64_t now_ticks) REC__HIDDEN;
+uint64_t rec__flight_hold(struct rec__thread *t, uint64_t from) REC__HIDDEN;
+void rec__flight_free(struct rec__thread *t) REC__HIDDEN;
+uint64_t rec__flight_window_index(const struct rec__thread *t, uint64_t lo, uint64_t head,
+				  uint64_t start) REC__HIDDEN;
+uint64_t rec__flight_window_tail(struct rec__thread *t, uint64_t head, uint64_t start) REC__HIDDEN;
+/*
+ * Producers' view of flight mode (flight.c; probe.c reads them in its slow
+ * path): the rings discard their oldest chunk when full (ring.h), the
+ * writer wants a wake per chunk (REC_TRIGGER), the rings are frozen.
+ */
+extern uint8_t rec__flight_overwrite REC__HIDDEN;
+extern uint8_t rec__flight_wake_on_discard REC__HIDDEN;
+extern int rec__flight_frozen REC__HIDDEN;
+static inline __attribute__((no_instrument_function)) bool rec__flight_frozen_now(void)
+{
+	/* seq_cst: after a trigger's freeze, at most one more chunk goes (flight.c). */
+	return __atomic_load_n(&rec__flight_frozen, __ATOMIC_SEQ_CST) != 0;
+}
 void rec__flight_forget_thread(struct rec__thread *t) REC__HIDDEN;
 void rec__flight_forget(void) REC__HIDDEN;
 

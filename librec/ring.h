@@ -51,7 +51,40 @@ struct rec__ring {
 	struct rec__producer p;
 	/* Consumer's line: written only by the writer. (D); read at (A). */
 	uint64_t tail __attribute__((aligned(64)));
+	/*
+	 * REC_MODE=flight only (below): the producer's own discard index,
+	 * written only by the producer (F1), read by the writer (F2). Its own
+	 * line: the writer loads it once per hold, the producer stores it once
+	 * per discarded chunk.
+	 */
+	uint64_t discard __attribute__((aligned(64)));
 };
+
+/*
+ * Flight mode (REC_MODE=flight): the producer discards its oldest slots
+ * itself, a chunk at a time, so that a ring always holds its newest
+ * events however late the writer runs, and a full ring never drops nor
+ * waits. `tail` is then the writer's *hold*: the producer may discard up
+ * to it and never past it, and REC__RING_FREE means no hold (discard at
+ * will). `discard` is the producer's: the slots [max(discard, hold),
+ * head) are whole; below discard they may be overwritten.
+ *
+ *   producer (probe.c, refresh below)       writer (flight.c)
+ *   (F1) store discard, then load tail,     (F2) store tail = X, then load
+ *        both seq_cst                            discard, both seq_cst; until
+ *                                                discard <= X (X = discard)
+ *
+ * A store then a load of the other's variable on each side (Dekker): at
+ * least one sees the other. So when the writer's hold loop ends with X,
+ * either the producer saw the hold X and writes no slot below X + cap, or
+ * its discard was at most X when it computed its limit: either way the
+ * slots [X, head) stay whole while X is held. The hold only moves forward
+ * while the writer reads (a release store suffices then: the producer
+ * may discard less, never more), and the limit a producer computes never
+ * shrinks (min(discard, hold) + cap only grows), so the reserve-for-exit
+ * rule (whole scopes) holds as in stream mode.
+ */
+#define REC__RING_FREE UINT64_MAX
 
 /* The ring's slots as the format sees them (same layout: probe.c asserts it). */
 static inline __attribute__((no_instrument_function)) struct recfmt_event *
@@ -89,6 +122,45 @@ rec__ring_refresh(struct rec__ring *r, uint64_t need, uint64_t *tail)
 		return REC__RING_ROOM;
 	r->p.limit = *tail + cap;
 	return need <= r->p.limit ? REC__RING_ROOM_WAKE : REC__RING_FULL;
+}
+
+/*
+ * rec__ring_refresh_flight() - producer, flight mode: like
+ * rec__ring_refresh(), but a ring full up to its limit discards its
+ * oldest slots, whole chunks of @chunk slots (a multiple of the thread's
+ * event group), up to the writer's hold, unless @may_discard is false (a
+ * snapshot's trigger froze every ring: flight.c). *discarded: set when it
+ * discarded. Return: REC__RING_ROOM or REC__RING_FULL (held or frozen).
+ */
+static inline __attribute__((no_instrument_function)) enum rec__ring_room
+rec__ring_refresh_flight(struct rec__ring *r, uint64_t need, uint64_t chunk, bool may_discard,
+			 bool *discarded)
+{
+	uint64_t cap = r->p.mask + 1, d = r->discard, bound;
+	uint64_t hold = __atomic_load_n(&r->tail, __ATOMIC_SEQ_CST);
+
+	if (hold != REC__RING_FREE && hold > d) {
+		/* Below the hold the writer is done: discarded (a restart's hold at head). */
+		__atomic_store_n(&r->discard, hold, __ATOMIC_SEQ_CST);
+		d = hold;
+	}
+	if (may_discard && need > d + cap && need - cap - d < cap - chunk) {
+		/* The fewest chunks that make room for need, never past the hold. */
+		uint64_t want = d + (need - cap - d + chunk - 1) / chunk * chunk;
+
+		if (hold != REC__RING_FREE && want > hold)
+			want = hold > d ? hold : d;
+		if (want > d) {
+			/* (F1): pairs with (F2) in flight.c. */
+			__atomic_store_n(&r->discard, want, __ATOMIC_SEQ_CST);
+			d = want;
+			hold = __atomic_load_n(&r->tail, __ATOMIC_SEQ_CST);
+			*discarded = true;
+		}
+	}
+	bound = hold != REC__RING_FREE && hold < d ? hold : d;
+	r->p.limit = bound + cap;
+	return need <= r->p.limit ? REC__RING_ROOM : REC__RING_FULL;
 }
 
 /* rec__ring_peek() - consumer: the head; the slots [tail, head) are readable. */

@@ -240,6 +240,8 @@ static struct rec__thread *thread_create_locked(void)
 		return NULL;
 	t->reg.ring_bytes = rec__g.cfg.buffer_bytes;
 	t->ring.p.woke_tail = UINT64_MAX; /* no wake yet: see wait_for_room() */
+	/* REC_MODE=flight: no hold, its producer discards at will (ring.h). */
+	t->ring.tail = rec__g.cfg.flight ? REC__RING_FREE : 0;
 	t->own.ring_gen_seen = __atomic_load_n(&ring_gen, __ATOMIC_RELAXED);
 	/*
 	 * No ring when the budget is reached (or mmap fails): the thread is

@@ -79,6 +79,14 @@ struct writer {
 	size_t cev_cap, cval_cap;
 	struct rec__live *live; /* REC_LIVE; NULL without it */
 	struct rec__modules modules;   /* MODULE records written to this file */
+	/*
+	 * REC_MODE=flight: the MODULE records a crash snapshot needs, kept
+	 * ready (a signal handler cannot scan: dl_iterate_phdr takes the
+	 * loader's lock); grown by each pass, read by crash.c with the writer
+	 * stopped (rec__writer_crash_view()).
+	 */
+	struct rec__modules crash_modules;
+	struct recfmt_buf crash_modrec;
 	uint32_t nr_sites_scanned;     /* site count at the last module scan */
 	uint64_t ticks_per_second;     /* calibrated at start (write_lead) */
 	uint64_t clock_step_ticks;     /* measured at start (clock.c, write_lead) */
@@ -554,6 +562,7 @@ static int encode_ring_counted(struct writer *w, struct rec__thread *t, uint64_t
 void rec__writer_thread_restart(struct rec__thread *t)
 {
 	rec__ring_release(&t->ring, rec__ring_peek(&t->ring));
+	t->wr.flight_floor = t->ring.tail; /* flight mode: nothing older is held again */
 	t->wr.nr_dropped_base = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED);
 	t->wr.nr_blocked_base = __atomic_load_n(&t->own.nr_blocked, __ATOMIC_RELAXED);
 	t->wr.blocked_ns_base = __atomic_load_n(&t->own.blocked_ns, __ATOMIC_RELAXED);
@@ -577,6 +586,9 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 {
 	/* Pairs with the release store in thread_exit(): then head is final. */
 	bool dead = __atomic_load_n(&t->reg.dead, __ATOMIC_ACQUIRE);
+	/* REC_MODE=flight: a thread new since the snapshot began: hold its ring first. */
+	uint64_t new_hold = w->snap_open && t->ring.tail == REC__RING_FREE ? rec__flight_hold(t, 0) : 0;
+	(void)new_hold;
 	/*
 	 * Every event below this head was recorded before now; those above
 	 * it, drained next time, after: their age is measured from here
@@ -588,9 +600,9 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 	uint64_t tail = t->ring.tail;
 	uint64_t dropped = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED) - t->wr.nr_dropped_base;
 
-	/* A snapshot holds its window only (flight.c). */
+	/* A snapshot holds its window only (flight.c); the ring is held from tail on. */
 	if (w->snap_open)
-		head = rec__flight_window_tail(t, head, w->snap_rec.window_end_ticks + 1);
+		head = rec__flight_window_index(t, tail, head, w->snap_rec.window_end_ticks + 1);
 	/* mask only below a published head: a thread may get its ring late (thread.c). */
 	bool busy = head != tail && head - tail > (t->ring.p.mask + 1) / 4;
 	/* Slots an event takes: set before the thread was registered. */
@@ -933,9 +945,10 @@ static void flight_begin(struct writer *w)
 	rec__g.fd = fd;
 	pthread_mutex_lock(&rec__g.lock);
 	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
-		uint64_t head = rec__ring_peek(&t->ring); /* (C) */
+		/* Hold the ring (its producer stops discarding there), then read head. */
+		uint64_t lo = rec__flight_hold(t, 0), head = rec__ring_peek(&t->ring); /* (C) */
 
-		rec__ring_release(&t->ring, rec__flight_window_tail(t, head, ws)); /* (D) */
+		rec__ring_release(&t->ring, rec__flight_window_index(t, lo, head, ws)); /* (D) */
 		t->wr.nr_dropped_written = 0;
 		t->wr.nr_events_written = 0;
 		t->wr.nr_filtered_written = t->wr.nr_filtered_reported = 0;
@@ -947,6 +960,7 @@ static void flight_begin(struct writer *w)
 		write_thread_locked(w, t);
 	}
 	pthread_mutex_unlock(&rec__g.lock);
+	rec__flight_thaw(); /* every ring holds its window now */
 	note_pending(w);
 }
 
@@ -964,6 +978,11 @@ static void flight_end(struct writer *w)
 	w->snap_open = false;
 	pthread_mutex_lock(&rec__g.lock);
 	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
+		/* Written: no later snapshot holds them again. Then its producer
+		 * discards its oldest events again. */
+		if (t->ring.tail != REC__RING_FREE)
+			t->wr.flight_floor = t->ring.tail;
+		rec__flight_free(t);
 		t->wr.nr_dropped_base = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED);
 		t->wr.nr_blocked_base = __atomic_load_n(&t->own.nr_blocked, __ATOMIC_RELAXED);
 		t->wr.blocked_ns_base = __atomic_load_n(&t->own.blocked_ns, __ATOMIC_RELAXED);
@@ -1049,7 +1068,7 @@ static void *writer_main(void *arg)
 	 * short slice (ask_short_slice()) needs neither.
 	 */
 	uint64_t flush_ns, poll_active_ns, poll_idle_ns;
-	bool stop = false;
+	bool stop = false, stop_deferred = false;
 
 	/* So that top, perf and debuggers show which thread is ours. */
 	pthread_setname_np(pthread_self(), "rec-writer");
@@ -1154,11 +1173,11 @@ static void *writer_main(void *arg)
 				if (flight) {
 					struct rec__thread *t = w->snap[i];
 					bool dead = __atomic_load_n(&t->reg.dead, __ATOMIC_ACQUIRE);
-					uint64_t head = rec__ring_peek(&t->ring); /* (C) */
 
-					rec__flight_scan(t, head);
 					if (keeping)
-						ended = rec__flight_trim(t, head, dead, now_ticks);
+						ended = rec__flight_keep(t, dead, now_ticks);
+					else
+						rec__flight_scan_held(t);
 				}
 				if (!keeping)
 					busy |= drain_thread(w, w->snap[i], final, now_ticks, &ended);
@@ -1173,6 +1192,9 @@ static void *writer_main(void *arg)
 					write_frame(w);
 			}
 		}
+		/* A trigger this last pass found (REC_TRIGGER) is written by one more (once). */
+		if (stop && keeping && !stop_deferred && rec__flight_pending())
+			stop = false, stop_deferred = true;
 		/*
 		 * New function sites may need a module loaded since the last
 		 * scan: record it now, so that a library closed soon after its
@@ -1186,6 +1208,11 @@ static void *writer_main(void *arg)
 			    rec__modules_scan(&w->modules, &w->meta) == 0)
 				note_pending(w);
 		}
+		/* Flight mode: a crash snapshot's modules, ready before any crash
+		 * (one loader callback a pass when nothing was loaded). */
+		if (flight && rec__modules_add_snaps(&w->crash_modules, &w->crash_modrec,
+						     rec__site_nr_snaps(), rec__site_snap) == 0)
+			rec__modules_scan(&w->crash_modules, &w->crash_modrec);
 		now = mono_ns();
 		/* Pressure: behind now, or busy over the window that just ended. */
 		if (now - w->duty_wall_ns >= DUTY_WINDOW_NS) {
@@ -1294,6 +1321,7 @@ void rec__writer_crash_view(struct rec__crash_view *v)
 	v->snap_start = &w->file_start;
 	v->snap_rec = &w->snap_rec;
 	v->failed = w->failed;
+	v->modules = w->crash_modules.scanned ? &w->crash_modrec : NULL;
 }
 
 /*
@@ -1386,6 +1414,11 @@ int rec__writer_start(void)
 			return err;
 	}
 	memset(&writer_state, 0, sizeof(writer_state)); /* the parked thread reads it after go */
+	/* Flight mode: full rings discard their oldest chunk (probe.c, ring.h). */
+	__atomic_store_n(&rec__flight_overwrite, rec__g.cfg.flight, __ATOMIC_RELAXED);
+	__atomic_store_n(&rec__flight_wake_on_discard, rec__g.cfg.flight && rec__g.cfg.triggers[0],
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&rec__flight_frozen, 0, __ATOMIC_SEQ_CST);
 	writer_parked = false;
 	writer_cmd = CMD_GO;
 	rec__g.writer_running = true;
@@ -1416,5 +1449,7 @@ void rec__writer_stop(void)
 	free(w->kept);
 	rec__annot_split_fini(&w->annot);
 	rec__modules_fini(&w->modules);
+	rec__modules_fini(&w->crash_modules);
+	recfmt_buf_fini(&w->crash_modrec);
 	memset(w, 0, sizeof(*w));
 }
