@@ -578,7 +578,7 @@ enum tt_status tt_calltree_run(struct tt_calltree *ct, const struct tt_options *
 	if (co->has_callers) {
 		match = tt_xcalloc((size_t)rep->tr.nr_names + 1, sizeof(*match));
 		for (uint32_t n = 0; n < rep->tr.nr_names; n++)
-			match[n] = regexec(&co->callers, rep->tr.names[n], 0, NULL, 0) == 0;
+			match[n] = tt_regex_name(&co->callers, rep->tr.names[n]);
 		trees = ct->trees;
 		nr_trees = ct->nr_trees;
 		ct->trees = tt_xcalloc(nr_trees ? nr_trees : 1, sizeof(*ct->trees));
@@ -598,14 +598,38 @@ enum tt_status tt_calltree_run(struct tt_calltree *ct, const struct tt_options *
 	return TT_OK;
 }
 
+static void make_labels(struct tt_calltree *ct)
+{
+	const struct tt_trace *tr = &ct->rep.tr;
+
+	if (ct->safe_names)
+		return;
+	ct->safe_names = tt_xcalloc((size_t)tr->nr_names + 1, sizeof(*ct->safe_names));
+	tt_labels_init(&ct->labels);
+	tt_labels_add_names(&ct->labels, tr->names, tr->nr_names);
+	tt_labels_finish(&ct->labels);
+}
+
+const char *tt_calltree_label(struct tt_calltree *ct, uint32_t name)
+{
+	make_labels(ct);
+	return tt_labels_shown(&ct->labels, ct->rep.tr.names[name]);
+}
+
+const char *tt_calltree_site(struct tt_calltree *ct, uint32_t name)
+{
+	make_labels(ct);
+	return tt_labels_site(&ct->labels, ct->rep.tr.names[name]);
+}
+
 const char *tt_calltree_name(struct tt_calltree *ct, uint32_t name)
 {
 	const struct tt_trace *tr = &ct->rep.tr;
 
-	if (!ct->safe_names)
-		ct->safe_names = tt_xcalloc((size_t)tr->nr_names + 1, sizeof(*ct->safe_names));
+	make_labels(ct);
 	if (!ct->safe_names[name]) {
-		char *s = tt_xstrndup(tr->names[name], strlen(tr->names[name]));
+		const char *shown = tt_labels_shown(&ct->labels, tr->names[name]);
+		char *s = tt_xstrndup(shown, strlen(shown));
 
 		for (char *c = s; *c; c++)
 			if (*c == ';' || *c == '\n' || *c == '\r')
@@ -651,9 +675,11 @@ void tt_calltree_fini(struct tt_calltree *ct)
 		store_fini(&ct->trees[i]);
 	}
 	free(ct->trees);
-	if (ct->safe_names)
+	if (ct->safe_names) {
 		for (uint32_t n = 0; n <= ct->rep.tr.nr_names; n++)
 			free(ct->safe_names[n]);
+		tt_labels_fini(&ct->labels);
+	}
 	free(ct->safe_names);
 	tt_report_fini(&ct->rep);
 }

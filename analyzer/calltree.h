@@ -17,6 +17,7 @@
 
 #include "events.h"
 #include "options.h"
+#include "labels.h"
 #include "report.h"
 
 /* One call path. Node 0 of a tree is the virtual root above the roots. */
@@ -67,7 +68,8 @@ struct tt_calltree {
 	uint64_t nr_paths;	 /* rows shown */
 	/* The consumers' state, one per walker replica. */
 	void *walkers[TT_REPORT_MAX_REPLICAS];
-	char **safe_names; /* per name: ';' and line breaks made '_' (lazily) */
+	char **safe_names; /* per name: its label (labels.h), ';' and line breaks made '_' (lazily) */
+	struct tt_labels labels; /* of rep.tr's names, made with safe_names */
 };
 
 struct tt_calltree_opts {
@@ -88,6 +90,9 @@ struct tt_calltree_opts {
  */
 enum tt_status tt_calltree_run(struct tt_calltree *ct, const struct tt_options *o,
 			       const struct tt_calltree_opts *co, char *msg, size_t msg_bytes);
+/* A name's label (labels.h), and its place ("" if none), over the tree's names. */
+const char *tt_calltree_label(struct tt_calltree *ct, uint32_t name);
+const char *tt_calltree_site(struct tt_calltree *ct, uint32_t name);
 /* A name with ';' and line breaks replaced by '_' (contract §8). */
 const char *tt_calltree_name(struct tt_calltree *ct, uint32_t name);
 /* Node id's path, names joined by ';' from the root after `root` and ';'

@@ -24,6 +24,7 @@
 
 #include "commands.h"
 #include "emit.h"
+#include "labels.h"
 #include "options.h"
 #include "progress.h"
 #include "report.h"
@@ -139,6 +140,7 @@ struct chrome {
 	uint32_t pid;
 	char **quoted; /* JSON-quoted names, by name index */
 	uint32_t nr_quoted;
+	struct tt_inc_labels labels; /* the names' labels (labels.h) */
 	bool *selected; /* --function, by name index */
 	uint64_t nr_events;
 	uint64_t nr_annots; /* annotation events written */
@@ -267,7 +269,8 @@ static const char *quoted(struct chrome *ch, uint32_t name)
 		ch->nr_quoted = n;
 	}
 	if (!ch->quoted[name]) {
-		ch->quoted[name] = tt_emit_json_quote(tr->names[name]);
+		ch->quoted[name] = tt_emit_json_quote(
+			tt_inc_label(&ch->labels, tr->names, tr->nr_names, name));
 		if (!ch->quoted[name])
 			tt_oom();
 		ch->selected[name] = tt_options_function_selected(ch->o, tr->names[name]);
@@ -869,6 +872,7 @@ static void end_file(struct chrome *ch)
 	ch->quoted = NULL;
 	ch->selected = NULL;
 	ch->nr_quoted = 0;
+	tt_inc_labels_fini(&ch->labels);
 	while (ch->threads) {
 		struct chrome_thread *ct = ch->threads;
 

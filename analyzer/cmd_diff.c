@@ -20,6 +20,7 @@
 
 #include "commands.h"
 #include "emit.h"
+#include "labels.h"
 #include "hist.h"
 #include "options.h"
 #include "report.h"
@@ -359,11 +360,52 @@ static void fill_values(struct pair *pr, int side)
 	v[M_CALLS] = r->calls;
 }
 
-static int cmp_row_name(const void *pa, const void *pb)
-{
-	const struct tt_row *const *a = pa, *const *b = pb;
+/*
+ * The key two recordings' rows are matched by (docs/ANALYZER.md, "Names"):
+ * the scope's name alone where each side has exactly one scope of that name,
+ * so that a scope whose line moved between the two builds is still one
+ * scope; else the name and its place.
+ */
+struct mrow {
+	const struct tt_row *r;
+	const char *key; /* the row's name, or a copy of its name part (own) */
+	char *own;
+	int side;
+};
 
-	return strcmp((*a)->name, (*b)->name);
+static size_t name_part(const char *key)
+{
+	const char *sep = strchr(key, TT_SITE_SEP);
+
+	return sep ? (size_t)(sep - key) : strlen(key);
+}
+
+static bool same_name(const char *a, const char *b)
+{
+	size_t na = name_part(a);
+
+	return na == name_part(b) && memcmp(a, b, na) == 0;
+}
+
+static int cmp_name_part(const void *pa, const void *pb)
+{
+	const struct mrow *a = pa, *b = pb;
+	size_t na = name_part(a->r->name), nb = name_part(b->r->name);
+	int c = memcmp(a->r->name, b->r->name, na < nb ? na : nb);
+
+	if (c)
+		return c;
+	if (na != nb)
+		return na < nb ? -1 : 1;
+	return a->side - b->side;
+}
+
+static int cmp_mrow(const void *pa, const void *pb)
+{
+	const struct mrow *a = pa, *b = pb;
+	int c = strcmp(a->key, b->key);
+
+	return c ? c : a->side - b->side;
 }
 
 static int cmp_p(const void *pa, const void *pb)
@@ -390,33 +432,48 @@ static int cmp_pairs(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
-/* Rows of both reports matched by name (one row per name: no --by-thread). */
+/* Rows of both reports matched by scope (one row per scope: no --by-thread). */
 static size_t make_pairs(const struct tt_report *rep, struct pair **out)
 {
-	const struct tt_row **s[2];
+	size_t nr0 = rep[0].nr_rows, nr1 = rep[1].nr_rows, nr = nr0 + nr1, n = 0;
+	struct mrow *m = tt_xcalloc(nr + 1, sizeof(*m));
 	struct pair *v;
-	size_t n = 0, i = 0, j = 0, nr0 = rep[0].nr_rows, nr1 = rep[1].nr_rows;
 
-	for (int k = 0; k < 2; k++) {
-		s[k] = tt_xcalloc(rep[k].nr_rows + 1, sizeof(*s[k]));
-		for (size_t r = 0; r < rep[k].nr_rows; r++)
-			s[k][r] = &rep[k].rows[r];
-		if (rep[k].nr_rows)
-			qsort(s[k], rep[k].nr_rows, sizeof(*s[k]), cmp_row_name);
+	for (size_t r = 0; r < nr; r++) {
+		m[r].side = r >= nr0;
+		m[r].r = &rep[m[r].side].rows[r >= nr0 ? r - nr0 : r];
+		m[r].key = m[r].r->name;
 	}
-	v = tt_xcalloc(nr0 + nr1 + 1, sizeof(*v));
-	while (i < nr0 || j < nr1) {
-		int c = i >= nr0 ? 1 : j >= nr1 ? -1 : strcmp(s[0][i]->name, s[1][j]->name);
-		struct pair *pr = &v[n++];
+	if (nr)
+		qsort(m, nr, sizeof(*m), cmp_name_part);
+	for (size_t g = 0, e; g < nr; g = e) {
+		for (e = g + 1; e < nr && same_name(m[g].r->name, m[e].r->name); e++)
+			;
+		/* One scope of the name on each side: matched by the name. */
+		if (e - g == 2 && m[g].side == 0 && m[g + 1].side == 1)
+			for (size_t k = g; k < e; k++)
+				m[k].key = m[k].own = tt_xstrndup(m[k].r->name, name_part(m[k].r->name));
+	}
+	if (nr)
+		qsort(m, nr, sizeof(*m), cmp_mrow);
+	v = tt_xcalloc(nr + 1, sizeof(*v));
+	for (size_t i = 0; i < nr; n++) {
+		struct pair *pr = &v[n];
+		bool both = i + 1 < nr && m[i].side == 0 && m[i + 1].side == 1 &&
+			    strcmp(m[i].key, m[i + 1].key) == 0;
 
-		pr->r[0] = c <= 0 ? s[0][i++] : NULL;
-		pr->r[1] = c >= 0 ? s[1][j++] : NULL;
-		pr->name = pr->r[0] ? pr->r[0]->name : pr->r[1]->name;
+		pr->r[m[i].side] = m[i].r;
+		if (both)
+			pr->r[1] = m[i + 1].r;
+		/* The new side's scope names the pair: its place is the current one. */
+		pr->name = pr->r[1] ? pr->r[1]->name : pr->r[0]->name;
 		fill_values(pr, 0);
 		fill_values(pr, 1);
+		i += both ? 2 : 1;
 	}
-	free(s[0]);
-	free(s[1]);
+	for (size_t r = 0; r < nr; r++)
+		free(m[r].own);
+	free(m);
 	*out = v;
 	return n;
 }
@@ -722,6 +779,7 @@ int tt_cmd_diff(int argc, char **argv)
 	struct tt_report rep[2];
 	struct tt_options side;
 	struct pair *v = NULL;
+	struct tt_labels labels = { 0 };
 	bool ran[2] = { false, false };
 	char msg[512];
 	size_t n = 0;
@@ -742,6 +800,13 @@ int tt_cmd_diff(int argc, char **argv)
 	tt_report_comp_warn(&rep[0]);
 	tt_report_comp_warn(&rep[1]);
 	n = make_pairs(rep, &v);
+	/* Each pair printed by its label among the pairs (labels.h). */
+	tt_labels_init(&labels);
+	for (size_t i = 0; i < n; i++)
+		tt_labels_add(&labels, v[i].name);
+	tt_labels_finish(&labels);
+	for (size_t i = 0; i < n; i++)
+		v[i].name = tt_labels_shown(&labels, v[i].name);
 	threshold_pct = a.threshold_pct;
 	judge(v, n, rep);
 	for (size_t i = 0; i < n; i++)
@@ -775,6 +840,7 @@ int tt_cmd_diff(int argc, char **argv)
 	}
 out:
 	free(v);
+	tt_labels_fini(&labels);
 	for (int k = 0; k < 2; k++)
 		if (ran[k])
 			tt_report_fini(&rep[k]);

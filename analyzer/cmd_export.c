@@ -24,6 +24,7 @@
 
 #include "commands.h"
 #include "emit.h"
+#include "labels.h"
 #include "parquet.h"
 #include "report.h"
 #include "runs.h"
@@ -241,6 +242,7 @@ static const struct tt_pq_col scopes_cols[] = {
 	{ "run_id", TT_PQ_INT32, false },
 	{ "scope_id", TT_PQ_INT64, false },
 	{ "name", TT_PQ_STRING, false },
+	{ "site", TT_PQ_STRING, false },
 };
 
 static const struct tt_pq_col acts_cols[] = {
@@ -649,13 +651,19 @@ static void write_run(struct exporter *ex, const struct tt_run *r)
 static void write_scopes(struct exporter *ex, const struct tt_run *r, const struct tt_trace *tr)
 {
 	struct tbl *t = &ex->t[T_SCOPES];
+	struct tt_labels labels; /* name as summary prints it; site apart (labels.h) */
 
+	tt_labels_init(&labels);
+	tt_labels_add_names(&labels, tr->names, tr->nr_names);
+	tt_labels_finish(&labels);
 	for (uint32_t i = 0; i < tr->nr_names; i++) {
 		tbl_i32(t, (int32_t)r->run_id);
 		tbl_i64(t, i);
-		tbl_str(t, tr->names[i]);
+		tbl_str(t, tt_labels_shown(&labels, tr->names[i]));
+		tbl_str(t, tt_labels_site(&labels, tr->names[i]));
 		tbl_row_end(t);
 	}
+	tt_labels_fini(&labels);
 }
 
 /* ---- the command ---- */

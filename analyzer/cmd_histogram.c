@@ -17,8 +17,11 @@
 #include "commands.h"
 #include "emit.h"
 #include "hist.h"
+#include "labels.h"
 #include "options.h"
 #include "report.h"
+
+static struct tt_labels labels; /* the rows' names (labels.h) */
 
 #define MAX_BINS 200
 
@@ -171,7 +174,7 @@ static void print_bars(const struct tt_row *r, const struct bin *bins, size_t nr
 		printf("%s: ", r->thread);
 	tt_emit_fmt_duration(a, sizeof(a), r->p50_ns);
 	tt_emit_fmt_duration(b, sizeof(b), r->p99_ns);
-	printf("%s  (%" PRIu64 " calls, p50 %s, p99 %s)\n", r->name, r->calls, a, b);
+	printf("%s  (%" PRIu64 " calls, p50 %s, p99 %s)\n", tt_labels_shown(&labels, r->name), r->calls, a, b);
 	/* "[  1.23µs,   2.46µs) 1234567890 |" is 34 columns before the bar. */
 	width = columns > 44 ? columns - 35 : 10;
 	for (size_t i = 0; i < nr; i++) {
@@ -225,6 +228,8 @@ int tt_cmd_histogram(int argc, char **argv)
 	}
 	tt_report_warn(&rep);
 	tt_report_comp_warn(&rep);
+	tt_labels_add_names(&labels, rep.tr.names, rep.tr.nr_names);
+	tt_labels_finish(&labels);
 	if (rep.nr_rows) /* no rows: rows is NULL, which qsort may not take */
 		qsort(rep.rows, rep.nr_rows, sizeof(*rep.rows), cmp_name);
 	step = clock_step(&rep);
@@ -247,7 +252,7 @@ int tt_cmd_histogram(int argc, char **argv)
 					tt_emit_csv_str(stdout, r->thread);
 					fputc(',', stdout);
 				}
-				tt_emit_csv_str(stdout, r->name);
+				tt_emit_csv_str(stdout, tt_labels_shown(&labels, r->name));
 				printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", bins[k].lo_ns,
 				       bins[k].hi_ns, bins[k].count);
 			}
@@ -264,7 +269,7 @@ int tt_cmd_histogram(int argc, char **argv)
 				fputc(',', stdout);
 			}
 			fputs("\"function\":", stdout);
-			tt_emit_json_str(stdout, r->name);
+			tt_emit_json_str(stdout, tt_labels_shown(&labels, r->name));
 			printf(",\"calls\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"buckets\":[",
 			       r->calls, r->errors);
 			for (size_t k = 0; k < nr; k++)
@@ -290,6 +295,7 @@ int tt_cmd_histogram(int argc, char **argv)
 		rc = 1;
 	}
 out:
+	tt_labels_fini(&labels);
 	tt_report_fini(&rep);
 	tt_options_fini(&o);
 	return rc;

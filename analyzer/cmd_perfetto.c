@@ -27,6 +27,7 @@
 #include "options.h"
 #include "perfetto.h"
 #include "report.h"
+#include "labels.h"
 #include "runs.h"
 #include "xalloc.h"
 
@@ -59,6 +60,7 @@ struct pf {
 	uint64_t slices, errors;
 	char **tracks; /* the file's value tracks: counter track uuid by index */
 	uint32_t nr_tracks;
+	struct tt_inc_labels labels; /* the run's scope names (labels.h) */
 };
 
 static uint64_t process_uuid(const struct tt_run *r)
@@ -93,7 +95,7 @@ static uint32_t pf_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64
 {
 	struct pf_thread *pt = tctx;
 	struct pf *pf = pt->pf;
-	const char *s = pf->rep->tr.names[name];
+	const char *s = tt_inc_label(&pf->labels, pf->rep->tr.names, pf->rep->tr.nr_names, name);
 
 	(void)parent_slot;
 	(void)in_window;
@@ -349,6 +351,7 @@ static int convert(struct pf *pf, struct tt_run *runs, unsigned nr_runs, unsigne
 			      tt_run_program_base(&runs[i]));
 		pf->run = &runs[i];
 		pf->rep = &rep;
+		tt_inc_labels_fini(&pf->labels); /* name indices are the run's own */
 		o.trace = runs[i].path;
 		enum tt_status st = tt_report_run_views(&rep, &o, NULL, NULL, &pf_consumer, ctxs,
 						       msg, sizeof(msg));
@@ -453,6 +456,7 @@ int tt_cmd_perfetto(int argc, char **argv)
 			goto done;
 		}
 		tt_pf_fini(&pf.w);
+		tt_inc_labels_fini(&pf.labels);
 		memset(&pf, 0, sizeof(pf));
 		if (fflush(f) != 0 || ftruncate(fileno(f), 0) != 0) {
 			snprintf(msg, sizeof(msg), "cannot write: %s", strerror(errno));
@@ -496,6 +500,7 @@ out:
 		rc = tt_fail_file(a.out, msg);
 	}
 	tt_pf_fini(&pf.w);
+	tt_inc_labels_fini(&pf.labels);
 	for (unsigned i = 0; i < nr_open; i++)
 		tt_run_close(&runs[i]);
 	free(runs);

@@ -17,6 +17,7 @@
 #include "emit.h"
 #include "intervals.h"
 #include "options.h"
+#include "labels.h"
 #include "report.h"
 #include "xalloc.h"
 
@@ -45,6 +46,7 @@ static error_t parse_summary(int key, char *arg, struct argp_state *state)
 		state->child_inputs[0] = o;
 		state->child_inputs[1] = o;
 		state->child_inputs[2] = o;
+		state->child_inputs[3] = o;
 		break;
 	case OPT_INTERVAL:
 		if (tt_options_parse_time(arg, &o->interval_ns) || o->interval_ns == 0)
@@ -82,6 +84,7 @@ static const struct argp_child summary_children[] = {
 	{ &tt_filter_argp, 0, 0, 0 },
 	{ &tt_cost_argp, 0, 0, 0 },
 	{ &tt_report_argp, 0, 0, 0 },
+	{ &tt_site_argp, 0, 0, 0 },
 	{ 0 },
 };
 
@@ -126,6 +129,33 @@ static uint64_t key_of(const struct tt_row *r)
 	return 0;
 }
 
+static const struct tt_options *opts;
+static struct tt_labels labels; /* the rows' names (labels.h) */
+
+/*
+ * What a row prints as its function: the name, told apart by its place
+ * where several rows share it ("init (a.c:12)"); with --by-site the name
+ * alone in CSV and JSON, which add a column `site`, and in a table always
+ * "name (file:line)".
+ */
+static const char *rname(const struct tt_row *r)
+{
+	static char buf[4][2 * RECFMT_MAX_NAME_BYTES + 64];
+	static unsigned next;
+	const char *site;
+
+	if (!opts->by_site)
+		return tt_labels_shown(&labels, r->name);
+	if (opts->format != TT_FORMAT_TABLE)
+		return tt_labels_name(&labels, r->name);
+	site = tt_labels_site(&labels, r->name);
+	if (!site[0])
+		return tt_labels_name(&labels, r->name);
+	next = (next + 1) % 4;
+	snprintf(buf[next], sizeof(buf[next]), "%s (%s)", tt_labels_name(&labels, r->name), site);
+	return buf[next];
+}
+
 static int cmp_rows(const void *pa, const void *pb)
 {
 	const struct tt_row *a = pa, *b = pb;
@@ -134,7 +164,7 @@ static int cmp_rows(const void *pa, const void *pb)
 
 	if (ka != kb)
 		return ka > kb ? -1 : 1; /* numeric keys descending */
-	c = strcmp(a->name, b->name);
+	c = strcmp(rname(a), rname(b)); /* as printed (labels.h) */
 	if (c)
 		return c;
 	if (a->process && b->process && (c = strcmp(a->process, b->process)) != 0)
@@ -159,9 +189,7 @@ static const struct derived {
 #define NR_DERIVED (sizeof(derived) / sizeof(derived[0]))
 
 static const struct tt_ctrs *ctrs; /* NULL: the trace has no counters */
-static const struct tt_options *opts;
 static const struct tt_ctrs *argsrc; /* NULL: no --arg */
-
 /* summary --arg KEY (docs/ANALYZER.md, "Annotations"). */
 static void csv_arg_header(void)
 {
@@ -245,7 +273,7 @@ static void table_args(const struct tt_report *rep, size_t nr, bool by_thread)
 			printf("%s: ", r->process);
 		if (by_thread)
 			printf("%s: ", r->thread);
-		printf("%s\n", r->name);
+		printf("%s\n", rname(r));
 		for (uint32_t k = 0; k < opts->nr_arg_keys; k++) {
 			if (!a.arg_n[k])
 				continue;
@@ -379,7 +407,7 @@ static void table_counters(const struct tt_report *rep, size_t nr, bool by_threa
 			printf("%s: ", r->process);
 		if (by_thread)
 			printf("%s: ", r->thread);
-		printf("%s\n", r->name);
+		printf("%s\n", rname(r));
 		for (uint32_t g = 0; g < tt_ctrs_count(ctrs); g++) {
 			if (!a.n[g])
 				continue;
@@ -407,6 +435,8 @@ static void print_csv(const struct tt_report *rep, size_t nr, bool by_thread)
 	      stdout);
 	csv_arg_header();
 	csv_counter_header();
+	if (opts->by_site)
+		fputs(",site", stdout);
 	fputc('\n', stdout);
 	for (size_t i = 0; i < nr; i++) {
 		const struct tt_row *r = &rep->rows[i];
@@ -419,13 +449,17 @@ static void print_csv(const struct tt_report *rep, size_t nr, bool by_thread)
 			tt_emit_csv_str(stdout, r->thread);
 			fputc(',', stdout);
 		}
-		tt_emit_csv_str(stdout, r->name);
+		tt_emit_csv_str(stdout, rname(r));
 		printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 		       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
 		       r->calls, r->total_ns, r->self_ns, r->min_ns, r->mean_ns, r->p50_ns,
 		       r->p90_ns, r->p99_ns, r->max_ns, r->errors);
 		csv_arg_cells(r);
 		csv_counter_cells(r);
+		if (opts->by_site) {
+			fputc(',', stdout);
+			tt_emit_csv_str(stdout, tt_labels_site(&labels, r->name));
+		}
 		fputc('\n', stdout);
 	}
 }
@@ -452,7 +486,11 @@ static void print_json(const struct tt_report *rep, size_t nr, bool by_thread)
 			fputc(',', stdout);
 		}
 		fputs("\"function\":", stdout);
-		tt_emit_json_str(stdout, r->name);
+		tt_emit_json_str(stdout, rname(r));
+		if (opts->by_site) {
+			fputs(",\"site\":", stdout);
+			tt_emit_json_str(stdout, tt_labels_site(&labels, r->name));
+		}
 		printf(",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"self_ns\":%" PRIu64
 		       ",\"min_ns\":%" PRIu64 ",\"mean_ns\":%" PRIu64 ",\"p50_ns\":%" PRIu64
 		       ",\"p90_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
@@ -488,7 +526,7 @@ static void print_json(const struct tt_report *rep, size_t nr, bool by_thread)
  * "  [*]" after a name on a thread that dropped scopes. */
 static size_t label_width(const struct tt_row *r, bool by_thread)
 {
-	return tt_emit_width(r->name) + (by_thread ? tt_emit_width(r->thread) + 2 : 0) +
+	return tt_emit_width(rname(r)) + (by_thread ? tt_emit_width(r->thread) + 2 : 0) +
 	       (r->process ? tt_emit_width(r->process) + 2 : 0) + (r->maybe_dropped ? 5 : 0);
 }
 
@@ -543,12 +581,12 @@ static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 		if (by_thread)
 			printf("%s: ", r->thread);
 		if (one_line) {
-			fputs(r->name, stdout);
+			fputs(rname(r), stdout);
 			tt_emit_pad(stdout, r->maybe_dropped ? "  [*]" : "",
 				    label_w - label_width(r, by_thread) + (r->maybe_dropped ? 5 : 0),
 				    false);
 		} else {
-			printf("%s%s\n", r->name, r->maybe_dropped ? "  [*]" : "");
+			printf("%s%s\n", rname(r), r->maybe_dropped ? "  [*]" : "");
 		}
 		printf("%9" PRIu64, r->calls);
 		for (size_t k = 0; k < 8; k++) {
@@ -610,7 +648,7 @@ static void intervals_csv(const struct tt_intervals *iv, const struct tt_options
 		printf("%" PRIu64 ",", r->k * iv->interval_ns);
 		tt_emit_csv_str(stdout, r->label);
 		fputc(',', stdout);
-		tt_emit_csv_str(stdout, r->name);
+		tt_emit_csv_str(stdout, tt_labels_shown(&labels, r->name));
 		printf(",%" PRIu64 ",%" PRIu64 ",%.2f\n", r->calls, r->total_ns,
 		       percent_of(iv, r->total_ns));
 	}
@@ -634,7 +672,7 @@ static void intervals_json(const struct tt_intervals *iv, const struct tt_option
 		first = false;
 		tt_emit_json_str(stdout, r->label);
 		fputs(",\"function\":", stdout);
-		tt_emit_json_str(stdout, r->name);
+		tt_emit_json_str(stdout, tt_labels_shown(&labels, r->name));
 		printf(",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"percent\":%.2f}",
 		       r->calls, r->total_ns, percent_of(iv, r->total_ns));
 	}
@@ -664,7 +702,7 @@ static void intervals_table(const struct tt_intervals *iv, const struct tt_optio
 		tt_emit_fmt_duration(buf, sizeof(buf), r->total_ns);
 		printf("%9" PRIu64 " ", r->calls);
 		tt_emit_pad(stdout, buf, 8, true);
-		printf(" %7.2f  %s\n", percent_of(iv, r->total_ns), r->name);
+		printf(" %7.2f  %s\n", percent_of(iv, r->total_ns), tt_labels_shown(&labels, r->name));
 	}
 	if (iv->problems[0])
 		printf("warning: %s\n", iv->problems);
@@ -683,6 +721,9 @@ static int summary_intervals(const struct tt_options *o)
 		goto out;
 	}
 	tt_trace_warn(&iv.rep.tr);
+	tt_labels_init(&labels);
+	tt_labels_add_names(&labels, iv.rep.tr.names, iv.rep.tr.nr_names);
+	tt_labels_finish(&labels);
 	if (o->format == TT_FORMAT_CSV)
 		intervals_csv(&iv, o);
 	else if (o->format == TT_FORMAT_JSON)
@@ -694,6 +735,7 @@ static int summary_intervals(const struct tt_options *o)
 		rc = 1;
 	}
 out:
+	tt_labels_fini(&labels);
 	tt_intervals_fini(&iv);
 	return rc;
 }
@@ -724,6 +766,9 @@ int tt_cmd_summary(int argc, char **argv)
 		ctrs = &counters;
 	if (o.nr_arg_keys)
 		argsrc = &counters;
+	tt_labels_init(&labels);
+	tt_labels_add_names(&labels, rep.tr.names, rep.tr.nr_names);
+	tt_labels_finish(&labels);
 	sort_key = o.sort;
 	if (rep.nr_rows) /* no rows: rows is NULL, which qsort may not take */
 		qsort(rep.rows, rep.nr_rows, sizeof(*rep.rows), cmp_rows);
@@ -741,6 +786,7 @@ int tt_cmd_summary(int argc, char **argv)
 		rc = 1;
 	}
 out:
+	tt_labels_fini(&labels);
 	tt_ctrs_fini(&counters);
 	ctrs = NULL;
 	argsrc = NULL;

@@ -47,6 +47,7 @@ static error_t parse_tree(int key, char *arg, struct argp_state *state)
 		state->child_inputs[0] = &a->o;
 		state->child_inputs[1] = &a->o;
 		state->child_inputs[2] = &a->o;
+		state->child_inputs[3] = &a->o;
 		break;
 	case OPT_DEPTH:
 		if (tt_options_parse_u64(arg, &v) || v > UINT32_MAX - 1)
@@ -89,6 +90,7 @@ static const struct argp_child tree_children[] = {
 	{ &tt_filter_argp, 0, 0, 0 },
 	{ &tt_cost_argp, 0, 0, 0 },
 	{ &tt_report_argp, 0, 0, 0 },
+	{ &tt_site_argp, 0, 0, 0 },
 	{ 0 },
 };
 
@@ -130,13 +132,14 @@ static double share_of(const struct tt_calltree *ct, uint64_t ns)
 	return ct->grand_total_ns ? 100.0 * (double)ns / (double)ct->grand_total_ns : 0.0;
 }
 
-static void print_csv(struct tt_calltree *ct, bool by_thread, bool by_process)
+static void print_csv(struct tt_calltree *ct, bool by_thread, bool by_process, bool by_site)
 {
 	if (by_process)
 		fputs("process,", stdout);
 	if (by_thread)
 		fputs("thread,", stdout);
-	fputs("path,depth,calls,total_ns,self_ns\n", stdout);
+	fputs(by_site ? "path,depth,calls,total_ns,self_ns,site\n" : "path,depth,calls,total_ns,self_ns\n",
+	      stdout);
 	for (uint32_t i = 0; i < ct->nr_trees; i++) {
 		const struct tt_ctree *t = &ct->trees[i];
 
@@ -152,8 +155,13 @@ static void print_csv(struct tt_calltree *ct, bool by_thread, bool by_process)
 				fputc(',', stdout);
 			}
 			print_path(stdout, ct, t, id, true);
-			printf(",%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", t->depth[id],
+			printf(",%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, t->depth[id],
 			       t->p[id].calls, t->total_ns[id], t->self_ns[id]);
+			if (by_site) { /* the place of the path's last scope */
+				fputc(',', stdout);
+				tt_emit_csv_str(stdout, tt_calltree_site(ct, t->p[id].name));
+			}
+			fputc('\n', stdout);
 		}
 	}
 }
@@ -170,7 +178,7 @@ static void print_problems_json(const struct tt_calltree *ct)
 	       (rep->nr_files ? !rep->any_unended : rep->tr.has_end) ? "true" : "false");
 }
 
-static void print_json(struct tt_calltree *ct, bool by_thread, bool by_process)
+static void print_json(struct tt_calltree *ct, bool by_thread, bool by_process, bool by_site)
 {
 	bool first = true;
 
@@ -196,7 +204,11 @@ static void print_json(struct tt_calltree *ct, bool by_thread, bool by_process)
 			fputs("\"path\":", stdout);
 			print_path(stdout, ct, t, id, false);
 			fputs(",\"function\":", stdout);
-			tt_emit_json_str(stdout, ct->rep.tr.names[t->p[id].name]);
+			tt_emit_json_str(stdout, tt_calltree_label(ct, t->p[id].name));
+			if (by_site) {
+				fputs(",\"site\":", stdout);
+				tt_emit_json_str(stdout, tt_calltree_site(ct, t->p[id].name));
+			}
 			printf(",\"depth\":%" PRIu32 ",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64
 			       ",\"self_ns\":%" PRIu64 ",\"percent\":%.2f}",
 			       t->depth[id], t->p[id].calls, t->total_ns[id], t->self_ns[id],
@@ -240,7 +252,7 @@ static void print_table(struct tt_calltree *ct, bool by_thread, bool by_process,
 			tt_emit_pad(stdout, self, 7, true);
 			printf(" %5.1f%%  %*s%s\n", share_of(ct, t->total_ns[id]),
 			       (int)(2 * (t->depth[id] > 30 ? 30 : t->depth[id])), "",
-			       ct->rep.tr.names[t->p[id].name]);
+			       tt_calltree_label(ct, t->p[id].name));
 		}
 	}
 	for (size_t c = 0; c < 80; c++)
@@ -273,9 +285,9 @@ int tt_cmd_tree(int argc, char **argv)
 	tt_report_warn(&ct.rep);
 	tt_report_comp_warn(&ct.rep);
 	if (a.o.format == TT_FORMAT_CSV)
-		print_csv(&ct, a.o.by_thread, a.o.by_process);
+		print_csv(&ct, a.o.by_thread, a.o.by_process, a.o.by_site);
 	else if (a.o.format == TT_FORMAT_JSON)
-		print_json(&ct, a.o.by_thread, a.o.by_process);
+		print_json(&ct, a.o.by_thread, a.o.by_process, a.o.by_site);
 	else
 		print_table(&ct, a.o.by_thread, a.o.by_process, a.co.has_callers);
 	if (fflush(stdout) || ferror(stdout)) {

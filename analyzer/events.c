@@ -181,7 +181,17 @@ enum tt_status tt_trace_walk_frame(struct tt_trace *tr, const uint8_t *data, siz
 
 			if ((st = recfmt_decode_site(&rec, &s, &err)) != RECFMT_OK)
 				break;
-			tt_trace_site_define(tr, s.id, tt_trace_intern(tr, s.name, s.name_bytes));
+			char place[RECFMT_MAX_NAME_BYTES + 16];
+			int pn = s.file_bytes ? snprintf(place, sizeof(place), "%.*s:%" PRIu32,
+							 (int)(s.file_bytes < RECFMT_MAX_NAME_BYTES
+								       ? s.file_bytes
+								       : RECFMT_MAX_NAME_BYTES),
+							 s.file, s.line)
+					      : 0;
+
+			tt_trace_site_define(tr, s.id,
+					     tt_trace_intern_site(tr, s.name, s.name_bytes, place,
+								  pn > 0 ? (size_t)pn : 0));
 			break;
 		}
 		case RECFMT_THREAD: {

@@ -267,6 +267,17 @@ static inline uint32_t tt_trace_site_name(struct tt_trace *tr, uint32_t site)
 }
 uint32_t tt_trace_intern(struct tt_trace *tr, const char *name, size_t name_bytes);
 
+/*
+ * Names that never merge (docs/ANALYZER.md, "Names"): a scope is interned by
+ * its name and its place (a TRACE_SCOPE site's "file:line", a hooked
+ * function's source file or module) as the key "name" TT_SITE_SEP "place",
+ * each part cleaned for output. Rows, paths and merges key on it; reports
+ * print labels.h's label for it.
+ */
+#define TT_SITE_SEP '\x1f'
+uint32_t tt_trace_intern_site(struct tt_trace *tr, const char *name, size_t name_bytes,
+			      const char *place, size_t place_bytes);
+
 /* A thread's label in reports: its name, else its OS tid. */
 void tt_thread_label(const struct tt_thread *th, char *out, size_t out_bytes);
 

@@ -15,7 +15,7 @@
 #include <string.h>
 
 enum { OPT_FROM = 0x100, OPT_TO, OPT_SORT, OPT_BY_THREAD, OPT_FORMAT, OPT_MAX_DURATION,
-       OPT_BY_PROCESS, OPT_COMPENSATE };
+       OPT_BY_PROCESS, OPT_COMPENSATE, OPT_BY_SITE };
 
 int tt_options_parse_u64(const char *s, uint64_t *v)
 {
@@ -231,6 +231,27 @@ static const struct argp_option cost_options[] = {
 
 const struct argp tt_cost_argp = { cost_options, parse_cost, 0, 0, 0, 0, 0 };
 
+static error_t parse_site(int key, char *arg, struct argp_state *state)
+{
+	struct tt_options *o = state->input;
+
+	(void)arg;
+	if (key != OPT_BY_SITE)
+		return ARGP_ERR_UNKNOWN;
+	o->by_site = true;
+	return 0;
+}
+
+static const struct argp_option site_options[] = {
+	{ "by-site", OPT_BY_SITE, 0, 0,
+	  "Give each scope's name alone and add a column site: file:line of its TRACE_SCOPE, "
+	  "or a hooked function's source file or module (scopes of different sites never "
+	  "merge either way)", 20 },
+	{ 0 },
+};
+
+const struct argp tt_site_argp = { site_options, parse_site, 0, 0, 0, 0, 0 };
+
 void tt_options_fini(struct tt_options *o)
 {
 	if (o->has_function)
@@ -266,9 +287,19 @@ bool tt_options_thread_selected(const struct tt_options *o, const struct tt_thre
 	return false;
 }
 
+bool tt_regex_name(const regex_t *re, const char *key)
+{
+	/* The name only, not the place of its key (events.h, TT_SITE_SEP):
+	 * glibc's REG_STARTEND makes the separator the end of the string. */
+	const char *sep = strchr(key, TT_SITE_SEP);
+	regmatch_t m = { .rm_so = 0, .rm_eo = sep ? sep - key : (regoff_t)strlen(key) };
+
+	return regexec(re, key, 1, &m, REG_STARTEND) == 0;
+}
+
 bool tt_options_function_selected(const struct tt_options *o, const char *name)
 {
-	return !o->has_function || regexec(&o->function_re, name, 0, NULL, 0) == 0;
+	return !o->has_function || tt_regex_name(&o->function_re, name);
 }
 
 bool tt_options_need_prepass(const struct tt_options *o)

@@ -37,6 +37,7 @@ struct tt_options {
 	uint64_t from_ns, to_ns;
 	enum tt_sort sort;
 	bool by_thread;
+	bool by_site; /* --by-site: a column site, the name alone (labels.h) */
 	bool has_max_duration;
 	uint64_t max_duration_ns; /* --max-duration: longer activations are errors */
 	uint64_t interval_ns;	  /* summary --interval; 0: none */
@@ -54,6 +55,8 @@ extern const struct argp tt_filter_argp;
 extern const struct argp tt_report_argp;
 /* --compensate, for the commands that report durations (summary,
  * histogram, tree, flame, diff); not the timelines. */
+/* --by-site (summary, tree, diff; labels.h). */
+extern const struct argp tt_site_argp;
 extern const struct argp tt_cost_argp;
 
 void tt_options_fini(struct tt_options *o);
@@ -97,6 +100,8 @@ void tt_files_args_fini(struct tt_files_args *a);
 /* True if the thread is selected by --thread (always true without it). */
 bool tt_options_thread_selected(const struct tt_options *o, const struct tt_thread *th);
 /* True if the name is selected by --function (always true without it). */
+/* Whether a scope's name (a key's name part, events.h) matches re. */
+bool tt_regex_name(const regex_t *re, const char *key);
 bool tt_options_function_selected(const struct tt_options *o, const char *name);
 /* Longest activation in ticks of clock c that --max-duration keeps
  * (UINT64_MAX without the option): dur_ticks > it means ns(dur) > max. */

@@ -41,6 +41,8 @@ enum module_state {
 struct symbol {
 	uint64_t addr, size;
 	char *name; /* demangled */
+	const char *file; /* a local symbol's source file (the STT_FILE before
+			   * it in .symtab), owned by the module; NULL if global */
 };
 
 struct module {
@@ -51,6 +53,8 @@ struct module {
 	uint8_t build_id[RECFMT_MAX_BUILD_ID_BYTES];
 	uint32_t build_id_bytes;
 	char *path;
+	char **files; /* STT_FILE names of the local symbols (struct symbol.file) */
+	uint32_t nr_files;
 	char *shown; /* path as messages show it (emit.c's sanitizer) */
 	const char *base; /* basename of path */
 	enum module_state state;
@@ -85,6 +89,9 @@ static void module_fini(struct module *m)
 	for (size_t i = 0; i < m->nr_syms; i++)
 		free(m->syms[i].name);
 	free(m->syms);
+	for (uint32_t i = 0; i < m->nr_files; i++)
+		free(m->files[i]);
+	free(m->files);
 	free(m->ranges);
 	free(m->path);
 	free(m->shown);
@@ -263,6 +270,7 @@ static void read_symtab(struct module *m, Elf *elf, Elf_Scn *scn, const GElf_Shd
 		return;
 	n = sh->sh_size / sh->sh_entsize;
 	m->syms = tt_xrealloc(m->syms, (m->nr_syms + n) * sizeof(*m->syms));
+	const char *file = NULL; /* the STT_FILE the local symbols that follow belong to */
 	for (size_t i = 0; i < n; i++) {
 		GElf_Sym sym;
 		const char *name;
@@ -271,6 +279,17 @@ static void read_symtab(struct module *m, Elf *elf, Elf_Scn *scn, const GElf_Shd
 		if (!gelf_getsym(data, (int)i, &sym))
 			continue;
 		type = GELF_ST_TYPE(sym.st_info);
+		if (type == STT_FILE) {
+			/* ELF: the local symbols of one source file follow its STT_FILE. */
+			name = elf_strptr(elf, sh->sh_link, sym.st_name);
+			file = NULL;
+			if (name && name[0]) {
+				m->files = tt_xrealloc(m->files, (m->nr_files + 1) * sizeof(*m->files));
+				m->files[m->nr_files] = tt_xstrndup(name, strlen(name));
+				file = m->files[m->nr_files++];
+			}
+			continue;
+		}
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
 		    !sym.st_value)
 			continue;
@@ -280,6 +299,7 @@ static void read_symtab(struct module *m, Elf *elf, Elf_Scn *scn, const GElf_Shd
 		m->syms[m->nr_syms].addr = sym.st_value;
 		m->syms[m->nr_syms].size = sym.st_size;
 		m->syms[m->nr_syms].name = demangle(name);
+		m->syms[m->nr_syms].file = GELF_ST_BIND(sym.st_info) == STB_LOCAL ? file : NULL;
 		m->nr_syms++;
 	}
 }
@@ -573,13 +593,15 @@ static struct module *find_module(struct tt_symbols *s, uint64_t addr)
 	return NULL;
 }
 
-void tt_symbols_name(struct tt_symbols *s, uint64_t addr, char *out, size_t out_bytes)
+void tt_symbols_name(struct tt_symbols *s, uint64_t addr, char *out, size_t out_bytes,
+		     char *loc, size_t loc_bytes)
 {
 	struct module *m = find_module(s, addr);
 	const struct symbol *sym;
 	const char *why;
 	uint64_t a;
 
+	loc[0] = '\0';
 	if (!m) {
 		snprintf(out, out_bytes, "0x%" PRIx64 " [no module]", addr);
 		return;
@@ -592,6 +614,10 @@ void tt_symbols_name(struct tt_symbols *s, uint64_t addr, char *out, size_t out_
 		sym = lookup(m, a);
 		if (sym) {
 			snprintf(out, out_bytes, "%s", sym->name);
+			/* Where the function is, to tell same-named functions apart
+			 * (docs/ANALYZER.md, "Names"): a static's source file, else
+			 * the module. */
+			snprintf(loc, loc_bytes, "%s", sym->file ? sym->file : m->base);
 			return;
 		}
 		why = "no symbol";

@@ -35,9 +35,13 @@ bool tt_symbols_func_addr(const struct tt_symbols *s, uint32_t id, uint64_t *add
  * tt_symbols_name() - the name of the function at run-time address `addr`:
  * its demangled symbol, or "0xFILEADDR [module: reason]" when it cannot be
  * named truthfully (file missing or changed, no symbol, no module). Opens
- * and reads each module's file once, on first use, and warns then.
+ * and reads each module's file once, on first use, and warns then. `loc`
+ * gets where the function is, to tell same-named functions apart: a local
+ * (static) symbol's source file, else the module's file name; "" when the
+ * function could not be named.
  */
-void tt_symbols_name(struct tt_symbols *s, uint64_t addr, char *out, size_t out_bytes);
+void tt_symbols_name(struct tt_symbols *s, uint64_t addr, char *out, size_t out_bytes,
+		     char *loc, size_t loc_bytes);
 
 /* The main program's path (its MODULE record, 1.1), or NULL. */
 const char *tt_symbols_program(const struct tt_symbols *s);

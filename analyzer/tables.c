@@ -109,7 +109,8 @@ static void name_rehash(struct tt_trace *tr, uint32_t slots)
 	}
 }
 
-/* Interns a name without NUL bytes; takes `own` (a copy of it) if given. */
+
+/* Interns a key without NUL bytes; frees `own` (a copy of it) if given. */
 static uint32_t intern(struct tt_trace *tr, const char *name, size_t name_bytes, char *own)
 {
 	uint32_t h = hash_str(name, name_bytes), i;
@@ -143,16 +144,48 @@ static uint32_t intern(struct tt_trace *tr, const char *name, size_t name_bytes,
 	return tr->nr_names - 1;
 }
 
+/*
+ * The key of (name, place), each part cleaned for output (ill-formed UTF-8,
+ * control characters and NULs become U+FFFD, emit.c): so the key holds
+ * TT_SITE_SEP only as its separator. An empty place gives the name alone.
+ */
+uint32_t tt_trace_intern_site(struct tt_trace *tr, const char *name, size_t name_bytes,
+			      const char *place, size_t place_bytes)
+{
+	char *n = tt_emit_clean(name, name_bytes), *key;
+	size_t nb = strlen(n), pb;
+	uint32_t id;
+
+	if (!place_bytes)
+		return intern(tr, n, nb, n);
+	char *p = tt_emit_clean(place, place_bytes);
+	pb = strlen(p);
+	key = tt_xrealloc(NULL, nb + 1 + pb + 1);
+	memcpy(key, n, nb);
+	key[nb] = TT_SITE_SEP;
+	memcpy(key + nb + 1, p, pb + 1);
+	free(n);
+	free(p);
+	id = intern(tr, key, nb + 1 + pb, NULL);
+	free(key);
+	return id;
+}
+
 uint32_t tt_trace_intern(struct tt_trace *tr, const char *name, size_t name_bytes)
 {
-	char *copy;
+	const char *sep = memchr(name, TT_SITE_SEP, name_bytes);
 
+	/* A key made by tt_trace_intern_site() (another replica's or file's
+	 * name table): intern it as it is, each part cleaned again. */
+	if (sep)
+		return tt_trace_intern_site(tr, name, (size_t)(sep - name), sep + 1,
+					    name_bytes - (size_t)(sep - name) - 1);
 	if (tt_emit_is_clean(name, name_bytes))
 		return intern(tr, name, name_bytes, NULL);
 	/* Ill-formed UTF-8, a control character or a NUL (which would cut
 	 * the name short) is shown as U+FFFD (emit.c). The name is the one
 	 * shown, so "a\xffb" and "a\uFFFDb" are one name. */
-	copy = tt_emit_clean(name, name_bytes);
+	char *copy = tt_emit_clean(name, name_bytes);
 	return intern(tr, copy, strlen(copy), copy);
 }
 
@@ -228,10 +261,10 @@ uint32_t tt_trace_site_name_slow(struct tt_trace *tr, uint32_t site)
 	/* FORMAT.md §3.11: a site named by a function's address (symbols.c). */
 	uint64_t addr;
 	if (tt_symbols_func_addr(tr->syms, site, &addr)) {
-		char fn[RECFMT_MAX_NAME_BYTES + 64];
+		char fn[RECFMT_MAX_NAME_BYTES + 64], loc[RECFMT_MAX_NAME_BYTES + 1];
 
-		tt_symbols_name(tr->syms, addr, fn, sizeof(fn));
-		name = tt_trace_intern(tr, fn, strlen(fn));
+		tt_symbols_name(tr->syms, addr, fn, sizeof(fn), loc, sizeof(loc));
+		name = tt_trace_intern_site(tr, fn, strlen(fn), loc, strlen(loc));
 		tr->name_hook[name] = 1;
 		tt_trace_site_define(tr, site, name);
 		return name;
@@ -242,3 +275,4 @@ uint32_t tt_trace_site_name_slow(struct tt_trace *tr, uint32_t site)
 	tt_trace_site_define(tr, site, name);
 	return name;
 }
+

@@ -61,7 +61,8 @@ static void analyse(struct walk *w, struct tg_trace *t, uint64_t lo, uint64_t sp
 
 static const struct tt_stat *stat_of(struct walk *w, const char *name)
 {
-	uint32_t n = tt_trace_intern(&w->tr, name, strlen(name));
+	/* tg_site() puts every site at gen.c:1: the scope's key (events.h). */
+	uint32_t n = tt_trace_intern_site(&w->tr, name, strlen(name), "gen.c:1", 7);
 
 	tt_stats_reserve(&w->sc.global, n + 1);
 	return &w->sc.global.v[n];

@@ -118,7 +118,12 @@ fail:
 
 int tg_site(struct tg_trace *t, uint32_t id, const char *name)
 {
-	if (frame_open(t) || recfmt_encode_site(&t->frame, id, 1, name, "gen.c"))
+	return tg_site_at(t, id, name, "gen.c", 1);
+}
+
+int tg_site_at(struct tg_trace *t, uint32_t id, const char *name, const char *file, uint32_t line)
+{
+	if (frame_open(t) || recfmt_encode_site(&t->frame, id, line, name, file))
 		return -ENOMEM;
 	return maybe_cut(t);
 }

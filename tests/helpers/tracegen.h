@@ -35,6 +35,8 @@ struct tg_trace *tg_create(const char *path, const struct tg_config *cfg);
 
 /* Metadata records, written into the current frame. Return 0 or -errno. */
 int tg_site(struct tg_trace *t, uint32_t id, const char *name);
+/* A site at file:line (tg_site(): "gen.c", line 1). */
+int tg_site_at(struct tg_trace *t, uint32_t id, const char *name, const char *file, uint32_t line);
 int tg_thread(struct tg_trace *t, uint32_t serial, uint32_t os_tid, const char *name);
 int tg_sync(struct tg_trace *t, uint64_t ticks, uint64_t mono_ns, uint64_t real_ns);
 int tg_drops(struct tg_trace *t, uint32_t serial, uint64_t nr_dropped);
