@@ -318,6 +318,12 @@ extern __thread uint64_t rec__orphan_annot_drops __attribute__((tls_model("initi
 
 /* site.c */
 uint32_t rec__site_register(struct rec__site *site) REC__HIDDEN;
+/*
+ * rec__cxx_name() - a C++ site's name from its __PRETTY_FUNCTION__, without
+ * return type, parameters and qualifiers (cxxname.c); writes at most cap
+ * bytes with the NUL. Return: the name's length.
+ */
+size_t rec__cxx_name(const char *pretty, char *out, size_t cap) REC__HIDDEN;
 uint32_t rec__site_count(void) REC__HIDDEN;
 const struct rec__site *rec__site_get(uint32_t id) REC__HIDDEN;
 void rec__site_lock(void) REC__HIDDEN;

@@ -93,8 +93,16 @@ static struct rec__site *copy_site(const struct rec__site *site)
 
 	if (!c)
 		return NULL;
-	c->line = site->line;
-	c->name = copy_string(site->name);
+	c->line = site->line & ~REC__SITE_PRETTY;
+	if ((site->line & REC__SITE_PRETTY) && site->name) {
+		/* C++ TRACE_SCOPE(): the name without the signature (cxxname.c). */
+		char buf[RECFMT_MAX_NAME_BYTES + 1];
+
+		rec__cxx_name(site->name, buf, sizeof(buf));
+		c->name = copy_string(buf);
+	} else {
+		c->name = copy_string(site->name);
+	}
 	/* Sites of one file come in runs: share the copy of its name. */
 	if (site->file && last_file &&
 	    strncmp(site->file, last_file, RECFMT_MAX_NAME_BYTES + 1) == 0)

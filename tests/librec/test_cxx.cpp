@@ -150,3 +150,91 @@ Test(cxx, annotations_record_each_arithmetic_type_exactly)
 	recfmt_reader_close(r);
 	cr_assert_eq(n, 8u);
 }
+
+// Names (rec(3), "Names"): TRACE_SCOPE() names a member function with its
+// class and namespaces, without return type, parameters or qualifiers, so
+// that A::run and B::run, or two instances of a template, stay apart.
+namespace outer {
+struct A {
+	int run(int v) const
+	{
+		TRACE_SCOPE();
+		return v;
+	}
+	static long helper(const char *, int) noexcept
+	{
+		TRACE_SCOPE();
+		return 1;
+	}
+	bool operator<(const A &) const
+	{
+		TRACE_SCOPE();
+		return false;
+	}
+	int operator()(int v)
+	{
+		TRACE_SCOPE();
+		return v;
+	}
+	operator int() const
+	{
+		TRACE_SCOPE();
+		return 3;
+	}
+};
+} // namespace outer
+
+struct B {
+	int run(int v) &
+	{
+		TRACE_SCOPE();
+		return v + 1;
+	}
+};
+
+template <class T> struct box {
+	T get(T v) const
+	{
+		TRACE_SCOPE();
+		return v;
+	}
+};
+
+Test(cxx, trace_scope_names_methods_by_class_without_the_signature)
+{
+	struct tr_trace tr;
+	outer::A a;
+	B b;
+	int sum = 0;
+
+	out = "/tmp/rec_cxx_names_" + std::to_string(getpid()) + ".zst";
+	setenv("REC_OUTPUT", out.c_str(), 1);
+	cr_assert_eq(rec_start(NULL), 0);
+	for (int i = 0; i < 3; i++) {
+		sum += a.run(i) + b.run(i) + (int)outer::A::helper("x", i) + (a < a) + a(i) + (int)a;
+		sum += box<int>().get(i) + (int)box<double>().get(i);
+	}
+	cr_assert_eq(sum, 30); // 5 i + 5 for i = 0, 1, 2
+	cr_assert_eq(rec_stop(), 0);
+	cr_assert_eq(tr_load(out.c_str(), &tr), 0);
+	cr_assert_eq(tr_calls(&tr, "outer::A::run"), 3u);
+	cr_assert_eq(tr_calls(&tr, "B::run"), 3u);
+	cr_assert_eq(tr_calls(&tr, "outer::A::helper"), 3u);
+	cr_assert_eq(tr_calls(&tr, "outer::A::operator<"), 3u);
+	cr_assert_eq(tr_calls(&tr, "outer::A::operator()"), 3u);
+	cr_assert_eq(tr_calls(&tr, "outer::A::operator int"), 3u);
+	// gcc: "box<T>::get [with T = int]"; clang: "box<int>::get [T = int]".
+	unsigned boxes = 0;
+	for (uint32_t s = 0; s < tr.nr_sites; s++) {
+		const char *n = tr.site_names[s];
+
+		if (!n || strncmp(n, "box<", 4) != 0)
+			continue;
+		cr_assert(strstr(n, "::get [") && (strstr(n, "= int]") || strstr(n, "= double]")),
+			  "%s", n);
+		cr_assert_eq(tr_calls(&tr, n), 3u, "%s", n);
+		boxes++;
+	}
+	cr_assert_eq(boxes, 2u);
+	tr_free(&tr);
+}
