@@ -22,7 +22,7 @@ work=$(mktemp -d /tmp/rec-compare.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 src=examples/hotspot.c
 "$cc" -O2 "$src" -o "$work/plain"
-"$cc" -O2 -finstrument-functions "$src" -o "$work/rec" -L"$build/librec" -lrec \
+"$cc" -O2 -finstrument-functions "$src" -o "$work/rec" -L"$build/librec" -lrectrace \
 	-Wl,-rpath,"$build/librec"
 "$cc" -O2 -pg "$src" -o "$work/pg"
 

@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-cc -O2 -I"$build/librec" "$tmp/fresh.c" -o "$tmp/with" -L"$build/librec" -lrec \
+cc -O2 -I"$build/librec" "$tmp/fresh.c" -o "$tmp/with" -L"$build/librec" -lrectrace \
 	-Wl,-rpath,"$build/librec" -pthread
 cc -O2 -DREC_DISABLE -I"$build/librec" "$tmp/fresh.c" -o "$tmp/without" -pthread
 for mode in seq all; do

@@ -29,7 +29,7 @@ gcc $CF -I"$SRC" -DV_REF -DREF_RING_LOG2=20 "$SRC/loop.c" -o "$W/ref" -lpthread
 gcc $CF -I"$SRC" -DV_REF -DREF_RING_LOG2=20 -DREF_IDLE_NS=1000000 -DREF_MIN_BATCH=65536 \
 	"$SRC/loop.c" -o "$W/refcopy" -lpthread
 gcc $CF -DV_EXTERNAL -DEXTERNAL_PROBE_HEADER='"rec_probe.h"' -I"$SRC" "$SRC/loop.c" -o "$W/rec" \
-	-I"$BLD/librec" -I"$ROOT/librec/include" -L"$BLD/librec" -Wl,-rpath,"$BLD/librec" -lrec -lpthread
+	-I"$BLD/librec" -I"$ROOT/librec/include" -L"$BLD/librec" -Wl,-rpath,"$BLD/librec" -lrectrace -lpthread
 if (($(nproc) >= 2)); then CPUS=0,1; else CPUS=0,0; fi
 NT=10000000 NC=20000000
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }

@@ -17,7 +17,7 @@ CF="-O2 -g -Wall -Wextra"
 gcc $CF -DV_BASE "$SRC/loop.c" -o "$W/base" -lpthread
 gcc $CF -DV_FLOOR -DFLOOR_CAP=1024 "$SRC/loop.c" -o "$W/floor" -lpthread
 for x in A B; do BLD=${!x}; ROOT=$(cd "$BLD/.." && pwd)
- RF="-I$BLD/librec -I$ROOT/librec/include -L$BLD/librec -Wl,-rpath,$BLD/librec -lrec"
+ RF="-I$BLD/librec -I$ROOT/librec/include -L$BLD/librec -Wl,-rpath,$BLD/librec -lrectrace"
  gcc $CF -DV_EXTERNAL -DEXTERNAL_PROBE_HEADER='"rec_probe.h"' -I"$SRC" "$SRC/loop.c" -o "$W/rec$x" $RF -lpthread
  gcc $CF -DV_BASE -finstrument-functions "$SRC/loop.c" -o "$W/recfin$x" $RF -lpthread
 done

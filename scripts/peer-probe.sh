@@ -13,7 +13,7 @@ SRC=${PEERS_SRC:-$(cd "$(dirname "$0")/../.." && pwd)/shared/bench-peers/src}
 W=$(mktemp -d /tmp/peer-probe.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-RF="-I$BLD/librec -I$ROOT/librec/include -L$BLD/librec -Wl,-rpath,$BLD/librec -lrec"
+RF="-I$BLD/librec -I$ROOT/librec/include -L$BLD/librec -Wl,-rpath,$BLD/librec -lrectrace"
 CF="-O2 -g -Wall -Wextra"
 gcc $CF -DV_BASE "$SRC/loop.c" -o "$W/base" -lpthread
 gcc $CF -DV_FLOOR -DFLOOR_CAP=1024 "$SRC/loop.c" -o "$W/floor" -lpthread

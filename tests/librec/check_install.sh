@@ -1,9 +1,11 @@
 #!/bin/sh
 # check_install.sh SRC_ROOT BUILD_ROOT - what contract §2 promises a user:
-# `meson install` puts rec.h, librec.so, librec.a, librec.pc and tracetool in
-# place; a program builds against them with pkg-config, shared and static;
-# and librec works as a meson subproject with
-# dependency('librec', fallback : ['librec', 'librec_dep']).
+# `meson install` puts rectrace/rec.h, librectrace.so, librectrace.a,
+# librec.pc and tracetool in place, and none of the names GNU recutils'
+# librec-dev and librec1 install (include/rec.h, librec.so*, librec.a: README
+# "Build, install"); a program builds against them with pkg-config, shared
+# and static, with #include <rec.h>; and librec works as a meson subproject
+# with dependency('librec', fallback : ['librec', 'librec_dep']).
 set -eu
 src=$1 build=$2
 tmp=$(mktemp -d)
@@ -16,10 +18,15 @@ prefix=$(meson introspect "$build" --buildoptions | python3 -c \
 root="$tmp/root$prefix"
 pc=$(find "$root" -name librec.pc | head -n 1)
 [ -n "$pc" ] || fail "librec.pc not installed"
-for f in include/rec.h bin/tracetool; do [ -e "$root/$f" ] || fail "$f not installed"; done
+for f in include/rectrace/rec.h bin/tracetool; do [ -e "$root/$f" ] || fail "$f not installed"; done
 libdir=$(dirname "$(dirname "$pc")")
-[ -e "$libdir/librec.so" ] || fail "librec.so not installed"
-[ -e "$libdir/librec.a" ] || fail "librec.a not installed"
+[ -e "$libdir/librectrace.so" ] || fail "librectrace.so not installed"
+[ -e "$libdir/librectrace.a" ] || fail "librectrace.a not installed"
+# recutils' files (Debian 12: librec-dev 1.9-2, librec1 1.9-2).
+for f in include/rec.h; do [ ! -e "$root/$f" ] || fail "$f installed: GNU recutils' librec-dev owns it"; done
+for f in "$libdir"/librec.so* "$libdir/librec.a"; do
+	[ ! -e "$f" ] || fail "$(basename "$f") installed: GNU recutils' librec1/librec-dev own that name"
+done
 
 cat > "$tmp/app.c" <<'C'
 #include <rec.h>
@@ -33,8 +40,8 @@ cc=${CC:-cc}
 $cc "$tmp/app.c" -o "$tmp/app" $(pkg-config --cflags --libs librec) || fail "cannot build with pkg-config"
 [ "$(LD_LIBRARY_PATH="$libdir" REC_OUTPUT="$tmp/a.zst" "$tmp/app")" = 90 ] || fail "shared app"
 # shellcheck disable=SC2046
-$cc "$tmp/app.c" -o "$tmp/app_static" $(pkg-config --cflags librec) "$libdir/librec.a" \
-	$(pkg-config --static --libs-only-l librec | sed 's/-lrec//') || fail "cannot link librec.a"
+$cc "$tmp/app.c" -o "$tmp/app_static" $(pkg-config --cflags librec) "$libdir/librectrace.a" \
+	$(pkg-config --static --libs-only-l librec | sed 's/-lrectrace//') || fail "cannot link librectrace.a"
 [ "$(REC_OUTPUT="$tmp/s.zst" "$tmp/app_static")" = 90 ] || fail "static app"
 "$root/bin/tracetool" summary --format=csv "$tmp/s.zst" | grep -q '^twice,10,' || fail "static trace"
 "$root/bin/tracetool" summary --format=csv "$tmp/a.zst" | grep -q '^twice,10,' || fail "shared trace"

@@ -42,12 +42,12 @@ grep -q "librec version $(meson introspect "$1" --projectinfo | python3 -c 'impo
 	{ cat "$log"; fail "librec_VERSION is not the project's version"; }
 cmake --build "$tmp/proj/b" >"$log" 2>&1 || { cat "$log"; fail "the CMake project does not build"; }
 
-# The build tree's rpath (CMake's default) finds the installed librec.so.
+# The build tree's rpath (CMake's default) finds the installed librectrace.so.
 out=$(env -u LD_LIBRARY_PATH REC_OUTPUT="$tmp/shared.zst" "$tmp/proj/b/app") || fail "app does not start"
 [ "$out" = "90 1" ] || fail "app printed '$out', not '90 1'"
 out=$(REC_OUTPUT="$tmp/static.zst" "$tmp/proj/b/app_static") || fail "app_static does not start"
 [ "$out" = "90 1" ] || fail "app_static printed '$out'"
-readelf -d "$tmp/proj/b/app_static" | grep -qE 'librec\.so|libzstd' && fail "app_static needs librec.so or libzstd"
+readelf -d "$tmp/proj/b/app_static" | grep -qE 'librec(trace)?\.so|libzstd' && fail "app_static needs librectrace.so or libzstd"
 for t in shared static; do
 	"$root/bin/tracetool" summary --format=csv "$tmp/$t.zst" | grep -q '^twice,10,' ||
 		fail "the $t app's trace has no 'twice' with 10 calls"

@@ -13,7 +13,7 @@ src=$1
 command -v groff >/dev/null || skip "groff is not installed (scripts/deps.sh installs groff-base)"
 pkg_install "$2"
 man1="$root/share/man/man1/tracetool.1" man3="$root/share/man/man3/rec.3"
-tt="$root/bin/tracetool" rec_h="$root/include/rec.h"
+tt="$root/bin/tracetool" rec_h="$root/include/rectrace/rec.h"
 for f in "$man1" "$man3"; do [ -f "$f" ] || fail "$f not installed"; done
 
 for f in "$man1" "$man3"; do

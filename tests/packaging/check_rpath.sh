@@ -4,7 +4,7 @@
 # with $(pkg-config --cflags --libs librec) against a prefix the dynamic
 # loader does not search does not start; following the README, it does:
 # with -Wl,-rpath,$(pkg-config --variable=libdir librec), with
-# LD_LIBRARY_PATH set to that directory, or linked with librec.a. The prefix
+# LD_LIBRARY_PATH set to that directory, or linked with librectrace.a. The prefix
 # is a DESTDIR install whose librec.pc says prefix=<that directory>, which is
 # what `meson setup --prefix=<that directory>` would write.
 . "$(dirname "$0")/pkg_common.sh"
@@ -22,10 +22,10 @@ C
 cc=${CC:-cc}
 # shellcheck disable=SC2046
 $cc "$tmp/app.c" $(pkg-config --cflags --libs librec) -o "$tmp/plain" || fail "cannot build with pkg-config"
-# The problem the README answers (unless a librec.so.0 is installed system-wide).
-if ! ldconfig -p 2>/dev/null | grep -q 'librec\.so\.0'; then
+# The problem the README answers (unless a librectrace.so.0 is installed system-wide).
+if ! ldconfig -p 2>/dev/null | grep -q 'librectrace\.so\.0'; then
 	REC_DISABLE=1 "$tmp/plain" >/dev/null 2>"$tmp/err" && fail "a program linked against a private prefix started without help"
-	grep -q 'librec\.so' "$tmp/err" || fail "unexpected failure: $(cat "$tmp/err")"
+	grep -q 'librectrace\.so' "$tmp/err" || fail "unexpected failure: $(cat "$tmp/err")"
 fi
 # Recipe 1: rpath.
 # shellcheck disable=SC2046
@@ -38,7 +38,7 @@ $cc "$tmp/app.c" $(pkg-config --cflags --libs librec) \
 	fail "the LD_LIBRARY_PATH recipe's program does not run"
 # Recipe 3: the static library.
 # shellcheck disable=SC2046
-$cc "$tmp/app.c" $(pkg-config --cflags librec) "$(pkg-config --variable=libdir librec)/librec.a" \
+$cc "$tmp/app.c" $(pkg-config --cflags librec) "$(pkg-config --variable=libdir librec)/librectrace.a" \
 	-lpthread -o "$tmp/static" || fail "cannot build with the static recipe"
 [ "$(REC_OUTPUT="$tmp/s.zst" "$tmp/static")" = 90 ] || fail "the static recipe's program does not run"
 "$root/bin/tracetool" summary --format=csv "$tmp/s.zst" | grep -q '^twice,10,' || fail "static: no trace"

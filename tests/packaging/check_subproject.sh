@@ -4,7 +4,7 @@
 # builds and links with libzstd and the C library alone. A project using
 # dependency('librec', fallback : ['librec', 'librec_dep']) is configured
 # with a pkg-config search path that holds libzstd.pc and nothing else (no
-# libelf, no criterion): it must configure, build, run and trace, librec.so
+# libelf, no criterion): it must configure, build, run and trace, librectrace.so
 # must need only libzstd and the C library, and tracetool must not be built.
 # With -Dlibrec:tracetool=enabled (full pkg-config path) tracetool is a
 # target of the subproject.
@@ -40,13 +40,13 @@ ninja -C "$tmp/user/b" >"$log" 2>&1 || { cat "$log"; fail "the subproject does n
 [ ! -e "$tmp/user/b/subprojects/librec/analyzer/tracetool" ] || fail "tracetool was built"
 [ ! -e "$tmp/user/b/subprojects/librec/examples/pipeline" ] || fail "the examples were built"
 
-so=$(find "$tmp/user/b/subprojects/librec" -name 'librec.so*' -type f | head -n 1)
-[ -n "$so" ] || fail "librec.so not built"
+so=$(find "$tmp/user/b/subprojects/librec" -name 'librectrace.so*' -type f | head -n 1)
+[ -n "$so" ] || fail "librectrace.so not built"
 needed=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
 for lib in $needed; do
 	case "$lib" in
 	libzstd.so.* | libc.so.* | libpthread.so.* | ld-linux*) ;;
-	*) fail "librec.so needs $lib (needs: $needed)" ;;
+	*) fail "librectrace.so needs $lib (needs: $needed)" ;;
 	esac
 done
 out=$(REC_OUTPUT="$tmp/u.zst" "$tmp/user/b/app") || fail "app does not start"
