@@ -483,8 +483,14 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 		if (snap && snap->first)
 			tail = snap->first(t, head, snap->arg);
 		/* An open snapshot holds its window only, as the writer's drain clips it. */
-		if (!snap && v.snap_open)
-			head = rec__flight_window_tail(t, head, v.snap_window_end_ticks + 1);
+		if (!snap && v.snap_open) {
+			/* A thread new since the writer's last drain: hold its ring (ring.h). */
+			if (tail == REC__RING_FREE)
+				tail = rec__flight_hold(t, 0);
+			head = tail < head ? rec__flight_window_index(t, tail, head,
+								      v.snap_window_end_ticks + 1)
+					   : tail;
+		}
 		/* After (C): the flag is stored before the first annotation is published. */
 		if (t->ring.p.events && head != tail)
 			n = group == 1 && __atomic_load_n(&t->ring.p.annots, __ATOMIC_RELAXED)
