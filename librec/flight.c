@@ -513,7 +513,20 @@ int rec__flight_snapshot(const char *reason, bool started)
 	tr.ticks = rec__clock_now(fl.use_tsc);
 	tr.mono_ns = mono_ns();
 	snprintf(tr.reason, sizeof(tr.reason), "%s", reason ? reason : "");
-	pthread_mutex_lock(&fl.lock);
+	/*
+	 * A try-lock, then a bounded wait: the lock is held for a few
+	 * instructions by whoever holds it, so a holder that keeps it 1 s
+	 * never comes back (a thread that died in there): -EBUSY, not a hang.
+	 * (A holder on this thread is refused before: rec_snapshot().)
+	 */
+	if (pthread_mutex_trylock(&fl.lock) != 0) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 1;
+		if (pthread_mutex_timedlock(&fl.lock, &until) != 0)
+			return -EBUSY;
+	}
 	err = accept_locked(&tr);
 	pthread_mutex_unlock(&fl.lock);
 	if (!err)

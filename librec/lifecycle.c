@@ -348,6 +348,14 @@ int rec_snapshot(const char *reason)
 {
 	int err;
 
+	/*
+	 * A signal handler that interrupted librec on this thread (this very
+	 * function, rec_flush(), rec_start(), a first probe): the locks librec
+	 * would take may be held by the code it interrupted. Refused, never a
+	 * deadlock.
+	 */
+	if (rec__in_librec)
+		return -EDEADLK;
 	rec__in_librec = 1;
 	err = rec__flight_snapshot(reason, rec__start_lazy());
 	rec__in_librec = 0;
@@ -446,6 +454,7 @@ const char *rec_strerror(int err)
 	case -EINVAL: return "invalid configuration";
 	case -EIO: return "the trace file could not be written";
 	case -ENOMEM: return "out of memory";
+	case -EDEADLK: return "called from a signal handler that interrupted librec on this thread";
 	default: return err < 0 ? strerror(-err) : "unknown error";
 	}
 }

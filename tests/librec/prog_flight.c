@@ -22,11 +22,19 @@
  *               both return codes
  *   fork        scopes; a child records its own scopes and snapshot; the
  *               parent waits for it, then takes its own; prints the child's pid
+ *   reenter     rec_snapshot() in a loop while another thread sends SIGUSR1
+ *               every 20 us, whose handler calls rec_snapshot() too, until a
+ *               handler landed inside the main thread's call (-EDEADLK) and
+ *               at least 20000 calls were made, or 20 s: prints how many
+ *               handler calls returned -EDEADLK, then how many calls (handler
+ *               or main) returned anything but 0, -EBUSY, -ENOSPC, -EDEADLK
  * Every mode ends with rec_flush() (the snapshots are written) and exit 0.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,6 +261,58 @@ static int mode_fork(void)
 	return rec_flush();
 }
 
+static volatile int nr_deadlk, nr_odd, stop_sending;
+static pthread_t main_thread;
+
+static void count_rc(int rc, bool from_handler)
+{
+	if (rc == -EDEADLK && from_handler)
+		nr_deadlk++;
+	else if (rc != 0 && rc != -EBUSY && rc != -ENOSPC)
+		nr_odd++;
+}
+
+static void on_usr1(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	count_rc(rec_snapshot("from a handler"), true);
+	errno = saved;
+}
+
+static void *sender(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&stop_sending, __ATOMIC_RELAXED)) {
+		pthread_kill(main_thread, SIGUSR1);
+		usleep(20);
+	}
+	return NULL;
+}
+
+static int mode_reenter(void)
+{
+	struct sigaction sa;
+	pthread_t th;
+	uint64_t t0 = now_ns();
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	recent(); /* recording runs before the signals come */
+	main_thread = pthread_self();
+	if (pthread_create(&th, NULL, sender, NULL) != 0)
+		return 1;
+	for (long i = 0; (i < 20000 || !nr_deadlk) && now_ns() - t0 < 20000000000ull; i++)
+		count_rc(rec_snapshot("main"), false);
+	__atomic_store_n(&stop_sending, 1, __ATOMIC_RELAXED);
+	pthread_join(th, NULL);
+	printf("%d %d\n", nr_deadlk, nr_odd);
+	return rec_flush();
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -279,6 +339,8 @@ int main(int argc, char **argv)
 		rc = mode_restart();
 	else if (!strcmp(mode, "fork"))
 		rc = mode_fork();
+	else if (!strcmp(mode, "reenter"))
+		rc = mode_reenter();
 	else {
 		fprintf(stderr, "usage: prog_flight MODE [ARG]\n");
 		return 2;

@@ -453,3 +453,21 @@ ParameterizedTest(int *index, flight, bad_values_say_so_and_leave_the_program_un
 	cr_assert(strchr(err, '\n') && strchr(err, '\n')[1] == '\0', "one line: %s", err);
 	cr_assert_eq(snapshots(&g), 0);
 }
+
+/*
+ * Issue 26 item 6: rec_snapshot() from a signal handler that interrupted
+ * rec_snapshot() on the same thread deadlocked the process (the handler
+ * waited for the lock its own thread held). Now a call made while librec
+ * is busy on its thread returns -EDEADLK at once; the others work as
+ * always. A thread sends SIGUSR1 every 20 us to one calling rec_snapshot()
+ * in a loop; the run must end (no hang), with handler calls that landed
+ * inside the loop's call refused and no other outcome.
+ */
+Test(flight, rec_snapshot_in_a_handler_that_interrupted_it_returns_edeadlk, .timeout = 90)
+{
+	int deadlk, odd;
+
+	cr_assert_eq(sscanf(run("", "reenter"), "%d %d", &deadlk, &odd), 2);
+	cr_assert_gt(deadlk, 0, "no handler call landed inside rec_snapshot()");
+	cr_assert_eq(odd, 0);
+}
