@@ -159,13 +159,50 @@ static const char *snapshot_kind(uint32_t kind)
 	}
 }
 
-/* A flight-recorder snapshot's trigger and window (FORMAT.md §3.20). */
-static void print_snapshot(const struct tt_trace *tr, const struct tt_clock *c, bool json)
+/*
+ * The time the events cover: the earliest first event and the latest last
+ * event of the blocks (a thread's events are in time order). A snapshot's
+ * duration is this span, not its window's (the rings may hold less than
+ * REC_WINDOW) nor the time from its start to its END.
+ */
+struct span {
+	uint64_t first_ticks, last_ticks;
+	bool any;
+};
+
+static int span_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
+		      struct recfmt_events_iter *it)
+{
+	struct span *s = ctx;
+	struct recfmt_events_iter peek = *it;
+	uint64_t first;
+	uint32_t code;
+	int rc;
+
+	if (recfmt_events_next(&peek, &first, &code) != 1)
+		return tt_events_decode_block(NULL, tr, th, it);
+	rc = tt_events_decode_block(NULL, tr, th, it);
+	if (rc == 0) {
+		/* it->ticks: the block's last event now. */
+		if (!s->any || first < s->first_ticks)
+			s->first_ticks = first;
+		if (!s->any || it->ticks > s->last_ticks)
+			s->last_ticks = it->ticks;
+		s->any = true;
+	}
+	return rc;
+}
+
+/* A flight-recorder snapshot's trigger and window (FORMAT.md §3.20), and its events' span. */
+static void print_snapshot(const struct tt_trace *tr, const struct tt_clock *c,
+			   const struct span *ev, bool json)
 {
 	const struct recfmt_snapshot *s = &tr->snapshot;
 	int64_t at = tt_clock_rel_ns(c, s->trigger_ticks);
 	int64_t from = tt_clock_rel_ns(c, s->window_start_ticks);
 	int64_t to = tt_clock_rel_ns(c, s->window_end_ticks);
+	int64_t ev_from = ev->any ? tt_clock_rel_ns(c, ev->first_ticks) : 0;
+	int64_t ev_to = ev->any ? tt_clock_rel_ns(c, ev->last_ticks) : 0;
 
 	if (json) {
 		printf(",\"snapshot\":{\"number\":%" PRIu32 ",\"kind\":\"%s\",\"reason\":",
@@ -173,16 +210,18 @@ static void print_snapshot(const struct tt_trace *tr, const struct tt_clock *c, 
 		tt_emit_json_str(stdout, tr->snapshot_reason ? tr->snapshot_reason : "");
 		printf(",\"trigger_ns\":%" PRId64 ",\"trigger_unix_ns\":%" PRId64
 		       ",\"window_start_ns\":%" PRId64 ",\"window_end_ns\":%" PRId64
+		       ",\"events_start_ns\":%" PRId64 ",\"events_end_ns\":%" PRId64
 		       ",\"suppressed\":%" PRIu64 "}",
-		       at, (int64_t)tr->hdr.start_real_ns + at, from, to, s->nr_suppressed);
+		       at, (int64_t)tr->hdr.start_real_ns + at, from, to, ev_from, ev_to,
+		       s->nr_suppressed);
 		return;
 	}
 	printf("snapshot:         #%" PRIu32 ", %s: ", s->number, snapshot_kind(s->kind));
 	tt_emit_text(stdout, tr->snapshot_reason ? tr->snapshot_reason : "");
 	printf("\n                  trigger at %.6f s; window %.6f s to %.6f s; "
-	       "%" PRIu64 " earlier trigger%s not written\n",
-	       (double)at / 1e9, (double)from / 1e9, (double)to / 1e9, s->nr_suppressed,
-	       s->nr_suppressed == 1 ? "" : "s");
+	       "events %.6f s to %.6f s; %" PRIu64 " earlier trigger%s not written\n",
+	       (double)at / 1e9, (double)from / 1e9, (double)to / 1e9, (double)ev_from / 1e9,
+	       (double)ev_to / 1e9, s->nr_suppressed, s->nr_suppressed == 1 ? "" : "s");
 }
 
 /* One file's report; o: the options, path: the file. */
@@ -196,13 +235,14 @@ static int info_one(const struct tt_options *o, const char *path)
 	double step_ns;
 	uint64_t step_ticks;
 	bool clean;
+	struct span ev = { 0 };
 	int rc = 0;
 
 	tt_trace_init(&tr, path);
 	memset(&cn, 0, sizeof(cn));
 	tr.on_record = note_counters;
 	tr.record_ctx = &cn;
-	if (tt_trace_walk(&tr, tt_events_decode_block, NULL, msg, sizeof(msg)) != TT_OK) {
+	if (tt_trace_walk(&tr, span_block, &ev, msg, sizeof(msg)) != TT_OK) {
 		rc = tt_fail_file(path, msg);
 		goto out;
 	}
@@ -213,6 +253,11 @@ static int info_one(const struct tt_options *o, const char *path)
 	tps = (uint64_t)(((unsigned __int128)c.den * 1000000000u + c.num / 2) / c.num);
 	duration_ns = tr.max_ticks > c.start_ticks ? tt_clock_ns(&c, tr.max_ticks - c.start_ticks)
 						   : 0;
+	/* A snapshot: the time its events cover (span_block()). */
+	if (tr.has_snapshot)
+		duration_ns = ev.any && ev.last_ticks > ev.first_ticks
+				      ? tt_clock_ns(&c, ev.last_ticks - ev.first_ticks)
+				      : 0;
 	dropped = total_dropped(&tr);
 	annots_dropped = total_annots_dropped(&tr);
 	total_blocked(&tr, &nr_blocked, &blocked_ns);
@@ -304,7 +349,7 @@ static int info_one(const struct tt_options *o, const char *path)
 			       (double)tr.probe_cost.scope_inner_ps / 1000.0,
 			       (double)tr.probe_cost.hook_inner_ps / 1000.0);
 		if (tr.has_snapshot)
-			print_snapshot(&tr, &c, true);
+			print_snapshot(&tr, &c, &ev, true);
 		if (cn.nr[0] || cn.nr[1]) {
 			/* Only for traces with counters: 1.0 traces print as before. */
 			for (int k = 0; k < 2; k++) {
@@ -376,7 +421,7 @@ static int info_one(const struct tt_options *o, const char *path)
 			       " (literals stored raw: the writer was behind or busy)\n",
 			       tr.nr_fast_frames, tr.nr_frames);
 		if (tr.has_snapshot)
-			print_snapshot(&tr, &c, false);
+			print_snapshot(&tr, &c, &ev, false);
 		if (tr.has_crash && !tr.truncated)
 			printf("ended cleanly:    no (%s)\n", crash_text);
 		else

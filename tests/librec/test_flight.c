@@ -471,3 +471,39 @@ Test(flight, rec_snapshot_in_a_handler_that_interrupted_it_returns_edeadlk, .tim
 	cr_assert_gt(deadlk, 0, "no handler call landed inside rec_snapshot()");
 	cr_assert_eq(odd, 0);
 }
+
+/*
+ * Issue 26 item 6: info gave a snapshot's duration as the time from its
+ * window's start to its END (REC_AFTER=300ms: over 300 ms), not the time
+ * its events cover (here a few ms: 200 scopes around the trigger). Now
+ * duration_ns is the span of its events, within 1 % (tracetool's rate
+ * comes from the SYNC records, the reader's from the header), and the
+ * snapshot object says where they start and end.
+ */
+Test(flight, info_duration_of_a_snapshot_is_the_time_its_events_cover)
+{
+	struct span sp = { 0 };
+	struct tr_trace tr;
+	char args[512], out[8192], *p;
+	unsigned long long dur;
+	double span_ns;
+	glob_t g;
+
+	cr_assert_str_eq(run("REC_AFTER=300ms", "after"), "0\n");
+	cr_assert_eq(snapshots(&g), 1);
+	memset(&tr, 0, sizeof(tr));
+	cr_assert_eq(tr_load_each(g.gl_pathv[0], &tr, on_event, &sp), 0);
+	cr_assert_eq(sp.n, 400, "recent and later scopes: %lu events", (unsigned long)sp.n);
+	span_ns = (double)(sp.last - sp.first) * 1e9 / (double)tr.ticks_per_second;
+	snprintf(args, sizeof(args), "info --format=json %s", g.gl_pathv[0]);
+	cr_assert_eq(tracetool(args, out, sizeof(out)), 0, "%s", out);
+	cr_assert_not_null(p = strstr(out, "\"duration_ns\":"), "%s", out);
+	cr_assert_eq(sscanf(p, "\"duration_ns\":%llu", &dur), 1);
+	cr_assert((double)dur <= span_ns * 1.01 + 1000 && (double)dur >= span_ns * 0.99 - 1000,
+		  "info says %llu ns, the events cover %.0f ns", dur, span_ns);
+	cr_assert_lt(dur, 300000000ull, "not the window: %llu ns", dur);
+	cr_assert_not_null(strstr(out, "\"events_start_ns\":"), "%s", out);
+	cr_assert_not_null(strstr(out, "\"events_end_ns\":"), "%s", out);
+	tr_free(&tr);
+	globfree(&g);
+}
