@@ -2,15 +2,19 @@
 /*
  * cmd_chrome.c - `tracetool chrome TRACE [-o OUT]`: the Chrome Trace Event
  * Format, object form, loadable by Perfetto UI, chrome://tracing and
- * speedscope. One complete ("X") event per timed activation, written when it
+ * speedscope. One complete ("X") event per activation, written when it
  * closes (so memory stays bounded and events are not in global time order,
- * which the format allows), "M" events naming the process and threads, and
- * the drops, errors and damage in "otherData" plus one instant event per
- * thread that dropped scopes. ts and dur are microseconds with three decimals
- * (nanosecond precision). The final clock comes from a skim of the file's
- * first and last frames (tt_trace_skim_exact()), else from a metadata pass;
- * the "M" events are written after each file's events, with the threads'
- * final names, so each file is read once in the common case.
+ * which the format allows), or a "B"/"E" pair where an end ties with a
+ * neighbour to the nanosecond (write_held()), "M" events naming the process
+ * and threads, and the drops, errors and damage in "otherData" plus one
+ * instant event per thread that dropped scopes. ts and dur are microseconds
+ * with three decimals (nanosecond precision; docs/ANALYZER.md, "chrome
+ * output"). The final clock comes
+ * from a skim of the file's first and last frames (tt_trace_skim_exact()),
+ * else from a metadata pass; the "M" events are written after each file's
+ * events, with the threads' final names, so each file is read once in the
+ * common case. With stdout a terminal and no -o, the output goes to
+ * trace.json.
  */
 #include <argp.h>
 #include <errno.h>
@@ -49,7 +53,9 @@ static error_t parse_chrome(int key, char *arg, struct argp_state *state)
 }
 
 static const struct argp_option chrome_options[] = {
-	{ "output", 'o', "OUT", 0, "Write to OUT instead of standard output", 0 },
+	{ "output", 'o', "OUT", 0,
+	  "Write to OUT (- for standard output) instead of standard output, or of trace.json "
+	  "when standard output is a terminal", 0 },
 	{ 0 },
 };
 
@@ -62,10 +68,14 @@ static const struct argp chrome_argp = {
 	chrome_options, parse_chrome, "TRACE...",
 	"Convert a trace to Chrome Trace Event Format JSON (open it in "
 	"https://ui.perfetto.dev, chrome://tracing or https://speedscope.app).\v"
-	"Each timed activation is one complete event; activations that could not be "
-	"timed (errors) are left out and counted in otherData. chrome://tracing "
-	"struggles beyond about a million events: narrow with --from/--to, --thread "
-	"or --function.\n\n"
+	"Each activation is one complete event (\"X\": ts and dur in microseconds, "
+	"to the nanosecond); one that ends in the very nanosecond where the next scope "
+	"of its thread starts or ends is a \"B\"/\"E\" pair instead, so that every "
+	"viewer nests it exactly. Activations closed without an exit carry the reason "
+	"in args.error. --from/--to keep every scope that overlaps the window, clipped "
+	"to it. With standard output a terminal and no -o, the JSON goes to trace.json "
+	"(said on standard error). chrome://tracing struggles beyond about a million "
+	"events: narrow with --from/--to, --thread or --function.\n\n"
 	"Several TRACE files (the processes of a service, a fork's parent and child) "
 	"make one timeline: each is a process with its own threads, and times are "
 	"aligned on the wall clock, from the earliest recording's start. --from/--to "
@@ -88,25 +98,46 @@ struct chrome_qname {
 	char *quoted;
 };
 
-/* A frame as the consumer keeps it, with whether its B was written and
- * its arguments (written in its E's args, which viewers merge with B's). */
+/* A frame as the consumer keeps it: whether it is shown (written when it
+ * closes), from where (its enter, or the window's start), whether its "B"
+ * is out already (a child starts in the same nanosecond), and its
+ * arguments. */
 struct chrome_frame {
 	uint32_t name;
 	bool written;
+	bool began; /* its "B" is written: it closes with an "E" */
 	uint64_t enter_ticks;
+	int64_t start_ns; /* ts, when written */
 	struct chrome_arg *args; /* kept with the stack slot, reused */
+	uint32_t nr_args, cap_args;
+};
+
+/*
+ * The scope a thread closed last, kept until the thread's next shown event
+ * says whether it ends in the nanosecond where that one starts or ends
+ * (tied: then it is written as a "B"/"E" pair, exact in every viewer).
+ */
+struct chrome_held {
+	bool has;
+	bool tied;  /* it ends where the next event starts or ends */
+	bool began; /* its "B" is out: it gets an "E" */
+	uint32_t name;
+	int64_t start_ns, end_ns;
+	const char *mark; /* a static JSON member, or NULL */
+	struct chrome_arg *args; /* a copy: the stack slot is reused */
 	uint32_t nr_args, cap_args;
 };
 
 struct chrome;
 
-/* Per thread: the open frames; those below nr_decided have had their B
- * written, or will never have one (not selected, or after the window). */
+/* Per thread: the open frames; those below nr_decided are known to be
+ * shown (written), or never will be (not selected, or after the window). */
 struct chrome_thread {
 	struct chrome *ch;
 	uint64_t tid;
 	struct chrome_frame *stack;
 	uint32_t sp, cap, nr_decided;
+	struct chrome_held held;
 	/* Annotation names quoted once each (messages are not: each is its
 	 * own text); open addressing, at most half full. */
 	struct chrome_qname *qnames;
@@ -166,6 +197,16 @@ static size_t fmt_us(char *p, int64_t ns)
 	p[n++] = (char)('0' + v / 10 % 10);
 	p[n++] = (char)('0' + v % 10);
 	return n;
+}
+
+/* a + b, saturated: a hostile file's times stay defined. */
+static int64_t add_ns(int64_t a, int64_t b)
+{
+	if (b > 0 && a > INT64_MAX - b)
+		return INT64_MAX;
+	if (b < 0 && a < INT64_MIN - b)
+		return INT64_MIN;
+	return a + b;
 }
 
 /* Above every Linux tid (PID_MAX_LIMIT, 2^22): the base of fallback ids. */
@@ -285,13 +326,11 @@ static void begin_event(struct chrome *ch)
 }
 
 /*
- * One "B" or "E" event. Each endpoint is converted from ticks once, so an
- * inner scope's E is never later than its enclosing scope's, and viewers
- * see the same number for the same instant (no ts + dur in floating point
- * that could put a child's end after its parent's).
+ * Writes the head of a scope event, {"ph":"P","name":Q,"pid":P,"tid":T,"ts":S
+ * (the caller closes it).
  */
-static void write_edge(struct chrome *ch, struct chrome_thread *ct, char ph, uint32_t name,
-		       uint64_t ticks, const char *why, const struct chrome_frame *f)
+static void scope_head(struct chrome *ch, struct chrome_thread *ct, char ph, uint32_t name,
+		       int64_t ns)
 {
 	const char *q = ch->quoted[name];
 	size_t qlen = strlen(q);
@@ -299,12 +338,14 @@ static void write_edge(struct chrome *ch, struct chrome_thread *ct, char ph, uin
 
 	begin_event(ch);
 	if (qlen > 4096) {
-		tt_out_str(&ch->out, ph == 'B' ? "{\"ph\":\"B\",\"name\":" : "{\"ph\":\"E\",\"name\":");
+		tt_out_str(&ch->out, ph == 'X' ? "{\"ph\":\"X\",\"name\":"
+				     : ph == 'B' ? "{\"ph\":\"B\",\"name\":"
+						 : "{\"ph\":\"E\",\"name\":");
 		tt_out_write(&ch->out, q, qlen);
 		p = tt_out_reserve(&ch->out, 200);
 	} else {
 		p = tt_out_reserve(&ch->out, 200 + qlen);
-		memcpy(p, "{\"ph\":\"B\",\"name\":", 17);
+		memcpy(p, "{\"ph\":\"X\",\"name\":", 17);
 		p[7] = ph;
 		p += 17;
 		memcpy(p, q, qlen);
@@ -318,31 +359,25 @@ static void write_edge(struct chrome *ch, struct chrome_thread *ct, char ph, uin
 	p += tt_emit_u64(p, ct->tid);
 	memcpy(p, ",\"ts\":", 6);
 	p += 6;
-	p += fmt_us(p, tt_clock_rel_ns(&ch->clock, ticks) + ch->offset_ns);
-	if (why) {
-		size_t n = strlen(why);
-
-		static const char key[] = ",\"args\":{\"error\":\"";
-
-		memcpy(p, key, sizeof(key) - 1);
-		p += sizeof(key) - 1;
-		memcpy(p, why, n);
-		p += n;
-		*p++ = '"';
-		if (!f || !f->nr_args)
-			*p++ = '}';
-	}
+	p += fmt_us(p, ns);
 	ch->out.len = (size_t)(p - ch->out.buf);
-	if (f && f->nr_args) {
-		/* The scope's arguments (contract §9): "args":{"KEY":V,...}. */
-		char num[32];
+}
 
-		tt_out_str(&ch->out, why ? "," : ",\"args\":{");
-		for (uint32_t i = 0; i < f->nr_args; i++) {
-			if (i)
+/* Writes ,"args":{MARK,"KEY":V,...} when there is any, and the closing brace. */
+static void scope_tail(struct chrome *ch, const char *mark, const struct chrome_arg *args,
+		       uint32_t nr_args)
+{
+	char num[32];
+
+	if (mark || nr_args) {
+		tt_out_str(&ch->out, ",\"args\":{");
+		if (mark)
+			tt_out_str(&ch->out, mark);
+		for (uint32_t i = 0; i < nr_args; i++) {
+			if (mark || i)
 				tt_out_str(&ch->out, ",");
-			tt_out_str(&ch->out, f->args[i].qkey);
-			snprintf(num, sizeof(num), ":%" PRId64, f->args[i].v);
+			tt_out_str(&ch->out, args[i].qkey);
+			snprintf(num, sizeof(num), ":%" PRId64, args[i].v);
 			tt_out_str(&ch->out, num);
 		}
 		tt_out_str(&ch->out, "}");
@@ -350,18 +385,114 @@ static void write_edge(struct chrome *ch, struct chrome_thread *ct, char ph, uin
 	tt_out_str(&ch->out, "}");
 }
 
-/* Writes the B events of the selected frames open on the thread that are
- * not written yet, at their enter or at the window's start (clipped). */
+/*
+ * write_held() - writes the scope the thread closed last: a complete ("X")
+ * event, ts its start's nanoseconds and dur the integer nanoseconds to its
+ * end, each converted from ticks once. Viewers add ts + dur in floating
+ * point (speedscope after subtracting the thread's first ts), off by far
+ * less than a nanosecond, so a scope 1 ns or more inside its parent or
+ * before its next sibling stays there; one that ends in the very
+ * nanosecond where the next event on its thread starts or ends (tied), or
+ * whose "B" went out early (began), is a "B"/"E" pair instead, whose
+ * endpoints are the same strings as its neighbours'.
+ */
+static void write_held(struct chrome *ch, struct chrome_thread *ct)
+{
+	struct chrome_held *h = &ct->held;
+	char *p;
+
+	if (!h->has)
+		return;
+	h->has = false;
+	if (h->began) { /* its arguments on the "E": viewers merge them */
+		scope_head(ch, ct, 'E', h->name, h->end_ns);
+		scope_tail(ch, h->mark, h->args, h->nr_args);
+		return;
+	}
+	if (h->tied) { /* the same args on both: speedscope matches them so */
+		scope_head(ch, ct, 'B', h->name, h->start_ns);
+		scope_tail(ch, h->mark, h->args, h->nr_args);
+		scope_head(ch, ct, 'E', h->name, h->end_ns);
+		scope_tail(ch, h->mark, h->args, h->nr_args);
+		return;
+	}
+	scope_head(ch, ct, 'X', h->name, h->start_ns);
+	p = tt_out_reserve(&ch->out, 40);
+	memcpy(p, ",\"dur\":", 7);
+	p += 7;
+	p += fmt_us(p, (int64_t)((uint64_t)h->end_ns - (uint64_t)h->start_ns));
+	ch->out.len = (size_t)(p - ch->out.buf);
+	scope_tail(ch, h->mark, h->args, h->nr_args);
+}
+
+/*
+ * A shown scope of the thread closes at end_ns: it is held until the
+ * thread's next shown event (write_held()). The one held before is written
+ * now; when it ends in the same nanosecond it is this one's last child (or
+ * a zero-length neighbour), and both become pairs.
+ */
+static void hold(struct chrome *ch, struct chrome_thread *ct, const struct chrome_frame *f,
+		 int64_t start_ns, int64_t end_ns, const char *mark)
+{
+	struct chrome_held *h = &ct->held;
+	bool tied = false;
+
+	if (end_ns < start_ns)
+		end_ns = start_ns;
+	if (h->has && h->end_ns == end_ns)
+		h->tied = tied = true;
+	write_held(ch, ct);
+	h->has = true;
+	h->tied = tied;
+	h->began = f->began;
+	h->name = f->name;
+	h->start_ns = start_ns;
+	h->end_ns = end_ns;
+	h->mark = mark;
+	if (f->nr_args > h->cap_args) {
+		h->cap_args = f->nr_args;
+		h->args = tt_xrealloc(h->args, h->cap_args * sizeof(*h->args));
+	}
+	if (f->nr_args)
+		memcpy(h->args, f->args, f->nr_args * sizeof(*h->args));
+	h->nr_args = f->nr_args;
+}
+
+/*
+ * Marks the selected frames open on the thread that are not decided yet
+ * as shown, from their enter or from the window's start (clipped). A shown
+ * scope starts: the held one is written, a pair if it ended in this
+ * nanosecond; an enclosing shown scope that started in the same nanosecond
+ * gets its "B" now, before this one, so that viewers that keep the file's
+ * order for equal times (Perfetto, chrome://tracing) nest them right.
+ */
 static void open_pending(struct chrome *ch, struct chrome_thread *ct)
 {
 	for (; ct->nr_decided < ct->sp; ct->nr_decided++) {
 		struct chrome_frame *f = &ct->stack[ct->nr_decided];
+		uint64_t from;
 
 		if (!quoted(ch, f->name) || f->enter_ticks >= ch->hi_ticks)
 			continue;
-		write_edge(ch, ct, 'B', f->name,
-			   f->enter_ticks > ch->lo_ticks ? f->enter_ticks : ch->lo_ticks, NULL, NULL);
+		from = f->enter_ticks > ch->lo_ticks ? f->enter_ticks : ch->lo_ticks;
+		f->start_ns = add_ns(tt_clock_rel_ns(&ch->clock, from), ch->offset_ns);
 		f->written = true;
+		f->began = false;
+		if (ct->held.has && ct->held.end_ns == f->start_ns)
+			ct->held.tied = true;
+		write_held(ch, ct);
+		for (uint32_t i = ct->nr_decided; i-- > 0;) {
+			struct chrome_frame *a = &ct->stack[i];
+
+			if (!a->written)
+				continue;
+			if (a->start_ns == f->start_ns && !a->began) {
+				scope_head(ch, ct, 'B', a->name, a->start_ns);
+				tt_out_str(&ch->out, "}");
+				a->began = true;
+			}
+			break;
+		}
 	}
 }
 
@@ -439,16 +570,17 @@ static uint32_t chrome_enter(void *tctx, uint32_t parent_slot, uint32_t name, ui
 	f->name = name;
 	f->enter_ticks = ticks;
 	f->written = false;
+	f->began = false;
 	f->nr_args = 0;
 	if (ticks >= ch->lo_ticks && ticks < ch->hi_ticks)
 		open_pending(ch, ct);
 	return ct->sp; /* the frame's index + 1 */
 }
 
-/* Closes the top frame at `ticks`: its E, clipped to the window; a frame
- * that spans the window's start with no event inside gets its B here. */
+/* Closes the top frame at `ticks`: its X, clipped to the window; a frame
+ * that spans the window's start with no event inside is shown from here. */
 static void close_top(struct chrome *ch, struct chrome_thread *ct, uint64_t ticks,
-		      const char *why)
+		      const char *mark)
 {
 	struct chrome_frame *f = &ct->stack[ct->sp - 1];
 	uint64_t end = ticks < ch->hi_ticks ? ticks : ch->hi_ticks;
@@ -458,7 +590,10 @@ static void close_top(struct chrome *ch, struct chrome_thread *ct, uint64_t tick
 	else if (!f->written && f->enter_ticks < ch->hi_ticks && ticks > ch->lo_ticks)
 		open_pending(ch, ct); /* it spans the window: all below it do too */
 	if (f->written) {
-		write_edge(ch, ct, 'E', f->name, end < f->enter_ticks ? f->enter_ticks : end, why, f);
+		if (end < f->enter_ticks)
+			end = f->enter_ticks;
+		hold(ch, ct, f, f->start_ns, add_ns(tt_clock_rel_ns(&ch->clock, end), ch->offset_ns),
+		     mark);
 		ch->nr_events++;
 	}
 	f->nr_args = 0;
@@ -478,10 +613,10 @@ static void chrome_error(void *tctx, uint32_t name, uint32_t slot, uint64_t ente
 			 uint64_t ticks, enum tt_frame_error why)
 {
 	static const char *const text[] = {
-		[TT_FRAME_LEFT] = "left without an exit",
-		[TT_FRAME_BACKWARDS] = "clock went backwards",
-		[TT_FRAME_TOO_LONG] = "longer than --max-duration",
-		[TT_FRAME_OPEN_AT_END] = "open at the end of the recording",
+		[TT_FRAME_LEFT] = "\"error\":\"left without an exit\"",
+		[TT_FRAME_BACKWARDS] = "\"error\":\"clock went backwards\"",
+		[TT_FRAME_TOO_LONG] = "\"error\":\"longer than --max-duration\"",
+		[TT_FRAME_OPEN_AT_END] = "\"error\":\"open at the end of the recording\"",
 	};
 	struct chrome_thread *ct = tctx;
 
@@ -495,7 +630,8 @@ static void chrome_error(void *tctx, uint32_t name, uint32_t slot, uint64_t ente
  * process, an instant or a message an instant ("i") event of the thread,
  * an argument goes to its frame's args, a flow event is an "s", "t" or "f"
  * event at its time on its thread, which viewers bind to the enclosing
- * slice: the activation it was recorded in (whose B is written first).
+ * slice: the activation it was recorded in (viewers place each event by
+ * its ts, whatever its place in the file).
  * Those outside the window (chrome's own, as for scopes) are left out, and
  * so are an argument or a flow event with no open scope.
  */
@@ -678,27 +814,18 @@ static void chrome_open_at_start(void *tctx, uint32_t name, uint64_t exit_ticks)
 {
 	struct chrome_thread *ct = tctx;
 	struct chrome *ch = ct->ch;
-	const char *q = quoted(ch, name);
+	struct chrome_frame f = { .name = name, .written = true };
 	uint64_t from = ch->rep->tr.snapshot.window_start_ticks;
-	int64_t from_ns, to_ns;
-	char *p;
 
-	if (!q || exit_ticks < ch->lo_ticks || exit_ticks >= ch->hi_ticks)
+	if (!quoted(ch, name) || exit_ticks < ch->lo_ticks || exit_ticks >= ch->hi_ticks)
 		return;
 	if (from < ch->lo_ticks)
 		from = ch->lo_ticks;
-	from_ns = tt_clock_rel_ns(&ch->clock, from);
-	to_ns = tt_clock_rel_ns(&ch->clock, exit_ticks);
-	begin_event(ch);
-	tt_out_str(&ch->out, "{\"ph\":\"X\",\"name\":");
-	tt_out_str(&ch->out, q);
-	p = tt_out_reserve(&ch->out, 200);
-	p += sprintf(p, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":", ch->pid, ct->tid);
-	p += fmt_us(p, from_ns + ch->offset_ns);
-	p += sprintf(p, ",\"dur\":");
-	p += fmt_us(p, to_ns > from_ns ? to_ns - from_ns : 0);
-	p += sprintf(p, ",\"args\":{\"open at window start\":true}}");
-	ch->out.len = (size_t)(p - ch->out.buf);
+	if (exit_ticks < from)
+		exit_ticks = from;
+	f.start_ns = add_ns(tt_clock_rel_ns(&ch->clock, from), ch->offset_ns);
+	hold(ch, ct, &f, f.start_ns, add_ns(tt_clock_rel_ns(&ch->clock, exit_ticks), ch->offset_ns),
+	     "\"open at window start\":true");
 	ch->nr_events++;
 }
 
@@ -809,6 +936,8 @@ static void file_trailer(struct chrome *ch)
 		tt_out_str(&ch->out, buf);
 		free(q);
 	}
+	for (struct chrome_thread *ct = ch->threads; ct; ct = ct->next)
+		write_held(ch, ct);
 	metadata(ch);
 	/* At the file's last tick as its metadata (skim or pass) has it: END's. */
 	fmt_us(at, tt_clock_rel_ns(&ch->clock, rep->meta.max_ticks) + ch->offset_ns)[at] = '\0';
@@ -880,6 +1009,7 @@ static void end_file(struct chrome *ch)
 		for (uint32_t i = 0; i < ct->cap; i++)
 			free(ct->stack[i].args);
 		free(ct->stack);
+		free(ct->held.args);
 		free_qnames(ct);
 		free(ct);
 	}
@@ -964,9 +1094,15 @@ int tt_cmd_chrome(int argc, char **argv)
 	char msg[512];
 	int rc = 0, bad;
 	unsigned nr_once = 0;
-	bool have_rep = false, multi, once;
+	bool have_rep = false, multi, once, to_file = false;
 
 	argp_parse(&chrome_argp, argc, argv, 0, NULL, &o);
+	/* JSON is for a viewer, not for a terminal (perf record writes
+	 * perf.data likewise); -o - asks for the terminal all the same. */
+	if (o.output && strcmp(o.output, "-") == 0)
+		o.output = NULL;
+	else if (!o.output && isatty(STDOUT_FILENO))
+		o.output = "trace.json", to_file = true;
 	memset(&ch, 0, sizeof(ch));
 	ch.o = &o;
 	ch.first = true;
@@ -1033,6 +1169,9 @@ int tt_cmd_chrome(int argc, char **argv)
 	if (ch.out.failed) {
 		snprintf(msg, sizeof(msg), "cannot write: %s", strerror(ch.out.err));
 		rc = tt_fail_file(o.output ? o.output : "stdout", msg);
+	} else if (to_file) {
+		fprintf(stderr, "tracetool: wrote %s (standard output is a terminal; -o - writes "
+				"there): open it in https://ui.perfetto.dev\n", o.output);
 	}
 out:
 	if (ch.fd != STDOUT_FILENO && ch.fd >= 0)

@@ -152,13 +152,15 @@ def check_output(label, path, p, kind):
     if kind == "json" and len(out) > LARGE_JSON_BYTES and not ARGS.full:
         # The smoke run's cheaper check of a huge chrome document (a deep
         # file's is 0.5 GB, half a minute in json.loads; --full parses it):
-        # the object's frame, and every B event closed by an E event.
+        # the object's frame, some scope events (complete ones, pairs where
+        # ends tie), and every B event closed by an E event.
         head = '{"traceEvents":['
+        n_x = out.count('"ph":"X"')
         n_b, n_e = out.count('"ph":"B"'), out.count('"ph":"E"')
-        if not out.startswith(head) or not out.rstrip().endswith("}") or n_b == 0 \
+        if not out.startswith(head) or not out.rstrip().endswith("}") or n_x + n_b == 0 \
                 or n_b != n_e:
-            fail("%s: %d bytes of chrome JSON, %d B and %d E events"
-                 % (label, len(out), n_b, n_e))
+            fail("%s: %d bytes of chrome JSON, %d X, %d B and %d E events"
+                 % (label, len(out), n_x, n_b, n_e))
         return None
     if kind == "json":
         try:
@@ -370,7 +372,7 @@ def main():
             fail("evil names in summary csv: %r" % sorted(got ^ expect))
     p, doc = res[evil]["chrome"]
     if doc is not None:
-        got = {e["name"] for e in doc["traceEvents"] if e["ph"] == "B"}
+        got = {e["name"] for e in doc["traceEvents"] if e["ph"] in ("X", "B")}
         if got != expect:
             fail("evil names in chrome: %r" % sorted(got ^ expect))
 

@@ -10,7 +10,11 @@
 # `tracetool chrome` of the same trace (two functions, to stay small) is
 # imported by speedscope's trace-event importer: every thread with events is
 # listed under its name, from the thread_name metadata chrome writes after
-# the events. Exit 77 (skipped) without chromium, without
+# the events. Last, all of chrome's scopes in the first 3 ms (recursion,
+# ties where the clock's step puts two exits in one nanosecond) load with
+# none of the importer's warnings: no scope ends after its parent or
+# overlaps its next sibling in speedscope's arithmetic (complete events:
+# ts + dur in doubles, after subtracting the thread's first ts). Exit 77 (skipped) without chromium, without
 # speedscope in .cache/npm (scripts/speedscope.sh installs it) or without a
 # `flame` command in this tracetool.
 #   usage: check_speedscope.sh TRACETOOL PIPELINE_EXAMPLE SPEEDSCOPE_DIR
@@ -93,4 +97,21 @@ assert len(want) >= 2, want
 for n in want:
     assert re.search(r'\), %s \(tid \d+\)' % re.escape(n), text), n
 PY
+
+"$tt" chrome --to=3ms "$dir/t.zst" -o "$dir/w.json"
+grep -q '"ph":"X"' "$dir/w.json" || fail "no complete event in chrome's JSON"
+printf 'speedscope.loadFileFromBase64("w.json", "%s")' "$(base64 -w0 "$dir/w.json")" >"$dir/w.js"
+timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+	--enable-logging=stderr --v=0 \
+	--user-data-dir="$dir/profile3" --window-size=1400,3000 --virtual-time-budget=30000 \
+	--dump-dom "file://$app/index.html#localProfilePath=$dir/w.js&view=sandwich" \
+	2>"$dir/console.txt" >"$dir/wdom.html" || true
+grep -q '<title>w.json - speedscope</title>' "$dir/wdom.html" || fail "speedscope did not load chrome's window"
+grep -q 'Importing as Trace Event Format' "$dir/console.txt" ||
+	fail "no console log from speedscope's importer"
+# speedscope's trace-event importer warns on a scope that does not nest.
+if grep -E 'Doing nothing instead|stack was empty|still open at end' "$dir/console.txt" >"$dir/bad.txt"; then
+	head -3 "$dir/bad.txt" >&2
+	fail "speedscope found $(wc -l <"$dir/bad.txt") scope(s) of chrome's JSON that do not nest"
+fi
 echo ok

@@ -7,6 +7,7 @@
 #include "ttest.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -367,18 +368,19 @@ static int64_t parse_us(const char *p)
 }
 
 /*
- * The activations of a chrome output: chrome writes a "B" event at each
- * enter and an "E" event at each exit, each thread's in order; they are
- * paired here per thread, as viewers do, into (ts, dur) in the order of
- * the E events. Asserts that each E closes the innermost open B of its
- * thread with the same name and that a thread's times never go back.
+ * The activations of a chrome output: a complete ("X") event each, or a
+ * "B"/"E" pair where an end falls in the nanosecond where a neighbour
+ * starts or ends; pairs are matched here per thread, as viewers do, into
+ * (ts, dur) in the order of their closing event (a pair is written when
+ * its scope closes, or its B when a child starts in the same nanosecond).
+ * Asserts that each E closes the innermost open B of its thread with the
+ * same name, and that ts and dur have three decimals.
  */
 static size_t parse_chrome(const char *json, struct xev *ev, size_t max)
 {
 	enum { MAX_TIDS = 8, MAX_OPEN = 256 };
 	struct {
 		uint64_t tid;
-		int64_t last_ts;
 		size_t sp;
 		struct xev open[MAX_OPEN];
 	} *t = calloc(MAX_TIDS, sizeof(*t));
@@ -400,7 +402,7 @@ static size_t parse_chrome(const char *json, struct xev *ev, size_t max)
 			continue;
 		ph = p[7];
 
-		if (ph != 'B' && ph != 'E') {
+		if (ph != 'B' && ph != 'E' && ph != 'X') {
 			cr_assert(ph == 'M' || ph == 'i', "event %c", ph);
 			continue;
 		}
@@ -412,16 +414,20 @@ static size_t parse_chrome(const char *json, struct xev *ev, size_t max)
 		snprintf(e.name, sizeof(e.name), "%.*s", (int)(end - name), name);
 		e.tid = strtoull(strstr(p, "\"tid\":") + 6, NULL, 10);
 		e.ts_ns = parse_us(strstr(p, "\"ts\":") + 5);
+		if (ph == 'X') {
+			e.dur_ns = parse_us(strstr(p, "\"dur\":") + 6);
+			cr_assert_geq(e.dur_ns, 0);
+			cr_assert_lt(n, max);
+			ev[n++] = e;
+			continue;
+		}
 		for (k = 0; k < nr_tids && t[k].tid != e.tid; k++)
 			;
 		if (k == nr_tids) {
 			cr_assert_lt(nr_tids, MAX_TIDS);
 			t[nr_tids].tid = e.tid;
-			t[nr_tids].last_ts = INT64_MIN;
 			nr_tids++;
 		}
-		cr_assert_geq(e.ts_ns, t[k].last_ts, "tid %" PRIu64 ": time goes back", e.tid);
-		t[k].last_ts = e.ts_ns;
 		if (ph == 'B') {
 			cr_assert_lt(t[k].sp, MAX_OPEN);
 			t[k].open[t[k].sp++] = e;
@@ -439,6 +445,119 @@ static size_t parse_chrome(const char *json, struct xev *ev, size_t max)
 		cr_assert_eq(t[k].sp, 0, "tid %" PRIu64 ": B without E", t[k].tid);
 	free(t);
 	return n;
+}
+
+static size_t count_of(const char *s, const char *what)
+{
+	size_t n = 0;
+
+	for (const char *p = s; (p = strstr(p, what)) != NULL; p += strlen(what))
+		n++;
+	return n;
+}
+
+/* A scope as a viewer computes it: start and end in double µs. */
+struct dspan {
+	double s, e;
+};
+
+static int dspan_cmp(const void *a, const void *b)
+{
+	const struct dspan *x = a, *y = b;
+
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	return x->e > y->e ? -1 : x->e < y->e;
+}
+
+/*
+ * Asserts that the scopes of each thread (tids lo_tid..lo_tid + 7) nest in
+ * the arithmetic of the viewers: the JSON numbers read as correctly rounded
+ * doubles (strtod, as JSON.parse); an "X" ends at ts + dur added in double
+ * precision, either as is (Perfetto's and chrome://tracing's reading of
+ * the spec) or after subtracting the thread's first ts (speedscope); a "B"/
+ * "E" pair at its two ts. Any two scopes of a thread are disjoint or one
+ * holds the other, ends included. Return: the number of scopes.
+ */
+static size_t assert_nests_as_doubles(const char *json, uint64_t lo_tid, bool rebase)
+{
+	enum { MAX_OPEN = 256, NR_TIDS = 8 };
+	static struct dspan sp[NR_TIDS][40000];
+	size_t nr[NR_TIDS] = { 0 }, total = 0;
+	double first[NR_TIDS], open_ts[NR_TIDS][MAX_OPEN];
+	size_t depth[NR_TIDS] = { 0 };
+
+	for (int k = 0; k < NR_TIDS; k++)
+		first[k] = INFINITY;
+	/* Pass 1: each thread's first ts (speedscope's origin). */
+	for (int pass = 0; pass < 2; pass++) {
+		for (const char *l = json, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+			char line[512], ph;
+			const char *p, *ts;
+			uint64_t tid;
+			double v, o;
+
+			nl = strchr(l, '\n');
+			snprintf(line, sizeof(line), "%.*s", (int)(nl ? nl - l : (ptrdiff_t)strlen(l)),
+				 l);
+			if (strncmp(line, "{\"ph\":\"", 7) != 0)
+				continue;
+			ph = line[7];
+			p = strstr(line, "\"tid\":");
+			ts = strstr(line, "\"ts\":");
+			if ((ph != 'X' && ph != 'B' && ph != 'E') || !p || !ts)
+				continue;
+			tid = strtoull(p + 6, NULL, 10);
+			cr_assert(tid >= lo_tid && tid < lo_tid + NR_TIDS, "tid %" PRIu64, tid);
+			tid -= lo_tid;
+			v = strtod(ts + 5, NULL);
+			if (pass == 0) {
+				if (v < first[tid])
+					first[tid] = v;
+				continue;
+			}
+			o = rebase ? v - first[tid] : v;
+			if (ph == 'B') {
+				cr_assert_lt(depth[tid], MAX_OPEN);
+				open_ts[tid][depth[tid]++] = o;
+				continue;
+			}
+			cr_assert_lt(nr[tid], sizeof(sp[0]) / sizeof(sp[0][0]));
+			if (ph == 'E') {
+				cr_assert(depth[tid], "E without B: %s", line);
+				sp[tid][nr[tid]].s = open_ts[tid][--depth[tid]];
+				sp[tid][nr[tid]++].e = o;
+			} else {
+				sp[tid][nr[tid]].s = o;
+				sp[tid][nr[tid]++].e = o + strtod(strstr(line, "\"dur\":") + 6, NULL);
+			}
+		}
+	}
+	for (int k = 0; k < NR_TIDS; k++) {
+		struct dspan st[MAX_OPEN];
+		size_t d = 0;
+
+		qsort(sp[k], nr[k], sizeof(sp[k][0]), dspan_cmp);
+		for (size_t i = 0; i < nr[k]; i++) {
+			const struct dspan *x = &sp[k][i];
+
+			cr_assert_geq(x->e, x->s);
+			/* Done with the scopes that end where x starts, unless x is
+			 * inside them (an empty scope at the end of its parent). */
+			while (d && st[d - 1].e <= x->s && x->e > st[d - 1].e)
+				d--;
+			while (d && st[d - 1].e <= x->s && x->s > st[d - 1].s && x->e > x->s)
+				d--;
+			cr_assert(!d || x->e <= st[d - 1].e,
+				  "tid %" PRIu64 "%s: [%.17g, %.17g] overlaps the end of [%.17g, %.17g]",
+				  lo_tid + (uint64_t)k, rebase ? " (rebased)" : "", x->s, x->e,
+				  st[d - 1].s, st[d - 1].e);
+			cr_assert_lt(d, MAX_OPEN);
+			st[d++] = *x;
+		}
+		total += nr[k];
+	}
+	return total;
 }
 
 Test(commands, chrome_output_is_valid_json_with_every_activation_once)
@@ -459,6 +578,13 @@ Test(commands, chrome_output_is_valid_json_with_every_activation_once)
 	cr_assert(strstr(r.out, "\"name\":\"thread_name\",\"pid\":4242,\"tid\":4194306,"
 				"\"args\":{\"name\":\"100\"}"), "%s", r.out);
 	cr_assert(strstr(r.out, "\"name\":\"5 scopes dropped\""));
+	/* One complete event per activation, ts and dur in exact ns. */
+	cr_assert(strstr(r.out, "\n{\"ph\":\"X\",\"name\":\"outer\",\"pid\":4242,\"tid\":100,"
+				"\"ts\":1.000,\"dur\":0.500},\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "\n{\"ph\":\"X\",\"name\":\"in\\\"ner\",\"pid\":4242,\"tid\":100,"
+				"\"ts\":10.100,\"dur\":0.090},\n"), "%s", r.out);
+	cr_assert_eq(count_of(r.out, "{\"ph\":\"X\""), 30, "%s", r.out);
+	cr_assert(!strstr(r.out, "\"ph\":\"B\"") && !strstr(r.out, "\"ph\":\"E\""));
 	n = parse_chrome(r.out, ev, 64);
 	cr_assert_eq(n, 30);
 	for (uint64_t i = 0; i < 10; i++) {
@@ -729,11 +855,16 @@ Test(commands, chrome_nests_on_random_traces_and_clips_windows)
 	static struct xev ev[20000];
 	const char *out = tu_path(1, "rand.json");
 
-	for (uint64_t round = 0; round < 6; round++) {
+	for (uint64_t round = 0; round < 8; round++) {
 		struct tg_config cfg = { .clock = RECFMT_CLOCK_TSC,
 					 .ticks_per_second = 2999999989ull + round * 7919,
 					 .start_ticks = 1000 + round, .pid = 77 };
 		struct tg_trace *t = tg_create(trace, &cfg);
+		/* Later rounds start hours into the recording, where a double
+		 * holds microseconds to about 1e-7 ns: ts + dur is rounded. */
+		uint64_t base = round < 4 ? 0 : (round - 3) * 3600 * 2999999989ull + 12345;
+		uint64_t base_ns = (uint64_t)((unsigned __int128)base * 1000000000u /
+					      cfg.ticks_per_second);
 		uint64_t seed = 0x9E3779B97F4A7C15ull * (round + 1), now = 2000, calls = 0;
 		char from[32], to[32];
 		struct csv_row rows[8];
@@ -752,7 +883,7 @@ Test(commands, chrome_nests_on_random_traces_and_clips_windows)
 			int depth = 0;
 
 			tg_thread(t, th, 100 + th, NULL);
-			now = 2000 + th;
+			now = base + 2000 + th;
 			for (int i = 0; i < 1500;) {
 				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
 				/* Often no time passes: ties between exits. */
@@ -776,7 +907,6 @@ Test(commands, chrome_nests_on_random_traces_and_clips_windows)
 			FILE *f = fopen(out, "r");
 			static char json[4 << 20];
 			size_t len;
-			double last[8] = { 0 };
 
 			cr_assert(f);
 			len = fread(json, 1, sizeof(json) - 1, f);
@@ -784,27 +914,8 @@ Test(commands, chrome_nests_on_random_traces_and_clips_windows)
 			json[len] = '\0';
 			cr_assert(tu_json_valid(json));
 			n = parse_chrome(json, ev, 20000);
-			/* As doubles, per thread (tids 101..103), in file order. */
-			for (const char *l = json, *nl; l && *l; l = nl ? nl + 1 : NULL) {
-				char line[512];
-				const char *p, *ts;
-				uint64_t tid;
-				double v;
-
-				nl = strchr(l, '\n');
-				snprintf(line, sizeof(line), "%.*s",
-					 (int)(nl ? nl - l : (ptrdiff_t)strlen(l)), l);
-				p = strstr(line, "\"tid\":");
-				ts = strstr(line, "\"ts\":");
-				if (!p || !ts)
-					continue;
-				tid = strtoull(p + 6, NULL, 10);
-				if (tid < 101 || tid > 103)
-					continue;
-				v = strtod(ts + 5, NULL);
-				cr_assert_geq(v, last[tid - 100], "round %" PRIu64, round);
-				last[tid - 100] = v;
-			}
+			cr_assert_eq(assert_nests_as_doubles(json, 101, false), n);
+			cr_assert_eq(assert_nests_as_doubles(json, 101, true), n);
 		}
 		s = tu_run("summary", "--format=csv", trace, NULL);
 		nr = parse_summary_csv(s.out, false, rows, 8);
@@ -815,16 +926,20 @@ Test(commands, chrome_nests_on_random_traces_and_clips_windows)
 			     calls);
 		cr_assert_eq(n, 4500);
 		/* A window: everything inside it, enclosing scopes clipped. */
-		snprintf(from, sizeof(from), "--from=%" PRIu64 "ns", 20000 + round * 1000);
-		snprintf(to, sizeof(to), "--to=%" PRIu64 "ns", 60000 + round * 1000);
+		snprintf(from, sizeof(from), "--from=%" PRIu64 "ns", base_ns + 20000 + round * 1000);
+		snprintf(to, sizeof(to), "--to=%" PRIu64 "ns", base_ns + 60000 + round * 1000);
 		r = tu_run("chrome", from, to, trace, NULL);
 		cr_assert_eq(r.status, 0, "%s", r.err);
 		n = parse_chrome(r.out, ev, 20000);
 		cr_assert_gt(n, 0);
 		for (size_t i = 0; i < n; i++) {
-			cr_assert_geq(ev[i].ts_ns, (int64_t)(20000 + round * 1000));
-			cr_assert_leq(ev[i].ts_ns + ev[i].dur_ns, (int64_t)(60000 + round * 1000));
+			cr_assert_geq(ev[i].ts_ns, (int64_t)(base_ns + 20000 + round * 1000));
+			cr_assert_leq(ev[i].ts_ns + ev[i].dur_ns,
+				      (int64_t)(base_ns + 60000 + round * 1000));
 		}
+		/* Clipped scopes start and end together: still nested. */
+		cr_assert_eq(assert_nests_as_doubles(r.out, 101, false), n);
+		cr_assert_eq(assert_nests_as_doubles(r.out, 101, true), n);
 		tu_result_free(&r);
 	}
 	unlink(out);

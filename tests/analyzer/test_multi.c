@@ -323,7 +323,7 @@ Test(multi, chrome_puts_each_process_on_one_wall_clock_timeline)
 	n = fread(json, 1, (1 << 16) - 1, f);
 	fclose(f);
 	cr_assert(n > 0);
-	for (p = json; (p = strstr(p, "{\"ph\":\"B\"")) != NULL; p++) {
+	for (p = json; (p = strstr(p, "{\"ph\":\"X\"")) != NULL; p++) {
 		unsigned long pid = strtoul(strstr(p, "\"pid\":") + 6, NULL, 10);
 
 		cr_assert(pid == 100 || pid == 101, "pid %lu", pid);
@@ -335,16 +335,17 @@ Test(multi, chrome_puts_each_process_on_one_wall_clock_timeline)
 	cr_assert(strstr(json, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":100,"), "%s", json);
 	cr_assert(strstr(json, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":101,"), "%s", json);
 	/* A's main at its start: 0 µs; B's first f at B's start, 5 ms later. */
-	p = strstr(json, "{\"ph\":\"B\",\"name\":\"main\",\"pid\":100,");
+	p = strstr(json, "{\"ph\":\"X\",\"name\":\"main\",\"pid\":100,");
 	cr_assert(p);
 	cr_assert_float_eq(json_num(p, "\"ts\":"), 0.0, 1e-9);
-	p = strstr(json, "{\"ph\":\"B\",\"name\":\"f\",\"pid\":101,");
+	p = strstr(json, "{\"ph\":\"X\",\"name\":\"f\",\"pid\":101,");
 	cr_assert(p);
 	cr_assert_float_eq(json_num(p, "\"ts\":"), 5000.0, 1e-9);
 	/* B's g at tick 12000: 1000 ns after B's start. */
-	p = strstr(json, "{\"ph\":\"B\",\"name\":\"g\",\"pid\":101,");
+	p = strstr(json, "{\"ph\":\"X\",\"name\":\"g\",\"pid\":101,");
 	cr_assert(p);
 	cr_assert_float_eq(json_num(p, "\"ts\":"), 5001.0, 1e-9);
+	cr_assert_float_eq(json_num(p, "\"dur\":"), 1.0, 1e-9);
 	cr_assert(strstr(json, "\"events\":\"8\""), "%s", json);
 	free(json);
 	tu_result_free(&r);

@@ -280,7 +280,8 @@ Test(single_read, chrome_clean_recording_is_read_once)
 			      "\"args\":{\"name\":\"worker\"}},\n{\"ph\":\"M\",\"name\":"
 			      "\"thread_sort_index\",\"pid\":500,\"tid\":501,\"args\":"
 			      "{\"sort_index\":1}}\n],"), "%s", out);
-	cr_assert_lt(strstr(out, "\"ph\":\"E\""), strstr(out, "\"ph\":\"M\""));
+	cr_assert(strstr(out, "\"ph\":\"X\""), "%s", out);
+	cr_assert_lt(strstr(out, "\"ph\":\"X\""), strstr(out, "\"ph\":\"M\""));
 	free(out);
 	remove(p);
 }

@@ -39,8 +39,8 @@ done
 TRACETOOL_PROGRESS_MS=0 on_tty c "$tt" summary -q "$trace"
 grep -q "$line" "$tmp/c" && fail "summary -q shows progress"
 
-# chrome writing JSON to the terminal: no line in the middle of it.
-TRACETOOL_PROGRESS_MS=0 on_tty c "$tt" chrome "$trace"
+# chrome writing JSON to the terminal (-o -): no line in the middle of it.
+TRACETOOL_PROGRESS_MS=0 on_tty c "$tt" chrome -o - "$trace"
 grep -q traceEvents "$tmp/c" || fail "chrome wrote no JSON to the terminal"
 tr -d '\n' <"$tmp/c" | sed 's/.*traceEvents//' | grep -q "$line" &&
 	fail "chrome to a terminal shows progress inside its JSON"
