@@ -1187,8 +1187,9 @@ static void *writer_main(void *arg)
 					pthread_mutex_unlock(&rec__g.lock);
 				}
 				w->snap[i] = NULL;
-				/* A long pass does not hold back what is due. */
-				if (frame_due(w, mono_ns()))
+				/* A long pass does not hold back what is due; with no
+				 * snapshot open (keeping) there is no file to write. */
+				if (!keeping && frame_due(w, mono_ns()))
 					write_frame(w);
 			}
 		}
