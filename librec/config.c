@@ -313,12 +313,6 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 	err = resolve_choice("REC_CLOCK", "clock", "tsc", "monotonic", &clock);
 	if (err)
 		return err;
-	if (clock == REC_CLOCK_DEFAULT)
-		out->use_tsc = rec__clock_tsc_is_invariant();
-	else
-		out->use_tsc = clock == REC_CLOCK_TSC;
-#if !defined(__x86_64__) && !defined(__i386__)
-	out->use_tsc = false;
-#endif
+	out->use_tsc = rec__clock_choose(clock, rec__clock_fast_read);
 	return 0;
 }

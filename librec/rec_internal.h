@@ -377,14 +377,25 @@ void rec__modules_fork_child(void) REC__HIDDEN;
 
 /* clock.c */
 bool rec__clock_tsc_is_invariant(void) REC__HIDDEN;
+bool rec__clock_fast_usable(uint64_t (*read)(void), const char **why) REC__HIDDEN;
+uint64_t rec__clock_fast_read(void) REC__HIDDEN;
+bool rec__clock_choose(int clock, uint64_t (*read)(void)) REC__HIDDEN;
+uint64_t rec__clock_rate(const struct recfmt_sync *from, const struct recfmt_sync *to) REC__HIDDEN;
+uint64_t rec__clock_fast_frequency(void) REC__HIDDEN;
 uint64_t rec__clock_now(bool use_tsc) REC__HIDDEN;
 void rec__clock_sync(bool use_tsc, struct recfmt_sync *out) REC__HIDDEN;
 uint64_t rec__clock_step(bool use_tsc) REC__HIDDEN;
 
-static inline uint64_t rec__rdtsc(void)
+/*
+ * The CPU's counter, as rec.h's inline probe reads it (rec__ticks(): the
+ * TSC on x86, CNTVCT_EL0 on ARM64). Read only where use_tsc is set, which
+ * rec__clock_fast_usable() allows only on those two, once it saw the
+ * counter run; elsewhere it is never read, and 0.
+ */
+static inline __attribute__((no_instrument_function)) uint64_t rec__rdtsc(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	return __builtin_ia32_rdtsc();
+#if defined(REC__INLINE_PROBE)
+	return rec__ticks();
 #else
 	return 0;
 #endif

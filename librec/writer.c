@@ -276,12 +276,7 @@ static void calibrate(struct writer *w)
 			nanosleep(&nap, NULL);
 		}
 		rec__clock_sync(true, &w->calibration);
-		w->ticks_per_second = (uint64_t)((unsigned __int128)(w->calibration.ticks -
-								      rec__g.start_sync.ticks) *
-						 1000000000u /
-						 (w->calibration.mono_ns - rec__g.start_sync.mono_ns));
-		if (!w->ticks_per_second)
-			w->ticks_per_second = 1;
+		w->ticks_per_second = rec__clock_rate(&rec__g.start_sync, &w->calibration);
 	}
 	w->probe_cost.scope_ps = mticks_to_ps(pc.scope, w->ticks_per_second);
 	w->probe_cost.scope_inner_ps = mticks_to_ps(pc.scope_inner, w->ticks_per_second);
