@@ -5,16 +5,21 @@
  * the writer does with the rings between snapshots. Probes are not touched:
  * they record into their rings exactly as in stream mode.
  *
- * Between snapshots the writer, instead of draining a ring into the file,
- * scans the events it has not seen for REC_TRIGGER (rec__flight_scan(), the
- * way live.c pairs drained events) and then discards the oldest, keeping at
- * most half the ring (rec__flight_trim(): the consumer's tail moves, the
- * producer's protocol is the same, ring.h). A snapshot is written by the
- * writer's own stream machinery (writer.c): it moves each ring's tail to
- * the first event of the window (rec__flight_window_tail()), opens the
- * snapshot's file (rec__flight_open()) and drains into it as stream mode
- * does, each ring up to the window's end (rec__flight_clip()), then ends
- * the file. docs/DESIGN.md "Flight recorder" has the picture.
+ * Between snapshots nothing drains the rings: a full ring discards its own
+ * oldest chunk in the probe's slow path (ring.h, rec__ring_refresh_flight()),
+ * up to the writer's hold, so no ring ever drops or waits for the writer.
+ * The writer holds a ring only while it reads it (rec__flight_hold(): the
+ * (F1)/(F2) handshake of ring.h): to scan the events it has not seen for
+ * REC_TRIGGER (scan(), the way live.c pairs drained events), then gives
+ * the ring back (rec__flight_keep()). An accepted trigger freezes the
+ * rings (no discarding) until the writer holds its window. A snapshot is
+ * written by the writer's own stream machinery (writer.c): it holds each
+ * ring at the first event of the window (rec__flight_window_index()),
+ * opens the snapshot's file (rec__flight_open()) and drains into it as
+ * stream mode does, each ring up to the window's end, then ends the file
+ * and gives the rings back. docs/DESIGN.md "Flight recorder" has the
+ * picture. REC_TRIGGER names are also resolved to function addresses
+ * (modules.c), for the hooks' sites.
  *
  * Triggers come from rec_snapshot() (any thread, under fl.lock), from the
  * REC_SNAPSHOT_SIGNAL handler (async-signal-safe: atomics and a futex

@@ -907,6 +907,7 @@ static void flight_begin(struct writer *w)
 	fd = rec__flight_open(w->snap_rec.number);
 	if (fd < 0) {
 		rec__flight_done(); /* logged; the recorder goes on */
+		rec__flight_thaw(); /* and its rings discard again */
 		return;
 	}
 	rec__clock_sync(rec__g.cfg.use_tsc, &now);
