@@ -9,9 +9,10 @@
  * Order: a track's time-weighted mean needs its samples in time order, a
  * flow's pairing its events in time order, across threads. The file gives
  * each thread's annotations in order but interleaves threads by blocks, so
- * each kind passes through a reorder queue (struct mq below) of at most
- * REORDER entries, which releases the earliest (ticks, then arrival) when
- * full and everything at the end. Whatever arrives less than REORDER annotations after a later one
+ * each kind passes through a reorder queue (reorder.h) of at most REORDER
+ * entries, which releases the earliest (ticks, then arrival) when full and
+ * everything at the end, in O(log REORDER) per annotation whatever the
+ * order. Whatever arrives less than REORDER annotations after a later one
  * is placed exactly; an annotation that comes later than that is counted
  * (late), folded in as documented, and a warning says so.
  */
@@ -24,6 +25,7 @@
 #include <string.h>
 
 #include "emit.h"
+#include "reorder.h"
 #include "report.h"
 #include "scopes.h"
 #include "xalloc.h"
@@ -170,130 +172,6 @@ static bool flow_before(const struct flow_ev *a, const struct flow_ev *b)
 	return a->seq < b->seq;
 }
 
-/*
- * A reorder queue: one FIFO per thread (a thread's annotations come in its
- * own time order, nearly always), merged by a min-heap of the threads by
- * their earliest entry. An entry that arrives before its thread's latest
- * is inserted in its place (a clock that stepped back). mq_push() returns
- * false when the queue holds `limit` entries; then mq_pop() gives the
- * earliest. A FIFO shrinks as it empties: the buffers stay within about
- * 4 × limit entries plus 16 per thread.
- */
-struct fifo {
-	char *buf;
-	size_t head, len, cap; /* cap: 0 or a power of two */
-	size_t hpos;	       /* its place in the heap while len > 0 */
-};
-
-struct mq {
-	size_t esz;
-	bool (*before)(const void *a, const void *b);
-	struct fifo **heap; /* the threads with entries, by their first */
-	size_t nr_heap, cap_heap;
-	size_t total;
-};
-
-static void *fifo_at(const struct mq *q, const struct fifo *f, size_t i)
-{
-	return f->buf + ((f->head + i) & (f->cap - 1)) * q->esz;
-}
-
-static void fifo_resize(const struct mq *q, struct fifo *f, size_t cap)
-{
-	char *buf = tt_xcalloc(cap, q->esz);
-
-	for (size_t i = 0; i < f->len; i++)
-		memcpy(buf + i * q->esz, fifo_at(q, f, i), q->esz);
-	free(f->buf);
-	f->buf = buf;
-	f->head = 0;
-	f->cap = cap;
-}
-
-static bool heap_before(const struct mq *q, const struct fifo *a, const struct fifo *b)
-{
-	return q->before(fifo_at(q, a, 0), fifo_at(q, b, 0));
-}
-
-static void heap_set(struct mq *q, size_t k, struct fifo *f)
-{
-	q->heap[k] = f;
-	f->hpos = k;
-}
-
-static void heap_up(struct mq *q, size_t k)
-{
-	struct fifo *f = q->heap[k];
-
-	for (; k && heap_before(q, f, q->heap[(k - 1) / 2]); k = (k - 1) / 2)
-		heap_set(q, k, q->heap[(k - 1) / 2]);
-	heap_set(q, k, f);
-}
-
-static void heap_down(struct mq *q, size_t k)
-{
-	struct fifo *f = q->heap[k];
-	size_t c;
-
-	while ((c = 2 * k + 1) < q->nr_heap) {
-		if (c + 1 < q->nr_heap && heap_before(q, q->heap[c + 1], q->heap[c]))
-			c++;
-		if (!heap_before(q, q->heap[c], f))
-			break;
-		heap_set(q, k, q->heap[c]);
-		k = c;
-	}
-	heap_set(q, k, f);
-}
-
-static bool mq_push(struct mq *q, struct fifo *f, const void *x)
-{
-	size_t j;
-
-	if (f->len == f->cap)
-		fifo_resize(q, f, f->cap ? 2 * f->cap : 16);
-	for (j = f->len; j && q->before(x, fifo_at(q, f, j - 1)); j--)
-		memcpy(fifo_at(q, f, j), fifo_at(q, f, j - 1), q->esz);
-	memcpy(fifo_at(q, f, j), x, q->esz);
-	if (f->len++ == 0) {
-		if (q->nr_heap == q->cap_heap) {
-			q->cap_heap = q->cap_heap ? 2 * q->cap_heap : 16;
-			q->heap = tt_xrealloc(q->heap, q->cap_heap * sizeof(*q->heap));
-		}
-		heap_set(q, q->nr_heap++, f);
-		heap_up(q, f->hpos);
-	} else if (j == 0) {
-		heap_up(q, f->hpos);
-	}
-	return ++q->total <= REORDER;
-}
-
-/* The earliest entry into out; the queue must not be empty. */
-static void mq_pop(struct mq *q, void *out)
-{
-	struct fifo *f = q->heap[0];
-
-	memcpy(out, fifo_at(q, f, 0), q->esz);
-	f->head = (f->head + 1) & (f->cap - 1);
-	q->total--;
-	if (--f->len) {
-		heap_down(q, 0);
-	} else {
-		if (--q->nr_heap) {
-			heap_set(q, 0, q->heap[q->nr_heap]);
-			heap_down(q, 0);
-		}
-	}
-	if (f->cap > 16 && f->len < f->cap / 4)
-		fifo_resize(q, f, f->cap / 2);
-}
-
-static void mq_fini(struct mq *q)
-{
-	free(q->heap);
-	memset(q, 0, sizeof(*q));
-}
-
 static bool sample_before_v(const void *a, const void *b)
 {
 	return sample_before(a, b);
@@ -313,7 +191,7 @@ struct walker {
 	uint32_t cap_tracks;
 	struct flow_name *fl;
 	uint32_t cap_fl;
-	struct mq vq, fq;	     /* reorder queues (below) */
+	struct tt_reorder vq, fq;    /* reorder queues (reorder.h) */
 	struct an_thread **threads; /* thread_begin's, to free */
 	size_t nr_threads, cap_threads;
 	struct open_flow *open;
@@ -327,7 +205,7 @@ struct walker {
 /* A thread of the walk: its FIFOs (thread_begin's context). */
 struct an_thread {
 	struct walker *w;
-	struct fifo values, flows;
+	struct tt_reorder_src values, flows;
 };
 
 static double as_double(const struct sample *s)
@@ -612,8 +490,8 @@ static void an_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt_
 
 		if (!w->tracks[s.track].selected)
 			return;
-		if (!mq_push(&w->vq, &th->values, &s)) {
-			mq_pop(&w->vq, &s);
+		if (!tt_reorder_push(&w->vq, &th->values, &s)) {
+			tt_reorder_pop(&w->vq, &s);
 			fold_sample(w, &s);
 		}
 	} else if (a->kind >= TT_ANNOT_FLOW_BEGIN && (w->what & TT_ANNOTS_FLOWS)) {
@@ -628,8 +506,8 @@ static void an_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt_
 
 		if (!w->fl[f.flow].selected)
 			return;
-		if (!mq_push(&w->fq, &th->flows, &f)) {
-			mq_pop(&w->fq, &f);
+		if (!tt_reorder_push(&w->fq, &th->flows, &f)) {
+			tt_reorder_pop(&w->fq, &f);
 			fold_flow(w, &f);
 		}
 	}
@@ -830,13 +708,13 @@ static void walker_fini(struct walker *w)
 	free(w->tracks);
 	free(w->fl);
 	for (size_t k = 0; k < w->nr_threads; k++) {
-		free(w->threads[k]->values.buf);
-		free(w->threads[k]->flows.buf);
+		tt_reorder_src_fini(&w->threads[k]->values);
+		tt_reorder_src_fini(&w->threads[k]->flows);
 		free(w->threads[k]);
 	}
 	free(w->threads);
-	mq_fini(&w->vq);
-	mq_fini(&w->fq);
+	tt_reorder_fini(&w->vq);
+	tt_reorder_fini(&w->fq);
 	free(w->open);
 }
 
@@ -854,8 +732,8 @@ static enum tt_status run_file(struct tt_annots *an, const struct tt_options *fo
 	memset(&w, 0, sizeof(w));
 	w.what = what;
 	w.fo = fo;
-	w.vq = (struct mq){ .esz = sizeof(struct sample), .before = sample_before_v };
-	w.fq = (struct mq){ .esz = sizeof(struct flow_ev), .before = flow_before_v };
+	tt_reorder_init(&w.vq, sizeof(struct sample), sample_before_v, REORDER);
+	tt_reorder_init(&w.fq, sizeof(struct flow_ev), flow_before_v, REORDER);
 	st = tt_report_run_views(&rep, fo, NULL, NULL, &an_consumer, ctxs, msg, msg_bytes);
 	if (st != TT_OK)
 		goto out;
@@ -877,13 +755,13 @@ static enum tt_status run_file(struct tt_annots *an, const struct tt_options *fo
 	while (w.vq.total) {
 		struct sample s;
 
-		mq_pop(&w.vq, &s);
+		tt_reorder_pop(&w.vq, &s);
 		fold_sample(&w, &s);
 	}
 	while (w.fq.total) {
 		struct flow_ev f;
 
-		mq_pop(&w.fq, &f);
+		tt_reorder_pop(&w.fq, &f);
 		fold_flow(&w, &f);
 	}
 	for (size_t k = 0; w.open && k <= w.open_mask; k++)
