@@ -634,7 +634,7 @@ static void add_track(struct tt_value_row *r, struct track *t, const struct tt_c
 	r->wns += tt_clock_ns(c, t->wticks);
 	r->samples += t->samples;
 	if (t->has_prev) {
-		int64_t wall = wall0_ns + tt_clock_rel_ns(c, t->prev.ticks);
+		int64_t wall = tt_ns_add(wall0_ns, tt_clock_rel_ns(c, t->prev.ticks));
 
 		if (wall >= r->last_wall_ns) {
 			r->last_wall_ns = wall;

@@ -764,7 +764,7 @@ static void chrome_annot(void *tctx, uint32_t slot, uint32_t depth, const struct
 	char *own;
 	const char *qn = quoted_annot_name(ct, a, &own);
 
-	fmt_us(at, tt_clock_rel_ns(&ch->clock, a->ticks) + ch->offset_ns)[at] = '\0';
+	fmt_us(at, add_ns(tt_clock_rel_ns(&ch->clock, a->ticks), ch->offset_ns))[at] = '\0';
 	begin_event(ch);
 	switch (a->kind) {
 	case TT_ANNOT_VALUE:
@@ -922,8 +922,8 @@ static void file_trailer(struct chrome *ch)
 
 		if (!q)
 			tt_oom();
-		fmt_us(at, tt_clock_rel_ns(&ch->clock, rep->tr.snapshot.trigger_ticks) +
-				   ch->offset_ns)[at] = '\0';
+		fmt_us(at, add_ns(tt_clock_rel_ns(&ch->clock, rep->tr.snapshot.trigger_ticks),
+				  ch->offset_ns))[at] = '\0';
 		begin_event(ch);
 		snprintf(buf, sizeof(buf),
 			 "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"snapshot #%" PRIu32
@@ -940,7 +940,7 @@ static void file_trailer(struct chrome *ch)
 		write_held(ch, ct);
 	metadata(ch);
 	/* At the file's last tick as its metadata (skim or pass) has it: END's. */
-	fmt_us(at, tt_clock_rel_ns(&ch->clock, rep->meta.max_ticks) + ch->offset_ns)[at] = '\0';
+	fmt_us(at, add_ns(tt_clock_rel_ns(&ch->clock, rep->meta.max_ticks), ch->offset_ns))[at] = '\0';
 	for (uint32_t i = 0; i < rep->tr.nr_threads; i++) {
 		const struct tt_thread *th = &rep->tr.threads[i];
 

@@ -212,7 +212,8 @@ static void print_snapshot(const struct tt_trace *tr, const struct tt_clock *c,
 		       ",\"window_start_ns\":%" PRId64 ",\"window_end_ns\":%" PRId64
 		       ",\"events_start_ns\":%" PRId64 ",\"events_end_ns\":%" PRId64
 		       ",\"suppressed\":%" PRIu64 "}",
-		       at, (int64_t)tr->hdr.start_real_ns + at, from, to, ev_from, ev_to,
+		       at, tt_ns_add((int64_t)(tr->hdr.start_real_ns & INT64_MAX), at), from, to,
+		       ev_from, ev_to,
 		       s->nr_suppressed);
 		return;
 	}

@@ -32,6 +32,25 @@ struct tt_clock {
 uint64_t tt_clock_ns(const struct tt_clock *c, uint64_t ticks);
 /* ns of an absolute tick value relative to time zero (may be negative). */
 int64_t tt_clock_rel_ns(const struct tt_clock *c, uint64_t abs_ticks);
+/* a + b in ns, held at INT64_MIN / INT64_MAX rather than overflowing (a
+ * crafted file's clock and wall-clock start are any 64-bit values). */
+static inline int64_t tt_ns_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+/* a - b in ns, held likewise. */
+static inline int64_t tt_ns_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
 /* Smallest absolute tick value whose relative time is >= rel_ns. */
 uint64_t tt_clock_abs_ticks(const struct tt_clock *c, uint64_t rel_ns);
 

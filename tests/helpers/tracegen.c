@@ -146,6 +146,13 @@ int tg_probe_cost(struct tg_trace *t, const struct recfmt_probe_cost *pc)
 	return maybe_cut(t);
 }
 
+int tg_snapshot(struct tg_trace *t, const struct recfmt_snapshot *s)
+{
+	if (frame_open(t) || recfmt_encode_snapshot(&t->frame, s))
+		return -ENOMEM;
+	return maybe_cut(t);
+}
+
 int tg_func(struct tg_trace *t, uint32_t id, uint64_t addr)
 {
 	if (frame_open(t) || recfmt_encode_func(&t->frame, id, addr))

@@ -48,6 +48,8 @@ int tg_func(struct tg_trace *t, uint32_t id, uint64_t addr);
 /* A PROBE_COST record (FORMAT.md §3.16), in picoseconds. */
 int tg_probe_cost(struct tg_trace *t, const struct recfmt_probe_cost *pc);
 int tg_thread_end(struct tg_trace *t, uint32_t serial);
+/* A SNAPSHOT record (FORMAT.md §3.20, 1.2): the file is a flight snapshot. */
+int tg_snapshot(struct tg_trace *t, const struct recfmt_snapshot *s);
 
 /*
  * One event of thread `serial` (defined by tg_thread() or not: readers must
