@@ -284,7 +284,14 @@ static inline uint32_t tt_trace_site_name(struct tt_trace *tr, uint32_t site)
 		return tr->site_name[site];
 	return tt_trace_site_name_slow(tr, site);
 }
+/* A scope name that is empty or spaces only, as every command shows it. */
+#define TT_BLANK_NAME "[empty]"
+/* The index of name in tr's names, as shown (tt_emit_clean(); a blank name
+ * is TT_BLANK_NAME), added if new. */
 uint32_t tt_trace_intern(struct tt_trace *tr, const char *name, size_t name_bytes);
+/* A malloc'd copy of an annotation's name as shown: tt_emit_clean()'s, or
+ * TT_BLANK_NAME for a blank one. */
+char *tt_name_shown(const char *name, size_t name_bytes);
 
 /*
  * Names that never merge (docs/ANALYZER.md, "Names"): a scope is interned by

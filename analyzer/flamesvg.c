@@ -197,8 +197,9 @@ static int tree_layout(struct tree *t, uint32_t *max_depth)
 }
 
 /*
- * Writes bytes [s, s + len) as XML text: valid UTF-8 passes, invalid bytes
- * and control characters become U+FFFD, markup characters are escaped. At
+ * Writes bytes [s, s + len) as XML text: valid UTF-8 passes, invalid bytes,
+ * control characters and the code points XML 1.0 forbids (U+FFFE, U+FFFF)
+ * become U+FFFD, markup characters are escaped. At
  * most max_cp code points (SIZE_MAX: all). Return: code points written.
  */
 static size_t put_xml(FILE *out, const char *s, size_t len, size_t max_cp)
@@ -248,11 +249,19 @@ static size_t put_xml(FILE *out, const char *s, size_t len, size_t max_cp)
 			ok = p[1] >= lo && p[1] <= hi;
 			for (size_t j = 2; ok && j < k; j++)
 				ok = p[j] >= 0x80 && p[j] <= 0xBF;
-			/* C1 controls (U+0080-U+009F) are not for a picture either. */
-			if (ok && c == 0xC2 && p[1] < 0xA0)
-				ok = false;
+			/* C1 controls (U+0080-U+009F) are not for a picture either;
+			 * U+FFFE and U+FFFF are not XML 1.0 characters (its Char
+			 * production: surrogates and C0 but tab, LF and CR are
+			 * out too, replaced above), so a reader would reject the
+			 * file. */
 			if (ok) {
-				fwrite(p, 1, k, out);
+				/* A well-formed sequence: one code point, kept or
+				 * replaced whole (as nr_code_points() counts it). */
+				if ((c == 0xC2 && p[1] < 0xA0) ||
+				    (c == 0xEF && p[1] == 0xBF && (p[2] == 0xBE || p[2] == 0xBF)))
+					fputs("\xEF\xBF\xBD", out);
+				else
+					fwrite(p, 1, k, out);
 				p += k;
 				cp++;
 				continue;

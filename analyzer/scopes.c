@@ -1284,7 +1284,7 @@ static void annot_record(struct tt_scopes *sc, struct tt_trace *tr, const struct
 		if (recfmt_decode_annot_name(rec, &nm, &err) != RECFMT_OK ||
 		    nm.kind < RECFMT_NAME_TRACK || nm.kind > RECFMT_NAME_FLOW)
 			return;
-		an_define(sc, nm.kind << 28 | nm.id, tt_emit_clean(nm.name, nm.name_bytes));
+		an_define(sc, nm.kind << 28 | nm.id, tt_name_shown(nm.name, nm.name_bytes));
 		return;
 	}
 	if (rec->type == RECFMT_ANNOTS) {

@@ -144,6 +144,22 @@ static uint32_t intern(struct tt_trace *tr, const char *name, size_t name_bytes,
 	return tr->nr_names - 1;
 }
 
+/* True if s[0, n) is empty or spaces only: nothing a reader could see. */
+static bool is_blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ')
+			return false;
+	return true;
+}
+
+char *tt_name_shown(const char *name, size_t name_bytes)
+{
+	if (is_blank(name, name_bytes))
+		return tt_xstrndup(TT_BLANK_NAME, strlen(TT_BLANK_NAME));
+	return tt_emit_clean(name, name_bytes);
+}
+
 /*
  * The key of (name, place), each part cleaned for output (ill-formed UTF-8,
  * control characters and NULs become U+FFFD, emit.c): so the key holds
@@ -152,7 +168,7 @@ static uint32_t intern(struct tt_trace *tr, const char *name, size_t name_bytes,
 uint32_t tt_trace_intern_site(struct tt_trace *tr, const char *name, size_t name_bytes,
 			      const char *place, size_t place_bytes)
 {
-	char *n = tt_emit_clean(name, name_bytes), *key;
+	char *n = tt_name_shown(name, name_bytes), *key;
 	size_t nb = strlen(n), pb;
 	uint32_t id;
 
@@ -180,6 +196,10 @@ uint32_t tt_trace_intern(struct tt_trace *tr, const char *name, size_t name_byte
 	if (sep)
 		return tt_trace_intern_site(tr, name, (size_t)(sep - name), sep + 1,
 					    name_bytes - (size_t)(sep - name) - 1);
+	/* Shown as TT_BLANK_NAME in every view (docs/ANALYZER.md): an empty
+	 * frame is a folded stack's " 30", an empty cell a table's hole. */
+	if (is_blank(name, name_bytes))
+		return intern(tr, TT_BLANK_NAME, strlen(TT_BLANK_NAME), NULL);
 	if (tt_emit_is_clean(name, name_bytes))
 		return intern(tr, name, name_bytes, NULL);
 	/* Ill-formed UTF-8, a control character or a NUL (which would cut
