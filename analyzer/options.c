@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { OPT_FROM = 0x100, OPT_TO, OPT_SORT, OPT_BY_THREAD, OPT_FORMAT, OPT_MAX_DURATION,
        OPT_BY_PROCESS, OPT_COMPENSATE, OPT_BY_SITE };
@@ -319,6 +320,62 @@ uint64_t tt_options_max_dur_ticks(const struct tt_options *o, const struct tt_cl
 	return lim ? lim - 1 : 0;
 }
 
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+	unsigned i;
+};
+
+static int cmp_file_id(const void *pa, const void *pb)
+{
+	const struct file_id *a = pa, *b = pb;
+
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->ino != b->ino)
+		return a->ino < b->ino ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/*
+ * Exit 2 with one line when two of the n TRACE operands are one file (the
+ * same device and inode, whatever the paths): its events would count twice
+ * (issue 26). A path that cannot be stat'ed is left to the command, which
+ * names the problem when it opens it. O(n log n).
+ */
+static void refuse_same_file(struct argp_state *state, const char *const *paths, unsigned n)
+{
+	struct file_id *v;
+	unsigned m = 0, first = 0, again = 0;
+
+	if (n < 2)
+		return;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		argp_failure(state, 1, ENOMEM, "out of memory");
+	for (unsigned i = 0; i < n; i++) {
+		struct stat st;
+
+		if (stat(paths[i], &st) == 0)
+			v[m++] = (struct file_id){ .dev = st.st_dev, .ino = st.st_ino, .i = i };
+	}
+	qsort(v, m, sizeof(*v), cmp_file_id);
+	for (unsigned k = 1; k < m; k++)
+		if (v[k].dev == v[k - 1].dev && v[k].ino == v[k - 1].ino &&
+		    (!again || v[k].i < again)) {
+			first = v[k - 1].i;
+			again = v[k].i;
+		}
+	free(v);
+	if (again) {
+		fprintf(stderr,
+			"tracetool: %s: the same file as %s: a recording given twice would count "
+			"twice\n",
+			paths[again], paths[first]);
+		exit(2);
+	}
+}
+
 error_t tt_options_parse_traces(int key, char *arg, struct argp_state *state)
 {
 	struct tt_options *o = state->input;
@@ -334,6 +391,9 @@ error_t tt_options_parse_traces(int key, char *arg, struct argp_state *state)
 		return 0;
 	case ARGP_KEY_NO_ARGS:
 		argp_error(state, "missing TRACE");
+		return 0;
+	case ARGP_KEY_END:
+		refuse_same_file(state, o->traces, o->nr_traces);
 		return 0;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -358,6 +418,7 @@ error_t tt_options_parse_files(int key, char *arg, struct argp_state *state,
 			argp_error(state, "missing TRACE");
 		if (!a->out)
 			argp_error(state, "%s", a->missing_out);
+		refuse_same_file(state, a->traces, a->nr_traces);
 		return 0;
 	default:
 		return ARGP_ERR_UNKNOWN;
