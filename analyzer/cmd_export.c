@@ -131,7 +131,8 @@ static void tbl_null(struct tbl *t)
 		csv_sep(t);
 }
 
-/* RFC 4180: quoted when it holds a comma, a quote or a line break. */
+/* RFC 4180: quoted when it holds a comma, a quote or a line break; a text
+ * a spreadsheet would take for a formula starts with ' (emit.h). */
 static void tbl_str(struct tbl *t, const char *s)
 {
 	if (!s) {
@@ -144,10 +145,14 @@ static void tbl_str(struct tbl *t, const char *s)
 	}
 	csv_sep(t);
 	if (!s[strcspn(s, ",\"\r\n")] && s[0]) {
+		if (tt_emit_csv_formula(s))
+			putc_unlocked('\'', t->csv);
 		fputs_unlocked(s, t->csv);
 		return;
 	}
 	putc_unlocked('"', t->csv);
+	if (tt_emit_csv_formula(s))
+		putc_unlocked('\'', t->csv);
 	for (; *s; s++) {
 		if (*s == '"')
 			putc_unlocked('"', t->csv);

@@ -11,7 +11,9 @@
  * sends a control character to a terminal. The writers below apply the same
  * rule again to whatever else they are given (paths, messages). JSON
  * escaping follows RFC 8259 (control characters as \u00XX); CSV quoting
- * follows RFC 4180.
+ * follows RFC 4180, and a CSV text cell that a spreadsheet would take for a
+ * formula (its first character one of = + - @ tab CR) gets a leading ' as
+ * OWASP's "CSV injection" advice says; numbers never go through it.
  */
 #include "emit.h"
 
@@ -215,18 +217,27 @@ void tt_emit_json_str(FILE *f, const char *s)
 	free(q);
 }
 
+bool tt_emit_csv_formula(const char *s)
+{
+	return s[0] && strchr("=+-@\t\r", s[0]) != NULL;
+}
+
 void tt_emit_csv_str(FILE *f, const char *s)
 {
 	size_t n = strlen(s);
 	char *c = tt_emit_is_clean(s, n) ? NULL : tt_emit_clean(s, n);
 	const char *p = c ? c : s;
+	const char *guard = tt_emit_csv_formula(p) ? "'" : "";
 
 	/* RFC 4180: a field with a comma, a quote or a line break is quoted,
-	 * its quotes doubled. (A clean name has no line break; a message may.) */
+	 * its quotes doubled. (A clean name has no line break; a message may.)
+	 * A text that a spreadsheet would run as a formula starts with '. */
 	if (!strpbrk(p, ",\"\r\n")) {
+		fputs(guard, f);
 		fputs(p, f);
 	} else {
 		fputc('"', f);
+		fputs(guard, f);
 		for (; *p; p++) {
 			if (*p == '"')
 				fputc('"', f);

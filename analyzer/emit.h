@@ -28,6 +28,11 @@ void tt_emit_text(FILE *f, const char *s);
 /* JSON and CSV strings; ill-formed UTF-8 in s becomes U+FFFD. */
 void tt_emit_json_str(FILE *f, const char *s);
 void tt_emit_csv_str(FILE *f, const char *s);
+/* True if a spreadsheet would take the text cell s for a formula (it starts
+ * with = + - @ tab or CR): the CSV writers then write a ' before it
+ * (docs/ANALYZER.md, "CSV and spreadsheets"). Text cells only: a number is
+ * never given to it, so -5 stays a number. */
+bool tt_emit_csv_formula(const char *s);
 /* "123ns", "1.23µs", "12.3ms", "1.50s": at most 6 display columns. */
 void tt_emit_fmt_duration(char *buf, size_t buf_bytes, uint64_t ns);
 /* Display columns of s as tt_emit_text() prints it (one per code point). */
