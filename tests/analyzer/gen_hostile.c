@@ -5,14 +5,17 @@
  * fuzz/regression/. Each is a well-formed trace that says something a
  * careless reader trusts: thread ids that collide with serials, names that
  * are not UTF-8 or hold escape sequences, a time span of days for a few
- * events, threads left very deep, a module path naming a device.
+ * events, threads left very deep, a module path naming a device; and those
+ * of issue 26: annotations whose ticks go back, many value tracks, names
+ * XML forbids or a spreadsheet runs, a wall clock near 2^63 ns.
  * Deterministic: a rerun writes the same bytes.
  *
- *     gen_hostile DIR [small|big] [FIFO]
+ *     gen_hostile DIR [small|big|regression] [FIFO]
  *
  * writes DIR/<name>.zst for every case, among them 100 000 threads (a
  * second); with "big", also 150 threads each 2^20 deep (157 M events). A
- * module of module_devices.zst names FIFO when given.
+ * module of module_devices.zst names FIFO when given. "regression" writes
+ * only small copies of issue 26's files, as kept in fuzz/regression/.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +213,111 @@ static void evil_annotations(const char *dir)
 	finish(t, true);
 }
 
+/*
+ * Issue 26: annotations whose ticks go back between (and within) ANNOTS
+ * records — flow begins, steps and ends, and value samples, each earlier
+ * than the one before, on two threads — the reorder queue's stragglers.
+ */
+static void annots_ticks_backwards(const char *dir, const char *name, uint32_t n)
+{
+	struct tg_trace *t = create(dir, name, NULL);
+	const uint64_t top = 1000000;
+
+	tg_site(t, 1, "work");
+	tg_annot_name(t, 1, RECFMT_NAME_FLOW, "back");
+	tg_annot_name(t, 2, RECFMT_NAME_TRACK, "back");
+	for (uint32_t s = 1; s <= 2; s++) {
+		tg_thread(t, s, 100 + s, NULL);
+		tg_enter(t, s, 1, 2000);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const uint32_t s = 1 + i % 2;
+		struct recfmt_annot f = { .kind = RECFMT_ANNOT_FLOW_BEGIN + i % 3, .name_id = 1,
+					  .id = i / 3, .ticks = top - i };
+		struct recfmt_annot v = { .kind = RECFMT_ANNOT_VALUE_I64, .name_id = 2,
+					  .i64 = (int64_t)i - n / 2, .ticks = top - 2 * i };
+
+		tg_annot(t, s, &f);
+		tg_annot(t, s, &v);
+		if (i % 500 == 499)
+			tg_flush(t);
+	}
+	for (uint32_t s = 1; s <= 2; s++)
+		tg_exit(t, s, 1, top + 10);
+	finish(t, true);
+}
+
+/*
+ * Issue 26: many value tracks (perfetto scanned them per sample), names XML
+ * 1.0 forbids (U+FFFE, U+FFFF), blank names, names a spreadsheet runs as
+ * formulas, and a wall-clock start near 2^63 ns with a snapshot trigger
+ * and samples 5·10^18 ns after it (signed overflow of start + time).
+ */
+static void names_and_wall_clock(const char *dir, const char *file, uint32_t nr_tracks)
+{
+	struct tg_config cfg = mono;
+	struct tg_trace *t;
+	static const char *const names[] = {
+		"nonchar\xef\xbf\xbe", "nonchar\xef\xbf\xbf", "", "   ", "=1+1", "+cmd", "-2",
+		"@SUM(A1)", "\tx",
+	};
+	struct recfmt_snapshot snap = { .trigger_ticks = 1000 + 5000000000000000000ull,
+					.window_start_ticks = 1000,
+					.window_end_ticks = 1000 + 5000000000000000000ull,
+					.number = 1, .kind = RECFMT_SNAPSHOT_API,
+					.reason = "\xef\xbf\xbf", .reason_bytes = 3 };
+	uint64_t now = 2000;
+	char name[32];
+
+	cfg.start_real_ns = (uint64_t)INT64_MAX - 1000;
+	t = create(dir, file, &cfg);
+	tg_snapshot(t, &snap);
+	for (uint32_t k = 0; k < 9; k++) {
+		tg_site(t, k + 1, names[k]);
+		tg_annot_name(t, k + 1, RECFMT_NAME_TRACK, names[k]);
+		tg_annot_name(t, 100 + k, RECFMT_NAME_FLOW, names[k]);
+	}
+	for (uint32_t k = 0; k < nr_tracks; k++) {
+		snprintf(name, sizeof(name), "track %u", k);
+		tg_annot_name(t, 1000 + k, RECFMT_NAME_TRACK, name);
+	}
+	tg_thread(t, 1, 101, "=thread\xef\xbf\xbe");
+	for (uint32_t k = 0; k < 9; k++) {
+		struct recfmt_annot a[] = {
+			{ .kind = RECFMT_ANNOT_VALUE_I64, .name_id = k + 1, .i64 = -5 },
+			{ .kind = RECFMT_ANNOT_FLOW_BEGIN, .name_id = 100 + k, .id = k },
+			{ .kind = RECFMT_ANNOT_FLOW_END, .name_id = 100 + k, .id = k },
+			{ .kind = RECFMT_ANNOT_MESSAGE, .text = names[k],
+			  .text_bytes = (uint32_t)strlen(names[k]) },
+		};
+
+		tg_enter(t, 1, k + 1, now += 10);
+		for (size_t j = 0; j < 4; j++) {
+			a[j].ticks = now += 3;
+			tg_annot(t, 1, &a[j]);
+		}
+		tg_exit(t, 1, k + 1, now += 100);
+	}
+	for (uint32_t k = 0; k < 3 * nr_tracks; k++) {
+		struct recfmt_annot v = { .kind = RECFMT_ANNOT_VALUE_I64,
+					  .name_id = 1000 + (k * 7919) % nr_tracks, .i64 = k,
+					  .ticks = now += 1 };
+
+		tg_annot(t, 1, &v);
+		if (k % 1000 == 999)
+			tg_flush(t);
+	}
+	{
+		struct recfmt_annot v = { .kind = RECFMT_ANNOT_VALUE_I64, .name_id = 1, .i64 = 7,
+					  .ticks = 1000 + 5000000000000000000ull };
+
+		tg_enter(t, 1, 5, 1000 + 5000000000000000000ull - 1);
+		tg_annot(t, 1, &v);
+		tg_exit(t, 1, 5, 1000 + 5000000000000000000ull + 1);
+	}
+	finish(t, true);
+}
+
 /* A module named by a trace: a device, and a terminal escape. */
 static void module_devices(const char *dir, const char *fifo)
 {
@@ -308,17 +416,25 @@ int main(int argc, char **argv)
 	bool big;
 
 	if (argc < 2 || argc > 4) {
-		fprintf(stderr, "usage: gen_hostile DIR [small|big] [FIFO]\n");
+		fprintf(stderr, "usage: gen_hostile DIR [small|big|regression] [FIFO]\n");
 		return 2;
 	}
 	dir = argv[1];
 	big = argc > 2 && strcmp(argv[2], "big") == 0;
+	if (argc > 2 && strcmp(argv[2], "regression") == 0) {
+		/* The small copies of issue 26's files in fuzz/regression/. */
+		annots_ticks_backwards(dir, "annots_ticks_go_back_between_records", 300);
+		names_and_wall_clock(dir, "names_fffe_blank_formula_wall_clock_overflow", 20);
+		return 0;
+	}
 	tid_serial_clash(dir);
 	tid_reused_999(dir);
 	many_threads(dir, "threads_2000", 2000);
 	evil_names(dir);
 	evil_annotations(dir);
 	module_devices(dir, argc > 3 ? argv[3] : NULL);
+	annots_ticks_backwards(dir, "annots_ticks_backwards", 3000);
+	names_and_wall_clock(dir, "names_and_wall_clock", 2000);
 	huge_span(dir);
 	long_activation(dir);
 	deep(dir, "deep_6x2e19", 6, 1u << 19);
