@@ -114,20 +114,23 @@ static void ring_free(struct rec__event *ring, size_t bytes, size_t touched_byte
  * fault the whole ring in now, so that no probe ever takes a page fault on
  * it (contract §7: the kernel zeroing ring pages inside a push lands in the
  * activation being recorded). A ring from the pool is already touched.
- * Only system calls and plain stores: fine in a signal handler. If the
- * kernel refuses (no MADV_POPULATE_WRITE, or no memory now), each page is
- * written once by hand; the writer reads no slot at or above head (0).
+ * Each page is written once by hand, not with MADV_POPULATE_WRITE: that
+ * holds the process's mmap_lock for the whole ring, and a producer
+ * preempted inside it (every core busy) stalled every page fault and mmap
+ * of the process behind it, the writer's included, for up to 0.8 s
+ * (bench_flush_lag, issue 26 item 9). A fault by hand takes only the ring's
+ * own VMA lock (Linux >= 6.4), one page (or huge page) at a time. Only plain
+ * stores: fine in a signal handler. The writer reads no slot at or above
+ * head (0).
  */
 static void ring_prefault(struct rec__thread *t)
 {
-	if (!t->ring.p.events || t->reg.ring_touched_bytes >= t->reg.ring_bytes)
-		return;
-	if (madvise(t->ring.p.events, t->reg.ring_bytes, MADV_POPULATE_WRITE) != 0) {
-		volatile char *p = (volatile char *)t->ring.p.events;
+	volatile char *p = (volatile char *)t->ring.p.events;
 
-		for (size_t i = 0; i < t->reg.ring_bytes; i += PAGE_BYTES)
-			p[i] = 0;
-	}
+	if (!p || t->reg.ring_touched_bytes >= t->reg.ring_bytes)
+		return;
+	for (size_t i = 0; i < t->reg.ring_bytes; i += PAGE_BYTES)
+		p[i] = 0;
 	/* Owner-written before `dead` (as at exit); see ring_touched_bytes. */
 	t->reg.ring_touched_bytes = t->reg.ring_bytes;
 }
@@ -226,18 +229,23 @@ struct rec__thread *rec__thread_self(void)
 	return rec__self;
 }
 
-static struct rec__thread *thread_create_locked(void)
+/*
+ * mmap, not malloc: this may run in a signal handler (see probe.c).
+ * Populated: the hooks' cache and shadow stack are touched by probes.
+ * Before rec__g.lock is taken: a producer preempted while holding it,
+ * inside a system call that takes mmap_lock, stalls the writer's pass.
+ */
+static struct rec__thread *thread_alloc(void)
 {
-	struct rec__thread *t;
+	void *t = mmap(NULL, sizeof(struct rec__thread), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 
-	/*
-	 * mmap, not malloc: this may run in a signal handler (see probe.c).
-	 * Populated: the hooks' cache and shadow stack are touched by probes.
-	 */
-	t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-		 -1, 0);
-	if (t == MAP_FAILED)
-		return NULL;
+	return t == MAP_FAILED ? NULL : t;
+}
+
+/* Under rec__g.lock: registers t, fresh from thread_alloc(). */
+static struct rec__thread *thread_create_locked(struct rec__thread *t)
+{
 	t->reg.ring_bytes = rec__g.cfg.buffer_bytes;
 	t->ring.p.woke_tail = UINT64_MAX; /* no wake yet: see wait_for_room() */
 	/* REC_MODE=flight: no hold, its producer discards at will (ring.h). */
@@ -272,16 +280,20 @@ static struct rec__thread *thread_create_locked(void)
  */
 struct rec__thread *rec__thread_attach(void)
 {
-	struct rec__thread *t = rec__self;
+	struct rec__thread *t = rec__self, *fresh;
 	int state = __atomic_load_n(&rec__g.state, __ATOMIC_ACQUIRE);
 
 	if (t)
 		return t;
 	if (state != REC__RUNNING)
 		return NULL;
+	fresh = thread_alloc();
+	if (!fresh)
+		return NULL;
 	pthread_mutex_lock(&rec__g.lock);
 	if (rec__g.state == REC__RUNNING) {
-		t = thread_create_locked();
+		t = thread_create_locked(fresh);
+		fresh = NULL;
 		if (t) {
 			pthread_setspecific(rec__g.key, t);
 			rec__set_self(t);
@@ -300,6 +312,8 @@ struct rec__thread *rec__thread_attach(void)
 		}
 	}
 	pthread_mutex_unlock(&rec__g.lock);
+	if (fresh)
+		munmap(fresh, sizeof(*fresh)); /* recording stopped meanwhile */
 	/* Before the caller reads the clock for its first record. */
 	if (t)
 		ring_prefault(t);

@@ -71,6 +71,13 @@ struct writer {
 	uint64_t nr_filtered_exited; /* REC_MIN_NS: filtered by threads already ended */
 	struct rec__thread **snap;
 	size_t snap_cap;
+	/*
+	 * The registry as the last snapshot_locked() read it, less the threads
+	 * reaped since (capacity snap_cap): a pass's list when rec__g.lock is
+	 * busy (writer_main).
+	 */
+	struct rec__thread **last;
+	size_t nr_last;
 	bool failed;
 	/* Counted threads (REC_COUNTERS): a chunk's events and values, split
 	 * out of the ring's groups for the EVENTS and COUNTERS records. */
@@ -829,15 +836,21 @@ static size_t snapshot_locked(struct writer *w)
 		if (n == w->snap_cap) {
 			size_t cap = w->snap_cap ? w->snap_cap * 2 : 64;
 			struct rec__thread **snap = realloc(w->snap, cap * sizeof(*snap));
+			struct rec__thread **last = snap ? realloc(w->last, cap * sizeof(*last)) : NULL;
 
-			if (!snap)
+			if (snap)
+				w->snap = snap;
+			if (!last)
 				break; /* the rest waits for the next pass */
-			w->snap = snap;
+			w->last = last;
 			w->snap_cap = cap;
 		}
 		w->snap[n++] = t;
 		write_thread_locked(w, t);
 	}
+	if (n)
+		memcpy(w->last, w->snap, n * sizeof(*w->snap));
+	w->nr_last = n;
 	return n;
 }
 
@@ -1121,10 +1134,20 @@ static void *writer_main(void *arg)
 			return NULL;
 		w->prev_pass_ns = w->pass_ns;
 		w->pass_ns = mono_ns();
-		pthread_mutex_lock(&rec__g.lock);
-		stop = rec__g.stop_requested;
-		flush_req = rec__g.flush_requested;
-		pthread_mutex_unlock(&rec__g.lock);
+		/*
+		 * rec__g.lock is tried, never waited for, in a pass: a producer
+		 * holding it (attaching, naming itself) may be off the CPU with it
+		 * for hundreds of ms when every core is busy, and a pass that
+		 * waited for it wrote nothing meanwhile (bench_flush_lag, issue 26
+		 * item 9). Busy: a stop or flush asked for meanwhile is seen by the
+		 * next pass, and the threads drained are the last snapshot's.
+		 */
+		flush_req = rec__g.flush_done; /* written by this thread only */
+		if (pthread_mutex_trylock(&rec__g.lock) == 0) {
+			stop = rec__g.stop_requested;
+			flush_req = rec__g.flush_requested;
+			pthread_mutex_unlock(&rec__g.lock);
+		}
 		/*
 		 * REC_MODE=flight: an accepted trigger begins its snapshot; one
 		 * open ends with the pass that starts after its window's end
@@ -1136,9 +1159,14 @@ static void *writer_main(void *arg)
 			w->snap_last = stop || rec__clock_now(rec__g.cfg.use_tsc) >
 						       w->snap_rec.window_end_ticks;
 		keeping = flight && !w->snap_open; /* no file: keep the rings (flight.c) */
-		pthread_mutex_lock(&rec__g.lock);
-		nr = snapshot_locked(w);
-		pthread_mutex_unlock(&rec__g.lock);
+		if (pthread_mutex_trylock(&rec__g.lock) == 0) {
+			nr = snapshot_locked(w);
+			pthread_mutex_unlock(&rec__g.lock);
+		} else {
+			nr = w->nr_last; /* threads registered meanwhile wait for the next pass */
+			if (nr)
+				memcpy(w->snap, w->last, nr * sizeof(*w->snap));
+		}
 		if (read_comms(w, nr, w->pass_ns)) {
 			pthread_mutex_lock(&rec__g.lock);
 			for (size_t i = 0; i < nr; i++)
@@ -1181,6 +1209,7 @@ static void *writer_main(void *arg)
 					pthread_mutex_lock(&rec__g.lock);
 					reap_locked(w, w->snap[i]);
 					pthread_mutex_unlock(&rec__g.lock);
+					w->last[i] = NULL; /* freed: w->last is w->snap's copy */
 				}
 				w->snap[i] = NULL;
 				/* A long pass does not hold back what is due; with no
@@ -1260,21 +1289,29 @@ static void *writer_main(void *arg)
 			write_frame(w);
 		}
 
-		pthread_mutex_lock(&rec__g.lock);
-		/* REC_MODE=flight: rec_flush() returns once the snapshots accepted before it are written. */
-		bool held = flight && !stop && (w->snap_open || busy);
+		/* Busy (see the top of the pass): acknowledged by a later pass, soon. */
+		bool locked = pthread_mutex_trylock(&rec__g.lock) == 0, sleep;
+		uint32_t seen;
 
-		if (held)
-			flush_req = rec__g.flush_done; /* acknowledged by a later pass */
-		if (flush_req != rec__g.flush_done) {
-			rec__g.flush_done = flush_req;
-			pthread_cond_broadcast(&rec__g.flushed);
+		if (locked) {
+			/* REC_MODE=flight: rec_flush() returns once the snapshots accepted before it are written. */
+			bool held = flight && !stop && (w->snap_open || busy);
+
+			if (held)
+				flush_req = rec__g.flush_done; /* acknowledged by a later pass */
+			if (flush_req != rec__g.flush_done) {
+				rec__g.flush_done = flush_req;
+				pthread_cond_broadcast(&rec__g.flushed);
+			}
+			/* Read before the checks: a wake after them changes it, and the wait returns. */
+			seen = __atomic_load_n(&rec__g.wake_seq, __ATOMIC_ACQUIRE);
+			sleep = !stop && !busy && !w->more && !rec__g.stop_requested &&
+				(rec__g.flush_requested == rec__g.flush_done || held);
+			pthread_mutex_unlock(&rec__g.lock);
+		} else {
+			seen = __atomic_load_n(&rec__g.wake_seq, __ATOMIC_ACQUIRE);
+			sleep = !stop && !busy && !w->more;
 		}
-		/* Read before the checks: a wake after them changes it, and the wait returns. */
-		uint32_t seen = __atomic_load_n(&rec__g.wake_seq, __ATOMIC_ACQUIRE);
-		bool sleep = !stop && !busy && !w->more && !rec__g.stop_requested &&
-			     (rec__g.flush_requested == rec__g.flush_done || held);
-		pthread_mutex_unlock(&rec__g.lock);
 		rec__crash_writer_leave();
 		if (sleep) {
 			/*
@@ -1282,7 +1319,7 @@ static void *writer_main(void *arg)
 			 * descheduled before the call does not push the wake-up
 			 * later: the next poll, or the deadline of what is pending.
 			 */
-			uint64_t wake_ns = w->pass_ns + poll_ns;
+			uint64_t wake_ns = locked ? w->pass_ns + poll_ns : mono_ns() + poll_active_ns;
 
 			if (w->pending_since_ns && w->pending_since_ns + w->due_ns < wake_ns)
 				wake_ns = w->pending_since_ns + w->due_ns;
@@ -1436,6 +1473,7 @@ void rec__writer_stop(void)
 	recfmt_buf_fini(&w->scratch);
 	recfmt_buf_fini(&w->out);
 	free(w->snap);
+	free(w->last);
 	free(w->cev);
 	free(w->cval);
 	rec__live_destroy(w->live);
