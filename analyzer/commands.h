@@ -27,6 +27,8 @@ int tt_cmd_export(int argc, char **argv);
 int tt_cmd_diff(int argc, char **argv);
 int tt_cmd_values(int argc, char **argv);
 int tt_cmd_flows(int argc, char **argv);
+/* Follows a recording being written; returns when it ends or on q. */
+int tt_cmd_top(int argc, char **argv);
 
 typedef int (*tt_cmd_fn)(int argc, char **argv);
 
