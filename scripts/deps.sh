@@ -3,10 +3,11 @@
 # Debian packages that rec needs and this machine lacks. Needs root (or sudo)
 # only when something is missing.
 rec_install_deps() {
-	local want=(meson ninja-build pkg-config gcc g++ libc6-dev libzstd-dev zstd libcriterion-dev libelf-dev valgrind python3 protobuf-compiler cmake groff-base bsdutils)
+	local want=(meson ninja-build pkg-config gcc g++ libc6-dev libzstd-dev zstd libcriterion-dev libelf-dev valgrind python3 protobuf-compiler cmake groff-base bsdutils tmux)
 	# protobuf-compiler: protoc decodes `tracetool perfetto` output in the tests
 	# (an independent decoder; tests/analyzer/perfetto.sh)
 	# cmake, groff-base, bsdutils (script): the packaging tests (tests/packaging)
+	# tmux: a real terminal for `tracetool top` (tests/analyzer/top_tmux.sh)
 	local missing=() pkg sudo=""
 	case "${CC:-}" in *clang*) want+=(clang libclang-rt-dev) ;; esac # libFuzzer, sanitizers
 	want+=("$@")
