@@ -323,12 +323,45 @@ struct exp_frame {
 
 struct exporter;
 
+/*
+ * Rounding that adds up (docs/EXPORT.md, "Sums equal summary's"): summary
+ * converts a scope's summed ticks to ns once; a row per activation rounds
+ * each. On a clock that is not 1 ns a tick (a TSC), durations are multiples
+ * of the clock's step, so the rows' roundings do not cancel: their sum
+ * drifts from summary's. So each (thread, scope) rounds cumulatively, along
+ * a chain that starts where the same scope's chains of the threads before
+ * it ended (their tick sums, from a first pass): row ns = ns(chain after) -
+ * ns(chain before). The rows of a scope then add up, over all threads, to
+ * ns(sum of its ticks): summary's figure, exactly; each row is still within
+ * 1 ns of its own duration. total: the outermost activations of the scope
+ * (summary's total_ns); self: all of them.
+ */
+struct exp_offset {
+	uint32_t serial;
+	char *key;		    /* the scope's name key (events.h) */
+	uint64_t total, self;	    /* ticks of the scope's chains before this thread's */
+};
+
+struct exp_offsets {
+	struct exp_offset *v;
+	uint32_t n, cap;
+	uint32_t *hash, mask; /* (serial, key) -> index + 1 */
+};
+
+struct exp_chain {
+	uint32_t name; /* the walker's name index; UINT32_MAX: empty slot */
+	uint64_t total_ticks, self_ticks; /* chain positions, offsets included */
+	uint64_t total_ns, self_ns;	  /* ns of those positions */
+};
+
 struct exp_thread {
 	struct exporter *ex;
 	uint64_t next_id; /* the next enter's activation id (exp_block) */
 	uint32_t serial;
 	struct exp_frame *stack;
 	uint32_t sp, cap;
+	struct exp_chain *chains; /* open addressing by name index */
+	uint32_t nr_chains, chain_mask;
 	struct exp_thread *next;
 };
 
@@ -343,7 +376,190 @@ struct exporter {
 	struct tbl t[NR_TABLES];
 	const struct tt_run *run;
 	struct exp_thread *threads;
+	struct tt_report *rep;		  /* the walk: the replica's names */
+	unsigned replica;
+	const struct exp_offsets *offsets; /* the run's chain starts */
 };
+
+static uint32_t offset_hash(uint32_t serial, const char *key)
+{
+	uint32_t h = 2166136261u ^ serial;
+
+	for (; *key; key++)
+		h = (h ^ (uint8_t)*key) * 16777619u;
+	return h;
+}
+
+static struct exp_offset *offset_find(const struct exp_offsets *o, uint32_t serial, const char *key)
+{
+	if (!o->hash)
+		return NULL;
+	for (uint32_t i = offset_hash(serial, key) & o->mask; o->hash[i]; i = (i + 1) & o->mask) {
+		struct exp_offset *e = &o->v[o->hash[i] - 1];
+
+		if (e->serial == serial && strcmp(e->key, key) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+static void offset_add(struct exp_offsets *o, uint32_t serial, const char *key, uint64_t total,
+		       uint64_t self)
+{
+	if (2 * (o->n + 1) > (o->hash ? o->mask + 1 : 0)) {
+		uint32_t slots = o->hash ? 2 * (o->mask + 1) : 256;
+
+		free(o->hash);
+		o->hash = tt_xcalloc(slots, sizeof(*o->hash));
+		o->mask = slots - 1;
+		for (uint32_t k = 0; k < o->n; k++) {
+			uint32_t i = offset_hash(o->v[k].serial, o->v[k].key) & o->mask;
+
+			while (o->hash[i])
+				i = (i + 1) & o->mask;
+			o->hash[i] = k + 1;
+		}
+	}
+	if (o->n == o->cap) {
+		o->cap = o->cap ? 2 * o->cap : 64;
+		o->v = tt_xrealloc(o->v, o->cap * sizeof(*o->v));
+	}
+	o->v[o->n] = (struct exp_offset){ serial, tt_xstrndup(key, strlen(key)), total, self };
+	uint32_t i = offset_hash(serial, key) & o->mask;
+
+	while (o->hash[i])
+		i = (i + 1) & o->mask;
+	o->hash[i] = ++o->n;
+}
+
+static void offsets_fini(struct exp_offsets *o)
+{
+	for (uint32_t k = 0; k < o->n; k++)
+		free(o->v[k].key);
+	free(o->v);
+	free(o->hash);
+	memset(o, 0, sizeof(*o));
+}
+
+/*
+ * The first pass: each thread's tick sums per scope (the engine's
+ * per-thread tables, --by-thread), and from them where each (thread,
+ * scope) chain starts: the sum of the same scope's ticks over the threads
+ * before it, in the order of the file's threads.
+ */
+static enum tt_status exp_first_pass(const char *path, struct exp_offsets *out, char *msg,
+				     size_t msg_bytes)
+{
+	struct tt_options o = TT_OPTIONS_INIT;
+	struct tt_report rep;
+	struct exp_offsets sums = { 0 }; /* serial 0: a scope's running sums */
+	enum tt_status st;
+
+	o.trace = path;
+	o.by_thread = true;
+	st = tt_report_run(&rep, &o, NULL, NULL, msg, msg_bytes);
+	for (uint32_t i = 0; st == TT_OK && i < rep.tr.nr_threads; i++) {
+		uint32_t serial = rep.tr.threads[i].serial;
+
+		/* The replicas list the same threads in the same order; one of
+		 * them paired thread i (report.c). */
+		for (unsigned r = 0; r < rep.nr_replicas; r++) {
+			const struct tt_trace *tr = tt_report_replica(&rep, r);
+			const struct tt_stat_table *tab =
+				i < tr->nr_threads ? tt_scopes_table(&tr->threads[i]) : NULL;
+
+			for (uint32_t n = 0; tab && n < tab->n && n < tr->nr_names; n++) {
+				const struct tt_stat *s = &tab->v[n];
+				struct exp_offset *run;
+
+				if (!s->total_ticks && !s->self_ticks)
+					continue;
+				run = offset_find(&sums, 0, tr->names[n]);
+				if (!run) {
+					offset_add(&sums, 0, tr->names[n], 0, 0);
+					run = &sums.v[sums.n - 1];
+				}
+				offset_add(out, serial, tr->names[n], run->total, run->self);
+				run = offset_find(&sums, 0, tr->names[n]);
+				run->total += s->total_ticks;
+				run->self += s->self_ticks;
+			}
+		}
+	}
+	offsets_fini(&sums);
+	tt_report_fini(&rep);
+	return st;
+}
+
+/* The chain of (thread, name), made on first use. */
+static struct exp_chain *exp_chain_of(struct exp_thread *et, uint32_t name)
+{
+	struct exporter *ex = et->ex;
+	uint32_t i;
+
+	if (2 * (et->nr_chains + 1) > (et->chains ? et->chain_mask + 1 : 0)) {
+		uint32_t slots = et->chains ? 2 * (et->chain_mask + 1) : 64;
+		struct exp_chain *old = et->chains, *c = tt_xcalloc(slots, sizeof(*c));
+
+		for (uint32_t k = 0; k < slots; k++)
+			c[k].name = UINT32_MAX;
+		for (uint32_t k = 0; old && k <= et->chain_mask; k++) {
+			if (old[k].name == UINT32_MAX)
+				continue;
+			for (i = tt_hash_u32(old[k].name) & (slots - 1); c[i].name != UINT32_MAX;
+			     i = (i + 1) & (slots - 1))
+				;
+			c[i] = old[k];
+		}
+		free(old);
+		et->chains = c;
+		et->chain_mask = slots - 1;
+	}
+	for (i = tt_hash_u32(name) & et->chain_mask; et->chains[i].name != UINT32_MAX;
+	     i = (i + 1) & et->chain_mask)
+		if (et->chains[i].name == name)
+			return &et->chains[i];
+	struct exp_chain *c = &et->chains[i];
+	const struct tt_trace *tr = tt_report_replica(ex->rep, ex->replica);
+	const struct exp_offset *off =
+		name < tr->nr_names ? offset_find(ex->offsets, et->serial, tr->names[name]) : NULL;
+
+	et->nr_chains++;
+	c->name = name;
+	c->total_ticks = off ? off->total : 0;
+	c->self_ticks = off ? off->self : 0;
+	c->total_ns = tt_run_ns(ex->run, c->total_ticks);
+	c->self_ns = tt_run_ns(ex->run, c->self_ticks);
+	return c;
+}
+
+/* A timed activation's dur_ns and self_ns, along its chains. */
+static void exp_chain_step(struct exp_thread *et, uint32_t name, uint64_t dur, uint64_t self,
+			   bool outermost, int64_t *dur_ns, int64_t *self_ns)
+{
+	const struct tt_run *r = et->ex->run;
+	struct exp_chain *c;
+	uint64_t ns;
+
+	if (r->clock.num == r->clock.den) { /* 1 ns a tick: nothing to round */
+		*dur_ns = (int64_t)dur;
+		*self_ns = (int64_t)self;
+		return;
+	}
+	c = exp_chain_of(et, name);
+	if (outermost) {
+		c->total_ticks += dur;
+		ns = tt_run_ns(r, c->total_ticks);
+		*dur_ns = (int64_t)(ns - c->total_ns);
+		c->total_ns = ns;
+	} else {
+		*dur_ns = (int64_t)tt_run_ns(r, dur); /* not in total_ns: alone */
+	}
+	c->self_ticks += self;
+	ns = tt_run_ns(r, c->self_ticks);
+	*self_ns = (int64_t)(ns - c->self_ns);
+	c->self_ns = ns;
+}
 
 static void *exp_thread_begin(void *ctx, const struct tt_thread *th)
 {
@@ -405,15 +621,19 @@ static void exp_args(struct exp_thread *et, struct exp_frame *f)
 /* The row of the top frame; dur/self only for a timed activation. Inlined
  * into exp_act() and exp_error(), so each has its own copy with timed a
  * constant (no call per row, no test of timed on the hot path). */
-static inline __attribute__((always_inline)) void exp_row(struct exp_thread *et, bool timed, uint64_t exit_ticks, uint64_t self_ticks)
+static inline __attribute__((always_inline)) void exp_row(struct exp_thread *et, bool timed, uint64_t exit_ticks, uint64_t self_ticks, bool outermost)
 {
 	struct exporter *ex = et->ex;
 	struct tbl *t = &ex->t[T_ACTS];
 	struct exp_frame *f = &et->stack[et->sp - 1];
 	const struct tt_run *r = ex->run;
+	int64_t dur_ns = 0, self_ns = 0;
 
 	if (f->nr_args)
 		exp_args(et, f);
+	if (timed)
+		exp_chain_step(et, f->name, exit_ticks - f->enter_ticks, self_ticks, outermost,
+			       &dur_ns, &self_ns);
 
 	if (t->pq) { /* the row in place, in acts_cols' order */
 		uint64_t nulls = et->sp > 1 ? 0 : 1u << 4;
@@ -432,8 +652,8 @@ static inline __attribute__((always_inline)) void exp_row(struct exp_thread *et,
 			v[5] = (int32_t)(et->sp - 1);
 			v[6] = rel;
 			v[7] = (int64_t)tt_run_unix_of_rel(r, rel);
-			v[8] = timed ? (int64_t)tt_run_ns(r, exit_ticks - f->enter_ticks) : 0;
-			v[9] = timed ? (int64_t)tt_run_ns(r, self_ticks) : 0;
+			v[8] = dur_ns;
+			v[9] = self_ns;
 			v[10] = !timed;
 			if (!timed)
 				nulls |= 1u << 8 | 1u << 9;
@@ -458,8 +678,8 @@ static inline __attribute__((always_inline)) void exp_row(struct exp_thread *et,
 	tbl_i64(t, tt_run_rel_ns(r, f->enter_ticks));
 	tbl_i64(t, (int64_t)tt_run_unix_ns(r, f->enter_ticks));
 	if (timed) {
-		tbl_i64(t, (int64_t)tt_run_ns(r, exit_ticks - f->enter_ticks));
-		tbl_i64(t, (int64_t)tt_run_ns(r, self_ticks));
+		tbl_i64(t, dur_ns);
+		tbl_i64(t, self_ns);
 	} else {
 		tbl_null(t);
 		tbl_null(t);
@@ -474,7 +694,7 @@ static void exp_act(void *tctx, const struct tt_activation *a)
 	struct exp_thread *et = tctx;
 
 	if (et->sp)
-		exp_row(et, true, a->exit_ticks, a->self_ticks);
+		exp_row(et, true, a->exit_ticks, a->self_ticks, a->outermost);
 }
 
 static void exp_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ticks,
@@ -488,7 +708,7 @@ static void exp_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_t
 	(void)ticks;
 	(void)why;
 	if (et->sp)
-		exp_row(et, false, 0, 0);
+		exp_row(et, false, 0, 0, false);
 }
 
 /* Annotations: rows of values, instants, flows; arguments wait for their
@@ -618,6 +838,7 @@ static void free_threads(struct exporter *ex)
 			free(et->stack[k].args);
 		}
 		free(et->stack);
+		free(et->chains);
 		free(et);
 	}
 }
@@ -786,8 +1007,21 @@ int tt_cmd_export(int argc, char **argv)
 		struct tt_report rep;
 		void *ctxs[TT_REPORT_MAX_REPLICAS];
 
+		struct exp_offsets offsets = { 0 };
+
+		/* Where each (thread, scope) rounding chain starts (exp_chain_step()):
+		 * not needed on a clock of 1 ns a tick, and 0 with one thread. */
+		if (runs[i].clock.num != runs[i].clock.den && runs[i].meta.nr_threads > 1 &&
+		    exp_first_pass(runs[i].path, &offsets, msg, sizeof(msg)) != TT_OK) {
+			offsets_fini(&offsets);
+			rc = tt_fail_file(runs[i].path, msg);
+			goto out;
+		}
 		for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++) {
 			exs[r].run = &runs[i];
+			exs[r].rep = &rep;
+			exs[r].replica = r < nr_ex ? r : 0;
+			exs[r].offsets = &offsets;
 			ctxs[r] = &exs[r < nr_ex ? r : 0]; /* the walk has nr_ex replicas at most */
 		}
 		o.trace = runs[i].path;
@@ -804,6 +1038,7 @@ int tt_cmd_export(int argc, char **argv)
 		tt_report_fini(&rep);
 		for (unsigned r = 0; r < nr_ex; r++)
 			free_threads(&exs[r]);
+		offsets_fini(&offsets);
 		if (st != TT_OK) {
 			rc = tt_fail_file(runs[i].path, msg);
 			goto out;
