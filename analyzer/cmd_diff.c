@@ -686,10 +686,13 @@ static void compare(struct pair *pr, const unsigned nr[2], enum metric m)
 	}
 	t->d = mean[1] - mean[0];
 	if (single) {
-		/* The sampling variances come from the calls themselves:
-		 * Welch's degrees of freedom with n - 1 a side. */
-		double a = w[0] / nr[0], b = w[1] / nr[1];
-		double n0 = (double)pr->calls_all[0] / nr[0], n1 = (double)pr->calls_all[1] / nr[1];
+		/* The sampling variances come from the calls themselves, a
+		 * quantile's from those in its tail only: Welch's degrees of
+		 * freedom with that many calls, less one, a side. */
+		double a = w[0] / nr[0], b = w[1] / nr[1], q = metric_q[m];
+		double tail = q > 0 ? (q < 0.5 ? q : 1 - q) : 1;
+		double n0 = tail * (double)pr->calls_all[0] / nr[0];
+		double n1 = tail * (double)pr->calls_all[1] / nr[1];
 
 		t->se = sqrt(a + b);
 		t->df = m == M_CALLS || !(a + b > 0) || n0 < 2 || n1 < 2
@@ -728,19 +731,33 @@ static int cmp_dbl_ptr(const void *pa, const void *pb)
 }
 
 /*
- * Benjamini-Hochberg: p[i] (pointers, m of them) replaced by the adjusted
- * p-values: the k-th smallest (from 1) times m / k, kept monotone from the
- * largest down. Those under the FDR are the discoveries.
+ * Benjamini-Hochberg after discarding the conservative nulls (Zhao, Small
+ * and Su, "Multiple testing when many p-values are uniformly conservative",
+ * JASA 2019): p[i] (pointers, m of them) replaced by the adjusted p-values.
+ * Our nulls are "changed by at most the threshold", and in most scopes the
+ * change is well inside it, so their p-values are far above uniform; those
+ * above DIFF_LAMBDA say nothing and are set to 1, the others are divided by
+ * DIFF_LAMBDA (still valid p-values, given that they are at most it) and
+ * adjusted as BH does: the k-th smallest (from 1) times m' / k, kept
+ * monotone from the largest down, m' the number kept. Without the discard,
+ * hundreds of unchanged scopes would each raise the bar of the one that
+ * changed. Those under the FDR are the discoveries.
  */
+#define DIFF_LAMBDA 0.5
 static void bh_adjust(double **p, size_t m)
 {
 	double run = 1;
+	size_t kept = 0;
 
 	if (!m)
 		return;
 	qsort(p, m, sizeof(*p), cmp_dbl_ptr);
-	for (size_t k = m; k-- > 0;) {
-		double adj = *p[k] * (double)m / (double)(k + 1);
+	while (kept < m && *p[kept] <= DIFF_LAMBDA)
+		kept++;
+	for (size_t k = kept; k < m; k++)
+		*p[k] = 1;
+	for (size_t k = kept; k-- > 0;) {
+		double adj = *p[k] / DIFF_LAMBDA * (double)kept / (double)(k + 1);
 
 		run = adj < run ? adj : run;
 		*p[k] = run;

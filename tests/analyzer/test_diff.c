@@ -24,6 +24,8 @@ static void setup(void)
 
 static void teardown(void)
 {
+	if (getenv("DIFF_KEEP"))
+		return;
 	unlink(base);
 	unlink(next);
 }
