@@ -23,7 +23,7 @@ i=1
 while [ "$i" -le "$n" ]; do
 	"$tt" diff --format=csv "$dir/run0.zst" "$dir/run$i.zst" | tail -n +2
 	i=$((i + 1))
-done | awk -F, '{ n[$1 "," $NF]++ } END { for (k in n) print k "," n[k] }' | sort |
+done | awk -F, '{ n[$1 "," $16]++ } END { for (k in n) print k "," n[k] }' | sort |
 	awk -F, -v n="$n" 'BEGIN { print "same build, " n " pairs: scope,verdict,count" } { print }'
 echo "25 % slower solve:"
 "$tt" diff --format=csv "$dir/run0.zst" "$dir/slow.zst" | cut -d, -f1,16
