@@ -432,18 +432,31 @@ Test(diff_runs, command_line_of_several_runs)
 
 	p.n = 0;
 	add_scope(&p, "x", 1, 50, 1000, 0.1, 0, 1);
-	write_run(path[0][0], &p, 1);
-	write_run(path[1][0], &p, 2);
+	for (int k = 0; k < 3; k++) {
+		write_run(path[0][k], &p, 1 + (uint64_t)k);
+		write_run(path[1][k], &p, 11 + (uint64_t)k);
+	}
 	/* -- with one run a side is one run a side. */
 	r = tu_run("diff", "--format=csv", path[0][0], "--", path[1][0], NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert(strstr(r.out, ",1,1\n"), "%s", r.out);
 	tu_result_free(&r);
 	/* Options before --; what follows -- is all NEW. */
-	r = tu_run("diff", "--fail-on=p50:+10%", path[0][0], path[0][0], "--", path[1][0],
-		   path[1][0], path[1][0], NULL);
+	r = tu_run("diff", "--fail-on=p50:+10%", path[0][0], path[0][1], "--", path[1][0],
+		   path[1][1], path[1][2], NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert(strstr(r.out, "runs: 2 base, 3 new"), "%s", r.out);
+	tu_result_free(&r);
+	/* A run given twice on one side is refused; BASE and NEW may be one file. */
+	r = tu_run("diff", path[0][0], path[0][1], path[0][0], "--", path[1][0], path[1][1], NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert_eq(tu_nr_lines(r.err), 1, "%s", r.err);
+	cr_assert(strstr(r.err, ": the same file as "), "%s", r.err);
+	tu_result_free(&r);
+	r = tu_run("diff", "--format=csv", path[0][0], path[0][1], "--", path[0][1], path[0][0],
+		   NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, ",same,2,2\n"), "%s", r.out);
 	tu_result_free(&r);
 
 	static const char *const bad[][4] = {
