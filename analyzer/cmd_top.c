@@ -463,7 +463,7 @@ static void cut(char *out, size_t out_bytes, const char *s, size_t width)
 
 static void fmt_rate(char *buf, size_t n, double per_s)
 {
-	if (per_s >= 9999.5e3)
+	if (per_s >= 999.95e3)
 		snprintf(buf, n, "%.1fM", per_s / 1e6);
 	else if (per_s >= 9999.5)
 		snprintf(buf, n, "%.1fK", per_s / 1e3);
@@ -743,10 +743,11 @@ static unsigned term_cols(void)
 /*
  * Draws the period's table: on a terminal in place of the last one (from
  * the top left, each line erased to its end, the rest of the screen
- * erased), in a pipe as a plain table and a blank line. Return: 0, or -1 if
- * stdout cannot be written.
+ * erased; below, how to quit, except on the final table), in a pipe as a
+ * plain table and a blank line. Return: 0, or -1 if stdout cannot be
+ * written.
  */
-static int show(struct top *t, const struct term *tm, const char *state)
+static int show(struct top *t, const struct term *tm, const char *state, bool final)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -760,7 +761,7 @@ static int show(struct top *t, const struct term *tm, const char *state)
 
 		fputs("\033[H", f);
 		draw(t, f, term_cols(), rows > 4 ? rows - 4 : 1, "\033[K\r\n", state);
-		fprintf(f, "%s\033[K\r\n\033[J", tm->keys ? "q: quit" : "^C: quit");
+		fprintf(f, "%s\033[K\r\n\033[J", final ? "" : tm->keys ? "q: quit" : "^C: quit");
 	} else {
 		draw(t, f, 0, 0, "\n", state);
 		fputc('\n', f);
@@ -865,6 +866,7 @@ int tt_cmd_top(int argc, char **argv)
 	term_start(&tm);
 	next_draw = now_ns() + t.args.period_ns;
 	while (!quit && !ended) {
+		bool behind = false; /* frames left to walk: do not wait */
 		uint64_t now;
 		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 		int timeout_ms;
@@ -919,8 +921,10 @@ int tt_cmd_top(int argc, char **argv)
 					clock_gettime(CLOCK_MONOTONIC, &t.last_growth);
 					continue;
 				}
-				if (now_ns() >= next_draw)
+				if (now_ns() >= next_draw) {
+					behind = true;
 					break;
+				}
 			}
 			if (failed_state)
 				break;
@@ -940,7 +944,7 @@ int tt_cmd_top(int argc, char **argv)
 					 (long)(ts.tv_sec - t.last_growth.tv_sec));
 			else if (t.restarted)
 				snprintf(state, sizeof(state), "a new recording");
-			if (show(&t, &tm, state) < 0) {
+			if (show(&t, &tm, state, false) < 0) {
 				rc = 1;
 				quit = true;
 				break;
@@ -950,10 +954,13 @@ int tt_cmd_top(int argc, char **argv)
 			next_draw += t.args.period_ns;
 			if (next_draw <= now)
 				next_draw = now + t.args.period_ns;
-			continue;
 		}
+		/* Keys are looked at between periods even while catching up
+		 * with a backlog (then without waiting). */
 		timeout_ms = (int)((next_draw - now + NS_PER_MS - 1) / NS_PER_MS);
 		timeout_ms = timeout_ms > POLL_MS ? POLL_MS : timeout_ms;
+		if (behind || now >= next_draw)
+			timeout_ms = 0;
 		if (poll(&pfd, tm.keys ? 1 : 0, timeout_ms) > 0 && (pfd.revents & POLLIN)) {
 			char c;
 
@@ -966,12 +973,16 @@ int tt_cmd_top(int argc, char **argv)
 
 		snprintf(state, sizeof(state), "the recording ended%s",
 			 t.tr.has_crash ? " by a crash" : " cleanly");
-		if (show(&t, &tm, state) < 0)
+		if (show(&t, &tm, state, true) < 0)
 			rc = 1;
 	}
 	term_stop(&tm);
 	if (tm.on && !failed_state)
 		write_all(STDOUT_FILENO, "\n", 1);
+	/* What was lost on the way (damaged frames, counts that disagree),
+	 * as every report says it (events.h). */
+	if (t.started && !failed_state)
+		tt_trace_warn(&t.tr);
 	if (failed_state)
 		rc = tt_fail_file(t.args.path, failed_state);
 	else if (rc)
