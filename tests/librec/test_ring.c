@@ -271,3 +271,125 @@ Test(ring, a_consumer_thread_reads_every_record_once_with_its_contents)
 	cr_assert_eq(s.r.tail, STREAM_RECORDS);
 	cr_log_info("producer found the ring full %llu times", (unsigned long long)full);
 }
+
+/*
+ * Flight mode (issue 26, item 4): a full ring discards its own oldest
+ * chunk, as few chunks as make room, never past the writer's hold, and not
+ * at all while the rings are frozen. (push_one() is not used: only the
+ * limits are under test.)
+ */
+Test(ring, flight_refresh_discards_whole_chunks_up_to_the_hold_and_never_past_it)
+{
+	struct rec__ring r;
+	bool discarded = false;
+
+	ring_init(&r, small_slots, SMALL_SLOTS);
+	r.tail = REC__RING_FREE;
+	/* Room up to 16 without discarding. */
+	cr_assert_eq(rec__ring_refresh_flight(&r, 16, 4, true, &discarded), REC__RING_ROOM);
+	cr_assert(!discarded);
+	cr_assert_eq(r.discard, 0);
+	cr_assert_eq(r.p.limit, 16);
+	/* 17 needs one chunk of 4; 27 needs three. */
+	cr_assert_eq(rec__ring_refresh_flight(&r, 17, 4, true, &discarded), REC__RING_ROOM);
+	cr_assert(discarded);
+	cr_assert_eq(r.discard, 4);
+	cr_assert_eq(r.p.limit, 20);
+	cr_assert_eq(rec__ring_refresh_flight(&r, 27, 4, true, &discarded), REC__RING_ROOM);
+	cr_assert_eq(r.discard, 12);
+	cr_assert_eq(r.p.limit, 28);
+	/* Held at 14: the discard stops there, and 31 does not fit. */
+	r.tail = 14;
+	discarded = false;
+	cr_assert_eq(rec__ring_refresh_flight(&r, 31, 4, true, &discarded), REC__RING_FULL);
+	cr_assert_eq(r.discard, 14);
+	cr_assert_eq(r.p.limit, 30);
+	/* Frozen: nothing discarded, full at the limit it had. */
+	r.tail = REC__RING_FREE;
+	discarded = false;
+	cr_assert_eq(rec__ring_refresh_flight(&r, 31, 4, false, &discarded), REC__RING_FULL);
+	cr_assert(!discarded);
+	cr_assert_eq(r.discard, 14);
+	cr_assert_eq(r.p.limit, 30);
+	/* A hold past the discard (a restart's, at head): everything below it goes. */
+	r.tail = 20;
+	cr_assert_eq(rec__ring_refresh_flight(&r, 36, 4, false, &discarded), REC__RING_ROOM);
+	cr_assert_eq(r.discard, 20);
+	cr_assert_eq(r.p.limit, 36);
+}
+
+#define FLIGHT_SLOTS 1024u
+#define FLIGHT_READS 20000u
+
+struct flight_race {
+	struct rec__thread *t;
+	uint64_t stop, nr_reads, nr_read, bad;
+};
+
+/*
+ * The writer's side: holds the ring (rec__flight_hold()), checks that every
+ * slot of [hold, head) holds its own index (a slot the producer overwrote
+ * would hold index + FLIGHT_SLOTS), gives the hold up, again and again.
+ */
+static void *flight_reader(void *arg)
+{
+	struct flight_race *fr = arg;
+	struct rec__thread *t = fr->t;
+
+	for (uint64_t k = 0; k < FLIGHT_READS; k++) {
+		uint64_t lo = rec__flight_hold(t, 0), head = rec__ring_peek(&t->ring);
+
+		for (uint64_t i = lo; i < head; i++)
+			if (rec__events(t)[i & t->ring.p.mask].ticks != i)
+				fr->bad++;
+		fr->nr_read += head > lo ? head - lo : 0;
+		if (head < lo)
+			fr->bad++; /* a hold past head: never (the loop holds at discard <= head) */
+		rec__flight_free(t);
+		fr->nr_reads++;
+	}
+	__atomic_store_n(&fr->stop, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * The (F1)/(F2) handshake of ring.h with both sides racing: a producer
+ * that fills the ring flat out and discards chunks never overwrites a slot
+ * the writer holds.
+ */
+Test(ring, flight_producer_discards_never_overwrite_what_the_writer_holds)
+{
+	static struct rec__event slots[FLIGHT_SLOTS];
+	struct flight_race fr = { 0 };
+	struct rec__thread *t = aligned_alloc(REC__CACHELINE, sizeof(*t));
+	pthread_t reader;
+	uint64_t i = 0, full = 0;
+
+	cr_assert_not_null(t);
+	memset(t, 0, sizeof(*t));
+	ring_init(&t->ring, slots, FLIGHT_SLOTS);
+	t->ring.tail = REC__RING_FREE;
+	fr.t = t;
+	cr_assert_eq(pthread_create(&reader, NULL, flight_reader, &fr), 0);
+	while (!__atomic_load_n(&fr.stop, __ATOMIC_ACQUIRE)) {
+		if (i + 1 > t->ring.p.limit) {
+			bool discarded = false;
+
+			if (rec__ring_refresh_flight(&t->ring, i + 1, FLIGHT_SLOTS / 8, true,
+						     &discarded) == REC__RING_FULL) {
+				full++; /* held where the discard would go: wait for the reader */
+				sched_yield();
+				continue;
+			}
+		}
+		push_one(&t->ring, i, 2);
+		i++;
+	}
+	pthread_join(reader, NULL);
+	cr_assert_eq(fr.bad, 0, "%llu slots read overwritten", (unsigned long long)fr.bad);
+	cr_assert_eq(fr.nr_reads, FLIGHT_READS);
+	cr_assert_gt(i, FLIGHT_SLOTS, "the producer went round the ring");
+	cr_log_info("%llu records, %llu read, full %llu times", (unsigned long long)i,
+		    (unsigned long long)fr.nr_read, (unsigned long long)full);
+	free(t);
+}
