@@ -69,6 +69,7 @@ NOINSTR static bool room_or_sleep(struct rec__thread *t, uint64_t need, uint64_t
 {
 	struct timespec nap = { 0, 50 * 1000 };
 
+	t->own.frozen_full = 0;
 	/* No ring yet: the process-wide ring budget was reached (thread.c). */
 	while (unlikely(!t->ring.p.events) && !rec__thread_ring_retry(t)) {
 		if (!t->ring.p.block || __atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED))
@@ -91,8 +92,11 @@ NOINSTR static bool room_or_sleep(struct rec__thread *t, uint64_t need, uint64_t
 			uint64_t chunk = (t->ring.p.mask + 1) / 8 / group * group;
 			bool discarded = false;
 
-			room = rec__ring_refresh_flight(&t->ring, need, chunk ? chunk : group,
-							!rec__flight_frozen_now(), &discarded);
+			bool frozen = rec__flight_frozen_now();
+
+			room = rec__ring_refresh_flight(&t->ring, need, chunk ? chunk : group, !frozen,
+							&discarded);
+			t->own.frozen_full = frozen; /* read by the caller if it drops */
 			tail = __atomic_load_n(&t->ring.tail, __ATOMIC_RELAXED);
 			if (discarded && rec__flight_wake_on_discard)
 				rec__writer_wake();
@@ -204,6 +208,8 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_counted(struct 
 	if (!room_counted(t, c, head + group * (c->pending + 2), &waited)) {
 		rec__window_close(&t->ring.p);
 		rec__count_one(&t->ring.p.nr_dropped);
+		if (t->own.frozen_full)
+			rec__count_one(&t->own.nr_dropped_frozen);
 		rec__scope_dropped(t);
 		scope.gen = REC__GEN_DROPPED;
 		return scope;
@@ -274,6 +280,8 @@ NOINSTR uint32_t rec__probe_enter(struct rec__thread *t, uint32_t id, uint32_t *
 	    !wait_for_room(t, head + t->ring.p.reserved + 2, &waited)) {
 		rec__window_close(&t->ring.p);
 		rec__count_one(&t->ring.p.nr_dropped);
+		if (t->own.frozen_full)
+			rec__count_one(&t->own.nr_dropped_frozen);
 		rec__scope_dropped(t);
 		*gen = REC__GEN_DROPPED;
 		return 0;

@@ -109,6 +109,14 @@ struct rec__thread_own {
 	 */
 	uint64_t nr_blocked, blocked_ns;
 	/*
+	 * REC_MODE=flight (probe.c): the last refresh found the rings frozen
+	 * by a trigger (owner only, inside the probe's window), and the scopes
+	 * dropped so (one-instruction adds, read relaxed by the writer): they
+	 * all follow a trigger, so a snapshot without REC_AFTER leaves them out.
+	 */
+	uint8_t frozen_full;
+	uint64_t nr_dropped_frozen;
+	/*
 	 * Under g.lock (thread.c): thread.c's ring_gen at the last try to get
 	 * a ring. A thread created over the ring budget has events == NULL
 	 * (and mask 0) until rec__thread_ring_retry() gives it one.
@@ -181,6 +189,10 @@ struct rec__thread_wr {
 	struct rec__flight_thread *flight;
 	/* REC_MODE=flight: no hold goes below it (a restart's head, a snapshot's end). */
 	uint64_t flight_floor;
+	/* REC_MODE=flight: nr_dropped, nr_blocked and blocked_ns as of the open
+	 * snapshot's window end (writer.c: later ones go to the next snapshot). */
+	uint64_t snap_cap_dropped, snap_cap_blocked, snap_cap_blocked_ns, snap_cap_frozen;
+	uint64_t frozen_base; /* own.nr_dropped_frozen when this file started */
 	/* own.nr_annots_dropped when this file started, and as last reported. */
 	uint64_t annots_dropped_base, annots_dropped_reported;
 };

@@ -109,6 +109,7 @@ struct writer {
 	 * that starts it (the window's start, extrapolated) and its last pass.
 	 */
 	bool snap_open, snap_last;
+	bool snap_capped; /* the counts of the open snapshot stop at its window's end */
 	struct recfmt_snapshot snap_rec;
 	char snap_reason[256];
 	struct recfmt_sync file_start;
@@ -566,6 +567,7 @@ void rec__writer_thread_restart(struct rec__thread *t)
 	rec__ring_release(&t->ring, rec__ring_peek(&t->ring));
 	t->wr.flight_floor = t->ring.tail; /* flight mode: nothing older is held again */
 	t->wr.nr_dropped_base = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED);
+	t->wr.frozen_base = __atomic_load_n(&t->own.nr_dropped_frozen, __ATOMIC_RELAXED);
 	t->wr.nr_blocked_base = __atomic_load_n(&t->own.nr_blocked, __ATOMIC_RELAXED);
 	t->wr.blocked_ns_base = __atomic_load_n(&t->own.blocked_ns, __ATOMIC_RELAXED);
 	t->wr.nr_blocked_reported = t->wr.blocked_ns_reported = 0;
@@ -576,6 +578,29 @@ void rec__writer_thread_restart(struct rec__thread *t)
 	t->wr.annots_dropped_reported = 0;
 	t->wr.name_gen_written = 0;
 	t->wr.ctr_set_frame = 0;
+}
+
+/*
+ * REC_MODE=flight: a producer's count (drops, waits) as the open snapshot
+ * reports it: only up to its window's end (snap_cap_locked()); those made
+ * while it is being written are the next snapshot's (flight_end() sets
+ * the bases there). Outside a snapshot: the count itself.
+ */
+static uint64_t snap_counted(const struct writer *w, uint64_t now, uint64_t cap)
+{
+	return w->snap_open && w->snap_capped && now > cap ? cap : now;
+}
+
+/* Under rec__g.lock: the counts as of now, the window's end having passed. */
+static void snap_cap_locked(struct writer *w)
+{
+	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
+		t->wr.snap_cap_dropped = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED);
+		t->wr.snap_cap_blocked = __atomic_load_n(&t->own.nr_blocked, __ATOMIC_RELAXED);
+		t->wr.snap_cap_blocked_ns = __atomic_load_n(&t->own.blocked_ns, __ATOMIC_RELAXED);
+		t->wr.snap_cap_frozen = __atomic_load_n(&t->own.nr_dropped_frozen, __ATOMIC_RELAXED);
+	}
+	w->snap_capped = true;
 }
 
 /*
@@ -600,7 +625,17 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 	uint64_t head = rec__ring_peek(&t->ring); /* (C) */
 	uint64_t since_ns = t->wr.drained_ns ? t->wr.drained_ns : w->prev_pass_ns;
 	uint64_t tail = t->ring.tail;
-	uint64_t dropped = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED) - t->wr.nr_dropped_base;
+	uint64_t dropped = snap_counted(w, __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED),
+					t->wr.snap_cap_dropped) - t->wr.nr_dropped_base;
+	/* A snapshot without REC_AFTER ends at its trigger: scopes dropped while
+	 * the trigger froze the rings came after it (flight.c). */
+	uint64_t frozen = w->snap_open && w->snap_rec.window_end_ticks == w->snap_rec.trigger_ticks
+				  ? snap_counted(w, __atomic_load_n(&t->own.nr_dropped_frozen,
+								    __ATOMIC_RELAXED),
+						 t->wr.snap_cap_frozen) - t->wr.frozen_base
+				  : 0;
+
+	dropped -= frozen < dropped ? frozen : dropped;
 
 	/* A snapshot holds its window only (flight.c); the ring is held from tail on. */
 	if (w->snap_open)
@@ -705,10 +740,10 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 		/* REC_OVERFLOW=block: this file's waits, when they changed (FORMAT.md §3.15). */
 		struct recfmt_blocked b = {
 			.thread = t->reg.serial,
-			.nr_blocked = __atomic_load_n(&t->own.nr_blocked, __ATOMIC_RELAXED) -
-				      t->wr.nr_blocked_base,
-			.blocked_ns = __atomic_load_n(&t->own.blocked_ns, __ATOMIC_RELAXED) -
-				      t->wr.blocked_ns_base,
+			.nr_blocked = snap_counted(w, __atomic_load_n(&t->own.nr_blocked, __ATOMIC_RELAXED),
+						   t->wr.snap_cap_blocked) - t->wr.nr_blocked_base,
+			.blocked_ns = snap_counted(w, __atomic_load_n(&t->own.blocked_ns, __ATOMIC_RELAXED),
+						   t->wr.snap_cap_blocked_ns) - t->wr.blocked_ns_base,
 		};
 
 		if (b.nr_blocked != t->wr.nr_blocked_reported || b.blocked_ns != t->wr.blocked_ns_reported) {
@@ -951,6 +986,7 @@ static void flight_begin(struct writer *w)
 	w->last_sync_ns = now.mono_ns;
 	w->snap_open = true;
 	w->snap_last = false;
+	w->snap_capped = false;
 	rec__g.fd = fd;
 	pthread_mutex_lock(&rec__g.lock);
 	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
@@ -993,6 +1029,7 @@ static void flight_end(struct writer *w)
 			t->wr.flight_floor = t->ring.tail;
 		rec__flight_free(t);
 		t->wr.nr_dropped_base = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED);
+		t->wr.frozen_base = __atomic_load_n(&t->own.nr_dropped_frozen, __ATOMIC_RELAXED);
 		t->wr.nr_blocked_base = __atomic_load_n(&t->own.nr_blocked, __ATOMIC_RELAXED);
 		t->wr.blocked_ns_base = __atomic_load_n(&t->own.blocked_ns, __ATOMIC_RELAXED);
 	}
@@ -1158,6 +1195,11 @@ static void *writer_main(void *arg)
 		if (w->snap_open)
 			w->snap_last = stop || rec__clock_now(rec__g.cfg.use_tsc) >
 						       w->snap_rec.window_end_ticks;
+		if (w->snap_open && w->snap_last && !w->snap_capped) {
+			pthread_mutex_lock(&rec__g.lock);
+			snap_cap_locked(w);
+			pthread_mutex_unlock(&rec__g.lock);
+		}
 		keeping = flight && !w->snap_open; /* no file: keep the rings (flight.c) */
 		if (pthread_mutex_trylock(&rec__g.lock) == 0) {
 			nr = snapshot_locked(w);

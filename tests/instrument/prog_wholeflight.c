@@ -19,9 +19,12 @@
  *   trigger   slow_query() runs for N ms (asleep but for a few leaf calls),
  *             then the program exits (REC_TRIGGER='slow_query>...' fires)
  *   none      nothing (stream mode: the same load for comparison)
+ *   threads   3 threads run the load and the final part while the main
+ *             thread calls rec_snapshot() halfway (for the sanitizers)
  * and prints to stderr "leaf calls K in S s" (the load's rate).
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -126,12 +129,49 @@ void crash_here(int *p)
 	*(volatile int *)p = 1;
 }
 
+static uint64_t thread_ms;
+static long thread_n;
+
+NOINLINE void *worker(void *arg);
+void *worker(void *arg)
+{
+	run_load(thread_ms);
+	slow_query(3);
+	final_part(thread_n);
+	return arg;
+}
+
+/*
+ * threads: 3 workers flat out (each ends with slow_query(3) and the final
+ * part) while the main thread takes snapshots: rec_snapshot() halfway, and
+ * whatever REC_TRIGGER finds. For the sanitizers (a plain program).
+ */
+static int mode_threads(uint64_t ms, long n)
+{
+	pthread_t th[3];
+	struct timespec half = { (time_t)(ms / 2000), (long)(ms / 2 % 1000) * 1000000 };
+
+	thread_ms = ms;
+	thread_n = n;
+	for (int i = 0; i < 3; i++)
+		if (pthread_create(&th[i], NULL, worker, NULL))
+			return 5;
+	nanosleep(&half, NULL);
+	if (rec_snapshot("halfway") != 0)
+		return 2;
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	return rec_flush() == 0 ? 0 : 3;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "none";
 	uint64_t ms = argc > 2 ? strtoull(argv[2], NULL, 10) : 1000, t0, calls;
 	long n = argc > 3 ? strtol(argv[3], NULL, 10) : 1000;
 
+	if (strcmp(mode, "threads") == 0)
+		return mode_threads(ms, n);
 	t0 = now_ns();
 	calls = run_load(ms);
 	fprintf(stderr, "leaf calls %llu in %.3f s\n", (unsigned long long)calls,
