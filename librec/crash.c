@@ -978,11 +978,10 @@ static __attribute__((noinline)) void on_crash_other(int signo, siginfo_t *si, v
  */
 static void on_crash(int signo, siginfo_t *si, void *uc)
 {
-	int expected = CRASH_NONE;
 	bool ours = !chaining && !ignored(signo, si);
 
-	if (ours && __atomic_compare_exchange_n(&crash_flag, &expected, CRASH_BUSY, false,
-						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+	/* A full barrier, as seq_cst; no local whose address is taken (a sanitizer's redzones). */
+	if (ours && __sync_bool_compare_and_swap(&crash_flag, CRASH_NONE, CRASH_BUSY)) {
 		capturing = (struct crash_work){ .signo = signo, .si = si, .uc = uc,
 						 .self = rec__self };
 		rec__crash_call_on_stack(capture_and_prepare, &capturing, crash_mem);
