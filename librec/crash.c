@@ -1023,7 +1023,7 @@ static bool crash_enabled(void)
  * The handler's first call of a libc function through a lazily bound PLT
  * entry (the host's, for librec.a; librec.so's own) would run the dynamic
  * linker's resolver on the handler's stack, which saves every register
- * with XSAVE: 2.5 KB more on a machine with AVX-512 (measured: the
+ * with XSAVE: 2.8 KB more on a machine with AVX-512 (measured: the
  * alternate-stack test of test_crash.c). So each function the handler
  * calls on that stack, before it switches to the crash stack and while it
  * chains, is called once here, harmlessly, and its entry is bound.
