@@ -963,6 +963,8 @@ static void scan(struct rec__thread *t, bool held)
 	}
 	if (held) {
 		lo = t->ring.tail;
+		if (lo == REC__RING_FREE)
+			return; /* new since the snapshot began: its drain holds it first */
 	} else {
 		head = rec__ring_peek(&t->ring);
 		lo = rec__flight_hold(t, ft->scanned <= head ? ft->scanned : head);

@@ -150,6 +150,8 @@ rec__ring_refresh_flight(struct rec__ring *r, uint64_t need, uint64_t chunk, boo
 
 		if (hold != REC__RING_FREE && want > hold)
 			want = hold > d ? hold : d;
+		if (want > r->p.head)
+			want = r->p.head; /* never past what was written (a huge reserve) */
 		if (want > d) {
 			/* (F1): pairs with (F2) in flight.c. */
 			__atomic_store_n(&r->discard, want, __ATOMIC_SEQ_CST);

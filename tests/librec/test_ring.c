@@ -286,21 +286,24 @@ Test(ring, flight_refresh_discards_whole_chunks_up_to_the_hold_and_never_past_it
 	ring_init(&r, small_slots, SMALL_SLOTS);
 	r.tail = REC__RING_FREE;
 	/* Room up to 16 without discarding. */
+	r.p.head = 15;
 	cr_assert_eq(rec__ring_refresh_flight(&r, 16, 4, true, &discarded), REC__RING_ROOM);
 	cr_assert(!discarded);
 	cr_assert_eq(r.discard, 0);
 	cr_assert_eq(r.p.limit, 16);
 	/* 17 needs one chunk of 4; 27 needs three. */
+	r.p.head = 16;
 	cr_assert_eq(rec__ring_refresh_flight(&r, 17, 4, true, &discarded), REC__RING_ROOM);
 	cr_assert(discarded);
 	cr_assert_eq(r.discard, 4);
 	cr_assert_eq(r.p.limit, 20);
+	r.p.head = 26;
 	cr_assert_eq(rec__ring_refresh_flight(&r, 27, 4, true, &discarded), REC__RING_ROOM);
 	cr_assert_eq(r.discard, 12);
 	cr_assert_eq(r.p.limit, 28);
 	/* Held at 14: the discard stops there, and 31 does not fit. */
 	r.tail = 14;
-	discarded = false;
+	r.p.head = 28;
 	cr_assert_eq(rec__ring_refresh_flight(&r, 31, 4, true, &discarded), REC__RING_FULL);
 	cr_assert_eq(r.discard, 14);
 	cr_assert_eq(r.p.limit, 30);
@@ -313,9 +316,16 @@ Test(ring, flight_refresh_discards_whole_chunks_up_to_the_hold_and_never_past_it
 	cr_assert_eq(r.p.limit, 30);
 	/* A hold past the discard (a restart's, at head): everything below it goes. */
 	r.tail = 20;
+	r.p.head = 30;
 	cr_assert_eq(rec__ring_refresh_flight(&r, 36, 4, false, &discarded), REC__RING_ROOM);
 	cr_assert_eq(r.discard, 20);
 	cr_assert_eq(r.p.limit, 36);
+	/* Never past head, whatever the need (a reserve of pending exits near the ring's size). */
+	r.tail = REC__RING_FREE;
+	r.p.head = 30;
+	cr_assert_eq(rec__ring_refresh_flight(&r, 47, 4, true, &discarded), REC__RING_FULL);
+	cr_assert_eq(r.discard, 30);
+	cr_assert_eq(r.p.limit, 46);
 }
 
 #define FLIGHT_SLOTS 1024u
