@@ -190,7 +190,7 @@ static error_t parse_diff(int key, char *arg, struct argp_state *state)
 		else if (strcmp(arg, "json") == 0)
 			a->format = TT_FORMAT_JSON;
 		else
-			argp_error(state, "--format: '%s' is not table, csv or json", arg);
+			argp_error(state, "--format: '%s' is not one of " TT_FORMAT_CHOICES, arg);
 		break;
 	case OPT_THRESHOLD:
 		if (parse_pct(arg, &a->threshold_pct))

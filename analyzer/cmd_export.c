@@ -913,12 +913,9 @@ static error_t parse_export(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case OPT_FORMAT:
-		if (strcmp(arg, "parquet") == 0)
-			a->csv = false;
-		else if (strcmp(arg, "csv") == 0)
-			a->csv = true;
-		else
-			argp_error(state, "--format: '%s' is not parquet or csv", arg);
+		if (tt_options_choice("parquet|csv", arg) < 0)
+			argp_error(state, "--format: '%s' is not one of parquet|csv", arg);
+		a->csv = strcmp(arg, "csv") == 0;
 		break;
 	default:
 		return tt_options_parse_files(key, arg, state, &a->f);

@@ -67,12 +67,9 @@ static error_t parse_flame(int key, char *arg, struct argp_state *state)
 		a->o.output = arg;
 		break;
 	case OPT_WEIGHT:
-		if (strcmp(arg, "self") == 0)
-			a->weight_calls = false;
-		else if (strcmp(arg, "calls") == 0)
-			a->weight_calls = true;
-		else
-			argp_error(state, "--weight: '%s' is not self or calls", arg);
+		if (tt_options_choice("self|calls", arg) < 0)
+			argp_error(state, "--weight: '%s' is not one of self|calls", arg);
+		a->weight_calls = strcmp(arg, "calls") == 0;
 		break;
 	case OPT_FLAME_BY_THREAD:
 		a->o.by_thread = true;
@@ -81,12 +78,9 @@ static error_t parse_flame(int key, char *arg, struct argp_state *state)
 		a->o.by_process = true;
 		break;
 	case OPT_FLAME_FORMAT:
-		if (strcmp(arg, "folded") == 0)
-			a->svg = false;
-		else if (strcmp(arg, "svg") == 0)
-			a->svg = true;
-		else
-			argp_error(state, "--format: '%s' is not folded or svg", arg);
+		if (tt_options_choice("folded|svg", arg) < 0)
+			argp_error(state, "--format: '%s' is not one of folded|svg", arg);
+		a->svg = strcmp(arg, "svg") == 0;
 		break;
 	default:
 		return tt_options_parse_traces(key, arg, state);

@@ -27,12 +27,9 @@ static error_t parse_info(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case OPT_FORMAT:
-		if (strcmp(arg, "table") == 0)
-			o->format = TT_FORMAT_TABLE;
-		else if (strcmp(arg, "json") == 0)
-			o->format = TT_FORMAT_JSON;
-		else
-			argp_error(state, "--format: '%s' is not table or json", arg);
+		if (tt_options_choice("table|json", arg) < 0)
+			argp_error(state, "--format: '%s' is not one of table|json", arg);
+		o->format = strcmp(arg, "json") == 0 ? TT_FORMAT_JSON : TT_FORMAT_TABLE;
 		break;
 	default:
 		return tt_options_parse_traces(key, arg, state);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "ctrs.h"
@@ -122,6 +123,10 @@ static uint64_t key_of(const struct tt_row *r)
 	case TT_SORT_SELF: return r->self_ns;
 	case TT_SORT_CALLS: return r->calls;
 	case TT_SORT_MEAN: return r->mean_ns;
+	case TT_SORT_MIN: return r->min_ns;
+	case TT_SORT_P50: return r->p50_ns;
+	case TT_SORT_P90: return r->p90_ns;
+	case TT_SORT_P99: return r->p99_ns;
 	case TT_SORT_MAX: return r->max_ns;
 	case TT_SORT_TOTAL: return r->total_ns;
 	case TT_SORT_NAME: break;
@@ -531,12 +536,12 @@ static size_t label_width(const struct tt_row *r, bool by_thread)
 }
 
 /*
- * The table. When the terminal (tt_emit_terminal_columns(): $COLUMNS, else
- * stdout's terminal, else 80) has room for the longest label and the 80
- * columns of numbers, each row is one line: the label padded to that width,
- * then the numbers. Otherwise (always in a pipe without $COLUMNS, so scripts
- * see one layout) each row is two lines: the label, then the numbers under
- * a two-line header.
+ * The table. Each row is one line, the label padded to the longest, then
+ * the numbers: always in a pipe or a file (grep, sort and awk see one row
+ * a line, whatever the names' length), and on a terminal when it
+ * (tt_emit_terminal_columns(): $COLUMNS, else its width) has room for the
+ * longest label and the 80 columns of numbers. On a narrower terminal each
+ * row is two lines: the label, then the numbers under a two-line header.
  */
 static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 {
@@ -555,7 +560,7 @@ static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 
 		label_w = w > label_w ? w : label_w;
 	}
-	one_line = label_w + 80 <= tt_emit_terminal_columns();
+	one_line = !isatty(STDOUT_FILENO) || label_w + 80 <= tt_emit_terminal_columns();
 	if (one_line) {
 		tt_emit_pad(stdout, head, label_w, false);
 		rule_w += label_w;

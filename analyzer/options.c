@@ -142,38 +142,41 @@ static const struct argp_child filter_children[] = {
 
 const struct argp tt_filter_argp = { filter_options, parse_filter, 0, 0, filter_children, 0, 0 };
 
+int tt_options_choice(const char *choices, const char *arg)
+{
+	size_t n = strlen(arg);
+	int i = 0;
+
+	for (const char *p = choices;; i++) {
+		const char *bar = strchr(p, '|');
+		size_t len = bar ? (size_t)(bar - p) : strlen(p);
+
+		if (len == n && n && memcmp(p, arg, n) == 0)
+			return i;
+		if (!bar)
+			return -1;
+		p = bar + 1;
+	}
+}
+
 static error_t parse_report(int key, char *arg, struct argp_state *state)
 {
 	struct tt_options *o = state->input;
+	int c;
 
 	switch (key) {
 	case OPT_FORMAT:
-		if (strcmp(arg, "table") == 0)
-			o->format = TT_FORMAT_TABLE;
-		else if (strcmp(arg, "csv") == 0)
-			o->format = TT_FORMAT_CSV;
-		else if (strcmp(arg, "json") == 0)
-			o->format = TT_FORMAT_JSON;
-		else
-			argp_error(state, "--format: '%s' is not table, csv or json", arg);
+		c = tt_options_choice(TT_FORMAT_CHOICES, arg);
+		if (c < 0)
+			argp_error(state, "--format: '%s' is not one of " TT_FORMAT_CHOICES, arg);
+		o->format = (enum tt_format)c;
 		o->format_set = true;
 		break;
 	case OPT_SORT:
-		if (strcmp(arg, "total") == 0)
-			o->sort = TT_SORT_TOTAL;
-		else if (strcmp(arg, "self") == 0)
-			o->sort = TT_SORT_SELF;
-		else if (strcmp(arg, "calls") == 0)
-			o->sort = TT_SORT_CALLS;
-		else if (strcmp(arg, "mean") == 0)
-			o->sort = TT_SORT_MEAN;
-		else if (strcmp(arg, "max") == 0)
-			o->sort = TT_SORT_MAX;
-		else if (strcmp(arg, "name") == 0)
-			o->sort = TT_SORT_NAME;
-		else
-			argp_error(state,
-				   "--sort: '%s' is not total, self, calls, mean, max or name", arg);
+		c = tt_options_choice(TT_SORT_CHOICES, arg);
+		if (c < 0)
+			argp_error(state, "--sort: '%s' is not one of " TT_SORT_CHOICES, arg);
+		o->sort = (enum tt_sort)c;
 		break;
 	case OPT_MAX_DURATION:
 		if (tt_options_parse_time(arg, &o->max_duration_ns))
@@ -198,8 +201,8 @@ static const struct argp_option report_options[] = {
 	{ 0, 0, 0, 0, "Report:", 20 },
 	{ "format", OPT_FORMAT, "FMT", 0, "Output as table (default), csv or json", 20 },
 	{ "sort", OPT_SORT, "KEY", 0,
-	  "Order rows by total (default), self, calls, mean, max (descending) or name "
-	  "(ascending); ties by name", 20 },
+	  "Order rows by total (default), self, calls, mean, min, p50, p90, p99, max "
+	  "(descending) or name (ascending); ties by name", 20 },
 	{ "by-thread", OPT_BY_THREAD, 0, 0, "One row per thread and scope name", 20 },
 	{ "by-process", OPT_BY_PROCESS, 0, 0,
 	  "One row per process (NAME[PID], one per TRACE file) and scope name", 20 },
@@ -286,6 +289,52 @@ bool tt_options_thread_selected(const struct tt_options *o, const struct tt_thre
 			return true;
 	}
 	return false;
+}
+
+bool tt_options_threads_missing(const struct tt_options *o, const struct tt_trace *tr, char *msg,
+				size_t msg_bytes)
+{
+	struct tt_options one = *o;
+	const char *missing = NULL;
+	size_t n = 0;
+	uint32_t shown = 0;
+
+	for (unsigned i = 0; i < o->nr_threads && !missing; i++) {
+		uint32_t k = 0;
+
+		one.threads = &o->threads[i];
+		one.nr_threads = 1;
+		while (k < tr->nr_threads && !tt_options_thread_selected(&one, &tr->threads[k]))
+			k++;
+		if (k == tr->nr_threads)
+			missing = o->threads[i];
+	}
+	if (!missing)
+		return false;
+	n = (size_t)snprintf(msg, msg_bytes, "no thread '%s' (--thread); its threads:", missing);
+	/* As many as the line holds, leaving room for "and N more". */
+	for (uint32_t k = 0; k < tr->nr_threads && n < msg_bytes; k++) {
+		const struct tt_thread *th = &tr->threads[k];
+		char label[96], item[160];
+		int len;
+
+		tt_thread_label(th, label, sizeof(label));
+		if (th->name && th->defined)
+			len = snprintf(item, sizeof(item), "%s %s (tid %" PRIu32 ")", k ? "," : "",
+				       label, th->os_tid);
+		else
+			len = snprintf(item, sizeof(item), "%s %s", k ? "," : "", label);
+		if (len < 0 || n + (size_t)len + 24 >= msg_bytes)
+			break;
+		memcpy(msg + n, item, (size_t)len + 1);
+		n += (size_t)len;
+		shown++;
+	}
+	if (!tr->nr_threads)
+		snprintf(msg + n, msg_bytes - n, " none");
+	else if (shown < tr->nr_threads)
+		snprintf(msg + n, msg_bytes - n, " and %" PRIu32 " more", tr->nr_threads - shown);
+	return true;
 }
 
 bool tt_regex_name(const regex_t *re, const char *key)

@@ -18,9 +18,18 @@
 
 #include "events.h"
 
+/*
+ * The values of an option with a fixed set of them: the one list that the
+ * parser takes (tt_options_choice()) and names when it refuses a value
+ * ("--sort: 'x' is not one of total|self|..."), which is where the bash
+ * completion reads them (tracetool.bash), so they cannot disagree.
+ */
+#define TT_FORMAT_CHOICES "table|csv|json"
 enum tt_format { TT_FORMAT_TABLE, TT_FORMAT_CSV, TT_FORMAT_JSON };
-enum tt_sort { TT_SORT_TOTAL, TT_SORT_SELF, TT_SORT_CALLS, TT_SORT_MEAN, TT_SORT_MAX,
-	       TT_SORT_NAME };
+/* In the order of TT_SORT_CHOICES. */
+#define TT_SORT_CHOICES "total|self|calls|mean|min|p50|p90|p99|max|name"
+enum tt_sort { TT_SORT_TOTAL, TT_SORT_SELF, TT_SORT_CALLS, TT_SORT_MEAN, TT_SORT_MIN,
+	       TT_SORT_P50, TT_SORT_P90, TT_SORT_P99, TT_SORT_MAX, TT_SORT_NAME };
 
 struct tt_options {
 	const char *trace;    /* the first (or only) TRACE */
@@ -47,6 +56,7 @@ struct tt_options {
 	const char *output; /* chrome -o */
 	const char **arg_keys; /* summary --arg KEY, in the order given */
 	uint32_t nr_arg_keys;
+	bool one_of_several; /* one file's options of a several-file report */
 };
 
 #define TT_OPTIONS_INIT { .format = TT_FORMAT_TABLE, .sort = TT_SORT_TOTAL, .nr_bins = 0 }
@@ -60,6 +70,20 @@ extern const struct argp tt_site_argp;
 extern const struct argp tt_cost_argp;
 
 void tt_options_fini(struct tt_options *o);
+
+/*
+ * tt_options_choice() - the place of arg in choices ("a|b|c").
+ * Return: 0 for the first value, 1 for the second..., or -1 if arg is none.
+ */
+int tt_options_choice(const char *choices, const char *arg);
+
+/*
+ * tt_options_threads_missing() - whether a --thread value matches no thread
+ * of tr (its metadata: every thread, with its final name); then msg is the
+ * one line that says so and lists the threads tr has.
+ */
+bool tt_options_threads_missing(const struct tt_options *o, const struct tt_trace *tr, char *msg,
+				size_t msg_bytes);
 
 /* "1.5ms" -> 1500000. Return: 0, or -1 if not a time with a unit. */
 int tt_options_parse_time(const char *s, uint64_t *ns);

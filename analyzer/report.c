@@ -293,6 +293,11 @@ static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_
 		tt_report_window(o, &rep->clock, &rep->sc.win_lo_ticks, &rep->sc.win_span_ticks);
 		rep->sc.max_dur_ticks = tt_options_max_dur_ticks(o, &rep->clock);
 		fc.meta = &rep->meta;
+		/* A --thread that names no thread of the file is a mistake to
+		 * say, not an empty report (with several files: of none). */
+		if (o->nr_threads && !o->one_of_several &&
+		    tt_options_threads_missing(o, &rep->meta, msg, msg_bytes))
+			return TT_ERR_FILE;
 	}
 	st = walk(rep, o, o->nr_threads && fc.meta ? thread_filter : NULL, &fc, on_close,
 		  close_ctx, cons, cons_ctxs, on_counters, on_arg, ctr_ctxs, msg, msg_bytes);
@@ -466,6 +471,7 @@ void tt_report_file_options(const struct tt_options *o, unsigned i, struct tt_op
 	fo->traces = o->traces ? &o->traces[i] : NULL;
 	fo->nr_traces = 1;
 	fo->by_process = false;
+	fo->one_of_several = o->nr_traces > 1;
 }
 
 char *tt_report_process_label(const struct tt_report *sub)

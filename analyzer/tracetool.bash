@@ -3,11 +3,14 @@
 # <bash-completion's completionsdir>/tracetool (bash-completion loads it on the
 # first <Tab> after "tracetool"); or source it from ~/.bashrc.
 #
-# The commands and options come from the tracetool being completed
-# (`tracetool --help`, `tracetool COMMAND --help`, run at each completion:
-# a few milliseconds), so this file never falls behind the program. Only the values of a few options
-# (--format, --sort, --weight, --fail-on) are listed here.
-# tests/packaging/check_completion.sh checks it against the real --help.
+# The commands, options and option values come from the tracetool being
+# completed, run at each completion (a few milliseconds), so this file never
+# falls behind the program: the commands from `tracetool --help`, the options
+# from `tracetool COMMAND --help`, and the values of an option with a fixed
+# set of them from the parser itself, which names them when it refuses a
+# value (`tracetool export --format=%` says "... is not one of parquet|csv").
+# Only --fail-on's pattern (KEY:+PCT) is written here.
+# tests/packaging/check_completion.sh checks it against the real program.
 
 _tracetool_commands()
 {
@@ -20,6 +23,15 @@ _tracetool_options()
 {
 	"$1" ${2:+"$2"} --help 2>/dev/null |
 		sed -n 's/^ *\(-[^ ,], \)\{0,1\}\(--[a-z][a-z0-9-]*\(=\)\{0,1\}\).*/\2/p' | sort -u
+}
+
+# The values of option $3 of command $2: what the parser lists when it
+# refuses one (options.h, tt_options_choice()); nothing for a free value (a
+# regex, a time, a thread). No trace is named, so nothing is read.
+_tracetool_values()
+{
+	"$1" "$2" "$3=%" 2>&1 >/dev/null |
+		sed -n 's/.* is not one of \([a-z0-9][a-z0-9|]*\)$/\1/p' | tr '|' '\n'
 }
 
 _tracetool()
@@ -62,24 +74,16 @@ _tracetool()
 		return 0
 	fi
 
+	# "--sort KEY" as well as "--sort=KEY".
+	if [ -z "$opt" ] && [[ $prev == --?* ]] && [[ $prev != *=* ]] && [[ $cur != -* ]]; then
+		mapfile -t words < <(_tracetool_values "$tt" "$cmd" "$prev")
+		if [ ${#words[@]} -gt 0 ]; then
+			mapfile -t COMPREPLY < <(compgen -W "${words[*]}" -- "$cur")
+			return 0
+		fi
+	fi
+
 	case "$opt" in
-	--format)
-		case "$cmd" in
-		info) words=(table json) ;;
-		flame) words=(folded svg) ;;
-		*) words=(table csv json) ;;
-		esac
-		mapfile -t COMPREPLY < <(compgen -W "${words[*]}" -- "$cur")
-		return 0
-		;;
-	--sort)
-		mapfile -t COMPREPLY < <(compgen -W "total self calls mean max name" -- "$cur")
-		return 0
-		;;
-	--weight)
-		mapfile -t COMPREPLY < <(compgen -W "self calls" -- "$cur")
-		return 0
-		;;
 	--fail-on)
 		mapfile -t COMPREPLY < <(compgen -W "total:+ mean:+ p50:+ p90:+ p99:+ calls:+" -- "$cur")
 		compopt -o nospace 2>/dev/null
@@ -90,7 +94,11 @@ _tracetool()
 		return 0
 		;;
 	"") ;;
-	*) return 0 ;; # a value nobody can guess: a regex, a time, a thread
+	*) # a fixed set of values, or one nobody can guess: a regex, a time
+		mapfile -t words < <(_tracetool_values "$tt" "$cmd" "$opt")
+		[ ${#words[@]} -gt 0 ] && mapfile -t COMPREPLY < <(compgen -W "${words[*]}" -- "$cur")
+		return 0
+		;;
 	esac
 
 	case "$prev" in

@@ -439,8 +439,11 @@ Test(diff, filters_apply_to_both_files)
 	cr_assert_eq(rows[0].calls[0], 50);
 	cr_assert_eq(rows[0].calls[1], 50);
 	tu_result_free(&r);
-	r = diff_csv("--thread=other", NULL);
-	cr_assert_eq(parse_diff_csv(r.out, rows, 4), 0, "%s", r.out);
+	/* A thread neither file has: exit 1, naming the first file's threads. */
+	r = tu_run("diff", "--format=csv", base, next, "--thread=other", NULL);
+	cr_assert_eq(r.status, 1, "exit %d, stderr: %s", r.status, r.err);
+	cr_assert(strstr(r.err, ": no thread 'other' (--thread); its threads: main (tid 100)\n"),
+		  "%s", r.err);
 	tu_result_free(&r);
 	r = diff_csv("--thread=main", "--to=80us");
 	cr_assert_eq(parse_diff_csv(r.out, rows, 4), 2, "%s", r.out);

@@ -103,12 +103,15 @@ Test(metrics, counter_table_is_a_second_section_within_80_columns)
 				"per call\n  cycles                                200 total          "
 				"83.33 per call\n  ipc                                 2.000\n"),
 		  "%s", r.out);
-	for (unsigned i = 0; i < tu_nr_lines(r.out); i++) {
+	/* The rows above are one line each in a pipe (the name's width + 80);
+	 * the counter section keeps to 80 columns. */
+	for (unsigned i = 0, section = 0; i < tu_nr_lines(r.out); i++) {
 		size_t cols = 0; /* display columns: UTF-8 continuation bytes take none */
 
+		section |= strncmp(tu_line(r.out, i), "counters:", 9) == 0;
 		for (const char *p = tu_line(r.out, i); *p; p++)
 			cols += ((unsigned char)*p & 0xc0) != 0x80;
-		cr_assert_leq(cols, 80, "%s", tu_line(r.out, i));
+		cr_assert_leq(cols, section ? 80 : 88, "%s", tu_line(r.out, i));
 	}
 	tu_result_free(&r);
 }

@@ -4,8 +4,11 @@
 # install` installs it where bash-completion looks (its completionsdir, or
 # <datadir>/bash-completion/completions) under the name "tracetool"; sourced
 # into bash, it completes every command that `tracetool --help` lists, every
-# long option that `tracetool COMMAND --help` prints, the values of --format
-# and --sort, and trace files.
+# long option that `tracetool COMMAND --help` prints, trace files, and the
+# values of every option of every command that takes a fixed set of them:
+# exactly the values its parser names when it refuses one ("is not one of
+# a|b|c", the list it matches against: options.h), each of which the parser
+# then takes. So the completion cannot drift from the option tables.
 . "$(dirname "$0")/pkg_common.sh"
 pkg_install "$1"
 comp=$(find "$root" -path '*bash-completion/completions/tracetool' | head -n 1)
@@ -44,6 +47,29 @@ done
 [ "$(complete "$tt" summary --format = c)" = "csv" ] || fail "--format=c does not complete to csv"
 [ "$(complete "$tt" info --format=j)" = "json" ] || fail "info --format=j does not complete to json"
 [ "$(complete "$tt" summary --sort = s)" = "self" ] || fail "--sort=s does not complete to self"
+[ "$(complete "$tt" export --format = "" | tr '\n' ' ')" = "csv parquet " ] ||
+	fail "export --format= offers: $(complete "$tt" export --format = "" | tr '\n' ' ')"
+[ "$(complete "$tt" summary --sort = p | tr '\n' ' ')" = "p50 p90 p99 " ] ||
+	fail "--sort=p offers: $(complete "$tt" summary --sort = p | tr '\n' ' ')"
+[ "$(complete "$tt" flame --format "" | tr '\n' ' ')" = "folded svg " ] ||
+	fail "flame --format <Tab> offers: $(complete "$tt" flame --format "" | tr '\n' ' ')"
+# Every option of every command that takes a value: its choices, if any.
+nr_choice_opts=0
+for cmd in $commands; do
+	for opt in $("$tt" "$cmd" --help | grep -oE -- '--[a-z][a-z0-9-]*=' | tr -d = | sort -u); do
+		values=$("$tt" "$cmd" "$opt=%" 2>&1 >/dev/null |
+			sed -n "s/^tracetool $cmd: $opt: '%' is not one of \([a-z0-9|]*\)\$/\1/p" | tr '|' '\n' | sort)
+		[ -n "$values" ] || continue
+		nr_choice_opts=$((nr_choice_opts + 1))
+		[ "$(complete "$tt" "$cmd" "$opt" = "")" = "$values" ] ||
+			fail "$cmd $opt= offers $(complete "$tt" "$cmd" "$opt" = "" | tr '\n' ' '), the parser takes $(echo $values)"
+		for v in $values; do
+			"$tt" "$cmd" "$opt=$v" 2>&1 | grep -q -- "$opt: '$v'" && fail "$cmd $opt=$v refused"
+		done
+	done
+done
+# --format of 9 commands, --sort of 5, flame's --weight.
+[ "$nr_choice_opts" -ge 15 ] || fail "only $nr_choice_opts options with a fixed set of values"
 mkdir -p "$tmp/t/sub"
 touch "$tmp/t/a.zst" "$tmp/t/b.txt"
 [ "$(complete "$tt" summary "$tmp/t/" | tr '\n' ' ')" = "$tmp/t/a.zst $tmp/t/sub " ] ||
