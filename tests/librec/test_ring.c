@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rec_internal.h"
 
@@ -329,7 +330,7 @@ Test(ring, flight_refresh_discards_whole_chunks_up_to_the_hold_and_never_past_it
 }
 
 #define FLIGHT_SLOTS 1024u
-#define FLIGHT_READS 20000u
+#define FLIGHT_READS 1000u
 
 struct flight_race {
 	struct rec__thread *t;
@@ -345,11 +346,19 @@ static void *flight_reader(void *arg)
 {
 	struct flight_race *fr = arg;
 	struct rec__thread *t = fr->t;
+	struct timespec t0, now;
+	uint64_t lo, head;
 
-	/* Until the producer went round the ring 8 times, however the threads run. */
-	for (uint64_t k = 0; k < FLIGHT_READS || rec__ring_peek(&t->ring) < 8 * FLIGHT_SLOTS; k++) {
-		uint64_t lo = rec__flight_hold(t, 0), head = rec__ring_peek(&t->ring);
-
+	/* At least 300 ms and until the producer went round the ring 8 times,
+	 * however the threads are scheduled. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (uint64_t k = 0;; k++) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (k >= FLIGHT_READS && rec__ring_peek(&t->ring) >= 8 * FLIGHT_SLOTS &&
+		    (now.tv_sec - t0.tv_sec) * 1000000000ll + (now.tv_nsec - t0.tv_nsec) >= 300000000ll)
+			break;
+		lo = rec__flight_hold(t, 0);
+		head = rec__ring_peek(&t->ring);
 		for (uint64_t i = lo; i < head; i++)
 			if (rec__events(t)[i & t->ring.p.mask].ticks != i)
 				fr->bad++;
@@ -357,7 +366,6 @@ static void *flight_reader(void *arg)
 		if (head < lo)
 			fr->bad++; /* a hold past head: never (the loop holds at discard <= head) */
 		rec__flight_free(t);
-		sched_yield(); /* let the producer run on a busy machine */
 		fr->nr_reads++;
 	}
 	__atomic_store_n(&fr->stop, 1, __ATOMIC_RELEASE);
