@@ -63,6 +63,8 @@ int rec__output_open(const char *path, unsigned flags, unsigned mode, const char
 	int fd, err;
 
 	*why = NULL;
+	if (!mode)
+		mode = REC__DEFAULT_FILE_MODE; /* a configuration never resolved */
 	/*
 	 * What is there already is judged before it is opened: opening a device
 	 * can have effects of its own, and a FIFO with a reader would see its
