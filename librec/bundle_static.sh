@@ -7,7 +7,9 @@
 # and defines its own ZSTD_* (or recfmt_*, or rec__* internals) neither
 # clashes with librec's nor receives librec's calls (docs/DESIGN.md,
 # "librec's dependencies are its own"). Undefined references (libc,
-# pthread) stay global: the program's link resolves them.
+# pthread) stay global: the program's link resolves them. LD, OBJCOPY and
+# AR are the host machine's binutils, which librec/meson.build finds (in a
+# cross build: the cross file's, never the build machine's).
 set -eu
 out=$1 map=$2 ld=$3 objcopy=$4 ar=$5 parts=$6 zstd=$7
 tmp=$(mktemp -d)
