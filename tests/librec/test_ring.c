@@ -215,9 +215,14 @@ Test(ring, dropping_probes_wake_the_writer_once_per_drain_not_once_per_drop)
 	free(t);
 }
 
-/* The publication protocol across threads: (B)->(C) and (D)->(A). */
-#define STREAM_RECORDS 2000000ull
+/*
+ * The publication protocol across threads: (B)->(C) and (D)->(A).
+ * RING_STREAM_RECORDS (default 2 000 000) sets the records pushed:
+ * scripts/cross-arm64.sh asks for fewer under emulation.
+ */
 #define STREAM_SLOTS 1024u
+static uint64_t nr_stream; /* set before the consumer starts */
+#define STREAM_RECORDS nr_stream
 
 struct stream {
 	struct rec__ring r;
@@ -251,7 +256,9 @@ Test(ring, a_consumer_thread_reads_every_record_once_with_its_contents)
 	static struct stream s __attribute__((aligned(64)));
 	pthread_t consumer;
 	uint64_t full = 0;
+	const char *v = getenv("RING_STREAM_RECORDS");
 
+	nr_stream = v && *v ? strtoull(v, NULL, 10) : 2000000ull;
 	ring_init(&s.r, slots, STREAM_SLOTS);
 	cr_assert_eq(pthread_create(&consumer, NULL, consume, &s), 0);
 	for (uint64_t i = 0; i < STREAM_RECORDS; i++) {
