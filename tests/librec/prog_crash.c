@@ -222,12 +222,20 @@ __attribute__((no_sanitize("undefined"))) static void crash(void)
 		break;
 	}
 	case SIGILL:
+#if defined(__aarch64__)
+		__asm__ volatile("udf #0"); /* __builtin_trap() is BRK there: SIGTRAP */
+#else
 		__builtin_trap();
+#endif
 		break;
 	case SIGFPE: {
 		volatile int zero = 0, x = 1;
 
 		x = x / zero;
+#if !defined(__x86_64__) && !defined(__i386__)
+		/* ARM64 (and most CPUs) give 0 for a division by zero: no trap. */
+		raise(SIGFPE);
+#endif
 		break;
 	}
 	case SIGABRT:

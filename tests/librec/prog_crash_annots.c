@@ -94,7 +94,11 @@ __attribute__((no_sanitize("undefined"))) static void crash(int signo)
 		break;
 	}
 	case SIGILL:
+#if defined(__aarch64__)
+		__asm__ volatile("udf #0"); /* __builtin_trap() is BRK there: SIGTRAP */
+#else
 		__builtin_trap();
+#endif
 		break;
 	case SIGABRT:
 		abort();

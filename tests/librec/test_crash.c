@@ -759,6 +759,12 @@ Test(crash, handler_writes_nothing_below_a_small_alternate_stack, .timeout = 120
 		struct tu_child c;
 		int pid;
 
+#if defined(__aarch64__)
+		/* Below ARM64's MINSIGSTKSZ (5120) the kernel refuses the stack;
+		 * qemu-user 7.2 takes it and writes its own 4.5 KB frame below. */
+		if (sizes[i] < 5120)
+			continue;
+#endif
 		snprintf(bytes, sizeof(bytes), "%u", sizes[i]);
 		snprintf(pattern, sizeof(pattern), "/tmp/rec_crash_%d_alt_%%p.zst", (int)getpid());
 		snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", pattern);
@@ -772,6 +778,8 @@ Test(crash, handler_writes_nothing_below_a_small_alternate_stack, .timeout = 120
 				    &below, &above, &used, &minsig),
 			     5, "%s", c.out);
 		snprintf(file, sizeof(file), "/tmp/rec_crash_%d_alt_%d.zst", (int)getpid(), pid);
+		if (!minsig) /* no AT_MINSIGSTKSZ (qemu-user): the C library's minimum */
+			minsig = (unsigned long)sysconf(_SC_MINSIGSTKSZ);
 		cr_log_info("alternate stack of %u bytes: %lu used (AT_MINSIGSTKSZ %lu), %lu below",
 			    sizes[i], used, minsig, below);
 		cr_assert_eq(below, 0, "%u bytes: %lu bytes written below the alternate stack",
