@@ -22,8 +22,12 @@
  *
  * (B)->(C) makes a slot's contents visible before the writer reads it;
  * (D)->(A) makes the writer's reads of a slot complete before the producer
- * overwrites it. On x86-64 both are plain moves: the cost of the protocol
- * is the cache line of head, which the writer reads once per drain pass.
+ * overwrites it. On x86-64 both are plain moves; on ARM64 the acquires
+ * are LDAR and the releases STLR, which order the slot's plain stores
+ * before head and the writer's reads of a slot before tail (docs/DESIGN.md,
+ * "ARM64", checks each pair): nothing here leans on x86's ordering. The
+ * cost of the protocol is the cache line of head, which the writer reads
+ * once per drain pass.
  * head (struct rec__producer, written by the owner) and tail (written by
  * the writer) sit on separate cache lines so that the producer's stores do
  * not bounce the writer's line and vice versa.
