@@ -12,6 +12,9 @@
 #     frames: top waits for each frame's rest (no error), and its tables add
 #     up to summary's calls.
 #  3. A file that is not a trace: exit 1 with "tracetool: FILE: ...".
+#  4. The file cut to nothing and written again (a new recording): top
+#     starts over, and its tables add up to the new recording's calls.
+#  5. The same with another file moved over the followed one.
 # Synchronised by the programs' output (FIFOs), not by sleeping.
 set -eu
 tt=$1 prog=$2 golden=$3
@@ -96,6 +99,31 @@ wait "$top_pid" || fail "top exited $? on the pieces ($(cat "$tmp/top_err"))"
 want=$("$tt" summary --format=csv "$golden" | awk -F, 'NR > 1 { print $1, $2 }' | sort | tr '\n' ' ')
 [ "$(sums "$tmp/g.out" | tr '\n' ' ')" = "$want" ] ||
 	fail "tables add up to '$(sums "$tmp/g.out" | tr '\n' ' ')', summary says '$want'"
+
+# --- 4. and 5. a new recording: the file cut to nothing in place, or another
+# file moved over it; the first one's start is another recording's (part 1),
+# so that reading on where it stopped would read a damaged frame. ---
+for how in cut moved; do
+	head -c 200 "$tmp/t.zst" >"$tmp/n.zst"
+	timeout 60 "$tt" top -d 20ms "$tmp/n.zst" >"$tmp/top_out" 2>"$tmp/top_err" &
+	top_pid=$!
+	pids+=($top_pid)
+	exec 5<"$tmp/top_out"
+	: >"$tmp/g.out"
+	tables 2
+	if [ $how = cut ]; then
+		: >"$tmp/n.zst"
+		tables 2 # top saw it empty
+		cat "$golden" >>"$tmp/n.zst"
+	else
+		cp "$golden" "$tmp/n2.zst"
+		mv "$tmp/n2.zst" "$tmp/n.zst"
+	fi
+	cat <&5 >>"$tmp/g.out"
+	wait "$top_pid" || fail "$how: top exited $? ($(cat "$tmp/top_err"))"
+	[ "$(sums "$tmp/g.out" | tr '\n' ' ')" = "$want" ] ||
+		fail "$how: tables add up to '$(sums "$tmp/g.out" | tr '\n' ' ')', summary says '$want'"
+done
 
 # --- 3. not a trace ---
 printf 'not a trace at all, just text\n' >"$tmp/bad.zst"
