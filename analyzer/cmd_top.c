@@ -551,7 +551,8 @@ static void draw(struct top *t, FILE *f, unsigned cols, unsigned max_rows, const
 									   clock.start_ticks)
 						    : 0;
 	make_labels(t);
-	qsort_r(t->active, t->nr_active, sizeof(*t->active), cmp_rows, t);
+	if (t->nr_active > 1) /* active is NULL before the first activation */
+		qsort_r(t->active, t->nr_active, sizeof(*t->active), cmp_rows, t);
 	rows = max_rows && t->nr_active > max_rows ? max_rows : t->nr_active;
 	for (uint32_t i = 0; i < t->nr_active; i++)
 		total_self += t->rows[t->active[i]].self_ticks;
