@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # bundle_static.sh OUT.a MAP LD OBJCOPY AR PARTS.a ZSTD.a - builds the
-# installed librec.a: one relocatable object that holds librec, format/ and
+# installed librectrace.a: one relocatable object that holds librec, format/ and
 # the members of zstd's static library that they use, with every symbol
-# local except those librec.map exports. So a program that links librec.a
+# local except those librec.map exports. So a program that links librectrace.a
 # and defines its own ZSTD_* (or recfmt_*, or rec__* internals) neither
 # clashes with librec's nor receives librec's calls (docs/DESIGN.md,
 # "librec's dependencies are its own"). Undefined references (libc,

@@ -133,7 +133,7 @@ Test(instrument, every_kind_of_function_has_exact_calls_under_its_real_name)
 	cr_assert_eq(calls_of(r.out, "shlib_work"), 7, "shared library\n%s", r.out);
 	cr_assert_eq(calls_of(r.out, "dl_work"), 11, "dlopen'ed module\n%s", r.out);
 	cr_assert_eq(calls_of(r.out, "manual_block"), 2, "TRACE_SCOPE\n%s", r.out);
-	/* A library not linked with librec: traced where librec.so overrides
+	/* A library not linked with librec: traced where librectrace.so overrides
 	 * glibc's empty hooks (x86-64), else silently not (README). */
 	plain = strcmp(env("PLAINLIB_TRACED"), "1") == 0;
 	cr_assert_eq(calls_of(r.out, "plain_work"), plain ? 4 : -1, "%s", r.out);

@@ -4,12 +4,12 @@
 #                   PRELOAD_SO TRACETOOL
 # Issue 11, item 7: librec's calls into zstd never bind to a host's ZSTD_*.
 # prog_own_zstd (whole-program mode, -rdynamic, its own ZSTD_* aborting
-# when anyone but main calls them) traces with librec.so, with librec.a,
-# and unlinked under LD_PRELOAD=librec.so; a librec.so program traces with
+# when anyone but main calls them) traces with librectrace.so, with librectrace.a,
+# and unlinked under LD_PRELOAD=librectrace.so; a librectrace.so program traces with
 # an aborting zstd preloaded. Every trace must be intact and name the
 # host's ZSTD_isError exactly once (main's own call). And neither library
-# leaves a zstd symbol for a host to interpose: librec.so has no undefined
-# ZSTD_* and librec.a defines only librec.map's names globally.
+# leaves a zstd symbol for a host to interpose: librectrace.so has no undefined
+# ZSTD_* and librectrace.a defines only librec.map's names globally.
 set -eu
 so=$1 a=$2 shared=$3 static=$4 plain=$5 nested=$6 preload=$7 tracetool=$8
 tmp=$(mktemp -d)
@@ -17,10 +17,10 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "check_own_zstd: $*"; echo "0 passed, 1 failed"; exit 1; }
 
 undef=$(nm -D --undefined-only "$so" | grep -i zstd || true)
-[ -z "$undef" ] || fail "librec.so leaves zstd symbols to the host: $undef"
+[ -z "$undef" ] || fail "librectrace.so leaves zstd symbols to the host: $undef"
 globals=$(nm -g --defined-only "$a" | awk 'NF == 3 { print $3 }' | sort -u | tr '\n' ' ')
 want="__cyg_profile_func_enter __cyg_profile_func_exit rec__annot rec__disabled rec__enter rec__exit rec__message rec__prod rec_flush rec_snapshot rec_start rec_stop rec_strerror rec_thread_name rec_version "
-[ "$globals" = "$want" ] || fail "librec.a defines globally: $globals"
+[ "$globals" = "$want" ] || fail "librectrace.a defines globally: $globals"
 
 run() { # NAME [VAR=VALUE...] PROG ARGS: trace to $tmp/NAME.zst, check it
 	name=$1; shift

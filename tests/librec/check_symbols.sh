@@ -1,5 +1,5 @@
 #!/bin/sh
-# check_symbols.sh LIB - librec.so exports exactly the API and the macros'
+# check_symbols.sh LIB - librectrace.so exports exactly the API and the macros'
 # targets (librec.map), nothing internal. (The hooks appear twice on x86-64,
 # also under glibc's version: probe.c.)
 set -eu

@@ -2,7 +2,7 @@
 /*
  * own_zstd_preload.c - an LD_PRELOAD library that defines the ZSTD_*
  * functions librec's writer uses, each aborting (issue 11, item 7): a
- * program linked with librec.so and run with it preloaded must still
+ * program linked with librectrace.so and run with it preloaded must still
  * write a valid trace, because librec's zstd is its own.
  */
 #include <stddef.h>

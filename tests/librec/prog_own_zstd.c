@@ -4,8 +4,8 @@
  * every ZSTD_* function librec's writer uses, zstd's weak tracing hooks,
  * and a few decompression entry points. Built with -finstrument-functions
  * (whole-program mode, -rdynamic so they are exported) and linked with
- * librec.so, with librec.a, or with neither (then run with
- * LD_PRELOAD=librec.so). Any call that does not come from main() aborts:
+ * librectrace.so, with librectrace.a, or with neither (then run with
+ * LD_PRELOAD=librectrace.so). Any call that does not come from main() aborts:
  * librec's calls must land in its own copy. main() calls ZSTD_isError()
  * itself once, so the trace must show it exactly once. Frames are written
  * all along (REC_FLUSH_MS, set by the test), so the writer compresses many.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * prog_secure.c - a host for test_outputs.c's setuid case, linked with
- * librec.a (a setuid program's loader ignores LD_LIBRARY_PATH and $ORIGIN):
+ * librectrace.a (a setuid program's loader ignores LD_LIBRARY_PATH and $ORIGIN):
  * prints "secure N" (the kernel's AT_SECURE for this run), records 100
  * scopes and exits 0. With an argument PATH it first calls rec_start() with
  * config.output = PATH (the program naming its own output) and prints its

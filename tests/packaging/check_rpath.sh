@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# check_rpath.sh BUILD_ROOT - README "Finding librec.so": a program linked
+# check_rpath.sh BUILD_ROOT - README "Finding librectrace.so": a program linked
 # with $(pkg-config --cflags --libs librec) against a prefix the dynamic
 # loader does not search does not start; following the README, it does:
 # with -Wl,-rpath,$(pkg-config --variable=libdir librec), with
