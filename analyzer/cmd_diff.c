@@ -668,48 +668,100 @@ static uint64_t min_calls(enum metric m, bool single)
 	return m == M_CALLS ? 1 : single ? DIFF_MIN_CALLS_SINGLE : 1;
 }
 
+static int cmp_dbl(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+
+	return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/*
+ * Yuen's trimmed mean of the n values l (sorted here): with trim and 5 runs
+ * or more, g = n / 5 of them at each end are left out, so that one run whose
+ * machine had a bad moment (its p99 4x the others') does not swamp the
+ * other four; else none (g = 0: the mean and Welch's variance). Sets the mean
+ * of the h = n - 2g kept, and its squared standard error from the
+ * winsorised variance (the g at each end replaced by their neighbour):
+ * (n - 1) s_w^2 / (h (h - 1)).
+ */
+static void trimmed(double *l, unsigned n, bool trim, double *mean, double *se2, unsigned *h)
+{
+	unsigned g = trim && n >= 5 ? n / 5 : 0;
+	double sum = 0, wsum = 0, wsum2 = 0, wmean;
+
+	qsort(l, n, sizeof(*l), cmp_dbl);
+	*h = n - 2 * g;
+	for (unsigned k = g; k < n - g; k++)
+		sum += l[k];
+	*mean = sum / *h;
+	for (unsigned k = 0; k < n; k++) {
+		double x = l[k < g ? g : k >= n - g ? n - g - 1 : k];
+
+		wsum += x;
+		wsum2 += x * x;
+	}
+	wmean = wsum / n;
+	*se2 = n > 1 && *h > 1 ? (wsum2 - wsum * wmean) / (*h * (*h - 1.0)) : 0;
+	*se2 = *se2 > 0 ? *se2 : 0;
+}
+
 /*
  * The change of metric m: the difference of the mean logs of the runs'
- * values, with Welch's standard error and degrees of freedom from each
- * side's variance over runs, that variance taken as at least the mean
- * sampling variance inside one run (five runs that happen to agree do not
- * make a statistic more precise than its calls allow). With one run a side
- * only the sampling variances are there (normal, df infinite).
+ * values (trimmed for p90 and p99), with Yuen's version of Welch's standard
+ * error and degrees of freedom from each side's spread over its runs, that
+ * spread taken as at least the median sampling variance inside one run
+ * (five runs that happen to agree do not make a statistic more precise than
+ * its calls allow). With one run a side only the sampling variances are
+ * there.
  */
 static void compare(struct pair *pr, const unsigned nr[2], enum metric m)
 {
 	struct test *t = &pr->t[m];
-	double mean[2], var[2], w[2];
+	double mean[2], se2[2], w[2];
+	unsigned h[2];
 	bool single = nr[0] == 1 || nr[1] == 1;
 
 	t->judged = pr->present[0] && pr->present[1];
 	for (int s = 0; s < 2; s++) {
-		double sum = 0, sum2 = 0, wsum = 0;
-
+		double *l = tt_xcalloc(nr[s] + 1, sizeof(*l)), sum = 0, sum2 = 0;
+		double *wv = tt_xcalloc(nr[s] + 1, sizeof(*wv));
 		unsigned used = 0;
 
 		/* A run without calls has a call count (0) and no durations. */
 		for (unsigned k = 0; k < nr[s]; k++) {
 			const struct runstat *rs = &pr->rs[s][k];
-			double l;
 
 			t->judged &= rs->calls >= min_calls(m, single);
 			if (m != M_CALLS && !rs->calls)
 				continue;
-			l = m == M_CALLS ? log((double)rs->calls + 0.5) : log_ns(rs->v[m]);
-			sum += l;
-			sum2 += l * l;
-			wsum += rs->w[m];
+			l[used] = m == M_CALLS ? log((double)rs->calls + 0.5) : log_ns(rs->v[m]);
+			sum += l[used];
+			sum2 += l[used] * l[used];
+			wv[used] = rs->w[m];
 			used++;
 		}
+		/* The spread shown: the standard deviation of all the runs. */
+		pr->spread[s][m] = used > 1 && sum2 - sum * sum / used > 0
+					   ? sqrt((sum2 - sum * sum / used) / (used - 1))
+					   : 0;
+		/* The typical run's sampling variance: the median, not the
+		 * mean, so that the run with a bad moment does not set it. */
+		qsort(wv, used, sizeof(*wv), cmp_dbl);
+		w[s] = !used ? 0 : used % 2 ? wv[used / 2] : (wv[used / 2 - 1] + wv[used / 2]) / 2;
+		free(wv);
+		/* The tail takes a run's bad moment (a burst of preemption
+		 * hits a few % of its calls: that run's p99 is 20x the others'),
+		 * the median, the mean and the counts hardly: those keep
+		 * Welch's full power (trimming five runs' means flagged long
+		 * functions called once a run, whose three middle runs agreed
+		 * by chance). */
+		if (used)
+			trimmed(l, used, m == M_P90 || m == M_P99, &mean[s], &se2[s], &h[s]);
+		else
+			mean[s] = se2[s] = 0, h[s] = 1;
 		pr->shown[s][m] = m == M_CALLS ? (double)pr->calls_all[s] / nr[s]
-				  : used ? exp(sum / used) : 0;
-		used = used ? used : 1;
-		mean[s] = sum / used;
-		var[s] = used > 1 ? (sum2 - sum * mean[s]) / (used - 1) : 0;
-		var[s] = var[s] > 0 ? var[s] : 0;
-		pr->spread[s][m] = sqrt(var[s]);
-		w[s] = wsum / used;
+				  : used ? exp(mean[s]) : 0;
+		free(l);
 	}
 	t->d = mean[1] - mean[0];
 	if (single) {
@@ -726,13 +778,13 @@ static void compare(struct pair *pr, const unsigned nr[2], enum metric m)
 				? INFINITY
 				: (a + b) * (a + b) / (a * a / (n0 - 1) + b * b / (n1 - 1));
 	} else {
-		double a = (var[0] > w[0] ? var[0] : w[0]) / nr[0];
-		double b = (var[1] > w[1] ? var[1] : w[1]) / nr[1];
+		double a = se2[0] > w[0] / h[0] ? se2[0] : w[0] / h[0];
+		double b = se2[1] > w[1] / h[1] ? se2[1] : w[1] / h[1];
 
 		t->se = sqrt(a + b);
-		t->df = a + b > 0 ? (a + b) * (a + b) /
-					    (a * a / (nr[0] - 1) + b * b / (nr[1] - 1))
-				  : nr[0] + nr[1] - 2;
+		t->df = a + b > 0 && h[0] > 1 && h[1] > 1
+				? (a + b) * (a + b) / (a * a / (h[0] - 1) + b * b / (h[1] - 1))
+				: nr[0] + nr[1] - 2;
 	}
 }
 

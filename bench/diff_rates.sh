@@ -34,9 +34,11 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# Another process keeps both cores busy (two shell loops).
+# Another process keeps both cores busy (two shell loops: subshells of
+# this one, so that $! is the loop itself and kill ends it).
+busy() { while :; do :; done; }
 for _ in 1 2; do
-	sh -c 'while :; do :; done' &
+	busy &
 	loads="$loads $!"
 done
 
