@@ -91,7 +91,6 @@ struct top {
 	uint32_t nr_threads;
 	uint64_t period_calls, period_errors;
 	uint64_t mark_ticks; /* tr.max_ticks when the last table was drawn */
-	uint64_t nr_tables;
 
 	/* Following the file. */
 	int fd;
@@ -229,6 +228,7 @@ static void walk_start(struct top *t)
 	t->sc.cons_ctx = t;
 	t->tr.on_record = tt_scopes_record;
 	t->tr.record_ctx = &t->sc;
+	t->mark_ticks = 0; /* the first table starts at the recording's start */
 	t->started = true;
 }
 
@@ -532,7 +532,7 @@ static void draw(struct top *t, FILE *f, unsigned cols, unsigned max_rows, const
 {
 	struct tt_clock clock;
 	char dur[32], span[32], p50[32], p99[32], rate[32], who[512], shown[512], line[1024];
-	char dropped[64] = "";
+	char dropped[64] = "", errors[64] = "";
 	uint64_t span_ns, total_self = 0, at_ns, lo_ticks, nr_dropped = 0;
 	size_t name_w = 5;
 	unsigned rows;
@@ -547,6 +547,9 @@ static void draw(struct top *t, FILE *f, unsigned cols, unsigned max_rows, const
 		nr_dropped += t->tr.threads[i].nr_dropped;
 	if (nr_dropped)
 		snprintf(dropped, sizeof(dropped), ", %" PRIu64 " scopes dropped so far", nr_dropped);
+	/* Activations the engine could not time (docs/ANALYZER.md: errors). */
+	if (t->period_errors)
+		snprintf(errors, sizeof(errors), ", %" PRIu64 " errors", t->period_errors);
 	at_ns = t->tr.max_ticks > clock.start_ticks ? tt_clock_ns(&clock, t->tr.max_ticks -
 									   clock.start_ticks)
 						    : 0;
@@ -569,9 +572,9 @@ static void draw(struct top *t, FILE *f, unsigned cols, unsigned max_rows, const
 	/* The state first: a narrow terminal cuts the line's end. */
 	snprintf(line, sizeof(line),
 		 "%s%s%s at %s: %" PRIu64 " calls in the last %s of the recording, %" PRIu32
-		 " threads%s",
+		 " threads%s%s",
 		 state, state[0] ? ": " : "", t->args.path, dur, t->period_calls, span,
-		 t->tr.nr_threads, dropped);
+		 t->tr.nr_threads, errors, dropped);
 	cut(shown, sizeof(shown), line, cols ? cols : sizeof(shown));
 	fprintf(f, "%s%s", shown, eol);
 	snprintf(line, sizeof(line), "%-*s %10s %9s %6s %8s %8s  %s", (int)name_w, "scope",
@@ -772,7 +775,6 @@ static int show(struct top *t, const struct term *tm, const char *state, bool fi
 	else if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0)
 		rc = -1;
 	free(buf);
-	t->nr_tables++;
 	return rc;
 }
 
