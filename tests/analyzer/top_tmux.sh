@@ -7,7 +7,9 @@
 #     (stty -a) are as before it started;
 #  2. SIGTERM: the terminal is restored and top dies of the signal (143);
 #  3. the recording ends cleanly: top ends by itself, exit 0, and the screen
-#     says so.
+#     says so;
+#  4. (run before 3) ^Z stops it with the terminal's settings restored, and
+#     once continued q still quits it.
 # Skipped (77) without tmux (scripts/deps.sh installs it).
 set -eu
 tt=$1 prog=$2
@@ -84,6 +86,47 @@ kill -TERM "$(cat "$tmp/term.pid")"
 tmux -L "$sock" wait-for term
 [ "$(cat "$tmp/term.rc")" = 143 ] || fail "SIGTERM: top exited $(cat "$tmp/term.rc"), not 143"
 check_restored term
+
+# 4. ^Z: stopped with the terminal as it was; continued, it takes it back.
+# Under a shell with job control (set -m), as in an interactive one: in an
+# orphaned process group the kernel discards ^Z.
+cat >"$tmp/tstp.sh" <<SH
+set -m
+stty -a >"$tmp/tstp.before"
+"$tt" top -d 100ms "$tmp/t.zst"
+rc=\$?
+if [ \$rc = 148 ]; then
+	stty -a >"$tmp/tstp.stopped"
+	echo "top is stopped"
+	fg >/dev/null
+	rc=\$?
+fi
+echo \$rc >"$tmp/tstp.rc"
+stty -a >"$tmp/tstp.after"
+tmux -L "$sock" wait-for -S tstp
+sleep 600
+SH
+tmux -L "$sock" new-session -d -s tstp -x 100 -y 30 "bash $tmp/tstp.sh"
+screen_has tstp '^tick ' || fail "tstp: no tick row"
+tmux -L "$sock" send-keys -t tstp C-z
+for _ in $(seq 300); do
+	[ -s "$tmp/tstp.stopped" ] && break
+	sleep 0.1
+done
+[ -s "$tmp/tstp.stopped" ] || fail "^Z did not stop top"
+cmp -s "$tmp/tstp.before" "$tmp/tstp.stopped" ||
+	fail "^Z: terminal not restored while stopped: $(diff "$tmp/tstp.before" "$tmp/tstp.stopped" | tr '\n' ' ')"
+# Drawn again once continued: the redraw erases the line the shell printed.
+for _ in $(seq 300); do
+	tmux -L "$sock" capture-pane -p -t tstp >"$tmp/screen"
+	grep -q '^tick ' "$tmp/screen" && ! grep -q 'top is stopped' "$tmp/screen" && break
+	sleep 0.1
+done
+grep -q 'top is stopped' "$tmp/screen" && fail "not drawn again after fg"
+tmux -L "$sock" send-keys -t tstp q
+tmux -L "$sock" wait-for tstp
+[ "$(cat "$tmp/tstp.rc")" = 0 ] || fail "after ^Z, fg and q top exited $(cat "$tmp/tstp.rc")"
+check_restored tstp
 
 # 3. The recording ends: top ends by itself.
 run end
