@@ -119,5 +119,7 @@ bash -c '. /usr/share/bash-completion/completions/tracetool && complete -p trace
 	fail "no bash completion for tracetool"
 for m in man1/tracetool.1.gz man3/rec.3.gz; do [ -f "/usr/share/man/$m" ] || fail "no $m"; done
 tracetool --version | grep -q "$deb_version" || fail "tracetool --version: $(tracetool --version)"
+# The packaged tracetool's live view, on a finished recording: one table, exit 0.
+tracetool top "$tmp/cmake.zst" | grep -q '^the recording ended cleanly: ' || fail "tracetool top"
 echo "deb.sh: the packages install beside librec-dev and build, run and trace the example"
 echo "1 passed, 0 failed"
