@@ -106,6 +106,7 @@ struct test {
 struct pair {
 	const char *thread; /* with --by-thread, else NULL */
 	const char *name;
+	const char *site;   /* with --by-site: the scope's place (labels.h), else NULL */
 	struct runstat *rs[2]; /* nr[side] each */
 	uint64_t calls_all[2]; /* over every run of the side */
 	bool present[2];       /* timed calls in some run of the side */
@@ -181,6 +182,7 @@ static error_t parse_diff(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &a->o;
 		state->child_inputs[1] = &a->o;
+		state->child_inputs[2] = &a->o;
 		break;
 	case OPT_FORMAT:
 		if (strcmp(arg, "table") == 0)
@@ -244,6 +246,7 @@ static error_t parse_diff(int key, char *arg, struct argp_state *state)
 static const struct argp_child diff_children[] = {
 	{ &tt_filter_argp, 0, 0, 0 },
 	{ &tt_cost_argp, 0, 0, 0 },
+	{ &tt_site_argp, 0, 0, 0 },
 	{ 0 },
 };
 
@@ -992,8 +995,9 @@ static void print_csv(const struct diff_args *a, const struct pair *v, size_t n)
 	fputs("function,calls_base,calls_new,total_base_ns,total_new_ns,total_change_percent,"
 	      "p50_base_ns,p50_new_ns,p50_change_percent,p90_base_ns,p90_new_ns,"
 	      "p90_change_percent,p99_base_ns,p99_new_ns,p99_change_percent,verdict,"
-	      "runs_base,runs_new\n",
+	      "runs_base,runs_new",
 	      stdout);
+	fputs(a->o.by_site ? ",site\n" : "\n", stdout);
 	for (size_t i = 0; i < n; i++) {
 		const struct pair *pr = &v[i];
 
@@ -1008,7 +1012,12 @@ static void print_csv(const struct diff_args *a, const struct pair *v, size_t n)
 			       shown_u64(pr, 1, shown[k]));
 			csv_pct(pr, shown[k]);
 		}
-		printf(",%s,%u,%u\n", verdict_names[pr->verdict], a->nr[0], a->nr[1]);
+		printf(",%s,%u,%u", verdict_names[pr->verdict], a->nr[0], a->nr[1]);
+		if (pr->site) {
+			fputc(',', stdout);
+			tt_emit_csv_str(stdout, pr->site);
+		}
+		fputc('\n', stdout);
 	}
 }
 
@@ -1081,6 +1090,10 @@ static void print_json(const struct diff_args *a, struct tt_report *const rep[2]
 		}
 		fputs("\"function\":", stdout);
 		tt_emit_json_str(stdout, pr->name);
+		if (pr->site) {
+			fputs(",\"site\":", stdout);
+			tt_emit_json_str(stdout, pr->site);
+		}
 		printf(",\"verdict\":\"%s\"", verdict_names[pr->verdict]);
 		for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
 			const char *unit = all[k] == M_CALLS ? "" : "_ns";
@@ -1279,6 +1292,7 @@ int tt_cmd_diff(int argc, char **argv)
 	struct tt_options side;
 	struct pair *v = NULL;
 	struct tt_labels labels = { 0 };
+	char **site_names = NULL; /* --by-site in a table: "name (place)" */
 	bool *trip = NULL;
 	double *adj = NULL;
 	char msg[512];
@@ -1319,12 +1333,30 @@ int tt_cmd_diff(int argc, char **argv)
 				"BASE... -- NEW...)\n");
 	n = make_pairs(&a, rep, &v);
 	/* Each pair printed by its label among the pairs (labels.h). */
+	site_names = tt_xcalloc(n + 1, sizeof(*site_names));
 	tt_labels_init(&labels);
 	for (size_t i = 0; i < n; i++)
 		tt_labels_add(&labels, v[i].name);
 	tt_labels_finish(&labels);
-	for (size_t i = 0; i < n; i++)
-		v[i].name = tt_labels_shown(&labels, v[i].name);
+	for (size_t i = 0; i < n; i++) {
+		const char *key = v[i].name;
+
+		/* --by-site: the name alone and the place apart (CSV's last
+		 * column, JSON's "site"); a table shows "name (place)". */
+		if (a.o.by_site && a.format != TT_FORMAT_TABLE) {
+			v[i].name = tt_labels_name(&labels, key);
+			v[i].site = tt_labels_site(&labels, key);
+		} else if (a.o.by_site && tt_labels_site(&labels, key)[0]) {
+			const char *nm = tt_labels_name(&labels, key), *site = tt_labels_site(&labels, key);
+			size_t len = strlen(nm) + strlen(site) + 4;
+
+			site_names[i] = tt_xrealloc(NULL, len);
+			snprintf(site_names[i], len, "%s (%s)", nm, site);
+			v[i].name = site_names[i];
+		} else {
+			v[i].name = tt_labels_shown(&labels, key);
+		}
+	}
 	threshold_pct = a.threshold_pct;
 	judge(v, n, a.nr);
 	if (n)
@@ -1360,6 +1392,9 @@ out:
 		free(v[i].rs[1]);
 	}
 	free(v);
+	for (size_t i = 0; site_names && i < n; i++)
+		free(site_names[i]);
+	free(site_names);
 	tt_labels_fini(&labels);
 	free(trip);
 	free(adj);

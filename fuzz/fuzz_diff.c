@@ -41,7 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_run_captured(tt_cmd_diff, args, &o);
 		if (o.rc == 0) {
 			/* Each record (a name may hold quoted line breaks) ends in
-			 * ",same"; the header is the first record. */
+			 * ",same" (or ",too few calls": no quantile to judge) and the
+			 * runs of each side, ",1,1"; the header is the first record. */
 			bool quoted = false, header = true;
 			size_t start = 0;
 
@@ -50,7 +51,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					quoted = !quoted;
 				if (o.out[i] != '\n' || quoted)
 					continue;
-				must(header || (i - start >= 5 && memcmp(o.out + i - 5, ",same", 5) == 0),
+				must(header ||
+					     (i - start >= 9 && memcmp(o.out + i - 9, ",same,1,1", 9) == 0) ||
+					     (i - start >= 18 &&
+					      memcmp(o.out + i - 18, ",too few calls,1,1", 18) == 0),
 				     "a file against itself is not all same", &o);
 				header = false;
 				start = i + 1;

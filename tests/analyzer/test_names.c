@@ -206,3 +206,18 @@ Test(names, diff_matches_a_scope_whose_line_moved_and_keeps_two_sites_apart)
 	cr_assert(!strstr(r.out, ",new") && !strstr(r.out, ",gone"), "%s", r.out);
 	tu_result_free(&r);
 }
+
+Test(names, diff_by_site_gives_the_name_alone_and_the_site_last)
+{
+	struct tu_result r = tu_run("diff", "--format=csv", "--by-site", a_path, moved_path, NULL);
+
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(tu_line(r.out, 0), ",runs_base,runs_new,site"), "%s", r.out);
+	cr_assert(strstr(r.out, "\ninit,3,3,300,300,"), "%s", r.out);
+	cr_assert(strstr(r.out, ",1,1,src/a.c:12\n"), "%s", r.out);
+	cr_assert(strstr(r.out, ",1,1,lib/b.c:3\n"), "%s", r.out);
+	/* solo matched across the builds by its name: the new build's place. */
+	cr_assert(strstr(r.out, "\nsolo,1,1,50,50,"), "%s", r.out);
+	cr_assert(strstr(r.out, ",1,1,m.c:9\n"), "%s", r.out);
+	tu_result_free(&r);
+}
