@@ -36,7 +36,7 @@
 
 #define NOINLINE __attribute__((noinline))
 
-static volatile uint64_t sink;
+static __thread volatile uint64_t sink; /* per thread: no data race */
 
 #define LEAF(n) \
 	NOINLINE uint64_t leaf_##n(uint64_t x); \
