@@ -3,7 +3,8 @@
  * config.c - resolves the configuration in force from struct rec_config (its
  * non-zero fields win) and the REC_* environment (rec.h lists it), checking
  * every value. A bad value is one stderr line and -EINVAL: we never guess.
- * In a setuid or setgid program none of the environment is read (rec__getenv()).
+ * In a setuid or setgid program none of the environment is read (rec__getenv(),
+ * env.c).
  */
 #define _GNU_SOURCE
 #include "rec_internal.h"
@@ -14,21 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/auxv.h>
 #include <unistd.h>
 
 _Static_assert(REC_OVERFLOW_DROP == 1 && REC_OVERFLOW_BLOCK == 2, "resolve_choice() order");
 _Static_assert(REC_CLOCK_TSC == 1 && REC_CLOCK_MONOTONIC == 2, "resolve_choice() order");
 
-bool rec__secure(void)
-{
-	return getauxval(AT_SECURE) != 0;
-}
-
-const char *rec__getenv(const char *name)
-{
-	return secure_getenv(name);
-}
 
 /*
  * The value `v` (may be NULL) without leading and trailing white space,
