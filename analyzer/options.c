@@ -80,8 +80,11 @@ static error_t parse_filter(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 't':
 		o->threads = realloc(o->threads, (o->nr_threads + 1) * sizeof(*o->threads));
-		if (!o->threads)
+		o->threads_found = realloc(o->threads_found,
+					   (o->nr_threads + 1) * sizeof(*o->threads_found));
+		if (!o->threads || !o->threads_found)
 			argp_failure(state, 1, ENOMEM, "out of memory");
+		o->threads_found[o->nr_threads] = false;
 		o->threads[o->nr_threads++] = arg;
 		break;
 	case 'f':
@@ -262,6 +265,8 @@ void tt_options_fini(struct tt_options *o)
 		regfree(&o->function_re);
 	free(o->threads);
 	o->threads = NULL;
+	free(o->threads_found);
+	o->threads_found = NULL;
 	free(o->arg_keys);
 	o->arg_keys = NULL;
 	free(o->traces);
@@ -299,19 +304,27 @@ bool tt_options_threads_missing(const struct tt_options *o, const struct tt_trac
 	size_t n = 0;
 	uint32_t shown = 0;
 
-	for (unsigned i = 0; i < o->nr_threads && !missing; i++) {
+	for (unsigned i = 0; i < o->nr_threads; i++) {
 		uint32_t k = 0;
 
 		one.threads = &o->threads[i];
 		one.nr_threads = 1;
 		while (k < tr->nr_threads && !tt_options_thread_selected(&one, &tr->threads[k]))
 			k++;
-		if (k == tr->nr_threads)
+		if (k < tr->nr_threads && o->threads_found)
+			o->threads_found[i] = true; /* shared by the files' options */
+		if (k == tr->nr_threads && !(o->threads_found && o->threads_found[i]) && !missing)
 			missing = o->threads[i];
 	}
 	if (!missing)
 		return false;
-	n = (size_t)snprintf(msg, msg_bytes, "no thread '%s' (--thread); its threads:", missing);
+	if (o->one_of_several)
+		n = (size_t)snprintf(msg, msg_bytes,
+				     "no thread '%s' (--thread) in any of the %u files; its threads:",
+				     missing, o->nr_several);
+	else
+		n = (size_t)snprintf(msg, msg_bytes, "no thread '%s' (--thread); its threads:",
+				     missing);
 	/* As many as the line holds, leaving room for "and N more". */
 	for (uint32_t k = 0; k < tr->nr_threads && n < msg_bytes; k++) {
 		const struct tt_thread *th = &tr->threads[k];

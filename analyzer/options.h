@@ -39,6 +39,7 @@ struct tt_options {
 	enum tt_format format;
 	bool format_set;
 	const char **threads; /* --thread values */
+	bool *threads_found;  /* each: matched a thread of a file read so far */
 	unsigned nr_threads;
 	regex_t function_re;
 	bool has_function;
@@ -56,7 +57,10 @@ struct tt_options {
 	const char *output; /* chrome -o */
 	const char **arg_keys; /* summary --arg KEY, in the order given */
 	uint32_t nr_arg_keys;
-	bool one_of_several; /* one file's options of a several-file report */
+	/* One file's options of a several-file report (tt_report_file_options()):
+	 * a --thread value need only match in one of them, checked at the last. */
+	bool one_of_several, last_of_several;
+	unsigned nr_several;
 };
 
 #define TT_OPTIONS_INIT { .format = TT_FORMAT_TABLE, .sort = TT_SORT_TOTAL, .nr_bins = 0 }
@@ -79,8 +83,9 @@ int tt_options_choice(const char *choices, const char *arg);
 
 /*
  * tt_options_threads_missing() - whether a --thread value matches no thread
- * of tr (its metadata: every thread, with its final name); then msg is the
- * one line that says so and lists the threads tr has.
+ * of tr (its metadata: every thread, with its final name), nor of a file
+ * read before it in a several-file report; then msg is the one line that
+ * says so and lists the threads tr has.
  */
 bool tt_options_threads_missing(const struct tt_options *o, const struct tt_trace *tr, char *msg,
 				size_t msg_bytes);

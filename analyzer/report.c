@@ -294,9 +294,10 @@ static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_
 		rep->sc.max_dur_ticks = tt_options_max_dur_ticks(o, &rep->clock);
 		fc.meta = &rep->meta;
 		/* A --thread that names no thread of the file is a mistake to
-		 * say, not an empty report (with several files: of none). */
-		if (o->nr_threads && !o->one_of_several &&
-		    tt_options_threads_missing(o, &rep->meta, msg, msg_bytes))
+		 * say, not an empty report (with several files: of none, said
+		 * at the last). */
+		if (o->nr_threads && tt_options_threads_missing(o, &rep->meta, msg, msg_bytes) &&
+		    (!o->one_of_several || o->last_of_several))
 			return TT_ERR_FILE;
 	}
 	st = walk(rep, o, o->nr_threads && fc.meta ? thread_filter : NULL, &fc, on_close,
@@ -472,6 +473,8 @@ void tt_report_file_options(const struct tt_options *o, unsigned i, struct tt_op
 	fo->nr_traces = 1;
 	fo->by_process = false;
 	fo->one_of_several = o->nr_traces > 1;
+	fo->last_of_several = i + 1 == o->nr_traces;
+	fo->nr_several = o->nr_traces;
 }
 
 char *tt_report_process_label(const struct tt_report *sub)

@@ -301,6 +301,26 @@ Test(multi, flame_by_process_puts_the_process_at_the_root)
 	tu_result_free(&r);
 }
 
+/* A --thread value need only match in one of the files; one in none of
+ * them exits 1, naming the files' count and the last file's threads. */
+Test(multi, thread_filter_naming_no_thread_of_any_file_exits_1)
+{
+	static const char *const cmds[] = { "summary", "histogram", "tree", "values", "chrome" };
+	struct tu_result r = ok(tu_run("summary", "--format=csv", "--thread=io", a_path, b_path,
+				       NULL));
+	char want[4200];
+
+	tu_result_free(&r);
+	snprintf(want, sizeof(want), "tracetool: %s: no thread 'nope' (--thread) in any of the 2 "
+		 "files; its threads: srv (tid 101), io (tid 102)\n", b_path);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		r = tu_run(cmds[i], "-t", "io", "-t", "nope", a_path, b_path, NULL);
+		cr_assert_eq(r.status, 1, "%s: exit %d: %s", cmds[i], r.status, r.err);
+		cr_assert_str_eq(r.err, want, "%s", cmds[i]);
+		tu_result_free(&r);
+	}
+}
+
 /* The value of "key": in a JSON object text (a number), from pos. */
 static double json_num(const char *pos, const char *key)
 {
