@@ -5,6 +5,8 @@
  * v1/expected/<trace>.<command>.txt: the exit code, stderr and stdout, with
  * the golden folder's path shown as @GOLDEN@ and the project version as
  * @VERSION@. Future readers must keep reading these files the same way.
+ * summary_table is the table as a pipe gets it: one line per row, whatever
+ * $COLUMNS.
  *
  * GOLDEN_UPDATE=1 rewrites the expected files instead of comparing (review
  * the diff before committing it, as with zstd's cli-tests).
@@ -25,6 +27,7 @@ struct golden_case {
 
 #define CASES(trace)                                                                       \
 	{ trace, "summary", { "summary", "--format=csv", NULL } },                          \
+	{ trace, "summary_table", { "summary", "--by-thread", NULL } },                    \
 	{ trace, "histogram", { "histogram", "--format=csv", NULL } },                     \
 	{ trace, "chrome", { "chrome", NULL } },                                           \
 	{ trace, "info", { "info", "--format=json", NULL } },                              \
