@@ -239,7 +239,7 @@ void __cyg_profile_func_exit(void *fn, void *call_site)
 #if defined(REC_GLIBC_HOOK_VERSION)
 /*
  * glibc defines empty __cyg_profile_func_enter/_exit (version
- * REC_GLIBC_HOOK_VERSION, GLIBC_2.2.5 on x86-64), and a library built with
+ * REC_GLIBC_HOOK_VERSION, GLIBC_2.2.5 on x86-64, GLIBC_2.17 on ARM64), and a library built with
  * -finstrument-functions but linked only against glibc references that
  * version. The dynamic linker matches a versioned reference by version
  * name, not by file, and searches librec before libc when the program

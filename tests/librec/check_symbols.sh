@@ -1,7 +1,7 @@
 #!/bin/sh
 # check_symbols.sh LIB - librectrace.so exports exactly the API and the macros'
-# targets (librec.map), nothing internal. (The hooks appear twice on x86-64,
-# also under glibc's version: probe.c.)
+# targets (librec.map), nothing internal. (The hooks appear twice on x86-64
+# and ARM64, also under glibc's version: hooks.c.)
 set -eu
 got=$(nm -D --defined-only "$1" | awk '$2 == "T" || $2 == "D" || $2 == "B" { sub(/@.*/, "", $3); print $3 }' | sort -u)
 want=$(printf '%s\n' __cyg_profile_func_enter __cyg_profile_func_exit rec__annot rec__disabled rec__enter rec__exit rec__message rec__prod rec_flush rec_snapshot rec_start rec_stop rec_strerror rec_thread_name rec_version | sort)
