@@ -1164,15 +1164,15 @@ static void table_spread(double s)
 
 static void print_name(const struct pair *pr)
 {
-	char buf[512];
+	size_t width = tt_emit_width(pr->name);
 
-	if (pr->thread)
-		snprintf(buf, sizeof(buf), "%s [%s]", pr->name, pr->thread);
-	else
-		snprintf(buf, sizeof(buf), "%s", pr->name);
-	fputs(buf, stdout);
-	if (tt_emit_width(buf) < 65)
-		printf("%*s", (int)(65 - tt_emit_width(buf)), "");
+	fputs(pr->name, stdout);
+	if (pr->thread) {
+		printf(" [%s]", pr->thread);
+		width += 3 + tt_emit_width(pr->thread);
+	}
+	if (width < 65)
+		printf("%*s", (int)(65 - width), "");
 }
 
 /*
