@@ -217,14 +217,18 @@ static const struct argp_option report_options[] = {
 
 const struct argp tt_report_argp = { report_options, parse_report, 0, 0, 0, 0, 0 };
 
-static error_t parse_cost(int key, char *arg, struct argp_state *state)
+/* The flags of their own argp: --compensate (tt_cost_argp), --by-site (tt_site_argp). */
+static error_t parse_flag(int key, char *arg, struct argp_state *state)
 {
 	struct tt_options *o = state->input;
 
 	(void)arg;
-	if (key != OPT_COMPENSATE)
+	if (key == OPT_COMPENSATE)
+		o->compensate = true;
+	else if (key == OPT_BY_SITE)
+		o->by_site = true;
+	else
 		return ARGP_ERR_UNKNOWN;
-	o->compensate = true;
 	return 0;
 }
 
@@ -236,18 +240,7 @@ static const struct argp_option cost_options[] = {
 	{ 0 },
 };
 
-const struct argp tt_cost_argp = { cost_options, parse_cost, 0, 0, 0, 0, 0 };
-
-static error_t parse_site(int key, char *arg, struct argp_state *state)
-{
-	struct tt_options *o = state->input;
-
-	(void)arg;
-	if (key != OPT_BY_SITE)
-		return ARGP_ERR_UNKNOWN;
-	o->by_site = true;
-	return 0;
-}
+const struct argp tt_cost_argp = { cost_options, parse_flag, 0, 0, 0, 0, 0 };
 
 static const struct argp_option site_options[] = {
 	{ "by-site", OPT_BY_SITE, 0, 0,
@@ -257,7 +250,7 @@ static const struct argp_option site_options[] = {
 	{ 0 },
 };
 
-const struct argp tt_site_argp = { site_options, parse_site, 0, 0, 0, 0, 0 };
+const struct argp tt_site_argp = { site_options, parse_flag, 0, 0, 0, 0, 0 };
 
 void tt_options_fini(struct tt_options *o)
 {
