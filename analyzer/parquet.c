@@ -1294,6 +1294,9 @@ static inline __attribute__((always_inline)) void slice_ints(struct col *c, cons
 	int64_t prev = c->pprev, mn = c->pmin, mx = c->pmax;
 	unsigned nd = c->nd;
 
+#ifndef PQ_AVX2
+	(void)avx2; /* no AVX2 path off x86-64 (an ARM64 build) */
+#endif
 	if (!nv) { /* the page's first value goes to its header */
 		while (j < n && nulls && (nulls[j] & bit))
 			j++;

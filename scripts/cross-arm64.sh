@@ -85,7 +85,7 @@ EOF
 # --- 2. The cross build, and tracetool for this machine.
 if [ ! -f "$build/build.ninja" ]; then
 	meson setup "$build" "$top" --cross-file "$top/cross/aarch64-linux-gnu.ini" \
-		--cross-file "$cache/local.ini" -Dbench=false >/dev/null
+		--cross-file "$cache/local.ini" --werror -Dbench=false >/dev/null
 fi
 if [ ! -f "$native/build.ninja" ]; then
 	meson setup "$native" "$top" -Dtests=false -Dbench=false >/dev/null
