@@ -57,7 +57,7 @@ static double normal(void)
 /* A scope: calls on one thread, durations log-normal around median_ns; one
  * call in tail_every (0: none) is tail_factor times longer. */
 struct scope {
-	char name[16];
+	char name[32];
 	uint32_t thread; /* 1 main, 2 worker */
 	unsigned calls;
 	double median_ns, sigma;
