@@ -7,6 +7,7 @@
  */
 #include "options.h"
 #include "progress.h"
+#include "runs.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -429,6 +430,7 @@ static void refuse_same_file(struct argp_state *state, const char *const *paths,
 			paths[again], paths[first]);
 		exit(2);
 	}
+	tt_runs_warn_same_recording(paths, n);
 }
 
 error_t tt_options_parse_traces(int key, char *arg, struct argp_state *state)

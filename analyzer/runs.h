@@ -117,6 +117,16 @@ static inline uint64_t tt_run_ns(const struct tt_run *r, uint64_t ticks)
 /* The latest tick the main pass saw: the duration from the events (the
  * metadata pass reads no event). */
 void tt_run_saw_ticks(struct tt_run *r, uint64_t max_ticks);
+/*
+ * tt_runs_warn_same_recording() - one warning line per TRACE operand that
+ * is the same recording as an earlier one, by its FILE_HEADER (pid, start
+ * ticks, start on the wall clock) and its snapshot's number: a copy of a
+ * file, whose events a merging command would count twice (issue 26; the
+ * same file, by device and inode, is refused before: options.c). Reads the
+ * first frame of each regular file; others are left to the command.
+ * O(n log n) in the files. Return: the lines written.
+ */
+unsigned tt_runs_warn_same_recording(const char *const *paths, unsigned n);
 /* The program's base name, or NULL. */
 const char *tt_run_program_base(const struct tt_run *r);
 

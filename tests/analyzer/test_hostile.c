@@ -369,6 +369,41 @@ Test(hostile, summary_same_file_twice_doubles_every_count)
 	unlink(other);
 }
 
+/* A copy of a file (another inode, the same recording: its FILE_HEADER's
+ * pid and start): summed, but said in one warning. */
+Test(hostile, summary_copy_of_a_recording_is_stated)
+{
+	const char *a = tu_path(0, "hostile_rec.zst"), *copy = tu_path(1, "hostile_rec_copy.zst");
+	const char *other = tu_path(2, "hostile_rec_other.zst");
+	char cmd[600], want[1024];
+	struct tg_trace *t = trace_at(other, 4243, 1700000000000000000ull);
+
+	tg_site(t, 1, "work");
+	tg_thread(t, 1, 100, "main");
+	tg_enter(t, 1, 1, 2000);
+	tg_exit(t, 1, 1, 3000);
+	cr_assert_eq(tg_finish(t, true), 0);
+	write_small(a);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", a, copy);
+	cr_assert_eq(system(cmd), 0);
+	struct tu_result r = tu_run("summary", "--format=csv", other, a, copy, NULL);
+
+	snprintf(want, sizeof(want), "tracetool: %s: warning: the same recording as %s (pid 4242, "
+		 "the same start ticks and wall-clock time): a copy's events count twice\n", copy, a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(r.err, want);
+	cr_assert(strstr(r.out, "\nwork,3,"), "%s", r.out);
+	tu_result_free(&r);
+	/* Other pids: no warning. */
+	r = tu_run("summary", "--format=csv", other, a, NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert_str_eq(r.err, "");
+	tu_result_free(&r);
+	unlink(a);
+	unlink(copy);
+	unlink(other);
+}
+
 /*
  * Names a spreadsheet runs as formulas (=, +, -, @, tab, CR first): every
  * CSV writer puts a ' before such a text cell; numbers, negative ones
