@@ -28,6 +28,7 @@
 
 #include "commands.h"
 #include "emit.h"
+#include "keyidx.h"
 #include "labels.h"
 #include "options.h"
 #include "progress.h"
@@ -110,6 +111,7 @@ struct chrome_frame {
 	int64_t start_ns; /* ts, when written */
 	struct chrome_arg *args; /* kept with the stack slot, reused */
 	uint32_t nr_args, cap_args;
+	struct tt_keyidx idx; /* args by key, past TT_KEYIDX_FROM of them */
 };
 
 /*
@@ -572,6 +574,7 @@ static uint32_t chrome_enter(void *tctx, uint32_t parent_slot, uint32_t name, ui
 	f->written = false;
 	f->began = false;
 	f->nr_args = 0;
+	tt_keyidx_clear(&f->idx);
 	if (ticks >= ch->lo_ticks && ticks < ch->hi_ticks)
 		open_pending(ch, ct);
 	return ct->sp; /* the frame's index + 1 */
@@ -597,6 +600,7 @@ static void close_top(struct chrome *ch, struct chrome_thread *ct, uint64_t tick
 		ch->nr_events++;
 	}
 	f->nr_args = 0;
+	tt_keyidx_clear(&f->idx);
 	ct->sp--;
 	if (ct->nr_decided > ct->sp)
 		ct->nr_decided = ct->sp;
@@ -725,6 +729,31 @@ static void free_qnames(struct chrome_thread *ct)
 	ct->qnames_mask = ct->nr_qnames = 0;
 }
 
+/* A frame's arguments by their quoted key's pointer (keyidx.h). */
+static uint64_t ptr_hash(const char *p)
+{
+	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+
+	return h ^ h >> 29;
+}
+
+static uint64_t arg_hash(const void *ctx, uint32_t i)
+{
+	return ptr_hash(((const struct chrome_frame *)ctx)->args[i].qkey);
+}
+
+struct arg_probe {
+	const struct chrome_frame *f;
+	const char *qkey;
+};
+
+static bool arg_same(const void *ctx, uint32_t i)
+{
+	const struct arg_probe *p = ctx;
+
+	return p->f->args[i].qkey == p->qkey;
+}
+
 static void chrome_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt_annot *a)
 {
 	struct chrome_thread *ct = tctx;
@@ -742,18 +771,29 @@ static void chrome_annot(void *tctx, uint32_t slot, uint32_t depth, const struct
 		const char *qk = quoted_annot_name(ct, a, &own); /* an ARG: not own */
 
 		/* Set twice in one activation: the later value wins. The
-		 * cache gives one pointer per name. */
-		for (uint32_t i = 0; i < f->nr_args; i++)
-			if (f->args[i].qkey == qk) {
-				f->args[i].v = a->i;
-				return;
-			}
+		 * cache gives one pointer per name; past TT_KEYIDX_FROM keys an
+		 * index finds it (a scan was quadratic in the keys). */
+		const struct arg_probe pr = { f, qk };
+		uint32_t i = UINT32_MAX;
+
+		if (f->idx.tab) {
+			i = tt_keyidx_find(&f->idx, ptr_hash(qk), arg_same, &pr);
+		} else {
+			for (uint32_t k = 0; k < f->nr_args && i == UINT32_MAX; k++)
+				if (f->args[k].qkey == qk)
+					i = k;
+		}
+		if (i != UINT32_MAX) {
+			f->args[i].v = a->i;
+			return;
+		}
 		if (f->nr_args == f->cap_args) {
 			f->cap_args = f->cap_args ? 2 * f->cap_args : 4;
 			f->args = tt_xrealloc(f->args, f->cap_args * sizeof(*f->args));
 		}
 		f->args[f->nr_args].qkey = qk;
 		f->args[f->nr_args++].v = a->i;
+		tt_keyidx_added(&f->idx, f->nr_args, arg_hash, f);
 		return;
 	}
 	if (a->ticks < ch->lo_ticks || a->ticks >= ch->hi_ticks)
@@ -1006,8 +1046,10 @@ static void end_file(struct chrome *ch)
 		struct chrome_thread *ct = ch->threads;
 
 		ch->threads = ct->next;
-		for (uint32_t i = 0; i < ct->cap; i++)
+		for (uint32_t i = 0; i < ct->cap; i++) {
 			free(ct->stack[i].args);
+			tt_keyidx_clear(&ct->stack[i].idx);
+		}
 		free(ct->stack);
 		free(ct->held.args);
 		free_qnames(ct);

@@ -24,6 +24,7 @@
 
 #include "commands.h"
 #include "emit.h"
+#include "keyidx.h"
 #include "labels.h"
 #include "parquet.h"
 #include "report.h"
@@ -319,6 +320,7 @@ struct exp_frame {
 	uint32_t name;
 	struct exp_arg *args; /* kept with the stack slot, reused */
 	uint32_t nr_args, cap_args;
+	struct tt_keyidx idx; /* args by key, past TT_KEYIDX_FROM of them */
 };
 
 struct exporter;
@@ -589,6 +591,7 @@ static uint32_t exp_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint6
 	}
 	struct exp_frame *f = &et->stack[et->sp++];
 	f->nr_args = 0;
+	tt_keyidx_clear(&f->idx);
 	f->id = et->next_id++;
 	f->enter_ticks = ticks;
 	f->name = name;
@@ -600,6 +603,33 @@ static void exp_block(void *tctx, uint64_t first_enter)
 	struct exp_thread *et = tctx;
 
 	et->next_id = first_enter;
+}
+
+/* An activation's arguments by key (keyidx.h): FNV-1a of the key. */
+static uint64_t key_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	return h ^ h >> 32;
+}
+
+static uint64_t arg_hash(const void *ctx, uint32_t i)
+{
+	return key_hash(((const struct exp_frame *)ctx)->args[i].key);
+}
+
+struct arg_probe {
+	const struct exp_frame *f;
+	const char *key;
+};
+
+static bool arg_same(const void *ctx, uint32_t i)
+{
+	const struct arg_probe *p = ctx;
+
+	return strcmp(p->f->args[i].key, p->key) == 0;
 }
 
 /* The top frame's arguments (each key once: its last value). */
@@ -616,6 +646,7 @@ static void exp_args(struct exp_thread *et, struct exp_frame *f)
 		free(f->args[i].key);
 	}
 	f->nr_args = 0;
+	tt_keyidx_clear(&f->idx);
 }
 
 /* The row of the top frame; dur/self only for a timed activation. Inlined
@@ -762,19 +793,28 @@ static void exp_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt
 	case TT_ANNOT_ARG:
 		if (f) {
 			struct exp_frame *w = &et->stack[depth - 1];
+			const struct arg_probe pr = { w, name };
+			uint32_t i = UINT32_MAX;
 
-			for (uint32_t i = 0; i < w->nr_args; i++)
-				if (strcmp(w->args[i].key, name) == 0) {
-					w->args[i].v = a->i; /* set twice: the later wins */
-					free(name);
-					return;
-				}
+			if (w->idx.tab) {
+				i = tt_keyidx_find(&w->idx, key_hash(name), arg_same, &pr);
+			} else {
+				for (uint32_t k = 0; k < w->nr_args && i == UINT32_MAX; k++)
+					if (strcmp(w->args[k].key, name) == 0)
+						i = k;
+			}
+			if (i != UINT32_MAX) {
+				w->args[i].v = a->i; /* set twice: the later wins */
+				free(name);
+				return;
+			}
 			if (w->nr_args == w->cap_args) {
 				w->cap_args = w->cap_args ? 2 * w->cap_args : 4;
 				w->args = tt_xrealloc(w->args, w->cap_args * sizeof(*w->args));
 			}
 			w->args[w->nr_args].key = name;
 			w->args[w->nr_args++].v = a->i;
+			tt_keyidx_added(&w->idx, w->nr_args, arg_hash, w);
 			return;
 		}
 		break;
@@ -836,6 +876,7 @@ static void free_threads(struct exporter *ex)
 			for (uint32_t j = 0; j < et->stack[k].nr_args; j++)
 				free(et->stack[k].args[j].key);
 			free(et->stack[k].args);
+			tt_keyidx_clear(&et->stack[k].idx);
 		}
 		free(et->stack);
 		free(et->chains);

@@ -129,6 +129,56 @@ Test(hostile, perfetto_samples_times_value_tracks, .timeout = 100)
 	unlink(out);
 }
 
+/*
+ * One activation with 5·10^5 distinct argument keys, each set twice: chrome
+ * and export looked each key up by scanning the activation's keys
+ * (quadratic: minutes); an index past 16 keys makes it linear. Each key
+ * once, with its last value.
+ */
+Test(hostile, chrome_export_args_quadratic_in_an_activations_keys, .timeout = 100)
+{
+	const char *path = tu_path(0, "hostile_args.zst"), *json = tu_path(1, "hostile_args.json");
+	const char *dir = tu_path(2, "hostile_args_csv");
+	const uint32_t n = 500000;
+	struct tg_trace *t = trace_at(path, 4242, 1700000000000000000ull);
+	char name[32], cmd[600];
+
+	tg_site(t, 1, "work");
+	tg_thread(t, 1, 100, "main");
+	for (uint32_t k = 1; k <= n; k++) {
+		snprintf(name, sizeof(name), "key%u", k);
+		cr_assert_eq(tg_annot_name(t, k, RECFMT_NAME_KEY, name), 0);
+	}
+	tg_enter(t, 1, 1, 1500);
+	for (uint32_t s = 0; s < 2 * n; s++) {
+		annot(t, RECFMT_ANNOT_ARG, 1 + s % n, 2000 + s, s, 0);
+		if (s % 4096 == 4095)
+			cr_assert_eq(tg_flush(t), 0);
+	}
+	tg_exit(t, 1, 1, 2000 + 2 * n);
+	cr_assert_eq(tg_finish(t, true), 0);
+	struct tu_result r = tu_run("chrome", "-o", json, path, NULL);
+
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	tu_result_free(&r);
+	/* key1 was set to 0, then to n: the later value. */
+	snprintf(cmd, sizeof(cmd), "grep -c '\"key1\":%u[,}]' '%s' | grep -qx 1 && "
+		 "test $(grep -o '\"key[0-9]*\":' '%s' | wc -l) -eq %u", n, json, json, n);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+	r = tu_run("export", "--format=csv", "-o", dir, path, NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	tu_result_free(&r);
+	snprintf(cmd, sizeof(cmd), "test $(wc -l < '%s/args.csv') -eq %u && grep -q ',key1,%u$' "
+		 "'%s/args.csv'", dir, n + 1, n, dir);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+	unlink(path);
+	unlink(json);
+}
+
 /* The next code point of s (well-formed UTF-8 assumed checked), or -1. */
 static long next_cp(const unsigned char **p, const unsigned char *e)
 {
