@@ -23,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include "emit.h"
 #include "reorder.h"
@@ -43,11 +46,7 @@ struct names {
 
 static uint32_t hash_str(const char *s, size_t n)
 {
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 16777619u;
-	return h;
+	return tt_hash_bytes(s, n); /* seeded: xalloc.h */
 }
 
 /* The index of s[0..n) in t, as reports show it; *added: it is new. */
@@ -196,6 +195,7 @@ struct walker {
 	size_t nr_threads, cap_threads;
 	struct open_flow *open;
 	size_t nr_open, open_mask; /* open_mask + 1 slots, or none */
+	uint64_t open_seed;	   /* open_slot()'s key */
 	uint64_t seq;
 	uint64_t late_values, late_flows;
 	bool has_fprev; /* the last flow event released, for lateness */
@@ -265,11 +265,29 @@ static void fold_sample(struct walker *w, const struct sample *s)
 	}
 }
 
+/*
+ * The open flows' table is keyed by ids the file chooses: with a fixed hash
+ * a crafted file puts 10^6 open flows in one slot (hours of probing; issue
+ * 26). So the hash is keyed by a random seed drawn per walk, and mixes all
+ * 64 bits (a bijection of id ^ seed, then the flow). Nothing printed depends
+ * on the slots: the unfinished flows are summed per name.
+ */
+static uint64_t open_seed_draw(void)
+{
+	uint64_t seed = 0;
+
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != (ssize_t)sizeof(seed))
+		seed = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)&seed;
+	return seed;
+}
+
 static size_t open_slot(const struct walker *w, uint32_t flow, uint64_t id)
 {
-	uint64_t h = (id ^ ((uint64_t)flow << 32 | flow)) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = id ^ w->open_seed;
 
-	return (size_t)(h ^ h >> 29) & w->open_mask;
+	h = (h ^ h >> 30) * 0xbf58476d1ce4e5b9ull;
+	h = (h ^ h >> 27 ^ ((uint64_t)flow << 32 | flow)) * 0x94d049bb133111ebull;
+	return (size_t)(h ^ h >> 31) & w->open_mask;
 }
 
 /* The open flow (flow, id), or NULL; *slot: where it is or would go. */
@@ -730,6 +748,7 @@ static enum tt_status run_file(struct tt_annots *an, const struct tt_options *fo
 	int64_t wall0_ns;
 
 	memset(&w, 0, sizeof(w));
+	w.open_seed = open_seed_draw();
 	w.what = what;
 	w.fo = fo;
 	tt_reorder_init(&w.vq, sizeof(struct sample), sample_before_v, REORDER);

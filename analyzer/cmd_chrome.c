@@ -655,11 +655,7 @@ static char *quote_bytes(const char *name, uint32_t name_bytes)
 
 static uint32_t name_hash(const char *name, uint32_t name_bytes)
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
-
-	for (uint32_t i = 0; i < name_bytes; i++)
-		h = (h ^ (uint8_t)name[i]) * 16777619u;
-	return h;
+	return tt_hash_bytes(name, name_bytes); /* seeded: xalloc.h */
 }
 
 static uint32_t qname_slot(const struct chrome_thread *ct, const char *name, uint32_t name_bytes,

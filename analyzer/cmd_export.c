@@ -605,14 +605,10 @@ static void exp_block(void *tctx, uint64_t first_enter)
 	et->next_id = first_enter;
 }
 
-/* An activation's arguments by key (keyidx.h): FNV-1a of the key. */
+/* An activation's arguments by key (keyidx.h): the seeded FNV-1a of the key. */
 static uint64_t key_hash(const char *s)
 {
-	uint64_t h = 14695981039346656037ull;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	return h ^ h >> 32;
+	return tt_hash_u32(tt_hash_bytes(s, strlen(s))); /* seeded: xalloc.h */
 }
 
 static uint64_t arg_hash(const void *ctx, uint32_t i)

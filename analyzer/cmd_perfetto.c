@@ -145,14 +145,11 @@ static void pf_act(void *tctx, const struct tt_activation *a)
 	pt->pf->slices++;
 }
 
-/* FNV-1a of a name's bytes, for the track table. */
+/* FNV-1a of a name's bytes from the process's random basis, for the track
+ * table. */
 static uint32_t name_hash(const char *s, uint32_t n)
 {
-	uint32_t h = 2166136261u;
-
-	for (uint32_t i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 16777619u;
-	return tt_hash_u32(h);
+	return tt_hash_u32(tt_hash_bytes(s, n)); /* seeded: xalloc.h */
 }
 
 /*

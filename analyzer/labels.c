@@ -119,11 +119,7 @@ static void names_label(char **names, uint32_t nr_names, enum tt_label_mode mode
 
 static uint32_t hash_key(const char *s)
 {
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
+	return tt_hash_bytes(s, strlen(s)); /* seeded: xalloc.h */
 }
 
 static char *spare_dup(const char *s)

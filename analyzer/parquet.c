@@ -826,10 +826,7 @@ void tt_pq_bool(struct tt_pq *w, bool v)
 
 static uint32_t hash_bytes(const char *s, size_t n)
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 16777619u;
-	return h;
+	return tt_hash_bytes(s, n); /* seeded: xalloc.h */
 }
 
 static void dict_grow(struct col *c)

@@ -21,11 +21,7 @@
 
 static uint32_t hash_str(const char *s, size_t n)
 {
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 16777619u;
-	return h;
+	return tt_hash_bytes(s, n); /* seeded: xalloc.h */
 }
 
 struct tt_thread *tt_trace_find_thread(const struct tt_trace *tr, uint32_t serial)

@@ -94,6 +94,139 @@ Test(hostile, values_quadratic_when_ticks_go_back_between_annots, .timeout = 100
 	unlink(path);
 }
 
+/*
+ * Flow ids chosen so that the old fixed hash of the open flows put them all
+ * in one slot: h = id × 0x9e3779b97f4a7c15 (flow index 0), slot = (h ^
+ * h >> 29) & mask, is 0 for every mask below 2^21 when h = u << 29 | (u &
+ * (2^21 − 1)). 4·10^5 begins: ~8·10^10 probes (minutes) before; the seeded
+ * hash spreads them.
+ */
+Test(hostile, flows_open_flow_ids_colliding_in_one_slot, .timeout = 100)
+{
+	const char *path = tu_path(0, "hostile_flow_ids.zst");
+	const uint64_t c = 0x9e3779b97f4a7c15ull;
+	const uint32_t n = 400000;
+	uint64_t inv = c;
+	struct tg_trace *t = trace_at(path, 4242, 1700000000000000000ull);
+
+	for (int k = 0; k < 6; k++)
+		inv *= 2 - c * inv; /* Newton: c × inv = 1 mod 2^64 */
+	cr_assert_eq(c * inv, 1);
+	tg_site(t, 1, "work");
+	tg_thread(t, 1, 100, "main");
+	tg_annot_name(t, 1, RECFMT_NAME_FLOW, "r");
+	tg_enter(t, 1, 1, 1500);
+	for (uint64_t u = 1; u <= n; u++) {
+		uint64_t h = u << 29 | (u & ((1u << 21) - 1));
+
+		annot(t, RECFMT_ANNOT_FLOW_BEGIN, 1, 2000 + u, 0, h * inv);
+		if (u % 4096 == 0)
+			cr_assert_eq(tg_flush(t), 0);
+	}
+	tg_exit(t, 1, 1, 2000 + n + 10);
+	cr_assert_eq(tg_finish(t, true), 0);
+	struct tu_result r = tu_run("flows", "--format=csv", path, NULL);
+
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cr_assert(strstr(r.out, "\nr,0,0,0,0,0,0,0,400000\n"), "%s", r.out);
+	tu_result_free(&r);
+	unlink(path);
+}
+
+/* FNV-1a 32 of the 8 bytes b from state h. */
+static uint32_t fnv8(uint32_t h, const char *b)
+{
+	for (int i = 0; i < 8; i++)
+		h = (h ^ (uint8_t)b[i]) * 16777619u;
+	return h;
+}
+
+/*
+ * 2^NR_PAIRS names that all have one 32-bit FNV-1a hash from the usual
+ * basis (2166136261): step p has two 8-letter blocks that take the state
+ * reached so far to the same next state, so any choice of one block per
+ * step collides. The pairs were found by a birthday search over 8-letter
+ * blocks (~10^7 tries each: seconds, done once); fnv_multicollision()
+ * checks them.
+ */
+#define NR_PAIRS 17
+#define NAME_BYTES (8 * NR_PAIRS + 1)
+static const char pairs[NR_PAIRS][2][9] = {
+	{ "OzJpOaAa", "XjAaAbAa" },
+	{ "QgGpCaAa", "FyBaAbAa" },
+	{ "YdDxFaAa", "CaErHaAa" },
+	{ "TxCxRaAa", "VlDaAbAa" },
+	{ "KdDxFaAa", "QaErHaAa" },
+	{ "TxCxRaAa", "VlDaAbAa" },
+	{ "KdDxFaAa", "QaErHaAa" },
+	{ "TxCxRaAa", "VlDaAbAa" },
+	{ "KdDxFaAa", "QaErHaAa" },
+	{ "TxCxRaAa", "VlDaAbAa" },
+	{ "KdDxFaAa", "QaErHaAa" },
+	{ "TxCxRaAa", "VlDaAbAa" },
+	{ "KdDxFaAa", "QaErHaAa" },
+	{ "TxCxRaAa", "VlDaAbAa" },
+	{ "KdDxFaAa", "QaErHaAa" },
+	{ "TxCxRaAa", "VlDaAbAa" },
+	{ "KdDxFaAa", "QaErHaAa" },
+};
+
+static void fnv_multicollision(char (*names)[NAME_BYTES])
+{
+	uint32_t st = 2166136261u;
+
+	for (int p = 0; p < NR_PAIRS; p++) {
+		cr_assert_eq(fnv8(st, pairs[p][0]), fnv8(st, pairs[p][1]), "pair %d", p);
+		cr_assert_neq(memcmp(pairs[p][0], pairs[p][1], 8), 0);
+		st = fnv8(st, pairs[p][0]);
+	}
+	for (uint32_t n = 0; n < 1u << NR_PAIRS; n++) {
+		for (int p = 0; p < NR_PAIRS; p++)
+			memcpy(names[n] + 8 * p, pairs[p][n >> p & 1], 8);
+		names[n][8 * NR_PAIRS] = '\0';
+	}
+}
+
+/*
+ * 2^17 scope names and value tracks with one FNV-1a hash (from its usual
+ * basis): the name tables probed through all of them for each new one
+ * (~10^10 string comparisons, minutes); the seeded basis (xalloc.h) spreads
+ * them.
+ */
+Test(hostile, names_crafted_to_share_one_hash, .timeout = 100)
+{
+	const char *path = tu_path(0, "hostile_names_hash.zst");
+	char (*names)[NAME_BYTES] = calloc(1u << NR_PAIRS, sizeof(*names));
+	struct tg_trace *t = trace_at(path, 4242, 1700000000000000000ull);
+	uint64_t now = 2000;
+
+	cr_assert(names);
+	fnv_multicollision(names);
+	cr_assert_neq(strcmp(names[0], names[1]), 0);
+	tg_thread(t, 1, 100, "main");
+	for (uint32_t k = 0; k < 1u << NR_PAIRS; k++) {
+		cr_assert_eq(tg_site(t, k + 1, names[k]), 0);
+		cr_assert_eq(tg_annot_name(t, k + 1, RECFMT_NAME_TRACK, names[k]), 0);
+	}
+	for (uint32_t k = 0; k < 1u << NR_PAIRS; k++) {
+		tg_enter(t, 1, k + 1, now += 10);
+		annot(t, RECFMT_ANNOT_VALUE_I64, k + 1, now += 1, k, 0);
+		tg_exit(t, 1, k + 1, now += 10);
+	}
+	cr_assert_eq(tg_finish(t, true), 0);
+	struct tu_result r = tu_run("summary", "--format=csv", path, NULL);
+
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cr_assert_eq(tu_nr_lines(r.out), (1u << NR_PAIRS) + 1);
+	tu_result_free(&r);
+	r = tu_run("values", "--format=csv", path, NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cr_assert_eq(tu_nr_lines(r.out), (1u << NR_PAIRS) + 1);
+	tu_result_free(&r);
+	free(names);
+	unlink(path);
+}
+
 /* perfetto: 10^6 value tracks of one sample each, then 10^6 more samples
  * spread over them. */
 Test(hostile, perfetto_samples_times_value_tracks, .timeout = 100)
