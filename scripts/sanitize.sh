@@ -13,6 +13,8 @@ thread) san=thread ;;
 *) echo "usage: $0 address|thread" >&2; exit 2 ;;
 esac
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+# Leaks inside the test framework itself (scripts/lsan-suppressions.txt).
+export LSAN_OPTIONS=suppressions=$top/scripts/lsan-suppressions.txt:print_suppressions=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 BUILD_DIR="$top/build-san-$1" "$top/scripts/test.sh" -Db_sanitize=$san -Db_lundef=false -Dbench=false
