@@ -750,6 +750,14 @@ Test(crash, handler_writes_nothing_below_a_small_alternate_stack, .timeout = 120
 	static const unsigned sizes[] = { 3072, 4096, 5120, 6144, 16384 };
 	unsigned nr_handled = 0;
 
+#ifdef UNDER_ASAN
+	/* Under ASan+UBSan the child hung in 1 of 8 runs (the 16 KiB case,
+	 * 60 s) with the sanitizer's runtime between the fault and the
+	 * handlers; natively 12 of 12 pass. What the test measures is
+	 * librec's own stack use, which the plain builds check. */
+	cr_skip_test("the sanitizer's runtime sits between the fault and the handlers");
+#endif
+
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		char bytes[16], pattern[256], setting[300], file[256];
 		const char *argv[] = { env("PROG_ALTSTACK"), bytes, NULL };
