@@ -62,7 +62,7 @@ static int by_short_place(const void *a, const void *b)
 static void label_one(char *key, enum tt_label_mode mode, bool alone, bool full)
 {
 	char *sep = strchr(key, TT_SITE_SEP);
-	size_t nb, pb, n;
+	size_t nb, pb;
 	const char *place;
 
 	if (!sep)
@@ -74,11 +74,9 @@ static void label_one(char *key, enum tt_label_mode mode, bool alone, bool full)
 	nb = (size_t)(sep - key);
 	place = full ? sep + 1 : short_place(key);
 	pb = strlen(place);
-	n = strlen(sep + 1);
 	/* "name (place)" is at most TT_NAME_SPARE bytes longer than the key:
 	 * written back to front over it (place is a suffix of the key). */
 	_Static_assert(TT_NAME_SPARE >= 2, "room for \" (\" and \")\" in place of the separator");
-	(void)n;
 	memmove(key + nb + 2, place, pb);
 	key[nb] = ' ';
 	key[nb + 1] = '(';
@@ -198,25 +196,18 @@ void tt_labels_finish(struct tt_labels *l)
 	names_label(l->split, l->n, TT_LABEL_SPLIT);
 }
 
-/* A key the labels do not know: its name alone (never the separator). */
-static const char *unknown(const struct tt_labels *l, const char *key)
-{
-	(void)l;
-	return key;
-}
-
 const char *tt_labels_shown(const struct tt_labels *l, const char *key)
 {
 	uint32_t k = l->shown ? labels_find(l, key) : UINT32_MAX;
 
-	return k == UINT32_MAX ? unknown(l, key) : l->shown[k];
+	return k == UINT32_MAX ? key : l->shown[k]; /* a key never added: itself */
 }
 
 const char *tt_labels_name(const struct tt_labels *l, const char *key)
 {
 	uint32_t k = l->split ? labels_find(l, key) : UINT32_MAX;
 
-	return k == UINT32_MAX ? unknown(l, key) : l->split[k];
+	return k == UINT32_MAX ? key : l->split[k];
 }
 
 const char *tt_labels_site(const struct tt_labels *l, const char *key)
