@@ -4,7 +4,7 @@
  * Generates synthetic traces through format/ (4 threads of nested scopes,
  * TSC ticks with jitter, SYNC records, 4 MiB frames like librec), then times,
  * as child processes, `tracetool summary` (by default: a reader thread and a
- * pairing walker per CPU, analyzer/events.c; and with
+ * pairing walker per CPU, analyzer/engine/events.c; and with
  * TRACETOOL_THREADS=1: one core), `zstd -d` of the same file and `tracetool
  * chrome`, `tracetool tree`, `tracetool flame` (the call-path consumers of
  * the pairing engine) and `tracetool diff` of the file against itself,

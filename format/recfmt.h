@@ -818,7 +818,7 @@ static inline unsigned recfmt_leb128_decode3(const uint8_t *p, uint64_t *out)
 /*
  * recfmt_events_step() - one event from an EVENTS block's columns at *ids
  * and *deltas (FORMAT.md §3.6), for a caller's loop that keeps the column
- * pointers and the running tick in registers (analyzer/scopes.c): a
+ * pointers and the running tick in registers (analyzer/engine/scopes.c): a
  * one-byte id and a delta of up to 3 bytes are the fast paths. Advances
  * both pointers and *ticks.
  * Return: 1 with *code set, or 0 if a column is malformed (nothing moved).

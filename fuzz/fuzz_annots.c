@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "commands.h"
+#include "cmd/commands.h"
 #include "fuzz_common.h"
 
 static const char *const values0[] = { "values", "--format=json", NULL };

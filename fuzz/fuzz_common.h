@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "commands.h"
+#include "cmd/commands.h"
 
 /*
  * fuzz_run_command() - write data to the input file and run cmd with the

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "commands.h"
+#include "cmd/commands.h"
 #include "fuzz_common.h"
 
 static char dir[64];

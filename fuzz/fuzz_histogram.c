@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "commands.h"
+#include "cmd/commands.h"
 #include "fuzz_common.h"
 
 static const char *const args0[] = { "histogram", NULL };

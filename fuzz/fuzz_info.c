@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "commands.h"
+#include "cmd/commands.h"
 #include "fuzz_common.h"
 
 static const char *const args0[] = { "info", NULL };

@@ -2,7 +2,7 @@
 /*
  * fuzz_parallel.c - libFuzzer target, differential: summary and histogram
  * pair events on several walker threads, one replica of the trace per
- * walker, merged by name (analyzer/events.c, report.c). On every input
+ * walker, merged by name (analyzer/engine/events.c, report.c). On every input
  * they must print byte for byte what the single-threaded walk prints
  * (TRACETOOL_THREADS=1), stdout, stderr and exit code alike, with 2 and 3
  * walkers (an even and an odd share of the threads), including damaged
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "commands.h"
+#include "cmd/commands.h"
 #include "fuzz_common.h"
 
 struct variant {

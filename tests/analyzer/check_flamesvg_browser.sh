@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# check_flamesvg_browser.sh - the SVG flame graph (analyzer/flamesvg.c) in a
+# check_flamesvg_browser.sh - the SVG flame graph (analyzer/out/flamesvg.c) in a
 # real browser, headless Chromium: the file is well-formed XML, the
 # screenshot is not blank and shows the frames' colours, and the inline
 # script runs: ?s=REGEX highlights exactly the matching frames and prints

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * flamesvg_driver.c - a test driver for analyzer/flamesvg.c until and
+ * flamesvg_driver.c - a test driver for analyzer/out/flamesvg.c until and
  * besides `tracetool flame --format=svg`: reads folded stacks from FILE
  * (lines "a;b;c VALUE" or "a;b;c VALUE CALLS") and writes the SVG to stdout.
  * Used by check_flamesvg_browser.sh.
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamesvg.h"
+#include "out/flamesvg.h"
 
 int main(int argc, char **argv)
 {

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# parquet.sh PQ_GEN - analyzer/parquet.c read back by two independent readers
+# parquet.sh PQ_GEN - analyzer/out/parquet.c read back by two independent readers
 # (DuckDB and hyparquet, installed by scripts/npm-clients.sh): every value of
 # files with one and with many row groups and pages, nulls, booleans, UTF-8
 # dictionaries and the footer's statistics. Exit 77 (skipped) only when the

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# perfetto.sh PF_GEN - analyzer/perfetto.c decoded by protoc (an independent
+# perfetto.sh PF_GEN - analyzer/out/perfetto.c decoded by protoc (an independent
 # decoder) with tests/analyzer/perfetto_min.proto: slice counts per thread
 # track, names through the interning, nesting, absolute times rebuilt from
 # the incremental clock, process and counter tracks. Exit 77 (skipped) only

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pf_gen.c - writes, with analyzer/perfetto.c, a Perfetto trace of known
+ * pf_gen.c - writes, with analyzer/out/perfetto.c, a Perfetto trace of known
  * shape for perfetto.sh to decode with protoc: process 100 "prog" with
  * threads 100 "main" and 101 (unnamed); on each, N times: outer { inner,
  * inner }, then one slice whose name is 300 bytes long (a two-byte length)
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfetto.h"
+#include "out/perfetto.h"
 
 int main(int argc, char **argv)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pq_gen.c - writes, with analyzer/parquet.c, a Parquet file whose every
+ * pq_gen.c - writes, with analyzer/out/parquet.c, a Parquet file whose every
  * value follows from the row number by rules that pq_read.cjs repeats, so an
  * independent reader can check each one: several row groups and pages,
  * negative numbers, nulls in INT32 and string columns, booleans, a
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parquet.h"
+#include "out/parquet.h"
 
 /* pq_gen --int-row|--values|--thread OUT ROWS ROW_GROUP_ROWS PAGE_ROWS: a
  * table with no string column written by tt_pq_int_row() or by the

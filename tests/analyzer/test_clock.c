@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_clock.c - analyzer/events.c's tick <-> nanosecond conversions
+ * test_clock.c - analyzer/engine/events.c's tick <-> nanosecond conversions
  * (FORMAT.md §3.3): tt_clock_abs_ticks() is the exact inverse of
  * tt_clock_ns() for --from/--to, and stays fast for any ratio a damaged
  * file can produce (fuzz/regression/window_*_absurd_clock_*).
  */
 #include <criterion/criterion.h>
 
-#include "events.h"
+#include "engine/events.h"
 
 /* The smallest t with tt_clock_ns(t) >= ns, by brute force. */
 static uint64_t smallest_ticks(const struct tt_clock *c, uint64_t ns)
@@ -56,7 +56,7 @@ Test(clock, abs_ticks_with_an_absurd_ratio_is_exact_and_returns, .timeout = 10)
  * fraction is then just below one, where it defers to the division; the
  * first 5000 ticks of the small ratios hold many).
  */
-#include "runs.h"
+#include "engine/runs.h"
 
 Test(clock, run_ns_of_is_exactly_tt_clock_ns, .timeout = 30)
 {

@@ -733,7 +733,7 @@ Test(commands, summary_json_with_counters_and_intervals_is_valid_json)
 	tu_result_free(&r);
 }
 
-/* ---- several walkers (analyzer/events.c tt_trace_walk_many()) ---- */
+/* ---- several walkers (analyzer/engine/events.c tt_trace_walk_many()) ---- */
 
 /*
  * Four threads call two functions of two modules whose files are gone and

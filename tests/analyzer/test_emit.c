@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_emit.c - analyzer/emit.h's one sanitizer of names, called directly:
+ * test_emit.c - analyzer/common/emit.h's one sanitizer of names, called directly:
  * well-formed UTF-8 is kept byte for byte; each byte of an ill-formed
  * sequence and each control character becomes U+FFFD (docs/ANALYZER.md,
  * "Hostile files"); JSON and CSV writers keep their output valid UTF-8 and
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit.h"
+#include "common/emit.h"
 
 TestSuite(emit, .timeout = 60);
 

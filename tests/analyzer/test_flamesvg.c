@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_flamesvg.c - analyzer/flamesvg.c through the static library: the
+ * test_flamesvg.c - analyzer/out/flamesvg.c through the static library: the
  * frames drawn and their exact widths and offsets, tooltips, colour by name,
  * escaping and U+FFFD, duplicate, empty and odd paths, the narrow-frame
  * rule that bounds the output, and a write error. Rendering in a browser is
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flamesvg.h"
+#include "out/flamesvg.h"
 
 static char *render(const struct tt_flame_frame *v, size_t n, const char *unit, size_t *bytes)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_hist.c - the log-linear histogram of analyzer/hist.h, called
+ * test_hist.c - the log-linear histogram of analyzer/common/hist.h, called
  * directly: bucket bounds are half-open, contiguous and cover every 64-bit
  * value, each value lands in the bucket whose bounds hold it, buckets are
  * narrow enough for 1 % (contract §5), and percentiles are within 1 % of an
@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "hist.h"
+#include "common/hist.h"
 
 TestSuite(hist, .timeout = 60);
 

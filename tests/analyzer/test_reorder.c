@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_reorder.c - the reorder queue of values and flows (analyzer/reorder.h)
+ * test_reorder.c - the reorder queue of values and flows (analyzer/common/reorder.h)
  * on orders of arrival a crafted file can give: in order, every entry
  * earlier than the last (ticks going back), a sawtooth, many sources, a
  * random order. Each entry comes out exactly in (key, arrival) order, and
@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "reorder.h"
+#include "common/reorder.h"
 
 struct ent {
 	uint64_t key, seq;

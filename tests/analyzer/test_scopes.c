@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_scopes.c - analyzer/scopes.c called directly: traces written by
+ * test_scopes.c - analyzer/engine/scopes.c called directly: traces written by
  * tracegen (monotonic clock, 1 tick = 1 ns) are walked with tt_trace_walk()
  * and tt_scopes_block(), and the per-name statistics are compared with exact
  * expectations: pairing, recursion counted once in the total, self time,
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "events.h"
-#include "scopes.h"
+#include "engine/events.h"
+#include "engine/scopes.h"
 #include "testutil.h"
 #include "tracegen.h"
 

@@ -10,7 +10,7 @@
  * that the file still decompresses to the same bytes: then check returns 0).
  *
  * Thousands of tracetool processes would take minutes, so the commands run
- * in-process through analyzer/commands.h (tracetool's own entry points), in
+ * in-process through analyzer/cmd/commands.h (tracetool's own entry points), in
  * one forked child per damaged file: a crash or a sanitizer report in the
  * child fails that case only, and alarm() turns a hang into a failure. The
  * cases are split into batches, one ParameterizedTest each; within a batch
@@ -34,7 +34,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "commands.h"
+#include "cmd/commands.h"
 #include "tracegen.h"
 
 #define NR_SPREAD_CUTS 1000

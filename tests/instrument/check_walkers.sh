@@ -2,7 +2,7 @@
 # check_walkers.sh PROG TRACETOOL - a whole-program trace of two threads
 # (prog_minns), summarised with one walker and with three: each walker
 # names the function sites of its own threads from the program's ELF
-# symbols (analyzer/symbols.c, libelf) at the same time as the others, and
+# symbols (analyzer/engine/symbols.c, libelf) at the same time as the others, and
 # the reports must be the same bytes. A plain program, so ThreadSanitizer
 # watches tracetool's walkers too. With REC_CLOCK=monotonic in the
 # environment the hooks record through their out-of-line path (hooks.c),

@@ -1,0 +1,1227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_chrome.c - `tracetool chrome TRACE [-o OUT]`: the Chrome Trace Event
+ * Format, object form, loadable by Perfetto UI, chrome://tracing and
+ * speedscope. One complete ("X") event per activation, written when it
+ * closes (so memory stays bounded and events are not in global time order,
+ * which the format allows), or a "B"/"E" pair where an end ties with a
+ * neighbour to the nanosecond (write_held()), "M" events naming the process
+ * and threads, and the drops, errors and damage in "otherData" plus one
+ * instant event per thread that dropped scopes. ts and dur are microseconds
+ * with three decimals (nanosecond precision; docs/ANALYZER.md, "chrome
+ * output"). The final clock comes
+ * from a skim of the file's first and last frames (tt_trace_skim_exact()),
+ * else from a metadata pass; the "M" events are written after each file's
+ * events, with the threads' final names, so each file is read once in the
+ * common case. With stdout a terminal and no -o, the output goes to
+ * trace.json.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd/commands.h"
+#include "common/emit.h"
+#include "common/keyidx.h"
+#include "views/labels.h"
+#include "cmd/options.h"
+#include "common/progress.h"
+#include "engine/report.h"
+#include "engine/symbols.h"
+#include "common/xalloc.h"
+
+static error_t parse_chrome(int key, char *arg, struct argp_state *state)
+{
+	struct tt_options *o = state->input;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = o;
+		break;
+	case 'o':
+		o->output = arg;
+		break;
+	default:
+		return tt_options_parse_traces(key, arg, state);
+	}
+	return 0;
+}
+
+static const struct argp_option chrome_options[] = {
+	{ "output", 'o', "OUT", 0,
+	  "Write to OUT (- for standard output) instead of standard output, or of trace.json "
+	  "when standard output is a terminal", 0 },
+	{ 0 },
+};
+
+static const struct argp_child chrome_children[] = {
+	{ &tt_filter_argp, 0, 0, 0 },
+	{ 0 },
+};
+
+static const struct argp chrome_argp = {
+	chrome_options, parse_chrome, "TRACE...",
+	"Convert a trace to Chrome Trace Event Format JSON (open it in "
+	"https://ui.perfetto.dev, chrome://tracing or https://speedscope.app).\v"
+	"Each activation is one complete event (\"X\": ts and dur in microseconds, "
+	"to the nanosecond); one that ends in the very nanosecond where the next scope "
+	"of its thread starts or ends is a \"B\"/\"E\" pair instead, so that every "
+	"viewer nests it exactly. Activations closed without an exit carry the reason "
+	"in args.error. --from/--to keep every scope that overlaps the window, clipped "
+	"to it. With standard output a terminal and no -o, the JSON goes to trace.json "
+	"(said on standard error). chrome://tracing struggles beyond about a million "
+	"events: narrow with --from/--to, --thread or --function.\n\n"
+	"Several TRACE files (the processes of a service, a fork's parent and child) "
+	"make one timeline: each is a process with its own threads, and times are "
+	"aligned on the wall clock, from the earliest recording's start. --from/--to "
+	"stay relative to each file's own start.",
+	chrome_children, 0, 0,
+};
+
+/* An argument of a frame (TRACE_ARG): its JSON-quoted key (owned by the
+ * thread's name cache) and value. */
+struct chrome_arg {
+	const char *qkey;
+	int64_t v;
+};
+
+/* An annotation's name and its JSON-quoted form, in a thread's cache. */
+struct chrome_qname {
+	char *name; /* a copy: the engine may free and redefine a name */
+	uint32_t name_bytes;
+	uint32_t hash;
+	char *quoted;
+};
+
+/* A frame as the consumer keeps it: whether it is shown (written when it
+ * closes), from where (its enter, or the window's start), whether its "B"
+ * is out already (a child starts in the same nanosecond), and its
+ * arguments. */
+struct chrome_frame {
+	uint32_t name;
+	bool written;
+	bool began; /* its "B" is written: it closes with an "E" */
+	uint64_t enter_ticks;
+	int64_t start_ns; /* ts, when written */
+	struct chrome_arg *args; /* kept with the stack slot, reused */
+	uint32_t nr_args, cap_args;
+	struct tt_keyidx idx; /* args by key, past TT_KEYIDX_FROM of them */
+};
+
+/*
+ * The scope a thread closed last, kept until the thread's next shown event
+ * says whether it ends in the nanosecond where that one starts or ends
+ * (tied: then it is written as a "B"/"E" pair, exact in every viewer).
+ */
+struct chrome_held {
+	bool has;
+	bool tied;  /* it ends where the next event starts or ends */
+	bool began; /* its "B" is out: it gets an "E" */
+	uint32_t name;
+	int64_t start_ns, end_ns;
+	const char *mark; /* a static JSON member, or NULL */
+	struct chrome_arg *args; /* a copy: the stack slot is reused */
+	uint32_t nr_args, cap_args;
+};
+
+struct chrome;
+
+/* Per thread: the open frames; those below nr_decided are known to be
+ * shown (written), or never will be (not selected, or after the window). */
+struct chrome_thread {
+	struct chrome *ch;
+	uint64_t tid;
+	struct chrome_frame *stack;
+	uint32_t sp, cap, nr_decided;
+	struct chrome_held held;
+	/* Annotation names quoted once each (messages are not: each is its
+	 * own text); open addressing, at most half full. */
+	struct chrome_qname *qnames;
+	uint32_t qnames_mask, nr_qnames;
+	struct chrome_thread *next;
+};
+
+struct chrome {
+	/* Per file (several TRACE files: reset by next_file()). */
+	int64_t offset_ns;	      /* the file's start on the shared timeline */
+	bool has_pid;		      /* pid given (several files), else the file's */
+	bool opened;		      /* the output is open, its head written */
+	uint64_t all_events, all_errors, all_dropped; /* of the files done */
+	bool any_truncated;
+	char all_problems[768];
+	struct tt_out out;
+	struct tt_clock clock;	      /* the file's final clock (meta pass) */
+	uint64_t lo_ticks, hi_ticks;  /* --from/--to; hi UINT64_MAX: none */
+	struct chrome_thread *threads;
+	uint64_t *ids;		      /* the file's chrome tids, + 1; 0: empty slot */
+	uint32_t ids_mask, nr_ids;
+	uint32_t nr_reserved;	      /* threads of rep->tr below it: tids given */
+	bool started;	  /* start() ran: the output is open, its head written */
+	int fd;		  /* the output */
+	int open_rc;	  /* -o could not be opened (-1), or is the input (-2):
+			   * then nothing is written */
+	char open_msg[512];
+	const struct tt_options *o;
+	struct tt_report *rep;
+	struct tt_trace *meta;
+	uint32_t pid;
+	char **quoted; /* JSON-quoted names, by name index */
+	uint32_t nr_quoted;
+	struct tt_inc_labels labels; /* the names' labels (labels.h) */
+	bool *selected; /* --function, by name index */
+	uint64_t nr_events;
+	uint64_t nr_annots; /* annotation events written */
+	bool first;
+};
+
+/* Writes a signed ns value as microseconds with 3 decimals: "-12.345". */
+static size_t fmt_us(char *p, int64_t ns)
+{
+	size_t n = 0;
+	uint64_t v;
+
+	if (ns < 0) {
+		p[n++] = '-';
+		v = (uint64_t)0 - (uint64_t)ns;
+	} else {
+		v = (uint64_t)ns;
+	}
+	n += tt_emit_u64(p + n, v / 1000);
+	p[n++] = '.';
+	v %= 1000;
+	p[n++] = (char)('0' + v / 100);
+	p[n++] = (char)('0' + v / 10 % 10);
+	p[n++] = (char)('0' + v % 10);
+	return n;
+}
+
+/* a + b, saturated: a hostile file's times stay defined. */
+static int64_t add_ns(int64_t a, int64_t b)
+{
+	if (b > 0 && a > INT64_MAX - b)
+		return INT64_MAX;
+	if (b < 0 && a < INT64_MIN - b)
+		return INT64_MIN;
+	return a + b;
+}
+
+/* Above every Linux tid (PID_MAX_LIMIT, 2^22): the base of fallback ids. */
+#define CHROME_FALLBACK_TID ((uint64_t)1 << 22)
+
+/* Takes id for a thread of the file if no other thread has it. */
+static bool take_id(struct chrome *ch, uint64_t id)
+{
+	uint32_t slot;
+
+	if (2 * (ch->nr_ids + 1) > ch->ids_mask) {
+		uint32_t old = ch->ids_mask;
+		uint64_t *was = ch->ids;
+
+		ch->ids_mask = old ? 2 * old + 1 : 63;
+		ch->ids = tt_xcalloc((size_t)ch->ids_mask + 1, sizeof(*ch->ids));
+		for (uint32_t i = 0; was && i <= old; i++) {
+			if (!was[i])
+				continue;
+			slot = tt_hash_u32((uint32_t)(was[i] - 1) ^ (uint32_t)((was[i] - 1) >> 32)) &
+			       ch->ids_mask;
+			while (ch->ids[slot])
+				slot = (slot + 1) & ch->ids_mask;
+			ch->ids[slot] = was[i];
+		}
+		free(was);
+	}
+	slot = tt_hash_u32((uint32_t)id ^ (uint32_t)(id >> 32)) & ch->ids_mask;
+	while (ch->ids[slot] && ch->ids[slot] != id + 1)
+		slot = (slot + 1) & ch->ids_mask;
+	if (ch->ids[slot])
+		return false;
+	ch->ids[slot] = id + 1;
+	ch->nr_ids++;
+	return true;
+}
+
+/*
+ * A thread's chrome tid, fixed at its first event (or at the file's end for
+ * a thread with none), with no knowledge of the threads to come: its OS tid
+ * when its THREAD record has been read and no earlier thread has that tid;
+ * else 2^22 + its serial, above every Linux tid, counting up while taken (a
+ * hostile file may give any tid). O(1) per thread; ends whatever the file
+ * says.
+ */
+static void assign_tid(struct chrome *ch, struct tt_thread *th)
+{
+	uint64_t id = CHROME_FALLBACK_TID + th->serial;
+
+	if (th->has_out_id)
+		return;
+	th->has_out_id = true;
+	if (th->defined && take_id(ch, th->os_tid)) {
+		th->out_id = th->os_tid;
+		return;
+	}
+	while (!take_id(ch, id))
+		id++;
+	th->out_id = id;
+}
+
+/*
+ * The tid of thread th of the main read's table, at its first event: the
+ * threads listed before it (first appearance in the file, as the metadata
+ * pass orders them) whose THREAD record has been read take their OS tids
+ * first, so "earlier" means what it did with a metadata pass.
+ */
+static uint64_t tid_at_first_event(struct chrome *ch, const struct tt_thread *th)
+{
+	struct tt_trace *tr = &ch->rep->tr;
+	struct tt_thread *t = tt_trace_find_thread(tr, th->serial);
+	uint32_t idx;
+
+	if (!t) { /* not expected: one walker reads every thread */
+		struct tt_thread copy = *th;
+
+		copy.has_out_id = false;
+		assign_tid(ch, &copy);
+		return copy.out_id;
+	}
+	idx = (uint32_t)(t - tr->threads);
+	for (; ch->nr_reserved < idx; ch->nr_reserved++)
+		if (tr->threads[ch->nr_reserved].defined)
+			assign_tid(ch, &tr->threads[ch->nr_reserved]);
+	assign_tid(ch, t);
+	return t->out_id;
+}
+
+static const char *quoted(struct chrome *ch, uint32_t name)
+{
+	struct tt_trace *tr = &ch->rep->tr;
+
+	if (name >= ch->nr_quoted) {
+		uint32_t n = tr->nr_names + 64;
+
+		ch->quoted = realloc(ch->quoted, n * sizeof(*ch->quoted));
+		ch->selected = realloc(ch->selected, n * sizeof(*ch->selected));
+		if (!ch->quoted || !ch->selected)
+			tt_oom();
+		memset(ch->quoted + ch->nr_quoted, 0, (n - ch->nr_quoted) * sizeof(*ch->quoted));
+		ch->nr_quoted = n;
+	}
+	if (!ch->quoted[name]) {
+		ch->quoted[name] = tt_emit_json_quote(
+			tt_inc_label(&ch->labels, tr->names, tr->nr_names, name));
+		if (!ch->quoted[name])
+			tt_oom();
+		ch->selected[name] = tt_options_function_selected(ch->o, tr->names[name]);
+	}
+	return ch->selected[name] ? ch->quoted[name] : NULL;
+}
+
+static void begin_event(struct chrome *ch)
+{
+	tt_out_str(&ch->out, ch->first ? "\n" : ",\n");
+	ch->first = false;
+}
+
+/*
+ * Writes the head of a scope event, {"ph":"P","name":Q,"pid":P,"tid":T,"ts":S
+ * (the caller closes it).
+ */
+static void scope_head(struct chrome *ch, struct chrome_thread *ct, char ph, uint32_t name,
+		       int64_t ns)
+{
+	const char *q = ch->quoted[name];
+	size_t qlen = strlen(q);
+	char *p;
+
+	begin_event(ch);
+	if (qlen > 4096) {
+		tt_out_str(&ch->out, ph == 'X' ? "{\"ph\":\"X\",\"name\":"
+				     : ph == 'B' ? "{\"ph\":\"B\",\"name\":"
+						 : "{\"ph\":\"E\",\"name\":");
+		tt_out_write(&ch->out, q, qlen);
+		p = tt_out_reserve(&ch->out, 200);
+	} else {
+		p = tt_out_reserve(&ch->out, 200 + qlen);
+		memcpy(p, "{\"ph\":\"X\",\"name\":", 17);
+		p[7] = ph;
+		p += 17;
+		memcpy(p, q, qlen);
+		p += qlen;
+	}
+	memcpy(p, ",\"pid\":", 7);
+	p += 7;
+	p += tt_emit_u64(p, ch->pid);
+	memcpy(p, ",\"tid\":", 7);
+	p += 7;
+	p += tt_emit_u64(p, ct->tid);
+	memcpy(p, ",\"ts\":", 6);
+	p += 6;
+	p += fmt_us(p, ns);
+	ch->out.len = (size_t)(p - ch->out.buf);
+}
+
+/* Writes ,"args":{MARK,"KEY":V,...} when there is any, and the closing brace. */
+static void scope_tail(struct chrome *ch, const char *mark, const struct chrome_arg *args,
+		       uint32_t nr_args)
+{
+	char num[32];
+
+	if (mark || nr_args) {
+		tt_out_str(&ch->out, ",\"args\":{");
+		if (mark)
+			tt_out_str(&ch->out, mark);
+		for (uint32_t i = 0; i < nr_args; i++) {
+			if (mark || i)
+				tt_out_str(&ch->out, ",");
+			tt_out_str(&ch->out, args[i].qkey);
+			snprintf(num, sizeof(num), ":%" PRId64, args[i].v);
+			tt_out_str(&ch->out, num);
+		}
+		tt_out_str(&ch->out, "}");
+	}
+	tt_out_str(&ch->out, "}");
+}
+
+/*
+ * write_held() - writes the scope the thread closed last: a complete ("X")
+ * event, ts its start's nanoseconds and dur the integer nanoseconds to its
+ * end, each converted from ticks once. Viewers add ts + dur in floating
+ * point (speedscope after subtracting the thread's first ts), off by far
+ * less than a nanosecond, so a scope 1 ns or more inside its parent or
+ * before its next sibling stays there; one that ends in the very
+ * nanosecond where the next event on its thread starts or ends (tied), or
+ * whose "B" went out early (began), is a "B"/"E" pair instead, whose
+ * endpoints are the same strings as its neighbours'.
+ */
+static void write_held(struct chrome *ch, struct chrome_thread *ct)
+{
+	struct chrome_held *h = &ct->held;
+	char *p;
+
+	if (!h->has)
+		return;
+	h->has = false;
+	if (h->began) { /* its arguments on the "E": viewers merge them */
+		scope_head(ch, ct, 'E', h->name, h->end_ns);
+		scope_tail(ch, h->mark, h->args, h->nr_args);
+		return;
+	}
+	if (h->tied) { /* the same args on both: speedscope matches them so */
+		scope_head(ch, ct, 'B', h->name, h->start_ns);
+		scope_tail(ch, h->mark, h->args, h->nr_args);
+		scope_head(ch, ct, 'E', h->name, h->end_ns);
+		scope_tail(ch, h->mark, h->args, h->nr_args);
+		return;
+	}
+	scope_head(ch, ct, 'X', h->name, h->start_ns);
+	p = tt_out_reserve(&ch->out, 40);
+	memcpy(p, ",\"dur\":", 7);
+	p += 7;
+	p += fmt_us(p, (int64_t)((uint64_t)h->end_ns - (uint64_t)h->start_ns));
+	ch->out.len = (size_t)(p - ch->out.buf);
+	scope_tail(ch, h->mark, h->args, h->nr_args);
+}
+
+/*
+ * A shown scope of the thread closes at end_ns: it is held until the
+ * thread's next shown event (write_held()). The one held before is written
+ * now; when it ends in the same nanosecond it is this one's last child (or
+ * a zero-length neighbour), and both become pairs.
+ */
+static void hold(struct chrome *ch, struct chrome_thread *ct, const struct chrome_frame *f,
+		 int64_t start_ns, int64_t end_ns, const char *mark)
+{
+	struct chrome_held *h = &ct->held;
+	bool tied = false;
+
+	if (end_ns < start_ns)
+		end_ns = start_ns;
+	if (h->has && h->end_ns == end_ns)
+		h->tied = tied = true;
+	write_held(ch, ct);
+	h->has = true;
+	h->tied = tied;
+	h->began = f->began;
+	h->name = f->name;
+	h->start_ns = start_ns;
+	h->end_ns = end_ns;
+	h->mark = mark;
+	if (f->nr_args > h->cap_args) {
+		h->cap_args = f->nr_args;
+		h->args = tt_xrealloc(h->args, h->cap_args * sizeof(*h->args));
+	}
+	if (f->nr_args)
+		memcpy(h->args, f->args, f->nr_args * sizeof(*h->args));
+	h->nr_args = f->nr_args;
+}
+
+/*
+ * Marks the selected frames open on the thread that are not decided yet
+ * as shown, from their enter or from the window's start (clipped). A shown
+ * scope starts: the held one is written, a pair if it ended in this
+ * nanosecond; an enclosing shown scope that started in the same nanosecond
+ * gets its "B" now, before this one, so that viewers that keep the file's
+ * order for equal times (Perfetto, chrome://tracing) nest them right.
+ */
+static void open_pending(struct chrome *ch, struct chrome_thread *ct)
+{
+	for (; ct->nr_decided < ct->sp; ct->nr_decided++) {
+		struct chrome_frame *f = &ct->stack[ct->nr_decided];
+		uint64_t from;
+
+		if (!quoted(ch, f->name) || f->enter_ticks >= ch->hi_ticks)
+			continue;
+		from = f->enter_ticks > ch->lo_ticks ? f->enter_ticks : ch->lo_ticks;
+		f->start_ns = add_ns(tt_clock_rel_ns(&ch->clock, from), ch->offset_ns);
+		f->written = true;
+		f->began = false;
+		if (ct->held.has && ct->held.end_ns == f->start_ns)
+			ct->held.tied = true;
+		write_held(ch, ct);
+		for (uint32_t i = ct->nr_decided; i-- > 0;) {
+			struct chrome_frame *a = &ct->stack[i];
+
+			if (!a->written)
+				continue;
+			if (a->start_ns == f->start_ns && !a->began) {
+				scope_head(ch, ct, 'B', a->name, a->start_ns);
+				tt_out_str(&ch->out, "}");
+				a->began = true;
+			}
+			break;
+		}
+	}
+}
+
+/*
+ * Opens the output and writes its head, once the file's final clock is
+ * known (skim or metadata pass), before the first event: a file that
+ * cannot be read leaves no output file.
+ */
+static void open_output(struct chrome *ch)
+{
+	if (ch->opened)
+		return;
+	ch->opened = true;
+	if (ch->o->output) {
+		/* Never truncates the input (tt_emit_open_output()). */
+		ch->fd = tt_emit_open_output(ch->o->output, ch->o->trace, ch->open_msg,
+					     sizeof(ch->open_msg));
+		if (ch->fd < 0) {
+			ch->open_rc = ch->fd;
+			ch->fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		}
+	}
+	tt_out_init(&ch->out, ch->fd);
+	tt_out_str(&ch->out, "{\"traceEvents\":[");
+}
+
+static void start(struct chrome *ch)
+{
+	uint64_t span;
+
+	if (ch->started)
+		return;
+	ch->started = true;
+	ch->meta = &ch->rep->meta;
+	open_output(ch);
+	if (!ch->has_pid)
+		ch->pid = ch->meta->hdr.pid;
+	tt_trace_clock(ch->meta, &ch->clock);
+	tt_report_window(ch->o, &ch->clock, &ch->lo_ticks, &span);
+	ch->hi_ticks = span == UINT64_MAX || ch->lo_ticks > UINT64_MAX - span
+			       ? UINT64_MAX
+			       : ch->lo_ticks + span;
+}
+
+static void *chrome_thread_begin(void *ctx, const struct tt_thread *th)
+{
+	struct chrome *ch = ctx;
+	struct chrome_thread *ct = tt_xcalloc(1, sizeof(*ct));
+
+	start(ch);
+	ct->ch = ch;
+	ct->tid = tid_at_first_event(ch, th);
+	ct->next = ch->threads;
+	ch->threads = ct;
+	return ct;
+}
+
+static uint32_t chrome_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64_t ticks,
+			     bool in_window)
+{
+	struct chrome_thread *ct = tctx;
+	struct chrome *ch = ct->ch;
+	struct chrome_frame *f;
+
+	(void)parent_slot;
+	(void)in_window;
+	if (ct->sp == ct->cap) {
+		uint32_t cap = ct->cap ? 2 * ct->cap : 64;
+
+		ct->stack = tt_xrealloc(ct->stack, cap * sizeof(*ct->stack));
+		memset(ct->stack + ct->cap, 0, (cap - ct->cap) * sizeof(*ct->stack));
+		ct->cap = cap;
+	}
+	f = &ct->stack[ct->sp++];
+	f->name = name;
+	f->enter_ticks = ticks;
+	f->written = false;
+	f->began = false;
+	f->nr_args = 0;
+	tt_keyidx_clear(&f->idx);
+	if (ticks >= ch->lo_ticks && ticks < ch->hi_ticks)
+		open_pending(ch, ct);
+	return ct->sp; /* the frame's index + 1 */
+}
+
+/* Closes the top frame at `ticks`: its X, clipped to the window; a frame
+ * that spans the window's start with no event inside is shown from here. */
+static void close_top(struct chrome *ch, struct chrome_thread *ct, uint64_t ticks,
+		      const char *mark)
+{
+	struct chrome_frame *f = &ct->stack[ct->sp - 1];
+	uint64_t end = ticks < ch->hi_ticks ? ticks : ch->hi_ticks;
+
+	if (ticks >= ch->lo_ticks && ticks < ch->hi_ticks)
+		open_pending(ch, ct);
+	else if (!f->written && f->enter_ticks < ch->hi_ticks && ticks > ch->lo_ticks)
+		open_pending(ch, ct); /* it spans the window: all below it do too */
+	if (f->written) {
+		if (end < f->enter_ticks)
+			end = f->enter_ticks;
+		hold(ch, ct, f, f->start_ns, add_ns(tt_clock_rel_ns(&ch->clock, end), ch->offset_ns),
+		     mark);
+		ch->nr_events++;
+	}
+	f->nr_args = 0;
+	tt_keyidx_clear(&f->idx);
+	ct->sp--;
+	if (ct->nr_decided > ct->sp)
+		ct->nr_decided = ct->sp;
+}
+
+static void chrome_act(void *tctx, const struct tt_activation *a)
+{
+	struct chrome_thread *ct = tctx;
+
+	close_top(ct->ch, ct, a->exit_ticks, NULL);
+}
+
+static void chrome_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ticks,
+			 uint64_t ticks, enum tt_frame_error why)
+{
+	static const char *const text[] = {
+		[TT_FRAME_LEFT] = "\"error\":\"left without an exit\"",
+		[TT_FRAME_BACKWARDS] = "\"error\":\"clock went backwards\"",
+		[TT_FRAME_TOO_LONG] = "\"error\":\"longer than --max-duration\"",
+		[TT_FRAME_OPEN_AT_END] = "\"error\":\"open at the end of the recording\"",
+	};
+	struct chrome_thread *ct = tctx;
+
+	(void)name;
+	(void)slot;
+	close_top(ct->ch, ct, ticks < enter_ticks ? enter_ticks : ticks, text[why]);
+}
+
+/*
+ * Annotations (contract §9): a value is a counter ("C") event of the
+ * process, an instant or a message an instant ("i") event of the thread,
+ * an argument goes to its frame's args, a flow event is an "s", "t" or "f"
+ * event at its time on its thread, which viewers bind to the enclosing
+ * slice: the activation it was recorded in (viewers place each event by
+ * its ts, whatever its place in the file).
+ * Those outside the window (chrome's own, as for scopes) are left out, and
+ * so are an argument or a flow event with no open scope.
+ */
+/* An annotation's name (not NUL-terminated in the file) quoted for JSON; the caller frees it. */
+static char *quote_bytes(const char *name, uint32_t name_bytes)
+{
+	char *q = tt_xrealloc(NULL, (size_t)name_bytes + 1), *quoted;
+
+	memcpy(q, name, name_bytes);
+	q[name_bytes] = '\0';
+	quoted = tt_emit_json_quote(q);
+	free(q);
+	if (!quoted)
+		tt_oom();
+	return quoted;
+}
+
+static uint32_t name_hash(const char *name, uint32_t name_bytes)
+{
+	return tt_hash_bytes(name, name_bytes); /* seeded: xalloc.h */
+}
+
+static uint32_t qname_slot(const struct chrome_thread *ct, const char *name, uint32_t name_bytes,
+			   uint32_t hash)
+{
+	uint32_t slot = hash & ct->qnames_mask;
+
+	for (;;) {
+		const struct chrome_qname *e = &ct->qnames[slot];
+
+		if (!e->quoted || (e->hash == hash && e->name_bytes == name_bytes &&
+				   memcmp(e->name, name, name_bytes) == 0))
+			return slot;
+		slot = (slot + 1) & ct->qnames_mask;
+	}
+}
+
+/*
+ * The JSON-quoted name of an annotation, quoted once per thread and name
+ * (the cache grows with the names the output shows, never with the
+ * annotations); a message's text is quoted each time into *own, which the
+ * caller frees.
+ */
+static const char *quoted_annot_name(struct chrome_thread *ct, const struct tt_annot *a, char **own)
+{
+	uint32_t hash, slot;
+
+	*own = NULL;
+	if (a->kind == TT_ANNOT_MESSAGE)
+		return *own = quote_bytes(a->name, a->name_bytes);
+	if (2 * (ct->nr_qnames + 1) > ct->qnames_mask + 1) {
+		struct chrome_qname *old = ct->qnames;
+		uint32_t old_size = old ? ct->qnames_mask + 1 : 0;
+		uint32_t size = old ? 2 * old_size : 16;
+
+		ct->qnames = tt_xcalloc(size, sizeof(*ct->qnames));
+		ct->qnames_mask = size - 1;
+		for (uint32_t i = 0; i < old_size; i++)
+			if (old[i].quoted)
+				ct->qnames[qname_slot(ct, old[i].name, old[i].name_bytes,
+						      old[i].hash)] = old[i];
+		free(old);
+	}
+	hash = name_hash(a->name, a->name_bytes);
+	slot = qname_slot(ct, a->name, a->name_bytes, hash);
+	if (!ct->qnames[slot].quoted) {
+		struct chrome_qname *e = &ct->qnames[slot];
+
+		e->name = tt_xrealloc(NULL, a->name_bytes ? a->name_bytes : 1);
+		memcpy(e->name, a->name, a->name_bytes);
+		e->name_bytes = a->name_bytes;
+		e->hash = hash;
+		e->quoted = quote_bytes(a->name, a->name_bytes);
+		ct->nr_qnames++;
+	}
+	return ct->qnames[slot].quoted;
+}
+
+static void free_qnames(struct chrome_thread *ct)
+{
+	for (uint32_t i = 0; ct->qnames && i <= ct->qnames_mask; i++) {
+		free(ct->qnames[i].name);
+		free(ct->qnames[i].quoted);
+	}
+	free(ct->qnames);
+	ct->qnames = NULL;
+	ct->qnames_mask = ct->nr_qnames = 0;
+}
+
+/* A frame's arguments by their quoted key's pointer (keyidx.h). */
+static uint64_t ptr_hash(const char *p)
+{
+	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+
+	return h ^ h >> 29;
+}
+
+static uint64_t arg_hash(const void *ctx, uint32_t i)
+{
+	return ptr_hash(((const struct chrome_frame *)ctx)->args[i].qkey);
+}
+
+struct arg_probe {
+	const struct chrome_frame *f;
+	const char *qkey;
+};
+
+static bool arg_same(const void *ctx, uint32_t i)
+{
+	const struct arg_probe *p = ctx;
+
+	return p->f->args[i].qkey == p->qkey;
+}
+
+static void chrome_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt_annot *a)
+{
+	struct chrome_thread *ct = tctx;
+	struct chrome *ch = ct->ch;
+	char buf[160], at[32];
+	const char *ph;
+
+	if (a->kind == TT_ANNOT_ARG) {
+		struct chrome_frame *f;
+
+		if (!depth || slot == 0 || slot > ct->sp)
+			return;
+		f = &ct->stack[slot - 1];
+		char *own;
+		const char *qk = quoted_annot_name(ct, a, &own); /* an ARG: not own */
+
+		/* Set twice in one activation: the later value wins. The
+		 * cache gives one pointer per name; past TT_KEYIDX_FROM keys an
+		 * index finds it (a scan was quadratic in the keys). */
+		const struct arg_probe pr = { f, qk };
+		uint32_t i = UINT32_MAX;
+
+		if (f->idx.tab) {
+			i = tt_keyidx_find(&f->idx, ptr_hash(qk), arg_same, &pr);
+		} else {
+			for (uint32_t k = 0; k < f->nr_args && i == UINT32_MAX; k++)
+				if (f->args[k].qkey == qk)
+					i = k;
+		}
+		if (i != UINT32_MAX) {
+			f->args[i].v = a->i;
+			return;
+		}
+		if (f->nr_args == f->cap_args) {
+			f->cap_args = f->cap_args ? 2 * f->cap_args : 4;
+			f->args = tt_xrealloc(f->args, f->cap_args * sizeof(*f->args));
+		}
+		f->args[f->nr_args].qkey = qk;
+		f->args[f->nr_args++].v = a->i;
+		tt_keyidx_added(&f->idx, f->nr_args, arg_hash, f);
+		return;
+	}
+	if (a->ticks < ch->lo_ticks || a->ticks >= ch->hi_ticks)
+		return;
+	if (a->kind >= TT_ANNOT_FLOW_BEGIN && !depth)
+		return;
+	open_pending(ch, ct); /* the enclosing slices first */
+	char *own;
+	const char *qn = quoted_annot_name(ct, a, &own);
+
+	fmt_us(at, add_ns(tt_clock_rel_ns(&ch->clock, a->ticks), ch->offset_ns))[at] = '\0';
+	begin_event(ch);
+	switch (a->kind) {
+	case TT_ANNOT_VALUE:
+		tt_out_str(&ch->out, "{\"ph\":\"C\",\"name\":");
+		tt_out_str(&ch->out, qn);
+		if (a->is_double)
+			snprintf(buf, sizeof(buf), ",\"args\":{\"value\":%.17g}", a->d);
+		else
+			snprintf(buf, sizeof(buf), ",\"args\":{\"value\":%" PRId64 "}", a->i);
+		/* JSON has no NaN or infinity: such a value is shown as null. */
+		if (a->is_double && !(a->d == a->d && a->d - a->d == 0))
+			snprintf(buf, sizeof(buf), ",\"args\":{\"value\":null}");
+		tt_out_str(&ch->out, buf);
+		break;
+	case TT_ANNOT_INSTANT:
+	case TT_ANNOT_MESSAGE:
+		tt_out_str(&ch->out, "{\"ph\":\"i\",\"s\":\"t\",\"name\":");
+		tt_out_str(&ch->out, qn);
+		if (a->kind == TT_ANNOT_MESSAGE) {
+			tt_out_str(&ch->out, ",\"cat\":\"message\",\"args\":{\"message\":");
+			tt_out_str(&ch->out, qn);
+			tt_out_str(&ch->out, "}");
+		}
+		break;
+	default: /* flows */
+		ph = a->kind == TT_ANNOT_FLOW_BEGIN ? "s" : a->kind == TT_ANNOT_FLOW_STEP ? "t" : "f";
+		snprintf(buf, sizeof(buf), "{\"ph\":\"%s\",\"cat\":\"flow\",\"id\":\"0x%" PRIx64
+			 "\"%s,\"name\":", ph, a->id, *ph == 'f' ? ",\"bp\":\"e\"" : "");
+		tt_out_str(&ch->out, buf);
+		tt_out_str(&ch->out, qn);
+		break;
+	}
+	snprintf(buf, sizeof(buf), ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":%s}", ch->pid,
+		 ct->tid, at);
+	tt_out_str(&ch->out, buf);
+	free(own);
+	ch->nr_annots++;
+}
+
+/*
+ * A snapshot's scope open when its window started (FORMAT.md §3.20): a
+ * complete ("X") event from the window's start to its exit, marked so. It
+ * encloses everything before its exit on the thread, and viewers nest
+ * events that start together by duration.
+ */
+static void chrome_open_at_start(void *tctx, uint32_t name, uint64_t exit_ticks)
+{
+	struct chrome_thread *ct = tctx;
+	struct chrome *ch = ct->ch;
+	struct chrome_frame f = { .name = name, .written = true };
+	uint64_t from = ch->rep->tr.snapshot.window_start_ticks;
+
+	if (!quoted(ch, name) || exit_ticks < ch->lo_ticks || exit_ticks >= ch->hi_ticks)
+		return;
+	if (from < ch->lo_ticks)
+		from = ch->lo_ticks;
+	if (exit_ticks < from)
+		exit_ticks = from;
+	f.start_ns = add_ns(tt_clock_rel_ns(&ch->clock, from), ch->offset_ns);
+	hold(ch, ct, &f, f.start_ns, add_ns(tt_clock_rel_ns(&ch->clock, exit_ticks), ch->offset_ns),
+	     "\"open at window start\":true");
+	ch->nr_events++;
+}
+
+static const struct tt_consumer chrome_consumer = {
+	.thread_begin = chrome_thread_begin,
+	.enter = chrome_enter,
+	.act = chrome_act,
+	.error = chrome_error,
+	.annot = chrome_annot,
+	.open_at_start = chrome_open_at_start,
+	.one_walker = true,
+	.needs_meta = true,
+	.no_times = true, /* the trailer counts errors only */
+};
+
+/*
+ * The file's "M" events, after its events (viewers take metadata events
+ * anywhere in the array): the process's name, each selected thread's final
+ * name and its place in the file. Threads with no event get their tid here.
+ */
+static void metadata(struct chrome *ch)
+{
+	struct tt_trace *tr = &ch->rep->tr;
+	char buf[256];
+	char *q;
+
+	for (uint32_t i = 0; i < tr->nr_threads; i++)
+		assign_tid(ch, &tr->threads[i]);
+
+	/* The program's file name when the trace has it (MODULE, 1.1), as
+	 * the viewers show processes: "name", with the pid beside it. */
+	const char *prog = tt_symbols_program(tr->syms);
+	const char *base = prog ? strrchr(prog, '/') : NULL;
+
+	if (prog) {
+		q = tt_emit_json_quote(base ? base + 1 : prog);
+		if (!q)
+			tt_oom();
+	} else {
+		snprintf(buf, sizeof(buf), "\"pid %" PRIu32 "\"", ch->pid);
+		q = strdup(buf);
+		if (!q)
+			tt_oom();
+	}
+	begin_event(ch);
+	snprintf(buf, sizeof(buf),
+		 "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu32
+		 ",\"tid\":0,\"args\":{\"name\":",
+		 ch->pid);
+	tt_out_str(&ch->out, buf);
+	tt_out_str(&ch->out, q);
+	tt_out_str(&ch->out, "}}");
+	free(q);
+	for (uint32_t i = 0; i < tr->nr_threads; i++) {
+		const struct tt_thread *th = &tr->threads[i];
+		char label[4200];
+
+		if (!tt_options_thread_selected(ch->o, th))
+			continue;
+		tt_thread_label(th, label, sizeof(label));
+		q = tt_emit_json_quote(label);
+		if (!q)
+			tt_oom();
+		begin_event(ch);
+		snprintf(buf, sizeof(buf),
+			 "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32
+			 ",\"tid\":%" PRIu64 ",\"args\":{\"name\":",
+			 ch->pid, th->out_id);
+		tt_out_str(&ch->out, buf);
+		tt_out_str(&ch->out, q);
+		tt_out_str(&ch->out, "}}");
+		free(q);
+		begin_event(ch);
+		snprintf(buf, sizeof(buf),
+			 "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%" PRIu32
+			 ",\"tid\":%" PRIu64 ",\"args\":{\"sort_index\":%" PRIu32 "}}",
+			 ch->pid, th->out_id, i);
+		tt_out_str(&ch->out, buf);
+	}
+}
+
+/* The file's own end: an instant per thread that dropped scopes; its
+ * counts into the totals of otherData. */
+static void file_trailer(struct chrome *ch)
+{
+	struct tt_report *rep = ch->rep;
+	char buf[512], at[32];
+
+	for (size_t i = 0; i < rep->nr_rows; i++)
+		ch->all_errors += rep->rows[i].errors;
+	if (rep->tr.has_snapshot) {
+		/* A flight-recorder snapshot's trigger: a global instant (FORMAT.md §3.20). */
+		char *q = tt_emit_json_quote(rep->tr.snapshot_reason ? rep->tr.snapshot_reason : "");
+
+		if (!q)
+			tt_oom();
+		fmt_us(at, add_ns(tt_clock_rel_ns(&ch->clock, rep->tr.snapshot.trigger_ticks),
+				  ch->offset_ns))[at] = '\0';
+		begin_event(ch);
+		snprintf(buf, sizeof(buf),
+			 "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"snapshot #%" PRIu32
+			 "\",\"pid\":%" PRIu32 ",\"tid\":0,\"ts\":%s,\"args\":{\"reason\":",
+			 rep->tr.snapshot.number, ch->pid, at);
+		tt_out_str(&ch->out, buf);
+		tt_out_str(&ch->out, q);
+		snprintf(buf, sizeof(buf), ",\"suppressed\":%" PRIu64 "}}",
+			 rep->tr.snapshot.nr_suppressed);
+		tt_out_str(&ch->out, buf);
+		free(q);
+	}
+	for (struct chrome_thread *ct = ch->threads; ct; ct = ct->next)
+		write_held(ch, ct);
+	metadata(ch);
+	/* At the file's last tick as its metadata (skim or pass) has it: END's. */
+	fmt_us(at, add_ns(tt_clock_rel_ns(&ch->clock, rep->meta.max_ticks), ch->offset_ns))[at] = '\0';
+	for (uint32_t i = 0; i < rep->tr.nr_threads; i++) {
+		const struct tt_thread *th = &rep->tr.threads[i];
+
+		if (!th->nr_dropped || !tt_options_thread_selected(ch->o, th))
+			continue;
+		ch->all_dropped += th->nr_dropped;
+		begin_event(ch);
+		snprintf(buf, sizeof(buf),
+			 "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"%" PRIu64
+			 " scopes dropped\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64
+			 ",\"ts\":%s,\"args\":{\"dropped\":%" PRIu64 "}}",
+			 th->nr_dropped, ch->pid, th->out_id, at, th->nr_dropped);
+		tt_out_str(&ch->out, buf);
+	}
+	ch->all_events += ch->nr_events;
+	ch->any_truncated |= rep->tr.truncated;
+	if (rep->problems[0]) {
+		size_t n = strlen(ch->all_problems);
+		int k = 0;
+
+		if (ch->o->nr_traces > 1 && n + 4 < sizeof(ch->all_problems))
+			k = snprintf(ch->all_problems + n, sizeof(ch->all_problems) - n, "%s%s: ",
+				     n ? "; " : "", rep->tr.path);
+		if (k >= 0 && n + (size_t)k < sizeof(ch->all_problems))
+			memccpy(ch->all_problems + n + k, rep->problems, '\0',
+				sizeof(ch->all_problems) - n - (size_t)k);
+		ch->all_problems[sizeof(ch->all_problems) - 1] = '\0';
+	}
+}
+
+static void trailer(struct chrome *ch)
+{
+	char buf[512];
+	char *q;
+
+	snprintf(buf, sizeof(buf),
+		 "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"tracetool (rec) "
+		 TT_VERSION "\",\"events\":\"%" PRIu64 "\",\"dropped_scopes\":\"%" PRIu64
+		 "\",\"errors\":\"%" PRIu64 "\",\"truncated\":\"%s\",\"problems\":",
+		 ch->all_events, ch->all_dropped, ch->all_errors,
+		 ch->any_truncated ? "true" : "false");
+	tt_out_str(&ch->out, buf);
+	q = tt_emit_json_quote(ch->all_problems);
+	if (!q)
+		tt_oom();
+	tt_out_str(&ch->out, q);
+	free(q);
+	tt_out_str(&ch->out, "}}\n");
+}
+
+/* Frees what chrome kept of one file (its threads and names). */
+static void end_file(struct chrome *ch)
+{
+	for (uint32_t i = 0; i < ch->nr_quoted; i++)
+		free(ch->quoted[i]);
+	free(ch->quoted);
+	free(ch->selected);
+	ch->quoted = NULL;
+	ch->selected = NULL;
+	ch->nr_quoted = 0;
+	tt_inc_labels_fini(&ch->labels);
+	while (ch->threads) {
+		struct chrome_thread *ct = ch->threads;
+
+		ch->threads = ct->next;
+		for (uint32_t i = 0; i < ct->cap; i++) {
+			free(ct->stack[i].args);
+			tt_keyidx_clear(&ct->stack[i].idx);
+		}
+		free(ct->stack);
+		free(ct->held.args);
+		free_qnames(ct);
+		free(ct);
+	}
+	free(ch->ids);
+	ch->ids = NULL;
+	ch->ids_mask = ch->nr_ids = ch->nr_reserved = 0;
+	ch->started = false;
+	ch->nr_events = 0;
+	ch->meta = NULL;
+}
+
+/*
+ * Each file's metadata first (rep->meta of its main pass): a skim of its
+ * first and last frames when once and the skim gives the final clock for
+ * certain (tt_trace_skim_exact(); *nr_once counts them), else a metadata
+ * pass (a file with no END, damaged, of one frame...: read twice). With
+ * several files: the shared timeline's origin, the earliest wall-clock
+ * start (FILE_HEADER start_real_ns, taken with start_ticks: runs.h), and a
+ * distinct pid per file (a reused pid moves above every pid of the files).
+ * Return: the index of a file that cannot be read, or -1.
+ */
+static int read_metas(const struct tt_options *o, bool once, unsigned *nr_once,
+		      struct tt_trace *metas, int64_t *offset_ns, uint32_t *pids, char *msg,
+		      size_t msg_bytes)
+{
+	uint64_t base = UINT64_MAX;
+	uint32_t next = 0;
+
+	for (unsigned i = 0; i < o->nr_traces; i++) {
+		tt_trace_init(&metas[i], o->traces[i]);
+		if (once && tt_trace_skim_exact(&metas[i])) {
+			(*nr_once)++;
+		} else {
+			/* The full pass, with its own messages. */
+			tt_trace_fini(&metas[i]);
+			tt_trace_init(&metas[i], o->traces[i]);
+			if (tt_trace_walk(&metas[i], NULL, NULL, msg, msg_bytes) != TT_OK)
+				return (int)i;
+		}
+		if (metas[i].hdr.start_real_ns < base)
+			base = metas[i].hdr.start_real_ns;
+		if (metas[i].hdr.pid >= next)
+			next = metas[i].hdr.pid + 1;
+	}
+	for (unsigned i = 0; i < o->nr_traces; i++) {
+		uint64_t d = metas[i].hdr.start_real_ns - base;
+
+		offset_ns[i] = d > INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)d;
+		pids[i] = metas[i].hdr.pid;
+		for (unsigned k = 0; k < i; k++)
+			if (pids[k] == pids[i]) {
+				pids[i] = next++;
+				break;
+			}
+	}
+	return -1;
+}
+
+/* True if path is the same file as one of the inputs after the first
+ * (tt_emit_open_output() checks the first). */
+static bool is_other_input(const struct tt_options *o, const char *path)
+{
+	struct stat a, b;
+
+	if (stat(path, &a) != 0)
+		return false;
+	for (unsigned i = 1; i < o->nr_traces; i++)
+		if (stat(o->traces[i], &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+			return true;
+	return false;
+}
+
+int tt_cmd_chrome(int argc, char **argv)
+{
+	struct tt_options o = TT_OPTIONS_INIT, ro;
+	struct tt_report rep;
+	struct chrome ch;
+	void *ctxs[TT_REPORT_MAX_REPLICAS] = { NULL };
+	struct tt_trace *metas = NULL;
+	int64_t *offsets = NULL;
+	uint32_t *pids = NULL;
+	char msg[512];
+	int rc = 0, bad;
+	unsigned nr_once = 0;
+	bool have_rep = false, multi, once, to_file = false;
+
+	argp_parse(&chrome_argp, argc, argv, 0, NULL, &o);
+	/* JSON is for a viewer, not for a terminal (perf record writes
+	 * perf.data likewise); -o - asks for the terminal all the same. */
+	if (o.output && strcmp(o.output, "-") == 0)
+		o.output = NULL;
+	else if (!o.output && isatty(STDOUT_FILENO))
+		o.output = "trace.json", to_file = true;
+	memset(&ch, 0, sizeof(ch));
+	ch.o = &o;
+	ch.first = true;
+	ch.fd = STDOUT_FILENO;
+	multi = o.nr_traces > 1;
+	/* --thread matches the threads' final names before the first event:
+	 * it keeps the metadata pass. */
+	once = !o.nr_threads && !getenv("TRACETOOL_TWO_READS");
+	metas = tt_xcalloc(o.nr_traces, sizeof(*metas));
+	offsets = tt_xcalloc(o.nr_traces, sizeof(*offsets));
+	pids = tt_xcalloc(o.nr_traces, sizeof(*pids));
+	bad = read_metas(&o, once, &nr_once, metas, offsets, pids, msg, sizeof(msg));
+	if (bad >= 0) {
+		rc = tt_fail_file(o.traces[bad], msg);
+		goto out;
+	}
+	if (multi) {
+		if (o.output && is_other_input(&o, o.output)) {
+			rc = tt_fail_file(o.output, "is an input trace; refusing to overwrite it") + 1;
+			goto out;
+		}
+	}
+	if (!o.output)
+		tt_progress_stdout_streams(); /* JSON goes out while reading */
+	ch.rep = &rep;
+	ctxs[0] = &ch;
+	for (unsigned f = 0; f < o.nr_traces; f++) {
+		enum tt_status st;
+
+		/* The window is chrome's own (clipped scopes): none for the engine. */
+		tt_report_file_options(&o, f, &ro);
+		ro.has_from = ro.has_to = false;
+		if (multi) {
+			ch.offset_ns = offsets[f];
+			ch.pid = pids[f];
+			ch.has_pid = true;
+		}
+		st = tt_report_run_views_meta(&rep, &ro, &metas[f], &chrome_consumer, ctxs, msg,
+					      sizeof(msg));
+		have_rep = true;
+		if (st != TT_OK) {
+			rc = tt_fail_file(ro.trace, msg);
+			goto out;
+		}
+		start(&ch); /* a trace with no thread: the head now */
+		if (ch.open_rc) {
+			rc = tt_fail_file(o.output, ch.open_msg) + (ch.open_rc == -2);
+			goto out;
+		}
+		tt_trace_warn(&rep.tr);
+		file_trailer(&ch);
+		end_file(&ch);
+		tt_report_fini(&rep);
+		have_rep = false;
+	}
+	if (!ch.all_events)
+		fprintf(stderr, "tracetool: %s: warning: no activation to show%s\n", o.trace,
+			o.has_from || o.has_to ? " in the window" : "");
+	trailer(&ch);
+	tt_out_flush(&ch.out);
+	if (getenv("TRACETOOL_CHROME_STATS"))
+		fprintf(stderr, "%s: %u of %u file(s) read once\n", o.output ? o.output : "stdout",
+			nr_once, o.nr_traces);
+	if (ch.out.failed) {
+		snprintf(msg, sizeof(msg), "cannot write: %s", strerror(ch.out.err));
+		rc = tt_fail_file(o.output ? o.output : "stdout", msg);
+	} else if (to_file) {
+		fprintf(stderr, "tracetool: wrote %s (standard output is a terminal; -o - writes "
+				"there): open it in https://ui.perfetto.dev\n", o.output);
+	}
+out:
+	if (ch.fd != STDOUT_FILENO && ch.fd >= 0)
+		close(ch.fd);
+	end_file(&ch);
+	if (have_rep)
+		tt_report_fini(&rep);
+	for (unsigned i = 0; metas && i < o.nr_traces; i++)
+		tt_trace_fini(&metas[i]);
+	free(metas);
+	free(offsets);
+	free(pids);
+	tt_options_fini(&o);
+	return rc;
+}

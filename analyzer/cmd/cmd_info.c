@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_info.c - `tracetool info TRACE`: what the file is (contract §4): format
+ * version, clock and its rate, start and duration, threads with their events
+ * and drops, totals, bytes per event and whether the recording ended cleanly
+ * (END record, FORMAT.md §3.9). Table or JSON. One pass over the file.
+ */
+#include <argp.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd/commands.h"
+#include "common/emit.h"
+#include "engine/events.h"
+#include "cmd/options.h"
+#include "common/progress.h"
+#include "engine/symbols.h"
+
+enum { OPT_FORMAT = 0x300 };
+
+static error_t parse_info(int key, char *arg, struct argp_state *state)
+{
+	struct tt_options *o = state->input;
+
+	switch (key) {
+	case OPT_FORMAT:
+		if (tt_options_choice("table|json", arg) < 0)
+			argp_error(state, "--format: '%s' is not one of table|json", arg);
+		o->format = strcmp(arg, "json") == 0 ? TT_FORMAT_JSON : TT_FORMAT_TABLE;
+		break;
+	default:
+		return tt_options_parse_traces(key, arg, state);
+	}
+	return 0;
+}
+
+static const struct argp_option info_options[] = {
+	{ "format", OPT_FORMAT, "FMT", 0, "Output as table (default) or json", 0 },
+	{ 0 },
+};
+
+static const struct argp_child info_children[] = {
+	{ &tt_progress_argp, 0, 0, 0 },
+	{ 0 },
+};
+
+static const struct argp info_argp = {
+	info_options, parse_info, "TRACE...",
+	"Describe a trace file: format version, clock, start, duration, threads, "
+	"drops, totals and whether the recording ended cleanly.\v"
+	"events counts records (an enter and an exit are two); dropped counts scopes "
+	"that were not recorded at all, so calls + dropped is what the program ran. "
+	"Several TRACE files: one report each, in order (json: an array of them); "
+	"exit 1 if any cannot be read.",
+	info_children, 0, 0,
+};
+
+/* COUNTER_SET records (FORMAT.md §3.13): the names, recorded or not. */
+struct ctr_names {
+	char name[2][RECFMT_MAX_COUNTERS][RECFMT_MAX_COUNTER_NAME_BYTES + 1];
+	uint32_t nr[2]; /* [0] recorded, [1] requested but not recorded */
+};
+
+static void add_name(struct ctr_names *cn, int kind, const char *s, uint32_t n)
+{
+	char buf[RECFMT_MAX_COUNTER_NAME_BYTES + 1];
+	char *shown = tt_emit_clean(s, n); /* as scopes.c names them */
+
+	/* Cut at a code point: a U+FFFD takes 3 bytes for 1. */
+	n = (uint32_t)strlen(shown);
+	while (n >= sizeof(buf))
+		while (((unsigned char)shown[--n] & 0xc0) == 0x80)
+			;
+	memcpy(buf, shown, n);
+	buf[n] = '\0';
+	free(shown);
+	for (uint32_t i = 0; i < cn->nr[kind]; i++)
+		if (strcmp(cn->name[kind][i], buf) == 0)
+			return;
+	if (cn->nr[kind] < RECFMT_MAX_COUNTERS)
+		memcpy(cn->name[kind][cn->nr[kind]++], buf, sizeof(buf));
+}
+
+static void note_counters(void *ctx, struct tt_trace *tr, const struct recfmt_record *rec,
+			  uint64_t frame, uint64_t offset)
+{
+	struct recfmt_counter_set cs;
+	struct recfmt_error err;
+
+	(void)tr, (void)frame, (void)offset;
+	if (rec->type != RECFMT_COUNTER_SET || recfmt_decode_counter_set(rec, &cs, &err))
+		return;
+	for (uint32_t i = 0; i < cs.nr; i++)
+		add_name(ctx, cs.c[i].flags & RECFMT_COUNTER_RECORDED ? 0 : 1, cs.c[i].name,
+			 cs.c[i].name_bytes);
+}
+
+static uint64_t total_filtered(const struct tt_trace *tr)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < tr->nr_threads; i++)
+		n += tr->threads[i].nr_filtered;
+	if (tr->has_end && tr->end.nr_filtered > n)
+		n = tr->end.nr_filtered;
+	return n;
+}
+
+/* REC_OVERFLOW=block waits (FORMAT.md §3.15): counted by 1.2 recorders, absent when none. */
+static bool counts_blocked(const struct tt_trace *tr)
+{
+	return tr->has_blocked || tr->hdr.major > 1 || tr->hdr.minor >= 2;
+}
+
+static void total_blocked(const struct tt_trace *tr, uint64_t *nr, uint64_t *ns)
+{
+	*nr = *ns = 0;
+	for (uint32_t i = 0; i < tr->nr_threads; i++) {
+		*nr += tr->threads[i].nr_blocked;
+		*ns += tr->threads[i].blocked_ns;
+	}
+}
+
+/* Annotations dropped, all threads (FORMAT.md §3.19); 0 without ANNOT_DROPS. */
+static uint64_t total_annots_dropped(const struct tt_trace *tr)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < tr->nr_threads; i++)
+		n += tr->threads[i].nr_annots_dropped;
+	return n;
+}
+
+static uint64_t total_dropped(const struct tt_trace *tr)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < tr->nr_threads; i++)
+		n += tr->threads[i].nr_dropped;
+	if (tr->has_end && tr->end.nr_dropped > n)
+		n = tr->end.nr_dropped;
+	return n;
+}
+
+static const char *snapshot_kind(uint32_t kind)
+{
+	switch (kind) {
+	case RECFMT_SNAPSHOT_API: return "rec_snapshot";
+	case RECFMT_SNAPSHOT_SIGNAL: return "signal";
+	case RECFMT_SNAPSHOT_TRIGGER: return "trigger";
+	case RECFMT_SNAPSHOT_CRASH: return "crash";
+	default: return "unknown";
+	}
+}
+
+/*
+ * The time the events cover: the earliest first event and the latest last
+ * event of the blocks (a thread's events are in time order). A snapshot's
+ * duration is this span, not its window's (the rings may hold less than
+ * REC_WINDOW) nor the time from its start to its END.
+ */
+struct span {
+	uint64_t first_ticks, last_ticks;
+	bool any;
+};
+
+static int span_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
+		      struct recfmt_events_iter *it)
+{
+	struct span *s = ctx;
+	struct recfmt_events_iter peek = *it;
+	uint64_t first;
+	uint32_t code;
+	int rc;
+
+	if (recfmt_events_next(&peek, &first, &code) != 1)
+		return tt_events_decode_block(NULL, tr, th, it);
+	rc = tt_events_decode_block(NULL, tr, th, it);
+	if (rc == 0) {
+		/* it->ticks: the block's last event now. */
+		if (!s->any || first < s->first_ticks)
+			s->first_ticks = first;
+		if (!s->any || it->ticks > s->last_ticks)
+			s->last_ticks = it->ticks;
+		s->any = true;
+	}
+	return rc;
+}
+
+/* A flight-recorder snapshot's trigger and window (FORMAT.md §3.20), and its events' span. */
+static void print_snapshot(const struct tt_trace *tr, const struct tt_clock *c,
+			   const struct span *ev, bool json)
+{
+	const struct recfmt_snapshot *s = &tr->snapshot;
+	int64_t at = tt_clock_rel_ns(c, s->trigger_ticks);
+	int64_t from = tt_clock_rel_ns(c, s->window_start_ticks);
+	int64_t to = tt_clock_rel_ns(c, s->window_end_ticks);
+	int64_t ev_from = ev->any ? tt_clock_rel_ns(c, ev->first_ticks) : 0;
+	int64_t ev_to = ev->any ? tt_clock_rel_ns(c, ev->last_ticks) : 0;
+
+	if (json) {
+		printf(",\"snapshot\":{\"number\":%" PRIu32 ",\"kind\":\"%s\",\"reason\":",
+		       s->number, snapshot_kind(s->kind));
+		tt_emit_json_str(stdout, tr->snapshot_reason ? tr->snapshot_reason : "");
+		printf(",\"trigger_ns\":%" PRId64 ",\"trigger_unix_ns\":%" PRId64
+		       ",\"window_start_ns\":%" PRId64 ",\"window_end_ns\":%" PRId64
+		       ",\"events_start_ns\":%" PRId64 ",\"events_end_ns\":%" PRId64
+		       ",\"suppressed\":%" PRIu64 "}",
+		       at, tt_ns_add((int64_t)(tr->hdr.start_real_ns & INT64_MAX), at), from, to,
+		       ev_from, ev_to,
+		       s->nr_suppressed);
+		return;
+	}
+	printf("snapshot:         #%" PRIu32 ", %s: ", s->number, snapshot_kind(s->kind));
+	tt_emit_text(stdout, tr->snapshot_reason ? tr->snapshot_reason : "");
+	printf("\n                  trigger at %.6f s; window %.6f s to %.6f s; "
+	       "events %.6f s to %.6f s; %" PRIu64 " earlier trigger%s not written\n",
+	       (double)at / 1e9, (double)from / 1e9, (double)to / 1e9, (double)ev_from / 1e9,
+	       (double)ev_to / 1e9, s->nr_suppressed, s->nr_suppressed == 1 ? "" : "s");
+}
+
+/* One file's report; o: the options, path: the file. */
+static int info_one(const struct tt_options *o, const char *path)
+{
+	static struct ctr_names cn;
+	struct tt_trace tr;
+	struct tt_clock c;
+	char msg[512], problems[768];
+	uint64_t tps, duration_ns, dropped, nr_blocked, blocked_ns, annots_dropped;
+	double step_ns;
+	uint64_t step_ticks;
+	bool clean;
+	struct span ev = { 0 };
+	int rc = 0;
+
+	tt_trace_init(&tr, path);
+	memset(&cn, 0, sizeof(cn));
+	tr.on_record = note_counters;
+	tr.record_ctx = &cn;
+	if (tt_trace_walk(&tr, span_block, &ev, msg, sizeof(msg)) != TT_OK) {
+		rc = tt_fail_file(path, msg);
+		goto out;
+	}
+	tt_trace_warn(&tr);
+	tt_trace_problems(&tr, problems, sizeof(problems));
+	tt_trace_clock(&tr, &c);
+	/* The effective rate (FORMAT.md §3.3), rounded to a whole tick per second. */
+	tps = (uint64_t)(((unsigned __int128)c.den * 1000000000u + c.num / 2) / c.num);
+	duration_ns = tr.max_ticks > c.start_ticks ? tt_clock_ns(&c, tr.max_ticks - c.start_ticks)
+						   : 0;
+	/* A snapshot: the time its events cover (span_block()). */
+	if (tr.has_snapshot)
+		duration_ns = ev.any && ev.last_ticks > ev.first_ticks
+				      ? tt_clock_ns(&c, ev.last_ticks - ev.first_ticks)
+				      : 0;
+	dropped = total_dropped(&tr);
+	annots_dropped = total_annots_dropped(&tr);
+	total_blocked(&tr, &nr_blocked, &blocked_ns);
+	clean = tr.has_end && !tr.truncated && !tr.has_crash;
+	/* The clock's step: as librec measured it at start (FORMAT.md §3.2),
+	 * else, in older files, the smallest step the events show (which a
+	 * virtual TSC's rare 1-tick steps make too small). */
+	step_ticks = tr.hdr.clock_step_ticks ? tr.hdr.clock_step_ticks : tr.min_step_ticks;
+	step_ns = (double)step_ticks * (double)c.num / (double)c.den;
+
+	if (o->format == TT_FORMAT_JSON) {
+		printf("{\"file\":");
+		tt_emit_json_str(stdout, path);
+		printf(",\"version\":\"%u.%u\",\"clock\":\"%s\",\"ticks_per_second\":%" PRIu64
+		       ",\"header_ticks_per_second\":%" PRIu64 ",\"pid\":%" PRIu32
+		       ",\"start_unix_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+		       ",\"events\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"clean\":%s"
+		       ",\"truncated\":%s,\"file_bytes\":%" PRIu64 ",\"frames\":%" PRIu64
+		       ",\"bytes_per_event\":%.3f,\"problems\":",
+		       tr.hdr.major, tr.hdr.minor,
+		       tr.hdr.clock == RECFMT_CLOCK_TSC ? "tsc" : "monotonic", tps,
+		       tr.hdr.ticks_per_second, tr.hdr.pid, tr.hdr.start_real_ns, duration_ns,
+		       tr.nr_events, dropped, clean ? "true" : "false",
+		       tr.truncated ? "true" : "false", tr.file_bytes, tr.nr_frames,
+		       tr.nr_events ? (double)tr.file_bytes / (double)tr.nr_events : 0.0);
+		if (problems[0])
+			tt_emit_json_str(stdout, problems);
+		else
+			fputs("null", stdout);
+		if (step_ticks)
+			printf(",\"clock_step_ns\":%.1f,\"clock_step_measured\":%s", step_ns,
+			       tr.hdr.clock_step_ticks ? "true" : "false");
+		/* Frames the writer compressed fast, under pressure (FORMAT.md §3.1);
+		 * present only when there are some, so that other outputs stay as they were. */
+		if (tr.nr_fast_frames)
+			printf(",\"fast_frames\":%" PRIu64, tr.nr_fast_frames);
+		/* 1.1 recordings only: 1.0 outputs stay as they were. */
+		if (tt_symbols_program(tr.syms)) {
+			fputs(",\"program\":", stdout);
+			tt_emit_json_str(stdout, tt_symbols_program(tr.syms));
+		}
+		/* REC_MIN_NS recordings only: 1.0 outputs stay as they were. */
+		if (tr.has_filtered)
+			printf(",\"filtered\":%" PRIu64, total_filtered(&tr));
+		fputs(",\"threads\":[", stdout);
+		for (uint32_t i = 0; i < tr.nr_threads; i++) {
+			const struct tt_thread *th = &tr.threads[i];
+
+			printf("%s{\"id\":%" PRIu32 ",\"serial\":%" PRIu32 ",\"name\":",
+			       i ? "," : "", th->os_tid, th->serial);
+			if (th->name)
+				tt_emit_json_str(stdout, th->name);
+			else
+				fputs("null", stdout);
+			printf(",\"events\":%" PRIu64 ",\"dropped\":%" PRIu64, th->nr_events,
+			       th->nr_dropped);
+			if (tr.has_filtered)
+				printf(",\"filtered\":%" PRIu64, th->nr_filtered);
+			printf(",\"ended\":%s", th->ended ? "true" : "false");
+			if (counts_blocked(&tr))
+				printf(",\"blocked\":%" PRIu64 ",\"blocked_ns\":%" PRIu64,
+				       th->nr_blocked, th->blocked_ns);
+			/* Only when annotations were dropped: other outputs stay as they were. */
+			if (annots_dropped)
+				printf(",\"annotations_dropped\":%" PRIu64, th->nr_annots_dropped);
+			fputc('}', stdout);
+		}
+		fputc(']', stdout);
+		/* 1.2 recordings only: after the threads, so earlier outputs stay as they were. */
+		if (counts_blocked(&tr))
+			printf(",\"blocked\":%" PRIu64 ",\"blocked_ns\":%" PRIu64, nr_blocked,
+			       blocked_ns);
+		/* Crashed recordings only (FORMAT.md §3.21): other outputs stay as they were. */
+		if (tr.has_crash) {
+			char sig[32];
+
+			printf(",\"crash\":{\"signal\":\"%s\",\"signo\":%" PRIu32
+			       ",\"si_code\":%" PRId32 ",\"thread\":%" PRIu32 ",\"addr\":%" PRIu64 "}",
+			       tt_signal_name(tr.crash.signo, sig, sizeof(sig)), tr.crash.signo,
+			       tr.crash.si_code, tr.crash.thread, tr.crash.addr);
+		}
+		if (annots_dropped)
+			printf(",\"annotations_dropped\":%" PRIu64, annots_dropped);
+		if (tr.has_probe_cost)
+			printf(",\"probe_cost_ns\":{\"scope\":%.3f,\"hook\":%.3f"
+			       ",\"scope_inner\":%.3f,\"hook_inner\":%.3f}",
+			       (double)tr.probe_cost.scope_ps / 1000.0,
+			       (double)tr.probe_cost.hook_ps / 1000.0,
+			       (double)tr.probe_cost.scope_inner_ps / 1000.0,
+			       (double)tr.probe_cost.hook_inner_ps / 1000.0);
+		if (tr.has_snapshot)
+			print_snapshot(&tr, &c, &ev, true);
+		if (cn.nr[0] || cn.nr[1]) {
+			/* Only for traces with counters: 1.0 traces print as before. */
+			for (int k = 0; k < 2; k++) {
+				printf(k ? "],\"not_recorded\":[" : ",\"counters\":{\"recorded\":[");
+				for (uint32_t i = 0; i < cn.nr[k]; i++) {
+					fputs(i ? "," : "", stdout);
+					tt_emit_json_str(stdout, cn.name[k][i]);
+				}
+			}
+			fputs("]}", stdout);
+		}
+		fputs("}\n", stdout);
+	} else {
+		time_t secs = (time_t)(tr.hdr.start_real_ns / 1000000000u);
+		struct tm tm;
+		char when[64] = "?", dur[32], crash_text[160];
+
+		if (gmtime_r(&secs, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		tt_emit_fmt_duration(dur, sizeof(dur), duration_ns);
+		if (tr.has_crash)
+			tt_trace_crash_text(&tr, crash_text, sizeof(crash_text));
+		printf("file:             %s\n", path);
+		printf("format:           %u.%u\n", tr.hdr.major, tr.hdr.minor);
+		printf("clock:            %s, %" PRIu64 " ticks/s (header estimate %" PRIu64 ")\n",
+		       tr.hdr.clock == RECFMT_CLOCK_TSC ? "tsc" : "monotonic", tps,
+		       tr.hdr.ticks_per_second);
+		if (tt_symbols_program(tr.syms))
+			printf("process:          %s, pid %" PRIu32 "\n", tt_symbols_program(tr.syms),
+			       tr.hdr.pid);
+		else
+			printf("process:          pid %" PRIu32 "\n", tr.hdr.pid);
+		printf("start:            %s.%09" PRIu64 " UTC (%" PRIu64 " ns since the epoch)\n",
+		       when, tr.hdr.start_real_ns % 1000000000u, tr.hdr.start_real_ns);
+		printf("duration:         %s (%" PRIu64 " ns)\n", dur, duration_ns);
+		if (step_ticks)
+			printf("clock step:       %.1f ns (%s, %" PRIu64 " tick%s)\n", step_ns,
+			       tr.hdr.clock_step_ticks ? "measured at start"
+						       : "the smallest step between two events",
+			       step_ticks, step_ticks == 1 ? "" : "s");
+		printf("events:           %" PRIu64 " records\n", tr.nr_events);
+		printf("dropped scopes:   %" PRIu64 "\n", dropped);
+		if (annots_dropped)
+			printf("dropped annots:   %" PRIu64
+			       " annotations (values, instants, messages, args, flows) not recorded\n",
+			       annots_dropped);
+		if (tr.has_filtered)
+			printf("filtered:         %" PRIu64
+			       " activations shorter than REC_MIN_NS not recorded\n",
+			       total_filtered(&tr));
+		if (nr_blocked || blocked_ns) {
+			tt_emit_fmt_duration(dur, sizeof(dur), blocked_ns);
+			printf("blocked:          %" PRIu64 " waits for room, %s (%" PRIu64
+			       " ns; REC_OVERFLOW=block, not inside any activation)\n",
+			       nr_blocked, dur, blocked_ns);
+		}
+		if (tr.has_probe_cost)
+			printf("probe cost:       TRACE_SCOPE %.1f ns (%.1f inside the child), hook %.1f ns"
+			       " (%.1f inside); added to the parent per activation, measured at start\n",
+			       (double)tr.probe_cost.scope_ps / 1000.0,
+			       (double)tr.probe_cost.scope_inner_ps / 1000.0,
+			       (double)tr.probe_cost.hook_ps / 1000.0,
+			       (double)tr.probe_cost.hook_inner_ps / 1000.0);
+		printf("size:             %" PRIu64 " bytes in %" PRIu64 " frames, %.2f bytes/event\n",
+		       tr.file_bytes, tr.nr_frames,
+		       tr.nr_events ? (double)tr.file_bytes / (double)tr.nr_events : 0.0);
+		if (tr.nr_fast_frames)
+			printf("fast frames:      %" PRIu64 " of %" PRIu64
+			       " (literals stored raw: the writer was behind or busy)\n",
+			       tr.nr_fast_frames, tr.nr_frames);
+		if (tr.has_snapshot)
+			print_snapshot(&tr, &c, &ev, false);
+		if (tr.has_crash && !tr.truncated)
+			printf("ended cleanly:    no (%s)\n", crash_text);
+		else
+			printf("ended cleanly:    %s\n",
+			       clean ? "yes" : tr.truncated ? "no (truncated)" : "no (no END record)");
+		if (problems[0])
+			printf("warning:          %s\n", problems);
+		if (cn.nr[0] || cn.nr[1]) {
+			fputs("counters:        ", stdout);
+			for (uint32_t i = 0; i < cn.nr[0]; i++)
+				printf(" %s", cn.name[0][i]);
+			if (!cn.nr[0])
+				fputs(" none", stdout);
+			if (cn.nr[1])
+				fputs(" (not recorded:", stdout);
+			for (uint32_t i = 0; i < cn.nr[1]; i++)
+				printf(" %s", cn.name[1][i]);
+			fputs(cn.nr[1] ? ")\n" : "\n", stdout);
+		}
+		printf("threads:          %" PRIu32 "\n", tr.nr_threads);
+		printf("  %10s  %-24s %14s %12s%s%s%s\n", "id", "name", "events", "dropped",
+		       tr.has_filtered ? "     filtered" : "",
+		       nr_blocked || blocked_ns ? "      blocked   blocked_ns" : "",
+		       annots_dropped ? " annots_dropped" : "");
+		for (uint32_t i = 0; i < tr.nr_threads; i++) {
+			const struct tt_thread *th = &tr.threads[i];
+
+			printf("  %10" PRIu32 "  ", th->os_tid);
+			tt_emit_pad(stdout, th->name ? th->name : "-", 24, false);
+			printf(" %14" PRIu64 " %12" PRIu64, th->nr_events, th->nr_dropped);
+			if (tr.has_filtered)
+				printf(" %12" PRIu64, th->nr_filtered);
+			if (nr_blocked || blocked_ns)
+				printf(" %12" PRIu64 " %12" PRIu64, th->nr_blocked, th->blocked_ns);
+			if (annots_dropped)
+				printf(" %14" PRIu64, th->nr_annots_dropped);
+			fputc('\n', stdout);
+		}
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "tracetool: cannot write the report\n");
+		rc = 1;
+	}
+out:
+	tt_trace_fini(&tr);
+	return rc;
+}
+
+int tt_cmd_info(int argc, char **argv)
+{
+	struct tt_options o = TT_OPTIONS_INIT;
+	int rc = 0;
+
+	argp_parse(&info_argp, argc, argv, 0, NULL, &o);
+	/* Several files: a report each, in the order given; JSON: an array. */
+	if (o.nr_traces > 1 && o.format == TT_FORMAT_JSON)
+		fputs("[", stdout);
+	for (unsigned i = 0; i < o.nr_traces; i++) {
+		int r;
+
+		if (i)
+			fputs(o.format == TT_FORMAT_JSON ? "," : "\n", stdout);
+		r = info_one(&o, o.traces[i]);
+		rc = r > rc ? r : rc;
+	}
+	if (o.nr_traces > 1 && o.format == TT_FORMAT_JSON)
+		fputs("]\n", stdout);
+	if (fflush(stdout) || ferror(stdout))
+		rc = 1;
+	tt_options_fini(&o);
+	return rc;
+}

@@ -1,0 +1,575 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_perfetto.c - `tracetool perfetto TRACE... -o OUT` (contract §10): a
+ * Perfetto trace (perfetto.c) of one or more recordings, for
+ * ui.perfetto.dev and trace_processor, which load it far beyond the size
+ * where Chrome JSON gives up. Each file is a process track with its threads'
+ * tracks under it; times are on the wall clock (runs.h), so the processes of
+ * several files share one timeline. A consumer of the pairing engine
+ * (scopes.h): an enter writes a slice's BEGIN, a timed activation its END;
+ * an activation that could not be timed (errors) is ended where the engine
+ * closed it, so nesting stays whole, and counted on stderr. Streaming:
+ * memory is the open frames of each thread, the names interned per thread
+ * and a 1 MiB buffer.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd/commands.h"
+#include "common/emit.h"
+#include "cmd/options.h"
+#include "out/perfetto.h"
+#include "engine/report.h"
+#include "views/labels.h"
+#include "engine/runs.h"
+#include "common/xalloc.h"
+
+/* Arguments of one slice written, at most (its first keys). */
+#define PF_MAX_ARGS 64
+
+/* An argument of an open frame (TRACE_ARG), written with its END. */
+struct pf_arg {
+	uint32_t sp; /* the frame: enter_ticks[sp - 1] */
+	char *key;
+	int64_t v;
+};
+
+struct pf_thread {
+	struct pf *pf;
+	struct tt_pf_seq seq;
+	uint64_t *enter_ticks; /* open frames */
+	uint32_t sp, cap;
+	struct pf_arg *args;   /* of the open frames, by sp ascending */
+	uint32_t nr_args, cap_args;
+	/* What its TrackDescriptor says, checked against the thread's final
+	 * name and tid when the run was skimmed (single_read_held()). */
+	uint32_t serial, tid;
+	char *name;
+	struct pf_thread *next;
+};
+
+struct pf {
+	struct tt_pf w;
+	const struct tt_run *run;
+	struct tt_report *rep;
+	struct pf_thread *threads;
+	uint64_t slices, errors;
+	char **tracks; /* the file's value tracks: counter track uuid by index */
+	uint32_t *track_bytes;
+	uint32_t nr_tracks, cap_tracks;
+	uint32_t *track_hash; /* name -> index + 1, 0 empty; track_mask + 1 slots */
+	uint32_t track_mask;
+	struct tt_inc_labels labels; /* the run's scope names (labels.h) */
+};
+
+static uint64_t process_uuid(const struct tt_run *r)
+{
+	return (uint64_t)(r->run_id + 1) << 32;
+}
+
+static void *pf_thread_begin(void *ctx, const struct tt_thread *th)
+{
+	struct pf *pf = ctx;
+	struct pf_thread *pt = tt_xcalloc(1, sizeof(*pt));
+	/* The final name and tid from the metadata pass; after a skim, the
+	 * thread's as read so far (checked at the end of the file). */
+	const struct tt_thread *m = pf->run->skimmed
+		? NULL : tt_trace_find_thread(&pf->run->meta, th->serial);
+	const char *name = m ? m->name : th->name;
+	uint32_t tid = m && m->defined ? m->os_tid : th->os_tid;
+
+	pt->pf = pf;
+	pt->serial = th->serial;
+	pt->tid = tid;
+	pt->name = name ? tt_xstrndup(name, strlen(name)) : NULL;
+	tt_pf_thread(&pf->w, &pt->seq, process_uuid(pf->run) | th->serial, (int32_t)pf->run->pid,
+		     (int32_t)tid, name, 0);
+	pt->next = pf->threads;
+	pf->threads = pt;
+	return pt;
+}
+
+static uint32_t pf_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64_t ticks,
+			 bool in_window)
+{
+	struct pf_thread *pt = tctx;
+	struct pf *pf = pt->pf;
+	const char *s = tt_inc_label(&pf->labels, pf->rep->tr.names, pf->rep->tr.nr_names, name);
+
+	(void)parent_slot;
+	(void)in_window;
+	if (pt->sp == pt->cap) {
+		pt->cap = pt->cap ? 2 * pt->cap : 64;
+		pt->enter_ticks = tt_xrealloc(pt->enter_ticks, pt->cap * sizeof(*pt->enter_ticks));
+	}
+	pt->enter_ticks[pt->sp++] = ticks;
+	tt_pf_begin(&pf->w, &pt->seq, tt_run_unix_ns(pf->run, ticks), name, s, SIZE_MAX);
+	return pt->sp;
+}
+
+/* The END of the top frame, with its arguments (debug annotations). */
+static void pf_end_top(struct pf_thread *pt, uint64_t ns)
+{
+	const char *keys[PF_MAX_ARGS];
+	int64_t vals[PF_MAX_ARGS];
+	uint32_t n = 0, i = pt->nr_args;
+
+	while (i && pt->args[i - 1].sp >= pt->sp)
+		i--;
+	for (uint32_t k = i; k < pt->nr_args && n < PF_MAX_ARGS; k++)
+		if (pt->args[k].sp == pt->sp) {
+			keys[n] = pt->args[k].key;
+			vals[n++] = pt->args[k].v;
+		}
+	tt_pf_end_args(&pt->pf->w, &pt->seq, ns, keys, vals, n);
+	for (uint32_t k = i; k < pt->nr_args; k++)
+		free(pt->args[k].key);
+	pt->nr_args = i;
+	pt->sp--;
+}
+
+static void pf_act(void *tctx, const struct tt_activation *a)
+{
+	struct pf_thread *pt = tctx;
+
+	if (!pt->sp)
+		return;
+	pf_end_top(pt, tt_run_unix_ns(pt->pf->run, a->exit_ticks));
+	pt->pf->slices++;
+}
+
+/* FNV-1a of a name's bytes from the process's random basis, for the track
+ * table. */
+static uint32_t name_hash(const char *s, uint32_t n)
+{
+	return tt_hash_u32(tt_hash_bytes(s, n)); /* seeded: xalloc.h */
+}
+
+/*
+ * The index of the value track named s[0, n) in this file, its counter
+ * track described when new; UINT32_MAX past 2^31 - 1 tracks. A hash table:
+ * O(1) a sample whatever the number of tracks (issue 26: a scan of the
+ * tracks made 1 000 tracks x 4 000 samples take 9.5 s).
+ */
+static uint32_t track_of(struct pf *pf, const char *s, uint32_t n)
+{
+	uint32_t slot, k;
+
+	if (pf->track_hash) {
+		for (slot = name_hash(s, n) & pf->track_mask; pf->track_hash[slot];
+		     slot = (slot + 1) & pf->track_mask) {
+			k = pf->track_hash[slot] - 1;
+			if (pf->track_bytes[k] == n && memcmp(pf->tracks[k], s, n) == 0)
+				return k;
+		}
+	}
+	k = pf->nr_tracks;
+	if (k == 0x7fffffff)
+		return UINT32_MAX;
+	if (!pf->track_hash || 2 * (k + 1) > pf->track_mask) {
+		uint32_t mask = pf->track_mask ? 2 * pf->track_mask + 1 : 63;
+		uint32_t *h = tt_xcalloc((size_t)mask + 1, sizeof(*h));
+
+		for (uint32_t j = 0; j < k; j++) {
+			slot = name_hash(pf->tracks[j], pf->track_bytes[j]) & mask;
+			while (h[slot])
+				slot = (slot + 1) & mask;
+			h[slot] = j + 1;
+		}
+		free(pf->track_hash);
+		pf->track_hash = h;
+		pf->track_mask = mask;
+	}
+	if (k == pf->cap_tracks) {
+		pf->cap_tracks = pf->cap_tracks ? 2 * pf->cap_tracks : 16;
+		pf->tracks = tt_xrealloc(pf->tracks, pf->cap_tracks * sizeof(*pf->tracks));
+		pf->track_bytes = tt_xrealloc(pf->track_bytes,
+					      pf->cap_tracks * sizeof(*pf->track_bytes));
+	}
+	for (slot = name_hash(s, n) & pf->track_mask; pf->track_hash[slot];
+	     slot = (slot + 1) & pf->track_mask)
+		;
+	pf->track_hash[slot] = k + 1;
+	pf->tracks[k] = tt_xstrndup(s, n);
+	pf->track_bytes[k] = n;
+	pf->nr_tracks++;
+	tt_pf_counter_track(&pf->w, process_uuid(pf->run) | 0x80000000u | k,
+			    process_uuid(pf->run), pf->tracks[k]);
+	return k;
+}
+
+/* A flow's id on the whole trace: its name and 64-bit id. */
+static uint64_t flow_uid(const struct tt_annot *a)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (uint32_t i = 0; i < a->name_bytes; i++)
+		h = (h ^ (uint8_t)a->name[i]) * 1099511628211ull;
+	return h ^ (a->id * 0x9e3779b97f4a7c15ull);
+}
+
+/*
+ * Annotations (contract §10): a value on a counter track of the process
+ * (one per track name), an instant or a message an instant of the thread
+ * (the message's text in a debug annotation "message"), an argument a
+ * debug annotation of its slice (on its END, which trace_processor merges
+ * into the slice's args; a key set twice: the later value), a flow event
+ * an instant inside the slice it was recorded in, carrying the flow's id
+ * (flow_ids; terminating_flow_ids at its end), so the flow links the
+ * activations it passes through.
+ */
+static void pf_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt_annot *a)
+{
+	struct pf_thread *pt = tctx;
+	struct pf *pf = pt->pf;
+	uint64_t ns = tt_run_unix_ns(pf->run, a->ticks);
+
+	(void)slot;
+	switch (a->kind) {
+	case TT_ANNOT_VALUE: {
+		uint32_t k = track_of(pf, a->name, a->name_bytes);
+		uint64_t uuid;
+
+		if (k == UINT32_MAX)
+			return;
+		uuid = process_uuid(pf->run) | 0x80000000u | k;
+		if (a->is_double)
+			tt_pf_counter_double(&pf->w, &pt->seq, ns, uuid, a->d);
+		else
+			tt_pf_counter(&pf->w, &pt->seq, ns, uuid, a->i);
+		break;
+	}
+	case TT_ANNOT_INSTANT:
+		tt_pf_mark(&pf->w, &pt->seq, ns, a->name, a->name_bytes, NULL, 0, 0, 0);
+		break;
+	case TT_ANNOT_MESSAGE: {
+		/* Valid UTF-8 for protobuf strings (invalid bytes: U+FFFD). */
+		char *text = tt_emit_clean(a->name, a->name_bytes);
+
+		tt_pf_mark(&pf->w, &pt->seq, ns, text, strlen(text), text, strlen(text), 0, 0);
+		free(text);
+		break;
+	}
+	case TT_ANNOT_ARG: {
+		uint32_t k, n = 0;
+
+		if (!depth || depth != pt->sp)
+			return;
+		for (k = pt->nr_args; k && pt->args[k - 1].sp == depth; k--, n++)
+			if (strlen(pt->args[k - 1].key) == a->name_bytes &&
+			    memcmp(pt->args[k - 1].key, a->name, a->name_bytes) == 0) {
+				pt->args[k - 1].v = a->i;
+				return;
+			}
+		/* The END carries the frame's first PF_MAX_ARGS keys: a key
+		 * past them would never be written, and keeping it would make
+		 * this scan quadratic in a frame's arguments. */
+		if (n >= PF_MAX_ARGS)
+			return;
+		if (pt->nr_args == pt->cap_args) {
+			pt->cap_args = pt->cap_args ? 2 * pt->cap_args : 8;
+			pt->args = tt_xrealloc(pt->args, pt->cap_args * sizeof(*pt->args));
+		}
+		pt->args[pt->nr_args].sp = depth;
+		pt->args[pt->nr_args].key = tt_emit_clean(a->name, a->name_bytes);
+		pt->args[pt->nr_args++].v = a->i;
+		break;
+	}
+	default: /* flows */
+		if (!depth)
+			return;
+		tt_pf_mark(&pf->w, &pt->seq, ns, a->name, a->name_bytes, NULL, 0,
+			   a->kind == TT_ANNOT_FLOW_END ? -1 : 1, flow_uid(a));
+		break;
+	}
+}
+
+static void pf_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ticks,
+		     uint64_t ticks, enum tt_frame_error why)
+{
+	struct pf_thread *pt = tctx;
+
+	(void)name;
+	(void)slot;
+	if (!pt->sp)
+		return;
+	/* A clock that went backwards ends the slice where it began. */
+	pf_end_top(pt, tt_run_unix_ns(pt->pf->run, ticks < enter_ticks ? enter_ticks : ticks));
+	/* A snapshot's window ends inside scopes: open, not untimed (FORMAT.md §3.20). */
+	if (why != TT_FRAME_OPEN_AT_END || !pt->pf->rep->tr.has_snapshot)
+		pt->pf->errors++;
+}
+
+static const struct tt_consumer pf_consumer = {
+	.thread_begin = pf_thread_begin,
+	.enter = pf_enter,
+	.act = pf_act,
+	.error = pf_error,
+	.annot = pf_annot,
+	.one_walker = true,
+	.needs_meta = false,
+	.no_times = true, /* activations only: no per-name statistics */
+};
+
+static error_t parse_perfetto(int key, char *arg, struct argp_state *state)
+{
+	return tt_options_parse_files(key, arg, state, state->input);
+}
+
+static const struct argp_option perfetto_options[] = {
+	{ "output", 'o', "OUT", 0, "Write the Perfetto trace to OUT", 0 },
+	{ 0 },
+};
+
+static const struct argp perfetto_argp = {
+	perfetto_options, parse_perfetto, "TRACE...",
+	"Convert traces to a Perfetto protobuf trace (open it in https://ui.perfetto.dev "
+	"or trace_processor): one process track per TRACE, one track per thread, "
+	"activations as slices, on one wall-clock timeline.\v"
+	"Examples:\n"
+	"  tracetool perfetto -o out.pftrace trace.zst\n"
+	"  tracetool perfetto -o service.pftrace trace-1234.zst trace-1235.zst",
+	NULL, 0, 0,
+};
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/*
+ * True if the run's single read wrote what two reads would have: the skim's
+ * clock, pid, start and program are the file's final ones, and every
+ * thread's TrackDescriptor has its final name and tid (a thread named or
+ * renamed after its first events, or whose THREAD record came after its
+ * first EVENTS block, was written with an earlier one).
+ */
+static bool single_read_held(const struct pf *pf, const struct tt_run *r,
+			     const struct tt_report *rep)
+{
+	if (!tt_run_skim_matches(r, &rep->tr))
+		return false;
+	for (const struct pf_thread *pt = pf->threads; pt; pt = pt->next) {
+		const struct tt_thread *th = tt_trace_find_thread(&rep->tr, pt->serial);
+
+		if (!th)
+			continue; /* a metadata pass would not have it either */
+		if ((th->defined && th->os_tid != pt->tid) ||
+		    (th->name && pt->name ? strcmp(th->name, pt->name) != 0 : th->name != pt->name))
+			return false;
+	}
+	return true;
+}
+
+static void free_threads(struct pf *pf)
+{
+	while (pf->threads) {
+		struct pf_thread *pt = pf->threads;
+
+		pf->threads = pt->next;
+		tt_pf_seq_fini(&pt->seq);
+		free(pt->enter_ticks);
+		for (uint32_t k = 0; k < pt->nr_args; k++)
+			free(pt->args[k].key);
+		free(pt->args);
+		free(pt->name);
+		free(pt);
+	}
+	for (uint32_t k = 0; k < pf->nr_tracks; k++)
+		free(pf->tracks[k]);
+	free(pf->tracks);
+	free(pf->track_bytes);
+	free(pf->track_hash);
+	pf->tracks = NULL;
+	pf->track_bytes = NULL;
+	pf->track_hash = NULL;
+	pf->nr_tracks = pf->cap_tracks = pf->track_mask = 0;
+}
+
+/*
+ * Writes every run into pf->w. Files before warn_from have had their
+ * warnings printed by an earlier attempt. Return: 0, an exit code, or -1
+ * with *again the first run whose single read did not hold (the output
+ * must be written again from the runs' metadata passes).
+ */
+static int convert(struct pf *pf, struct tt_run *runs, unsigned nr_runs, unsigned warn_from,
+		   unsigned *again)
+{
+	char msg[512];
+
+	for (unsigned i = 0; i < nr_runs; i++) {
+		struct tt_options o = TT_OPTIONS_INIT;
+		struct tt_report rep;
+		void *ctxs[TT_REPORT_MAX_REPLICAS] = { pf };
+		bool held = true;
+
+		tt_pf_process(&pf->w, process_uuid(&runs[i]), (int32_t)runs[i].pid,
+			      tt_run_program_base(&runs[i]));
+		pf->run = &runs[i];
+		pf->rep = &rep;
+		tt_inc_labels_fini(&pf->labels); /* name indices are the run's own */
+		o.trace = runs[i].path;
+		enum tt_status st = tt_report_run_views(&rep, &o, NULL, NULL, &pf_consumer, ctxs,
+						       msg, sizeof(msg));
+		if (st == TT_OK && runs[i].skimmed)
+			held = single_read_held(pf, &runs[i], &rep);
+		if (!held) {
+			tt_report_fini(&rep);
+			free_threads(pf);
+			*again = i;
+			return -1;
+		}
+		if (st == TT_OK && i >= warn_from)
+			tt_trace_warn(&rep.tr);
+		if (st == TT_OK && rep.tr.has_snapshot && pf->threads) {
+			/* A flight-recorder snapshot's trigger (FORMAT.md §3.20): an
+			 * instant on a thread's track, after all its slices. */
+			char what[300];
+			int n = snprintf(what, sizeof(what), "snapshot #%" PRIu32 ": %s",
+					 rep.tr.snapshot.number,
+					 rep.tr.snapshot_reason ? rep.tr.snapshot_reason : "");
+
+			tt_pf_instant(&pf->w, &pf->threads->seq,
+				      tt_run_unix_ns(&runs[i], rep.tr.snapshot.trigger_ticks),
+				      rep.tr.nr_names, what, /* past every name's id */
+				      n < 0 ? 0 : (size_t)n < sizeof(what) ? (size_t)n : sizeof(what) - 1);
+		}
+		tt_report_fini(&rep);
+		free_threads(pf);
+		if (st != TT_OK)
+			return tt_fail_file(runs[i].path, msg);
+	}
+	return 0;
+}
+
+/* True if OUT can be written again from its start (a regular file, or a
+ * name not taken yet): then the runs are skimmed, not read twice. */
+static bool can_rewrite(const char *out)
+{
+	struct stat st;
+
+	if (getenv("TRACETOOL_TWO_READS"))
+		return false;
+	if (stat(out, &st) != 0)
+		return errno == ENOENT;
+	return S_ISREG(st.st_mode);
+}
+
+/*
+ * Each file is read once when its skim holds (issue 13 item 1): frame 0 and
+ * the last frame give the final clock and the program, and each thread's
+ * TrackDescriptor is written with the name and tid it has at its first
+ * events. At the end of each file that is checked against the file's final
+ * tables; if it does not hold (a thread renamed after its first events...)
+ * OUT is truncated and written again from the files' metadata passes, as
+ * before, so the output is always what two reads give.
+ */
+int tt_cmd_perfetto(int argc, char **argv)
+{
+	struct tt_files_args a = { .missing_out = "missing -o OUT" };
+	struct pf pf;
+	struct tt_run *runs;
+	struct stat ost;
+	FILE *f = NULL;
+	char msg[512];
+	int rc = 0;
+	unsigned nr_open = 0, again = 0, nr_once = 0;
+	bool skim, created;
+
+	argp_parse(&perfetto_argp, argc, argv, 0, NULL, &a);
+	memset(&pf, 0, sizeof(pf));
+	runs = tt_xcalloc(a.nr_traces, sizeof(*runs));
+	skim = can_rewrite(a.out);
+	for (unsigned i = 0; i < a.nr_traces; i++) {
+		nr_open++;
+		if ((skim ? tt_run_open_skim : tt_run_open)(&runs[i], a.traces[i], i, msg,
+							     sizeof(msg)) != TT_OK) {
+			rc = tt_fail_file(a.traces[i], msg);
+			goto out;
+		}
+		if (same_file(a.out, a.traces[i])) {
+			rc = tt_fail_file(a.out, "is an input trace; not overwritten");
+			goto out;
+		}
+	}
+	created = skim && access(a.out, F_OK) != 0;
+	f = fopen(a.out, "we");
+	if (!f) {
+		snprintf(msg, sizeof(msg), "cannot open: %s", strerror(errno));
+		rc = tt_fail_file(a.out, msg);
+		goto out;
+	}
+	if (skim && (fstat(fileno(f), &ost) != 0 || !S_ISREG(ost.st_mode)))
+		again = 0; /* replaced by something else meanwhile: two reads */
+	else if (skim) {
+		tt_pf_init(&pf.w, f);
+		rc = convert(&pf, runs, a.nr_traces, 0, &again);
+		if (rc > 0 && created)
+			unlink(a.out); /* as when the metadata pass failed: no OUT */
+		if (rc != -1) {
+			for (unsigned i = 0; i < a.nr_traces; i++)
+				nr_once += runs[i].skimmed;
+			goto done;
+		}
+		tt_pf_fini(&pf.w);
+		tt_inc_labels_fini(&pf.labels);
+		memset(&pf, 0, sizeof(pf));
+		if (fflush(f) != 0 || ftruncate(fileno(f), 0) != 0) {
+			snprintf(msg, sizeof(msg), "cannot write: %s", strerror(errno));
+			rc = tt_fail_file(a.out, msg);
+			goto out;
+		}
+		rewind(f);
+	}
+	/* Two reads: each skimmed run's metadata pass, then its events. */
+	for (unsigned i = 0; i < a.nr_traces; i++) {
+		if (!runs[i].skimmed)
+			continue;
+		tt_run_close(&runs[i]);
+		if (tt_run_open(&runs[i], a.traces[i], i, msg, sizeof(msg)) != TT_OK) {
+			rc = tt_fail_file(a.traces[i], msg);
+			goto out;
+		}
+	}
+	tt_pf_init(&pf.w, f);
+	rc = convert(&pf, runs, a.nr_traces, again, &again);
+done:
+	if (rc)
+		goto out;
+	if (pf.errors)
+		fprintf(stderr,
+			"tracetool: %s: %" PRIu64 " activation(s) could not be timed; their "
+			"slices end where the pairing closed them\n",
+			a.out, pf.errors);
+	if (tt_pf_flush(&pf.w) != 0) {
+		snprintf(msg, sizeof(msg), "cannot write: %s", strerror(-pf.w.err));
+		rc = tt_fail_file(a.out, msg);
+	}
+	if (getenv("TRACETOOL_PERFETTO_STATS"))
+		fprintf(stderr, "%s: %" PRIu64 " slices, %" PRIu64 " packets, %" PRIu64 " bytes\n",
+			a.out, pf.slices, pf.w.packets, pf.w.bytes);
+	if (getenv("TRACETOOL_PERFETTO_STATS"))
+		fprintf(stderr, "%s: %u of %u file(s) read once\n", a.out, nr_once, a.nr_traces);
+out:
+	if (f && fclose(f) != 0 && !rc) {
+		snprintf(msg, sizeof(msg), "cannot write: %s", strerror(errno));
+		rc = tt_fail_file(a.out, msg);
+	}
+	tt_pf_fini(&pf.w);
+	tt_inc_labels_fini(&pf.labels);
+	for (unsigned i = 0; i < nr_open; i++)
+		tt_run_close(&runs[i]);
+	free(runs);
+	tt_files_args_fini(&a);
+	return rc;
+}

@@ -1,0 +1,801 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_summary.c - `tracetool summary TRACE`: one row per scope name with
+ * calls, inclusive and self totals, min, mean, p50, p90, p99, max and errors
+ * (contract §4-§5), as a table (a line per row when the terminal is wide
+ * enough, else two), CSV or JSON. The numbers come from
+ * report.c; this file sorts, cuts (--top) and prints them.
+ */
+#include <argp.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/commands.h"
+#include "views/ctrs.h"
+#include "common/emit.h"
+#include "views/intervals.h"
+#include "cmd/options.h"
+#include "views/labels.h"
+#include "engine/report.h"
+#include "common/xalloc.h"
+
+enum { OPT_TOP = 0x200, OPT_INTERVAL, OPT_ARG };
+
+static const struct argp_option summary_options[] = {
+	{ "top", OPT_TOP, "N", 0, "Only the first N rows (per interval and thread with --interval)",
+	  30 },
+	{ "interval", OPT_INTERVAL, "DUR", 0,
+	  "Per interval of DUR (e.g. 1s) and thread: each scope's time inside the interval, "
+	  "its share of it and its calls",
+	  30 },
+	{ "arg", OPT_ARG, "KEY", 0,
+	  "Per scope, the total and the mean of the argument KEY (TRACE_ARG) over the "
+	  "activations that carry it (repeatable; csv columns KEY_total,KEY_mean after errors)",
+	  30 },
+	{ 0 },
+};
+
+static error_t parse_summary(int key, char *arg, struct argp_state *state)
+{
+	struct tt_options *o = state->input;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = o;
+		state->child_inputs[1] = o;
+		state->child_inputs[2] = o;
+		state->child_inputs[3] = o;
+		break;
+	case OPT_INTERVAL:
+		if (tt_options_parse_time(arg, &o->interval_ns) || o->interval_ns == 0)
+			argp_error(state, "--interval: '%s' is not a duration like 1s or 250ms", arg);
+		break;
+	case OPT_ARG:
+		if (!*arg)
+			argp_error(state, "--arg: the key is empty");
+		if (o->nr_arg_keys == TT_MAX_ARG_KEYS)
+			argp_error(state, "--arg: at most %d keys", TT_MAX_ARG_KEYS);
+		o->arg_keys = tt_xrealloc(o->arg_keys, (o->nr_arg_keys + 1) * sizeof(*o->arg_keys));
+		o->arg_keys[o->nr_arg_keys++] = arg;
+		break;
+	case OPT_TOP:
+		if (tt_options_parse_u64(arg, &o->top) || o->top == 0)
+			argp_error(state, "--top: '%s' is not a positive number", arg);
+		break;
+	case ARGP_KEY_END:
+		if (o->interval_ns && tt_options_multi(o))
+			argp_error(state, "--interval takes one TRACE, without --by-process");
+		/* --interval splits activations by their timestamps: a time on
+		 * the clock, which compensation cannot move (docs/ANALYZER.md). */
+		if (o->interval_ns && o->compensate)
+			argp_error(state, "--compensate does not apply to --interval");
+		if (o->interval_ns && o->nr_arg_keys)
+			argp_error(state, "--arg does not apply to --interval");
+		return tt_options_parse_traces(key, arg, state);
+	default:
+		return tt_options_parse_traces(key, arg, state);
+	}
+	return 0;
+}
+
+static const struct argp_child summary_children[] = {
+	{ &tt_filter_argp, 0, 0, 0 },
+	{ &tt_cost_argp, 0, 0, 0 },
+	{ &tt_report_argp, 0, 0, 0 },
+	{ &tt_site_argp, 0, 0, 0 },
+	{ 0 },
+};
+
+static const struct argp summary_argp = {
+	summary_options, parse_summary, "TRACE...",
+	"Time spent in each scope name: calls, inclusive total, self time, min, mean, "
+	"p50, p90, p99, max and errors, sorted by total.\v"
+	"Times are nanoseconds in csv and json. Errors are activations that could not "
+	"be timed (an exit without enter, an enter without exit, a clock going "
+	"backwards); they are not counted in calls or times.\n\n"
+	"Examples:\n"
+	"  tracetool summary trace.zst\n"
+	"  tracetool summary --format=csv --function='^worker_' trace.zst\n"
+	"  tracetool summary --by-thread --from=1s --to=2.5s trace.zst\n"
+	"  tracetool summary --interval=1s --format=csv trace.zst\n"
+	"  tracetool summary --by-process trace-1234.zst trace-1235.zst\n\n"
+	"Several TRACE files make one report: rows of the same scope name add up "
+	"across them (each file's times with its own clock); --by-process keeps "
+	"one row per process, NAME[PID], in a first column 'process'.\n\n"
+	"A trace recorded with REC_COUNTERS adds, per counter, the inclusive total and "
+	"the mean per call (csv columns NAME_total and NAME_mean after errors), and ipc, "
+	"branch-miss-rate and cache-miss-rate where their counters were recorded.\n\n"
+	"--arg=KEY adds, per scope, the sum of the values of TRACE_ARG(KEY, v) over the "
+	"activations that carry it (a key set twice in one activation counts its last "
+	"value) and their mean per carrying activation: csv KEY_total,KEY_mean after errors "
+	"(empty when none carries it), json \"args\":{\"KEY\":{\"total\",\"mean\"}|null}.",
+	summary_children, 0, 0,
+};
+
+static enum tt_sort sort_key;
+
+static uint64_t key_of(const struct tt_row *r)
+{
+	switch (sort_key) {
+	case TT_SORT_SELF: return r->self_ns;
+	case TT_SORT_CALLS: return r->calls;
+	case TT_SORT_MEAN: return r->mean_ns;
+	case TT_SORT_MIN: return r->min_ns;
+	case TT_SORT_P50: return r->p50_ns;
+	case TT_SORT_P90: return r->p90_ns;
+	case TT_SORT_P99: return r->p99_ns;
+	case TT_SORT_MAX: return r->max_ns;
+	case TT_SORT_TOTAL: return r->total_ns;
+	case TT_SORT_NAME: break;
+	}
+	return 0;
+}
+
+static const struct tt_options *opts;
+static struct tt_labels labels; /* the rows' names (labels.h) */
+
+/*
+ * What a row prints as its function: the name, told apart by its place
+ * where several rows share it ("init (a.c:12)"); with --by-site the name
+ * alone in CSV and JSON, which add a column `site`, and in a table always
+ * "name (file:line)".
+ */
+static const char *rname(const struct tt_row *r)
+{
+	static char buf[4][2 * RECFMT_MAX_NAME_BYTES + 64];
+	static unsigned next;
+	const char *site;
+
+	if (!opts->by_site)
+		return tt_labels_shown(&labels, r->name);
+	if (opts->format != TT_FORMAT_TABLE)
+		return tt_labels_name(&labels, r->name);
+	site = tt_labels_site(&labels, r->name);
+	if (!site[0])
+		return tt_labels_name(&labels, r->name);
+	next = (next + 1) % 4;
+	snprintf(buf[next], sizeof(buf[next]), "%s (%s)", tt_labels_name(&labels, r->name), site);
+	return buf[next];
+}
+
+static int cmp_rows(const void *pa, const void *pb)
+{
+	const struct tt_row *a = pa, *b = pb;
+	uint64_t ka = key_of(a), kb = key_of(b);
+	int c;
+
+	if (ka != kb)
+		return ka > kb ? -1 : 1; /* numeric keys descending */
+	c = strcmp(rname(a), rname(b)); /* as printed (labels.h) */
+	if (c)
+		return c;
+	if (a->process && b->process && (c = strcmp(a->process, b->process)) != 0)
+		return c;
+	if (a->thread && b->thread)
+		return strcmp(a->thread, b->thread);
+	return 0;
+}
+
+/*
+ * Counter figures (docs/ANALYZER.md, "Counters"): per counter the
+ * inclusive total and the mean per call; derived ratios of totals where
+ * both counters were recorded.
+ */
+static const struct derived {
+	const char *name, *num, *den;
+} derived[] = {
+	{ "ipc", "instructions", "cycles" },
+	{ "branch-miss-rate", "branch-misses", "branches" },
+	{ "cache-miss-rate", "cache-misses", "cache-references" },
+};
+#define NR_DERIVED (sizeof(derived) / sizeof(derived[0]))
+
+static const struct tt_ctrs *ctrs; /* NULL: the trace has no counters */
+static const struct tt_ctrs *argsrc; /* NULL: no --arg */
+/* summary --arg KEY (docs/ANALYZER.md, "Annotations"). */
+static void csv_arg_header(void)
+{
+	for (uint32_t k = 0; argsrc && k < opts->nr_arg_keys; k++) {
+		const char *key = opts->arg_keys[k];
+		size_t n = strlen(key);
+		char *field = tt_xrealloc(NULL, n + sizeof("_total"));
+
+		memcpy(field, key, n);
+		memcpy(field + n, "_total", sizeof("_total"));
+		fputc(',', stdout);
+		tt_emit_csv_str(stdout, field);
+		memcpy(field + n, "_mean", sizeof("_mean"));
+		fputc(',', stdout);
+		tt_emit_csv_str(stdout, field);
+		free(field);
+	}
+}
+
+static double arg_mean(const struct tt_ctr_agg *a, uint32_t k)
+{
+	return (double)a->arg_sum[k] / (double)a->arg_n[k];
+}
+
+static void csv_arg_cells(const struct tt_row *r)
+{
+	struct tt_ctr_agg a;
+
+	if (!argsrc)
+		return;
+	tt_ctrs_lookup(argsrc, opts, r->process, r->thread, r->name, &a);
+	for (uint32_t k = 0; k < opts->nr_arg_keys; k++) {
+		if (a.arg_n[k])
+			printf(",%" PRId64 ",%.2f", a.arg_sum[k], arg_mean(&a, k));
+		else
+			fputs(",,", stdout);
+	}
+}
+
+static void json_args(const struct tt_row *r)
+{
+	struct tt_ctr_agg a;
+
+	if (!argsrc)
+		return;
+	tt_ctrs_lookup(argsrc, opts, r->process, r->thread, r->name, &a);
+	fputs(",\"args\":{", stdout);
+	for (uint32_t k = 0; k < opts->nr_arg_keys; k++) {
+		if (k)
+			fputc(',', stdout);
+		tt_emit_json_str(stdout, opts->arg_keys[k]);
+		if (a.arg_n[k])
+			printf(":{\"total\":%" PRId64 ",\"mean\":%.2f}", a.arg_sum[k],
+			       arg_mean(&a, k));
+		else
+			fputs(":null", stdout);
+	}
+	fputc('}', stdout);
+}
+
+/* The table's arguments section: a line per key under each name. */
+static void table_args(const struct tt_report *rep, size_t nr, bool by_thread)
+{
+	if (!argsrc)
+		return;
+	printf("\narguments: total and mean per activation that carries the key\n");
+	for (size_t i = 0; i < 80; i++)
+		fputc('-', stdout);
+	fputc('\n', stdout);
+	for (size_t i = 0; i < nr; i++) {
+		const struct tt_row *r = &rep->rows[i];
+		struct tt_ctr_agg a;
+		bool any = false;
+
+		tt_ctrs_lookup(argsrc, opts, r->process, r->thread, r->name, &a);
+		for (uint32_t k = 0; k < opts->nr_arg_keys; k++)
+			any |= a.arg_n[k] != 0;
+		if (!any)
+			continue;
+		if (r->process)
+			printf("%s: ", r->process);
+		if (by_thread)
+			printf("%s: ", r->thread);
+		printf("%s\n", rname(r));
+		for (uint32_t k = 0; k < opts->nr_arg_keys; k++) {
+			if (!a.arg_n[k])
+				continue;
+			fputs("  ", stdout);
+			tt_emit_pad(stdout, opts->arg_keys[k], 24, false);
+			printf(" %16" PRId64 " total %14.2f mean over %" PRIu64 "\n", a.arg_sum[k],
+			       arg_mean(&a, k), a.arg_n[k]);
+		}
+	}
+}
+
+static bool derived_exists(size_t d)
+{
+	return tt_ctrs_find(ctrs, derived[d].num) != UINT32_MAX &&
+	       tt_ctrs_find(ctrs, derived[d].den) != UINT32_MAX;
+}
+
+/* Return: false if a ratio cannot be computed (no counts, or a zero). */
+static bool derived_value(size_t d, const struct tt_ctr_agg *a, double *v)
+{
+	uint32_t n = tt_ctrs_find(ctrs, derived[d].num), k = tt_ctrs_find(ctrs, derived[d].den);
+
+	if (!a->n[n] || !a->n[k] || !a->total[k])
+		return false;
+	*v = (double)a->total[n] / (double)a->total[k];
+	return true;
+}
+
+static double mean_of(const struct tt_ctr_agg *a, uint32_t g)
+{
+	return (double)a->sum[g] / (double)a->n[g];
+}
+
+static void csv_counter_header(void)
+{
+	for (uint32_t g = 0; ctrs && g < tt_ctrs_count(ctrs); g++) {
+		/* RFC 4180 quotes the whole field: "a,b_total", not "a,b"_total. */
+		const char *name = tt_ctrs_name(ctrs, g);
+		size_t n = strlen(name);
+		char *field = tt_xrealloc(NULL, n + sizeof("_total"));
+
+		memcpy(field, name, n);
+		memcpy(field + n, "_total", sizeof("_total"));
+		fputc(',', stdout);
+		tt_emit_csv_str(stdout, field);
+		memcpy(field + n, "_mean", sizeof("_mean"));
+		fputc(',', stdout);
+		tt_emit_csv_str(stdout, field);
+		free(field);
+	}
+	for (size_t d = 0; ctrs && d < NR_DERIVED; d++)
+		if (derived_exists(d))
+			printf(",%s", derived[d].name);
+}
+
+static void csv_counter_cells(const struct tt_row *r)
+{
+	struct tt_ctr_agg a;
+	double v;
+
+	if (!ctrs)
+		return;
+	tt_ctrs_lookup(ctrs, opts, r->process, r->thread, r->name, &a);
+	for (uint32_t g = 0; g < tt_ctrs_count(ctrs); g++) {
+		if (a.n[g])
+			printf(",%" PRIu64 ",%.2f", a.total[g], mean_of(&a, g));
+		else
+			fputs(",,", stdout);
+	}
+	for (size_t d = 0; d < NR_DERIVED; d++) {
+		if (!derived_exists(d))
+			continue;
+		if (derived_value(d, &a, &v))
+			printf(",%.4f", v);
+		else
+			fputc(',', stdout);
+	}
+}
+
+static void json_counters(const struct tt_row *r)
+{
+	struct tt_ctr_agg a;
+	double v;
+
+	if (!ctrs)
+		return;
+	tt_ctrs_lookup(ctrs, opts, r->process, r->thread, r->name, &a);
+	fputs(",\"counters\":{", stdout);
+	for (uint32_t g = 0; g < tt_ctrs_count(ctrs); g++) {
+		if (g)
+			fputc(',', stdout);
+		tt_emit_json_str(stdout, tt_ctrs_name(ctrs, g));
+		if (a.n[g])
+			printf(":{\"total\":%" PRIu64 ",\"mean\":%.2f}", a.total[g], mean_of(&a, g));
+		else
+			fputs(":null", stdout);
+	}
+	fputc('}', stdout);
+	for (size_t d = 0; d < NR_DERIVED; d++) {
+		if (!derived_exists(d))
+			continue;
+		printf(",\"%s\":", derived[d].name);
+		if (derived_value(d, &a, &v))
+			printf("%.4f", v);
+		else
+			fputs("null", stdout);
+	}
+}
+
+/* The table's counters section: a line per counter under each name. */
+static void table_counters(const struct tt_report *rep, size_t nr, bool by_thread)
+{
+	if (!ctrs || !tt_ctrs_count(ctrs))
+		return;
+	printf("\ncounters: inclusive total and mean per call\n");
+	for (size_t i = 0; i < 80; i++)
+		fputc('-', stdout);
+	fputc('\n', stdout);
+	for (size_t i = 0; i < nr; i++) {
+		const struct tt_row *r = &rep->rows[i];
+		struct tt_ctr_agg a;
+		bool any = false;
+		double v;
+
+		tt_ctrs_lookup(ctrs, opts, r->process, r->thread, r->name, &a);
+		for (uint32_t g = 0; g < tt_ctrs_count(ctrs); g++)
+			any |= a.n[g] != 0;
+		if (!any)
+			continue;
+		if (r->process)
+			printf("%s: ", r->process);
+		if (by_thread)
+			printf("%s: ", r->thread);
+		printf("%s\n", rname(r));
+		for (uint32_t g = 0; g < tt_ctrs_count(ctrs); g++) {
+			if (!a.n[g])
+				continue;
+			printf("  %-24s %16" PRIu64 " total %14.2f per call\n", tt_ctrs_name(ctrs, g),
+			       a.total[g], mean_of(&a, g));
+		}
+		for (size_t d = 0; d < NR_DERIVED; d++) {
+			if (!derived_exists(d) || !derived_value(d, &a, &v))
+				continue;
+			if (d == 0)
+				printf("  %-24s %16.3f\n", derived[d].name, v);
+			else
+				printf("  %-24s %15.2f%%\n", derived[d].name, 100.0 * v);
+		}
+	}
+}
+
+static void print_csv(const struct tt_report *rep, size_t nr, bool by_thread)
+{
+	if (opts->by_process)
+		fputs("process,", stdout);
+	if (by_thread)
+		fputs("thread,", stdout);
+	fputs("function,calls,total_ns,self_ns,min_ns,mean_ns,p50_ns,p90_ns,p99_ns,max_ns,errors",
+	      stdout);
+	csv_arg_header();
+	csv_counter_header();
+	if (opts->by_site)
+		fputs(",site", stdout);
+	fputc('\n', stdout);
+	for (size_t i = 0; i < nr; i++) {
+		const struct tt_row *r = &rep->rows[i];
+
+		if (opts->by_process) {
+			tt_emit_csv_str(stdout, r->process);
+			fputc(',', stdout);
+		}
+		if (by_thread) {
+			tt_emit_csv_str(stdout, r->thread);
+			fputc(',', stdout);
+		}
+		tt_emit_csv_str(stdout, rname(r));
+		printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+		       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
+		       r->calls, r->total_ns, r->self_ns, r->min_ns, r->mean_ns, r->p50_ns,
+		       r->p90_ns, r->p99_ns, r->max_ns, r->errors);
+		csv_arg_cells(r);
+		csv_counter_cells(r);
+		if (opts->by_site) {
+			fputc(',', stdout);
+			tt_emit_csv_str(stdout, tt_labels_site(&labels, r->name));
+		}
+		fputc('\n', stdout);
+	}
+}
+
+static void print_json(const struct tt_report *rep, size_t nr, bool by_thread)
+{
+	uint64_t calls = 0, errors = 0;
+
+	fputs("{\"functions\":[", stdout);
+	for (size_t i = 0; i < nr; i++) {
+		const struct tt_row *r = &rep->rows[i];
+
+		calls += r->calls;
+		errors += r->errors;
+		fputs(i ? ",\n{" : "\n{", stdout);
+		if (opts->by_process) {
+			fputs("\"process\":", stdout);
+			tt_emit_json_str(stdout, r->process);
+			fputc(',', stdout);
+		}
+		if (by_thread) {
+			fputs("\"thread\":", stdout);
+			tt_emit_json_str(stdout, r->thread);
+			fputc(',', stdout);
+		}
+		fputs("\"function\":", stdout);
+		tt_emit_json_str(stdout, rname(r));
+		if (opts->by_site) {
+			fputs(",\"site\":", stdout);
+			tt_emit_json_str(stdout, tt_labels_site(&labels, r->name));
+		}
+		printf(",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"self_ns\":%" PRIu64
+		       ",\"min_ns\":%" PRIu64 ",\"mean_ns\":%" PRIu64 ",\"p50_ns\":%" PRIu64
+		       ",\"p90_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
+		       ",\"errors\":%" PRIu64,
+		       r->calls, r->total_ns, r->self_ns, r->min_ns, r->mean_ns, r->p50_ns,
+		       r->p90_ns, r->p99_ns, r->max_ns, r->errors);
+		/* Only when the trace has them, so other outputs stay as they were. */
+		if (rep->nr_left)
+			printf(",\"left_without_exit\":%" PRIu64, r->left);
+		if (rep->nr_dropped)
+			printf(",\"maybe_dropped\":%s", r->maybe_dropped ? "true" : "false");
+		json_args(r);
+		json_counters(r);
+		fputc('}', stdout);
+	}
+	printf("\n],\"calls\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"dropped\":%" PRIu64,
+	       calls, errors, rep->nr_dropped);
+	if (rep->nr_left)
+		printf(",\"left_without_exit\":%" PRIu64, rep->nr_left);
+	/* Only for recordings made with REC_MIN_NS, so 1.0 outputs stay as they were. */
+	if (rep->tr.has_filtered)
+		printf(",\"filtered\":%" PRIu64, rep->nr_filtered);
+	if (rep->nr_blocked || rep->blocked_ns)
+		printf(",\"blocked\":%" PRIu64 ",\"blocked_ns\":%" PRIu64, rep->nr_blocked,
+		       rep->blocked_ns);
+	if (rep->comp_asked)
+		printf(",\"compensated\":%s", rep->compensated ? "true" : "false");
+	printf(",\"truncated\":%s,\"damaged\":%s}\n", tt_report_truncated(rep) ? "true" : "false",
+	       tt_report_damaged(rep) ? "true" : "false");
+}
+
+/* Display width of a row's label: "thread: name" with --by-thread, and
+ * "  [*]" after a name on a thread that dropped scopes. */
+static size_t label_width(const struct tt_row *r, bool by_thread)
+{
+	return tt_emit_width(rname(r)) + (by_thread ? tt_emit_width(r->thread) + 2 : 0) +
+	       (r->process ? tt_emit_width(r->process) + 2 : 0) + (r->maybe_dropped ? 5 : 0);
+}
+
+/*
+ * The table. Each row is one line, the label padded to the longest, then
+ * the numbers: always in a pipe or a file (grep, sort and awk see one row
+ * a line, whatever the names' length), and on a terminal when it
+ * (tt_emit_terminal_columns(): $COLUMNS, else its width) has room for the
+ * longest label and the 80 columns of numbers. On a narrower terminal each
+ * row is two lines: the label, then the numbers under a two-line header.
+ */
+static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
+{
+	static const char *const heads[] = { "total", "self", "min", "mean", "p50",
+					     "p90",   "p99",  "max" };
+	const char *head = opts->by_process ? (by_thread ? "process: thread: function"
+							 : "process: function")
+			   : by_thread ? "thread: function" : "function";
+	uint64_t calls = 0, errors = 0;
+	size_t label_w = tt_emit_width(head), rule_w = 80;
+	bool one_line;
+	char buf[32], line[256];
+
+	for (size_t i = 0; i < nr; i++) {
+		size_t w = label_width(&rep->rows[i], by_thread);
+
+		label_w = w > label_w ? w : label_w;
+	}
+	one_line = !isatty(STDOUT_FILENO) || label_w + 80 <= tt_emit_terminal_columns();
+	if (one_line) {
+		tt_emit_pad(stdout, head, label_w, false);
+		rule_w += label_w;
+	} else {
+		printf("%s\n", head);
+	}
+	printf("%9s", "calls");
+	for (size_t i = 0; i < 8; i++)
+		printf(" %7s", heads[i]);
+	printf(" %6s\n", "errors");
+	for (size_t i = 0; i < rule_w; i++)
+		fputc('-', stdout);
+	fputc('\n', stdout);
+	for (size_t i = 0; i < nr; i++) {
+		const struct tt_row *r = &rep->rows[i];
+		const uint64_t v[8] = { r->total_ns, r->self_ns, r->min_ns, r->mean_ns,
+					r->p50_ns,   r->p90_ns,	 r->p99_ns, r->max_ns };
+
+		calls += r->calls;
+		errors += r->errors;
+		if (r->process)
+			printf("%s: ", r->process);
+		if (by_thread)
+			printf("%s: ", r->thread);
+		if (one_line) {
+			fputs(rname(r), stdout);
+			tt_emit_pad(stdout, r->maybe_dropped ? "  [*]" : "",
+				    label_w - label_width(r, by_thread) + (r->maybe_dropped ? 5 : 0),
+				    false);
+		} else {
+			printf("%s%s\n", rname(r), r->maybe_dropped ? "  [*]" : "");
+		}
+		printf("%9" PRIu64, r->calls);
+		for (size_t k = 0; k < 8; k++) {
+			tt_emit_fmt_duration(buf, sizeof(buf), v[k]);
+			fputc(' ', stdout);
+			tt_emit_pad(stdout, buf, 7, true);
+		}
+		printf(" %6" PRIu64 "\n", r->errors);
+	}
+	for (size_t i = 0; i < rule_w; i++)
+		fputc('-', stdout);
+	fputc('\n', stdout);
+	printf("%zu of %zu scope name%s, %" PRIu64 " calls, %" PRIu64 " errors, %" PRIu64
+	       " dropped scopes\n",
+	       nr, rep->nr_rows, rep->nr_rows == 1 ? "" : "s", calls, errors, rep->nr_dropped);
+	if (rep->nr_left)
+		printf("%" PRIu64 " of the errors left without an exit (longjmp): their time is "
+		       "their parent's self time\n",
+		       rep->nr_left);
+	if (rep->nr_dropped)
+		printf("[*] on a thread that dropped scopes: calls and times may be low\n");
+	if (rep->tr.has_filtered)
+		printf("%" PRIu64 " activations shorter than REC_MIN_NS not recorded (filtered)\n",
+		       rep->nr_filtered);
+	if (rep->nr_blocked || rep->blocked_ns) {
+		tt_emit_fmt_duration(buf, sizeof(buf), rep->blocked_ns);
+		printf("%" PRIu64 " waits for room (REC_OVERFLOW=block), %s in all, not counted in any"
+		       " activation\n", rep->nr_blocked, buf);
+	}
+	tt_report_comp_footer(rep, line, sizeof(line));
+	if (line[0])
+		printf("%s\n", line);
+	if (rep->problems[0])
+		printf("warning: %s\n", rep->problems);
+	table_args(rep, nr, by_thread);
+	table_counters(rep, nr, by_thread);
+}
+
+/* ---------------------------------------------------------------------
+ * summary --interval (intervals.c; docs/ANALYZER.md, "Intervals").
+ */
+static double percent_of(const struct tt_intervals *iv, uint64_t ns)
+{
+	return 100.0 * (double)ns / (double)iv->interval_ns;
+}
+
+static void intervals_csv(const struct tt_intervals *iv, const struct tt_options *o)
+{
+	uint64_t shown = 0;
+
+	fputs("interval_start_ns,thread,function,calls,total_ns,percent\n", stdout);
+	for (size_t i = 0; i < iv->nr_rows; i++) {
+		const struct tt_interval_row *r = &iv->rows[i];
+
+		if (i && (r->k != r[-1].k || r->thread != r[-1].thread))
+			shown = 0;
+		if (o->top && shown++ >= o->top)
+			continue;
+		printf("%" PRIu64 ",", r->k * iv->interval_ns);
+		tt_emit_csv_str(stdout, r->label);
+		fputc(',', stdout);
+		tt_emit_csv_str(stdout, tt_labels_shown(&labels, r->name));
+		printf(",%" PRIu64 ",%" PRIu64 ",%.2f\n", r->calls, r->total_ns,
+		       percent_of(iv, r->total_ns));
+	}
+}
+
+static void intervals_json(const struct tt_intervals *iv, const struct tt_options *o)
+{
+	uint64_t shown = 0;
+	bool first = true;
+
+	printf("{\"interval_ns\":%" PRIu64 ",\"rows\":[", iv->interval_ns);
+	for (size_t i = 0; i < iv->nr_rows; i++) {
+		const struct tt_interval_row *r = &iv->rows[i];
+
+		if (i && (r->k != r[-1].k || r->thread != r[-1].thread))
+			shown = 0;
+		if (o->top && shown++ >= o->top)
+			continue;
+		printf("%s{\"interval_start_ns\":%" PRIu64 ",\"thread\":", first ? "\n" : ",\n",
+		       r->k * iv->interval_ns);
+		first = false;
+		tt_emit_json_str(stdout, r->label);
+		fputs(",\"function\":", stdout);
+		tt_emit_json_str(stdout, tt_labels_shown(&labels, r->name));
+		printf(",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"percent\":%.2f}",
+		       r->calls, r->total_ns, percent_of(iv, r->total_ns));
+	}
+	printf("\n],\"truncated\":%s,\"damaged\":%s}\n",
+	       iv->rep.tr.truncated ? "true" : "false",
+	       iv->rep.tr.nr_bad_frames || iv->rep.tr.nr_lost_frames || iv->rep.tr.nr_bad_blocks
+		       ? "true" : "false");
+}
+
+static void intervals_table(const struct tt_intervals *iv, const struct tt_options *o)
+{
+	char t0[32], t1[32], buf[32];
+	uint64_t shown = 0;
+
+	for (size_t i = 0; i < iv->nr_rows; i++) {
+		const struct tt_interval_row *r = &iv->rows[i];
+
+		if (!i || r->k != r[-1].k || r->thread != r[-1].thread) {
+			tt_emit_fmt_duration(t0, sizeof(t0), r->k * iv->interval_ns);
+			tt_emit_fmt_duration(t1, sizeof(t1), (r->k + 1) * iv->interval_ns);
+			printf("%s[%s, %s) thread %s\n", i ? "\n" : "", t0, t1, r->label);
+			printf("%9s %8s %7s  %s\n", "calls", "time", "%", "function");
+			shown = 0;
+		}
+		if (o->top && shown++ >= o->top)
+			continue;
+		tt_emit_fmt_duration(buf, sizeof(buf), r->total_ns);
+		printf("%9" PRIu64 " ", r->calls);
+		tt_emit_pad(stdout, buf, 8, true);
+		printf(" %7.2f  %s\n", percent_of(iv, r->total_ns), tt_labels_shown(&labels, r->name));
+	}
+	if (iv->problems[0])
+		printf("warning: %s\n", iv->problems);
+}
+
+static int summary_intervals(const struct tt_options *o)
+{
+	struct tt_intervals iv;
+	enum tt_status st;
+	char msg[512];
+	int rc = 0;
+
+	st = tt_intervals_run(&iv, o, msg, sizeof(msg));
+	if (st != TT_OK) {
+		rc = tt_fail_file(o->trace, msg);
+		goto out;
+	}
+	tt_trace_warn(&iv.rep.tr);
+	tt_labels_init(&labels);
+	tt_labels_add_names(&labels, iv.rep.tr.names, iv.rep.tr.nr_names);
+	tt_labels_finish(&labels);
+	if (o->format == TT_FORMAT_CSV)
+		intervals_csv(&iv, o);
+	else if (o->format == TT_FORMAT_JSON)
+		intervals_json(&iv, o);
+	else
+		intervals_table(&iv, o);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "tracetool: cannot write the report\n");
+		rc = 1;
+	}
+out:
+	tt_labels_fini(&labels);
+	tt_intervals_fini(&iv);
+	return rc;
+}
+
+int tt_cmd_summary(int argc, char **argv)
+{
+	struct tt_options o = TT_OPTIONS_INIT;
+	struct tt_ctrs counters;
+	struct tt_report rep;
+	char msg[512];
+	size_t nr;
+	int rc = 0;
+
+	argp_parse(&summary_argp, argc, argv, 0, NULL, &o);
+	if (o.interval_ns) {
+		rc = summary_intervals(&o);
+		tt_options_fini(&o);
+		return rc;
+	}
+	opts = &o;
+	/* One pass: the engine times the scopes and, for the threads with
+	 * COUNTER_SETs (REC_COUNTERS), their counter deltas. */
+	if (tt_ctrs_run(&counters, &rep, &o, msg, sizeof(msg)) != TT_OK) {
+		rc = tt_fail_file(tt_report_failed(&rep, &o), msg);
+		goto out;
+	}
+	if (rep.tr.nr_counter_sets)
+		ctrs = &counters;
+	if (o.nr_arg_keys)
+		argsrc = &counters;
+	tt_labels_init(&labels);
+	tt_labels_add_names(&labels, rep.tr.names, rep.tr.nr_names);
+	tt_labels_finish(&labels);
+	sort_key = o.sort;
+	if (rep.nr_rows) /* no rows: rows is NULL, which qsort may not take */
+		qsort(rep.rows, rep.nr_rows, sizeof(*rep.rows), cmp_rows);
+	nr = o.top && o.top < rep.nr_rows ? (size_t)o.top : rep.nr_rows;
+	tt_report_warn(&rep);
+	tt_report_comp_warn(&rep);
+	if (o.format == TT_FORMAT_CSV)
+		print_csv(&rep, nr, o.by_thread);
+	else if (o.format == TT_FORMAT_JSON)
+		print_json(&rep, nr, o.by_thread);
+	else
+		print_table(&rep, nr, o.by_thread);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "tracetool: cannot write the report\n");
+		rc = 1;
+	}
+out:
+	tt_labels_fini(&labels);
+	tt_ctrs_fini(&counters);
+	ctrs = NULL;
+	argsrc = NULL;
+	tt_report_fini(&rep);
+	tt_options_fini(&o);
+	return rc;
+}

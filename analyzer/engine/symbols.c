@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbols.c - names function addresses from the ELF files of the modules a
+ * trace recorded (see symbols.h). Each module's file is opened at most once,
+ * when the first address in it is named: its build-id (NT_GNU_BUILD_ID note)
+ * must equal the recorded one, then its function symbols (.symtab if the file
+ * has one, so static functions are named too, else .dynsym) are sorted by
+ * address. Addresses map to the file through the recorded load bias, which
+ * covers PIE executables and shared libraries as well as fixed-address
+ * executables (bias 0). Implements the reader's side of FORMAT.md §3.10-§3.11.
+ */
+#include "engine/symbols.h"
+#include "common/emit.h"
+#include "common/xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* libstdc++'s demangler (tracetool links libstdc++ for it: README). */
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *length, int *status);
+
+enum module_state {
+	MOD_UNREAD = 0,
+	MOD_OK,
+	MOD_MISSING,  /* cannot open the file */
+	MOD_NOT_ELF,  /* not an ELF file, or unreadable symbol tables */
+	MOD_MISMATCH, /* build-id differs: the file changed since the recording */
+	MOD_VDSO,     /* the kernel's vDSO: no file */
+	MOD_NO_PATH,
+};
+
+struct symbol {
+	uint64_t addr, size;
+	char *name; /* demangled */
+	const char *file; /* a local symbol's source file (the STT_FILE before
+			   * it in .symtab), owned by the module; NULL if global */
+};
+
+struct module {
+	uint32_t id, flags;
+	uint64_t bias;
+	uint32_t nr_ranges;
+	struct recfmt_range *ranges;
+	uint8_t build_id[RECFMT_MAX_BUILD_ID_BYTES];
+	uint32_t build_id_bytes;
+	char *path;
+	char **files; /* STT_FILE names of the local symbols (struct symbol.file) */
+	uint32_t nr_files;
+	char *shown; /* path as messages show it (emit.c's sanitizer) */
+	const char *base; /* basename of path */
+	enum module_state state;
+	char *warnings; /* lines for stderr, printed by tt_symbols_warn() */
+	struct symbol *syms;
+	size_t nr_syms;
+};
+
+struct func {
+	uint32_t id; /* 0: empty slot */
+	uint64_t addr;
+};
+
+struct tt_symbols {
+	const char *trace_path;
+	struct module *mods;
+	uint32_t nr_mods, cap_mods;
+	struct func *funcs; /* open addressing by id */
+	uint32_t funcs_mask, nr_funcs;
+};
+
+struct tt_symbols *tt_symbols_create(const char *trace_path)
+{
+	struct tt_symbols *s = tt_xcalloc(1, sizeof(*s));
+
+	s->trace_path = trace_path;
+	return s;
+}
+
+static void module_fini(struct module *m)
+{
+	for (size_t i = 0; i < m->nr_syms; i++)
+		free(m->syms[i].name);
+	free(m->syms);
+	for (uint32_t i = 0; i < m->nr_files; i++)
+		free(m->files[i]);
+	free(m->files);
+	free(m->ranges);
+	free(m->path);
+	free(m->shown);
+	free(m->warnings);
+}
+
+void tt_symbols_destroy(struct tt_symbols *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < s->nr_mods; i++)
+		module_fini(&s->mods[i]);
+	free(s->mods);
+	free(s->funcs);
+	free(s);
+}
+
+void tt_symbols_add_module(struct tt_symbols *s, const struct recfmt_module *rm)
+{
+	struct module *m = NULL;
+	const char *slash;
+
+	for (uint32_t i = 0; i < s->nr_mods; i++) {
+		if (s->mods[i].id == rm->id) {
+			/* Recorded again (a second walk, or a restart): the later one. */
+			m = &s->mods[i];
+			module_fini(m);
+			break;
+		}
+	}
+	if (!m) {
+		if (s->nr_mods == s->cap_mods) {
+			s->cap_mods = s->cap_mods ? 2 * s->cap_mods : 16;
+			s->mods = tt_xrealloc(s->mods, s->cap_mods * sizeof(*s->mods));
+		}
+		m = &s->mods[s->nr_mods++];
+	}
+	memset(m, 0, sizeof(*m));
+	m->id = rm->id;
+	m->flags = rm->flags;
+	m->bias = rm->load_bias;
+	m->nr_ranges = rm->nr_ranges;
+	m->ranges = tt_xcalloc(rm->nr_ranges, sizeof(*m->ranges));
+	for (uint32_t i = 0; i < rm->nr_ranges; i++)
+		m->ranges[i] = recfmt_module_range(rm, i);
+	m->build_id_bytes = rm->build_id_bytes;
+	memcpy(m->build_id, rm->build_id, rm->build_id_bytes);
+	m->path = tt_xstrndup(rm->path, rm->path_bytes);
+	for (size_t i = 0; i < rm->path_bytes; i++)
+		if (!m->path[i])
+			m->path[i] = '?';
+	m->shown = tt_emit_clean(m->path, strlen(m->path));
+	slash = strrchr(m->path, '/');
+	m->base = slash ? slash + 1 : m->path;
+	if (m->flags & RECFMT_MODULE_VDSO)
+		m->state = MOD_VDSO;
+	else if (!m->path[0])
+		m->state = MOD_NO_PATH;
+}
+
+void tt_symbols_add_func(struct tt_symbols *s, uint32_t id, uint64_t addr)
+{
+	uint32_t i;
+
+	if ((s->nr_funcs + 1) * 2 > (s->funcs ? s->funcs_mask + 1 : 0)) {
+		uint32_t slots = s->funcs ? 2 * (s->funcs_mask + 1) : 256;
+		struct func *old = s->funcs, *f = tt_xcalloc(slots, sizeof(*f));
+
+		for (uint32_t k = 0; old && k <= s->funcs_mask; k++) {
+			if (!old[k].id)
+				continue;
+			for (i = tt_hash_u32(old[k].id) & (slots - 1); f[i].id; i = (i + 1) & (slots - 1))
+				;
+			f[i] = old[k];
+		}
+		free(old);
+		s->funcs = f;
+		s->funcs_mask = slots - 1;
+	}
+	for (i = tt_hash_u32(id) & s->funcs_mask; s->funcs[i].id; i = (i + 1) & s->funcs_mask) {
+		if (s->funcs[i].id == id) {
+			s->funcs[i].addr = addr;
+			return;
+		}
+	}
+	s->funcs[i].id = id;
+	s->funcs[i].addr = addr;
+	s->nr_funcs++;
+}
+
+bool tt_symbols_func_addr(const struct tt_symbols *s, uint32_t id, uint64_t *addr)
+{
+	if (!s || !s->funcs)
+		return false;
+	for (uint32_t i = tt_hash_u32(id) & s->funcs_mask; s->funcs[i].id; i = (i + 1) & s->funcs_mask) {
+		if (s->funcs[i].id == id) {
+			*addr = s->funcs[i].addr;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void hex(const uint8_t *p, uint32_t n, char *out, size_t out_bytes)
+{
+	size_t k = 0;
+
+	out[0] = '\0';
+	for (uint32_t i = 0; i < n && k + 3 <= out_bytes; i++, k += 2)
+		snprintf(out + k, out_bytes - k, "%02x", p[i]);
+}
+
+/* The NT_GNU_BUILD_ID note of an ELF file. Return: its length, 0 if none. */
+static size_t file_build_id(Elf *elf, uint8_t *out, size_t out_bytes)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off, next;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) == 0) {
+				size_t n = nh.n_descsz < out_bytes ? nh.n_descsz : out_bytes;
+
+				memcpy(out, (const char *)data->d_buf + desc_off, n);
+				return n;
+			}
+			off = next;
+		}
+	}
+	return 0;
+}
+
+static char *demangle(const char *name)
+{
+	if (name[0] == '_' && name[1] == 'Z') {
+		int status = -1;
+		char *d = __cxa_demangle(name, NULL, NULL, &status);
+
+		if (d && status == 0)
+			return d;
+		free(d);
+	}
+	return tt_xstrndup(name, strlen(name));
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct symbol *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* Same address (aliases): the sized one first, then by name, so the
+	 * choice does not depend on the order of the symbol table. */
+	if ((x->size != 0) != (y->size != 0))
+		return x->size ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Reads the function symbols of one symbol table section. */
+static void read_symtab(struct module *m, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t n;
+
+	if (!data || !sh->sh_entsize)
+		return;
+	n = sh->sh_size / sh->sh_entsize;
+	m->syms = tt_xrealloc(m->syms, (m->nr_syms + n) * sizeof(*m->syms));
+	const char *file = NULL; /* the STT_FILE the local symbols that follow belong to */
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+		int type;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type == STT_FILE) {
+			/* ELF: the local symbols of one source file follow its STT_FILE. */
+			name = elf_strptr(elf, sh->sh_link, sym.st_name);
+			file = NULL;
+			if (name && name[0]) {
+				m->files = tt_xrealloc(m->files, (m->nr_files + 1) * sizeof(*m->files));
+				m->files[m->nr_files] = tt_xstrndup(name, strlen(name));
+				file = m->files[m->nr_files++];
+			}
+			continue;
+		}
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+		    !sym.st_value)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name || !name[0])
+			continue;
+		m->syms[m->nr_syms].addr = sym.st_value;
+		m->syms[m->nr_syms].size = sym.st_size;
+		m->syms[m->nr_syms].name = demangle(name);
+		m->syms[m->nr_syms].file = GELF_ST_BIND(sym.st_info) == STB_LOCAL ? file : NULL;
+		m->nr_syms++;
+	}
+}
+
+/*
+ * Warnings wait in the module until the walk is over (tt_symbols_warn()):
+ * with several walkers (events.c) each replica loads the modules its own
+ * threads need, so printing at first use would print a module's warning
+ * once per replica, in an order that depends on the threads' shares.
+ */
+static void queue_warning(struct module *m, const char *line)
+{
+	size_t old = m->warnings ? strlen(m->warnings) : 0, n = strlen(line);
+	char *w = tt_xrealloc(m->warnings, old + n + 1);
+
+	memcpy(w + old, line, n + 1);
+	m->warnings = w;
+}
+
+static void warn(const struct tt_symbols *s, struct module *m, const char *what)
+{
+	char line[8192];
+
+	snprintf(line, sizeof(line),
+		 "tracetool: %s: warning: %s: %s; its functions are shown as addresses\n",
+		 s->trace_path, m->shown, what);
+	queue_warning(m, line);
+}
+
+/* A module recorded without a build-id cannot be checked: say so, once. */
+static void warn_once_unchecked(const struct tt_symbols *s, struct module *m)
+{
+	char line[8192];
+
+	snprintf(line, sizeof(line),
+		 "tracetool: %s: warning: %s: no build-id recorded; its names are not checked "
+		 "against changes to the file\n",
+		 s->trace_path, m->shown);
+	queue_warning(m, line);
+}
+
+const char *tt_symbols_program(const struct tt_symbols *s)
+{
+	for (uint32_t i = 0; s && i < s->nr_mods; i++)
+		if ((s->mods[i].flags & RECFMT_MODULE_MAIN) && s->mods[i].path[0])
+			return s->mods[i].shown;
+	return NULL;
+}
+
+void tt_symbols_merge_warnings(struct tt_symbols *dst, const struct tt_symbols *src)
+{
+	if (!dst || !src)
+		return;
+	for (uint32_t i = 0; i < src->nr_mods; i++) {
+		const struct module *sm = &src->mods[i];
+
+		if (!sm->warnings)
+			continue;
+		/* Replicas read the same MODULE records: the same ids, paths,
+		 * files, so the same warnings; keep one copy. */
+		for (uint32_t j = 0; j < dst->nr_mods; j++) {
+			struct module *dm = &dst->mods[j];
+
+			if (dm->id == sm->id && !dm->warnings) {
+				queue_warning(dm, sm->warnings);
+				break;
+			}
+		}
+	}
+}
+
+void tt_symbols_warn(struct tt_symbols *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < s->nr_mods; i++) {
+		if (s->mods[i].warnings)
+			fputs(s->mods[i].warnings, stderr);
+		free(s->mods[i].warnings);
+		s->mods[i].warnings = NULL;
+	}
+}
+
+/* elf_version() sets libelf's global state: once per process, since
+ * walker threads may load modules at the same time. */
+static void elf_init(void)
+{
+	elf_version(EV_CURRENT);
+}
+
+static void elf_init_once(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, elf_init);
+}
+
+/*
+ * Opens a path a trace names only if it is a regular file: stat() first,
+ * since opening a device can itself have effects (a tape rewinds, a tty
+ * becomes the controlling one), then O_NONBLOCK (a FIFO put there since
+ * never blocks) and fstat() on what was opened.
+ * Return: an fd, or -1 with errno (EINVAL: not a regular file).
+ */
+static int open_regular(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * TRACETOOL_SYMBOL_PATH (colon-separated directories): where to look for a
+ * module whose recorded path is missing or holds another build, by its file
+ * name. A candidate is used only if its build-id is the recorded one.
+ * Return: an open fd of a matching file, or -1.
+ */
+static int find_moved(const struct module *m, char *found, size_t found_bytes)
+{
+	const char *dirs = getenv("TRACETOOL_SYMBOL_PATH");
+
+	if (!dirs || !m->build_id_bytes)
+		return -1;
+	while (*dirs) {
+		size_t n = strcspn(dirs, ":");
+		uint8_t id[RECFMT_MAX_BUILD_ID_BYTES];
+		Elf *elf;
+		int fd;
+
+		snprintf(found, found_bytes, "%.*s/%s", (int)n, dirs, m->base);
+		dirs += n + (dirs[n] == ':');
+		fd = n ? open_regular(found) : -1;
+		if (fd < 0)
+			continue;
+		elf_init_once();
+		elf = elf_begin(fd, ELF_C_READ, NULL);
+		if (elf && elf_kind(elf) == ELF_K_ELF &&
+		    file_build_id(elf, id, sizeof(id)) == m->build_id_bytes &&
+		    memcmp(id, m->build_id, m->build_id_bytes) == 0) {
+			elf_end(elf);
+			return fd;
+		}
+		if (elf)
+			elf_end(elf);
+		close(fd);
+	}
+	return -1;
+}
+
+/* Opens the module's file once: checks its build-id, reads its symbols. */
+static void module_load(struct tt_symbols *s, struct module *m)
+{
+	Elf *elf = NULL;
+	Elf_Scn *scn = NULL, *dynsym = NULL;
+	GElf_Shdr dynsym_sh;
+	bool have_symtab = false;
+	uint8_t id[RECFMT_MAX_BUILD_ID_BYTES];
+	size_t id_bytes;
+	char what[512], want[2 * RECFMT_MAX_BUILD_ID_BYTES + 1], got[sizeof(want)];
+	char moved[4096 + 256];
+	struct stat st;
+	int fd;
+
+	m->state = MOD_MISSING;
+	/* A path in a trace may name a FIFO or a device: never open one. */
+	fd = open_regular(m->path);
+	if (fd < 0) {
+		int err = errno;
+
+		fd = find_moved(m, moved, sizeof(moved));
+		if (fd < 0) {
+			if (err == EINVAL)
+				snprintf(what, sizeof(what), "not a regular file");
+			else
+				snprintf(what, sizeof(what), "cannot open: %s", strerror(err));
+			warn(s, m, what);
+			return;
+		}
+	}
+	m->state = MOD_NOT_ELF;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		warn(s, m, "not a regular file");
+		close(fd);
+		return;
+	}
+	elf_init_once();
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		warn(s, m, "not an ELF file");
+		goto out;
+	}
+	id_bytes = file_build_id(elf, id, sizeof(id));
+	if (m->build_id_bytes &&
+	    (id_bytes != m->build_id_bytes || memcmp(id, m->build_id, id_bytes) != 0)) {
+		int moved_fd = find_moved(m, moved, sizeof(moved));
+
+		if (moved_fd >= 0) { /* the right build, elsewhere: read that one */
+			elf_end(elf);
+			close(fd);
+			fd = moved_fd;
+			elf = elf_begin(fd, ELF_C_READ, NULL);
+			goto symbols;
+		}
+		m->state = MOD_MISMATCH;
+		hex(m->build_id, m->build_id_bytes, want, sizeof(want));
+		hex(id, (uint32_t)id_bytes, got, sizeof(got));
+		snprintf(what, sizeof(what),
+			 "build-id mismatch (recorded %s, file has %s): the file changed since "
+			 "the recording",
+			 want, id_bytes ? got : "none");
+		warn(s, m, what);
+		goto out;
+	}
+	if (!m->build_id_bytes)
+		warn_once_unchecked(s, m);
+symbols:
+	if (!elf) {
+		warn(s, m, "not an ELF file");
+		goto out;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB) {
+			read_symtab(m, elf, scn, &sh);
+			have_symtab = true;
+		} else if (sh.sh_type == SHT_DYNSYM) {
+			dynsym = scn;
+			dynsym_sh = sh;
+		}
+	}
+	if (!have_symtab && dynsym)
+		read_symtab(m, elf, dynsym, &dynsym_sh);
+	qsort(m->syms, m->nr_syms, sizeof(*m->syms), by_addr);
+	m->state = MOD_OK;
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+}
+
+/* The symbol at file address a: the one it starts at, else one that holds it. */
+static const struct symbol *lookup(const struct module *m, uint64_t a)
+{
+	size_t lo = 0, hi = m->nr_syms;
+
+	while (lo < hi) { /* first symbol with addr > a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->syms[mid].addr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	const struct symbol *sym = &m->syms[lo - 1];
+	/* Among aliases at that address, the first sorted (sized, by name). */
+	while (sym > m->syms && sym[-1].addr == sym->addr)
+		sym--;
+	if (sym->addr == a || a - sym->addr < sym->size)
+		return sym;
+	return NULL;
+}
+
+static struct module *find_module(struct tt_symbols *s, uint64_t addr)
+{
+	/* Latest first: a module loaded where an unloaded one was wins. */
+	for (uint32_t i = s->nr_mods; i-- > 0;) {
+		struct module *m = &s->mods[i];
+
+		for (uint32_t r = 0; r < m->nr_ranges; r++)
+			if (addr >= m->ranges[r].start && addr < m->ranges[r].end)
+				return m;
+	}
+	return NULL;
+}
+
+void tt_symbols_name(struct tt_symbols *s, uint64_t addr, char *out, size_t out_bytes,
+		     char *loc, size_t loc_bytes)
+{
+	struct module *m = find_module(s, addr);
+	const struct symbol *sym;
+	const char *why;
+	uint64_t a;
+
+	loc[0] = '\0';
+	if (!m) {
+		snprintf(out, out_bytes, "0x%" PRIx64 " [no module]", addr);
+		return;
+	}
+	if (m->state == MOD_UNREAD)
+		module_load(s, m);
+	a = addr - m->bias;
+	switch (m->state) {
+	case MOD_OK:
+		sym = lookup(m, a);
+		if (sym) {
+			snprintf(out, out_bytes, "%s", sym->name);
+			/* Where the function is, to tell same-named functions apart
+			 * (docs/ANALYZER.md, "Names"): a static's source file, else
+			 * the module. */
+			snprintf(loc, loc_bytes, "%s", sym->file ? sym->file : m->base);
+			return;
+		}
+		why = "no symbol";
+		break;
+	case MOD_MISSING: why = "missing"; break;
+	case MOD_NOT_ELF: why = "not ELF"; break;
+	case MOD_MISMATCH: why = "build-id mismatch"; break;
+	case MOD_VDSO: snprintf(out, out_bytes, "0x%" PRIx64 " [vdso]", a); return;
+	default: why = "no path"; break;
+	}
+	snprintf(out, out_bytes, "0x%" PRIx64 " [%s: %s]", a, m->base[0] ? m->base : "?", why);
+}

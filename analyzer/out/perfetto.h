@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perfetto.h - writes a Perfetto trace (the protobuf `Trace` of
+ * `TracePacket`s that ui.perfetto.dev and trace_processor load) as a
+ * stream, message by message, with protobuf.c. Independent of the trace
+ * format and of the pairing engine: cmd_perfetto.c feeds it.
+ *
+ * Layout (field numbers from perfetto's protos/perfetto/trace/):
+ * - one track per process (TrackDescriptor with a ProcessDescriptor) and one
+ *   per thread (TrackDescriptor with a ThreadDescriptor: pid, tid, name);
+ * - one packet sequence per thread (trusted_packet_sequence_id): its first
+ *   packet clears the incremental state (SEQ_INCREMENTAL_STATE_CLEARED) and
+ *   carries a ClockSnapshot defining clock 64 as an incremental clock in ns
+ *   whose base is the thread's first time on BOOTTIME (6); the next sets
+ *   TracePacketDefaults (timestamp_clock_id 64, the thread's track), so that
+ *   every event packet holds only the delta from the previous one, a name
+ *   iid and the slice type (SEQ_NEEDS_INCREMENTAL_STATE);
+ * - event names interned per sequence (InternedData.event_names), sent with
+ *   the first event that uses them;
+ * - activations as TYPE_SLICE_BEGIN / TYPE_SLICE_END, points as
+ *   TYPE_INSTANT, values on counter tracks as TYPE_COUNTER.
+ * Times are nanoseconds on the caller's clock (cmd_perfetto.c passes Unix
+ * time, so files of several processes share one timeline). A sequence's
+ * times must not decrease; an earlier time is written as the last one.
+ * Memory: the names interned on each sequence (one bit per name) and one
+ * buffer of at most ~1 MiB. Not thread-safe.
+ */
+#ifndef TT_PERFETTO_H
+#define TT_PERFETTO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "out/protobuf.h"
+
+struct tt_pf {
+	FILE *f;
+	struct tt_pb pb;
+	uint32_t next_seq;
+	uint64_t bytes, packets;
+	int err; /* 0, or the errno of the first failed write */
+};
+
+/* One thread's track and packet sequence. */
+struct tt_pf_seq {
+	uint32_t id;	   /* trusted_packet_sequence_id */
+	uint64_t uuid;	   /* its track */
+	uint64_t last_ns;  /* time of its last timed packet */
+	uint8_t *interned; /* bit per name id: sent on this sequence */
+	uint32_t nr_interned_bits;
+	uint64_t slices, instants, counters;
+};
+
+void tt_pf_init(struct tt_pf *w, FILE *f);
+/* A process track (uuid); name: the program's, or NULL (viewers show the pid). */
+void tt_pf_process(struct tt_pf *w, uint64_t uuid, int32_t pid, const char *name);
+/*
+ * A thread track (uuid) under process pid, and its sequence, whose clock
+ * starts at base_ns (no later than its first event).
+ */
+void tt_pf_thread(struct tt_pf *w, struct tt_pf_seq *s, uint64_t uuid, int32_t pid,
+		  int32_t tid, const char *name, uint64_t base_ns);
+/* name_id: the caller's id of the name (iid = name_id + 1); name: its text,
+ * name_len its length, or SIZE_MAX for strlen(name) when it is needed (the
+ * first time the name is met on the sequence). */
+void tt_pf_begin(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, uint32_t name_id,
+		 const char *name, size_t name_len);
+void tt_pf_end(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns);
+void tt_pf_instant(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, uint32_t name_id,
+		   const char *name, size_t name_len);
+/* A counter track (uuid) named name under the parent track. */
+void tt_pf_counter_track(struct tt_pf *w, uint64_t uuid, uint64_t parent_uuid, const char *name);
+/* A value of counter track uuid, on sequence s (for its clock). */
+void tt_pf_counter(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, uint64_t uuid, int64_t v);
+void tt_pf_counter_double(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, uint64_t uuid,
+			  double v);
+/* A slice's END with its arguments as debug annotations (KEY: int). */
+void tt_pf_end_args(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, const char *const *keys,
+		    const int64_t *vals, uint32_t n);
+/*
+ * An instant with a literal name (annotations: not interned), with a
+ * debug annotation "message" when message is not NULL, and flow > 0 a
+ * flow_ids entry, flow < 0 a terminating_flow_ids entry of flow_id.
+ */
+void tt_pf_mark(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, const char *name,
+		size_t name_len, const char *message, size_t message_len, int flow,
+		uint64_t flow_id);
+void tt_pf_seq_fini(struct tt_pf_seq *s);
+/* Writes what is buffered; 0 or a negative errno value (w->err). */
+int tt_pf_flush(struct tt_pf *w);
+void tt_pf_fini(struct tt_pf *w);
+
+#endif /* TT_PERFETTO_H */

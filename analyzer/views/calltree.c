@@ -1,0 +1,685 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * calltree.c - see calltree.h. The consumer: each thread's nodes live in a
+ * flat array with an open-addressing hash of (parent, name); a frame's slot
+ * is its node id, so an enter costs one look at the parent's last child
+ * (call trees repeat) and, when that misses, one hash probe, and an
+ * activation costs three additions to the node of its slot.
+ */
+#define _GNU_SOURCE
+#include "views/calltree.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/xalloc.h"
+
+/* ---------------------------------------------------------------------
+ * Node stores: per thread while walking, and the merged trees.
+ */
+static void store_init(struct tt_ctree *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->cap = 64;
+	t->p = tt_xcalloc(t->cap, sizeof(*t->p));
+	t->n = 1; /* node 0: the root above the roots */
+	t->p[0].name = TT_NO_NAME;
+	t->p[0].key = TT_NO_NAME;
+	t->mask = 127;
+	t->hash = tt_xcalloc(t->mask + 1, sizeof(*t->hash));
+}
+
+static void store_fini(struct tt_ctree *t)
+{
+	free(t->p);
+	free(t->hash);
+	free(t->order);
+	free(t->depth);
+	free(t->total_ns);
+	free(t->self_ns);
+}
+
+static inline uint32_t hash_of(uint32_t parent, uint32_t name)
+{
+	uint64_t h = ((uint64_t)parent << 32 | name) * 0x9E3779B97F4A7C15ull;
+
+	return (uint32_t)(h >> 32);
+}
+
+static void rehash(struct tt_ctree *t)
+{
+	t->mask = t->mask * 2 + 1;
+	free(t->hash);
+	t->hash = tt_xcalloc((size_t)t->mask + 1, sizeof(*t->hash));
+	for (uint32_t i = 1; i < t->n; i++) {
+		uint32_t h = hash_of(t->p[i].parent, t->p[i].name) & t->mask;
+
+		while (t->hash[h])
+			h = (h + 1) & t->mask;
+		t->hash[h] = i;
+	}
+}
+
+/* The child of `parent` called `name`, created if new. */
+static uint32_t child_slow(struct tt_ctree *t, uint32_t parent, uint32_t name, uint32_t key)
+{
+	uint32_t h = hash_of(parent, name) & t->mask, id;
+
+	while ((id = t->hash[h]) != 0) {
+		if (t->p[id].parent == parent && t->p[id].name == name)
+			goto found;
+		h = (h + 1) & t->mask;
+	}
+	if (t->n >= (1u << 31))
+		tt_oom(); /* 80 GiB of paths: never reached before malloc fails */
+	if (t->n == t->cap) {
+		t->cap *= 2;
+		t->p = tt_xrealloc(t->p, (size_t)t->cap * sizeof(*t->p));
+	}
+	id = t->n++;
+	memset(&t->p[id], 0, sizeof(t->p[id]));
+	t->p[id].parent = parent;
+	t->p[id].name = name;
+	t->p[id].key = key;
+	t->p[id].depth = t->p[parent].depth + 1;
+	t->p[id].next = t->p[parent].first;
+	t->p[parent].first = id;
+	t->hash[h] = id;
+	if ((uint64_t)t->n * 2 > t->mask)
+		rehash(t);
+found:
+	t->p[parent].hot = id;
+	return id;
+}
+
+/*
+ * child_slow() with two caches: the parent's child found last, and the
+ * sibling found after that one last time, so that a parent calling its
+ * children in turn (a; b; c; a; b; c...) finds each without hashing.
+ */
+static inline uint32_t child(struct tt_ctree *t, uint32_t parent, uint32_t name)
+{
+	uint32_t hot = t->p[parent].hot, after, id;
+
+	if (hot && t->p[hot].name == name)
+		return hot;
+	after = hot ? t->p[hot].after : 0;
+	if (after && t->p[after].name == name) {
+		t->p[parent].hot = after;
+		return after;
+	}
+	id = child_slow(t, parent, name, name);
+	if (hot)
+		t->p[hot].after = id;
+	return id;
+}
+
+/* ---------------------------------------------------------------------
+ * The consumer.
+ */
+struct ct_thread {
+	uint32_t serial;
+	uint64_t nr_folded; /* activations deeper than TT_CALLTREE_MAX_NAMES */
+	struct tt_ctree t;
+	struct ct_thread *next;
+};
+
+struct ct_walker {
+	struct ct_thread *head;
+};
+
+static void *ct_thread_begin(void *ctx, const struct tt_thread *th)
+{
+	struct ct_walker *w = ctx;
+	struct ct_thread *t = tt_xcalloc(1, sizeof(*t));
+
+	t->serial = th->serial;
+	store_init(&t->t);
+	t->next = w->head;
+	w->head = t;
+	return t;
+}
+
+static uint32_t ct_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64_t ticks,
+		 bool in_window)
+{
+	struct ct_thread *t = tctx;
+
+	(void)ticks;
+	(void)in_window;
+	if (t->t.p[parent_slot].depth >= TT_CALLTREE_MAX_NAMES)
+		return parent_slot; /* folded: see TT_CALLTREE_MAX_NAMES */
+	return child(&t->t, parent_slot, name);
+}
+
+static void ct_act(void *tctx, const struct tt_activation *a)
+{
+	struct ct_thread *t = tctx;
+	struct tt_path *p = &t->t.p[a->slot];
+
+	if (a->depth >= TT_CALLTREE_MAX_NAMES) {
+		p->self_ticks += a->self_ticks;
+		t->nr_folded++;
+		return;
+	}
+	p->calls++;
+	p->total_ticks += a->dur_ticks;
+	p->self_ticks += a->self_ticks;
+}
+
+/*
+ * A frame left without an exit (longjmp): what ran while it was open ran
+ * in its parent. Its path is marked; if it never has an activation that
+ * exits, merge_thread() splices it out (its children's paths move up one
+ * level). When the path also had activations that did exit, which
+ * children were whose is not kept, and the paths stay as they are
+ * (docs/ANALYZER.md).
+ */
+static void ct_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ticks,
+		     uint64_t ticks, enum tt_frame_error why)
+{
+	struct ct_thread *t = tctx;
+
+	(void)name;
+	(void)enter_ticks;
+	(void)ticks;
+	if (why == TT_FRAME_LEFT && slot)
+		t->t.p[slot].left = 1;
+}
+
+const struct tt_consumer tt_calltree_consumer = {
+	.thread_begin = ct_thread_begin,
+	.enter = ct_enter,
+	.act = ct_act,
+	.error = ct_error,
+	.no_times = true,
+};
+
+/* ---------------------------------------------------------------------
+ * Merging, inverting, ordering.
+ */
+static struct tt_ctree *tree_for(struct tt_calltree *ct, const char *process, const char *label)
+{
+	for (uint32_t i = 0; i < ct->nr_trees; i++)
+		if (((!label && !ct->trees[i].label) ||
+		     (label && ct->trees[i].label && strcmp(label, ct->trees[i].label) == 0)) &&
+		    ct->trees[i].process == process) /* interned by the report */
+			return &ct->trees[i];
+	ct->trees = tt_xrealloc(ct->trees, (ct->nr_trees + 1) * sizeof(*ct->trees));
+	store_init(&ct->trees[ct->nr_trees]);
+	ct->trees[ct->nr_trees].process = process;
+	ct->trees[ct->nr_trees].label = label ? tt_xstrndup(label, strlen(label)) : NULL;
+	return &ct->trees[ct->nr_trees++];
+}
+
+static void add_stats(struct tt_path *dst, const struct tt_path *src)
+{
+	dst->calls += src->calls;
+	dst->total_ticks += src->total_ticks;
+	dst->self_ticks += src->self_ticks;
+}
+
+static void merge_thread(struct tt_ctree *dst, const struct tt_ctree *src, const uint32_t *map)
+{
+	uint32_t *to = tt_xcalloc(src->n, sizeof(*to));
+
+	/* Parents come before their children (ids grow as paths appear). */
+	for (uint32_t i = 1; i < src->n; i++) {
+		const struct tt_path *s = &src->p[i];
+		uint32_t name = map ? map[s->name] : s->name;
+		uint32_t id;
+
+		if (s->left && !s->calls) {
+			to[i] = to[s->parent]; /* a ghost: its children are its parent's */
+			continue;
+		}
+		id = child_slow(dst, to[s->parent], name, name);
+		to[i] = id;
+		add_stats(&dst->p[id], s);
+	}
+	free(to);
+}
+
+/*
+ * merge_thread() for another file's thread (tt_calltree_run() over several
+ * files): its figures converted to ns with its clock c. Self time is
+ * converted by the running sum of each name's self ticks in the file
+ * (cum_*, by name index of the merged report), as order_tree() does, so
+ * that the paths of a function add up to summary's self_ns exactly.
+ */
+static void merge_thread_ns(struct tt_ctree *dst, const struct tt_ctree *src, const uint32_t *map,
+			    const struct tt_clock *c, uint64_t *cum_ticks, uint64_t *cum_ns)
+{
+	uint32_t *to = tt_xcalloc(src->n, sizeof(*to));
+
+	for (uint32_t i = 1; i < src->n; i++) {
+		const struct tt_path *s = &src->p[i];
+		uint32_t name = map[s->name];
+		struct tt_path *d;
+		uint64_t ns;
+
+		if (s->left && !s->calls) {
+			to[i] = to[s->parent];
+			continue;
+		}
+		to[i] = child_slow(dst, to[s->parent], name, name);
+		d = &dst->p[to[i]];
+		d->calls += s->calls;
+		d->total_ticks += tt_clock_ns(c, s->total_ticks);
+		ns = tt_clock_ns(c, cum_ticks[name] + s->self_ticks);
+		cum_ticks[name] += s->self_ticks;
+		d->self_ticks += ns - cum_ns[name];
+		cum_ns[name] = ns;
+	}
+	free(to);
+}
+
+static void free_walker(struct ct_walker *w)
+{
+	while (w && w->head) {
+		struct ct_thread *t = w->head;
+
+		w->head = t->next;
+		store_fini(&t->t);
+		free(t);
+	}
+	free(w);
+}
+
+/* Reads the files of o one after the other into ct's trees (ns). */
+static enum tt_status run_files(struct tt_calltree *ct, const struct tt_options *o, char *msg,
+				size_t msg_bytes)
+{
+	struct tt_report *rep = &ct->rep;
+
+	tt_report_multi_init(rep, o);
+	for (unsigned f = 0; f < rep->nr_files; f++) {
+		struct tt_report *sub = tt_xcalloc(1, sizeof(*sub));
+		void *walkers[TT_REPORT_MAX_REPLICAS];
+		struct tt_options fo;
+		const char *proc;
+		uint64_t *cum_ticks, *cum_ns;
+		uint32_t **maps;
+		enum tt_status st;
+
+		for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
+			walkers[r] = tt_xcalloc(1, sizeof(struct ct_walker));
+		tt_report_file_options(o, f, &fo);
+		st = tt_report_run_views(sub, &fo, NULL, NULL, &tt_calltree_consumer, walkers, msg,
+					 msg_bytes);
+		if (st != TT_OK) {
+			rep->failed = fo.trace;
+			for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
+				free_walker(walkers[r]);
+			tt_report_fini(sub);
+			free(sub);
+			return st;
+		}
+		proc = tt_report_multi_add(rep, o, sub);
+		/* Every replica's names as name indices of the merged report. */
+		maps = tt_xcalloc(sub->nr_replicas, sizeof(*maps));
+		for (unsigned r = 0; r < sub->nr_replicas; r++) {
+			struct tt_trace *tr = tt_report_replica(sub, r);
+
+			maps[r] = tt_xcalloc((size_t)tr->nr_names + 1, sizeof(**maps));
+			for (uint32_t n = 0; n < tr->nr_names; n++)
+				maps[r][n] = tt_trace_intern(&rep->tr, tr->names[n],
+							     strlen(tr->names[n]));
+		}
+		cum_ticks = tt_xcalloc((size_t)rep->tr.nr_names + 1, sizeof(*cum_ticks));
+		cum_ns = tt_xcalloc((size_t)rep->tr.nr_names + 1, sizeof(*cum_ns));
+		for (unsigned r = 0; r < sub->nr_replicas; r++) {
+			struct ct_walker *w = walkers[r];
+
+			for (struct ct_thread *t = w->head; t; t = t->next) {
+				const char *label = NULL;
+				char buf[4200];
+
+				if (o->by_thread) {
+					const struct tt_thread *th =
+						tt_trace_find_thread(&sub->tr, t->serial);
+
+					if (th)
+						tt_thread_label(th, buf, sizeof(buf));
+					else
+						snprintf(buf, sizeof(buf), "serial %u", t->serial);
+					label = buf;
+				}
+				merge_thread_ns(tree_for(ct, o->by_process ? proc : NULL, label),
+						&t->t, maps[r], &sub->clock, cum_ticks, cum_ns);
+				ct->nr_folded += t->nr_folded;
+			}
+		}
+		for (unsigned r = 0; r < sub->nr_replicas; r++)
+			free(maps[r]);
+		free(maps);
+		free(cum_ticks);
+		free(cum_ns);
+		for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
+			free_walker(walkers[r]);
+		tt_report_fini(sub);
+		free(sub);
+	}
+	tt_report_multi_finish(rep);
+	return TT_OK;
+}
+
+/* The --callers tree of t: for each path ending in a matching function F,
+ * F's figures on F, F;caller, F;caller;caller's caller, ... */
+static void invert(struct tt_ctree *inv, const struct tt_ctree *t, const bool *match)
+{
+	for (uint32_t i = 1; i < t->n; i++) {
+		const struct tt_path *s = &t->p[i];
+		uint32_t id;
+
+		if (!s->calls || !match[s->name])
+			continue;
+		id = child_slow(inv, 0, s->name, s->name);
+		add_stats(&inv->p[id], s);
+		for (uint32_t k = s->parent; k; k = t->p[k].parent) {
+			id = child_slow(inv, id, t->p[k].name, s->name);
+			add_stats(&inv->p[id], s);
+		}
+	}
+}
+
+static const struct tt_calltree *sort_ct;
+static const struct tt_ctree *sort_tree;
+static const uint64_t *sort_span;
+
+/* Children grouped by parent, then by span (time) descending, then name. */
+static int cmp_nodes(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	const struct tt_path *x = &sort_tree->p[a], *y = &sort_tree->p[b];
+	int c;
+
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	if (sort_span[a] != sort_span[b])
+		return sort_span[a] > sort_span[b] ? -1 : 1;
+	c = strcmp(sort_ct->rep.tr.names[x->name], sort_ct->rep.tr.names[y->name]);
+	return c ? c : (a < b ? -1 : a > b);
+}
+
+/*
+ * The span of a path: its total when it has timed activations, else (an
+ * enter never closed: the file ended inside it, or it was left by longjmp)
+ * the sum of its children's spans, the time known to be inside it. Shares
+ * are of the sum of the roots' spans, the grand total.
+ */
+static void spans(const struct tt_ctree *t, uint64_t *span, bool *present)
+{
+	for (uint32_t i = t->n; i-- > 1;) {
+		const struct tt_path *p = &t->p[i];
+
+		present[i] = present[i] || p->calls;
+		if (p->calls)
+			span[i] = p->total_ticks;
+		span[p->parent] += span[i];
+		present[p->parent] = present[p->parent] || present[i];
+	}
+}
+
+static void order_tree(struct tt_calltree *ct, struct tt_ctree *t, const struct tt_options *o,
+		       const struct tt_calltree_opts *co, const bool *fn_selected,
+		       uint64_t grand_ticks)
+{
+	const struct tt_clock *clk = &ct->rep.clock;
+	uint64_t *span = tt_xcalloc(t->n, sizeof(*span));
+	bool *present = tt_xcalloc(t->n, sizeof(*present));
+	uint32_t *sorted = tt_xcalloc(t->n, sizeof(*sorted)), *first, *stack, sp = 0;
+	uint64_t *cum_ticks, *cum_ns;
+	uint32_t nr_names = ct->rep.tr.nr_names;
+
+	(void)o;
+	spans(t, span, present);
+	for (uint32_t i = 1; i < t->n; i++)
+		sorted[i - 1] = i;
+	sort_ct = ct;
+	sort_tree = t;
+	sort_span = span;
+	if (t->n > 1)
+		qsort(sorted, t->n - 1, sizeof(*sorted), cmp_nodes);
+	/* first[p]: index in sorted of p's first child; children are contiguous. */
+	first = tt_xcalloc((size_t)t->n + 1, sizeof(*first));
+	for (uint32_t i = t->n - 1; i-- > 0;)
+		first[t->p[sorted[i]].parent] = i + 1; /* +1: 0 means none */
+	t->order = tt_xcalloc(t->n, sizeof(*t->order));
+	t->depth = tt_xcalloc(t->n, sizeof(*t->depth));
+	t->total_ns = tt_xcalloc(t->n, sizeof(*t->total_ns));
+	t->self_ns = tt_xcalloc(t->n, sizeof(*t->self_ns));
+	cum_ticks = tt_xcalloc((size_t)nr_names + 1, sizeof(*cum_ticks));
+	cum_ns = tt_xcalloc((size_t)nr_names + 1, sizeof(*cum_ns));
+	stack = tt_xcalloc(t->n, sizeof(*stack));
+	/* Depth first, pushing children in reverse so the first pops first. */
+	{
+		uint32_t k = first[0], cnt = 0;
+
+		while (k && k - 1 + cnt < t->n - 1 && t->p[sorted[k - 1 + cnt]].parent == 0)
+			cnt++;
+		while (cnt)
+			stack[sp++] = sorted[k - 1 + --cnt];
+	}
+	while (sp) {
+		uint32_t id = stack[--sp], k = first[id], cnt = 0;
+		const struct tt_path *p = &t->p[id];
+		uint32_t key = p->key;
+		bool shown;
+
+		if (!present[id])
+			continue;
+		t->depth[id] = p->parent ? t->depth[p->parent] + 1 : 0;
+		t->total_ns[id] = tt_clock_ns(clk, p->total_ticks);
+		/* Self in ns by the running sum of its function's self ticks, so that
+		 * the paths of a function add up to summary's self_ns exactly. */
+		if (key < nr_names) {
+			uint64_t ns = tt_clock_ns(clk, cum_ticks[key] + p->self_ticks);
+
+			cum_ticks[key] += p->self_ticks;
+			t->self_ns[id] = ns - cum_ns[key];
+			cum_ns[key] = ns;
+		}
+		shown = (!co->has_depth || t->depth[id] <= co->max_depth) &&
+			(key >= nr_names || fn_selected[key]) &&
+			(co->min_percent <= 0 ||
+			 (grand_ticks && 100.0 * (double)span[id] / (double)grand_ticks >=
+						 co->min_percent));
+		if (shown)
+			t->order[t->nr_order++] = id;
+		if (co->has_depth && t->depth[id] >= co->max_depth)
+			continue; /* nothing deeper is shown, and self is per path */
+		while (k && k - 1 + cnt < t->n - 1 && t->p[sorted[k - 1 + cnt]].parent == id)
+			cnt++;
+		while (cnt)
+			stack[sp++] = sorted[k - 1 + --cnt];
+	}
+	ct->nr_paths += t->nr_order;
+	free(stack);
+	free(cum_ticks);
+	free(cum_ns);
+	free(first);
+	free(sorted);
+	free(present);
+	free(span);
+}
+
+enum tt_status tt_calltree_run(struct tt_calltree *ct, const struct tt_options *o,
+			       const struct tt_calltree_opts *co, char *msg, size_t msg_bytes)
+{
+	struct tt_report *rep = &ct->rep;
+	struct tt_ctree *trees;
+	uint32_t nr_trees;
+	uint64_t grand_ticks = 0;
+	enum tt_status st;
+	bool *fn_selected, *match = NULL;
+
+	memset(ct, 0, sizeof(*ct));
+	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
+		ct->walkers[r] = tt_xcalloc(1, sizeof(struct ct_walker));
+	if (tt_options_multi(o))
+		st = run_files(ct, o, msg, msg_bytes);
+	else
+		st = tt_report_run_views(rep, o, NULL, NULL, &tt_calltree_consumer, ct->walkers,
+					 msg, msg_bytes);
+	if (st != TT_OK)
+		return st;
+	for (unsigned r = 0; r < rep->nr_replicas && !rep->nr_files; r++) {
+		struct tt_trace *tr = tt_report_replica(rep, r);
+		struct ct_walker *w = ct->walkers[r];
+		uint32_t *map = NULL;
+
+		if (r) {
+			map = tt_xcalloc((size_t)tr->nr_names + 1, sizeof(*map));
+			for (uint32_t n = 0; n < tr->nr_names; n++)
+				map[n] = tt_trace_intern(&rep->tr, tr->names[n],
+							 strlen(tr->names[n]));
+		}
+		for (struct ct_thread *t = w->head; t; t = t->next) {
+			const char *label = NULL;
+			char buf[4200];
+
+			if (o->by_thread) {
+				const struct tt_thread *th = tt_trace_find_thread(&rep->tr, t->serial);
+
+				if (th)
+					tt_thread_label(th, buf, sizeof(buf));
+				else
+					snprintf(buf, sizeof(buf), "serial %u", t->serial);
+				label = buf;
+			}
+			merge_thread(tree_for(ct, NULL, label), &t->t, map);
+			ct->nr_folded += t->nr_folded;
+		}
+		free(map);
+	}
+	if (ct->nr_folded)
+		fprintf(stderr,
+			"tracetool: %s: warning: %" PRIu64 " activations deeper than %u names "
+			"are folded into their path at that depth (self time kept)\n",
+			rep->tr.path, ct->nr_folded, TT_CALLTREE_MAX_NAMES);
+	fn_selected = tt_xcalloc((size_t)rep->tr.nr_names + 1, sizeof(*fn_selected));
+	for (uint32_t n = 0; n < rep->tr.nr_names; n++)
+		fn_selected[n] = tt_options_function_selected(o, rep->tr.names[n]);
+	/* The grand total: of the call tree itself, also under --callers. */
+	for (uint32_t i = 0; i < ct->nr_trees; i++) {
+		struct tt_ctree *t = &ct->trees[i];
+		uint64_t *span = tt_xcalloc(t->n, sizeof(*span));
+		bool *present = tt_xcalloc(t->n, sizeof(*present));
+
+		spans(t, span, present);
+		grand_ticks += span[0];
+		free(span);
+		free(present);
+	}
+	ct->grand_total_ns = tt_clock_ns(&rep->clock, grand_ticks);
+	if (co->has_callers) {
+		match = tt_xcalloc((size_t)rep->tr.nr_names + 1, sizeof(*match));
+		for (uint32_t n = 0; n < rep->tr.nr_names; n++)
+			match[n] = tt_regex_name(&co->callers, rep->tr.names[n]);
+		trees = ct->trees;
+		nr_trees = ct->nr_trees;
+		ct->trees = tt_xcalloc(nr_trees ? nr_trees : 1, sizeof(*ct->trees));
+		for (uint32_t i = 0; i < nr_trees; i++) {
+			store_init(&ct->trees[i]);
+			ct->trees[i].label = trees[i].label;
+			ct->trees[i].process = trees[i].process;
+			invert(&ct->trees[i], &trees[i], match);
+			store_fini(&trees[i]);
+		}
+		free(trees);
+		free(match);
+	}
+	for (uint32_t i = 0; i < ct->nr_trees; i++)
+		order_tree(ct, &ct->trees[i], o, co, fn_selected, grand_ticks);
+	free(fn_selected);
+	return TT_OK;
+}
+
+static void make_labels(struct tt_calltree *ct)
+{
+	const struct tt_trace *tr = &ct->rep.tr;
+
+	if (ct->safe_names)
+		return;
+	ct->safe_names = tt_xcalloc((size_t)tr->nr_names + 1, sizeof(*ct->safe_names));
+	tt_labels_init(&ct->labels);
+	tt_labels_add_names(&ct->labels, tr->names, tr->nr_names);
+	tt_labels_finish(&ct->labels);
+}
+
+const char *tt_calltree_label(struct tt_calltree *ct, uint32_t name)
+{
+	make_labels(ct);
+	return tt_labels_shown(&ct->labels, ct->rep.tr.names[name]);
+}
+
+const char *tt_calltree_site(struct tt_calltree *ct, uint32_t name)
+{
+	make_labels(ct);
+	return tt_labels_site(&ct->labels, ct->rep.tr.names[name]);
+}
+
+const char *tt_calltree_name(struct tt_calltree *ct, uint32_t name)
+{
+	const struct tt_trace *tr = &ct->rep.tr;
+
+	make_labels(ct);
+	if (!ct->safe_names[name]) {
+		const char *shown = tt_labels_shown(&ct->labels, tr->names[name]);
+		char *s = tt_xstrndup(shown, strlen(shown));
+
+		for (char *c = s; *c; c++)
+			if (*c == ';' || *c == '\n' || *c == '\r')
+				*c = '_';
+		ct->safe_names[name] = s;
+	}
+	return ct->safe_names[name];
+}
+
+char *tt_calltree_path(struct tt_calltree *ct, const struct tt_ctree *t, uint32_t id,
+		       const char *root)
+{
+	uint32_t n = t->depth[id] + 1, *ids = tt_xcalloc(n, sizeof(*ids)), k = id;
+	size_t len = 0, cap = 64;
+	char *buf = tt_xrealloc(NULL, cap);
+
+	for (uint32_t i = n; i-- > 0 && k; k = t->p[k].parent)
+		ids[i] = k;
+	for (uint32_t i = root ? 0 : 1; i <= n; i++) {
+		const char *s = i ? tt_calltree_name(ct, t->p[ids[i - 1]].name) : root;
+		size_t sl = strlen(s);
+
+		if (len + sl + 2 > cap) {
+			cap = 2 * (len + sl + 2);
+			buf = tt_xrealloc(buf, cap);
+		}
+		memcpy(buf + len, s, sl);
+		len += sl;
+		if (i < n)
+			buf[len++] = ';';
+	}
+	buf[len] = '\0';
+	free(ids);
+	return buf;
+}
+
+void tt_calltree_fini(struct tt_calltree *ct)
+{
+	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
+		free_walker(ct->walkers[r]);
+	for (uint32_t i = 0; i < ct->nr_trees; i++) {
+		free((char *)ct->trees[i].label);
+		store_fini(&ct->trees[i]);
+	}
+	free(ct->trees);
+	if (ct->safe_names) {
+		for (uint32_t n = 0; n <= ct->rep.tr.nr_names; n++)
+			free(ct->safe_names[n]);
+		tt_labels_fini(&ct->labels);
+	}
+	free(ct->safe_names);
+	tt_report_fini(&ct->rep);
+}
