@@ -45,6 +45,46 @@
 /* The writer's CPU share is judged over windows this long (rec__writer_want_fast()). */
 #define DUTY_WINDOW_NS 20000000ull
 
+/*
+ * The writer's state machine: what a pass writes (mode) and whether it is
+ * the last one (stop). Both change only at the steps of a pass named here;
+ * the loop that runs the passes is writer_main(), one pass writer_pass().
+ *
+ * mode            a pass ...                        next mode: when (step)
+ * WM_STREAM       drains every ring into the file;  -- (REC_MODE=stream: the only mode)
+ *                 at stop, writes the END record
+ * WM_KEEPING      (flight) writes nothing: the      WM_SNAPSHOT: a trigger or
+ *                 rings keep their last window,     rec_snapshot() was accepted
+ *                 discarding the oldest (flight.c)  (pass start, flight_begin())
+ * WM_SNAPSHOT     (flight) a snapshot file is open: WM_SNAPSHOT_LAST: stop was read,
+ *                 drains the window's events as     or the clock passed the window's
+ *                 they come, writing due frames     end (pass start, flight_advance())
+ * WM_SNAPSHOT_LAST (flight) the snapshot's last    WM_KEEPING: the pass ends the
+ *                 pass: every event of the window   file (pass end, flight_end())
+ *                 is in the rings; its counts stop
+ *                 at the window's end (entering it,
+ *                 snap_cap_locked()); drains final
+ *
+ * stop            meaning                           next: when (step)
+ * WS_RUNNING      no stop read                      WS_STOPPING: rec__g.stop_requested
+ *                                                   read (pass start, read_requests())
+ * WS_STOPPING     this pass is the last             WS_DEFERRED: WM_KEEPING and a
+ *                                                   trigger this pass found is pending
+ *                                                   (after the drain, once)
+ * WS_DEFERRED     (flight) one more pass writes     WS_STOPPING_FINAL: stop read again
+ *                 the pending trigger's snapshot    (pass start)
+ * WS_STOPPING_FINAL this pass is the last; no
+ *                 second deferral
+ *
+ * A stop read while a snapshot is open makes it WM_SNAPSHOT_LAST in the
+ * same pass: the writer never ends with a snapshot half written. The
+ * writer ends after a pass in WS_STOPPING or WS_STOPPING_FINAL.
+ * rec__g.stop_requested is cleared only by a start or in a child after
+ * fork, never while a writer runs: stop only moves forward.
+ */
+enum writer_mode { WM_STREAM = 0, WM_KEEPING, WM_SNAPSHOT, WM_SNAPSHOT_LAST };
+enum writer_stop { WS_RUNNING = 0, WS_STOPPING, WS_DEFERRED, WS_STOPPING_FINAL };
+
 struct writer {
 	struct recfmt_compressor *zc;
 	struct recfmt_buf lead;	   /* FRAME (+ FILE_HEADER) of the frame being built */
@@ -104,12 +144,14 @@ struct writer {
 	struct recfmt_event *kept;     /* REC_MIN_NS: the events of a block that stay */
 	size_t kept_cap;
 	/*
-	 * REC_MODE=flight (flight.c): a snapshot file is open (rec__g.fd is
-	 * its fd, -1 between snapshots), its SNAPSHOT record, the sync point
-	 * that starts it (the window's start, extrapolated) and its last pass.
+	 * Where the writer is in its recording (the state table above
+	 * writer_pass()). REC_MODE=flight (flight.c): while a snapshot file is
+	 * open (rec__g.fd is its fd, -1 between snapshots), its SNAPSHOT
+	 * record and the sync point that starts it (the window's start,
+	 * extrapolated).
 	 */
-	bool snap_open, snap_last;
-	bool snap_capped; /* the counts of the open snapshot stop at its window's end */
+	enum writer_mode mode;
+	enum writer_stop stop;
 	struct recfmt_snapshot snap_rec;
 	char snap_reason[256];
 	struct recfmt_sync file_start;
@@ -123,7 +165,14 @@ struct writer {
 	bool fast;
 	uint64_t duty_wall_ns, duty_cpu_ns;
 	bool more; /* a turn left events in a ring (drain_thread()): pass again at once */
+	uint64_t poll_active_ns, poll_idle_ns; /* POLL_*_NS, at most REC_FLUSH_MS / 4 */
 };
+
+/* REC_MODE=flight: a snapshot file is open (WM_SNAPSHOT or its last pass). */
+static bool snap_open(const struct writer *w)
+{
+	return w->mode == WM_SNAPSHOT || w->mode == WM_SNAPSHOT_LAST;
+}
 
 /*
  * rec__writer_want_fast() - whether the writer's next frames are compressed
@@ -232,7 +281,7 @@ static int write_lead(struct writer *w)
 {
 	int err = recfmt_encode_frame_flags(&w->lead, w->seq, w->fast ? RECFMT_FRAME_FAST : 0);
 	/* A snapshot starts at its window (flight.c), a stream file at the start. */
-	const struct recfmt_sync *start = w->snap_open ? &w->file_start : &rec__g.start_sync;
+	const struct recfmt_sync *start = snap_open(w) ? &w->file_start : &rec__g.start_sync;
 
 	if (err || w->seq != 0)
 		return err;
@@ -249,7 +298,7 @@ static int write_lead(struct writer *w)
 	err = recfmt_encode_header(&w->lead, &hdr);
 	if (!err)
 		err = recfmt_encode_sync(&w->lead, start);
-	if (!err && w->snap_open)
+	if (!err && snap_open(w))
 		err = recfmt_encode_snapshot(&w->lead, &w->snap_rec);
 	if (!err && rec__g.cfg.use_tsc)
 		err = recfmt_encode_sync(&w->lead, &w->calibration);
@@ -588,11 +637,11 @@ void rec__writer_thread_restart(struct rec__thread *t)
  */
 static uint64_t snap_counted(const struct writer *w, uint64_t now, uint64_t cap)
 {
-	return w->snap_open && w->snap_capped && now > cap ? cap : now;
+	return w->mode == WM_SNAPSHOT_LAST && now > cap ? cap : now;
 }
 
 /* Under rec__g.lock: the counts as of now, the window's end having passed. */
-static void snap_cap_locked(struct writer *w)
+static void snap_cap_locked(void)
 {
 	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
 		t->wr.snap_cap_dropped = __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED);
@@ -600,7 +649,6 @@ static void snap_cap_locked(struct writer *w)
 		t->wr.snap_cap_blocked_ns = __atomic_load_n(&t->own.blocked_ns, __ATOMIC_RELAXED);
 		t->wr.snap_cap_frozen = __atomic_load_n(&t->own.nr_dropped_frozen, __ATOMIC_RELAXED);
 	}
-	w->snap_capped = true;
 }
 
 /*
@@ -614,7 +662,7 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 	/* Pairs with the release store in thread_exit(): then head is final. */
 	bool dead = __atomic_load_n(&t->reg.dead, __ATOMIC_ACQUIRE);
 	/* REC_MODE=flight: a thread new since the snapshot began: hold its ring first. */
-	uint64_t new_hold = w->snap_open && t->ring.tail == REC__RING_FREE ? rec__flight_hold(t, 0) : 0;
+	uint64_t new_hold = snap_open(w) && t->ring.tail == REC__RING_FREE ? rec__flight_hold(t, 0) : 0;
 	(void)new_hold;
 	/*
 	 * Every event below this head was recorded before now; those above
@@ -629,7 +677,7 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 					t->wr.snap_cap_dropped) - t->wr.nr_dropped_base;
 	/* A snapshot without REC_AFTER ends at its trigger: scopes dropped while
 	 * the trigger froze the rings came after it (flight.c). */
-	uint64_t frozen = w->snap_open && w->snap_rec.window_end_ticks == w->snap_rec.trigger_ticks
+	uint64_t frozen = snap_open(w) && w->snap_rec.window_end_ticks == w->snap_rec.trigger_ticks
 				  ? snap_counted(w, __atomic_load_n(&t->own.nr_dropped_frozen,
 								    __ATOMIC_RELAXED),
 						 t->wr.snap_cap_frozen) - t->wr.frozen_base
@@ -638,7 +686,7 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 	dropped -= frozen < dropped ? frozen : dropped;
 
 	/* A snapshot holds its window only (flight.c); the ring is held from tail on. */
-	if (w->snap_open)
+	if (snap_open(w))
 		head = rec__flight_window_index(t, tail, head, w->snap_rec.window_end_ticks + 1);
 	/* mask only below a published head: a thread may get its ring late (thread.c). */
 	bool busy = head != tail && head - tail > (t->ring.p.mask + 1) / 4;
@@ -984,9 +1032,7 @@ static void flight_begin(struct writer *w)
 	w->lead.len = w->meta.len = w->body.len = 0;
 	w->pending_since_ns = 0;
 	w->last_sync_ns = now.mono_ns;
-	w->snap_open = true;
-	w->snap_last = false;
-	w->snap_capped = false;
+	w->mode = WM_SNAPSHOT;
 	rec__g.fd = fd;
 	pthread_mutex_lock(&rec__g.lock);
 	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
@@ -1020,7 +1066,7 @@ static void flight_end(struct writer *w)
 	if (rec__g.fd >= 0)
 		close(rec__g.fd);
 	rec__g.fd = -1;
-	w->snap_open = false;
+	w->mode = WM_KEEPING;
 	pthread_mutex_lock(&rec__g.lock);
 	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
 		/* Written: no later snapshot holds them again. Then its producer
@@ -1098,9 +1144,13 @@ static int wait_for_cmd(void)
 	return cmd;
 }
 
-static void *writer_main(void *arg)
+/*
+ * Once told to go: what a recording needs before its first pass, set up on
+ * this thread (the starter may be a signal handler). The configuration and
+ * the file were set under rec__g.lock before the go.
+ */
+static void writer_begin(struct writer *w)
 {
-	struct writer *w = arg;
 	/*
 	 * REC_FLUSH_MS as a bound on a busy machine: a record made at t is
 	 * drained by the next pass (at most a quarter of REC_FLUSH_MS later),
@@ -1113,21 +1163,11 @@ static void *writer_main(void *arg)
 	 * take CPU from the host's threads at moments it did not choose; a
 	 * short slice (ask_short_slice()) needs neither.
 	 */
-	uint64_t flush_ns, poll_active_ns, poll_idle_ns;
-	bool stop = false, stop_deferred = false;
+	uint64_t flush_ns = (uint64_t)rec__g.cfg.flush_ms * 1000000u;
 
-	/* So that top, perf and debuggers show which thread is ours. */
-	pthread_setname_np(pthread_self(), "rec-writer");
-	ask_short_slice();
-	/* Never a traced thread: probes and hooks on it record nothing. */
-	rec__in_librec = 1;
-	if (wait_for_cmd() == CMD_QUIT)
-		return NULL;
-	/* Go: the configuration and the file were set under rec__g.lock before it. */
-	flush_ns = (uint64_t)rec__g.cfg.flush_ms * 1000000u;
-	poll_active_ns = flush_ns / 4 < POLL_ACTIVE_NS ? flush_ns / 4 : POLL_ACTIVE_NS;
-	poll_idle_ns = flush_ns / 4 < POLL_IDLE_NS ? flush_ns / 4 : POLL_IDLE_NS;
-	/* Allocated here, not by the starter, which may be a signal handler. */
+	w->poll_active_ns = flush_ns / 4 < POLL_ACTIVE_NS ? flush_ns / 4 : POLL_ACTIVE_NS;
+	w->poll_idle_ns = flush_ns / 4 < POLL_IDLE_NS ? flush_ns / 4 : POLL_IDLE_NS;
+	w->mode = rec__g.cfg.flight ? WM_KEEPING : WM_STREAM;
 	w->zc = recfmt_compressor_create(1);
 	if (!w->zc) {
 		pthread_mutex_lock(&rec__g.lock);
@@ -1159,218 +1199,327 @@ static void *writer_main(void *arg)
 	w->pass_ns = rec__g.start_sync.mono_ns; /* no record is older */
 	w->duty_wall_ns = mono_ns();
 	w->duty_cpu_ns = thread_cpu_ns();
-	while (!stop) {
-		uint64_t flush_req, now, nr_events_before = w->nr_events, poll_ns, now_ticks;
-		size_t nr;
-		bool busy = false, final, flight = rec__g.cfg.flight, keeping;
+}
 
-		w->more = false;
+/* What one pass saw at its start and found on its way. */
+struct pass {
+	uint64_t flush_req;	   /* the rec_flush() generation this pass acknowledges */
+	uint64_t nr_events_before; /* w->nr_events at the start */
+	uint64_t now_ticks;	   /* the clock when the drain began */
+	size_t nr;		   /* threads in w->snap */
+	bool final;		   /* drain everything: a stop, flush or a snapshot's last pass */
+	bool busy;		   /* a ring was behind, or flight mode has work waiting */
+};
 
-		/* A crash handler may be writing our state (crash.c): wait, or quit. */
-		if (!rec__crash_writer_enter())
-			return NULL;
-		w->prev_pass_ns = w->pass_ns;
-		w->pass_ns = mono_ns();
-		/*
-		 * rec__g.lock is tried, never waited for, in a pass: a producer
-		 * holding it (attaching, naming itself) may be off the CPU with it
-		 * for hundreds of ms when every core is busy, and a pass that
-		 * waited for it wrote nothing meanwhile (bench_flush_lag, issue 26
-		 * item 9). Busy: a stop or flush asked for meanwhile is seen by the
-		 * next pass, and the threads drained are the last snapshot's.
-		 */
-		flush_req = rec__g.flush_done; /* written by this thread only */
-		if (pthread_mutex_trylock(&rec__g.lock) == 0) {
-			stop = rec__g.stop_requested;
-			flush_req = rec__g.flush_requested;
-			pthread_mutex_unlock(&rec__g.lock);
-		}
-		/*
-		 * REC_MODE=flight: an accepted trigger begins its snapshot; one
-		 * open ends with the pass that starts after its window's end
-		 * (every event up to it is in the rings then), or at stop.
-		 */
-		if (flight && !w->snap_open)
-			flight_begin(w);
-		if (w->snap_open)
-			w->snap_last = stop || rec__clock_now(rec__g.cfg.use_tsc) >
-						       w->snap_rec.window_end_ticks;
-		if (w->snap_open && w->snap_last && !w->snap_capped) {
-			pthread_mutex_lock(&rec__g.lock);
-			snap_cap_locked(w);
-			pthread_mutex_unlock(&rec__g.lock);
-		}
-		keeping = flight && !w->snap_open; /* no file: keep the rings (flight.c) */
-		if (pthread_mutex_trylock(&rec__g.lock) == 0) {
-			nr = snapshot_locked(w);
-			pthread_mutex_unlock(&rec__g.lock);
-		} else {
-			nr = w->nr_last; /* threads registered meanwhile wait for the next pass */
-			if (nr)
-				memcpy(w->snap, w->last, nr * sizeof(*w->snap));
-		}
-		if (read_comms(w, nr, w->pass_ns)) {
-			pthread_mutex_lock(&rec__g.lock);
-			for (size_t i = 0; i < nr; i++)
-				if (w->snap[i])
-					write_thread_locked(w, w->snap[i]);
-			pthread_mutex_unlock(&rec__g.lock);
-			note_pending(w);
-		}
-		/* REC_MIN_NS hold-back: never past a stop or a flush (rec_flush()'s promise). */
-		final = stop || flush_req != rec__g.flush_done || (w->snap_open && w->snap_last);
-		now_ticks = rec__clock_now(rec__g.cfg.use_tsc);
+/* This pass is the writer's last (the table above writer_pass()). */
+static bool is_stopping(const struct writer *w)
+{
+	return w->stop == WS_STOPPING || w->stop == WS_STOPPING_FINAL;
+}
 
-		/*
-		 * Exited threads first: their rings are freed as soon as they
-		 * are drained, and a starved writer must not let them pile up
-		 * behind the live ones (the ring budget, thread.c). Threads
-		 * seen alive in the first round are drained in the second.
-		 */
-		for (int round = 0; round < 2; round++) {
-			for (size_t i = 0; i < nr; i++) {
-				bool ended = false;
+/*
+ * Pass start: the requests (stop, flush) made since the last pass.
+ * rec__g.lock is tried, never waited for, in a pass: a producer holding it
+ * (attaching, naming itself) may be off the CPU with it for hundreds of ms
+ * when every core is busy, and a pass that waited for it wrote nothing
+ * meanwhile (bench_flush_lag, issue 26 item 9). Busy: a stop or flush
+ * asked for meanwhile is seen by the next pass, and the threads drained
+ * are the last snapshot's (pass_threads()).
+ */
+static void read_requests(struct writer *w, struct pass *p)
+{
+	p->flush_req = rec__g.flush_done; /* written by this thread only */
+	if (pthread_mutex_trylock(&rec__g.lock) == 0) {
+		if (rec__g.stop_requested)
+			w->stop = w->stop == WS_DEFERRED || w->stop == WS_STOPPING_FINAL
+					  ? WS_STOPPING_FINAL
+					  : WS_STOPPING;
+		p->flush_req = rec__g.flush_requested;
+		pthread_mutex_unlock(&rec__g.lock);
+	}
+}
 
-				if (!w->snap[i] ||
-				    (round == 0 && !__atomic_load_n(&w->snap[i]->reg.dead, __ATOMIC_ACQUIRE)))
-					continue;
-				if (!rec__crash_writer_enter())
-					return NULL;
-				if (flight) {
-					struct rec__thread *t = w->snap[i];
-					bool dead = __atomic_load_n(&t->reg.dead, __ATOMIC_ACQUIRE);
+/*
+ * Pass start, REC_MODE=flight: an accepted trigger begins its snapshot;
+ * one open has its last pass when this pass starts after its window's end
+ * (every event up to it is in the rings then), or at stop.
+ */
+static void flight_advance(struct writer *w)
+{
+	if (w->mode == WM_KEEPING)
+		flight_begin(w);
+	if (w->mode == WM_SNAPSHOT &&
+	    (is_stopping(w) || rec__clock_now(rec__g.cfg.use_tsc) > w->snap_rec.window_end_ticks)) {
+		pthread_mutex_lock(&rec__g.lock);
+		snap_cap_locked();
+		pthread_mutex_unlock(&rec__g.lock);
+		w->mode = WM_SNAPSHOT_LAST;
+	}
+}
 
-					if (keeping)
-						ended = rec__flight_keep(t, dead, now_ticks);
-					else
-						rec__flight_scan_held(t);
-				}
-				if (!keeping)
-					busy |= drain_thread(w, w->snap[i], final, now_ticks, &ended);
-				if (ended) {
-					pthread_mutex_lock(&rec__g.lock);
-					reap_locked(w, w->snap[i]);
-					pthread_mutex_unlock(&rec__g.lock);
-					w->last[i] = NULL; /* freed: w->last is w->snap's copy */
-				}
-				w->snap[i] = NULL;
-				/* A long pass does not hold back what is due; with no
-				 * snapshot open (keeping) there is no file to write. */
-				if (!keeping && frame_due(w, mono_ns()))
-					write_frame(w);
+/*
+ * The threads this pass drains, into w->snap, with THREAD records for the
+ * new and the renamed. Return: how many.
+ */
+static size_t pass_threads(struct writer *w)
+{
+	size_t nr;
+
+	if (pthread_mutex_trylock(&rec__g.lock) == 0) {
+		nr = snapshot_locked(w);
+		pthread_mutex_unlock(&rec__g.lock);
+	} else {
+		nr = w->nr_last; /* threads registered meanwhile wait for the next pass */
+		if (nr)
+			memcpy(w->snap, w->last, nr * sizeof(*w->snap));
+	}
+	if (read_comms(w, nr, w->pass_ns)) {
+		pthread_mutex_lock(&rec__g.lock);
+		for (size_t i = 0; i < nr; i++)
+			if (w->snap[i])
+				write_thread_locked(w, w->snap[i]);
+		pthread_mutex_unlock(&rec__g.lock);
+		note_pending(w);
+	}
+	return nr;
+}
+
+/*
+ * Drains (or, in WM_KEEPING, keeps) every thread of the pass. Exited
+ * threads first: their rings are freed as soon as they are drained, and a
+ * starved writer must not let them pile up behind the live ones (the ring
+ * budget, thread.c). Threads seen alive in the first round are drained in
+ * the second. Return: false if a crash handler took the writer's state
+ * (crash.c): the thread must end at once.
+ */
+static bool drain_threads(struct writer *w, struct pass *p)
+{
+	bool flight = w->mode != WM_STREAM, keeping = w->mode == WM_KEEPING;
+
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < p->nr; i++) {
+			bool ended = false;
+
+			if (!w->snap[i] ||
+			    (round == 0 && !__atomic_load_n(&w->snap[i]->reg.dead, __ATOMIC_ACQUIRE)))
+				continue;
+			if (!rec__crash_writer_enter())
+				return false;
+			if (flight) {
+				struct rec__thread *t = w->snap[i];
+				bool dead = __atomic_load_n(&t->reg.dead, __ATOMIC_ACQUIRE);
+
+				if (keeping)
+					ended = rec__flight_keep(t, dead, p->now_ticks);
+				else
+					rec__flight_scan_held(t);
 			}
-		}
-		/* A trigger this last pass found (REC_TRIGGER) is written by one more (once). */
-		if (stop && keeping && !stop_deferred && rec__flight_pending())
-			stop = false, stop_deferred = true;
-		/*
-		 * New function sites may need a module loaded since the last
-		 * scan: record it now, so that a library closed soon after its
-		 * functions ran is still named (the scan costs one callback
-		 * when nothing was loaded or unloaded).
-		 */
-		if (rec__site_count() != w->nr_sites_scanned) {
-			w->nr_sites_scanned = rec__site_count();
-			if (rec__modules_add_snaps(&w->modules, &w->meta, rec__site_nr_snaps(),
-						   rec__site_snap) == 0 &&
-			    rec__modules_scan(&w->modules, &w->meta) == 0)
-				note_pending(w);
-		}
-		/* Flight mode: a crash snapshot's modules, ready before any crash
-		 * (one loader callback a pass when nothing was loaded). */
-		if (flight && rec__modules_add_snaps(&w->crash_modules, &w->crash_modrec,
-						     rec__site_nr_snaps(), rec__site_snap) == 0)
-			rec__modules_scan(&w->crash_modules, &w->crash_modrec);
-		now = mono_ns();
-		/* Pressure: behind now, or busy over the window that just ended. */
-		if (now - w->duty_wall_ns >= DUTY_WINDOW_NS) {
-			uint64_t cpu = thread_cpu_ns();
-
-			w->fast = rec__writer_want_fast(w->fast, busy, cpu - w->duty_cpu_ns,
-							now - w->duty_wall_ns);
-			w->duty_wall_ns = now;
-			w->duty_cpu_ns = cpu;
-		} else {
-			w->fast = rec__writer_want_fast(w->fast, busy, 0, 0);
-		}
-		poll_ns = w->nr_events != nr_events_before ? poll_active_ns : poll_idle_ns;
-		rec__crash_rearm(now);
-		if (now - w->last_sync_ns >= SYNC_PERIOD_NS && !keeping) {
-			struct recfmt_sync sync;
-
-			rec__clock_sync(rec__g.cfg.use_tsc, &sync);
-			if (recfmt_encode_sync(&w->meta, &sync) == 0)
-				note_pending(w);
-			w->last_sync_ns = now;
-		}
-		if (w->live) {
-			uint64_t next = rec__live_tick(w->live, now);
-
-			if (next < poll_ns)
-				poll_ns = next;
-		}
-		if (flight) {
-			if (w->snap_open && w->snap_last)
-				flight_end(w);
-			else if (w->snap_open && (flush_req != rec__g.flush_done || frame_due(w, now)))
+			if (!keeping)
+				p->busy |= drain_thread(w, w->snap[i], p->final, p->now_ticks, &ended);
+			if (ended) {
+				pthread_mutex_lock(&rec__g.lock);
+				reap_locked(w, w->snap[i]);
+				pthread_mutex_unlock(&rec__g.lock);
+				w->last[i] = NULL; /* freed: w->last is w->snap's copy */
+			}
+			w->snap[i] = NULL;
+			/* A long pass does not hold back what is due; with no
+			 * snapshot open (keeping) there is no file to write. */
+			if (!keeping && frame_due(w, mono_ns()))
 				write_frame(w);
-			if (keeping || !w->snap_open) {
-				/* Between snapshots nothing is written: records made for the
-				 * file (THREAD, MODULE) are made again at the next begin. */
-				w->lead.len = w->meta.len = w->body.len = 0;
-				w->pending_since_ns = 0;
-			}
-			/* A trigger to begin, or a rec_flush() waiting for a snapshot. */
-			busy |= rec__flight_pending();
-			if (stop)
-				rec__flight_stopped();
-		} else if (stop) {
-			write_end(w);
-		} else if (w->seq == 0 || flush_req != rec__g.flush_done || frame_due(w, now)) {
-			/* flush_done is only written by this thread: reading it unlocked is safe. */
-			write_frame(w);
-		}
-
-		/* Busy (see the top of the pass): acknowledged by a later pass, soon. */
-		bool locked = pthread_mutex_trylock(&rec__g.lock) == 0, sleep;
-		uint32_t seen;
-
-		if (locked) {
-			/* REC_MODE=flight: rec_flush() returns once the snapshots accepted before it are written. */
-			bool held = flight && !stop && (w->snap_open || busy);
-
-			if (held)
-				flush_req = rec__g.flush_done; /* acknowledged by a later pass */
-			if (flush_req != rec__g.flush_done) {
-				rec__g.flush_done = flush_req;
-				pthread_cond_broadcast(&rec__g.flushed);
-			}
-			/* Read before the checks: a wake after them changes it, and the wait returns. */
-			seen = __atomic_load_n(&rec__g.wake_seq, __ATOMIC_ACQUIRE);
-			sleep = !stop && !busy && !w->more && !rec__g.stop_requested &&
-				(rec__g.flush_requested == rec__g.flush_done || held);
-			pthread_mutex_unlock(&rec__g.lock);
-		} else {
-			seen = __atomic_load_n(&rec__g.wake_seq, __ATOMIC_ACQUIRE);
-			sleep = !stop && !busy && !w->more;
-		}
-		rec__crash_writer_leave();
-		if (sleep) {
-			/*
-			 * Until an absolute CLOCK_MONOTONIC time, so that being
-			 * descheduled before the call does not push the wake-up
-			 * later: the next poll, or the deadline of what is pending.
-			 */
-			uint64_t wake_ns = locked ? w->pass_ns + poll_ns : mono_ns() + poll_active_ns;
-
-			if (w->pending_since_ns && w->pending_since_ns + w->due_ns < wake_ns)
-				wake_ns = w->pending_since_ns + w->due_ns;
-			struct timespec at = { (time_t)(wake_ns / 1000000000u),
-					       (long)(wake_ns % 1000000000u) };
-			syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAIT_BITSET_PRIVATE, seen, &at, NULL,
-				FUTEX_BITSET_MATCH_ANY);
 		}
 	}
+	return true;
+}
+
+/*
+ * New function sites may need a module loaded since the last scan: record
+ * it now, so that a library closed soon after its functions ran is still
+ * named (the scan costs one callback when nothing was loaded or unloaded).
+ * Flight mode also keeps a crash snapshot's modules ready before any crash
+ * (one loader callback a pass when nothing was loaded).
+ */
+static void scan_modules(struct writer *w)
+{
+	if (rec__site_count() != w->nr_sites_scanned) {
+		w->nr_sites_scanned = rec__site_count();
+		if (rec__modules_add_snaps(&w->modules, &w->meta, rec__site_nr_snaps(),
+					   rec__site_snap) == 0 &&
+		    rec__modules_scan(&w->modules, &w->meta) == 0)
+			note_pending(w);
+	}
+	if (w->mode != WM_STREAM && rec__modules_add_snaps(&w->crash_modules, &w->crash_modrec,
+							   rec__site_nr_snaps(), rec__site_snap) == 0)
+		rec__modules_scan(&w->crash_modules, &w->crash_modrec);
+}
+
+/* Pressure (rec__writer_want_fast()): behind now, or busy over the window that just ended. */
+static void judge_pressure(struct writer *w, bool behind, uint64_t now)
+{
+	if (now - w->duty_wall_ns >= DUTY_WINDOW_NS) {
+		uint64_t cpu = thread_cpu_ns();
+
+		w->fast = rec__writer_want_fast(w->fast, behind, cpu - w->duty_cpu_ns,
+						now - w->duty_wall_ns);
+		w->duty_wall_ns = now;
+		w->duty_cpu_ns = cpu;
+	} else {
+		w->fast = rec__writer_want_fast(w->fast, behind, 0, 0);
+	}
+}
+
+/* A SYNC record every SYNC_PERIOD_NS while a file is written. */
+static void sync_if_due(struct writer *w, uint64_t now)
+{
+	struct recfmt_sync sync;
+
+	if (now - w->last_sync_ns < SYNC_PERIOD_NS || w->mode == WM_KEEPING)
+		return;
+	rec__clock_sync(rec__g.cfg.use_tsc, &sync);
+	if (recfmt_encode_sync(&w->meta, &sync) == 0)
+		note_pending(w);
+	w->last_sync_ns = now;
+}
+
+/*
+ * Pass end, the file's side: a frame when one is due or asked for; at stop
+ * the END record; in flight mode, the snapshot's end after its last pass.
+ */
+static void pass_write(struct writer *w, struct pass *p, uint64_t now)
+{
+	if (w->mode == WM_STREAM) {
+		if (is_stopping(w))
+			write_end(w);
+		else if (w->seq == 0 || p->flush_req != rec__g.flush_done || frame_due(w, now))
+			/* flush_done is only written by this thread: reading it unlocked is safe. */
+			write_frame(w);
+		return;
+	}
+	if (w->mode == WM_SNAPSHOT_LAST)
+		flight_end(w);
+	else if (w->mode == WM_SNAPSHOT && (p->flush_req != rec__g.flush_done || frame_due(w, now)))
+		write_frame(w);
+	if (w->mode == WM_KEEPING) {
+		/* Between snapshots nothing is written: records made for the
+		 * file (THREAD, MODULE) are made again at the next begin. */
+		w->lead.len = w->meta.len = w->body.len = 0;
+		w->pending_since_ns = 0;
+	}
+	/* A trigger to begin, or a rec_flush() waiting for a snapshot. */
+	p->busy |= rec__flight_pending();
+	if (is_stopping(w))
+		rec__flight_stopped();
+}
+
+/*
+ * Pass end: acknowledge the flush this pass served (busy: a later pass
+ * will), then sleep until the next poll, the deadline of what is pending,
+ * or a wake-up -- unless there is work left.
+ */
+static void pass_sleep(struct writer *w, const struct pass *p, uint64_t poll_ns)
+{
+	bool locked = pthread_mutex_trylock(&rec__g.lock) == 0, sleep;
+	uint64_t flush_req = p->flush_req;
+	uint32_t seen;
+
+	if (locked) {
+		/* REC_MODE=flight: rec_flush() returns once the snapshots accepted before it are written. */
+		bool held = w->mode != WM_STREAM && !is_stopping(w) && (snap_open(w) || p->busy);
+
+		if (held)
+			flush_req = rec__g.flush_done; /* acknowledged by a later pass */
+		if (flush_req != rec__g.flush_done) {
+			rec__g.flush_done = flush_req;
+			pthread_cond_broadcast(&rec__g.flushed);
+		}
+		/* Read before the checks: a wake after them changes it, and the wait returns. */
+		seen = __atomic_load_n(&rec__g.wake_seq, __ATOMIC_ACQUIRE);
+		sleep = !is_stopping(w) && !p->busy && !w->more && !rec__g.stop_requested &&
+			(rec__g.flush_requested == rec__g.flush_done || held);
+		pthread_mutex_unlock(&rec__g.lock);
+	} else {
+		seen = __atomic_load_n(&rec__g.wake_seq, __ATOMIC_ACQUIRE);
+		sleep = !is_stopping(w) && !p->busy && !w->more;
+	}
+	rec__crash_writer_leave();
+	if (sleep) {
+		/*
+		 * Until an absolute CLOCK_MONOTONIC time, so that being
+		 * descheduled before the call does not push the wake-up
+		 * later: the next poll, or the deadline of what is pending.
+		 */
+		uint64_t wake_ns = locked ? w->pass_ns + poll_ns : mono_ns() + w->poll_active_ns;
+
+		if (w->pending_since_ns && w->pending_since_ns + w->due_ns < wake_ns)
+			wake_ns = w->pending_since_ns + w->due_ns;
+		struct timespec at = { (time_t)(wake_ns / 1000000000u), (long)(wake_ns % 1000000000u) };
+		syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAIT_BITSET_PRIVATE, seen, &at, NULL,
+			FUTEX_BITSET_MATCH_ANY);
+	}
+}
+
+/*
+ * One pass: read the requests, move the flight state, drain every ring,
+ * write what is due, sleep. The steps in order are the state table's
+ * (above struct writer). Return: false if the thread must end at once (a
+ * crash handler took its state).
+ */
+static bool writer_pass(struct writer *w)
+{
+	struct pass p = { .nr_events_before = w->nr_events };
+	uint64_t now, poll_ns;
+
+	w->more = false;
+	/* A crash handler may be writing our state (crash.c): wait, or quit. */
+	if (!rec__crash_writer_enter())
+		return false;
+	w->prev_pass_ns = w->pass_ns;
+	w->pass_ns = mono_ns();
+	read_requests(w, &p);
+	if (w->mode != WM_STREAM)
+		flight_advance(w);
+	p.nr = pass_threads(w);
+	/* REC_MIN_NS hold-back: never past a stop or a flush (rec_flush()'s promise). */
+	p.final = is_stopping(w) || p.flush_req != rec__g.flush_done || w->mode == WM_SNAPSHOT_LAST;
+	p.now_ticks = rec__clock_now(rec__g.cfg.use_tsc);
+	if (!drain_threads(w, &p))
+		return false;
+	/* A trigger this last pass found (REC_TRIGGER) is written by one more (once). */
+	if (w->stop == WS_STOPPING && w->mode == WM_KEEPING && rec__flight_pending())
+		w->stop = WS_DEFERRED;
+	scan_modules(w);
+	now = mono_ns();
+	judge_pressure(w, p.busy, now);
+	poll_ns = w->nr_events != p.nr_events_before ? w->poll_active_ns : w->poll_idle_ns;
+	rec__crash_rearm(now);
+	sync_if_due(w, now);
+	if (w->live) {
+		uint64_t next = rec__live_tick(w->live, now);
+
+		if (next < poll_ns)
+			poll_ns = next;
+	}
+	pass_write(w, &p, now);
+	pass_sleep(w, &p, poll_ns);
+	return true;
+}
+
+/* The writer thread: parked until go, then passes until the stop's last. */
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+
+	/* So that top, perf and debuggers show which thread is ours. */
+	pthread_setname_np(pthread_self(), "rec-writer");
+	ask_short_slice();
+	/* Never a traced thread: probes and hooks on it record nothing. */
+	rec__in_librec = 1;
+	if (wait_for_cmd() == CMD_QUIT)
+		return NULL;
+	writer_begin(w);
+	while (!is_stopping(w))
+		if (!writer_pass(w))
+			return NULL;
 	return NULL;
 }
 
@@ -1392,7 +1541,7 @@ void rec__writer_crash_view(struct rec__crash_view *v)
 	v->min_ticks = w->min_ticks;
 	v->nr_annot_names_written = w->nr_annot_names_written;
 	v->clock_step_ticks = w->clock_step_ticks;
-	v->snap_open = w->snap_open;
+	v->snap_open = snap_open(w);
 	v->snap_window_end_ticks = w->snap_rec.window_end_ticks;
 	v->snap_start = &w->file_start;
 	v->snap_rec = &w->snap_rec;
