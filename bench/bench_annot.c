@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_annot.c - what one annotation (contract §9) costs next to an empty
+ * bench_annot.c - what one annotation (rec(3), Annotations) costs next to an empty
  * TRACE_SCOPE (enter + exit) measured in the same run, on the same kind of
  * empty noinline function: TRACE_VALUE with an integer and with a double,
  * TRACE_INSTANT, TRACE_ARG and TRACE_FLOW_STEP (each inside a scope of its

@@ -4,7 +4,7 @@
  * producer/consumer pipeline with named threads. A producer makes work items,
  * two workers take them from a bounded queue and process each one with
  * nested, recursive, short and long scopes, and a logger drains results.
- * Annotations (contract §9): the depth of each queue is a value track, each
+ * Annotations (rec(3)): the depth of each queue is a value track, each
  * process() activation carries its item as an argument, and each item is a
  * flow from the producer's "produce" scope to the worker's "process" scope.
  * Run it, then: tracetool summary trace.zst

@@ -347,7 +347,7 @@ struct recfmt_counters {
 
 /* ---------------------------------------------------------------------
  * Annotations (FORMAT.md §3.17-§3.19, version 1.2): values, instants,
- * messages, arguments and flows of contract §9.
+ * messages, arguments and flows of rec(3), Annotations.
  */
 
 /* The kind of one annotation (FORMAT.md §3.18). Values are on disk. */
@@ -914,7 +914,7 @@ recfmt_events_step_fast(const uint8_t **ids, const uint8_t **deltas, uint64_t *t
 /*
  * recfmt_events_step_fast_pext() - recfmt_events_step_fast() with the
  * delta's 7-bit groups gathered by one PEXT (BMI2) instead of three masks
- * and shifts; the same contract and results. To be run only where
+ * and shifts; the same interface and results. To be run only where
  * recfmt_cpu_fast_pext() says so: PEXT is an illegal instruction without
  * BMI2 and microcoded (tens to hundreds of cycles) on AMD before Zen 3.
  */

@@ -154,7 +154,7 @@ static int run_one(tt_cmd_fn cmd, const char *const *args)
 	rc = cmd(argc, argv);
 	if (rc != 0 && rc != 1) {
 		/* fd 2: the FILE *stderr may be /dev/null. */
-		dprintf(STDERR_FILENO, "fuzz: %s returned %d (contract: 0 or 1)\n", argv[0], rc);
+		dprintf(STDERR_FILENO, "fuzz: %s returned %d (tracetool(1): 0 or 1)\n", argv[0], rc);
 		abort();
 	}
 	/* Commands print through stdio: flush, so output is written (and its

@@ -19,7 +19,7 @@
  * argument lists in args (each NULL-terminated, the trace path appended),
  * nr_args of them. Aborts if a command returns anything but 0 or 1: a
  * usage error (2) on a fixed command line means the harness is wrong, and
- * any other value breaks contract §4.
+ * any other value breaks tracetool(1), EXIT STATUS.
  */
 void fuzz_run_command(tt_cmd_fn cmd, const char *const *const *args, size_t nr_args,
 		      const uint8_t *data, size_t size);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * annot.c - annotations (contract §9) between the probe and the file: the
+ * annot.c - annotations (rec(3), Annotations) between the probe and the file: the
  * registry of annotation names, in an id space of their own (FORMAT.md
  * §3.17: a name is never a scope), and the writer's split of a ring slice
  * into the thread's events and its annotations, each placed by the number

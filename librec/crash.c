@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * crash.c - crash capture (contract §11, issue 17): on SIGSEGV, SIGBUS,
+ * crash.c - crash capture (rec(3), EXIT, FORK AND CRASH; issue 17): on SIGSEGV, SIGBUS,
  * SIGILL, SIGFPE and SIGABRT, a signal handler writes what librec holds
  * and has not written -- the writer's frame being built (events it drained
  * but has not compressed yet) and every thread's ring past what the writer

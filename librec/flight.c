@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * flight.c - REC_MODE=flight, the flight recorder (contract §11): what a
+ * flight.c - REC_MODE=flight, the flight recorder (rec(3), FLIGHT RECORDER): what a
  * trigger is and when one is accepted, the snapshot files' names, and what
  * the writer does with the rings between snapshots. Probes are not touched:
  * they record into their rings exactly as in stream mode.

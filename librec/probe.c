@@ -133,7 +133,7 @@ NOINSTR static bool room_or_sleep(struct rec__thread *t, uint64_t need, uint64_t
  * a probe that slept counts one wait and the time it slept in its thread's
  * nr_blocked/blocked_ns (the writer puts them in BLOCKED records), and sets
  * *waited, so that its caller stamps the enter again: the wait is not part
- * of the activation being entered (contract §7). Called inside the probe's
+ * of the activation being entered (README, "What librec guarantees"). Called inside the probe's
  * window, so a handler's probe on this thread never counts at the same time.
  */
 NOINSTR static bool wait_for_room(struct rec__thread *t, uint64_t need, bool *waited)
@@ -253,7 +253,8 @@ NOINSTR static __attribute__((noinline)) void exit_counted(struct rec__thread *t
  * site id: counts a drop for a handler inside another probe's window,
  * takes the counted path on a thread with REC_COUNTERS, waits or drops
  * when the ring has no room for the enter, its exit and every pending
- * exit, and stamps the enter after any wait (contract §7).
+ * exit, and stamps the enter after any wait (README, "What librec
+ * guarantees").
  * Return: the exit record to push later, 0 if the enter was not recorded.
  */
 NOINSTR uint32_t rec__probe_enter(struct rec__thread *t, uint32_t id, uint32_t *gen)
@@ -376,7 +377,7 @@ NOINSTR void rec__exit(struct rec__scope *scope)
 }
 
 /* ---------------------------------------------------------------------
- * Annotations (contract §9; FORMAT.md §3.17-§3.19; ring slots: rec_internal.h).
+ * Annotations (rec(3); FORMAT.md §3.17-§3.19; ring slots: rec_internal.h).
  */
 
 /* Recorded scopes of this thread still open: the ones an annotation can bind to. */

@@ -10,7 +10,7 @@
  * So registration copies what the writer needs of it (line, name, file) into
  * librec's own memory, and the table points at the copy: nothing of librec
  * reads a host module's memory after the probe that registered the site
- * returned (contract §7). The only write into the module is the site's id,
+ * returned (README, "What librec guarantees"). The only write into the module is the site's id,
  * during that probe.
  *
  * Function sites (the -finstrument-functions hooks, probe.c) are registered

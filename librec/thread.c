@@ -112,7 +112,7 @@ static void ring_free(struct rec__event *ring, size_t bytes, size_t touched_byte
 /*
  * On the owner thread, outside rec__g.lock, before its first timestamp:
  * fault the whole ring in now, so that no probe ever takes a page fault on
- * it (contract §7: the kernel zeroing ring pages inside a push lands in the
+ * it (README, "What librec guarantees": the kernel zeroing ring pages inside a push lands in the
  * activation being recorded). A ring from the pool is already touched.
  * Each page is written once by hand, not with MADV_POPULATE_WRITE: that
  * holds the process's mmap_lock for the whole ring, and a producer

@@ -630,7 +630,7 @@ static void chrome_error(void *tctx, uint32_t name, uint32_t slot, uint64_t ente
 }
 
 /*
- * Annotations (contract §9): a value is a counter ("C") event of the
+ * Annotations (tracetool(1), chrome): a value is a counter ("C") event of the
  * process, an instant or a message an instant ("i") event of the thread,
  * an argument goes to its frame's args, a flow event is an "s", "t" or "f"
  * event at its time on its thread, which viewers bind to the enclosing

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd_diff.c - `tracetool diff BASE NEW` and `tracetool diff BASE... --
- * NEW...` (contract §8, §13): per scope name (and thread, with --by-thread)
+ * NEW...` (tracetool(1), diff): per scope name (and thread, with --by-thread)
  * the calls, total, p50, p90 and p99 of two sides of one or more recordings
  * (runs) each, their changes in %, and a verdict (slower, faster, same, new,
  * gone, too few calls); `--fail-on=METRIC:+PCT` turns a significant

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd_export.c - `tracetool export --format=parquet|csv -o DIR TRACE...`
- * (contract §10): the runs, threads, scopes and activations of one or more
+ * (tracetool(1); docs/EXPORT.md): the runs, threads, scopes and activations of one or more
  * traces as tables, DIR/NAME.parquet (parquet.c) or DIR/NAME.csv, for
  * DuckDB, Spark, Trino and ClickHouse. The schema (version
  * TT_EXPORT_SCHEMA) is documented in docs/EXPORT.md.

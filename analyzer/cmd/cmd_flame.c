@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_flame.c - `tracetool flame TRACE [-o OUT]`: folded stacks (contract
- * §8), one line `a;b;c VALUE` per call path of `tree` (calltree.c), VALUE
+ * cmd_flame.c - `tracetool flame TRACE [-o OUT]`: folded stacks
+ * (tracetool(1)), one line `a;b;c VALUE` per call path of `tree` (calltree.c), VALUE
  * the path's self time in ns or its calls: the input of flamegraph.pl,
  * inferno and speedscope. The paths and numbers are tree's, row for row.
  */

@@ -2,7 +2,7 @@
 /*
  * cmd_histogram.c - `tracetool histogram TRACE`: per scope name, the
  * distribution of durations in log-scaled buckets, drawn as bars sized to the
- * terminal, or as CSV/JSON (contract §4-§5; buckets are half-open
+ * terminal, or as CSV/JSON (tracetool(1), histogram; buckets are half-open
  * [lo_ns, hi_ns)). Display buckets are unions of hist.h's fine buckets, so
  * their counts are exact in ticks; edges are converted to ns with the file's
  * clock, and display buckets whose ns edges coincide are merged.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_info.c - `tracetool info TRACE`: what the file is (contract §4): format
+ * cmd_info.c - `tracetool info TRACE`: what the file is (tracetool(1), info): format
  * version, clock and its rate, start and duration, threads with their events
  * and drops, totals, bytes per event and whether the recording ended cleanly
  * (END record, FORMAT.md §3.9). Table or JSON. One pass over the file.

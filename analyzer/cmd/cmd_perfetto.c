@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_perfetto.c - `tracetool perfetto TRACE... -o OUT` (contract §10): a
- * Perfetto trace (perfetto.c) of one or more recordings, for
+ * cmd_perfetto.c - `tracetool perfetto TRACE... -o OUT` (tracetool(1);
+ * docs/EXPORT.md): a Perfetto trace (perfetto.c) of one or more recordings, for
  * ui.perfetto.dev and trace_processor, which load it far beyond the size
  * where Chrome JSON gives up. Each file is a process track with its threads'
  * tracks under it; times are on the wall clock (runs.h), so the processes of
@@ -216,8 +216,8 @@ static uint64_t flow_uid(const struct tt_annot *a)
 }
 
 /*
- * Annotations (contract §10): a value on a counter track of the process
- * (one per track name), an instant or a message an instant of the thread
+ * Annotations (docs/EXPORT.md, "Perfetto traces"): a value on a counter
+ * track of the process (one per track name), an instant or a message an instant of the thread
  * (the message's text in a debug annotation "message"), an argument a
  * debug annotation of its slice (on its END, which trace_processor merges
  * into the slice's args; a key set twice: the later value), a flow event

@@ -2,7 +2,7 @@
 /*
  * cmd_summary.c - `tracetool summary TRACE`: one row per scope name with
  * calls, inclusive and self totals, min, mean, p50, p90, p99, max and errors
- * (contract §4-§5), as a table (a line per row when the terminal is wide
+ * (tracetool(1), summary), as a table (a line per row when the terminal is wide
  * enough, else two), CSV or JSON. The numbers come from
  * report.c; this file sorts, cuts (--top) and prints them.
  */

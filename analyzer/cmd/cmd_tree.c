@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_tree.c - `tracetool tree TRACE`: the call tree (contract §8), one row
+ * cmd_tree.c - `tracetool tree TRACE`: the call tree (tracetool(1)), one row
  * per call path with calls, inclusive total, self time and its share of
  * the grand total, as an indented table, CSV or JSON. The paths come from
  * calltree.c; this file parses the options and prints.

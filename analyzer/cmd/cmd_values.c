@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd_values.c - `tracetool values TRACE...` and `tracetool flows
- * TRACE...` (contract §9): per value track, samples, min, max, the
+ * TRACE...` (tracetool(1)): per value track, samples, min, max, the
  * time-weighted mean and the last value; per flow name, the begin-to-end
  * latencies and the flows left unfinished. As a table, CSV or JSON (a NaN
  * or an infinity is null in JSON, nan/inf in CSV). The

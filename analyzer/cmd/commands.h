@@ -2,7 +2,7 @@
 /*
  * commands.h - the subcommands main.c dispatches to. Each parses its own
  * options from argv (argv[0] is the command's name) and returns an exit code
- * of contract §4: 0 success, 1 unreadable or damaged trace (after printing
+ * of tracetool(1), EXIT STATUS: 0 success, 1 unreadable or damaged trace (after printing
  * the one line "tracetool: FILE: problem"), 2 wrong usage.
  *
  * A command calls exit() only where argp does: on --help, --usage, or an
@@ -23,7 +23,7 @@ int tt_cmd_tree(int argc, char **argv);
 int tt_cmd_flame(int argc, char **argv);
 int tt_cmd_perfetto(int argc, char **argv);
 int tt_cmd_export(int argc, char **argv);
-/* Also exit 3: a --fail-on rule found a regression (contract §8). */
+/* Also exit 3: a --fail-on rule found a regression (tracetool(1), diff). */
 int tt_cmd_diff(int argc, char **argv);
 int tt_cmd_values(int argc, char **argv);
 int tt_cmd_flows(int argc, char **argv);

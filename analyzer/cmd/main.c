@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * main.c - tracetool's top level: --version, the global help and the
- * dispatch to tt_cmd_*() through commands.c's table. Exit codes (contract
- * §4): 0 success, 1 the trace is unreadable or damaged, 2 wrong usage.
+ * dispatch to tt_cmd_*() through commands.c's table. Exit codes
+ * (tracetool(1), EXIT STATUS): 0 success, 1 the trace is unreadable or damaged, 2 wrong usage.
  * Only this file and argp decide them; commands return them.
  */
 #include <argp.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * options.c - parsing and meaning of the shared options of options.h.
- * Implements contract §4-§5 for --thread, --function (POSIX ERE, matches
+ * Implements tracetool(1)'s OPTIONS for --thread, --function (POSIX ERE, matches
  * anywhere), --from/--to (ns|us|ms|s from the trace start), --format,
  * --sort and --by-thread.
  */

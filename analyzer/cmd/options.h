@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * options.h - options shared by the report commands (contract §4-§5): the
+ * options.h - options shared by the report commands (tracetool(1), OPTIONS): the
  * filters --thread, --function, --from/--to (tt_filter_argp) and the report
  * shape --format, --sort, --by-thread (tt_report_argp), --compensate
  * (tt_cost_argp), parsed into one
@@ -33,7 +33,7 @@ enum tt_sort { TT_SORT_TOTAL, TT_SORT_SELF, TT_SORT_CALLS, TT_SORT_MEAN, TT_SORT
 
 struct tt_options {
 	const char *trace;    /* the first (or only) TRACE */
-	const char **traces;  /* every TRACE, in the order given (contract §10) */
+	const char **traces;  /* every TRACE, in the order given (tracetool(1)) */
 	unsigned nr_traces;
 	bool by_process;      /* --by-process: rows split by NAME[PID] */
 	enum tt_format format;
@@ -96,7 +96,7 @@ int tt_options_parse_time(const char *s, uint64_t *ns);
 int tt_options_parse_u64(const char *s, uint64_t *v);
 /*
  * tt_options_parse_traces() - the TRACE operands of a reporting command, for
- * the default branch of its argp parser: one file or more (contract §10), in
+ * the default branch of its argp parser: one file or more (tracetool(1)), in
  * o->traces; o->trace is the first.
  * Return: 0 when it handled `key`, else ARGP_ERR_UNKNOWN.
  */

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * emit.c - output helpers of emit.h. Every name a trace holds goes through
- * one sanitizer, tt_emit_clean(), before any command prints it (events.c
- * cleans names when it interns them): well-formed UTF-8 stays as it is;
- * every byte of an ill-formed sequence (a stray continuation byte, an
- * overlong form, a surrogate, a code point above U+10FFFF, a sequence cut
- * short) and every control character (C0 including tab, DEL, C1) becomes
- * U+FFFD, but a line break (LF or CR) becomes '_' (contract §8's rule for
- * tree paths, so that a name reads the same in every view). So JSON and CSV are valid UTF-8 and a table never
- * sends a control character to a terminal. The writers below apply the same
- * rule again to whatever else they are given (paths, messages). JSON
+ * emit.c - output helpers of emit.h. Every name a trace holds goes through one
+ * sanitizer, tt_emit_clean(), before any command prints it (events.c cleans
+ * names when it interns them): well-formed UTF-8 stays as it is; every byte of
+ * an ill-formed sequence (a stray continuation byte, an overlong form, a
+ * surrogate, a code point above U+10FFFF, a sequence cut short) and every
+ * control character (C0 including tab, DEL, C1) becomes U+FFFD, but a line
+ * break (LF or CR) becomes '_' (tracetool(1)'s rule for tree paths, so that a
+ * name reads the same in every view). So JSON and CSV are valid UTF-8 and a
+ * table never sends a control character to a terminal. The writers below apply
+ * the same rule again to whatever else they are given (paths, messages). JSON
  * escaping follows RFC 8259 (control characters as \u00XX); CSV quoting
  * follows RFC 4180, and a CSV text cell that a spreadsheet would take for a
  * formula (its first character one of = + - @ tab CR) gets a leading ' as
@@ -90,7 +90,7 @@ static size_t clean(char *out, const char *s, size_t n)
 			len += k;
 			i += k;
 		} else if (k == 1 && (cp == '\n' || cp == '\r')) {
-			/* A line break becomes '_', as contract §8 asks of tree's
+			/* A line break becomes '_', as tracetool(1) says of tree's
 			 * paths: one name in every view. */
 			if (out)
 				out[len] = '_';

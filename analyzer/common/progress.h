@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * progress.h - the progress line of long analyses (contract §12): on stderr,
+ * progress.h - the progress line of long analyses (tracetool(1), PROGRESS): on stderr,
  * only when stderr is a terminal, once an analysis has lasted a second
  * (TRACETOOL_PROGRESS_MS changes that delay), redrawn at most four times a
  * second and erased when the reading ends. `--quiet` turns it off. The

@@ -3,7 +3,7 @@
  * damage.c - the walk's bookkeeping of what went wrong (FORMAT.md §2):
  * the first problem and where it is, how replicas of a parallel walk agree
  * on it (tt_trace_merge()), and the one-line description every report
- * prints (contract §7). The record walk (events.c) and the frame pipeline
+ * prints (tracetool(1), DESCRIPTION). The record walk (events.c) and the frame pipeline
  * (pipeline.c) count; this file words it.
  */
 #include "engine/events.h"

@@ -25,7 +25,7 @@ static bool thread_filter(void *ctx, const struct tt_thread *th)
 	struct filter_ctx *fc = ctx;
 	const struct tt_thread *final = tt_trace_find_thread(fc->meta, th->serial);
 
-	/* Decide by the thread's last name in the file (renames, contract §5). */
+	/* Decide by the thread's last name in the file (renames: rec(3), rec_thread_name). */
 	return tt_options_thread_selected(fc->o, final ? final : th);
 }
 
@@ -451,7 +451,7 @@ void tt_report_fini(struct tt_report *rep)
 }
 
 /* ---------------------------------------------------------------------
- * Several files (contract §10).
+ * Several files (docs/ANALYZER.md, "Several TRACE files").
  */
 void tt_report_multi_init(struct tt_report *rep, const struct tt_options *o)
 {

@@ -4,7 +4,7 @@
  * metadata pre-pass (final thread names and clock, needed by --thread and
  * --from/--to), the main pass through scopes.c, then one row per scope name
  * (or per thread label and name with --by-thread) in nanoseconds, filtered by
- * --function and sorted (contract §4-§5).
+ * --function and sorted (tracetool(1), OPTIONS).
  */
 #ifndef TT_REPORT_H
 #define TT_REPORT_H
@@ -47,7 +47,7 @@ struct tt_report {
 	uint64_t nr_blocked, blocked_ns; /* REC_OVERFLOW=block waits, of the selected threads */
 	char problems[768];  /* what was lost, "" if nothing */
 
-	/* Several files (contract §10; tt_report_multi_*()): rows merged from
+	/* Several files (tracetool(1); tt_report_multi_*()): rows merged from
 	 * one report per file, in nanoseconds (clock is 1 ns a tick). Each
 	 * file's warnings were printed as it was read (tt_report_warn()). */
 	unsigned nr_files;     /* 0: one file, the single-file pipeline */
@@ -105,7 +105,7 @@ static inline struct tt_trace *tt_report_replica(struct tt_report *rep, unsigned
 void tt_report_fini(struct tt_report *rep);
 
 /*
- * Several TRACE files in one report (contract §10): tt_report_multi_init(),
+ * Several TRACE files in one report (tracetool(1)): tt_report_multi_init(),
  * then tt_report_multi_add() for each file's own report (run by the caller
  * with the options of tt_report_file_options()), then
  * tt_report_multi_finish(). Rows merge by (process with --by-process,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * runs.h - several trace files in one command (contract §10): each file is
+ * runs.h - several trace files in one command (tracetool(1)): each file is
  * a run, numbered from 0 in the order given, with what export's `runs` table
  * and perfetto's process tracks need from a metadata pass over it (the final
  * clock, thread names, program, pid, wall-clock start, duration, drops,

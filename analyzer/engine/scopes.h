@@ -74,7 +74,7 @@ enum tt_frame_error {
 };
 
 /*
- * An annotation (contract §9; FORMAT.md, the annotation records), as the
+ * An annotation (rec(3); FORMAT.md, the annotation records), as the
  * engine hands it to a consumer at its place in its thread's event stream:
  * after the events recorded before it, before those recorded after it. The
  * strings point into the record (valid during the call only).

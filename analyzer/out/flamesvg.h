@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * flamesvg.h - renders folded stacks as one self-contained, interactive
- * SVG flame graph (contract §8, `flame --format=svg`): no network, inline
+ * SVG flame graph (tracetool(1), `flame --format=svg`): no network, inline
  * CSS and JavaScript. It knows nothing of traces: the caller hands it one
  * entry per call path, as folded-stack lines say them.
  *

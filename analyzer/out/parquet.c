@@ -9,7 +9,7 @@
  * A row group holds one column chunk per column, in schema order; a chunk is
  * an optional dictionary page (strings) followed by data pages, each a
  * thrift PageHeader then its body, a zstd frame (every chunk's codec is
- * ZSTD, contract §10): compressed, or, in a chunk whose first page zstd
+ * ZSTD, docs/EXPORT.md): compressed, or, in a chunk whose first page zstd
  * does not shrink by 1/16, made of raw (stored) blocks (format/rawframe.c),
  * which costs a copy and a hash instead of compression. A v1 data page body is
  *   [u32 length + RLE/bit-packed definition levels]   (OPTIONAL columns)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * annots.h - the figures of `values` and `flows` (contract §9,
+ * annots.h - the figures of `values` and `flows` (tracetool(1),
  * docs/ANALYZER.md "Annotations"): per value track, the samples, min, max,
  * time-weighted mean and last value; per flow name, the begin-to-end
  * latencies and the flows left unfinished. The annotations come from the

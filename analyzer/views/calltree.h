@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * calltree.h - call paths (contract §8): a consumer of the pairing engine's
+ * calltree.h - call paths (tracetool(1), tree): a consumer of the pairing engine's
  * activations (scopes.h, struct tt_consumer) that keeps, per thread, one
  * node per call path (the chain of scope names from a root scope of the
  * thread down to an activation) with calls, inclusive and self time; then
@@ -83,7 +83,7 @@ struct tt_calltree_opts {
 /*
  * tt_calltree_run() - read the trace once (all walkers) and build the
  * trees and their output order under the shared filters of o and the
- * tree options of co. Several files (o->traces, contract §10): each is
+ * tree options of co. Several files (o->traces, tracetool(1)): each is
  * read in turn and its paths merge into the trees (one per process with
  * --by-process) in nanoseconds, with its own clock.
  * Return: TT_OK, or TT_ERR_FILE with the problem in msg.
@@ -93,7 +93,7 @@ enum tt_status tt_calltree_run(struct tt_calltree *ct, const struct tt_options *
 /* A name's label (labels.h), and its place ("" if none), over the tree's names. */
 const char *tt_calltree_label(struct tt_calltree *ct, uint32_t name);
 const char *tt_calltree_site(struct tt_calltree *ct, uint32_t name);
-/* A name with ';' and line breaks replaced by '_' (contract §8). */
+/* A name with ';' and line breaks replaced by '_' (tracetool(1), tree). */
 const char *tt_calltree_name(struct tt_calltree *ct, uint32_t name);
 /* Node id's path, names joined by ';' from the root after `root` and ';'
  * when root is not NULL; malloc'd. */

@@ -42,7 +42,7 @@ struct tt_ctrs {
 	struct tt_report *rep;
 	struct tt_ctrs_walker w[TT_REPORT_MAX_REPLICAS];
 	void *ctxs[TT_REPORT_MAX_REPLICAS];
-	/* Several files (contract §10): each file's report and figures; rep
+	/* Several files (tracetool(1)): each file's report and figures; rep
 	 * has the rows merged and the union of their counter names. */
 	struct tt_ctrs_file *files;
 	unsigned nr_files;

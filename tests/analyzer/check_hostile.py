@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""check_hostile.py - tracetool on hostile files (issue 12, contract §4, §7).
+"""check_hostile.py - tracetool on hostile files (issue 12; docs/ANALYZER.md, "Hostile files").
 
 Runs every command variant on every hostile trace (gen_hostile.c's, the
 concatenated and empty-frame ones made here, fuzz/regression/, the golden
@@ -111,7 +111,7 @@ VARIANTS = [
     (["flows", "--format=json"], "json"),
     (["summary", "--format=csv", "--arg=bytes"], "csv"),
 ]
-# Several TRACE files (contract §10): the file and a copy of it (the same
+# Several TRACE files (tracetool(1)): the file and a copy of it (the same
 # file twice is refused, checked below).
 # Small outputs only: this script already holds every file's results (8 GB
 # at its peak); chrome's JSON of the deep files given twice took gigabytes
@@ -362,7 +362,7 @@ def main():
         fail("deep_40_closed: %d calls, %d errors" % (calls, errors))
 
     # Names: U+FFFD for each ill-formed byte and control character, "_" for
-    # a line break (LF, CR: contract §8's rule for tree paths, in every view).
+    # a line break (LF, CR: tracetool(1)'s rule for tree paths, in every view).
     expect = {
         "bad\ufffd\ufffd", "lone\ufffd\ufffd", "over\ufffd\ufffd", "over3\ufffd\ufffd\ufffd",
         "surr\ufffd\ufffd\ufffd", "big\ufffd\ufffd\ufffd\ufffd", "cut\ufffd\ufffd",

@@ -5,7 +5,7 @@
 // 5: its bit-packed deltas do not compress, so from 1000 rows on its chunks
 // are zstd frames of raw blocks (parquet.c: no smaller than the pages they
 // hold), while b's steps of 1000 compress; every chunk's codec is ZSTD
-// (contract §10). Column c jumps to an end of the int32 range every 11th
+// (docs/EXPORT.md, "Parquet files"). Column c jumps to an end of the int32 range every 11th
 // row: differences that wrap in 32 bits.
 import { duck, hyparquet, eq, ok, done } from './pqlib.mjs';
 

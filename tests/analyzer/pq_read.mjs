@@ -87,7 +87,7 @@ const md = await db.all(`SELECT row_group_id, row_group_num_rows AS n, path_in_s
 const nrg = Math.ceil(rows / rg);
 eq('row groups', new Set(md.map((m) => m.row_group_id)).size, nrg);
 for (const m of md) {
-	// zstd frames, compressed or of raw blocks (parquet.c): contract §10.
+	// zstd frames, compressed or of raw blocks (parquet.c): docs/EXPORT.md, "Parquet files".
 	eq(`compression rg${m.row_group_id} ${m.col}`, m.compression, 'ZSTD');
 	const lo = Number(m.row_group_id) * rg, hi = Math.min(rows, lo + rg);
 	eq(`rows of rg${m.row_group_id}`, Number(m.n), hi - lo);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * prog_annots.c - the program test_annots.c records: every kind of
- * annotation (contract §9) a known number of times with known values.
+ * annotation (rec(3), Annotations) a known number of times with known values.
  *   main:   100 × handle, each with TRACE_ARG("bytes", i), set once more to
  *           i (after a first 7: the later wins), TRACE_VALUE("queue", i % 10)
  *           and TRACE_FLOW_BEGIN("request", i);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_annots.c - annotations (contract §9) through tracetool: a trace from
+ * test_annots.c - annotations (rec(3), Annotations) through tracetool: a trace from
  * tracegen with values, instants, a message, arguments (one set twice, one
  * outside any scope) and flows across two threads (one left unfinished),
  * with every expected figure computed by hand: chrome's events, summary
@@ -160,7 +160,7 @@ Test(annots, summary_arg_totals_and_means_bound_to_their_activation)
 	cr_assert(strstr(r.out, ",0,50,50.00\n"), "%s", r.out);
 	tu_result_free(&r);
 
-	/* Without --arg, the contract's header exactly. */
+	/* Without --arg, tracetool(1)'s header exactly. */
 	r = tu_run("summary", "--format=csv", trace, NULL);
 	cr_assert_str_eq(tu_line(r.out, 0), SUMMARY_HEADER);
 	tu_result_free(&r);

@@ -2,7 +2,7 @@
 /*
  * test_commands.c - info, check, histogram and chrome on traces with known
  * answers, and every command on truncated, damaged and foreign files (exit
- * codes and exact messages, contract §4-§5).
+ * codes and exact messages, tracetool(1)).
  */
 #include "ttest.h"
 
@@ -81,7 +81,7 @@ static size_t write_frames(uint64_t *offsets, size_t max)
 
 /* ---- info ---- */
 
-Test(commands, info_json_has_the_contract_keys_and_values)
+Test(commands, info_json_has_the_documented_keys_and_values)
 {
 	struct tu_result r;
 

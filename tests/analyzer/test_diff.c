@@ -5,8 +5,8 @@
  * outliers, fixed seeds): a 10-30 % shift of a scope with a few hundred calls
  * is slower (or faster), two samples of one distribution are same, a tiny
  * shift on a huge sample is same (practical threshold), new and gone, the
- * CSV header, the row order, --fail-on and exit codes 1, 2 and 3 (contract
- * §8). Real programs are compared in test_diff_e2e.c.
+ * CSV header, the row order, --fail-on and exit codes 1, 2 and 3
+ * (tracetool(1), diff). Real programs are compared in test_diff_e2e.c.
  */
 #include "ttest.h"
 

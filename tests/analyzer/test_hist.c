@@ -3,7 +3,7 @@
  * test_hist.c - the log-linear histogram of analyzer/common/hist.h, called
  * directly: bucket bounds are half-open, contiguous and cover every 64-bit
  * value, each value lands in the bucket whose bounds hold it, buckets are
- * narrow enough for 1 % (contract §5), and percentiles are within 1 % of an
+ * narrow enough for 1 % (tracetool(1), DESCRIPTION), and percentiles are within 1 % of an
  * exact sort.
  */
 #include <criterion/criterion.h>

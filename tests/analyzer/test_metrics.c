@@ -116,7 +116,7 @@ Test(metrics, counter_table_is_a_second_section_within_80_columns)
 	tu_result_free(&r);
 }
 
-Test(metrics, a_trace_without_counters_keeps_the_contract_header_and_table)
+Test(metrics, a_trace_without_counters_keeps_the_documented_header_and_table)
 {
 	struct tg_trace *t = new_trace(trace);
 	struct tu_result r;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_multi.c - several TRACE files in one command (contract §10): summary,
+ * test_multi.c - several TRACE files in one command (tracetool(1), "Several TRACE files"): summary,
  * histogram, tree, flame and chrome over two synthetic recordings with
  * known answers (one with a 1 ns monotonic clock, one with a TSC at 2 ticks
  * per ns, so each file's times must be converted with its own clock), the

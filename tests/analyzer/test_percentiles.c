@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_percentiles.c - summary's p50/p90/p99 against an exact sort of 1 M
- * random durations (within 1 %, contract §5), with min, max and mean exact.
+ * random durations (within 1 %, tracetool(1)), with min, max and mean exact.
  */
 #include "ttest.h"
 

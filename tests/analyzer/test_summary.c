@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_summary.c - `tracetool summary` on synthetic traces with known
- * answers (contract §4-§5): nesting, recursion, self time, errors, every
- * filter, --sort, --by-thread, --top, the CSV header, the table's layout by
- * terminal width (one line per row in a pipe), and the command line.
+ * test_summary.c - `tracetool summary` on synthetic traces with known answers
+ * (tracetool(1); docs/ANALYZER.md, "Meaning of the numbers"): nesting,
+ * recursion, self time, errors, every filter, --sort, --by-thread, --top, the
+ * CSV header, the table's layout by terminal width (one line per row in a
+ * pipe), and the command line.
  */
 #include "ttest.h"
 
@@ -54,7 +55,7 @@ static void write_nested(void)
 	cr_assert_eq(tg_finish(t, true), 0);
 }
 
-Test(summary, csv_header_is_exactly_the_contracts)
+Test(summary, csv_header_is_exactly_the_documented_one)
 {
 	struct tu_result r;
 

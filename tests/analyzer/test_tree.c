@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_tree.c - `tracetool tree` and `tracetool flame` (contract §8) on
+ * test_tree.c - `tracetool tree` and `tracetool flame` (tracetool(1), tree, flame) on
  * traces of known call structure: exact calls, totals and self per path,
  * recursion kept, --depth, --min-percent, --callers, --by-thread, the
  * names' ';' made '_', flame's lines equal to tree's rows, and the self

@@ -1,5 +1,5 @@
 #!/bin/sh
-# check_install.sh SRC_ROOT BUILD_ROOT - what contract §2 promises a user:
+# check_install.sh SRC_ROOT BUILD_ROOT - what README, "Build, install" promises:
 # `meson install` puts rectrace/rec.h, librectrace.so, librectrace.a,
 # librec.pc and tracetool in place, and none of the names GNU recutils'
 # librec-dev and librec1 install (include/rec.h, librec.so*, librec.a: README

@@ -29,7 +29,7 @@ int main(void)
 
 	TRACE_SCOPE();
 	TRACE_SCOPE_NAMED(name());
-	/* Annotations (contract §9): no argument evaluated. */
+	/* Annotations (rec(3), REC_DISABLE): no argument evaluated. */
 	TRACE_VALUE("v", value());
 	TRACE_VALUE("d", value() * 0.5);
 	TRACE_VALUE("t", only_traced);

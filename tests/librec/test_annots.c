@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_annots.c - annotations (contract §9) end to end inside the test
+ * test_annots.c - annotations (rec(3), Annotations) end to end inside the test
  * process: TRACE_VALUE/INSTANT/MESSAGE/ARG/FLOW_* run, the trace is read
  * back through format/'s decode API (recfmt_annots_open/next), each
  * annotation is placed in its thread's stream of enters and exits exactly as

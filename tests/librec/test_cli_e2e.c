@@ -2,7 +2,7 @@
 /*
  * test_cli_e2e.c - the whole path as a user meets it: an instrumented
  * program (prog_nested, 4 threads) runs with REC_OUTPUT set, then
- * `tracetool summary --format=csv` must print the contract's header and
+ * `tracetool summary --format=csv` must print tracetool(1)'s header and
  * exact calls per function. Paths come from meson: PROG_NESTED, TRACETOOL.
  */
 #define _GNU_SOURCE

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_crash.c - crash capture (issue 17 item 3, contract §11): a program
+ * test_crash.c - crash capture (issue 17 item 3; rec(3), EXIT, FORK
+ * AND CRASH): a program
  * (prog_crash.c) records 1000 scopes with REC_FLUSH_MS=60000, so that
  * nothing of them is in the file yet, then crashes. The process must die
  * by its signal, and the file must hold every activation, end with the

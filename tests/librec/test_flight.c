@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_flight.c - REC_MODE=flight as a user meets it (contract §11, issue
+ * test_flight.c - REC_MODE=flight as a user meets it (rec(3), FLIGHT RECORDER; issue
  * 17): prog_flight runs with the variables set and makes one kind of
  * trigger; the snapshot files it leaves are read through format/
  * (trace_read.c) and tracetool. What a window holds and what it does not,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_honest.c - contract §7, "honest numbers" (issue 14, items 1 and 8):
+ * test_honest.c - README, "What librec guarantees", honest numbers (issue 14, items 1 and 8):
  * nothing of librec's set-up lands inside a recorded activation, and no
  * probe takes a page fault on librec's memory. None of these tests times
  * the machine: faults are counted by the kernel (getrusage(RUSAGE_THREAD)),

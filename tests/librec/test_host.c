@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_host.c - librec never harms its host (contract §7, issue 11): a
+ * test_host.c - librec never harms its host (README, "What librec guarantees";
+ * issue 11): a
  * library with probes unloaded by dlclose() before or after the writer's
  * next frame, and reloaded at another address; the exact names and counts
  * must be in the file. The process's first probe in a 20 kHz signal handler.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# check_completion.sh BUILD_ROOT - bash completion (contract §12): `meson
+# check_completion.sh BUILD_ROOT - bash completion (README, "Build, install"): `meson
 # install` installs it where bash-completion looks (its completionsdir, or
 # <datadir>/bash-completion/completions) under the name "tracetool"; sourced
 # into bash, it completes every command that `tracetool --help` lists, every

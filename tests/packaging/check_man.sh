@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# check_man.sh SRC_ROOT BUILD_ROOT - the man pages (contract §12): `meson
+# check_man.sh SRC_ROOT BUILD_ROOT - the man pages (README, "Build, install"): `meson
 # install` installs tracetool(1) and rec(3); both render without a warning
 # (groff -man -ww); and they are in step with the program and the header:
 # every command of `tracetool --help` has its entry in tracetool(1), every

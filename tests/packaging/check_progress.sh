@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# check_progress.sh TRACETOOL TRACE - contract §12: the progress line shows on
+# check_progress.sh TRACETOOL TRACE - tracetool(1), PROGRESS: the progress line shows on
 # stderr when it is a terminal, never in a pipe or a file, and --quiet (the
 # command's, or tracetool's own before the command) turns it off. A terminal
 # comes from util-linux's script(1). TRACETOOL_PROGRESS_MS=0 shows it from the

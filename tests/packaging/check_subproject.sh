@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# check_subproject.sh SRC_ROOT - contract §12: as a meson subproject, librec
+# check_subproject.sh SRC_ROOT - README, "Build, install, use as a
+# subproject": as a meson subproject, librec
 # builds and links with libzstd and the C library alone. A project using
 # dependency('librec', fallback : ['librec', 'librec_dep']) is configured
 # with a pkg-config search path that holds libzstd.pc and nothing else (no
