@@ -21,7 +21,7 @@
 
 /*
  * The frame pipeline. Reading and decompressing are 15-30 % of a walk's CPU
- * time (perf, on the traces of docs/ANALYZER.md's Benchmarks), and they do
+ * time (perf, on the traces of docs/BENCHMARKS.md, "The analyzer"), and they do
  * not depend on what the frames say: frames are claimed from the reader in
  * file order into a ring of NR_SLOTS frame buffers and decompressed in
  * parallel (struct frame_pipe) while walkers parse and pair the frames, in
