@@ -797,3 +797,127 @@ bool recfmt_cpu_fast_pext(void)
 	return false;
 #endif
 }
+
+/* ---------------------------------------------------------------------
+ * Stack samples (FORMAT.md §3.22-§3.24).
+ */
+enum recfmt_status recfmt_decode_sampling(const struct recfmt_record *rec,
+					  struct recfmt_sampling *s, struct recfmt_error *err)
+{
+	const uint8_t *p = rec->payload;
+
+	RETURN_IF(rec->size < 24, err, rec, "SAMPLING record too short (%u bytes)", rec->size);
+	s->hz = recfmt_load_u32le(p);
+	s->clock = recfmt_load_u32le(p + 4);
+	s->mechanism = recfmt_load_u32le(p + 8);
+	s->max_frames = recfmt_load_u32le(p + 12);
+	s->period_ns = recfmt_load_u64le(p + 16);
+	RETURN_IF(s->hz == 0, err, rec, "SAMPLING record with a rate of 0");
+	RETURN_IF(s->max_frames == 0 || s->max_frames > RECFMT_MAX_SAMPLE_FRAMES, err, rec,
+		  "SAMPLING record with %u frames at most (1 ... %u)", s->max_frames,
+		  RECFMT_MAX_SAMPLE_FRAMES);
+	return RECFMT_OK;
+}
+
+enum recfmt_status recfmt_decode_sample_drops(const struct recfmt_record *rec,
+					      struct recfmt_sample_drops *d,
+					      struct recfmt_error *err)
+{
+	RETURN_IF(rec->size < 16, err, rec, "SAMPLE_DROPS record too short (%u bytes)", rec->size);
+	d->thread = recfmt_load_u32le(rec->payload);
+	d->nr_dropped = recfmt_load_u64le(rec->payload + 8);
+	RETURN_IF(d->thread == 0, err, rec, "thread serial 0");
+	return RECFMT_OK;
+}
+
+enum recfmt_status recfmt_samples_open(const struct recfmt_record *rec,
+				       struct recfmt_samples_iter *it, struct recfmt_error *err)
+{
+	const uint8_t *p = rec->payload;
+
+	RETURN_IF(rec->size < 24, err, rec, "SAMPLES record too short (%u bytes)", rec->size);
+	it->thread = recfmt_load_u32le(p);
+	it->nr_samples = recfmt_load_u32le(p + 4);
+	it->ticks = recfmt_load_u64le(p + 8);
+	RETURN_IF(it->thread == 0, err, rec, "SAMPLES record of thread serial 0");
+	/* A row takes at least 4 bytes: ticks, flags, nr_frames, nr_same. */
+	RETURN_IF(it->nr_samples > (rec->size - 24) / 4, err, rec,
+		  "SAMPLES record claims %u samples in %u bytes", it->nr_samples, rec->size);
+	it->nr_left = it->nr_samples;
+	it->nr_prev = 0;
+	it->prev_addr = 0;
+	it->p = p + 24;
+	it->end = p + rec->size;
+	it->offset = rec->offset;
+	return RECFMT_OK;
+}
+
+static enum recfmt_status sample_fail(struct recfmt_samples_iter *it, struct recfmt_error *err,
+				      const char *what)
+{
+	uint32_t index = it->nr_samples - it->nr_left;
+
+	it->nr_left = 0;
+	it->p = it->end; /* the rest is unusable */
+	return fail(err, RECFMT_CORRUPT, it->offset, "SAMPLES record of thread %u, sample %u: %s",
+		    it->thread, index, what);
+}
+
+enum recfmt_status recfmt_samples_next(struct recfmt_samples_iter *it, struct recfmt_sample *s,
+				       struct recfmt_error *err)
+{
+	const uint8_t *p = it->p, *end = it->end;
+	uint64_t zz, n_frames, same, ticks, addr = it->prev_addr;
+	uint32_t flags, k;
+	unsigned n;
+
+	if (it->nr_left == 0) {
+		if (p != end)
+			return fail(err, RECFMT_CORRUPT, it->offset,
+				    "SAMPLES record of thread %u leaves %zu bytes over", it->thread,
+				    (size_t)(end - p));
+		return RECFMT_END_OF_INPUT;
+	}
+	n = recfmt_leb128_decode(p, end, &zz);
+	if (!n)
+		return sample_fail(it, err, "time malformed");
+	p += n;
+	ticks = it->ticks + ((zz >> 1) ^ (uint64_t)-(int64_t)(zz & 1));
+	if (p >= end)
+		return sample_fail(it, err, "record ends early");
+	flags = *p++;
+	if (flags & ~RECFMT_SAMPLE_TRUNCATED)
+		return sample_fail(it, err, "unknown flags");
+	n = recfmt_leb128_decode(p, end, &n_frames);
+	if (!n || n_frames == 0 || n_frames > RECFMT_MAX_SAMPLE_FRAMES)
+		return sample_fail(it, err, "frame count malformed or out of range");
+	p += n;
+	n = recfmt_leb128_decode(p, end, &same);
+	if (!n || same > n_frames || same > it->nr_prev)
+		return sample_fail(it, err, "shared frames malformed or more than either stack has");
+	p += n;
+	k = (uint32_t)(n_frames - same);
+	/* The shared outermost frames move to the end of the new stack. */
+	if (same)
+		memmove(it->frames + k, it->frames + (it->nr_prev - same),
+			(size_t)same * sizeof(uint64_t));
+	for (uint32_t i = 0; i < k; i++) {
+		n = recfmt_leb128_decode(p, end, &zz);
+		if (!n)
+			return sample_fail(it, err, "address malformed");
+		p += n;
+		addr += (zz >> 1) ^ (uint64_t)-(int64_t)(zz & 1);
+		it->frames[i] = addr;
+	}
+	it->p = p;
+	it->prev_addr = addr;
+	it->nr_prev = (uint32_t)n_frames;
+	it->ticks = ticks;
+	it->nr_left--;
+	s->thread = it->thread;
+	s->flags = flags;
+	s->ticks = it->ticks;
+	s->nr_frames = (uint32_t)n_frames;
+	s->frames = it->frames;
+	return RECFMT_OK;
+}

@@ -855,3 +855,99 @@ int recfmt_annots_finish(struct recfmt_annots_encoder *enc)
 	recfmt_store_u32le(p + RECFMT_RECORD_HEADER_BYTES + 4, enc->nr_annots);
 	return 0;
 }
+
+/* ---------------------------------------------------------------------
+ * Stack samples (FORMAT.md §3.22-§3.24).
+ */
+int recfmt_encode_sampling(struct recfmt_buf *buf, const struct recfmt_sampling *s)
+{
+	uint8_t *p;
+
+	if (s->hz == 0 || s->max_frames == 0 || s->max_frames > RECFMT_MAX_SAMPLE_FRAMES)
+		return -EINVAL;
+	p = record_begin(buf, RECFMT_SAMPLING, 24);
+	if (!p)
+		return -ENOMEM;
+	recfmt_store_u32le(p, s->hz);
+	recfmt_store_u32le(p + 4, s->clock);
+	recfmt_store_u32le(p + 8, s->mechanism);
+	recfmt_store_u32le(p + 12, s->max_frames);
+	recfmt_store_u64le(p + 16, s->period_ns);
+	return 0;
+}
+
+int recfmt_encode_sample_drops(struct recfmt_buf *buf, uint32_t thread, uint64_t nr_dropped)
+{
+	return encode_id_u64s(buf, RECFMT_SAMPLE_DROPS, thread, &nr_dropped, 1);
+}
+
+#define SAMPLES_FIXED_BYTES 24u
+
+int recfmt_samples_begin(struct recfmt_samples_encoder *enc, struct recfmt_buf *buf,
+			 uint32_t thread, uint64_t base_ticks)
+{
+	uint8_t *p;
+
+	if (recfmt_buf_reserve(buf, RECFMT_RECORD_HEADER_BYTES + SAMPLES_FIXED_BYTES))
+		return -ENOMEM;
+	enc->buf = buf;
+	enc->record_start = buf->len;
+	enc->prev_ticks = base_ticks;
+	enc->prev_addr = 0;
+	enc->nr_samples = 0;
+	enc->nr_prev = 0;
+	p = buf->data + buf->len;
+	memset(p, 0, RECFMT_RECORD_HEADER_BYTES + SAMPLES_FIXED_BYTES);
+	p[0] = RECFMT_SAMPLES;
+	recfmt_store_u32le(p + 8, thread);
+	recfmt_store_u64le(p + 16, base_ticks);
+	buf->len += RECFMT_RECORD_HEADER_BYTES + SAMPLES_FIXED_BYTES;
+	return 0;
+}
+
+int recfmt_samples_append(struct recfmt_samples_encoder *enc, const struct recfmt_sample *s)
+{
+	struct recfmt_buf *buf = enc->buf;
+	uint32_t n = s->nr_frames, same = 0;
+	uint64_t prev = enc->prev_addr;
+	uint8_t *p;
+
+	if (n == 0 || n > RECFMT_MAX_SAMPLE_FRAMES || (s->flags & ~RECFMT_SAMPLE_TRUNCATED))
+		return -EINVAL;
+	/* The outermost frames this stack shares with the last one. */
+	while (same < n && same < enc->nr_prev &&
+	       s->frames[n - 1 - same] == enc->prev[enc->nr_prev - 1 - same])
+		same++;
+	if (recfmt_buf_reserve(buf, 10u + 1u + 5u + 5u + 10u * (size_t)(n - same)))
+		return -ENOMEM;
+	p = buf->data + buf->len;
+	p = leb128_put(p, zigzag64(s->ticks, enc->prev_ticks));
+	*p++ = (uint8_t)s->flags;
+	p = leb128_put(p, n);
+	p = leb128_put(p, same);
+	for (uint32_t i = 0; i < n - same; i++) {
+		p = leb128_put(p, zigzag64(s->frames[i], prev));
+		prev = s->frames[i];
+	}
+	buf->len = (size_t)(p - buf->data);
+	memcpy(enc->prev, s->frames, (size_t)n * sizeof(uint64_t));
+	enc->nr_prev = n;
+	enc->prev_addr = prev;
+	enc->prev_ticks = s->ticks;
+	enc->nr_samples++;
+	return 0;
+}
+
+int recfmt_samples_finish(struct recfmt_samples_encoder *enc)
+{
+	struct recfmt_buf *buf = enc->buf;
+	uint8_t *p = buf->data + enc->record_start;
+
+	if (!enc->nr_samples) {
+		buf->len = enc->record_start;
+		return 0;
+	}
+	recfmt_store_u32le(p + 4, (uint32_t)(buf->len - enc->record_start - RECFMT_RECORD_HEADER_BYTES));
+	recfmt_store_u32le(p + RECFMT_RECORD_HEADER_BYTES + 4, enc->nr_samples);
+	return 0;
+}

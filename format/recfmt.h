@@ -2,7 +2,7 @@
 /*
  * recfmt.h - the one place that knows the bytes of a rec trace file.
  *
- * Implements FORMAT.md (version 1.2). librec writes through the encode side
+ * Implements FORMAT.md (version 1.3). librec writes through the encode side
  * (encode.c) and tracetool reads through the decode side (decode.c, frames.c);
  * neither includes the other. Everything on disk is little-endian and is
  * read and written through the load/store helpers below, never by casting a
@@ -23,7 +23,7 @@ extern "C" {
 
 /* FORMAT.md §1: versioning. A reader refuses a newer major version. */
 #define RECFMT_VERSION_MAJOR 1
-#define RECFMT_VERSION_MINOR 2
+#define RECFMT_VERSION_MINOR 3
 
 /* FORMAT.md §3: magic numbers. */
 #define RECFMT_FILE_MAGIC "RECTRACE" /* 8 bytes, in FILE_HEADER */
@@ -56,6 +56,9 @@ enum recfmt_type {
 	RECFMT_ANNOT_DROPS = 18, /* 1.2: a thread's dropped annotations (FORMAT.md §3.19) */
 	/* 19: reserved for annotations (FORMAT.md §3.19); 20-23: flight recorder, crash. */
 	RECFMT_SNAPSHOT = 20,	 /* 1.2: a flight-recorder snapshot's trigger (FORMAT.md §3.20) */
+	RECFMT_SAMPLING = 24,	  /* 1.3: how the recording sampled stacks (FORMAT.md §3.22) */
+	RECFMT_SAMPLES = 25,	  /* 1.3: a thread's stack samples (FORMAT.md §3.23) */
+	RECFMT_SAMPLE_DROPS = 26, /* 1.3: a thread's samples not recorded (FORMAT.md §3.24) */
 };
 
 /* FORMAT.md §3.2: clock kinds. */
@@ -434,6 +437,64 @@ struct recfmt_annot_drops {
 	uint64_t nr_dropped;
 };
 
+/* ---------------------------------------------------------------------
+ * Stack samples (FORMAT.md §3.22-§3.24, version 1.3): REC_SAMPLE.
+ */
+
+/* FORMAT.md §3.22: what a sample stands for. Values are on disk. */
+#define RECFMT_SAMPLE_CLOCK_THREAD_CPU 1u /* the thread's CPU time (user + system) */
+#define RECFMT_SAMPLE_MECH_TIMER_UNWIND 1u /* a per-thread CPU-time timer's signal, unwound in its handler */
+/* FORMAT.md §3.23: the most frames one sample may hold. */
+#define RECFMT_MAX_SAMPLE_FRAMES 512u
+/* FORMAT.md §3.23: a sample's flags. */
+#define RECFMT_SAMPLE_TRUNCATED 1u /* its outermost frames are missing */
+
+struct recfmt_sampling {
+	uint32_t hz;	     /* samples per second of a thread's CPU time */
+	uint32_t clock;	     /* RECFMT_SAMPLE_CLOCK_* */
+	uint32_t mechanism;  /* RECFMT_SAMPLE_MECH_* */
+	uint32_t max_frames; /* the deepest stack a sample holds, <= RECFMT_MAX_SAMPLE_FRAMES */
+	uint64_t period_ns;  /* the CPU time one sample stands for: 1e9 / hz, rounded */
+};
+
+/*
+ * One stack sample: frames[0] is the address at which the thread was
+ * interrupted, frames[i] (i >= 1) the return address into the i-th caller
+ * (its call instruction is at frames[i] - 1). Run-time addresses, named
+ * through MODULE records (FORMAT.md §3.10).
+ */
+struct recfmt_sample {
+	uint32_t thread; /* serial (decoded; ignored by the encoder) */
+	uint32_t flags;	 /* RECFMT_SAMPLE_TRUNCATED */
+	uint64_t ticks;	 /* when it was taken, the events' clock */
+	uint32_t nr_frames; /* 1 ... RECFMT_MAX_SAMPLE_FRAMES */
+	const uint64_t *frames; /* innermost first */
+};
+
+/* FORMAT.md §3.24: samples of a thread not recorded since the start, cumulative. */
+struct recfmt_sample_drops {
+	uint32_t thread;
+	uint64_t nr_dropped;
+};
+
+/*
+ * SAMPLES iterator (FORMAT.md §3.23): recfmt_samples_open() validates the
+ * fixed part; recfmt_samples_next() yields nr_samples samples, each
+ * bounds-checked, with s->frames pointing into the iterator (valid until
+ * the next call).
+ */
+struct recfmt_samples_iter {
+	uint32_t thread;
+	uint32_t nr_samples;
+	uint32_t nr_left;
+	uint32_t nr_prev;   /* frames of the last sample returned */
+	uint64_t ticks;	    /* of the last sample returned; base_ticks at first */
+	uint64_t prev_addr; /* the last address decoded */
+	const uint8_t *p, *end;
+	size_t offset; /* of the record in the frame */
+	uint64_t frames[RECFMT_MAX_SAMPLE_FRAMES];
+};
+
 /*
  * ANNOTS iterator (FORMAT.md §3.18): recfmt_annots_open() validates the
  * fixed part; recfmt_annots_next() yields nr_annots annotations, each
@@ -580,6 +641,41 @@ int recfmt_annots_append(struct recfmt_annots_encoder *enc, const struct recfmt_
 /* Return: 0. */
 int recfmt_annots_finish(struct recfmt_annots_encoder *enc);
 
+/* SAMPLING (FORMAT.md §3.22). Return: 0, -EINVAL (hz 0, max_frames out of range) or -ENOMEM. */
+int recfmt_encode_sampling(struct recfmt_buf *buf, const struct recfmt_sampling *s);
+/* SAMPLE_DROPS (FORMAT.md §3.24). Return: 0, or -ENOMEM. */
+int recfmt_encode_sample_drops(struct recfmt_buf *buf, uint32_t thread, uint64_t nr_dropped);
+
+/*
+ * SAMPLES encoder (FORMAT.md §3.23): begin, append the samples of one
+ * thread in the order they were taken, finish. Each row shares the
+ * outermost frames it has in common with the row before it in the record.
+ * A record with no sample is discarded by finish. The encoder keeps a copy
+ * of the last stack (no allocation: librec's crash handler uses it).
+ */
+struct recfmt_samples_encoder {
+	struct recfmt_buf *buf;
+	size_t record_start; /* offset of the record header in buf */
+	uint64_t prev_ticks;
+	uint64_t prev_addr;
+	uint32_t nr_samples;
+	uint32_t nr_prev;
+	uint64_t prev[RECFMT_MAX_SAMPLE_FRAMES];
+};
+
+/* Return: 0, or -ENOMEM. */
+int recfmt_samples_begin(struct recfmt_samples_encoder *enc, struct recfmt_buf *buf,
+			 uint32_t thread, uint64_t base_ticks);
+/*
+ * Return: 0; -EINVAL for nr_frames 0 or above RECFMT_MAX_SAMPLE_FRAMES, or
+ * unknown flags (nothing appended); -ENOMEM.
+ */
+int recfmt_samples_append(struct recfmt_samples_encoder *enc, const struct recfmt_sample *s);
+/* Return: 0. */
+int recfmt_samples_finish(struct recfmt_samples_encoder *enc);
+/* The most bytes one row can take (a buffer that never grows must have it free). */
+#define RECFMT_SAMPLE_ROW_MAX_BYTES (10u + 1u + 5u + 5u + 10u * RECFMT_MAX_SAMPLE_FRAMES)
+
 /*
  * EVENTS block encoder (FORMAT.md §3.6). begin, then any number of append
  * calls with consecutive events of one thread, then finish. The ids column
@@ -724,6 +820,26 @@ enum recfmt_status recfmt_decode_annot_name(const struct recfmt_record *rec,
 enum recfmt_status recfmt_decode_annot_drops(const struct recfmt_record *rec,
 					     struct recfmt_annot_drops *d,
 					     struct recfmt_error *err);
+/* FORMAT.md §3.22. Return: RECFMT_OK or RECFMT_CORRUPT. */
+enum recfmt_status recfmt_decode_sampling(const struct recfmt_record *rec,
+					  struct recfmt_sampling *s, struct recfmt_error *err);
+/* FORMAT.md §3.24. Return: RECFMT_OK or RECFMT_CORRUPT. */
+enum recfmt_status recfmt_decode_sample_drops(const struct recfmt_record *rec,
+					      struct recfmt_sample_drops *d,
+					      struct recfmt_error *err);
+/* FORMAT.md §3.23. Return: RECFMT_OK or RECFMT_CORRUPT. */
+enum recfmt_status recfmt_samples_open(const struct recfmt_record *rec,
+				       struct recfmt_samples_iter *it, struct recfmt_error *err);
+/*
+ * recfmt_samples_next() - the next sample of an opened SAMPLES record, with
+ * s->thread set and s->frames into the iterator.
+ * Return: RECFMT_OK; RECFMT_END_OF_INPUT after the last one (the record
+ * was used up exactly); RECFMT_CORRUPT (err filled) if a row is malformed
+ * or the record leaves bytes over -- samples returned before stay valid,
+ * the rest of the record is unusable.
+ */
+enum recfmt_status recfmt_samples_next(struct recfmt_samples_iter *it, struct recfmt_sample *s,
+				       struct recfmt_error *err);
 /*
  * recfmt_annots_open() - validates an ANNOTS record's fixed part (FORMAT.md
  * §3.18) and starts iterating it. The caller decides what the record's

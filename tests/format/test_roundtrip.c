@@ -266,7 +266,7 @@ Test(format, reader_refuses_a_newer_major_version)
 	recfmt_cursor_init(&cur, frame.data, frame.len);
 	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
 	cr_assert_eq(recfmt_decode_header(&rec, &h, &err), RECFMT_UNSUPPORTED_VERSION);
-	cr_assert_str_eq(err.message, "format version 2.2 is newer than this reader's 1.2");
+	cr_assert_str_eq(err.message, "format version 2.3 is newer than this reader's 1.3");
 	recfmt_buf_fini(&frame);
 }
 

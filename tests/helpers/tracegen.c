@@ -23,6 +23,12 @@ struct tg_thread_buf {
 	struct recfmt_annot *an; /* annotations buffered with the events (pos into ev) */
 	char (*text)[256];	 /* their MESSAGE texts */
 	uint32_t nr_an, cap_an;
+	/* Stack samples (FORMAT.md §3.23), written after the events and annotations;
+	 * sm[i].frames is an offset into fr until they are written. */
+	struct recfmt_sample *sm;
+	uint64_t *fr;
+	uint32_t nr_sm, cap_sm;
+	size_t nr_fr, cap_fr;
 };
 
 struct tg_trace {
@@ -36,6 +42,7 @@ struct tg_trace {
 	uint32_t nr_threads;
 	uint64_t nr_events;
 	uint64_t last_ticks;
+	struct recfmt_samples_encoder se; /* 4 KiB: here rather than on the stack */
 };
 
 static int frame_open(struct tg_trace *t)
@@ -208,7 +215,7 @@ static int block_flush(struct tg_trace *t, uint32_t serial)
 	struct tg_thread_buf *b = &t->threads[serial];
 	struct recfmt_events_encoder enc;
 
-	if (!b->nr && !b->nr_an)
+	if (!b->nr && !b->nr_an && !b->nr_sm)
 		return 0;
 	if (frame_open(t))
 		return -ENOMEM;
@@ -232,6 +239,22 @@ static int block_flush(struct tg_trace *t, uint32_t serial)
 		if (err || recfmt_annots_finish(&ae))
 			return err == -EINVAL ? -EINVAL : -ENOMEM;
 		b->nr_an = 0;
+	}
+	/* FORMAT.md §3.23: the samples, in one record (the encoder needs no order among blocks). */
+	if (b->nr_sm) {
+		struct recfmt_samples_encoder *se = &t->se;
+		int err = recfmt_samples_begin(se, &t->frame, serial, b->sm[0].ticks);
+
+		for (uint32_t i = 0; i < b->nr_sm && !err; i++) {
+			struct recfmt_sample smp = b->sm[i];
+
+			smp.frames = b->fr + (size_t)(uintptr_t)b->sm[i].frames;
+			err = recfmt_samples_append(se, &smp);
+		}
+		if (err || recfmt_samples_finish(se))
+			return err == -EINVAL ? -EINVAL : -ENOMEM;
+		b->nr_sm = 0;
+		b->nr_fr = 0;
 	}
 	b->nr = 0;
 	return maybe_cut(t);
@@ -367,6 +390,77 @@ int tg_annot(struct tg_trace *t, uint32_t serial, const struct recfmt_annot *a)
 	return 0;
 }
 
+int tg_sampling(struct tg_trace *t, uint32_t hz, uint32_t max_frames)
+{
+	struct recfmt_sampling sp = {
+		.hz = hz,
+		.clock = RECFMT_SAMPLE_CLOCK_THREAD_CPU,
+		.mechanism = RECFMT_SAMPLE_MECH_TIMER_UNWIND,
+		.max_frames = max_frames,
+		.period_ns = hz ? (1000000000ull + hz / 2) / hz : 0,
+	};
+	int err;
+
+	if (frame_open(t))
+		return -ENOMEM;
+	err = recfmt_encode_sampling(&t->frame, &sp);
+	return err ? err : maybe_cut(t);
+}
+
+int tg_sample(struct tg_trace *t, uint32_t serial, uint64_t ticks, uint32_t flags,
+	      uint32_t nr_frames, const uint64_t *frames)
+{
+	struct tg_thread_buf *b = thread_buf(t, serial);
+
+	if (!b)
+		return -ENOMEM;
+	if (nr_frames == 0 || nr_frames > RECFMT_MAX_SAMPLE_FRAMES)
+		return -EINVAL;
+	if (b->nr_sm == b->cap_sm) {
+		uint32_t cap = b->cap_sm ? 2 * b->cap_sm : 64;
+		struct recfmt_sample *sm = realloc(b->sm, cap * sizeof(*sm));
+
+		if (!sm)
+			return -ENOMEM;
+		b->sm = sm;
+		b->cap_sm = cap;
+	}
+	if (b->cap_fr - b->nr_fr < nr_frames) {
+		size_t cap = b->cap_fr ? 2 * b->cap_fr : 1024;
+		uint64_t *fr;
+
+		while (cap - b->nr_fr < nr_frames)
+			cap *= 2;
+		fr = realloc(b->fr, cap * sizeof(*fr));
+		if (!fr)
+			return -ENOMEM;
+		b->fr = fr;
+		b->cap_fr = cap;
+	}
+	memcpy(b->fr + b->nr_fr, frames, (size_t)nr_frames * sizeof(*frames));
+	b->sm[b->nr_sm] = (struct recfmt_sample){
+		.thread = serial,
+		.flags = flags,
+		.ticks = ticks,
+		.nr_frames = nr_frames,
+		.frames = (const uint64_t *)(uintptr_t)b->nr_fr,
+	};
+	b->nr_fr += nr_frames;
+	b->nr_sm++;
+	if (ticks > t->last_ticks)
+		t->last_ticks = ticks;
+	if (b->nr_sm == t->cfg.block_events)
+		return block_flush(t, serial);
+	return 0;
+}
+
+int tg_sample_drops(struct tg_trace *t, uint32_t serial, uint64_t nr_dropped)
+{
+	if (frame_open(t) || recfmt_encode_sample_drops(&t->frame, serial, nr_dropped))
+		return -ENOMEM;
+	return maybe_cut(t);
+}
+
 int tg_enter(struct tg_trace *t, uint32_t serial, uint32_t site, uint64_t ticks)
 {
 	return event(t, serial, RECFMT_CODE(site, RECFMT_KIND_ENTER), ticks);
@@ -411,6 +505,8 @@ int tg_finish(struct tg_trace *t, bool clean)
 		free(t->threads[s].vals);
 		free(t->threads[s].an);
 		free(t->threads[s].text);
+		free(t->threads[s].sm);
+		free(t->threads[s].fr);
 	}
 	free(t->threads);
 	recfmt_compressor_destroy(t->comp);

@@ -91,6 +91,20 @@ int tg_annot_name(struct tg_trace *t, uint32_t id, uint32_t kind, const char *na
 int tg_annot(struct tg_trace *t, uint32_t serial, const struct recfmt_annot *a);
 int tg_annot_drops(struct tg_trace *t, uint32_t serial, uint64_t nr_dropped);
 
+/*
+ * Stack samples (FORMAT.md §3.22-§3.24, 1.3). tg_sampling() writes the
+ * SAMPLING record (rate hz; period_ns 1e9 / hz rounded). tg_sample()
+ * buffers one sample of thread `serial` (frames innermost first, copied;
+ * flags RECFMT_SAMPLE_TRUNCATED or 0), written in a SAMPLES record after
+ * the thread's next EVENTS block (and its ANNOTS), or alone; block_events
+ * samples make a record. tg_sample_drops() writes a SAMPLE_DROPS record.
+ * Name the addresses with tg_module(). Return 0, -EINVAL or -ENOMEM.
+ */
+int tg_sampling(struct tg_trace *t, uint32_t hz, uint32_t max_frames);
+int tg_sample(struct tg_trace *t, uint32_t serial, uint64_t ticks, uint32_t flags,
+	      uint32_t nr_frames, const uint64_t *frames);
+int tg_sample_drops(struct tg_trace *t, uint32_t serial, uint64_t nr_dropped);
+
 /* Writes every buffered block and ends the current frame. */
 int tg_flush(struct tg_trace *t);
 
