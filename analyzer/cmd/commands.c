@@ -18,6 +18,7 @@ const struct tt_command tt_commands[] = {
 	{ "histogram", tt_cmd_histogram, "duration distribution per scope, as bars" },
 	{ "tree", tt_cmd_tree, "the call tree: calls, total, self and share per call path" },
 	{ "flame", tt_cmd_flame, "folded stacks (flamegraph.pl, inferno, speedscope)" },
+	{ "pprof", tt_cmd_pprof, "pprof profile (go tool pprof, Pyroscope, speedscope)" },
 	{ "perfetto", tt_cmd_perfetto, "Perfetto protobuf trace of one or more recordings" },
 	{ "export", tt_cmd_export, "runs, threads, scopes, activations as Parquet or CSV tables" },
 	{ "values", tt_cmd_values, "per value track: samples, min, max, time-weighted mean, last" },
@@ -25,6 +26,7 @@ const struct tt_command tt_commands[] = {
 	{ "chrome", tt_cmd_chrome, "Chrome Trace Event JSON (Perfetto, chrome://tracing)" },
 	{ "info", tt_cmd_info, "format, clock, threads, drops, whether it ended cleanly" },
 	{ "check", tt_cmd_check, "exit 0 if the file is intact, else say what and where" },
+	{ "record", tt_cmd_record, "run a command recorded, sampling its stacks (as perf record)" },
 	{ "diff", tt_cmd_diff, "per scope, what changed between two traces, with verdicts" },
 };
 

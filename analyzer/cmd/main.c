@@ -52,7 +52,7 @@ static char *help_filter(int key, const char *text, void *input)
 {
 	(void)input;
 	if (key == ARGP_KEY_HELP_POST_DOC) {
-		size_t cap = 1024;
+		size_t cap = 4096;
 		char *buf = malloc(cap);
 		size_t n = 0;
 

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_pprof.c - `tracetool pprof TRACE... -o OUT.pb.gz` (tracetool(1),
+ * "pprof"): the recording as a pprof profile (out/pprof.h), for `go tool
+ * pprof`, Pyroscope, Grafana and speedscope.
+ *
+ * --weight=time|calls: the exact scope times. Every call path of `tree`
+ * (views/calltree.h) is one sample whose locations are its scopes, leaf
+ * first, valued at the path's self time in ns (time) or its calls (calls):
+ * so pprof's flat figure of a scope is summary's self_ns and the values add
+ * up to tree's. --weight=samples (the default when the recording has stack
+ * samples): one pprof sample per distinct stack of the sampler.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/commands.h"
+#include "cmd/options.h"
+#include "common/emit.h"
+#include "common/xalloc.h"
+#include "out/pprof.h"
+#include "views/calltree.h"
+
+enum { OPT_WEIGHT = 0x500, OPT_PPROF_BY_THREAD };
+
+#define PPROF_WEIGHT_CHOICES "samples|time|calls"
+enum pprof_weight { W_SAMPLES, W_TIME, W_CALLS, W_DEFAULT };
+
+struct pprof_args {
+	struct tt_options o;
+	enum pprof_weight weight;
+};
+
+static const struct argp_option pprof_options[] = {
+	{ "output", 'o', "OUT", 0, "Write the profile (gzip-compressed profile.proto) to OUT", 30 },
+	{ "weight", OPT_WEIGHT, "W", 0,
+	  "samples (the stack samples; default when the recording has them), time (each "
+	  "scope's exact self time in ns; the default otherwise) or calls",
+	  30 },
+	{ "by-thread", OPT_PPROF_BY_THREAD, 0, 0,
+	  "Label each sample with its thread (pprof -tagfocus=thread=NAME)", 30 },
+	{ 0 },
+};
+
+static error_t parse_pprof(int key, char *arg, struct argp_state *state)
+{
+	struct pprof_args *a = state->input;
+	int w;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &a->o;
+		state->child_inputs[1] = &a->o;
+		break;
+	case 'o':
+		a->o.output = arg;
+		break;
+	case OPT_WEIGHT:
+		w = tt_options_choice(PPROF_WEIGHT_CHOICES, arg);
+		if (w < 0)
+			argp_error(state, "--weight: '%s' is not one of " PPROF_WEIGHT_CHOICES, arg);
+		a->weight = (enum pprof_weight)w;
+		break;
+	case OPT_PPROF_BY_THREAD:
+		a->o.by_thread = true;
+		break;
+	case ARGP_KEY_END:
+		if (!a->o.output)
+			argp_error(state, "missing -o OUT");
+		return tt_options_parse_traces(key, arg, state);
+	default:
+		return tt_options_parse_traces(key, arg, state);
+	}
+	return 0;
+}
+
+static const struct argp_child pprof_children[] = {
+	{ &tt_filter_argp, 0, 0, 0 },
+	{ &tt_cost_argp, 0, 0, 0 },
+	{ 0 },
+};
+
+static const struct argp pprof_argp = {
+	pprof_options, parse_pprof, "TRACE...",
+	"The recording as a pprof profile (gzip-compressed profile.proto) for go tool pprof, "
+	"Pyroscope, Grafana and speedscope.\v"
+	"--weight=time or calls: each call path of tracetool tree is a sample whose "
+	"locations are its scopes (leaf first), valued at the path's self time in "
+	"nanoseconds or its calls; pprof's flat time of a scope is then summary's self_ns. "
+	"--weight=samples: each stack the sampler took (tracetool record, REC_SAMPLE) is a "
+	"sample of 1 with its CPU time, 1/HZ s. Samples carry the label process with "
+	"several TRACE files or --by-process, thread with --by-thread.\n\n"
+	"Examples:\n"
+	"  tracetool pprof -o cpu.pb.gz trace.zst && go tool pprof -top cpu.pb.gz\n"
+	"  tracetool pprof --weight=time --thread=worker -o scopes.pb.gz trace.zst",
+	pprof_children, 0, 0,
+};
+
+/* The function of calltree name `name`: its label as tree prints it, the
+ * bare name as system name, and its place split into file and line. */
+static uint64_t tree_function(struct tt_pprof *pp, struct tt_calltree *ct, uint32_t name,
+			      uint64_t *cache)
+{
+	if (cache[name])
+		return cache[name];
+	const char *site = tt_calltree_site(ct, name);
+	const char *colon = strrchr(site, ':');
+	int64_t line = 0;
+	char *file;
+
+	/* "file:line" (a TRACE_SCOPE site), else a file or module alone. */
+	if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1) &&
+	    strlen(colon + 1) < 10)
+		line = strtoll(colon + 1, NULL, 10);
+	else
+		colon = NULL;
+	file = colon ? tt_xstrndup(site, (size_t)(colon - site)) : tt_xstrndup(site, strlen(site));
+	cache[name] = tt_pprof_function(pp, tt_calltree_label(ct, name),
+					tt_labels_name(&ct->labels, ct->rep.tr.names[name]), file,
+					line);
+	free(file);
+	return cache[name];
+}
+
+/* Every shown path of every tree as a sample. */
+static void add_tree(struct tt_pprof *pp, struct tt_calltree *ct, bool calls)
+{
+	uint64_t *cache = tt_xcalloc(ct->rep.tr.nr_names + 1, sizeof(*cache));
+	uint64_t *stack = NULL;
+	size_t cap = 0;
+	static const char *const keys[TT_PPROF_MAX_LABELS] = { "process", "thread" };
+
+	for (uint32_t i = 0; i < ct->nr_trees; i++) {
+		const struct tt_ctree *t = &ct->trees[i];
+		const char *vals[TT_PPROF_MAX_LABELS] = { t->process, t->label };
+
+		for (uint32_t k = 0; k < t->nr_order; k++) {
+			uint32_t id = t->order[k];
+			int64_t v = (int64_t)(calls ? t->p[id].calls : t->self_ns[id]);
+			size_t d = 0;
+
+			if (!v)
+				continue; /* pprof drops zero samples anyway */
+			if (cap < t->p[id].depth) {
+				cap = t->p[id].depth;
+				stack = tt_xrealloc(stack, cap * sizeof(*stack));
+			}
+			for (uint32_t n = id; n && d < cap; n = t->p[n].parent)
+				stack[d++] = tree_function(pp, ct, t->p[n].name, cache);
+			tt_pprof_add(pp, stack, d, &v, keys, vals, TT_PPROF_MAX_LABELS);
+		}
+	}
+	free(stack);
+	free(cache);
+}
+
+/* OUT opened for writing, never one of the inputs; NULL after printing why
+ * (*rc the exit status). */
+static FILE *open_out(const struct tt_options *o, int *rc)
+{
+	char msg[512];
+	int fd;
+	FILE *f;
+
+	for (unsigned i = 1; i < o->nr_traces; i++) {
+		fd = tt_emit_open_output(o->output, o->traces[i], msg, sizeof(msg));
+		if (fd == -2) {
+			*rc = tt_fail_file(o->output, msg) + 1;
+			return NULL;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	fd = tt_emit_open_output(o->output, o->trace, msg, sizeof(msg));
+	if (fd < 0) {
+		*rc = tt_fail_file(o->output, msg) + (fd == -2);
+		return NULL;
+	}
+	f = fdopen(fd, "wb");
+	if (!f) {
+		close(fd);
+		*rc = tt_fail_file(o->output, strerror(errno));
+	}
+	return f;
+}
+
+int tt_cmd_pprof(int argc, char **argv)
+{
+	struct pprof_args a;
+	struct tt_calltree_opts co;
+	struct tt_calltree ct;
+	struct tt_pprof *pp = NULL;
+	FILE *out = NULL;
+	bool ran = false;
+	char msg[512];
+	int rc = 0;
+
+	memset(&a, 0, sizeof(a));
+	memset(&co, 0, sizeof(co));
+	memset(&ct, 0, sizeof(ct));
+	a.o = (struct tt_options)TT_OPTIONS_INIT;
+	a.weight = W_DEFAULT;
+	argp_parse(&pprof_argp, argc, argv, 0, NULL, &a);
+	if (a.weight == W_DEFAULT)
+		a.weight = W_TIME;
+	if (a.weight == W_SAMPLES) {
+		fprintf(stderr, "tracetool: %s: no stack samples in the recording (record it with "
+				"tracetool record or REC_SAMPLE=HZ); --weight=time gives the scopes' "
+				"times\n",
+			a.o.trace);
+		rc = 1;
+		goto out;
+	}
+	ran = true;
+	if (tt_calltree_run(&ct, &a.o, &co, msg, sizeof(msg)) != TT_OK) {
+		rc = tt_fail_file(tt_report_failed(&ct.rep, &a.o), msg);
+		goto out;
+	}
+	tt_report_warn(&ct.rep);
+	tt_report_comp_warn(&ct.rep);
+	out = open_out(&a.o, &rc);
+	if (!out)
+		goto out;
+	pp = tt_pprof_create();
+	if (a.weight == W_CALLS)
+		tt_pprof_sample_type(pp, "calls", "count");
+	else
+		tt_pprof_sample_type(pp, "time", "nanoseconds");
+	if (!tt_options_multi(&a.o) && ct.rep.tr.has_header) {
+		const struct tt_trace *tr = &ct.rep.tr;
+		uint64_t span = tr->max_ticks > ct.rep.clock.start_ticks
+					? tt_clock_ns(&ct.rep.clock, tr->max_ticks - ct.rep.clock.start_ticks)
+					: 0;
+
+		tt_pprof_times(pp, tr->hdr.start_real_ns > INT64_MAX ? 0 : (int64_t)tr->hdr.start_real_ns,
+			       span > INT64_MAX ? INT64_MAX : (int64_t)span);
+	}
+	tt_pprof_comment(pp, a.weight == W_CALLS ? "rec: calls of each scope call path (tracetool tree)"
+						 : "rec: self time of each scope call path (tracetool tree)");
+	add_tree(pp, &ct, a.weight == W_CALLS);
+	rc = tt_pprof_write(pp, out);
+	if (rc) {
+		fprintf(stderr, "tracetool: %s: cannot write: %s\n", a.o.output, strerror(-rc));
+		rc = 1;
+	}
+out:
+	if (out && fclose(out) && !rc) {
+		fprintf(stderr, "tracetool: %s: cannot write: %s\n", a.o.output, strerror(errno));
+		rc = 1;
+	}
+	tt_pprof_destroy(pp);
+	if (ran)
+		tt_calltree_fini(&ct);
+	tt_options_fini(&a.o);
+	return rc;
+}

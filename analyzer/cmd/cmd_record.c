@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_record.c - `tracetool record [-F HZ] [-o FILE] -- CMD [ARG...]`: runs
+ * CMD recorded by librec, as `perf record` does (tracetool(1), "record").
+ * CMD needs no rec at all: it is started with librec preloaded
+ * (LD_PRELOAD, in front of any the user already has), REC_SAMPLE=HZ and
+ * REC_OUTPUT=FILE; the other REC_* variables of the environment pass
+ * through. tracetool waits for it, says on stderr where the trace went and
+ * exits with CMD's status (128+N when a signal N ended it; 126 when it
+ * could not be run, 127 when it was not found, as env(1)).
+ *
+ * Which librec: $REC_LIBRARY when set, else the first that exists of
+ *   1. <dir of tracetool>/../librec/<soname>      (a meson build tree)
+ *   2. <prefix>/<libdir>/<soname>, prefix found by taking the configured
+ *      bindir off tracetool's own directory       (an install, relocated or not)
+ *   3. the configured <prefix>/<libdir>/<soname>
+ * and else the bare soname, which the dynamic loader looks up in its own
+ * paths (a Debian install puts it in the multiarch directory).
+ */
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd/commands.h"
+#include "cmd/options.h"
+#include "common/emit.h"
+#include "common/xalloc.h"
+
+#ifndef TT_LIBREC_SONAME
+#error "TT_LIBREC_SONAME, TT_PREFIX, TT_BINDIR and TT_LIBDIR come from analyzer/meson.build"
+#endif
+
+extern char **environ;
+
+/* REC_SAMPLE's range (rec(3)). */
+#define RECORD_HZ_MIN 1
+#define RECORD_HZ_MAX 20000
+#define RECORD_HZ_DEFAULT 997
+
+struct record_args {
+	unsigned long hz;
+	const char *output;
+	char **cmd; /* CMD and its arguments, NULL-terminated (argv's tail) */
+};
+
+static const struct argp_option record_options[] = {
+	{ "frequency", 'F', "HZ", 0,
+	  "Samples per second of each thread's CPU time, 1 to 20000 (default 997)", 0 },
+	{ "output", 'o', "FILE", 0, "The trace file (default trace.zst); %p becomes the pid", 0 },
+	{ 0 },
+};
+
+static error_t parse_record(int key, char *arg, struct argp_state *state)
+{
+	struct record_args *a = state->input;
+	uint64_t v;
+
+	switch (key) {
+	case 'F':
+		if (tt_options_parse_u64(arg, &v) || v < RECORD_HZ_MIN || v > RECORD_HZ_MAX)
+			argp_error(state, "-F: '%s' is not a rate from %d to %d Hz", arg,
+				   RECORD_HZ_MIN, RECORD_HZ_MAX);
+		a->hz = (unsigned long)v;
+		break;
+	case 'o':
+		if (!*arg)
+			argp_error(state, "-o: empty file name");
+		a->output = arg;
+		break;
+	case ARGP_KEY_ARG:
+		/* CMD: it and everything after it are the command's own. */
+		a->cmd = &state->argv[state->next - 1];
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_END:
+		if (!a->cmd)
+			argp_error(state, "missing CMD");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp record_argp = {
+	record_options, parse_record, "[--] CMD [ARG...]",
+	"Runs CMD recorded: librec is preloaded into it (LD_PRELOAD), so CMD needs no "
+	"rebuild and no rec of its own, and samples every thread's call stack at HZ per "
+	"second of its CPU time (REC_SAMPLE). Exits with CMD's status (128+N when signal N "
+	"ended it) and says on stderr where the trace went.\v"
+	"The other REC_* variables of the environment apply (rec(3)), e.g. REC_MODE=flight. "
+	"Programs that CMD starts inherit the recording: give -o a name with %p so that "
+	"each process writes its own file. librec is $REC_LIBRARY when set, else found "
+	"beside tracetool (its build tree or its install), else by the dynamic loader.\n\n"
+	"Examples:\n"
+	"  tracetool record -- ./server --port 8080\n"
+	"  tracetool record -F 199 -o lua.zst -- lua5.4 bench.lua\n"
+	"  tracetool profile trace.zst",
+	NULL, 0, 0,
+};
+
+static bool is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* dir, "/", rel and name joined; malloc'd. */
+static char *join3(const char *dir, const char *rel, const char *name)
+{
+	size_t n = strlen(dir) + strlen(rel) + strlen(name) + 3;
+	char *p = tt_xrealloc(NULL, n);
+
+	snprintf(p, n, "%s%s%s/%s", dir, *rel ? "/" : "", rel, name);
+	return p;
+}
+
+/* p without "..", "." or links (for the messages); p is freed. */
+static char *canonical(char *p)
+{
+	char *r = realpath(p, NULL);
+
+	if (!r)
+		return p;
+	free(p);
+	return r;
+}
+
+/* The librec to preload (file header); malloc'd. */
+static char *find_librec(void)
+{
+	const char *env = getenv("REC_LIBRARY");
+	char exe[PATH_MAX], *slash, *p;
+	ssize_t n;
+	size_t nb = strlen(TT_BINDIR);
+
+	if (env && *env)
+		return tt_xstrndup(env, strlen(env));
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0'; /* exe is now tracetool's directory */
+			p = join3(exe, "../librec", TT_LIBREC_SONAME);
+			if (is_file(p))
+				return canonical(p);
+			free(p);
+			/* <prefix>/<bindir>: take bindir off the end. */
+			size_t ne = strlen(exe);
+			if (TT_BINDIR[0] != '/' && ne > nb && exe[ne - nb - 1] == '/' &&
+			    strcmp(exe + ne - nb, TT_BINDIR) == 0) {
+				exe[ne - nb - 1] = '\0';
+				p = join3(exe, TT_LIBDIR, TT_LIBREC_SONAME);
+				if (is_file(p))
+					return canonical(p);
+				free(p);
+			}
+		}
+	}
+	p = join3(TT_LIBDIR[0] == '/' ? "" : TT_PREFIX, TT_LIBDIR[0] == '/' ? TT_LIBDIR + 1 : TT_LIBDIR,
+		  TT_LIBREC_SONAME);
+	if (is_file(p))
+		return p;
+	free(p);
+	return tt_xstrndup(TT_LIBREC_SONAME, strlen(TT_LIBREC_SONAME));
+}
+
+/* name=value in a malloc'd string. */
+static char *env_entry(const char *name, const char *value)
+{
+	size_t n = strlen(name) + strlen(value) + 2;
+	char *p = tt_xrealloc(NULL, n);
+
+	snprintf(p, n, "%s=%s", name, value);
+	return p;
+}
+
+/* The environment of CMD: ours with LD_PRELOAD, REC_SAMPLE and REC_OUTPUT
+ * set (LD_PRELOAD keeps what it had, after librec). */
+static char **child_env(const char *lib, unsigned long hz, const char *output)
+{
+	size_t n = 0, k = 0;
+	const char *pre = getenv("LD_PRELOAD");
+	char hzs[16], *preload;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = tt_xrealloc(NULL, (n + 4) * sizeof(*env));
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) && strncmp(environ[i], "REC_SAMPLE=", 11) &&
+		    strncmp(environ[i], "REC_OUTPUT=", 11))
+			env[k++] = tt_xstrndup(environ[i], strlen(environ[i]));
+	if (pre && *pre) {
+		size_t len = strlen(lib) + strlen(pre) + 2;
+
+		preload = tt_xrealloc(NULL, len);
+		snprintf(preload, len, "%s:%s", lib, pre);
+	} else
+		preload = tt_xstrndup(lib, strlen(lib));
+	env[k++] = env_entry("LD_PRELOAD", preload);
+	free(preload);
+	snprintf(hzs, sizeof(hzs), "%lu", hz);
+	env[k++] = env_entry("REC_SAMPLE", hzs);
+	env[k++] = env_entry("REC_OUTPUT", output);
+	env[k] = NULL;
+	return env;
+}
+
+static void free_env(char **env)
+{
+	for (size_t i = 0; env[i]; i++)
+		free(env[i]);
+	free(env);
+}
+
+int tt_cmd_record(int argc, char **argv)
+{
+	struct record_args a = { .hz = RECORD_HZ_DEFAULT, .output = "trace.zst" };
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+	struct stat before, st;
+	bool existed;
+	char **env;
+	char *lib;
+	pid_t pid;
+	int status, err, rc;
+
+	/* CMD's own options are not ours: stop at the first operand. */
+	argp_parse(&record_argp, argc, argv, ARGP_IN_ORDER, NULL, &a);
+	lib = find_librec();
+	env = child_env(lib, a.hz, a.output);
+	/* Whether CMD wrote the trace: the file is new or changed. */
+	existed = stat(a.output, &before) == 0;
+	/* As a shell does for its foreground job: ^C and ^\ are for CMD,
+	 * tracetool stays to report its status. */
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	posix_spawnattr_t attr;
+	sigset_t def;
+
+	posix_spawnattr_init(&attr);
+	sigemptyset(&def);
+	sigaddset(&def, SIGINT);
+	sigaddset(&def, SIGQUIT);
+	posix_spawnattr_setsigdefault(&attr, &def);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+	err = posix_spawnp(&pid, a.cmd[0], NULL, &attr, a.cmd, env);
+	posix_spawnattr_destroy(&attr);
+	free_env(env);
+	if (err) {
+		fprintf(stderr, "tracetool: record: ");
+		tt_emit_text(stderr, a.cmd[0]);
+		fprintf(stderr, ": %s\n", strerror(err));
+		rc = err == ENOENT ? 127 : 126;
+		goto out;
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			fprintf(stderr, "tracetool: record: waitpid: %s\n", strerror(errno));
+			rc = 1;
+			goto out;
+		}
+	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "tracetool: record: %s ended by signal %d (%s)\n", a.cmd[0],
+			WTERMSIG(status), strsignal(WTERMSIG(status)));
+	if (strstr(a.output, "%p")) {
+		fputs("tracetool: record: trace in ", stderr);
+		tt_emit_text(stderr, a.output);
+		fputs(" (%p: each process's pid)\n", stderr);
+	} else if (stat(a.output, &st) == 0 &&
+		   (!existed || st.st_ino != before.st_ino || st.st_size != before.st_size ||
+		    st.st_mtim.tv_sec != before.st_mtim.tv_sec ||
+		    st.st_mtim.tv_nsec != before.st_mtim.tv_nsec)) {
+		fputs("tracetool: record: trace in ", stderr);
+		tt_emit_text(stderr, a.output);
+		fputc('\n', stderr);
+	} else {
+		fputs("tracetool: record: no trace written to ", stderr);
+		tt_emit_text(stderr, a.output);
+		fputs(": librec was not loaded into ", stderr);
+		tt_emit_text(stderr, a.cmd[0]);
+		fputs(" (statically linked? set-user-ID?) or could not write there; librec: ", stderr);
+		tt_emit_text(stderr, lib);
+		fputc('\n', stderr);
+	}
+out:
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	free(lib);
+	return rc;
+}

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_record.c - `tracetool record [-F HZ] [-o FILE] -- CMD [ARG...]`
+ * (tracetool(1), "record"): the command's exit status passed on (128+N for
+ * a signal, 127 not found), the environment it runs in (librec first in
+ * LD_PRELOAD, the user's preloads kept after it, REC_SAMPLE, REC_OUTPUT,
+ * REC_LIBRARY honoured), CMD's own options left to it, usage errors, and
+ * the stderr line that says where the trace went.
+ */
+#include "ttest.h"
+
+#include <unistd.h>
+
+static const char *trace, *envf;
+
+static void setup(void)
+{
+	trace = tu_path(0, "record.zst");
+	envf = tu_path(1, "record.env");
+	unsetenv("LD_PRELOAD");
+	unsetenv("REC_LIBRARY");
+}
+
+static void teardown(void)
+{
+	unlink(trace);
+	unlink(envf);
+}
+
+TestSuite(record, .init = setup, .fini = teardown, .timeout = 60);
+
+static char *slurp(const char *path)
+{
+	static char buf[4096];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	cr_assert(f, "%s not written", path);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+Test(record, exit_status_of_the_command_is_passed_on)
+{
+	struct tu_result r = tu_run("record", "-o", trace, "--", "sh", "-c", "exit 7", NULL);
+
+	cr_assert_eq(r.status, 7, "exit %d, stderr %s", r.status, r.err);
+	tu_result_free(&r);
+	r = tu_run("record", "-o", trace, "--", "true", NULL);
+	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+	tu_result_free(&r);
+}
+
+Test(record, a_signal_gives_128_plus_its_number)
+{
+	struct tu_result r = tu_run("record", "-o", trace, "--", "sh", "-c", "kill -TERM $$", NULL);
+
+	cr_assert_eq(r.status, 128 + 15, "exit %d", r.status);
+	cr_assert(strstr(r.err, "ended by signal 15"), "%s", r.err);
+	tu_result_free(&r);
+}
+
+Test(record, a_command_not_found_exits_127)
+{
+	struct tu_result r = tu_run("record", "--", "/nonexistent/prog", NULL);
+
+	cr_assert_eq(r.status, 127, "exit %d", r.status);
+	cr_assert(strstr(r.err, "tracetool: record: /nonexistent/prog: No such file or directory"),
+		  "%s", r.err);
+	tu_result_free(&r);
+}
+
+Test(record, environment_has_librec_first_rate_and_output)
+{
+	char script[512];
+	struct tu_result r;
+	char *env, *sp;
+
+	snprintf(script, sizeof(script), "printf '%%s|%%s|%%s' \"$REC_SAMPLE\" \"$REC_OUTPUT\" "
+					 "\"$LD_PRELOAD\" > '%s'",
+		 envf);
+	r = tu_run("record", "-F", "123", "-o", trace, "--", "sh", "-c", script, NULL);
+	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+	tu_result_free(&r);
+	env = slurp(envf);
+	sp = strchr(env, '|');
+	cr_assert(sp);
+	*sp = '\0';
+	cr_assert_str_eq(env, "123");
+	env = sp + 1;
+	sp = strchr(env, '|');
+	*sp = '\0';
+	cr_assert_str_eq(env, trace);
+	env = sp + 1;
+	/* The build tree's librec, found from tracetool's own place. */
+	cr_assert(strstr(env, "/librec/librectrace.so."), "LD_PRELOAD=%s", env);
+	cr_assert(access(env, R_OK) == 0, "LD_PRELOAD=%s does not exist", env);
+}
+
+Test(record, default_rate_is_997_and_user_preloads_stay_after_librec)
+{
+	char script[512];
+	struct tu_result r;
+
+	snprintf(script, sizeof(script), "printf '%%s|%%s|%%s' \"$REC_SAMPLE\" \"$REC_OUTPUT\" "
+					 "\"$LD_PRELOAD\" > '%s'",
+		 envf);
+	/* REC_LIBRARY names the librec; a user's preload stays. Neither
+	 * exists, so the loader only warns; sh runs all the same. */
+	setenv("REC_LIBRARY", "/nonexistent/librec-test.so", 1);
+	setenv("LD_PRELOAD", "/nonexistent/user.so", 1);
+	r = tu_run("record", "--", "sh", "-c", script, NULL);
+	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+	cr_assert(strstr(r.err, "no trace written to trace.zst"), "%s", r.err);
+	tu_result_free(&r);
+	cr_assert_str_eq(slurp(envf), "997|trace.zst|/nonexistent/librec-test.so:/nonexistent/user.so");
+}
+
+Test(record, options_after_the_command_are_its_own)
+{
+	char script[512];
+	struct tu_result r;
+
+	snprintf(script, sizeof(script), "printf '%%s %%s' \"$0\" \"$1\" > '%s'", envf);
+	/* No "--": -F after CMD is sh's $0 and $1, not record's option. */
+	r = tu_run("record", "-o", trace, "sh", "-c", script, "-F", "5", NULL);
+	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+	tu_result_free(&r);
+	cr_assert_str_eq(slurp(envf), "-F 5");
+}
+
+Test(record, bad_rate_or_no_command_is_a_usage_error)
+{
+	static const char *const bad[] = { "0", "20001", "x", "-5", "" };
+	struct tu_result r;
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = tu_run("record", "-F", bad[i], "--", "true", NULL);
+		cr_assert_eq(r.status, 2, "-F '%s': exit %d", bad[i], r.status);
+		cr_assert(strstr(r.err, "is not a rate from 1 to 20000 Hz"), "%s", r.err);
+		tu_result_free(&r);
+	}
+	r = tu_run("record", "-F", "20000", NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "missing CMD"), "%s", r.err);
+	tu_result_free(&r);
+}
+
+Test(record, says_where_the_trace_went)
+{
+	const char *hotspot = getenv("HOTSPOT");
+	struct tu_result r;
+	char want[512];
+
+	cr_assert(hotspot, "HOTSPOT not set");
+	r = tu_run("record", "-o", trace, "--", hotspot, "2", NULL);
+	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+	snprintf(want, sizeof(want), "tracetool: record: trace in %s\n", trace);
+	cr_assert_str_eq(r.err, want);
+	tu_result_free(&r);
+	/* The file is a trace: whole-program mode counted each call. */
+	r = tu_run("summary", "--format=csv", "--function=^func_a$", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(!strncmp(tu_line(r.out, 1), "func_a,2,", 9), "%s", r.out);
+	tu_result_free(&r);
+}
