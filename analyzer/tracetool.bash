@@ -74,6 +74,35 @@ _tracetool()
 		return 0
 	fi
 
+	# record [-F HZ] [-o FILE] [--] CMD [ARG...]: a command, then its own
+	# arguments (files), once past record's options.
+	if [ "$cmd" = record ]; then
+		local j at=0
+		for ((j = i + 1; j < COMP_CWORD; j++)); do
+			w=${COMP_WORDS[j]}
+			if [ "$at" -gt 0 ]; then
+				break
+			elif [ "$w" = "--" ]; then
+				at=$((j + 1))
+			elif [ "$w" = "-F" ] || [ "$w" = "-o" ]; then
+				j=$((j + 1))
+			elif [[ $w != -* ]]; then
+				at=$j
+			fi
+		done
+		# The word being completed is CMD itself (not -o's or -F's value).
+		[ "$at" -eq 0 ] && [ "$j" -eq "$COMP_CWORD" ] && [[ $cur != -* ]] && at=$COMP_CWORD
+		if [ "$at" -gt 0 ]; then
+			if [ "$at" -eq "$COMP_CWORD" ]; then
+				mapfile -t COMPREPLY < <(compgen -c -- "$cur" | sort -u)
+			else
+				mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+				compopt -o filenames 2>/dev/null
+			fi
+			return 0
+		fi
+	fi
+
 	# "--sort KEY" as well as "--sort=KEY".
 	if [ -z "$opt" ] && [[ $prev == --?* ]] && [[ $prev != *=* ]] && [[ $cur != -* ]]; then
 		mapfile -t words < <(_tracetool_values "$tt" "$cmd" "$prev")

@@ -27,7 +27,7 @@
 #include "out/pprof.h"
 #include "views/calltree.h"
 
-enum { OPT_WEIGHT = 0x500, OPT_PPROF_BY_THREAD };
+enum { OPT_WEIGHT = 0x500, OPT_PPROF_BY_THREAD, OPT_PPROF_BY_PROCESS };
 
 #define PPROF_WEIGHT_CHOICES "samples|time|calls"
 enum pprof_weight { W_SAMPLES, W_TIME, W_CALLS, W_DEFAULT };
@@ -45,6 +45,8 @@ static const struct argp_option pprof_options[] = {
 	  30 },
 	{ "by-thread", OPT_PPROF_BY_THREAD, 0, 0,
 	  "Label each sample with its thread (pprof -tagfocus=thread=NAME)", 30 },
+	{ "by-process", OPT_PPROF_BY_PROCESS, 0, 0,
+	  "Label each sample with its process, NAME[PID] (several TRACE files)", 30 },
 	{ 0 },
 };
 
@@ -69,6 +71,9 @@ static error_t parse_pprof(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PPROF_BY_THREAD:
 		a->o.by_thread = true;
+		break;
+	case OPT_PPROF_BY_PROCESS:
+		a->o.by_process = true;
 		break;
 	case ARGP_KEY_END:
 		if (!a->o.output)
@@ -95,7 +100,7 @@ static const struct argp pprof_argp = {
 	"nanoseconds or its calls; pprof's flat time of a scope is then summary's self_ns. "
 	"--weight=samples: each stack the sampler took (tracetool record, REC_SAMPLE) is a "
 	"sample of 1 with its CPU time, 1/HZ s. Samples carry the label process with "
-	"several TRACE files or --by-process, thread with --by-thread.\n\n"
+	"--by-process, thread with --by-thread.\n\n"
 	"Examples:\n"
 	"  tracetool pprof -o cpu.pb.gz trace.zst && go tool pprof -top cpu.pb.gz\n"
 	"  tracetool pprof --weight=time --thread=worker -o scopes.pb.gz trace.zst",

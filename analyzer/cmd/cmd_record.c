@@ -102,7 +102,7 @@ static const struct argp record_argp = {
 	"each process writes its own file. librec is $REC_LIBRARY when set, else found "
 	"beside tracetool (its build tree or its install), else by the dynamic loader.\n\n"
 	"Examples:\n"
-	"  tracetool record -- ./server --port 8080\n"
+	"  tracetool record -- ./server 8080\n"
 	"  tracetool record -F 199 -o lua.zst -- lua5.4 bench.lua\n"
 	"  tracetool profile trace.zst",
 	NULL, 0, 0,

@@ -70,9 +70,16 @@ for cmd in $commands; do
 done
 # --format of 9 commands, --sort of 5, flame's --weight.
 [ "$nr_choice_opts" -ge 15 ] || fail "only $nr_choice_opts options with a fixed set of values"
+# record: after its options (and "--"), a command, then that command's files.
+[ "$(complete "$tt" record -F 99 -- printen)" = "printenv" ] ||
+	fail "record -- printen offers: $(complete "$tt" record -F 99 -- printen | tr '\n' ' ')"
+[ "$(complete "$tt" record -o x.zst printen)" = "printenv" ] ||
+	fail "record CMD offers: $(complete "$tt" record -o x.zst printen | tr '\n' ' ')"
 mkdir -p "$tmp/t/sub"
 touch "$tmp/t/a.zst" "$tmp/t/b.txt"
 [ "$(complete "$tt" summary "$tmp/t/" | tr '\n' ' ')" = "$tmp/t/a.zst $tmp/t/sub " ] ||
 	fail "trace files offered: $(complete "$tt" summary "$tmp/t/" | tr '\n' ' ')"
 [ -z "$(complete "$tt" summary --function = "")" ] || fail "something offered for a regex"
+[ "$(complete "$tt" record -- ls "$tmp/t/b" | tr '\n' ' ')" = "$tmp/t/b.txt " ] ||
+	fail "record's command's files: $(complete "$tt" record -- ls "$tmp/t/b" | tr '\n' ' ')"
 echo "1 passed, 0 failed"
