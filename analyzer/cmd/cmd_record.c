@@ -168,8 +168,11 @@ static char *find_librec(void)
 			}
 		}
 	}
-	p = join3(TT_LIBDIR[0] == '/' ? "" : TT_PREFIX, TT_LIBDIR[0] == '/' ? TT_LIBDIR + 1 : TT_LIBDIR,
-		  TT_LIBREC_SONAME);
+	static const char libdir[] = TT_LIBDIR;
+
+	/* libdir is relative to the prefix, or absolute. */
+	p = libdir[0] == '/' ? join3("", &libdir[1], TT_LIBREC_SONAME)
+			     : join3(TT_PREFIX, libdir, TT_LIBREC_SONAME);
 	if (is_file(p))
 		return p;
 	free(p);
