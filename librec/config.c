@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * config.c - resolves the configuration in force from struct rec_config (its
- * non-zero fields win) and the REC_* environment (rec.h lists it), checking
- * every value. A bad value is one stderr line and -EINVAL: we never guess.
- * In a setuid or setgid program none of the environment is read (rec__getenv(),
- * env.c).
+ * non-zero fields win) and the REC_* environment (rec(3), ENVIRONMENT),
+ * checking every value. A bad value is one stderr line and -EINVAL: we
+ * never guess. The environment is read here only, from one table
+ * (env_vars[] below), each variable once per resolution. In a setuid or
+ * setgid program none of it is read (rec__getenv(), env.c; rec(3), OUTPUTS
+ * AND PRIVILEGES) but the two that only turn something off.
  */
 #define _GNU_SOURCE
 #include "rec_internal.h"
@@ -20,6 +22,56 @@
 _Static_assert(REC_OVERFLOW_DROP == 1 && REC_OVERFLOW_BLOCK == 2, "resolve_choice() order");
 _Static_assert(REC_CLOCK_TSC == 1 && REC_CLOCK_MONOTONIC == 2, "resolve_choice() order");
 
+/*
+ * Every REC_* variable librec reads, in rec(3)'s order. any_program: read
+ * with getenv() in every program, setuid or not, because it can only turn
+ * something off; every other is read with secure_getenv() (rec__getenv()).
+ * Where a value goes: rec__config_resolve() below (flight mode's through
+ * rec__flight_config(), flight.c), except REC_DISABLE (rec__env_disabled(),
+ * asked by lifecycle.c at load, start and fork).
+ */
+static const struct env_var {
+	const char *name;
+	bool any_program;
+} env_vars[REC__NR_ENV_VARS] = {
+	[REC__ENV_DISABLE] = { "REC_DISABLE", true },	  /* recording off (lifecycle.c) */
+	[REC__ENV_CRASH] = { "REC_CRASH", true },	  /* crash capture off (crash.c) */
+	[REC__ENV_OUTPUT] = { "REC_OUTPUT", false },	  /* output name pattern */
+	[REC__ENV_BUFFER] = { "REC_BUFFER", false },	  /* ring bytes per thread */
+	[REC__ENV_FLUSH_MS] = { "REC_FLUSH_MS", false },  /* bound on a record's age in memory */
+	[REC__ENV_OVERFLOW] = { "REC_OVERFLOW", false },  /* drop or block on a full ring */
+	[REC__ENV_CLOCK] = { "REC_CLOCK", false },	  /* tsc or monotonic */
+	[REC__ENV_COUNTERS] = { "REC_COUNTERS", false },  /* hardware counters (counters.c) */
+	[REC__ENV_LIVE] = { "REC_LIVE", false },	  /* live report period (live.c) */
+	[REC__ENV_MIN_NS] = { "REC_MIN_NS", false },	  /* shortest activation written */
+	[REC__ENV_FILE_MODE] = { "REC_FILE_MODE", false }, /* permissions of files created */
+	[REC__ENV_MODE] = { "REC_MODE", false },	  /* stream or flight (flight.c) */
+	[REC__ENV_WINDOW] = { "REC_WINDOW", false },	  /* flight: window kept */
+	[REC__ENV_AFTER] = { "REC_AFTER", false },	  /* flight: time kept after a trigger */
+	[REC__ENV_SNAPSHOT_MAX] = { "REC_SNAPSHOT_MAX", false }, /* flight: snapshots at most */
+	[REC__ENV_SNAPSHOT_SIGNAL] = { "REC_SNAPSHOT_SIGNAL", false }, /* flight: signal */
+	[REC__ENV_TRIGGER] = { "REC_TRIGGER", false },	  /* flight: NAME>DURATION triggers */
+};
+
+/* The value of one variable of the table, read as its row says. */
+static const char *env_read(enum rec__env_var id)
+{
+	const struct env_var *e = &env_vars[id];
+
+	return e->any_program ? getenv(e->name) : rec__getenv(e->name);
+}
+
+/* Each variable of the table, read once. */
+static void env_read_all(struct rec__env *env)
+{
+	for (int i = 0; i < REC__NR_ENV_VARS; i++)
+		env->value[i] = env_read((enum rec__env_var)i);
+}
+
+const char *rec__env_output(void)
+{
+	return env_read(REC__ENV_OUTPUT);
+}
 
 /*
  * The value `v` (may be NULL) without leading and trailing white space,
@@ -47,15 +99,6 @@ static const char *trimmed(const char *v, char *buf, size_t buf_bytes)
 }
 
 /*
- * The value of environment variable `name`, trimmed into buf. Paths
- * (REC_OUTPUT) are not trimmed: a space may belong to a file name.
- */
-static const char *env_value(const char *name, char *buf, size_t buf_bytes)
-{
-	return trimmed(rec__getenv(name), buf, buf_bytes);
-}
-
-/*
  * REC_DISABLE: any value but 0, no, false, off (any case) or blank disables
  * recording: 1, yes, true, on, and anything else a user sets it to.
  */
@@ -63,13 +106,25 @@ bool rec__env_disabled(void)
 {
 	static const char *const keep[] = { "0", "no", "false", "off" };
 	char buf[16];
-	/* getenv(), not rec__getenv(): it only turns recording off, setuid or not. */
-	const char *v = trimmed(getenv("REC_DISABLE"), buf, sizeof(buf));
+	const char *v = trimmed(env_read(REC__ENV_DISABLE), buf, sizeof(buf));
 
 	if (!v)
 		return false;
 	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
 		if (strcasecmp(v, keep[i]) == 0)
+			return false;
+	return true;
+}
+
+/* REC_CRASH: 0, no, false or off (any case, as set) turns crash capture off; anything else (or unset) keeps it. */
+static bool crash_enabled(const char *v)
+{
+	static const char *const off[] = { "0", "no", "false", "off" };
+
+	if (!v)
+		return true;
+	for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
+		if (strcasecmp(v, off[i]) == 0)
 			return false;
 	return true;
 }
@@ -159,23 +214,24 @@ static int parse_duration(const char *s, uint64_t *ns)
 
 /*
  * A two-way choice (enum rec_overflow, enum rec_clock: 0 default, 1 first,
- * 2 second): a config field left at 0 takes the environment variable `env`,
- * which must be `first` or `second`. Return: 0, or -EINVAL (logged).
+ * 2 second): a config field left at 0 takes the environment variable `id`
+ * (its value raw: may be NULL), which must be `first` or `second`.
+ * Return: 0, or -EINVAL (logged).
  */
-static int resolve_choice(const char *env, const char *field, const char *first,
-			  const char *second, int *value)
+static int resolve_choice(enum rec__env_var id, const char *raw, const char *field,
+			  const char *first, const char *second, int *value)
 {
 	char buf[64], pb[REC__LOG_PATH_BYTES];
 	const char *v;
 
-	if (*value == 0 && (v = env_value(env, buf, sizeof(buf)))) {
+	if (*value == 0 && (v = trimmed(raw, buf, sizeof(buf)))) {
 		if (strcmp(v, first) == 0)
 			*value = 1;
 		else if (strcmp(v, second) == 0)
 			*value = 2;
 		else {
-			rec__log("bad %s '%s' (want %s or %s); tracing disabled", env,
-				 rec__log_path(rec__getenv(env), pb, sizeof(pb)), first, second);
+			rec__log("bad %s '%s' (want %s or %s); tracing disabled", env_vars[id].name,
+				 rec__log_path(raw, pb, sizeof(pb)), first, second);
 			return -EINVAL;
 		}
 	}
@@ -189,6 +245,7 @@ static int resolve_choice(const char *env, const char *field, const char *first,
 int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 {
 	struct rec_config c = REC_CONFIG_INIT;
+	struct rec__env env;
 	char buf[256], pb[REC__LOG_PATH_BYTES];
 	const char *v;
 	int err;
@@ -202,12 +259,19 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 		memcpy(&c, in, in->size < sizeof(c) ? in->size : sizeof(c));
 	}
 
-	err = rec__flight_config(out);
+	env_read_all(&env);
+	out->crash = crash_enabled(env.value[REC__ENV_CRASH]);
+	err = rec__flight_config(&env, out);
 	if (err)
 		return err;
-	v = c.output ? c.output : rec__getenv("REC_OUTPUT");
-	err = expand_output(v && *v ? v : out->flight ? REC__FLIGHT_DEFAULT_OUTPUT : "trace.zst",
-			    out->output, sizeof(out->output));
+	v = c.output ? c.output : env.value[REC__ENV_OUTPUT];
+	{
+		const char *pattern = v && *v ? v : out->flight ? REC__FLIGHT_DEFAULT_OUTPUT : "trace.zst";
+
+		/* Kept for a restart and a fork (lifecycle.c); cut as it always was. */
+		snprintf(out->output_pattern, sizeof(out->output_pattern), "%s", pattern);
+		err = expand_output(pattern, out->output, sizeof(out->output));
+	}
 	if (err) {
 		rec__log("bad REC_OUTPUT '%s': %s; tracing disabled",
 			 rec__log_path(v ? v : "", pb, sizeof(pb)), strerror(-err));
@@ -215,10 +279,10 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 	}
 
 	out->buffer_bytes = c.buffer_bytes;
-	if (!out->buffer_bytes && (v = env_value("REC_BUFFER", buf, sizeof(buf)))) {
+	if (!out->buffer_bytes && (v = trimmed(env.value[REC__ENV_BUFFER], buf, sizeof(buf)))) {
 		if (parse_bytes(v, &out->buffer_bytes) || out->buffer_bytes == 0) {
 			rec__log("bad REC_BUFFER '%s' (want bytes with K/M/G suffix); tracing disabled",
-				 rec__log_path(rec__getenv("REC_BUFFER"), pb, sizeof(pb)));
+				 rec__log_path(env.value[REC__ENV_BUFFER], pb, sizeof(pb)));
 			return -EINVAL;
 		}
 	}
@@ -235,7 +299,7 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 	out->buffer_bytes = ring;
 
 	out->flush_ms = c.flush_ms;
-	if (!out->flush_ms && (v = env_value("REC_FLUSH_MS", buf, sizeof(buf)))) {
+	if (!out->flush_ms && (v = trimmed(env.value[REC__ENV_FLUSH_MS], buf, sizeof(buf)))) {
 		char *end;
 		unsigned long ms;
 
@@ -243,7 +307,7 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 		ms = strtoul(v, &end, 10);
 		if (errno || *end || end == v || v[0] == '-' || ms == 0 || ms > 3600000) {
 			rec__log("bad REC_FLUSH_MS '%s' (want 1 to 3600000); tracing disabled",
-				 rec__log_path(rec__getenv("REC_FLUSH_MS"), pb, sizeof(pb)));
+				 rec__log_path(env.value[REC__ENV_FLUSH_MS], pb, sizeof(pb)));
 			return -EINVAL;
 		}
 		out->flush_ms = (uint32_t)ms;
@@ -252,18 +316,18 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 		out->flush_ms = REC__DEFAULT_FLUSH_MS;
 
 	/* REC_COUNTERS: names are checked at start (counters.c). */
-	v = rec__getenv("REC_COUNTERS");
+	v = env.value[REC__ENV_COUNTERS];
 	snprintf(out->counters, sizeof(out->counters), "%s", v ? v : "");
 	out->live_ns = 0;
-	if ((v = env_value("REC_LIVE", buf, sizeof(buf))) && parse_duration(v, &out->live_ns)) {
+	if ((v = trimmed(env.value[REC__ENV_LIVE], buf, sizeof(buf))) && parse_duration(v, &out->live_ns)) {
 		rec__log("bad REC_LIVE '%s' (want a period such as 1s or 500ms, 10ms to 1h); "
-			 "no live report", rec__log_path(rec__getenv("REC_LIVE"), pb, sizeof(pb)));
+			 "no live report", rec__log_path(env.value[REC__ENV_LIVE], pb, sizeof(pb)));
 		out->live_ns = 0;
 	}
 
 	/* REC_MIN_NS (env only): activations shorter than this are not written. */
 	out->min_ns = 0;
-	if ((v = env_value("REC_MIN_NS", buf, sizeof(buf)))) {
+	if ((v = trimmed(env.value[REC__ENV_MIN_NS], buf, sizeof(buf)))) {
 		char *end;
 		unsigned long long ns;
 
@@ -271,7 +335,7 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 		ns = strtoull(v, &end, 10);
 		if (errno || *end || end == v || v[0] == '-' || ns > 3600000000000ull) {
 			rec__log("bad REC_MIN_NS '%s' (want nanoseconds, 0 to 3600000000000); "
-				 "tracing disabled", rec__log_path(rec__getenv("REC_MIN_NS"), pb, sizeof(pb)));
+				 "tracing disabled", rec__log_path(env.value[REC__ENV_MIN_NS], pb, sizeof(pb)));
 			return -EINVAL;
 		}
 		out->min_ns = ns;
@@ -279,7 +343,7 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 
 	/* REC_FILE_MODE (env only): octal permissions of the files librec creates. */
 	out->file_mode = REC__DEFAULT_FILE_MODE;
-	if ((v = env_value("REC_FILE_MODE", buf, sizeof(buf)))) {
+	if ((v = trimmed(env.value[REC__ENV_FILE_MODE], buf, sizeof(buf)))) {
 		char *end;
 		unsigned long mode;
 
@@ -289,7 +353,7 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 		    (mode & 0600) != 0600) {
 			rec__log("bad REC_FILE_MODE '%s' (want octal permissions from 0600 to 0777, "
 				 "such as 0644); tracing disabled",
-				 rec__log_path(rec__getenv("REC_FILE_MODE"), pb, sizeof(pb)));
+				 rec__log_path(env.value[REC__ENV_FILE_MODE], pb, sizeof(pb)));
 			return -EINVAL;
 		}
 		out->file_mode = (unsigned)mode;
@@ -297,11 +361,13 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 
 	int overflow = c.overflow, clock = c.clock;
 
-	err = resolve_choice("REC_OVERFLOW", "overflow", "drop", "block", &overflow);
+	err = resolve_choice(REC__ENV_OVERFLOW, env.value[REC__ENV_OVERFLOW], "overflow", "drop", "block",
+			     &overflow);
 	if (err)
 		return err;
 	out->block = overflow == REC_OVERFLOW_BLOCK;
-	err = resolve_choice("REC_CLOCK", "clock", "tsc", "monotonic", &clock);
+	err = resolve_choice(REC__ENV_CLOCK, env.value[REC__ENV_CLOCK], "clock", "tsc", "monotonic",
+			     &clock);
 	if (err)
 		return err;
 	out->use_tsc = rec__clock_choose(clock, rec__clock_fast_read);

@@ -57,7 +57,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -1005,20 +1004,6 @@ void rec__crash_fork_child(void)
 	chaining = 0;
 }
 
-/* REC_CRASH: 0, no, false or off turns crash capture off; anything else (or unset) keeps it. */
-static bool crash_enabled(void)
-{
-	static const char *const off[] = { "0", "no", "false", "off" };
-	const char *v = getenv("REC_CRASH");
-
-	if (!v)
-		return true;
-	for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
-		if (strcasecmp(v, off[i]) == 0)
-			return false;
-	return true;
-}
-
 /*
  * The handler's first call of a libc function through a lazily bound PLT
  * entry (the host's, for librec.a; librec.so's own) would run the dynamic
@@ -1073,7 +1058,7 @@ int rec__crash_arm(void (*view)(struct rec__crash_view *v))
 	__atomic_store_n(&writer_view, view, __ATOMIC_RELEASE);
 	/* A new recording: a capture of an earlier one (survived) is over. */
 	crash_flag = CRASH_NONE;
-	if (!crash_enabled())
+	if (!rec__g.cfg.crash) /* REC_CRASH (config.c) */
 		return 0;
 	if (!crash_mem) {
 		size_t guard = (size_t)sysconf(_SC_PAGESIZE);

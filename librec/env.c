@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * env.c - how librec reads its environment: every REC_* variable through
- * rec__getenv(), secure_getenv(), so that a setuid or setgid program reads
- * none of it (rec(3), OUTPUTS AND PRIVILEGES). A leaf: config.c and
- * flight.c both read through it, and neither calls the other back
- * (scripts/librec-calls.sh: no call cycle among librec's files).
+ * env.c - how librec reads its environment: every REC_* variable of
+ * config.c's table through rec__getenv(), secure_getenv(), so that a
+ * setuid or setgid program reads none of it (rec(3), OUTPUTS AND
+ * PRIVILEGES). A leaf: only config.c calls it.
  */
 #define _GNU_SOURCE
 #include "rec_internal.h"

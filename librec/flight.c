@@ -247,11 +247,12 @@ bad:
 
 /*
  * rec__flight_config() - REC_MODE, REC_WINDOW, REC_AFTER, REC_TRIGGER,
- * REC_SNAPSHOT_SIGNAL and REC_SNAPSHOT_MAX into out (config.c, before the
- * output name: flight mode has its own default). Return: 0, or -EINVAL
- * after one stderr line naming the bad value.
+ * REC_SNAPSHOT_SIGNAL and REC_SNAPSHOT_MAX, as config.c read them into env,
+ * parsed into out (config.c calls it before the output name: flight mode
+ * has its own default). Return: 0, or -EINVAL after one stderr line naming
+ * the bad value.
  */
-int rec__flight_config(struct rec__config *out)
+int rec__flight_config(const struct rec__env *env, struct rec__config *out)
 {
 	const char *v;
 	char pb[REC__LOG_PATH_BYTES];
@@ -266,7 +267,7 @@ int rec__flight_config(struct rec__config *out)
 		char mode[16];
 		size_t k = 0;
 
-		v = rec__getenv("REC_MODE");
+		v = env->value[REC__ENV_MODE];
 		while (v && isspace((unsigned char)*v))
 			v++;
 		while (v && v[k] && !isspace((unsigned char)v[k]) && k < sizeof(mode) - 1) {
@@ -278,23 +279,23 @@ int rec__flight_config(struct rec__config *out)
 			return 0;
 		if (strcmp(mode, "flight") != 0) {
 			rec__log("bad REC_MODE '%s' (want stream or flight); tracing disabled",
-				 rec__log_path(rec__getenv("REC_MODE"), pb, sizeof(pb)));
+				 rec__log_path(env->value[REC__ENV_MODE], pb, sizeof(pb)));
 			return -EINVAL;
 		}
 	}
 	out->flight = true;
-	if ((v = rec__getenv("REC_WINDOW")) && *v &&
+	if ((v = env->value[REC__ENV_WINDOW]) && *v &&
 	    (rec__flight_parse_duration(v, false, &out->window_ns))) {
 		rec__log("bad REC_WINDOW '%s' (want a time such as 5s or 500ms); tracing disabled",
 			 rec__log_path(v, pb, sizeof(pb)));
 		return -EINVAL;
 	}
-	if ((v = rec__getenv("REC_AFTER")) && *v && rec__flight_parse_duration(v, true, &out->after_ns)) {
+	if ((v = env->value[REC__ENV_AFTER]) && *v && rec__flight_parse_duration(v, true, &out->after_ns)) {
 		rec__log("bad REC_AFTER '%s' (want a time such as 0, 1s or 200ms); tracing disabled",
 			 rec__log_path(v, pb, sizeof(pb)));
 		return -EINVAL;
 	}
-	if ((v = rec__getenv("REC_SNAPSHOT_MAX")) && *v) {
+	if ((v = env->value[REC__ENV_SNAPSHOT_MAX]) && *v) {
 		char *end;
 		unsigned long n;
 
@@ -307,7 +308,7 @@ int rec__flight_config(struct rec__config *out)
 		}
 		out->snapshot_max = (uint32_t)n;
 	}
-	if ((v = rec__getenv("REC_SNAPSHOT_SIGNAL")) && *v) {
+	if ((v = env->value[REC__ENV_SNAPSHOT_SIGNAL]) && *v) {
 		static const struct {
 			const char *name;
 			int sig;
@@ -329,7 +330,7 @@ int rec__flight_config(struct rec__config *out)
 			return -EINVAL;
 		}
 	}
-	if ((v = rec__getenv("REC_TRIGGER")) && *v) {
+	if ((v = env->value[REC__ENV_TRIGGER]) && *v) {
 		struct flight_trigger_spec *specs;
 
 		if (strlen(v) >= sizeof(out->triggers) || parse_triggers(v, &specs) < 0) {

@@ -70,7 +70,8 @@ static void fork_parent(void)
  */
 static void fork_child(void)
 {
-	const char *pattern = output_pattern[0] ? output_pattern : rec__getenv("REC_OUTPUT");
+	/* Never started: the pattern is REC_OUTPUT's, as set now (no default has %p). */
+	const char *pattern = output_pattern[0] ? output_pattern : rec__env_output();
 
 	rec__modules_fork_child();
 	rec__crash_fork_child();
@@ -265,9 +266,8 @@ int rec__start_locked(const struct rec_config *config)
 		snprintf(output_pattern, sizeof(output_pattern), "%s", config->output);
 		pattern_from_config = true;
 	} else {
-		const char *env = rec__getenv("REC_OUTPUT");
-		snprintf(output_pattern, sizeof(output_pattern), "%s",
-			 env && *env ? env : rec__g.cfg.flight ? REC__FLIGHT_DEFAULT_OUTPUT : "trace.zst");
+		/* REC_OUTPUT or the default, as rec__config_resolve() resolved it. */
+		snprintf(output_pattern, sizeof(output_pattern), "%s", rec__g.cfg.output_pattern);
 		pattern_from_config = false;
 	}
 	/* Flight mode opens a file per snapshot (flight.c), none now. */

@@ -261,6 +261,9 @@ struct rec__config {
 	uint32_t snapshot_max;
 	char triggers[1024]; /* REC_TRIGGER, "" for none */
 	unsigned file_mode;  /* REC_FILE_MODE: permissions of a file librec creates */
+	bool crash;	     /* REC_CRASH: crash capture armed (crash.c) */
+	/* The output's name before %p and %n are expanded: config, REC_OUTPUT or the default. */
+	char output_pattern[4096];
 };
 
 struct rec__global {
@@ -515,9 +518,41 @@ int rec__annot_encode_ring(struct rec__annot_split *s, struct recfmt_buf *body,
 /* ANNOT_NAME records for the names registered since *nr_written. Return: 0 or -ENOMEM. */
 int rec__annot_encode_names(struct recfmt_buf *meta, uint32_t *nr_written) REC__HIDDEN;
 
-/* config.c */
+/*
+ * config.c. Every REC_* environment variable librec reads is a row of
+ * config.c's table env_vars[], indexed by this enum; nothing else in
+ * librec reads the environment. To add one: a value here, a row there,
+ * its parsing in rec__config_resolve() (or the file that owns it, given
+ * the value), and its entry in rec(3), ENVIRONMENT.
+ */
+enum rec__env_var {
+	REC__ENV_DISABLE,
+	REC__ENV_CRASH,
+	REC__ENV_OUTPUT,
+	REC__ENV_BUFFER,
+	REC__ENV_FLUSH_MS,
+	REC__ENV_OVERFLOW,
+	REC__ENV_CLOCK,
+	REC__ENV_COUNTERS,
+	REC__ENV_LIVE,
+	REC__ENV_MIN_NS,
+	REC__ENV_FILE_MODE,
+	REC__ENV_MODE,
+	REC__ENV_WINDOW,
+	REC__ENV_AFTER,
+	REC__ENV_SNAPSHOT_MAX,
+	REC__ENV_SNAPSHOT_SIGNAL,
+	REC__ENV_TRIGGER,
+	REC__NR_ENV_VARS
+};
+/* The environment as one rec__config_resolve() read it: each value raw, NULL if unset or unread. */
+struct rec__env {
+	const char *value[REC__NR_ENV_VARS];
+};
 int rec__config_resolve(const struct rec_config *in, struct rec__config *out) REC__HIDDEN;
 bool rec__env_disabled(void) REC__HIDDEN;
+/* REC_OUTPUT as the environment holds it now (NULL if unset or unread): lifecycle.c's fork child. */
+const char *rec__env_output(void) REC__HIDDEN;
 /*
  * rec__secure() - true in a program run with privileges its caller lacks
  * (setuid, setgid, file capabilities: the kernel's AT_SECURE). The
@@ -525,9 +560,9 @@ bool rec__env_disabled(void) REC__HIDDEN;
  */
 bool rec__secure(void) REC__HIDDEN;
 /*
- * rec__getenv() - every REC_* setting is read through it: secure_getenv(),
- * so NULL under AT_SECURE. Only the variables that turn something off
- * (REC_DISABLE, REC_CRASH=0) are read with getenv().
+ * rec__getenv() - config.c's table reads every REC_* setting through it:
+ * secure_getenv(), so NULL under AT_SECURE. Only the variables that turn
+ * something off (REC_DISABLE, REC_CRASH=0) are read with getenv().
  */
 const char *rec__getenv(const char *name) REC__HIDDEN;
 /* Permissions of a file librec creates, less the umask, unless REC_FILE_MODE widens them. */
@@ -657,7 +692,7 @@ int rec__crash_write_snapshot(const struct rec__crash_snapshot *snap, int signo,
 void rec__crash_stack_bounds(uint8_t **lo, uint8_t **hi) REC__HIDDEN;
 /* flight.c: REC_MODE=flight (the writer's side runs on the writer thread only). */
 int rec__flight_parse_duration(const char *s, bool allow_zero, uint64_t *ns) REC__HIDDEN;
-int rec__flight_config(struct rec__config *out) REC__HIDDEN;
+int rec__flight_config(const struct rec__env *env, struct rec__config *out) REC__HIDDEN;
 int rec__flight_init(const struct rec__config *cfg) REC__HIDDEN;
 int rec__flight_snapshot(const char *reason, bool started) REC__HIDDEN;
 void rec__flight_calibrated(uint64_t ticks_per_second) REC__HIDDEN;
