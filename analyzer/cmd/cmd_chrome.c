@@ -32,6 +32,7 @@
 #include "views/labels.h"
 #include "cmd/options.h"
 #include "common/progress.h"
+#include "engine/front.h"
 #include "engine/report.h"
 #include "engine/symbols.h"
 #include "common/xalloc.h"
@@ -150,6 +151,8 @@ struct chrome_thread {
 struct chrome {
 	/* Per file (several TRACE files: reset by next_file()). */
 	int64_t offset_ns;	      /* the file's start on the shared timeline */
+	const int64_t *offsets;	      /* several files: each one's offset_ns and pid */
+	const uint32_t *pids;
 	bool has_pid;		      /* pid given (several files), else the file's */
 	bool opened;		      /* the output is open, its head written */
 	uint64_t all_events, all_errors, all_dropped; /* of the files done */
@@ -533,7 +536,7 @@ static void start(struct chrome *ch)
 	if (!ch->has_pid)
 		ch->pid = ch->meta->hdr.pid;
 	tt_trace_clock(ch->meta, &ch->clock);
-	tt_report_window(ch->o, &ch->clock, &ch->lo_ticks, &span);
+	tt_options_window(ch->o, &ch->clock, &ch->lo_ticks, &span);
 	ch->hi_ticks = span == UINT64_MAX || ch->lo_ticks > UINT64_MAX - span
 			       ? UINT64_MAX
 			       : ch->lo_ticks + span;
@@ -1120,12 +1123,44 @@ static bool is_other_input(const struct tt_options *o, const char *path)
 	return false;
 }
 
+/* Each file (front.h, each_file): on the shared timeline with several. */
+static void file_begin(void *ctx, struct tt_walk_file *f)
+{
+	struct chrome *ch = ctx;
+
+	ch->rep = f->rep;
+	if (ch->o->nr_traces > 1) {
+		ch->offset_ns = ch->offsets[f->index];
+		ch->pid = ch->pids[f->index];
+		ch->has_pid = true;
+	}
+	f->ctxs[0] = ch;
+}
+
+/* ...its events written: the head if no thread wrote it, its warnings and
+ * trailer. A failure to open the output stops the walk (ch->open_rc). */
+static enum tt_status file_end(void *ctx, struct tt_walk_file *f, char *msg, size_t msg_bytes)
+{
+	struct chrome *ch = ctx;
+
+	(void)msg, (void)msg_bytes;
+	start(ch); /* a trace with no thread: the head now */
+	if (ch->open_rc)
+		return TT_ERR_FILE;
+	tt_trace_warn(&f->rep->tr);
+	file_trailer(ch);
+	end_file(ch);
+	return TT_OK;
+}
+
 int tt_cmd_chrome(int argc, char **argv)
 {
 	struct tt_options o = TT_OPTIONS_INIT, ro;
 	struct tt_report rep;
 	struct chrome ch;
-	void *ctxs[TT_REPORT_MAX_REPLICAS] = { NULL };
+	struct tt_walk_spec spec = { .cons = &chrome_consumer, .file_begin = file_begin,
+				     .file_end = file_end, .ctx = &ch, .each_file = true };
+	enum tt_status st;
 	struct tt_trace *metas = NULL;
 	int64_t *offsets = NULL;
 	uint32_t *pids = NULL;
@@ -1165,36 +1200,20 @@ int tt_cmd_chrome(int argc, char **argv)
 	}
 	if (!o.output)
 		tt_progress_stdout_streams(); /* JSON goes out while reading */
-	ch.rep = &rep;
-	ctxs[0] = &ch;
-	for (unsigned f = 0; f < o.nr_traces; f++) {
-		enum tt_status st;
-
-		/* The window is chrome's own (clipped scopes): none for the engine. */
-		tt_report_file_options(&o, f, &ro);
-		ro.has_from = ro.has_to = false;
-		if (multi) {
-			ch.offset_ns = offsets[f];
-			ch.pid = pids[f];
-			ch.has_pid = true;
-		}
-		st = tt_report_run_views_meta(&rep, &ro, &metas[f], &chrome_consumer, ctxs, msg,
-					      sizeof(msg));
-		have_rep = true;
-		if (st != TT_OK) {
-			rc = tt_fail_file(ro.trace, msg);
-			goto out;
-		}
-		start(&ch); /* a trace with no thread: the head now */
-		if (ch.open_rc) {
+	ch.offsets = offsets;
+	ch.pids = pids;
+	/* The window is chrome's own (clipped scopes): none for the engine. */
+	ro = o;
+	ro.has_from = ro.has_to = false;
+	spec.metas = metas;
+	st = tt_walk(&rep, &ro, &spec, msg, sizeof(msg));
+	have_rep = true;
+	if (st != TT_OK) {
+		if (ch.open_rc)
 			rc = tt_fail_file(o.output, ch.open_msg) + (ch.open_rc == -2);
-			goto out;
-		}
-		tt_trace_warn(&rep.tr);
-		file_trailer(&ch);
-		end_file(&ch);
-		tt_report_fini(&rep);
-		have_rep = false;
+		else
+			rc = tt_fail_file(tt_report_failed(&rep, &ro), msg);
+		goto out;
 	}
 	if (!ch.all_events)
 		fprintf(stderr, "tracetool: %s: warning: no activation to show%s\n", o.trace,

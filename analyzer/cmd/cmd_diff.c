@@ -33,6 +33,7 @@
 #include "common/hist.h"
 #include "views/labels.h"
 #include "cmd/options.h"
+#include "engine/front.h"
 #include "engine/report.h"
 #include "common/xalloc.h"
 
@@ -1315,7 +1316,7 @@ int tt_cmd_diff(int argc, char **argv)
 			side = a.o; /* the filters are shared; tt_options_fini() frees them once */
 			side.trace = a.path[s][k];
 			ran[s]++;
-			if (tt_report_run(&rep[s][k], &side, NULL, NULL, msg, sizeof(msg)) !=
+			if (tt_walk(&rep[s][k], &side, &tt_walk_stats, msg, sizeof(msg)) !=
 			    TT_OK) {
 				rc = tt_fail_file(a.path[s][k], msg);
 				goto out;

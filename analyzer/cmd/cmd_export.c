@@ -27,6 +27,8 @@
 #include "common/keyidx.h"
 #include "views/labels.h"
 #include "out/parquet.h"
+#include "cmd/options.h"
+#include "engine/front.h"
 #include "engine/report.h"
 #include "engine/runs.h"
 #include "common/xalloc.h"
@@ -459,7 +461,7 @@ static enum tt_status exp_first_pass(const char *path, struct exp_offsets *out, 
 
 	o.trace = path;
 	o.by_thread = true;
-	st = tt_report_run(&rep, &o, NULL, NULL, msg, msg_bytes);
+	st = tt_walk(&rep, &o, &tt_walk_stats, msg, msg_bytes);
 	for (uint32_t i = 0; st == TT_OK && i < rep.tr.nr_threads; i++) {
 		uint32_t serial = rep.tr.threads[i].serial;
 
@@ -990,7 +992,7 @@ int tt_cmd_export(int argc, char **argv)
 		{ "args", args_cols, NCOLS(args_cols) },
 	};
 	struct export_args a = { .f.missing_out = "missing -o DIR" };
-	static struct exporter exs[TT_REPORT_MAX_REPLICAS];
+	static struct exporter exs[TT_WALK_MAX_REPLICAS];
 	struct exporter *const ex0 = &exs[0];
 	struct tt_run *runs;
 	char msg[512];
@@ -1019,7 +1021,7 @@ int tt_cmd_export(int argc, char **argv)
 	 */
 	const unsigned walkers = tt_trace_walkers();
 	if (!a.csv && multi_thread && walkers > 1)
-		nr_ex = walkers < TT_REPORT_MAX_REPLICAS ? walkers : TT_REPORT_MAX_REPLICAS;
+		nr_ex = walkers < TT_WALK_MAX_REPLICAS ? walkers : TT_WALK_MAX_REPLICAS;
 	if (mkdir(a.f.out, 0755) != 0 && errno != EEXIST) {
 		snprintf(msg, sizeof(msg), "cannot create: %s", strerror(errno));
 		rc = tt_fail_file(a.f.out, msg);
@@ -1039,7 +1041,7 @@ int tt_cmd_export(int argc, char **argv)
 	for (unsigned i = 0; i < a.f.nr_traces; i++) {
 		struct tt_options o = TT_OPTIONS_INIT;
 		struct tt_report rep;
-		void *ctxs[TT_REPORT_MAX_REPLICAS];
+		struct tt_walk_spec spec = { .cons = nr_ex > 1 ? &exp_consumer_par : &exp_consumer };
 
 		struct exp_offsets offsets = { 0 };
 
@@ -1051,17 +1053,15 @@ int tt_cmd_export(int argc, char **argv)
 			rc = tt_fail_file(runs[i].path, msg);
 			goto out;
 		}
-		for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++) {
+		for (unsigned r = 0; r < TT_WALK_MAX_REPLICAS; r++) {
 			exs[r].run = &runs[i];
 			exs[r].rep = &rep;
 			exs[r].replica = r < nr_ex ? r : 0;
 			exs[r].offsets = &offsets;
-			ctxs[r] = &exs[r < nr_ex ? r : 0]; /* the walk has nr_ex replicas at most */
+			spec.ctxs[r] = &exs[r < nr_ex ? r : 0]; /* the walk has nr_ex replicas at most */
 		}
 		o.trace = runs[i].path;
-		enum tt_status st = tt_report_run_views(&rep, &o, NULL, NULL,
-						       nr_ex > 1 ? &exp_consumer_par : &exp_consumer,
-						       ctxs, msg, sizeof(msg));
+		enum tt_status st = tt_walk(&rep, &o, &spec, msg, sizeof(msg));
 		if (st == TT_OK) {
 			tt_trace_warn(&rep.tr);
 			/* After the events: the duration is the main pass's. */

@@ -19,6 +19,7 @@
 #include "common/hist.h"
 #include "views/labels.h"
 #include "cmd/options.h"
+#include "engine/front.h"
 #include "engine/report.h"
 
 static struct tt_labels labels; /* the rows' names (labels.h) */
@@ -222,7 +223,7 @@ int tt_cmd_histogram(int argc, char **argv)
 	int rc = 0;
 
 	argp_parse(&histogram_argp, argc, argv, 0, NULL, &o);
-	if (tt_report_run(&rep, &o, NULL, NULL, msg, sizeof(msg)) != TT_OK) {
+	if (tt_walk(&rep, &o, &tt_walk_stats, msg, sizeof(msg)) != TT_OK) {
 		rc = tt_fail_file(tt_report_failed(&rep, &o), msg);
 		goto out;
 	}

@@ -26,6 +26,7 @@
 #include "common/emit.h"
 #include "cmd/options.h"
 #include "out/perfetto.h"
+#include "engine/front.h"
 #include "engine/report.h"
 #include "views/labels.h"
 #include "engine/runs.h"
@@ -410,7 +411,7 @@ static int convert(struct pf *pf, struct tt_run *runs, unsigned nr_runs, unsigne
 	for (unsigned i = 0; i < nr_runs; i++) {
 		struct tt_options o = TT_OPTIONS_INIT;
 		struct tt_report rep;
-		void *ctxs[TT_REPORT_MAX_REPLICAS] = { pf };
+		const struct tt_walk_spec spec = { .cons = &pf_consumer, .ctxs = { pf } };
 		bool held = true;
 
 		tt_pf_process(&pf->w, process_uuid(&runs[i]), (int32_t)runs[i].pid,
@@ -419,8 +420,7 @@ static int convert(struct pf *pf, struct tt_run *runs, unsigned nr_runs, unsigne
 		pf->rep = &rep;
 		tt_inc_labels_fini(&pf->labels); /* name indices are the run's own */
 		o.trace = runs[i].path;
-		enum tt_status st = tt_report_run_views(&rep, &o, NULL, NULL, &pf_consumer, ctxs,
-						       msg, sizeof(msg));
+		enum tt_status st = tt_walk(&rep, &o, &spec, msg, sizeof(msg));
 		if (st == TT_OK && runs[i].skimmed)
 			held = single_read_held(pf, &runs[i], &rep);
 		if (!held) {

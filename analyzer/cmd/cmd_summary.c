@@ -19,6 +19,7 @@
 #include "views/intervals.h"
 #include "cmd/options.h"
 #include "views/labels.h"
+#include "engine/front.h"
 #include "engine/report.h"
 #include "common/xalloc.h"
 
@@ -750,6 +751,7 @@ int tt_cmd_summary(int argc, char **argv)
 	struct tt_options o = TT_OPTIONS_INIT;
 	struct tt_ctrs counters;
 	struct tt_report rep;
+	struct tt_walk_spec spec;
 	char msg[512];
 	size_t nr;
 	int rc = 0;
@@ -762,8 +764,10 @@ int tt_cmd_summary(int argc, char **argv)
 	}
 	opts = &o;
 	/* One pass: the engine times the scopes and, for the threads with
-	 * COUNTER_SETs (REC_COUNTERS), their counter deltas. */
-	if (tt_ctrs_run(&counters, &rep, &o, msg, sizeof(msg)) != TT_OK) {
+	 * COUNTER_SETs (REC_COUNTERS), the counters consumer takes their
+	 * deltas (and the arguments of --arg). */
+	tt_ctrs_spec(&counters, &rep, &o, &spec);
+	if (tt_walk(&rep, &o, &spec, msg, sizeof(msg)) != TT_OK) {
 		rc = tt_fail_file(tt_report_failed(&rep, &o), msg);
 		goto out;
 	}

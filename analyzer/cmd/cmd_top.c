@@ -173,13 +173,6 @@ static void top_act(void *tctx, const struct tt_activation *a)
 	t->period_calls++;
 }
 
-static uint32_t top_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64_t ticks,
-			  bool in_window)
-{
-	(void)tctx, (void)parent_slot, (void)name, (void)ticks, (void)in_window;
-	return 0;
-}
-
 static void top_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ticks,
 		      uint64_t ticks, enum tt_frame_error why)
 {
@@ -191,7 +184,6 @@ static void top_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_t
 
 static const struct tt_consumer top_consumer = {
 	.thread_begin = top_thread_begin,
-	.enter = top_enter,
 	.act = top_act,
 	.error = top_error,
 	.one_walker = true,

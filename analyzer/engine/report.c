@@ -12,35 +12,9 @@
 #include <string.h>
 
 #include "common/hist.h"
+#include "engine/front.h"
 #include "engine/symbols.h"
 #include "common/xalloc.h"
-
-struct filter_ctx {
-	const struct tt_options *o;
-	struct tt_trace *meta;
-};
-
-static bool thread_filter(void *ctx, const struct tt_thread *th)
-{
-	struct filter_ctx *fc = ctx;
-	const struct tt_thread *final = tt_trace_find_thread(fc->meta, th->serial);
-
-	/* Decide by the thread's last name in the file (renames: rec(3), rec_thread_name). */
-	return tt_options_thread_selected(fc->o, final ? final : th);
-}
-
-void tt_report_window(const struct tt_options *o, const struct tt_clock *c, uint64_t *lo,
-		      uint64_t *span)
-{
-	uint64_t hi = UINT64_MAX;
-
-	*lo = 0;
-	if (o->has_from)
-		*lo = tt_clock_abs_ticks(c, o->from_ns);
-	if (o->has_to)
-		hi = tt_clock_abs_ticks(c, o->to_ns);
-	*span = hi > *lo ? hi - *lo : 0;
-}
 
 /* An interned string of a list the report owns (labels, processes). */
 static const char *intern_str(char ***list, size_t *nr, const char *s)
@@ -157,180 +131,21 @@ static void finish_row(struct tt_row *r, const struct tt_clock *c)
 }
 
 /*
- * The main pass, on tt_trace_walkers() replicas of the trace and of the
- * pairing state when no per-activation callback needs the activations in
- * one place (chrome): replica 0 is rep->tr and rep->sc. Each pairs its
- * share of the threads (events.h); their tables are merged by name below.
+ * The rows of a walked file: every replica's tables (one per thread with
+ * --by-thread, else each replica's global one) by name, with the names of
+ * rep->tr, the threads --thread selects by their final names, the names
+ * --function selects; then each row in nanoseconds.
  */
-static enum tt_status walk(struct tt_report *rep, const struct tt_options *o,
-			   bool (*filter)(void *, const struct tt_thread *), void *filter_ctx,
-			   tt_close_fn on_close, void *close_ctx, const struct tt_consumer *cons,
-			   void *const *cons_ctxs, tt_counters_fn on_counters, tt_arg_fn on_arg,
-			   void *const *ctr_ctxs, char *msg, size_t msg_bytes)
+void tt_report_rows(struct tt_report *rep, const struct tt_options *o)
 {
-	struct tt_trace *trs[8];
-	void *ctxs[8];
-	unsigned n = on_close || (cons && cons->one_walker) ? 1 : tt_trace_walkers();
-	enum tt_status st;
-
-	if (n > 8)
-		n = 8;
-	rep->nr_replicas = n;
-	if (n > 1) {
-		rep->more_tr = tt_xcalloc(n - 1, sizeof(*rep->more_tr));
-		rep->more_sc = tt_xcalloc(n - 1, sizeof(*rep->more_sc));
-	}
-	for (unsigned i = 0; i < n; i++) {
-		struct tt_trace *tr = i ? &rep->more_tr[i - 1] : &rep->tr;
-		struct tt_scopes *sc = i ? &rep->more_sc[i - 1] : &rep->sc;
-
-		if (i) {
-			tt_trace_init(tr, o->trace);
-			tt_scopes_init(sc, tr);
-			sc->win_lo_ticks = rep->sc.win_lo_ticks;
-			sc->win_span_ticks = rep->sc.win_span_ticks;
-			sc->max_dur_ticks = rep->sc.max_dur_ticks;
-		}
-		sc->compensate = o->compensate;
-		sc->thread_filter = filter;
-		sc->filter_ctx = filter_ctx;
-		sc->by_thread = o->by_thread;
-		sc->on_close = on_close;
-		sc->close_ctx = close_ctx;
-		sc->cons = cons;
-		sc->cons_ctx = cons ? cons_ctxs[i] : NULL;
-		if (on_counters) {
-			sc->on_counters = on_counters;
-			sc->counters_ctx = ctr_ctxs[i];
-		}
-		if (on_arg) {
-			sc->on_arg = on_arg;
-			sc->arg_ctx = ctr_ctxs[i];
-			sc->arg_keys = o->arg_keys;
-			sc->nr_arg_keys = o->nr_arg_keys;
-		}
-		tr->count_enters = cons && cons->block;
-		/* Counters and annotations come to the engine as records. */
-		tr->on_record = tt_scopes_record;
-		tr->record_ctx = sc;
-		trs[i] = tr;
-		ctxs[i] = sc;
-	}
-	st = tt_trace_walk_many(trs, ctxs, n, tt_scopes_block, msg, msg_bytes);
-	if (st != TT_OK)
-		return st;
-	for (unsigned i = 0; i < n; i++)
-		tt_scopes_finish(i ? &rep->more_sc[i - 1] : &rep->sc);
-	return TT_OK;
-}
-
-static enum tt_status run_files(struct tt_report *rep, const struct tt_options *o, char *msg,
-				size_t msg_bytes);
-
-enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
-			     tt_close_fn on_close, void *close_ctx, char *msg, size_t msg_bytes)
-{
-	if (tt_options_multi(o) && !on_close)
-		return run_files(rep, o, msg, msg_bytes);
-	return tt_report_run_views(rep, o, on_close, close_ctx, NULL, NULL, msg, msg_bytes);
-}
-
-static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_close_fn on_close,
-			  void *close_ctx, const struct tt_consumer *cons, void *const *cons_ctxs,
-			  tt_counters_fn on_counters, tt_arg_fn on_arg, void *const *ctr_ctxs,
-			  struct tt_trace *meta, char *msg, size_t msg_bytes);
-
-enum tt_status tt_report_run_views(struct tt_report *rep, const struct tt_options *o,
-				   tt_close_fn on_close, void *close_ctx,
-				   const struct tt_consumer *cons, void *const *cons_ctxs, char *msg,
-				   size_t msg_bytes)
-{
-	return run(rep, o, on_close, close_ctx, cons, cons_ctxs, NULL, NULL, NULL, NULL, msg,
-		   msg_bytes);
-}
-
-enum tt_status tt_report_run_views_meta(struct tt_report *rep, const struct tt_options *o,
-					struct tt_trace *meta, const struct tt_consumer *cons,
-					void *const *cons_ctxs, char *msg, size_t msg_bytes)
-{
-	return run(rep, o, NULL, NULL, cons, cons_ctxs, NULL, NULL, NULL, meta, msg, msg_bytes);
-}
-
-enum tt_status tt_report_run_counters(struct tt_report *rep, const struct tt_options *o,
-				      tt_counters_fn on_counters, tt_arg_fn on_arg,
-				      void *const *ctr_ctxs, char *msg, size_t msg_bytes)
-{
-	return run(rep, o, NULL, NULL, NULL, NULL, on_counters, on_arg, ctr_ctxs, NULL, msg,
-		   msg_bytes);
-}
-
-static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_close_fn on_close,
-			  void *close_ctx, const struct tt_consumer *cons, void *const *cons_ctxs,
-			  tt_counters_fn on_counters, tt_arg_fn on_arg, void *const *ctr_ctxs,
-			  struct tt_trace *meta, char *msg, size_t msg_bytes)
-{
-	struct filter_ctx fc = { o, NULL };
-	enum tt_status st;
 	size_t cap = 0;
 	uint32_t **maps;
 	bool *selected;
 
-	memset(rep, 0, sizeof(*rep));
-	tt_trace_init(&rep->tr, o->trace);
-	tt_trace_init(&rep->meta, o->trace);
-	tt_scopes_init(&rep->sc, &rep->tr);
-	if (meta) { /* the caller's metadata pass, moved in */
-		tt_trace_fini(&rep->meta);
-		rep->meta = *meta;
-		memset(meta, 0, sizeof(*meta));
-	}
-	if (meta || tt_options_need_prepass(o) || on_close || (cons && cons->needs_meta)) {
-		st = meta ? TT_OK : tt_trace_walk(&rep->meta, NULL, NULL, msg, msg_bytes);
-		if (st != TT_OK)
-			return st;
-		rep->has_meta = true;
-		tt_trace_clock(&rep->meta, &rep->clock);
-		tt_report_window(o, &rep->clock, &rep->sc.win_lo_ticks, &rep->sc.win_span_ticks);
-		rep->sc.max_dur_ticks = tt_options_max_dur_ticks(o, &rep->clock);
-		fc.meta = &rep->meta;
-		/* A --thread that names no thread of the file is a mistake to
-		 * say, not an empty report (with several files: of none, said
-		 * at the last). */
-		if (o->nr_threads && tt_options_threads_missing(o, &rep->meta, msg, msg_bytes) &&
-		    (!o->one_of_several || o->last_of_several))
-			return TT_ERR_FILE;
-	}
-	st = walk(rep, o, o->nr_threads && fc.meta ? thread_filter : NULL, &fc, on_close,
-		  close_ctx, cons, cons_ctxs, on_counters, on_arg, ctr_ctxs, msg, msg_bytes);
-	if (st != TT_OK)
-		return st;
-	if (!rep->has_meta)
-		tt_trace_clock(&rep->tr, &rep->clock);
-	tt_trace_problems(&rep->tr, rep->problems, sizeof(rep->problems));
-	if (o->compensate) {
-		const struct recfmt_probe_cost *pc = &rep->tr.probe_cost;
-
-		rep->comp_asked = true;
-		rep->compensated = rep->tr.has_probe_cost && (pc->scope_ps || pc->hook_ps);
-		/* A walker that paired a block before the record was read did not
-		 * compensate (scopes.c, compensate_begin()): then none counts. */
-		for (unsigned r = 0; r < rep->nr_replicas; r++) {
-			const struct tt_scopes *sc = r ? &rep->more_sc[r - 1] : &rep->sc;
-
-			if (sc->comp_checked && !sc->comp_applied)
-				rep->compensated = false;
-		}
-	}
-
 	/* The other replicas' names, as name indices of rep->tr. */
 	maps = tt_xcalloc(rep->nr_replicas, sizeof(*maps));
-	for (unsigned r = 1; r < rep->nr_replicas; r++) {
-		const struct tt_trace *tr = &rep->more_tr[r - 1];
-
-		maps[r] = tt_xcalloc(tr->nr_names + 1, sizeof(**maps));
-		for (uint32_t n = 0; n < tr->nr_names; n++)
-			maps[r][n] = tt_trace_intern(&rep->tr, tr->names[n], strlen(tr->names[n]));
-	}
+	for (unsigned r = 1; r < rep->nr_replicas; r++)
+		maps[r] = tt_walk_name_map(&rep->tr, &rep->more_tr[r - 1]);
 	selected = tt_xcalloc(rep->tr.nr_names + 1, sizeof(bool));
 	for (uint32_t n = 0; n < rep->tr.nr_names; n++)
 		selected[n] = tt_options_function_selected(o, rep->tr.names[n]);
@@ -390,7 +205,6 @@ static enum tt_status run(struct tt_report *rep, const struct tt_options *o, tt_
 		rep->rows[i].maybe_dropped |= !o->by_thread && rep->nr_dropped;
 		rep->nr_left += rep->rows[i].left;
 	}
-	return TT_OK;
 }
 
 void tt_report_comp_warn(const struct tt_report *rep)
@@ -429,6 +243,11 @@ void tt_report_comp_footer(const struct tt_report *rep, char *out, size_t out_by
 
 void tt_report_fini(struct tt_report *rep)
 {
+	for (unsigned i = 0; i < rep->nr_kept; i++) {
+		tt_report_fini(rep->files[i]);
+		free(rep->files[i]);
+	}
+	free(rep->files);
 	for (size_t i = 0; i < rep->nr_processes; i++)
 		free(rep->processes[i]);
 	free(rep->processes);
@@ -465,19 +284,9 @@ void tt_report_multi_init(struct tt_report *rep, const struct tt_options *o)
 	rep->compensated = true; /* every file, below */
 }
 
-void tt_report_file_options(const struct tt_options *o, unsigned i, struct tt_options *fo)
-{
-	*fo = *o;
-	fo->trace = o->traces ? o->traces[i] : o->trace;
-	fo->traces = o->traces ? &o->traces[i] : NULL;
-	fo->nr_traces = 1;
-	fo->by_process = false;
-	fo->one_of_several = o->nr_traces > 1;
-	fo->last_of_several = i + 1 == o->nr_traces;
-	fo->nr_several = o->nr_traces;
-}
-
-char *tt_report_process_label(const struct tt_report *sub)
+/* The process label NAME[PID] of a file's report (NAME: the program's file
+ * name, else its main thread's name, else "process"); malloc'd. */
+static char *process_label(const struct tt_report *sub)
 {
 	const struct tt_trace *tr = sub->has_meta ? &sub->meta : &sub->tr;
 	const char *prog = tt_symbols_program(tr->syms), *name = NULL;
@@ -499,7 +308,7 @@ char *tt_report_process_label(const struct tt_report *sub)
 const char *tt_report_multi_add(struct tt_report *rep, const struct tt_options *o,
 				struct tt_report *sub)
 {
-	char *label = tt_report_process_label(sub);
+	char *label = process_label(sub);
 	const char *proc = intern_str(&rep->processes, &rep->nr_processes, label);
 	size_t n = strlen(rep->problems);
 
@@ -557,28 +366,4 @@ void tt_report_warn(const struct tt_report *rep)
 {
 	if (!rep->nr_files)
 		tt_trace_warn(&rep->tr);
-}
-
-static enum tt_status run_files(struct tt_report *rep, const struct tt_options *o, char *msg,
-				size_t msg_bytes)
-{
-	tt_report_multi_init(rep, o);
-	for (unsigned i = 0; i < rep->nr_files; i++) {
-		struct tt_report *sub = tt_xcalloc(1, sizeof(*sub));
-		struct tt_options fo;
-		enum tt_status st;
-
-		tt_report_file_options(o, i, &fo);
-		st = run(sub, &fo, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, msg, msg_bytes);
-		if (st == TT_OK)
-			tt_report_multi_add(rep, o, sub);
-		else
-			rep->failed = fo.trace;
-		tt_report_fini(sub);
-		free(sub);
-		if (st != TT_OK)
-			return st;
-	}
-	tt_report_multi_finish(rep);
-	return TT_OK;
 }

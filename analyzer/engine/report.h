@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * report.h - the pipeline behind summary and histogram: an optional
- * metadata pre-pass (final thread names and clock, needed by --thread and
- * --from/--to), the main pass through scopes.c, then one row per scope name
- * (or per thread label and name with --by-thread) in nanoseconds, filtered by
- * --function and sorted (tracetool(1), OPTIONS).
+ * report.h - what a walk (front.h, tt_walk()) leaves: the trace and its
+ * metadata pass, the pairing state of every replica, and one row per scope
+ * name (or per thread label and name with --by-thread, per process with
+ * --by-process) from the engine's per-name statistics, filtered by
+ * --function (tracetool(1), summary). With several files the rows are
+ * merged from one report per file, in nanoseconds.
  */
 #ifndef TT_REPORT_H
 #define TT_REPORT_H
 
 #include "engine/events.h"
-#include "cmd/options.h"
+#include "engine/filter.h"
 #include "engine/scopes.h"
 #include "engine/stats.h"
 
@@ -31,7 +32,7 @@ struct tt_report {
 	bool has_meta;
 	struct tt_clock clock;
 	struct tt_scopes sc;
-	/* Replicas 1.. of a parallel walk (report.c walk()); 0 is tr and sc. */
+	/* Replicas 1.. of a parallel walk (front.c); 0 is tr and sc. */
 	struct tt_trace *more_tr;
 	struct tt_scopes *more_sc;
 	unsigned nr_replicas;
@@ -47,7 +48,7 @@ struct tt_report {
 	uint64_t nr_blocked, blocked_ns; /* REC_OVERFLOW=block waits, of the selected threads */
 	char problems[768];  /* what was lost, "" if nothing */
 
-	/* Several files (tracetool(1); tt_report_multi_*()): rows merged from
+	/* Several files (docs/ANALYZER.md, "Several TRACE files"; front.c): rows merged from
 	 * one report per file, in nanoseconds (clock is 1 ns a tick). Each
 	 * file's warnings were printed as it was read (tt_report_warn()). */
 	unsigned nr_files;     /* 0: one file, the single-file pipeline */
@@ -57,70 +58,36 @@ struct tt_report {
 	char **processes;      /* process labels owned by the report */
 	size_t nr_processes;
 	size_t cap_rows;
+	/* tt_walk_spec.keep_files: each file's own report, in order. */
+	struct tt_report **files;
+	unsigned nr_kept;
+	const char *process; /* a file's report: its NAME[PID] in the merged one */
 	/* --compensate: asked for, and done (the file has a PROBE_COST record
 	 * with a measured cost and every walker applied it). */
 	bool comp_asked, compensated;
 };
 
-/*
- * tt_report_run() - read the trace and build the rows.
- * Return: TT_OK, or TT_ERR_FILE with the problem in msg.
- */
-enum tt_status tt_report_run(struct tt_report *rep, const struct tt_options *o,
-			     tt_close_fn on_close, void *close_ctx, char *msg, size_t msg_bytes);
-/*
- * tt_report_run_views() - tt_report_run() with a consumer of activations
- * (scopes.h) on every walker: cons_ctxs[r] is the consumer's context on
- * replica r (0 is rep->tr), TT_REPORT_MAX_REPLICAS of them; after the call
- * rep->nr_replicas says how many were used.
- */
-#define TT_REPORT_MAX_REPLICAS 8
-enum tt_status tt_report_run_views(struct tt_report *rep, const struct tt_options *o,
-				   tt_close_fn on_close, void *close_ctx,
-				   const struct tt_consumer *cons, void *const *cons_ctxs, char *msg,
-				   size_t msg_bytes);
-/*
- * tt_report_run_views_meta() - tt_report_run_views() with the metadata
- * pass already done by the caller (tt_trace_walk() with no block function
- * on a tt_trace of the same file): meta is moved into rep->meta (and left
- * zeroed), so the file is not read a third time.
- */
-enum tt_status tt_report_run_views_meta(struct tt_report *rep, const struct tt_options *o,
-					struct tt_trace *meta, const struct tt_consumer *cons,
-					void *const *cons_ctxs, char *msg, size_t msg_bytes);
-/*
- * tt_report_run_counters() - tt_report_run() with the engine's counter
- * deltas (scopes.h, on_counters) and, with o->arg_keys, its arguments
- * (on_arg, may be NULL) on every walker: ctr_ctxs[r] is both callbacks'
- * context on replica r, TT_REPORT_MAX_REPLICAS of them.
- */
-enum tt_status tt_report_run_counters(struct tt_report *rep, const struct tt_options *o,
-				      tt_counters_fn on_counters, tt_arg_fn on_arg,
-				      void *const *ctr_ctxs, char *msg, size_t msg_bytes);
 /* The trace of replica r (0: rep->tr). */
 static inline struct tt_trace *tt_report_replica(struct tt_report *rep, unsigned r)
 {
 	return r ? &rep->more_tr[r - 1] : &rep->tr;
 }
+static inline struct tt_scopes *tt_report_replica_scopes(struct tt_report *rep, unsigned r)
+{
+	return r ? &rep->more_sc[r - 1] : &rep->sc;
+}
 void tt_report_fini(struct tt_report *rep);
 
 /*
- * Several TRACE files in one report (tracetool(1)): tt_report_multi_init(),
- * then tt_report_multi_add() for each file's own report (run by the caller
- * with the options of tt_report_file_options()), then
- * tt_report_multi_finish(). Rows merge by (process with --by-process,
- * thread label with --by-thread, name); each file's times are converted
- * with its own clock. tt_report_run() does all of it when
- * tt_options_multi(o).
+ * For front.c: the rows of a walked file (tt_report_rows()); several files
+ * in one report by tt_report_multi_init(), tt_report_multi_add() for each
+ * file's own report (its warnings printed, its rows merged by (process with
+ * --by-process, thread label with --by-thread, name), each converted with
+ * its own clock; returns the file's process label, owned by rep), then
+ * tt_report_multi_finish().
  */
+void tt_report_rows(struct tt_report *rep, const struct tt_options *o);
 void tt_report_multi_init(struct tt_report *rep, const struct tt_options *o);
-/* The options of file i's own report: o with only that TRACE. */
-void tt_report_file_options(const struct tt_options *o, unsigned i, struct tt_options *fo);
-/* The process label NAME[PID] of a file's report (NAME: the program's file
- * name, else its main thread's name, else "process"); malloc'd. */
-char *tt_report_process_label(const struct tt_report *sub);
-/* Merges sub's rows into rep and prints sub's warnings; returns the
- * process label (owned by rep). sub may be finalised after. */
 const char *tt_report_multi_add(struct tt_report *rep, const struct tt_options *o,
 				struct tt_report *sub);
 void tt_report_multi_finish(struct tt_report *rep);
@@ -152,8 +119,5 @@ static inline const char *tt_report_failed(const struct tt_report *rep, const st
 void tt_report_comp_warn(const struct tt_report *rep);
 void tt_report_comp_footer(const struct tt_report *rep, char *out, size_t out_bytes);
 
-/* Window and thread filter of the options, resolved against the meta pass. */
-void tt_report_window(const struct tt_options *o, const struct tt_clock *c, uint64_t *lo,
-		      uint64_t *span);
 
 #endif /* TT_REPORT_H */

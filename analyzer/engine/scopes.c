@@ -261,7 +261,7 @@ static void close_args(struct tt_scopes *sc, struct scope_thread *st, const stru
  */
 static inline bool fast_mode(const struct tt_scopes *sc)
 {
-	return !sc->on_close && !sc->cons && !sc->comp_applied && sc->win_lo_ticks == 0 &&
+	return !sc->cons && !sc->comp_applied && sc->win_lo_ticks == 0 &&
 	       sc->win_span_ticks == UINT64_MAX;
 }
 
@@ -394,9 +394,9 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 		f->same_ticks = 0;
 		f->desc_fx = 0;
 		st->depth[name].top = st->sp;
-		f->slot = sc->cons ? sc->cons->enter(st->cons_state, f[-1].slot, name, ticks,
-						     in_window)
-				   : 0;
+		f->slot = sc->cons && sc->cons->enter
+				  ? sc->cons->enter(st->cons_state, f[-1].slot, name, ticks, in_window)
+				  : 0;
 		if (!fast_mode(sc))
 			st->depth[name].in += f->in;
 		if (st->has_ctr) {
@@ -479,8 +479,6 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 			record(&st->tab->v[name], dur, self, outermost);
 		if (!outermost)
 			st->stack[f->prev].same_ticks += dur;
-		if (sc->on_close)
-			sc->on_close(sc->close_ctx, th, name, f->enter_ticks, dur);
 		if (st->has_ctr)
 			counters_act(sc, st, th, name, st->sp + 1, outermost);
 		if (sc->cons) {
@@ -509,7 +507,7 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
  */
 static inline __attribute__((always_inline)) void
 pair_batch(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread *th,
-	   const uint64_t *ticks, const uint32_t *codes, uint32_t n, const bool with_close)
+	   const uint64_t *ticks, const uint32_t *codes, uint32_t n)
 {
 	const uint64_t lo = sc->win_lo_ticks, span = sc->win_span_ticks;
 	struct tt_stat *stats = st->tab->v, *sink = &sc->sink;
@@ -548,8 +546,6 @@ pair_batch(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread
 		s = (struct tt_stat *)(((uintptr_t)&stats[name] & mask) | ((uintptr_t)sink & ~mask));
 		record(s, dur, self, d->in == 0);
 		stack[top->prev].same_ticks += dur & -(uint64_t)(counted & (d->in != 0));
-		if (with_close && counted)
-			sc->on_close(sc->close_ctx, th, name, t - dur, dur);
 	}
 	st->sp = sp;
 }
@@ -818,7 +814,7 @@ static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
  * window and the in-window counts kept exactly as event_slow() keeps them.
  * Everything else (a new site, an exit that does not close the top, a clock
  * going backwards) goes to event_slow(). The caller guarantees room for m
- * more frames, no overflow, no --max-duration, no on_close, no compensation
+ * more frames, no overflow, no --max-duration, no compensation
  * and no counters on the thread.
  * Return: 0, or -1 if a column is malformed (the iterator stops there).
  */
@@ -827,6 +823,7 @@ static int pair_cons(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thr
 {
 	const struct tt_consumer *cons = sc->cons;
 	void *const cs = st->cons_state;
+	uint32_t (*const enter)(void *, uint32_t, uint32_t, uint64_t, bool) = cons->enter;
 	const bool times = !cons->no_times;
 	const uint64_t lo = sc->win_lo_ticks, span = sc->win_span_ticks;
 	const uint8_t *ids = it->ids, *ids_end = it->ids_end;
@@ -896,7 +893,7 @@ checked:
 			top[1].desc_fx = 0;
 			depth[name].top = ++sp;
 			depth[name].in += in;
-			top[1].slot = cons->enter(cs, top->slot, name, t, in);
+			top[1].slot = enter ? enter(cs, top->slot, name, t, in) : 0;
 			continue;
 		}
 		dur = t - top->enter_ticks;
@@ -1418,7 +1415,7 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		const uint32_t phase = b == st->next_probe ? 0 : b == st->next_probe + 1 ? 1 : 2;
 		const uint64_t t0 = phase < 2 ? now_ns() : 0;
 
-		if (m && sc->cons && !sc->on_close && !sc->comp_applied && !st->has_ctr &&
+		if (m && sc->cons && !sc->comp_applied && !st->has_ctr &&
 		    !st->overflow && !st->nr_args && sc->max_dur_ticks == UINT64_MAX && tr->nr_site_slots &&
 		    st->sp + m <= MAX_DEPTH && reserve_stack(sc, st, st->sp + m)) {
 			cover_names(st, tr->nr_names);
@@ -1473,10 +1470,7 @@ int tt_scopes_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 				event_slow(sc, st, th, codes[i] >> 1, ticks[i], codes[i] & 1);
 			continue;
 		}
-		if (sc->on_close)
-			pair_batch(sc, st, th, ticks, codes, (uint32_t)n, true);
-		else
-			pair_batch(sc, st, th, ticks, codes, (uint32_t)n, false);
+		pair_batch(sc, st, th, ticks, codes, (uint32_t)n);
 	}
 	shrink_stack(st);
 	return n == 0 && recfmt_events_check_end(it) ? 0 : -1;

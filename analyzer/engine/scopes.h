@@ -43,10 +43,6 @@ static inline uint32_t tt_depth_limit(uint32_t nr_threads)
 	       : share < TT_MIN_DEPTH_LIMIT ? TT_MIN_DEPTH_LIMIT : share;
 }
 
-/* Called for every timed activation inside the window (chrome). */
-typedef void (*tt_close_fn)(void *ctx, const struct tt_thread *th, uint32_t name,
-			    uint64_t enter_ticks, uint64_t dur_ticks);
-
 /*
  * The engine's view API: one timed activation as the pairing loop closes
  * it. Every view (tree, flame; docs/ANALYZER.md, "The pairing engine") is
@@ -101,20 +97,47 @@ struct tt_annot {
 	uint64_t id;
 };
 
+/* Counters known to a walk: the union of the threads' COUNTER_SETs. */
+#define TT_MAX_COUNTERS RECFMT_MAX_COUNTERS
+
+/*
+ * Called for every timed activation inside the window whose enter and exit
+ * both carry counter values (FORMAT.md §3.13-§3.14; tt_consumer.counters,
+ * summary's counter columns in views/ctrs.c): thread is the index in the
+ * walk's tr->threads, bit g of mask says delta[g] (exit value - enter value
+ * of counter g, by tt_scopes.ctr_names) is valid; a value that went down is
+ * left out.
+ */
+typedef void (*tt_counters_fn)(void *ctx, uint32_t thread, uint32_t name, bool outermost,
+			       uint32_t mask, const uint64_t *delta);
+
+/*
+ * summary --arg (tt_consumer.arg): called for every timed activation inside
+ * the window that carries arguments, once per key (the last value set in the
+ * activation: a key set twice keeps the later value); key is an index in
+ * tt_scopes.arg_keys. thread: the index in the walk's tr->threads.
+ */
+typedef void (*tt_arg_fn)(void *ctx, uint32_t thread, uint32_t name, uint32_t key, int64_t value);
+
 /*
  * A consumer of activations. thread_begin() is called once per thread of
  * the walk before its first event, on the walker that owns the thread, and
- * returns the consumer's state for it (tctx). enter() is called for every
- * stored enter, in the window or not, with the slot of the enclosing frame
- * (0 below the outermost one), and returns the new frame's slot (a call
- * tree's node id, so that a path costs O(1) per activation). act() gets
- * each timed activation inside the window; error() each stored frame
- * closed without a time (ticks: of the event that closed it, or the last
- * tick of the file for TT_FRAME_OPEN_AT_END), both innermost first, so a
- * consumer may keep a stack of its own. A consumer's ctx is per walker
- * replica (report.h), so none of these needs a lock; one_walker asks for a
- * walk by one replica (an output in the order of the events), needs_meta
- * for the metadata pass first (report.h).
+ * returns the consumer's state for it (tctx). enter() (NULL: slots are 0)
+ * is called for every stored enter, in the window or not, with the slot of
+ * the enclosing frame (0 below the outermost one), and returns the new
+ * frame's slot (a call tree's node id, so that a path costs O(1) per
+ * activation). act() gets each timed activation inside the window; error()
+ * each stored frame closed without a time (ticks: of the event that closed
+ * it, or the last tick of the file for TT_FRAME_OPEN_AT_END), both
+ * innermost first, so a consumer may keep a stack of its own. A consumer's
+ * ctx is per walker replica (front.h), so none of these needs a lock;
+ * one_walker asks for a walk by one replica (an output in the order of the
+ * events), needs_meta for the metadata pass first (front.h).
+ *
+ * counters() and arg() (summary's counter and --arg columns) are called
+ * with the replica's ctx, not a thread's. A consumer with no act() sees no
+ * activation and none of the per-thread callbacks is called: with only
+ * counters() or arg() it leaves the pairing loop its fast paths.
  */
 struct tt_consumer {
 	void *(*thread_begin)(void *ctx, const struct tt_thread *th);
@@ -139,32 +162,17 @@ struct tt_consumer {
 	 * order, and an enter the engine does not store (beyond its depth
 	 * limit) leaves its number unused. */
 	void (*block)(void *tctx, uint64_t first_enter);
+	/* The counter deltas of each timed activation inside the window
+	 * that carries counters (NULL: not needed). */
+	tt_counters_fn counters;
+	/* The arguments of each activation under the keys of summary --arg
+	 * (NULL, or no --arg: not needed). */
+	tt_arg_fn arg;
 	bool one_walker;
 	bool needs_meta; /* the final clock and thread names before the walk */
 	bool no_times;	 /* the engine's per-name times and histograms are not
 			  * needed (errors are still counted) */
 };
-
-/* Counters known to a walk: the union of the threads' COUNTER_SETs. */
-#define TT_MAX_COUNTERS RECFMT_MAX_COUNTERS
-
-/*
- * Called for every timed activation inside the window whose enter and exit
- * both carry counter values (FORMAT.md §3.13-§3.14; summary's counter
- * columns, ctrs.c): thread is the index in the walk's tr->threads, bit g of
- * mask says delta[g] (exit value - enter value of counter g, by
- * tt_scopes.ctr_names) is valid; a value that went down is left out.
- */
-typedef void (*tt_counters_fn)(void *ctx, uint32_t thread, uint32_t name, bool outermost,
-			       uint32_t mask, const uint64_t *delta);
-
-/*
- * summary --arg (scopes.h, on_arg): called for every timed activation inside
- * the window that carries arguments, once per key (the last value set in the
- * activation: a key set twice keeps the later value); key is an index in
- * tt_scopes.arg_keys. thread: the index in the walk's tr->threads.
- */
-typedef void (*tt_arg_fn)(void *ctx, uint32_t thread, uint32_t name, uint32_t key, int64_t value);
 
 struct tt_scopes {
 	struct tt_trace *tr;
@@ -188,8 +196,6 @@ struct tt_scopes {
 	/* Decides once per thread whether its events are analysed (NULL: all). */
 	bool (*thread_filter)(void *ctx, const struct tt_thread *th);
 	void *filter_ctx;
-	tt_close_fn on_close;
-	void *close_ctx;
 	const struct tt_consumer *cons; /* NULL: none */
 	void *cons_ctx;
 

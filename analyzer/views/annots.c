@@ -29,6 +29,7 @@
 
 #include "common/emit.h"
 #include "common/reorder.h"
+#include "engine/front.h"
 #include "engine/report.h"
 #include "engine/scopes.h"
 #include "common/xalloc.h"
@@ -429,17 +430,6 @@ static void *an_thread_begin(void *ctx, const struct tt_thread *th)
 	return t;
 }
 
-static uint32_t an_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64_t ticks,
-			 bool in_window)
-{
-	(void)tctx;
-	(void)parent_slot;
-	(void)name;
-	(void)ticks;
-	(void)in_window;
-	return 0;
-}
-
 static void an_act(void *tctx, const struct tt_activation *a)
 {
 	(void)tctx;
@@ -533,7 +523,6 @@ static void an_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt_
 
 static const struct tt_consumer an_consumer = {
 	.thread_begin = an_thread_begin,
-	.enter = an_enter,
 	.act = an_act,
 	.annot = an_annot,
 	.one_walker = true, /* the file's order, which the reorder heaps need */
@@ -736,77 +725,93 @@ static void walker_fini(struct walker *w)
 	free(w->open);
 }
 
-/* One file's walk and its rows merged into an. */
-static enum tt_status run_file(struct tt_annots *an, const struct tt_options *fo, unsigned what,
-			       char *msg, size_t msg_bytes)
-{
+/* A walk of tt_annots_run(): the file being read has walker w. */
+struct pass {
+	struct tt_annots *an;
+	unsigned what;
 	struct walker w;
-	void *ctxs[TT_REPORT_MAX_REPLICAS] = { &w };
-	struct tt_report rep;
-	enum tt_status st;
+	bool live; /* w is set up and not yet finished */
+};
+
+/* Each file (front.h, each_file): a walker of its own... */
+static void file_begin(void *ctx, struct tt_walk_file *f)
+{
+	struct pass *p = ctx;
+	struct walker *w = &p->w;
+
+	memset(w, 0, sizeof(*w));
+	w->open_seed = open_seed_draw();
+	w->what = p->what;
+	w->fo = f->o;
+	tt_reorder_init(&w->vq, sizeof(struct sample), sample_before_v, REORDER);
+	tt_reorder_init(&w->fq, sizeof(struct flow_ev), flow_before_v, REORDER);
+	p->live = true;
+	f->ctxs[0] = w;
+}
+
+/* ...whose samples and flows fold into its tracks and flows, merged into
+ * an's rows. */
+static enum tt_status file_end(void *ctx, struct tt_walk_file *f, char *msg, size_t msg_bytes)
+{
+	struct pass *p = ctx;
+	struct tt_annots *an = p->an;
+	struct walker *w = &p->w;
+	struct tt_report *rep = f->rep;
+	const struct tt_options *fo = f->o;
 	uint64_t end_ticks;
 	int64_t wall0_ns;
 
-	memset(&w, 0, sizeof(w));
-	w.open_seed = open_seed_draw();
-	w.what = what;
-	w.fo = fo;
-	tt_reorder_init(&w.vq, sizeof(struct sample), sample_before_v, REORDER);
-	tt_reorder_init(&w.fq, sizeof(struct flow_ev), flow_before_v, REORDER);
-	st = tt_report_run_views(&rep, fo, NULL, NULL, &an_consumer, ctxs, msg, msg_bytes);
-	if (st != TT_OK)
-		goto out;
-	tt_trace_warn(&rep.tr);
+	(void)msg, (void)msg_bytes;
+	tt_trace_warn(&rep->tr);
 	/* The file's start on the wall clock: the last value across files. */
-	wall0_ns = (int64_t)(rep.tr.hdr.start_real_ns & INT64_MAX);
-	an->any_truncated |= rep.tr.truncated;
-	an->any_damaged |= rep.tr.nr_bad_frames || rep.tr.nr_lost_frames || rep.tr.nr_bad_blocks;
-	if (rep.problems[0] && !an->problems[0])
-		snprintf(an->problems, sizeof(an->problems), "%s", rep.problems);
+	wall0_ns = (int64_t)(rep->tr.hdr.start_real_ns & INT64_MAX);
+	an->any_truncated |= rep->tr.truncated;
+	an->any_damaged |= rep->tr.nr_bad_frames || rep->tr.nr_lost_frames || rep->tr.nr_bad_blocks;
+	if (rep->problems[0] && !an->problems[0])
+		snprintf(an->problems, sizeof(an->problems), "%s", rep->problems);
 	/* The last sample holds until the window's end or the recording's. */
-	end_ticks = rep.tr.max_ticks;
-	if (rep.sc.win_span_ticks != UINT64_MAX &&
-	    rep.sc.win_lo_ticks + rep.sc.win_span_ticks >= rep.sc.win_lo_ticks &&
-	    rep.sc.win_lo_ticks + rep.sc.win_span_ticks < end_ticks)
-		end_ticks = rep.sc.win_lo_ticks + rep.sc.win_span_ticks;
-	for (unsigned r = 0; r < rep.nr_replicas; r++)
-		an->nr_unbound += (r ? &rep.more_sc[r - 1] : &rep.sc)->nr_unbound;
-	while (w.vq.total) {
+	end_ticks = rep->tr.max_ticks;
+	if (rep->sc.win_span_ticks != UINT64_MAX &&
+	    rep->sc.win_lo_ticks + rep->sc.win_span_ticks >= rep->sc.win_lo_ticks &&
+	    rep->sc.win_lo_ticks + rep->sc.win_span_ticks < end_ticks)
+		end_ticks = rep->sc.win_lo_ticks + rep->sc.win_span_ticks;
+	for (unsigned r = 0; r < rep->nr_replicas; r++)
+		an->nr_unbound += tt_report_replica_scopes(rep, r)->nr_unbound;
+	while (w->vq.total) {
 		struct sample s;
 
-		tt_reorder_pop(&w.vq, &s);
-		fold_sample(&w, &s);
+		tt_reorder_pop(&w->vq, &s);
+		fold_sample(w, &s);
 	}
-	while (w.fq.total) {
-		struct flow_ev f;
+	while (w->fq.total) {
+		struct flow_ev fl;
 
-		tt_reorder_pop(&w.fq, &f);
-		fold_flow(&w, &f);
+		tt_reorder_pop(&w->fq, &fl);
+		fold_flow(w, &fl);
 	}
-	for (size_t k = 0; w.open && k <= w.open_mask; k++)
-		if (w.open[k].flow_plus1)
-			flow_unfinished(&w, &w.open[k]);
-	for (uint32_t k = 0; k < w.vnames.n; k++)
-		if (w.tracks[k].selected && w.tracks[k].samples)
-			add_track(value_row(an, w.vnames.v[k]), &w.tracks[k], &rep.clock, end_ticks,
-				  wall0_ns);
-	for (uint32_t k = 0; k < w.fnames.n; k++)
-		if (w.fl[k].selected)
-			add_flow(flow_row(an, w.fnames.v[k]), &w.fl[k], &rep.clock);
-	if (w.late_values)
+	for (size_t k = 0; w->open && k <= w->open_mask; k++)
+		if (w->open[k].flow_plus1)
+			flow_unfinished(w, &w->open[k]);
+	for (uint32_t k = 0; k < w->vnames.n; k++)
+		if (w->tracks[k].selected && w->tracks[k].samples)
+			add_track(value_row(an, w->vnames.v[k]), &w->tracks[k], &rep->clock,
+				  end_ticks, wall0_ns);
+	for (uint32_t k = 0; k < w->fnames.n; k++)
+		if (w->fl[k].selected)
+			add_flow(flow_row(an, w->fnames.v[k]), &w->fl[k], &rep->clock);
+	if (w->late_values)
 		fprintf(stderr,
 			"tracetool: %s: warning: %" PRIu64 " value samples came more than %u "
 			"annotations out of time order: the mean of their tracks is approximate\n",
-			fo->trace, w.late_values, REORDER);
-	if (w.late_flows)
+			fo->trace, w->late_values, REORDER);
+	if (w->late_flows)
 		fprintf(stderr,
 			"tracetool: %s: warning: %" PRIu64 " flow events came more than %u "
 			"annotations out of time order: their flows may be paired approximately\n",
-			fo->trace, w.late_flows, REORDER);
-out:
-	walker_fini(&w);
-	tt_report_fini(&rep);
-	return st;
+			fo->trace, w->late_flows, REORDER);
+	walker_fini(w);
+	p->live = false;
+	return TT_OK;
 }
 
 static int cmp_value_rows(const void *pa, const void *pb)
@@ -824,16 +829,24 @@ static int cmp_flow_rows(const void *pa, const void *pb)
 enum tt_status tt_annots_run(struct tt_annots *a, const struct tt_options *o, unsigned what,
 			     const char **failed, char *msg, size_t msg_bytes)
 {
-	memset(a, 0, sizeof(*a));
-	for (unsigned i = 0; i < (o->nr_traces ? o->nr_traces : 1); i++) {
-		struct tt_options fo;
+	struct pass *p = tt_xcalloc(1, sizeof(*p));
+	struct tt_walk_spec spec = { .cons = &an_consumer, .file_begin = file_begin,
+				     .file_end = file_end, .ctx = p, .each_file = true };
+	struct tt_report rep;
+	enum tt_status st;
 
-		tt_report_file_options(o, i, &fo);
-		if (run_file(a, &fo, what, msg, msg_bytes) != TT_OK) {
-			*failed = fo.trace;
-			return TT_ERR_FILE;
-		}
-	}
+	memset(a, 0, sizeof(*a));
+	p->an = a;
+	p->what = what;
+	st = tt_walk(&rep, o, &spec, msg, msg_bytes);
+	if (p->live)
+		walker_fini(&p->w);
+	free(p);
+	if (st != TT_OK)
+		*failed = tt_report_failed(&rep, o);
+	tt_report_fini(&rep);
+	if (st != TT_OK)
+		return TT_ERR_FILE;
 	/* Sorted: the name indices no longer match the rows. */
 	if (a->vnames)
 		names_fini(a->vnames);

@@ -16,7 +16,7 @@
 
 #include "engine/events.h"
 #include "common/hist.h"
-#include "cmd/options.h"
+#include "engine/filter.h"
 
 struct names;
 

@@ -288,81 +288,59 @@ static void free_walker(struct ct_walker *w)
 	free(w);
 }
 
-/* Reads the files of o one after the other into ct's trees (ns). */
-static enum tt_status run_files(struct tt_calltree *ct, const struct tt_options *o, char *msg,
-				size_t msg_bytes)
+/* Several files (front.h): file f's walk on fresh walkers... */
+static void file_begin(void *ctx, struct tt_walk_file *f)
 {
-	struct tt_report *rep = &ct->rep;
+	struct tt_calltree *ct = ctx;
 
-	tt_report_multi_init(rep, o);
-	for (unsigned f = 0; f < rep->nr_files; f++) {
-		struct tt_report *sub = tt_xcalloc(1, sizeof(*sub));
-		void *walkers[TT_REPORT_MAX_REPLICAS];
-		struct tt_options fo;
-		const char *proc;
-		uint64_t *cum_ticks, *cum_ns;
-		uint32_t **maps;
-		enum tt_status st;
-
-		for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
-			walkers[r] = tt_xcalloc(1, sizeof(struct ct_walker));
-		tt_report_file_options(o, f, &fo);
-		st = tt_report_run_views(sub, &fo, NULL, NULL, &tt_calltree_consumer, walkers, msg,
-					 msg_bytes);
-		if (st != TT_OK) {
-			rep->failed = fo.trace;
-			for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
-				free_walker(walkers[r]);
-			tt_report_fini(sub);
-			free(sub);
-			return st;
-		}
-		proc = tt_report_multi_add(rep, o, sub);
-		/* Every replica's names as name indices of the merged report. */
-		maps = tt_xcalloc(sub->nr_replicas, sizeof(*maps));
-		for (unsigned r = 0; r < sub->nr_replicas; r++) {
-			struct tt_trace *tr = tt_report_replica(sub, r);
-
-			maps[r] = tt_xcalloc((size_t)tr->nr_names + 1, sizeof(**maps));
-			for (uint32_t n = 0; n < tr->nr_names; n++)
-				maps[r][n] = tt_trace_intern(&rep->tr, tr->names[n],
-							     strlen(tr->names[n]));
-		}
-		cum_ticks = tt_xcalloc((size_t)rep->tr.nr_names + 1, sizeof(*cum_ticks));
-		cum_ns = tt_xcalloc((size_t)rep->tr.nr_names + 1, sizeof(*cum_ns));
-		for (unsigned r = 0; r < sub->nr_replicas; r++) {
-			struct ct_walker *w = walkers[r];
-
-			for (struct ct_thread *t = w->head; t; t = t->next) {
-				const char *label = NULL;
-				char buf[4200];
-
-				if (o->by_thread) {
-					const struct tt_thread *th =
-						tt_trace_find_thread(&sub->tr, t->serial);
-
-					if (th)
-						tt_thread_label(th, buf, sizeof(buf));
-					else
-						snprintf(buf, sizeof(buf), "serial %u", t->serial);
-					label = buf;
-				}
-				merge_thread_ns(tree_for(ct, o->by_process ? proc : NULL, label),
-						&t->t, maps[r], &sub->clock, cum_ticks, cum_ns);
-				ct->nr_folded += t->nr_folded;
-			}
-		}
-		for (unsigned r = 0; r < sub->nr_replicas; r++)
-			free(maps[r]);
-		free(maps);
-		free(cum_ticks);
-		free(cum_ns);
-		for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
-			free_walker(walkers[r]);
-		tt_report_fini(sub);
-		free(sub);
+	for (unsigned r = 0; r < TT_WALK_MAX_REPLICAS; r++) {
+		free_walker(ct->walkers[r]);
+		ct->walkers[r] = f->ctxs[r] = tt_xcalloc(1, sizeof(struct ct_walker));
 	}
-	tt_report_multi_finish(rep);
+}
+
+/* ...whose trees merge into ct's (ns), by the merged report's names. */
+static enum tt_status file_end(void *ctx, struct tt_walk_file *f, char *msg, size_t msg_bytes)
+{
+	struct tt_calltree *ct = ctx;
+	struct tt_report *rep = &ct->rep, *sub = f->rep;
+	const struct tt_options *o = ct->o;
+	uint64_t *cum_ticks, *cum_ns;
+	uint32_t **maps;
+
+	(void)msg, (void)msg_bytes;
+	/* Every replica's names as name indices of the merged report. */
+	maps = tt_xcalloc(sub->nr_replicas, sizeof(*maps));
+	for (unsigned r = 0; r < sub->nr_replicas; r++)
+		maps[r] = tt_walk_name_map(&rep->tr, tt_report_replica(sub, r));
+	cum_ticks = tt_xcalloc((size_t)rep->tr.nr_names + 1, sizeof(*cum_ticks));
+	cum_ns = tt_xcalloc((size_t)rep->tr.nr_names + 1, sizeof(*cum_ns));
+	for (unsigned r = 0; r < sub->nr_replicas; r++) {
+		struct ct_walker *w = ct->walkers[r];
+
+		for (struct ct_thread *t = w->head; t; t = t->next) {
+			const char *label = NULL;
+			char buf[4200];
+
+			if (o->by_thread) {
+				const struct tt_thread *th = tt_trace_find_thread(&sub->tr, t->serial);
+
+				if (th)
+					tt_thread_label(th, buf, sizeof(buf));
+				else
+					snprintf(buf, sizeof(buf), "serial %u", t->serial);
+				label = buf;
+			}
+			merge_thread_ns(tree_for(ct, o->by_process ? f->process : NULL, label),
+					&t->t, maps[r], &sub->clock, cum_ticks, cum_ns);
+			ct->nr_folded += t->nr_folded;
+		}
+	}
+	for (unsigned r = 0; r < sub->nr_replicas; r++)
+		free(maps[r]);
+	free(maps);
+	free(cum_ticks);
+	free(cum_ns);
 	return TT_OK;
 }
 
@@ -510,6 +488,8 @@ enum tt_status tt_calltree_run(struct tt_calltree *ct, const struct tt_options *
 			       const struct tt_calltree_opts *co, char *msg, size_t msg_bytes)
 {
 	struct tt_report *rep = &ct->rep;
+	struct tt_walk_spec spec = { .cons = &tt_calltree_consumer, .file_begin = file_begin,
+				     .file_end = file_end, .ctx = ct };
 	struct tt_ctree *trees;
 	uint32_t nr_trees;
 	uint64_t grand_ticks = 0;
@@ -517,26 +497,17 @@ enum tt_status tt_calltree_run(struct tt_calltree *ct, const struct tt_options *
 	bool *fn_selected, *match = NULL;
 
 	memset(ct, 0, sizeof(*ct));
-	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
-		ct->walkers[r] = tt_xcalloc(1, sizeof(struct ct_walker));
-	if (tt_options_multi(o))
-		st = run_files(ct, o, msg, msg_bytes);
-	else
-		st = tt_report_run_views(rep, o, NULL, NULL, &tt_calltree_consumer, ct->walkers,
-					 msg, msg_bytes);
+	ct->o = o;
+	for (unsigned r = 0; r < TT_WALK_MAX_REPLICAS; r++)
+		spec.ctxs[r] = ct->walkers[r] = tt_xcalloc(1, sizeof(struct ct_walker));
+	st = tt_walk(rep, o, &spec, msg, msg_bytes);
 	if (st != TT_OK)
 		return st;
 	for (unsigned r = 0; r < rep->nr_replicas && !rep->nr_files; r++) {
 		struct tt_trace *tr = tt_report_replica(rep, r);
 		struct ct_walker *w = ct->walkers[r];
-		uint32_t *map = NULL;
+		uint32_t *map = r ? tt_walk_name_map(&rep->tr, tr) : NULL;
 
-		if (r) {
-			map = tt_xcalloc((size_t)tr->nr_names + 1, sizeof(*map));
-			for (uint32_t n = 0; n < tr->nr_names; n++)
-				map[n] = tt_trace_intern(&rep->tr, tr->names[n],
-							 strlen(tr->names[n]));
-		}
 		for (struct ct_thread *t = w->head; t; t = t->next) {
 			const char *label = NULL;
 			char buf[4200];
@@ -668,7 +639,7 @@ char *tt_calltree_path(struct tt_calltree *ct, const struct tt_ctree *t, uint32_
 
 void tt_calltree_fini(struct tt_calltree *ct)
 {
-	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
+	for (unsigned r = 0; r < TT_WALK_MAX_REPLICAS; r++)
 		free_walker(ct->walkers[r]);
 	for (uint32_t i = 0; i < ct->nr_trees; i++) {
 		free((char *)ct->trees[i].label);

@@ -16,8 +16,9 @@
 #include <stdint.h>
 
 #include "engine/events.h"
-#include "cmd/options.h"
+#include "engine/filter.h"
 #include "views/labels.h"
+#include "engine/front.h"
 #include "engine/report.h"
 
 /* One call path. Node 0 of a tree is the virtual root above the roots. */
@@ -66,8 +67,10 @@ struct tt_calltree {
 	uint32_t nr_trees;
 	uint64_t grand_total_ns; /* sum of the roots' totals over all trees */
 	uint64_t nr_paths;	 /* rows shown */
-	/* The consumers' state, one per walker replica. */
-	void *walkers[TT_REPORT_MAX_REPLICAS];
+	/* The consumers' state, one per walker replica (of the file being
+	 * read, with several). */
+	void *walkers[TT_WALK_MAX_REPLICAS];
+	const struct tt_options *o; /* during tt_calltree_run() */
 	char **safe_names; /* per name: its label (labels.h), ';' and line breaks made '_' (lazily) */
 	struct tt_labels labels; /* of rep.tr's names, made with safe_names */
 };

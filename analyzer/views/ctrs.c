@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ctrs.c - see ctrs.h. Adds the engine's counter deltas per walker, thread
+ * ctrs.c - see ctrs.h. A consumer of the engine's counter deltas and
+ * arguments only (no activations): adds them per walker, thread
  * and name; the thread filter is applied at lookup, with the names the file
  * ends with (as report.c does), and the walkers are summed there, by name
  * (a replica's name indices are its own).
@@ -74,54 +75,60 @@ static void on_arg(void *ctx, uint32_t thread, uint32_t name, uint32_t key, int6
 }
 
 struct tt_ctrs_file {
-	struct tt_report rep;
-	struct tt_ctrs c;
+	struct tt_ctrs c;    /* c.rep: the file's report, kept in the merged one */
 	const char *process; /* owned by the merged report */
-	bool ran;
 };
 
-/* Several files: each one's own pass, merged (report.h). */
-static enum tt_status run_files(struct tt_ctrs *c, struct tt_report *rep,
-				const struct tt_options *o, char *msg, size_t msg_bytes)
+static const struct tt_consumer ctrs_consumer = {
+	.counters = on_counters,
+	.arg = on_arg, /* with --arg only (front.c) */
+};
+
+/* Several files: file i's figures into a tt_ctrs of its own. */
+static void file_begin(void *ctx, struct tt_walk_file *f)
 {
-	tt_report_multi_init(rep, o);
-	c->nr_files = rep->nr_files;
-	c->files = tt_xcalloc(c->nr_files, sizeof(*c->files));
-	for (unsigned i = 0; i < c->nr_files; i++) {
-		struct tt_ctrs_file *f = &c->files[i];
-		struct tt_options fo;
+	struct tt_ctrs *fc = &((struct tt_ctrs *)ctx)->files[f->index].c;
 
-		tt_report_file_options(o, i, &fo);
-		f->ran = true;
-		if (tt_ctrs_run(&f->c, &f->rep, &fo, msg, msg_bytes) != TT_OK) {
-			rep->failed = fo.trace;
-			return TT_ERR_FILE;
-		}
-		f->process = tt_report_multi_add(rep, o, &f->rep);
-		for (uint32_t g = 0; g < tt_ctrs_count(&f->c); g++) {
-			const char *name = tt_ctrs_name(&f->c, g);
+	fc->rep = f->rep;
+	for (unsigned r = 0; r < TT_WALK_MAX_REPLICAS; r++)
+		f->ctxs[r] = &fc->w[r];
+}
 
-			if (tt_ctrs_find(c, name) == UINT32_MAX && rep->sc.nr_ctr < TT_MAX_COUNTERS)
-				rep->sc.ctr_names[rep->sc.nr_ctr++] = tt_xstrndup(name, strlen(name));
-		}
+/* ...merged: its process, and its counter names into the union. */
+static enum tt_status file_end(void *ctx, struct tt_walk_file *f, char *msg, size_t msg_bytes)
+{
+	struct tt_ctrs *c = ctx;
+	const struct tt_ctrs *fc = &c->files[f->index].c;
+	struct tt_report *rep = c->rep;
+
+	(void)msg, (void)msg_bytes;
+	c->files[f->index].process = f->process;
+	for (uint32_t g = 0; g < tt_ctrs_count(fc); g++) {
+		const char *name = tt_ctrs_name(fc, g);
+
+		if (tt_ctrs_find(c, name) == UINT32_MAX && rep->sc.nr_ctr < TT_MAX_COUNTERS)
+			rep->sc.ctr_names[rep->sc.nr_ctr++] = tt_xstrndup(name, strlen(name));
 	}
-	tt_report_multi_finish(rep);
 	return TT_OK;
 }
 
-enum tt_status tt_ctrs_run(struct tt_ctrs *c, struct tt_report *rep, const struct tt_options *o,
-			   char *msg, size_t msg_bytes)
+void tt_ctrs_spec(struct tt_ctrs *c, struct tt_report *rep, const struct tt_options *o,
+		  struct tt_walk_spec *spec)
 {
 	memset(c, 0, sizeof(*c));
-	if (tt_options_multi(o)) {
-		c->rep = rep;
-		return run_files(c, rep, o, msg, msg_bytes);
-	}
+	memset(spec, 0, sizeof(*spec));
 	c->rep = rep;
-	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++)
-		c->ctxs[r] = &c->w[r];
-	return tt_report_run_counters(rep, o, on_counters, o->nr_arg_keys ? on_arg : NULL, c->ctxs,
-				      msg, msg_bytes);
+	spec->cons = &ctrs_consumer;
+	for (unsigned r = 0; r < TT_WALK_MAX_REPLICAS; r++)
+		spec->ctxs[r] = &c->w[r];
+	if (tt_options_multi(o)) {
+		c->nr_files = o->nr_traces ? o->nr_traces : 1;
+		c->files = tt_xcalloc(c->nr_files, sizeof(*c->files));
+		spec->file_begin = file_begin;
+		spec->file_end = file_end;
+		spec->ctx = c;
+		spec->keep_files = true;
+	}
 }
 
 uint32_t tt_ctrs_find(const struct tt_ctrs *c, const char *name)
@@ -198,14 +205,10 @@ void tt_ctrs_lookup(const struct tt_ctrs *c, const struct tt_options *o, const c
 
 void tt_ctrs_fini(struct tt_ctrs *c)
 {
-	for (unsigned i = 0; i < c->nr_files; i++) {
-		if (!c->files[i].ran)
-			continue;
-		tt_ctrs_fini(&c->files[i].c);
-		tt_report_fini(&c->files[i].rep);
-	}
+	for (unsigned i = 0; i < c->nr_files; i++)
+		tt_ctrs_fini(&c->files[i].c); /* its report is the merged one's */
 	free(c->files);
-	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++) {
+	for (unsigned r = 0; r < TT_WALK_MAX_REPLICAS; r++) {
 		for (uint32_t i = 0; i < c->w[r].cap_threads; i++)
 			free(c->w[r].agg[i]);
 		free(c->w[r].agg);

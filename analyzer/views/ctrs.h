@@ -5,15 +5,17 @@
  * outermost activations' deltas, counted once per recursion like total_ns)
  * and the sum and number of activations that carry the counter (the
  * per-call mean's parts). They come from the pairing engine's counter
- * deltas (scopes.h, on_counters) in summary's own pass, on all walkers:
- * each walker adds into a table of its own; rows are looked up by the
- * thread label and name of report.c's rows.
+ * deltas and arguments (tt_consumer.counters and .arg, scopes.h) in
+ * summary's own walk (tt_ctrs_spec()), on all walkers: each walker adds
+ * into a table of its own; rows are looked up by the thread label and name
+ * of report.c's rows.
  */
 #ifndef TT_CTRS_H
 #define TT_CTRS_H
 
 #include "engine/events.h"
-#include "cmd/options.h"
+#include "engine/filter.h"
+#include "engine/front.h"
 #include "engine/report.h"
 
 /* summary --arg KEY: at most this many keys (docs/ANALYZER.md, "Annotations"). */
@@ -40,23 +42,22 @@ struct tt_ctrs_file;
 
 struct tt_ctrs {
 	struct tt_report *rep;
-	struct tt_ctrs_walker w[TT_REPORT_MAX_REPLICAS];
-	void *ctxs[TT_REPORT_MAX_REPLICAS];
-	/* Several files (tracetool(1)): each file's report and figures; rep
-	 * has the rows merged and the union of their counter names. */
+	struct tt_ctrs_walker w[TT_WALK_MAX_REPLICAS];
+	/* Several files (docs/ANALYZER.md, "Several TRACE files"): each file's figures, with
+	 * its report kept in the merged one (tt_walk_spec.keep_files); rep has
+	 * the rows merged and the union of their counter names. */
 	struct tt_ctrs_file *files;
 	unsigned nr_files;
 };
 
 /*
- * tt_ctrs_run() - summary's pass: tt_report_run() into rep, with the
- * counter figures into c (whether or not the file has counters) and the
- * arguments under o->arg_keys (summary --arg).
- * Return: TT_OK or TT_ERR_FILE with msg. tt_ctrs_fini() then
- * tt_report_fini() in any case.
+ * tt_ctrs_spec() - the walk spec of summary's pass into rep (tt_walk()
+ * with o), with the counter figures into c (whether or not the file has
+ * counters) and the arguments under o->arg_keys (summary --arg).
+ * tt_ctrs_fini() then tt_report_fini() in any case.
  */
-enum tt_status tt_ctrs_run(struct tt_ctrs *c, struct tt_report *rep, const struct tt_options *o,
-			   char *msg, size_t msg_bytes);
+void tt_ctrs_spec(struct tt_ctrs *c, struct tt_report *rep, const struct tt_options *o,
+		  struct tt_walk_spec *spec);
 /* Counters recorded in the file, in first-seen order. */
 static inline uint32_t tt_ctrs_count(const struct tt_ctrs *c)
 {

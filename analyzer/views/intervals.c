@@ -124,17 +124,6 @@ static void *iv_thread_begin(void *ctx, const struct tt_thread *th)
 	return t;
 }
 
-static uint32_t iv_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64_t ticks,
-			 bool in_window)
-{
-	(void)tctx;
-	(void)parent_slot;
-	(void)name;
-	(void)ticks;
-	(void)in_window;
-	return 0;
-}
-
 static void on_act(void *tctx, const struct tt_activation *a)
 {
 	struct iv_thread *t = tctx;
@@ -167,7 +156,6 @@ static void on_act(void *tctx, const struct tt_activation *a)
 
 static const struct tt_consumer iv_consumer = {
 	.thread_begin = iv_thread_begin,
-	.enter = iv_enter,
 	.act = on_act,
 	.needs_meta = true, /* the clock, for the boundaries */
 	.no_times = true,
@@ -204,13 +192,14 @@ static int cmp_rows(const void *pa, const void *pb)
 enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options *o, char *msg,
 				size_t msg_bytes)
 {
+	struct tt_walk_spec spec = { .cons = &iv_consumer };
 	enum tt_status st;
 	struct iv_cell *cells;
 	size_t n = 0;
 
 	memset(iv, 0, sizeof(*iv));
 	iv->interval_ns = o->interval_ns;
-	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++) {
+	for (unsigned r = 0; r < TT_WALK_MAX_REPLICAS; r++) {
 		struct iv_walker *w = tt_xcalloc(1, sizeof(*w));
 
 		w->iv = iv;
@@ -218,8 +207,8 @@ enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options
 		iv->walkers[r] = w;
 	}
 	/* The engine's pre-pass sets rep.clock before the first activation. */
-	st = tt_report_run_views(&iv->rep, o, NULL, NULL, &iv_consumer, iv->walkers, msg,
-				 msg_bytes);
+	memcpy(spec.ctxs, iv->walkers, sizeof(spec.ctxs));
+	st = tt_walk(&iv->rep, o, &spec, msg, msg_bytes);
 	if (st != TT_OK)
 		return st;
 	iv->clock = iv->rep.clock;
@@ -310,7 +299,7 @@ void tt_intervals_fini(struct tt_intervals *iv)
 	free(iv->labels);
 	free(iv->rows);
 	free(iv->all.cells);
-	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++) {
+	for (unsigned r = 0; r < TT_WALK_MAX_REPLICAS; r++) {
 		struct iv_walker *w = iv->walkers[r];
 
 		if (!w)

@@ -14,7 +14,8 @@
 #define TT_INTERVALS_H
 
 #include "engine/events.h"
-#include "cmd/options.h"
+#include "engine/filter.h"
+#include "engine/front.h"
 #include "engine/report.h"
 
 struct tt_interval_row {
@@ -46,7 +47,7 @@ struct tt_intervals {
 	uint64_t interval_ns;
 	bool too_many;
 	struct tt_iv_table all; /* the walkers' tables merged */
-	void *walkers[TT_REPORT_MAX_REPLICAS];
+	void *walkers[TT_WALK_MAX_REPLICAS];
 	struct tt_interval_row *rows;
 	size_t nr_rows;
 	char **labels;
