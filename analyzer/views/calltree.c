@@ -401,6 +401,60 @@ static void spans(const struct tt_ctree *t, uint64_t *span, bool *present)
 	}
 }
 
+/*
+ * The trees (one per thread label with --by-thread, per process with
+ * --by-process) in an order that does not depend on how many walkers
+ * paired the file: processes in the order their files were given, then
+ * by span descending, then by label. Trees are made in replica order, and
+ * a replica meets its threads in an order of its own.
+ */
+struct tree_key {
+	uint32_t proc_rank;
+	uint64_t span;
+	const char *label;
+	uint32_t i;
+};
+
+static int cmp_trees(const void *pa, const void *pb)
+{
+	const struct tree_key *x = pa, *y = pb;
+
+	if (x->proc_rank != y->proc_rank)
+		return x->proc_rank < y->proc_rank ? -1 : 1;
+	if (x->span != y->span)
+		return x->span > y->span ? -1 : 1;
+	if (x->label && y->label && strcmp(x->label, y->label))
+		return strcmp(x->label, y->label);
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static void sort_trees(struct tt_calltree *ct)
+{
+	struct tree_key *k = tt_xcalloc(ct->nr_trees ? ct->nr_trees : 1, sizeof(*k));
+	struct tt_ctree *sorted = tt_xcalloc(ct->nr_trees ? ct->nr_trees : 1, sizeof(*sorted));
+
+	for (uint32_t i = 0; i < ct->nr_trees; i++) {
+		const struct tt_ctree *t = &ct->trees[i];
+		uint64_t *span = tt_xcalloc(t->n, sizeof(*span));
+		bool *present = tt_xcalloc(t->n, sizeof(*present));
+		uint32_t r = 0;
+
+		while (ct->trees[r].process != t->process)
+			r++;
+		spans(t, span, present);
+		k[i] = (struct tree_key){ .proc_rank = r, .span = span[0], .label = t->label,
+					  .i = i };
+		free(span);
+		free(present);
+	}
+	qsort(k, ct->nr_trees, sizeof(*k), cmp_trees);
+	for (uint32_t i = 0; i < ct->nr_trees; i++)
+		sorted[i] = ct->trees[k[i].i];
+	memcpy(ct->trees, sorted, ct->nr_trees * sizeof(*sorted));
+	free(sorted);
+	free(k);
+}
+
 static void order_tree(struct tt_calltree *ct, struct tt_ctree *t, const struct tt_options *o,
 		       const struct tt_calltree_opts *co, const bool *fn_selected,
 		       uint64_t grand_ticks)
@@ -534,6 +588,7 @@ enum tt_status tt_calltree_run(struct tt_calltree *ct, const struct tt_options *
 	fn_selected = tt_xcalloc((size_t)rep->tr.nr_names + 1, sizeof(*fn_selected));
 	for (uint32_t n = 0; n < rep->tr.nr_names; n++)
 		fn_selected[n] = tt_options_function_selected(o, rep->tr.names[n]);
+	sort_trees(ct);
 	/* The grand total: of the call tree itself, also under --callers. */
 	for (uint32_t i = 0; i < ct->nr_trees; i++) {
 		struct tt_ctree *t = &ct->trees[i];
