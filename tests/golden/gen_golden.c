@@ -3,10 +3,13 @@
  * gen_golden.c - writes the golden traces of tests/golden/v1/ with tracegen:
  * a clean trace of three threads with nested and recursive scopes, drops and
  * several frames, and three damaged copies of it, each named after what it
- * breaks. The committed .zst files are the reference; this program records
- * how they were made and is run by hand only when a new set is wanted
- * (`gen_golden tests/golden/v1`), never by meson test: readers must keep
- * reading the files as they are.
+ * breaks; and a trace of every annotation (format 1.2). The committed .zst
+ * files are the reference; this program records how they were made and is
+ * run by hand only when a new set is wanted, never by meson test: readers
+ * must keep reading the files as they are. `gen_golden DIR` writes them all
+ * (today's encoder writes format 1.2 headers: the four first files of v1/
+ * were written as 1.0 and stay so); `gen_golden DIR annotated` only the
+ * annotated one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +51,81 @@ static void calls(struct tg_trace *t, uint32_t serial, uint64_t *now, uint32_t r
 	tg_exit(t, serial, 1, *now += 25);
 }
 
+static void annot(struct tg_trace *t, uint32_t serial, uint32_t kind, uint32_t name,
+		  uint64_t ticks, int64_t i, double d, uint64_t id, const char *text)
+{
+	struct recfmt_annot a = { .kind = kind, .name_id = name, .ticks = ticks, .i64 = i,
+				  .f64 = d, .id = id, .text = text,
+				  .text_bytes = text ? (uint32_t)strlen(text) : 0 };
+
+	tg_annot(t, serial, &a);
+}
+
+/*
+ * annotated.zst: the monotonic clock (a tick is a ns), two threads, 12
+ * rounds of 10 us. Thread 1 "main" (tid 201): serve > parse, with the
+ * argument bytes, the value track queue and the begin of flow request #r+1
+ * inside parse, then log (net.c:40); an instant tick every 4 rounds and a
+ * message every 6. Thread 2 "io" (tid 202): reply, in which flow #r+1 steps
+ * (even rounds) and ends (all but the last round: one flow is unfinished),
+ * then log (disk.c:7: a second site of the name) and the float track load.
+ */
+static int write_annotated(const char *path)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
+				 .start_real_ns = 1700000100000000000ull, .pid = 5151,
+				 .frame_bytes = 1024, .block_events = 32 };
+	struct tg_trace *t = tg_create(path, &cfg);
+	char text[32];
+
+	if (!t)
+		return 1;
+	tg_site(t, 1, "serve");
+	tg_site(t, 2, "parse");
+	tg_site(t, 3, "reply");
+	tg_site_at(t, 4, "log", "net.c", 40);
+	tg_site_at(t, 5, "log", "disk.c", 7);
+	tg_thread(t, 1, 201, "main");
+	tg_thread(t, 2, 202, "io");
+	tg_annot_name(t, 1, RECFMT_NAME_TRACK, "queue");
+	tg_annot_name(t, 2, RECFMT_NAME_TRACK, "load");
+	tg_annot_name(t, 3, RECFMT_NAME_KEY, "bytes");
+	tg_annot_name(t, 4, RECFMT_NAME_FLOW, "request");
+	tg_annot_name(t, 5, RECFMT_NAME_INSTANT, "tick");
+	for (uint64_t r = 0; r < 12; r++) {
+		uint64_t b = 1000 + 2000 + 10000 * r;
+
+		tg_enter(t, 1, 1, b);
+		tg_enter(t, 1, 2, b + 100);
+		annot(t, 1, RECFMT_ANNOT_ARG, 3, b + 150, 100 + 10 * (int64_t)r, 0, 0, NULL);
+		annot(t, 1, RECFMT_ANNOT_VALUE_I64, 1, b + 160, (int64_t)(r % 4), 0, 0, NULL);
+		annot(t, 1, RECFMT_ANNOT_FLOW_BEGIN, 4, b + 200, 0, 0, r + 1, NULL);
+		tg_exit(t, 1, 2, b + 700 + 13 * r);
+		tg_enter(t, 1, 4, b + 800);
+		tg_exit(t, 1, 4, b + 850 + r);
+		if (r % 4 == 0)
+			annot(t, 1, RECFMT_ANNOT_INSTANT, 5, b + 900, 0, 0, 0, NULL);
+		if (r % 6 == 0) {
+			snprintf(text, sizeof(text), "round %u", (unsigned)r);
+			annot(t, 1, RECFMT_ANNOT_MESSAGE, 0, b + 950, 0, 0, 0, text);
+		}
+		tg_exit(t, 1, 1, b + 1000);
+		tg_enter(t, 2, 3, b + 1500);
+		if (r % 2 == 0)
+			annot(t, 2, RECFMT_ANNOT_FLOW_STEP, 4, b + 1600, 0, 0, r + 1, NULL);
+		if (r < 11)
+			annot(t, 2, RECFMT_ANNOT_FLOW_END, 4, b + 2000 + 37 * (r % 5), 0, 0, r + 1,
+			      NULL);
+		tg_enter(t, 2, 5, b + 2500);
+		tg_exit(t, 2, 5, b + 2600 + 3 * r);
+		annot(t, 2, RECFMT_ANNOT_VALUE_F64, 2, b + 2700, 0, 0.25 * (double)r, 0, NULL);
+		tg_exit(t, 2, 3, b + 3000 + 50 * (r % 3));
+		if (r % 4 == 3)
+			tg_flush(t);
+	}
+	return tg_finish(t, true) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct tg_config cfg = { .clock = RECFMT_CLOCK_TSC, .ticks_per_second = 2500000000ull,
@@ -58,10 +136,15 @@ int main(int argc, char **argv)
 	struct tg_trace *t;
 	size_t nr_frames;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: gen_golden DIR\n");
+	if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "annotated"))) {
+		fprintf(stderr, "usage: gen_golden DIR [annotated]\n");
 		return 2;
 	}
+	snprintf(path, sizeof(path), "%s/annotated.zst", argv[1]);
+	if (write_annotated(path))
+		return 1;
+	if (argc == 3)
+		return 0;
 	snprintf(clean, sizeof(clean), "%s/clean_three_threads.zst", argv[1]);
 	t = tg_create(clean, &cfg);
 	if (!t)

@@ -6,7 +6,8 @@
  * the golden folder's path shown as @GOLDEN@ and the project version as
  * @VERSION@. Future readers must keep reading these files the same way.
  * summary_table is the table as a pipe gets it: one line per row, whatever
- * $COLUMNS.
+ * $COLUMNS. perfetto and export, whose outputs are files, are compared by
+ * convert.sh (decoded, read back).
  *
  * GOLDEN_UPDATE=1 rewrites the expected files instead of comparing (review
  * the diff before committing it, as with zstd's cli-tests).
@@ -25,19 +26,36 @@ struct golden_case {
 	const char *args[4];
 };
 
+#define BASE "@GOLDEN@/clean_three_threads.zst"
+
 #define CASES(trace)                                                                       \
 	{ trace, "summary", { "summary", "--format=csv", NULL } },                          \
 	{ trace, "summary_table", { "summary", "--by-thread", NULL } },                    \
 	{ trace, "histogram", { "histogram", "--format=csv", NULL } },                     \
 	{ trace, "chrome", { "chrome", NULL } },                                           \
 	{ trace, "info", { "info", "--format=json", NULL } },                              \
-	{ trace, "check", { "check", NULL } }
+	{ trace, "check", { "check", NULL } },                                             \
+	{ trace, "tree", { "tree", NULL } },                                               \
+	{ trace, "tree_csv", { "tree", "--format=csv", "--by-thread", NULL } },            \
+	{ trace, "flame", { "flame", NULL } },                                             \
+	{ trace, "diff", { "diff", "--format=csv", BASE, NULL } },                         \
+	{ trace, "diff_table", { "diff", BASE, NULL } },                                   \
+	{ trace, "values", { "values", "--format=csv", NULL } },                           \
+	{ trace, "flows", { "flows", "--format=csv", NULL } }
 
+/*
+ * annotated.zst (format 1.2) holds every annotation and two sites of one
+ * name; diff's BASE is clean_three_threads (so every row is new or gone).
+ */
 static struct golden_case cases[] = {
 	CASES("clean_three_threads"),
 	CASES("truncated_mid_frame"),
 	CASES("corrupt_middle_frame"),
 	CASES("bad_checksum"),
+	CASES("annotated"),
+	{ "annotated", "summary_arg", { "summary", "--format=csv", "--arg=bytes", NULL } },
+	{ "annotated", "values_table", { "values", NULL } },
+	{ "annotated", "flows_table", { "flows", NULL } },
 };
 
 /* Appends src to *buf with every `from` replaced by `to`. */
@@ -108,7 +126,7 @@ ParameterizedTest(int *index, golden, every_command_on_every_v1_trace_is_as_reco
 	const struct golden_case *c = &cases[*index];
 	const char *dir = getenv("GOLDEN_DIR"), *version = getenv("REC_VERSION");
 	const char *args[8];
-	char trace[4096], expected_path[4096], head[64];
+	char trace[4096], expected_path[4096], head[64], other[4][4096];
 	struct tu_result r;
 	char *out, *err, *got = NULL, *want;
 	size_t n = 0, len = 0;
@@ -117,8 +135,15 @@ ParameterizedTest(int *index, golden, every_command_on_every_v1_trace_is_as_reco
 	snprintf(trace, sizeof(trace), "%s/%s.zst", dir, c->trace);
 	snprintf(expected_path, sizeof(expected_path), "%s/expected/%s.%s.txt", dir, c->trace,
 		 c->command);
-	for (; c->args[n]; n++)
-		args[n] = c->args[n];
+	for (; c->args[n]; n++) {
+		/* @GOLDEN@/NAME: another trace of the folder (diff's BASE). */
+		if (!strncmp(c->args[n], "@GOLDEN@/", 9)) {
+			snprintf(other[n], sizeof(other[n]), "%s/%s", dir, c->args[n] + 9);
+			args[n] = other[n];
+		} else {
+			args[n] = c->args[n];
+		}
+	}
 	args[n++] = trace;
 	args[n] = NULL;
 	r = tu_runv(args);
