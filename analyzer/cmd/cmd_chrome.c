@@ -141,6 +141,9 @@ struct chrome_thread {
 	struct chrome_frame *stack;
 	uint32_t sp, cap, nr_decided;
 	struct chrome_held held;
+	/* ,"pid":P,"tid":T,"ts": -- the middle of each of its scope events, written once */
+	char head[64];
+	uint32_t head_len;
 	/* Annotation names quoted once each (messages are not: each is its
 	 * own text); open addressing, at most half full. */
 	struct chrome_qname *qnames;
@@ -175,6 +178,7 @@ struct chrome {
 	struct tt_trace *meta;
 	uint32_t pid;
 	char **quoted; /* JSON-quoted names, by name index */
+	size_t *quoted_len; /* their strlen(), by name index */
 	uint32_t nr_quoted;
 	struct tt_inc_labels labels; /* the names' labels (labels.h) */
 	bool *selected; /* --function, by name index */
@@ -308,8 +312,9 @@ static const char *quoted(struct chrome *ch, uint32_t name)
 		uint32_t n = tr->nr_names + 64;
 
 		ch->quoted = realloc(ch->quoted, n * sizeof(*ch->quoted));
+		ch->quoted_len = realloc(ch->quoted_len, n * sizeof(*ch->quoted_len));
 		ch->selected = realloc(ch->selected, n * sizeof(*ch->selected));
-		if (!ch->quoted || !ch->selected)
+		if (!ch->quoted || !ch->quoted_len || !ch->selected)
 			tt_oom();
 		memset(ch->quoted + ch->nr_quoted, 0, (n - ch->nr_quoted) * sizeof(*ch->quoted));
 		ch->nr_quoted = n;
@@ -319,6 +324,7 @@ static const char *quoted(struct chrome *ch, uint32_t name)
 			tt_inc_label(&ch->labels, tr->names, tr->nr_names, name));
 		if (!ch->quoted[name])
 			tt_oom();
+		ch->quoted_len[name] = strlen(ch->quoted[name]);
 		ch->selected[name] = tt_options_function_selected(ch->o, tr->names[name]);
 	}
 	return ch->selected[name] ? ch->quoted[name] : NULL;
@@ -338,7 +344,7 @@ static void scope_head(struct chrome *ch, struct chrome_thread *ct, char ph, uin
 		       int64_t ns)
 {
 	const char *q = ch->quoted[name];
-	size_t qlen = strlen(q);
+	size_t qlen = ch->quoted_len[name];
 	char *p;
 
 	begin_event(ch);
@@ -356,14 +362,8 @@ static void scope_head(struct chrome *ch, struct chrome_thread *ct, char ph, uin
 		memcpy(p, q, qlen);
 		p += qlen;
 	}
-	memcpy(p, ",\"pid\":", 7);
-	p += 7;
-	p += tt_emit_u64(p, ch->pid);
-	memcpy(p, ",\"tid\":", 7);
-	p += 7;
-	p += tt_emit_u64(p, ct->tid);
-	memcpy(p, ",\"ts\":", 6);
-	p += 6;
+	memcpy(p, ct->head, ct->head_len);
+	p += ct->head_len;
 	p += fmt_us(p, ns);
 	ch->out.len = (size_t)(p - ch->out.buf);
 }
@@ -550,6 +550,8 @@ static void *chrome_thread_begin(void *ctx, const struct tt_thread *th)
 	start(ch);
 	ct->ch = ch;
 	ct->tid = tid_at_first_event(ch, th);
+	ct->head_len = (uint32_t)snprintf(ct->head, sizeof(ct->head),
+					  ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":", ch->pid, ct->tid);
 	ct->next = ch->threads;
 	ch->threads = ct;
 	return ct;
@@ -1036,8 +1038,10 @@ static void end_file(struct chrome *ch)
 	for (uint32_t i = 0; i < ch->nr_quoted; i++)
 		free(ch->quoted[i]);
 	free(ch->quoted);
+	free(ch->quoted_len);
 	free(ch->selected);
 	ch->quoted = NULL;
+	ch->quoted_len = NULL;
 	ch->selected = NULL;
 	ch->nr_quoted = 0;
 	tt_inc_labels_fini(&ch->labels);

@@ -378,17 +378,33 @@ void tt_out_write(struct tt_out *o, const char *s, size_t n)
 	}
 }
 
+/* "00" to "99": two digits a division (chrome writes three numbers an activation). */
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+				     "25262728293031323334353637383940414243444546474849"
+				     "50515253545556575859606162636465666768697071727374"
+				     "75767778798081828384858687888990919293949596979899";
+
 size_t tt_emit_u64(char *p, uint64_t v)
 {
-	char tmp[20];
-	size_t n = 0;
+	size_t n = 1;
+	char *q;
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (size_t i = 0; i < n; i++)
-		p[i] = tmp[n - 1 - i];
+	for (uint64_t t = v; t >= 10; t /= 10)
+		n++;
+	q = p + n;
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100) * 2;
+
+		v /= 100;
+		*--q = digit_pairs[d + 1];
+		*--q = digit_pairs[d];
+	}
+	if (v >= 10) {
+		*--q = digit_pairs[v * 2 + 1];
+		*--q = digit_pairs[v * 2];
+	} else {
+		*--q = (char)('0' + v);
+	}
 	return n;
 }
 

@@ -8,10 +8,49 @@
 
 uint64_t tt_clock_ns(const struct tt_clock *c, uint64_t ticks)
 {
-	unsigned __int128 v = (unsigned __int128)ticks * c->num + c->den / 2;
+	unsigned __int128 x;
 
-	v /= c->den;
-	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+	if (c->num == c->den) /* ticks are ns (REC_CLOCK=monotonic) */
+		return ticks;
+	x = (unsigned __int128)ticks * c->num + c->den / 2;
+	if (c->den && ticks < (1ull << 52) && c->num < (1ull << 52)) {
+		/*
+		 * The 128-bit division below is a library call, and chrome
+		 * converts two times an activation: estimate the quotient in
+		 * floating point (a multiplication by the ratio, kept per
+		 * thread), then make it exact. v is floor(x / den) iff
+		 * v * den <= x < (v + 1) * den; below 2^50 the estimate is off
+		 * by less than one, so one step up or down settles it, else the
+		 * division does.
+		 */
+		static __thread uint64_t ratio_num, ratio_den;
+		static __thread double ratio; /* ratio_num / ratio_den: a walk has one clock */
+		double est;
+
+		if (c->num != ratio_num || c->den != ratio_den) {
+			ratio_num = c->num;
+			ratio_den = c->den;
+			ratio = (double)c->num / (double)c->den;
+		}
+		est = (double)ticks * ratio + 0.5;
+
+		if (est < (double)(1ull << 50)) {
+			uint64_t v = (uint64_t)est;
+			unsigned __int128 lo = (unsigned __int128)v * c->den;
+
+			if (lo > x) {
+				v--;
+				lo -= c->den;
+			} else if (x - lo >= c->den) {
+				v++;
+				lo += c->den;
+			}
+			if (lo <= x && x - lo < c->den)
+				return v;
+		}
+	}
+	x /= c->den;
+	return x > UINT64_MAX ? UINT64_MAX : (uint64_t)x;
 }
 
 int64_t tt_clock_rel_ns(const struct tt_clock *c, uint64_t abs_ticks)
