@@ -86,3 +86,39 @@ Test(clock, run_ns_of_is_exactly_tt_clock_ns, .timeout = 30)
 		}
 	}
 }
+
+/* The rounded quotient as the format defines it (FORMAT.md §3.3), with the 128-bit division. */
+static uint64_t reference_ns(const struct tt_clock *c, uint64_t ticks)
+{
+	unsigned __int128 v = ((unsigned __int128)ticks * c->num + c->den / 2) / c->den;
+
+	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
+
+/*
+ * tt_clock_ns() estimates in floating point and corrects with 128-bit
+ * products (chrome converts twice an activation): exactly the division's
+ * result for TSC-like, awkward and exact-half ratios, every magnitude up to
+ * a damaged file's, and the ratio changing between calls (its cache).
+ */
+Test(clock, clock_ns_is_exactly_the_rounded_128_bit_quotient, .timeout = 30)
+{
+	static const struct tt_clock clocks[] = {
+		{ 1000000000ull, 2445000000ull, 0 }, { 999999937ull, 3000000019ull, 0 },
+		{ 1, 2, 0 }, { 5, 2, 0 }, { 123456789ull, 1000000007ull, 0 }, { 7, 3, 0 },
+		{ 1000000000ull, 1, 0 }, { 1, 1000000000000ull, 0 }, { 1ull << 51, 3, 0 },
+	};
+	uint64_t x = 88172645463325252ull;
+
+	for (int k = 0; k < 400000; k++) {
+		const struct tt_clock *c = &clocks[k % (sizeof(clocks) / sizeof(clocks[0]))];
+		uint64_t t;
+
+		x ^= x << 13; /* xorshift64 */
+		x ^= x >> 7;
+		x ^= x << 17;
+		t = k < 50000 ? (uint64_t)k / 9 : x >> (k % 64);
+		cr_assert_eq(tt_clock_ns(c, t), reference_ns(c, t), "num %lu den %lu t %lu",
+			     (unsigned long)c->num, (unsigned long)c->den, (unsigned long)t);
+	}
+}
