@@ -16,6 +16,7 @@ const struct tt_command tt_commands[] = {
 	{ "summary", tt_cmd_summary, "calls, total, self, percentiles and errors per scope" },
 	{ "top", tt_cmd_top, "live view of a recording being written, redrawn every second" },
 	{ "histogram", tt_cmd_histogram, "duration distribution per scope, as bars" },
+	{ "profile", tt_cmd_profile, "hotspots from stack samples: self and total per function" },
 	{ "tree", tt_cmd_tree, "the call tree: calls, total, self and share per call path" },
 	{ "flame", tt_cmd_flame, "folded stacks (flamegraph.pl, inferno, speedscope)" },
 	{ "pprof", tt_cmd_pprof, "pprof profile (go tool pprof, Pyroscope, speedscope)" },

@@ -28,6 +28,7 @@ int tt_cmd_diff(int argc, char **argv);
 int tt_cmd_values(int argc, char **argv);
 int tt_cmd_flows(int argc, char **argv);
 int tt_cmd_pprof(int argc, char **argv);
+int tt_cmd_profile(int argc, char **argv);
 /* Runs CMD with librec preloaded; returns CMD's exit status (128+N for a
  * signal, 126/127 when it could not be run). */
 int tt_cmd_record(int argc, char **argv);

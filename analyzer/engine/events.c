@@ -53,6 +53,34 @@ static void see_ticks(struct tt_trace *tr, uint64_t ticks)
 }
 
 /*
+ * A SAMPLES record (FORMAT.md §3.23): its valid rows counted (on every
+ * replica, so that each knows the file's totals) and, on the replica that
+ * owns the thread, handed to on_sample. Rows after a bad one are lost with
+ * the record (the error is returned).
+ */
+static enum recfmt_status walk_samples(struct tt_trace *tr, const struct recfmt_record *rec,
+				       struct recfmt_error *err)
+{
+	struct recfmt_samples_iter it;
+	struct recfmt_sample smp;
+	enum recfmt_status st;
+
+	if ((st = recfmt_samples_open(rec, &it, err)) != RECFMT_OK)
+		return st;
+	struct tt_thread *th = tt_trace_thread(tr, it.thread);
+	bool mine = tr->nr_walkers <= 1 || (uint32_t)(th - tr->threads) % tr->nr_walkers == tr->walker;
+
+	while ((st = recfmt_samples_next(&it, &smp, err)) == RECFMT_OK) {
+		th->nr_samples++;
+		tr->nr_samples++;
+		see_ticks(tr, smp.ticks);
+		if (mine && tr->on_sample)
+			tr->on_sample(tr->sample_ctx, tr, th, &smp);
+	}
+	return st == RECFMT_END_OF_INPUT ? RECFMT_OK : st;
+}
+
+/*
  * Decodes one frame's records. Return: TT_OK, or TT_ERR_FILE for a problem
  * that makes the whole file unusable (no header, newer version).
  */
@@ -396,6 +424,25 @@ enum tt_status tt_trace_walk_frame(struct tt_trace *tr, const uint8_t *data, siz
 			tt_symbols_add_func(tr->syms, f.id, f.addr);
 			break;
 		}
+		case RECFMT_SAMPLING:
+			if ((st = recfmt_decode_sampling(&rec, &tr->sampling, &err)) != RECFMT_OK)
+				break;
+			tr->has_sampling = true;
+			break;
+		case RECFMT_SAMPLE_DROPS: {
+			struct recfmt_sample_drops d;
+
+			if ((st = recfmt_decode_sample_drops(&rec, &d, &err)) != RECFMT_OK)
+				break;
+			struct tt_thread *th = tt_trace_thread(tr, d.thread);
+			/* Cumulative: the largest is the latest (FORMAT.md §3.24). */
+			if (d.nr_dropped > th->nr_samples_dropped)
+				th->nr_samples_dropped = d.nr_dropped;
+			break;
+		}
+		case RECFMT_SAMPLES:
+			st = walk_samples(tr, &rec, &err);
+			break;
 		case RECFMT_FRAME:
 		case RECFMT_FILE_HEADER:
 		default:

@@ -66,6 +66,8 @@ struct tt_thread {
 	uint64_t nr_blocked, blocked_ns; /* REC_OVERFLOW=block: largest BLOCKED counts (1.2) */
 	uint64_t nr_annots_dropped; /* largest ANNOT_DROPS count (1.2, FORMAT.md §3.19) */
 	uint64_t nr_annots;	   /* annotations in its ANNOTS records (the valid ones) */
+	uint64_t nr_samples;	     /* stack samples in its SAMPLES records (valid rows, 1.3) */
+	uint64_t nr_samples_dropped; /* largest SAMPLE_DROPS count (FORMAT.md §3.24) */
 	void *user;	     /* the consumer's per-thread state */
 	uint64_t out_id;     /* a consumer's id for the thread (chrome tid) */
 	bool has_out_id;
@@ -178,6 +180,19 @@ struct tt_trace {
 	uint64_t min_step_ticks;   /* tt_events_decode_block(): the smallest
 				    * nonzero tick step between two events of a
 				    * block (the clock's resolution); 0: none */
+	/*
+	 * Stack samples (FORMAT.md §3.22-§3.24, 1.3): the SAMPLING record, the
+	 * valid rows of the SAMPLES records (also per thread), and, when
+	 * on_sample is set, each sample handed to it as it is decoded, in
+	 * file order, on the replica that owns its thread (as EVENTS blocks):
+	 * s->frames is valid during the call only.
+	 */
+	struct recfmt_sampling sampling;
+	bool has_sampling;
+	uint64_t nr_samples;
+	void (*on_sample)(void *ctx, struct tt_trace *tr, struct tt_thread *th,
+			  const struct recfmt_sample *s);
+	void *sample_ctx;
 };
 
 /*

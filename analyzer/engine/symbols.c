@@ -630,3 +630,10 @@ void tt_symbols_name(struct tt_symbols *s, uint64_t addr, char *out, size_t out_
 	}
 	snprintf(out, out_bytes, "0x%" PRIx64 " [%s: %s]", a, m->base[0] ? m->base : "?", why);
 }
+
+const char *tt_symbols_module(struct tt_symbols *s, uint64_t addr)
+{
+	const struct module *m = find_module(s, addr);
+
+	return m && m->base ? m->base : "";
+}

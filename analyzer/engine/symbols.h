@@ -43,6 +43,10 @@ bool tt_symbols_func_addr(const struct tt_symbols *s, uint32_t id, uint64_t *add
 void tt_symbols_name(struct tt_symbols *s, uint64_t addr, char *out, size_t out_bytes,
 		     char *loc, size_t loc_bytes);
 
+/* The file name (no directories) of the module that holds run-time
+ * address addr (the latest MODULE record whose ranges contain it), or "". */
+const char *tt_symbols_module(struct tt_symbols *s, uint64_t addr);
+
 /* The main program's path (its MODULE record, 1.1), or NULL. */
 const char *tt_symbols_program(const struct tt_symbols *s);
 

@@ -1,0 +1,568 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * samples.c - the stack samples of samples.h: one walk per file with the
+ * engine's sample hook (events.h on_sample), naming each distinct address
+ * once through the file's symbols; then the filters, and self and total
+ * per function.
+ */
+#include "views/samples.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/xalloc.h"
+#include "engine/symbols.h"
+
+/* A file's walk: its addresses' function ids (open addressing). */
+struct addr_slot {
+	uint64_t addr; /* the address named (frame 0's, or a return address - 1) */
+	uint32_t func; /* id + 1; 0: empty */
+};
+
+struct walk_ctx {
+	struct tt_samples *s;
+	uint32_t file;
+	struct addr_slot *addrs;
+	uint32_t addr_mask, nr_addrs;
+	uint32_t *ids; /* the current sample's function ids */
+	size_t cap_ids;
+};
+
+static uint32_t key_hash(const char *key, const char *module)
+{
+	return tt_hash_bytes(key, strlen(key)) ^ tt_hash_u32(tt_hash_bytes(module, strlen(module)));
+}
+
+static void rehash(uint32_t **tab, uint32_t *mask, uint32_t n, const void *items, size_t size,
+		   size_t hash_off)
+{
+	uint32_t m = *tab ? 2 * *mask + 1 : 255, h, sl;
+
+	if (*tab && 2 * (uint64_t)n <= *mask) {
+		/* Room enough: only the new entry, n - 1, goes in. */
+		memcpy(&h, (const char *)items + (n - 1) * size + hash_off, sizeof(h));
+		for (sl = h & *mask; (*tab)[sl]; sl = (sl + 1) & *mask)
+			;
+		(*tab)[sl] = n;
+		return;
+	}
+	while (2 * (uint64_t)n > m)
+		m = 2 * m + 1;
+	free(*tab);
+	*tab = tt_xcalloc((size_t)m + 1, sizeof(**tab));
+	*mask = m;
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(&h, (const char *)items + i * size + hash_off, sizeof(h));
+		sl = h & m;
+		while ((*tab)[sl])
+			sl = (sl + 1) & m;
+		(*tab)[sl] = i + 1;
+	}
+}
+
+/* The id of function (key, module), added when new. */
+static uint32_t func_id(struct tt_samples *s, const char *key, const char *module)
+{
+	uint32_t h = key_hash(key, module), sl;
+
+	if (s->func_hash)
+		for (sl = h & s->func_mask; s->func_hash[sl]; sl = (sl + 1) & s->func_mask) {
+			const struct tt_sfunc *f = &s->funcs[s->func_hash[sl] - 1];
+
+			if (f->hash == h && !strcmp(f->key, key) && !strcmp(f->module, module))
+				return s->func_hash[sl] - 1;
+		}
+	if (s->nr_funcs == s->cap_funcs) {
+		s->cap_funcs = s->cap_funcs ? 2 * s->cap_funcs : 256;
+		s->funcs = tt_xrealloc(s->funcs, s->cap_funcs * sizeof(*s->funcs));
+	}
+	struct tt_sfunc *f = &s->funcs[s->nr_funcs++];
+
+	memset(f, 0, sizeof(*f));
+	f->key = tt_xstrndup(key, strlen(key));
+	f->module = tt_xstrndup(module, strlen(module));
+	f->hash = h;
+	rehash(&s->func_hash, &s->func_mask, s->nr_funcs, s->funcs, sizeof(*s->funcs),
+	       offsetof(struct tt_sfunc, hash));
+	return s->nr_funcs - 1;
+}
+
+/* The function holding addr in the walk's file. */
+static uint32_t addr_func(struct walk_ctx *w, struct tt_trace *tr, uint64_t addr)
+{
+	uint32_t h = tt_hash_u32((uint32_t)addr ^ tt_hash_u32((uint32_t)(addr >> 32))), sl;
+
+	if (w->addrs)
+		for (sl = h & w->addr_mask; w->addrs[sl].func; sl = (sl + 1) & w->addr_mask)
+			if (w->addrs[sl].addr == addr)
+				return w->addrs[sl].func - 1;
+	char name[512], loc[512], key[1100];
+	const char *module = "";
+
+	if (tr->syms) {
+		tt_symbols_name(tr->syms, addr, name, sizeof(name), loc, sizeof(loc));
+		module = tt_symbols_module(tr->syms, addr);
+	} else {
+		snprintf(name, sizeof(name), "0x%" PRIx64 " [no module]", addr);
+		loc[0] = '\0';
+	}
+	/* "0xADDR [module: reason]": one function per module and reason. */
+	if (!loc[0] && name[0] == '0' && name[1] == 'x') {
+		const char *br = strstr(name, " [");
+
+		if (br)
+			memmove(name, br + 1, strlen(br + 1) + 1);
+	}
+	if (loc[0])
+		snprintf(key, sizeof(key), "%s%c%s", name, TT_SITE_SEP, loc);
+	else
+		snprintf(key, sizeof(key), "%s", name);
+	uint32_t f = func_id(w->s, key, module);
+
+	if (!w->addrs || 2 * (uint64_t)(w->nr_addrs + 1) > w->addr_mask) {
+		uint32_t m = w->addrs ? 2 * w->addr_mask + 1 : 1023;
+		struct addr_slot *old = w->addrs;
+		uint32_t old_mask = w->addr_mask;
+
+		w->addrs = tt_xcalloc((size_t)m + 1, sizeof(*w->addrs));
+		w->addr_mask = m;
+		if (old) {
+			for (uint32_t i = 0; i <= old_mask; i++)
+				if (old[i].func) {
+					uint64_t a = old[i].addr;
+					uint32_t hh = tt_hash_u32((uint32_t)a ^ tt_hash_u32((uint32_t)(a >> 32)));
+
+					for (sl = hh & m; w->addrs[sl].func; sl = (sl + 1) & m)
+						;
+					w->addrs[sl] = old[i];
+				}
+			free(old);
+		}
+	}
+	for (sl = h & w->addr_mask; w->addrs[sl].func; sl = (sl + 1) & w->addr_mask)
+		;
+	w->addrs[sl].addr = addr;
+	w->addrs[sl].func = f + 1;
+	w->nr_addrs++;
+	return f;
+}
+
+/* The id of the stack of n function ids, added when new. */
+static uint32_t stack_id(struct tt_samples *s, const uint32_t *ids, uint32_t n)
+{
+	uint32_t h = n, sl;
+
+	for (uint32_t i = 0; i < n; i++)
+		h = tt_hash_u32(h ^ ids[i]);
+	if (s->stack_hash)
+		for (sl = h & s->stack_mask; s->stack_hash[sl]; sl = (sl + 1) & s->stack_mask) {
+			const struct tt_sstack *st = &s->stacks[s->stack_hash[sl] - 1];
+
+			if (st->hash == h && st->n == n &&
+			    !memcmp(s->frames + st->at, ids, n * sizeof(*ids)))
+				return s->stack_hash[sl] - 1;
+		}
+	if (s->nr_frames + n > s->cap_frames) {
+		while (s->nr_frames + n > s->cap_frames)
+			s->cap_frames = s->cap_frames ? 2 * s->cap_frames : 4096;
+		s->frames = tt_xrealloc(s->frames, s->cap_frames * sizeof(*s->frames));
+	}
+	if (s->nr_stacks == s->cap_stacks) {
+		s->cap_stacks = s->cap_stacks ? 2 * s->cap_stacks : 256;
+		s->stacks = tt_xrealloc(s->stacks, s->cap_stacks * sizeof(*s->stacks));
+	}
+	struct tt_sstack *st = &s->stacks[s->nr_stacks++];
+
+	st->at = (uint32_t)s->nr_frames;
+	st->n = n;
+	st->hash = h;
+	memcpy(s->frames + s->nr_frames, ids, n * sizeof(*ids));
+	s->nr_frames += n;
+	rehash(&s->stack_hash, &s->stack_mask, s->nr_stacks, s->stacks, sizeof(*s->stacks),
+	       offsetof(struct tt_sstack, hash));
+	return s->nr_stacks - 1;
+}
+
+static void on_sample(void *ctx, struct tt_trace *tr, struct tt_thread *th,
+		      const struct recfmt_sample *smp)
+{
+	struct walk_ctx *w = ctx;
+	struct tt_samples *s = w->s;
+
+	if (w->cap_ids < smp->nr_frames) {
+		w->cap_ids = smp->nr_frames;
+		w->ids = tt_xrealloc(w->ids, w->cap_ids * sizeof(*w->ids));
+	}
+	for (uint32_t i = 0; i < smp->nr_frames; i++)
+		w->ids[i] = addr_func(w, tr, i && smp->frames[i] ? smp->frames[i] - 1 : smp->frames[i]);
+	if (s->nr_rows == s->cap_rows) {
+		s->cap_rows = s->cap_rows ? 2 * s->cap_rows : 4096;
+		s->rows = tt_xrealloc(s->rows, s->cap_rows * sizeof(*s->rows));
+	}
+	struct tt_srow *r = &s->rows[s->nr_rows++];
+
+	r->ticks = smp->ticks;
+	r->file = w->file;
+	r->thread = (uint32_t)(th - tr->threads);
+	r->stack = stack_id(s, w->ids, smp->nr_frames);
+	r->truncated = smp->flags & RECFMT_SAMPLE_TRUNCATED;
+}
+
+/* --within: per thread (by serial), the union of the matching scopes'
+ * intervals [lo, hi), sorted. */
+struct span {
+	uint64_t lo, hi;
+};
+
+struct within_ctx;
+
+struct within_thread {
+	uint32_t serial;
+	struct within_ctx *ctx; /* its replica's */
+	struct span *spans;
+	size_t n, cap;
+	struct within_thread *next; /* in its replica's list */
+};
+
+struct within_ctx {
+	const regex_t *re;
+	struct tt_trace *tr;		/* the walk's trace (its names) */
+	int8_t *match;			/* per name: -1 unknown, 0 no, 1 yes */
+	uint32_t nr_match;
+	struct within_thread *threads; /* this replica's */
+};
+
+static void *within_thread_begin(void *ctx, const struct tt_thread *th)
+{
+	struct within_ctx *c = ctx;
+	struct within_thread *t = tt_xcalloc(1, sizeof(*t));
+
+	(void)th;
+
+	t->serial = th->serial;
+	t->ctx = c;
+	t->next = c->threads;
+	c->threads = t;
+	return t;
+}
+
+static bool within_match(struct within_ctx *c, uint32_t name)
+{
+	if (name >= c->nr_match) {
+		uint32_t n = c->tr->nr_names + 1 > name + 1 ? c->tr->nr_names + 1 : name + 1;
+
+		c->match = tt_xrealloc(c->match, n);
+		memset(c->match + c->nr_match, -1, n - c->nr_match);
+		c->nr_match = n;
+	}
+	if (c->match[name] < 0)
+		c->match[name] = name < c->tr->nr_names && tt_regex_name(c->re, c->tr->names[name]);
+	return c->match[name];
+}
+
+static void add_span(struct within_thread *t, uint64_t lo, uint64_t hi)
+{
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 64;
+		t->spans = tt_xrealloc(t->spans, t->cap * sizeof(*t->spans));
+	}
+	t->spans[t->n].lo = lo;
+	t->spans[t->n].hi = hi;
+	t->n++;
+}
+
+static void within_act(void *tctx, const struct tt_activation *a)
+{
+	struct within_thread *t = tctx;
+	if (within_match(t->ctx, a->name))
+		add_span(t, a->enter_ticks, a->exit_ticks);
+}
+
+static void within_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ticks,
+			 uint64_t ticks, enum tt_frame_error why)
+{
+	struct within_thread *t = tctx;
+
+	(void)slot;
+	if (why != TT_FRAME_OPEN_AT_END && why != TT_FRAME_TOO_LONG)
+		return;
+	if (within_match(t->ctx, name))
+		add_span(t, enter_ticks, ticks + 1); /* open until the file's last tick */
+}
+
+static uint32_t within_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64_t ticks,
+			     bool in_window)
+{
+	(void)tctx, (void)parent_slot, (void)name, (void)ticks, (void)in_window;
+	return 0;
+}
+
+static const struct tt_consumer within_consumer = {
+	.thread_begin = within_thread_begin,
+	.enter = within_enter,
+	.act = within_act,
+	.error = within_error,
+	.no_times = true,
+	/* One replica, so that its trace is the report's own (rep.tr), whose
+	 * names the regex is matched against as the walk goes: name indices
+	 * are a replica's own. */
+	.one_walker = true,
+};
+
+static int by_lo(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Sorted and merged into disjoint spans. */
+static void merge_spans(struct within_thread *t)
+{
+	size_t k = 0;
+
+	qsort(t->spans, t->n, sizeof(*t->spans), by_lo);
+	for (size_t i = 0; i < t->n; i++) {
+		if (k && t->spans[i].lo <= t->spans[k - 1].hi) {
+			if (t->spans[i].hi > t->spans[k - 1].hi)
+				t->spans[k - 1].hi = t->spans[i].hi;
+		} else
+			t->spans[k++] = t->spans[i];
+	}
+	t->n = k;
+}
+
+static bool in_spans(const struct within_thread *t, uint64_t ticks)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) { /* first span with lo > ticks */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->spans[mid].lo <= ticks)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && ticks < t->spans[lo - 1].hi;
+}
+
+/*
+ * The scopes of file fo that match so->within, per thread: a pass through
+ * the pairing engine, over the whole file (the window applies to the
+ * samples, not to the scopes that hold them).
+ */
+static enum tt_status within_pass(const struct tt_options *fo, const struct tt_samples_opts *so,
+				  struct within_thread ***out, uint32_t *nr_out, char *msg,
+				  size_t msg_bytes)
+{
+	struct tt_options wo = *fo;
+	struct tt_report rep;
+	struct within_ctx ctxs[TT_REPORT_MAX_REPLICAS];
+	void *cptrs[TT_REPORT_MAX_REPLICAS];
+	enum tt_status st;
+	uint32_t n = 0;
+
+	wo.has_from = wo.has_to = false;
+	wo.nr_threads = 0;
+	wo.has_function = false;
+	wo.by_thread = false;
+	memset(&rep, 0, sizeof(rep));
+	memset(ctxs, 0, sizeof(ctxs));
+	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++) {
+		ctxs[r].re = &so->within;
+		ctxs[r].tr = &rep.tr;
+		cptrs[r] = &ctxs[r];
+	}
+	st = tt_report_run_views(&rep, &wo, NULL, NULL, &within_consumer, cptrs, msg, msg_bytes);
+	*out = NULL;
+	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++) {
+		for (struct within_thread *t = ctxs[r].threads, *next; t; t = next) {
+			next = t->next;
+			if (st == TT_OK) {
+				merge_spans(t);
+				*out = tt_xrealloc(*out, (n + 1) * sizeof(**out));
+				(*out)[n++] = t;
+			} else {
+				free(t->spans);
+				free(t);
+			}
+		}
+		free(ctxs[r].match);
+	}
+	tt_report_fini(&rep);
+	*nr_out = n;
+	return st;
+}
+
+/* Reads file i into s (its rows appended), keeping the selected ones. */
+static enum tt_status read_file(struct tt_samples *s, const struct tt_options *o, unsigned i,
+				const struct tt_samples_opts *so, char *msg, size_t msg_bytes)
+{
+	struct tt_samples_file *f = &s->files[i];
+	struct tt_options fo;
+	struct walk_ctx w = { .s = s, .file = i };
+	size_t first = s->nr_rows, k;
+	struct within_thread **within = NULL;
+	uint32_t nr_within = 0;
+	enum tt_status st;
+	uint64_t lo = 0, span = UINT64_MAX;
+
+	tt_report_file_options(o, i, &fo);
+	tt_trace_init(&f->tr, fo.trace);
+	f->tr.on_sample = on_sample;
+	f->tr.sample_ctx = &w;
+	st = tt_trace_walk(&f->tr, NULL, NULL, msg, msg_bytes);
+	free(w.addrs);
+	free(w.ids);
+	f->tr.on_sample = NULL;
+	if (st != TT_OK)
+		return st;
+	tt_trace_clock(&f->tr, &f->clock);
+	if (f->tr.has_sampling && !s->has_sampling) {
+		s->has_sampling = true;
+		s->hz = f->tr.sampling.hz;
+		s->period_ns = f->tr.sampling.period_ns;
+	}
+	s->nr_read += f->tr.nr_samples;
+	{
+		const char *prog = f->tr.syms ? tt_symbols_program(f->tr.syms) : NULL;
+		const char *base = prog ? strrchr(prog, '/') : NULL;
+		char label[300];
+
+		snprintf(label, sizeof(label), "%s[%" PRIu32 "]",
+			 base ? base + 1 : prog ? prog : "process", f->tr.hdr.pid);
+		f->process = tt_xstrndup(label, strlen(label));
+	}
+	if (fo.nr_threads && tt_options_threads_missing(&fo, &f->tr, msg, msg_bytes) &&
+	    (!fo.one_of_several || fo.last_of_several))
+		return TT_ERR_FILE; /* exit 1 with the threads listed, as every command */
+	if (so->has_within && s->nr_rows > first) {
+		st = within_pass(&fo, so, &within, &nr_within, msg, msg_bytes);
+		if (st != TT_OK)
+			return st;
+	}
+	if (fo.has_from || fo.has_to)
+		tt_report_window(&fo, &f->clock, &lo, &span);
+	for (uint32_t t = 0; t < f->tr.nr_threads; t++)
+		if (tt_options_thread_selected(&fo, &f->tr.threads[t]))
+			s->nr_dropped += f->tr.threads[t].nr_samples_dropped;
+	k = first;
+	for (size_t r = first; r < s->nr_rows; r++) {
+		const struct tt_srow *row = &s->rows[r];
+		const struct tt_thread *th = &f->tr.threads[row->thread];
+
+		if (!tt_options_thread_selected(&fo, th))
+			continue;
+		if ((fo.has_from || fo.has_to) && row->ticks - lo >= span)
+			continue;
+		if (so->has_within) {
+			const struct within_thread *wt = NULL;
+
+			for (uint32_t x = 0; x < nr_within && !wt; x++)
+				if (within[x]->serial == th->serial)
+					wt = within[x];
+			if (!wt || !in_spans(wt, row->ticks))
+				continue;
+		}
+		s->rows[k++] = *row;
+	}
+	s->nr_rows = k;
+	for (uint32_t x = 0; x < nr_within; x++) {
+		free(within[x]->spans);
+		free(within[x]);
+	}
+	free(within);
+	return TT_OK;
+}
+
+enum tt_status tt_samples_read(struct tt_samples *s, const struct tt_options *o,
+			       const struct tt_samples_opts *so, char *msg, size_t msg_bytes)
+{
+	uint32_t *seen;
+	enum tt_status st = TT_OK;
+
+	memset(s, 0, sizeof(*s));
+	tt_labels_init(&s->labels);
+	s->nr_files = o->nr_traces ? o->nr_traces : 1;
+	s->files = tt_xcalloc(s->nr_files, sizeof(*s->files));
+	for (unsigned i = 0; i < s->nr_files; i++) {
+		st = read_file(s, o, i, so, msg, msg_bytes);
+		if (st != TT_OK) {
+			s->failed = o->nr_traces ? o->traces[i] : o->trace;
+			s->nr_files = i + 1;
+			return st;
+		}
+	}
+	for (size_t r = 0; r < s->nr_rows; r++)
+		s->nr_truncated += s->rows[r].truncated;
+	/* self: the leaf's; total: once per sample per function on its stack
+	 * (seen[f] is the last row that counted f). */
+	seen = tt_xcalloc(s->nr_funcs + 1, sizeof(*seen));
+	for (size_t r = 0; r < s->nr_rows; r++) {
+		const struct tt_sstack *stk = &s->stacks[s->rows[r].stack];
+		const uint32_t *ids = s->frames + stk->at;
+
+		s->funcs[ids[0]].self++;
+		for (uint32_t i = 0; i < stk->n; i++)
+			if (seen[ids[i]] != r + 1) {
+				seen[ids[i]] = (uint32_t)(r + 1);
+				s->funcs[ids[i]].total++;
+			}
+	}
+	free(seen);
+	for (uint32_t f = 0; f < s->nr_funcs; f++)
+		if (s->funcs[f].total)
+			tt_labels_add(&s->labels, s->funcs[f].key);
+	tt_labels_finish(&s->labels);
+	return TT_OK;
+}
+
+const char *tt_samples_label(const struct tt_samples *s, uint32_t f)
+{
+	return tt_labels_shown(&s->labels, s->funcs[f].key);
+}
+
+const char *tt_samples_name(const struct tt_samples *s, uint32_t f)
+{
+	return tt_labels_name(&s->labels, s->funcs[f].key);
+}
+
+const char *tt_samples_thread(const struct tt_samples *s, const struct tt_srow *r, char *buf,
+			      size_t buf_bytes)
+{
+	tt_thread_label(&s->files[r->file].tr.threads[r->thread], buf, buf_bytes);
+	return buf;
+}
+
+void tt_samples_warn(const struct tt_samples *s)
+{
+	for (unsigned i = 0; i < s->nr_files; i++) {
+		tt_trace_warn(&s->files[i].tr);
+		if (s->files[i].tr.syms)
+			tt_symbols_warn(s->files[i].tr.syms);
+	}
+}
+
+void tt_samples_fini(struct tt_samples *s)
+{
+	for (unsigned i = 0; i < s->nr_files; i++) {
+		tt_trace_fini(&s->files[i].tr);
+		free(s->files[i].process);
+	}
+	free(s->files);
+	for (uint32_t f = 0; f < s->nr_funcs; f++) {
+		free(s->funcs[f].key);
+		free(s->funcs[f].module);
+	}
+	free(s->funcs);
+	free(s->func_hash);
+	free(s->frames);
+	free(s->stacks);
+	free(s->stack_hash);
+	free(s->rows);
+	tt_labels_fini(&s->labels);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_profile.c - `tracetool profile` (tracetool(1), "profile") and the
+ * sample-weighted outputs (pprof --weight=samples, flame --samples, tree
+ * --samples) on tracegen traces with stack samples (FORMAT.md §3.22-§3.24)
+ * whose addresses are this test program's own functions, named through a
+ * MODULE record of this very binary as whole-program mode names them: exact
+ * self and total per function (a recursive function counted once per
+ * sample), shares, estimated time, --within, --thread, --from/--to,
+ * --by-thread, drops and truncated stacks, unnamed frames, and the errors.
+ */
+#define _GNU_SOURCE /* dl_iterate_phdr */
+#include <link.h>
+
+#include "ttest.h"
+
+#include <unistd.h>
+
+static const char *trace, *prof;
+
+static void setup(void)
+{
+	trace = tu_path(0, "profile.zst");
+	prof = tu_path(1, "profile.pb.gz");
+}
+
+static void teardown(void)
+{
+	unlink(trace);
+	unlink(prof);
+}
+
+TestSuite(profile, .init = setup, .fini = teardown, .timeout = 120);
+
+static volatile unsigned sink;
+
+/* Three functions of known names, each more than 16 bytes long. */
+__attribute__((noinline)) void prof_leaf(void);
+__attribute__((noinline)) void prof_mid(void);
+__attribute__((noinline)) void prof_root(void);
+void prof_leaf(void)
+{
+	for (unsigned i = 0; i < 10; i++)
+		sink += i * 3;
+}
+void prof_mid(void)
+{
+	for (unsigned i = 0; i < 10; i++)
+		sink += i * 5;
+	prof_leaf();
+}
+void prof_root(void)
+{
+	for (unsigned i = 0; i < 10; i++)
+		sink += i * 7;
+	prof_mid();
+}
+
+/* The main program's load bias and mapped range (its PT_LOAD segments). */
+struct self_map {
+	uint64_t bias, lo, hi;
+};
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct self_map *m = data;
+
+	(void)size;
+	if (info->dlpi_name && info->dlpi_name[0])
+		return 0; /* the main program is the one without a name */
+	m->bias = info->dlpi_addr;
+	m->lo = UINT64_MAX;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+			uint64_t a = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+
+			if (a < m->lo)
+				m->lo = a;
+			if (a + info->dlpi_phdr[i].p_memsz > m->hi)
+				m->hi = a + info->dlpi_phdr[i].p_memsz;
+		}
+	return 1;
+}
+
+/* Run-time addresses: inside each function (frame 0), and return
+ * addresses (a caller's frame: the address after its call, so - 1 is in it). */
+#define LEAF ((uint64_t)(uintptr_t)&prof_leaf + 4)
+#define MID ((uint64_t)(uintptr_t)&prof_mid + 5)
+#define ROOT ((uint64_t)(uintptr_t)&prof_root + 5)
+
+static struct tg_trace *begin_trace(void)
+{
+	struct tg_trace *t = new_trace(trace);
+	struct self_map m = { 0 };
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	cr_assert(n > 0);
+	exe[n] = '\0';
+	dl_iterate_phdr(find_self, &m);
+	cr_assert(m.hi > m.lo, "no PT_LOAD of the test program");
+	cr_assert_eq(tg_module(t, 1, exe, m.bias, m.lo, m.hi), 0);
+	cr_assert_eq(tg_sampling(t, 1000, 128), 0); /* period 1 ms */
+	return t;
+}
+
+/*
+ * Thread 1 "main": scope handle [2000, 6000); samples (leaf first)
+ *   1500 leaf mid root, 2500 leaf mid root, 3500 mid root,
+ *   4500 leaf mid leaf root (leaf twice: counted once in total), 7000 root
+ * Thread 2 "worker": 2500 leaf root, 3000 root; 5 samples dropped.
+ */
+static void write_known(void)
+{
+	struct tg_trace *t = begin_trace();
+	const uint64_t s1[] = { LEAF, MID, ROOT }, s3[] = { MID, ROOT },
+		       s4[] = { LEAF, MID, LEAF, ROOT }, s5[] = { ROOT }, w1[] = { LEAF, ROOT };
+
+	tg_site(t, 1, "handle");
+	tg_thread(t, 1, 701, "main");
+	tg_thread(t, 2, 702, "worker");
+	tg_enter(t, 1, 1, 2000);
+	tg_exit(t, 1, 1, 6000);
+	cr_assert_eq(tg_sample(t, 1, 1500, 0, 3, s1), 0);
+	cr_assert_eq(tg_sample(t, 1, 2500, 0, 3, s1), 0);
+	cr_assert_eq(tg_sample(t, 1, 3500, 0, 2, s3), 0);
+	cr_assert_eq(tg_sample(t, 1, 4500, 0, 4, s4), 0);
+	cr_assert_eq(tg_sample(t, 1, 7000, RECFMT_SAMPLE_TRUNCATED, 1, s5), 0);
+	cr_assert_eq(tg_sample(t, 2, 2500, 0, 2, w1), 0);
+	cr_assert_eq(tg_sample(t, 2, 3000, 0, 1, s5), 0);
+	cr_assert_eq(tg_sample_drops(t, 2, 5), 0);
+	cr_assert_eq(tg_finish(t, true), 0);
+}
+
+static char *module_name(void)
+{
+	static char base[4096];
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	exe[n > 0 ? n : 0] = '\0';
+	snprintf(base, sizeof(base), "%s", strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe);
+	return base;
+}
+
+static struct tu_result run_ok(const char *o1, const char *o2, const char *o3)
+{
+	struct tu_result r = tu_run("profile", "--format=csv", trace, o1, o2, o3, NULL);
+
+	cr_assert_eq(r.status, 0, "exit %d, stderr: %s", r.status, r.err);
+	return r;
+}
+
+/* The csv's lines with the module column checked and dropped. */
+static void assert_csv(const char *out, const char *header, const char *const *want, unsigned n)
+{
+	const char *mod = module_name();
+
+	cr_assert_eq(tu_nr_lines(out), n + 1, "lines:\n%s", out);
+	cr_assert_str_eq(tu_line(out, 0), header);
+	for (unsigned i = 0; i < n; i++) {
+		char line[512], *c1, *c2;
+
+		snprintf(line, sizeof(line), "%s", tu_line(out, i + 1));
+		/* The module is the second column from the function (third with thread). */
+		c1 = strstr(line, "prof_");
+		cr_assert(c1, "line %u: %s", i, line);
+		c1 = strchr(c1 + 1, ',');
+		c2 = strchr(c1 + 1, ',');
+		cr_assert(c1 && c2);
+		*c2 = '\0';
+		cr_assert_str_eq(c1 + 1, mod, "line %u: module", i);
+		memmove(c1 + 1, c2 + 1, strlen(c2 + 1) + 1);
+		cr_assert_str_eq(line, want[i], "line %u", i);
+	}
+}
+
+#define HEADER "function,module,self_samples,total_samples,self_percent,total_percent,est_self_ns"
+
+Test(profile, self_and_total_per_function_a_recursive_one_once_per_sample)
+{
+	static const char *const want[] = {
+		"prof_leaf,4,4,57.14,57.14,4000000",
+		"prof_root,2,7,28.57,100.00,2000000",
+		"prof_mid,1,4,14.29,57.14,1000000",
+	};
+	struct tu_result r;
+
+	write_known();
+	r = run_ok(NULL, NULL, NULL);
+	assert_csv(r.out, HEADER, want, 3);
+	tu_result_free(&r);
+}
+
+Test(profile, within_keeps_the_samples_taken_while_the_scope_was_open)
+{
+	static const char *const want[] = {
+		"prof_leaf,2,2,66.67,66.67,2000000",
+		"prof_mid,1,3,33.33,100.00,1000000",
+		"prof_root,0,3,0.00,100.00,0",
+	};
+	struct tu_result r;
+
+	write_known();
+	r = run_ok("--within=^handle$", NULL, NULL);
+	assert_csv(r.out, HEADER, want, 3);
+	tu_result_free(&r);
+	/* A regex no scope matches keeps nothing. */
+	r = run_ok("--within=^nothing$", NULL, NULL);
+	cr_assert_eq(tu_nr_lines(r.out), 1, "%s", r.out);
+	tu_result_free(&r);
+}
+
+Test(profile, thread_and_window_filters_select_samples)
+{
+	static const char *const worker[] = {
+		"prof_root,1,2,50.00,100.00,1000000", /* ties in self: by total */
+		"prof_leaf,1,1,50.00,50.00,1000000",
+	};
+	/* From 1.5 µs to 2.5 µs after the start (tick 1000): ticks [2500, 3500). */
+	static const char *const window[] = {
+		"prof_leaf,2,2,66.67,66.67,2000000",
+		"prof_root,1,3,33.33,100.00,1000000",
+		"prof_mid,0,1,0.00,33.33,0",
+	};
+	struct tu_result r;
+
+	write_known();
+	r = run_ok("--thread=worker", NULL, NULL);
+	assert_csv(r.out, HEADER, worker, 2);
+	tu_result_free(&r);
+	r = run_ok("--from=1500ns", "--to=2500ns", NULL);
+	assert_csv(r.out, HEADER, window, 3);
+	tu_result_free(&r);
+	r = tu_run("profile", "--thread=nobody", trace, NULL);
+	cr_assert_eq(r.status, 1, "exit %d", r.status);
+	tu_result_free(&r);
+}
+
+Test(profile, by_thread_rows_per_thread_and_function)
+{
+	static const char *const want[] = {
+		"main,prof_leaf,3,3,42.86,42.86,3000000",
+		"main,prof_root,1,5,14.29,71.43,1000000",
+		"main,prof_mid,1,4,14.29,57.14,1000000",
+		"worker,prof_root,1,2,14.29,28.57,1000000",
+		"worker,prof_leaf,1,1,14.29,14.29,1000000",
+	};
+	struct tu_result r;
+
+	write_known();
+	r = run_ok("--by-thread", NULL, NULL);
+	assert_csv(r.out, "thread," HEADER, want, 5);
+	tu_result_free(&r);
+}
+
+Test(profile, json_and_table_give_the_counts_drops_and_truncated_stacks)
+{
+	struct tu_result r;
+
+	write_known();
+	r = tu_run("profile", "--format=json", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(tu_json_valid(r.out), "%s", r.out);
+	cr_assert(!strncmp(r.out,
+			   "{\"samples\":7,\"hz\":1000,\"period_ns\":1000000,\"dropped\":5,"
+			   "\"truncated\":1,\"functions\":[{\"function\":\"prof_leaf\",",
+			   strlen("{\"samples\":7,\"hz\":1000,\"period_ns\":1000000,\"dropped\":5,"
+				  "\"truncated\":1,\"functions\":[{\"function\":\"prof_leaf\",")),
+		  "%s", r.out);
+	tu_result_free(&r);
+	r = tu_run("profile", "--top=1", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(tu_nr_lines(r.out), 5, "%s", r.out);
+	cr_assert(strstr(tu_line(r.out, 2), " 57.14%  57.14%        4        4    4.00ms  prof_leaf  ["),
+		  "%s", r.out);
+	cr_assert_str_eq(tu_line(r.out, 4), "7 samples at 1000 Hz (1.00ms of CPU time each), 5 dropped, "
+					    "1 with a truncated stack");
+	tu_result_free(&r);
+}
+
+Test(profile, frames_outside_any_module_count_for_one_unnamed_row)
+{
+	struct tg_trace *t = begin_trace();
+	const uint64_t a[] = { 0x10, ROOT }, b[] = { 0x20, ROOT };
+	struct tu_result r;
+
+	tg_thread(t, 1, 701, "main");
+	tg_sample(t, 1, 1500, 0, 2, a);
+	tg_sample(t, 1, 1600, 0, 2, b);
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = tu_run("profile", "--format=csv", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(tu_nr_lines(r.out), 3, "%s", r.out);
+	cr_assert_str_eq(tu_line(r.out, 1), "[no module],,2,2,100.00,100.00,2000000");
+	tu_result_free(&r);
+}
+
+Test(profile, a_recording_without_samples_is_an_error)
+{
+	struct tg_trace *t = new_trace(trace);
+	struct tu_result r;
+
+	tg_site(t, 1, "a");
+	tg_thread(t, 1, 701, "main");
+	tg_enter(t, 1, 1, 1000);
+	tg_exit(t, 1, 1, 2000);
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = tu_run("profile", trace, NULL);
+	cr_assert_eq(r.status, 1, "exit %d", r.status);
+	cr_assert(strstr(r.err, "no stack samples"), "%s", r.err);
+	tu_result_free(&r);
+	r = tu_run("profile", "--within=(", trace, NULL);
+	cr_assert_eq(r.status, 2, "exit %d", r.status);
+	tu_result_free(&r);
+}
