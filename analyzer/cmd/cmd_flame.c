@@ -21,14 +21,17 @@
 #include "cmd/options.h"
 #include "common/xalloc.h"
 #include "out/flamesvg.h"
+#include "views/samples.h"
 
 
-enum { OPT_WEIGHT = 0x400, OPT_FLAME_FORMAT, OPT_FLAME_BY_THREAD, OPT_FLAME_BY_PROCESS };
+enum { OPT_WEIGHT = 0x400, OPT_FLAME_FORMAT, OPT_FLAME_BY_THREAD, OPT_FLAME_BY_PROCESS,
+       OPT_FLAME_SAMPLES };
 
 struct flame_args {
 	struct tt_options o;
 	bool weight_calls;
 	bool svg;
+	bool samples;
 };
 
 static const struct argp_option flame_options[] = {
@@ -39,6 +42,10 @@ static const struct argp_option flame_options[] = {
 	  30 },
 	{ "by-process", OPT_FLAME_BY_PROCESS, 0, 0,
 	  "The process, NAME[PID], as the root frame of each stack (above the thread)", 30 },
+	{ "samples", OPT_FLAME_SAMPLES, 0, 0,
+	  "The stacks of the sampler (tracetool record, REC_SAMPLE), VALUE their number of "
+	  "samples, instead of the scopes' call paths",
+	  30 },
 	{ "format", OPT_FLAME_FORMAT, "FMT", 0,
 	  "folded (default) or svg (an interactive flame graph)", 30 },
 	{ 0 },
@@ -66,6 +73,9 @@ static error_t parse_flame(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_FLAME_BY_PROCESS:
 		a->o.by_process = true;
+		break;
+	case OPT_FLAME_SAMPLES:
+		a->samples = true;
 		break;
 	case OPT_FLAME_FORMAT:
 		if (tt_options_choice("folded|svg", arg) < 0)
@@ -182,6 +192,8 @@ int tt_cmd_flame(int argc, char **argv)
 	struct flame_args a;
 	struct tt_calltree_opts co;
 	struct tt_calltree ct;
+	struct tt_samples smp;
+	bool ran = false, read_samples = false;
 	FILE *out = stdout;
 	char msg[512];
 	int rc = 0;
@@ -190,10 +202,26 @@ int tt_cmd_flame(int argc, char **argv)
 	memset(&co, 0, sizeof(co));
 	a.o = (struct tt_options)TT_OPTIONS_INIT;
 	argp_parse(&flame_argp, argc, argv, 0, NULL, &a);
-	if (tt_calltree_run(&ct, &a.o, &co, msg, sizeof(msg)) != TT_OK) {
+	memset(&ct, 0, sizeof(ct));
+	if (a.samples) {
+		struct tt_samples_opts so = { 0 };
+
+		read_samples = true;
+		if (tt_samples_read(&smp, &a.o, &so, msg, sizeof(msg)) != TT_OK) {
+			rc = tt_fail_file(smp.failed ? smp.failed : a.o.trace, msg);
+			goto out;
+		}
+		if (!smp.has_sampling) {
+			rc = tt_fail_file(a.o.trace, "no stack samples: record with tracetool record or "
+						     "REC_SAMPLE=HZ (rec(3))");
+			goto out;
+		}
+	} else if (tt_calltree_run(&ct, &a.o, &co, msg, sizeof(msg)) != TT_OK) {
+		ran = true;
 		rc = tt_fail_file(tt_report_failed(&ct.rep, &a.o), msg);
 		goto out;
-	}
+	} else
+		ran = true;
 	if (a.o.output) {
 		/* As chrome's -o: never an input (exit 2, wrong usage), else
 		 * exit 1 when it cannot be opened (tt_emit_open_output()). */
@@ -218,15 +246,38 @@ int tt_cmd_flame(int argc, char **argv)
 			goto out;
 		}
 	}
-	tt_report_warn(&ct.rep);
-	tt_report_comp_warn(&ct.rep);
-	if (a.svg) {
-		if (write_svg(&ct, a.weight_calls, out, a.o.trace) == -ENOMEM) {
-			fputs("tracetool: out of memory\n", stderr);
-			rc = 1;
-		}
-	} else
-		write_folded(&ct, a.weight_calls, out);
+	if (a.samples) {
+		size_t nf;
+		struct tt_sfolded *fs = tt_samples_folded(&smp, &a.o, &nf);
+
+		tt_samples_warn(&smp);
+		if (a.svg) {
+			struct tt_flame_frame *st = tt_xcalloc(nf + 1, sizeof(*st));
+
+			for (size_t i = 0; i < nf; i++)
+				st[i] = (struct tt_flame_frame){ fs[i].path, fs[i].samples, fs[i].samples };
+			if (tt_flamesvg_write(out, a.o.trace, st, nf, "samples") == -ENOMEM) {
+				fputs("tracetool: out of memory\n", stderr);
+				rc = 1;
+			}
+			free(st);
+		} else
+			for (size_t i = 0; i < nf; i++)
+				fprintf(out, "%s %" PRIu64 "\n", fs[i].path, fs[i].samples);
+		for (size_t i = 0; i < nf; i++)
+			free(fs[i].path);
+		free(fs);
+	} else {
+		tt_report_warn(&ct.rep);
+		tt_report_comp_warn(&ct.rep);
+		if (a.svg) {
+			if (write_svg(&ct, a.weight_calls, out, a.o.trace) == -ENOMEM) {
+				fputs("tracetool: out of memory\n", stderr);
+				rc = 1;
+			}
+		} else
+			write_folded(&ct, a.weight_calls, out);
+	}
 	if (fflush(out) || ferror(out)) {
 		fprintf(stderr, "tracetool: %s: cannot write\n", a.o.output ? a.o.output : "stdout");
 		rc = 1;
@@ -234,7 +285,10 @@ int tt_cmd_flame(int argc, char **argv)
 out:
 	if (out != stdout)
 		fclose(out);
-	tt_calltree_fini(&ct);
+	if (ran)
+		tt_calltree_fini(&ct);
+	if (read_samples)
+		tt_samples_fini(&smp);
 	tt_options_fini(&a.o);
 	return rc;
 }

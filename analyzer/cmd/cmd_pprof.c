@@ -26,6 +26,7 @@
 #include "common/xalloc.h"
 #include "out/pprof.h"
 #include "views/calltree.h"
+#include "views/samples.h"
 
 enum { OPT_WEIGHT = 0x500, OPT_PPROF_BY_THREAD, OPT_PPROF_BY_PROCESS };
 
@@ -165,6 +166,42 @@ static void add_tree(struct tt_pprof *pp, struct tt_calltree *ct, bool calls)
 	free(cache);
 }
 
+/* Every kept stack sample as a sample of 1 and its CPU time. */
+static void add_samples(struct tt_pprof *pp, const struct tt_samples *s, const struct tt_options *o)
+{
+	uint64_t *fid = tt_xcalloc(s->nr_funcs + 1, sizeof(*fid));
+	uint64_t *stack = NULL;
+	size_t cap = 0;
+	static const char *const keys[TT_PPROF_MAX_LABELS] = { "process", "thread" };
+	int64_t v[2] = { 1, (int64_t)s->period_ns };
+	char buf[256];
+
+	for (size_t r = 0; r < s->nr_rows; r++) {
+		const struct tt_srow *row = &s->rows[r];
+		const struct tt_sstack *stk = &s->stacks[row->stack];
+		const char *vals[TT_PPROF_MAX_LABELS] = {
+			o->by_process ? s->files[row->file].process : NULL,
+			o->by_thread ? tt_samples_thread(s, row, buf, sizeof(buf)) : NULL,
+		};
+
+		if (cap < stk->n) {
+			cap = stk->n;
+			stack = tt_xrealloc(stack, cap * sizeof(*stack));
+		}
+		for (uint32_t i = 0; i < stk->n; i++) {
+			uint32_t f = s->frames[stk->at + i];
+
+			if (!fid[f])
+				fid[f] = tt_pprof_function(pp, tt_samples_label(s, f), tt_samples_name(s, f),
+							   s->funcs[f].module, 0);
+			stack[i] = fid[f];
+		}
+		tt_pprof_add(pp, stack, stk->n, v, keys, vals, TT_PPROF_MAX_LABELS);
+	}
+	free(stack);
+	free(fid);
+}
+
 /* OUT opened for writing, never one of the inputs; NULL after printing why
  * (*rc the exit status). */
 static FILE *open_out(const struct tt_options *o, int *rc)
@@ -202,7 +239,8 @@ int tt_cmd_pprof(int argc, char **argv)
 	struct tt_calltree ct;
 	struct tt_pprof *pp = NULL;
 	FILE *out = NULL;
-	bool ran = false;
+	struct tt_samples smp;
+	bool ran = false, read_samples = false;
 	char msg[512];
 	int rc = 0;
 
@@ -212,15 +250,45 @@ int tt_cmd_pprof(int argc, char **argv)
 	a.o = (struct tt_options)TT_OPTIONS_INIT;
 	a.weight = W_DEFAULT;
 	argp_parse(&pprof_argp, argc, argv, 0, NULL, &a);
-	if (a.weight == W_DEFAULT)
-		a.weight = W_TIME;
+	if (a.weight == W_SAMPLES || a.weight == W_DEFAULT) {
+		struct tt_samples_opts so = { 0 };
+
+		read_samples = true;
+		if (tt_samples_read(&smp, &a.o, &so, msg, sizeof(msg)) != TT_OK) {
+			rc = tt_fail_file(smp.failed ? smp.failed : a.o.trace, msg);
+			goto out;
+		}
+		if (a.weight == W_DEFAULT)
+			a.weight = smp.has_sampling ? W_SAMPLES : W_TIME;
+		if (a.weight == W_SAMPLES && !smp.has_sampling) {
+			fprintf(stderr, "tracetool: %s: no stack samples in the recording (record it "
+					"with tracetool record or REC_SAMPLE=HZ); --weight=time gives the "
+					"scopes' times\n",
+				a.o.trace);
+			rc = 1;
+			goto out;
+		}
+	}
 	if (a.weight == W_SAMPLES) {
-		fprintf(stderr, "tracetool: %s: no stack samples in the recording (record it with "
-				"tracetool record or REC_SAMPLE=HZ); --weight=time gives the scopes' "
-				"times\n",
-			a.o.trace);
-		rc = 1;
-		goto out;
+		tt_samples_warn(&smp);
+		out = open_out(&a.o, &rc);
+		if (!out)
+			goto out;
+		pp = tt_pprof_create();
+		tt_pprof_sample_type(pp, "samples", "count");
+		tt_pprof_sample_type(pp, "cpu", "nanoseconds");
+		tt_pprof_period(pp, "cpu", "nanoseconds", (int64_t)smp.period_ns);
+		if (smp.nr_files == 1) {
+			const struct tt_trace *tr = &smp.files[0].tr;
+			const struct tt_clock *c = &smp.files[0].clock;
+			uint64_t span = tr->max_ticks > c->start_ticks ? tt_clock_ns(c, tr->max_ticks - c->start_ticks) : 0;
+
+			tt_pprof_times(pp, tr->hdr.start_real_ns > INT64_MAX ? 0 : (int64_t)tr->hdr.start_real_ns,
+				       span > INT64_MAX ? INT64_MAX : (int64_t)span);
+		}
+		tt_pprof_comment(pp, "rec: stack samples (REC_SAMPLE)");
+		add_samples(pp, &smp, &a.o);
+		goto write;
 	}
 	ran = true;
 	if (tt_calltree_run(&ct, &a.o, &co, msg, sizeof(msg)) != TT_OK) {
@@ -249,6 +317,7 @@ int tt_cmd_pprof(int argc, char **argv)
 	tt_pprof_comment(pp, a.weight == W_CALLS ? "rec: calls of each scope call path (tracetool tree)"
 						 : "rec: self time of each scope call path (tracetool tree)");
 	add_tree(pp, &ct, a.weight == W_CALLS);
+write:
 	rc = tt_pprof_write(pp, out);
 	if (rc) {
 		fprintf(stderr, "tracetool: %s: cannot write: %s\n", a.o.output, strerror(-rc));
@@ -262,6 +331,8 @@ out:
 	tt_pprof_destroy(pp);
 	if (ran)
 		tt_calltree_fini(&ct);
+	if (read_samples)
+		tt_samples_fini(&smp);
 	tt_options_fini(&a.o);
 	return rc;
 }

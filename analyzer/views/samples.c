@@ -566,3 +566,60 @@ void tt_samples_fini(struct tt_samples *s)
 	tt_labels_fini(&s->labels);
 	memset(s, 0, sizeof(*s));
 }
+
+/* s with ';' and line breaks made '_' appended to buf at *n. */
+static void put_frame(char **buf, size_t *n, size_t *cap, const char *s, bool sep)
+{
+	size_t len = strlen(s) + 1;
+
+	if (*n + len + 1 > *cap) {
+		while (*n + len + 1 > *cap)
+			*cap = *cap ? 2 * *cap : 256;
+		*buf = tt_xrealloc(*buf, *cap);
+	}
+	if (sep)
+		(*buf)[(*n)++] = ';';
+	for (; *s; s++)
+		(*buf)[(*n)++] = *s == ';' || *s == '\n' || *s == '\r' ? '_' : *s;
+	(*buf)[*n] = '\0';
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct tt_sfolded *)a)->path, ((const struct tt_sfolded *)b)->path);
+}
+
+struct tt_sfolded *tt_samples_folded(const struct tt_samples *s, const struct tt_options *o,
+				     size_t *nr)
+{
+	struct tt_sfolded *f = tt_xcalloc(s->nr_rows + 1, sizeof(*f));
+	size_t n = 0, k = 0;
+	char buf[256];
+
+	for (size_t r = 0; r < s->nr_rows; r++) {
+		const struct tt_srow *row = &s->rows[r];
+		const struct tt_sstack *stk = &s->stacks[row->stack];
+		char *path = NULL;
+		size_t len = 0, cap = 0;
+
+		if (o->by_process)
+			put_frame(&path, &len, &cap, s->files[row->file].process, len > 0);
+		if (o->by_thread)
+			put_frame(&path, &len, &cap, tt_samples_thread(s, row, buf, sizeof(buf)), len > 0);
+		for (uint32_t i = stk->n; i-- > 0;)
+			put_frame(&path, &len, &cap, tt_samples_label(s, s->frames[stk->at + i]), len > 0);
+		f[n].path = path;
+		f[n].samples = 1;
+		n++;
+	}
+	qsort(f, n, sizeof(*f), by_path);
+	for (size_t i = 0; i < n; i++) {
+		if (k && !strcmp(f[k - 1].path, f[i].path)) {
+			f[k - 1].samples++;
+			free(f[i].path);
+		} else
+			f[k++] = f[i];
+	}
+	*nr = k;
+	return f;
+}

@@ -106,6 +106,20 @@ const char *tt_samples_name(const struct tt_samples *s, uint32_t f);
 const char *tt_samples_thread(const struct tt_samples *s, const struct tt_srow *r, char *buf,
 			      size_t buf_bytes);
 
+/*
+ * tt_samples_folded() - the kept samples as folded stacks: one entry per
+ * distinct path "root;...;leaf" (names as tree prints them, ';' and line
+ * breaks made '_'), with --by-process and --by-thread (o) the process and
+ * thread as root frames, and its number of samples; sorted by path.
+ * *paths and each path are malloc'd.
+ */
+struct tt_sfolded {
+	char *path;
+	uint64_t samples;
+};
+struct tt_sfolded *tt_samples_folded(const struct tt_samples *s, const struct tt_options *o,
+				     size_t *nr);
+
 /* The warnings of the files (truncated, damaged, symbols), on stderr. */
 void tt_samples_warn(const struct tt_samples *s);
 

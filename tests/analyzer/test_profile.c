@@ -314,3 +314,88 @@ Test(profile, a_recording_without_samples_is_an_error)
 	cr_assert_eq(r.status, 2, "exit %d", r.status);
 	tu_result_free(&r);
 }
+
+Test(profile, flame_samples_folds_each_stack_root_first_with_its_count)
+{
+	struct tu_result r;
+
+	write_known();
+	r = tu_run("flame", "--samples", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "prof_root 2\n"
+				"prof_root;prof_leaf 1\n"
+				"prof_root;prof_leaf;prof_mid;prof_leaf 1\n"
+				"prof_root;prof_mid 1\n"
+				"prof_root;prof_mid;prof_leaf 2\n");
+	tu_result_free(&r);
+	r = tu_run("flame", "--samples", "--by-thread", "--within=^handle$", trace, NULL);
+	cr_assert_eq(r.status, 2, "flame has no --within: exit %d", r.status);
+	tu_result_free(&r);
+	r = tu_run("flame", "--samples", "--by-thread", "--thread=worker", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "worker;prof_root 1\nworker;prof_root;prof_leaf 1\n");
+	tu_result_free(&r);
+}
+
+Test(profile, tree_samples_gives_total_and_self_per_call_path)
+{
+	struct tu_result r;
+
+	write_known();
+	r = tu_run("tree", "--samples", "--format=csv", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "path,depth,total_samples,self_samples\n"
+				"prof_root,0,7,2\n"
+				"prof_root;prof_mid,1,3,1\n"
+				"prof_root;prof_mid;prof_leaf,2,2,2\n"
+				"prof_root;prof_leaf,1,2,1\n"
+				"prof_root;prof_leaf;prof_mid,2,1,0\n"
+				"prof_root;prof_leaf;prof_mid;prof_leaf,3,1,1\n");
+	tu_result_free(&r);
+	r = tu_run("tree", "--samples", "--format=csv", "--by-thread", "--depth=0", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "thread,path,depth,total_samples,self_samples\n"
+				"main,prof_root,0,5,1\n"
+				"worker,prof_root,0,2,1\n");
+	tu_result_free(&r);
+	r = tu_run("tree", "--samples", "--callers=x", trace, NULL);
+	cr_assert_eq(r.status, 2);
+	tu_result_free(&r);
+}
+
+/* pprof's default for a sampled recording: the samples, read by go tool pprof. */
+Test(profile, pprof_defaults_to_samples_with_their_cpu_time)
+{
+	char cmd[512], *out;
+	FILE *p;
+	size_t n;
+	struct tu_result r;
+
+	if (system("command -v go >/dev/null 2>&1"))
+		cr_skip_test("no go (Debian golang-go)");
+	write_known();
+	r = tu_run("pprof", "-o", prof, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_result_free(&r);
+	snprintf(cmd, sizeof(cmd),
+		 "HOME=/tmp go tool pprof -top -unit=ns '%s' 2>/dev/null | "
+		 "awk '$NF ~ /^prof_/ {print $NF, $1, $4}' | sort; "
+		 "HOME=/tmp go tool pprof -raw '%s' 2>/dev/null | sed -n 's/^Period: //p;s/^PeriodType: //p'",
+		 prof, prof);
+	p = popen(cmd, "r");
+	cr_assert(p);
+	out = calloc(1, 4096);
+	n = fread(out, 1, 4095, p);
+	out[n] = '\0';
+	pclose(p);
+	cr_assert_str_eq(out, "prof_leaf 4000000ns 4000000ns\n"
+			      "prof_mid 1000000ns 4000000ns\n"
+			      "prof_root 2000000ns 7000000ns\n"
+			      "cpu nanoseconds\n"
+			      "1000000\n");
+	free(out);
+	/* --weight=time of a sampled recording: its one scope. */
+	r = tu_run("pprof", "--weight=time", "-o", prof, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_result_free(&r);
+}
