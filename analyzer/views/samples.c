@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "common/xalloc.h"
+#include "engine/filter.h"
+#include "engine/front.h"
 #include "engine/symbols.h"
 
 /* A file's walk: its addresses' function ids (open addressing). */
@@ -360,8 +362,8 @@ static enum tt_status within_pass(const struct tt_options *fo, const struct tt_s
 {
 	struct tt_options wo = *fo;
 	struct tt_report rep;
-	struct within_ctx ctxs[TT_REPORT_MAX_REPLICAS];
-	void *cptrs[TT_REPORT_MAX_REPLICAS];
+	struct within_ctx ctxs[TT_WALK_MAX_REPLICAS];
+	struct tt_walk_spec spec = { .cons = &within_consumer };
 	enum tt_status st;
 	uint32_t n = 0;
 
@@ -371,14 +373,14 @@ static enum tt_status within_pass(const struct tt_options *fo, const struct tt_s
 	wo.by_thread = false;
 	memset(&rep, 0, sizeof(rep));
 	memset(ctxs, 0, sizeof(ctxs));
-	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++) {
+	for (unsigned r = 0; r < TT_WALK_MAX_REPLICAS; r++) {
 		ctxs[r].re = &so->within;
 		ctxs[r].tr = &rep.tr;
-		cptrs[r] = &ctxs[r];
+		spec.ctxs[r] = &ctxs[r];
 	}
-	st = tt_report_run_views(&rep, &wo, NULL, NULL, &within_consumer, cptrs, msg, msg_bytes);
+	st = tt_walk(&rep, &wo, &spec, msg, msg_bytes);
 	*out = NULL;
-	for (unsigned r = 0; r < TT_REPORT_MAX_REPLICAS; r++) {
+	for (unsigned r = 0; r < TT_WALK_MAX_REPLICAS; r++) {
 		for (struct within_thread *t = ctxs[r].threads, *next; t; t = next) {
 			next = t->next;
 			if (st == TT_OK) {
@@ -397,6 +399,19 @@ static enum tt_status within_pass(const struct tt_options *fo, const struct tt_s
 	return st;
 }
 
+/* The options of file i's own read: o with only that TRACE (as front.c's). */
+static void file_options(const struct tt_options *o, unsigned i, struct tt_options *fo)
+{
+	*fo = *o;
+	fo->trace = o->traces ? o->traces[i] : o->trace;
+	fo->traces = o->traces ? &o->traces[i] : NULL;
+	fo->nr_traces = 1;
+	fo->by_process = false;
+	fo->one_of_several = o->nr_traces > 1;
+	fo->last_of_several = i + 1 == o->nr_traces;
+	fo->nr_several = o->nr_traces;
+}
+
 /* Reads file i into s (its rows appended), keeping the selected ones. */
 static enum tt_status read_file(struct tt_samples *s, const struct tt_options *o, unsigned i,
 				const struct tt_samples_opts *so, char *msg, size_t msg_bytes)
@@ -410,7 +425,7 @@ static enum tt_status read_file(struct tt_samples *s, const struct tt_options *o
 	enum tt_status st;
 	uint64_t lo = 0, span = UINT64_MAX;
 
-	tt_report_file_options(o, i, &fo);
+	file_options(o, i, &fo);
 	tt_trace_init(&f->tr, fo.trace);
 	f->tr.on_sample = on_sample;
 	f->tr.sample_ctx = &w;
@@ -445,7 +460,7 @@ static enum tt_status read_file(struct tt_samples *s, const struct tt_options *o
 			return st;
 	}
 	if (fo.has_from || fo.has_to)
-		tt_report_window(&fo, &f->clock, &lo, &span);
+		tt_options_window(&fo, &f->clock, &lo, &span);
 	for (uint32_t t = 0; t < f->tr.nr_threads; t++)
 		if (tt_options_thread_selected(&fo, &f->tr.threads[t]))
 			s->nr_dropped += f->tr.threads[t].nr_samples_dropped;

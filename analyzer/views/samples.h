@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "engine/events.h"
+#include "engine/filter.h"
 #include "engine/report.h"
 #include "views/labels.h"
 
