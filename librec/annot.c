@@ -187,8 +187,9 @@ static bool binds(uint32_t kind)
 static int split(struct rec__annot_split *s, const struct rec__thread *t, uint64_t tail,
 		 uint64_t n, uint64_t min_ticks, size_t *nr_ev, size_t *nr_row, uint64_t *scanned)
 {
-	const struct recfmt_event *slots = rec__events(t);
-	uint64_t mask = t->ring.p.mask, i;
+	struct rec__ring_view view = rec__ring_view(&t->ring); /* (G2): after the caller's (C) */
+	const struct recfmt_event *slots = view.ev;
+	uint64_t mask = view.mask, i;
 	size_t k = 0, r = 0, text_len = 0;
 	size_t bind_pos = SIZE_MAX; /* pos of the last argument or flow step */
 

@@ -37,7 +37,8 @@ static const struct env_var {
 	[REC__ENV_DISABLE] = { "REC_DISABLE", true },	  /* recording off (lifecycle.c) */
 	[REC__ENV_CRASH] = { "REC_CRASH", true },	  /* crash capture off (crash.c) */
 	[REC__ENV_OUTPUT] = { "REC_OUTPUT", false },	  /* output name pattern */
-	[REC__ENV_BUFFER] = { "REC_BUFFER", false },	  /* ring bytes per thread */
+	[REC__ENV_BUFFER] = { "REC_BUFFER", false },	  /* the most one thread's ring holds */
+	[REC__ENV_MEMORY] = { "REC_MEMORY", false },	  /* every ring in all (mem.c) */
 	[REC__ENV_FLUSH_MS] = { "REC_FLUSH_MS", false },  /* bound on a record's age in memory */
 	[REC__ENV_OVERFLOW] = { "REC_OVERFLOW", false },  /* drop or block on a full ring */
 	[REC__ENV_CLOCK] = { "REC_CLOCK", false },	  /* tsc or monotonic */
@@ -297,6 +298,27 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 	while (ring * 2 <= out->buffer_bytes)
 		ring *= 2;
 	out->buffer_bytes = ring;
+
+	/* REC_MEMORY: every ring of the process, the pool's included (mem.c). */
+	out->memory_bytes = c.memory_bytes; /* 0 from a caller that does not know it */
+	if (!out->memory_bytes && (v = trimmed(env.value[REC__ENV_MEMORY], buf, sizeof(buf)))) {
+		if (parse_bytes(v, &out->memory_bytes) || out->memory_bytes == 0) {
+			rec__log("bad REC_MEMORY '%s' (want bytes with K/M/G suffix); tracing disabled",
+				 rec__log_path(env.value[REC__ENV_MEMORY], pb, sizeof(pb)));
+			return -EINVAL;
+		}
+	}
+	if (!out->memory_bytes)
+		out->memory_bytes = REC__DEFAULT_MEMORY_BYTES;
+	if (out->memory_bytes < REC__MIN_MEMORY_BYTES) {
+		if (c.memory_bytes)
+			rec__log("REC_MEMORY %zu below its minimum (64K); tracing disabled",
+				 out->memory_bytes);
+		else
+			rec__log("REC_MEMORY '%s' below its minimum (64K); tracing disabled",
+				 rec__log_path(env.value[REC__ENV_MEMORY], pb, sizeof(pb)));
+		return -EINVAL;
+	}
 
 	out->flush_ms = c.flush_ms;
 	if (!out->flush_ms && (v = trimmed(env.value[REC__ENV_FLUSH_MS], buf, sizeof(buf)))) {

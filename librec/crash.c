@@ -274,8 +274,9 @@ static void need_room(struct capture *c, size_t bytes)
 static uint64_t write_ring(struct capture *c, struct rec__thread *t, uint64_t from, uint64_t to,
 			   uint64_t group)
 {
-	const struct recfmt_event *slots = rec__events(t);
-	uint64_t mask = t->ring.p.mask, n = (to - from) / group, done = 0;
+	struct rec__ring_view v = rec__ring_view(&t->ring); /* (G2): after the caller's (C) */
+	const struct recfmt_event *slots = v.ev;
+	uint64_t mask = v.mask, n = (to - from) / group, done = 0;
 
 	while (done < n) {
 		struct recfmt_events_encoder enc;
@@ -491,7 +492,7 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 					   : tail;
 		}
 		/* After (C): the flag is stored before the first annotation is published. */
-		if (t->ring.p.events && head != tail)
+		if (rec__ring_view(&t->ring).ev && head != tail)
 			n = group == 1 && __atomic_load_n(&t->ring.p.annots, __ATOMIC_RELAXED)
 				    ? write_ring_annots(&c, t, tail, head)
 				    : write_ring(&c, t, tail, head, group);

@@ -845,18 +845,22 @@ static bool is_annot_tail_slot(const struct recfmt_event *ev)
 /* The time of slot i: an annotation's later slot takes its first slot's (0 if before lo). */
 static uint64_t ticks_at(const struct rec__thread *t, uint64_t lo, uint64_t i)
 {
-	while (is_annot_tail_slot(&rec__events(t)[i & t->ring.p.mask])) {
+	struct rec__ring_view v = rec__ring_view(&t->ring); /* (G2): after the caller's (C) */
+
+	while (is_annot_tail_slot(&v.ev[i & v.mask])) {
 		if (i == lo)
 			return 0;
 		i--;
 	}
-	return rec__events(t)[i & t->ring.p.mask].ticks;
+	return v.ev[i & v.mask].ticks;
 }
 
 /* The first slot at or after i that starts an event or an annotation (head if none). */
 static uint64_t record_start(const struct rec__thread *t, uint64_t i, uint64_t head)
 {
-	while (i < head && is_annot_tail_slot(&rec__events(t)[i & t->ring.p.mask]))
+	struct rec__ring_view v = rec__ring_view(&t->ring); /* (G2): after the caller's (C) */
+
+	while (i < head && is_annot_tail_slot(&v.ev[i & v.mask]))
 		i++;
 	return i;
 }
@@ -955,6 +959,7 @@ static void scan(struct rec__thread *t, bool held)
 	struct rec__flight_thread *ft = t->wr.flight;
 	uint32_t group = group_of(t);
 	uint64_t lo, head, i, moved;
+	struct rec__ring_view view;
 
 	if (!ft) {
 		ft = calloc(1, sizeof(*ft));
@@ -977,8 +982,9 @@ static void scan(struct rec__thread *t, bool held)
 		ft->depth = 0;
 	}
 	moved = ft->scanned;
+	view = rec__ring_view(&t->ring); /* (G2), after (C) */
 	for (i = ft->scanned; i + group <= head; i += group) {
-		const struct recfmt_event *ev = &rec__events(t)[i & t->ring.p.mask];
+		const struct recfmt_event *ev = &view.ev[i & view.mask];
 		uint32_t site = RECFMT_CODE_SITE(ev->code);
 
 		if (!held && i - moved >= SCAN_HOLD_STEP) {

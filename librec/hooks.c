@@ -32,7 +32,7 @@ void __cyg_profile_func_exit(void *fn, void *call_site) REC_API NOINSTR;
 
 static inline NOINSTR struct rec__fcache_slot *fcache_slot(struct rec__thread *t, uintptr_t fn)
 {
-	return &t->own.fcache[((fn >> 4) ^ (fn >> 14)) & (REC__FCACHE_SLOTS - 1)];
+	return &t->hk.fcache[((fn >> 4) ^ (fn >> 14)) & (REC__FCACHE_SLOTS - 1)];
 }
 
 /* Takes level d (already read from fdepth) and stores its frame. */
@@ -42,10 +42,28 @@ static inline NOINSTR void fframe_push(struct rec__thread *t, uint32_t d, uintpt
 	t->own.fdepth = d + 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (d < REC__FSTACK_DEPTH) {
-		t->own.fstack[d].fn = fn;
-		t->own.fstack[d].code = code;
-		t->own.fstack[d].gen = gen;
+		t->hk.fstack[d].fn = fn;
+		t->hk.fstack[d].code = code;
+		t->hk.fstack[d].gen = gen;
 	}
+}
+
+/*
+ * The thread's first hook, before any stamp: fault in its cache and shadow
+ * stack (struct rec__thread_hooks, which thread.c leaves untouched so that
+ * a thread without hooks does not hold them), one store per page. Until
+ * hooks_ready is set every enter hook comes here through the slow path.
+ */
+static NOINSTR void hooks_prefault(struct rec__thread *t)
+{
+	volatile char *p = (volatile char *)&t->hk;
+
+	if (t->own.hooks_ready)
+		return;
+	for (size_t i = 0; i < sizeof(t->hk); i += REC__PAGE_BYTES)
+		p[i] = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->own.hooks_ready = 1;
 }
 
 static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
@@ -62,6 +80,7 @@ static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
 		if (t) {
 			rec__count_one(&t->ring.p.nr_dropped);
 			rec__scope_dropped(t);
+			hooks_prefault(t);
 			fframe_push(t, t->own.fdepth, fn, 0, REC__GEN_DROPPED);
 		}
 		return;
@@ -71,7 +90,9 @@ static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
 	if (!t && rec__start_lazy())
 		t = rec__thread_attach();
 	if (t && unlikely(!t->ring.p.events))
-		rec__thread_ring_retry(t); /* as in rec__enter() */
+		rec__thread_ring_retry(t, true); /* as in rec__enter() */
+	if (t)
+		hooks_prefault(t);
 	if (t && !__atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED)) {
 		struct rec__fcache_slot *c = fcache_slot(t, fn);
 
@@ -122,7 +143,7 @@ static inline NOINSTR __attribute__((always_inline)) void func_enter(void *fn_pt
 	 * as rec.h's inline probe does: with no call left in it, the fast path
 	 * needs no callee-saved register (no push or pop around each hook).
 	 */
-	if (unlikely(!t || t->ring.p.nesting || !t->ring.p.use_tsc ||
+	if (unlikely(!t || t->ring.p.nesting || !t->ring.p.use_tsc || !t->own.hooks_ready ||
 		     __atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED)))
 		goto slow;
 	d = t->own.fdepth;
@@ -186,10 +207,10 @@ static NOINSTR __attribute__((noinline)) void func_exit_slow(struct rec__thread 
 	 * last 64 levels means this exit matches no enter we kept.
 	 */
 	for (k = d; k-- > 0 && d - k <= 64;) {
-		if (t->own.fstack[k].fn != fn)
+		if (t->hk.fstack[k].fn != fn)
 			continue;
 		while (d > k) {
-			uint32_t code = t->own.fstack[--d].code, gen = t->own.fstack[d].gen;
+			uint32_t code = t->hk.fstack[--d].code, gen = t->hk.fstack[d].gen;
 
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			t->own.fdepth = d;
@@ -213,12 +234,12 @@ static inline NOINSTR __attribute__((always_inline)) void func_exit(void *fn_ptr
 	if (unlikely(!t))
 		return;
 	d = t->own.fdepth;
-	if (unlikely(d - 1 >= REC__FSTACK_DEPTH || t->own.fstack[d - 1].fn != fn)) {
+	if (unlikely(d - 1 >= REC__FSTACK_DEPTH || t->hk.fstack[d - 1].fn != fn)) {
 		func_exit_slow(t, fn);
 		return;
 	}
-	code = t->own.fstack[d - 1].code;
-	gen = t->own.fstack[d - 1].gen;
+	code = t->hk.fstack[d - 1].code;
+	gen = t->hk.fstack[d - 1].gen;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->own.fdepth = d - 1;
 	push_exit(t, code, gen);

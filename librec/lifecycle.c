@@ -54,10 +54,12 @@ static void fork_prepare(void)
 	rec__modules_fork_prepare();
 	rec__site_lock();
 	pthread_mutex_lock(&rec__g.lock);
+	rec__mem_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+	rec__mem_fork_parent();
 	pthread_mutex_unlock(&rec__g.lock);
 	rec__site_unlock();
 	rec__modules_fork_parent();
@@ -73,6 +75,7 @@ static void fork_child(void)
 	/* Never started: the pattern is REC_OUTPUT's, as set now (no default has %p). */
 	const char *pattern = output_pattern[0] ? output_pattern : rec__env_output();
 
+	rec__mem_fork_child();
 	rec__modules_fork_child();
 	rec__crash_fork_child();
 	rec__site_reinit_lock();
@@ -294,6 +297,12 @@ int rec__start_locked(const struct rec_config *config)
 		__atomic_store_n(&t->ring.p.gen, t->ring.p.gen + 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&t->ring.p.off, 0, __ATOMIC_RELAXED);
 	}
+	/*
+	 * The pool of rings, before any probe's stamp (mem.c): a thread that
+	 * starts flat out grows to REC_BUFFER without waiting for the writer.
+	 */
+	rec__mem_configure(rec__g.cfg.memory_bytes, rec__g.cfg.buffer_bytes);
+	rec__mem_refill();
 	rec__crash_arm(rec__writer_crash_view); /* a failure is logged; recording goes on without it */
 	err = rec__writer_start();
 	if (err) {

@@ -196,11 +196,12 @@ void rec__live_feed(struct rec__live *l, struct rec__thread *t, uint64_t from, u
 		    uint32_t stride)
 {
 	struct rec__live_thread *lt = thread_of(l, t);
+	struct rec__ring_view v = rec__ring_view(&t->ring); /* (G2): after the caller's (C) */
 
 	if (!lt)
 		return;
 	for (uint64_t i = 0; i < n; i += stride) {
-		const struct recfmt_event *ev = &rec__events(t)[(from + i) & t->ring.p.mask];
+		const struct recfmt_event *ev = &v.ev[(from + i) & v.mask];
 		uint64_t ticks = ev->ticks > l->cut.ticks ? ev->ticks : l->cut.ticks;
 
 		if (ev->code == REC__ANNOT_CODE)

@@ -59,6 +59,30 @@ __thread uint64_t rec__orphan_annot_drops __attribute__((tls_model("initial-exec
  * window, after head: a handler's records are then always before ours.
  */
 /*
+ * Growth (ring.h; docs/DESIGN.md "Ring memory"): a ring larger than this
+ * thread's, taken from mem.c's pool (faulted in already), with the slots
+ * from `from` on copied, inside the probe's window and before its stamp.
+ * full: the ring has no room for this probe; then, rather than drop or
+ * wait, a ring of twice the size is mapped and faulted in here if the
+ * pool has none (the time lands in the enclosing activations, as a wait
+ * does, never in the one being entered). The writer is woken to free the
+ * old ring and fill the pool again. Return: true if the ring grew.
+ */
+NOINSTR static bool grow(struct rec__thread *t, uint64_t from, bool full)
+{
+	uintptr_t seg = rec__mem_grow(rec__seg_make(t->ring.p.events, t->ring.p.mask + 1), full);
+
+	if (!seg)
+		return false;
+	if (!rec__ring_grow(&t->ring, seg, from)) {
+		rec__mem_put(seg); /* every retired slot taken: the writer is behind */
+		return false;
+	}
+	rec__writer_wake();
+	return true;
+}
+
+/*
  * Refreshes the producer's limit from the writer's tail (ring.h), wakes
  * the writer when the ring is a quarter full, and waits for room in block
  * mode (sleeping rather than spinning, giving up when recording stops: the
@@ -70,8 +94,8 @@ NOINSTR static bool room_or_sleep(struct rec__thread *t, uint64_t need, uint64_t
 	struct timespec nap = { 0, 50 * 1000 };
 
 	t->own.frozen_full = 0;
-	/* No ring yet: the process-wide ring budget was reached (thread.c). */
-	while (unlikely(!t->ring.p.events) && !rec__thread_ring_retry(t)) {
+	/* No ring yet: REC_MEMORY was reached when the thread attached (thread.c). */
+	while (unlikely(!t->ring.p.events) && !rec__thread_ring_retry(t, true)) {
 		if (!t->ring.p.block || __atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED))
 			return false;
 		if (!*since_ns)
@@ -89,11 +113,17 @@ NOINSTR static bool room_or_sleep(struct rec__thread *t, uint64_t need, uint64_t
 			 * hears of it only where it scans for REC_TRIGGER.
 			 */
 			uint64_t group = t->reg.ctr ? 1 + (uint64_t)t->reg.ctr->nr : 1;
-			uint64_t chunk = (t->ring.p.mask + 1) / 8 / group * group;
+			uint64_t chunk;
 			bool discarded = false;
 
 			bool frozen = rec__flight_frozen_now();
 
+			/* Full: a larger ring first, while REC_MEMORY allows; then discard. */
+			if (rec__ring_refresh_flight(&t->ring, need, group, false, &discarded) ==
+				    REC__RING_FULL &&
+			    grow(t, t->ring.discard, true))
+				continue;
+			chunk = (t->ring.p.mask + 1) / 8 / group * group;
 			room = rec__ring_refresh_flight(&t->ring, need, chunk ? chunk : group, !frozen,
 							&discarded);
 			t->own.frozen_full = frozen; /* read by the caller if it drops */
@@ -104,6 +134,9 @@ NOINSTR static bool room_or_sleep(struct rec__thread *t, uint64_t need, uint64_t
 				return true;
 		} else {
 			room = rec__ring_refresh(&t->ring, need, &tail);
+			/* A quarter full or more: a larger ring, while REC_MEMORY allows. */
+			if (room != REC__RING_ROOM && grow(t, tail, room == REC__RING_FULL))
+				room = rec__ring_refresh(&t->ring, need, &tail);
 		}
 
 		if (room == REC__RING_ROOM)
@@ -354,7 +387,7 @@ NOINSTR struct rec__scope rec__enter(struct rec__site *site)
 			t = rec__thread_attach();
 		/* A ring freed since (budget: thread.c), faulted in before our stamp. */
 		if (t && unlikely(!t->ring.p.events))
-			rec__thread_ring_retry(t);
+			rec__thread_ring_retry(t, true);
 		if (t && !id && !__atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED))
 			id = rec__site_register(site);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -504,7 +537,7 @@ NOINSTR static struct rec__thread *annot_thread(struct rec__annot_site *site, ui
 		if (!t && rec__start_lazy())
 			t = rec__thread_attach();
 		if (t && unlikely(!t->ring.p.events))
-			rec__thread_ring_retry(t);
+			rec__thread_ring_retry(t, true);
 		if (t && site && !*id && !__atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED))
 			*id = rec__annot_register(site);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);

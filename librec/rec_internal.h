@@ -36,12 +36,14 @@
 #define REC__FLIGHT_DEFAULT_OUTPUT "trace-%p-%n.zst" /* REC_MODE=flight */
 #define REC__MAX_NAME_BYTES 255u
 /*
- * Ring memory beyond one ring per live traced thread (thread.c: rings of
- * exited threads not freed yet, and the pool): REC__SPARE_RINGS rings, at
- * least REC__SPARE_MIN_BYTES. README "Memory" states it.
+ * Ring memory (mem.c; docs/DESIGN.md "Ring memory"; README "Memory"): a
+ * thread's first ring (REC_BUFFER if smaller), the first rings the pool
+ * keeps ready, and REC_MEMORY's default.
  */
-#define REC__SPARE_RINGS 4u
-#define REC__SPARE_MIN_BYTES (64u << 20)
+#define REC__RING_FIRST_BYTES (16u << 10)
+#define REC__POOL_FIRST 32u
+#define REC__DEFAULT_MEMORY_BYTES (256u << 20)
+#define REC__MIN_MEMORY_BYTES (64u << 10)
 
 /*
  * -finstrument-functions hooks (probe.c): a per-thread direct-mapped cache
@@ -86,11 +88,13 @@ struct rec__thread_own {
 	/*
 	 * -finstrument-functions state (hooks.c), read by the owner only.
 	 * fdepth counts open hook activations, also those deeper than
-	 * REC__FSTACK_DEPTH, whose frames are not stored.
+	 * REC__FSTACK_DEPTH, whose frames are not stored. hooks_ready: the
+	 * thread's struct rec__thread_hooks is faulted in (hooks.c, at its
+	 * first hook, before any stamp); until then every hook takes the slow
+	 * path.
 	 */
 	uint32_t fdepth;
-	struct rec__fcache_slot fcache[REC__FCACHE_SLOTS];
-	struct rec__fframe fstack[REC__FSTACK_DEPTH];
+	uint8_t hooks_ready;
 	/*
 	 * Annotations (probe.c, annot.c; FORMAT.md §3.17-§3.19).
 	 * nr_annots_dropped: one-instruction adds, as rec__count_one() (a
@@ -117,9 +121,10 @@ struct rec__thread_own {
 	uint8_t frozen_full;
 	uint64_t nr_dropped_frozen;
 	/*
-	 * Under g.lock (thread.c): thread.c's ring_gen at the last try to get
-	 * a ring. A thread created over the ring budget has events == NULL
-	 * (and mask 0) until rec__thread_ring_retry() gives it one.
+	 * Owner only (thread.c): rec__mem_gen() at the last try to get a
+	 * ring. A thread that attached while REC_MEMORY was reached has
+	 * events == NULL (and mask 0) until rec__thread_ring_retry() gives it
+	 * one.
 	 */
 	uint32_t ring_gen_seen;
 	/*
@@ -139,11 +144,6 @@ struct rec__thread_reg {
 	uint8_t dead;	      /* release-set by the owner at thread exit (thread.c) */
 	uint32_t serial;      /* file-unique thread number, from 1 */
 	uint32_t os_tid;
-	size_t ring_bytes;
-	/* Of events: bytes touched (page-rounded), for the ring budget. Set
-	 * under g.lock with the ring, raised by the owner at exit, read by
-	 * the writer at reap (after the acquire of `dead`). */
-	size_t ring_touched_bytes;
 	char name[REC__MAX_NAME_BYTES + 1]; /* under g.lock */
 	uint32_t name_gen;    /* bumped at each rename, under g.lock */
 	uint8_t named;	      /* rec_thread_name() was called; under g.lock */
@@ -197,6 +197,19 @@ struct rec__thread_wr {
 	uint64_t annots_dropped_base, annots_dropped_reported;
 };
 
+/*
+ * The hooks' per-thread cache and shadow stack (hooks.c; owner only): 80
+ * KiB a thread needs only if it runs -finstrument-functions code. Last in
+ * struct rec__thread, on pages of their own, faulted in by the thread's
+ * first hook (own.hooks_ready), so that a thread with TRACE_SCOPE only
+ * holds the pages before them.
+ */
+#define REC__PAGE_BYTES 4096u
+struct rec__thread_hooks {
+	struct rec__fcache_slot fcache[REC__FCACHE_SLOTS];
+	struct rec__fframe fstack[REC__FSTACK_DEPTH];
+};
+
 struct rec__thread {
 	/* The ring: its producer part first (rec.h's inline probe reads it);
 	 * its tail on the writer's line (ring.h). */
@@ -204,13 +217,18 @@ struct rec__thread {
 	struct rec__thread_own own __attribute__((aligned(REC__CACHELINE)));
 	struct rec__thread_reg reg __attribute__((aligned(REC__CACHELINE)));
 	struct rec__thread_wr wr __attribute__((aligned(REC__CACHELINE)));
+	struct rec__thread_hooks hk __attribute__((aligned(REC__PAGE_BYTES)));
 };
 _Static_assert(offsetof(struct rec__thread, ring.p) == 0,
 	       "rec.h reaches the producer through rec__prod at offset 0");
 _Static_assert(offsetof(struct rec__thread, wr) % REC__CACHELINE == 0,
 	       "the writer's fields start on their own cache line");
 
-/* The ring's slots as the format sees them (same layout: probe.c asserts it). */
+/*
+ * The ring's slots as the format sees them (same layout: probe.c asserts
+ * it), for the producer (the owner thread). The writer reads them through
+ * rec__ring_view() (ring.h: growth).
+ */
 static inline struct recfmt_event *rec__events(const struct rec__thread *t)
 {
 	return rec__ring_slots(&t->ring);
@@ -249,7 +267,8 @@ struct rec__config {
 	char output[4096];
 	char counters[1024]; /* REC_COUNTERS, "" for none */
 	uint64_t live_ns;    /* REC_LIVE period, 0 for none */
-	size_t buffer_bytes;
+	size_t buffer_bytes;  /* REC_BUFFER: the most one thread's ring holds */
+	size_t memory_bytes;  /* REC_MEMORY: every ring, the pool's included */
 	uint32_t flush_ms;
 	bool block;
 	bool use_tsc;
@@ -295,7 +314,7 @@ void rec__thread_free(struct rec__thread *t) REC__HIDDEN;
 void rec__thread_set_all_off(void) REC__HIDDEN;
 void rec__thread_forget_all(void) REC__HIDDEN;
 void rec__thread_init_key(void) REC__HIDDEN;
-bool rec__thread_ring_retry(struct rec__thread *t) REC__HIDDEN;
+bool rec__thread_ring_retry(struct rec__thread *t, bool may_map) REC__HIDDEN;
 void rec__thread_set_name(struct rec__thread *t, const char *name) REC__HIDDEN;
 
 /* probe.c: the calling thread's state (initial-exec TLS). */
@@ -330,6 +349,29 @@ extern __thread uint8_t rec__in_librec __attribute__((tls_model("initial-exec"))
 extern __thread uint64_t rec__orphan_drops __attribute__((tls_model("initial-exec"))) REC__HIDDEN;
 /* The same for annotations (probe.c); moved into nr_annots_dropped at attach. */
 extern __thread uint64_t rec__orphan_annot_drops __attribute__((tls_model("initial-exec"))) REC__HIDDEN;
+
+/*
+ * mem.c: the memory librec holds for events (rings), REC_MEMORY, and the
+ * pool of rings faulted in ahead of need. A ring is a seg (ring.h).
+ * rec__mem_configure(): at start, under rec__g.lock. rec__mem_first(): a
+ * thread's first ring, from the pool or (may_map) mapped and faulted in
+ * now; 0 when REC_MEMORY is reached. rec__mem_grow(): a pooled ring larger
+ * than cur, else (may_map) one of twice its size mapped and faulted in
+ * now, or 0 (never waits: a producer's slow path). rec__mem_put():
+ * a ring no one uses any more. rec__mem_gen(): changes (acquire) after
+ * every put. rec__mem_refill(): the writer's, each pass. rec__mem_used():
+ * bytes mapped for rings, the pool's included.
+ */
+void rec__mem_configure(size_t memory_bytes, size_t buffer_bytes) REC__HIDDEN;
+uintptr_t rec__mem_first(bool may_map) REC__HIDDEN;
+uintptr_t rec__mem_grow(uintptr_t cur, bool may_map) REC__HIDDEN;
+void rec__mem_put(uintptr_t seg) REC__HIDDEN;
+uint32_t rec__mem_gen(void) REC__HIDDEN;
+void rec__mem_refill(void) REC__HIDDEN;
+size_t rec__mem_used(void) REC__HIDDEN;
+void rec__mem_fork_prepare(void) REC__HIDDEN;
+void rec__mem_fork_parent(void) REC__HIDDEN;
+void rec__mem_fork_child(void) REC__HIDDEN;
 
 /* site.c */
 uint32_t rec__site_register(struct rec__site *site) REC__HIDDEN;
@@ -530,6 +572,7 @@ enum rec__env_var {
 	REC__ENV_CRASH,
 	REC__ENV_OUTPUT,
 	REC__ENV_BUFFER,
+	REC__ENV_MEMORY,
 	REC__ENV_FLUSH_MS,
 	REC__ENV_OVERFLOW,
 	REC__ENV_CLOCK,

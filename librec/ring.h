@@ -50,6 +50,13 @@
 #include "rec.h"
 #include "recfmt.h"
 
+/*
+ * Rings a producer may have left that the writer has not freed yet (growth):
+ * one per size from the first ring to REC_BUFFER, so that a thread grows
+ * all the way without waiting for the writer.
+ */
+#define REC__RING_RETIRED 24
+
 struct rec__ring {
 	/* Producer's line(s): rec.h's struct rec__producer. */
 	struct rec__producer p;
@@ -62,6 +69,14 @@ struct rec__ring {
 	 * per discarded chunk.
 	 */
 	uint64_t discard __attribute__((aligned(64)));
+	/*
+	 * Growth (below): the consumer's view of the ring, `seg`, stored by
+	 * the producer at each growth (G1), loaded by the writer after its
+	 * head (G2); and the rings the producer left, which the writer frees.
+	 * Their own line: written at most once per growth.
+	 */
+	uintptr_t seg __attribute__((aligned(64)));
+	uintptr_t retired[REC__RING_RETIRED];
 };
 
 /*
@@ -167,6 +182,135 @@ rec__ring_refresh_flight(struct rec__ring *r, uint64_t need, uint64_t chunk, boo
 	bound = hold != REC__RING_FREE && hold < d ? hold : d;
 	r->p.limit = bound + cap;
 	return need <= r->p.limit ? REC__RING_ROOM : REC__RING_FULL;
+}
+
+/*
+ * Growth (docs/DESIGN.md, "Ring memory"). A thread's ring starts small
+ * (REC__RING_FIRST_BYTES) and the producer moves it to a larger one, taken
+ * pre-faulted from the shared pool (mem.c), in a probe's slow path, before
+ * that probe's stamp. Indices do not change: the producer copies the
+ * slots the consumer may still read, [from, head), to the same indices of
+ * the new ring, then switches. The consumer reads slots through its own
+ * view of the ring, `seg`, never through the producer's events and mask:
+ *
+ *   producer (probe.c, inside the window)     consumer (writer.c, crash.c)
+ *   copy [from, head) into the new ring;      (C) acquire-load head, then
+ *   events, mask = the new ring's;            (G2) acquire-load seg, read
+ *   (G1) release-store seg = new,                  slots below head through it:
+ *        then release-store retired[i] = old       rec__ring_view()
+ *                                             (G3) acquire-exchange retired[i]
+ *                                                  with 0 at the start of a
+ *                                                  drain, then free it
+ *
+ * (G1)->(G2): a view that is the new ring has the copied slots. A slot at
+ * or above the switch index S is written to the new ring only, after (G1),
+ * and published by a release of head after it: a consumer whose (C) saw
+ * head > S sees the new seg at (G2). One whose (C) saw head <= S reads
+ * slots below S, which both rings hold. `from` is the tail read at (A)
+ * (stream mode) or the discard bound (flight mode): the consumer reads no
+ * slot below it any more. The old ring is freed by the consumer only:
+ * (G3) acquires retired[i], released after seg, so every view the writer
+ * loads after (G3) is the new ring, and the views it loaded before were
+ * used in earlier drains, which have ended. At most REC__RING_RETIRED
+ * rings wait to be freed; with every slot taken the producer does not
+ * grow (it drops or waits as a full ring does).
+ */
+
+/* A ring's memory as one word: its page-aligned slots | log2(their number). */
+static inline __attribute__((no_instrument_function)) uintptr_t
+rec__seg_make(void *events, uint64_t slots)
+{
+	return (uintptr_t)events | (uintptr_t)__builtin_ctzll(slots);
+}
+
+static inline __attribute__((no_instrument_function)) struct rec__event *
+rec__seg_events(uintptr_t seg)
+{
+	return (struct rec__event *)(seg & ~(uintptr_t)4095);
+}
+
+static inline __attribute__((no_instrument_function)) uint64_t rec__seg_slots(uintptr_t seg)
+{
+	return seg ? (uint64_t)1 << (seg & 63) : 0;
+}
+
+static inline __attribute__((no_instrument_function)) size_t rec__seg_bytes(uintptr_t seg)
+{
+	return (size_t)rec__seg_slots(seg) * sizeof(struct rec__event);
+}
+
+/* The consumer's view: slots and mask (NULL and 0 while the thread has no ring). */
+struct rec__ring_view {
+	const struct recfmt_event *ev;
+	uint64_t mask;
+};
+
+/*
+ * rec__ring_view() - consumer, after loading head (C): the ring that holds
+ * every slot below that head. (G2) pairs with (G1) in rec__ring_grow().
+ */
+static inline __attribute__((no_instrument_function)) struct rec__ring_view
+rec__ring_view(const struct rec__ring *r)
+{
+	uintptr_t seg = __atomic_load_n(&r->seg, __ATOMIC_ACQUIRE);
+	struct rec__ring_view v = { (const struct recfmt_event *)(void *)rec__seg_events(seg),
+				    rec__seg_slots(seg) - (seg != 0) };
+
+	return v;
+}
+
+/*
+ * rec__ring_install() - the producer's first ring (attach, or later when
+ * REC_MEMORY let none be had at attach): before any slot is published, so
+ * the release of head at (B) orders it for the consumer as well.
+ */
+static inline __attribute__((no_instrument_function)) void rec__ring_install(struct rec__ring *r,
+									   uintptr_t seg)
+{
+	r->p.events = rec__seg_events(seg);
+	r->p.mask = rec__seg_slots(seg) - 1;
+	__atomic_store_n(&r->seg, seg, __ATOMIC_RELEASE);
+}
+
+/*
+ * rec__ring_grow() - producer, inside its window: continue in the larger
+ * ring `seg` (more slots than now), copying the slots [from, head). The
+ * caller sets the limit again (rec__ring_refresh*()). Return: false if no
+ * retired slot is free (nothing changed: the caller gives seg back).
+ */
+static inline __attribute__((no_instrument_function)) bool
+rec__ring_grow(struct rec__ring *r, uintptr_t seg, uint64_t from)
+{
+	struct rec__event *old = r->p.events, *ev = rec__seg_events(seg);
+	uint64_t omask = r->p.mask, nmask = rec__seg_slots(seg) - 1, head = r->p.head;
+	unsigned i = 0;
+
+	while (i < REC__RING_RETIRED && __atomic_load_n(&r->retired[i], __ATOMIC_RELAXED))
+		i++;
+	if (i == REC__RING_RETIRED || nmask <= omask)
+		return false;
+	for (uint64_t k = from; k != head; k++)
+		ev[k & nmask] = old[k & omask];
+	r->p.events = ev;
+	r->p.mask = nmask;
+	/* (G1) pairs with (G2) in rec__ring_view(); retired after it: see (G3). */
+	__atomic_store_n(&r->seg, seg, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->retired[i], rec__seg_make(old, omask + 1), __ATOMIC_RELEASE);
+	return true;
+}
+
+/*
+ * rec__ring_take_retired() - consumer, at the start of a drain, with no
+ * view of this ring in use: a ring the producer left (0: none left). (G3).
+ */
+static inline __attribute__((no_instrument_function)) uintptr_t
+rec__ring_take_retired(struct rec__ring *r)
+{
+	for (unsigned i = 0; i < REC__RING_RETIRED; i++) {
+		if (__atomic_load_n(&r->retired[i], __ATOMIC_RELAXED))
+			return __atomic_exchange_n(&r->retired[i], 0, __ATOMIC_ACQUIRE);
+	}
+	return 0;
 }
 
 /* rec__ring_peek() - consumer: the head; the slots [tail, head) are readable. */

@@ -427,7 +427,7 @@ static bool frame_due(const struct writer *w, uint64_t now_ns)
 static int encode_ring_all(struct writer *w, struct rec__thread *t, uint64_t tail,
 			   uint64_t head);
 /* REC_MIN_NS hold-back limit: an eighth of the ring, at most 64 Ki events. */
-#define HOLD_MAX_EVENTS(t) ((t)->ring.p.mask + 1 < 8u * 65536u ? ((t)->ring.p.mask + 1) / 8 : 65536u)
+#define HOLD_MAX_EVENTS(mask) ((mask) + 1 < 8u * 65536u ? ((mask) + 1) / 8 : 65536u)
 #define PIECE_MAX_EVENTS (256u * 1024u) /* one EVENTS block; > HOLD_MAX_EVENTS */
 
 /*
@@ -442,6 +442,7 @@ static int encode_ring_all(struct writer *w, struct rec__thread *t, uint64_t tai
 static int64_t filter_short(struct writer *w, struct rec__thread *t, uint64_t tail, uint64_t head)
 {
 	size_t n = (size_t)(head - tail), k = 0;
+	struct rec__ring_view v = rec__ring_view(&t->ring); /* (G2): after the caller's (C) */
 
 	if (n > w->kept_cap) {
 		struct recfmt_event *kept = realloc(w->kept, n * sizeof(*kept));
@@ -452,7 +453,7 @@ static int64_t filter_short(struct writer *w, struct rec__thread *t, uint64_t ta
 		w->kept_cap = n;
 	}
 	for (uint64_t i = tail; i != head; i++) {
-		const struct recfmt_event *ev = &rec__events(t)[i & t->ring.p.mask];
+		const struct recfmt_event *ev = &v.ev[i & v.mask];
 
 		if (RECFMT_CODE_IS_EXIT(ev->code) && k && !RECFMT_CODE_IS_EXIT(w->kept[k - 1].code) &&
 		    RECFMT_CODE_SITE(w->kept[k - 1].code) == RECFMT_CODE_SITE(ev->code) &&
@@ -504,10 +505,12 @@ static int encode_ring(struct writer *w, struct rec__thread *t, uint64_t tail, u
 		       bool final, uint64_t now_ticks, uint64_t *nr_written,
 		       uint64_t *nr_consumed)
 {
+	uint64_t hold_max = HOLD_MAX_EVENTS(rec__ring_view(&t->ring).mask);
+
 	/* A ring with annotations: events and annotations apart (annot.c). */
 	if (__atomic_load_n(&t->ring.p.annots, __ATOMIC_RELAXED))
 		return rec__annot_encode_ring(&w->annot, &w->body, &w->scratch, t, tail, head - tail,
-					      final, now_ticks, w->min_ticks, HOLD_MAX_EVENTS(t),
+					      final, now_ticks, w->min_ticks, hold_max,
 					      nr_written, nr_consumed);
 	if (w->min_ticks) {
 		int64_t k = filter_short(w, t, tail, head);
@@ -520,7 +523,7 @@ static int encode_ring(struct writer *w, struct rec__thread *t, uint64_t tail, u
 		while (!final && cut > 0 && !RECFMT_CODE_IS_EXIT(w->kept[cut - 1].code) &&
 		       (now_ticks < w->kept[cut - 1].ticks ||
 			now_ticks - w->kept[cut - 1].ticks < w->min_ticks) &&
-		       head - tail - w->kept[cut - 1].aux <= HOLD_MAX_EVENTS(t))
+		       head - tail - w->kept[cut - 1].aux <= hold_max)
 			cut--;
 		if (cut < (size_t)k)
 			consumed = w->kept[cut].aux;
@@ -538,18 +541,18 @@ static int encode_ring(struct writer *w, struct rec__thread *t, uint64_t tail, u
 static int encode_ring_all(struct writer *w, struct rec__thread *t, uint64_t tail, uint64_t head)
 {
 	struct recfmt_events_encoder enc;
-	uint64_t cap = t->ring.p.mask + 1;
-	uint64_t first = tail & t->ring.p.mask;
+	struct rec__ring_view v = rec__ring_view(&t->ring); /* (G2): after the caller's (C) */
+	uint64_t cap = v.mask + 1;
+	uint64_t first = tail & v.mask;
 	uint64_t n = head - tail;
 	uint64_t n1 = n < cap - first ? n : cap - first;
 	int err;
 
-	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->reg.serial,
-				  rec__events(t)[first].ticks);
+	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->reg.serial, v.ev[first].ticks);
 	if (!err)
-		err = recfmt_events_append(&enc, &rec__events(t)[first], n1);
+		err = recfmt_events_append(&enc, &v.ev[first], n1);
 	if (!err && n > n1)
-		err = recfmt_events_append(&enc, &rec__events(t)[0], n - n1);
+		err = recfmt_events_append(&enc, &v.ev[0], n - n1);
 	if (!err)
 		err = recfmt_events_finish(&enc);
 	return err;
@@ -579,6 +582,7 @@ static int encode_ring_counted(struct writer *w, struct rec__thread *t, uint64_t
 {
 	const struct rec__counters *c = t->reg.ctr;
 	uint64_t group = 1 + (uint64_t)c->nr, n = (head - tail) / group;
+	struct rec__ring_view v = rec__ring_view(&t->ring); /* (G2): after the caller's (C) */
 	struct recfmt_events_encoder enc;
 	int err;
 
@@ -588,9 +592,9 @@ static int encode_ring_counted(struct writer *w, struct rec__thread *t, uint64_t
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t at = tail + i * group;
 
-		w->cev[i] = rec__events(t)[at & t->ring.p.mask];
+		w->cev[i] = v.ev[at & v.mask];
 		for (uint32_t k = 0; k < c->nr; k++)
-			w->cval[i * c->nr + k] = rec__events(t)[(at + 1 + k) & t->ring.p.mask].ticks;
+			w->cval[i * c->nr + k] = v.ev[(at + 1 + k) & v.mask].ticks;
 	}
 	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->reg.serial, w->cev[0].ticks);
 	if (!err)
@@ -688,8 +692,9 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 	/* A snapshot holds its window only (flight.c); the ring is held from tail on. */
 	if (snap_open(w))
 		head = rec__flight_window_index(t, tail, head, w->snap_rec.window_end_ticks + 1);
-	/* mask only below a published head: a thread may get its ring late (thread.c). */
-	bool busy = head != tail && head - tail > (t->ring.p.mask + 1) / 4;
+	/* The ring that holds the slots below head (ring.h: growth): (G2) after (C). */
+	uint64_t mask = rec__ring_view(&t->ring).mask;
+	bool busy = head != tail && head - tail > (mask + 1) / 4;
 	/* Slots an event takes: set before the thread was registered. */
 	uint64_t group = t->reg.ctr ? 1 + (uint64_t)t->reg.ctr->nr : 1;
 	/*
@@ -703,12 +708,12 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 	 * else a turn of young enters would be read again and again, the
 	 * writer spinning and a blocked producer waiting, until they aged.
 	 */
-	uint64_t turn = (t->ring.p.mask + 1) / 8;
+	uint64_t turn = (mask + 1) / 8;
 	uint64_t stop = head;
 	int err = 0;
 
-	if (turn < HOLD_MAX_EVENTS(t))
-		turn = HOLD_MAX_EVENTS(t);
+	if (turn < HOLD_MAX_EVENTS(mask))
+		turn = HOLD_MAX_EVENTS(mask);
 	turn = (turn + group) / group * group; /* whole groups, more than both */
 	if (!final && !dead && head - tail > turn) {
 		stop = tail + turn;
@@ -1287,8 +1292,8 @@ static size_t pass_threads(struct writer *w)
 /*
  * Drains (or, in WM_KEEPING, keeps) every thread of the pass. Exited
  * threads first: their rings are freed as soon as they are drained, and a
- * starved writer must not let them pile up behind the live ones (the ring
- * budget, thread.c). Threads seen alive in the first round are drained in
+ * starved writer must not let them pile up behind the live ones (REC_MEMORY,
+ * mem.c). Threads seen alive in the first round are drained in
  * the second. Return: false if a crash handler took the writer's state
  * (crash.c): the thread must end at once.
  */
@@ -1305,6 +1310,9 @@ static bool drain_threads(struct writer *w, struct pass *p)
 				continue;
 			if (!rec__crash_writer_enter())
 				return false;
+			/* Rings its producer left (ring.h: growth, (G3)); no view of them is in use. */
+			for (uintptr_t seg; (seg = rec__ring_take_retired(&w->snap[i]->ring));)
+				rec__mem_put(seg);
 			if (flight) {
 				struct rec__thread *t = w->snap[i];
 				bool dead = __atomic_load_n(&t->reg.dead, __ATOMIC_ACQUIRE);
@@ -1500,6 +1508,8 @@ static bool writer_pass(struct writer *w)
 			poll_ns = next;
 	}
 	pass_write(w, &p, now);
+	/* The pool of rings, ahead of the threads that attach or grow (mem.c). */
+	rec__mem_refill();
 	pass_sleep(w, &p, poll_ns);
 	return true;
 }

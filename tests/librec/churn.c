@@ -8,13 +8,12 @@
  *   - every scope executed is in the trace or counted as dropped, and the
  *     trace is clean and well nested (exact);
  *   - the peak RSS (VmHWM) above the RSS once recording runs stays under
- *     README's bound on ring memory, REC_BUFFER x (live threads + 1) +
- *     max(4 x REC_BUFFER, 64 MiB), plus CHURN_SLACK_MB for the rest
- *     (writer buffers, thread stacks and states).
- * Without the ring budget, exited threads' full rings pile up behind a
- * starved writer: hundreds of MiB within a second here.
+ *     README's bound on ring memory, REC_MEMORY, plus CHURN_SLACK_MB for
+ *     the rest (writer buffers, thread stacks and states).
+ * Without a process-wide bound, exited threads' full rings pile up behind
+ * a starved writer: hundreds of MiB within a second here.
  *
- * Environment: REC_BUFFER (read by librec too), CHURN_MS (default 1000),
+ * Environment: REC_MEMORY (read by librec too; default 256M), CHURN_MS (default 1000),
  * CHURN_LIFE_MS (default 5), CHURN_STARVE (1: writer SCHED_IDLE; default
  * 0), CHURN_CHECK_RSS (default 1), CHURN_SLACK_MB (default 48).
  * Prints one line of figures and "1 passed, 0 failed" or "0 passed, 1 failed".
@@ -95,15 +94,15 @@ static long env_long(const char *name, long dflt)
 	return v && *v ? atol(v) : dflt;
 }
 
-/* REC_BUFFER as librec reads it (K/M/G suffixes), default 16M. */
-static long long ring_bytes(void)
+/* REC_MEMORY as librec reads it (K/M/G suffixes), default 256M. */
+static long long memory_bytes(void)
 {
-	const char *v = getenv("REC_BUFFER");
+	const char *v = getenv("REC_MEMORY");
 	char *end;
 	long long n;
 
 	if (!v || !*v)
-		return 16ll << 20;
+		return 256ll << 20;
 	n = strtoll(v, &end, 10);
 	switch (*end) {
 	case 'K': case 'k': return n << 10;
@@ -117,8 +116,7 @@ int main(void)
 {
 	long run_ms = env_long("CHURN_MS", 1000), slack_mb = env_long("CHURN_SLACK_MB", 48);
 	bool starve = env_long("CHURN_STARVE", 0) != 0, check_rss = env_long("CHURN_CHECK_RSS", 1);
-	long long ring = ring_bytes(), spare = 4 * ring > (64ll << 20) ? 4 * ring : 64ll << 20;
-	long long bound_kib = (ring * (NR_SLOTS + 1) + spare) / 1024 + slack_mb * 1024;
+	long long bound_kib = memory_bytes() / 1024 + slack_mb * 1024;
 	pthread_t th[NR_SLOTS];
 	struct job *jobs[NR_SLOTS];
 	long base_kib, peak_kib, nr_threads = 0;

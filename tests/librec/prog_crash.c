@@ -141,7 +141,10 @@ static void install_own(bool info)
 #ifdef PROG_CRASH_FLIGHT
 static char snapshot_path[4096];
 
-/* Everything a ring still holds: in stream mode the slots below tail are consumed, not cleared. */
+/*
+ * Everything a ring holds: run in REC_MODE=flight (test_crash.c), where a
+ * ring grows as it fills (copying every slot) and keeps its events.
+ */
 static uint64_t whole_ring(struct rec__thread *t, uint64_t head, void *arg)
 {
 	uint64_t cap = t->ring.p.mask + 1;

@@ -628,7 +628,9 @@ static struct env_case env_cases[] = {
 	{ "REC_OVERFLOW", " block ", true }, { "REC_CLOCK", "monotonic ", true },
 	{ "REC_LIVE", "1h", true },	    { "REC_LIVE", " 30min ", true },
 	{ "REC_LIVE", "10ms", true },	    { "REC_LIVE", "2h", false },
-	{ "REC_LIVE", "5ms", false },
+	{ "REC_LIVE", "5ms", false },	    { "REC_MEMORY", " 64M ", true },
+	{ "REC_MEMORY", "64K", true },	    { "REC_MEMORY", "32K", false },
+	{ "REC_MEMORY", "lots", false },
 };
 
 ParameterizedTestParameters(host, environment_values_are_accepted_as_documented)

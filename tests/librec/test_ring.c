@@ -281,6 +281,168 @@ Test(ring, a_consumer_thread_reads_every_record_once_with_its_contents)
 }
 
 /*
+ * Growth (ring.h, issue 31): the producer moves to a larger ring, copying
+ * the slots the consumer may still read; indices do not change. Rings
+ * here are page-aligned, as mem.c maps them (a seg keeps log2 of the size
+ * in the low bits).
+ */
+static struct rec__event *page_slots(uint64_t n)
+{
+	struct rec__event *p = aligned_alloc(4096, n * sizeof(*p) < 4096 ? 4096 : n * sizeof(*p));
+
+	cr_assert_not_null(p);
+	memset(p, 0, n * sizeof(*p));
+	return p;
+}
+
+Test(ring, growth_copies_the_unread_slots_to_the_same_indices_and_retires_the_old_ring)
+{
+	static struct rec__ring r;
+	struct rec__event *small = page_slots(16), *big = page_slots(64);
+	struct rec__ring_view v;
+	uint64_t tail;
+
+	ring_init(&r, small, 16);
+	rec__ring_install(&r, rec__seg_make(small, 16));
+	for (uint64_t i = 0; i < 40; i++) {
+		if (i + 1 > r.p.limit && rec__ring_refresh(&r, i + 1, &tail) == REC__RING_FULL) {
+			/* Full: the consumer has read up to 8 (below); grow from its tail. */
+			cr_assert_eq(i, 24);
+			cr_assert_eq(tail, 8);
+			cr_assert(rec__ring_grow(&r, rec__seg_make(big, 64), tail));
+			cr_assert_neq(rec__ring_refresh(&r, i + 1, &tail), REC__RING_FULL);
+		}
+		push_one(&r, 100 + i, (uint32_t)(2 * i + 1));
+		if (i == 12)
+			rec__ring_release(&r, 8); /* the consumer read [0, 8) */
+	}
+	cr_assert_eq(r.p.events, big);
+	cr_assert_eq(r.p.mask, 63);
+	/* The consumer's view after its head: the new ring, [8, 40) whole in it. */
+	cr_assert_eq(rec__ring_peek(&r), 40);
+	v = rec__ring_view(&r);
+	cr_assert_eq((const void *)v.ev, (const void *)big);
+	cr_assert_eq(v.mask, 63);
+	for (uint64_t i = 8; i < 40; i++) {
+		cr_assert_eq(v.ev[i & v.mask].ticks, 100 + i, "slot %llu", (unsigned long long)i);
+		cr_assert_eq(v.ev[i & v.mask].code, 2 * i + 1);
+	}
+	cr_assert_eq(rec__ring_take_retired(&r), rec__seg_make(small, 16));
+	cr_assert_eq(rec__ring_take_retired(&r), 0);
+	/* Never to a ring no larger than the one in use. */
+	cr_assert_not(rec__ring_grow(&r, rec__seg_make(small, 16), 8));
+	free(small);
+	free(big);
+}
+
+Test(ring, growth_waits_for_the_writer_once_every_retired_slot_is_taken)
+{
+	static struct rec__ring r;
+	struct rec__event *first = page_slots(16);
+	/* Nothing was written (head 0): no slot is copied, so the larger rings
+	 * need no memory here, only page-aligned addresses. */
+	uintptr_t fake = (uintptr_t)1 << 40;
+
+	ring_init(&r, first, 16);
+	rec__ring_install(&r, rec__seg_make(first, 16));
+	for (unsigned k = 1; k <= REC__RING_RETIRED; k++)
+		cr_assert(rec__ring_grow(&r, rec__seg_make((void *)(fake * k), (uint64_t)16 << k), 0));
+	cr_assert_not(rec__ring_grow(
+		&r, rec__seg_make((void *)(fake * 30), (uint64_t)16 << (REC__RING_RETIRED + 1)), 0));
+	cr_assert_eq((uintptr_t)r.p.events, fake * REC__RING_RETIRED);
+	cr_assert_eq(rec__ring_take_retired(&r), rec__seg_make(first, 16));
+	cr_assert(rec__ring_grow(
+		&r, rec__seg_make((void *)(fake * 30), (uint64_t)16 << (REC__RING_RETIRED + 1)), 0));
+	free(first);
+}
+
+/*
+ * The protocol (G1)-(G3) with a consumer thread: the producer grows from
+ * 16 slots to 16 Ki slots while the consumer reads through its view after
+ * each head, and poisons every ring it takes back (as the writer frees
+ * it): a read through a stale view, or of a slot not copied, shows as a
+ * wrong record.
+ */
+#define GROW_SIZES 11u /* 16 << 0 ... 16 << 10 slots */
+
+struct grow_race {
+	struct rec__ring r;
+	uint64_t bad, read, taken;
+};
+
+static void *grow_consume(void *arg)
+{
+	struct grow_race *g = arg;
+	uint64_t tail = 0;
+
+	while (tail < STREAM_RECORDS) {
+		uintptr_t seg;
+		uint64_t head;
+		struct rec__ring_view v;
+
+		/* (G3): no view of ours is in use here. */
+		while ((seg = rec__ring_take_retired(&g->r))) {
+			memset(rec__seg_events(seg), 0xff, rec__seg_bytes(seg));
+			g->taken++;
+		}
+		head = rec__ring_peek(&g->r); /* (C) */
+		v = rec__ring_view(&g->r);    /* (G2) */
+		for (; tail < head; tail++) {
+			const struct recfmt_event *ev = &v.ev[tail & v.mask];
+
+			if (ev->ticks != tail || ev->code != (uint32_t)(tail * 2 + 1))
+				g->bad++;
+			g->read++;
+		}
+		rec__ring_release(&g->r, tail); /* (D) */
+	}
+	return NULL;
+}
+
+Test(ring, a_ring_growing_under_a_reading_consumer_loses_and_garbles_nothing)
+{
+	static struct grow_race g __attribute__((aligned(64)));
+	struct rec__event *rings[GROW_SIZES];
+	unsigned next = 1;
+	pthread_t consumer;
+	const char *v = getenv("RING_STREAM_RECORDS");
+
+	nr_stream = v && *v ? strtoull(v, NULL, 10) : 2000000ull;
+	for (unsigned k = 0; k < GROW_SIZES; k++)
+		rings[k] = page_slots((uint64_t)16 << k);
+	ring_init(&g.r, rings[0], 16);
+	rec__ring_install(&g.r, rec__seg_make(rings[0], 16));
+	cr_assert_eq(pthread_create(&consumer, NULL, grow_consume, &g), 0);
+	for (uint64_t i = 0; i < STREAM_RECORDS; i++) {
+		uint64_t tail;
+		enum rec__ring_room room;
+
+		if (i + 1 > g.r.p.limit) {
+			while ((room = rec__ring_refresh(&g.r, i + 1, &tail)) != REC__RING_ROOM) {
+				/* As probe.c: a quarter full or more grows, while sizes are left. */
+				if (next < GROW_SIZES &&
+				    rec__ring_grow(&g.r, rec__seg_make(rings[next], (uint64_t)16 << next),
+						   tail)) {
+					next++;
+					continue;
+				}
+				if (room != REC__RING_FULL)
+					break;
+				sched_yield();
+			}
+		}
+		push_one(&g.r, i, (uint32_t)(i * 2 + 1));
+	}
+	pthread_join(consumer, NULL);
+	cr_assert_eq(g.read, STREAM_RECORDS);
+	cr_assert_eq(g.bad, 0, "%llu records read wrong", (unsigned long long)g.bad);
+	cr_assert_eq(next, GROW_SIZES, "grew %u times", next - 1);
+	cr_assert_eq(g.taken + (rec__ring_take_retired(&g.r) != 0), GROW_SIZES - 1);
+	for (unsigned k = 0; k < GROW_SIZES; k++)
+		free(rings[k]);
+}
+
+/*
  * Flight mode (issue 26, item 4): a full ring discards its own oldest
  * chunk, as few chunks as make room, never past the writer's hold, and not
  * at all while the rings are frozen. (push_one() is not used: only the

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mem.c - the memory librec holds for events: every ring, mapped and
+ * faulted in whole here (so no probe ever faults on one), counted against
+ * REC_MEMORY, and a pool of rings ready for threads that attach or grow
+ * (docs/DESIGN.md, "Ring memory"). Sizes are powers of two, one pool class
+ * per size. The pool is kept one step ahead of demand by the writer
+ * (rec__mem_refill()): REC__POOL_FIRST first rings and one ring of every
+ * larger size up to REC_BUFFER, so that a thread that starts recording
+ * flat out grows to REC_BUFFER without waiting for the writer. Freed rings
+ * go back to the pool (already faulted in) while it has room for them.
+ *
+ * Who calls what: attach (rec__in_librec set; maybe in a signal handler)
+ * rec__mem_first(); a producer inside its window (maybe in a handler)
+ * rec__mem_grow(), which only try-locks the pool, and maps a ring itself
+ * only when its ring is full and the pool has none larger (several
+ * threads growing at once); the writer rec__mem_put() and
+ * rec__mem_refill(). Nothing here allocates with
+ * malloc or takes a lock malloc may hold: mmap, munmap, stores, sched_yield.
+ */
+#define _GNU_SOURCE
+#include "rec_internal.h"
+
+#include <sched.h>
+#include <sys/mman.h>
+
+#define PAGE_BYTES 4096u
+#define HUGE_PAGE_BYTES (2u << 20)
+#define MAX_LOG2 33 /* slots: REC__MAX_BUFFER_BYTES / 16 = 2^28; room to spare */
+#define POOL_FIRST_CAP 64u
+#define POOL_OTHER_CAP 2u
+
+static struct {
+	uintptr_t seg[POOL_FIRST_CAP];
+	unsigned n;
+} pool[MAX_LOG2 + 1]; /* under pool_lock */
+static uint8_t pool_lock;
+static size_t used;	  /* bytes mapped for rings, the pool's included (atomic) */
+static size_t cap_bytes;  /* REC_MEMORY; set at start, under rec__g.lock */
+static unsigned first_log2, max_log2; /* ring sizes, in slots */
+/* Bumped (release) by each rec__mem_put(): see rec__mem_gen(). */
+static uint32_t gen;
+
+static bool pool_trylock(void)
+{
+	return !__atomic_exchange_n(&pool_lock, 1, __ATOMIC_ACQUIRE);
+}
+
+static void pool_lock_wait(void)
+{
+	while (!pool_trylock())
+		sched_yield();
+}
+
+static void pool_unlock(void)
+{
+	__atomic_store_n(&pool_lock, 0, __ATOMIC_RELEASE);
+}
+
+static unsigned pool_cap(unsigned l)
+{
+	return l == first_log2 ? POOL_FIRST_CAP : POOL_OTHER_CAP;
+}
+
+/* Counts b more bytes if REC_MEMORY allows. */
+static bool reserve(size_t b, size_t limit)
+{
+	size_t u = __atomic_load_n(&used, __ATOMIC_RELAXED);
+
+	do {
+		if (u + b > limit || u + b < u)
+			return false;
+	} while (!__atomic_compare_exchange_n(&used, &u, u + b, true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return true;
+}
+
+static void unmap(uintptr_t seg)
+{
+	munmap(rec__seg_events(seg), rec__seg_bytes(seg));
+	__atomic_fetch_sub(&used, rec__seg_bytes(seg), __ATOMIC_RELAXED);
+}
+
+/*
+ * A new ring of 2^l slots, faulted in whole, within `limit` bytes in all.
+ * Each page is written once by hand, not with MADV_POPULATE_WRITE, which
+ * holds the process's mmap_lock for the whole ring: a thread preempted
+ * inside it stalled every page fault of the process, the writer's
+ * included, for up to 0.8 s (issue 26). Return: its seg, or 0.
+ */
+static uintptr_t map_ring(unsigned l, size_t limit)
+{
+	size_t bytes = ((size_t)1 << l) * sizeof(struct rec__event);
+	volatile char *p;
+
+	if (!reserve(bytes, limit))
+		return 0;
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		__atomic_fetch_sub(&used, bytes, __ATOMIC_RELAXED);
+		return 0;
+	}
+#ifdef MADV_HUGEPAGE
+	if (bytes >= HUGE_PAGE_BYTES)
+		madvise((void *)p, bytes, MADV_HUGEPAGE); /* fewer faults; advisory */
+#endif
+	for (size_t i = 0; i < bytes; i += PAGE_BYTES)
+		p[i] = 0;
+	return rec__seg_make((void *)p, (uint64_t)1 << l);
+}
+
+/* Under pool_lock: a pooled ring of 2^l slots, or 0. */
+static uintptr_t pop(unsigned l)
+{
+	return pool[l].n ? pool[l].seg[--pool[l].n] : 0;
+}
+
+/* Under pool_lock: frees pooled rings, largest first, until b more bytes fit in limit. */
+static void evict_for(size_t b, size_t limit)
+{
+	for (unsigned l = MAX_LOG2; l > 0 && __atomic_load_n(&used, __ATOMIC_RELAXED) + b > limit; l--)
+		while (pool[l].n && __atomic_load_n(&used, __ATOMIC_RELAXED) + b > limit)
+			unmap(pool[l].seg[--pool[l].n]);
+}
+
+void rec__mem_configure(size_t memory_bytes, size_t buffer_bytes)
+{
+	uint64_t slots = buffer_bytes / sizeof(struct rec__event);
+
+	cap_bytes = memory_bytes;
+	max_log2 = (unsigned)__builtin_ctzll(slots);
+	first_log2 = (unsigned)__builtin_ctzll(REC__RING_FIRST_BYTES / sizeof(struct rec__event));
+	if (first_log2 > max_log2)
+		first_log2 = max_log2;
+}
+
+uintptr_t rec__mem_first(bool may_map)
+{
+	uintptr_t seg;
+
+	pool_lock_wait();
+	seg = pop(first_log2);
+	if (!seg)
+		evict_for(((size_t)1 << first_log2) * sizeof(struct rec__event), cap_bytes);
+	pool_unlock();
+	return seg || !may_map ? seg : map_ring(first_log2, cap_bytes);
+}
+
+uintptr_t rec__mem_grow(uintptr_t cur, bool may_map)
+{
+	uintptr_t seg = 0;
+	unsigned l = (unsigned)(cur & 63), k = l;
+	size_t limit = cap_bytes / 4 * 3;
+
+	if (l >= max_log2 || !pool_trylock())
+		return 0;
+	while (!seg && ++k <= max_log2)
+		seg = pop(k);
+	/* None ready: twice the ring, within three quarters of REC_MEMORY,
+	 * the pool's smaller rings given up for it if need be. */
+	if (!seg && may_map)
+		evict_for(((size_t)2 << l) * sizeof(struct rec__event), limit);
+	pool_unlock();
+	return seg || !may_map ? seg : map_ring(l + 1, limit);
+}
+
+void rec__mem_put(uintptr_t seg)
+{
+	unsigned l = (unsigned)(seg & 63);
+
+	if (!seg)
+		return;
+	pool_lock_wait();
+	if (l >= first_log2 && l <= max_log2 && pool[l].n < pool_cap(l)) {
+		pool[l].seg[pool[l].n++] = seg;
+		seg = 0;
+	}
+	pool_unlock();
+	if (seg)
+		unmap(seg);
+	/* Pairs with the acquire in rec__mem_gen(). */
+	__atomic_fetch_add(&gen, 1, __ATOMIC_RELEASE);
+}
+
+uint32_t rec__mem_gen(void)
+{
+	return __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * rec__mem_refill() - the writer at each pass (and the start, before the
+ * first probe's stamp): brings the pool up to REC__POOL_FIRST first rings
+ * and one ring of each larger size, smallest first, as long as these add
+ * up to no more than an eighth of REC_MEMORY (at the defaults: every size
+ * up to REC_BUFFER, 16.5 MiB), never past three quarters of REC_MEMORY
+ * in all (the last quarter is left to threads' first rings). Rings of
+ * sizes no longer in use (a restart changed REC_BUFFER) are freed. Maps
+ * and faults in outside the pool's lock.
+ */
+void rec__mem_refill(void)
+{
+	size_t limit = cap_bytes / 4 * 3, reserve_sum = 0;
+
+	for (unsigned l = 0; l <= MAX_LOG2; l++) {
+		size_t bytes = ((size_t)1 << l) * sizeof(struct rec__event);
+		unsigned want = l == first_log2 ? REC__POOL_FIRST : l > first_log2 && l <= max_log2;
+
+		reserve_sum += want * bytes;
+		if (reserve_sum > cap_bytes / 8)
+			want = 0;
+
+		for (;;) {
+			uintptr_t seg = 0;
+			bool more;
+
+			pool_lock_wait();
+			if (pool[l].n > want && (l < first_log2 || l > max_log2))
+				seg = pool[l].seg[--pool[l].n];
+			more = pool[l].n < want;
+			pool_unlock();
+			if (seg) {
+				unmap(seg);
+				continue;
+			}
+			if (!more || !(seg = map_ring(l, limit)))
+				break;
+			pool_lock_wait();
+			if (pool[l].n < pool_cap(l)) {
+				pool[l].seg[pool[l].n++] = seg;
+				seg = 0;
+			}
+			pool_unlock();
+			if (seg) {
+				unmap(seg);
+				break;
+			}
+		}
+	}
+}
+
+size_t rec__mem_used(void)
+{
+	return __atomic_load_n(&used, __ATOMIC_RELAXED);
+}
+
+/* fork: the pool's lock is held across fork(), so the child's copy is whole. */
+void rec__mem_fork_prepare(void)
+{
+	pool_lock_wait();
+}
+
+void rec__mem_fork_parent(void)
+{
+	pool_unlock();
+}
+
+void rec__mem_fork_child(void)
+{
+	pool_unlock();
+}
