@@ -22,6 +22,7 @@
 #include "engine/events.h"
 #include "cmd/options.h"
 #include "common/progress.h"
+#include "common/hmap.h"
 #include "common/xalloc.h"
 
 static const struct argp_child check_children[] = {

@@ -28,6 +28,7 @@
 
 #include "cmd/commands.h"
 #include "common/emit.h"
+#include "common/hmap.h"
 #include "common/keyidx.h"
 #include "views/labels.h"
 #include "cmd/options.h"
@@ -96,7 +97,6 @@ struct chrome_arg {
 struct chrome_qname {
 	char *name; /* a copy: the engine may free and redefine a name */
 	uint32_t name_bytes;
-	uint32_t hash;
 	char *quoted;
 };
 
@@ -145,9 +145,10 @@ struct chrome_thread {
 	char head[64];
 	uint32_t head_len;
 	/* Annotation names quoted once each (messages are not: each is its
-	 * own text); open addressing, at most half full. */
+	 * own text). */
 	struct chrome_qname *qnames;
-	uint32_t qnames_mask, nr_qnames;
+	uint32_t nr_qnames, cap_qnames;
+	struct tt_hmap qname_map; /* hmap.h: qnames by name */
 	struct chrome_thread *next;
 };
 
@@ -165,8 +166,9 @@ struct chrome {
 	struct tt_clock clock;	      /* the file's final clock (meta pass) */
 	uint64_t lo_ticks, hi_ticks;  /* --from/--to; hi UINT64_MAX: none */
 	struct chrome_thread *threads;
-	uint64_t *ids;		      /* the file's chrome tids, + 1; 0: empty slot */
-	uint32_t ids_mask, nr_ids;
+	uint64_t *ids;		      /* the file's chrome tids taken */
+	uint32_t nr_ids, cap_ids;
+	struct tt_hmap id_map;	      /* hmap.h: ids by value */
 	uint32_t nr_reserved;	      /* threads of rep->tr below it: tids given */
 	bool started;	  /* start() ran: the output is open, its head written */
 	int fd;		  /* the output */
@@ -221,35 +223,32 @@ static int64_t add_ns(int64_t a, int64_t b)
 /* Above every Linux tid (PID_MAX_LIMIT, 2^22): the base of fallback ids. */
 #define CHROME_FALLBACK_TID ((uint64_t)1 << 22)
 
+struct id_key {
+	const struct chrome *ch;
+	uint64_t id;
+};
+
+static bool id_eq(const void *ctx, uint32_t k)
+{
+	const struct id_key *key = ctx;
+
+	return key->ch->ids[k] == key->id;
+}
+
 /* Takes id for a thread of the file if no other thread has it. */
 static bool take_id(struct chrome *ch, uint64_t id)
 {
-	uint32_t slot;
+	const struct id_key key = { ch, id };
+	uint32_t h = tt_hash_u64(id); /* the file's tids: keyed, hmap.h */
 
-	if (2 * (ch->nr_ids + 1) > ch->ids_mask) {
-		uint32_t old = ch->ids_mask;
-		uint64_t *was = ch->ids;
-
-		ch->ids_mask = old ? 2 * old + 1 : 63;
-		ch->ids = tt_xcalloc((size_t)ch->ids_mask + 1, sizeof(*ch->ids));
-		for (uint32_t i = 0; was && i <= old; i++) {
-			if (!was[i])
-				continue;
-			slot = tt_hash_u32((uint32_t)(was[i] - 1) ^ (uint32_t)((was[i] - 1) >> 32)) &
-			       ch->ids_mask;
-			while (ch->ids[slot])
-				slot = (slot + 1) & ch->ids_mask;
-			ch->ids[slot] = was[i];
-		}
-		free(was);
-	}
-	slot = tt_hash_u32((uint32_t)id ^ (uint32_t)(id >> 32)) & ch->ids_mask;
-	while (ch->ids[slot] && ch->ids[slot] != id + 1)
-		slot = (slot + 1) & ch->ids_mask;
-	if (ch->ids[slot])
+	if (tt_hmap_find(&ch->id_map, h, id_eq, &key) != TT_HMAP_NONE)
 		return false;
-	ch->ids[slot] = id + 1;
-	ch->nr_ids++;
+	if (ch->nr_ids == ch->cap_ids) {
+		ch->cap_ids = ch->cap_ids ? 2 * ch->cap_ids : 64;
+		ch->ids = tt_xrealloc(ch->ids, ch->cap_ids * sizeof(*ch->ids));
+	}
+	tt_hmap_put(&ch->id_map, h, ch->nr_ids);
+	ch->ids[ch->nr_ids++] = id;
 	return true;
 }
 
@@ -658,24 +657,19 @@ static char *quote_bytes(const char *name, uint32_t name_bytes)
 	return quoted;
 }
 
-static uint32_t name_hash(const char *name, uint32_t name_bytes)
+struct qname_key {
+	const struct chrome_thread *ct;
+	const char *name;
+	uint32_t name_bytes;
+};
+
+static bool qname_eq(const void *ctx, uint32_t k)
 {
-	return tt_hash_bytes(name, name_bytes); /* seeded: xalloc.h */
-}
+	const struct qname_key *key = ctx;
+	const struct chrome_qname *e = &key->ct->qnames[k];
 
-static uint32_t qname_slot(const struct chrome_thread *ct, const char *name, uint32_t name_bytes,
-			   uint32_t hash)
-{
-	uint32_t slot = hash & ct->qnames_mask;
-
-	for (;;) {
-		const struct chrome_qname *e = &ct->qnames[slot];
-
-		if (!e->quoted || (e->hash == hash && e->name_bytes == name_bytes &&
-				   memcmp(e->name, name, name_bytes) == 0))
-			return slot;
-		slot = (slot + 1) & ct->qnames_mask;
-	}
+	return e->name_bytes == key->name_bytes &&
+	       memcmp(e->name, key->name, key->name_bytes) == 0;
 }
 
 /*
@@ -686,59 +680,51 @@ static uint32_t qname_slot(const struct chrome_thread *ct, const char *name, uin
  */
 static const char *quoted_annot_name(struct chrome_thread *ct, const struct tt_annot *a, char **own)
 {
-	uint32_t hash, slot;
+	const struct qname_key key = { ct, a->name, a->name_bytes };
+	uint32_t h, k;
+	struct chrome_qname *e;
 
 	*own = NULL;
 	if (a->kind == TT_ANNOT_MESSAGE)
 		return *own = quote_bytes(a->name, a->name_bytes);
-	if (2 * (ct->nr_qnames + 1) > ct->qnames_mask + 1) {
-		struct chrome_qname *old = ct->qnames;
-		uint32_t old_size = old ? ct->qnames_mask + 1 : 0;
-		uint32_t size = old ? 2 * old_size : 16;
-
-		ct->qnames = tt_xcalloc(size, sizeof(*ct->qnames));
-		ct->qnames_mask = size - 1;
-		for (uint32_t i = 0; i < old_size; i++)
-			if (old[i].quoted)
-				ct->qnames[qname_slot(ct, old[i].name, old[i].name_bytes,
-						      old[i].hash)] = old[i];
-		free(old);
+	h = tt_hash_bytes(a->name, a->name_bytes); /* seeded: hmap.h */
+	k = tt_hmap_find(&ct->qname_map, h, qname_eq, &key);
+	if (k != TT_HMAP_NONE)
+		return ct->qnames[k].quoted;
+	if (ct->nr_qnames == ct->cap_qnames) {
+		ct->cap_qnames = ct->cap_qnames ? 2 * ct->cap_qnames : 16;
+		ct->qnames = tt_xrealloc(ct->qnames, ct->cap_qnames * sizeof(*ct->qnames));
 	}
-	hash = name_hash(a->name, a->name_bytes);
-	slot = qname_slot(ct, a->name, a->name_bytes, hash);
-	if (!ct->qnames[slot].quoted) {
-		struct chrome_qname *e = &ct->qnames[slot];
-
-		e->name = tt_xrealloc(NULL, a->name_bytes ? a->name_bytes : 1);
-		memcpy(e->name, a->name, a->name_bytes);
-		e->name_bytes = a->name_bytes;
-		e->hash = hash;
-		e->quoted = quote_bytes(a->name, a->name_bytes);
-		ct->nr_qnames++;
-	}
-	return ct->qnames[slot].quoted;
+	tt_hmap_put(&ct->qname_map, h, ct->nr_qnames);
+	e = &ct->qnames[ct->nr_qnames++];
+	e->name = tt_xrealloc(NULL, a->name_bytes ? a->name_bytes : 1);
+	memcpy(e->name, a->name, a->name_bytes);
+	e->name_bytes = a->name_bytes;
+	e->quoted = quote_bytes(a->name, a->name_bytes);
+	return e->quoted;
 }
 
 static void free_qnames(struct chrome_thread *ct)
 {
-	for (uint32_t i = 0; ct->qnames && i <= ct->qnames_mask; i++) {
+	for (uint32_t i = 0; i < ct->nr_qnames; i++) {
 		free(ct->qnames[i].name);
 		free(ct->qnames[i].quoted);
 	}
 	free(ct->qnames);
 	ct->qnames = NULL;
-	ct->qnames_mask = ct->nr_qnames = 0;
+	ct->nr_qnames = ct->cap_qnames = 0;
+	tt_hmap_fini(&ct->qname_map);
 }
 
 /* A frame's arguments by their quoted key's pointer (keyidx.h). */
-static uint64_t ptr_hash(const char *p)
+static uint32_t ptr_hash(const char *p)
 {
 	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
 
-	return h ^ h >> 29;
+	return (uint32_t)(h ^ h >> 29);
 }
 
-static uint64_t arg_hash(const void *ctx, uint32_t i)
+static uint32_t arg_hash(const void *ctx, uint32_t i)
 {
 	return ptr_hash(((const struct chrome_frame *)ctx)->args[i].qkey);
 }
@@ -777,7 +763,7 @@ static void chrome_annot(void *tctx, uint32_t slot, uint32_t depth, const struct
 		const struct arg_probe pr = { f, qk };
 		uint32_t i = UINT32_MAX;
 
-		if (f->idx.tab) {
+		if (tt_keyidx_is_built(&f->idx)) {
 			i = tt_keyidx_find(&f->idx, ptr_hash(qk), arg_same, &pr);
 		} else {
 			for (uint32_t k = 0; k < f->nr_args && i == UINT32_MAX; k++)
@@ -1060,7 +1046,8 @@ static void end_file(struct chrome *ch)
 	}
 	free(ch->ids);
 	ch->ids = NULL;
-	ch->ids_mask = ch->nr_ids = ch->nr_reserved = 0;
+	ch->nr_ids = ch->cap_ids = ch->nr_reserved = 0;
+	tt_hmap_fini(&ch->id_map);
 	ch->started = false;
 	ch->nr_events = 0;
 	ch->meta = NULL;

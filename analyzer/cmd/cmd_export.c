@@ -24,6 +24,7 @@
 
 #include "cmd/commands.h"
 #include "common/emit.h"
+#include "common/hmap.h"
 #include "common/keyidx.h"
 #include "views/labels.h"
 #include "out/parquet.h"
@@ -349,11 +350,11 @@ struct exp_offset {
 struct exp_offsets {
 	struct exp_offset *v;
 	uint32_t n, cap;
-	uint32_t *hash, mask; /* (serial, key) -> index + 1 */
+	struct tt_hmap map; /* hmap.h: entries by (serial, key) */
 };
 
 struct exp_chain {
-	uint32_t name; /* the walker's name index; UINT32_MAX: empty slot */
+	uint32_t name; /* the walker's name index */
 	uint64_t total_ticks, self_ticks; /* chain positions, offsets included */
 	uint64_t total_ns, self_ns;	  /* ns of those positions */
 };
@@ -364,8 +365,9 @@ struct exp_thread {
 	uint32_t serial;
 	struct exp_frame *stack;
 	uint32_t sp, cap;
-	struct exp_chain *chains; /* open addressing by name index */
-	uint32_t nr_chains, chain_mask;
+	struct exp_chain *chains;
+	uint32_t nr_chains, cap_chains;
+	struct tt_hmap chain_map; /* hmap.h: chains by name index */
 	struct exp_thread *next;
 };
 
@@ -385,55 +387,43 @@ struct exporter {
 	const struct exp_offsets *offsets; /* the run's chain starts */
 };
 
+/* Keys come from the file: keyed hashes (hmap.h). */
 static uint32_t offset_hash(uint32_t serial, const char *key)
 {
-	uint32_t h = 2166136261u ^ serial;
+	return tt_hash_u64((uint64_t)serial << 32 | tt_hash_bytes(key, strlen(key)));
+}
 
-	for (; *key; key++)
-		h = (h ^ (uint8_t)*key) * 16777619u;
-	return h;
+struct offset_key {
+	const struct exp_offsets *o;
+	uint32_t serial;
+	const char *key;
+};
+
+static bool offset_eq(const void *ctx, uint32_t k)
+{
+	const struct offset_key *key = ctx;
+	const struct exp_offset *e = &key->o->v[k];
+
+	return e->serial == key->serial && strcmp(e->key, key->key) == 0;
 }
 
 static struct exp_offset *offset_find(const struct exp_offsets *o, uint32_t serial, const char *key)
 {
-	if (!o->hash)
-		return NULL;
-	for (uint32_t i = offset_hash(serial, key) & o->mask; o->hash[i]; i = (i + 1) & o->mask) {
-		struct exp_offset *e = &o->v[o->hash[i] - 1];
+	const struct offset_key k = { o, serial, key };
+	uint32_t i = tt_hmap_find(&o->map, offset_hash(serial, key), offset_eq, &k);
 
-		if (e->serial == serial && strcmp(e->key, key) == 0)
-			return e;
-	}
-	return NULL;
+	return i == TT_HMAP_NONE ? NULL : &o->v[i];
 }
 
 static void offset_add(struct exp_offsets *o, uint32_t serial, const char *key, uint64_t total,
 		       uint64_t self)
 {
-	if (2 * (o->n + 1) > (o->hash ? o->mask + 1 : 0)) {
-		uint32_t slots = o->hash ? 2 * (o->mask + 1) : 256;
-
-		free(o->hash);
-		o->hash = tt_xcalloc(slots, sizeof(*o->hash));
-		o->mask = slots - 1;
-		for (uint32_t k = 0; k < o->n; k++) {
-			uint32_t i = offset_hash(o->v[k].serial, o->v[k].key) & o->mask;
-
-			while (o->hash[i])
-				i = (i + 1) & o->mask;
-			o->hash[i] = k + 1;
-		}
-	}
 	if (o->n == o->cap) {
 		o->cap = o->cap ? 2 * o->cap : 64;
 		o->v = tt_xrealloc(o->v, o->cap * sizeof(*o->v));
 	}
-	o->v[o->n] = (struct exp_offset){ serial, tt_xstrndup(key, strlen(key)), total, self };
-	uint32_t i = offset_hash(serial, key) & o->mask;
-
-	while (o->hash[i])
-		i = (i + 1) & o->mask;
-	o->hash[i] = ++o->n;
+	tt_hmap_put(&o->map, offset_hash(serial, key), o->n);
+	o->v[o->n++] = (struct exp_offset){ serial, tt_xstrndup(key, strlen(key)), total, self };
 }
 
 static void offsets_fini(struct exp_offsets *o)
@@ -441,7 +431,7 @@ static void offsets_fini(struct exp_offsets *o)
 	for (uint32_t k = 0; k < o->n; k++)
 		free(o->v[k].key);
 	free(o->v);
-	free(o->hash);
+	tt_hmap_fini(&o->map);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -495,40 +485,37 @@ static enum tt_status exp_first_pass(const char *path, struct exp_offsets *out, 
 	return st;
 }
 
+struct chain_key {
+	const struct exp_thread *et;
+	uint32_t name;
+};
+
+static bool chain_eq(const void *ctx, uint32_t k)
+{
+	const struct chain_key *key = ctx;
+
+	return key->et->chains[k].name == key->name;
+}
+
 /* The chain of (thread, name), made on first use. */
 static struct exp_chain *exp_chain_of(struct exp_thread *et, uint32_t name)
 {
 	struct exporter *ex = et->ex;
-	uint32_t i;
+	const struct chain_key key = { et, name };
+	uint32_t h = tt_hash_u32(name), k = tt_hmap_find(&et->chain_map, h, chain_eq, &key);
 
-	if (2 * (et->nr_chains + 1) > (et->chains ? et->chain_mask + 1 : 0)) {
-		uint32_t slots = et->chains ? 2 * (et->chain_mask + 1) : 64;
-		struct exp_chain *old = et->chains, *c = tt_xcalloc(slots, sizeof(*c));
-
-		for (uint32_t k = 0; k < slots; k++)
-			c[k].name = UINT32_MAX;
-		for (uint32_t k = 0; old && k <= et->chain_mask; k++) {
-			if (old[k].name == UINT32_MAX)
-				continue;
-			for (i = tt_hash_u32(old[k].name) & (slots - 1); c[i].name != UINT32_MAX;
-			     i = (i + 1) & (slots - 1))
-				;
-			c[i] = old[k];
-		}
-		free(old);
-		et->chains = c;
-		et->chain_mask = slots - 1;
+	if (k != TT_HMAP_NONE)
+		return &et->chains[k];
+	if (et->nr_chains == et->cap_chains) {
+		et->cap_chains = et->cap_chains ? 2 * et->cap_chains : 64;
+		et->chains = tt_xrealloc(et->chains, et->cap_chains * sizeof(*et->chains));
 	}
-	for (i = tt_hash_u32(name) & et->chain_mask; et->chains[i].name != UINT32_MAX;
-	     i = (i + 1) & et->chain_mask)
-		if (et->chains[i].name == name)
-			return &et->chains[i];
-	struct exp_chain *c = &et->chains[i];
+	tt_hmap_put(&et->chain_map, h, et->nr_chains);
+	struct exp_chain *c = &et->chains[et->nr_chains++];
 	const struct tt_trace *tr = tt_report_replica(ex->rep, ex->replica);
 	const struct exp_offset *off =
 		name < tr->nr_names ? offset_find(ex->offsets, et->serial, tr->names[name]) : NULL;
 
-	et->nr_chains++;
 	c->name = name;
 	c->total_ticks = off ? off->total : 0;
 	c->self_ticks = off ? off->self : 0;
@@ -608,12 +595,12 @@ static void exp_block(void *tctx, uint64_t first_enter)
 }
 
 /* An activation's arguments by key (keyidx.h): the seeded FNV-1a of the key. */
-static uint64_t key_hash(const char *s)
+static uint32_t key_hash(const char *s)
 {
-	return tt_hash_u32(tt_hash_bytes(s, strlen(s))); /* seeded: xalloc.h */
+	return tt_hash_bytes(s, strlen(s)); /* seeded: hmap.h */
 }
 
-static uint64_t arg_hash(const void *ctx, uint32_t i)
+static uint32_t arg_hash(const void *ctx, uint32_t i)
 {
 	return key_hash(((const struct exp_frame *)ctx)->args[i].key);
 }
@@ -794,7 +781,7 @@ static void exp_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt
 			const struct arg_probe pr = { w, name };
 			uint32_t i = UINT32_MAX;
 
-			if (w->idx.tab) {
+			if (tt_keyidx_is_built(&w->idx)) {
 				i = tt_keyidx_find(&w->idx, key_hash(name), arg_same, &pr);
 			} else {
 				for (uint32_t k = 0; k < w->nr_args && i == UINT32_MAX; k++)
@@ -878,6 +865,7 @@ static void free_threads(struct exporter *ex)
 		}
 		free(et->stack);
 		free(et->chains);
+		tt_hmap_fini(&et->chain_map);
 		free(et);
 	}
 }

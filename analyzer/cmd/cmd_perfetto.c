@@ -24,6 +24,7 @@
 
 #include "cmd/commands.h"
 #include "common/emit.h"
+#include "common/hmap.h"
 #include "cmd/options.h"
 #include "out/perfetto.h"
 #include "engine/front.h"
@@ -65,8 +66,7 @@ struct pf {
 	char **tracks; /* the file's value tracks: counter track uuid by index */
 	uint32_t *track_bytes;
 	uint32_t nr_tracks, cap_tracks;
-	uint32_t *track_hash; /* name -> index + 1, 0 empty; track_mask + 1 slots */
-	uint32_t track_mask;
+	struct tt_hmap track_map; /* hmap.h: tracks by name */
 	struct tt_inc_labels labels; /* the run's scope names (labels.h) */
 };
 
@@ -146,11 +146,17 @@ static void pf_act(void *tctx, const struct tt_activation *a)
 	pt->pf->slices++;
 }
 
-/* FNV-1a of a name's bytes from the process's random basis, for the track
- * table. */
-static uint32_t name_hash(const char *s, uint32_t n)
+struct track_key {
+	const struct pf *pf;
+	const char *s;
+	uint32_t n;
+};
+
+static bool track_eq(const void *ctx, uint32_t k)
 {
-	return tt_hash_u32(tt_hash_bytes(s, n)); /* seeded: xalloc.h */
+	const struct track_key *t = ctx;
+
+	return t->pf->track_bytes[k] == t->n && memcmp(t->pf->tracks[k], t->s, t->n) == 0;
 }
 
 /*
@@ -161,43 +167,22 @@ static uint32_t name_hash(const char *s, uint32_t n)
  */
 static uint32_t track_of(struct pf *pf, const char *s, uint32_t n)
 {
-	uint32_t slot, k;
+	const struct track_key key = { pf, s, n };
+	uint32_t h = tt_hash_bytes(s, n); /* seeded: hmap.h */
+	uint32_t k = tt_hmap_find(&pf->track_map, h, track_eq, &key);
 
-	if (pf->track_hash) {
-		for (slot = name_hash(s, n) & pf->track_mask; pf->track_hash[slot];
-		     slot = (slot + 1) & pf->track_mask) {
-			k = pf->track_hash[slot] - 1;
-			if (pf->track_bytes[k] == n && memcmp(pf->tracks[k], s, n) == 0)
-				return k;
-		}
-	}
+	if (k != TT_HMAP_NONE)
+		return k;
 	k = pf->nr_tracks;
 	if (k == 0x7fffffff)
 		return UINT32_MAX;
-	if (!pf->track_hash || 2 * (k + 1) > pf->track_mask) {
-		uint32_t mask = pf->track_mask ? 2 * pf->track_mask + 1 : 63;
-		uint32_t *h = tt_xcalloc((size_t)mask + 1, sizeof(*h));
-
-		for (uint32_t j = 0; j < k; j++) {
-			slot = name_hash(pf->tracks[j], pf->track_bytes[j]) & mask;
-			while (h[slot])
-				slot = (slot + 1) & mask;
-			h[slot] = j + 1;
-		}
-		free(pf->track_hash);
-		pf->track_hash = h;
-		pf->track_mask = mask;
-	}
 	if (k == pf->cap_tracks) {
 		pf->cap_tracks = pf->cap_tracks ? 2 * pf->cap_tracks : 16;
 		pf->tracks = tt_xrealloc(pf->tracks, pf->cap_tracks * sizeof(*pf->tracks));
 		pf->track_bytes = tt_xrealloc(pf->track_bytes,
 					      pf->cap_tracks * sizeof(*pf->track_bytes));
 	}
-	for (slot = name_hash(s, n) & pf->track_mask; pf->track_hash[slot];
-	     slot = (slot + 1) & pf->track_mask)
-		;
-	pf->track_hash[slot] = k + 1;
+	tt_hmap_put(&pf->track_map, h, k);
 	pf->tracks[k] = tt_xstrndup(s, n);
 	pf->track_bytes[k] = n;
 	pf->nr_tracks++;
@@ -390,11 +375,10 @@ static void free_threads(struct pf *pf)
 		free(pf->tracks[k]);
 	free(pf->tracks);
 	free(pf->track_bytes);
-	free(pf->track_hash);
+	tt_hmap_fini(&pf->track_map);
 	pf->tracks = NULL;
 	pf->track_bytes = NULL;
-	pf->track_hash = NULL;
-	pf->nr_tracks = pf->cap_tracks = pf->track_mask = 0;
+	pf->nr_tracks = pf->cap_tracks = 0;
 }
 
 /*

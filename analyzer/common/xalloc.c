@@ -8,22 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/types.h>
-#include <time.h>
 #include <unistd.h>
-
-uint32_t tt_hash_basis = 2166136261u;
-
-/* Drawn once, before main() and any walker thread. */
-__attribute__((constructor)) static void hash_basis_draw(void)
-{
-	uint32_t b;
-
-	if (getrandom(&b, sizeof(b), GRND_NONBLOCK) != (ssize_t)sizeof(b))
-		b = (uint32_t)time(NULL) ^ (uint32_t)(uintptr_t)&b;
-	tt_hash_basis ^= b;
-}
 
 /* The file being read, for tt_oom()'s line; set before any walk, read on
  * any thread (a pointer written once per walk, before its threads start). */

@@ -35,12 +35,14 @@ void tt_trace_fini(struct tt_trace *tr)
 	for (uint32_t i = 0; i < tr->nr_names; i++)
 		free(tr->names[i]);
 	free(tr->threads);
-	free(tr->thread_hash);
+	tt_hmap_fini(&tr->thread_map);
 	free(tr->names);
 	free(tr->name_hook);
-	free(tr->name_hash);
+	tt_hmap_fini(&tr->name_map);
 	free(tr->site_name);
-	free(tr->big_sites);
+	free(tr->big_site_ids);
+	free(tr->big_site_names);
+	tt_hmap_fini(&tr->big_site_map);
 	free(tr->snapshot_reason);
 	tt_symbols_destroy(tr->syms);
 	memset(tr, 0, sizeof(*tr));

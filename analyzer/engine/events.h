@@ -20,6 +20,8 @@
 
 #include "recfmt.h"
 
+#include "common/hmap.h"
+
 struct tt_symbols; /* symbols.h */
 
 /* Ticks to nanoseconds as an exact ratio: ns = ticks * num / den (rounded). */
@@ -86,24 +88,24 @@ struct tt_trace {
 	uint64_t max_ticks; /* latest tick seen in events, syncs and END */
 	uint64_t file_bytes;
 
-	/* Threads in order of first appearance; a hash maps serial -> index. */
+	/* Threads in order of first appearance; a map finds them by serial. */
 	struct tt_thread *threads;
 	uint32_t nr_threads, cap_threads;
-	uint32_t *thread_hash; /* index + 1, 0 empty */
-	uint32_t hash_mask;
+	struct tt_hmap thread_map; /* hmap.h: keyed by serial */
 
 	/* Names, interned; sites map to names. */
 	char **names;
 	uint32_t nr_names, cap_names;
 	uint8_t *name_hook; /* per name: 1 once a function site (FUNC record,
 			     * -finstrument-functions) is named so, else 0 */
-	uint32_t *name_hash; /* index + 1 */
-	uint32_t name_hash_mask;
+	struct tt_hmap name_map; /* hmap.h: keyed by the name's bytes */
 	uint32_t *site_name; /* site id -> name index, TT_NO_NAME if none;
 			      * site_name[nr_site_slots] is TT_NO_NAME too */
 	uint32_t nr_site_slots;
-	uint32_t *big_sites; /* (id, name) pairs for ids >= 2^20 */
-	uint32_t big_mask, nr_big_sites;
+	/* Site ids >= 2^20: (id, name) pairs in a map keyed by the id. */
+	uint32_t *big_site_ids, *big_site_names;
+	uint32_t nr_big_sites, cap_big_sites;
+	struct tt_hmap big_site_map;
 	/* MODULE and FUNC records (1.1): names of function sites, resolved
 	 * when first needed; NULL if the file has none. */
 	struct tt_symbols *syms;

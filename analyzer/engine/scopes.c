@@ -16,6 +16,7 @@
 
 #include "common/emit.h"
 #include "common/hist.h"
+#include "common/hmap.h"
 #include "common/xalloc.h"
 
 /* Deeper enters than this are never stored; see also tt_depth_limit(). */

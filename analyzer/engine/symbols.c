@@ -11,6 +11,7 @@
  */
 #include "engine/symbols.h"
 #include "common/emit.h"
+#include "common/hmap.h"
 #include "common/xalloc.h"
 
 #include <errno.h>

@@ -17,41 +17,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SITE_DIRECT_MAX (1u << 20) /* larger site ids go through big_sites */
+#define SITE_DIRECT_MAX (1u << 20) /* larger site ids go through big_site_map */
 
-static uint32_t hash_str(const char *s, size_t n)
+/* Thread serials are the file's choice: keyed hash (hmap.h). */
+struct serial_key {
+	const struct tt_trace *tr;
+	uint32_t serial;
+};
+
+static bool serial_eq(const void *ctx, uint32_t id)
 {
-	return tt_hash_bytes(s, n); /* seeded: xalloc.h */
+	const struct serial_key *k = ctx;
+
+	return k->tr->threads[id].serial == k->serial;
 }
 
 struct tt_thread *tt_trace_find_thread(const struct tt_trace *tr, uint32_t serial)
 {
-	if (!tr->thread_hash)
-		return NULL;
-	for (uint32_t i = tt_hash_u32(serial) & tr->hash_mask;; i = (i + 1) & tr->hash_mask) {
-		uint32_t v = tr->thread_hash[i];
+	const struct serial_key k = { tr, serial };
+	uint32_t id = tt_hmap_find(&tr->thread_map, tt_hash_u64(serial), serial_eq, &k);
 
-		if (!v)
-			return NULL;
-		if (tr->threads[v - 1].serial == serial)
-			return &tr->threads[v - 1];
-	}
-}
-
-static void thread_rehash(struct tt_trace *tr, uint32_t slots)
-{
-	free(tr->thread_hash);
-	tr->thread_hash = calloc(slots, sizeof(uint32_t));
-	if (!tr->thread_hash)
-		tt_oom();
-	tr->hash_mask = slots - 1;
-	for (uint32_t t = 0; t < tr->nr_threads; t++) {
-		uint32_t i = tt_hash_u32(tr->threads[t].serial) & tr->hash_mask;
-
-		while (tr->thread_hash[i])
-			i = (i + 1) & tr->hash_mask;
-		tr->thread_hash[i] = t + 1;
-	}
+	return id == TT_HMAP_NONE ? NULL : &tr->threads[id];
 }
 
 struct tt_thread *tt_trace_thread(struct tt_trace *tr, uint32_t serial)
@@ -64,18 +50,10 @@ struct tt_thread *tt_trace_thread(struct tt_trace *tr, uint32_t serial)
 		tr->cap_threads = tr->cap_threads ? 2 * tr->cap_threads : 16;
 		tr->threads = tt_xrealloc(tr->threads, tr->cap_threads * sizeof(*tr->threads));
 	}
+	tt_hmap_put(&tr->thread_map, tt_hash_u64(serial), tr->nr_threads);
 	th = &tr->threads[tr->nr_threads++];
 	memset(th, 0, sizeof(*th));
 	th->serial = serial;
-	if (!tr->thread_hash || tr->nr_threads * 2 > tr->hash_mask + 1)
-		thread_rehash(tr, tr->thread_hash ? 2 * (tr->hash_mask + 1) : 64);
-	else {
-		uint32_t i = tt_hash_u32(serial) & tr->hash_mask;
-
-		while (tr->thread_hash[i])
-			i = (i + 1) & tr->hash_mask;
-		tr->thread_hash[i] = tr->nr_threads;
-	}
 	return th;
 }
 
@@ -89,38 +67,31 @@ void tt_thread_label(const struct tt_thread *th, char *out, size_t out_bytes)
 		snprintf(out, out_bytes, "serial%" PRIu32, th->serial);
 }
 
-static void name_rehash(struct tt_trace *tr, uint32_t slots)
+/* A name's bytes, not NUL-terminated: the key of the name map. */
+struct name_key {
+	const struct tt_trace *tr;
+	const char *name;
+	size_t name_bytes;
+};
+
+static bool name_eq(const void *ctx, uint32_t id)
 {
-	free(tr->name_hash);
-	tr->name_hash = calloc(slots, sizeof(uint32_t));
-	if (!tr->name_hash)
-		tt_oom();
-	tr->name_hash_mask = slots - 1;
-	for (uint32_t n = 0; n < tr->nr_names; n++) {
-		uint32_t i = hash_str(tr->names[n], strlen(tr->names[n])) & tr->name_hash_mask;
+	const struct name_key *k = ctx;
+	const char *s = k->tr->names[id];
 
-		while (tr->name_hash[i])
-			i = (i + 1) & tr->name_hash_mask;
-		tr->name_hash[i] = n + 1;
-	}
+	return strncmp(s, k->name, k->name_bytes) == 0 && s[k->name_bytes] == '\0';
 }
-
 
 /* Interns a key without NUL bytes; frees `own` (a copy of it) if given. */
 static uint32_t intern(struct tt_trace *tr, const char *name, size_t name_bytes, char *own)
 {
-	uint32_t h = hash_str(name, name_bytes), i;
-	char *copy;
+	const struct name_key k = { tr, name, name_bytes };
+	uint32_t h = tt_hash_bytes(name, name_bytes); /* seeded: hmap.h */
+	uint32_t id = tt_hmap_find(&tr->name_map, h, name_eq, &k);
 
-	if (tr->name_hash) {
-		for (i = h & tr->name_hash_mask; tr->name_hash[i]; i = (i + 1) & tr->name_hash_mask) {
-			const char *s = tr->names[tr->name_hash[i] - 1];
-
-			if (strncmp(s, name, name_bytes) == 0 && s[name_bytes] == '\0') {
-				free(own);
-				return tr->name_hash[i] - 1;
-			}
-		}
+	if (id != TT_HMAP_NONE) {
+		free(own);
+		return id;
 	}
 	if (tr->nr_names == tr->cap_names) {
 		tr->cap_names = tr->cap_names ? 2 * tr->cap_names : 64;
@@ -128,16 +99,9 @@ static uint32_t intern(struct tt_trace *tr, const char *name, size_t name_bytes,
 		tr->name_hook = tt_xrealloc(tr->name_hook, tr->cap_names);
 	}
 	tr->name_hook[tr->nr_names] = 0;
-	copy = own ? own : tt_xstrndup(name, name_bytes);
-	tr->names[tr->nr_names++] = copy;
-	if (!tr->name_hash || tr->nr_names * 2 > tr->name_hash_mask + 1)
-		name_rehash(tr, tr->name_hash ? 2 * (tr->name_hash_mask + 1) : 256);
-	else {
-		for (i = h & tr->name_hash_mask; tr->name_hash[i]; i = (i + 1) & tr->name_hash_mask)
-			;
-		tr->name_hash[i] = tr->nr_names;
-	}
-	return tr->nr_names - 1;
+	tr->names[tr->nr_names] = own ? own : tt_xstrndup(name, name_bytes);
+	tt_hmap_put(&tr->name_map, h, tr->nr_names);
+	return tr->nr_names++;
 }
 
 /* True if s[0, n) is empty or spaces only: nothing a reader could see. */
@@ -205,41 +169,42 @@ uint32_t tt_trace_intern(struct tt_trace *tr, const char *name, size_t name_byte
 	return intern(tr, copy, strlen(copy), copy);
 }
 
-/* Big site ids (rare) live in an open-addressed table of (id, name) pairs. */
+/* Big site ids (rare, and the file's choice: keyed hash) live in a map of
+ * (id, name) pairs. */
+struct site_key {
+	const struct tt_trace *tr;
+	uint32_t site;
+};
+
+static bool site_eq(const void *ctx, uint32_t id)
+{
+	const struct site_key *k = ctx;
+
+	return k->tr->big_site_ids[id] == k->site;
+}
+
 static uint32_t *big_site_slot(struct tt_trace *tr, uint32_t site, bool insert)
 {
-	uint32_t i;
+	const struct site_key k = { tr, site };
+	uint32_t h = tt_hash_u64(site);
+	uint32_t id = tt_hmap_find(&tr->big_site_map, h, site_eq, &k);
 
-	if (insert && (tr->nr_big_sites + 1) * 2 > tr->big_mask + 1) {
-		uint32_t old_slots = tr->big_sites ? tr->big_mask + 1 : 0;
-		uint32_t *old = tr->big_sites;
-
-		tr->big_mask = old_slots ? 2 * old_slots - 1 : 63;
-		tr->big_sites = calloc(2 * (size_t)(tr->big_mask + 1), sizeof(uint32_t));
-		if (!tr->big_sites)
-			tt_oom();
-		for (uint32_t k = 0; k < old_slots; k++) {
-			if (!old[2 * k])
-				continue;
-			for (i = tt_hash_u32(old[2 * k]) & tr->big_mask; tr->big_sites[2 * i];
-			     i = (i + 1) & tr->big_mask)
-				;
-			tr->big_sites[2 * i] = old[2 * k];
-			tr->big_sites[2 * i + 1] = old[2 * k + 1];
-		}
-		free(old);
-	}
-	if (!tr->big_sites)
-		return NULL;
-	for (i = tt_hash_u32(site) & tr->big_mask; tr->big_sites[2 * i]; i = (i + 1) & tr->big_mask)
-		if (tr->big_sites[2 * i] == site)
-			return &tr->big_sites[2 * i + 1];
+	if (id != TT_HMAP_NONE)
+		return &tr->big_site_names[id];
 	if (!insert)
 		return NULL;
-	tr->nr_big_sites++;
-	tr->big_sites[2 * i] = site;
-	tr->big_sites[2 * i + 1] = TT_NO_NAME;
-	return &tr->big_sites[2 * i + 1];
+	if (tr->nr_big_sites == tr->cap_big_sites) {
+		tr->cap_big_sites = tr->cap_big_sites ? 2 * tr->cap_big_sites : 16;
+		tr->big_site_ids = tt_xrealloc(tr->big_site_ids,
+					       tr->cap_big_sites * sizeof(*tr->big_site_ids));
+		tr->big_site_names = tt_xrealloc(tr->big_site_names,
+						 tr->cap_big_sites * sizeof(*tr->big_site_names));
+	}
+	id = tr->nr_big_sites++;
+	tr->big_site_ids[id] = site;
+	tr->big_site_names[id] = TT_NO_NAME;
+	tt_hmap_put(&tr->big_site_map, h, id);
+	return &tr->big_site_names[id];
 }
 
 void tt_trace_site_define(struct tt_trace *tr, uint32_t site, uint32_t name)

@@ -33,6 +33,7 @@
 
 #include "engine/events.h" /* tt_portable() */
 #include "recfmt.h"
+#include "common/hmap.h"
 #include "common/xalloc.h"
 
 #define PQ_MAX_COLS 1000
@@ -826,7 +827,7 @@ void tt_pq_bool(struct tt_pq *w, bool v)
 
 static uint32_t hash_bytes(const char *s, size_t n)
 {
-	return tt_hash_bytes(s, n); /* seeded: xalloc.h */
+	return tt_hash_bytes(s, n); /* seeded: hmap.h */
 }
 
 static void dict_grow(struct col *c)

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "common/hmap.h"
 #include "common/xalloc.h"
 #include "out/protobuf.h"
 

@@ -23,11 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/types.h>
-#include <time.h>
 
 #include "common/emit.h"
+#include "common/hmap.h"
 #include "common/reorder.h"
 #include "engine/front.h"
 #include "engine/report.h"
@@ -37,57 +35,45 @@
 /* Entries of each reorder queue, at most (40 and 32 bytes each). */
 #define REORDER (1u << 16)
 
-/* Names: interned strings, a hash of index + 1. */
+/* Names: interned strings, as reports show them. */
 struct names {
 	char **v;
 	uint32_t n, cap;
-	uint32_t *hash;
-	uint32_t mask;
+	struct tt_hmap map; /* hmap.h: names by their bytes */
 };
 
-static uint32_t hash_str(const char *s, size_t n)
+struct name_probe {
+	const struct names *t;
+	const char *s;
+};
+
+static bool name_eq(const void *ctx, uint32_t id)
 {
-	return tt_hash_bytes(s, n); /* seeded: xalloc.h */
+	const struct name_probe *p = ctx;
+
+	return strcmp(p->t->v[id], p->s) == 0;
 }
 
 /* The index of s[0..n) in t, as reports show it; *added: it is new. */
 static uint32_t intern(struct names *t, const char *s, size_t n, bool *added)
 {
-	uint32_t slot;
-
-	if (!t->hash || 2 * (t->n + 1) > t->mask) {
-		uint32_t mask = t->mask ? 2 * t->mask + 1 : 63;
-		uint32_t *h = tt_xcalloc((size_t)mask + 1, sizeof(*h));
-
-		for (uint32_t k = 0; k < t->n; k++) {
-			slot = hash_str(t->v[k], strlen(t->v[k])) & mask;
-			while (h[slot])
-				slot = (slot + 1) & mask;
-			h[slot] = k + 1;
-		}
-		free(t->hash);
-		t->hash = h;
-		t->mask = mask;
-	}
 	/* As reports show it: names shown alike are one (emit.c). */
 	char *shown = tt_emit_clean(s, n);
+	const struct name_probe p = { t, shown };
+	uint32_t h = tt_hash_bytes(shown, strlen(shown)); /* seeded: hmap.h */
+	uint32_t id = tt_hmap_find(&t->map, h, name_eq, &p);
 
-	*added = false;
-	slot = hash_str(shown, strlen(shown)) & t->mask;
-	while (t->hash[slot]) {
-		if (strcmp(t->v[t->hash[slot] - 1], shown) == 0) {
-			free(shown);
-			return t->hash[slot] - 1;
-		}
-		slot = (slot + 1) & t->mask;
+	*added = id == TT_HMAP_NONE;
+	if (!*added) {
+		free(shown);
+		return id;
 	}
 	if (t->n == t->cap) {
 		t->cap = t->cap ? 2 * t->cap : 16;
 		t->v = tt_xrealloc(t->v, t->cap * sizeof(*t->v));
 	}
 	t->v[t->n] = shown;
-	t->hash[slot] = t->n + 1;
-	*added = true;
+	tt_hmap_put(&t->map, h, t->n);
 	return t->n++;
 }
 
@@ -96,7 +82,7 @@ static void names_fini(struct names *t)
 	for (uint32_t k = 0; k < t->n; k++)
 		free(t->v[k]);
 	free(t->v);
-	free(t->hash);
+	tt_hmap_fini(&t->map);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -150,7 +136,7 @@ struct flow_name {
 struct open_flow {
 	uint64_t id;
 	uint64_t begin_ticks, steps;
-	uint32_t flow_plus1; /* 0: an empty slot */
+	uint32_t flow_plus1;
 	bool in_window;
 };
 
@@ -194,9 +180,9 @@ struct walker {
 	struct tt_reorder vq, fq;    /* reorder queues (reorder.h) */
 	struct an_thread **threads; /* thread_begin's, to free */
 	size_t nr_threads, cap_threads;
-	struct open_flow *open;
-	size_t nr_open, open_mask; /* open_mask + 1 slots, or none */
-	uint64_t open_seed;	   /* open_slot()'s key */
+	struct open_flow *open; /* the flows begun and not ended, in no order */
+	uint32_t nr_open, cap_open;
+	struct tt_hmap open_map; /* hmap.h: open flows by (flow, id) */
 	uint64_t seq;
 	uint64_t late_values, late_flows;
 	bool has_fprev; /* the last flow event released, for lateness */
@@ -267,83 +253,63 @@ static void fold_sample(struct walker *w, const struct sample *s)
 }
 
 /*
- * The open flows' table is keyed by ids the file chooses: with a fixed hash
+ * The open flows' map is keyed by ids the file chooses: with a fixed hash
  * a crafted file puts 10^6 open flows in one slot (hours of probing; issue
- * 26). So the hash is keyed by a random seed drawn per walk, and mixes all
- * 64 bits (a bijection of id ^ seed, then the flow). Nothing printed depends
- * on the slots: the unfinished flows are summed per name.
+ * 26). So the id goes through the keyed hash (hmap.h), and the flow with
+ * it through that hash again: (flow, id) pairs crafted to share a slot need
+ * the key. Nothing printed depends on the order: the unfinished flows are
+ * summed per name.
  */
-static uint64_t open_seed_draw(void)
+static uint32_t open_hash(uint32_t flow, uint64_t id)
 {
-	uint64_t seed = 0;
-
-	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != (ssize_t)sizeof(seed))
-		seed = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)&seed;
-	return seed;
+	return tt_hash_u64((uint64_t)flow << 32 | tt_hash_u64(id));
 }
 
-static size_t open_slot(const struct walker *w, uint32_t flow, uint64_t id)
-{
-	uint64_t h = id ^ w->open_seed;
+struct open_key {
+	const struct walker *w;
+	uint32_t flow;
+	uint64_t id;
+};
 
-	h = (h ^ h >> 30) * 0xbf58476d1ce4e5b9ull;
-	h = (h ^ h >> 27 ^ ((uint64_t)flow << 32 | flow)) * 0x94d049bb133111ebull;
-	return (size_t)(h ^ h >> 31) & w->open_mask;
+static bool open_eq(const void *ctx, uint32_t k)
+{
+	const struct open_key *key = ctx;
+	const struct open_flow *o = &key->w->open[k];
+
+	return o->flow_plus1 == key->flow + 1 && o->id == key->id;
 }
 
-/* The open flow (flow, id), or NULL; *slot: where it is or would go. */
-static struct open_flow *open_find(struct walker *w, uint32_t flow, uint64_t id, size_t *slot)
+/* The open flow (flow, id), or NULL. */
+static struct open_flow *open_find(struct walker *w, uint32_t flow, uint64_t id)
 {
-	size_t k;
+	const struct open_key key = { w, flow, id };
+	uint32_t k = tt_hmap_find(&w->open_map, open_hash(flow, id), open_eq, &key);
 
-	if (!w->open) {
-		*slot = 0;
-		return NULL;
+	return k == TT_HMAP_NONE ? NULL : &w->open[k];
+}
+
+/* A new open flow (flow, id), its figures for the caller to set. */
+static struct open_flow *open_add(struct walker *w, uint32_t flow, uint64_t id)
+{
+	if (w->nr_open == w->cap_open) {
+		w->cap_open = w->cap_open ? 2 * w->cap_open : 256;
+		w->open = tt_xrealloc(w->open, (size_t)w->cap_open * sizeof(*w->open));
 	}
-	for (k = open_slot(w, flow, id); w->open[k].flow_plus1; k = (k + 1) & w->open_mask)
-		if (w->open[k].flow_plus1 == flow + 1 && w->open[k].id == id) {
-			*slot = k;
-			return &w->open[k];
-		}
-	*slot = k;
-	return NULL;
+	tt_hmap_put(&w->open_map, open_hash(flow, id), w->nr_open);
+	return &w->open[w->nr_open++];
 }
 
-static void open_grow(struct walker *w)
+/* Ends the open flow o: the last one takes its place. */
+static void open_delete(struct walker *w, struct open_flow *o)
 {
-	struct open_flow *old = w->open;
-	size_t n = old ? w->open_mask + 1 : 0;
-	size_t slot;
+	uint32_t k = (uint32_t)(o - w->open), last = w->nr_open - 1;
 
-	w->open_mask = n ? 2 * n - 1 : 255;
-	w->open = tt_xcalloc(w->open_mask + 1, sizeof(*w->open));
-	for (size_t k = 0; k < n; k++)
-		if (old[k].flow_plus1) {
-			open_find(w, old[k].flow_plus1 - 1, old[k].id, &slot);
-			w->open[slot] = old[k];
-		}
-	free(old);
-}
-
-/* Empties slot k, shifting back the entries of its run (linear probing). */
-static void open_delete(struct walker *w, size_t k)
-{
-	size_t j = k;
-
+	tt_hmap_remove(&w->open_map, open_hash(o->flow_plus1 - 1, o->id), k);
+	if (k != last) {
+		*o = w->open[last];
+		tt_hmap_renumber(&w->open_map, open_hash(o->flow_plus1 - 1, o->id), last, k);
+	}
 	w->nr_open--;
-	for (;;) {
-		j = (j + 1) & w->open_mask;
-		if (!w->open[j].flow_plus1)
-			break;
-		size_t home = open_slot(w, w->open[j].flow_plus1 - 1, w->open[j].id);
-
-		/* Moves j into the hole k unless its home lies in (k, j]. */
-		if (k <= j ? k < home && home <= j : k < home || home <= j)
-			continue;
-		w->open[k] = w->open[j];
-		k = j;
-	}
-	w->open[k].flow_plus1 = 0;
 }
 
 /* The open flow's figures into its name: begun, never ended. */
@@ -362,14 +328,13 @@ static void fold_flow(struct walker *w, const struct flow_ev *e)
 {
 	struct flow_name *fn = &w->fl[e->flow];
 	struct open_flow *o;
-	size_t slot;
 
 	if (w->has_fprev && flow_before(e, &w->fprev))
 		w->late_flows++; /* may be misplaced among its flow's events */
 	else
 		w->fprev = *e;
 	w->has_fprev = true;
-	o = open_find(w, e->flow, e->id, &slot);
+	o = open_find(w, e->flow, e->id);
 	switch (e->kind) {
 	case TT_ANNOT_FLOW_BEGIN:
 		if (o) {
@@ -377,12 +342,7 @@ static void fold_flow(struct walker *w, const struct flow_ev *e)
 			 * unfinished. */
 			flow_unfinished(w, o);
 		} else {
-			if (2 * (w->nr_open + 1) > w->open_mask) {
-				open_grow(w);
-				open_find(w, e->flow, e->id, &slot);
-			}
-			o = &w->open[slot];
-			w->nr_open++;
+			o = open_add(w, e->flow, e->id);
 		}
 		o->id = e->id;
 		o->flow_plus1 = e->flow + 1;
@@ -410,7 +370,7 @@ static void fold_flow(struct walker *w, const struct flow_ev *e)
 			fn->max_ticks = t > fn->max_ticks ? t : fn->max_ticks;
 			tt_hist_add(&fn->hist, tt_hist_index(t), 1);
 		}
-		open_delete(w, slot);
+		open_delete(w, o);
 		break;
 	}
 }
@@ -723,6 +683,7 @@ static void walker_fini(struct walker *w)
 	tt_reorder_fini(&w->vq);
 	tt_reorder_fini(&w->fq);
 	free(w->open);
+	tt_hmap_fini(&w->open_map);
 }
 
 /* A walk of tt_annots_run(): the file being read has walker w. */
@@ -740,7 +701,6 @@ static void file_begin(void *ctx, struct tt_walk_file *f)
 	struct walker *w = &p->w;
 
 	memset(w, 0, sizeof(*w));
-	w->open_seed = open_seed_draw();
 	w->what = p->what;
 	w->fo = f->o;
 	tt_reorder_init(&w->vq, sizeof(struct sample), sample_before_v, REORDER);
@@ -789,9 +749,8 @@ static enum tt_status file_end(void *ctx, struct tt_walk_file *f, char *msg, siz
 		tt_reorder_pop(&w->fq, &fl);
 		fold_flow(w, &fl);
 	}
-	for (size_t k = 0; w->open && k <= w->open_mask; k++)
-		if (w->open[k].flow_plus1)
-			flow_unfinished(w, &w->open[k]);
+	for (uint32_t k = 0; k < w->nr_open; k++)
+		flow_unfinished(w, &w->open[k]);
 	for (uint32_t k = 0; k < w->vnames.n; k++)
 		if (w->tracks[k].selected && w->tracks[k].samples)
 			add_track(value_row(an, w->vnames.v[k]), &w->tracks[k], &rep->clock,

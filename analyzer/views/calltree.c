@@ -27,14 +27,12 @@ static void store_init(struct tt_ctree *t)
 	t->n = 1; /* node 0: the root above the roots */
 	t->p[0].name = TT_NO_NAME;
 	t->p[0].key = TT_NO_NAME;
-	t->mask = 127;
-	t->hash = tt_xcalloc(t->mask + 1, sizeof(*t->hash));
 }
 
 static void store_fini(struct tt_ctree *t)
 {
 	free(t->p);
-	free(t->hash);
+	tt_hmap_fini(&t->map);
 	free(t->order);
 	free(t->depth);
 	free(t->total_ns);
@@ -48,30 +46,27 @@ static inline uint32_t hash_of(uint32_t parent, uint32_t name)
 	return (uint32_t)(h >> 32);
 }
 
-static void rehash(struct tt_ctree *t)
-{
-	t->mask = t->mask * 2 + 1;
-	free(t->hash);
-	t->hash = tt_xcalloc((size_t)t->mask + 1, sizeof(*t->hash));
-	for (uint32_t i = 1; i < t->n; i++) {
-		uint32_t h = hash_of(t->p[i].parent, t->p[i].name) & t->mask;
+struct child_key {
+	const struct tt_ctree *t;
+	uint32_t parent, name;
+};
 
-		while (t->hash[h])
-			h = (h + 1) & t->mask;
-		t->hash[h] = i;
-	}
+static inline bool child_eq(const void *ctx, uint32_t id)
+{
+	const struct child_key *k = ctx;
+
+	return k->t->p[id].parent == k->parent && k->t->p[id].name == k->name;
 }
 
 /* The child of `parent` called `name`, created if new. */
 static uint32_t child_slow(struct tt_ctree *t, uint32_t parent, uint32_t name, uint32_t key)
 {
-	uint32_t h = hash_of(parent, name) & t->mask, id;
+	const struct child_key k = { t, parent, name };
+	uint32_t h = hash_of(parent, name);
+	uint32_t id = tt_hmap_find(&t->map, h, child_eq, &k);
 
-	while ((id = t->hash[h]) != 0) {
-		if (t->p[id].parent == parent && t->p[id].name == name)
-			goto found;
-		h = (h + 1) & t->mask;
-	}
+	if (id != TT_HMAP_NONE)
+		goto found;
 	if (t->n >= (1u << 31))
 		tt_oom(); /* 80 GiB of paths: never reached before malloc fails */
 	if (t->n == t->cap) {
@@ -86,9 +81,7 @@ static uint32_t child_slow(struct tt_ctree *t, uint32_t parent, uint32_t name, u
 	t->p[id].depth = t->p[parent].depth + 1;
 	t->p[id].next = t->p[parent].first;
 	t->p[parent].first = id;
-	t->hash[h] = id;
-	if ((uint64_t)t->n * 2 > t->mask)
-		rehash(t);
+	tt_hmap_put(&t->map, h, id);
 found:
 	t->p[parent].hot = id;
 	return id;

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/hmap.h"
 #include "engine/events.h"
 #include "engine/filter.h"
 #include "views/labels.h"
@@ -41,8 +42,7 @@ struct tt_ctree {
 	const char *label; /* thread label with --by-thread, else NULL */
 	struct tt_path *p;
 	uint32_t n, cap;
-	uint32_t *hash; /* node id, 0 empty */
-	uint32_t mask;
+	struct tt_hmap map; /* hmap.h: node ids keyed by (parent, name) */
 	/* Output: the nodes shown, depth first, children by total (desc.) then
 	 * name; per node its depth, ns figures and whether it is shown. */
 	uint32_t *order;

@@ -17,15 +17,29 @@
 #include <string.h>
 
 #include "engine/report.h"
+#include "common/hmap.h"
 #include "common/xalloc.h"
 
 
-static size_t cell_hash(uint32_t thread, uint32_t name, uint64_t k)
+/* Ticks are the file's choice: a keyed hash (hmap.h), of k and of the
+ * (thread, name) pair, so that cells crafted to share a slot need the key. */
+static uint32_t cell_hash(uint32_t thread, uint32_t name, uint64_t k)
 {
-	uint64_t h = ((uint64_t)thread << 32 | name) * 0x9e3779b97f4a7c15ull ^
-		     k * 0xc2b2ae3d27d4eb4full;
+	return tt_hash_u64(k ^ (uint64_t)tt_hash_u64((uint64_t)thread << 32 | name) << 32);
+}
 
-	return (size_t)(h ^ (h >> 29));
+struct cell_key {
+	const struct tt_iv_table *iv;
+	uint32_t thread, name; /* thread + 1, as in the cells */
+	uint64_t k;
+};
+
+static bool cell_eq(const void *ctx, uint32_t id)
+{
+	const struct cell_key *key = ctx;
+	const struct iv_cell *c = &key->iv->cells[id];
+
+	return c->thread == key->thread && c->name == key->name && c->k == key->k;
 }
 
 /* intervals.h: rows follow the activations seen, not the span claimed. */
@@ -40,41 +54,23 @@ static uint64_t row_limit(const struct tt_iv_table *iv)
 
 static struct iv_cell *cell(struct tt_iv_table *iv, uint32_t thread, uint32_t name, uint64_t k)
 {
-	size_t i;
+	const struct cell_key key = { iv, thread + 1, name, k };
+	uint32_t h = cell_hash(thread + 1, name, k), id;
 
 	if (iv->nr_cells >= row_limit(iv)) {
 		iv->too_many = true;
 		return &iv->spare;
 	}
-	if ((iv->nr_cells + 1) * 2 > iv->cap_cells) {
-		struct iv_cell *old = iv->cells;
-		size_t old_cap = iv->cap_cells;
-
-		iv->cap_cells = old_cap ? 2 * old_cap : 1024;
-		iv->cells = calloc(iv->cap_cells, sizeof(*iv->cells));
-		if (!iv->cells)
-			tt_oom();
-		for (size_t j = 0; j < old_cap; j++) {
-			if (!old[j].thread)
-				continue;
-			for (i = cell_hash(old[j].thread, old[j].name, old[j].k) & (iv->cap_cells - 1);
-			     iv->cells[i].thread; i = (i + 1) & (iv->cap_cells - 1))
-				;
-			iv->cells[i] = old[j];
-		}
-		free(old);
+	id = tt_hmap_find(&iv->map, h, cell_eq, &key);
+	if (id != TT_HMAP_NONE)
+		return &iv->cells[id];
+	if (iv->nr_cells == iv->cap_cells) {
+		iv->cap_cells = iv->cap_cells ? 2 * iv->cap_cells : 512;
+		iv->cells = tt_xrealloc(iv->cells, iv->cap_cells * sizeof(*iv->cells));
 	}
-	thread++;
-	for (i = cell_hash(thread, name, k) & (iv->cap_cells - 1); iv->cells[i].thread;
-	     i = (i + 1) & (iv->cap_cells - 1)) {
-		struct iv_cell *c = &iv->cells[i];
-
-		if (c->thread == thread && c->name == name && c->k == k)
-			return c;
-	}
-	iv->nr_cells++;
-	iv->cells[i] = (struct iv_cell){ thread, name, k, 0, 0 };
-	return &iv->cells[i];
+	tt_hmap_put(&iv->map, h, (uint32_t)iv->nr_cells);
+	iv->cells[iv->nr_cells] = (struct iv_cell){ thread + 1, name, k, 0, 0 };
+	return &iv->cells[iv->nr_cells++];
 }
 
 /*
@@ -195,7 +191,7 @@ enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options
 	struct tt_walk_spec spec = { .cons = &iv_consumer };
 	enum tt_status st;
 	struct iv_cell *cells;
-	size_t n = 0;
+	size_t n;
 
 	memset(iv, 0, sizeof(*iv));
 	iv->interval_ns = o->interval_ns;
@@ -221,13 +217,11 @@ enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options
 		struct tt_trace *tr = tt_report_replica(&iv->rep, r);
 
 		iv->all.too_many |= w->tab.too_many;
-		for (size_t i = 0; i < w->tab.cap_cells && !iv->all.too_many; i++) {
+		for (size_t i = 0; i < w->tab.nr_cells && !iv->all.too_many; i++) {
 			const struct iv_cell *c = &w->tab.cells[i];
 			struct iv_cell *d;
 			uint32_t name;
 
-			if (!c->thread)
-				continue;
 			name = r ? tt_trace_intern(&iv->rep.tr, tr->names[c->name],
 						   strlen(tr->names[c->name]))
 				 : c->name;
@@ -247,10 +241,9 @@ enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options
 	snprintf(iv->problems, sizeof(iv->problems), "%s", iv->rep.problems);
 
 	/* Per thread and name, in interval order: cumulative rounding. */
-	cells = tt_xrealloc(NULL, iv->all.nr_cells * sizeof(*cells));
-	for (size_t i = 0; i < iv->all.cap_cells; i++)
-		if (iv->all.cells[i].thread)
-			cells[n++] = iv->all.cells[i];
+	n = iv->all.nr_cells;
+	cells = tt_xrealloc(NULL, n * sizeof(*cells));
+	memcpy(cells, iv->all.cells, n * sizeof(*cells));
 	qsort(cells, n, sizeof(*cells), cmp_cells);
 	iv->rows = tt_xrealloc(NULL, n * sizeof(*iv->rows));
 	iv->labels = tt_xrealloc(NULL, (iv->rep.tr.nr_threads + 1) * sizeof(*iv->labels));
@@ -299,6 +292,7 @@ void tt_intervals_fini(struct tt_intervals *iv)
 	free(iv->labels);
 	free(iv->rows);
 	free(iv->all.cells);
+	tt_hmap_fini(&iv->all.map);
 	for (unsigned r = 0; r < TT_WALK_MAX_REPLICAS; r++) {
 		struct iv_walker *w = iv->walkers[r];
 
@@ -311,6 +305,7 @@ void tt_intervals_fini(struct tt_intervals *iv)
 			free(t);
 		}
 		free(w->tab.cells);
+		tt_hmap_fini(&w->tab.map);
 		free(w);
 	}
 	tt_report_fini(&iv->rep);

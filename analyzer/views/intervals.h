@@ -13,6 +13,7 @@
 #ifndef TT_INTERVALS_H
 #define TT_INTERVALS_H
 
+#include "common/hmap.h"
 #include "engine/events.h"
 #include "engine/filter.h"
 #include "engine/front.h"
@@ -27,15 +28,17 @@ struct tt_interval_row {
 };
 
 struct iv_cell {
-	uint32_t thread, name; /* thread index + 1; 0: empty */
+	uint32_t thread, name; /* thread index + 1 */
 	uint64_t k;
 	uint64_t ticks, calls;
 };
 
-/* Open-addressed (thread, name, k) -> ticks, calls. */
+/* (thread, name, k) -> ticks, calls: cells in order of first use, and a
+ * map (hmap.h) that finds them. */
 struct tt_iv_table {
 	struct iv_cell *cells;
 	size_t nr_cells, cap_cells;
+	struct tt_hmap map;
 	bool too_many; /* more rows than row_limit() (intervals.c) allows */
 	uint64_t nr_acts; /* activations seen so far: the row limit follows them */
 	struct iv_cell spare; /* where counts go once there are too many */

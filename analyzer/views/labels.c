@@ -117,7 +117,7 @@ static void names_label(char **names, uint32_t nr_names, enum tt_label_mode mode
 
 static uint32_t hash_key(const char *s)
 {
-	return tt_hash_bytes(s, strlen(s)); /* seeded: xalloc.h */
+	return tt_hash_bytes(s, strlen(s)); /* seeded: hmap.h */
 }
 
 static char *spare_dup(const char *s)
@@ -134,48 +134,35 @@ void tt_labels_init(struct tt_labels *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static void labels_rehash(struct tt_labels *l, uint32_t slots)
-{
-	free(l->hash);
-	l->hash = tt_xcalloc(slots, sizeof(*l->hash));
-	l->mask = slots - 1;
-	for (uint32_t k = 0; k < l->n; k++) {
-		uint32_t i = hash_key(l->keys[k]) & l->mask;
+struct key_probe {
+	const struct tt_labels *l;
+	const char *key;
+};
 
-		while (l->hash[i])
-			i = (i + 1) & l->mask;
-		l->hash[i] = k + 1;
-	}
+static bool key_eq(const void *ctx, uint32_t id)
+{
+	const struct key_probe *k = ctx;
+
+	return strcmp(k->l->keys[id], k->key) == 0;
 }
 
 static uint32_t labels_find(const struct tt_labels *l, const char *key)
 {
-	if (!l->hash)
-		return UINT32_MAX;
-	for (uint32_t i = hash_key(key) & l->mask; l->hash[i]; i = (i + 1) & l->mask)
-		if (strcmp(l->keys[l->hash[i] - 1], key) == 0)
-			return l->hash[i] - 1;
-	return UINT32_MAX;
+	const struct key_probe k = { l, key };
+
+	return tt_hmap_find(&l->map, hash_key(key), key_eq, &k);
 }
 
 void tt_labels_add(struct tt_labels *l, const char *key)
 {
-	if (labels_find(l, key) != UINT32_MAX)
+	if (labels_find(l, key) != TT_HMAP_NONE)
 		return;
 	if (l->n == l->cap) {
 		l->cap = l->cap ? 2 * l->cap : 64;
 		l->keys = tt_xrealloc(l->keys, l->cap * sizeof(*l->keys));
 	}
+	tt_hmap_put(&l->map, hash_key(key), l->n);
 	l->keys[l->n++] = tt_xstrndup(key, strlen(key));
-	if (!l->hash || l->n * 2 > l->mask + 1)
-		labels_rehash(l, l->hash ? 2 * (l->mask + 1) : 256);
-	else {
-		uint32_t i = hash_key(key) & l->mask;
-
-		while (l->hash[i])
-			i = (i + 1) & l->mask;
-		l->hash[i] = l->n;
-	}
 }
 
 void tt_labels_add_names(struct tt_labels *l, char *const *names, uint32_t nr_names)
@@ -198,23 +185,23 @@ void tt_labels_finish(struct tt_labels *l)
 
 const char *tt_labels_shown(const struct tt_labels *l, const char *key)
 {
-	uint32_t k = l->shown ? labels_find(l, key) : UINT32_MAX;
+	uint32_t k = l->shown ? labels_find(l, key) : TT_HMAP_NONE;
 
-	return k == UINT32_MAX ? key : l->shown[k]; /* a key never added: itself */
+	return k == TT_HMAP_NONE ? key : l->shown[k]; /* a key never added: itself */
 }
 
 const char *tt_labels_name(const struct tt_labels *l, const char *key)
 {
-	uint32_t k = l->split ? labels_find(l, key) : UINT32_MAX;
+	uint32_t k = l->split ? labels_find(l, key) : TT_HMAP_NONE;
 
-	return k == UINT32_MAX ? key : l->split[k];
+	return k == TT_HMAP_NONE ? key : l->split[k];
 }
 
 const char *tt_labels_site(const struct tt_labels *l, const char *key)
 {
-	uint32_t k = l->split ? labels_find(l, key) : UINT32_MAX;
+	uint32_t k = l->split ? labels_find(l, key) : TT_HMAP_NONE;
 
-	return k == UINT32_MAX ? "" : l->split[k] + strlen(l->split[k]) + 1;
+	return k == TT_HMAP_NONE ? "" : l->split[k] + strlen(l->split[k]) + 1;
 }
 
 void tt_labels_fini(struct tt_labels *l)
@@ -229,7 +216,7 @@ void tt_labels_fini(struct tt_labels *l)
 	free(l->keys);
 	free(l->shown);
 	free(l->split);
-	free(l->hash);
+	tt_hmap_fini(&l->map);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -251,7 +238,7 @@ const char *tt_inc_label(struct tt_inc_labels *il, char *const *names, uint32_t 
 		size_t nb = sep ? (size_t)(sep - key) : strlen(key);
 		char *base = tt_xstrndup(key, nb), *label;
 
-		if (sep && il->seen.hash && tt_labels_has(&il->seen, base)) {
+		if (sep && tt_labels_has(&il->seen, base)) {
 			const char *place = sep + 1, *slash = strrchr(place, '/');
 			size_t pb;
 
@@ -278,5 +265,5 @@ const char *tt_inc_label(struct tt_inc_labels *il, char *const *names, uint32_t 
 
 bool tt_labels_has(const struct tt_labels *l, const char *key)
 {
-	return labels_find(l, key) != UINT32_MAX;
+	return labels_find(l, key) != TT_HMAP_NONE;
 }

@@ -16,12 +16,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/hmap.h"
 #include "engine/events.h"
 
 struct tt_labels {
 	char **keys, **shown, **split; /* split: "name\0place\0" */
 	uint32_t n, cap;
-	uint32_t *hash, mask; /* key -> index + 1 */
+	struct tt_hmap map; /* hmap.h: keys by their bytes */
 };
 
 void tt_labels_init(struct tt_labels *l);
