@@ -21,11 +21,17 @@
 #include "common/xalloc.h"
 
 
-/* Ticks are the file's choice: a keyed hash (hmap.h), of k and of the
- * (thread, name) pair, so that cells crafted to share a slot need the key. */
+/*
+ * Ticks are the file's choice: a keyed hash (hmap.h) of k plus the (thread,
+ * name) pair multiplied in under the key too, so that cells crafted to share
+ * a slot (or an input: k1 + x1 = k2 + x2) need the key. One mix a cell: an
+ * activation looks up one or two.
+ */
 static uint32_t cell_hash(uint32_t thread, uint32_t name, uint64_t k)
 {
-	return tt_hash_u64(k ^ (uint64_t)tt_hash_u64((uint64_t)thread << 32 | name) << 32);
+	uint64_t tn = ((uint64_t)thread << 32 | name) ^ (tt_hash_key << 32 | tt_hash_key >> 32);
+
+	return tt_hash_u64(k + tn * 0x9e3779b97f4a7c15ull);
 }
 
 struct cell_key {
@@ -52,6 +58,7 @@ static uint64_t row_limit(const struct tt_iv_table *iv)
 	return TT_MAX_INTERVAL_ROWS;
 }
 
+/* The cell of (thread, name, k); the spare one once there are too many. */
 static struct iv_cell *cell(struct tt_iv_table *iv, uint32_t thread, uint32_t name, uint64_t k)
 {
 	const struct cell_key key = { iv, thread + 1, name, k };
@@ -71,6 +78,17 @@ static struct iv_cell *cell(struct tt_iv_table *iv, uint32_t thread, uint32_t na
 	tt_hmap_put(&iv->map, h, (uint32_t)iv->nr_cells);
 	iv->cells[iv->nr_cells] = (struct iv_cell){ thread + 1, name, k, 0, 0 };
 	return &iv->cells[iv->nr_cells++];
+}
+
+/* cell() again for the cell c it returned last: the same row limit, no
+ * lookup. */
+static struct iv_cell *cell_again(struct tt_iv_table *iv, struct iv_cell *c)
+{
+	if (iv->nr_cells >= row_limit(iv)) {
+		iv->too_many = true;
+		return &iv->spare;
+	}
+	return c;
 }
 
 /*
@@ -127,11 +145,13 @@ static void on_act(void *tctx, const struct tt_activation *a)
 	struct tt_iv_table *tab = &t->w->tab;
 	uint32_t th = t->index;
 	uint64_t k0 = interval_of(iv, a->enter_ticks), k1, from = a->enter_ticks;
+	struct iv_cell *c0;
 
 	if (tab->too_many)
 		return;
 	tab->nr_acts++;
-	cell(tab, th, a->name, k0)->calls++;
+	c0 = cell(tab, th, a->name, k0);
+	c0->calls++;
 	if (!a->outermost)
 		return; /* its time is inside the outermost activation's */
 	k1 = interval_of(iv, a->exit_ticks);
@@ -144,8 +164,10 @@ static void on_act(void *tctx, const struct tt_activation *a)
 
 		if (to > a->exit_ticks)
 			to = a->exit_ticks;
+		/* k0's cell is c0: the loop runs only if that was no spare, and
+		 * nothing was added since. */
 		if (to > from)
-			cell(tab, th, a->name, k)->ticks += to - from;
+			(k == k0 ? cell_again(tab, c0) : cell(tab, th, a->name, k))->ticks += to - from;
 		from = to > from ? to : from;
 	}
 }
