@@ -222,249 +222,433 @@ static void print_snapshot(const struct tt_trace *tr, const struct tt_clock *c,
 	       (double)ev_to / 1e9, s->nr_suppressed, s->nr_suppressed == 1 ? "" : "s");
 }
 
-/* One file's report; o: the options, path: the file. */
-static int info_one(const struct tt_options *o, const char *path)
-{
-	static struct ctr_names cn;
+/* What info says of one file: the walk's tables and the figures from them. */
+struct info {
+	const char *path;
 	struct tt_trace tr;
 	struct tt_clock c;
-	char msg[512], problems[768];
-	uint64_t tps, duration_ns, dropped, nr_blocked, blocked_ns, annots_dropped;
+	struct ctr_names *cn; /* COUNTER_SET names (static: 16 KiB) */
+	struct span ev;	      /* the events' span, for a snapshot */
+	char problems[768];
+	uint64_t tps;	      /* the effective rate, a whole tick per second */
+	uint64_t duration_ns;
+	uint64_t dropped, annots_dropped, nr_blocked, blocked_ns;
+	uint64_t step_ticks;  /* the clock's step, 0 if unknown */
 	double step_ns;
-	uint64_t step_ticks;
 	bool clean;
-	struct span ev = { 0 };
-	int rc = 0;
+};
 
-	tt_trace_init(&tr, path);
+/* Walks the file. Return: 0, or what tt_fail_file() returns. */
+static int info_read(struct info *in)
+{
+	static struct ctr_names cn;
+	char msg[512];
+
 	memset(&cn, 0, sizeof(cn));
-	tr.on_record = note_counters;
-	tr.record_ctx = &cn;
-	if (tt_trace_walk(&tr, span_block, &ev, msg, sizeof(msg)) != TT_OK) {
-		rc = tt_fail_file(path, msg);
-		goto out;
-	}
-	tt_trace_warn(&tr);
-	tt_trace_problems(&tr, problems, sizeof(problems));
-	tt_trace_clock(&tr, &c);
+	in->cn = &cn;
+	in->tr.on_record = note_counters;
+	in->tr.record_ctx = &cn;
+	if (tt_trace_walk(&in->tr, span_block, &in->ev, msg, sizeof(msg)) != TT_OK)
+		return tt_fail_file(in->path, msg);
+	tt_trace_warn(&in->tr);
+	tt_trace_problems(&in->tr, in->problems, sizeof(in->problems));
+	tt_trace_clock(&in->tr, &in->c);
+	return 0;
+}
+
+/* The figures info prints, from the walk's tables. */
+static void info_figures(struct info *in)
+{
+	const struct tt_trace *tr = &in->tr;
+	const struct tt_clock *c = &in->c;
+
 	/* The effective rate (FORMAT.md §3.3), rounded to a whole tick per second. */
-	tps = (uint64_t)(((unsigned __int128)c.den * 1000000000u + c.num / 2) / c.num);
-	duration_ns = tr.max_ticks > c.start_ticks ? tt_clock_ns(&c, tr.max_ticks - c.start_ticks)
-						   : 0;
+	in->tps = (uint64_t)(((unsigned __int128)c->den * 1000000000u + c->num / 2) / c->num);
+	in->duration_ns = tr->max_ticks > c->start_ticks
+				  ? tt_clock_ns(c, tr->max_ticks - c->start_ticks)
+				  : 0;
 	/* A snapshot: the time its events cover (span_block()). */
-	if (tr.has_snapshot)
-		duration_ns = ev.any && ev.last_ticks > ev.first_ticks
-				      ? tt_clock_ns(&c, ev.last_ticks - ev.first_ticks)
-				      : 0;
-	dropped = total_dropped(&tr);
-	annots_dropped = total_annots_dropped(&tr);
-	total_blocked(&tr, &nr_blocked, &blocked_ns);
-	clean = tr.has_end && !tr.truncated && !tr.has_crash;
+	if (tr->has_snapshot)
+		in->duration_ns = in->ev.any && in->ev.last_ticks > in->ev.first_ticks
+					  ? tt_clock_ns(c, in->ev.last_ticks - in->ev.first_ticks)
+					  : 0;
+	in->dropped = total_dropped(tr);
+	in->annots_dropped = total_annots_dropped(tr);
+	total_blocked(tr, &in->nr_blocked, &in->blocked_ns);
+	in->clean = tr->has_end && !tr->truncated && !tr->has_crash;
 	/* The clock's step: as librec measured it at start (FORMAT.md §3.2),
 	 * else, in older files, the smallest step the events show (which a
 	 * virtual TSC's rare 1-tick steps make too small). */
-	step_ticks = tr.hdr.clock_step_ticks ? tr.hdr.clock_step_ticks : tr.min_step_ticks;
-	step_ns = (double)step_ticks * (double)c.num / (double)c.den;
+	in->step_ticks = tr->hdr.clock_step_ticks ? tr->hdr.clock_step_ticks : tr->min_step_ticks;
+	in->step_ns = (double)in->step_ticks * (double)c->num / (double)c->den;
+}
 
-	if (o->format == TT_FORMAT_JSON) {
-		printf("{\"file\":");
-		tt_emit_json_str(stdout, path);
-		printf(",\"version\":\"%u.%u\",\"clock\":\"%s\",\"ticks_per_second\":%" PRIu64
-		       ",\"header_ticks_per_second\":%" PRIu64 ",\"pid\":%" PRIu32
-		       ",\"start_unix_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
-		       ",\"events\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"clean\":%s"
-		       ",\"truncated\":%s,\"file_bytes\":%" PRIu64 ",\"frames\":%" PRIu64
-		       ",\"bytes_per_event\":%.3f,\"problems\":",
-		       tr.hdr.major, tr.hdr.minor,
-		       tr.hdr.clock == RECFMT_CLOCK_TSC ? "tsc" : "monotonic", tps,
-		       tr.hdr.ticks_per_second, tr.hdr.pid, tr.hdr.start_real_ns, duration_ns,
-		       tr.nr_events, dropped, clean ? "true" : "false",
-		       tr.truncated ? "true" : "false", tr.file_bytes, tr.nr_frames,
-		       tr.nr_events ? (double)tr.file_bytes / (double)tr.nr_events : 0.0);
-		if (problems[0])
-			tt_emit_json_str(stdout, problems);
-		else
-			fputs("null", stdout);
-		if (step_ticks)
-			printf(",\"clock_step_ns\":%.1f,\"clock_step_measured\":%s", step_ns,
-			       tr.hdr.clock_step_ticks ? "true" : "false");
-		/* Frames the writer compressed fast, under pressure (FORMAT.md §3.1);
-		 * present only when there are some, so that other outputs stay as they were. */
-		if (tr.nr_fast_frames)
-			printf(",\"fast_frames\":%" PRIu64, tr.nr_fast_frames);
-		/* 1.1 recordings only: 1.0 outputs stay as they were. */
-		if (tt_symbols_program(tr.syms)) {
-			fputs(",\"program\":", stdout);
-			tt_emit_json_str(stdout, tt_symbols_program(tr.syms));
-		}
-		/* REC_MIN_NS recordings only: 1.0 outputs stay as they were. */
-		if (tr.has_filtered)
-			printf(",\"filtered\":%" PRIu64, total_filtered(&tr));
-		fputs(",\"threads\":[", stdout);
-		for (uint32_t i = 0; i < tr.nr_threads; i++) {
-			const struct tt_thread *th = &tr.threads[i];
+static const char *clock_kind(const struct tt_trace *tr)
+{
+	return tr->hdr.clock == RECFMT_CLOCK_TSC ? "tsc" : "monotonic";
+}
 
-			printf("%s{\"id\":%" PRIu32 ",\"serial\":%" PRIu32 ",\"name\":",
-			       i ? "," : "", th->os_tid, th->serial);
-			if (th->name)
+static double bytes_per_event(const struct tt_trace *tr)
+{
+	return tr->nr_events ? (double)tr->file_bytes / (double)tr->nr_events : 0.0;
+}
+
+/*
+ * The threads' columns, for both outputs (text: a column each, right-aligned
+ * after a space in its width; JSON: a member each), in their order. A
+ * column appears where shown() says so (NULL: always): the optional ones
+ * only for the recordings that have them, so that other outputs stay as
+ * they were.
+ */
+enum thread_col_kind { COL_U64, COL_NAME, COL_BOOL };
+
+struct thread_col {
+	const char *key;  /* JSON member, NULL: text only */
+	const char *head; /* text heading, NULL: JSON only */
+	int width;	  /* text */
+	enum thread_col_kind kind;
+	bool (*shown)(const struct info *in, bool json);
+	uint64_t (*u64)(const struct tt_thread *th); /* COL_U64, COL_BOOL */
+};
+
+static uint64_t th_tid(const struct tt_thread *th) { return th->os_tid; }
+static uint64_t th_serial(const struct tt_thread *th) { return th->serial; }
+static uint64_t th_events(const struct tt_thread *th) { return th->nr_events; }
+static uint64_t th_dropped(const struct tt_thread *th) { return th->nr_dropped; }
+static uint64_t th_filtered(const struct tt_thread *th) { return th->nr_filtered; }
+static uint64_t th_ended(const struct tt_thread *th) { return th->ended; }
+static uint64_t th_blocked(const struct tt_thread *th) { return th->nr_blocked; }
+static uint64_t th_blocked_ns(const struct tt_thread *th) { return th->blocked_ns; }
+static uint64_t th_annots_dropped(const struct tt_thread *th) { return th->nr_annots_dropped; }
+
+/* REC_MIN_NS recordings only. */
+static bool has_filtered(const struct info *in, bool json)
+{
+	(void)json;
+	return in->tr.has_filtered;
+}
+
+/* JSON: 1.2 recordings (FORMAT.md §3.15); text: where a thread waited. */
+static bool has_blocked(const struct info *in, bool json)
+{
+	return json ? counts_blocked(&in->tr) : in->nr_blocked || in->blocked_ns;
+}
+
+/* Only when annotations were dropped. */
+static bool has_annots_dropped(const struct info *in, bool json)
+{
+	(void)json;
+	return in->annots_dropped != 0;
+}
+
+static const struct thread_col thread_cols[] = {
+	{ "id", "id", 10, COL_U64, NULL, th_tid },
+	{ "serial", NULL, 0, COL_U64, NULL, th_serial },
+	{ "name", "name", 24, COL_NAME, NULL, NULL },
+	{ "events", "events", 14, COL_U64, NULL, th_events },
+	{ "dropped", "dropped", 12, COL_U64, NULL, th_dropped },
+	{ "filtered", "filtered", 12, COL_U64, has_filtered, th_filtered },
+	{ "ended", NULL, 0, COL_BOOL, NULL, th_ended },
+	{ "blocked", "blocked", 12, COL_U64, has_blocked, th_blocked },
+	{ "blocked_ns", "blocked_ns", 12, COL_U64, has_blocked, th_blocked_ns },
+	{ "annotations_dropped", "annots_dropped", 14, COL_U64, has_annots_dropped,
+	  th_annots_dropped },
+};
+#define NR_THREAD_COLS (sizeof(thread_cols) / sizeof(thread_cols[0]))
+
+static bool col_shown(const struct thread_col *col, const struct info *in, bool json)
+{
+	return (json ? col->key : col->head) && (!col->shown || col->shown(in, json));
+}
+
+static void json_threads(const struct info *in)
+{
+	fputs(",\"threads\":[", stdout);
+	for (uint32_t i = 0; i < in->tr.nr_threads; i++) {
+		const struct tt_thread *th = &in->tr.threads[i];
+		bool first = true;
+
+		fputs(i ? ",{" : "{", stdout);
+		for (size_t k = 0; k < NR_THREAD_COLS; k++) {
+			const struct thread_col *col = &thread_cols[k];
+
+			if (!col_shown(col, in, true))
+				continue;
+			printf("%s\"%s\":", first ? "" : ",", col->key);
+			first = false;
+			if (col->kind == COL_NAME && th->name)
 				tt_emit_json_str(stdout, th->name);
-			else
+			else if (col->kind == COL_NAME)
 				fputs("null", stdout);
-			printf(",\"events\":%" PRIu64 ",\"dropped\":%" PRIu64, th->nr_events,
-			       th->nr_dropped);
-			if (tr.has_filtered)
-				printf(",\"filtered\":%" PRIu64, th->nr_filtered);
-			printf(",\"ended\":%s", th->ended ? "true" : "false");
-			if (counts_blocked(&tr))
-				printf(",\"blocked\":%" PRIu64 ",\"blocked_ns\":%" PRIu64,
-				       th->nr_blocked, th->blocked_ns);
-			/* Only when annotations were dropped: other outputs stay as they were. */
-			if (annots_dropped)
-				printf(",\"annotations_dropped\":%" PRIu64, th->nr_annots_dropped);
-			fputc('}', stdout);
+			else if (col->kind == COL_BOOL)
+				fputs(col->u64(th) ? "true" : "false", stdout);
+			else
+				printf("%" PRIu64, col->u64(th));
 		}
-		fputc(']', stdout);
-		/* 1.2 recordings only: after the threads, so earlier outputs stay as they were. */
-		if (counts_blocked(&tr))
-			printf(",\"blocked\":%" PRIu64 ",\"blocked_ns\":%" PRIu64, nr_blocked,
-			       blocked_ns);
-		/* Crashed recordings only (FORMAT.md §3.21): other outputs stay as they were. */
-		if (tr.has_crash) {
-			char sig[32];
-
-			printf(",\"crash\":{\"signal\":\"%s\",\"signo\":%" PRIu32
-			       ",\"si_code\":%" PRId32 ",\"thread\":%" PRIu32 ",\"addr\":%" PRIu64 "}",
-			       tt_signal_name(tr.crash.signo, sig, sizeof(sig)), tr.crash.signo,
-			       tr.crash.si_code, tr.crash.thread, tr.crash.addr);
-		}
-		if (annots_dropped)
-			printf(",\"annotations_dropped\":%" PRIu64, annots_dropped);
-		if (tr.has_probe_cost)
-			printf(",\"probe_cost_ns\":{\"scope\":%.3f,\"hook\":%.3f"
-			       ",\"scope_inner\":%.3f,\"hook_inner\":%.3f}",
-			       (double)tr.probe_cost.scope_ps / 1000.0,
-			       (double)tr.probe_cost.hook_ps / 1000.0,
-			       (double)tr.probe_cost.scope_inner_ps / 1000.0,
-			       (double)tr.probe_cost.hook_inner_ps / 1000.0);
-		if (tr.has_snapshot)
-			print_snapshot(&tr, &c, &ev, true);
-		if (cn.nr[0] || cn.nr[1]) {
-			/* Only for traces with counters: 1.0 traces print as before. */
-			for (int k = 0; k < 2; k++) {
-				printf(k ? "],\"not_recorded\":[" : ",\"counters\":{\"recorded\":[");
-				for (uint32_t i = 0; i < cn.nr[k]; i++) {
-					fputs(i ? "," : "", stdout);
-					tt_emit_json_str(stdout, cn.name[k][i]);
-				}
-			}
-			fputs("]}", stdout);
-		}
-		fputs("}\n", stdout);
-	} else {
-		time_t secs = (time_t)(tr.hdr.start_real_ns / 1000000000u);
-		struct tm tm;
-		char when[64] = "?", dur[32], crash_text[160];
-
-		if (gmtime_r(&secs, &tm))
-			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-		tt_emit_fmt_duration(dur, sizeof(dur), duration_ns);
-		if (tr.has_crash)
-			tt_trace_crash_text(&tr, crash_text, sizeof(crash_text));
-		printf("file:             %s\n", path);
-		printf("format:           %u.%u\n", tr.hdr.major, tr.hdr.minor);
-		printf("clock:            %s, %" PRIu64 " ticks/s (header estimate %" PRIu64 ")\n",
-		       tr.hdr.clock == RECFMT_CLOCK_TSC ? "tsc" : "monotonic", tps,
-		       tr.hdr.ticks_per_second);
-		if (tt_symbols_program(tr.syms))
-			printf("process:          %s, pid %" PRIu32 "\n", tt_symbols_program(tr.syms),
-			       tr.hdr.pid);
-		else
-			printf("process:          pid %" PRIu32 "\n", tr.hdr.pid);
-		printf("start:            %s.%09" PRIu64 " UTC (%" PRIu64 " ns since the epoch)\n",
-		       when, tr.hdr.start_real_ns % 1000000000u, tr.hdr.start_real_ns);
-		printf("duration:         %s (%" PRIu64 " ns)\n", dur, duration_ns);
-		if (step_ticks)
-			printf("clock step:       %.1f ns (%s, %" PRIu64 " tick%s)\n", step_ns,
-			       tr.hdr.clock_step_ticks ? "measured at start"
-						       : "the smallest step between two events",
-			       step_ticks, step_ticks == 1 ? "" : "s");
-		printf("events:           %" PRIu64 " records\n", tr.nr_events);
-		printf("dropped scopes:   %" PRIu64 "\n", dropped);
-		if (annots_dropped)
-			printf("dropped annots:   %" PRIu64
-			       " annotations (values, instants, messages, args, flows) not recorded\n",
-			       annots_dropped);
-		if (tr.has_filtered)
-			printf("filtered:         %" PRIu64
-			       " activations shorter than REC_MIN_NS not recorded\n",
-			       total_filtered(&tr));
-		if (nr_blocked || blocked_ns) {
-			tt_emit_fmt_duration(dur, sizeof(dur), blocked_ns);
-			printf("blocked:          %" PRIu64 " waits for room, %s (%" PRIu64
-			       " ns; REC_OVERFLOW=block, not inside any activation)\n",
-			       nr_blocked, dur, blocked_ns);
-		}
-		if (tr.has_probe_cost)
-			printf("probe cost:       TRACE_SCOPE %.1f ns (%.1f inside the child), hook %.1f ns"
-			       " (%.1f inside); added to the parent per activation, measured at start\n",
-			       (double)tr.probe_cost.scope_ps / 1000.0,
-			       (double)tr.probe_cost.scope_inner_ps / 1000.0,
-			       (double)tr.probe_cost.hook_ps / 1000.0,
-			       (double)tr.probe_cost.hook_inner_ps / 1000.0);
-		printf("size:             %" PRIu64 " bytes in %" PRIu64 " frames, %.2f bytes/event\n",
-		       tr.file_bytes, tr.nr_frames,
-		       tr.nr_events ? (double)tr.file_bytes / (double)tr.nr_events : 0.0);
-		if (tr.nr_fast_frames)
-			printf("fast frames:      %" PRIu64 " of %" PRIu64
-			       " (literals stored raw: the writer was behind or busy)\n",
-			       tr.nr_fast_frames, tr.nr_frames);
-		if (tr.has_snapshot)
-			print_snapshot(&tr, &c, &ev, false);
-		if (tr.has_crash && !tr.truncated)
-			printf("ended cleanly:    no (%s)\n", crash_text);
-		else
-			printf("ended cleanly:    %s\n",
-			       clean ? "yes" : tr.truncated ? "no (truncated)" : "no (no END record)");
-		if (problems[0])
-			printf("warning:          %s\n", problems);
-		if (cn.nr[0] || cn.nr[1]) {
-			fputs("counters:        ", stdout);
-			for (uint32_t i = 0; i < cn.nr[0]; i++)
-				printf(" %s", cn.name[0][i]);
-			if (!cn.nr[0])
-				fputs(" none", stdout);
-			if (cn.nr[1])
-				fputs(" (not recorded:", stdout);
-			for (uint32_t i = 0; i < cn.nr[1]; i++)
-				printf(" %s", cn.name[1][i]);
-			fputs(cn.nr[1] ? ")\n" : "\n", stdout);
-		}
-		printf("threads:          %" PRIu32 "\n", tr.nr_threads);
-		printf("  %10s  %-24s %14s %12s%s%s%s\n", "id", "name", "events", "dropped",
-		       tr.has_filtered ? "     filtered" : "",
-		       nr_blocked || blocked_ns ? "      blocked   blocked_ns" : "",
-		       annots_dropped ? " annots_dropped" : "");
-		for (uint32_t i = 0; i < tr.nr_threads; i++) {
-			const struct tt_thread *th = &tr.threads[i];
-
-			printf("  %10" PRIu32 "  ", th->os_tid);
-			tt_emit_pad(stdout, th->name ? th->name : "-", 24, false);
-			printf(" %14" PRIu64 " %12" PRIu64, th->nr_events, th->nr_dropped);
-			if (tr.has_filtered)
-				printf(" %12" PRIu64, th->nr_filtered);
-			if (nr_blocked || blocked_ns)
-				printf(" %12" PRIu64 " %12" PRIu64, th->nr_blocked, th->blocked_ns);
-			if (annots_dropped)
-				printf(" %14" PRIu64, th->nr_annots_dropped);
-			fputc('\n', stdout);
-		}
+		fputc('}', stdout);
 	}
+	fputc(']', stdout);
+}
+
+/* The id first, two spaces either side; the name left-aligned (by its
+ * display width); the numbers right-aligned after a space. */
+static void text_threads(const struct info *in)
+{
+	printf("threads:          %" PRIu32 "\n", in->tr.nr_threads);
+	for (size_t k = 0; k < NR_THREAD_COLS; k++) {
+		const struct thread_col *col = &thread_cols[k];
+
+		if (!col_shown(col, in, false))
+			continue;
+		if (k == 0)
+			printf("  %*s  ", col->width, col->head);
+		else if (col->kind == COL_NAME)
+			printf("%-*s", col->width, col->head);
+		else
+			printf(" %*s", col->width, col->head);
+	}
+	fputc('\n', stdout);
+	for (uint32_t i = 0; i < in->tr.nr_threads; i++) {
+		const struct tt_thread *th = &in->tr.threads[i];
+
+		for (size_t k = 0; k < NR_THREAD_COLS; k++) {
+			const struct thread_col *col = &thread_cols[k];
+
+			if (!col_shown(col, in, false))
+				continue;
+			if (k == 0)
+				printf("  %*" PRIu64 "  ", col->width, col->u64(th));
+			else if (col->kind == COL_NAME)
+				tt_emit_pad(stdout, th->name ? th->name : "-", (size_t)col->width,
+					    false);
+			else
+				printf(" %*" PRIu64, col->width, col->u64(th));
+		}
+		fputc('\n', stdout);
+	}
+}
+
+/* JSON, up to the threads. */
+static void json_head(const struct info *in)
+{
+	const struct tt_trace *tr = &in->tr;
+
+	printf("{\"file\":");
+	tt_emit_json_str(stdout, in->path);
+	printf(",\"version\":\"%u.%u\",\"clock\":\"%s\",\"ticks_per_second\":%" PRIu64
+	       ",\"header_ticks_per_second\":%" PRIu64 ",\"pid\":%" PRIu32
+	       ",\"start_unix_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+	       ",\"events\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"clean\":%s"
+	       ",\"truncated\":%s,\"file_bytes\":%" PRIu64 ",\"frames\":%" PRIu64
+	       ",\"bytes_per_event\":%.3f,\"problems\":",
+	       tr->hdr.major, tr->hdr.minor, clock_kind(tr), in->tps, tr->hdr.ticks_per_second,
+	       tr->hdr.pid, tr->hdr.start_real_ns, in->duration_ns, tr->nr_events, in->dropped,
+	       in->clean ? "true" : "false", tr->truncated ? "true" : "false", tr->file_bytes,
+	       tr->nr_frames, bytes_per_event(tr));
+	if (in->problems[0])
+		tt_emit_json_str(stdout, in->problems);
+	else
+		fputs("null", stdout);
+	if (in->step_ticks)
+		printf(",\"clock_step_ns\":%.1f,\"clock_step_measured\":%s", in->step_ns,
+		       tr->hdr.clock_step_ticks ? "true" : "false");
+	/* Frames the writer compressed fast, under pressure (FORMAT.md §3.1);
+	 * present only when there are some, so that other outputs stay as they were. */
+	if (tr->nr_fast_frames)
+		printf(",\"fast_frames\":%" PRIu64, tr->nr_fast_frames);
+	/* 1.1 recordings only: 1.0 outputs stay as they were. */
+	if (tt_symbols_program(tr->syms)) {
+		fputs(",\"program\":", stdout);
+		tt_emit_json_str(stdout, tt_symbols_program(tr->syms));
+	}
+	/* REC_MIN_NS recordings only: 1.0 outputs stay as they were. */
+	if (tr->has_filtered)
+		printf(",\"filtered\":%" PRIu64, total_filtered(tr));
+}
+
+/* JSON, after the threads: what only some recordings have, each only
+ * there, so that earlier outputs stay as they were. */
+static void json_tail(const struct info *in)
+{
+	const struct tt_trace *tr = &in->tr;
+	const struct ctr_names *cn = in->cn;
+
+	/* 1.2 recordings only. */
+	if (counts_blocked(tr))
+		printf(",\"blocked\":%" PRIu64 ",\"blocked_ns\":%" PRIu64, in->nr_blocked,
+		       in->blocked_ns);
+	/* Crashed recordings only (FORMAT.md §3.21). */
+	if (tr->has_crash) {
+		char sig[32];
+
+		printf(",\"crash\":{\"signal\":\"%s\",\"signo\":%" PRIu32 ",\"si_code\":%" PRId32
+		       ",\"thread\":%" PRIu32 ",\"addr\":%" PRIu64 "}",
+		       tt_signal_name(tr->crash.signo, sig, sizeof(sig)), tr->crash.signo,
+		       tr->crash.si_code, tr->crash.thread, tr->crash.addr);
+	}
+	if (in->annots_dropped)
+		printf(",\"annotations_dropped\":%" PRIu64, in->annots_dropped);
+	if (tr->has_probe_cost)
+		printf(",\"probe_cost_ns\":{\"scope\":%.3f,\"hook\":%.3f"
+		       ",\"scope_inner\":%.3f,\"hook_inner\":%.3f}",
+		       (double)tr->probe_cost.scope_ps / 1000.0,
+		       (double)tr->probe_cost.hook_ps / 1000.0,
+		       (double)tr->probe_cost.scope_inner_ps / 1000.0,
+		       (double)tr->probe_cost.hook_inner_ps / 1000.0);
+	if (tr->has_snapshot)
+		print_snapshot(tr, &in->c, &in->ev, true);
+	if (cn->nr[0] || cn->nr[1]) {
+		/* Only for traces with counters: 1.0 traces print as before. */
+		for (int k = 0; k < 2; k++) {
+			printf(k ? "],\"not_recorded\":[" : ",\"counters\":{\"recorded\":[");
+			for (uint32_t i = 0; i < cn->nr[k]; i++) {
+				fputs(i ? "," : "", stdout);
+				tt_emit_json_str(stdout, cn->name[k][i]);
+			}
+		}
+		fputs("]}", stdout);
+	}
+}
+
+static void print_json(const struct info *in)
+{
+	json_head(in);
+	json_threads(in);
+	json_tail(in);
+	fputs("}\n", stdout);
+}
+
+/* The text's lines on the file, its process and its clock. */
+static void text_file(const struct info *in)
+{
+	const struct tt_trace *tr = &in->tr;
+	time_t secs = (time_t)(tr->hdr.start_real_ns / 1000000000u);
+	struct tm tm;
+	char when[64] = "?", dur[32];
+
+	if (gmtime_r(&secs, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	tt_emit_fmt_duration(dur, sizeof(dur), in->duration_ns);
+	printf("file:             %s\n", in->path);
+	printf("format:           %u.%u\n", tr->hdr.major, tr->hdr.minor);
+	printf("clock:            %s, %" PRIu64 " ticks/s (header estimate %" PRIu64 ")\n",
+	       clock_kind(tr), in->tps, tr->hdr.ticks_per_second);
+	if (tt_symbols_program(tr->syms))
+		printf("process:          %s, pid %" PRIu32 "\n", tt_symbols_program(tr->syms),
+		       tr->hdr.pid);
+	else
+		printf("process:          pid %" PRIu32 "\n", tr->hdr.pid);
+	printf("start:            %s.%09" PRIu64 " UTC (%" PRIu64 " ns since the epoch)\n", when,
+	       tr->hdr.start_real_ns % 1000000000u, tr->hdr.start_real_ns);
+	printf("duration:         %s (%" PRIu64 " ns)\n", dur, in->duration_ns);
+	if (in->step_ticks)
+		printf("clock step:       %.1f ns (%s, %" PRIu64 " tick%s)\n", in->step_ns,
+		       tr->hdr.clock_step_ticks ? "measured at start"
+						: "the smallest step between two events",
+		       in->step_ticks, in->step_ticks == 1 ? "" : "s");
+}
+
+/* The text's lines on what was recorded, lost and how it is stored. */
+static void text_events(const struct info *in)
+{
+	const struct tt_trace *tr = &in->tr;
+	char dur[32];
+
+	printf("events:           %" PRIu64 " records\n", tr->nr_events);
+	printf("dropped scopes:   %" PRIu64 "\n", in->dropped);
+	if (in->annots_dropped)
+		printf("dropped annots:   %" PRIu64
+		       " annotations (values, instants, messages, args, flows) not recorded\n",
+		       in->annots_dropped);
+	if (tr->has_filtered)
+		printf("filtered:         %" PRIu64
+		       " activations shorter than REC_MIN_NS not recorded\n",
+		       total_filtered(tr));
+	if (in->nr_blocked || in->blocked_ns) {
+		tt_emit_fmt_duration(dur, sizeof(dur), in->blocked_ns);
+		printf("blocked:          %" PRIu64 " waits for room, %s (%" PRIu64
+		       " ns; REC_OVERFLOW=block, not inside any activation)\n",
+		       in->nr_blocked, dur, in->blocked_ns);
+	}
+	if (tr->has_probe_cost)
+		printf("probe cost:       TRACE_SCOPE %.1f ns (%.1f inside the child), hook %.1f ns"
+		       " (%.1f inside); added to the parent per activation, measured at start\n",
+		       (double)tr->probe_cost.scope_ps / 1000.0,
+		       (double)tr->probe_cost.scope_inner_ps / 1000.0,
+		       (double)tr->probe_cost.hook_ps / 1000.0,
+		       (double)tr->probe_cost.hook_inner_ps / 1000.0);
+	printf("size:             %" PRIu64 " bytes in %" PRIu64 " frames, %.2f bytes/event\n",
+	       tr->file_bytes, tr->nr_frames, bytes_per_event(tr));
+	if (tr->nr_fast_frames)
+		printf("fast frames:      %" PRIu64 " of %" PRIu64
+		       " (literals stored raw: the writer was behind or busy)\n",
+		       tr->nr_fast_frames, tr->nr_frames);
+}
+
+/* The text's lines on how the recording ended, and its counters. */
+static void text_end(const struct info *in)
+{
+	const struct tt_trace *tr = &in->tr;
+	const struct ctr_names *cn = in->cn;
+
+	if (tr->has_snapshot)
+		print_snapshot(tr, &in->c, &in->ev, false);
+	if (tr->has_crash && !tr->truncated) {
+		char crash_text[160];
+
+		tt_trace_crash_text(tr, crash_text, sizeof(crash_text));
+		printf("ended cleanly:    no (%s)\n", crash_text);
+	} else {
+		printf("ended cleanly:    %s\n",
+		       in->clean ? "yes" : tr->truncated ? "no (truncated)" : "no (no END record)");
+	}
+	if (in->problems[0])
+		printf("warning:          %s\n", in->problems);
+	if (cn->nr[0] || cn->nr[1]) {
+		fputs("counters:        ", stdout);
+		for (uint32_t i = 0; i < cn->nr[0]; i++)
+			printf(" %s", cn->name[0][i]);
+		if (!cn->nr[0])
+			fputs(" none", stdout);
+		if (cn->nr[1])
+			fputs(" (not recorded:", stdout);
+		for (uint32_t i = 0; i < cn->nr[1]; i++)
+			printf(" %s", cn->name[1][i]);
+		fputs(cn->nr[1] ? ")\n" : "\n", stdout);
+	}
+}
+
+static void print_text(const struct info *in)
+{
+	text_file(in);
+	text_events(in);
+	text_end(in);
+	text_threads(in);
+}
+
+/* One file's report; o: the options, path: the file. */
+static int info_one(const struct tt_options *o, const char *path)
+{
+	struct info in;
+	int rc;
+
+	memset(&in, 0, sizeof(in));
+	in.path = path;
+	tt_trace_init(&in.tr, path);
+	rc = info_read(&in);
+	if (rc)
+		goto out;
+	info_figures(&in);
+	if (o->format == TT_FORMAT_JSON)
+		print_json(&in);
+	else
+		print_text(&in);
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "tracetool: cannot write the report\n");
 		rc = 1;
 	}
 out:
-	tt_trace_fini(&tr);
+	tt_trace_fini(&in.tr);
 	return rc;
 }
 
