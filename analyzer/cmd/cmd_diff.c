@@ -991,13 +991,16 @@ static void csv_pct(const struct pair *pr, enum metric m)
 
 static void print_csv(const struct diff_args *a, const struct pair *v, size_t n)
 {
+	/* The headings of the cells below, from the same metrics. */
 	if (a->o.by_thread)
 		fputs("thread,", stdout);
-	fputs("function,calls_base,calls_new,total_base_ns,total_new_ns,total_change_percent,"
-	      "p50_base_ns,p50_new_ns,p50_change_percent,p90_base_ns,p90_new_ns,"
-	      "p90_change_percent,p99_base_ns,p99_new_ns,p99_change_percent,verdict,"
-	      "runs_base,runs_new",
-	      stdout);
+	printf("function,%s_base,%s_new", metric_names[M_CALLS], metric_names[M_CALLS]);
+	for (size_t k = 0; k < NR_SHOWN; k++) {
+		const char *mn = metric_names[shown[k]];
+
+		printf(",%s_base_ns,%s_new_ns,%s_change_percent", mn, mn, mn);
+	}
+	fputs(",verdict,runs_base,runs_new", stdout);
 	fputs(a->o.by_site ? ",site\n" : "\n", stdout);
 	for (size_t i = 0; i < n; i++) {
 		const struct pair *pr = &v[i];
@@ -1184,7 +1187,6 @@ static void print_name(const struct pair *pr)
 static void print_table(const struct diff_args *a, struct tt_report *const rep[2],
 			const struct pair *v, size_t n)
 {
-	static const char *const heads[] = { "total", "p50", "p90", "p99" };
 	size_t count[6] = { 0 };
 	bool single = a->nr[0] == 1 || a->nr[1] == 1;
 	char buf[32], line[256];
@@ -1192,7 +1194,7 @@ static void print_table(const struct diff_args *a, struct tt_report *const rep[2
 	printf("%-65s %14s\n", a->o.by_thread ? "function [thread]" : "function", "verdict");
 	printf("%4s %9s", "", "calls");
 	for (size_t k = 0; k < NR_SHOWN; k++)
-		printf(" %7s %7s", heads[k], "change");
+		printf(" %7s %7s", metric_names[shown[k]], "change");
 	fputc('\n', stdout);
 	for (size_t i = 0; i < 80; i++)
 		fputc('-', stdout);

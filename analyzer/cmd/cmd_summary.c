@@ -8,6 +8,7 @@
  */
 #include <argp.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,23 +197,28 @@ static const struct derived {
 
 static const struct tt_ctrs *ctrs; /* NULL: the trace has no counters */
 static const struct tt_ctrs *argsrc; /* NULL: no --arg */
+/* The CSV headings NAME_total,NAME_mean of an argument or a counter.
+ * RFC 4180 quotes the whole field: "a,b_total", not "a,b"_total. */
+static void csv_total_mean_header(const char *name)
+{
+	size_t n = strlen(name);
+	char *field = tt_xrealloc(NULL, n + sizeof("_total"));
+
+	memcpy(field, name, n);
+	memcpy(field + n, "_total", sizeof("_total"));
+	fputc(',', stdout);
+	tt_emit_csv_str(stdout, field);
+	memcpy(field + n, "_mean", sizeof("_mean"));
+	fputc(',', stdout);
+	tt_emit_csv_str(stdout, field);
+	free(field);
+}
+
 /* summary --arg KEY (docs/ANALYZER.md, "Annotations"). */
 static void csv_arg_header(void)
 {
-	for (uint32_t k = 0; argsrc && k < opts->nr_arg_keys; k++) {
-		const char *key = opts->arg_keys[k];
-		size_t n = strlen(key);
-		char *field = tt_xrealloc(NULL, n + sizeof("_total"));
-
-		memcpy(field, key, n);
-		memcpy(field + n, "_total", sizeof("_total"));
-		fputc(',', stdout);
-		tt_emit_csv_str(stdout, field);
-		memcpy(field + n, "_mean", sizeof("_mean"));
-		fputc(',', stdout);
-		tt_emit_csv_str(stdout, field);
-		free(field);
-	}
+	for (uint32_t k = 0; argsrc && k < opts->nr_arg_keys; k++)
+		csv_total_mean_header(opts->arg_keys[k]);
 }
 
 static double arg_mean(const struct tt_ctr_agg *a, uint32_t k)
@@ -315,21 +321,8 @@ static double mean_of(const struct tt_ctr_agg *a, uint32_t g)
 
 static void csv_counter_header(void)
 {
-	for (uint32_t g = 0; ctrs && g < tt_ctrs_count(ctrs); g++) {
-		/* RFC 4180 quotes the whole field: "a,b_total", not "a,b"_total. */
-		const char *name = tt_ctrs_name(ctrs, g);
-		size_t n = strlen(name);
-		char *field = tt_xrealloc(NULL, n + sizeof("_total"));
-
-		memcpy(field, name, n);
-		memcpy(field + n, "_total", sizeof("_total"));
-		fputc(',', stdout);
-		tt_emit_csv_str(stdout, field);
-		memcpy(field + n, "_mean", sizeof("_mean"));
-		fputc(',', stdout);
-		tt_emit_csv_str(stdout, field);
-		free(field);
-	}
+	for (uint32_t g = 0; ctrs && g < tt_ctrs_count(ctrs); g++)
+		csv_total_mean_header(tt_ctrs_name(ctrs, g));
 	for (size_t d = 0; ctrs && d < NR_DERIVED; d++)
 		if (derived_exists(d))
 			printf(",%s", derived[d].name);
@@ -431,14 +424,100 @@ static void table_counters(const struct tt_report *rep, size_t nr, bool by_threa
 	}
 }
 
+/*
+ * A row's columns, one list for the three outputs, so that they cannot
+ * disagree: CSV writes a heading and a cell for each, JSON a member, and
+ * the table prints the numbers under their headings (the names make the
+ * row's label there). What only some outputs have is theirs: the site
+ * (--by-site; JSON after the names, CSV last so that the other columns keep
+ * their places), the arguments and the counters (CSV and JSON),
+ * left_without_exit and maybe_dropped (JSON), the [*] mark (the table).
+ */
+enum col_kind { COL_COUNT, COL_DURATION };
+
+struct name_col {
+	const char *key; /* CSV heading and JSON member */
+	const char *(*of)(const struct tt_row *r);
+	bool (*shown)(bool by_thread); /* NULL: always */
+};
+
+struct num_col {
+	const char *key;  /* CSV heading and JSON member */
+	const char *head; /* table heading */
+	int width;	  /* table: right-aligned, after a space but the first */
+	enum col_kind kind; /* table: a count as it is, a duration formatted */
+	size_t offset;	  /* of its uint64_t in struct tt_row */
+};
+
+static const char *row_process(const struct tt_row *r)
+{
+	return r->process;
+}
+
+static const char *row_thread(const struct tt_row *r)
+{
+	return r->thread;
+}
+
+static bool by_process(bool by_thread)
+{
+	(void)by_thread;
+	return opts->by_process;
+}
+
+static bool thread_shown(bool by_thread)
+{
+	return by_thread;
+}
+
+static const struct name_col name_cols[] = {
+	{ "process", row_process, by_process },
+	{ "thread", row_thread, thread_shown },
+	{ "function", rname, NULL },
+};
+#define NR_NAME_COLS (sizeof(name_cols) / sizeof(name_cols[0]))
+
+#define NUM_COL(key, head, width, kind, field) \
+	{ key, head, width, kind, offsetof(struct tt_row, field) }
+
+static const struct num_col num_cols[] = {
+	NUM_COL("calls", "calls", 9, COL_COUNT, calls),
+	NUM_COL("total_ns", "total", 7, COL_DURATION, total_ns),
+	NUM_COL("self_ns", "self", 7, COL_DURATION, self_ns),
+	NUM_COL("min_ns", "min", 7, COL_DURATION, min_ns),
+	NUM_COL("mean_ns", "mean", 7, COL_DURATION, mean_ns),
+	NUM_COL("p50_ns", "p50", 7, COL_DURATION, p50_ns),
+	NUM_COL("p90_ns", "p90", 7, COL_DURATION, p90_ns),
+	NUM_COL("p99_ns", "p99", 7, COL_DURATION, p99_ns),
+	NUM_COL("max_ns", "max", 7, COL_DURATION, max_ns),
+	NUM_COL("errors", "errors", 6, COL_COUNT, errors),
+};
+#define NR_NUM_COLS (sizeof(num_cols) / sizeof(num_cols[0]))
+
+static uint64_t num_of(const struct num_col *c, const struct tt_row *r)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)r + c->offset, sizeof(v));
+	return v;
+}
+
+static bool name_shown(const struct name_col *c, bool by_thread)
+{
+	return !c->shown || c->shown(by_thread);
+}
+
 static void print_csv(const struct tt_report *rep, size_t nr, bool by_thread)
 {
-	if (opts->by_process)
-		fputs("process,", stdout);
-	if (by_thread)
-		fputs("thread,", stdout);
-	fputs("function,calls,total_ns,self_ns,min_ns,mean_ns,p50_ns,p90_ns,p99_ns,max_ns,errors",
-	      stdout);
+	bool first = true;
+
+	for (size_t k = 0; k < NR_NAME_COLS; k++)
+		if (name_shown(&name_cols[k], by_thread)) {
+			printf("%s%s", first ? "" : ",", name_cols[k].key);
+			first = false;
+		}
+	for (size_t k = 0; k < NR_NUM_COLS; k++)
+		printf(",%s", num_cols[k].key);
 	csv_arg_header();
 	csv_counter_header();
 	if (opts->by_site)
@@ -447,19 +526,16 @@ static void print_csv(const struct tt_report *rep, size_t nr, bool by_thread)
 	for (size_t i = 0; i < nr; i++) {
 		const struct tt_row *r = &rep->rows[i];
 
-		if (opts->by_process) {
-			tt_emit_csv_str(stdout, r->process);
-			fputc(',', stdout);
-		}
-		if (by_thread) {
-			tt_emit_csv_str(stdout, r->thread);
-			fputc(',', stdout);
-		}
-		tt_emit_csv_str(stdout, rname(r));
-		printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-		       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
-		       r->calls, r->total_ns, r->self_ns, r->min_ns, r->mean_ns, r->p50_ns,
-		       r->p90_ns, r->p99_ns, r->max_ns, r->errors);
+		first = true;
+		for (size_t k = 0; k < NR_NAME_COLS; k++)
+			if (name_shown(&name_cols[k], by_thread)) {
+				if (!first)
+					fputc(',', stdout);
+				tt_emit_csv_str(stdout, name_cols[k].of(r));
+				first = false;
+			}
+		for (size_t k = 0; k < NR_NUM_COLS; k++)
+			printf(",%" PRIu64, num_of(&num_cols[k], r));
 		csv_arg_cells(r);
 		csv_counter_cells(r);
 		if (opts->by_site) {
@@ -477,32 +553,23 @@ static void print_json(const struct tt_report *rep, size_t nr, bool by_thread)
 	fputs("{\"functions\":[", stdout);
 	for (size_t i = 0; i < nr; i++) {
 		const struct tt_row *r = &rep->rows[i];
+		bool first = true;
 
 		calls += r->calls;
 		errors += r->errors;
 		fputs(i ? ",\n{" : "\n{", stdout);
-		if (opts->by_process) {
-			fputs("\"process\":", stdout);
-			tt_emit_json_str(stdout, r->process);
-			fputc(',', stdout);
-		}
-		if (by_thread) {
-			fputs("\"thread\":", stdout);
-			tt_emit_json_str(stdout, r->thread);
-			fputc(',', stdout);
-		}
-		fputs("\"function\":", stdout);
-		tt_emit_json_str(stdout, rname(r));
+		for (size_t k = 0; k < NR_NAME_COLS; k++)
+			if (name_shown(&name_cols[k], by_thread)) {
+				printf("%s\"%s\":", first ? "" : ",", name_cols[k].key);
+				tt_emit_json_str(stdout, name_cols[k].of(r));
+				first = false;
+			}
 		if (opts->by_site) {
 			fputs(",\"site\":", stdout);
 			tt_emit_json_str(stdout, tt_labels_site(&labels, r->name));
 		}
-		printf(",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"self_ns\":%" PRIu64
-		       ",\"min_ns\":%" PRIu64 ",\"mean_ns\":%" PRIu64 ",\"p50_ns\":%" PRIu64
-		       ",\"p90_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
-		       ",\"errors\":%" PRIu64,
-		       r->calls, r->total_ns, r->self_ns, r->min_ns, r->mean_ns, r->p50_ns,
-		       r->p90_ns, r->p99_ns, r->max_ns, r->errors);
+		for (size_t k = 0; k < NR_NUM_COLS; k++)
+			printf(",\"%s\":%" PRIu64, num_cols[k].key, num_of(&num_cols[k], r));
 		/* Only when the trace has them, so other outputs stay as they were. */
 		if (rep->nr_left)
 			printf(",\"left_without_exit\":%" PRIu64, r->left);
@@ -546,8 +613,6 @@ static size_t label_width(const struct tt_row *r, bool by_thread)
  */
 static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 {
-	static const char *const heads[] = { "total", "self", "min", "mean", "p50",
-					     "p90",   "p99",  "max" };
 	const char *head = opts->by_process ? (by_thread ? "process: thread: function"
 							 : "process: function")
 			   : by_thread ? "thread: function" : "function";
@@ -568,17 +633,14 @@ static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 	} else {
 		printf("%s\n", head);
 	}
-	printf("%9s", "calls");
-	for (size_t i = 0; i < 8; i++)
-		printf(" %7s", heads[i]);
-	printf(" %6s\n", "errors");
+	for (size_t k = 0; k < NR_NUM_COLS; k++)
+		printf("%s%*s", k ? " " : "", num_cols[k].width, num_cols[k].head);
+	fputc('\n', stdout);
 	for (size_t i = 0; i < rule_w; i++)
 		fputc('-', stdout);
 	fputc('\n', stdout);
 	for (size_t i = 0; i < nr; i++) {
 		const struct tt_row *r = &rep->rows[i];
-		const uint64_t v[8] = { r->total_ns, r->self_ns, r->min_ns, r->mean_ns,
-					r->p50_ns,   r->p90_ns,	 r->p99_ns, r->max_ns };
 
 		calls += r->calls;
 		errors += r->errors;
@@ -594,13 +656,19 @@ static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 		} else {
 			printf("%s%s\n", rname(r), r->maybe_dropped ? "  [*]" : "");
 		}
-		printf("%9" PRIu64, r->calls);
-		for (size_t k = 0; k < 8; k++) {
-			tt_emit_fmt_duration(buf, sizeof(buf), v[k]);
-			fputc(' ', stdout);
-			tt_emit_pad(stdout, buf, 7, true);
+		for (size_t k = 0; k < NR_NUM_COLS; k++) {
+			const struct num_col *c = &num_cols[k];
+
+			if (k)
+				fputc(' ', stdout);
+			if (c->kind == COL_COUNT) {
+				printf("%*" PRIu64, c->width, num_of(c, r));
+				continue;
+			}
+			tt_emit_fmt_duration(buf, sizeof(buf), num_of(c, r));
+			tt_emit_pad(stdout, buf, (size_t)c->width, true);
 		}
-		printf(" %6" PRIu64 "\n", r->errors);
+		fputc('\n', stdout);
 	}
 	for (size_t i = 0; i < rule_w; i++)
 		fputc('-', stdout);
@@ -639,11 +707,83 @@ static double percent_of(const struct tt_intervals *iv, uint64_t ns)
 	return 100.0 * (double)ns / (double)iv->interval_ns;
 }
 
+/* The columns of an interval's row, for CSV (a heading and a cell each)
+ * and JSON (a member each); the table lays its rows out under a heading
+ * per interval and thread. */
+enum iv_col_kind { IV_COUNT, IV_TEXT, IV_PERCENT };
+
+struct iv_col {
+	const char *key;
+	enum iv_col_kind kind;
+	uint64_t (*count)(const struct tt_intervals *iv, const struct tt_interval_row *r);
+	const char *(*text)(const struct tt_interval_row *r);
+};
+
+static uint64_t iv_start(const struct tt_intervals *iv, const struct tt_interval_row *r)
+{
+	return r->k * iv->interval_ns;
+}
+
+static uint64_t iv_calls(const struct tt_intervals *iv, const struct tt_interval_row *r)
+{
+	(void)iv;
+	return r->calls;
+}
+
+static uint64_t iv_total(const struct tt_intervals *iv, const struct tt_interval_row *r)
+{
+	(void)iv;
+	return r->total_ns;
+}
+
+static const char *iv_thread(const struct tt_interval_row *r)
+{
+	return r->label;
+}
+
+static const char *iv_function(const struct tt_interval_row *r)
+{
+	return tt_labels_shown(&labels, r->name);
+}
+
+static const struct iv_col iv_cols[] = {
+	{ "interval_start_ns", IV_COUNT, iv_start, NULL },
+	{ "thread", IV_TEXT, NULL, iv_thread },
+	{ "function", IV_TEXT, NULL, iv_function },
+	{ "calls", IV_COUNT, iv_calls, NULL },
+	{ "total_ns", IV_COUNT, iv_total, NULL },
+	{ "percent", IV_PERCENT, iv_total, NULL },
+};
+#define NR_IV_COLS (sizeof(iv_cols) / sizeof(iv_cols[0]))
+
+/* One row's cells: CSV's, or JSON's members. */
+static void iv_cells(const struct tt_intervals *iv, const struct tt_interval_row *r, bool json)
+{
+	for (size_t k = 0; k < NR_IV_COLS; k++) {
+		const struct iv_col *c = &iv_cols[k];
+
+		if (k)
+			fputc(',', stdout);
+		if (json)
+			printf("\"%s\":", c->key);
+		if (c->kind == IV_COUNT)
+			printf("%" PRIu64, c->count(iv, r));
+		else if (c->kind == IV_PERCENT)
+			printf("%.2f", percent_of(iv, c->count(iv, r)));
+		else if (json)
+			tt_emit_json_str(stdout, c->text(r));
+		else
+			tt_emit_csv_str(stdout, c->text(r));
+	}
+}
+
 static void intervals_csv(const struct tt_intervals *iv, const struct tt_options *o)
 {
 	uint64_t shown = 0;
 
-	fputs("interval_start_ns,thread,function,calls,total_ns,percent\n", stdout);
+	for (size_t k = 0; k < NR_IV_COLS; k++)
+		printf("%s%s", k ? "," : "", iv_cols[k].key);
+	fputc('\n', stdout);
 	for (size_t i = 0; i < iv->nr_rows; i++) {
 		const struct tt_interval_row *r = &iv->rows[i];
 
@@ -651,12 +791,8 @@ static void intervals_csv(const struct tt_intervals *iv, const struct tt_options
 			shown = 0;
 		if (o->top && shown++ >= o->top)
 			continue;
-		printf("%" PRIu64 ",", r->k * iv->interval_ns);
-		tt_emit_csv_str(stdout, r->label);
-		fputc(',', stdout);
-		tt_emit_csv_str(stdout, tt_labels_shown(&labels, r->name));
-		printf(",%" PRIu64 ",%" PRIu64 ",%.2f\n", r->calls, r->total_ns,
-		       percent_of(iv, r->total_ns));
+		iv_cells(iv, r, false);
+		fputc('\n', stdout);
 	}
 }
 
@@ -673,14 +809,10 @@ static void intervals_json(const struct tt_intervals *iv, const struct tt_option
 			shown = 0;
 		if (o->top && shown++ >= o->top)
 			continue;
-		printf("%s{\"interval_start_ns\":%" PRIu64 ",\"thread\":", first ? "\n" : ",\n",
-		       r->k * iv->interval_ns);
+		fputs(first ? "\n{" : ",\n{", stdout);
 		first = false;
-		tt_emit_json_str(stdout, r->label);
-		fputs(",\"function\":", stdout);
-		tt_emit_json_str(stdout, tt_labels_shown(&labels, r->name));
-		printf(",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"percent\":%.2f}",
-		       r->calls, r->total_ns, percent_of(iv, r->total_ns));
+		iv_cells(iv, r, true);
+		fputc('}', stdout);
 	}
 	printf("\n],\"truncated\":%s,\"damaged\":%s}\n",
 	       iv->rep.tr.truncated ? "true" : "false",
