@@ -28,7 +28,7 @@ struct tt_row {
 
 struct tt_report {
 	struct tt_trace tr;
-	struct tt_trace meta; /* the pre-pass, when one was needed */
+	struct tt_trace meta; /* the metadata pass, when one was needed */
 	bool has_meta;
 	struct tt_clock clock;
 	struct tt_scopes sc;
@@ -48,9 +48,10 @@ struct tt_report {
 	uint64_t nr_blocked, blocked_ns; /* REC_OVERFLOW=block waits, of the selected threads */
 	char problems[768];  /* what was lost, "" if nothing */
 
-	/* Several files (docs/ANALYZER.md, "Several TRACE files"; front.c): rows merged from
-	 * one report per file, in nanoseconds (clock is 1 ns a tick). Each
-	 * file's warnings were printed as it was read (tt_report_warn()). */
+	/* Several files (docs/ANALYZER.md, "Several TRACE files"; front.c):
+	 * rows merged from one report per file, in nanoseconds (clock is 1 ns
+	 * a tick). Each file's warnings were printed as it was read
+	 * (tt_report_warn()). */
 	unsigned nr_files;     /* 0: one file, the single-file pipeline */
 	const char *failed;    /* the file that could not be read, or NULL */
 	bool any_truncated, any_damaged, any_unended;
@@ -118,6 +119,5 @@ static inline const char *tt_report_failed(const struct tt_report *rep, const st
  */
 void tt_report_comp_warn(const struct tt_report *rep);
 void tt_report_comp_footer(const struct tt_report *rep, char *out, size_t out_bytes);
-
 
 #endif /* TT_REPORT_H */

@@ -363,51 +363,49 @@ static inline void record(struct tt_stat *s, uint64_t dur, uint64_t self, bool o
 		c[idx & (TT_HIST_CHUNK - 1)]++;
 }
 
-/*
- * event_slow() - one event by the book: every rule of scopes.h, with no
- * assumption about the stack. The fast loop hands it the rare exits (not
- * the top's name, clock backwards), and whole batches it cannot take
- * (stack near MAX_DEPTH, enters beyond it pending).
- */
-static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread *th,
-		       uint32_t name, uint64_t ticks, bool is_exit)
+/* event_slow()'s enter: a frame pushed, or counted beyond the depth. */
+static void enter_slow(struct tt_scopes *sc, struct scope_thread *st, uint32_t name,
+		       uint64_t ticks, bool in_window)
 {
-	/* A span of UINT64_MAX is no window at all, as in pair_fast(). */
-	const bool in_window = sc->win_span_ticks == UINT64_MAX ||
-			       ticks - sc->win_lo_ticks < sc->win_span_ticks;
+	struct frame *f;
+
+	if (st->sp == MAX_DEPTH || st->overflow || !reserve_stack(sc, st, st->sp + 1)) {
+		/* Not stored; its exit is the next exit while any is pending. */
+		st->overflow++;
+		if (in_window)
+			count_error(sc, st, name);
+		return;
+	}
+	f = &st->stack[++st->sp];
+	f->name = name;
+	f->in = in_window;
+	f->enter_ticks = ticks;
+	f->child_ticks = 0;
+	f->prev = st->depth[name].top;
+	f->same_ticks = 0;
+	f->desc_fx = 0;
+	st->depth[name].top = st->sp;
+	f->slot = sc->cons && sc->cons->enter
+			  ? sc->cons->enter(st->cons_state, f[-1].slot, name, ticks, in_window)
+			  : 0;
+	if (!fast_mode(sc))
+		st->depth[name].in += f->in;
+	if (st->has_ctr) {
+		st->ctr_mask[st->sp] = st->cur_mask;
+		if (st->cur_mask)
+			memcpy(&st->ctr[(size_t)st->sp * TT_MAX_COUNTERS], st->cur_vals,
+			       TT_MAX_COUNTERS * sizeof(*st->cur_vals));
+	}
+}
+
+/* event_slow()'s exit: the frame of its name closed, with the frames
+ * above it left without an exit; timed, or an error. */
+static void exit_slow(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread *th,
+		      uint32_t name, uint64_t ticks, bool in_window)
+{
 	struct frame *f;
 	uint64_t dur;
 
-	if (!is_exit) {
-		if (st->sp == MAX_DEPTH || st->overflow || !reserve_stack(sc, st, st->sp + 1)) {
-			/* Not stored; its exit is the next exit while any is pending. */
-			st->overflow++;
-			if (in_window)
-				count_error(sc, st, name);
-			return;
-		}
-		f = &st->stack[++st->sp];
-		f->name = name;
-		f->in = in_window;
-		f->enter_ticks = ticks;
-		f->child_ticks = 0;
-		f->prev = st->depth[name].top;
-		f->same_ticks = 0;
-		f->desc_fx = 0;
-		st->depth[name].top = st->sp;
-		f->slot = sc->cons && sc->cons->enter
-				  ? sc->cons->enter(st->cons_state, f[-1].slot, name, ticks, in_window)
-				  : 0;
-		if (!fast_mode(sc))
-			st->depth[name].in += f->in;
-		if (st->has_ctr) {
-			st->ctr_mask[st->sp] = st->cur_mask;
-			if (st->cur_mask)
-				memcpy(&st->ctr[(size_t)st->sp * TT_MAX_COUNTERS], st->cur_vals,
-				       TT_MAX_COUNTERS * sizeof(*st->cur_vals));
-		}
-		return;
-	}
 	if (st->overflow) {
 		st->overflow--; /* the exit of an enter counted at overflow */
 		return;
@@ -492,6 +490,25 @@ static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const stru
 			sc->cons->act(st->cons_state, &a);
 		}
 	}
+}
+
+/*
+ * event_slow() - one event by the book: every rule of scopes.h, with no
+ * assumption about the stack. The fast loop hands it the rare exits (not
+ * the top's name, clock backwards), and whole batches it cannot take
+ * (stack near MAX_DEPTH, enters beyond it pending).
+ */
+static void event_slow(struct tt_scopes *sc, struct scope_thread *st, const struct tt_thread *th,
+		       uint32_t name, uint64_t ticks, bool is_exit)
+{
+	/* A span of UINT64_MAX is no window at all, as in pair_fast(). */
+	const bool in_window = sc->win_span_ticks == UINT64_MAX ||
+			       ticks - sc->win_lo_ticks < sc->win_span_ticks;
+
+	if (is_exit)
+		exit_slow(sc, st, th, name, ticks, in_window);
+	else
+		enter_slow(sc, st, name, ticks, in_window);
 }
 
 /*
