@@ -36,6 +36,7 @@
 #include "cmd/commands.h"
 #include "common/emit.h"
 #include "engine/events.h"
+#include "engine/front.h"
 #include "common/hist.h"
 #include "views/labels.h"
 #include "cmd/options.h"
@@ -216,10 +217,7 @@ static void walk_start(struct top *t)
 {
 	tt_trace_init(&t->tr, t->args.path);
 	tt_scopes_init(&t->sc, &t->tr);
-	t->sc.cons = &top_consumer;
-	t->sc.cons_ctx = t;
-	t->tr.on_record = tt_scopes_record;
-	t->tr.record_ctx = &t->sc;
+	tt_walk_attach(&t->sc, &top_consumer, t);
 	t->mark_ticks = 0; /* the first table starts at the recording's start */
 	t->started = true;
 }

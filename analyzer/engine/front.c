@@ -34,6 +34,24 @@ static bool sees_activations(const struct tt_consumer *cons)
 	return cons && cons->act;
 }
 
+void tt_walk_attach(struct tt_scopes *sc, const struct tt_consumer *cons, void *ctx)
+{
+	struct tt_trace *tr = sc->tr;
+
+	if (sees_activations(cons)) {
+		sc->cons = cons;
+		sc->cons_ctx = ctx;
+	}
+	if (cons && cons->counters) {
+		sc->on_counters = cons->counters;
+		sc->counters_ctx = ctx;
+	}
+	tr->count_enters = sees_activations(cons) && cons->block;
+	/* Counters and annotations come to the engine as records. */
+	tr->on_record = tt_scopes_record;
+	tr->record_ctx = sc;
+}
+
 /* Replica i's pairing state, like replica 0's (rep->sc, set up by
  * walk_file()), with the consumer's context ctx. */
 static void setup_replica(struct tt_report *rep, unsigned i, const struct tt_options *o,
@@ -53,24 +71,13 @@ static void setup_replica(struct tt_report *rep, unsigned i, const struct tt_opt
 	sc->thread_filter = o->nr_threads && fc->meta ? thread_filter : NULL;
 	sc->filter_ctx = fc;
 	sc->by_thread = o->by_thread;
-	if (sees_activations(cons)) {
-		sc->cons = cons;
-		sc->cons_ctx = ctx;
-	}
-	if (cons && cons->counters) {
-		sc->on_counters = cons->counters;
-		sc->counters_ctx = ctx;
-	}
+	tt_walk_attach(sc, cons, ctx);
 	if (cons && cons->arg && o->nr_arg_keys) {
 		sc->on_arg = cons->arg;
 		sc->arg_ctx = ctx;
 		sc->arg_keys = o->arg_keys;
 		sc->nr_arg_keys = o->nr_arg_keys;
 	}
-	tr->count_enters = sees_activations(cons) && cons->block;
-	/* Counters and annotations come to the engine as records. */
-	tr->on_record = tt_scopes_record;
-	tr->record_ctx = sc;
 }
 
 /*

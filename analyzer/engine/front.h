@@ -86,6 +86,14 @@ enum tt_status tt_walk(struct tt_report *rep, const struct tt_options *o,
 		       const struct tt_walk_spec *spec, char *msg, size_t msg_bytes);
 
 /*
+ * tt_walk_attach() - consumer cons, with context ctx, on the pairing state
+ * sc of a walk driven by its caller (tt_walk() does it on each replica):
+ * tracetool top, which follows a file frame by frame as it is written
+ * (events.h's records through walk.h's tt_trace_walk_frame()).
+ */
+void tt_walk_attach(struct tt_scopes *sc, const struct tt_consumer *cons, void *ctx);
+
+/*
  * tt_walk_name_map() - the name indices of `into` for every name of
  * `from` (another replica, another file), interned into `into` as needed:
  * map[n] is from's name n in into. malloc'd, nr_names + 1 entries.
