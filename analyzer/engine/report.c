@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/hist.h"
+#include "common/hmap.h"
 #include "engine/front.h"
 #include "engine/symbols.h"
 #include "common/xalloc.h"
@@ -35,52 +36,45 @@ static const char *label_of(struct tt_report *rep, const struct tt_thread *th)
 	return intern_str(&rep->labels, &rep->nr_labels, buf);
 }
 
-static size_t row_slot(const struct tt_report *rep, const char *process, const char *thread,
-		       const char *name)
+/* Names and labels are interned: pointers identify them (the analyzer's
+ * choice, so a fixed mix serves, hmap.h). A map, as whole-program traces
+ * have tens of thousands of names per thread. */
+static uint32_t row_hash(const char *process, const char *thread, const char *name)
 {
 	uint64_t h = ((uint64_t)(uintptr_t)name * 0x9E3779B97F4A7C15ull) ^
 		     ((uint64_t)(uintptr_t)thread * 0xC2B2AE3D27D4EB4Full) ^
 		     ((uint64_t)(uintptr_t)process * 0x165667B19E3779F9ull);
 
-	return (size_t)(h >> 20) & rep->row_mask;
+	return (uint32_t)(h >> 20);
 }
 
-static void row_rehash(struct tt_report *rep)
-{
-	rep->row_mask = rep->row_mask ? rep->row_mask * 2 + 1 : 255;
-	free(rep->row_hash);
-	rep->row_hash = tt_xcalloc(rep->row_mask + 1, sizeof(*rep->row_hash));
-	for (size_t i = 0; i < rep->nr_rows; i++) {
-		size_t k = row_slot(rep, rep->rows[i].process, rep->rows[i].thread,
-				    rep->rows[i].name);
+struct row_key {
+	const struct tt_report *rep;
+	const char *process, *thread, *name;
+};
 
-		while (rep->row_hash[k])
-			k = (k + 1) & rep->row_mask;
-		rep->row_hash[k] = (uint32_t)i + 1;
-	}
+static bool row_eq(const void *ctx, uint32_t id)
+{
+	const struct row_key *k = ctx;
+	const struct tt_row *r = &k->rep->rows[id];
+
+	return r->name == k->name && r->thread == k->thread && r->process == k->process;
 }
 
 static struct tt_row *row_for(struct tt_report *rep, const char *process, const char *thread,
 			      const char *name, size_t *cap)
 {
-	size_t k;
+	const struct row_key key = { rep, process, thread, name };
+	uint32_t h = row_hash(process, thread, name);
+	uint32_t id = tt_hmap_find(&rep->row_map, h, row_eq, &key);
 
-	/* Names and labels are interned: pointers identify them. A hash, as
-	 * whole-program traces have tens of thousands of names per thread. */
-	if ((rep->nr_rows + 1) * 2 > rep->row_mask)
-		row_rehash(rep);
-	for (k = row_slot(rep, process, thread, name); rep->row_hash[k];
-	     k = (k + 1) & rep->row_mask) {
-		struct tt_row *r = &rep->rows[rep->row_hash[k] - 1];
-
-		if (r->name == name && r->thread == thread && r->process == process)
-			return r;
-	}
-	rep->row_hash[k] = (uint32_t)rep->nr_rows + 1;
+	if (id != TT_HMAP_NONE)
+		return &rep->rows[id];
 	if (rep->nr_rows == *cap) {
 		*cap = *cap ? 2 * *cap : 64;
 		rep->rows = tt_xrealloc(rep->rows, *cap * sizeof(*rep->rows));
 	}
+	tt_hmap_put(&rep->row_map, h, (uint32_t)rep->nr_rows);
 	struct tt_row *r = &rep->rows[rep->nr_rows++];
 	memset(r, 0, sizeof(*r));
 	r->process = process;
@@ -254,7 +248,7 @@ void tt_report_fini(struct tt_report *rep)
 	for (size_t i = 0; i < rep->nr_rows; i++)
 		tt_stats_hist_free(&rep->rows[i].st);
 	free(rep->rows);
-	free(rep->row_hash);
+	tt_hmap_fini(&rep->row_map);
 	for (size_t i = 0; i < rep->nr_labels; i++)
 		free(rep->labels[i]);
 	free(rep->labels);

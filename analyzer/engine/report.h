@@ -10,6 +10,7 @@
 #ifndef TT_REPORT_H
 #define TT_REPORT_H
 
+#include "common/hmap.h"
 #include "engine/events.h"
 #include "engine/filter.h"
 #include "engine/scopes.h"
@@ -38,8 +39,7 @@ struct tt_report {
 	unsigned nr_replicas;
 	struct tt_row *rows;
 	size_t nr_rows;
-	uint32_t *row_hash; /* (thread, name) -> row index + 1 */
-	size_t row_mask;
+	struct tt_hmap row_map; /* hmap.h: rows by (process, thread, name) */
 	char **labels; /* thread labels owned by the report */
 	size_t nr_labels;
 	uint64_t nr_dropped; /* of the selected threads */
