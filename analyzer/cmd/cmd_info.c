@@ -125,6 +125,15 @@ static void total_blocked(const struct tt_trace *tr, uint64_t *nr, uint64_t *ns)
 }
 
 /* Annotations dropped, all threads (FORMAT.md §3.19); 0 without ANNOT_DROPS. */
+static uint64_t total_samples_dropped(const struct tt_trace *tr)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < tr->nr_threads; i++)
+		n += tr->threads[i].nr_samples_dropped;
+	return n;
+}
+
 static uint64_t total_annots_dropped(const struct tt_trace *tr)
 {
 	uint64_t n = 0;
@@ -488,6 +497,12 @@ static void json_tail(const struct info *in)
 	}
 	if (in->annots_dropped)
 		printf(",\"annotations_dropped\":%" PRIu64, in->annots_dropped);
+	/* Sampled recordings only (FORMAT.md §3.22-§3.24). */
+	if (tr->has_sampling)
+		printf(",\"sampling\":{\"hz\":%" PRIu32 ",\"period_ns\":%" PRIu64
+		       ",\"samples\":%" PRIu64 ",\"dropped\":%" PRIu64 "}",
+		       tr->sampling.hz, tr->sampling.period_ns, tr->nr_samples,
+		       total_samples_dropped(tr));
 	if (tr->has_probe_cost)
 		printf(",\"probe_cost_ns\":{\"scope\":%.3f,\"hook\":%.3f"
 		       ",\"scope_inner\":%.3f,\"hook_inner\":%.3f}",
@@ -556,6 +571,10 @@ static void text_events(const struct info *in)
 
 	printf("events:           %" PRIu64 " records\n", tr->nr_events);
 	printf("dropped scopes:   %" PRIu64 "\n", in->dropped);
+	if (tr->has_sampling)
+		printf("stack samples:    %" PRIu64 " at %" PRIu32 " Hz of CPU time, %" PRIu64
+		       " dropped\n",
+		       tr->nr_samples, tr->sampling.hz, total_samples_dropped(tr));
 	if (in->annots_dropped)
 		printf("dropped annots:   %" PRIu64
 		       " annotations (values, instants, messages, args, flows) not recorded\n",

@@ -399,3 +399,21 @@ Test(profile, pprof_defaults_to_samples_with_their_cpu_time)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	tu_result_free(&r);
 }
+
+Test(profile, info_counts_the_samples_and_their_drops)
+{
+	struct tu_result r;
+
+	write_known();
+	r = tu_run("info", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "\nstack samples:    7 at 1000 Hz of CPU time, 5 dropped\n"), "%s",
+		  r.out);
+	tu_result_free(&r);
+	r = tu_run("info", "--format=json", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, ",\"sampling\":{\"hz\":1000,\"period_ns\":1000000,\"samples\":7,"
+				"\"dropped\":5}"),
+		  "%s", r.out);
+	tu_result_free(&r);
+}

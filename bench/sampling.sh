@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# sampling.sh BUILD_DIR [accuracy|overhead|sqlite|all] - the figures of
+# README "Sampling: accuracy and cost" (issue 28): run by hand, never by
+# meson test. Needs perf (linux-perf) for the comparisons, gcc, and
+# libsqlite3-dev (Debian's own libsqlite3.a, symbols kept).
+#
+#   accuracy  examples/hotspot.c built plainly (gcc -O2, no rec, no
+#             -finstrument-functions) under `tracetool record -F 997`,
+#             8000 rounds: func_b/func_a self samples, the wrappers' self
+#             share, and samples against CPU time x HZ.
+#   overhead  the same program plain, under tracetool record -F HZ and
+#             under perf record -F HZ (cpu-clock, frame-pointer call
+#             graphs: what perf can do on a -O2 binary without DWARF
+#             copies) at 50..5000 Hz: user+sys CPU and wall time of the
+#             whole command (the profiler's own processes included), the
+#             median of RUNS runs (default 5), in one run of this script.
+#   sqlite    bench/sqlite_host.c on Debian's libsqlite3.a, recorded once
+#             by rec and once by perf at 997 Hz: the top 10 functions by
+#             self share side by side (perf report --no-children --sort=sym).
+set -eu
+build=$(cd "$1" && pwd)
+what=${2:-all}
+runs=${RUNS:-5}
+src=$(cd "$(dirname "$0")/.." && pwd)
+tt=$build/analyzer/tracetool
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+gcc -O2 -g -o "$tmp/hotspot" "$src/examples/hotspot.c"
+gcc -O2 -g -o "$tmp/sqlite_host" "$src/bench/sqlite_host.c" \
+	/usr/lib/x86_64-linux-gnu/libsqlite3.a -lm -lpthread -ldl
+
+# cpu_wall CMD...: "user+sys wall" in seconds of the command and its children.
+cpu_wall() {
+	local out
+	out=$( { /usr/bin/time -f '%U %S %e' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -n 1)
+	awk '{printf "%.3f %.3f\n", $1 + $2, $3}' <<<"$out"
+}
+
+median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+
+accuracy() {
+	echo "== accuracy: hotspot 8000 rounds, tracetool record -F 997"
+	/usr/bin/time -f '%U %S' -o "$tmp/cpu" "$tt" record -F 997 -o "$tmp/h.zst" -- "$tmp/hotspot" 8000
+	"$tt" profile --format=csv "$tmp/h.zst" >"$tmp/h.csv"
+	"$tt" profile "$tmp/h.zst" | head -n 8
+	awk -F, -v cpu="$(awk '{print $1 + $2}' "$tmp/cpu")" '
+		NR > 1 { self[$1] = $3; pct[$1] = $5; n += $3 }
+		END {
+			printf "func_b/func_a self samples: %d/%d = %.2f (want 3.6-4.4)\n",
+			       self["func_b"], self["func_a"], self["func_b"] / self["func_a"]
+			printf "wrapper_a self %.2f %%, wrapper_b self %.2f %% (want < 2)\n",
+			       pct["wrapper_a"], pct["wrapper_b"]
+			printf "samples %d, CPU time %.3f s x 997 = %.0f: %+.1f %% (want within 10)\n",
+			       n, cpu, cpu * 997, 100 * (n - cpu * 997) / (cpu * 997)
+		}' "$tmp/h.csv"
+}
+
+overhead() {
+	echo "== overhead: hotspot 2000 rounds, median of $runs runs (CPU = user+sys, s)"
+	local base_cpu base_wall
+	for i in $(seq "$runs"); do cpu_wall "$tmp/hotspot" 2000; done >"$tmp/plain"
+	base_cpu=$(cut -d' ' -f1 "$tmp/plain" | median)
+	base_wall=$(cut -d' ' -f2 "$tmp/plain" | median)
+	printf "%-6s %-10s %-10s %-9s %-10s %-10s %-9s\n" Hz "rec CPU" "rec wall" "samples" \
+		"perf CPU" "perf wall" "samples"
+	printf "%-6s %-10s %-10s\n" plain "$base_cpu" "$base_wall"
+	for hz in 50 100 200 500 1000 5000; do
+		for i in $(seq "$runs"); do
+			cpu_wall "$tt" record -F "$hz" -o "$tmp/o.zst" -- "$tmp/hotspot" 2000
+		done >"$tmp/rec"
+		for i in $(seq "$runs"); do
+			cpu_wall perf record -q -e cpu-clock -F "$hz" -g -o "$tmp/perf.data" -- \
+				"$tmp/hotspot" 2000
+		done >"$tmp/perf"
+		rs=$("$tt" profile --format=json "$tmp/o.zst" | sed 's/^{"samples":\([0-9]*\),.*/\1/')
+		ps=$(perf report -i "$tmp/perf.data" --stdio 2>/dev/null |
+			sed -n 's/^# Samples: \([0-9]*\).*/\1/p' | head -n 1)
+		rc=$(cut -d' ' -f1 "$tmp/rec" | median)
+		rw=$(cut -d' ' -f2 "$tmp/rec" | median)
+		pc=$(cut -d' ' -f1 "$tmp/perf" | median)
+		pw=$(cut -d' ' -f2 "$tmp/perf" | median)
+		awk -v hz="$hz" -v rc="$rc" -v rw="$rw" -v pc="$pc" -v pw="$pw" -v bc="$base_cpu" \
+			-v bw="$base_wall" -v rs="$rs" -v ps="$ps" 'BEGIN {
+			printf "%-6s %5.3f %+4.1f%% %5.3f %+4.1f%% %-9s %5.3f %+4.1f%% %5.3f %+4.1f%% %-9s\n",
+			       hz, rc, 100 * (rc - bc) / bc, rw, 100 * (rw - bw) / bw, rs,
+			       pc, 100 * (pc - bc) / bc, pw, 100 * (pw - bw) / bw, ps }'
+	done
+}
+
+sqlite() {
+	echo "== sqlite: bench/sqlite_host (Debian libsqlite3.a) at 997 Hz, top 10 by self share"
+	"$tt" record -F 997 -o "$tmp/s.zst" -- "$tmp/sqlite_host" 300000
+	perf record -q -e cpu-clock -F 997 -o "$tmp/s.data" -- "$tmp/sqlite_host" 300000 >/dev/null
+	"$tt" profile --format=csv --top=10 "$tmp/s.zst" |
+		awk -F, 'NR > 1 {printf "%-28s %6.2f\n", $1, $5}' >"$tmp/rec10"
+	perf report -i "$tmp/s.data" --stdio --no-children --sort=sym 2>/dev/null |
+		awk '/^ *[0-9.]+%/ {p = $1; sub("%", "", p); name = $NF; printf "%-28s %6.2f\n", name, p}' |
+		head -n 10 >"$tmp/perf10"
+	echo "rank  rec (tracetool profile)            perf report"
+	paste -d'|' "$tmp/rec10" "$tmp/perf10" | awk -F'|' '{printf "%-4d  %-35s %s\n", NR, $1, $2}'
+}
+
+case $what in
+accuracy) accuracy ;;
+overhead) overhead ;;
+sqlite) sqlite ;;
+all) accuracy; overhead; sqlite ;;
+*) echo "usage: $0 BUILD_DIR [accuracy|overhead|sqlite|all]" >&2; exit 2 ;;
+esac
