@@ -33,9 +33,8 @@ gcc -O2 -g -o "$tmp/sqlite_host" "$src/bench/sqlite_host.c" \
 
 # cpu_wall CMD...: "user+sys wall" in seconds of the command and its children.
 cpu_wall() {
-	local out
-	out=$( { /usr/bin/time -f '%U %S %e' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -n 1)
-	awk '{printf "%.3f %.3f\n", $1 + $2, $3}' <<<"$out"
+	/usr/bin/time -f '%U %S %e' -o "$tmp/time" "$@" >/dev/null 2>&1
+	awk '{printf "%.3f %.3f\n", $1 + $2, $3}' "$tmp/time"
 }
 
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }

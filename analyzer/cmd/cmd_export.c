@@ -27,6 +27,7 @@
 #include "common/hmap.h"
 #include "common/keyidx.h"
 #include "views/labels.h"
+#include "views/samples.h"
 #include "out/parquet.h"
 #include "cmd/options.h"
 #include "engine/front.h"
@@ -308,9 +309,23 @@ static const struct tt_pq_col args_cols[] = {
 	{ "value", TT_PQ_INT64, false },
 };
 
+/* Stack samples (REC_SAMPLE, FORMAT.md §3.22-§3.24; docs/EXPORT.md): a row
+ * per sample, written only when some run has samples. */
+static const struct tt_pq_col samples_cols[] = {
+	{ "run_id", TT_PQ_INT32, false },
+	{ "thread_id", TT_PQ_INT64, false },
+	{ "ts_ns", TT_PQ_INT64, false },
+	{ "ts_unix_ns", TT_PQ_INT64, false },
+	{ "function", TT_PQ_STRING, false },
+	{ "module", TT_PQ_STRING, false },
+	{ "stack", TT_PQ_STRING, false },
+	{ "truncated", TT_PQ_BOOL, false },
+};
+
 #define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
 
-enum { T_RUNS, T_THREADS, T_SCOPES, T_ACTS, T_VALUES, T_INSTANTS, T_FLOWS, T_ARGS, NR_TABLES };
+enum { T_RUNS, T_THREADS, T_SCOPES, T_ACTS, T_VALUES, T_INSTANTS, T_FLOWS, T_ARGS, T_SAMPLES,
+       NR_TABLES };
 
 struct exp_arg {
 	char *key;
@@ -919,6 +934,62 @@ static void write_scopes(struct exporter *ex, const struct tt_run *r, const stru
 	tt_labels_fini(&labels);
 }
 
+/*
+ * The run's stack samples (views/samples.h), in file order: the leaf's
+ * function as profile names it, its module, and the stack root first,
+ * names joined by ';' (';' and line breaks in a name made '_').
+ */
+static enum tt_status write_samples(struct exporter *ex, const struct tt_run *r, char *msg,
+				    size_t msg_bytes)
+{
+	struct tbl *t = &ex->t[T_SAMPLES];
+	struct tt_options o = TT_OPTIONS_INIT;
+	struct tt_samples_opts so = { 0 };
+	struct tt_samples s;
+	char *path = NULL;
+	size_t cap = 0;
+
+	o.trace = r->path;
+	if (tt_samples_read(&s, &o, &so, msg, msg_bytes) != TT_OK) {
+		tt_samples_fini(&s);
+		return TT_ERR_FILE;
+	}
+	for (size_t i = 0; i < s.nr_rows; i++) {
+		const struct tt_srow *row = &s.rows[i];
+		const struct tt_sstack *stk = &s.stacks[row->stack];
+		const uint32_t *ids = s.frames + stk->at;
+		int64_t rel = tt_run_rel_ns(r, row->ticks);
+		size_t n = 0;
+
+		for (uint32_t k = stk->n; k-- > 0;) {
+			const char *name = tt_samples_label(&s, ids[k]);
+			size_t len = strlen(name);
+
+			if (n + len + 2 > cap) {
+				cap = 2 * (n + len + 2);
+				path = tt_xrealloc(path, cap);
+			}
+			if (n)
+				path[n++] = ';';
+			for (size_t c = 0; c < len; c++)
+				path[n++] = name[c] == ';' || name[c] == '\n' || name[c] == '\r' ? '_' : name[c];
+			path[n] = '\0';
+		}
+		tbl_i32(t, (int32_t)r->run_id);
+		tbl_i64(t, s.files[0].tr.threads[row->thread].serial);
+		tbl_i64(t, rel);
+		tbl_i64(t, (int64_t)tt_run_unix_of_rel(r, rel));
+		tbl_str(t, tt_samples_label(&s, ids[0]));
+		tbl_str(t, s.funcs[ids[0]].module);
+		tbl_str(t, path ? path : "");
+		tbl_bool(t, row->truncated);
+		tbl_row_end(t);
+	}
+	free(path);
+	tt_samples_fini(&s);
+	return TT_OK;
+}
+
 /* ---- the command ---- */
 
 struct export_args {
@@ -978,6 +1049,7 @@ int tt_cmd_export(int argc, char **argv)
 		{ "instants", instants_cols, NCOLS(instants_cols) },
 		{ "flows", flows_cols, NCOLS(flows_cols) },
 		{ "args", args_cols, NCOLS(args_cols) },
+		{ "samples", samples_cols, NCOLS(samples_cols) },
 	};
 	struct export_args a = { .f.missing_out = "missing -o DIR" };
 	static struct exporter exs[TT_WALK_MAX_REPLICAS];
@@ -986,7 +1058,7 @@ int tt_cmd_export(int argc, char **argv)
 	char msg[512];
 	int rc = 0;
 	unsigned nr_open = 0, nr_ex = 1;
-	bool multi_thread = false;
+	bool multi_thread = false, sampled = false;
 
 	argp_parse(&export_argp, argc, argv, 0, NULL, &a);
 	memset(exs, 0, sizeof(exs));
@@ -999,8 +1071,10 @@ int tt_cmd_export(int argc, char **argv)
 			goto out;
 		}
 	}
-	for (unsigned i = 0; i < a.f.nr_traces; i++)
+	for (unsigned i = 0; i < a.f.nr_traces; i++) {
 		multi_thread |= runs[i].meta.nr_threads > 1;
+		sampled |= runs[i].meta.has_sampling;
+	}
 	/*
 	 * Parquet of a run with several threads: a walker per CPU, each
 	 * encoding its own row groups (the rows need not cross cores);
@@ -1016,6 +1090,8 @@ int tt_cmd_export(int argc, char **argv)
 		goto out;
 	}
 	for (int k = 0; k < NR_TABLES; k++) {
+		if (k == T_SAMPLES && !sampled)
+			continue; /* no samples table for recordings without */
 		int e = tbl_open(&ex0->t[k], a.f.out, defs[k].name, a.csv, defs[k].cols, defs[k].n,
 				 nr_ex == 1 && walkers > 1);
 		if (e) {
@@ -1056,6 +1132,8 @@ int tt_cmd_export(int argc, char **argv)
 			tt_run_saw_ticks(&runs[i], rep.tr.max_ticks);
 			write_run(ex0, &runs[i]);
 			write_scopes(ex0, &runs[i], &rep.tr);
+			if (runs[i].meta.has_sampling)
+				st = write_samples(ex0, &runs[i], msg, sizeof(msg));
 		}
 		tt_report_fini(&rep);
 		for (unsigned r = 0; r < nr_ex; r++)

@@ -417,3 +417,40 @@ Test(profile, info_counts_the_samples_and_their_drops)
 		  "%s", r.out);
 	tu_result_free(&r);
 }
+
+/* export: a samples table (docs/EXPORT.md), a row per sample in file order. */
+Test(profile, export_writes_a_row_per_sample)
+{
+	char dir[256], path[300], want[4096];
+	const char *mod = module_name();
+	struct tu_result r;
+	FILE *f;
+	size_t n;
+
+	write_known();
+	snprintf(dir, sizeof(dir), "%s.d", trace);
+	r = tu_run("export", "--format=csv", "-o", dir, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_result_free(&r);
+	snprintf(path, sizeof(path), "%s/samples.csv", dir);
+	f = fopen(path, "r");
+	cr_assert(f, "no %s", path);
+	char *got = calloc(1, 8192);
+	n = fread(got, 1, 8191, f);
+	got[n] = '\0';
+	fclose(f);
+	snprintf(want, sizeof(want),
+		 "run_id,thread_id,ts_ns,ts_unix_ns,function,module,stack,truncated\n"
+		 "0,1,500,1700000000000000500,prof_leaf,%s,prof_root;prof_mid;prof_leaf,false\n"
+		 "0,1,1500,1700000000000001500,prof_leaf,%s,prof_root;prof_mid;prof_leaf,false\n"
+		 "0,1,2500,1700000000000002500,prof_mid,%s,prof_root;prof_mid,false\n"
+		 "0,1,3500,1700000000000003500,prof_leaf,%s,prof_root;prof_leaf;prof_mid;prof_leaf,false\n"
+		 "0,1,6000,1700000000000006000,prof_root,%s,prof_root,true\n"
+		 "0,2,1500,1700000000000001500,prof_leaf,%s,prof_root;prof_leaf,false\n"
+		 "0,2,2000,1700000000000002000,prof_root,%s,prof_root,false\n",
+		 mod, mod, mod, mod, mod, mod, mod);
+	cr_assert_str_eq(got, want);
+	free(got);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	cr_assert_eq(system(path), 0);
+}
