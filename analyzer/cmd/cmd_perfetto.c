@@ -27,6 +27,7 @@
 #include "common/hmap.h"
 #include "cmd/options.h"
 #include "out/perfetto.h"
+#include "views/samples.h"
 #include "engine/front.h"
 #include "engine/report.h"
 #include "views/labels.h"
@@ -458,6 +459,58 @@ static bool can_rewrite(const char *out)
  * OUT is truncated and written again from the files' metadata passes, as
  * before, so the output is always what two reads give.
  */
+static const char *sample_name(void *ctx, uint32_t func)
+{
+	return tt_samples_label(ctx, func);
+}
+
+/*
+ * The stack samples of run r (REC_SAMPLE), after its events: one sequence
+ * per thread of Perfetto callstack samples (out/perfetto.h), on the runs'
+ * wall clock, named as tracetool profile names them.
+ */
+static int write_samples(struct pf *pf, const struct tt_run *r, char *msg, size_t msg_bytes)
+{
+	struct tt_options o = TT_OPTIONS_INIT;
+	struct tt_samples_opts so = { 0 };
+	struct tt_samples s;
+	uint32_t nr_threads;
+	struct tt_pf_seq *seqs;
+	bool *started;
+
+	o.trace = r->path;
+	if (tt_samples_read(&s, &o, &so, msg, msg_bytes) != TT_OK) {
+		tt_samples_fini(&s);
+		return tt_fail_file(r->path, msg);
+	}
+	nr_threads = s.files[0].tr.nr_threads;
+	seqs = tt_xcalloc(nr_threads + 1, sizeof(*seqs));
+	started = tt_xcalloc(nr_threads + 1, sizeof(*started));
+	/* Rows are in file order, each thread's in its samples' order. */
+	for (size_t i = 0; i < s.nr_rows; i++) {
+		const struct tt_srow *row = &s.rows[i];
+		const struct tt_thread *th = &s.files[0].tr.threads[row->thread];
+		const struct tt_sstack *stk = &s.stacks[row->stack];
+		uint32_t root_first[RECFMT_MAX_SAMPLE_FRAMES];
+		uint64_t ns = tt_run_unix_ns(r, row->ticks);
+
+		if (!started[row->thread]) {
+			tt_pf_sample_seq(&pf->w, &seqs[row->thread], ns);
+			started[row->thread] = true;
+		}
+		for (uint32_t k = 0; k < stk->n && k < RECFMT_MAX_SAMPLE_FRAMES; k++)
+			root_first[k] = s.frames[stk->at + stk->n - 1 - k];
+		tt_pf_sample(&pf->w, &seqs[row->thread], ns, (int32_t)r->pid, (int32_t)th->os_tid,
+			     row->stack, root_first, stk->n, sample_name, &s);
+	}
+	for (uint32_t t = 0; t < nr_threads; t++)
+		tt_pf_seq_fini(&seqs[t]);
+	free(seqs);
+	free(started);
+	tt_samples_fini(&s);
+	return 0;
+}
+
 int tt_cmd_perfetto(int argc, char **argv)
 {
 	struct tt_files_args a = { .missing_out = "missing -o OUT" };
@@ -528,6 +581,11 @@ int tt_cmd_perfetto(int argc, char **argv)
 	tt_pf_init(&pf.w, f);
 	rc = convert(&pf, runs, a.nr_traces, again, &again);
 done:
+	if (rc)
+		goto out;
+	for (unsigned i = 0; i < a.nr_traces && !rc; i++)
+		if (runs[i].meta.has_sampling)
+			rc = write_samples(&pf, &runs[i], msg, sizeof(msg));
 	if (rc)
 		goto out;
 	if (pf.errors)

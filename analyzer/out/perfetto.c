@@ -9,6 +9,7 @@
 #include "out/perfetto.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,11 @@ enum {
 	TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
 	/* InternedData, EventName */
 	ID_EVENT_NAMES = 2, EN_IID = 1, EN_NAME = 2,
+	/* Stack samples: TracePacket.perf_sample, PerfSample, InternedData's
+	 * function_names (InternedString), frames (Frame), callstacks (Callstack) */
+	TP_PERF_SAMPLE = 66, PS_PID = 2, PS_TID = 3, PS_CALLSTACK_IID = 4, PS_CPU_MODE = 5,
+	CPU_MODE_USER = 2, ID_FUNCTION_NAMES = 5, ID_FRAMES = 6, ID_CALLSTACKS = 7,
+	IS_IID = 1, IS_STR = 2, FR_IID = 1, FR_FUNCTION_NAME_ID = 2, CSK_IID = 1, CSK_FRAME_IDS = 2,
 };
 
 #define FLUSH_BYTES (1u << 20)
@@ -178,6 +184,96 @@ static void intern(struct tt_pf *w, struct tt_pf_seq *s, uint32_t id, const char
 	tt_pb_bytes(&w->pb, EN_NAME, name, len);
 	tt_pb_end(&w->pb);
 	tt_pb_end(&w->pb);
+}
+
+/* Sets bit id of *bits (grown as needed); returns whether it was set. */
+static bool test_and_set(uint8_t **bits, uint32_t *nr_bits, uint32_t id)
+{
+	if (id >= *nr_bits) {
+		uint32_t n = *nr_bits ? *nr_bits : 256;
+		while (n <= id)
+			n *= 2;
+		*bits = tt_xrealloc(*bits, n / 8);
+		memset(*bits + *nr_bits / 8, 0, (n - *nr_bits) / 8);
+		*nr_bits = n;
+	}
+	if ((*bits)[id / 8] & (1u << (id % 8)))
+		return true;
+	(*bits)[id / 8] |= (uint8_t)(1u << (id % 8));
+	return false;
+}
+
+void tt_pf_sample_seq(struct tt_pf *w, struct tt_pf_seq *s, uint64_t base_ns)
+{
+	memset(s, 0, sizeof(*s));
+	s->id = w->next_seq++;
+	s->last_ns = base_ns;
+	packet_begin(w);
+	tt_pb_varint(&w->pb, TP_SEQ_ID, s->id);
+	tt_pb_varint(&w->pb, TP_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+	tt_pb_begin(&w->pb, TP_CLOCK_SNAPSHOT);
+	tt_pb_begin(&w->pb, CS_CLOCKS);
+	tt_pb_varint(&w->pb, CLK_ID, CLOCK_SEQ);
+	tt_pb_varint(&w->pb, CLK_TIMESTAMP, base_ns);
+	tt_pb_varint(&w->pb, CLK_INCREMENTAL, 1);
+	tt_pb_end(&w->pb);
+	tt_pb_begin(&w->pb, CS_CLOCKS);
+	tt_pb_varint(&w->pb, CLK_ID, CLOCK_BOOTTIME);
+	tt_pb_varint(&w->pb, CLK_TIMESTAMP, base_ns);
+	tt_pb_end(&w->pb);
+	tt_pb_end(&w->pb);
+	packet_end(w);
+	packet_begin(w);
+	tt_pb_varint(&w->pb, TP_SEQ_ID, s->id);
+	tt_pb_varint(&w->pb, TP_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+	tt_pb_begin(&w->pb, TP_DEFAULTS);
+	tt_pb_varint(&w->pb, DEF_CLOCK_ID, CLOCK_SEQ);
+	tt_pb_end(&w->pb);
+	packet_end(w);
+}
+
+void tt_pf_sample(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, int32_t pid, int32_t tid,
+		  uint32_t stack_id, const uint32_t *funcs, uint32_t n,
+		  const char *(*name_of)(void *ctx, uint32_t func), void *ctx)
+{
+	uint64_t delta = ns > s->last_ns ? ns - s->last_ns : 0;
+	bool new_stack = !test_and_set(&s->interned_cs, &s->nr_cs_bits, stack_id);
+
+	s->last_ns += delta;
+	packet_begin(w);
+	tt_pb_varint(&w->pb, TP_TIMESTAMP, delta);
+	tt_pb_varint(&w->pb, TP_SEQ_ID, s->id);
+	tt_pb_varint(&w->pb, TP_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+	if (new_stack) {
+		/* The stack's new functions (a name and a frame each), then the stack. */
+		tt_pb_begin(&w->pb, TP_INTERNED_DATA);
+		for (uint32_t i = 0; i < n; i++) {
+			if (test_and_set(&s->interned_fn, &s->nr_fn_bits, funcs[i]))
+				continue;
+			tt_pb_begin(&w->pb, ID_FUNCTION_NAMES);
+			tt_pb_varint(&w->pb, IS_IID, (uint64_t)funcs[i] + 1);
+			tt_pb_string(&w->pb, IS_STR, name_of(ctx, funcs[i]));
+			tt_pb_end(&w->pb);
+			tt_pb_begin(&w->pb, ID_FRAMES);
+			tt_pb_varint(&w->pb, FR_IID, (uint64_t)funcs[i] + 1);
+			tt_pb_varint(&w->pb, FR_FUNCTION_NAME_ID, (uint64_t)funcs[i] + 1);
+			tt_pb_end(&w->pb);
+		}
+		tt_pb_begin(&w->pb, ID_CALLSTACKS);
+		tt_pb_varint(&w->pb, CSK_IID, (uint64_t)stack_id + 1);
+		for (uint32_t i = 0; i < n; i++) /* unpacked, as the proto2 field is declared */
+			tt_pb_varint(&w->pb, CSK_FRAME_IDS, (uint64_t)funcs[i] + 1);
+		tt_pb_end(&w->pb);
+		tt_pb_end(&w->pb);
+	}
+	tt_pb_begin(&w->pb, TP_PERF_SAMPLE);
+	tt_pb_varint(&w->pb, PS_PID, (uint32_t)pid);
+	tt_pb_varint(&w->pb, PS_TID, (uint32_t)tid);
+	tt_pb_varint(&w->pb, PS_CALLSTACK_IID, (uint64_t)stack_id + 1);
+	tt_pb_varint(&w->pb, PS_CPU_MODE, CPU_MODE_USER);
+	tt_pb_end(&w->pb);
+	packet_end(w);
+	s->instants++;
 }
 
 /* Stores v as a varint at p; returns the bytes written. */
@@ -364,8 +460,10 @@ void tt_pf_mark(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, const char *n
 void tt_pf_seq_fini(struct tt_pf_seq *s)
 {
 	free(s->interned);
-	s->interned = NULL;
-	s->nr_interned_bits = 0;
+	free(s->interned_fn);
+	free(s->interned_cs);
+	s->interned = s->interned_fn = s->interned_cs = NULL;
+	s->nr_interned_bits = s->nr_fn_bits = s->nr_cs_bits = 0;
 }
 
 void tt_pf_fini(struct tt_pf *w)

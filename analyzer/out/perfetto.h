@@ -49,6 +49,9 @@ struct tt_pf_seq {
 	uint64_t last_ns;  /* time of its last timed packet */
 	uint8_t *interned; /* bit per name id: sent on this sequence */
 	uint32_t nr_interned_bits;
+	/* Stack samples: bit per function and per callstack sent (tt_pf_sample()). */
+	uint8_t *interned_fn, *interned_cs;
+	uint32_t nr_fn_bits, nr_cs_bits;
 	uint64_t slices, instants, counters;
 };
 
@@ -86,6 +89,20 @@ void tt_pf_end_args(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, const cha
 void tt_pf_mark(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, const char *name,
 		size_t name_len, const char *message, size_t message_len, int flow,
 		uint64_t flow_id);
+/*
+ * Stack samples as Perfetto's callstack samples (PerfSample, with
+ * InternedData function_names, frames and callstacks; perf_sample.proto,
+ * profile_common.proto), which the UI shows on the thread's track and as a
+ * flame graph. tt_pf_sample_seq() starts a sequence for them (no track: a
+ * sample names its pid and tid) whose clock starts at base_ns;
+ * tt_pf_sample() writes one at ns: callstack stack_id of n functions,
+ * root first (func ids), each named name_of(ctx, func) when it is new on
+ * the sequence; a function is one frame (no mapping: already symbolized).
+ */
+void tt_pf_sample_seq(struct tt_pf *w, struct tt_pf_seq *s, uint64_t base_ns);
+void tt_pf_sample(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, int32_t pid, int32_t tid,
+		  uint32_t stack_id, const uint32_t *funcs, uint32_t n,
+		  const char *(*name_of)(void *ctx, uint32_t func), void *ctx);
 void tt_pf_seq_fini(struct tt_pf_seq *s);
 /* Writes what is buffered; 0 or a negative errno value (w->err). */
 int tt_pf_flush(struct tt_pf *w);

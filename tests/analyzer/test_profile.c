@@ -454,3 +454,49 @@ Test(profile, export_writes_a_row_per_sample)
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	cr_assert_eq(system(path), 0);
 }
+
+static unsigned count_of(const char *text, const char *what)
+{
+	unsigned n = 0;
+
+	for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+		n++;
+	return n;
+}
+
+/* perfetto: the samples as Perfetto callstack samples (PerfSample with
+ * interned function names, frames and callstacks), decoded by protoc. */
+Test(profile, perfetto_writes_callstack_samples_per_thread)
+{
+	const char *proto = getenv("PERFETTO_PROTO");
+	char cmd[1024];
+	struct tu_result r;
+	FILE *p;
+	char *out = calloc(1, 1 << 20);
+	size_t n;
+
+	if (!proto || system("command -v protoc >/dev/null 2>&1"))
+		cr_skip_test("no protoc");
+	write_known();
+	r = tu_run("perfetto", "-o", prof, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_result_free(&r);
+	snprintf(cmd, sizeof(cmd), "protoc --decode=perfetto.protos.Trace -I \"$(dirname '%s')\" '%s' < '%s'",
+		 proto, proto, prof);
+	p = popen(cmd, "r");
+	cr_assert(p);
+	n = fread(out, 1, (1 << 20) - 1, p);
+	out[n] = '\0';
+	cr_assert_eq(pclose(p), 0, "protoc failed");
+	cr_assert_eq(count_of(out, "perf_sample {"), 7, "%s", out);
+	cr_assert_eq(count_of(out, "\n    tid: 701\n"), 5);
+	cr_assert_eq(count_of(out, "\n    tid: 702\n"), 2);
+	cr_assert_eq(count_of(out, "cpu_mode: 2\n"), 7);
+	/* Interned once per thread's sequence: leaf and root on both, mid on main's. */
+	cr_assert_eq(count_of(out, "str: \"prof_leaf\""), 2);
+	cr_assert_eq(count_of(out, "str: \"prof_root\""), 2);
+	cr_assert_eq(count_of(out, "str: \"prof_mid\""), 1);
+	/* 4 distinct stacks on main, 2 on worker. */
+	cr_assert_eq(count_of(out, "callstacks {"), 6);
+	free(out);
+}
