@@ -9,12 +9,13 @@
 #             -finstrument-functions) under `tracetool record -F 997`,
 #             8000 rounds: func_b/func_a self samples, the wrappers' self
 #             share, and samples against CPU time x HZ.
-#   overhead  the same program plain, under tracetool record -F HZ and
-#             under perf record -F HZ (cpu-clock, frame-pointer call
-#             graphs: what perf can do on a -O2 binary without DWARF
-#             copies) at 50..5000 Hz: user+sys CPU and wall time of the
-#             whole command (the profiler's own processes included), the
-#             median of RUNS runs (default 5), in one run of this script.
+#   overhead  the same program (ROUNDS rounds, default 8000) plain, under
+#             tracetool record -F HZ and under perf record -F HZ (cpu-clock,
+#             frame-pointer call graphs: what perf can do on a -O2 binary
+#             without DWARF copies) at 50..5000 Hz: user+sys CPU (rusage,
+#             the whole command: rec's writer thread, perf's own process)
+#             and wall time, the median of RUNS runs (default 5), in one
+#             run of this script.
 #   sqlite    bench/sqlite_host.c on Debian's libsqlite3.a, recorded once
 #             by rec and once by perf at 997 Hz: the top 10 functions by
 #             self share side by side (perf report --no-children --sort=sym).
@@ -33,8 +34,13 @@ gcc -O2 -g -o "$tmp/sqlite_host" "$src/bench/sqlite_host.c" \
 
 # cpu_wall CMD...: "user+sys wall" in seconds of the command and its children.
 cpu_wall() {
-	/usr/bin/time -f '%U %S %e' -o "$tmp/time" "$@" >/dev/null 2>&1
-	awk '{printf "%.3f %.3f\n", $1 + $2, $3}' "$tmp/time"
+	python3 - "$@" <<'PY'
+import os, subprocess, sys, time
+t = time.monotonic()
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, _, ru = os.wait4(p.pid, 0)
+print("%.4f %.4f" % (ru.ru_utime + ru.ru_stime, time.monotonic() - t))
+PY
 }
 
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
@@ -57,9 +63,9 @@ accuracy() {
 }
 
 overhead() {
-	echo "== overhead: hotspot 2000 rounds, median of $runs runs (CPU = user+sys, s)"
-	local base_cpu base_wall
-	for i in $(seq "$runs"); do cpu_wall "$tmp/hotspot" 2000; done >"$tmp/plain"
+	local rounds=${ROUNDS:-8000} base_cpu base_wall
+	echo "== overhead: hotspot $rounds rounds, median of $runs runs (CPU = user+sys, s)"
+	for i in $(seq "$runs"); do cpu_wall "$tmp/hotspot" "$rounds"; done >"$tmp/plain"
 	base_cpu=$(cut -d' ' -f1 "$tmp/plain" | median)
 	base_wall=$(cut -d' ' -f2 "$tmp/plain" | median)
 	printf "%-6s %-10s %-10s %-9s %-10s %-10s %-9s\n" Hz "rec CPU" "rec wall" "samples" \
@@ -67,11 +73,11 @@ overhead() {
 	printf "%-6s %-10s %-10s\n" plain "$base_cpu" "$base_wall"
 	for hz in 50 100 200 500 1000 5000; do
 		for i in $(seq "$runs"); do
-			cpu_wall "$tt" record -F "$hz" -o "$tmp/o.zst" -- "$tmp/hotspot" 2000
+			cpu_wall "$tt" record -F "$hz" -o "$tmp/o.zst" -- "$tmp/hotspot" "$rounds"
 		done >"$tmp/rec"
 		for i in $(seq "$runs"); do
 			cpu_wall perf record -q -e cpu-clock -F "$hz" -g -o "$tmp/perf.data" -- \
-				"$tmp/hotspot" 2000
+				"$tmp/hotspot" "$rounds"
 		done >"$tmp/perf"
 		rs=$("$tt" profile --format=json "$tmp/o.zst" | sed 's/^{"samples":\([0-9]*\),.*/\1/')
 		ps=$(perf report -i "$tmp/perf.data" --stdio 2>/dev/null |
