@@ -5,9 +5,10 @@
  * REC_MEMORY, and a pool of rings ready for threads that attach or grow
  * (docs/DESIGN.md, "Ring memory"). Sizes are powers of two, one pool class
  * per size. The pool is kept one step ahead of demand by the writer
- * (rec__mem_refill()): REC__POOL_FIRST first rings and one ring of every
- * larger size up to REC_BUFFER, so that a thread that starts recording
- * flat out grows to REC_BUFFER without waiting for the writer. Freed rings
+ * (rec__mem_refill()): REC__POOL_FIRST first rings, 8 rings of each larger
+ * size up to 256 KiB and one of every larger size up to REC_BUFFER, so
+ * that threads that start recording flat out grow without waiting for the
+ * writer. Freed rings
  * go back to the pool (already faulted in) while it has room for them.
  *
  * Who calls what: attach (rec__in_librec set; maybe in a signal handler)
@@ -29,6 +30,9 @@
 #define MAX_LOG2 33 /* slots: REC__MAX_BUFFER_BYTES / 16 = 2^28; room to spare */
 #define POOL_FIRST_CAP 64u
 #define POOL_OTHER_CAP 2u
+/* Sizes up to this many bytes are kept 8 to a size (threads growing at once). */
+#define POOL_SMALL_BYTES (256u << 10)
+#define POOL_SMALL_WANT 8u
 
 static struct {
 	uintptr_t seg[POOL_FIRST_CAP];
@@ -57,9 +61,23 @@ static void pool_unlock(void)
 	__atomic_store_n(&pool_lock, 0, __ATOMIC_RELEASE);
 }
 
+/* How many rings of 2^l slots the pool holds at most (rings given back beyond it are unmapped). */
 static unsigned pool_cap(unsigned l)
 {
-	return l == first_log2 ? POOL_FIRST_CAP : POOL_OTHER_CAP;
+	if (l == first_log2)
+		return POOL_FIRST_CAP;
+	return ((size_t)1 << l) * sizeof(struct rec__event) <= POOL_SMALL_BYTES ? 2 * POOL_SMALL_WANT
+										 : POOL_OTHER_CAP;
+}
+
+/* How many rings of 2^l slots the pool keeps ready (before REC_MEMORY's share). */
+static unsigned pool_want(unsigned l)
+{
+	if (l == first_log2)
+		return REC__POOL_FIRST;
+	if (l < first_log2 || l > max_log2)
+		return 0;
+	return ((size_t)1 << l) * sizeof(struct rec__event) <= POOL_SMALL_BYTES ? POOL_SMALL_WANT : 1;
 }
 
 /* Counts b more bytes if REC_MEMORY allows. */
@@ -189,10 +207,10 @@ uint32_t rec__mem_gen(void)
 
 /*
  * rec__mem_refill() - the writer at each pass (and the start, before the
- * first probe's stamp): brings the pool up to REC__POOL_FIRST first rings
- * and one ring of each larger size, smallest first, as long as these add
- * up to no more than an eighth of REC_MEMORY (at the defaults: every size
- * up to REC_BUFFER, 16.5 MiB), never past three quarters of REC_MEMORY
+ * first probe's stamp): brings the pool up to pool_want() rings of each
+ * size, smallest first, as long as these add up to no more than an eighth
+ * of REC_MEMORY (at the defaults: every size up to REC_BUFFER, 19.75 MiB),
+ * never past three quarters of REC_MEMORY
  * in all (the last quarter is left to threads' first rings). Rings of
  * sizes no longer in use (a restart changed REC_BUFFER) are freed. Maps
  * and faults in outside the pool's lock.
@@ -203,7 +221,7 @@ void rec__mem_refill(void)
 
 	for (unsigned l = 0; l <= MAX_LOG2; l++) {
 		size_t bytes = ((size_t)1 << l) * sizeof(struct rec__event);
-		unsigned want = l == first_log2 ? REC__POOL_FIRST : l > first_log2 && l <= max_log2;
+		unsigned want = pool_want(l);
 
 		reserve_sum += want * bytes;
 		if (reserve_sum > cap_bytes / 8)

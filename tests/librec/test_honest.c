@@ -149,6 +149,63 @@ Test(honest, no_fault_after_first_probe_hook)
 		     2 * FAULT_CALLS);
 }
 
+/*
+ * Issue 31: a thread's ring starts small and grows. 8 fresh threads at
+ * once, each with one scope around 1 000 others (its ring grows twice or
+ * three times while the outer scope is open, whatever the writer does:
+ * 2 002 events, growth at a quarter full): the attach faults before the
+ * outer stamp, and nothing faults inside it -- the larger rings come from
+ * the pool, faulted in already.
+ */
+#define GROW_THREADS 8
+#define GROW_INNER 1000
+
+struct grow_faults {
+	long attach, inside;
+};
+
+static void *grow_worker(void *arg)
+{
+	struct grow_faults *f = arg;
+	long f0 = thread_minflt(), f1, f2;
+
+	{
+		TRACE_SCOPE_NAMED("outer");
+		f1 = thread_minflt();
+		for (int i = 0; i < GROW_INNER; i++)
+			empty_scope();
+		f2 = thread_minflt();
+	}
+	f->attach = f1 - f0;
+	f->inside = f2 - f1;
+	return NULL;
+}
+
+Test(honest, attach_and_ring_growth_of_8_fresh_threads_fault_nothing_inside_a_scope)
+{
+	pthread_t th[GROW_THREADS];
+	struct grow_faults f[GROW_THREADS];
+	struct tr_trace tr;
+
+	skip_under_asan();
+	use_output("grow");
+	cr_assert_eq(rec_start(NULL), 0);
+	for (int i = 0; i < GROW_THREADS; i++)
+		pthread_create(&th[i], NULL, grow_worker, &f[i]);
+	for (int i = 0; i < GROW_THREADS; i++)
+		pthread_join(th[i], NULL);
+	cr_assert_eq(rec_stop(), 0);
+	for (int i = 0; i < GROW_THREADS; i++) {
+		cr_assert_geq(f[i].attach, 1, "thread %d: its attach faulted nothing?", i);
+		cr_assert_eq(f[i].inside, 0, "thread %d: %ld minor faults inside its outer scope", i,
+			     f[i].inside);
+	}
+	cr_assert_eq(tr_load(out, &tr), 0);
+	cr_assert_eq(tr_calls(&tr, "outer") + tr_calls(&tr, "empty") + tr_dropped(&tr),
+		     GROW_THREADS * (GROW_INNER + 1));
+	tr_free(&tr);
+}
+
 /* ------------------------------------------------------------------ */
 /*
  * A scope open across rec_stop()/rec_start() leaves no exit without its
