@@ -174,7 +174,32 @@ static const char *snapshot_kind(uint32_t kind)
 struct span {
 	uint64_t first_ticks, last_ticks;
 	bool any;
+	/* Each thread's first event (index in tr->threads; UINT64_MAX: none),
+	 * for a snapshot's history column (th_history_ns()). */
+	uint64_t *thread_first;
+	uint32_t nr_thread_first;
 };
+
+/* Notes th's first event at `first` (out of memory: the thread's history shows as 0). */
+static void span_thread_first(struct span *s, const struct tt_trace *tr, const struct tt_thread *th,
+			      uint64_t first)
+{
+	uint32_t i = (uint32_t)(th - tr->threads);
+
+	if (i >= s->nr_thread_first) {
+		uint32_t n = tr->cap_threads > i ? tr->cap_threads : i + 1;
+		uint64_t *p = realloc(s->thread_first, (size_t)n * sizeof(*p));
+
+		if (!p)
+			return;
+		for (uint32_t k = s->nr_thread_first; k < n; k++)
+			p[k] = UINT64_MAX;
+		s->thread_first = p;
+		s->nr_thread_first = n;
+	}
+	if (first < s->thread_first[i])
+		s->thread_first[i] = first;
+}
 
 static int span_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		      struct recfmt_events_iter *it)
@@ -188,6 +213,8 @@ static int span_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 	if (recfmt_events_next(&peek, &first, &code) != 1)
 		return tt_events_decode_block(NULL, tr, th, it);
 	rc = tt_events_decode_block(NULL, tr, th, it);
+	if (rc == 0 && tr->has_snapshot)
+		span_thread_first(s, tr, th, first);
 	if (rc == 0) {
 		/* it->ticks: the block's last event now. */
 		if (!s->any || first < s->first_ticks)
@@ -309,7 +336,8 @@ static double bytes_per_event(const struct tt_trace *tr)
  * only for the recordings that have them, so that other outputs stay as
  * they were.
  */
-enum thread_col_kind { COL_U64, COL_NAME, COL_BOOL };
+/* COL_HISTORY: th_history_ns() (JSON: ns; text: seconds, 6 decimals). */
+enum thread_col_kind { COL_U64, COL_NAME, COL_BOOL, COL_HISTORY };
 
 struct thread_col {
 	const char *key;  /* JSON member, NULL: text only */
@@ -343,6 +371,27 @@ static bool has_blocked(const struct info *in, bool json)
 	return json ? counts_blocked(&in->tr) : in->nr_blocked || in->blocked_ns;
 }
 
+/*
+ * A snapshot: how far back the thread's history reached, from its first
+ * event in the file to the trigger (0 if it has none before the trigger).
+ * Its ring holds its newest events (README, "the flight recorder"): a
+ * history shorter than the window before the trigger is what its ring
+ * held, or when the thread began.
+ */
+static uint64_t th_history_ns(const struct info *in, uint32_t i)
+{
+	uint64_t first = i < in->ev.nr_thread_first ? in->ev.thread_first[i] : UINT64_MAX;
+	uint64_t trigger = in->tr.snapshot.trigger_ticks;
+
+	return first < trigger ? tt_clock_ns(&in->c, trigger - first) : 0;
+}
+
+static bool has_snapshot(const struct info *in, bool json)
+{
+	(void)json;
+	return in->tr.has_snapshot;
+}
+
 /* Only when annotations were dropped. */
 static bool has_annots_dropped(const struct info *in, bool json)
 {
@@ -362,6 +411,7 @@ static const struct thread_col thread_cols[] = {
 	{ "blocked_ns", "blocked_ns", 12, COL_U64, has_blocked, th_blocked_ns },
 	{ "annotations_dropped", "annots_dropped", 14, COL_U64, has_annots_dropped,
 	  th_annots_dropped },
+	{ "history_ns", "history_s", 12, COL_HISTORY, has_snapshot, NULL },
 };
 #define NR_THREAD_COLS (sizeof(thread_cols) / sizeof(thread_cols[0]))
 
@@ -391,6 +441,8 @@ static void json_threads(const struct info *in)
 				fputs("null", stdout);
 			else if (col->kind == COL_BOOL)
 				fputs(col->u64(th) ? "true" : "false", stdout);
+			else if (col->kind == COL_HISTORY)
+				printf("%" PRIu64, th_history_ns(in, i));
 			else
 				printf("%" PRIu64, col->u64(th));
 		}
@@ -430,6 +482,8 @@ static void text_threads(const struct info *in)
 			else if (col->kind == COL_NAME)
 				tt_emit_pad(stdout, th->name ? th->name : "-", (size_t)col->width,
 					    false);
+			else if (col->kind == COL_HISTORY)
+				printf(" %*.6f", col->width, (double)th_history_ns(in, i) / 1e9);
 			else
 				printf(" %*" PRIu64, col->width, col->u64(th));
 		}
@@ -668,6 +722,7 @@ static int info_one(const struct tt_options *o, const char *path)
 	}
 out:
 	tt_trace_fini(&in.tr);
+	free(in.ev.thread_first);
 	return rc;
 }
 

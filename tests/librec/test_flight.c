@@ -507,3 +507,59 @@ Test(flight, info_duration_of_a_snapshot_is_the_time_its_events_cover)
 	tr_free(&tr);
 	globfree(&g);
 }
+
+/*
+ * Issue 31: info says, per thread, how far back a snapshot's history
+ * reached: from its first event to the trigger. 1.5 s of ticks, a 500 ms
+ * window: with REC_BUFFER=64M the ring grows (from 16 KiB) until it holds
+ * the whole window; with REC_BUFFER=16K it cannot grow and holds its last
+ * 1 024 slots, much less than the window.
+ */
+static void history_of(const char *env, double *history_s, double *window_s, double *gap_s)
+{
+	struct span sp = { 0 };
+	struct tr_trace tr;
+	char args[512], out[8192], *p;
+	unsigned long long hist_ns, gap_ns;
+	double want_ns;
+	int rc;
+	glob_t g;
+
+	remove_files();
+	cr_assert_eq(sscanf(run(env, "recent"), "%d %llu", &rc, &gap_ns), 2);
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(snapshots(&g), 1);
+	memset(&tr, 0, sizeof(tr));
+	cr_assert_eq(tr_load_each(g.gl_pathv[0], &tr, on_event, &sp), 0);
+	cr_assert_eq(tr.nr_threads, 1);
+	want_ns = (double)(tr.snap_trigger_ticks - sp.first) * 1e9 / (double)tr.ticks_per_second;
+	snprintf(args, sizeof(args), "info --format=json %s", g.gl_pathv[0]);
+	cr_assert_eq(tracetool(args, out, sizeof(out)), 0, "%s", out);
+	cr_assert_not_null(p = strstr(out, "\"history_ns\":"), "%s", out);
+	cr_assert_eq(sscanf(p, "\"history_ns\":%llu", &hist_ns), 1);
+	cr_assert((double)hist_ns <= want_ns * 1.01 + 1000 && (double)hist_ns >= want_ns * 0.99 - 1000,
+		  "%s: info says %llu ns, the first event is %.0f ns before the trigger", env,
+		  hist_ns, want_ns);
+	snprintf(args, sizeof(args), "info %s", g.gl_pathv[0]);
+	cr_assert_eq(tracetool(args, out, sizeof(out)), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "history_s"), "%s", out);
+	*history_s = (double)hist_ns * 1e-9;
+	*window_s = (double)(tr.snap_trigger_ticks - tr.snap_start_ticks) / (double)tr.ticks_per_second;
+	*gap_s = (double)gap_ns * 1e-9;
+	tr_free(&tr);
+	globfree(&g);
+}
+
+Test(flight, info_says_how_far_back_each_threads_history_reached)
+{
+	double hist, window, gap;
+
+	history_of("REC_WINDOW=500ms REC_BUFFER=64M", &hist, &window, &gap);
+	cr_assert_geq(hist, window - gap - 0.001, "a ring that grows holds the window: %.3f s of %.3f s",
+		      hist, window);
+	history_of("REC_WINDOW=500ms REC_BUFFER=16K", &hist, &window, &gap);
+	/* 1 024 slots of ticks made without a pause: far less than the window,
+	 * unless the program was kept off the CPU that long. */
+	if (gap < 0.1)
+		cr_assert_lt(hist, window / 2, "a 16 KiB ring held %.3f s of %.3f s", hist, window);
+}
