@@ -44,6 +44,7 @@ struct symbol {
 	char *name; /* demangled */
 	const char *file; /* a local symbol's source file (the STT_FILE before
 			   * it in .symtab), owned by the module; NULL if global */
+	bool global;	  /* STB_GLOBAL or STB_WEAK */
 };
 
 struct module {
@@ -301,6 +302,7 @@ static void read_symtab(struct module *m, Elf *elf, Elf_Scn *scn, const GElf_Shd
 		m->syms[m->nr_syms].size = sym.st_size;
 		m->syms[m->nr_syms].name = demangle(name);
 		m->syms[m->nr_syms].file = GELF_ST_BIND(sym.st_info) == STB_LOCAL ? file : NULL;
+		m->syms[m->nr_syms].global = GELF_ST_BIND(sym.st_info) != STB_LOCAL;
 		m->nr_syms++;
 	}
 }
@@ -464,6 +466,51 @@ static int find_moved(const struct module *m, char *found, size_t found_bytes)
 }
 
 /* Opens the module's file once: checks its build-id, reads its symbols. */
+/*
+ * The .symtab of DIR/.build-id/NN/REST.debug, the detached debug file of
+ * elf's build-id (its symbols have the file's addresses), when there is one
+ * of that build-id; DIR is $TRACETOOL_DEBUG_DIR, else /usr/lib/debug.
+ * Return: whether it was read.
+ */
+static bool read_debug_symtab(struct module *m, Elf *elf)
+{
+	uint8_t id[RECFMT_MAX_BUILD_ID_BYTES], did[RECFMT_MAX_BUILD_ID_BYTES];
+	size_t n = file_build_id(elf, id, sizeof(id)), dn;
+	char hexid[2 * RECFMT_MAX_BUILD_ID_BYTES + 1], path[4096 + sizeof(hexid)];
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	Elf *d;
+	int fd;
+
+	if (n < 2)
+		return false;
+	const char *root = getenv("TRACETOOL_DEBUG_DIR");
+
+	if (!root || !*root)
+		root = "/usr/lib/debug";
+	hex(id, (uint32_t)n, hexid, sizeof(hexid));
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", root, hexid, hexid + 2);
+	fd = open_regular(path);
+	if (fd < 0)
+		return false;
+	d = elf_begin(fd, ELF_C_READ, NULL);
+	if (d && elf_kind(d) == ELF_K_ELF) {
+		dn = file_build_id(d, did, sizeof(did));
+		while (dn == n && !memcmp(id, did, n) && (scn = elf_nextscn(d, scn))) {
+			GElf_Shdr sh;
+
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB) {
+				read_symtab(m, d, scn, &sh);
+				found = true;
+			}
+		}
+	}
+	if (d)
+		elf_end(d);
+	close(fd);
+	return found;
+}
+
 static void module_load(struct tt_symbols *s, struct module *m)
 {
 	Elf *elf = NULL;
@@ -547,6 +594,11 @@ symbols:
 			dynsym_sh = sh;
 		}
 	}
+	/* A stripped file (Debian's libraries): its full symbol table from the
+	 * detached debug file of the same build-id, as perf and gdb find it
+	 * (libc6-dbg, *-dbgsym packages). */
+	if (!have_symtab)
+		have_symtab = read_debug_symtab(m, elf);
 	if (!have_symtab && dynsym)
 		read_symtab(m, elf, dynsym, &dynsym_sh);
 	qsort(m->syms, m->nr_syms, sizeof(*m->syms), by_addr);
@@ -572,10 +624,26 @@ static const struct symbol *lookup(const struct module *m, uint64_t a)
 	}
 	if (lo == 0)
 		return NULL;
-	const struct symbol *sym = &m->syms[lo - 1];
-	/* Among aliases at that address, the first sorted (sized, by name). */
+	const struct symbol *sym = &m->syms[lo - 1], *last = sym;
+	/* Among aliases at that address, the first sorted (sized, by name)... */
 	while (sym > m->syms && sym[-1].addr == sym->addr)
 		sym--;
+	/* ...the public name if there is one, as perf chooses: global before
+	 * local, a symbol's default version (name@@VERSION) before another,
+	 * a name without a leading '_' before one with (glibc's
+	 * pthread_mutex_lock@@GLIBC_2.2.5, not __GI___pthread_mutex_lock). */
+	const struct symbol *best = sym;
+	int best_score = -1;
+	for (const struct symbol *g = sym; g <= last; g++) {
+		int score = g->size != sym->size ? -1
+			    : 4 * g->global + 2 * (strstr(g->name, "@@") != NULL) + (g->name[0] != '_');
+
+		if (score > best_score) {
+			best = g;
+			best_score = score;
+		}
+	}
+	sym = best;
 	if (sym->addr == a || a - sym->addr < sym->size)
 		return sym;
 	return NULL;

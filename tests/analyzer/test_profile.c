@@ -500,3 +500,59 @@ Test(profile, perfetto_writes_callstack_samples_per_thread)
 	cr_assert_eq(count_of(out, "callstacks {"), 6);
 	free(out);
 }
+
+/*
+ * A stripped program (as Debian ships them) is named from its detached
+ * debug file of the same build-id, DIR/.build-id/NN/REST.debug
+ * (TRACETOOL_DEBUG_DIR; default /usr/lib/debug), as perf and gdb do.
+ */
+Test(profile, a_stripped_module_is_named_from_its_debug_file)
+{
+	char exe[1024], dir[512], cmd[16384], id[128] = "", stripped[600];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct self_map m = { 0 };
+	struct tu_result r;
+	FILE *p;
+
+	if (system("command -v objcopy >/dev/null 2>&1 && command -v readelf >/dev/null 2>&1"))
+		cr_skip_test("no binutils");
+	cr_assert(n > 0);
+	exe[n] = '\0';
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' | sed -n 's/.*Build ID: *//p'", exe);
+	p = popen(cmd, "r");
+	cr_assert(p && fgets(id, sizeof(id), p));
+	pclose(p);
+	id[strcspn(id, "\n")] = '\0';
+	if (strlen(id) < 4)
+		cr_skip_test("the test program has no build-id");
+	snprintf(dir, sizeof(dir), "%s.dbg", trace);
+	snprintf(stripped, sizeof(stripped), "%s/prog", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "rm -rf '%s' && mkdir -p '%s/.build-id/%.2s' && "
+		 "objcopy --only-keep-debug '%s' '%s/.build-id/%.2s/%s.debug' && "
+		 "objcopy --strip-all '%s' '%s'",
+		 dir, dir, id, exe, dir, id, id + 2, exe, stripped);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	dl_iterate_phdr(find_self, &m);
+	struct tg_trace *t = new_trace(trace);
+	const uint64_t s1[] = { LEAF, MID, ROOT };
+
+	cr_assert_eq(tg_module(t, 1, stripped, m.bias, m.lo, m.hi), 0);
+	cr_assert_eq(tg_sampling(t, 1000, 128), 0);
+	tg_thread(t, 1, 701, "main");
+	tg_sample(t, 1, 1500, 0, 3, s1);
+	cr_assert_eq(tg_finish(t, true), 0);
+	/* Without the debug file: the module only. */
+	setenv("TRACETOOL_DEBUG_DIR", "/nonexistent", 1);
+	r = tu_run("flame", "--samples", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "[prog: no symbol];[prog: no symbol];[prog: no symbol] 1\n");
+	tu_result_free(&r);
+	setenv("TRACETOOL_DEBUG_DIR", dir, 1);
+	r = tu_run("flame", "--samples", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "prof_root;prof_mid;prof_leaf 1\n");
+	tu_result_free(&r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+}
