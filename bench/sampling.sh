@@ -9,13 +9,13 @@
 #             -finstrument-functions) under `tracetool record -F 997`,
 #             8000 rounds: func_b/func_a self samples, the wrappers' self
 #             share, and samples against CPU time x HZ.
-#   overhead  the same program (ROUNDS rounds, default 8000) plain, under
+#   overhead  the same program (ROUNDS rounds, default 4000) plain, under
 #             tracetool record -F HZ and under perf record -F HZ (cpu-clock,
 #             frame-pointer call graphs: what perf can do on a -O2 binary
 #             without DWARF copies) at 50..5000 Hz: user+sys CPU (rusage,
 #             the whole command: rec's writer thread, perf's own process)
-#             and wall time, the median of RUNS runs (default 5), in one
-#             run of this script.
+#             and wall time; per rate RUNS (default 5) rounds of the three
+#             run in turn, the change the median of each round's ratios.
 #   sqlite    bench/sqlite_host.c on Debian's libsqlite3.a, recorded once
 #             by rec and once by perf at 997 Hz: the top 10 functions by
 #             self share side by side (perf report --no-children --sort=sym).
@@ -63,34 +63,29 @@ accuracy() {
 }
 
 overhead() {
-	local rounds=${ROUNDS:-8000} base_cpu base_wall
-	echo "== overhead: hotspot $rounds rounds, median of $runs runs (CPU = user+sys, s)"
-	for i in $(seq "$runs"); do cpu_wall "$tmp/hotspot" "$rounds"; done >"$tmp/plain"
-	base_cpu=$(cut -d' ' -f1 "$tmp/plain" | median)
-	base_wall=$(cut -d' ' -f2 "$tmp/plain" | median)
-	printf "%-6s %-10s %-10s %-9s %-10s %-10s %-9s\n" Hz "rec CPU" "rec wall" "samples" \
-		"perf CPU" "perf wall" "samples"
-	printf "%-6s %-10s %-10s\n" plain "$base_cpu" "$base_wall"
+	local rounds=${ROUNDS:-4000}
+	echo "== overhead: hotspot $rounds rounds; per rate, $runs rounds of (plain, rec, perf) run in turn;"
+	echo "   CPU = user+sys of the whole command (rusage), s; the change is the median of the"
+	echo "   runs' own ratios to the plain run beside them"
+	printf "%-6s %-8s %-8s %-14s %-14s %-8s %-14s %-14s %-8s\n" Hz "plain" "" "rec CPU" \
+		"rec wall" samples "perf CPU" "perf wall" samples
 	for hz in 50 100 200 500 1000 5000; do
+		: >"$tmp/rows"
 		for i in $(seq "$runs"); do
-			cpu_wall "$tt" record -F "$hz" -o "$tmp/o.zst" -- "$tmp/hotspot" "$rounds"
-		done >"$tmp/rec"
-		for i in $(seq "$runs"); do
-			cpu_wall perf record -q -e cpu-clock -F "$hz" -g -o "$tmp/perf.data" -- \
-				"$tmp/hotspot" "$rounds"
-		done >"$tmp/perf"
+			p=$(cpu_wall "$tmp/hotspot" "$rounds")
+			r=$(cpu_wall "$tt" record -F "$hz" -o "$tmp/o.zst" -- "$tmp/hotspot" "$rounds")
+			q=$(cpu_wall perf record -q -e cpu-clock -F "$hz" -g -o "$tmp/perf.data" -- \
+				"$tmp/hotspot" "$rounds")
+			echo "$p $r $q" >>"$tmp/rows"
+		done
 		rs=$("$tt" profile --format=json "$tmp/o.zst" | sed 's/^{"samples":\([0-9]*\),.*/\1/')
 		ps=$(perf report -i "$tmp/perf.data" --stdio 2>/dev/null |
 			sed -n 's/^# Samples: \([0-9]*\).*/\1/p' | head -n 1)
-		rc=$(cut -d' ' -f1 "$tmp/rec" | median)
-		rw=$(cut -d' ' -f2 "$tmp/rec" | median)
-		pc=$(cut -d' ' -f1 "$tmp/perf" | median)
-		pw=$(cut -d' ' -f2 "$tmp/perf" | median)
-		awk -v hz="$hz" -v rc="$rc" -v rw="$rw" -v pc="$pc" -v pw="$pw" -v bc="$base_cpu" \
-			-v bw="$base_wall" -v rs="$rs" -v ps="$ps" 'BEGIN {
-			printf "%-6s %5.3f %+4.1f%% %5.3f %+4.1f%% %-9s %5.3f %+4.1f%% %5.3f %+4.1f%% %-9s\n",
-			       hz, rc, 100 * (rc - bc) / bc, rw, 100 * (rw - bw) / bw, rs,
-			       pc, 100 * (pc - bc) / bc, pw, 100 * (pw - bw) / bw, ps }'
+		col() { awk -v c="$1" '{print $c}' "$tmp/rows" | median; }
+		ratio() { awk -v a="$1" -v b="$2" '{print 100 * ($a - $b) / $b}' "$tmp/rows" | median; }
+		printf "%-6s %-8s %-8s %5.3f %+5.1f%%  %6.2f %+5.1f%%  %-8s %5.3f %+5.1f%%  %6.2f %+5.1f%%  %-8s\n" \
+			"$hz" "$(col 1)" "$(col 2)" "$(col 3)" "$(ratio 3 1)" "$(col 4)" "$(ratio 4 2)" \
+			"$rs" "$(col 5)" "$(ratio 5 1)" "$(col 6)" "$(ratio 6 2)" "$ps"
 	done
 }
 
