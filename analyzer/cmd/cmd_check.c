@@ -49,7 +49,7 @@ static const struct argp check_argp = {
  */
 #define NEST_MAX_KEPT (1u << 16)
 struct nest {
-	uint32_t thread; /* 0: free slot */
+	uint32_t thread;
 	uint32_t cap;
 	uint64_t depth;
 	uint32_t *sites;
@@ -57,8 +57,9 @@ struct nest {
 
 /* The counter records and the nesting, checked from the walker's record hook. */
 struct ctr_check {
-	struct nest *nests; /* open-addressed by thread serial */
+	struct nest *nests;	  /* in order of first block */
 	uint32_t nr_nests, cap_nests;
+	struct tt_hmap nest_map;  /* hmap.h: nests by thread serial (the file's: keyed) */
 	uint64_t frame;		  /* of the last record seen */
 	uint32_t events_thread;	  /* the last record was an EVENTS block of it; 0: was not */
 	uint32_t events_n;
@@ -78,33 +79,32 @@ static void ctr_fail(struct ctr_check *cc, const struct recfmt_record *rec, uint
 	cc->problem_frame = frame;
 }
 
+struct nest_key {
+	const struct ctr_check *cc;
+	uint32_t thread;
+};
+
+static bool nest_eq(const void *ctx, uint32_t k)
+{
+	const struct nest_key *key = ctx;
+
+	return key->cc->nests[k].thread == key->thread;
+}
+
 static struct nest *nest_of(struct ctr_check *cc, uint32_t thread)
 {
-	uint32_t i;
+	const struct nest_key key = { cc, thread };
+	uint32_t h = tt_hash_u64(thread), k = tt_hmap_find(&cc->nest_map, h, nest_eq, &key);
 
-	if (2 * (cc->nr_nests + 1) > cc->cap_nests) {
-		struct nest *old = cc->nests;
-		uint32_t old_cap = cc->cap_nests;
-
-		cc->cap_nests = old_cap ? 2 * old_cap : 16;
-		cc->nests = tt_xcalloc(cc->cap_nests, sizeof(*cc->nests));
-		for (uint32_t k = 0; k < old_cap; k++) {
-			if (!old[k].thread)
-				continue;
-			for (i = tt_hash_u32(old[k].thread) & (cc->cap_nests - 1); cc->nests[i].thread;
-			     i = (i + 1) & (cc->cap_nests - 1))
-				;
-			cc->nests[i] = old[k];
-		}
-		free(old);
+	if (k != TT_HMAP_NONE)
+		return &cc->nests[k];
+	if (cc->nr_nests == cc->cap_nests) {
+		cc->cap_nests = cc->cap_nests ? 2 * cc->cap_nests : 16;
+		cc->nests = tt_xrealloc(cc->nests, cc->cap_nests * sizeof(*cc->nests));
 	}
-	for (i = tt_hash_u32(thread) & (cc->cap_nests - 1); cc->nests[i].thread;
-	     i = (i + 1) & (cc->cap_nests - 1))
-		if (cc->nests[i].thread == thread)
-			return &cc->nests[i];
-	cc->nests[i].thread = thread;
-	cc->nr_nests++;
-	return &cc->nests[i];
+	tt_hmap_put(&cc->nest_map, h, cc->nr_nests);
+	cc->nests[cc->nr_nests] = (struct nest){ .thread = thread };
+	return &cc->nests[cc->nr_nests++];
 }
 
 /* Follows one EVENTS block's enters and exits; the first that does not nest is a problem. */
@@ -260,9 +260,10 @@ static int check_one(const char *path)
 		putchar('\n');
 	}
 out:
-	for (uint32_t i = 0; i < cc.cap_nests; i++)
+	for (uint32_t i = 0; i < cc.nr_nests; i++)
 		free(cc.nests[i].sites);
 	free(cc.nests);
+	tt_hmap_fini(&cc.nest_map);
 	tt_trace_fini(&tr);
 	return rc;
 }

@@ -66,7 +66,7 @@ struct module {
 };
 
 struct func {
-	uint32_t id; /* 0: empty slot */
+	uint32_t id;
 	uint64_t addr;
 };
 
@@ -74,8 +74,9 @@ struct tt_symbols {
 	const char *trace_path;
 	struct module *mods;
 	uint32_t nr_mods, cap_mods;
-	struct func *funcs; /* open addressing by id */
-	uint32_t funcs_mask, nr_funcs;
+	struct func *funcs;	   /* in order of definition */
+	uint32_t nr_funcs, cap_funcs;
+	struct tt_hmap func_map; /* hmap.h: funcs by id (the file's: keyed) */
 };
 
 struct tt_symbols *tt_symbols_create(const char *trace_path)
@@ -108,6 +109,7 @@ void tt_symbols_destroy(struct tt_symbols *s)
 		module_fini(&s->mods[i]);
 	free(s->mods);
 	free(s->funcs);
+	tt_hmap_fini(&s->func_map);
 	free(s);
 }
 
@@ -154,47 +156,53 @@ void tt_symbols_add_module(struct tt_symbols *s, const struct recfmt_module *rm)
 		m->state = MOD_NO_PATH;
 }
 
+struct func_key {
+	const struct tt_symbols *s;
+	uint32_t id;
+};
+
+static bool func_eq(const void *ctx, uint32_t k)
+{
+	const struct func_key *key = ctx;
+
+	return key->s->funcs[k].id == key->id;
+}
+
+static uint32_t func_find(const struct tt_symbols *s, uint32_t id)
+{
+	const struct func_key key = { s, id };
+
+	return tt_hmap_find(&s->func_map, tt_hash_u64(id), func_eq, &key);
+}
+
 void tt_symbols_add_func(struct tt_symbols *s, uint32_t id, uint64_t addr)
 {
-	uint32_t i;
+	uint32_t k;
 
-	if ((s->nr_funcs + 1) * 2 > (s->funcs ? s->funcs_mask + 1 : 0)) {
-		uint32_t slots = s->funcs ? 2 * (s->funcs_mask + 1) : 256;
-		struct func *old = s->funcs, *f = tt_xcalloc(slots, sizeof(*f));
-
-		for (uint32_t k = 0; old && k <= s->funcs_mask; k++) {
-			if (!old[k].id)
-				continue;
-			for (i = tt_hash_u32(old[k].id) & (slots - 1); f[i].id; i = (i + 1) & (slots - 1))
-				;
-			f[i] = old[k];
-		}
-		free(old);
-		s->funcs = f;
-		s->funcs_mask = slots - 1;
+	if (!id)
+		return; /* not a site id (FORMAT.md §3.11: 1 … 2^31 - 1): never found */
+	k = func_find(s, id);
+	if (k != TT_HMAP_NONE) {
+		s->funcs[k].addr = addr;
+		return;
 	}
-	for (i = tt_hash_u32(id) & s->funcs_mask; s->funcs[i].id; i = (i + 1) & s->funcs_mask) {
-		if (s->funcs[i].id == id) {
-			s->funcs[i].addr = addr;
-			return;
-		}
+	if (s->nr_funcs == s->cap_funcs) {
+		s->cap_funcs = s->cap_funcs ? 2 * s->cap_funcs : 64;
+		s->funcs = tt_xrealloc(s->funcs, s->cap_funcs * sizeof(*s->funcs));
 	}
-	s->funcs[i].id = id;
-	s->funcs[i].addr = addr;
-	s->nr_funcs++;
+	tt_hmap_put(&s->func_map, tt_hash_u64(id), s->nr_funcs);
+	s->funcs[s->nr_funcs].id = id;
+	s->funcs[s->nr_funcs++].addr = addr;
 }
 
 bool tt_symbols_func_addr(const struct tt_symbols *s, uint32_t id, uint64_t *addr)
 {
-	if (!s || !s->funcs)
+	uint32_t k = s ? func_find(s, id) : TT_HMAP_NONE;
+
+	if (k == TT_HMAP_NONE)
 		return false;
-	for (uint32_t i = tt_hash_u32(id) & s->funcs_mask; s->funcs[i].id; i = (i + 1) & s->funcs_mask) {
-		if (s->funcs[i].id == id) {
-			*addr = s->funcs[i].addr;
-			return true;
-		}
-	}
-	return false;
+	*addr = s->funcs[k].addr;
+	return true;
 }
 
 static void hex(const uint8_t *p, uint32_t n, char *out, size_t out_bytes)
