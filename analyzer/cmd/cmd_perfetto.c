@@ -103,7 +103,10 @@ static uint32_t pf_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64
 {
 	struct pf_thread *pt = tctx;
 	struct pf *pf = pt->pf;
-	const char *s = tt_inc_label(&pf->labels, pf->rep->tr.names, pf->rep->tr.nr_names, name);
+	/* The label only for the packet that interns the name (its first on the thread). */
+	const char *s = tt_pf_seq_has_name(&pt->seq, name)
+				? NULL
+				: tt_inc_label(&pf->labels, pf->rep->tr.names, pf->rep->tr.nr_names, name);
 
 	(void)parent_slot;
 	(void)in_window;

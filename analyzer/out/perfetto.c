@@ -307,7 +307,7 @@ static void fast_event(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, int ty
 	if (iid)
 		nt += 1 + tt_pb_varint_len(iid);
 	/* Written in place (no copies): the packet's one-byte length last. */
-	p = tt_pb_reserve(&w->pb, 64);
+	p = w->pb.cap - w->pb.n >= 64 ? w->pb.p + w->pb.n : tt_pb_reserve(&w->pb, 64);
 	b = p + 2;
 	*b++ = TP_TIMESTAMP << 3;
 	b += put_varint(b, delta);

@@ -55,6 +55,13 @@ struct tt_pf_seq {
 	uint64_t slices, instants, counters;
 };
 
+/* Whether name name_id was interned on s: then tt_pf_begin() and
+ * tt_pf_instant() need no name (NULL). */
+static inline bool tt_pf_seq_has_name(const struct tt_pf_seq *s, uint32_t name_id)
+{
+	return name_id < s->nr_interned_bits && (s->interned[name_id / 8] & (1u << (name_id % 8)));
+}
+
 void tt_pf_init(struct tt_pf *w, FILE *f);
 /* A process track (uuid); name: the program's, or NULL (viewers show the pid). */
 void tt_pf_process(struct tt_pf *w, uint64_t uuid, int32_t pid, const char *name);
