@@ -6,8 +6,9 @@
  * as child processes, `tracetool summary` (by default: a reader thread and a
  * pairing walker per CPU, analyzer/engine/events.c; and with
  * TRACETOOL_THREADS=1: one core), `zstd -d` of the same file and `tracetool
- * chrome`, `tracetool tree`, `tracetool flame` (the call-path consumers of
- * the pairing engine) and `tracetool diff` of the file against itself,
+ * chrome`, `tracetool perfetto -o /dev/null` (the timeline writers, wall
+ * and CPU time), `tracetool tree`, `tracetool flame` (the call-path
+ * consumers of the pairing engine) and `tracetool diff` of the file against itself,
  * reporting the median of several runs, and compares the peak RSS
  * (wait4's ru_maxrss) of summary on a trace and on one 10x longer.
  *
@@ -304,9 +305,9 @@ int main(int argc, char **argv)
 	int runs = argc > 3 ? atoi(argv[3]) : 5;
 	char path[128], small[128];
 	const char *given = getenv("BENCH_TRACE");
-	double ts[64], t1[64], tz[64], tc[64], tt[64], tf[64], td[64];
+	double ts[64], t1[64], tz[64], tc[64], tt[64], tf[64], td[64], tp[64];
 	/* CPU seconds (user + system): the figures that hold on a loaded machine */
-	double cs[64], cz[64], ct[64], cf[64], cd[64];
+	double cs[64], cz[64], ct[64], cf[64], cd[64], cc[64], cp[64];
 	struct stat st;
 	struct run r;
 
@@ -357,6 +358,7 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < runs; i++) {
 		char *c[] = { (char *)tool, "chrome", path, NULL };
+		char *pf[] = { (char *)tool, "perfetto", "-o", "/dev/null", path, NULL };
 
 		char *tr[] = { (char *)tool, "tree", "--format=csv", path, NULL };
 		char *fl[] = { (char *)tool, "flame", path, NULL };
@@ -364,7 +366,19 @@ int main(int argc, char **argv)
 		char *df[] = { (char *)tool, "diff", "--format=csv", path, path, NULL };
 
 		r = run(c, "/dev/null");
+		if (r.status) {
+			fprintf(stderr, "bench_analyzer: chrome exited %d\n", r.status);
+			return 1;
+		}
 		tc[i] = r.seconds;
+		cc[i] = r.cpu_seconds;
+		r = run(pf, "/dev/null");
+		if (r.status) {
+			fprintf(stderr, "bench_analyzer: perfetto exited %d\n", r.status);
+			return 1;
+		}
+		tp[i] = r.seconds;
+		cp[i] = r.cpu_seconds;
 		r = run(tr, "/dev/null");
 		if (r.status) {
 			fprintf(stderr, "bench_analyzer: tree exited %d\n", r.status);
@@ -389,7 +403,7 @@ int main(int argc, char **argv)
 	}
 	double ms = median(ts, runs), m1 = median(t1, runs), mz = median(tz, runs);
 	double mc = median(tc, runs), mt = median(tt, runs), mf = median(tf, runs);
-	double md = median(td, runs);
+	double md = median(td, runs), mp = median(tp, runs);
 
 	printf("summary:   %.3f s median of %d, %.1f M events/s (default: reader + walker per CPU)\n",
 	       ms, runs, (double)nr / ms / 1e6);
@@ -397,7 +411,10 @@ int main(int argc, char **argv)
 	       m1, runs, (double)nr / m1 / 1e6);
 	printf("zstd -d:   %.3f s median of %d; summary / zstd -d = %.2f (one core: %.2f)\n", mz,
 	       runs, ms / mz, m1 / mz);
-	printf("chrome:    %.3f s median of %d, %.1f M events/s\n", mc, runs, (double)nr / mc / 1e6);
+	printf("chrome:    %.3f s median of %d, %.1f M events/s; chrome / zstd -d = %.2f\n", mc, runs,
+	       (double)nr / mc / 1e6, mc / mz);
+	printf("perfetto:  %.3f s median of %d, %.1f M events/s; perfetto / zstd -d = %.2f\n", mp,
+	       runs, (double)nr / mp / 1e6, mp / mz);
 	printf("tree:      %.3f s median of %d, %.1f M events/s; tree / zstd -d = %.2f\n", mt, runs,
 	       (double)nr / mt / 1e6, mt / mz);
 	printf("flame:     %.3f s median of %d, %.1f M events/s; flame / zstd -d = %.2f\n", mf, runs,
@@ -410,6 +427,7 @@ int main(int argc, char **argv)
 		 * measures the other processes; CPU time the work done. */
 		double qs = median(cs, runs), qz = median(cz, runs), qt = median(ct, runs);
 		double qf = median(cf, runs), qd = median(cd, runs);
+		double qc = median(cc, runs), qp = median(cp, runs);
 
 		printf("cpu time:  zstd -d %.3f s, summary %.3f s (%.2fx), tree %.3f s (%.2fx), "
 		       "flame %.3f s (%.2fx), diff %.3f s (%.2fx of 2 zstd -d)\n",
@@ -418,6 +436,9 @@ int main(int argc, char **argv)
 		       "CPU-second\n",
 		       (double)nr / qs / 1e6, (double)nr / qt / 1e6, (double)nr / qf / 1e6,
 		       2.0 * (double)nr / qd / 1e6);
+		printf("cpu time:  chrome %.3f s (%.2fx zstd -d, %.1f M events per CPU-second), "
+		       "perfetto %.3f s (%.2fx, %.1f M)\n",
+		       qc, qc / qz, (double)nr / qc / 1e6, qp, qp / qz, (double)nr / qp / 1e6);
 	}
 	if (given)
 		return 0;
