@@ -192,8 +192,7 @@ static enum tt_status walk_file(struct tt_report *rep, const struct tt_options *
 	return TT_OK;
 }
 
-/* The options of file i's own walk: o with only that TRACE. */
-static void file_options(const struct tt_options *o, unsigned i, struct tt_options *fo)
+void tt_walk_file_options(const struct tt_options *o, unsigned i, struct tt_options *fo)
 {
 	*fo = *o;
 	fo->trace = o->traces ? o->traces[i] : o->trace;
@@ -216,7 +215,7 @@ static enum tt_status walk_one_of(struct tt_report *rep, const struct tt_options
 	struct tt_walk_file f = { .index = i, .o = &fo, .rep = sub, .ctxs = ctxs };
 	enum tt_status st;
 
-	file_options(o, i, &fo);
+	tt_walk_file_options(o, i, &fo);
 	memcpy(ctxs, spec->ctxs, sizeof(ctxs));
 	if (spec->file_begin)
 		spec->file_begin(spec->ctx, &f);

@@ -85,6 +85,11 @@ extern const struct tt_walk_spec tt_walk_stats;
 enum tt_status tt_walk(struct tt_report *rep, const struct tt_options *o,
 		       const struct tt_walk_spec *spec, char *msg, size_t msg_bytes);
 
+/* The options of file i's own walk: o with only that TRACE, a --thread
+ * value missing from it said only at the last file (tt_walk() uses them;
+ * so does a reader of records of several files, views/samples.c). */
+void tt_walk_file_options(const struct tt_options *o, unsigned i, struct tt_options *fo);
+
 /*
  * tt_walk_attach() - consumer cons, with context ctx, on the pairing state
  * sc of a walk driven by its caller (tt_walk() does it on each replica):

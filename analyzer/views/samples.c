@@ -399,19 +399,6 @@ static enum tt_status within_pass(const struct tt_options *fo, const struct tt_s
 	return st;
 }
 
-/* The options of file i's own read: o with only that TRACE (as front.c's). */
-static void file_options(const struct tt_options *o, unsigned i, struct tt_options *fo)
-{
-	*fo = *o;
-	fo->trace = o->traces ? o->traces[i] : o->trace;
-	fo->traces = o->traces ? &o->traces[i] : NULL;
-	fo->nr_traces = 1;
-	fo->by_process = false;
-	fo->one_of_several = o->nr_traces > 1;
-	fo->last_of_several = i + 1 == o->nr_traces;
-	fo->nr_several = o->nr_traces;
-}
-
 /* Reads file i into s (its rows appended), keeping the selected ones. */
 static enum tt_status read_file(struct tt_samples *s, const struct tt_options *o, unsigned i,
 				const struct tt_samples_opts *so, char *msg, size_t msg_bytes)
@@ -425,7 +412,7 @@ static enum tt_status read_file(struct tt_samples *s, const struct tt_options *o
 	enum tt_status st;
 	uint64_t lo = 0, span = UINT64_MAX;
 
-	file_options(o, i, &fo);
+	tt_walk_file_options(o, i, &fo);
 	tt_trace_init(&f->tr, fo.trace);
 	f->tr.on_sample = on_sample;
 	f->tr.sample_ctx = &w;
