@@ -1138,47 +1138,44 @@ static void counter_set(struct tt_scopes *sc, struct tt_trace *tr, const struct 
  * Annotations (FORMAT.md §3.17-§3.18, docs/ANALYZER.md "Annotations").
  */
 
-static uint32_t an_slot(const struct tt_scopes *sc, uint32_t key)
-{
-	uint32_t slot = tt_hash_u32(key) & sc->an_mask;
+struct an_key {
+	const struct tt_scopes *sc;
+	uint32_t key;
+};
 
-	while (sc->an_keys[slot] && sc->an_keys[slot] != key)
-		slot = (slot + 1) & sc->an_mask;
-	return slot;
+static bool an_eq(const void *ctx, uint32_t k)
+{
+	const struct an_key *a = ctx;
+
+	return a->sc->an_keys[k] == a->key;
+}
+
+/* The index of annotation name key in an_keys/an_names, or TT_HMAP_NONE. */
+static uint32_t an_find(const struct tt_scopes *sc, uint32_t key)
+{
+	const struct an_key a = { sc, key };
+
+	return tt_hmap_find(&sc->an_map, tt_hash_u64(key), an_eq, &a);
 }
 
 /* Defines (or renames: the latest record wins) annotation name key. */
 static void an_define(struct tt_scopes *sc, uint32_t key, char *name)
 {
-	uint32_t slot;
+	uint32_t k = an_find(sc, key);
 
-	if (!sc->an_keys || 2 * (sc->nr_an + 1) > sc->an_mask) {
-		uint32_t mask = sc->an_mask ? 2 * sc->an_mask + 1 : 63;
-		uint32_t *keys = tt_xcalloc((size_t)mask + 1, sizeof(*keys));
-		char **names = tt_xcalloc((size_t)mask + 1, sizeof(*names));
-
-		for (uint32_t k = 0; sc->an_keys && k <= sc->an_mask; k++) {
-			if (!sc->an_keys[k])
-				continue;
-			slot = tt_hash_u32(sc->an_keys[k]) & mask;
-			while (keys[slot])
-				slot = (slot + 1) & mask;
-			keys[slot] = sc->an_keys[k];
-			names[slot] = sc->an_names[k];
+	if (k == TT_HMAP_NONE) {
+		if (sc->nr_an == sc->cap_an) {
+			sc->cap_an = sc->cap_an ? 2 * sc->cap_an : 32;
+			sc->an_keys = tt_xrealloc(sc->an_keys, sc->cap_an * sizeof(*sc->an_keys));
+			sc->an_names = tt_xrealloc(sc->an_names, sc->cap_an * sizeof(*sc->an_names));
 		}
-		free(sc->an_keys);
-		free(sc->an_names);
-		sc->an_keys = keys;
-		sc->an_names = names;
-		sc->an_mask = mask;
+		k = sc->nr_an++;
+		tt_hmap_put(&sc->an_map, tt_hash_u64(key), k);
+		sc->an_keys[k] = key;
+		sc->an_names[k] = NULL;
 	}
-	slot = an_slot(sc, key);
-	if (!sc->an_keys[slot]) {
-		sc->an_keys[slot] = key;
-		sc->nr_an++;
-	}
-	free(sc->an_names[slot]);
-	sc->an_names[slot] = name;
+	free(sc->an_names[k]);
+	sc->an_names[k] = name;
 }
 
 /* The name of an annotation's name id; a never defined one (its frame was
@@ -1187,14 +1184,11 @@ static const char *an_name(struct tt_scopes *sc, uint32_t name_kind, uint32_t id
 {
 	static const char *const what[] = { "annotation", "track", "instant", "key", "flow" };
 	const uint32_t key = name_kind << 28 | (id & RECFMT_MAX_ANNOT_NAME_ID);
+	const uint32_t k = an_find(sc, key);
 	char buf[48];
 
-	if (sc->an_keys) {
-		uint32_t slot = an_slot(sc, key);
-
-		if (sc->an_keys[slot])
-			return sc->an_names[slot];
-	}
+	if (k != TT_HMAP_NONE)
+		return sc->an_names[k];
 	snprintf(buf, sizeof(buf), "%s#%u", what[name_kind < 5 ? name_kind : 0], id);
 	an_define(sc, key, tt_xstrndup(buf, strlen(buf)));
 	return an_name(sc, name_kind, id);
@@ -1586,12 +1580,14 @@ void tt_scopes_fini(struct tt_scopes *sc)
 	free(sc->pend_ticks);
 	free(sc->pend_codes);
 	free(sc->pend_vals);
-	for (uint32_t k = 0; sc->an_keys && k <= sc->an_mask; k++)
+	for (uint32_t k = 0; k < sc->nr_an; k++)
 		free(sc->an_names[k]);
 	free(sc->an_keys);
 	free(sc->an_names);
+	tt_hmap_fini(&sc->an_map);
 	sc->an_keys = NULL;
 	sc->an_names = NULL;
+	sc->nr_an = sc->cap_an = 0;
 	sc->nr_ctr = 0;
 	sc->pend_ticks = sc->pend_vals = NULL;
 	sc->pend_codes = NULL;

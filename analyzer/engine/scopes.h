@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/hmap.h"
 #include "engine/events.h"
 #include "engine/stats.h"
 
@@ -235,10 +236,11 @@ struct tt_scopes {
 	const char *const *arg_keys;
 	uint32_t nr_arg_keys;
 	/* Annotation names (ANNOT_NAME, FORMAT.md §3.17) by name kind << 28 |
-	 * id, on every replica: an open-addressing table. */
+	 * id, on every replica: pairs in a map (hmap.h, keyed: the file's ids). */
 	uint32_t *an_keys;
 	char **an_names;
-	uint32_t an_mask, nr_an;
+	uint32_t nr_an, cap_an;
+	struct tt_hmap an_map;
 	uint64_t nr_bad_annots;	   /* ANNOTS records that did not decode */
 	uint64_t nr_annots;	   /* annotations of the analysed threads */
 	uint64_t nr_unbound;	   /* args and flow events with no open scope */
