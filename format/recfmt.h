@@ -558,6 +558,7 @@ size_t recfmt_rawframe_bytes(size_t content, bool checksum);
 int recfmt_encode_frame(struct recfmt_buf *buf, uint32_t seq);
 /* FRAME with flags (FORMAT.md §3.1): 12 bytes if flags != 0, else 8. */
 #define RECFMT_FRAME_FAST 1u /* compressed with raw literals: the writer was under pressure */
+#define RECFMT_FRAME_RECOMPRESSED 2u /* written fast, compressed again at the end (librec) */
 int recfmt_encode_frame_flags(struct recfmt_buf *buf, uint32_t seq, uint32_t flags);
 int recfmt_encode_header(struct recfmt_buf *buf, const struct recfmt_header *hdr);
 int recfmt_encode_sync(struct recfmt_buf *buf, const struct recfmt_sync *sync);

@@ -656,6 +656,8 @@ void rec__writer_park(void) REC__HIDDEN;
 void rec__writer_retire(void) REC__HIDDEN;
 void rec__writer_thread_restart(struct rec__thread *t) REC__HIDDEN;
 bool rec__writer_want_fast(bool fast, bool behind, uint64_t cpu_ns, uint64_t wall_ns) REC__HIDDEN;
+/* Tests only (test_compact.c): not 0, every frame is compressed fast, as under pressure. */
+extern int rec__writer_test_pressure REC__HIDDEN;
 
 /*
  * The writer's state a crash handler needs (crash.c), read only while the
@@ -683,6 +685,32 @@ struct rec__crash_view {
 	const struct recfmt_buf *modules;
 };
 void rec__writer_crash_view(struct rec__crash_view *v) REC__HIDDEN;
+
+/*
+ * compact.c: a stream file's fast frames compressed again at the end of the
+ * recording (docs/DESIGN.md, "The writer under pressure"). The writer
+ * notes every frame it wrote, in order (rec__compact_note(): its length and
+ * whether it was fast); after the END frame rec__compact_run() writes the
+ * file again beside it, fast frames recompressed, and renames it over the
+ * output. Return: the frames recompressed, 0 when the file was left as it
+ * was (nothing to do, not a plain file of ours at its path, too little to
+ * gain), or a negative errno (the file left as the writer wrote it).
+ */
+struct rec__compact_frame {
+	uint64_t off, len;
+};
+struct rec__compact {
+	uint64_t off;		 /* bytes written so far: where the next frame goes */
+	uint64_t fast_bytes;	 /* of them, in fast frames */
+	struct rec__compact_frame *frames; /* the fast frames, in file order */
+	size_t nr, cap;
+	size_t nr_recompressed;	 /* by the last rec__compact_run() */
+	bool off_broken;	 /* a frame could not be noted: leave the file */
+};
+void rec__compact_note(struct rec__compact *c, uint64_t len, bool fast) REC__HIDDEN;
+int rec__compact_run(struct rec__compact *c, struct recfmt_compressor *zc, int fd,
+		     const char *path) REC__HIDDEN;
+void rec__compact_fini(struct rec__compact *c) REC__HIDDEN;
 
 /*
  * crash.c: crash capture (docs/DESIGN.md "Crash capture").

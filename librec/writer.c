@@ -166,6 +166,7 @@ struct writer {
 	uint64_t duty_wall_ns, duty_cpu_ns;
 	bool more; /* a turn left events in a ring (drain_thread()): pass again at once */
 	uint64_t poll_active_ns, poll_idle_ns; /* POLL_*_NS, at most REC_FLUSH_MS / 4 */
+	struct rec__compact compact; /* the frames written, for compact.c at the end */
 };
 
 /* REC_MODE=flight: a snapshot file is open (WM_SNAPSHOT or its last pass). */
@@ -188,9 +189,11 @@ static bool snap_open(const struct writer *w)
  * flapping at the edge). cpu_ns, wall_ns: its CPU time over a window of
  * wall_ns (0: no window ended).
  */
+int rec__writer_test_pressure;
+
 bool rec__writer_want_fast(bool fast, bool behind, uint64_t cpu_ns, uint64_t wall_ns)
 {
-	if (behind)
+	if (behind || rec__writer_test_pressure)
 		return true;
 	if (!wall_ns)
 		return fast;
@@ -389,6 +392,9 @@ static void write_frame(struct writer *w)
 	}
 	if (!err)
 		err = -write_all(rec__g.fd, w->out.data, w->out.len);
+	/* A stream file's fast frames are compressed again at its end (compact.c). */
+	if (!err && !snap_open(w))
+		rec__compact_note(&w->compact, w->out.len, w->fast);
 	if (err) {
 		pthread_mutex_lock(&rec__g.lock);
 		fail_locked(w, -err);
@@ -1530,6 +1536,9 @@ static void *writer_main(void *arg)
 	while (!is_stopping(w))
 		if (!writer_pass(w))
 			return NULL;
+	/* What the writer shed under pressure it redoes now (compact.c). */
+	if (!rec__g.cfg.flight && !w->failed)
+		rec__compact_run(&w->compact, w->zc, rec__g.fd, rec__g.cfg.output);
 	return NULL;
 }
 
@@ -1687,5 +1696,6 @@ void rec__writer_stop(void)
 	rec__modules_fini(&w->modules);
 	rec__modules_fini(&w->crash_modules);
 	recfmt_buf_fini(&w->crash_modrec);
+	rec__compact_fini(&w->compact);
 	memset(w, 0, sizeof(*w));
 }

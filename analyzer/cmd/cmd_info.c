@@ -519,6 +519,8 @@ static void json_head(const struct info *in)
 	 * present only when there are some, so that other outputs stay as they were. */
 	if (tr->nr_fast_frames)
 		printf(",\"fast_frames\":%" PRIu64, tr->nr_fast_frames);
+	if (tr->nr_recompressed_frames)
+		printf(",\"recompressed_frames\":%" PRIu64, tr->nr_recompressed_frames);
 	/* 1.1 recordings only: 1.0 outputs stay as they were. */
 	if (tt_symbols_program(tr->syms)) {
 		fputs(",\"program\":", stdout);
@@ -656,6 +658,10 @@ static void text_events(const struct info *in)
 		printf("fast frames:      %" PRIu64 " of %" PRIu64
 		       " (literals stored raw: the writer was behind or busy)\n",
 		       tr->nr_fast_frames, tr->nr_frames);
+	if (tr->nr_recompressed_frames)
+		printf("recompressed:     %" PRIu64 " of %" PRIu64
+		       " frames (written fast under pressure, compressed again at the end)\n",
+		       tr->nr_recompressed_frames, tr->nr_frames);
 }
 
 /* The text's lines on how the recording ended, and its counters. */

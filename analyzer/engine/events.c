@@ -85,6 +85,8 @@ static bool open_frame(struct frame_walk *w, uint32_t *seq, struct recfmt_error 
 		/* FORMAT.md §3.1: written with raw literals, the writer under pressure. */
 		if (recfmt_frame_flags(&rec) & RECFMT_FRAME_FAST)
 			w->tr->nr_fast_frames++;
+		if (recfmt_frame_flags(&rec) & RECFMT_FRAME_RECOMPRESSED)
+			w->tr->nr_recompressed_frames++;
 		return true;
 	}
 	w->tr->nr_bad_frames++;

@@ -128,6 +128,7 @@ struct tt_trace {
 	/* What was read and what went wrong on the way. */
 	uint64_t nr_frames;	    /* frames decoded */
 	uint64_t nr_fast_frames;    /* of them, FRAME flag RECFMT_FRAME_FAST (FORMAT.md §3.1) */
+	uint64_t nr_recompressed_frames; /* of them, RECFMT_FRAME_RECOMPRESSED */
 	uint64_t nr_events;	    /* records in EVENTS blocks */
 	uint64_t nr_bad_frames;	    /* skipped: damaged or unreadable */
 	uint64_t nr_lost_frames;    /* missing from the seq numbering */

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_compact.c - a stream file written under pressure (every frame fast,
+ * its literals raw: rec__writer_test_pressure) is compressed again when the
+ * recording ends (compact.c): the file that replaces it reads back with the
+ * exact counts, holds no fast frame any more (FRAME flag
+ * RECFMT_FRAME_RECOMPRESSED instead, FORMAT.md §3.1), is smaller, and
+ * leaves no temporary file behind; a file that is not the writer's alone
+ * at its path (moved away, a second link) is left as it was written.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <rec.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rec_internal.h"
+#include "recfmt.h"
+#include "trace_read.h"
+
+#define NR_THREADS 4
+#define NR_CALLS 200000 /* per thread: 2 events each, several frames */
+
+static char dir[64], out[128];
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/rec_compact_%d", (int)getpid());
+	mkdir(dir, 0700);
+	snprintf(out, sizeof(out), "%s/t.zst", dir);
+	setenv("REC_OUTPUT", out, 1);
+	setenv("REC_OVERFLOW", "block", 1); /* exact counts on a loaded machine */
+	rec__writer_test_pressure = 1;
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd)) {
+	}
+}
+
+TestSuite(compact, .init = setup, .fini = teardown, .timeout = 120);
+
+static __attribute__((noinline)) void work(int i)
+{
+	TRACE_SCOPE();
+	__asm__ volatile("" : : "r"(i) : "memory");
+}
+
+static int nr_threads = NR_THREADS, nr_calls = NR_CALLS;
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < nr_calls; i++)
+		work(i);
+	return NULL;
+}
+
+static void record(void)
+{
+	pthread_t th[NR_THREADS];
+
+	for (int i = 0; i < nr_threads; i++)
+		cr_assert_eq(pthread_create(&th[i], NULL, worker, NULL), 0);
+	for (int i = 0; i < nr_threads; i++)
+		pthread_join(th[i], NULL);
+	cr_assert_eq(rec_stop(), 0);
+}
+
+struct frames {
+	uint64_t nr, fast, recompressed;
+};
+
+/* Every frame's FRAME flags (FORMAT.md §3.1). */
+static struct frames count_frames(const char *path)
+{
+	struct frames f = { 0 };
+	struct recfmt_reader *r;
+	struct recfmt_error err;
+	const uint8_t *data;
+	size_t len;
+
+	cr_assert_eq(recfmt_reader_open(&r, path, &err), RECFMT_OK, "cannot read %s", path);
+	while (recfmt_reader_next(r, &data, &len, &err) == RECFMT_OK) {
+		struct recfmt_cursor c;
+		struct recfmt_record rec;
+
+		recfmt_cursor_init(&c, data, len);
+		cr_assert_eq(recfmt_cursor_next(&c, &rec, &err), RECFMT_OK);
+		cr_assert_eq(rec.type, RECFMT_FRAME);
+		f.nr++;
+		f.fast += (recfmt_frame_flags(&rec) & RECFMT_FRAME_FAST) != 0;
+		f.recompressed += (recfmt_frame_flags(&rec) & RECFMT_FRAME_RECOMPRESSED) != 0;
+		cr_assert(!(recfmt_frame_flags(&rec) & RECFMT_FRAME_FAST) ||
+			  !(recfmt_frame_flags(&rec) & RECFMT_FRAME_RECOMPRESSED));
+	}
+	recfmt_reader_close(r);
+	return f;
+}
+
+static void assert_exact(const char *path)
+{
+	struct tr_trace tr;
+
+	cr_assert_eq(tr_load(path, &tr), 0, "cannot read %s", path);
+	cr_assert(tr.clean);
+	cr_assert_eq(tr.nr_corrupt, 0);
+	cr_assert_eq(tr_dropped(&tr), 0);
+	cr_assert_eq(tr_calls(&tr, "work"), (uint64_t)nr_threads * (uint64_t)nr_calls);
+	cr_assert_eq(tr.nr_events, 2ull * (uint64_t)nr_threads * (uint64_t)nr_calls);
+	cr_assert_eq(tr.end_nr_events, tr.nr_events);
+	cr_assert(tr_well_nested(&tr));
+	tr_free(&tr);
+}
+
+/* Names in dir other than "t.zst" and the ones given. */
+static int strangers(const char *also)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "t.zst") &&
+		    (!also || strcmp(e->d_name, also)))
+			n++;
+	closedir(d);
+	return n;
+}
+
+Test(compact, a_file_written_under_pressure_is_recompressed_with_exact_counts)
+{
+	struct frames f;
+	struct stat st;
+
+	record();
+	f = count_frames(out);
+	cr_assert_gt(f.nr, 3);
+	cr_assert_eq(f.fast, 0, "%llu of %llu frames still fast", (unsigned long long)f.fast,
+		     (unsigned long long)f.nr);
+	cr_assert_gt(f.recompressed, 0);
+	assert_exact(out);
+	cr_assert_eq(strangers(NULL), 0, "a temporary file was left in %s", dir);
+	/* The mode the file was created with (REC_FILE_MODE's default). */
+	cr_assert_eq(stat(out, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, REC__DEFAULT_FILE_MODE);
+}
+
+Test(compact, a_file_moved_during_the_recording_is_left_as_written)
+{
+	char moved[160];
+	struct frames f;
+
+	snprintf(moved, sizeof(moved), "%s/moved.zst", dir);
+	rec_start(NULL);
+	cr_assert_eq(rename(out, moved), 0);
+	record();
+	cr_assert_eq(access(out, F_OK), -1, "nothing may appear at the old path");
+	f = count_frames(moved);
+	cr_assert_eq(f.fast, f.nr, "every frame stays as written (fast)");
+	cr_assert_eq(f.recompressed, 0);
+	assert_exact(moved);
+	cr_assert_eq(strangers("moved.zst"), 0);
+}
+
+Test(compact, a_file_with_a_second_link_is_left_as_written)
+{
+	char link2[160];
+	struct frames f;
+	struct stat a, b;
+
+	snprintf(link2, sizeof(link2), "%s/link.zst", dir);
+	rec_start(NULL);
+	cr_assert_eq(link(out, link2), 0);
+	record();
+	cr_assert_eq(stat(out, &a), 0);
+	cr_assert_eq(stat(link2, &b), 0);
+	cr_assert_eq(a.st_ino, b.st_ino, "both names still name one file");
+	f = count_frames(out);
+	cr_assert_eq(f.fast, f.nr);
+	assert_exact(out);
+}
+
+Test(compact, without_pressure_nothing_is_rewritten)
+{
+	struct frames f;
+	struct stat a, b;
+
+	/* A few events: no pressure, whatever the machine's load. */
+	rec__writer_test_pressure = 0;
+	nr_threads = 1;
+	nr_calls = 1000;
+	rec_start(NULL);
+	cr_assert_eq(stat(out, &a), 0);
+	record();
+	cr_assert_eq(stat(out, &b), 0);
+	f = count_frames(out);
+	cr_assert_eq(f.fast + f.recompressed, 0);
+	cr_assert_eq(a.st_ino, b.st_ino, "the file the writer wrote, not a copy");
+	assert_exact(out);
+}
