@@ -1,15 +1,29 @@
 #!/usr/bin/env bash
-# peer-probe.sh BUILD [REPS] - the probe rows of ../shared/bench-peers/ (its
-# src/loop.c, same flags, worker pinned by loop.c) against this build's
-# librec, without installing or the other tracers: base, floor, rec-drop,
-# rec-block, rec-finstr-block, rec-disabled, and the 2-thread floor and
-# rec-drop. Interleaved rounds; prints each variant's median ns/call, its
-# x floor ((v - base) / (floor - base)) and the events lost (2 x dropped).
+# peer-probe.sh BUILD [REPS] [THREADS] - the probe rows of ../shared/bench-peers/
+# (its src/loop.c, same flags, workers pinned by loop.c) against this build's
+# librec, without installing or the other tracers. THREADS is a comma list of
+# thread counts (default 1,2; on a bigger machine e.g. 1,2,4,8,15), one table
+# each:
+#   1 thread (worker on core 1, the writer free to use core 0): base, floor,
+#     ref-null (the harness's reference recorder, its writer discarding),
+#     rec-drop, rec-block, rec-finstr-block (the -finstrument-functions
+#     hook), rec-disabled;
+#   N threads (workers pinned to cores 0..N-1, round robin when N is at least
+#     the number of cores: then the writer has no core of its own): base,
+#     floor, ref-null, rec-drop, rec-block and rec-drop-16M (REC_BUFFER=16M).
+# Interleaved rounds after a discarded warm-up round; prints each variant's
+# median ns/call, its x floor ((v - base) / (floor - base), base and floor
+# of the same thread count), the events lost (rec: 2 x dropped scopes; ref:
+# records dropped), median and in how many rounds any was lost. Asserts
+# nothing (docs/BENCHMARKS.md, "The peer harness on more cores").
 set -euo pipefail
-BLD=$(cd "${1:?usage: peer-probe.sh BUILD [REPS]}" && pwd)
+BLD=$(cd "${1:?usage: peer-probe.sh BUILD [REPS] [THREADS]}" && pwd)
 REPS=${2:-5}
+THREADS=${3:-1,2}
 SRC=${PEERS_SRC:-$(cd "$(dirname "$0")/../.." && pwd)/shared/bench-peers/src}
 [[ -f $SRC/loop.c ]] || SRC=/work/shared/bench-peers/src
+[[ $THREADS =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
+	{ echo "peer-probe.sh: THREADS must be a comma list of counts, e.g. 1,2,4" >&2; exit 2; }
 W=$(mktemp -d /tmp/peer-probe.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,45 +31,74 @@ RF="-I$BLD/librec -I$ROOT/librec/include -L$BLD/librec -Wl,-rpath,$BLD/librec -l
 CF="-O2 -g -Wall -Wextra"
 gcc $CF -DV_BASE "$SRC/loop.c" -o "$W/base" -lpthread
 gcc $CF -DV_FLOOR -DFLOOR_CAP=1024 "$SRC/loop.c" -o "$W/floor" -lpthread
+gcc $CF -I"$SRC" -DV_REF -DREF_RING_LOG2=20 "$SRC/loop.c" -o "$W/ref" -lpthread
 gcc $CF -DV_EXTERNAL -DEXTERNAL_PROBE_HEADER='"rec_probe.h"' -I"$SRC" "$SRC/loop.c" -o "$W/rec" $RF -lpthread
 gcc $CF -DV_BASE -finstrument-functions "$SRC/loop.c" -o "$W/recfin" $RF -lpthread
-NT=10000000 NC=20000000
-if (($(nproc) >= 2)); then C1=1 C2=0,1; else C1=0 C2=0,0; fi
-run() {  # label threads n cpus bin [env...]
-	local label=$1 th=$2 n=$3 cpus=$4 bin=$5; shift 5
-	local of=$W/$label.zst line ns lost=0
-	rm -f "$of"
-	line=$(env REC_OUTPUT="$of" "$@" "$W/$bin" "$label" "$n" "$th" "$cpus" "$of" | grep '^RESULT')
-	ns=$(sed -n 's/.* ns_per_call=\([^ ]*\).*/\1/p' <<<"$line")
-	if [[ -f $of ]]; then
-		lost=$("$BLD/analyzer/tracetool" info --format=json "$of" |
-			python3 -c 'import json,sys; print(2*json.load(sys.stdin)["dropped"])')
+NT=${PEER_CALLS:-10000000} NC=$((2 * NT)) # calls per thread (PEER_CALLS: a quick look)
+NCPU=$(nproc)
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
+# The cores of N workers: one thread on core 1 (the writer has core 0);
+# else 0..N-1, round robin over the cores when there are fewer.
+cpus() {
+	local n=$1 i list=
+	if ((n == 1)); then
+		((NCPU >= 2)) && echo 1 || echo 0
+		return
 	fi
-	printf '%s\t%s\t%s\n' "$label" "$ns" "$lost" >>"$OUTF"
+	for ((i = 0; i < n; i++)); do list+=${list:+,}$((i % NCPU)); done
+	echo "$list"
 }
+run() {  # threads label calls cpus bin [env...]
+	local th=$1 label=$2 n=$3 cpus=$4 bin=$5; shift 5
+	local of=$W/$label.zst line lost=0
+	rm -f "$of"
+	if [[ $bin == ref ]]; then
+		line=$("$W/ref" "$label" "$n" "$th" "$cpus" /dev/null | grep '^RESULT')
+		lost=$(field drops <<<"$line")
+	else
+		line=$(env REC_OUTPUT="$of" "$@" "$W/$bin" "$label" "$n" "$th" "$cpus" "$of" | grep '^RESULT')
+		if [[ -f $of ]]; then
+			lost=$("$BLD/analyzer/tracetool" info --format=json "$of" |
+				python3 -c 'import json,sys; print(2*json.load(sys.stdin)["dropped"])')
+		fi
+	fi
+	printf '%s\t%s\t%s\t%s\n' "$th" "$label" "$(field ns_per_call <<<"$line")" "$lost" >>"$OUTF"
+}
+IFS=, read -ra COUNTS <<<"$THREADS"
 for ((r = 0; r <= REPS; r++)); do
 	# round 0: warm-up, discarded
 	if ((r == 0)); then OUTF=/dev/null; else OUTF=$W/raw.tsv; fi
-	run base 1 $NC $C1 base
-	run floor 1 $NC $C1 floor
-	run rec-drop 1 $NT $C1 rec REC_OVERFLOW=drop
-	run rec-block 1 $NT $C1 rec REC_OVERFLOW=block
-	run rec-finstr-block 1 $NT $C1 recfin REC_OVERFLOW=block
-	run rec-disabled 1 $NC $C1 rec REC_DISABLE=1
-	run base-2t 2 $NC $C2 base
-	run floor-2t 2 $NC $C2 floor
-	run rec-drop-2t 2 $NT $C2 rec REC_OVERFLOW=drop
+	for n in "${COUNTS[@]}"; do
+		c=$(cpus "$n")
+		run "$n" base $NC "$c" base
+		run "$n" floor $NC "$c" floor
+		run "$n" ref-null $NT "$c" ref
+		run "$n" rec-drop $NT "$c" rec REC_OVERFLOW=drop
+		run "$n" rec-block $NT "$c" rec REC_OVERFLOW=block
+		if ((n == 1)); then
+			run "$n" rec-finstr-block $NT "$c" recfin REC_OVERFLOW=block
+			run "$n" rec-disabled $NC "$c" rec REC_DISABLE=1
+		else
+			run "$n" rec-drop-16M $NT "$c" rec REC_OVERFLOW=drop REC_BUFFER=16M
+		fi
+	done
 done
-python3 - "$W/raw.tsv" <<'PY'
+python3 - "$W/raw.tsv" "$NCPU" "$NT" <<'PY'
 import sys, statistics as st
-rows = {}
+ncpu, nt = int(sys.argv[2]), int(sys.argv[3])
+tables = {}
 for line in open(sys.argv[1]):
-    l, ns, lost = line.split('\t')
-    rows.setdefault(l, []).append((float(ns), int(lost)))
-med = {l: st.median(x[0] for x in v) for l, v in rows.items()}
-print(f"{'variant':<18} {'ns/call':>8} {'x floor':>8} {'lost (median)':>14}  rounds")
-for l, v in rows.items():
-    two = l.endswith('-2t')
-    b = med['base-2t' if two else 'base']; f = med['floor-2t' if two else 'floor'] - b
-    print(f"{l:<18} {med[l]:8.2f} {(med[l]-b)/f:8.3f} {st.median(x[1] for x in v):14.0f}  {len(v)}")
+    th, l, ns, lost = line.rstrip('\n').split('\t')
+    tables.setdefault(int(th), {}).setdefault(l, []).append((float(ns), int(lost)))
+for th, rows in tables.items():
+    med = {l: st.median(x[0] for x in v) for l, v in rows.items()}
+    b = med['base']; f = med['floor'] - b
+    spare = 'the writer has a core of its own' if th < ncpu else 'no spare core for the writer'
+    print(f"\n{th} thread{'s' if th > 1 else ''} on {ncpu} cores ({spare}); "
+          f"events per round: {2 * th * nt:,}")
+    print(f"{'variant':<18} {'ns/call':>8} {'x floor':>8} {'lost (median)':>14} {'rounds lost':>12}")
+    for l, v in rows.items():
+        lossy = sum(1 for x in v if x[1] > 0)
+        print(f"{l:<18} {med[l]:8.2f} {(med[l]-b)/f:8.3f} {st.median(x[1] for x in v):14.0f} "
+              f"{lossy:>5} of {len(v):<4}")
 PY
