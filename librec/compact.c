@@ -130,8 +130,8 @@ static int write_whole(int fd, const uint8_t *p, size_t n)
  * Return: the bytes to append (out's or in's), or NULL if the frame could
  * not be read or is not a fast frame (then nothing was changed).
  */
-static const struct recfmt_buf *recompress(struct recfmt_compressor *zc, int from, uint64_t off,
-					   size_t len, struct recfmt_buf *in,
+static const struct recfmt_buf *recompress(struct recfmt_compressor *zc, ZSTD_DCtx *dc, int from,
+					   uint64_t off, size_t len, struct recfmt_buf *in,
 					   struct recfmt_buf *raw, struct recfmt_buf *out)
 {
 	const size_t flags_at = RECFMT_RECORD_HEADER_BYTES + 8;
@@ -146,7 +146,7 @@ static const struct recfmt_buf *recompress(struct recfmt_compressor *zc, int fro
 	if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN ||
 	    size > RECFMT_MAX_FRAME_BYTES || recfmt_buf_reserve(raw, (size_t)size))
 		return NULL;
-	n = ZSTD_decompress(raw->data, (size_t)size, in->data, len);
+	n = ZSTD_decompressDCtx(dc, raw->data, (size_t)size, in->data, len);
 	if (ZSTD_isError(n) || n != size)
 		return NULL;
 	raw->len = n;
@@ -183,14 +183,54 @@ static int make_temp(const char *path, char *tmp, size_t tmp_bytes)
 	return mkostemp(tmp, O_CLOEXEC);
 }
 
+/*
+ * The file [0, c->off) of rfd into tfd, its fast frames recompressed while
+ * the budget lasts. Return: 0 or an errno (ECANCELED: a crash meanwhile).
+ */
+static int copy_compacted(struct rec__compact *c, struct recfmt_compressor *zc, int rfd, int tfd)
+{
+	struct recfmt_buf in = { 0 }, raw = { 0 }, out = { 0 };
+	ZSTD_DCtx *dc = ZSTD_createDCtx();
+	uint64_t pos = 0, t0 = cpu_ns();
+	int err = 0;
+
+	for (size_t i = 0; i < c->nr && !err; i++) {
+		const struct rec__compact_frame *f = &c->frames[i];
+		const struct recfmt_buf *b = NULL;
+
+		err = copy_range(rfd, tfd, pos, f->off, &in);
+		if (err)
+			break;
+		/* A crash meanwhile appends to the output: then leave it whole. */
+		if (!rec__crash_writer_enter()) {
+			err = ECANCELED;
+			break;
+		}
+		if (dc && cpu_ns() - t0 < COMPACT_BUDGET_NS)
+			b = recompress(zc, dc, rfd, f->off, (size_t)f->len, &in, &raw, &out);
+		if (b)
+			err = write_whole(tfd, b->data, b->len);
+		else
+			err = copy_range(rfd, tfd, f->off, f->off + f->len, &in);
+		c->nr_recompressed += b == &out;
+		rec__crash_writer_leave();
+		pos = f->off + f->len;
+	}
+	if (!err)
+		err = copy_range(rfd, tfd, pos, c->off, &in);
+	ZSTD_freeDCtx(dc);
+	recfmt_buf_fini(&in);
+	recfmt_buf_fini(&raw);
+	recfmt_buf_fini(&out);
+	return err;
+}
+
 int rec__compact_run(struct rec__compact *c, struct recfmt_compressor *zc, int fd,
 		     const char *path)
 {
-	struct recfmt_buf in = { 0 }, raw = { 0 }, out = { 0 };
 	char tmp[sizeof(rec__g.cfg.output) + 16];
 	struct stat st, at;
-	uint64_t pos = 0, t0 = cpu_ns();
-	int rfd, tfd, err = 0;
+	int rfd, tfd, err;
 
 	c->nr_recompressed = 0;
 	if (!c->nr || c->off_broken || !zc || fd < 0 || !path[0])
@@ -216,38 +256,7 @@ int rec__compact_run(struct rec__compact *c, struct recfmt_compressor *zc, int f
 		close(rfd);
 		return 0;
 	}
-	if (fchmod(tfd, st.st_mode & 07777) < 0) {
-		err = errno;
-		goto fail;
-	}
-	for (size_t i = 0; i < c->nr && !err; i++) {
-		const struct rec__compact_frame *f = &c->frames[i];
-
-		err = copy_range(rfd, tfd, pos, f->off, &in);
-		if (err)
-			break;
-		/* A crash meanwhile writes to the output: then leave it whole. */
-		if (!rec__crash_writer_enter()) {
-			err = ECANCELED;
-			break;
-		}
-		{
-			const struct recfmt_buf *b =
-				cpu_ns() - t0 < COMPACT_BUDGET_NS
-					? recompress(zc, rfd, f->off, (size_t)f->len, &in, &raw, &out)
-					: NULL;
-
-			if (b)
-				err = write_whole(tfd, b->data, b->len);
-			else
-				err = copy_range(rfd, tfd, f->off, f->off + f->len, &in);
-			c->nr_recompressed += b == &out;
-		}
-		rec__crash_writer_leave();
-		pos = f->off + f->len;
-	}
-	if (!err)
-		err = copy_range(rfd, tfd, pos, c->off, &in);
+	err = fchmod(tfd, st.st_mode & 07777) < 0 ? errno : copy_compacted(c, zc, rfd, tfd);
 	if (!err && !rec__crash_writer_enter())
 		err = ECANCELED;
 	else if (!err) {
@@ -255,21 +264,11 @@ int rec__compact_run(struct rec__compact *c, struct recfmt_compressor *zc, int f
 			err = errno;
 		rec__crash_writer_leave();
 	}
-	if (err)
-		goto fail;
+	if (err) {
+		unlink(tmp);
+		c->nr_recompressed = 0;
+	}
 	close(rfd);
 	close(tfd);
-	recfmt_buf_fini(&in);
-	recfmt_buf_fini(&raw);
-	recfmt_buf_fini(&out);
-	return (int)c->nr_recompressed;
-fail:
-	unlink(tmp);
-	close(rfd);
-	close(tfd);
-	recfmt_buf_fini(&in);
-	recfmt_buf_fini(&raw);
-	recfmt_buf_fini(&out);
-	c->nr_recompressed = 0;
-	return -err;
+	return err ? -err : (int)c->nr_recompressed;
 }

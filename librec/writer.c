@@ -1210,6 +1210,7 @@ static void writer_begin(struct writer *w)
 	w->pass_ns = rec__g.start_sync.mono_ns; /* no record is older */
 	w->duty_wall_ns = mono_ns();
 	w->duty_cpu_ns = thread_cpu_ns();
+	w->fast = rec__writer_want_fast(false, false, 0, 0); /* normal (tests: fast) */
 }
 
 /* What one pass saw at its start and found on its way. */
