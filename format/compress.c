@@ -10,9 +10,10 @@
  * writer's cost"). An EVENTS block's deltas column (FORMAT.md §3.6) is time
  * noise: a match finder spends most of its time there finding short
  * matches that save little and cost a sequence each to encode, and to
- * decode. There the producer keeps only long repeats (a loop's period:
- * DELTAS_MATCH_MIN_BYTES or more, tried every DELTAS_FIRST_STEP bytes or
- * more): the rest goes to zstd's Huffman coder as literals. Elsewhere -- the ids column, which repeats at the
+ * decode. There the producer keeps only repeats of a call sequence's
+ * timings (DELTAS_MATCH_MIN_BYTES or more, tried every DELTAS_FIRST_STEP
+ * bytes or more; longer ones, fewer tries, in fast mode): the rest goes to
+ * zstd's Huffman coder as literals. Elsewhere -- the ids column, which repeats at the
  * period of the program's calls, and the other records -- a greedy matcher
  * tries the last offset first, then an 8-byte hash, and skips ahead faster
  * the longer it finds nothing. The frame is an ordinary zstd frame with the
@@ -25,17 +26,22 @@
 #include <stdlib.h>
 #include <zstd.h>
 
-/* Deltas columns shorter than this are matched like the rest. The two
- * DELTAS_ settings trade size for speed (docs/BENCHMARKS.md: 16 and 4
- * made a tight loop's file 20 % smaller and its compression 25 % slower). */
+/* Deltas columns shorter than this are matched like the rest. The DELTAS_
+ * settings trade size for speed: 16 and 4 made recorded programs' files a
+ * third smaller than 32 and 8 at the same speed or faster (fewer literals
+ * to code; docs/BENCHMARKS.md, "Files under pressure"); fast mode keeps 32
+ * and 8, half the time of 16 and 4 there (its frames are compressed again
+ * at the end: librec/compact.c). */
 #define LITERAL_RANGE_MIN_BYTES 256u
 #define MATCH_MIN_BYTES 8u
 #ifndef DELTAS_MATCH_MIN_BYTES
-#define DELTAS_MATCH_MIN_BYTES 32u
+#define DELTAS_MATCH_MIN_BYTES 16u
 #endif
 #ifndef DELTAS_FIRST_STEP
-#define DELTAS_FIRST_STEP 8u
+#define DELTAS_FIRST_STEP 4u
 #endif
+#define DELTAS_FAST_MATCH_MIN_BYTES 32u
+#define DELTAS_FAST_FIRST_STEP 8u
 #define HASH_LOG 12u
 
 /* A deltas column of the frame being compressed: long matches only. */
@@ -99,8 +105,10 @@ struct match_effort {
 
 /* Records and ids columns: every position, as zstd's fast matcher. */
 static const struct match_effort effort_ids = { MATCH_MIN_BYTES, 1, 6 };
-/* Deltas columns: only long repeats (a loop's period), few positions tried. */
+/* Deltas columns: only long repeats (a loop's timings), few positions tried. */
 static const struct match_effort effort_deltas = { DELTAS_MATCH_MIN_BYTES, DELTAS_FIRST_STEP, 3 };
+static const struct match_effort effort_deltas_fast = { DELTAS_FAST_MATCH_MIN_BYTES,
+							DELTAS_FAST_FIRST_STEP, 3 };
 
 struct parse {
 	const uint8_t *b, *e; /* the block */
@@ -192,7 +200,7 @@ static size_t produce_sequences(void *state, ZSTD_Sequence *out, size_t out_cap,
 			/* A deltas column, up to its end or the block's. */
 			const uint8_t *lim = c->ranges[r].end < ps.e ? c->ranges[r].end : ps.e;
 
-			err = match_run(c, &ps, &p, lim, &effort_deltas);
+			err = match_run(c, &ps, &p, lim, c->fast ? &effort_deltas_fast : &effort_deltas);
 			if (c->ranges[r].end <= p)
 				r++;
 		} else {
