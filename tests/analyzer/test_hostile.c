@@ -190,7 +190,7 @@ static void fnv_multicollision(char (*names)[NAME_BYTES])
 /*
  * 2^17 scope names and value tracks with one FNV-1a hash (from its usual
  * basis): the name tables probed through all of them for each new one
- * (~10^10 string comparisons, minutes); the seeded basis (xalloc.h) spreads
+ * (~10^10 string comparisons, minutes); the seeded basis (hmap.h) spreads
  * them.
  */
 Test(hostile, names_crafted_to_share_one_hash, .timeout = 100)
