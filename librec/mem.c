@@ -100,16 +100,24 @@ static void unmap(uintptr_t seg)
 }
 
 /*
- * A new ring of 2^l slots, faulted in whole, within `limit` bytes in all.
- * Each page is written once by hand, not with MADV_POPULATE_WRITE, which
- * holds the process's mmap_lock for the whole ring: a thread preempted
- * inside it stalled every page fault of the process, the writer's
- * included, for up to 0.8 s (issue 26). Return: its seg, or 0.
+ * Faults in [from, to) of seg's ring. Each page is written once by hand,
+ * not with MADV_POPULATE_WRITE, which holds the process's mmap_lock for
+ * the whole range: a thread preempted inside it stalled every page fault
+ * of the process, the writer's included, for up to 0.8 s (issue 26).
  */
-static uintptr_t map_ring(unsigned l, size_t limit)
+static void fault_in(uintptr_t seg, size_t from, size_t to)
+{
+	volatile char *p = (volatile char *)rec__seg_events(seg);
+
+	for (size_t i = from; i < to; i += PAGE_BYTES)
+		p[i] = 0;
+}
+
+/* A new ring of 2^l slots, within `limit` bytes in all, not faulted in yet. Return: its seg, or 0. */
+static uintptr_t map_only(unsigned l, size_t limit)
 {
 	size_t bytes = ((size_t)1 << l) * sizeof(struct rec__event);
-	volatile char *p;
+	void *p;
 
 	if (!reserve(bytes, limit))
 		return 0;
@@ -120,12 +128,28 @@ static uintptr_t map_ring(unsigned l, size_t limit)
 	}
 #ifdef MADV_HUGEPAGE
 	if (bytes >= HUGE_PAGE_BYTES)
-		madvise((void *)p, bytes, MADV_HUGEPAGE); /* fewer faults; advisory */
+		madvise(p, bytes, MADV_HUGEPAGE); /* fewer faults; advisory */
 #endif
-	for (size_t i = 0; i < bytes; i += PAGE_BYTES)
-		p[i] = 0;
-	return rec__seg_make((void *)p, (uint64_t)1 << l);
+	return rec__seg_make(p, (uint64_t)1 << l);
 }
+
+/* A new ring of 2^l slots, faulted in whole, within `limit` bytes in all. Return: its seg, or 0. */
+static uintptr_t map_ring(unsigned l, size_t limit)
+{
+	uintptr_t seg = map_only(l, limit);
+
+	if (seg)
+		fault_in(seg, 0, rec__seg_bytes(seg));
+	return seg;
+}
+
+/*
+ * The writer's ring being faulted in for the pool, a budget at a time
+ * (rec__mem_refill()), and how much of it is; touched by the writer, or a
+ * start (no writer runs then), only.
+ */
+static uintptr_t staging;
+static size_t staged_bytes;
 
 /* Under pool_lock: a pooled ring of 2^l slots, or 0. */
 static uintptr_t pop(unsigned l)
@@ -170,29 +194,39 @@ uintptr_t rec__mem_grow(uintptr_t cur, bool may_map)
 	unsigned l = (unsigned)(cur & 63), k = l;
 	size_t limit = cap_bytes / 4 * 3;
 
-	if (l >= max_log2 || !pool_trylock())
+	if (l >= max_log2)
 		return 0;
-	while (!seg && ++k <= max_log2)
-		seg = pop(k);
-	/* None ready: twice the ring, within three quarters of REC_MEMORY,
-	 * the pool's smaller rings given up for it if need be. */
-	if (!seg && may_map)
-		evict_for(((size_t)2 << l) * sizeof(struct rec__event), limit);
-	pool_unlock();
+	if (pool_trylock()) {
+		while (!seg && ++k <= max_log2)
+			seg = pop(k);
+		/* None ready: twice the ring, within three quarters of REC_MEMORY,
+		 * the pool's smaller rings given up for it if need be. */
+		if (!seg && may_map)
+			evict_for(((size_t)2 << l) * sizeof(struct rec__event), limit);
+		pool_unlock();
+	}
+	/* (The pool busy: the writer is filling it. A full ring maps its own.) */
 	return seg || !may_map ? seg : map_ring(l + 1, limit);
+}
+
+/* Under pool_lock: a ring for the pool, if it has room for its size. Return: true if pooled. */
+static bool pool_push_locked(uintptr_t seg)
+{
+	unsigned l = (unsigned)(seg & 63);
+
+	if (l < first_log2 || l > max_log2 || pool[l].n >= pool_cap(l))
+		return false;
+	pool[l].seg[pool[l].n++] = seg;
+	return true;
 }
 
 void rec__mem_put(uintptr_t seg)
 {
-	unsigned l = (unsigned)(seg & 63);
-
 	if (!seg)
 		return;
 	pool_lock_wait();
-	if (l >= first_log2 && l <= max_log2 && pool[l].n < pool_cap(l)) {
-		pool[l].seg[pool[l].n++] = seg;
+	if (pool_push_locked(seg))
 		seg = 0;
-	}
 	pool_unlock();
 	if (seg)
 		unmap(seg);
@@ -206,53 +240,68 @@ uint32_t rec__mem_gen(void)
 }
 
 /*
- * rec__mem_refill() - the writer at each pass (and the start, before the
- * first probe's stamp): brings the pool up to pool_want() rings of each
- * size, smallest first, as long as these add up to no more than an eighth
- * of REC_MEMORY (at the defaults: every size up to REC_BUFFER, 19.75 MiB),
- * never past three quarters of REC_MEMORY
- * in all (the last quarter is left to threads' first rings). Rings of
- * sizes no longer in use (a restart changed REC_BUFFER) are freed. Maps
- * and faults in outside the pool's lock.
+ * rec__mem_refill() - the writer after a pass that left no ring behind
+ * (and the start, before the first probe's stamp): brings the pool up to
+ * pool_want() rings of each size, smallest first, as long as these add up
+ * to no more than an eighth of REC_MEMORY (at the defaults: every size up
+ * to REC_BUFFER, 19.75 MiB), never past three quarters of REC_MEMORY in
+ * all (the last quarter is left to threads' first rings). Rings of sizes
+ * no longer in use (a restart changed REC_BUFFER) are freed. Faults in
+ * budget bytes at most, outside the pool's lock; a ring larger than that
+ * is faulted in over several calls (`staging`) and pooled once whole:
+ * faulting in 8 MiB takes 10-40 ms on a VM that backs memory lazily, and a
+ * writer that did it at once while a thread recorded flat out let that
+ * thread's ring fill.
  */
-void rec__mem_refill(void)
+void rec__mem_refill(size_t budget)
 {
-	size_t limit = cap_bytes / 4 * 3, reserve_sum = 0;
+	size_t limit = cap_bytes / 4 * 3;
 
-	for (unsigned l = 0; l <= MAX_LOG2; l++) {
-		size_t bytes = ((size_t)1 << l) * sizeof(struct rec__event);
-		unsigned want = pool_want(l);
+	while (budget) {
+		size_t reserve_sum = 0;
 
-		reserve_sum += want * bytes;
-		if (reserve_sum > cap_bytes / 8)
-			want = 0;
+		if (staging) {
+			size_t total = rec__seg_bytes(staging);
+			size_t to = total - staged_bytes > budget ? staged_bytes + budget : total;
 
-		for (;;) {
-			uintptr_t seg = 0;
+			fault_in(staging, staged_bytes, to);
+			budget -= to - staged_bytes;
+			staged_bytes = to;
+			if (staged_bytes < total)
+				return;
+			pool_lock_wait();
+			if (pool_push_locked(staging))
+				staging = 0;
+			pool_unlock();
+			if (staging)
+				unmap(staging);
+			staging = 0;
+			continue;
+		}
+		for (unsigned l = 0; l <= MAX_LOG2 && !staging; l++) {
+			size_t bytes = ((size_t)1 << l) * sizeof(struct rec__event);
+			unsigned want = pool_want(l);
+			uintptr_t seg;
 			bool more;
 
-			pool_lock_wait();
-			if (pool[l].n > want && (l < first_log2 || l > max_log2))
-				seg = pool[l].seg[--pool[l].n];
-			more = pool[l].n < want;
-			pool_unlock();
-			if (seg) {
-				unmap(seg);
-				continue;
-			}
-			if (!more || !(seg = map_ring(l, limit)))
-				break;
-			pool_lock_wait();
-			if (pool[l].n < pool_cap(l)) {
-				pool[l].seg[pool[l].n++] = seg;
+			reserve_sum += want * bytes;
+			if (reserve_sum > cap_bytes / 8)
+				want = 0;
+			do {
 				seg = 0;
-			}
-			pool_unlock();
-			if (seg) {
-				unmap(seg);
-				break;
-			}
+				pool_lock_wait();
+				if (pool[l].n > want && (l < first_log2 || l > max_log2))
+					seg = pool[l].seg[--pool[l].n];
+				more = pool[l].n < want;
+				pool_unlock();
+				if (seg)
+					unmap(seg);
+			} while (seg);
+			if (more && (staging = map_only(l, limit)))
+				staged_bytes = 0;
 		}
+		if (!staging)
+			return; /* the pool is full, or REC_MEMORY's share is used */
 	}
 }
 

@@ -42,6 +42,8 @@
 #define REC__STR2(x) #x
 #define REC__STR(x) REC__STR2(x)
 #define WRITER_SLICE_NS 500000ull /* what a pass usually takes, and more */
+/* Ring memory a pass may fault in for the pool (mem.c): 0.1-1 ms here. */
+#define REFILL_BYTES (512u << 10)
 /* The writer's CPU share is judged over windows this long (rec__writer_want_fast()). */
 #define DUTY_WINDOW_NS 20000000ull
 
@@ -1515,8 +1517,14 @@ static bool writer_pass(struct writer *w)
 			poll_ns = next;
 	}
 	pass_write(w, &p, now);
-	/* The pool of rings, ahead of the threads that attach or grow (mem.c). */
-	rec__mem_refill();
+	/*
+	 * The pool of rings, ahead of the threads that attach or grow (mem.c),
+	 * a little at a time and only after a pass that left no ring behind:
+	 * faulting rings in must not keep the writer from a thread that
+	 * records flat out.
+	 */
+	if (!p.busy && !w->more)
+		rec__mem_refill(REFILL_BYTES);
 	pass_sleep(w, &p, poll_ns);
 	return true;
 }

@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: MIT
 # scripts/stress-churn.sh [BUILD_DIR] - issue 11, item 6, the long version of
 # the churn_memory_bound test: 8 threads tracing flat out, each replaced
-# every CHURN_LIFE_MS (default 20 ms), for CHURN_MS (default 30 s) with the
-# default 16 MiB rings, three ways: plain; with HOGS CPU-bound processes
-# (default 2, one per core here); and with the writer starved (SCHED_IDLE)
-# on top. Each run prints the peak RSS above the RSS at start against
-# README's bound, and the drops; exits 1 if any run broke the bound or lost
-# a scope uncounted.
+# every CHURN_LIFE_MS (default 20 ms), for CHURN_MS (default 30 s) with
+# rings of up to REC_BUFFER (default 16 MiB), three ways: plain; with HOGS
+# CPU-bound processes (default 2, one per core here); and with the writer
+# starved (SCHED_IDLE) on top. Each run prints the peak RSS above the RSS at
+# start against README's bound (REC_MEMORY, default 256 MiB, + slack), and
+# the drops; exits 1 if any run broke the bound or lost a scope uncounted.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
