@@ -16,9 +16,11 @@
 #             the whole command: rec's writer thread, perf's own process)
 #             and wall time; per rate RUNS (default 5) rounds of the three
 #             run in turn, the change the median of each round's ratios.
-#   sqlite    bench/sqlite_host.c on Debian's libsqlite3.a, recorded once
-#             by rec and once by perf at 997 Hz: the top 10 functions by
-#             self share side by side (perf report --no-children --sort=sym).
+#   sqlite    bench/sqlite_host.c on Debian's libsqlite3.a (ROWS rows,
+#             default 300000), one execution sampled by both at 997 Hz
+#             (perf record -e cpu-clock:u around tracetool record): the top
+#             10 functions by self share side by side (perf report
+#             --no-children --comm sqlite_host --sort=sym).
 set -eu
 build=$(cd "$1" && pwd)
 what=${2:-all}
@@ -74,13 +76,13 @@ overhead() {
 		for i in $(seq "$runs"); do
 			p=$(cpu_wall "$tmp/hotspot" "$rounds")
 			r=$(cpu_wall "$tt" record -F "$hz" -o "$tmp/o.zst" -- "$tmp/hotspot" "$rounds")
-			q=$(cpu_wall perf record -q -e cpu-clock -F "$hz" -g -o "$tmp/perf.data" -- \
+			q=$(cpu_wall perf record -q -e cpu-clock:u -F "$hz" -g -o "$tmp/perf.data" -- \
 				"$tmp/hotspot" "$rounds")
 			echo "$p $r $q" >>"$tmp/rows"
 		done
 		rs=$("$tt" profile --format=json "$tmp/o.zst" | sed 's/^{"samples":\([0-9]*\),.*/\1/')
 		ps=$(perf report -i "$tmp/perf.data" --stdio 2>/dev/null |
-			sed -n 's/^# Samples: \([0-9]*\).*/\1/p' | head -n 1)
+			sed -n 's/^# Samples: \([0-9.]*[KM]\{0,1\}\).*/\1/p' | head -n 1)
 		col() { awk -v c="$1" '{print $c}' "$tmp/rows" | median; }
 		ratio() { awk -v a="$1" -v b="$2" '{print 100 * ($a - $b) / $b}' "$tmp/rows" | median; }
 		printf "%-6s %-8s %-8s %5.3f %+5.1f%%  %6.2f %+5.1f%%  %-8s %5.3f %+5.1f%%  %6.2f %+5.1f%%  %-8s\n" \
@@ -90,16 +92,20 @@ overhead() {
 }
 
 sqlite() {
-	echo "== sqlite: bench/sqlite_host (Debian libsqlite3.a) at 997 Hz, top 10 by self share"
-	"$tt" record -F 997 -o "$tmp/s.zst" -- "$tmp/sqlite_host" 300000
-	perf record -q -e cpu-clock -F 997 -o "$tmp/s.data" -- "$tmp/sqlite_host" 300000 >/dev/null
+	echo "== sqlite: bench/sqlite_host (Debian libsqlite3.a), one run sampled by both at 997 Hz"
+	echo "   (perf record -e cpu-clock:u around tracetool record: the same execution)"
+	perf record -q -e cpu-clock:u -F 997 -o "$tmp/s.data" -- \
+		"$tt" record -F 997 -o "$tmp/s.zst" -- "$tmp/sqlite_host" "${ROWS:-300000}"
 	"$tt" profile --format=csv --top=10 "$tmp/s.zst" |
-		awk -F, 'NR > 1 {printf "%-28s %6.2f\n", $1, $5}' >"$tmp/rec10"
-	perf report -i "$tmp/s.data" --stdio --no-children --sort=sym 2>/dev/null |
-		awk '/^ *[0-9.]+%/ {p = $1; sub("%", "", p); name = $NF; printf "%-28s %6.2f\n", name, p}' |
-		head -n 10 >"$tmp/perf10"
-	echo "rank  rec (tracetool profile)            perf report"
-	paste -d'|' "$tmp/rec10" "$tmp/perf10" | awk -F'|' '{printf "%-4d  %-35s %s\n", NR, $1, $2}'
+		awk -F, 'NR > 1 {printf "%s %.2f\n", $1, $5}' >"$tmp/rec10"
+	perf report -i "$tmp/s.data" --stdio --no-children --comm sqlite_host --sort=sym 2>/dev/null |
+		awk '/^ *[0-9.]+%/ {p = $1; sub("%", "", p); printf "%s %.2f\n", $NF, p}' >"$tmp/perfall"
+	head -n 10 "$tmp/perfall" >"$tmp/perf10"
+	echo "rank  rec (tracetool profile)               perf report                          perf's share of rec's function"
+	paste -d' ' "$tmp/rec10" "$tmp/perf10" | while read -r rn rp pn pp; do
+		ps=$(awk -v n="$rn" '$1 == n {print $2; exit}' "$tmp/perfall")
+		printf "%-34s %6.2f   %-34s %6.2f   %6s\n" "$rn" "$rp" "$pn" "$pp" "${ps:-none}"
+	done | awk '{printf "%-4d  %s\n", NR, $0}'
 }
 
 case $what in
