@@ -293,9 +293,11 @@ int tt_cmd_record(int argc, char **argv)
 	} else {
 		fputs("tracetool: record: no trace written to ", stderr);
 		tt_emit_text(stderr, a.output);
-		fputs(": librec was not loaded into ", stderr);
+		fputs(": ", stderr);
 		tt_emit_text(stderr, a.cmd[0]);
-		fputs(" (statically linked? set-user-ID?) or could not write there; librec: ", stderr);
+		fputs(" recorded nothing (it ran less than one sample period, or librec was not "
+		      "loaded: a statically linked or set-user-ID program), or the file could not be "
+		      "written; librec: ", stderr);
 		tt_emit_text(stderr, lib);
 		fputc('\n', stderr);
 	}
