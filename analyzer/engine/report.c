@@ -17,15 +17,44 @@
 #include "engine/symbols.h"
 #include "common/xalloc.h"
 
-/* An interned string of a list the report owns (labels, processes). */
-static const char *intern_str(char ***list, size_t *nr, const char *s)
+struct str_key {
+	const struct tt_strs *l;
+	const char *s;
+};
+
+static bool str_eq(const void *ctx, uint32_t id)
 {
-	for (size_t i = 0; i < *nr; i++)
-		if (strcmp((*list)[i], s) == 0)
-			return (*list)[i];
-	*list = tt_xrealloc(*list, (*nr + 1) * sizeof(**list));
-	(*list)[*nr] = tt_xstrndup(s, strlen(s));
-	return (*list)[(*nr)++];
+	const struct str_key *k = ctx;
+
+	return strcmp(k->l->v[id], k->s) == 0;
+}
+
+/* s, interned in l: l's copy of it. A map, not a scan: a file of 10^5
+ * threads named apart made --by-thread quadratic. */
+static const char *intern_str(struct tt_strs *l, const char *s)
+{
+	const struct str_key k = { l, s };
+	uint32_t h = tt_hash_bytes(s, strlen(s)); /* seeded: hmap.h */
+	uint32_t id = tt_hmap_find(&l->map, h, str_eq, &k);
+
+	if (id != TT_HMAP_NONE)
+		return l->v[id];
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 16;
+		l->v = tt_xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	tt_hmap_put(&l->map, h, (uint32_t)l->n);
+	l->v[l->n] = tt_xstrndup(s, strlen(s));
+	return l->v[l->n++];
+}
+
+static void strs_fini(struct tt_strs *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	tt_hmap_fini(&l->map);
+	memset(l, 0, sizeof(*l));
 }
 
 static const char *label_of(struct tt_report *rep, const struct tt_thread *th)
@@ -33,7 +62,7 @@ static const char *label_of(struct tt_report *rep, const struct tt_thread *th)
 	char buf[4200];
 
 	tt_thread_label(th, buf, sizeof(buf));
-	return intern_str(&rep->labels, &rep->nr_labels, buf);
+	return intern_str(&rep->labels, buf);
 }
 
 /* Names and labels are interned: pointers identify them (the analyzer's
@@ -242,16 +271,12 @@ void tt_report_fini(struct tt_report *rep)
 		free(rep->files[i]);
 	}
 	free(rep->files);
-	for (size_t i = 0; i < rep->nr_processes; i++)
-		free(rep->processes[i]);
-	free(rep->processes);
+	strs_fini(&rep->processes);
 	for (size_t i = 0; i < rep->nr_rows; i++)
 		tt_stats_hist_free(&rep->rows[i].st);
 	free(rep->rows);
 	tt_hmap_fini(&rep->row_map);
-	for (size_t i = 0; i < rep->nr_labels; i++)
-		free(rep->labels[i]);
-	free(rep->labels);
+	strs_fini(&rep->labels);
 	for (unsigned r = 1; r < rep->nr_replicas; r++) {
 		tt_scopes_fini(&rep->more_sc[r - 1]);
 		tt_trace_fini(&rep->more_tr[r - 1]);
@@ -303,7 +328,7 @@ const char *tt_report_multi_add(struct tt_report *rep, const struct tt_options *
 				struct tt_report *sub)
 {
 	char *label = process_label(sub);
-	const char *proc = intern_str(&rep->processes, &rep->nr_processes, label);
+	const char *proc = intern_str(&rep->processes, label);
 	size_t n = strlen(rep->problems);
 
 	free(label);
@@ -335,7 +360,7 @@ const char *tt_report_multi_add(struct tt_report *rep, const struct tt_options *
 		uint32_t k = tt_trace_intern(&rep->tr, r->name, strlen(r->name));
 		const char *name = rep->tr.names[k]; /* after: intern may move names */
 		const char *thread = r->thread
-			? intern_str(&rep->labels, &rep->nr_labels, r->thread) : NULL;
+			? intern_str(&rep->labels, r->thread) : NULL;
 		struct tt_row *row = row_for(rep, o->by_process ? proc : NULL, thread, name,
 					     &rep->cap_rows);
 

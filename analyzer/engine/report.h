@@ -16,6 +16,14 @@
 #include "engine/scopes.h"
 #include "engine/stats.h"
 
+/* Strings the report owns, each once (thread labels, process labels), and
+ * the map that finds them (hmap.h; the file names its threads: keyed). */
+struct tt_strs {
+	char **v;
+	size_t n, cap;
+	struct tt_hmap map;
+};
+
 struct tt_row {
 	const char *process; /* NAME[PID] with --by-process, else NULL */
 	const char *thread; /* label with --by-thread, else NULL */
@@ -40,8 +48,7 @@ struct tt_report {
 	struct tt_row *rows;
 	size_t nr_rows;
 	struct tt_hmap row_map; /* hmap.h: rows by (process, thread, name) */
-	char **labels; /* thread labels owned by the report */
-	size_t nr_labels;
+	struct tt_strs labels; /* thread labels owned by the report */
 	uint64_t nr_dropped; /* of the selected threads */
 	uint64_t nr_left;    /* activations left without an exit, in the rows */
 	uint64_t nr_filtered; /* REC_MIN_NS, of the selected threads (when tr.has_filtered) */
@@ -56,8 +63,7 @@ struct tt_report {
 	const char *failed;    /* the file that could not be read, or NULL */
 	bool any_truncated, any_damaged, any_unended;
 	bool merged;	       /* neither --by-thread nor --by-process */
-	char **processes;      /* process labels owned by the report */
-	size_t nr_processes;
+	struct tt_strs processes; /* process labels owned by the report */
 	size_t cap_rows;
 	/* tt_walk_spec.keep_files: each file's own report, in order. */
 	struct tt_report **files;
