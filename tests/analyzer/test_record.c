@@ -7,6 +7,9 @@
  * REC_LIBRARY honoured), CMD's own options left to it, usage errors, and
  * the stderr line that says where the trace went.
  */
+#define _GNU_SOURCE /* memmem */
+#include <string.h>
+
 #include "ttest.h"
 
 #include <unistd.h>
@@ -164,5 +167,75 @@ Test(record, says_where_the_trace_went)
 	r = tu_run("summary", "--format=csv", "--function=^func_a$", trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert(!strncmp(tu_line(r.out, 1), "func_a,2,", 9), "%s", r.out);
+	tu_result_free(&r);
+}
+
+/* Whether the librec under test (LIBREC) holds the text s (an environment
+ * variable it reads). */
+static bool librec_knows(const char *s)
+{
+	const char *path = getenv("LIBREC");
+	FILE *f = path ? fopen(path, "rb") : NULL;
+	static char buf[1 << 16];
+	size_t n, len = strlen(s), keep = 0;
+	bool found = false;
+
+	cr_assert(f, "LIBREC not set or unreadable");
+	while (!found && (n = fread(buf + keep, 1, sizeof(buf) - keep, f)) > 0) {
+		n += keep;
+		found = memmem(buf, n, s, len) != NULL;
+		keep = n < len ? n : len - 1;
+		memmove(buf, buf + n - keep, keep);
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * The whole path on a program that knows nothing of rec (prog_spin.c: not
+ * linked with librec, no instrumentation): recorded with sampling, its
+ * profile names its own functions and gives the one doing four times the
+ * work about four times the samples. Skipped where librec has no
+ * REC_SAMPLE (the recording has no SAMPLING record).
+ */
+Test(record, an_unmodified_program_is_profiled_by_its_samples)
+{
+	const char *spin = getenv("PROG_SPIN");
+	struct tu_result r;
+	unsigned long a = 0, b = 0, all = 0, main_total = 0;
+
+	cr_assert(spin, "PROG_SPIN not set");
+	if (!librec_knows("REC_SAMPLE"))
+		cr_skip_test("this librec has no REC_SAMPLE");
+	r = tu_run("record", "-F", "997", "-o", trace, "--", spin, "1000", NULL);
+	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+	tu_result_free(&r);
+	r = tu_run("info", "--format=json", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "\"sampling\":{"), "no SAMPLING record:\n%s", r.out);
+	tu_result_free(&r);
+	r = tu_run("profile", "--format=csv", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	for (unsigned i = 1; i < tu_nr_lines(r.out); i++) {
+		char name[256], mod[256];
+		unsigned long self, total;
+		const char *line = tu_line(r.out, i);
+
+		if (sscanf(line, "%255[^,],%255[^,],%lu,%lu,", name, mod, &self, &total) != 4)
+			continue;
+		all += self;
+		if (!strcmp(name, "spin_a"))
+			a = self;
+		else if (!strcmp(name, "spin_b"))
+			b = self;
+		else if (!strcmp(name, "main"))
+			main_total = total;
+		if (!strcmp(name, "spin_a") || !strcmp(name, "spin_b") || !strcmp(name, "main"))
+			cr_assert(strstr(mod, "prog_spin"), "%s", line);
+	}
+	cr_assert_geq(all, 50, "only %lu samples:\n%s", all, r.out);
+	cr_assert_eq(main_total, all, "main is on every stack:\n%s", r.out);
+	cr_assert_geq(10 * (a + b), 8 * all, "spin_a + spin_b below 80 %%:\n%s", r.out);
+	cr_assert(b > 2 * a && b < 8 * a, "spin_b %lu vs spin_a %lu:\n%s", b, a, r.out);
 	tu_result_free(&r);
 }

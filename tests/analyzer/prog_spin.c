@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * prog_spin.c - a program that knows nothing of rec (not linked with
+ * librec, no -finstrument-functions), for test_record.c's run of `tracetool
+ * record`: spin_b does four times spin_a's work, each round, ROUNDS times
+ * (argument; default 100), about 0.4 s of CPU in all at the default.
+ */
+#include <stdlib.h>
+
+static volatile unsigned long sink;
+
+__attribute__((noinline)) void spin_a(void);
+__attribute__((noinline)) void spin_b(void);
+
+void spin_a(void)
+{
+	for (unsigned long i = 0; i < 250000; i++)
+		sink += i;
+}
+
+void spin_b(void)
+{
+	for (unsigned long i = 0; i < 1000000; i++)
+		sink += i;
+}
+
+int main(int argc, char **argv)
+{
+	long rounds = argc > 1 ? strtol(argv[1], NULL, 10) : 100;
+
+	for (long r = 0; r < rounds; r++) {
+		spin_a();
+		spin_b();
+		__asm__ volatile("" ::: "memory"); /* no tail call: main stays on the stack */
+	}
+	return 0;
+}
