@@ -31,6 +31,7 @@
 #include "common/hmap.h"
 #include "common/keyidx.h"
 #include "views/labels.h"
+#include "views/samples.h"
 #include "cmd/options.h"
 #include "common/progress.h"
 #include "engine/front.h"
@@ -934,6 +935,75 @@ static void metadata(struct chrome *ch)
 	}
 }
 
+/*
+ * The file's stack samples (REC_SAMPLE), on their threads' tracks: an
+ * instant per sample named by the function running (as tracetool profile
+ * names it), category "sample", with the stack root first in args.stack,
+ * inside the --from/--to window and of the --thread threads.
+ */
+static void write_samples(struct chrome *ch)
+{
+	struct tt_trace *tr = &ch->rep->tr;
+	struct tt_options o = TT_OPTIONS_INIT;
+	struct tt_samples_opts so = { 0 };
+	struct tt_samples s;
+	char msg[512], buf[256], at[32];
+	char *stack = NULL;
+	size_t cap = 0;
+
+	o.trace = tr->path;
+	if (tt_samples_read(&s, &o, &so, msg, sizeof(msg)) != TT_OK) {
+		tt_samples_fini(&s);
+		return; /* the main walk read the same file: said there */
+	}
+	for (size_t i = 0; i < s.nr_rows; i++) {
+		const struct tt_srow *row = &s.rows[i];
+		const struct tt_sstack *stk = &s.stacks[row->stack];
+		const uint32_t *ids = s.frames + stk->at;
+		const struct tt_thread *th =
+			tt_trace_find_thread(tr, s.files[0].tr.threads[row->thread].serial);
+		size_t n = 0;
+		char *q;
+
+		if (!th || !tt_options_thread_selected(ch->o, th) || row->ticks < ch->lo_ticks ||
+		    row->ticks >= ch->hi_ticks)
+			continue;
+		for (uint32_t k = stk->n; k-- > 0;) {
+			const char *name = tt_samples_label(&s, ids[k]);
+			size_t len = strlen(name);
+
+			if (n + len + 2 > cap) {
+				cap = 2 * (n + len + 2);
+				stack = tt_xrealloc(stack, cap);
+			}
+			if (n)
+				stack[n++] = ';';
+			memcpy(stack + n, name, len);
+			n += len;
+			stack[n] = '\0';
+		}
+		fmt_us(at, add_ns(tt_clock_rel_ns(&ch->clock, row->ticks), ch->offset_ns))[at] = '\0';
+		begin_event(ch);
+		tt_out_str(&ch->out, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"name\":");
+		q = tt_emit_json_quote(tt_samples_label(&s, ids[0]));
+		if (!q)
+			tt_oom();
+		tt_out_str(&ch->out, q);
+		free(q);
+		snprintf(buf, sizeof(buf), ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64
+			 ",\"ts\":%s,\"args\":{\"stack\":", ch->pid, th->out_id, at);
+		tt_out_str(&ch->out, buf);
+		q = tt_emit_json_quote(stack ? stack : "");
+		if (!q)
+			tt_oom();
+		tt_out_str(&ch->out, q);
+		free(q);
+		tt_out_str(&ch->out, "}}");
+	}
+	free(stack);
+	tt_samples_fini(&s);
+}
+
 /* The file's own end: an instant per thread that dropped scopes; its
  * counts into the totals of otherData. */
 static void file_trailer(struct chrome *ch)
@@ -966,6 +1036,8 @@ static void file_trailer(struct chrome *ch)
 	for (struct chrome_thread *ct = ch->threads; ct; ct = ct->next)
 		write_held(ch, ct);
 	metadata(ch);
+	if (rep->tr.has_sampling)
+		write_samples(ch);
 	/* At the file's last tick as its metadata (skim or pass) has it: END's. */
 	fmt_us(at, add_ns(tt_clock_rel_ns(&ch->clock, rep->meta.max_ticks), ch->offset_ns))[at] = '\0';
 	for (uint32_t i = 0; i < rep->tr.nr_threads; i++) {

@@ -556,3 +556,29 @@ Test(profile, a_stripped_module_is_named_from_its_debug_file)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	cr_assert_eq(system(cmd), 0);
 }
+
+/* chrome: a sample is an instant on its thread's track, with its stack. */
+Test(profile, chrome_puts_each_sample_on_its_threads_track)
+{
+	struct tu_result r;
+
+	write_known();
+	r = tu_run("chrome", "-o", "-", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(tu_json_valid(r.out));
+	cr_assert_eq(count_of(r.out, "\"cat\":\"sample\""), 7);
+	cr_assert(strstr(r.out, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"name\":\"prof_leaf\","
+				"\"pid\":4242,\"tid\":701,\"ts\":0.500,\"args\":{\"stack\":"
+				"\"prof_root;prof_mid;prof_leaf\"}}"),
+		  "%s", r.out);
+	cr_assert(strstr(r.out, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"name\":\"prof_root\","
+				"\"pid\":4242,\"tid\":702,\"ts\":2.000,\"args\":{\"stack\":"
+				"\"prof_root\"}}"),
+		  "%s", r.out);
+	tu_result_free(&r);
+	/* --thread and --from/--to select them as they select scopes. */
+	r = tu_run("chrome", "-o", "-", "--thread=worker", "--from=1600ns", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(count_of(r.out, "\"cat\":\"sample\""), 1, "%s", r.out);
+	tu_result_free(&r);
+}
