@@ -442,8 +442,12 @@ struct recfmt_annot_drops {
  */
 
 /* FORMAT.md §3.22: what a sample stands for. Values are on disk. */
-#define RECFMT_SAMPLE_CLOCK_THREAD_CPU 1u /* the thread's CPU time (user + system) */
-#define RECFMT_SAMPLE_MECH_TIMER_UNWIND 1u /* a per-thread CPU-time timer's signal, unwound in its handler */
+#define RECFMT_SAMPLE_CLOCK_THREAD_CPU 1u  /* the thread's CPU time (user + system) */
+#define RECFMT_SAMPLE_CLOCK_THREAD_USER 2u /* the thread's CPU time in user mode */
+/* Both: a signal to the thread, its stack unwound in the handler. */
+#define RECFMT_SAMPLE_MECH_TIMER 1u	       /* a POSIX timer on the thread's CPU-time clock */
+#define RECFMT_SAMPLE_MECH_PERF_TASK_CLOCK 2u /* a perf_event task-clock event of the thread */
+#define RECFMT_SAMPLE_MECH_TIMER_UNWIND RECFMT_SAMPLE_MECH_TIMER /* its first name */
 /* FORMAT.md §3.23: the most frames one sample may hold. */
 #define RECFMT_MAX_SAMPLE_FRAMES 512u
 /* FORMAT.md §3.23: a sample's flags. */

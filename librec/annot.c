@@ -202,6 +202,22 @@ static int split(struct rec__annot_split *s, const struct rec__thread *t, uint64
 			uint32_t aux = ev->aux, kind = REC__ANNOT_KIND(aux), nr = rec__annot_slots(aux);
 			struct rec__annot_row *row;
 
+			if (kind == REC__SAMPLE_KIND) {
+				/* A stack sample (sample.c): a row; its frames stay in the ring. */
+				if (i + nr > n)
+					break;
+				if (grow(s, (void **)&s->row, &s->row_cap, r + 1, sizeof(*s->row)))
+					return -ENOMEM;
+				row = &s->row[r++];
+				memset(row, 0, sizeof(*row));
+				row->at = i;
+				row->nr_slots = nr;
+				row->a.kind = kind;
+				row->a.ticks = ev->ticks;
+				row->a.name_id = aux; /* flags and frames, for encode_samples() */
+				i += nr - 1;
+				continue;
+			}
 			if (kind < RECFMT_ANNOT_VALUE_I64 || kind > RECFMT_ANNOT_KIND_MAX)
 				continue; /* cannot happen: the probe writes whole annotations */
 			if (i + nr > n)
@@ -263,6 +279,45 @@ static int split(struct rec__annot_split *s, const struct rec__thread *t, uint64
 	return 0;
 }
 
+/*
+ * The SAMPLES record (FORMAT.md §3.23) of the sample rows among rows
+ * [0, nr_rows), their frames read from the ring at tail + row->at + 1.
+ * The encoder keeps a copy of the last stack: 4 KiB, static (only the
+ * writer, or crash.c's handler with the writer stopped, runs this).
+ */
+static int encode_samples(const struct rec__annot_split *s, size_t nr_rows, struct recfmt_buf *body,
+			  const struct rec__thread *t, uint64_t tail)
+{
+	static struct recfmt_samples_encoder enc;
+	const struct recfmt_event *slots = rec__events(t);
+	uint64_t mask = t->ring.p.mask, f[REC__SAMPLE_MAX_FRAMES];
+	bool begun = false;
+	int err = 0;
+
+	for (size_t j = 0; j < nr_rows && !err; j++) {
+		const struct rec__annot_row *row = &s->row[j];
+		struct recfmt_sample smp = { .ticks = row->a.ticks, .frames = f };
+
+		if (row->a.kind != REC__SAMPLE_KIND)
+			continue;
+		smp.flags = (row->a.name_id >> 16) & 0xfffu;
+		smp.nr_frames = row->nr_slots - 1;
+		if (smp.nr_frames == 0 || smp.nr_frames > REC__SAMPLE_MAX_FRAMES)
+			continue; /* cannot happen: the handler writes 1 ... max */
+		for (uint32_t k = 0; k < smp.nr_frames; k++)
+			f[k] = slots[(tail + row->at + 1 + k) & mask].ticks;
+		if (!begun) {
+			err = recfmt_samples_begin(&enc, body, t->reg.serial, smp.ticks);
+			begun = true;
+		}
+		if (!err)
+			err = recfmt_samples_append(&enc, &smp);
+	}
+	if (begun && !err)
+		err = recfmt_samples_finish(&enc);
+	return err;
+}
+
 int rec__annot_encode_ring(struct rec__annot_split *s, struct recfmt_buf *body,
 			   struct recfmt_buf *scratch, struct rec__thread *t, uint64_t tail,
 			   uint64_t n, bool final, uint64_t now_ticks, uint64_t min_ticks,
@@ -308,6 +363,8 @@ int rec__annot_encode_ring(struct rec__annot_split *s, struct recfmt_buf *body,
 		for (size_t j = 0; j < nr_rows && !err; j++) {
 			struct rec__annot_row *row = &s->row[j];
 
+			if (row->a.kind == REC__SAMPLE_KIND)
+				continue; /* below */
 			if (row->a.kind == RECFMT_ANNOT_MESSAGE)
 				row->a.text = (const char *)s->text + row->text_at;
 			if (!cut)
@@ -317,5 +374,7 @@ int rec__annot_encode_ring(struct rec__annot_split *s, struct recfmt_buf *body,
 		if (!err)
 			err = recfmt_annots_finish(&enc);
 	}
+	if (!err && nr_rows)
+		err = encode_samples(s, nr_rows, body, t, tail);
 	return err == -EINVAL ? -EIO : err;
 }

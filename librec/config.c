@@ -52,6 +52,7 @@ static const struct env_var {
 	[REC__ENV_SNAPSHOT_MAX] = { "REC_SNAPSHOT_MAX", false }, /* flight: snapshots at most */
 	[REC__ENV_SNAPSHOT_SIGNAL] = { "REC_SNAPSHOT_SIGNAL", false }, /* flight: signal */
 	[REC__ENV_TRIGGER] = { "REC_TRIGGER", false },	  /* flight: NAME>DURATION triggers */
+	[REC__ENV_SAMPLE] = { "REC_SAMPLE", false },	  /* stack samples per CPU second (sample.c) */
 };
 
 /* The value of one variable of the table, read as its row says. */
@@ -97,6 +98,32 @@ static const char *trimmed(const char *v, char *buf, size_t buf_bytes)
 	memcpy(buf, v, n);
 	buf[n] = 0;
 	return buf;
+}
+
+/* REC_SAMPLE's rate, or 0 if unset or bad (rec__config_resolve() logs a bad one). */
+static int parse_sample_hz(const char *raw, uint32_t *hz)
+{
+	char buf[32], *end;
+	const char *v = trimmed(raw, buf, sizeof(buf));
+	unsigned long n;
+
+	*hz = 0;
+	if (!v)
+		return 0;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || end == v || v[0] == '-' || v[0] == '+' || n < 1 ||
+	    n > REC__SAMPLE_MAX_HZ)
+		return -EINVAL;
+	*hz = (uint32_t)n;
+	return 0;
+}
+
+uint32_t rec__env_sample_hz(void)
+{
+	uint32_t hz;
+
+	return parse_sample_hz(env_read(REC__ENV_SAMPLE), &hz) ? 0 : hz;
 }
 
 /*
@@ -361,6 +388,14 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 			return -EINVAL;
 		}
 		out->min_ns = ns;
+	}
+
+	/* REC_SAMPLE (env only): stack samples per second of each thread's CPU time. */
+	if (parse_sample_hz(env.value[REC__ENV_SAMPLE], &out->sample_hz)) {
+		rec__log("bad REC_SAMPLE '%s' (want samples per second of CPU time, 1 to %u); "
+			 "tracing disabled",
+			 rec__log_path(env.value[REC__ENV_SAMPLE], pb, sizeof(pb)), REC__SAMPLE_MAX_HZ);
+		return -EINVAL;
 	}
 
 	/* REC_FILE_MODE (env only): octal permissions of the files librec creates. */

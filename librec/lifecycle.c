@@ -97,6 +97,8 @@ static void fork_child(void)
 		if (!has_pid)
 			__atomic_store_n(&rec__disabled, 1, __ATOMIC_RELAXED);
 	}
+	/* REC_SAMPLE: the child's one thread, if it records (%p). */
+	rec__sample_fork_child(rec__g.state == REC__NEVER_STARTED);
 	/* A child that will record gets its parked writer now (see rec_load()). */
 	if (rec__g.state == REC__NEVER_STARTED && !rec__env_disabled())
 		rec__writer_park();
@@ -129,8 +131,17 @@ static void init_process(void)
 __attribute__((constructor(101))) static void rec_load(void)
 {
 	pthread_once(&init_once, init_process);
-	if (!rec__env_disabled())
-		rec__writer_park();
+	if (rec__env_disabled())
+		return;
+	/*
+	 * REC_SAMPLE: sampling is set up here, in normal context (a library to
+	 * load, a signal handler to install), and every thread armed; the
+	 * first sample starts recording as a first probe would, so a program
+	 * with no probe at all is recorded, and one that calls rec_start()
+	 * early still names its own output.
+	 */
+	rec__sample_init(rec__env_sample_hz(), rec__start_lazy);
+	rec__writer_park();
 }
 
 /*

@@ -46,6 +46,17 @@
 #define REC__MIN_MEMORY_BYTES (64u << 10)
 
 /*
+ * REC_SAMPLE (sample.c): rates allowed, frames a sample keeps, the value
+ * its POSIX timers carry, and the kind of its ring records (annotation
+ * slots, rec__annot_slots(): REC__SAMPLE_KIND << 28 | flags << 16 | frames,
+ * then one slot per frame address in `ticks`).
+ */
+#define REC__SAMPLE_MAX_HZ 20000u
+#define REC__SAMPLE_MAX_FRAMES 128u
+#define REC__SAMPLE_COOKIE 0x52454353u /* "RECS" */
+#define REC__SAMPLE_KIND 15u
+
+/*
  * -finstrument-functions hooks (probe.c): a per-thread direct-mapped cache
  * of function address -> site id in front of the global registry (site.c),
  * and a per-thread shadow stack that tells each exit hook what its enter
@@ -133,6 +144,16 @@ struct rec__thread_own {
 	 * acquire of reg.dead.
 	 */
 	char exit_comm[16];
+	/*
+	 * REC_SAMPLE (sample.c), the thread's signal handler only: a sample
+	 * taken inside a probe's window or librec, written by the next one
+	 * (pend_n 0: none), and the samples not recorded (one-instruction
+	 * adds, read relaxed by the writer).
+	 */
+	uint64_t nr_samples_dropped;
+	uint64_t pend_ticks;
+	uint32_t pend_n, pend_flags;
+	uint64_t pend[REC__SAMPLE_MAX_FRAMES];
 };
 
 /*
@@ -195,6 +216,8 @@ struct rec__thread_wr {
 	uint64_t frozen_base; /* own.nr_dropped_frozen when this file started */
 	/* own.nr_annots_dropped when this file started, and as last reported. */
 	uint64_t annots_dropped_base, annots_dropped_reported;
+	/* own.nr_samples_dropped when this file started, and as last reported. */
+	uint64_t samples_dropped_base, samples_dropped_reported;
 };
 
 /*
@@ -280,6 +303,7 @@ struct rec__config {
 	uint32_t snapshot_max;
 	char triggers[1024]; /* REC_TRIGGER, "" for none */
 	unsigned file_mode;  /* REC_FILE_MODE: permissions of a file librec creates */
+	uint32_t sample_hz;  /* REC_SAMPLE: 0, or stack samples per CPU second (sample.c) */
 	bool crash;	     /* REC_CRASH: crash capture armed (crash.c) */
 	/* The output's name before %p and %n are expanded: config, REC_OUTPUT or the default. */
 	char output_pattern[4096];
@@ -316,6 +340,9 @@ void rec__thread_forget_all(void) REC__HIDDEN;
 void rec__thread_init_key(void) REC__HIDDEN;
 bool rec__thread_ring_retry(struct rec__thread *t, bool may_map) REC__HIDDEN;
 void rec__thread_set_name(struct rec__thread *t, const char *name) REC__HIDDEN;
+/* Called first by an exiting thread's destructor when set (sample.c sets it:
+ * a pointer, so that thread.c, which sample.c calls, calls nothing there). */
+extern void (*rec__thread_exit_hook)(void) REC__HIDDEN;
 
 /* probe.c: the calling thread's state (initial-exec TLS). */
 extern __thread struct rec__thread *rec__self
@@ -515,6 +542,8 @@ static inline uint32_t rec__annot_slots(uint32_t aux)
 
 	if (kind == RECFMT_ANNOT_MESSAGE)
 		return 1 + (REC__ANNOT_ARGBITS(aux) + 7) / 8;
+	if (kind == REC__SAMPLE_KIND)
+		return 1 + (aux & 0xffffu);
 	return kind == RECFMT_ANNOT_INSTANT ? 1 : 2;
 }
 uint32_t rec__annot_register(struct rec__annot_site *site) REC__HIDDEN;
@@ -587,6 +616,7 @@ enum rec__env_var {
 	REC__ENV_SNAPSHOT_MAX,
 	REC__ENV_SNAPSHOT_SIGNAL,
 	REC__ENV_TRIGGER,
+	REC__ENV_SAMPLE,
 	REC__NR_ENV_VARS
 };
 /* The environment as one rec__config_resolve() read it: each value raw, NULL if unset or unread. */
@@ -832,6 +862,31 @@ struct rec__probe_cost_mticks {
 	uint64_t scope, scope_inner, hook, hook_inner;
 };
 bool rec__probe_cost_measure(bool use_tsc, struct rec__probe_cost_mticks *out) REC__HIDDEN;
+
+/*
+ * sample.c: REC_SAMPLE (docs/DESIGN.md "Sampling"). rec__sample_init():
+ * at load (lifecycle.c), in normal context: the unwinder, the signal, the
+ * threads present. rec__sample_hz(): 0 if not sampling.
+ * start: rec__start_lazy(), handed in by lifecycle.c (which calls sample.c).
+ * rec__sample_describe(): the SAMPLING record's fields (writer.c).
+ * rec__sample_never_me(): the calling thread (librec's writer) is never
+ * sampled. rec__sample_thread_exit(): the exiting thread's destructor
+ * (thread.c). rec__sample_reap(): the writer, each pass: threads gone,
+ * threads started without pthread_create (armed there).
+ * rec__sample_fork_child(): lifecycle.c's fork handler.
+ */
+int rec__sample_init(uint32_t hz, bool (*start)(void)) REC__HIDDEN;
+uint32_t rec__sample_hz(void) REC__HIDDEN;
+void rec__sample_describe(struct recfmt_sampling *out) REC__HIDDEN;
+void rec__sample_never_me(void) REC__HIDDEN;
+void rec__sample_thread_exit(void) REC__HIDDEN;
+void rec__sample_reap(void) REC__HIDDEN;
+void rec__sample_fork_child(bool records) REC__HIDDEN;
+/* pthread_create() for librec's own threads: they are never sampled. */
+int rec__pthread_create_internal(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+				 void *arg) REC__HIDDEN;
+/* config.c: REC_SAMPLE as set now (0: unset or bad; the start logs a bad one). */
+uint32_t rec__env_sample_hz(void) REC__HIDDEN;
 
 /* log.c: one "rec: ..." line on stderr. */
 void rec__log(const char *fmt, ...) __attribute__((format(printf, 1, 2))) REC__HIDDEN;

@@ -74,6 +74,8 @@ static void thread_exit(void *arg)
 {
 	struct rec__thread *t = arg;
 
+	if (rec__thread_exit_hook)
+		rec__thread_exit_hook(); /* REC_SAMPLE: no sample of it from now on */
 	rec__set_self(NULL);
 	/* The group counts this thread only: close it now (the writer still
 	 * reads its column count, so the state itself lives on). */
@@ -86,6 +88,8 @@ static void thread_exit(void *arg)
 	/* The writer drains and frees the ring now, not at its next poll. */
 	rec__writer_wake();
 }
+
+void (*rec__thread_exit_hook)(void);
 
 void rec__thread_init_key(void)
 {

@@ -309,6 +309,13 @@ static int write_lead(struct writer *w)
 		err = recfmt_encode_sync(&w->lead, &w->calibration);
 	if (!err && w->has_probe_cost)
 		err = recfmt_encode_probe_cost(&w->lead, &w->probe_cost);
+	if (!err && rec__sample_hz()) {
+		/* REC_SAMPLE: how the samples were taken (FORMAT.md §3.22). */
+		struct recfmt_sampling sp;
+
+		rec__sample_describe(&sp);
+		err = recfmt_encode_sampling(&w->lead, &sp);
+	}
 	return err;
 }
 
@@ -636,6 +643,7 @@ void rec__writer_thread_restart(struct rec__thread *t)
 	t->wr.nr_events_written = 0;
 	t->wr.nr_filtered_written = t->wr.nr_filtered_reported = 0;
 	t->wr.annots_dropped_base = __atomic_load_n(&t->own.nr_annots_dropped, __ATOMIC_RELAXED);
+	t->wr.samples_dropped_base = __atomic_load_n(&t->own.nr_samples_dropped, __ATOMIC_RELAXED);
 	t->wr.annots_dropped_reported = 0;
 	t->wr.name_gen_written = 0;
 	t->wr.ctr_set_frame = 0;
@@ -822,6 +830,17 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 		if (na != t->wr.annots_dropped_reported) {
 			err = recfmt_encode_annot_drops(&w->body, t->reg.serial, na);
 			t->wr.annots_dropped_reported = na;
+			note_pending(w);
+		}
+	}
+	if (!err) {
+		/* Samples not recorded in this file, when changed (FORMAT.md §3.24). */
+		uint64_t ns = __atomic_load_n(&t->own.nr_samples_dropped, __ATOMIC_RELAXED) -
+			      t->wr.samples_dropped_base;
+
+		if (ns != t->wr.samples_dropped_reported) {
+			err = recfmt_encode_sample_drops(&w->body, t->reg.serial, ns);
+			t->wr.samples_dropped_reported = ns;
 			note_pending(w);
 		}
 	}
@@ -1499,6 +1518,17 @@ static bool writer_pass(struct writer *w)
 	/* REC_MIN_NS hold-back: never past a stop or a flush (rec_flush()'s promise). */
 	p.final = is_stopping(w) || p.flush_req != rec__g.flush_done || w->mode == WM_SNAPSHOT_LAST;
 	p.now_ticks = rec__clock_now(rec__g.cfg.use_tsc);
+	if (rec__sample_hz()) {
+		/*
+		 * REC_SAMPLE: the modules loaded now, before the samples that
+		 * may lie in them (FORMAT.md §3.23); nothing when none changed.
+		 */
+		size_t meta_len = w->meta.len;
+
+		if (rec__modules_scan(&w->modules, &w->meta) == 0 && w->meta.len != meta_len)
+			note_pending(w);
+		rec__sample_reap();
+	}
 	if (!drain_threads(w, &p))
 		return false;
 	/* A trigger this last pass found (REC_TRIGGER) is written by one more (once). */
@@ -1539,6 +1569,7 @@ static void *writer_main(void *arg)
 	ask_short_slice();
 	/* Never a traced thread: probes and hooks on it record nothing. */
 	rec__in_librec = 1;
+	rec__sample_never_me(); /* nor sampled */
 	if (wait_for_cmd() == CMD_QUIT)
 		return NULL;
 	writer_begin(w);
@@ -1610,7 +1641,7 @@ static int spawn_locked(void)
 	writer_cmd = CMD_PARK;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&rec__g.writer, NULL, writer_main, &writer_state);
+	err = rec__pthread_create_internal(&rec__g.writer, NULL, writer_main, &writer_state);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		return -err;

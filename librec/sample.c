@@ -1,0 +1,736 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sample.c - REC_SAMPLE=HZ: the call stack of every thread, HZ times per
+ * second of the thread's CPU time (rec(3); FORMAT.md §3.22-§3.24;
+ * docs/DESIGN.md "Sampling" says why this mechanism and measures it).
+ *
+ * Each thread has its own clock: a perf_event task-clock event of the
+ * thread (user mode) whose overflow sends a real-time signal to that very
+ * thread (F_SETOWN_EX), or, where perf_event_open is refused
+ * (perf_event_paranoid), a POSIX timer on the thread's CPU-time clock
+ * (SIGEV_THREAD_ID), which the kernel checks only at its tick. Never
+ * SIGPROF or setitimer: those are the host's.
+ *
+ * The handler unwinds the interrupted stack with the GCC unwinder of
+ * Debian's libgcc_s (_Unwind_Backtrace: DWARF CFI, .eh_frame, found through
+ * glibc's _dl_find_object, which takes no lock and allocates nothing), from
+ * the signal frame on, and writes the sample into the thread's ring with the
+ * probes' protocol (ring.h): slots of code REC__ANNOT_CODE, the first
+ * holding the time and REC__SAMPLE_KIND, then one address a slot. A sample
+ * that interrupted a probe's window or librec's own code waits in the
+ * thread's state and is written by the thread's next sample; only a second
+ * one meanwhile is dropped (counted). No lock, no malloc in the handler
+ * but on a thread's first sample, which attaches the thread as a first
+ * probe in a signal handler does (thread.c: mmap).
+ *
+ * Threads are armed when they start (pthread_create, below: before their
+ * start routine runs), the threads present when sampling starts by their
+ * thread ids (/proc/self/task); each is disarmed by itself at exit
+ * (thread.c) or, if it never took a sample, by the writer when its thread id
+ * is gone (rec__sample_reap()).
+ */
+#define _GNU_SOURCE
+#include "rec_internal.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <unwind.h>
+
+#define NOINSTR __attribute__((no_instrument_function))
+
+/* One armed thread: its clock's handle. Under reg_lock (normal context only). */
+struct armed {
+	pid_t tid;	 /* 0: free */
+	int fd;		 /* perf event, -1 if a timer */
+	timer_t timer;	 /* POSIX timer when fd < 0 */
+	uint64_t perf_id; /* PERF_EVENT_IOC_ID: that fd is still ours */
+};
+
+static struct {
+	uint32_t hz;
+	uint64_t period_ns;
+	int signo;
+	uint32_t mech;	/* RECFMT_SAMPLE_MECH_*, of the threads armed first */
+	uint32_t clock; /* RECFMT_SAMPLE_CLOCK_* */
+	bool perf_ok;	/* perf_event_open works here */
+	uint32_t perf_max, perf_live; /* perf fds at most, and now (under reg_lock) */
+	_Unwind_Reason_Code (*backtrace)(_Unwind_Trace_Fn, void *);
+	uintptr_t (*get_ip_info)(struct _Unwind_Context *, int *);
+	int (*real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	pthread_mutex_t reg_lock;
+	struct armed *reg;
+	uint32_t nr_reg, cap_reg;
+	int ready; /* the handler is installed and threads may be armed */
+	pid_t never_tid; /* librec's writer */
+	bool (*start)(void); /* lifecycle.c's rec__start_lazy(), handed in (no call cycle) */
+	uint64_t scan_ns; /* CLOCK_MONOTONIC of the writer's last /proc scan */
+} S = { .reg_lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Threads that are never sampled (librec's writer), and one being disarmed. */
+__thread uint8_t rec__sample_never __attribute__((tls_model("initial-exec")));
+/* Set while librec creates its own thread: pthread_create() below arms nothing. */
+static __thread uint8_t creating_internal __attribute__((tls_model("initial-exec")));
+
+uint32_t rec__sample_hz(void)
+{
+	return __atomic_load_n(&S.ready, __ATOMIC_ACQUIRE) ? S.hz : 0;
+}
+
+void rec__sample_describe(struct recfmt_sampling *out)
+{
+	*out = (struct recfmt_sampling){
+		.hz = S.hz,
+		.clock = S.clock,
+		.mechanism = S.mech,
+		.max_frames = REC__SAMPLE_MAX_FRAMES,
+		.period_ns = S.period_ns,
+	};
+}
+
+/* ---------------------------------------------------------------------
+ * The handler.
+ */
+struct walk {
+	uint64_t *f;
+	uint32_t n, max, skipped;
+	uintptr_t pc; /* the interrupted instruction */
+	uint32_t flags;
+	bool found;
+};
+
+static NOINSTR _Unwind_Reason_Code walk_frame(struct _Unwind_Context *ctx, void *arg)
+{
+	struct walk *w = arg;
+	int before = 0;
+	uintptr_t ip = S.get_ip_info(ctx, &before);
+
+	if (ip == 0)
+		return _URC_END_OF_STACK; /* past the outermost frame (_start, clone's) */
+	if (!w->found) {
+		/* The handler's own frames, then the signal frame: its ip is the pc. */
+		if (ip != w->pc || !before)
+			return ++w->skipped > 32 ? _URC_END_OF_STACK : _URC_NO_REASON;
+		w->found = true;
+		w->f[w->n++] = ip;
+		return _URC_NO_REASON;
+	}
+	if (w->n == w->max) {
+		w->flags |= RECFMT_SAMPLE_TRUNCATED;
+		return _URC_END_OF_STACK;
+	}
+	/* FORMAT.md §3.23: a caller's frame is its return address; a frame
+	 * interrupted by another signal is exact, so +1 keeps "address - 1" in it. */
+	w->f[w->n++] = before ? ip + 1 : ip;
+	return _URC_NO_REASON;
+}
+
+static NOINSTR uintptr_t context_pc(const ucontext_t *uc)
+{
+#if defined(__x86_64__)
+	return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+	return (uintptr_t)uc->uc_mcontext.pc;
+#else
+	(void)uc;
+	return 0;
+#endif
+}
+
+/* The stack at the signal: frames innermost first. Return: how many. */
+static NOINSTR uint32_t unwind(const ucontext_t *uc, uint64_t *f, uint32_t *flags)
+{
+	struct walk w = { .f = f, .max = REC__SAMPLE_MAX_FRAMES, .pc = context_pc(uc) };
+
+	S.backtrace(walk_frame, &w);
+	if (!w.found) {
+		/* The unwinder did not reach the signal frame: the pc alone. */
+		f[0] = w.pc;
+		*flags = RECFMT_SAMPLE_TRUNCATED;
+		return 1;
+	}
+	*flags = w.flags;
+	return w.n;
+}
+
+/*
+ * Room for `need` in t's ring now: probe.c's room_or_sleep() without the
+ * sleep (ring.h's refresh, flight mode's discard, a wake of the writer when
+ * the ring fills); a sample never waits. Here, not in probe.c, so that
+ * sample.c calls nothing that calls back into it (lifecycle.c).
+ */
+static NOINSTR bool room_nowait(struct rec__thread *t, uint64_t need)
+{
+	enum rec__ring_room room;
+	uint64_t tail;
+
+	if (__atomic_load_n(&rec__flight_overwrite, __ATOMIC_RELAXED)) {
+		uint64_t chunk = (t->ring.p.mask + 1) / 8;
+		bool discarded = false, frozen = rec__flight_frozen_now();
+
+		room = rec__ring_refresh_flight(&t->ring, need, chunk ? chunk : 1, !frozen,
+						&discarded);
+		if (discarded && rec__flight_wake_on_discard)
+			rec__writer_wake();
+		return room == REC__RING_ROOM;
+	}
+	room = rec__ring_refresh(&t->ring, need, &tail);
+	if (room != REC__RING_ROOM && tail != t->ring.p.woke_tail) {
+		t->ring.p.woke_tail = tail; /* one wake per drain, as probe.c */
+		rec__writer_wake();
+	}
+	return room != REC__RING_FULL;
+}
+
+/*
+ * Writes one sample into t's ring with the probes' protocol (ring.h);
+ * called in the handler, outside any window of this thread. Never waits:
+ * a ring without room drops it (counted). Return: true if written.
+ */
+static NOINSTR bool push(struct rec__thread *t, uint64_t ticks, uint32_t flags, uint32_t n,
+			 const uint64_t *f)
+{
+	uint32_t aux = REC__SAMPLE_KIND << 28 | flags << 16 | n;
+	uint64_t head, need;
+	struct recfmt_event *ev;
+
+	head = rec__window_open(&t->ring.p);
+	need = head + t->ring.p.reserved + 1 + n;
+	if (need > t->ring.p.limit && !room_nowait(t, need)) {
+		rec__window_close(&t->ring.p);
+		return false;
+	}
+	ev = &rec__events(t)[head & t->ring.p.mask];
+	ev->ticks = ticks;
+	ev->code = REC__ANNOT_CODE;
+	ev->aux = aux;
+	for (uint32_t i = 0; i < n; i++) {
+		ev = &rec__events(t)[(head + 1 + i) & t->ring.p.mask];
+		ev->ticks = f[i];
+		ev->code = REC__ANNOT_CODE;
+		ev->aux = 0;
+	}
+	__atomic_store_n(&t->ring.p.annots, 1, __ATOMIC_RELAXED); /* before (B), as probe.c */
+	/* (B) pairs with (C) in writer.c: every slot before head moves. */
+	__atomic_store_n(&t->ring.p.head, head + 1 + n, __ATOMIC_RELEASE);
+	rec__window_close(&t->ring.p);
+	return true;
+}
+
+/* Was this signal sent by one of our clocks (not by kill(2) or sigqueue(3))? */
+static NOINSTR bool ours(const siginfo_t *si)
+{
+	if (si->si_code == SI_TIMER)
+		return si->si_value.sival_int == (int)REC__SAMPLE_COOKIE;
+	return si->si_code == POLL_IN || si->si_code == POLL_HUP; /* F_SETSIG of a perf event */
+}
+
+static NOINSTR void on_signal(int signo, siginfo_t *si, void *ucv)
+{
+	int saved_errno = errno;
+	struct rec__thread *t;
+	uint64_t f[REC__SAMPLE_MAX_FRAMES], ticks;
+	uint32_t n, flags;
+
+	(void)signo;
+	if (!ours(si) || rec__sample_never ||
+	    __atomic_load_n(&rec__g.state, __ATOMIC_ACQUIRE) > REC__RUNNING)
+		goto out;
+	t = rec__self;
+	if (!t) {
+		/* This thread's first sample: attach it as a first probe would. */
+		if (rec__in_librec)
+			goto out;
+		rec__in_librec = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (S.start())
+			t = rec__thread_attach();
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		rec__in_librec = 0;
+		if (!t)
+			goto out;
+	}
+	if (__atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED))
+		goto out;
+	if (!t->ring.p.events || t->reg.ctr) {
+		/* No ring (the budget), or one that holds counter groups only. */
+		rec__count_one(&t->own.nr_samples_dropped);
+		goto out;
+	}
+	if (si->si_code == SI_TIMER && si->si_overrun > 0)
+		t->own.nr_samples_dropped += (uint64_t)si->si_overrun; /* ticks the kernel merged */
+	ticks = rec__now_ticks(t);
+	n = unwind(ucv, f, &flags);
+	if (t->ring.p.nesting || rec__in_librec) {
+		/* Inside a probe's window or librec: keep it for the next sample. */
+		if (t->own.pend_n) {
+			rec__count_one(&t->own.nr_samples_dropped);
+		} else {
+			memcpy(t->own.pend, f, (size_t)n * sizeof(f[0]));
+			t->own.pend_ticks = ticks;
+			t->own.pend_flags = flags;
+			t->own.pend_n = n;
+		}
+		goto out;
+	}
+	if (t->own.pend_n) {
+		if (!push(t, t->own.pend_ticks, t->own.pend_flags, t->own.pend_n, t->own.pend))
+			rec__count_one(&t->own.nr_samples_dropped);
+		t->own.pend_n = 0;
+	}
+	if (!push(t, ticks, flags, n, f))
+		rec__count_one(&t->own.nr_samples_dropped);
+out:
+	errno = saved_errno;
+}
+
+/* ---------------------------------------------------------------------
+ * Arming threads. Normal context only (the registry's lock).
+ */
+static int perf_open(pid_t tid, uint64_t period_ns)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = period_ns;
+	a.disabled = 1;
+	/*
+	 * User mode only: no sample can be pending when the thread enters the
+	 * kernel (execve: a signal queued inside it would reach the new program,
+	 * whose default action for it is to terminate), and it is what
+	 * perf_event_paranoid 2 allows an unprivileged process.
+	 */
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* A perf event for tid, its signal to that thread. Return: fd, or -errno. */
+static int arm_perf(pid_t tid, uint64_t *id)
+{
+	struct f_owner_ex owner = { F_OWNER_TID, tid };
+	struct rlimit rl;
+	int fd = perf_open(tid, S.period_ns), high;
+
+	if (fd < 0)
+		return -errno;
+	/* Away from the descriptors the host counts on (0, 1, 2, the lowest free). */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 64) {
+		high = fcntl(fd, F_DUPFD_CLOEXEC, (int)(rl.rlim_cur > 4096 ? 4096 : rl.rlim_cur) / 2);
+		if (high >= 0) {
+			close(fd);
+			fd = high;
+		}
+	}
+	if (fcntl(fd, F_SETOWN_EX, &owner) < 0 || fcntl(fd, F_SETSIG, S.signo) < 0 ||
+	    fcntl(fd, F_SETFL, O_ASYNC) < 0 || ioctl(fd, PERF_EVENT_IOC_ID, id) < 0 ||
+	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* A POSIX timer on tid's CPU clock, its signal to that thread. Return: 0 or -errno. */
+static int arm_timer(pid_t tid, timer_t *timer)
+{
+	struct sigevent sev;
+	struct itimerspec its;
+	/* The CPU clock of another thread of this process (what pthread_getcpuclockid() makes). */
+	clockid_t clock = (clockid_t)((~(unsigned)tid << 3) | 6u); /* CPUCLOCK_PERTHREAD | SCHED */
+
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = S.signo;
+	sev.sigev_value.sival_int = (int)REC__SAMPLE_COOKIE;
+	sev._sigev_un._tid = tid;
+	if (timer_create(clock, &sev, timer) < 0)
+		return -errno;
+	its.it_interval.tv_sec = (time_t)(S.period_ns / 1000000000u);
+	its.it_interval.tv_nsec = (long)(S.period_ns % 1000000000u);
+	its.it_value = its.it_interval;
+	if (timer_settime(*timer, 0, &its, NULL) < 0) {
+		int err = -errno;
+
+		timer_delete(*timer);
+		return err;
+	}
+	return 0;
+}
+
+static void disarm(struct armed *a)
+{
+	if (a->fd >= 0) {
+		uint64_t id = 0;
+
+		/* Closed only if it is still our event (a host may have closed it). */
+		if (ioctl(a->fd, PERF_EVENT_IOC_ID, &id) == 0 && id == a->perf_id)
+			close(a->fd);
+		S.perf_live--;
+	} else {
+		timer_delete(a->timer);
+	}
+	a->tid = 0;
+}
+
+/* Arms tid (once). Return: 0, or -errno (the thread is not sampled). */
+static int arm(pid_t tid)
+{
+	struct armed a = { .tid = tid, .fd = -1 };
+	int err = 0;
+
+	if (tid == __atomic_load_n(&S.never_tid, __ATOMIC_RELAXED))
+		return 0;
+	pthread_mutex_lock(&S.reg_lock);
+	for (uint32_t i = 0; i < S.nr_reg; i++)
+		if (S.reg[i].tid == tid)
+			goto done; /* already */
+	if (S.perf_ok && S.perf_live < S.perf_max) {
+		a.fd = arm_perf(tid, &a.perf_id);
+		if (a.fd >= 0)
+			S.perf_live++;
+	}
+	if (a.fd < 0)
+		err = arm_timer(tid, &a.timer);
+	if (err)
+		goto done;
+	for (uint32_t i = 0; i < S.nr_reg; i++) {
+		if (S.reg[i].tid == 0) {
+			S.reg[i] = a;
+			goto done;
+		}
+	}
+	if (S.nr_reg == S.cap_reg) {
+		uint32_t cap = S.cap_reg ? 2 * S.cap_reg : 64;
+		struct armed *r = realloc(S.reg, cap * sizeof(*r));
+
+		if (!r) {
+			disarm(&a);
+			err = -ENOMEM;
+			goto done;
+		}
+		S.reg = r;
+		S.cap_reg = cap;
+	}
+	S.reg[S.nr_reg++] = a;
+done:
+	pthread_mutex_unlock(&S.reg_lock);
+	return err;
+}
+
+static void disarm_tid(pid_t tid)
+{
+	pthread_mutex_lock(&S.reg_lock);
+	for (uint32_t i = 0; i < S.nr_reg; i++)
+		if (S.reg[i].tid == tid)
+			disarm(&S.reg[i]);
+	pthread_mutex_unlock(&S.reg_lock);
+}
+
+/*
+ * rec__sample_thread_exit() - the exiting thread (thread.c's destructor):
+ * no sample of it from now on. A signal already queued finds
+ * rec__sample_never set.
+ */
+void rec__sample_thread_exit(void)
+{
+	if (!__atomic_load_n(&S.ready, __ATOMIC_ACQUIRE))
+		return;
+	rec__sample_never = 1;
+	disarm_tid((pid_t)gettid());
+}
+
+static void arm_all_present(void);
+
+/*
+ * rec__sample_never_me() - librec's writer, as it starts: never sampled
+ * (its CPU time is librec's, measured apart: docs/DESIGN.md "Sampling").
+ */
+void rec__sample_never_me(void)
+{
+	rec__sample_never = 1;
+	__atomic_store_n(&S.never_tid, (pid_t)gettid(), __ATOMIC_RELAXED);
+	if (__atomic_load_n(&S.ready, __ATOMIC_ACQUIRE))
+		disarm_tid((pid_t)gettid()); /* a scan may have armed it first */
+}
+
+/*
+ * The writer, each pass: disarms threads gone without a sample (no
+ * destructor of ours ran on them), and, every 100 ms, arms threads not
+ * created through pthread_create() (clone(), a static link).
+ */
+void rec__sample_reap(void)
+{
+	pid_t pid = getpid();
+	struct timespec now;
+	uint64_t ns;
+
+	if (!__atomic_load_n(&S.ready, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&S.reg_lock);
+	for (uint32_t i = 0; i < S.nr_reg; i++)
+		if (S.reg[i].tid && syscall(SYS_tgkill, pid, S.reg[i].tid, 0) < 0 && errno == ESRCH)
+			disarm(&S.reg[i]);
+	pthread_mutex_unlock(&S.reg_lock);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	if (ns - S.scan_ns >= 100000000u) {
+		S.scan_ns = ns;
+		arm_all_present();
+	}
+}
+
+/* Every thread of the process now (but the caller's own registry lock holders). */
+static void arm_all_present(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		long tid = strtol(e->d_name, NULL, 10);
+
+		if (tid > 0)
+			arm((pid_t)tid);
+	}
+	closedir(d);
+}
+
+/* ---------------------------------------------------------------------
+ * Threads created by the program: armed before their start routine.
+ */
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *thread_start(void *p)
+{
+	struct start s = *(struct start *)p;
+
+	free(p);
+	if (!rec__sample_never && __atomic_load_n(&S.ready, __ATOMIC_ACQUIRE)) {
+		arm((pid_t)gettid());
+		/* Its state now, outside any handler, if recording runs. */
+		if (__atomic_load_n(&rec__g.state, __ATOMIC_ACQUIRE) == REC__RUNNING) {
+			rec__in_librec = 1;
+			rec__thread_attach();
+			rec__in_librec = 0;
+		}
+	}
+	return s.fn(s.arg);
+}
+
+static int real_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	if (!S.real_create) {
+		void *f = dlvsym(RTLD_NEXT, "pthread_create", "GLIBC_2.34");
+
+		if (!f)
+			f = dlsym(RTLD_NEXT, "pthread_create");
+		if (!f)
+			return EAGAIN;
+		__atomic_store_n((void **)&S.real_create, f, __ATOMIC_RELEASE);
+	}
+	return S.real_create(th, attr, fn, arg);
+}
+
+/* librec's own threads (the writer): never sampled. */
+int rec__pthread_create_internal(pthread_t *th, const pthread_attr_t *attr,
+				 void *(*fn)(void *), void *arg)
+{
+	int err;
+
+	creating_internal = 1;
+	err = real_create(th, attr, fn, arg);
+	creating_internal = 0;
+	return err;
+}
+
+__attribute__((unused)) static int create_armed(pthread_t *th, const pthread_attr_t *attr,
+					     void *(*fn)(void *), void *arg)
+{
+	struct start *s;
+	int err;
+
+	if (creating_internal || !__atomic_load_n(&S.ready, __ATOMIC_ACQUIRE))
+		return real_create(th, attr, fn, arg);
+	s = malloc(sizeof(*s));
+	if (!s)
+		return real_create(th, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	err = real_create(th, attr, thread_start, s);
+	if (err)
+		free(s);
+	return err;
+}
+
+#if defined(REC_GLIBC_HOOK_VERSION)
+/*
+ * pthread_create() as the program calls it, in librectrace.so only: the
+ * dynamic linker matches a versioned reference by the version's name and
+ * searches librec before libc (linked or preloaded), as for hooks.c's
+ * copies of glibc's hooks. GLIBC_2.34 is the version of programs linked
+ * against glibc 2.34 or later, REC_GLIBC_HOOK_VERSION that of older ones
+ * (libpthread's). Copies, not aliases (see hooks.c). The static library
+ * interposes nothing: the writer's scan arms its threads (rec__sample_reap()).
+ */
+#define REC__STR2(x) #x
+#define REC__STR(x) REC__STR2(x)
+int rec__pthread_create_234(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+			    void *arg) __attribute__((visibility("default")));
+int rec__pthread_create_old(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+			    void *arg) __attribute__((visibility("default")));
+__asm__(".symver rec__pthread_create_234, pthread_create@@GLIBC_2.34");
+__asm__(".symver rec__pthread_create_old, pthread_create@" REC__STR(REC_GLIBC_HOOK_VERSION));
+
+int rec__pthread_create_234(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+			    void *arg)
+{
+	return create_armed(th, attr, fn, arg);
+}
+
+int rec__pthread_create_old(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+			    void *arg)
+{
+	return create_armed(th, attr, fn, arg);
+}
+#endif
+
+/* ---------------------------------------------------------------------
+ * Start: at load (lifecycle.c's constructor) when REC_SAMPLE is set.
+ */
+
+/* A real-time signal no one handles, from the top (glibc keeps the lowest). */
+static int pick_signal(void)
+{
+	for (int s = SIGRTMAX; s >= SIGRTMIN + 4; s--) {
+		struct sigaction old;
+
+		if (sigaction(s, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+		    old.sa_handler == SIG_DFL)
+			return s;
+	}
+	return 0;
+}
+
+int rec__sample_init(uint32_t hz, bool (*start)(void))
+{
+	struct sigaction sa;
+	struct rlimit rl;
+	void *gcc;
+	uint64_t id;
+	int fd;
+
+	if (S.ready || hz == 0)
+		return 0;
+	S.hz = hz;
+	S.start = start;
+	S.period_ns = (1000000000ull + hz / 2) / hz;
+	/* libgcc_s: already loaded by most programs (C++, glibc's cancellation). */
+	gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+	S.backtrace = gcc ? dlsym(gcc, "_Unwind_Backtrace") : NULL;
+	S.get_ip_info = gcc ? dlsym(gcc, "_Unwind_GetIPInfo") : NULL;
+	if (!S.backtrace || !S.get_ip_info) {
+		rec__log("REC_SAMPLE: cannot load the unwinder (libgcc_s.so.1: %s); no samples",
+			 dlerror());
+		return -ENOENT;
+	}
+	S.signo = pick_signal();
+	if (!S.signo) {
+		rec__log("REC_SAMPLE: every real-time signal is taken by the program; no samples");
+		return -EBUSY;
+	}
+	/* Its one-time set-up now, not in the first handler. */
+	{
+		uint64_t f[REC__SAMPLE_MAX_FRAMES];
+		struct walk w = { .f = f, .max = REC__SAMPLE_MAX_FRAMES };
+
+		S.backtrace(walk_frame, &w);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+	sigfillset(&sa.sa_mask); /* nothing of the host's runs inside a sample */
+	if (sigaction(S.signo, &sa, NULL) < 0) {
+		rec__log("REC_SAMPLE: cannot install the signal handler: %s; no samples",
+			 strerror(errno));
+		return -errno;
+	}
+	/* perf fds at most: a quarter of the descriptors the process may have. */
+	S.perf_max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+			     ? (uint32_t)(rl.rlim_cur / 4)
+			     : 256;
+	fd = perf_open(0, S.period_ns);
+	if (fd >= 0 && ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0) {
+		S.perf_ok = true;
+		S.mech = RECFMT_SAMPLE_MECH_PERF_TASK_CLOCK;
+		S.clock = RECFMT_SAMPLE_CLOCK_THREAD_USER;
+	} else {
+		int err = errno;
+		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+		int paranoid = -9;
+
+		if (f) {
+			if (fscanf(f, "%d", &paranoid) != 1)
+				paranoid = -9;
+			fclose(f);
+		}
+		S.mech = RECFMT_SAMPLE_MECH_TIMER;
+		S.clock = RECFMT_SAMPLE_CLOCK_THREAD_CPU;
+		if (paranoid != -9)
+			rec__log("REC_SAMPLE: perf_event_open refused (%s; perf_event_paranoid %d): "
+				 "sampling on CPU-time timers, at most the kernel's tick rate",
+				 strerror(err), paranoid);
+		else
+			rec__log("REC_SAMPLE: perf_event_open refused (%s): sampling on CPU-time "
+				 "timers, at most the kernel's tick rate", strerror(err));
+	}
+	if (fd >= 0)
+		close(fd);
+	rec__thread_exit_hook = rec__sample_thread_exit;
+	__atomic_store_n(&S.ready, 1, __ATOMIC_RELEASE);
+	arm_all_present();
+	return 0;
+}
+
+/*
+ * rec__sample_fork_child() - in a child after fork: the parent's clocks
+ * are not this process's (the perf fds are copies of the parent's threads'
+ * events; timers are not inherited). Forget them; if the child records
+ * (%p), arm its one thread.
+ */
+void rec__sample_fork_child(bool records)
+{
+	if (!S.ready)
+		return;
+	pthread_mutex_init(&S.reg_lock, NULL);
+	for (uint32_t i = 0; i < S.nr_reg; i++)
+		if (S.reg[i].tid && S.reg[i].fd >= 0)
+			close(S.reg[i].fd);
+	S.nr_reg = 0;
+	S.perf_live = 0;
+	if (records)
+		arm((pid_t)gettid());
+	else
+		__atomic_store_n(&S.ready, 0, __ATOMIC_RELEASE);
+}
