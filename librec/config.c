@@ -119,11 +119,9 @@ static int parse_sample_hz(const char *raw, uint32_t *hz)
 	return 0;
 }
 
-uint32_t rec__env_sample_hz(void)
+int rec__env_sample_hz(uint32_t *hz)
 {
-	uint32_t hz;
-
-	return parse_sample_hz(env_read(REC__ENV_SAMPLE), &hz) ? 0 : hz;
+	return parse_sample_hz(env_read(REC__ENV_SAMPLE), hz);
 }
 
 /*

@@ -430,6 +430,13 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 		}
 		recfmt_encode_header(&c.head, &hdr);
 		recfmt_encode_sync(&c.head, start);
+		if (rec__sample_hz()) {
+			/* REC_SAMPLE: how the samples were taken (FORMAT.md §3.22), as write_lead(). */
+			struct recfmt_sampling sp;
+
+			rec__sample_describe(&sp);
+			recfmt_encode_sampling(&c.head, &sp);
+		}
 		/* The writer's open snapshot, none of it written yet: its record, as write_lead(). */
 		if (!snap && v.snap_open)
 			recfmt_encode_snapshot(&c.head, v.snap_rec);

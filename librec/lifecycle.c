@@ -35,11 +35,14 @@ static bool pattern_from_config;
 static void at_exit(void)
 {
 	rec_stop();
+	/* g.lock held: a handler on this thread (a sample) must not take it. */
+	rec__in_librec = 1;
 	pthread_mutex_lock(&rec__g.lock);
 	if (rec__g.state == REC__NEVER_STARTED)
 		__atomic_store_n(&rec__g.state, REC__STOPPED, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&rec__g.lock);
 	rec__writer_retire();
+	rec__in_librec = 0;
 }
 
 static void init_conds(void)
@@ -51,6 +54,8 @@ static void init_conds(void)
  * nothing else), then the site lock, then g.lock. */
 static void fork_prepare(void)
 {
+	/* Until the fork is done: a handler (a sample) takes none of these locks. */
+	rec__in_librec = 1;
 	rec__modules_fork_prepare();
 	rec__site_lock();
 	pthread_mutex_lock(&rec__g.lock);
@@ -63,6 +68,7 @@ static void fork_parent(void)
 	pthread_mutex_unlock(&rec__g.lock);
 	rec__site_unlock();
 	rec__modules_fork_parent();
+	rec__in_librec = 0;
 }
 
 /*
@@ -102,6 +108,7 @@ static void fork_child(void)
 	/* A child that will record gets its parked writer now (see rec_load()). */
 	if (rec__g.state == REC__NEVER_STARTED && !rec__env_disabled())
 		rec__writer_park();
+	rec__in_librec = 0;
 }
 
 static void init_process(void)
@@ -140,8 +147,17 @@ __attribute__((constructor(101))) static void rec_load(void)
 	 * with no probe at all is recorded, and one that calls rec_start()
 	 * early still names its own output.
 	 */
-	rec__sample_init(rec__env_sample_hz(), rec__start_lazy);
+	uint32_t hz;
+	int bad = rec__env_sample_hz(&hz);
+
+	/* Taking g.lock below: a sample on this thread must not (sample.c). */
+	rec__in_librec = 1;
+	if (!bad)
+		rec__sample_init(hz, rec__start_lazy);
 	rec__writer_park();
+	if (bad)
+		rec__start_lazy(); /* a bad REC_SAMPLE: its one line now (config.c), not never */
+	rec__in_librec = 0;
 }
 
 /*

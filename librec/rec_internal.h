@@ -885,8 +885,8 @@ void rec__sample_fork_child(bool records) REC__HIDDEN;
 /* pthread_create() for librec's own threads: they are never sampled. */
 int rec__pthread_create_internal(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
 				 void *arg) REC__HIDDEN;
-/* config.c: REC_SAMPLE as set now (0: unset or bad; the start logs a bad one). */
-uint32_t rec__env_sample_hz(void) REC__HIDDEN;
+/* config.c: REC_SAMPLE as set now (*hz 0: unset). Return: 0, or -EINVAL if bad. */
+int rec__env_sample_hz(uint32_t *hz) REC__HIDDEN;
 
 /* log.c: one "rec: ..." line on stderr. */
 void rec__log(const char *fmt, ...) __attribute__((format(printf, 1, 2))) REC__HIDDEN;

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * prog_sample.c - a program that knows nothing of rec (not linked with
+ * librec, no probe), built -O2 without frame pointers, run by test_sample.c
+ * under LD_PRELOAD=librectrace.so REC_SAMPLE=HZ. Each mode is one hostile
+ * case of issue 28 item 4; each prints what the test checks against.
+ *
+ *   work MS        CPU work in main and one thread (qsort: program -> libc ->
+ *                  program): prints "cpu_ns N" and "work ADDR" "cmp ADDR"
+ *   churn N        N threads started and joined, 64 at a time, each a little work
+ *   dlopen N PATH  dlopen, call, dlclose a library N times, working in it
+ *   malloc MS      4 threads malloc/free flat out for MS of CPU each
+ *   fork MS        work, fork a child that works MS too, wait for it
+ *   exec N         work, then exec itself N - 1 more times (exec 0: exit 0)
+ *   sigprof MS     its own SIGPROF profiler (setitimer ITIMER_PROF, 100 Hz)
+ *                  while it works: prints "sigprof N"
+ *   abort MS       works, then abort(): crash capture
+ * Every mode prints "pid N" first, "fds N" (its open descriptors) and
+ * "cpu_us N" (user CPU time) last.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double cpu_ms(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Sorts until this thread used `ms` of CPU. */
+__attribute__((noinline)) static double work(double ms)
+{
+	enum { N = 4000 };
+	double *a = malloc(N * sizeof(*a)), s = 0, until = cpu_ms(CLOCK_THREAD_CPUTIME_ID) + ms;
+
+	for (unsigned r = 0; cpu_ms(CLOCK_THREAD_CPUTIME_ID) < until; r++) {
+		for (unsigned i = 0; i < N; i++)
+			a[i] = (double)((i * 7919u + r) % 10007u);
+		qsort(a, N, sizeof(*a), cmp);
+		s += a[r % N];
+	}
+	free(a);
+	return s;
+}
+
+static void *work_thread(void *arg)
+{
+	work(*(double *)arg);
+	return NULL;
+}
+
+static void *churn_thread(void *arg)
+{
+	(void)arg;
+	work(0.05);
+	return NULL;
+}
+
+static volatile sig_atomic_t nr_sigprof;
+static void on_sigprof(int sig)
+{
+	(void)sig;
+	nr_sigprof++;
+}
+
+static void *malloc_thread(void *arg)
+{
+	double until = cpu_ms(CLOCK_THREAD_CPUTIME_ID) + *(double *)arg;
+	void *p[64] = { 0 };
+
+	for (unsigned i = 0; cpu_ms(CLOCK_THREAD_CPUTIME_ID) < until; i++) {
+		free(p[i % 64]);
+		p[i % 64] = malloc(16 + (i * 37u) % 4000);
+	}
+	for (unsigned i = 0; i < 64; i++)
+		free(p[i]);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "work";
+	double ms = argc > 2 ? atof(argv[2]) : 200;
+	struct rusage ru;
+
+	printf("pid %d\n", (int)getpid());
+	fflush(stdout);
+	if (strcmp(mode, "work") == 0) {
+		pthread_t t;
+
+		printf("work %p\ncmp %p\nmain %p\n", (void *)work, (void *)cmp, (void *)main);
+		pthread_create(&t, NULL, work_thread, &ms);
+		work(ms);
+		pthread_join(t, NULL);
+	} else if (strcmp(mode, "churn") == 0) {
+		int n = (int)ms;
+		pthread_t t[64];
+
+		for (int i = 0; i < n; i += 64) {
+			int k = n - i < 64 ? n - i : 64;
+
+			for (int j = 0; j < k; j++)
+				if (pthread_create(&t[j], NULL, churn_thread, NULL))
+					return 3;
+			for (int j = 0; j < k; j++)
+				pthread_join(t[j], NULL);
+		}
+	} else if (strcmp(mode, "dlopen") == 0) {
+		for (int i = 0; i < (int)ms; i++) {
+			void *h = dlopen(argv[3], RTLD_NOW | RTLD_LOCAL);
+			double (*f)(double);
+
+			if (!h)
+				return 4;
+			f = (double (*)(double))dlsym(h, "sample_mod_work");
+			if (!f || f(0.2) < 0)
+				return 5;
+			dlclose(h);
+		}
+	} else if (strcmp(mode, "malloc") == 0) {
+		pthread_t t[4];
+
+		for (int i = 0; i < 4; i++)
+			pthread_create(&t[i], NULL, malloc_thread, &ms);
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+	} else if (strcmp(mode, "fork") == 0) {
+		int st;
+		pid_t pid;
+
+		work(ms / 2);
+		pid = fork();
+		if (pid == 0) {
+			work(ms);
+			exit(0); /* librec's exit handler ends the child's file */
+		}
+		if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+			return 6;
+		printf("child %d\n", (int)pid);
+	} else if (strcmp(mode, "exec") == 0) {
+		char n[16];
+
+		if ((int)ms <= 0)
+			return 0;
+		work(5);
+		snprintf(n, sizeof(n), "%d", (int)ms - 1);
+		execl("/proc/self/exe", argv[0], "exec", n, (char *)NULL);
+		return 7;
+	} else if (strcmp(mode, "sigprof") == 0) {
+		struct itimerval it = { { 0, 10000 }, { 0, 10000 } };
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_sigprof;
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGPROF, &sa, NULL);
+		setitimer(ITIMER_PROF, &it, NULL);
+		work(ms);
+		memset(&it, 0, sizeof(it));
+		setitimer(ITIMER_PROF, &it, NULL);
+		printf("sigprof %d\n", (int)nr_sigprof);
+	} else if (strcmp(mode, "abort") == 0) {
+		work(ms);
+		abort();
+	} else {
+		return 2;
+	}
+	{
+		DIR *d = opendir("/proc/self/fd");
+		int n = -1; /* its own */
+
+		while (d && readdir(d))
+			n++;
+		if (d)
+			closedir(d);
+		printf("fds %d\n", n - 2); /* less . and .. */
+	}
+	getrusage(RUSAGE_SELF, &ru);
+	printf("cpu_us %ld\n", (long)(ru.ru_utime.tv_sec * 1000000L + ru.ru_utime.tv_usec));
+	return 0;
+}

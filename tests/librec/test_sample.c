@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_sample.c - REC_SAMPLE (rec(3); FORMAT.md §3.22-§3.24; issue 28):
+ * an unmodified program under LD_PRELOAD=librectrace.so is sampled on every
+ * thread, its stacks unwound through libc without frame pointers and named
+ * by MODULE records; and the hostile hosts: 10 000 threads coming and going,
+ * dlopen/dlclose in a loop, malloc interrupted, fork (the child samples only
+ * with %p), exec, a host with its own SIGPROF profiler, perf_event_open
+ * refused (one rec: line, the timer fallback), probes on the same thread
+ * (the SPSC ring), crash capture. Counts are checked against the CPU time
+ * the program itself measured: no test depends on the machine's speed.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "recfmt.h"
+#include "trace_read.h"
+
+TestSuite(sample, .timeout = 240);
+
+static char dir[128];
+
+static void make_dir(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/rec_sample_%d", (int)getpid());
+	mkdir(dir, 0700);
+}
+
+static void remove_dir(void)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char p[512];
+
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		unlink(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+/* ---------------------------------------------------------------------
+ * What a file's samples say.
+ */
+#define MAX_MODS 256
+
+struct mod {
+	uint64_t lo[8], hi[8];
+	uint32_t nr, flags;
+	char path[512];
+};
+
+struct samples {
+	bool has_sampling, clean, corrupt, has_crash;
+	struct recfmt_sampling sp;
+	uint32_t pid;
+	uint64_t nr, dropped, frames, in_module, truncated;
+	uint64_t through_libc; /* a libc frame with a program frame further out */
+	uint64_t deep;	       /* 5 frames or more */
+	uint64_t in_mod_named; /* a frame in a module whose path has `want_mod` */
+	uint32_t threads_sampled;
+	uint64_t per_thread[1024];
+	struct mod mods[MAX_MODS];
+	uint32_t nr_mods;
+	const char *want_mod;
+};
+
+/* The module whose ranges hold addr (the latest, as FORMAT.md §3.10 says), or NULL. */
+static const struct mod *mod_of(const struct samples *s, uint64_t addr)
+{
+	for (uint32_t m = s->nr_mods; m-- > 0;)
+		for (uint32_t r = 0; r < s->mods[m].nr; r++)
+			if (addr >= s->mods[m].lo[r] && addr < s->mods[m].hi[r])
+				return &s->mods[m];
+	return NULL;
+}
+
+static bool is_libc(const struct mod *m)
+{
+	return m && strstr(m->path, "/libc.so");
+}
+
+static void one_sample(struct samples *s, const struct recfmt_sample *smp)
+{
+	bool libc_seen = false, through = false, named = false;
+	uint64_t in = 0;
+
+	s->nr++;
+	s->frames += smp->nr_frames;
+	s->truncated += smp->flags & RECFMT_SAMPLE_TRUNCATED;
+	if (smp->thread < 1024 && s->per_thread[smp->thread]++ == 0)
+		s->threads_sampled++;
+	for (uint32_t i = 0; i < smp->nr_frames; i++) {
+		/* FORMAT.md §3.23: a caller's frame is named by address - 1. */
+		const struct mod *m = mod_of(s, smp->frames[i] - (i ? 1 : 0));
+
+		in += m != NULL;
+		if (is_libc(m))
+			libc_seen = true;
+		else if (m && (m->flags & RECFMT_MODULE_MAIN) && libc_seen)
+			through = true;
+		if (m && s->want_mod && strstr(m->path, s->want_mod))
+			named = true;
+	}
+	s->in_module += in;
+	s->through_libc += through;
+	s->deep += smp->nr_frames >= 5;
+	s->in_mod_named += named;
+}
+
+static void read_samples(const char *path, struct samples *s)
+{
+	static struct recfmt_samples_iter it;
+	struct recfmt_reader *r;
+	struct recfmt_error err = { 0 };
+	const uint8_t *data;
+	size_t len;
+	uint64_t drops[1024] = { 0 };
+
+	cr_assert_eq(recfmt_reader_open(&r, path, &err), RECFMT_OK, "%s: %s", path, err.message);
+	while (recfmt_reader_next(r, &data, &len, &err) == RECFMT_OK) {
+		struct recfmt_cursor cur;
+		struct recfmt_record rec;
+
+		recfmt_cursor_init(&cur, data, len);
+		while (recfmt_cursor_next(&cur, &rec, &err) == RECFMT_OK) {
+			struct recfmt_sample smp;
+			struct recfmt_sample_drops d;
+			struct recfmt_module m;
+			struct recfmt_header h;
+			enum recfmt_status st;
+
+			switch (rec.type) {
+			case RECFMT_FILE_HEADER:
+				cr_assert_eq(recfmt_decode_header(&rec, &h, &err), RECFMT_OK);
+				s->pid = h.pid;
+				break;
+			case RECFMT_SAMPLING:
+				cr_assert_eq(recfmt_decode_sampling(&rec, &s->sp, &err), RECFMT_OK);
+				s->has_sampling = true;
+				break;
+			case RECFMT_MODULE:
+				cr_assert_eq(recfmt_decode_module(&rec, &m, &err), RECFMT_OK);
+				if (s->nr_mods < MAX_MODS) {
+					struct mod *o = &s->mods[s->nr_mods++];
+
+					o->flags = m.flags;
+					o->nr = m.nr_ranges < 8 ? m.nr_ranges : 8;
+					for (uint32_t i = 0; i < o->nr; i++) {
+						struct recfmt_range rg = recfmt_module_range(&m, i);
+
+						o->lo[i] = rg.start;
+						o->hi[i] = rg.end;
+					}
+					snprintf(o->path, sizeof(o->path), "%.*s", (int)m.path_bytes, m.path);
+				}
+				break;
+			case RECFMT_SAMPLES:
+				cr_assert_eq(recfmt_samples_open(&rec, &it, &err), RECFMT_OK, "%s",
+					     err.message);
+				while ((st = recfmt_samples_next(&it, &smp, &err)) == RECFMT_OK)
+					one_sample(s, &smp);
+				cr_assert_eq(st, RECFMT_END_OF_INPUT, "%s", err.message);
+				break;
+			case RECFMT_SAMPLE_DROPS:
+				cr_assert_eq(recfmt_decode_sample_drops(&rec, &d, &err), RECFMT_OK);
+				if (d.thread < 1024 && d.nr_dropped > drops[d.thread])
+					drops[d.thread] = d.nr_dropped; /* cumulative: the largest */
+				break;
+			case RECFMT_CRASH:
+				s->has_crash = true;
+				break;
+			case RECFMT_END:
+				s->clean = true;
+				break;
+			default:
+				break;
+			}
+		}
+	}
+	s->corrupt = err.status != RECFMT_OK && err.status != RECFMT_END_OF_INPUT;
+	recfmt_reader_close(r);
+	for (int i = 0; i < 1024; i++)
+		s->dropped += drops[i];
+}
+
+/* ---------------------------------------------------------------------
+ * Running the programs.
+ */
+static const char *env_or_fail(const char *name)
+{
+	const char *v = getenv(name);
+
+	cr_assert_not_null(v, "%s is not set (meson sets it)", name);
+	return v;
+}
+
+/* Runs prog_sample (or argv) with librectrace.so preloaded and REC_SAMPLE=hz. */
+static void run_sampled(const char *const *argv, const char *hz, const char *output,
+			const char *const *more_env, unsigned limit_ms, unsigned flags,
+			struct tu_child *c)
+{
+	static char preload[4096], sample[64], out[512];
+	const char *env[16];
+	size_t n = 0;
+
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", env_or_fail("LIBREC_SO"));
+	snprintf(sample, sizeof(sample), "REC_SAMPLE=%s", hz);
+	snprintf(out, sizeof(out), "REC_OUTPUT=%s", output);
+	env[n++] = preload;
+	env[n++] = sample;
+	env[n++] = out;
+	for (size_t i = 0; more_env && more_env[i] && n < 15; i++)
+		env[n++] = more_env[i];
+	env[n] = NULL;
+	tu_run_child(argv, env, limit_ms, flags, c);
+}
+
+/* The value printed after "key " on a line of out, or -1. */
+static long printed(const char *out, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "%s ", key);
+	for (p = out; (p = strstr(p, pat)); p++)
+		if (p == out || p[-1] == '\n')
+			return strtol(p + strlen(pat), NULL, 0);
+	return -1;
+}
+
+/* Lines of err that start with "rec: ". */
+static int rec_lines(const char *err)
+{
+	int n = 0;
+
+	for (const char *p = err; (p = strstr(p, "rec: ")); p++)
+		if (p == err || p[-1] == '\n')
+			n++;
+	return n;
+}
+
+/* samples + dropped against the program's user CPU time at hz: within a factor of 2. */
+static void assert_rate(const struct samples *s, long cpu_us, unsigned hz)
+{
+	double want = (double)cpu_us * hz / 1e6, got = (double)(s->nr + s->dropped);
+
+	cr_assert_gt(cpu_us, 0);
+	cr_assert(got >= want / 2 && got <= want * 2 + 20,
+		  "%.0f samples + dropped for %ld us of CPU at %u Hz (want about %.0f)", got, cpu_us,
+		  hz, want);
+}
+
+/* ---------------------------------------------------------------------
+ * The tests.
+ */
+Test(sample, unmodified_program_sampled_on_every_thread_through_libc, .init = make_dir,
+     .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "work", "400", NULL };
+	char out[256];
+	struct tu_child c;
+	static struct samples s;
+
+	snprintf(out, sizeof(out), "%s/work.zst", dir);
+	run_sampled(argv, "997", out, NULL, 60000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	cr_assert_leq(rec_lines(c.err), 1, "%s", c.err); /* at most the perf fallback's */
+	read_samples(out, &s);
+	cr_assert(s.clean && !s.corrupt);
+	cr_assert(s.has_sampling);
+	cr_assert_eq(s.sp.hz, 997);
+	cr_assert_eq(s.sp.max_frames, 128);
+	cr_assert_eq(s.sp.period_ns, 1003009);
+	cr_assert_eq(s.pid, (uint32_t)printed(c.out, "pid"));
+	cr_assert_eq(s.threads_sampled, 2, "main and its thread: %u threads sampled",
+		     s.threads_sampled);
+	assert_rate(&s, printed(c.out, "cpu_us"), 997);
+	/* Every address is named through a MODULE record (FORMAT.md §3.23). */
+	cr_assert_geq(s.in_module * 100, s.frames * 99, "%lu of %lu frames in a module",
+		      (unsigned long)s.in_module, (unsigned long)s.frames);
+	/* qsort: the program's comparator under libc's msort under the program's
+	 * work(): unwound through libc, built without frame pointers. */
+	cr_assert_geq(s.through_libc * 10, s.nr * 8, "%lu of %lu stacks go through libc",
+		      (unsigned long)s.through_libc, (unsigned long)s.nr);
+	cr_assert_geq(s.deep * 10, s.nr * 8);
+	cr_assert_eq(s.truncated, 0, "no stack here is deeper than 128 frames");
+}
+
+Test(sample, bad_rate_disables_with_one_line, .init = make_dir, .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "work", "20", NULL };
+	char out[256];
+	struct tu_child c;
+
+	snprintf(out, sizeof(out), "%s/bad.zst", dir);
+	run_sampled(argv, "20001", out, NULL, 60000, 0, &c);
+	cr_assert_eq(c.status, 0, "the program runs on: %d", c.status);
+	cr_assert_str_eq(c.err, "rec: bad REC_SAMPLE '20001' (want samples per second of CPU time, "
+				"1 to 20000); tracing disabled\n");
+	cr_assert_neq(access(out, F_OK), 0, "no file");
+}
+
+Test(sample, ten_thousand_threads_coming_and_going, .init = make_dir, .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "churn", "10000", NULL };
+	const char *env[] = { "REC_BUFFER=64K", NULL };
+	char out[256];
+	struct tu_child c;
+	static struct samples s;
+	struct tr_trace tr;
+
+	snprintf(out, sizeof(out), "%s/churn.zst", dir);
+	run_sampled(argv, "5000", out, env, 200000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	/* Each thread's clock is closed at its exit: none left open. */
+	cr_assert_lt(printed(c.out, "fds"), 16, "%ld descriptors open at the end",
+		     printed(c.out, "fds"));
+	read_samples(out, &s);
+	cr_assert(s.clean && !s.corrupt && s.has_sampling);
+	cr_assert_gt(s.nr + s.dropped, 0);
+	cr_assert_eq(tr_load(out, &tr), 0);
+	cr_assert(tr.clean);
+	tr_free(&tr);
+}
+
+Test(sample, dlopen_dlclose_in_a_loop, .init = make_dir, .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "dlopen", "300",
+			       env_or_fail("SAMPLE_MOD"), NULL };
+	char out[256];
+	struct tu_child c;
+	static struct samples s;
+
+	s.want_mod = "sample_mod";
+	snprintf(out, sizeof(out), "%s/dlopen.zst", dir);
+	run_sampled(argv, "20000", out, NULL, 120000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	read_samples(out, &s);
+	cr_assert(s.clean && !s.corrupt && s.has_sampling);
+	cr_assert_gt(s.nr, 0);
+}
+
+Test(sample, signals_interrupting_malloc_never_deadlock, .init = make_dir, .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "malloc", "300", NULL };
+	char out[256];
+	struct tu_child c;
+	static struct samples s;
+
+	snprintf(out, sizeof(out), "%s/malloc.zst", dir);
+	run_sampled(argv, "20000", out, NULL, 120000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d (-1: hung): %s", c.status, c.err);
+	read_samples(out, &s);
+	cr_assert(s.clean && !s.corrupt);
+	cr_assert_geq(s.threads_sampled, 4);
+}
+
+Test(sample, fork_child_samples_only_with_pid_in_the_name, .init = make_dir, .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "fork", "200", NULL };
+	char out[256], child[256];
+	struct tu_child c;
+	static struct samples s, sc;
+	DIR *d;
+	struct dirent *e;
+	int files = 0;
+
+	/* Without %p: the parent's file only; the child records nothing. */
+	snprintf(out, sizeof(out), "%s/fork.zst", dir);
+	run_sampled(argv, "997", out, NULL, 60000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	read_samples(out, &s);
+	cr_assert(s.clean && s.has_sampling);
+	cr_assert_eq(s.pid, (uint32_t)printed(c.out, "pid"));
+	d = opendir(dir);
+	while ((e = readdir(d)))
+		files += e->d_name[0] != '.';
+	closedir(d);
+	cr_assert_eq(files, 1, "the child wrote no file");
+
+	/* With %p: the child's own file, with its own samples. */
+	snprintf(out, sizeof(out), "%s/forkp-%%p.zst", dir);
+	run_sampled(argv, "997", out, NULL, 60000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	snprintf(child, sizeof(child), "%s/forkp-%ld.zst", dir, printed(c.out, "child"));
+	read_samples(child, &sc);
+	cr_assert(sc.clean && sc.has_sampling, "%s", child);
+	cr_assert_eq(sc.pid, (uint32_t)printed(c.out, "child"));
+	cr_assert_gt(sc.nr, 0, "the child sampled its own thread");
+}
+
+Test(sample, exec_in_a_chain_never_kills_the_new_program, .init = make_dir, .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "exec", "40", NULL };
+	struct tu_child c;
+
+	run_sampled(argv, "20000", "/dev/null", NULL, 120000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	cr_assert_eq(rec_lines(c.err), 0, "%s", c.err);
+}
+
+Test(sample, host_sigprof_profiler_keeps_its_signal, .init = make_dir, .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "sigprof", "400", NULL };
+	char out[256];
+	struct tu_child c;
+	static struct samples s;
+
+	snprintf(out, sizeof(out), "%s/sigprof.zst", dir);
+	run_sampled(argv, "997", out, NULL, 60000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	/* ITIMER_PROF at 100 Hz over 400 ms of CPU: about 40 of its own. */
+	cr_assert_geq(printed(c.out, "sigprof"), 10, "%s", c.out);
+	read_samples(out, &s);
+	cr_assert(s.clean && s.has_sampling);
+	assert_rate(&s, printed(c.out, "cpu_us"), 997);
+}
+
+Test(sample, perf_event_refused_falls_back_with_one_line, .init = make_dir, .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("SECCOMP_NOPERF"), env_or_fail("PROG_SAMPLE"), "work",
+			       "400", NULL };
+	char out[256];
+	struct tu_child c;
+	static struct samples s;
+
+	snprintf(out, sizeof(out), "%s/noperf.zst", dir);
+	run_sampled(argv, "997", out, NULL, 60000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	cr_assert_eq(rec_lines(c.err), 1, "%s", c.err);
+	cr_assert(strstr(c.err, "rec: REC_SAMPLE: perf_event_open refused (Permission denied"),
+		  "%s", c.err);
+	read_samples(out, &s);
+	cr_assert(s.clean && s.has_sampling);
+	cr_assert_eq(s.sp.mechanism, RECFMT_SAMPLE_MECH_TIMER);
+	cr_assert_eq(s.sp.clock, RECFMT_SAMPLE_CLOCK_THREAD_CPU);
+	cr_assert_eq(s.threads_sampled, 2);
+	/* The kernel's tick caps the timers: what it merged counts as dropped. */
+	assert_rate(&s, printed(c.out, "cpu_us"), 997);
+	cr_assert_geq(s.through_libc * 10, s.nr * 8);
+}
+
+Test(sample, samples_inside_probes_keep_the_ring_whole, .init = make_dir, .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("PROG_SAMPLE_PROBES"), "300", NULL };
+	const char *env[] = { "REC_OVERFLOW=block", NULL };
+	char out[256];
+	struct tu_child c;
+	static struct samples s;
+	struct tr_trace tr;
+	long calls = 0;
+
+	snprintf(out, sizeof(out), "%s/probes.zst", dir);
+	/* Linked with librec: no preload needed, but it changes nothing. */
+	run_sampled(argv, "20000", out, env, 120000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	for (const char *p = c.out; (p = strstr(p, "calls ")); p++)
+		calls += strtol(p + 6, NULL, 10);
+	cr_assert_gt(calls, 0);
+	cr_assert_eq(tr_load(out, &tr), 0);
+	cr_assert(tr.clean && tr.nr_corrupt == 0);
+	cr_assert(tr_well_nested(&tr));
+	/* Block mode: every scope recorded, none lost to a sample. */
+	cr_assert_eq(tr_calls(&tr, "outer"), (uint64_t)calls);
+	cr_assert_eq(tr_calls(&tr, "leaf"), (uint64_t)calls);
+	tr_free(&tr);
+	read_samples(out, &s);
+	cr_assert(!s.corrupt && s.has_sampling);
+	cr_assert_gt(s.nr, 100, "%lu samples", (unsigned long)s.nr);
+	cr_assert_eq(s.threads_sampled, 2);
+}
+
+Test(sample, crash_capture_keeps_the_samples, .init = make_dir, .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "abort", "300", NULL };
+	char out[256];
+	struct tu_child c;
+	static struct samples s;
+
+	snprintf(out, sizeof(out), "%s/crash.zst", dir);
+	run_sampled(argv, "997", out, NULL, 60000, TU_CHILD_CRASH, &c);
+	cr_assert_eq(c.status, 128 + 6, "SIGABRT: %d %s", c.status, c.err);
+	read_samples(out, &s);
+	cr_assert(s.clean && s.has_crash && s.has_sampling);
+	cr_assert_gt(s.nr, 50, "%lu samples", (unsigned long)s.nr);
+}
