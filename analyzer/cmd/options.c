@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * options.c - parsing and meaning of the shared options of options.h.
- * Implements tracetool(1)'s OPTIONS for --thread, --function (POSIX ERE, matches
- * anywhere), --from/--to (ns|us|ms|s from the trace start), --format,
- * --sort and --by-thread.
+ * options.c - parsing of the shared options of options.h: tracetool(1)'s
+ * OPTIONS for --thread, --function (POSIX ERE, matches anywhere),
+ * --from/--to (ns|us|ms|s from the trace start), --format, --sort and
+ * --by-thread. What the filters mean is engine/filter.c's.
  */
 #include "cmd/options.h"
 #include "common/progress.h"

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * options.h - options shared by the report commands (tracetool(1), OPTIONS): the
- * filters --thread, --function, --from/--to (tt_filter_argp) and the report
- * shape --format, --sort, --by-thread (tt_report_argp), --compensate
- * (tt_cost_argp), parsed into one
- * struct tt_options with defaults in TT_OPTIONS_INIT. Each command adds its
- * own options and the TRACE argument. Validation errors go through
- * argp_error(), so they exit 2 (main.c sets argp_err_exit_status).
+ * options.h - parsing the options shared by the report commands
+ * (tracetool(1), OPTIONS): the filters --thread, --function, --from/--to
+ * (tt_filter_argp) and the report shape --format, --sort, --by-thread
+ * (tt_report_argp), --compensate (tt_cost_argp), into one struct
+ * tt_options with defaults in TT_OPTIONS_INIT (both in engine/filter.h,
+ * with what the filters mean). Each command adds its own options and the
+ * TRACE argument. Validation errors go through argp_error(), so they exit
+ * 2 (main.c sets argp_err_exit_status).
  */
 #ifndef TT_OPTIONS_H
 #define TT_OPTIONS_H
