@@ -33,18 +33,21 @@
 #include <unistd.h>
 #include <zstd.h>
 
-/* At most this much of the writer's CPU time is spent recompressing: past
- * it, the frames left are copied as they are (README, "Files under pressure"). */
+/* At most this much of the writer's CPU time, and of wall time (on a busy
+ * machine the writer gets a share of a CPU: the exit waits for it), is
+ * spent recompressing: past either, the frames left are copied as they are
+ * (README, "What librec guarantees"). */
 #define COMPACT_BUDGET_NS 2000000000ull
+#define COMPACT_BUDGET_WALL_NS 5000000000ull
 /* A file whose fast frames are less than this share of it is left as it is. */
 #define COMPACT_MIN_SHARE 10u /* percent */
 #define COPY_CHUNK_BYTES (1u << 20)
 
-static uint64_t cpu_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -191,7 +194,7 @@ static int copy_compacted(struct rec__compact *c, struct recfmt_compressor *zc, 
 {
 	struct recfmt_buf in = { 0 }, raw = { 0 }, out = { 0 };
 	ZSTD_DCtx *dc = ZSTD_createDCtx();
-	uint64_t pos = 0, t0 = cpu_ns();
+	uint64_t pos = 0, t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), w0 = clock_ns(CLOCK_MONOTONIC);
 	int err = 0;
 
 	for (size_t i = 0; i < c->nr && !err; i++) {
@@ -206,7 +209,8 @@ static int copy_compacted(struct rec__compact *c, struct recfmt_compressor *zc, 
 			err = ECANCELED;
 			break;
 		}
-		if (dc && cpu_ns() - t0 < COMPACT_BUDGET_NS)
+		if (dc && clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0 < COMPACT_BUDGET_NS &&
+		    clock_ns(CLOCK_MONOTONIC) - w0 < COMPACT_BUDGET_WALL_NS)
 			b = recompress(zc, dc, rfd, f->off, (size_t)f->len, &in, &raw, &out);
 		if (b)
 			err = write_whole(tfd, b->data, b->len);
