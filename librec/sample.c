@@ -166,10 +166,31 @@ static NOINSTR uint32_t unwind(const ucontext_t *uc, uint64_t *f, uint32_t *flag
 }
 
 /*
+ * A larger ring for t (ring.h's growth; docs/DESIGN.md "Ring memory"), as
+ * probe.c's grow(): from mem.c's pool (a trylock), or, when the ring is
+ * full, mapped here (mmap: as a first probe in a handler does). Return:
+ * true if the ring grew.
+ */
+static NOINSTR bool grow(struct rec__thread *t, uint64_t from, bool full)
+{
+	uintptr_t seg = rec__mem_grow(rec__seg_make(t->ring.p.events, t->ring.p.mask + 1), full);
+
+	if (!seg)
+		return false;
+	if (!rec__ring_grow(&t->ring, seg, from)) {
+		rec__mem_put(seg); /* every retired slot taken: the writer is behind */
+		return false;
+	}
+	rec__writer_wake();
+	return true;
+}
+
+/*
  * Room for `need` in t's ring now: probe.c's room_or_sleep() without the
- * sleep (ring.h's refresh, flight mode's discard, a wake of the writer when
- * the ring fills); a sample never waits. Here, not in probe.c, so that
- * sample.c calls nothing that calls back into it (lifecycle.c).
+ * sleep (ring.h's refresh, a larger ring while REC_MEMORY allows, flight
+ * mode's discard, a wake of the writer when the ring fills); a sample never
+ * waits. Here, not in probe.c, so that sample.c calls nothing that calls
+ * back into it (lifecycle.c).
  */
 static NOINSTR bool room_nowait(struct rec__thread *t, uint64_t need)
 {
@@ -177,9 +198,15 @@ static NOINSTR bool room_nowait(struct rec__thread *t, uint64_t need)
 	uint64_t tail;
 
 	if (__atomic_load_n(&rec__flight_overwrite, __ATOMIC_RELAXED)) {
-		uint64_t chunk = (t->ring.p.mask + 1) / 8;
+		uint64_t chunk;
 		bool discarded = false, frozen = rec__flight_frozen_now();
 
+		/* Full: a larger ring first; then discard the oldest chunk. */
+		if (rec__ring_refresh_flight(&t->ring, need, 1, false, &discarded) == REC__RING_FULL &&
+		    grow(t, t->ring.discard, true) &&
+		    rec__ring_refresh_flight(&t->ring, need, 1, false, &discarded) == REC__RING_ROOM)
+			return true;
+		chunk = (t->ring.p.mask + 1) / 8;
 		room = rec__ring_refresh_flight(&t->ring, need, chunk ? chunk : 1, !frozen,
 						&discarded);
 		if (discarded && rec__flight_wake_on_discard)
@@ -187,6 +214,9 @@ static NOINSTR bool room_nowait(struct rec__thread *t, uint64_t need)
 		return room == REC__RING_ROOM;
 	}
 	room = rec__ring_refresh(&t->ring, need, &tail);
+	/* A quarter full or more: a larger ring, while REC_MEMORY allows. */
+	if (room != REC__RING_ROOM && grow(t, tail, room == REC__RING_FULL))
+		room = rec__ring_refresh(&t->ring, need, &tail);
 	if (room != REC__RING_ROOM && tail != t->ring.p.woke_tail) {
 		t->ring.p.woke_tail = tail; /* one wake per drain, as probe.c */
 		rec__writer_wake();

@@ -495,3 +495,24 @@ Test(sample, crash_capture_keeps_the_samples, .init = make_dir, .fini = remove_d
 	cr_assert(s.clean && s.has_crash && s.has_sampling);
 	cr_assert_gt(s.nr, 50, "%lu samples", (unsigned long)s.nr);
 }
+
+Test(sample, flight_crash_snapshot_holds_the_samples_of_its_window, .init = make_dir,
+     .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "abort", "300", NULL };
+	const char *env[] = { "REC_MODE=flight", "REC_WINDOW=10s", NULL };
+	char out[256], snap[256];
+	struct tu_child c;
+	static struct samples s;
+
+	snprintf(out, sizeof(out), "%s/flight-%%p-%%n.zst", dir);
+	run_sampled(argv, "997", out, env, 60000, TU_CHILD_CRASH, &c);
+	cr_assert_eq(c.status, 128 + 6, "SIGABRT: %d %s", c.status, c.err);
+	snprintf(snap, sizeof(snap), "%s/flight-%ld-1.zst", dir, printed(c.out, "pid"));
+	read_samples(snap, &s);
+	cr_assert(s.clean && s.has_crash && s.has_sampling, "%s", snap);
+	/* 300 ms of CPU at 997 Hz, all inside the 10 s window: the ring grew to keep
+	 * them rather than discard its oldest (a 16 KiB ring holds about 60). */
+	cr_assert_gt(s.nr, 150, "%lu samples", (unsigned long)s.nr);
+	cr_assert_geq(s.through_libc * 10, s.nr * 8);
+}
