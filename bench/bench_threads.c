@@ -9,7 +9,11 @@
  * and largest), the wall time of the scopes phase, and, from the trace,
  * the scopes recorded and dropped: every one of the N x S must be there.
  *
- * Usage: REC_OUTPUT=t.zst bench_threads [--threads=N] [--scopes=S] [--all]
+ * --snapshot, with REC_MODE=flight and REC_OUTPUT holding %n: after the
+ * scopes, while the threads are alive, rec_snapshot() writes snapshot 1,
+ * which is read instead (every thread's scopes must be in it).
+ *
+ * Usage: REC_OUTPUT=t.zst bench_threads [--threads=N] [--scopes=S] [--all] [--snapshot]
  * Exit: 0 when every scope is in the trace, 1 if some are missing.
  */
 #define _GNU_SOURCE
@@ -94,7 +98,8 @@ static int cmp_d(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	int n = 1000, all = 0;
+	int n = 1000, all = 0, snapshot = 0;
+	char path[4096];
 	pthread_t *th;
 	struct worker *wk;
 	double *us;
@@ -111,12 +116,22 @@ int main(int argc, char **argv)
 			nr_scopes = atoi(argv[i] + 9);
 		else if (!strcmp(argv[i], "--all"))
 			all = 1;
+		else if (!strcmp(argv[i], "--snapshot"))
+			snapshot = 1;
 		else
 			n = 0;
 	}
-	if (n < 1 || n > 100000 || nr_scopes < 2 || !out) {
-		fprintf(stderr, "usage: REC_OUTPUT=FILE bench_threads [--threads=N] [--scopes=S>=2] [--all]\n");
+	if (n < 1 || n > 100000 || nr_scopes < 2 || !out || (snapshot && !strstr(out, "%n"))) {
+		fprintf(stderr, "usage: REC_OUTPUT=FILE bench_threads [--threads=N] [--scopes=S>=2] "
+				"[--all] [--snapshot (REC_MODE=flight, FILE with %%n)]\n");
 		return 2;
+	}
+	snprintf(path, sizeof(path), "%s", out);
+	if (snapshot) {
+		char *at = strstr(path, "%n");
+
+		at[0] = '1';
+		memmove(at + 1, at + 2, strlen(at + 2) + 1);
 	}
 	th = calloc((size_t)n, sizeof(*th));
 	wk = calloc((size_t)n, sizeof(*wk));
@@ -147,6 +162,10 @@ int main(int argc, char **argv)
 	t1 = mono_ns();
 	rss1 = status_kib("VmRSS");
 	hwm = status_kib("VmHWM");
+	if (snapshot && (rec_snapshot("bench_threads") != 0 || rec_flush() != 0)) {
+		fprintf(stderr, "bench_threads: no snapshot\n");
+		return 2;
+	}
 	for (int i = 0; i < n; i++)
 		sem_post(&quit_sem);
 	for (int i = 0; i < n; i++)
@@ -155,16 +174,17 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		us[i] = wk[i].attach_us;
 	qsort(us, (size_t)n, sizeof(*us), cmp_d);
-	if (tr_load(out, &tr) != 0) {
-		fprintf(stderr, "bench_threads: cannot read %s\n", out);
+	if (tr_load(path, &tr) != 0) {
+		fprintf(stderr, "bench_threads: cannot read %s\n", path);
 		return 2;
 	}
 	recorded = tr_calls(&tr, "small");
 	dropped = tr_dropped(&tr);
-	printf("threads: %d live, %d scopes each, %s: RSS added by librec %.1f MiB "
+	printf("threads: %d live, %d scopes each, %s%s: RSS added by librec %.1f MiB "
 	       "(VmHWM %.1f MiB), attach median %.0f us, max %.0f us, scopes phase %.2f s; "
 	       "scopes recorded %llu of %llu, dropped %llu\n",
-	       n, nr_scopes, all ? "all at once" : "one after another", (double)(rss1 - rss0) / 1024,
+	       n, nr_scopes, all ? "all at once" : "one after another",
+	       snapshot ? ", flight snapshot" : "", (double)(rss1 - rss0) / 1024,
 	       (double)hwm / 1024, us[n / 2], us[n - 1], (double)(t1 - t0) / 1e9,
 	       (unsigned long long)recorded, (unsigned long long)n * (unsigned long long)nr_scopes,
 	       (unsigned long long)dropped);
