@@ -40,8 +40,30 @@ static struct {
 } pool[MAX_LOG2 + 1]; /* under pool_lock */
 static uint8_t pool_lock;
 static size_t used;	  /* bytes mapped for rings, the pool's included (atomic) */
-static size_t cap_bytes;  /* REC_MEMORY; set at start, under rec__g.lock */
-static unsigned first_log2, max_log2; /* ring sizes, in slots */
+/*
+ * REC_MEMORY and the ring sizes (log2 of their slots): set at each start
+ * (rec__mem_configure()), read by any thread: relaxed atomics, through
+ * cap(), first_l() and max_l(). A restart that changes them leaves the
+ * rings in use as they are; rings of sizes no longer in use are unmapped
+ * when given back.
+ */
+static size_t cap_bytes;
+static unsigned first_log2, max_log2;
+
+static size_t cap(void)
+{
+	return __atomic_load_n(&cap_bytes, __ATOMIC_RELAXED);
+}
+
+static unsigned first_l(void)
+{
+	return __atomic_load_n(&first_log2, __ATOMIC_RELAXED);
+}
+
+static unsigned max_l(void)
+{
+	return __atomic_load_n(&max_log2, __ATOMIC_RELAXED);
+}
 /* Bumped (release) by each rec__mem_put(): see rec__mem_gen(). */
 static uint32_t gen;
 
@@ -64,7 +86,7 @@ static void pool_unlock(void)
 /* How many rings of 2^l slots the pool holds at most (rings given back beyond it are unmapped). */
 static unsigned pool_cap(unsigned l)
 {
-	if (l == first_log2)
+	if (l == first_l())
 		return POOL_FIRST_CAP;
 	return ((size_t)1 << l) * sizeof(struct rec__event) <= POOL_SMALL_BYTES ? 2 * POOL_SMALL_WANT
 										 : POOL_OTHER_CAP;
@@ -73,9 +95,9 @@ static unsigned pool_cap(unsigned l)
 /* How many rings of 2^l slots the pool keeps ready (before REC_MEMORY's share). */
 static unsigned pool_want(unsigned l)
 {
-	if (l == first_log2)
+	if (l == first_l())
 		return REC__POOL_FIRST;
-	if (l < first_log2 || l > max_log2)
+	if (l < first_l() || l > max_l())
 		return 0;
 	return ((size_t)1 << l) * sizeof(struct rec__event) <= POOL_SMALL_BYTES ? POOL_SMALL_WANT : 1;
 }
@@ -168,12 +190,12 @@ static void evict_for(size_t b, size_t limit)
 void rec__mem_configure(size_t memory_bytes, size_t buffer_bytes)
 {
 	uint64_t slots = buffer_bytes / sizeof(struct rec__event);
+	unsigned max = (unsigned)__builtin_ctzll(slots);
+	unsigned first = (unsigned)__builtin_ctzll(REC__RING_FIRST_BYTES / sizeof(struct rec__event));
 
-	cap_bytes = memory_bytes;
-	max_log2 = (unsigned)__builtin_ctzll(slots);
-	first_log2 = (unsigned)__builtin_ctzll(REC__RING_FIRST_BYTES / sizeof(struct rec__event));
-	if (first_log2 > max_log2)
-		first_log2 = max_log2;
+	__atomic_store_n(&cap_bytes, memory_bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&max_log2, max, __ATOMIC_RELAXED);
+	__atomic_store_n(&first_log2, first < max ? first : max, __ATOMIC_RELAXED);
 }
 
 uintptr_t rec__mem_first(bool may_map)
@@ -181,23 +203,23 @@ uintptr_t rec__mem_first(bool may_map)
 	uintptr_t seg;
 
 	pool_lock_wait();
-	seg = pop(first_log2);
+	seg = pop(first_l());
 	if (!seg)
-		evict_for(((size_t)1 << first_log2) * sizeof(struct rec__event), cap_bytes);
+		evict_for(((size_t)1 << first_l()) * sizeof(struct rec__event), cap());
 	pool_unlock();
-	return seg || !may_map ? seg : map_ring(first_log2, cap_bytes);
+	return seg || !may_map ? seg : map_ring(first_l(), cap());
 }
 
 uintptr_t rec__mem_grow(uintptr_t cur, bool may_map)
 {
 	uintptr_t seg = 0;
 	unsigned l = (unsigned)(cur & 63), k = l;
-	size_t limit = cap_bytes / 4 * 3;
+	size_t limit = cap() / 4 * 3;
 
-	if (l >= max_log2)
+	if (l >= max_l())
 		return 0;
 	if (pool_trylock()) {
-		while (!seg && ++k <= max_log2)
+		while (!seg && ++k <= max_l())
 			seg = pop(k);
 		/* None ready: twice the ring, within three quarters of REC_MEMORY,
 		 * the pool's smaller rings given up for it if need be. */
@@ -214,7 +236,7 @@ static bool pool_push_locked(uintptr_t seg)
 {
 	unsigned l = (unsigned)(seg & 63);
 
-	if (l < first_log2 || l > max_log2 || pool[l].n >= pool_cap(l))
+	if (l < first_l() || l > max_l() || pool[l].n >= pool_cap(l))
 		return false;
 	pool[l].seg[pool[l].n++] = seg;
 	return true;
@@ -255,7 +277,7 @@ uint32_t rec__mem_gen(void)
  */
 void rec__mem_refill(size_t budget)
 {
-	size_t limit = cap_bytes / 4 * 3;
+	size_t limit = cap() / 4 * 3;
 
 	while (budget) {
 		size_t reserve_sum = 0;
@@ -285,12 +307,12 @@ void rec__mem_refill(size_t budget)
 			bool more;
 
 			reserve_sum += want * bytes;
-			if (reserve_sum > cap_bytes / 8)
+			if (reserve_sum > cap() / 8)
 				want = 0;
 			do {
 				seg = 0;
 				pool_lock_wait();
-				if (pool[l].n > want && (l < first_log2 || l > max_log2))
+				if (pool[l].n > want && (l < first_l() || l > max_l()))
 					seg = pool[l].seg[--pool[l].n];
 				more = pool[l].n < want;
 				pool_unlock();
