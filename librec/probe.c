@@ -200,13 +200,13 @@ NOINSTR static bool wait_for_room(struct rec__thread *t, uint64_t need, bool *wa
 NOINSTR static void push_counted(struct rec__thread *t, uint64_t head, uint64_t ticks, uint32_t code,
 			 const uint64_t *vals, uint32_t nr)
 {
-	struct recfmt_event *ev = &rec__events(t)[head & t->ring.p.mask];
+	struct recfmt_event *ev = &rec__own_slots(t)[head & t->ring.p.mask];
 
 	ev->ticks = ticks;
 	ev->code = code;
 	ev->aux = nr;
 	for (uint32_t i = 0; i < nr; i++) {
-		ev = &rec__events(t)[(head + 1 + i) & t->ring.p.mask];
+		ev = &rec__own_slots(t)[(head + 1 + i) & t->ring.p.mask];
 		ev->ticks = vals[i];
 		ev->code = 0; /* no event has code 0: site ids start at 1 */
 		ev->aux = i;
@@ -490,12 +490,12 @@ NOINSTR static void annot_push(struct rec__thread *t, uint32_t kind, uint32_t ar
 		annot_drop(t);
 		return;
 	}
-	ev = &rec__events(t)[head & t->ring.p.mask];
+	ev = &rec__own_slots(t)[head & t->ring.p.mask];
 	ev->ticks = rec__now_ticks(t); /* after any wait */
 	ev->code = REC__ANNOT_CODE;
 	ev->aux = aux;
 	for (uint32_t i = 1; i < n; i++) {
-		ev = &rec__events(t)[(head + i) & t->ring.p.mask];
+		ev = &rec__own_slots(t)[(head + i) & t->ring.p.mask];
 		if (kind == RECFMT_ANNOT_MESSAGE) {
 			uint32_t off = (i - 1) * 8, k = argbits - off < 8 ? argbits - off : 8;
 

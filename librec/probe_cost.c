@@ -38,7 +38,7 @@ NOINSTR static uint64_t inner_sum(const struct rec__thread *t)
 	uint64_t sum = 0;
 
 	for (uint32_t i = 0; i + 1 < 2 * BATCH; i += 2)
-		sum += rec__events(t)[i + 1].ticks - rec__events(t)[i].ticks;
+		sum += rec__own_slots(t)[i + 1].ticks - rec__own_slots(t)[i].ticks;
 	return sum;
 }
 

@@ -249,10 +249,12 @@ _Static_assert(offsetof(struct rec__thread, wr) % REC__CACHELINE == 0,
 
 /*
  * The ring's slots as the format sees them (same layout: probe.c asserts
- * it), for the producer (the owner thread). The writer reads them through
- * rec__ring_view() (ring.h: growth).
+ * it), for the producer only: the owner thread (or a signal handler on it)
+ * inside its window, which alone changes them (growth). Every other reader
+ * -- the writer, crash capture -- loads head first, then the slots through
+ * rec__ring_view() (ring.h: (C) then (G2)).
  */
-static inline struct recfmt_event *rec__events(const struct rec__thread *t)
+static inline struct recfmt_event *rec__own_slots(const struct rec__thread *t)
 {
 	return rec__ring_slots(&t->ring);
 }

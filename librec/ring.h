@@ -32,6 +32,10 @@
  * the writer) sit on separate cache lines so that the producer's stores do
  * not bounce the writer's line and vice versa.
  *
+ * The ring's memory changes as it grows (below: (G1)-(G3)): the consumer
+ * reads slots through its view, rec__ring_view(), loaded after head, never
+ * through the producer's events and mask.
+ *
  * Whole-scope drops (probe.c): `reserved` counts recorded enters whose exit
  * is still to come; an enter is recorded only if the ring has room for
  * itself, its own exit and every pending exit, so an exit always finds room

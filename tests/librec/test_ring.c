@@ -103,7 +103,7 @@ Test(ring, refresh_sets_the_soft_limit_then_the_hard_one_then_reports_full)
  */
 static struct rec__thread *fake_thread(void)
 {
-	struct rec__thread *t = aligned_alloc(64, sizeof(*t));
+	struct rec__thread *t = aligned_alloc(_Alignof(struct rec__thread), sizeof(*t));
 
 	cr_assert_not_null(t);
 	memset(t, 0, sizeof(*t));
@@ -125,7 +125,7 @@ static void flat_scope(void)
 Test(ring, a_full_ring_drops_whole_scopes_counts_each_and_keeps_room_for_exits)
 {
 	struct rec__thread *t = fake_thread();
-	const struct recfmt_event *ev = rec__events(t);
+	const struct recfmt_event *ev = rec__own_slots(t);
 
 	/* An outer scope stays open while inner scopes fill the ring: each inner
 	 * enter needs room for itself, its exit and the outer's exit. */
@@ -536,7 +536,7 @@ static void *flight_reader(void *arg)
 		}
 		last_head = head;
 		for (uint64_t i = lo; i < head; i++)
-			if (rec__events(t)[i & t->ring.p.mask].ticks != i)
+			if (rec__own_slots(t)[i & t->ring.p.mask].ticks != i)
 				fr->bad++;
 		fr->nr_read += head > lo ? head - lo : 0;
 		if (head < lo)
@@ -557,7 +557,7 @@ Test(ring, flight_producer_discards_never_overwrite_what_the_writer_holds)
 {
 	static struct rec__event slots[FLIGHT_SLOTS];
 	struct flight_race fr = { 0 };
-	struct rec__thread *t = aligned_alloc(REC__CACHELINE, sizeof(*t));
+	struct rec__thread *t = aligned_alloc(_Alignof(struct rec__thread), sizeof(*t));
 	pthread_t reader;
 	uint64_t i = 0, full = 0;
 
