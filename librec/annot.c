@@ -289,8 +289,9 @@ static int encode_samples(const struct rec__annot_split *s, size_t nr_rows, stru
 			  const struct rec__thread *t, uint64_t tail)
 {
 	static struct recfmt_samples_encoder enc;
-	const struct recfmt_event *slots = rec__events(t);
-	uint64_t mask = t->ring.p.mask, f[REC__SAMPLE_MAX_FRAMES];
+	struct rec__ring_view view = rec__ring_view(&t->ring); /* (G2): after the caller's (C) */
+	const struct recfmt_event *slots = view.ev;
+	uint64_t mask = view.mask, f[REC__SAMPLE_MAX_FRAMES];
 	bool begun = false;
 	int err = 0;
 

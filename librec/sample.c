@@ -242,12 +242,12 @@ static NOINSTR bool push(struct rec__thread *t, uint64_t ticks, uint32_t flags, 
 		rec__window_close(&t->ring.p);
 		return false;
 	}
-	ev = &rec__events(t)[head & t->ring.p.mask];
+	ev = &rec__own_slots(t)[head & t->ring.p.mask];
 	ev->ticks = ticks;
 	ev->code = REC__ANNOT_CODE;
 	ev->aux = aux;
 	for (uint32_t i = 0; i < n; i++) {
-		ev = &rec__events(t)[(head + 1 + i) & t->ring.p.mask];
+		ev = &rec__own_slots(t)[(head + 1 + i) & t->ring.p.mask];
 		ev->ticks = f[i];
 		ev->code = REC__ANNOT_CODE;
 		ev->aux = 0;
