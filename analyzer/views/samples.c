@@ -17,17 +17,19 @@
 #include "engine/front.h"
 #include "engine/symbols.h"
 
-/* A file's walk: its addresses' function ids (open addressing). */
-struct addr_slot {
+/* A file's walk: its addresses' function ids, in a map (hmap.h; the
+ * addresses are the file's: keyed). */
+struct addr_func {
 	uint64_t addr; /* the address named (frame 0's, or a return address - 1) */
-	uint32_t func; /* id + 1; 0: empty */
+	uint32_t func; /* its function's id */
 };
 
 struct walk_ctx {
 	struct tt_samples *s;
 	uint32_t file;
-	struct addr_slot *addrs;
-	uint32_t addr_mask, nr_addrs;
+	struct addr_func *addrs;
+	uint32_t nr_addrs, cap_addrs;
+	struct tt_hmap addr_map;
 	uint32_t *ids; /* the current sample's function ids */
 	size_t cap_ids;
 };
@@ -37,69 +39,61 @@ static uint32_t key_hash(const char *key, const char *module)
 	return tt_hash_bytes(key, strlen(key)) ^ tt_hash_u32(tt_hash_bytes(module, strlen(module)));
 }
 
-static void rehash(uint32_t **tab, uint32_t *mask, uint32_t n, const void *items, size_t size,
-		   size_t hash_off)
-{
-	uint32_t m = *tab ? 2 * *mask + 1 : 255, h, sl;
+struct func_key {
+	const struct tt_samples *s;
+	const char *key, *module;
+};
 
-	if (*tab && 2 * (uint64_t)n <= *mask) {
-		/* Room enough: only the new entry, n - 1, goes in. */
-		memcpy(&h, (const char *)items + (n - 1) * size + hash_off, sizeof(h));
-		for (sl = h & *mask; (*tab)[sl]; sl = (sl + 1) & *mask)
-			;
-		(*tab)[sl] = n;
-		return;
-	}
-	while (2 * (uint64_t)n > m)
-		m = 2 * m + 1;
-	free(*tab);
-	*tab = tt_xcalloc((size_t)m + 1, sizeof(**tab));
-	*mask = m;
-	for (uint32_t i = 0; i < n; i++) {
-		memcpy(&h, (const char *)items + i * size + hash_off, sizeof(h));
-		sl = h & m;
-		while ((*tab)[sl])
-			sl = (sl + 1) & m;
-		(*tab)[sl] = i + 1;
-	}
+static bool func_eq(const void *ctx, uint32_t id)
+{
+	const struct func_key *k = ctx;
+	const struct tt_sfunc *f = &k->s->funcs[id];
+
+	return !strcmp(f->key, k->key) && !strcmp(f->module, k->module);
 }
 
 /* The id of function (key, module), added when new. */
 static uint32_t func_id(struct tt_samples *s, const char *key, const char *module)
 {
-	uint32_t h = key_hash(key, module), sl;
+	const struct func_key k = { s, key, module };
+	uint32_t h = key_hash(key, module), id = tt_hmap_find(&s->func_map, h, func_eq, &k);
 
-	if (s->func_hash)
-		for (sl = h & s->func_mask; s->func_hash[sl]; sl = (sl + 1) & s->func_mask) {
-			const struct tt_sfunc *f = &s->funcs[s->func_hash[sl] - 1];
-
-			if (f->hash == h && !strcmp(f->key, key) && !strcmp(f->module, module))
-				return s->func_hash[sl] - 1;
-		}
+	if (id != TT_HMAP_NONE)
+		return id;
 	if (s->nr_funcs == s->cap_funcs) {
 		s->cap_funcs = s->cap_funcs ? 2 * s->cap_funcs : 256;
 		s->funcs = tt_xrealloc(s->funcs, s->cap_funcs * sizeof(*s->funcs));
 	}
+	tt_hmap_put(&s->func_map, h, s->nr_funcs);
 	struct tt_sfunc *f = &s->funcs[s->nr_funcs++];
 
 	memset(f, 0, sizeof(*f));
 	f->key = tt_xstrndup(key, strlen(key));
 	f->module = tt_xstrndup(module, strlen(module));
 	f->hash = h;
-	rehash(&s->func_hash, &s->func_mask, s->nr_funcs, s->funcs, sizeof(*s->funcs),
-	       offsetof(struct tt_sfunc, hash));
 	return s->nr_funcs - 1;
+}
+
+struct addr_key {
+	const struct walk_ctx *w;
+	uint64_t addr;
+};
+
+static bool addr_eq(const void *ctx, uint32_t id)
+{
+	const struct addr_key *k = ctx;
+
+	return k->w->addrs[id].addr == k->addr;
 }
 
 /* The function holding addr in the walk's file. */
 static uint32_t addr_func(struct walk_ctx *w, struct tt_trace *tr, uint64_t addr)
 {
-	uint32_t h = tt_hash_u32((uint32_t)addr ^ tt_hash_u32((uint32_t)(addr >> 32))), sl;
+	const struct addr_key k = { w, addr };
+	uint32_t h = tt_hash_u64(addr), id = tt_hmap_find(&w->addr_map, h, addr_eq, &k);
 
-	if (w->addrs)
-		for (sl = h & w->addr_mask; w->addrs[sl].func; sl = (sl + 1) & w->addr_mask)
-			if (w->addrs[sl].addr == addr)
-				return w->addrs[sl].func - 1;
+	if (id != TT_HMAP_NONE)
+		return w->addrs[id].func;
 	char name[512], loc[512], key[1100];
 	const char *module = "";
 
@@ -123,49 +117,41 @@ static uint32_t addr_func(struct walk_ctx *w, struct tt_trace *tr, uint64_t addr
 		snprintf(key, sizeof(key), "%s", name);
 	uint32_t f = func_id(w->s, key, module);
 
-	if (!w->addrs || 2 * (uint64_t)(w->nr_addrs + 1) > w->addr_mask) {
-		uint32_t m = w->addrs ? 2 * w->addr_mask + 1 : 1023;
-		struct addr_slot *old = w->addrs;
-		uint32_t old_mask = w->addr_mask;
-
-		w->addrs = tt_xcalloc((size_t)m + 1, sizeof(*w->addrs));
-		w->addr_mask = m;
-		if (old) {
-			for (uint32_t i = 0; i <= old_mask; i++)
-				if (old[i].func) {
-					uint64_t a = old[i].addr;
-					uint32_t hh = tt_hash_u32((uint32_t)a ^ tt_hash_u32((uint32_t)(a >> 32)));
-
-					for (sl = hh & m; w->addrs[sl].func; sl = (sl + 1) & m)
-						;
-					w->addrs[sl] = old[i];
-				}
-			free(old);
-		}
+	if (w->nr_addrs == w->cap_addrs) {
+		w->cap_addrs = w->cap_addrs ? 2 * w->cap_addrs : 1024;
+		w->addrs = tt_xrealloc(w->addrs, w->cap_addrs * sizeof(*w->addrs));
 	}
-	for (sl = h & w->addr_mask; w->addrs[sl].func; sl = (sl + 1) & w->addr_mask)
-		;
-	w->addrs[sl].addr = addr;
-	w->addrs[sl].func = f + 1;
-	w->nr_addrs++;
+	tt_hmap_put(&w->addr_map, h, w->nr_addrs);
+	w->addrs[w->nr_addrs++] = (struct addr_func){ addr, f };
 	return f;
+}
+
+/* Function ids are the analyzer's: a fixed mix serves (hmap.h). */
+struct stack_key {
+	const struct tt_samples *s;
+	const uint32_t *ids;
+	uint32_t n;
+};
+
+static bool stack_eq(const void *ctx, uint32_t id)
+{
+	const struct stack_key *k = ctx;
+	const struct tt_sstack *st = &k->s->stacks[id];
+
+	return st->n == k->n && !memcmp(k->s->frames + st->at, k->ids, k->n * sizeof(*k->ids));
 }
 
 /* The id of the stack of n function ids, added when new. */
 static uint32_t stack_id(struct tt_samples *s, const uint32_t *ids, uint32_t n)
 {
-	uint32_t h = n, sl;
+	const struct stack_key k = { s, ids, n };
+	uint32_t h = n, id;
 
 	for (uint32_t i = 0; i < n; i++)
 		h = tt_hash_u32(h ^ ids[i]);
-	if (s->stack_hash)
-		for (sl = h & s->stack_mask; s->stack_hash[sl]; sl = (sl + 1) & s->stack_mask) {
-			const struct tt_sstack *st = &s->stacks[s->stack_hash[sl] - 1];
-
-			if (st->hash == h && st->n == n &&
-			    !memcmp(s->frames + st->at, ids, n * sizeof(*ids)))
-				return s->stack_hash[sl] - 1;
-		}
+	id = tt_hmap_find(&s->stack_map, h, stack_eq, &k);
+	if (id != TT_HMAP_NONE)
+		return id;
 	if (s->nr_frames + n > s->cap_frames) {
 		while (s->nr_frames + n > s->cap_frames)
 			s->cap_frames = s->cap_frames ? 2 * s->cap_frames : 4096;
@@ -182,8 +168,7 @@ static uint32_t stack_id(struct tt_samples *s, const uint32_t *ids, uint32_t n)
 	st->hash = h;
 	memcpy(s->frames + s->nr_frames, ids, n * sizeof(*ids));
 	s->nr_frames += n;
-	rehash(&s->stack_hash, &s->stack_mask, s->nr_stacks, s->stacks, sizeof(*s->stacks),
-	       offsetof(struct tt_sstack, hash));
+	tt_hmap_put(&s->stack_map, h, s->nr_stacks - 1);
 	return s->nr_stacks - 1;
 }
 
@@ -418,6 +403,7 @@ static enum tt_status read_file(struct tt_samples *s, const struct tt_options *o
 	f->tr.sample_ctx = &w;
 	st = tt_trace_walk(&f->tr, NULL, NULL, msg, msg_bytes);
 	free(w.addrs);
+	tt_hmap_fini(&w.addr_map);
 	free(w.ids);
 	f->tr.on_sample = NULL;
 	if (st != TT_OK)
@@ -560,10 +546,10 @@ void tt_samples_fini(struct tt_samples *s)
 		free(s->funcs[f].module);
 	}
 	free(s->funcs);
-	free(s->func_hash);
+	tt_hmap_fini(&s->func_map);
 	free(s->frames);
 	free(s->stacks);
-	free(s->stack_hash);
+	tt_hmap_fini(&s->stack_map);
 	free(s->rows);
 	tt_labels_fini(&s->labels);
 	memset(s, 0, sizeof(*s));

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/hmap.h"
 #include "engine/events.h"
 #include "engine/filter.h"
 #include "engine/report.h"
@@ -63,12 +64,12 @@ struct tt_samples {
 	unsigned nr_files;
 	struct tt_sfunc *funcs;
 	uint32_t nr_funcs, cap_funcs;
-	uint32_t *func_hash, func_mask; /* index + 1 */
+	struct tt_hmap func_map; /* hmap.h: funcs by (key, module) */
 	uint32_t *frames;
 	size_t nr_frames, cap_frames;
 	struct tt_sstack *stacks;
 	uint32_t nr_stacks, cap_stacks;
-	uint32_t *stack_hash, stack_mask;
+	struct tt_hmap stack_map; /* hmap.h: stacks by their function ids */
 	struct tt_srow *rows; /* the kept samples, by file and then in file order */
 	size_t nr_rows, cap_rows;
 	uint64_t nr_read;      /* samples in the files, kept or not */
