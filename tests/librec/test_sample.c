@@ -421,6 +421,19 @@ Test(sample, exec_in_a_chain_never_kills_the_new_program, .init = make_dir, .fin
 	cr_assert_eq(rec_lines(c.err), 0, "%s", c.err);
 }
 
+Test(sample, exec_in_a_chain_on_cpu_timers_never_kills_the_new_program, .init = make_dir,
+     .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("SECCOMP_NOPERF"), env_or_fail("PROG_SAMPLE"), "exec",
+			       "40", NULL };
+	struct tu_child c;
+
+	run_sampled(argv, "20000", "/dev/null", NULL, 120000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	/* Each program of the chain says once that it samples on timers. */
+	cr_assert_eq(rec_lines(c.err), 41, "%s", c.err);
+}
+
 Test(sample, host_sigprof_profiler_keeps_its_signal, .init = make_dir, .fini = remove_dir)
 {
 	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "sigprof", "400", NULL };
