@@ -423,8 +423,10 @@ static int cmp_trees(const void *pa, const void *pb)
 
 static void sort_trees(struct tt_calltree *ct)
 {
-	struct tree_key *k = tt_xcalloc(ct->nr_trees ? ct->nr_trees : 1, sizeof(*k));
-	struct tt_ctree *sorted = tt_xcalloc(ct->nr_trees ? ct->nr_trees : 1, sizeof(*sorted));
+	if (!ct->nr_trees)
+		return;
+	struct tree_key *k = tt_xcalloc(ct->nr_trees, sizeof(*k));
+	struct tt_ctree *sorted = tt_xcalloc(ct->nr_trees, sizeof(*sorted));
 
 	for (uint32_t i = 0; i < ct->nr_trees; i++) {
 		const struct tt_ctree *t = &ct->trees[i];

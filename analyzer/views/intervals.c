@@ -265,8 +265,10 @@ enum tt_status tt_intervals_run(struct tt_intervals *iv, const struct tt_options
 	/* Per thread and name, in interval order: cumulative rounding. */
 	n = iv->all.nr_cells;
 	cells = tt_xrealloc(NULL, n * sizeof(*cells));
-	memcpy(cells, iv->all.cells, n * sizeof(*cells));
-	qsort(cells, n, sizeof(*cells), cmp_cells);
+	if (n) { /* memcpy() and qsort() take no null pointer, even for 0 bytes */
+		memcpy(cells, iv->all.cells, n * sizeof(*cells));
+		qsort(cells, n, sizeof(*cells), cmp_cells);
+	}
 	iv->rows = tt_xrealloc(NULL, n * sizeof(*iv->rows));
 	iv->labels = tt_xrealloc(NULL, (iv->rep.tr.nr_threads + 1) * sizeof(*iv->labels));
 	for (uint32_t t = 0; t < iv->rep.tr.nr_threads; t++) {

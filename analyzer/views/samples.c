@@ -166,7 +166,8 @@ static uint32_t stack_id(struct tt_samples *s, const uint32_t *ids, uint32_t n)
 	st->at = (uint32_t)s->nr_frames;
 	st->n = n;
 	st->hash = h;
-	memcpy(s->frames + s->nr_frames, ids, n * sizeof(*ids));
+	if (n) /* an empty stack: s->frames may still be NULL */
+		memcpy(s->frames + s->nr_frames, ids, n * sizeof(*ids));
 	s->nr_frames += n;
 	tt_hmap_put(&s->stack_map, h, s->nr_stacks - 1);
 	return s->nr_stacks - 1;
@@ -310,6 +311,8 @@ static void merge_spans(struct within_thread *t)
 {
 	size_t k = 0;
 
+	if (!t->n)
+		return;
 	qsort(t->spans, t->n, sizeof(*t->spans), by_lo);
 	for (size_t i = 0; i < t->n; i++) {
 		if (k && t->spans[i].lo <= t->spans[k - 1].hi) {
@@ -600,7 +603,8 @@ struct tt_sfolded *tt_samples_folded(const struct tt_samples *s, const struct tt
 		f[n].samples = 1;
 		n++;
 	}
-	qsort(f, n, sizeof(*f), by_path);
+	if (n)
+		qsort(f, n, sizeof(*f), by_path);
 	for (size_t i = 0; i < n; i++) {
 		if (k && !strcmp(f[k - 1].path, f[i].path)) {
 			f[k - 1].samples++;

@@ -14,6 +14,14 @@
 
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define RECORD_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RECORD_UNDER_ASAN 1
+#endif
+#endif
+
 static const char *trace, *envf;
 
 static void setup(void)
@@ -22,6 +30,18 @@ static void setup(void)
 	envf = tu_path(1, "record.env");
 	unsetenv("LD_PRELOAD");
 	unsetenv("REC_LIBRARY");
+#ifdef RECORD_UNDER_ASAN
+	/* Under ASan, the sanitized librectrace.so that record preloads comes
+	 * before the ASan runtime it needs in the commands it runs. */
+	static char asan[1024];
+	const char *cur = getenv("ASAN_OPTIONS");
+
+	if (!cur || !strstr(cur, "verify_asan_link_order")) {
+		snprintf(asan, sizeof(asan), "%s%sverify_asan_link_order=0", cur ? cur : "",
+			 cur ? ":" : "");
+		setenv("ASAN_OPTIONS", asan, 1);
+	}
+#endif
 }
 
 static void teardown(void)
