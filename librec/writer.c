@@ -672,31 +672,15 @@ static void snap_cap_locked(void)
 }
 
 /*
- * Drains one thread's ring, or a turn of it (below: then w->more is set).
- * Return: true if the ring was more than a quarter full (the writer is
- * behind: it should come back without sleeping, and compress fast).
+ * The scopes this thread dropped in this file, as of now (a snapshot: as of
+ * its window's end), less those dropped while a trigger froze the rings
+ * after it (flight.c).
  */
-static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, uint64_t now_ticks,
-			 bool *ended)
+static uint64_t thread_dropped(const struct writer *w, const struct rec__thread *t)
 {
-	/* Pairs with the release store in thread_exit(): then head is final. */
-	bool dead = __atomic_load_n(&t->reg.dead, __ATOMIC_ACQUIRE);
-	/* REC_MODE=flight: a thread new since the snapshot began: hold its ring first. */
-	uint64_t new_hold = snap_open(w) && t->ring.tail == REC__RING_FREE ? rec__flight_hold(t, 0) : 0;
-	(void)new_hold;
-	/*
-	 * Every event below this head was recorded before now; those above
-	 * it, drained next time, after: their age is measured from here
-	 * (frame_due()), not from the start of a pass that may be long.
-	 */
-	uint64_t head_ns = mono_ns();
-	uint64_t head = rec__ring_peek(&t->ring); /* (C) */
-	uint64_t since_ns = t->wr.drained_ns ? t->wr.drained_ns : w->prev_pass_ns;
-	uint64_t tail = t->ring.tail;
 	uint64_t dropped = snap_counted(w, __atomic_load_n(&t->ring.p.nr_dropped, __ATOMIC_RELAXED),
 					t->wr.snap_cap_dropped) - t->wr.nr_dropped_base;
-	/* A snapshot without REC_AFTER ends at its trigger: scopes dropped while
-	 * the trigger froze the rings came after it (flight.c). */
+	/* A snapshot without REC_AFTER ends at its trigger. */
 	uint64_t frozen = snap_open(w) && w->snap_rec.window_end_ticks == w->snap_rec.trigger_ticks
 				  ? snap_counted(w, __atomic_load_n(&t->own.nr_dropped_frozen,
 								    __ATOMIC_RELAXED),
@@ -704,40 +688,22 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 				  : 0;
 
 	dropped -= frozen < dropped ? frozen : dropped;
+	return dropped;
+}
 
-	/* A snapshot holds its window only (flight.c); the ring is held from tail on. */
-	if (snap_open(w))
-		head = rec__flight_window_index(t, tail, head, w->snap_rec.window_end_ticks + 1);
-	/* The ring that holds the slots below head (ring.h: growth): (G2) after (C). */
-	uint64_t mask = rec__ring_view(&t->ring).mask;
-	bool busy = head != tail && head - tail > (mask + 1) / 4;
-	/* Slots an event takes: set before the thread was registered. */
-	uint64_t group = t->reg.ctr ? 1 + (uint64_t)t->reg.ctr->nr : 1;
-	/*
-	 * A turn: at most an eighth of the ring at a time from a live thread
-	 * (whole groups), so that after the writer was kept off the CPU every
-	 * ring gets drained a little at once instead of the last one waiting
-	 * for the others to be emptied (and filling up meanwhile): the pass
-	 * comes back without sleeping for the rest (w->more). A stop or flush
-	 * drains everything. Longer than HOLD_MAX_EVENTS, so that a turn
-	 * always consumes some events (encode_ring()'s REC_MIN_NS hold-back):
-	 * else a turn of young enters would be read again and again, the
-	 * writer spinning and a blocked producer waiting, until they aged.
-	 */
-	uint64_t turn = (mask + 1) / 8;
-	uint64_t stop = head;
+/*
+ * Encodes the slots [tail, stop) of a thread's ring piece by piece (a piece
+ * capped so that a frame stays under its size limit), releasing each to the
+ * producer and writing a frame when one is full or due. last: the thread
+ * ended or the recording stops, so the piece ending at head is final.
+ * Return: 0 or a negative errno.
+ */
+static int drain_pieces(struct writer *w, struct rec__thread *t, uint64_t tail, uint64_t stop,
+			uint64_t head, bool last, uint64_t now_ticks, uint64_t group,
+			uint64_t since_ns)
+{
 	int err = 0;
 
-	if (turn < HOLD_MAX_EVENTS(mask))
-		turn = HOLD_MAX_EVENTS(mask);
-	turn = (turn + group) / group * group; /* whole groups, more than both */
-	if (!final && !dead && head - tail > turn) {
-		stop = tail + turn;
-		w->more = true;
-	} else {
-		t->wr.drained_ns = head_ns; /* every event below head is drained */
-	}
-	/* Cap one block so that a frame stays under its size limit. */
 	while (stop != tail && !err) {
 		uint64_t n = stop - tail;
 
@@ -775,7 +741,7 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 			 * pass does. Only the last piece can be final (stop, flush,
 			 * thread ended): an earlier one may end inside an activation.
 			 */
-			err = encode_ring(w, t, tail, tail + n, (final || dead) && tail + n == head,
+			err = encode_ring(w, t, tail, tail + n, last && tail + n == head,
 					  now_ticks, &written, &consumed);
 		}
 		/* REC_LIVE sees every event consumed, filtered or not. */
@@ -793,8 +759,21 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 		if (held)
 			break;
 	}
-	if (!err && (dropped != t->wr.nr_dropped_written ||
-		     t->wr.nr_filtered_written != t->wr.nr_filtered_reported)) {
+	return err;
+}
+
+/*
+ * The thread's counts in this file, each when it changed: drops, REC_OVERFLOW
+ * waits, annotations and samples not recorded, and its THREAD_END once it
+ * ended. Return: 0 or a negative errno.
+ */
+static int write_thread_counts(struct writer *w, struct rec__thread *t, uint64_t dropped,
+			       bool dead)
+{
+	int err = 0;
+
+	if (dropped != t->wr.nr_dropped_written ||
+	    t->wr.nr_filtered_written != t->wr.nr_filtered_reported) {
 		/* The 1.1 nr_filtered field only when REC_MIN_NS is in force. */
 		if (w->min_ticks)
 			err = recfmt_encode_drops_filtered(&w->body, t->reg.serial, dropped,
@@ -858,6 +837,68 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 		w->nr_filtered_exited += t->wr.nr_filtered_written;
 		note_pending(w);
 	}
+	return err;
+}
+
+/*
+ * Drains one thread's ring, or a turn of it (below: then w->more is set).
+ * Return: true if the ring was more than a quarter full (the writer is
+ * behind: it should come back without sleeping, and compress fast).
+ */
+static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, uint64_t now_ticks,
+			 bool *ended)
+{
+	/* Pairs with the release store in thread_exit(): then head is final. */
+	bool dead = __atomic_load_n(&t->reg.dead, __ATOMIC_ACQUIRE);
+	/* REC_MODE=flight: a thread new since the snapshot began: hold its ring first. */
+	uint64_t new_hold = snap_open(w) && t->ring.tail == REC__RING_FREE ? rec__flight_hold(t, 0) : 0;
+	(void)new_hold;
+	/*
+	 * Every event below this head was recorded before now; those above
+	 * it, drained next time, after: their age is measured from here
+	 * (frame_due()), not from the start of a pass that may be long.
+	 */
+	uint64_t head_ns = mono_ns();
+	uint64_t head = rec__ring_peek(&t->ring); /* (C) */
+	uint64_t since_ns = t->wr.drained_ns ? t->wr.drained_ns : w->prev_pass_ns;
+	uint64_t tail = t->ring.tail;
+	uint64_t dropped = thread_dropped(w, t);
+
+	/* A snapshot holds its window only (flight.c); the ring is held from tail on. */
+	if (snap_open(w))
+		head = rec__flight_window_index(t, tail, head, w->snap_rec.window_end_ticks + 1);
+	/* The ring that holds the slots below head (ring.h: growth): (G2) after (C). */
+	uint64_t mask = rec__ring_view(&t->ring).mask;
+	bool busy = head != tail && head - tail > (mask + 1) / 4;
+	/* Slots an event takes: set before the thread was registered. */
+	uint64_t group = t->reg.ctr ? 1 + (uint64_t)t->reg.ctr->nr : 1;
+	/*
+	 * A turn: at most an eighth of the ring at a time from a live thread
+	 * (whole groups), so that after the writer was kept off the CPU every
+	 * ring gets drained a little at once instead of the last one waiting
+	 * for the others to be emptied (and filling up meanwhile): the pass
+	 * comes back without sleeping for the rest (w->more). A stop or flush
+	 * drains everything. Longer than HOLD_MAX_EVENTS, so that a turn
+	 * always consumes some events (encode_ring()'s REC_MIN_NS hold-back):
+	 * else a turn of young enters would be read again and again, the
+	 * writer spinning and a blocked producer waiting, until they aged.
+	 */
+	uint64_t turn = (mask + 1) / 8;
+	uint64_t stop = head;
+	int err;
+
+	if (turn < HOLD_MAX_EVENTS(mask))
+		turn = HOLD_MAX_EVENTS(mask);
+	turn = (turn + group) / group * group; /* whole groups, more than both */
+	if (!final && !dead && head - tail > turn) {
+		stop = tail + turn;
+		w->more = true;
+	} else {
+		t->wr.drained_ns = head_ns; /* every event below head is drained */
+	}
+	err = drain_pieces(w, t, tail, stop, head, final || dead, now_ticks, group, since_ns);
+	if (!err)
+		err = write_thread_counts(w, t, dropped, dead);
 	if (err) {
 		pthread_mutex_lock(&rec__g.lock);
 		fail_locked(w, -err);
