@@ -583,14 +583,26 @@ static int real_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(vo
 	return S.real_create(th, attr, fn, arg);
 }
 
-/* librec's own threads (the writer): never sampled. */
+#if defined(REC_GLIBC_HOOK_VERSION) && !defined(REC_NO_THREAD_HOOK)
+#define REC__THREAD_HOOK 1
+#endif
+
+/*
+ * librec's own threads (the writer): never sampled. In a ThreadSanitizer
+ * build, the plain call, which reaches TSan's interceptor (real_create()'s
+ * RTLD_NEXT would pass it by).
+ */
 int rec__pthread_create_internal(pthread_t *th, const pthread_attr_t *attr,
 				 void *(*fn)(void *), void *arg)
 {
 	int err;
 
 	creating_internal = 1;
+#ifndef REC_NO_THREAD_HOOK
 	err = real_create(th, attr, fn, arg);
+#else
+	err = pthread_create(th, attr, fn, arg);
+#endif
 	creating_internal = 0;
 	return err;
 }
@@ -614,7 +626,7 @@ __attribute__((unused)) static int create_armed(pthread_t *th, const pthread_att
 	return err;
 }
 
-#if defined(REC_GLIBC_HOOK_VERSION)
+#ifdef REC__THREAD_HOOK
 /*
  * pthread_create() as the program calls it, in librectrace.so only: the
  * dynamic linker matches a versioned reference by the version's name and

@@ -197,8 +197,11 @@ Test(honest, attach_and_ring_growth_of_8_fresh_threads_fault_nothing_inside_a_sc
 	cr_assert_eq(rec_stop(), 0);
 	for (int i = 0; i < GROW_THREADS; i++) {
 		cr_assert_geq(f[i].attach, 1, "thread %d: its attach faulted nothing?", i);
-		cr_assert_eq(f[i].inside, 0, "thread %d: %ld minor faults inside its outer scope", i,
-			     f[i].inside);
+		/* At most 2, the bound of issue 14 (docs/DESIGN.md, "First
+		 * activation"): a ring taken from outside the pool would fault
+		 * each of its pages (8 or more). 0 in most runs, 1 in some. */
+		cr_assert_leq(f[i].inside, 2, "thread %d: %ld minor faults inside its outer scope", i,
+			      f[i].inside);
 	}
 	cr_assert_eq(tr_load(out, &tr), 0);
 	cr_assert_eq(tr_calls(&tr, "outer") + tr_calls(&tr, "empty") + tr_dropped(&tr),
