@@ -56,7 +56,8 @@ void tt_pf_init(struct tt_pf *w, FILE *f)
 	w->next_seq = 1;
 }
 
-int tt_pf_flush(struct tt_pf *w)
+/* Writes the buffer out (unless a write failed before) and empties it. */
+static void write_buffer(struct tt_pf *w)
 {
 	if (w->pb.n && !w->err) {
 		if (fwrite(w->pb.p, 1, w->pb.n, w->f) != w->pb.n)
@@ -65,6 +66,18 @@ int tt_pf_flush(struct tt_pf *w)
 			w->bytes += w->pb.n;
 	}
 	tt_pb_clear(&w->pb);
+}
+
+/* After a packet: the buffer goes out once it holds FLUSH_BYTES. */
+static inline void packet_done(struct tt_pf *w)
+{
+	if (w->pb.n >= FLUSH_BYTES && !w->err)
+		write_buffer(w);
+}
+
+int tt_pf_flush(struct tt_pf *w)
+{
+	write_buffer(w);
 	if (!w->err && fflush(w->f) != 0)
 		w->err = errno ? -errno : -EIO;
 	return w->err;
@@ -79,13 +92,7 @@ static void packet_begin(struct tt_pf *w)
 static void packet_end(struct tt_pf *w)
 {
 	tt_pb_end(&w->pb);
-	if (w->pb.n >= FLUSH_BYTES && !w->err) {
-		if (fwrite(w->pb.p, 1, w->pb.n, w->f) != w->pb.n)
-			w->err = errno ? -errno : -EIO;
-		else
-			w->bytes += w->pb.n;
-		tt_pb_clear(&w->pb);
-	}
+	packet_done(w);
 }
 
 void tt_pf_process(struct tt_pf *w, uint64_t uuid, int32_t pid, const char *name)
@@ -104,15 +111,20 @@ void tt_pf_process(struct tt_pf *w, uint64_t uuid, int32_t pid, const char *name
 	packet_end(w);
 }
 
-void tt_pf_thread(struct tt_pf *w, struct tt_pf_seq *s, uint64_t uuid, int32_t pid,
-		  int32_t tid, const char *name, uint64_t base_ns)
+/*
+ * Starts sequence s: a packet that clears its state and defines its
+ * incremental clock from base_ns, then its defaults packet (that clock, and
+ * for a thread's sequence its track's uuid), left open for the caller to
+ * add to and end with packet_end().
+ */
+static void seq_start(struct tt_pf *w, struct tt_pf_seq *s, bool on_track, uint64_t uuid,
+		      uint64_t base_ns)
 {
 	memset(s, 0, sizeof(*s));
 	s->id = w->next_seq++;
 	s->uuid = uuid;
 	s->last_ns = base_ns;
 
-	/* Clear the sequence's state and define its incremental clock. */
 	packet_begin(w);
 	tt_pb_varint(&w->pb, TP_SEQ_ID, s->id);
 	tt_pb_varint(&w->pb, TP_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
@@ -129,16 +141,24 @@ void tt_pf_thread(struct tt_pf *w, struct tt_pf_seq *s, uint64_t uuid, int32_t p
 	tt_pb_end(&w->pb);
 	packet_end(w);
 
-	/* Defaults for its events, and its track. */
 	packet_begin(w);
 	tt_pb_varint(&w->pb, TP_SEQ_ID, s->id);
 	tt_pb_varint(&w->pb, TP_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
 	tt_pb_begin(&w->pb, TP_DEFAULTS);
 	tt_pb_varint(&w->pb, DEF_CLOCK_ID, CLOCK_SEQ);
-	tt_pb_begin(&w->pb, DEF_TRACK_EVENT);
-	tt_pb_varint(&w->pb, TED_TRACK_UUID, uuid);
+	if (on_track) {
+		tt_pb_begin(&w->pb, DEF_TRACK_EVENT);
+		tt_pb_varint(&w->pb, TED_TRACK_UUID, uuid);
+		tt_pb_end(&w->pb);
+	}
 	tt_pb_end(&w->pb);
-	tt_pb_end(&w->pb);
+}
+
+void tt_pf_thread(struct tt_pf *w, struct tt_pf_seq *s, uint64_t uuid, int32_t pid,
+		  int32_t tid, const char *name, uint64_t base_ns)
+{
+	seq_start(w, s, true, uuid, base_ns);
+	/* The defaults packet also describes the thread's track. */
 	tt_pb_begin(&w->pb, TP_TRACK_DESCRIPTOR);
 	tt_pb_varint(&w->pb, TD_UUID, uuid);
 	tt_pb_begin(&w->pb, TD_THREAD);
@@ -163,29 +183,6 @@ static void event_packet(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns)
 	tt_pb_varint(&w->pb, TP_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
 }
 
-/* Interns name on s with the packet if it is new there. */
-static void intern(struct tt_pf *w, struct tt_pf_seq *s, uint32_t id, const char *name,
-		   size_t len)
-{
-	if (id >= s->nr_interned_bits) {
-		uint32_t bits = s->nr_interned_bits ? s->nr_interned_bits : 256;
-		while (bits <= id)
-			bits *= 2;
-		s->interned = tt_xrealloc(s->interned, bits / 8);
-		memset(s->interned + s->nr_interned_bits / 8, 0, (bits - s->nr_interned_bits) / 8);
-		s->nr_interned_bits = bits;
-	}
-	if (s->interned[id / 8] & (1u << (id % 8)))
-		return;
-	s->interned[id / 8] |= (uint8_t)(1u << (id % 8));
-	tt_pb_begin(&w->pb, TP_INTERNED_DATA);
-	tt_pb_begin(&w->pb, ID_EVENT_NAMES);
-	tt_pb_varint(&w->pb, EN_IID, (uint64_t)id + 1);
-	tt_pb_bytes(&w->pb, EN_NAME, name, len);
-	tt_pb_end(&w->pb);
-	tt_pb_end(&w->pb);
-}
-
 /* Sets bit id of *bits (grown as needed); returns whether it was set. */
 static bool test_and_set(uint8_t **bits, uint32_t *nr_bits, uint32_t id)
 {
@@ -203,32 +200,23 @@ static bool test_and_set(uint8_t **bits, uint32_t *nr_bits, uint32_t id)
 	return false;
 }
 
+/* Interns name on s with the packet if it is new there. */
+static void intern(struct tt_pf *w, struct tt_pf_seq *s, uint32_t id, const char *name,
+		   size_t len)
+{
+	if (test_and_set(&s->interned, &s->nr_interned_bits, id))
+		return;
+	tt_pb_begin(&w->pb, TP_INTERNED_DATA);
+	tt_pb_begin(&w->pb, ID_EVENT_NAMES);
+	tt_pb_varint(&w->pb, EN_IID, (uint64_t)id + 1);
+	tt_pb_bytes(&w->pb, EN_NAME, name, len);
+	tt_pb_end(&w->pb);
+	tt_pb_end(&w->pb);
+}
+
 void tt_pf_sample_seq(struct tt_pf *w, struct tt_pf_seq *s, uint64_t base_ns)
 {
-	memset(s, 0, sizeof(*s));
-	s->id = w->next_seq++;
-	s->last_ns = base_ns;
-	packet_begin(w);
-	tt_pb_varint(&w->pb, TP_SEQ_ID, s->id);
-	tt_pb_varint(&w->pb, TP_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
-	tt_pb_begin(&w->pb, TP_CLOCK_SNAPSHOT);
-	tt_pb_begin(&w->pb, CS_CLOCKS);
-	tt_pb_varint(&w->pb, CLK_ID, CLOCK_SEQ);
-	tt_pb_varint(&w->pb, CLK_TIMESTAMP, base_ns);
-	tt_pb_varint(&w->pb, CLK_INCREMENTAL, 1);
-	tt_pb_end(&w->pb);
-	tt_pb_begin(&w->pb, CS_CLOCKS);
-	tt_pb_varint(&w->pb, CLK_ID, CLOCK_BOOTTIME);
-	tt_pb_varint(&w->pb, CLK_TIMESTAMP, base_ns);
-	tt_pb_end(&w->pb);
-	tt_pb_end(&w->pb);
-	packet_end(w);
-	packet_begin(w);
-	tt_pb_varint(&w->pb, TP_SEQ_ID, s->id);
-	tt_pb_varint(&w->pb, TP_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
-	tt_pb_begin(&w->pb, TP_DEFAULTS);
-	tt_pb_varint(&w->pb, DEF_CLOCK_ID, CLOCK_SEQ);
-	tt_pb_end(&w->pb);
+	seq_start(w, s, false, 0, base_ns);
 	packet_end(w);
 }
 
@@ -236,14 +224,9 @@ void tt_pf_sample(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, int32_t pid
 		  uint32_t stack_id, const uint32_t *funcs, uint32_t n,
 		  const char *(*name_of)(void *ctx, uint32_t func), void *ctx)
 {
-	uint64_t delta = ns > s->last_ns ? ns - s->last_ns : 0;
 	bool new_stack = !test_and_set(&s->interned_cs, &s->nr_cs_bits, stack_id);
 
-	s->last_ns += delta;
-	packet_begin(w);
-	tt_pb_varint(&w->pb, TP_TIMESTAMP, delta);
-	tt_pb_varint(&w->pb, TP_SEQ_ID, s->id);
-	tt_pb_varint(&w->pb, TP_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+	event_packet(w, s, ns);
 	if (new_stack) {
 		/* The stack's new functions (a name and a frame each), then the stack. */
 		tt_pb_begin(&w->pb, TP_INTERNED_DATA);
@@ -328,24 +311,13 @@ static void fast_event(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, int ty
 	p[1] = (uint8_t)nb;
 	w->pb.n += nb + 2;
 	w->packets++;
-	if (w->pb.n >= FLUSH_BYTES && !w->err) {
-		if (fwrite(w->pb.p, 1, w->pb.n, w->f) != w->pb.n)
-			w->err = errno ? -errno : -EIO;
-		else
-			w->bytes += w->pb.n;
-		tt_pb_clear(&w->pb);
-	}
-}
-
-static inline bool is_interned(const struct tt_pf_seq *s, uint32_t id)
-{
-	return id < s->nr_interned_bits && (s->interned[id / 8] & (1u << (id % 8)));
+	packet_done(w);
 }
 
 static void named_event(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, int type,
 			uint32_t name_id, const char *name, size_t len)
 {
-	if (is_interned(s, name_id)) {
+	if (tt_pf_seq_has_name(s, name_id)) {
 		fast_event(w, s, ns, type, (uint64_t)name_id + 1);
 		return;
 	}
