@@ -8,8 +8,11 @@
  * (views/calltree.h) is one sample whose locations are its scopes, leaf
  * first, valued at the path's self time in ns (time) or its calls (calls):
  * so pprof's flat figure of a scope is summary's self_ns and the values add
- * up to tree's. --weight=samples (the default when the recording has stack
- * samples): one pprof sample per distinct stack of the sampler.
+ * up to tree's; each scope is one Location without an address. --weight=
+ * samples (the default when the recording has stack samples): one pprof
+ * sample per distinct stack of the sampler, whose Locations are its code
+ * addresses (a caller's: its return address - 1), each in the Mapping of its
+ * module (views/samples.h's maps) and named by its function.
  */
 #include <argp.h>
 #include <errno.h>
@@ -108,8 +111,9 @@ static const struct argp pprof_argp = {
 	pprof_children, 0, 0,
 };
 
-/* The function of calltree name `name`: its label as tree prints it, the
- * bare name as system name, and its place split into file and line. */
+/* The location of calltree name `name` (one per name, no address): its
+ * function's label as tree prints it, the bare name as system name, and its
+ * place split into file and line. */
 static uint64_t tree_function(struct tt_pprof *pp, struct tt_calltree *ct, uint32_t name,
 			      uint64_t *cache)
 {
@@ -127,10 +131,11 @@ static uint64_t tree_function(struct tt_pprof *pp, struct tt_calltree *ct, uint3
 	else
 		colon = NULL;
 	file = colon ? tt_xstrndup(site, (size_t)(colon - site)) : tt_xstrndup(site, strlen(site));
-	cache[name] = tt_pprof_function(pp, tt_calltree_label(ct, name),
-					tt_labels_name(&ct->labels, ct->rep.tr.names[name]), file,
-					line);
+	uint64_t f = tt_pprof_function(pp, tt_calltree_label(ct, name),
+				       tt_labels_name(&ct->labels, ct->rep.tr.names[name]), file, line);
+
 	free(file);
+	cache[name] = tt_pprof_location(pp, 0, 0, f, line);
 	return cache[name];
 }
 
@@ -166,10 +171,23 @@ static void add_tree(struct tt_pprof *pp, struct tt_calltree *ct, bool calls)
 	free(cache);
 }
 
-/* Every kept stack sample as a sample of 1 and its CPU time. */
+/* The source file of sampled function f: the place of its key when that is
+ * not its module (a static's STT_FILE), else "" (the module is its
+ * location's mapping). */
+static const char *source_file(const struct tt_samples *s, uint32_t f)
+{
+	const char *place = strchr(s->funcs[f].key, TT_SITE_SEP);
+
+	return place && strcmp(place + 1, s->funcs[f].module) ? place + 1 : "";
+}
+
+/* Every kept stack sample as a sample of 1 and its CPU time, its frames as
+ * locations in their modules' mappings. */
 static void add_samples(struct tt_pprof *pp, const struct tt_samples *s, const struct tt_options *o)
 {
 	uint64_t *fid = tt_xcalloc(s->nr_funcs + 1, sizeof(*fid));
+	uint64_t *lid = tt_xcalloc(s->nr_locs + 1, sizeof(*lid));
+	uint64_t *mid = tt_xcalloc(s->nr_maps + 1, sizeof(*mid));
 	uint64_t *stack = NULL;
 	size_t cap = 0;
 	static const char *const keys[TT_PPROF_MAX_LABELS] = { "process", "thread" };
@@ -178,7 +196,7 @@ static void add_samples(struct tt_pprof *pp, const struct tt_samples *s, const s
 
 	for (size_t r = 0; r < s->nr_rows; r++) {
 		const struct tt_srow *row = &s->rows[r];
-		const struct tt_sstack *stk = &s->stacks[row->stack];
+		const struct tt_sstack *stk = &s->loc_stacks[row->loc_stack];
 		const char *vals[TT_PPROF_MAX_LABELS] = {
 			o->by_process ? s->files[row->file].process : NULL,
 			o->by_thread ? tt_samples_thread(s, row, buf, sizeof(buf)) : NULL,
@@ -189,16 +207,32 @@ static void add_samples(struct tt_pprof *pp, const struct tt_samples *s, const s
 			stack = tt_xrealloc(stack, cap * sizeof(*stack));
 		}
 		for (uint32_t i = 0; i < stk->n; i++) {
-			uint32_t f = s->frames[stk->at + i];
+			uint32_t l = s->loc_frames[stk->at + i];
+			const struct tt_sloc *loc = &s->locs[l];
+			uint32_t f = loc->func, m = loc->mapping;
 
-			if (!fid[f])
-				fid[f] = tt_pprof_function(pp, tt_samples_label(s, f), tt_samples_name(s, f),
-							   s->funcs[f].module, 0);
-			stack[i] = fid[f];
+			if (!lid[l]) {
+				if (!fid[f])
+					fid[f] = tt_pprof_function(pp, tt_samples_label(s, f),
+								   tt_samples_name(s, f),
+								   source_file(s, f), 0);
+				if (m != TT_SAMPLES_NO_MAP && !mid[m]) {
+					const struct tt_smap *mp = &s->maps[m];
+
+					mid[m] = tt_pprof_mapping(pp, mp->start, mp->limit, mp->offset,
+								  mp->path, mp->build_id,
+								  mp->has_functions);
+				}
+				lid[l] = tt_pprof_location(pp, m != TT_SAMPLES_NO_MAP ? mid[m] : 0,
+							   loc->addr, fid[f], 0);
+			}
+			stack[i] = lid[l];
 		}
 		tt_pprof_add(pp, stack, stk->n, v, keys, vals, TT_PPROF_MAX_LABELS);
 	}
 	free(stack);
+	free(mid);
+	free(lid);
 	free(fid);
 }
 
@@ -251,7 +285,7 @@ int tt_cmd_pprof(int argc, char **argv)
 	a.weight = W_DEFAULT;
 	argp_parse(&pprof_argp, argc, argv, 0, NULL, &a);
 	if (a.weight == W_SAMPLES || a.weight == W_DEFAULT) {
-		struct tt_samples_opts so = { 0 };
+		struct tt_samples_opts so = { .locations = true };
 
 		read_samples = true;
 		if (tt_samples_read(&smp, &a.o, &so, msg, sizeof(msg)) != TT_OK) {

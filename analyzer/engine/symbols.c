@@ -60,6 +60,8 @@ struct module {
 	char *shown; /* path as messages show it (emit.c's sanitizer) */
 	const char *base; /* basename of path */
 	enum module_state state;
+	uint64_t offset;  /* file offset of the first range (has_offset) */
+	bool has_offset;
 	char *warnings; /* lines for stderr, printed by tt_symbols_warn() */
 	struct symbol *syms;
 	size_t nr_syms;
@@ -519,6 +521,31 @@ static bool read_debug_symtab(struct module *m, Elf *elf)
 	return found;
 }
 
+/* The file offset of the module's lowest range, from the PT_LOAD segment
+ * that holds its file address (librec records a segment's p_vaddr + bias). */
+static void exec_offset(struct module *m, Elf *elf)
+{
+	uint64_t lo = UINT64_MAX;
+	size_t n;
+
+	for (uint32_t r = 0; r < m->nr_ranges; r++)
+		if (m->ranges[r].start < lo)
+			lo = m->ranges[r].start;
+	if (lo == UINT64_MAX || elf_getphdrnum(elf, &n) != 0)
+		return;
+	lo -= m->bias;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && lo >= ph.p_vaddr &&
+		    lo - ph.p_vaddr < ph.p_memsz) {
+			m->offset = ph.p_offset + (lo - ph.p_vaddr);
+			m->has_offset = true;
+			return;
+		}
+	}
+}
+
 static void module_load(struct tt_symbols *s, struct module *m)
 {
 	Elf *elf = NULL;
@@ -589,6 +616,7 @@ symbols:
 		warn(s, m, "not an ELF file");
 		goto out;
 	}
+	exec_offset(m, elf);
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
@@ -706,6 +734,33 @@ void tt_symbols_name(struct tt_symbols *s, uint64_t addr, char *out, size_t out_
 	default: why = "no path"; break;
 	}
 	snprintf(out, out_bytes, "0x%" PRIx64 " [%s: %s]", a, m->base[0] ? m->base : "?", why);
+}
+
+bool tt_symbols_mapping(struct tt_symbols *s, uint64_t addr, struct tt_symbols_mapping *out)
+{
+	struct module *m = find_module(s, addr);
+
+	memset(out, 0, sizeof(*out));
+	if (!m)
+		return false;
+	if (m->state == MOD_UNREAD)
+		module_load(s, m);
+	out->id = m->id;
+	out->start = UINT64_MAX;
+	for (uint32_t r = 0; r < m->nr_ranges; r++) {
+		if (m->ranges[r].start < out->start)
+			out->start = m->ranges[r].start;
+		if (m->ranges[r].end > out->limit)
+			out->limit = m->ranges[r].end;
+	}
+	out->offset = m->has_offset ? m->offset : 0;
+	out->has_offset = m->has_offset;
+	out->path = m->path;
+	out->build_id = m->build_id;
+	out->build_id_bytes = m->build_id_bytes;
+	out->has_functions = m->state == MOD_OK;
+	out->vdso = m->state == MOD_VDSO;
+	return true;
 }
 
 const char *tt_symbols_module(struct tt_symbols *s, uint64_t addr)

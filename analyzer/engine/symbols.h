@@ -47,6 +47,25 @@ void tt_symbols_name(struct tt_symbols *s, uint64_t addr, char *out, size_t out_
  * address addr (the latest MODULE record whose ranges contain it), or "". */
 const char *tt_symbols_module(struct tt_symbols *s, uint64_t addr);
 
+/*
+ * tt_symbols_mapping() - the module that holds run-time address addr (as
+ * tt_symbols_module() finds it), for a profile's mapping table (pprof):
+ * start and limit span its executable ranges; offset is the file offset of
+ * the first of them, read from the file's program headers when the file was
+ * read with the recorded build-id (has_offset), else 0; has_functions when
+ * its symbols were read. The pointers live as long as s and its module.
+ * Return: false when no module holds addr.
+ */
+struct tt_symbols_mapping {
+	uint32_t id; /* the MODULE record's */
+	uint64_t start, limit, offset;
+	const char *path; /* as recorded, "" if none */
+	const uint8_t *build_id;
+	uint32_t build_id_bytes;
+	bool has_offset, has_functions, vdso;
+};
+bool tt_symbols_mapping(struct tt_symbols *s, uint64_t addr, struct tt_symbols_mapping *out);
+
 /* The main program's path (its MODULE record, 1.1), or NULL. */
 const char *tt_symbols_program(const struct tt_symbols *s);
 

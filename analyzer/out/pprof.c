@@ -2,11 +2,13 @@
 /*
  * pprof.c - the profile.proto writer of pprof.h. Field numbers are those of
  * pprof's proto/profile.proto (message Profile: sample_type 1, sample 2,
- * location 4, function 5, string_table 6, time_nanos 9, duration_nanos 10,
- * period_type 11, period 12, comment 13, default_sample_type 14; ValueType:
- * type 1, unit 2; Sample: location_id 1, value 2, label 3; Label: key 1,
- * str 2; Location: id 1, line 4; Line: function_id 1, line 2; Function:
- * id 1, name 2, system_name 3, filename 4, start_line 5). Repeated numbers
+ * mapping 3, location 4, function 5, string_table 6, time_nanos 9,
+ * duration_nanos 10, period_type 11, period 12, comment 13,
+ * default_sample_type 14; ValueType: type 1, unit 2; Sample: location_id 1,
+ * value 2, label 3; Label: key 1, str 2; Mapping: id 1, memory_start 2,
+ * memory_limit 3, file_offset 4, filename 5, build_id 6, has_functions 7;
+ * Location: id 1, mapping_id 2, address 3, line 4; Line: function_id 1,
+ * line 2; Function: id 1, name 2, system_name 3, filename 4, start_line 5). Repeated numbers
  * are written packed, as proto3 does. The string table's entry 0 is "".
  */
 #include "out/pprof.h"
@@ -32,8 +34,19 @@ struct pfunc {
 	int64_t name, sys, file, line;
 };
 
+struct pmap {
+	uint64_t start, limit, offset;
+	int64_t file, build_id;
+	bool has_functions;
+};
+
+struct ploc {
+	uint64_t mapping, addr, func;
+	int64_t line;
+};
+
 struct psample {
-	size_t at;	/* first function id in p->stacks */
+	size_t at;	/* first location id in p->stacks */
 	uint32_t depth;
 	int64_t labels[2 * TT_PPROF_MAX_LABELS]; /* key, value string ids; 0: none */
 	int64_t values[TT_PPROF_MAX_TYPES];
@@ -47,6 +60,10 @@ struct tt_pprof {
 	struct pfunc *funcs;
 	uint32_t nr_funcs, cap_funcs;
 	struct ptab func_tab;
+	struct pmap *maps;
+	uint32_t nr_maps, cap_maps;
+	struct ploc *locs;
+	uint32_t nr_locs, cap_locs;
 	struct psample *samples;
 	uint32_t nr_samples, cap_samples;
 	struct ptab sample_tab;
@@ -150,6 +167,8 @@ void tt_pprof_destroy(struct tt_pprof *p)
 	free(p->str_tab.slot);
 	free(p->funcs);
 	free(p->func_tab.slot);
+	free(p->maps);
+	free(p->locs);
 	free(p->samples);
 	free(p->sample_tab.slot);
 	free(p->stacks);
@@ -210,6 +229,29 @@ uint64_t tt_pprof_function(struct tt_pprof *p, const char *name, const char *sys
 		;
 	p->func_tab.slot[sl] = p->nr_funcs;
 	return p->nr_funcs; /* ids start at 1 */
+}
+
+uint64_t tt_pprof_mapping(struct tt_pprof *p, uint64_t start, uint64_t limit, uint64_t offset,
+			  const char *file, const char *build_id, bool has_functions)
+{
+	if (p->nr_maps == p->cap_maps) {
+		p->cap_maps = p->cap_maps ? 2 * p->cap_maps : 16;
+		p->maps = tt_xrealloc(p->maps, p->cap_maps * sizeof(*p->maps));
+	}
+	p->maps[p->nr_maps++] = (struct pmap){ start, limit, offset, str_id(p, file),
+					       str_id(p, build_id), has_functions };
+	return p->nr_maps;
+}
+
+uint64_t tt_pprof_location(struct tt_pprof *p, uint64_t mapping, uint64_t addr, uint64_t func,
+			   int64_t line)
+{
+	if (p->nr_locs == p->cap_locs) {
+		p->cap_locs = p->cap_locs ? 2 * p->cap_locs : 256;
+		p->locs = tt_xrealloc(p->locs, p->cap_locs * sizeof(*p->locs));
+	}
+	p->locs[p->nr_locs++] = (struct ploc){ mapping, addr, func, line };
+	return p->nr_locs;
 }
 
 void tt_pprof_add(struct tt_pprof *p, const uint64_t *funcs, size_t depth, const int64_t *values,
@@ -329,14 +371,35 @@ static void encode(struct tt_pprof *p, struct tt_pb *pb)
 		}
 		tt_pb_end(pb);
 	}
-	/* One location per function, with the function's id. */
-	for (uint32_t i = 0; i < p->nr_funcs; i++) {
+	for (uint32_t i = 0; i < p->nr_maps; i++) {
+		const struct pmap *m = &p->maps[i];
+
+		tt_pb_begin(pb, 3);
+		tt_pb_varint(pb, 1, i + 1);
+		tt_pb_varint(pb, 2, m->start);
+		tt_pb_varint(pb, 3, m->limit);
+		if (m->offset)
+			tt_pb_varint(pb, 4, m->offset);
+		tt_pb_int64(pb, 5, m->file);
+		if (m->build_id)
+			tt_pb_int64(pb, 6, m->build_id);
+		if (m->has_functions)
+			tt_pb_varint(pb, 7, 1);
+		tt_pb_end(pb);
+	}
+	for (uint32_t i = 0; i < p->nr_locs; i++) {
+		const struct ploc *l = &p->locs[i];
+
 		tt_pb_begin(pb, 4);
 		tt_pb_varint(pb, 1, i + 1);
+		if (l->mapping)
+			tt_pb_varint(pb, 2, l->mapping);
+		if (l->addr)
+			tt_pb_varint(pb, 3, l->addr);
 		tt_pb_begin(pb, 4);
-		tt_pb_varint(pb, 1, i + 1);
-		if (p->funcs[i].line)
-			tt_pb_int64(pb, 2, p->funcs[i].line);
+		tt_pb_varint(pb, 1, l->func);
+		if (l->line)
+			tt_pb_int64(pb, 2, l->line);
 		tt_pb_end(pb);
 		tt_pb_end(pb);
 	}

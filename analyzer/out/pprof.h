@@ -7,14 +7,18 @@
  *
  * A profile is built in memory: its sample types, then samples, each a
  * stack of functions (leaf first) with one value per sample type and up to
- * TT_PPROF_MAX_LABELS string labels (thread, process). Samples with the same
- * stack and labels are merged (their values added), as pprof itself does.
- * Each function gets one Location (no addresses: the names are already
- * resolved), whose Line names the function and its line when known.
+ * TT_PPROF_MAX_LABELS string labels (thread, process). A stack is a list of
+ * Locations: a code address in a Mapping (a loaded module: its address
+ * range, file offset, path and build-id), whose Line names its function, as
+ * perf's and Go's profiles are; or, for figures without addresses (scope
+ * times), one Location per function without a mapping. Samples with the
+ * same stack and labels are merged (their values added), as pprof itself
+ * does.
  */
 #ifndef TT_PPROF_H
 #define TT_PPROF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,11 +50,29 @@ uint64_t tt_pprof_function(struct tt_pprof *p, const char *name, const char *sys
 			   const char *file, int64_t line);
 
 /*
- * tt_pprof_add() - a sample: funcs[0] is the leaf, funcs[depth - 1] the
- * root; values has one entry per sample type; label keys and values are
- * nr_labels strings each (a label with a NULL value is left out).
+ * tt_pprof_mapping() - a new Mapping's id (1...): the module loaded at
+ * [start, limit) from file offset `offset` of `file`; build_id in hex ("":
+ * none); has_functions when the locations in it are named already (pprof
+ * then does not look for the file to name them).
  */
-void tt_pprof_add(struct tt_pprof *p, const uint64_t *funcs, size_t depth, const int64_t *values,
+uint64_t tt_pprof_mapping(struct tt_pprof *p, uint64_t start, uint64_t limit, uint64_t offset,
+			  const char *file, const char *build_id, bool has_functions);
+
+/*
+ * tt_pprof_location() - a new Location's id (1...): address `addr` in
+ * mapping `mapping` (0: none, and addr 0: no address), in function `func`
+ * (tt_pprof_function()) at `line` (0: unknown).
+ */
+uint64_t tt_pprof_location(struct tt_pprof *p, uint64_t mapping, uint64_t addr, uint64_t func,
+			   int64_t line);
+
+/*
+ * tt_pprof_add() - a sample: locs[0] (tt_pprof_location() ids) is the leaf,
+ * locs[depth - 1] the root; values has one entry per sample type; label
+ * keys and values are nr_labels strings each (a label with a NULL value is
+ * left out).
+ */
+void tt_pprof_add(struct tt_pprof *p, const uint64_t *locs, size_t depth, const int64_t *values,
 		  const char *const *label_keys, const char *const *label_vals, size_t nr_labels);
 
 /* Number of distinct samples so far. */

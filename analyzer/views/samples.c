@@ -17,20 +17,16 @@
 #include "engine/front.h"
 #include "engine/symbols.h"
 
-/* A file's walk: its addresses' function ids, in a map (hmap.h; the
- * addresses are the file's: keyed). */
-struct addr_func {
-	uint64_t addr; /* the address named (frame 0's, or a return address - 1) */
-	uint32_t func; /* its function's id */
-};
-
+/* A file's walk: its addresses' location ids (tt_samples.locs), in a map
+ * (hmap.h; the addresses are the file's: keyed). */
 struct walk_ctx {
 	struct tt_samples *s;
+	const struct tt_samples_opts *so;
 	uint32_t file;
-	struct addr_func *addrs;
-	uint32_t nr_addrs, cap_addrs;
+	uint32_t first_map; /* the file's first entry in s->maps */
 	struct tt_hmap addr_map;
-	uint32_t *ids; /* the current sample's function ids */
+	uint32_t *ids;	   /* the current sample's function ids */
+	uint32_t *loc_ids; /* and its location ids */
 	size_t cap_ids;
 };
 
@@ -74,8 +70,39 @@ static uint32_t func_id(struct tt_samples *s, const char *key, const char *modul
 	return s->nr_funcs - 1;
 }
 
+/* The entry of s->maps for the module of the walk's file that holds addr,
+ * added when new; TT_SAMPLES_NO_MAP when no module does. */
+static uint32_t map_id(struct walk_ctx *w, struct tt_trace *tr, uint64_t addr)
+{
+	struct tt_samples *s = w->s;
+	struct tt_symbols_mapping m;
+	char hexid[2 * RECFMT_MAX_BUILD_ID_BYTES + 1];
+
+	if (!tr->syms || !tt_symbols_mapping(tr->syms, addr, &m))
+		return TT_SAMPLES_NO_MAP;
+	for (uint32_t i = w->first_map; i < s->nr_maps; i++)
+		if (s->maps[i].module_id == m.id && s->maps[i].start == m.start)
+			return i;
+	if (s->nr_maps == s->cap_maps) {
+		s->cap_maps = s->cap_maps ? 2 * s->cap_maps : 16;
+		s->maps = tt_xrealloc(s->maps, s->cap_maps * sizeof(*s->maps));
+	}
+	struct tt_smap *mp = &s->maps[s->nr_maps];
+	const char *path = m.vdso ? "[vdso]" : m.path;
+
+	hexid[0] = '\0';
+	for (uint32_t i = 0; i < m.build_id_bytes && i < RECFMT_MAX_BUILD_ID_BYTES; i++)
+		snprintf(hexid + 2 * i, 3, "%02x", m.build_id[i]);
+	*mp = (struct tt_smap){ .file = w->file, .module_id = m.id, .start = m.start,
+				.limit = m.limit, .offset = m.offset,
+				.path = tt_xstrndup(path, strlen(path)),
+				.build_id = tt_xstrndup(hexid, strlen(hexid)),
+				.has_functions = m.has_functions };
+	return s->nr_maps++;
+}
+
 struct addr_key {
-	const struct walk_ctx *w;
+	const struct tt_samples *s;
 	uint64_t addr;
 };
 
@@ -83,17 +110,18 @@ static bool addr_eq(const void *ctx, uint32_t id)
 {
 	const struct addr_key *k = ctx;
 
-	return k->w->addrs[id].addr == k->addr;
+	return k->s->locs[id].addr == k->addr;
 }
 
-/* The function holding addr in the walk's file. */
-static uint32_t addr_func(struct walk_ctx *w, struct tt_trace *tr, uint64_t addr)
+/* The location of addr in the walk's file, named when new. */
+static uint32_t addr_loc(struct walk_ctx *w, struct tt_trace *tr, uint64_t addr)
 {
-	const struct addr_key k = { w, addr };
+	struct tt_samples *s = w->s;
+	const struct addr_key k = { s, addr };
 	uint32_t h = tt_hash_u64(addr), id = tt_hmap_find(&w->addr_map, h, addr_eq, &k);
 
 	if (id != TT_HMAP_NONE)
-		return w->addrs[id].func;
+		return id;
 	char name[512], loc[512], key[1100];
 	const char *module = "";
 
@@ -115,20 +143,29 @@ static uint32_t addr_func(struct walk_ctx *w, struct tt_trace *tr, uint64_t addr
 		snprintf(key, sizeof(key), "%s%c%s", name, TT_SITE_SEP, loc);
 	else
 		snprintf(key, sizeof(key), "%s", name);
-	uint32_t f = func_id(w->s, key, module);
+	uint32_t f = func_id(s, key, module);
 
-	if (w->nr_addrs == w->cap_addrs) {
-		w->cap_addrs = w->cap_addrs ? 2 * w->cap_addrs : 1024;
-		w->addrs = tt_xrealloc(w->addrs, w->cap_addrs * sizeof(*w->addrs));
+	if (s->nr_locs == s->cap_locs) {
+		s->cap_locs = s->cap_locs ? 2 * s->cap_locs : 1024;
+		s->locs = tt_xrealloc(s->locs, s->cap_locs * sizeof(*s->locs));
 	}
-	tt_hmap_put(&w->addr_map, h, w->nr_addrs);
-	w->addrs[w->nr_addrs++] = (struct addr_func){ addr, f };
-	return f;
+	tt_hmap_put(&w->addr_map, h, s->nr_locs);
+	s->locs[s->nr_locs] = (struct tt_sloc){ addr, f, map_id(w, tr, addr) };
+	return s->nr_locs++;
 }
 
-/* Function ids are the analyzer's: a fixed mix serves (hmap.h). */
+/* A set of interned stacks: s's function stacks or its location stacks. */
+struct stack_set {
+	uint32_t **frames;
+	size_t *nr_frames, *cap_frames;
+	struct tt_sstack **stacks;
+	uint32_t *nr_stacks, *cap_stacks;
+	struct tt_hmap *map;
+};
+
+/* Ids are the analyzer's: a fixed mix serves (hmap.h). */
 struct stack_key {
-	const struct tt_samples *s;
+	const struct stack_set *set;
 	const uint32_t *ids;
 	uint32_t n;
 };
@@ -136,41 +173,41 @@ struct stack_key {
 static bool stack_eq(const void *ctx, uint32_t id)
 {
 	const struct stack_key *k = ctx;
-	const struct tt_sstack *st = &k->s->stacks[id];
+	const struct tt_sstack *st = &(*k->set->stacks)[id];
 
-	return st->n == k->n && !memcmp(k->s->frames + st->at, k->ids, k->n * sizeof(*k->ids));
+	return st->n == k->n && !memcmp(*k->set->frames + st->at, k->ids, k->n * sizeof(*k->ids));
 }
 
-/* The id of the stack of n function ids, added when new. */
-static uint32_t stack_id(struct tt_samples *s, const uint32_t *ids, uint32_t n)
+/* The id of the stack of n ids in set, added when new. */
+static uint32_t stack_id(const struct stack_set *set, const uint32_t *ids, uint32_t n)
 {
-	const struct stack_key k = { s, ids, n };
+	const struct stack_key k = { set, ids, n };
 	uint32_t h = n, id;
 
 	for (uint32_t i = 0; i < n; i++)
 		h = tt_hash_u32(h ^ ids[i]);
-	id = tt_hmap_find(&s->stack_map, h, stack_eq, &k);
+	id = tt_hmap_find(set->map, h, stack_eq, &k);
 	if (id != TT_HMAP_NONE)
 		return id;
-	if (s->nr_frames + n > s->cap_frames) {
-		while (s->nr_frames + n > s->cap_frames)
-			s->cap_frames = s->cap_frames ? 2 * s->cap_frames : 4096;
-		s->frames = tt_xrealloc(s->frames, s->cap_frames * sizeof(*s->frames));
+	if (*set->nr_frames + n > *set->cap_frames) {
+		while (*set->nr_frames + n > *set->cap_frames)
+			*set->cap_frames = *set->cap_frames ? 2 * *set->cap_frames : 4096;
+		*set->frames = tt_xrealloc(*set->frames, *set->cap_frames * sizeof(**set->frames));
 	}
-	if (s->nr_stacks == s->cap_stacks) {
-		s->cap_stacks = s->cap_stacks ? 2 * s->cap_stacks : 256;
-		s->stacks = tt_xrealloc(s->stacks, s->cap_stacks * sizeof(*s->stacks));
+	if (*set->nr_stacks == *set->cap_stacks) {
+		*set->cap_stacks = *set->cap_stacks ? 2 * *set->cap_stacks : 256;
+		*set->stacks = tt_xrealloc(*set->stacks, *set->cap_stacks * sizeof(**set->stacks));
 	}
-	struct tt_sstack *st = &s->stacks[s->nr_stacks++];
+	struct tt_sstack *st = &(*set->stacks)[(*set->nr_stacks)++];
 
-	st->at = (uint32_t)s->nr_frames;
+	st->at = (uint32_t)*set->nr_frames;
 	st->n = n;
 	st->hash = h;
-	if (n) /* an empty stack: s->frames may still be NULL */
-		memcpy(s->frames + s->nr_frames, ids, n * sizeof(*ids));
-	s->nr_frames += n;
-	tt_hmap_put(&s->stack_map, h, s->nr_stacks - 1);
-	return s->nr_stacks - 1;
+	if (n) /* an empty stack: the frames may still be NULL */
+		memcpy(*set->frames + *set->nr_frames, ids, n * sizeof(*ids));
+	*set->nr_frames += n;
+	tt_hmap_put(set->map, h, *set->nr_stacks - 1);
+	return *set->nr_stacks - 1;
 }
 
 static void on_sample(void *ctx, struct tt_trace *tr, struct tt_thread *th,
@@ -178,13 +215,24 @@ static void on_sample(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 {
 	struct walk_ctx *w = ctx;
 	struct tt_samples *s = w->s;
+	const struct stack_set funcs = { &s->frames, &s->nr_frames, &s->cap_frames,
+					 &s->stacks, &s->nr_stacks, &s->cap_stacks,
+					 &s->stack_map };
+	const struct stack_set locs = { &s->loc_frames, &s->nr_loc_frames, &s->cap_loc_frames,
+					&s->loc_stacks, &s->nr_loc_stacks, &s->cap_loc_stacks,
+					&s->loc_stack_map };
 
 	if (w->cap_ids < smp->nr_frames) {
 		w->cap_ids = smp->nr_frames;
 		w->ids = tt_xrealloc(w->ids, w->cap_ids * sizeof(*w->ids));
+		w->loc_ids = tt_xrealloc(w->loc_ids, w->cap_ids * sizeof(*w->loc_ids));
 	}
-	for (uint32_t i = 0; i < smp->nr_frames; i++)
-		w->ids[i] = addr_func(w, tr, i && smp->frames[i] ? smp->frames[i] - 1 : smp->frames[i]);
+	for (uint32_t i = 0; i < smp->nr_frames; i++) {
+		uint32_t l = addr_loc(w, tr, i && smp->frames[i] ? smp->frames[i] - 1 : smp->frames[i]);
+
+		w->loc_ids[i] = l;
+		w->ids[i] = s->locs[l].func;
+	}
 	if (s->nr_rows == s->cap_rows) {
 		s->cap_rows = s->cap_rows ? 2 * s->cap_rows : 4096;
 		s->rows = tt_xrealloc(s->rows, s->cap_rows * sizeof(*s->rows));
@@ -194,7 +242,8 @@ static void on_sample(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 	r->ticks = smp->ticks;
 	r->file = w->file;
 	r->thread = (uint32_t)(th - tr->threads);
-	r->stack = stack_id(s, w->ids, smp->nr_frames);
+	r->stack = stack_id(&funcs, w->ids, smp->nr_frames);
+	r->loc_stack = w->so->locations ? stack_id(&locs, w->loc_ids, smp->nr_frames) : 0;
 	r->truncated = smp->flags & RECFMT_SAMPLE_TRUNCATED;
 }
 
@@ -393,7 +442,7 @@ static enum tt_status read_file(struct tt_samples *s, const struct tt_options *o
 {
 	struct tt_samples_file *f = &s->files[i];
 	struct tt_options fo;
-	struct walk_ctx w = { .s = s, .file = i };
+	struct walk_ctx w = { .s = s, .so = so, .file = i, .first_map = s->nr_maps };
 	size_t first = s->nr_rows, k;
 	struct within_thread **within = NULL;
 	uint32_t nr_within = 0;
@@ -405,9 +454,9 @@ static enum tt_status read_file(struct tt_samples *s, const struct tt_options *o
 	f->tr.on_sample = on_sample;
 	f->tr.sample_ctx = &w;
 	st = tt_trace_walk(&f->tr, NULL, NULL, msg, msg_bytes);
-	free(w.addrs);
 	tt_hmap_fini(&w.addr_map);
 	free(w.ids);
+	free(w.loc_ids);
 	f->tr.on_sample = NULL;
 	if (st != TT_OK)
 		return st;
@@ -553,6 +602,15 @@ void tt_samples_fini(struct tt_samples *s)
 	free(s->frames);
 	free(s->stacks);
 	tt_hmap_fini(&s->stack_map);
+	free(s->locs);
+	for (uint32_t m = 0; m < s->nr_maps; m++) {
+		free(s->maps[m].path);
+		free(s->maps[m].build_id);
+	}
+	free(s->maps);
+	free(s->loc_frames);
+	free(s->loc_stacks);
+	tt_hmap_fini(&s->loc_stack_map);
 	free(s->rows);
 	tt_labels_fini(&s->labels);
 	memset(s, 0, sizeof(*s));

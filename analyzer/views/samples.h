@@ -45,11 +45,30 @@ struct tt_sstack {
 	uint32_t hash;
 };
 
+/* A code address of one file's samples: a location of pprof's. */
+struct tt_sloc {
+	uint64_t addr;	  /* frame 0's address, or a caller's return address - 1 */
+	uint32_t func;	  /* its function */
+	uint32_t mapping; /* its module in tt_samples.maps, TT_SAMPLES_NO_MAP outside all */
+};
+#define TT_SAMPLES_NO_MAP UINT32_MAX
+
+/* A module of one file that holds a sampled address (symbols.h's
+ * tt_symbols_mapping(), copied). */
+struct tt_smap {
+	uint32_t file, module_id;
+	uint64_t start, limit, offset;
+	char *path;	   /* as recorded; "[vdso]" for the vDSO */
+	char *build_id;	   /* lower-case hex, "" if none */
+	bool has_functions; /* its symbols were read: the names are the file's */
+};
+
 struct tt_srow {
 	uint64_t ticks;	  /* the sample's time, its file's clock */
 	uint32_t file;	  /* index of its TRACE */
 	uint32_t thread;  /* index in its file's threads */
 	uint32_t stack;
+	uint32_t loc_stack; /* in loc_stacks, with tt_samples_opts.locations */
 	bool truncated;	  /* its outermost frames are missing */
 };
 
@@ -70,6 +89,17 @@ struct tt_samples {
 	struct tt_sstack *stacks;
 	uint32_t nr_stacks, cap_stacks;
 	struct tt_hmap stack_map; /* hmap.h: stacks by their function ids */
+	struct tt_sloc *locs; /* every distinct (file, address) sampled */
+	uint32_t nr_locs, cap_locs;
+	struct tt_smap *maps; /* the modules that hold them, per file */
+	uint32_t nr_maps, cap_maps;
+	/* With tt_samples_opts.locations: each sample's stack as location ids
+	 * (leaf first), interned as stacks are. */
+	uint32_t *loc_frames;
+	size_t nr_loc_frames, cap_loc_frames;
+	struct tt_sstack *loc_stacks;
+	uint32_t nr_loc_stacks, cap_loc_stacks;
+	struct tt_hmap loc_stack_map;
 	struct tt_srow *rows; /* the kept samples, by file and then in file order */
 	size_t nr_rows, cap_rows;
 	uint64_t nr_read;      /* samples in the files, kept or not */
@@ -83,6 +113,7 @@ struct tt_samples {
 };
 
 struct tt_samples_opts {
+	bool locations; /* keep each sample's addresses (tt_srow.loc_stack) */
 	bool has_within;
 	regex_t within; /* --within=REGEX (POSIX extended) */
 };

@@ -14,6 +14,7 @@
 
 #include "ttest.h"
 
+#include <elf.h>
 #include <unistd.h>
 
 static const char *trace, *prof;
@@ -581,4 +582,226 @@ Test(profile, chrome_puts_each_sample_on_its_threads_track)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert_eq(count_of(r.out, "\"cat\":\"sample\""), 1, "%s", r.out);
 	tu_result_free(&r);
+}
+
+/* This program's executable PT_LOAD segment (what librec records as a
+ * module's range), its file offset and its build-id (the NT_GNU_BUILD_ID
+ * note, read from memory). */
+struct exec_seg {
+	uint64_t bias, lo, hi, offset;
+	uint8_t id[64];
+	uint32_t id_bytes;
+};
+
+static int find_exec(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct exec_seg *e = data;
+
+	(void)size;
+	if (info->dlpi_name && info->dlpi_name[0])
+		return 0;
+	e->bias = info->dlpi_addr;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && !e->hi) {
+			e->lo = info->dlpi_addr + ph->p_vaddr;
+			e->hi = e->lo + ph->p_memsz;
+			e->offset = ph->p_offset;
+		}
+		if (ph->p_type == PT_NOTE) {
+			const uint8_t *n = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+			const uint8_t *end = n + ph->p_memsz;
+
+			while (n + 12 <= end) {
+				const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(const void *)n;
+				const uint8_t *name = n + sizeof(*nh);
+				const uint8_t *desc = name + ((nh->n_namesz + 3) & ~3u);
+
+				if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+				    !memcmp(name, "GNU", 4) && nh->n_descsz <= sizeof(e->id)) {
+					memcpy(e->id, desc, nh->n_descsz);
+					e->id_bytes = nh->n_descsz;
+				}
+				n = desc + ((nh->n_descsz + 3) & ~3u);
+			}
+		}
+	}
+	return 1;
+}
+
+/* protoc's text of the profile `prof` (pprof's own profile.proto), or skip. */
+static char *protoc_profile(void)
+{
+	const char *proto = getenv("PPROF_PROTO");
+	char cmd[1024];
+	char *out = calloc(1, 1 << 20);
+	FILE *p;
+	size_t n;
+
+	if (!proto || access(proto, R_OK) || system("command -v protoc >/dev/null 2>&1"))
+		cr_skip_test("no protoc or pprof's profile.proto (golang-github-google-pprof-dev)");
+	snprintf(cmd, sizeof(cmd),
+		 "gzip -dc '%s' | protoc --decode=perftools.profiles.Profile -I \"$(dirname '%s')\" '%s'",
+		 prof, proto, proto);
+	p = popen(cmd, "r");
+	cr_assert(p && out);
+	n = fread(out, 1, (1 << 20) - 1, p);
+	out[n] = '\0';
+	cr_assert_eq(pclose(p), 0, "protoc failed");
+	return out;
+}
+
+/* The decoded profile's string table entry i. */
+static const char *pstr(const char *text, long long i, char *buf, size_t bytes)
+{
+	const char *p = text;
+
+	for (long long k = 0; (p = strstr(p, "string_table: \"")); k++, p++)
+		if (k == i) {
+			p += 15;
+			snprintf(buf, bytes, "%.*s", (int)strcspn(p, "\""), p);
+			return buf;
+		}
+	cr_assert_fail("no string %lld", i);
+	return NULL;
+}
+
+/* The value of "field: V" within the block that starts at b (up to its
+ * closing brace at the block's own indent), or -1. */
+static long long field_in(const char *b, const char *field)
+{
+	const char *end = strstr(b, "\n}");
+	char key[64];
+	const char *f;
+
+	snprintf(key, sizeof(key), "\n  %s: ", field);
+	f = strstr(b, key);
+	if (!f || (end && f > end))
+		return -1;
+	f += strlen(key);
+	if (!strncmp(f, "true", 4))
+		return 1;
+	return strtoll(f, NULL, 10);
+}
+
+static unsigned blocks(const char *text, const char *name, const char **at, unsigned max)
+{
+	char key[64];
+	unsigned n = 0;
+
+	snprintf(key, sizeof(key), "\n%s {\n", name);
+	for (const char *p = strstr(text, key); p && n < max; p = strstr(p + 1, key))
+		at[n++] = p + 1;
+	return n;
+}
+
+/*
+ * pprof --weight=samples: each frame is a Location with its address (frame
+ * 0's own, a caller's return address - 1) in the Mapping of its module: the
+ * recorded executable range, the segment's file offset (from the file's
+ * program headers), the recorded path and build-id, has_functions (the names
+ * are the file's own). A frame outside every module has a Location with its
+ * address and no mapping. go tool pprof lists the mapping as its own.
+ */
+Test(profile, pprof_samples_are_addresses_in_their_modules_mapping)
+{
+	struct exec_seg e = { 0 };
+	char exe[4096], hexid[140] = "", buf[4096], cmd[8192];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const uint64_t s1[] = { LEAF, MID, ROOT }, s3[] = { MID, ROOT }, out1[] = { 0x10, ROOT };
+	const char *map[4], *loc[8];
+	struct tu_result r;
+
+	cr_assert(n > 0);
+	exe[n] = '\0';
+	dl_iterate_phdr(find_exec, &e);
+	cr_assert(e.hi > e.lo && e.id_bytes >= 4, "no executable segment or build-id");
+	for (uint32_t i = 0; i < e.id_bytes; i++)
+		snprintf(hexid + 2 * i, 3, "%02x", e.id[i]);
+	struct tg_trace *t = new_trace(trace);
+
+	cr_assert_eq(tg_module_build_id(t, 1, exe, e.bias, e.lo, e.hi, e.id, e.id_bytes), 0);
+	cr_assert_eq(tg_sampling(t, 1000, 128), 0);
+	tg_thread(t, 1, 701, "main");
+	cr_assert_eq(tg_sample(t, 1, 1500, 0, 3, s1), 0);
+	cr_assert_eq(tg_sample(t, 1, 2500, 0, 2, s3), 0);
+	cr_assert_eq(tg_sample(t, 1, 3500, 0, 2, out1), 0);
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = tu_run("pprof", "-o", prof, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_result_free(&r);
+
+	char *text = protoc_profile();
+
+	cr_assert_eq(blocks(text, "mapping", map, 4), 1, "%s", text);
+	cr_assert_eq(field_in(map[0], "id"), 1);
+	cr_assert_eq((uint64_t)field_in(map[0], "memory_start"), e.lo);
+	cr_assert_eq((uint64_t)field_in(map[0], "memory_limit"), e.hi);
+	cr_assert_eq((uint64_t)field_in(map[0], "file_offset"), e.offset ? e.offset : (uint64_t)-1);
+	cr_assert_str_eq(pstr(text, field_in(map[0], "filename"), buf, sizeof(buf)), exe);
+	cr_assert_str_eq(pstr(text, field_in(map[0], "build_id"), buf, sizeof(buf)), hexid);
+	cr_assert_eq(field_in(map[0], "has_functions"), 1);
+	/* LEAF, MID - 1, ROOT - 1 (s1); MID (s3's leaf); 0x10 and ROOT - 1 again. */
+	cr_assert_eq(blocks(text, "location", loc, 8), 5, "%s", text);
+	const uint64_t want[] = { LEAF, MID - 1, ROOT - 1, MID, 0x10 };
+
+	for (unsigned i = 0; i < 5; i++) {
+		cr_assert_eq((uint64_t)field_in(loc[i], "address"), want[i], "location %u", i);
+		cr_assert_eq(field_in(loc[i], "mapping_id"), i < 4 ? 1 : -1, "location %u", i);
+	}
+	free(text);
+	if (system("command -v go >/dev/null 2>&1"))
+		return;
+	snprintf(cmd, sizeof(cmd),
+		 "HOME=/tmp go tool pprof -raw '%s' 2>/dev/null | sed -n '/^Mappings/,$p'", prof);
+	FILE *p = popen(cmd, "r");
+
+	cr_assert(p);
+	n = (ssize_t)fread(buf, 1, sizeof(buf) - 1, p);
+	buf[n > 0 ? n : 0] = '\0';
+	pclose(p);
+	snprintf(cmd, sizeof(cmd), "Mappings\n1: %#" PRIx64 "/%#" PRIx64 "/%#" PRIx64 " %s %s [FN]\n",
+		 e.lo, e.hi, e.offset, exe, hexid);
+	cr_assert_str_eq(buf, cmd);
+}
+
+/* A module whose file has another build-id: its mapping keeps the recorded
+ * build-id, no file offset and no has_functions (pprof may look for the
+ * right file itself), and its frames are named "[module: build-id mismatch]". */
+Test(profile, pprof_mapping_of_a_changed_file_has_no_functions)
+{
+	struct exec_seg e = { 0 };
+	char exe[4096], buf[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const uint8_t other[] = { 0xde, 0xad, 0xbe, 0xef };
+	const uint64_t s1[] = { LEAF, MID, ROOT };
+	const char *map[4], *fn[8];
+	struct tu_result r;
+
+	cr_assert(n > 0);
+	exe[n] = '\0';
+	dl_iterate_phdr(find_exec, &e);
+	struct tg_trace *t = new_trace(trace);
+
+	cr_assert_eq(tg_module_build_id(t, 1, exe, e.bias, e.lo, e.hi, other, 4), 0);
+	cr_assert_eq(tg_sampling(t, 1000, 128), 0);
+	tg_thread(t, 1, 701, "main");
+	cr_assert_eq(tg_sample(t, 1, 1500, 0, 3, s1), 0);
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = tu_run("pprof", "-o", prof, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "build-id mismatch"), "%s", r.err);
+	tu_result_free(&r);
+
+	char *text = protoc_profile();
+
+	cr_assert_eq(blocks(text, "mapping", map, 4), 1, "%s", text);
+	cr_assert_str_eq(pstr(text, field_in(map[0], "build_id"), buf, sizeof(buf)), "deadbeef");
+	cr_assert_eq(field_in(map[0], "file_offset"), -1);
+	cr_assert_eq(field_in(map[0], "has_functions"), -1);
+	cr_assert_eq(blocks(text, "function", fn, 8), 1, "%s", text);
+	snprintf(exe, sizeof(exe), "[%s: build-id mismatch]", module_name());
+	cr_assert_str_eq(pstr(text, field_in(fn[0], "name"), buf, sizeof(buf)), exe);
+	free(text);
 }

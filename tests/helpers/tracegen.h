@@ -44,6 +44,9 @@ int tg_drops(struct tg_trace *t, uint32_t serial, uint64_t nr_dropped);
  * load bias `bias` (no build-id), and a function site at run-time `addr`. */
 int tg_module(struct tg_trace *t, uint32_t id, const char *path, uint64_t bias, uint64_t lo,
 	      uint64_t hi);
+/* The same with the object's build-id (build_id_bytes at most 64). */
+int tg_module_build_id(struct tg_trace *t, uint32_t id, const char *path, uint64_t bias,
+		       uint64_t lo, uint64_t hi, const uint8_t *build_id, uint32_t build_id_bytes);
 int tg_func(struct tg_trace *t, uint32_t id, uint64_t addr);
 /* A PROBE_COST record (FORMAT.md §3.16), in picoseconds. */
 int tg_probe_cost(struct tg_trace *t, const struct recfmt_probe_cost *pc);
