@@ -516,6 +516,57 @@ static __attribute__((noinline)) void event_slow(struct tt_scopes *sc, struct sc
 }
 
 /*
+ * What the decoding pairing loops (pair_fast(), pair_fused(), pair_cons())
+ * keep in registers of the tables that a new name moves: the sites' names
+ * (nr_slots of them, a sentinel slot after), the statistics, the names'
+ * depths, and the stack, which event_slow() may move.
+ */
+struct pair_tabs {
+	const uint32_t *site_name;
+	uint32_t nr_slots;
+	struct tt_stat *stats;
+	struct depth *depth;
+	struct frame *stack;
+};
+
+static inline void pair_tabs_load(struct pair_tabs *c, const struct tt_trace *tr,
+				  const struct scope_thread *st)
+{
+	c->site_name = tr->site_name;
+	c->nr_slots = tr->nr_site_slots;
+	c->stats = st->tab->v;
+	c->depth = st->depth;
+	c->stack = st->stack;
+}
+
+/*
+ * pair_slow() - the one rare branch of those loops: an event of a site not
+ * named yet (name TT_NO_NAME: named now, which may move the tables), or one
+ * the loop cannot take (an exit that does not close the top, a clock going
+ * backwards), handed to event_slow() with the stack at sp.
+ * Inlined into each loop, so that c stays in its registers.
+ * Return: the stack pointer after the event; c reloaded where it moved.
+ */
+static inline __attribute__((always_inline)) uint32_t
+pair_slow(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
+	  const struct tt_thread *th, struct pair_tabs *c, uint32_t sp, uint32_t site,
+	  uint32_t name, uint64_t t, uint32_t is_exit)
+{
+	if (name == TT_NO_NAME) {
+		name = tt_trace_site_name_slow(tr, site);
+		cover_names(st, tr->nr_names);
+		c->site_name = tr->site_name;
+		c->nr_slots = tr->nr_site_slots;
+		c->stats = st->tab->v;
+		c->depth = st->depth;
+	}
+	st->sp = sp;
+	event_slow(sc, st, th, name, t, is_exit);
+	c->stack = st->stack;
+	return st->sp;
+}
+
+/*
  * The per-event loop over one decoded batch, where codes[] already hold
  * name << 1 | kind. An enter and an exit do the same work without a branch
  * on which it is (the random walk of bench_analyzer makes that branch a coin
@@ -607,42 +658,26 @@ static void pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 		      uint32_t n)
 {
 	struct closed_log log;
-	const uint32_t *site_name = tr->site_name;
-	uint32_t nr_slots = tr->nr_site_slots;
-	struct tt_stat *stats = st->tab->v;
-	struct depth *depth = st->depth;
-	struct frame *stack = st->stack;
+	struct pair_tabs c;
 	uint32_t sp = st->sp, k = 0;
 
+	pair_tabs_load(&c, tr, st);
 	for (uint32_t i = 0; i < n; i++) {
 		const uint32_t site = codes[i] >> 1, is_exit = codes[i] & 1;
-		const uint32_t name = site_name[site < nr_slots ? site : nr_slots];
+		const uint32_t name = c.site_name[site < c.nr_slots ? site : c.nr_slots];
 		const uint64_t t = ticks[i];
-		struct frame *top = &stack[sp];
+		struct frame *top = &c.stack[sp];
 		uint64_t dur, child;
 		uint32_t prev;
 
 		if (__builtin_expect((name == TT_NO_NAME) |
 					     (is_exit & ((top->name != name) | (t < top->enter_ticks))),
 				     0)) {
-			uint32_t slow_name = name;
-
 			/* Record what is logged first: event_slow() records directly,
 			 * and a new name may move the tables. */
-			record_log(stats, &log, k);
+			record_log(c.stats, &log, k);
 			k = 0;
-			if (slow_name == TT_NO_NAME) {
-				slow_name = tt_trace_site_name_slow(tr, site);
-				cover_names(st, tr->nr_names);
-				site_name = tr->site_name;
-				nr_slots = tr->nr_site_slots;
-				stats = st->tab->v;
-				depth = st->depth;
-			}
-			st->sp = sp;
-			event_slow(sc, st, th, slow_name, t, is_exit);
-			sp = st->sp;
-			stack = st->stack;
+			sp = pair_slow(sc, tr, st, th, &c, sp, site, name, t, is_exit);
 			continue;
 		}
 		dur = t - top->enter_ticks;
@@ -652,12 +687,12 @@ static void pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 		top[1].in = 1;
 		top[1].enter_ticks = t;
 		top[1].child_ticks = 0;
-		top[1].prev = depth[name].top;
+		top[1].prev = c.depth[name].top;
 		top[1].same_ticks = 0;
 		/* An exit pops its name's innermost frame, an enter pushes one. */
 		prev = top->prev;
-		depth[name].top = (prev & -is_exit) | ((sp + 1) & (is_exit - 1));
-		stack[prev].same_ticks += dur & -(uint64_t)(is_exit & (prev != 0));
+		c.depth[name].top = (prev & -is_exit) | ((sp + 1) & (is_exit - 1));
+		c.stack[prev].same_ticks += dur & -(uint64_t)(is_exit & (prev != 0));
 		sp = sp + 1 - 2 * is_exit;
 		log.name[k] = name << 1 | (prev == 0);
 		log.dur[k] = dur;
@@ -665,7 +700,7 @@ static void pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 		k += is_exit;
 	}
 	st->sp = sp;
-	record_log(stats, &log, k);
+	record_log(c.stats, &log, k);
 }
 
 /* format/'s fast step, with PEXT in pair_fused_pext() (x86-64 only). */
@@ -692,14 +727,13 @@ pair_fused_body(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *
 {
 	const uint8_t *ids = it->ids, *ids_end = it->ids_end;
 	const uint8_t *dl = it->deltas, *dl_end = it->deltas_end;
-	const uint32_t *site_name = tr->site_name;
-	uint32_t nr_slots = tr->nr_site_slots;
-	struct tt_stat *stats = st->tab->v;
-	struct depth *depth = st->depth;
-	struct frame *stack = st->stack, *top = &stack[st->sp];
+	struct pair_tabs c;
+	struct frame *top = &st->stack[st->sp];
 	uint32_t sp = st->sp, i, lim = 0;
 	uint64_t t = it->ticks;
 	int rc = 0;
+
+	pair_tabs_load(&c, tr, st);
 
 	/* No test of i against m per event: a run never passes m (lim <= m),
 	 * so the end is found where a run ends. */
@@ -719,9 +753,9 @@ pair_fused_body(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *
 			if (lim == i)
 				goto checked;
 		}
-		if (__builtin_expect(STEP_FAST(pext, &ids, &dl, &t, &code, 2 * nr_slots), 1)) {
+		if (__builtin_expect(STEP_FAST(pext, &ids, &dl, &t, &code, 2 * c.nr_slots), 1)) {
 			site = (uint32_t)(code >> 1);
-			name = site_name[site];
+			name = c.site_name[site];
 		} else {
 checked:
 			if (!recfmt_events_step(&ids, ids_end, &dl, dl_end, &t, &code)) {
@@ -730,7 +764,7 @@ checked:
 			}
 			lim = i + 1;
 			site = (uint32_t)(code >> 1);
-			name = site_name[site < nr_slots ? site : nr_slots];
+			name = c.site_name[site < c.nr_slots ? site : c.nr_slots];
 		}
 		is_exit = (uint32_t)code & 1;
 		/* An unknown site's TT_NO_NAME is no frame's name: such an exit
@@ -743,8 +777,8 @@ checked:
 			top[1].enter_ticks = t;
 			top[1].child_ticks = 0;
 			top[1].same_ticks = 0;
-			top[1].prev = depth[name].top;
-			depth[name].top = ++sp;
+			top[1].prev = c.depth[name].top;
+			c.depth[name].top = ++sp;
 			top++;
 			continue;
 		}
@@ -756,26 +790,15 @@ checked:
 		sp--;
 		prev = top->prev;
 		top--;
-		depth[name].top = prev;
+		c.depth[name].top = prev;
 		/* The outermost activation of its name adds to the name's total,
 		 * an inner one to the enclosing one's same_ticks: one select. */
-		*(prev ? &stack[prev].same_ticks : &stats[name].total_ticks) += dur;
-		record(&stats[name], dur, dur > child ? dur - child : 0, false);
+		*(prev ? &c.stack[prev].same_ticks : &c.stats[name].total_ticks) += dur;
+		record(&c.stats[name], dur, dur > child ? dur - child : 0, false);
 		continue;
 slow:
-		if (name == TT_NO_NAME) {
-			name = tt_trace_site_name_slow(tr, site);
-			cover_names(st, tr->nr_names);
-			site_name = tr->site_name;
-			nr_slots = tr->nr_site_slots;
-			stats = st->tab->v;
-			depth = st->depth;
-		}
-		st->sp = sp;
-		event_slow(sc, st, th, name, t, is_exit);
-		sp = st->sp;
-		stack = st->stack;
-		top = &stack[sp];
+		sp = pair_slow(sc, tr, st, th, &c, sp, site, name, t, is_exit);
+		top = &c.stack[sp];
 	}
 	st->sp = sp;
 	it->ids = ids;
@@ -850,14 +873,12 @@ static int pair_cons(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thr
 	const uint64_t lo = sc->win_lo_ticks, span = sc->win_span_ticks;
 	const uint8_t *ids = it->ids, *ids_end = it->ids_end;
 	const uint8_t *dl = it->deltas, *dl_end = it->deltas_end;
-	const uint32_t *site_name = tr->site_name;
-	uint32_t nr_slots = tr->nr_site_slots;
-	struct tt_stat *stats = st->tab->v;
-	struct depth *depth = st->depth;
-	struct frame *stack = st->stack;
+	struct pair_tabs c;
 	uint32_t sp = st->sp, i, lim = 0;
 	uint64_t t = it->ticks;
 	int rc = 0;
+
+	pair_tabs_load(&c, tr, st);
 
 	for (i = 0; i < m; i++) {
 		uint64_t code, dur, self;
@@ -871,10 +892,10 @@ static int pair_cons(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thr
 			if (lim == i)
 				goto checked;
 		}
-		if (__builtin_expect(recfmt_events_step_fast(&ids, &dl, &t, &code, 2 * nr_slots),
+		if (__builtin_expect(recfmt_events_step_fast(&ids, &dl, &t, &code, 2 * c.nr_slots),
 				     1)) {
 			site = (uint32_t)(code >> 1);
-			name = site_name[site];
+			name = c.site_name[site];
 		} else {
 checked:
 			if (!recfmt_events_step(&ids, ids_end, &dl, dl_end, &t, &code)) {
@@ -883,25 +904,14 @@ checked:
 			}
 			lim = i + 1;
 			site = (uint32_t)(code >> 1);
-			name = site_name[site < nr_slots ? site : nr_slots];
+			name = c.site_name[site < c.nr_slots ? site : c.nr_slots];
 		}
 		is_exit = (uint32_t)code & 1;
-		top = &stack[sp];
+		top = &c.stack[sp];
 		if (__builtin_expect((name == TT_NO_NAME) |
 					     (is_exit & ((top->name != name) | (t < top->enter_ticks))),
 				     0)) {
-			if (name == TT_NO_NAME) {
-				name = tt_trace_site_name_slow(tr, site);
-				cover_names(st, tr->nr_names);
-				site_name = tr->site_name;
-				nr_slots = tr->nr_site_slots;
-				stats = st->tab->v;
-				depth = st->depth;
-			}
-			st->sp = sp;
-			event_slow(sc, st, th, name, t, is_exit);
-			sp = st->sp;
-			stack = st->stack;
+			sp = pair_slow(sc, tr, st, th, &c, sp, site, name, t, is_exit);
 			continue;
 		}
 		if (!is_exit) {
@@ -910,26 +920,26 @@ checked:
 			top[1].in = in;
 			top[1].enter_ticks = t;
 			top[1].child_ticks = 0;
-			top[1].prev = depth[name].top;
+			top[1].prev = c.depth[name].top;
 			top[1].same_ticks = 0;
 			top[1].desc_fx = 0;
-			depth[name].top = ++sp;
-			depth[name].in += in;
+			c.depth[name].top = ++sp;
+			c.depth[name].in += in;
 			top[1].slot = enter ? enter(cs, top->slot, name, t, in) : 0;
 			continue;
 		}
 		dur = t - top->enter_ticks;
 		sp--;
-		depth[name].top = top->prev;
-		stack[sp].child_ticks += dur;
+		c.depth[name].top = top->prev;
+		c.stack[sp].child_ticks += dur;
 		if (!top->in)
 			continue;
 		self = dur > top->child_ticks ? dur - top->child_ticks : 0;
-		outermost = --depth[name].in == 0;
+		outermost = --c.depth[name].in == 0;
 		if (times)
-			record(&stats[name], dur, self, outermost);
+			record(&c.stats[name], dur, self, outermost);
 		if (!outermost)
-			stack[top->prev].same_ticks += dur;
+			c.stack[top->prev].same_ticks += dur;
 		const struct tt_activation a = {
 			.th = th, .name = name, .depth = sp,
 			.enter_ticks = top->enter_ticks, .exit_ticks = t,
