@@ -153,6 +153,13 @@ struct chrome_thread {
 	struct chrome_thread *next;
 };
 
+/* A node of the sampled stacks' tree, an entry of the output's
+ * "stackFrames": its function (JSON-quoted label), module and parent. */
+struct chrome_sframe {
+	uint32_t parent; /* its parent's id, 0: a root */
+	char *qname, *qmodule;
+};
+
 struct chrome {
 	/* Per file (several TRACE files: reset by next_file()). */
 	int64_t offset_ns;	      /* the file's start on the shared timeline */
@@ -188,6 +195,11 @@ struct chrome {
 	uint64_t nr_events;
 	uint64_t nr_annots; /* annotation events written */
 	bool first;
+	/* The stack frames of every file's samples: "sf" id - 1, by (parent,
+	 * name, module) in sframe_map (hmap.h). */
+	struct chrome_sframe *sframes;
+	uint32_t nr_sframes, cap_sframes;
+	struct tt_hmap sframe_map;
 };
 
 /* Writes a signed ns value as microseconds with 3 decimals: "-12.345". */
@@ -935,11 +947,61 @@ static void metadata(struct chrome *ch)
 	}
 }
 
+struct sframe_key {
+	const struct chrome *ch;
+	uint32_t parent;
+	const char *qname, *qmodule;
+};
+
+static bool sframe_eq(const void *ctx, uint32_t id)
+{
+	const struct sframe_key *k = ctx;
+	const struct chrome_sframe *f = &k->ch->sframes[id];
+
+	return f->parent == k->parent && !strcmp(f->qname, k->qname) &&
+	       !strcmp(f->qmodule, k->qmodule);
+}
+
+/* The "sf" id (1...) of the frame (parent, qname, qmodule), added when new;
+ * names come from the file: hashed with the seeded hash (hmap.h). */
+static uint32_t sframe_id(struct chrome *ch, uint32_t parent, const char *qname,
+			  const char *qmodule)
+{
+	const struct sframe_key k = { ch, parent, qname, qmodule };
+	uint32_t h = tt_hash_bytes(qname, strlen(qname)) ^
+		     tt_hash_u32(tt_hash_bytes(qmodule, strlen(qmodule)) ^ tt_hash_u32(parent));
+	uint32_t id = tt_hmap_find(&ch->sframe_map, h, sframe_eq, &k);
+
+	if (id != TT_HMAP_NONE)
+		return id + 1;
+	if (ch->nr_sframes == ch->cap_sframes) {
+		ch->cap_sframes = ch->cap_sframes ? 2 * ch->cap_sframes : 256;
+		ch->sframes = tt_xrealloc(ch->sframes, ch->cap_sframes * sizeof(*ch->sframes));
+	}
+	tt_hmap_put(&ch->sframe_map, h, ch->nr_sframes);
+	ch->sframes[ch->nr_sframes] = (struct chrome_sframe){
+		parent, tt_xstrndup(qname, strlen(qname)), tt_xstrndup(qmodule, strlen(qmodule))
+	};
+	return ++ch->nr_sframes;
+}
+
+static char *json_quote(const char *s)
+{
+	char *q = tt_emit_json_quote(s);
+
+	if (!q)
+		tt_oom();
+	return q;
+}
+
 /*
- * The file's stack samples (REC_SAMPLE), on their threads' tracks: an
- * instant per sample named by the function running (as tracetool profile
- * names it), category "sample", with the stack root first in args.stack,
- * inside the --from/--to window and of the --thread threads.
+ * The file's stack samples (REC_SAMPLE), on their threads' tracks, inside
+ * the --from/--to window and of the --thread threads, twice: a sample event
+ * ("P", category "sample", named by the function running) whose "sf" is its
+ * leaf in the output's "stackFrames" tree (the Trace Event Format's
+ * sampling, which chrome://tracing shows with its call stack), and an
+ * instant of the same name with the stack root first in args.stack, which
+ * Perfetto UI's JSON importer shows (it reads no sample events).
  */
 static void write_samples(struct chrome *ch)
 {
@@ -949,6 +1011,8 @@ static void write_samples(struct chrome *ch)
 	struct tt_samples s;
 	char msg[512], buf[256], at[32];
 	char *stack = NULL;
+	char **qnames, **qmods;
+	uint32_t *leaf; /* per stack: its leaf's sf, 0 not yet */
 	size_t cap = 0;
 
 	o.trace = tr->path;
@@ -956,6 +1020,9 @@ static void write_samples(struct chrome *ch)
 		tt_samples_fini(&s);
 		return; /* the main walk read the same file: said there */
 	}
+	qnames = tt_xcalloc(s.nr_funcs + 1, sizeof(*qnames));
+	qmods = tt_xcalloc(s.nr_funcs + 1, sizeof(*qmods));
+	leaf = tt_xcalloc(s.nr_stacks + 1, sizeof(*leaf));
 	for (size_t i = 0; i < s.nr_rows; i++) {
 		const struct tt_srow *row = &s.rows[i];
 		const struct tt_sstack *stk = &s.stacks[row->stack];
@@ -963,7 +1030,6 @@ static void write_samples(struct chrome *ch)
 		const struct tt_thread *th =
 			tt_trace_find_thread(tr, s.files[0].tr.threads[row->thread].serial);
 		size_t n = 0;
-		char *q;
 
 		if (!th || !tt_options_thread_selected(ch->o, th) || row->ticks < ch->lo_ticks ||
 		    row->ticks >= ch->hi_ticks)
@@ -972,6 +1038,10 @@ static void write_samples(struct chrome *ch)
 			const char *name = tt_samples_label(&s, ids[k]);
 			size_t len = strlen(name);
 
+			if (!qnames[ids[k]]) {
+				qnames[ids[k]] = json_quote(name);
+				qmods[ids[k]] = json_quote(s.funcs[ids[k]].module);
+			}
 			if (n + len + 2 > cap) {
 				cap = 2 * (n + len + 2);
 				stack = tt_xrealloc(stack, cap);
@@ -982,26 +1052,83 @@ static void write_samples(struct chrome *ch)
 			n += len;
 			stack[n] = '\0';
 		}
+		if (stk->n && !leaf[row->stack]) {
+			uint32_t sf = 0;
+
+			for (uint32_t k = stk->n; k-- > 0;)
+				sf = sframe_id(ch, sf, qnames[ids[k]], qmods[ids[k]]);
+			leaf[row->stack] = sf;
+		}
 		fmt_us(at, add_ns(tt_clock_rel_ns(&ch->clock, row->ticks), ch->offset_ns))[at] = '\0';
+		snprintf(buf, sizeof(buf), ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":%s",
+			 ch->pid, th->out_id, at);
+		if (stk->n) {
+			begin_event(ch);
+			tt_out_str(&ch->out, "{\"ph\":\"P\",\"cat\":\"sample\",\"name\":");
+			tt_out_str(&ch->out, qnames[ids[0]]);
+			tt_out_str(&ch->out, buf);
+			snprintf(at, sizeof(at), ",\"sf\":%" PRIu32 "}", leaf[row->stack]);
+			tt_out_str(&ch->out, at);
+		}
 		begin_event(ch);
 		tt_out_str(&ch->out, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"name\":");
-		q = tt_emit_json_quote(tt_samples_label(&s, ids[0]));
-		if (!q)
-			tt_oom();
-		tt_out_str(&ch->out, q);
-		free(q);
-		snprintf(buf, sizeof(buf), ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64
-			 ",\"ts\":%s,\"args\":{\"stack\":", ch->pid, th->out_id, at);
+		if (stk->n)
+			tt_out_str(&ch->out, qnames[ids[0]]);
+		else
+			tt_out_str(&ch->out, "\"\"");
 		tt_out_str(&ch->out, buf);
-		q = tt_emit_json_quote(stack ? stack : "");
-		if (!q)
-			tt_oom();
+		tt_out_str(&ch->out, ",\"args\":{\"stack\":");
+		char *q = json_quote(stack && n ? stack : "");
+
 		tt_out_str(&ch->out, q);
 		free(q);
 		tt_out_str(&ch->out, "}}");
 	}
+	for (uint32_t f = 0; f < s.nr_funcs; f++) {
+		free(qnames[f]);
+		free(qmods[f]);
+	}
+	free(qnames);
+	free(qmods);
+	free(leaf);
 	free(stack);
 	tt_samples_fini(&s);
+}
+
+/* The output's "stackFrames": each frame of the samples' stacks by its
+ * "sf" id, with its function, module (category) and parent. */
+static void write_sframes(struct chrome *ch)
+{
+	char buf[64];
+
+	if (!ch->nr_sframes)
+		return;
+	tt_out_str(&ch->out, ",\"stackFrames\":{");
+	for (uint32_t i = 0; i < ch->nr_sframes; i++) {
+		const struct chrome_sframe *f = &ch->sframes[i];
+
+		snprintf(buf, sizeof(buf), "%s\n\"%" PRIu32 "\":{\"name\":", i ? "," : "", i + 1);
+		tt_out_str(&ch->out, buf);
+		tt_out_str(&ch->out, f->qname);
+		tt_out_str(&ch->out, ",\"category\":");
+		tt_out_str(&ch->out, f->qmodule);
+		if (f->parent) {
+			snprintf(buf, sizeof(buf), ",\"parent\":\"%" PRIu32 "\"", f->parent);
+			tt_out_str(&ch->out, buf);
+		}
+		tt_out_str(&ch->out, "}");
+	}
+	tt_out_str(&ch->out, "\n}");
+}
+
+static void sframes_fini(struct chrome *ch)
+{
+	for (uint32_t i = 0; i < ch->nr_sframes; i++) {
+		free(ch->sframes[i].qname);
+		free(ch->sframes[i].qmodule);
+	}
+	free(ch->sframes);
+	tt_hmap_fini(&ch->sframe_map);
 }
 
 /* The file's own end: an instant per thread that dropped scopes; its
@@ -1075,8 +1202,10 @@ static void trailer(struct chrome *ch)
 	char buf[512];
 	char *q;
 
+	tt_out_str(&ch->out, "\n]");
+	write_sframes(ch);
 	snprintf(buf, sizeof(buf),
-		 "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"tracetool (rec) "
+		 ",\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"tracetool (rec) "
 		 TT_VERSION "\",\"events\":\"%" PRIu64 "\",\"dropped_scopes\":\"%" PRIu64
 		 "\",\"errors\":\"%" PRIu64 "\",\"truncated\":\"%s\",\"problems\":",
 		 ch->all_events, ch->all_dropped, ch->all_errors,
@@ -1297,6 +1426,7 @@ out:
 	if (ch.fd != STDOUT_FILENO && ch.fd >= 0)
 		close(ch.fd);
 	end_file(&ch);
+	sframes_fini(&ch);
 	if (have_rep)
 		tt_report_fini(&rep);
 	for (unsigned i = 0; metas && i < o.nr_traces; i++)

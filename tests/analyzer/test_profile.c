@@ -567,7 +567,7 @@ Test(profile, chrome_puts_each_sample_on_its_threads_track)
 	r = tu_run("chrome", "-o", "-", trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert(tu_json_valid(r.out));
-	cr_assert_eq(count_of(r.out, "\"cat\":\"sample\""), 7);
+	cr_assert_eq(count_of(r.out, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\""), 7);
 	cr_assert(strstr(r.out, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"name\":\"prof_leaf\","
 				"\"pid\":4242,\"tid\":701,\"ts\":0.500,\"args\":{\"stack\":"
 				"\"prof_root;prof_mid;prof_leaf\"}}"),
@@ -580,7 +580,9 @@ Test(profile, chrome_puts_each_sample_on_its_threads_track)
 	/* --thread and --from/--to select them as they select scopes. */
 	r = tu_run("chrome", "-o", "-", "--thread=worker", "--from=1600ns", trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert_eq(count_of(r.out, "\"cat\":\"sample\""), 1, "%s", r.out);
+	cr_assert_eq(count_of(r.out, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\""), 1, "%s",
+		     r.out);
+	cr_assert_eq(count_of(r.out, "{\"ph\":\"P\",\"cat\":\"sample\""), 1, "%s", r.out);
 	tu_result_free(&r);
 }
 
@@ -804,4 +806,64 @@ Test(profile, pprof_mapping_of_a_changed_file_has_no_functions)
 	snprintf(exe, sizeof(exe), "[%s: build-id mismatch]", module_name());
 	cr_assert_str_eq(pstr(text, field_in(fn[0], "name"), buf, sizeof(buf)), exe);
 	free(text);
+}
+
+/*
+ * chrome: each sample is also a Trace Event Format sample event ("P") whose
+ * "sf" names its leaf in the top-level "stackFrames" tree (name, module as
+ * category, parent), as chrome://tracing reads sampled stacks: read back
+ * with Python's json, every sample's chain of frames, root first, is the
+ * stack of its instant, and each distinct call path is one frame.
+ */
+Test(profile, chrome_sample_events_reference_their_stack_frames)
+{
+	char cmd[2048], out[4096];
+	const char *json = tu_path(2, "profile.json");
+	struct tu_result r;
+	FILE *p;
+	size_t n;
+
+	if (system("command -v python3 >/dev/null 2>&1"))
+		cr_skip_test("no python3");
+	write_known();
+	r = tu_run("chrome", "-o", json, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_result_free(&r);
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c '\n"
+		 "import json, sys\n"
+		 "d = json.load(open(sys.argv[1]))\n"
+		 "sf = d[\"stackFrames\"]\n"
+		 "def path(i):\n"
+		 "    f = sf[str(i)]\n"
+		 "    p = path(f[\"parent\"]) + \";\" if \"parent\" in f else \"\"\n"
+		 "    return p + f[\"name\"] + \"@\" + f[\"category\"]\n"
+		 "ev = d[\"traceEvents\"]\n"
+		 "ps = [e for e in ev if e[\"ph\"] == \"P\"]\n"
+		 "ins = [e for e in ev if e[\"ph\"] == \"i\" and e.get(\"cat\") == \"sample\"]\n"
+		 "assert len(ps) == len(ins)\n"
+		 "for a, b in zip(ps, ins):\n"
+		 "    assert (a[\"tid\"], a[\"ts\"], a[\"name\"]) == (b[\"tid\"], b[\"ts\"], b[\"name\"])\n"
+		 "    got = \";\".join(x.split(\"@\")[0] for x in path(a[\"sf\"]).split(\";\"))\n"
+		 "    assert got == b[\"args\"][\"stack\"], (got, b)\n"
+		 "    print(a[\"tid\"], a[\"ts\"], path(a[\"sf\"]))\n"
+		 "print(len(sf), \"frames\")\n"
+		 "' '%s' | sed 's/@[^;]*\\(;\\|$\\)/\\1/g'",
+		 json);
+	p = popen(cmd, "r");
+	cr_assert(p);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	cr_assert_eq(pclose(p), 0, "python3 failed: %s", out);
+	unlink(json);
+	/* Frames, one per call path: root; root>mid; root>mid>leaf; root>leaf;
+	 * root>leaf>mid; root>leaf>mid>leaf. */
+	cr_assert_str_eq(out, "701 0.5 prof_root;prof_mid;prof_leaf\n"
+			      "701 1.5 prof_root;prof_mid;prof_leaf\n"
+			      "701 2.5 prof_root;prof_mid\n"
+			      "701 3.5 prof_root;prof_leaf;prof_mid;prof_leaf\n"
+			      "701 6.0 prof_root\n"
+			      "702 1.5 prof_root;prof_leaf\n"
+			      "702 2.0 prof_root\n"
+			      "6 frames\n");
 }
