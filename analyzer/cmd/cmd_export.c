@@ -179,6 +179,59 @@ static void tbl_row_end(struct tbl *t)
 	putc_unlocked('\n', t->csv);
 }
 
+/*
+ * One value of a row, written as its column's type says (tbl_row()): an
+ * integer or a bool in i, a text in s (NULL: a null), or a null.
+ */
+struct cell {
+	int64_t i;
+	const char *s;
+	bool null;
+};
+
+#define C_INT(v) ((struct cell){ .i = (int64_t)(v) })
+#define C_STR(v) ((struct cell){ .s = (v) })
+#define C_NULL ((struct cell){ .null = true })
+
+/* Writes a row of t, one cell per column in the order of t->cols, in
+ * either format. */
+static void tbl_row(struct tbl *t, const struct cell *c, size_t n)
+{
+	if (n != t->nr_cols) { /* a row that is not its table's: a bug here */
+		fprintf(stderr, "tracetool: export: %zu values for the %zu columns of %s\n", n,
+			t->nr_cols, t->name);
+		abort();
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (c[k].null) {
+			tbl_null(t);
+			continue;
+		}
+		switch (t->cols[k].type) {
+		case TT_PQ_BOOL:
+			tbl_bool(t, c[k].i != 0);
+			break;
+		case TT_PQ_INT32:
+			tbl_i32(t, (int32_t)c[k].i);
+			break;
+		case TT_PQ_INT64:
+			tbl_i64(t, c[k].i);
+			break;
+		case TT_PQ_STRING:
+			tbl_str(t, c[k].s);
+			break;
+		}
+	}
+	tbl_row_end(t);
+}
+
+/* TBL_ROW(t, C_INT(run_id), C_STR(name), C_NULL, ...): a row of t. */
+#define TBL_ROW(t, ...)                                                       \
+	do {                                                                  \
+		const struct cell row_[] = { __VA_ARGS__ };                   \
+		tbl_row((t), row_, sizeof(row_) / sizeof(row_[0]));           \
+	} while (0)
+
 /* 0, or a negative errno value; the file is complete only on 0. */
 static int tbl_close(struct tbl *t, uint64_t *bytes)
 {
@@ -326,6 +379,23 @@ static const struct tt_pq_col samples_cols[] = {
 
 enum { T_RUNS, T_THREADS, T_SCOPES, T_ACTS, T_VALUES, T_INSTANTS, T_FLOWS, T_ARGS, T_SAMPLES,
        NR_TABLES };
+
+/* The tables, each a file DIR/NAME.parquet or .csv. */
+static const struct {
+	const char *name;
+	const struct tt_pq_col *cols;
+	size_t n;
+} tables[NR_TABLES] = {
+	[T_RUNS] = { "runs", runs_cols, NCOLS(runs_cols) },
+	[T_THREADS] = { "threads", threads_cols, NCOLS(threads_cols) },
+	[T_SCOPES] = { "scopes", scopes_cols, NCOLS(scopes_cols) },
+	[T_ACTS] = { "activations", acts_cols, NCOLS(acts_cols) },
+	[T_VALUES] = { "values", values_cols, NCOLS(values_cols) },
+	[T_INSTANTS] = { "instants", instants_cols, NCOLS(instants_cols) },
+	[T_FLOWS] = { "flows", flows_cols, NCOLS(flows_cols) },
+	[T_ARGS] = { "args", args_cols, NCOLS(args_cols) },
+	[T_SAMPLES] = { "samples", samples_cols, NCOLS(samples_cols) },
+};
 
 struct exp_arg {
 	char *key;
@@ -638,11 +708,8 @@ static void exp_args(struct exp_thread *et, struct exp_frame *f)
 	struct tbl *t = &et->ex->t[T_ARGS];
 
 	for (uint32_t i = 0; i < f->nr_args; i++) {
-		tbl_i32(t, (int32_t)et->ex->run->run_id);
-		tbl_i64(t, (int64_t)f->id);
-		tbl_str(t, f->args[i].key);
-		tbl_i64(t, f->args[i].v);
-		tbl_row_end(t);
+		TBL_ROW(t, C_INT(et->ex->run->run_id), C_INT(f->id), C_STR(f->args[i].key),
+			C_INT(f->args[i].v));
 		free(f->args[i].key);
 	}
 	f->nr_args = 0;
@@ -697,26 +764,10 @@ static inline __attribute__((always_inline)) void exp_row(struct exp_thread *et,
 		et->sp--;
 		return;
 	}
-	tbl_i32(t, (int32_t)r->run_id);
-	tbl_i64(t, et->serial);
-	tbl_i64(t, f->name);
-	tbl_i64(t, (int64_t)f->id);
-	if (et->sp > 1)
-		tbl_i64(t, (int64_t)et->stack[et->sp - 2].id);
-	else
-		tbl_null(t);
-	tbl_i32(t, (int32_t)(et->sp - 1));
-	tbl_i64(t, tt_run_rel_ns(r, f->enter_ticks));
-	tbl_i64(t, (int64_t)tt_run_unix_ns(r, f->enter_ticks));
-	if (timed) {
-		tbl_i64(t, dur_ns);
-		tbl_i64(t, self_ns);
-	} else {
-		tbl_null(t);
-		tbl_null(t);
-	}
-	tbl_bool(t, !timed);
-	tbl_row_end(t);
+	TBL_ROW(t, C_INT(r->run_id), C_INT(et->serial), C_INT(f->name), C_INT(f->id),
+		et->sp > 1 ? C_INT(et->stack[et->sp - 2].id) : C_NULL, C_INT(et->sp - 1),
+		C_INT(tt_run_rel_ns(r, f->enter_ticks)), C_INT(tt_run_unix_ns(r, f->enter_ticks)),
+		timed ? C_INT(dur_ns) : C_NULL, timed ? C_INT(self_ns) : C_NULL, C_INT(!timed));
 	et->sp--;
 }
 
@@ -751,44 +802,24 @@ static void exp_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt
 	const struct tt_run *r = ex->run;
 	const struct exp_frame *f = depth && depth <= et->sp ? &et->stack[depth - 1] : NULL;
 	char *name = tt_emit_clean(a->name, a->name_bytes);
-	struct tbl *t;
 
 	(void)slot;
 	switch (a->kind) {
 	case TT_ANNOT_VALUE: {
 		char num[40];
 
-		t = &ex->t[T_VALUES];
-		tbl_i32(t, (int32_t)r->run_id);
-		tbl_i64(t, et->serial);
-		tbl_str(t, name);
-		tbl_i64(t, tt_run_rel_ns(r, a->ticks));
-		tbl_i64(t, (int64_t)tt_run_unix_ns(r, a->ticks));
-		if (a->is_double) {
+		if (a->is_double)
 			snprintf(num, sizeof(num), "%.17g", a->d);
-			tbl_null(t);
-			tbl_str(t, num);
-		} else {
-			tbl_i64(t, a->i);
-			tbl_null(t);
-		}
-		tbl_row_end(t);
+		TBL_ROW(&ex->t[T_VALUES], C_INT(r->run_id), C_INT(et->serial), C_STR(name),
+			C_INT(tt_run_rel_ns(r, a->ticks)), C_INT(tt_run_unix_ns(r, a->ticks)),
+			a->is_double ? C_NULL : C_INT(a->i), a->is_double ? C_STR(num) : C_NULL);
 		break;
 	}
 	case TT_ANNOT_INSTANT:
 	case TT_ANNOT_MESSAGE:
-		t = &ex->t[T_INSTANTS];
-		tbl_i32(t, (int32_t)r->run_id);
-		tbl_i64(t, et->serial);
-		tbl_str(t, name);
-		tbl_bool(t, a->kind == TT_ANNOT_MESSAGE);
-		tbl_i64(t, tt_run_rel_ns(r, a->ticks));
-		tbl_i64(t, (int64_t)tt_run_unix_ns(r, a->ticks));
-		if (f)
-			tbl_i64(t, (int64_t)f->id);
-		else
-			tbl_null(t);
-		tbl_row_end(t);
+		TBL_ROW(&ex->t[T_INSTANTS], C_INT(r->run_id), C_INT(et->serial), C_STR(name),
+			C_INT(a->kind == TT_ANNOT_MESSAGE), C_INT(tt_run_rel_ns(r, a->ticks)),
+			C_INT(tt_run_unix_ns(r, a->ticks)), f ? C_INT(f->id) : C_NULL);
 		break;
 	case TT_ANNOT_ARG:
 		if (f) {
@@ -819,28 +850,21 @@ static void exp_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt
 		}
 		break;
 	default:
-		t = &ex->t[T_FLOWS];
-		tbl_i32(t, (int32_t)r->run_id);
-		tbl_i64(t, et->serial);
-		tbl_str(t, name);
-		tbl_i64(t, (int64_t)a->id);
-		tbl_str(t, a->kind == TT_ANNOT_FLOW_BEGIN  ? "begin"
-			   : a->kind == TT_ANNOT_FLOW_STEP ? "step"
-							   : "end");
-		tbl_i64(t, tt_run_rel_ns(r, a->ticks));
-		tbl_i64(t, (int64_t)tt_run_unix_ns(r, a->ticks));
-		if (f)
-			tbl_i64(t, (int64_t)f->id);
-		else
-			tbl_null(t);
-		tbl_row_end(t);
+		TBL_ROW(&ex->t[T_FLOWS], C_INT(r->run_id), C_INT(et->serial), C_STR(name),
+			C_INT(a->id),
+			C_STR(a->kind == TT_ANNOT_FLOW_BEGIN  ? "begin"
+			      : a->kind == TT_ANNOT_FLOW_STEP ? "step"
+							      : "end"),
+			C_INT(tt_run_rel_ns(r, a->ticks)), C_INT(tt_run_unix_ns(r, a->ticks)),
+			f ? C_INT(f->id) : C_NULL);
 		break;
 	}
 	free(name);
 }
 
 /* CSV, or Parquet with its encoding thread: one walker, rows in the order
- * of the file's events. */
+ * of the file's events. Parquet on several walkers: the same with
+ * one_walker false, each walker with sibling writers (tt_cmd_export()). */
 static const struct tt_consumer exp_consumer = {
 	.thread_begin = exp_thread_begin,
 	.enter = exp_enter,
@@ -851,19 +875,6 @@ static const struct tt_consumer exp_consumer = {
 	.one_walker = true,
 	.needs_meta = false,
 	.no_times = true, /* activations only: no per-name statistics */
-};
-
-/* Parquet on several walkers, each with sibling writers. */
-static const struct tt_consumer exp_consumer_par = {
-	.thread_begin = exp_thread_begin,
-	.enter = exp_enter,
-	.act = exp_act,
-	.error = exp_error,
-	.annot = exp_annot,
-	.block = exp_block,
-	.one_walker = false,
-	.needs_meta = false,
-	.no_times = true,
 };
 
 static void free_threads(struct exporter *ex)
@@ -887,49 +898,29 @@ static void free_threads(struct exporter *ex)
 
 static void write_run(struct exporter *ex, const struct tt_run *r)
 {
-	struct tbl *t = &ex->t[T_RUNS];
-
-	tbl_i32(t, (int32_t)r->run_id);
-	tbl_str(t, r->path);
-	tbl_str(t, r->program);
-	tbl_i64(t, r->pid);
-	tbl_i64(t, (int64_t)r->start_unix_ns);
-	tbl_i64(t, (int64_t)r->duration_ns);
-	tbl_i64(t, (int64_t)r->events);
-	tbl_i64(t, (int64_t)r->dropped);
-	tbl_bool(t, r->clean);
-	tbl_bool(t, r->meta.truncated);
-	tbl_str(t, r->meta.hdr.clock == RECFMT_CLOCK_TSC ? "tsc" : "monotonic");
-	tbl_row_end(t);
-
-	t = &ex->t[T_THREADS];
+	TBL_ROW(&ex->t[T_RUNS], C_INT(r->run_id), C_STR(r->path), C_STR(r->program),
+		C_INT(r->pid), C_INT(r->start_unix_ns), C_INT(r->duration_ns), C_INT(r->events),
+		C_INT(r->dropped), C_INT(r->clean), C_INT(r->meta.truncated),
+		C_STR(r->meta.hdr.clock == RECFMT_CLOCK_TSC ? "tsc" : "monotonic"));
 	for (uint32_t i = 0; i < r->meta.nr_threads; i++) {
 		const struct tt_thread *th = &r->meta.threads[i];
 
-		tbl_i32(t, (int32_t)r->run_id);
-		tbl_i64(t, th->serial);
-		tbl_i64(t, th->os_tid);
-		tbl_str(t, th->name);
-		tbl_i64(t, (int64_t)th->nr_events);
-		tbl_i64(t, (int64_t)th->nr_dropped);
-		tbl_row_end(t);
+		TBL_ROW(&ex->t[T_THREADS], C_INT(r->run_id), C_INT(th->serial), C_INT(th->os_tid),
+			C_STR(th->name), C_INT(th->nr_events), C_INT(th->nr_dropped));
 	}
 }
 
 static void write_scopes(struct exporter *ex, const struct tt_run *r, const struct tt_trace *tr)
 {
-	struct tbl *t = &ex->t[T_SCOPES];
 	struct tt_labels labels; /* name as summary prints it; site apart (labels.h) */
 
 	tt_labels_init(&labels);
 	tt_labels_add_names(&labels, tr->names, tr->nr_names);
 	tt_labels_finish(&labels);
 	for (uint32_t i = 0; i < tr->nr_names; i++) {
-		tbl_i32(t, (int32_t)r->run_id);
-		tbl_i64(t, i);
-		tbl_str(t, tt_labels_shown(&labels, tr->names[i]));
-		tbl_str(t, tt_labels_site(&labels, tr->names[i]));
-		tbl_row_end(t);
+		TBL_ROW(&ex->t[T_SCOPES], C_INT(r->run_id), C_INT(i),
+			C_STR(tt_labels_shown(&labels, tr->names[i])),
+			C_STR(tt_labels_site(&labels, tr->names[i])));
 	}
 	tt_labels_fini(&labels);
 }
@@ -942,7 +933,6 @@ static void write_scopes(struct exporter *ex, const struct tt_run *r, const stru
 static enum tt_status write_samples(struct exporter *ex, const struct tt_run *r, char *msg,
 				    size_t msg_bytes)
 {
-	struct tbl *t = &ex->t[T_SAMPLES];
 	struct tt_options o = TT_OPTIONS_INIT;
 	struct tt_samples_opts so = { 0 };
 	struct tt_samples s;
@@ -975,15 +965,11 @@ static enum tt_status write_samples(struct exporter *ex, const struct tt_run *r,
 				path[n++] = name[c] == ';' || name[c] == '\n' || name[c] == '\r' ? '_' : name[c];
 			path[n] = '\0';
 		}
-		tbl_i32(t, (int32_t)r->run_id);
-		tbl_i64(t, s.files[0].tr.threads[row->thread].serial);
-		tbl_i64(t, rel);
-		tbl_i64(t, (int64_t)tt_run_unix_of_rel(r, rel));
-		tbl_str(t, tt_samples_label(&s, ids[0]));
-		tbl_str(t, s.funcs[ids[0]].module);
-		tbl_str(t, path ? path : "");
-		tbl_bool(t, row->truncated);
-		tbl_row_end(t);
+		TBL_ROW(&ex->t[T_SAMPLES], C_INT(r->run_id),
+			C_INT(s.files[0].tr.threads[row->thread].serial), C_INT(rel),
+			C_INT(tt_run_unix_of_rel(r, rel)), C_STR(tt_samples_label(&s, ids[0])),
+			C_STR(s.funcs[ids[0]].module), C_STR(path ? path : ""),
+			C_INT(row->truncated));
 	}
 	free(path);
 	tt_samples_fini(&s);
@@ -1036,21 +1022,6 @@ static const struct argp export_argp = {
 
 int tt_cmd_export(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		const struct tt_pq_col *cols;
-		size_t n;
-	} defs[NR_TABLES] = {
-		{ "runs", runs_cols, NCOLS(runs_cols) },
-		{ "threads", threads_cols, NCOLS(threads_cols) },
-		{ "scopes", scopes_cols, NCOLS(scopes_cols) },
-		{ "activations", acts_cols, NCOLS(acts_cols) },
-		{ "values", values_cols, NCOLS(values_cols) },
-		{ "instants", instants_cols, NCOLS(instants_cols) },
-		{ "flows", flows_cols, NCOLS(flows_cols) },
-		{ "args", args_cols, NCOLS(args_cols) },
-		{ "samples", samples_cols, NCOLS(samples_cols) },
-	};
 	struct export_args a = { .f.missing_out = "missing -o DIR" };
 	static struct exporter exs[TT_WALK_MAX_REPLICAS];
 	struct exporter *const ex0 = &exs[0];
@@ -1059,6 +1030,9 @@ int tt_cmd_export(int argc, char **argv)
 	int rc = 0;
 	unsigned nr_open = 0, nr_ex = 1;
 	bool multi_thread = false, sampled = false;
+	struct tt_consumer cons_par = exp_consumer;
+
+	cons_par.one_walker = false;
 
 	argp_parse(&export_argp, argc, argv, 0, NULL, &a);
 	memset(exs, 0, sizeof(exs));
@@ -1092,8 +1066,8 @@ int tt_cmd_export(int argc, char **argv)
 	for (int k = 0; k < NR_TABLES; k++) {
 		if (k == T_SAMPLES && !sampled)
 			continue; /* no samples table for recordings without */
-		int e = tbl_open(&ex0->t[k], a.f.out, defs[k].name, a.csv, defs[k].cols, defs[k].n,
-				 nr_ex == 1 && walkers > 1);
+		int e = tbl_open(&ex0->t[k], a.f.out, tables[k].name, a.csv, tables[k].cols,
+				 tables[k].n, nr_ex == 1 && walkers > 1);
 		if (e) {
 			snprintf(msg, sizeof(msg), "cannot create: %s", strerror(-e));
 			rc = tt_fail_file(ex0->t[k].path, msg);
@@ -1105,7 +1079,7 @@ int tt_cmd_export(int argc, char **argv)
 	for (unsigned i = 0; i < a.f.nr_traces; i++) {
 		struct tt_options o = TT_OPTIONS_INIT;
 		struct tt_report rep;
-		struct tt_walk_spec spec = { .cons = nr_ex > 1 ? &exp_consumer_par : &exp_consumer };
+		struct tt_walk_spec spec = { .cons = nr_ex > 1 ? &cons_par : &exp_consumer };
 
 		struct exp_offsets offsets = { 0 };
 
