@@ -17,10 +17,17 @@
 #include "cmd/commands.h"
 #include "cmd/options.h"
 #include "common/emit.h"
+#include "common/hmap.h"
 #include "common/xalloc.h"
 #include "views/samples.h"
 
-enum { OPT_WITHIN = 0x600, OPT_PROFILE_FORMAT, OPT_PROFILE_BY_THREAD, OPT_PROFILE_TOP };
+enum {
+	OPT_WITHIN = 0x600,
+	OPT_PROFILE_FORMAT,
+	OPT_PROFILE_BY_THREAD,
+	OPT_PROFILE_BY_PROCESS,
+	OPT_PROFILE_TOP
+};
 
 #define PROFILE_CSV_HEADER \
 	"function,module,self_samples,total_samples,self_percent,total_percent,est_self_ns"
@@ -37,6 +44,8 @@ static const struct argp_option profile_options[] = {
 	  30 },
 	{ "format", OPT_PROFILE_FORMAT, "FMT", 0, "Output as table (default), csv or json", 30 },
 	{ "by-thread", OPT_PROFILE_BY_THREAD, 0, 0, "One row per thread and function", 30 },
+	{ "by-process", OPT_PROFILE_BY_PROCESS, 0, 0,
+	  "One row per process (NAME[PID], one per TRACE file) and function", 30 },
 	{ "top", OPT_PROFILE_TOP, "N", 0, "Only the first N rows", 30 },
 	{ 0 },
 };
@@ -74,6 +83,9 @@ static error_t parse_profile(int key, char *arg, struct argp_state *state)
 	case OPT_PROFILE_BY_THREAD:
 		a->o.by_thread = true;
 		break;
+	case OPT_PROFILE_BY_PROCESS:
+		a->o.by_process = true;
+		break;
 	case OPT_PROFILE_TOP:
 		if (tt_options_parse_u64(arg, &v) || !v)
 			argp_error(state, "--top: '%s' is not a positive number", arg);
@@ -97,7 +109,8 @@ static const struct argp profile_argp = {
 	"(self) and in which it was on the stack (total, once per sample), their shares of "
 	"the samples kept, and the estimated CPU time, self samples x 1/HZ s. Sorted by "
 	"self samples.\v"
-	"CSV header: " PROFILE_CSV_HEADER " (thread first with --by-thread). Functions are "
+	"CSV header: " PROFILE_CSV_HEADER " (thread first with --by-thread, process first "
+	"with --by-process). Functions are "
 	"named from the recorded modules' symbol tables (build-ids checked), as in "
 	"whole-program mode; a frame that cannot be named counts for its module, "
 	"'[module: reason]'. --thread and --from/--to select samples by thread and time; "
@@ -105,12 +118,19 @@ static const struct argp profile_argp = {
 	"Examples:\n"
 	"  tracetool record -- ./app && tracetool profile trace.zst\n"
 	"  tracetool profile --within='^handle_request$' trace.zst\n"
-	"  tracetool profile --format=csv --by-thread --top=20 trace.zst",
+	"  tracetool profile --format=csv --by-thread --top=20 trace.zst\n"
+	"  tracetool profile --by-process trace-*.zst",
 	profile_children, 0, 0,
 };
 
+/* A row's process and thread labels (--by-process, --by-thread; NULL when
+ * not split so), owned by the group table. */
+struct pgroup {
+	char *process, *thread;
+};
+
 struct prow {
-	const char *thread; /* label with --by-thread (owned by labels[]), else NULL */
+	const struct pgroup *group; /* NULL without --by-thread or --by-process */
 	uint32_t func;
 	uint64_t self, total;
 };
@@ -129,48 +149,87 @@ static int by_self(const void *pa, const void *pb)
 	if (a->total != b->total)
 		return a->total > b->total ? -1 : 1;
 	c = strcmp(tt_samples_label(s, a->func), tt_samples_label(s, b->func));
-	if (c)
+	if (c || !a->group || !b->group)
 		return c;
-	return a->thread && b->thread ? strcmp(a->thread, b->thread) : 0;
+	if (a->group->process && b->group->process) {
+		c = strcmp(a->group->process, b->group->process);
+		if (c)
+			return c;
+	}
+	return a->group->thread && b->group->thread ? strcmp(a->group->thread, b->group->thread) : 0;
 }
 
-/* With --by-thread: rows per (thread label, function), counted from the
- * samples; labels[] holds the distinct labels. */
-static struct prow *thread_rows(const struct tt_samples *s, size_t *nr, char ***labels,
-				size_t *nr_labels)
+static bool same(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+struct group_key {
+	const struct pgroup *groups;
+	const char *process, *thread;
+};
+
+static bool group_eq(const void *ctx, uint32_t id)
+{
+	const struct group_key *k = ctx;
+
+	return same(k->groups[id].process, k->process) && same(k->groups[id].thread, k->thread);
+}
+
+/* Labels come from the files: hashed with the seeded hash (hmap.h). */
+static uint32_t group_hash(const char *process, const char *thread)
+{
+	return tt_hash_bytes(process ? process : "", process ? strlen(process) : 0) ^
+	       tt_hash_u32(tt_hash_bytes(thread ? thread : "", thread ? strlen(thread) : 0));
+}
+
+/*
+ * With --by-thread or --by-process: rows per (group, function), counted from
+ * the samples; a group is the sample's process label (NAME[PID]) with
+ * --by-process and its thread label with --by-thread. groups[] holds the
+ * distinct groups (*nr_groups of them; the rows point into it, so it is
+ * sized once for the worst case, one group per sample).
+ */
+static struct prow *group_rows(const struct tt_samples *s, const struct tt_options *o, size_t *nr,
+			       struct pgroup **groups, size_t *nr_groups)
 {
 	struct prow *rows = NULL;
 	size_t n = 0, cap = 0;
 	uint32_t *hash = NULL, mask = 0;
-	uint32_t *seen_row = NULL; /* per prow: last sample that counted it + 1 */
+	uint32_t *row_group = NULL; /* per prow: its group's index */
+	uint32_t *seen_row = NULL;  /* per prow: last sample that counted it + 1 */
+	struct tt_hmap group_map = TT_HMAP_INIT;
 	char buf[256];
 
-	*labels = NULL;
-	*nr_labels = 0;
+	*groups = tt_xcalloc(s->nr_rows + 1, sizeof(**groups));
+	*nr_groups = 0;
 	for (size_t r = 0; r < s->nr_rows; r++) {
 		const struct tt_srow *row = &s->rows[r];
-		const char *lab = tt_samples_thread(s, row, buf, sizeof(buf));
-		size_t li;
+		const char *proc = o->by_process ? s->files[row->file].process : NULL;
+		const char *th = o->by_thread ? tt_samples_thread(s, row, buf, sizeof(buf)) : NULL;
+		const struct group_key gk = { *groups, proc, th };
+		uint32_t gh = group_hash(proc, th);
+		size_t gi = tt_hmap_find(&group_map, gh, group_eq, &gk);
 
-		for (li = 0; li < *nr_labels && strcmp((*labels)[li], lab); li++)
-			;
-		if (li == *nr_labels) {
-			*labels = tt_xrealloc(*labels, (li + 1) * sizeof(**labels));
-			(*labels)[li] = tt_xstrndup(lab, strlen(lab));
-			(*nr_labels)++;
+		if (gi == TT_HMAP_NONE) {
+			gi = *nr_groups;
+			(*groups)[gi].process = proc ? tt_xstrndup(proc, strlen(proc)) : NULL;
+			(*groups)[gi].thread = th ? tt_xstrndup(th, strlen(th)) : NULL;
+			tt_hmap_put(&group_map, gh, (uint32_t)gi);
+			(*nr_groups)++;
 		}
 		const struct tt_sstack *stk = &s->stacks[row->stack];
 		const uint32_t *ids = s->frames + stk->at;
 
 		for (uint32_t i = 0; i < stk->n; i++) {
-			uint64_t key = (uint64_t)li << 32 | ids[i];
+			uint64_t key = (uint64_t)gi << 32 | ids[i];
 			uint32_t h = tt_hash_u32((uint32_t)key ^ tt_hash_u32((uint32_t)(key >> 32)));
 			uint32_t sl, at = UINT32_MAX;
 
 			if (hash)
 				for (sl = h & mask; hash[sl]; sl = (sl + 1) & mask)
 					if (rows[hash[sl] - 1].func == ids[i] &&
-					    rows[hash[sl] - 1].thread == (*labels)[li]) {
+					    row_group[hash[sl] - 1] == gi) {
 						at = hash[sl] - 1;
 						break;
 					}
@@ -179,9 +238,11 @@ static struct prow *thread_rows(const struct tt_samples *s, size_t *nr, char ***
 					cap = cap ? 2 * cap : 256;
 					rows = tt_xrealloc(rows, cap * sizeof(*rows));
 					seen_row = tt_xrealloc(seen_row, cap * sizeof(*seen_row));
+					row_group = tt_xrealloc(row_group, cap * sizeof(*row_group));
 				}
-				rows[n] = (struct prow){ (*labels)[li], ids[i], 0, 0 };
+				rows[n] = (struct prow){ &(*groups)[gi], ids[i], 0, 0 };
 				seen_row[n] = 0;
+				row_group[n] = (uint32_t)gi;
 				at = (uint32_t)n++;
 				if (!hash || 2 * (uint64_t)n > mask) {
 					mask = mask ? 2 * mask + 1 : 1023;
@@ -190,10 +251,7 @@ static struct prow *thread_rows(const struct tt_samples *s, size_t *nr, char ***
 					free(hash);
 					hash = tt_xcalloc((size_t)mask + 1, sizeof(*hash));
 					for (uint32_t k = 0; k < n; k++) {
-						size_t lk;
-						for (lk = 0; (*labels)[lk] != rows[k].thread; lk++)
-							;
-						uint64_t kk = (uint64_t)lk << 32 | rows[k].func;
+						uint64_t kk = (uint64_t)row_group[k] << 32 | rows[k].func;
 						uint32_t hk = tt_hash_u32((uint32_t)kk ^
 									  tt_hash_u32((uint32_t)(kk >> 32)));
 						for (sl = hk & mask; hash[sl]; sl = (sl + 1) & mask)
@@ -216,6 +274,8 @@ static struct prow *thread_rows(const struct tt_samples *s, size_t *nr, char ***
 	}
 	free(hash);
 	free(seen_row);
+	free(row_group);
+	tt_hmap_fini(&group_map);
 	*nr = n;
 	return rows;
 }
@@ -232,12 +292,18 @@ static void print_rows(const struct tt_samples *s, const struct prow *rows, size
 	char self_t[32], est[32];
 
 	if (o->format == TT_FORMAT_CSV) {
+		if (o->by_process)
+			fputs("process,", stdout);
 		if (o->by_thread)
 			fputs("thread,", stdout);
 		puts(PROFILE_CSV_HEADER);
 		for (size_t i = 0; i < n; i++) {
+			if (o->by_process) {
+				tt_emit_csv_str(stdout, rows[i].group->process);
+				putchar(',');
+			}
 			if (o->by_thread) {
-				tt_emit_csv_str(stdout, rows[i].thread);
+				tt_emit_csv_str(stdout, rows[i].group->thread);
 				putchar(',');
 			}
 			tt_emit_csv_str(stdout, tt_samples_label(s, rows[i].func));
@@ -255,9 +321,14 @@ static void print_rows(const struct tt_samples *s, const struct prow *rows, size
 		       all, s->hz, s->period_ns, s->nr_dropped, s->nr_truncated);
 		for (size_t i = 0; i < n; i++) {
 			printf("%s{", i ? "," : "");
+			if (o->by_process) {
+				fputs("\"process\":", stdout);
+				tt_emit_json_str(stdout, rows[i].group->process);
+				putchar(',');
+			}
 			if (o->by_thread) {
 				fputs("\"thread\":", stdout);
-				tt_emit_json_str(stdout, rows[i].thread);
+				tt_emit_json_str(stdout, rows[i].group->thread);
 				putchar(',');
 			}
 			fputs("\"function\":", stdout);
@@ -273,16 +344,21 @@ static void print_rows(const struct tt_samples *s, const struct prow *rows, size
 		puts("]}");
 		return;
 	}
-	printf("%7s %7s %8s %8s %9s  %s%s\n", "self%", "total%", "self", "total", "est.self",
-	       o->by_thread ? "thread  " : "", "function  [module]");
+	printf("%7s %7s %8s %8s %9s  %s%s%s\n", "self%", "total%", "self", "total", "est.self",
+	       o->by_process ? "process  " : "", o->by_thread ? "thread  " : "",
+	       "function  [module]");
 	puts("--------------------------------------------------------------------------------");
 	for (size_t i = 0; i < n; i++) {
 		tt_emit_fmt_duration(est, sizeof(est), rows[i].self * s->period_ns);
 		snprintf(self_t, sizeof(self_t), "%6.2f%%", pct(rows[i].self, all));
 		printf("%7s %6.2f%% %8" PRIu64 " %8" PRIu64 " %9s  ", self_t,
 		       pct(rows[i].total, all), rows[i].self, rows[i].total, est);
+		if (o->by_process) {
+			tt_emit_text(stdout, rows[i].group->process);
+			fputs("  ", stdout);
+		}
 		if (o->by_thread) {
-			tt_emit_text(stdout, rows[i].thread);
+			tt_emit_text(stdout, rows[i].group->thread);
 			fputs("  ", stdout);
 		}
 		tt_emit_text(stdout, tt_samples_label(s, rows[i].func));
@@ -305,8 +381,8 @@ int tt_cmd_profile(int argc, char **argv)
 	struct profile_args a;
 	struct tt_samples s;
 	struct prow *rows = NULL;
-	char **labels = NULL;
-	size_t n = 0, nr_labels = 0, k;
+	struct pgroup *groups = NULL;
+	size_t n = 0, nr_groups = 0, k;
 	char msg[512];
 	enum tt_status st;
 	int rc = 0;
@@ -325,8 +401,8 @@ int tt_cmd_profile(int argc, char **argv)
 					     "REC_SAMPLE=HZ (rec(3))");
 		goto out;
 	}
-	if (a.o.by_thread)
-		rows = thread_rows(&s, &n, &labels, &nr_labels);
+	if (a.o.by_thread || a.o.by_process)
+		rows = group_rows(&s, &a.o, &n, &groups, &nr_groups);
 	else {
 		rows = tt_xcalloc(s.nr_funcs + 1, sizeof(*rows));
 		for (uint32_t f = 0; f < s.nr_funcs; f++)
@@ -350,9 +426,11 @@ int tt_cmd_profile(int argc, char **argv)
 	}
 out:
 	free(rows);
-	for (size_t i = 0; i < nr_labels; i++)
-		free(labels[i]);
-	free(labels);
+	for (size_t i = 0; i < nr_groups; i++) {
+		free(groups[i].process);
+		free(groups[i].thread);
+	}
+	free(groups);
 	tt_samples_fini(&s);
 	if (a.so.has_within)
 		regfree(&a.so.within);

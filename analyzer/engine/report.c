@@ -303,11 +303,8 @@ void tt_report_multi_init(struct tt_report *rep, const struct tt_options *o)
 	rep->compensated = true; /* every file, below */
 }
 
-/* The process label NAME[PID] of a file's report (NAME: the program's file
- * name, else its main thread's name, else "process"); malloc'd. */
-static char *process_label(const struct tt_report *sub)
+char *tt_process_label(const struct tt_trace *tr)
 {
-	const struct tt_trace *tr = sub->has_meta ? &sub->meta : &sub->tr;
 	const char *prog = tt_symbols_program(tr->syms), *name = NULL;
 	char buf[4200];
 
@@ -322,6 +319,12 @@ static char *process_label(const struct tt_report *sub)
 			name = tr->threads[i].name;
 	snprintf(buf, sizeof(buf), "%s[%" PRIu32 "]", name ? name : "process", tr->hdr.pid);
 	return tt_xstrndup(buf, strlen(buf));
+}
+
+/* The process label of a file's report. */
+static char *process_label(const struct tt_report *sub)
+{
+	return tt_process_label(sub->has_meta ? &sub->meta : &sub->tr);
 }
 
 const char *tt_report_multi_add(struct tt_report *rep, const struct tt_options *o,

@@ -98,6 +98,10 @@ void tt_report_multi_init(struct tt_report *rep, const struct tt_options *o);
 const char *tt_report_multi_add(struct tt_report *rep, const struct tt_options *o,
 				struct tt_report *sub);
 void tt_report_multi_finish(struct tt_report *rep);
+/* A file's process label, NAME[PID] (--by-process: NAME the program's file
+ * name, else the name of the thread whose OS tid is the pid, else
+ * "process"), of a walked trace; malloc'd. */
+char *tt_process_label(const struct tt_trace *tr);
 /* The warnings of a single-file report (a multi-file one printed its own). */
 void tt_report_warn(const struct tt_report *rep);
 /* Whether a file of the report was truncated, or damaged. */

@@ -467,15 +467,7 @@ static enum tt_status read_file(struct tt_samples *s, const struct tt_options *o
 		s->period_ns = f->tr.sampling.period_ns;
 	}
 	s->nr_read += f->tr.nr_samples;
-	{
-		const char *prog = f->tr.syms ? tt_symbols_program(f->tr.syms) : NULL;
-		const char *base = prog ? strrchr(prog, '/') : NULL;
-		char label[300];
-
-		snprintf(label, sizeof(label), "%s[%" PRIu32 "]",
-			 base ? base + 1 : prog ? prog : "process", f->tr.hdr.pid);
-		f->process = tt_xstrndup(label, strlen(label));
-	}
+	f->process = tt_process_label(&f->tr); /* as summary --by-process writes it */
 	if (fo.nr_threads && tt_options_threads_missing(&fo, &f->tr, msg, msg_bytes) &&
 	    (!fo.one_of_several || fo.last_of_several))
 		return TT_ERR_FILE; /* exit 1 with the threads listed, as every command */

@@ -867,3 +867,76 @@ Test(profile, chrome_sample_events_reference_their_stack_frames)
 			      "702 2.0 prof_root\n"
 			      "6 frames\n");
 }
+
+/* A sampled trace at `path` of process `pid` (this program's module). */
+static struct tg_trace *begin_process(const char *path, uint32_t pid)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
+				 .pid = pid, .start_real_ns = 1700000000000000000ull };
+	struct tg_trace *t = tg_create(path, &cfg);
+	struct self_map m = { 0 };
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	cr_assert(t && n > 0);
+	exe[n] = '\0';
+	dl_iterate_phdr(find_self, &m);
+	cr_assert_eq(tg_module(t, 1, exe, m.bias, m.lo, m.hi), 0);
+	cr_assert_eq(tg_sampling(t, 1000, 128), 0);
+	return t;
+}
+
+/*
+ * profile --by-process over a parent's and a child's files (REC_OUTPUT with
+ * %p): a first column process, NAME[PID] as summary --by-process writes it
+ * (here the name of the thread whose tid is the pid: no main program's MODULE),
+ * self and total per process and function, shares of all the samples kept;
+ * with --by-thread too, process then thread.
+ */
+Test(profile, by_process_rows_per_process_and_function)
+{
+	const char *child = tu_path(2, "profile-child.zst");
+	const uint64_t s1[] = { LEAF, MID, ROOT }, s3[] = { MID, ROOT }, s5[] = { ROOT };
+	char want[8][256], hdr[256];
+	const char *mod = module_name();
+	struct tg_trace *t = begin_process(trace, 4242);
+	struct tu_result r;
+
+	tg_thread(t, 1, 4242, "main");
+	cr_assert_eq(tg_sample(t, 1, 1500, 0, 3, s1), 0);
+	cr_assert_eq(tg_sample(t, 1, 2500, 0, 3, s1), 0);
+	cr_assert_eq(tg_finish(t, true), 0);
+	t = begin_process(child, 4243);
+	tg_thread(t, 1, 4243, "main");
+	cr_assert_eq(tg_sample(t, 1, 1500, 0, 2, s3), 0);
+	cr_assert_eq(tg_sample(t, 1, 2500, 0, 1, s5), 0);
+	cr_assert_eq(tg_finish(t, true), 0);
+
+	r = tu_run("profile", "--format=csv", "--by-process", trace, child, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(want[0], sizeof(want[0]), "main[4242],prof_leaf,%s,2,2,50.00,50.00,2000000", mod);
+	snprintf(want[1], sizeof(want[1]), "main[4243],prof_root,%s,1,2,25.00,50.00,1000000", mod);
+	snprintf(want[2], sizeof(want[2]), "main[4243],prof_mid,%s,1,1,25.00,25.00,1000000", mod);
+	snprintf(want[3], sizeof(want[3]), "main[4242],prof_mid,%s,0,2,0.00,50.00,0", mod);
+	snprintf(want[4], sizeof(want[4]), "main[4242],prof_root,%s,0,2,0.00,50.00,0", mod);
+	cr_assert_eq(tu_nr_lines(r.out), 6, "%s", r.out);
+	cr_assert_str_eq(tu_line(r.out, 0), "process," HEADER);
+	for (unsigned i = 0; i < 5; i++)
+		cr_assert_str_eq(tu_line(r.out, i + 1), want[i], "line %u: %s", i + 1, r.out);
+	tu_result_free(&r);
+
+	r = tu_run("profile", "--format=csv", "--by-process", "--by-thread", "--top=1", trace, child,
+		   NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(hdr, sizeof(hdr), "main[4242],main,prof_leaf,%s,2,2,50.00,50.00,2000000", mod);
+	cr_assert_str_eq(tu_line(r.out, 0), "process,thread," HEADER);
+	cr_assert_str_eq(tu_line(r.out, 1), hdr);
+	tu_result_free(&r);
+
+	r = tu_run("profile", "--format=json", "--by-process", "--top=1", trace, child, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(hdr, sizeof(hdr), "\"functions\":[{\"process\":\"main[4242]\",\"function\":\"prof_leaf\"");
+	cr_assert(strstr(r.out, hdr), "%s", r.out);
+	tu_result_free(&r);
+	unlink(child);
+}
