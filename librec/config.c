@@ -313,7 +313,8 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 		}
 	}
 	if (!out->buffer_bytes)
-		out->buffer_bytes = REC__DEFAULT_BUFFER_BYTES;
+		out->buffer_bytes =
+			out->flight ? REC__DEFAULT_FLIGHT_BUFFER_BYTES : REC__DEFAULT_BUFFER_BYTES;
 	if (out->buffer_bytes < REC__MIN_BUFFER_BYTES || out->buffer_bytes > REC__MAX_BUFFER_BYTES) {
 		rec__log("REC_BUFFER %zu out of range (4K to 4G); tracing disabled", out->buffer_bytes);
 		return -EINVAL;

@@ -265,8 +265,9 @@ uint32_t rec__mem_gen(void)
  * rec__mem_refill() - the writer after a pass that left no ring behind
  * (and the start, before the first probe's stamp): brings the pool up to
  * pool_want() rings of each size, smallest first, as long as these add up
- * to no more than an eighth of REC_MEMORY (at the defaults: every size up
- * to REC_BUFFER, 19.75 MiB), never past three quarters of REC_MEMORY in
+ * to no more than a quarter of REC_MEMORY (at the defaults: every size up
+ * to REC_BUFFER, 35.75 MiB; a thread recording flat out then grows to
+ * REC_BUFFER without a fault), never past three quarters of REC_MEMORY in
  * all (the last quarter is left to threads' first rings). Rings of sizes
  * no longer in use (a restart changed REC_BUFFER) are freed. Faults in
  * budget bytes at most, outside the pool's lock; a ring larger than that
@@ -307,7 +308,7 @@ void rec__mem_refill(size_t budget)
 			bool more;
 
 			reserve_sum += want * bytes;
-			if (reserve_sum > cap() / 8)
+			if (reserve_sum > cap() / 4)
 				want = 0;
 			do {
 				seg = 0;

@@ -28,8 +28,15 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define REC__CACHELINE 64
 
-/* Defaults (rec.h documents them). */
-#define REC__DEFAULT_BUFFER_BYTES (8u << 20)
+/*
+ * Defaults (rec.h documents them). REC_BUFFER: 16 MiB in stream mode, where
+ * a ring grows that far only while its thread outruns the writer and the
+ * ring is what covers the writer's time off the CPU (docs/DESIGN.md, "The
+ * writer under pressure"); 8 MiB in flight mode, where every ring that
+ * records enough grows to it (history per thread against REC_MEMORY).
+ */
+#define REC__DEFAULT_BUFFER_BYTES (16u << 20)
+#define REC__DEFAULT_FLIGHT_BUFFER_BYTES (8u << 20)
 #define REC__MIN_BUFFER_BYTES (4u << 10)
 #define REC__MAX_BUFFER_BYTES (1ull << 32)
 #define REC__DEFAULT_FLUSH_MS 100u

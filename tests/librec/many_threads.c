@@ -11,7 +11,7 @@
  *     for every thread to have a ring: the cap holds, and is counted);
  *   - MANY_CHECK_RSS=1 (default): the peak RSS (VmHWM) above the RSS before
  *     recording started stays under what README "Memory" states for
- *     threads that record little: the pool (an eighth of REC_MEMORY at
+ *     threads that record little: the pool (a quarter of REC_MEMORY at
  *     most) + MANY_THREADS x (4 KiB of state + a 16 KiB ring) +
  *     MANY_SLACK_MB (default 24: the writer's buffers and zstd). Before
  *     issue 31 each thread faulted in an 8 MiB ring: 3.2 GB for 400.
@@ -93,7 +93,7 @@ int main(void)
 {
 	long n = env_long("MANY_THREADS", 400), slack_mb = env_long("MANY_SLACK_MB", 24);
 	bool check_rss = env_long("MANY_CHECK_RSS", 1) != 0, drops = env_long("MANY_DROPS", 0) != 0;
-	long long bound_kib = memory_bytes() / 8 / 1024 + n * (4 + 16) + slack_mb * 1024;
+	long long bound_kib = memory_bytes() / 4 / 1024 + n * (4 + 16) + slack_mb * 1024;
 	const char *path = getenv("REC_OUTPUT");
 	pthread_t *th;
 	long base_kib, peak_kib;
