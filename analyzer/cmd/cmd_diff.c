@@ -175,25 +175,24 @@ static void refuse_same_run(const char *const *paths, unsigned n)
 	}
 }
 
+static const struct argp_child diff_children[] = {
+	{ &tt_filter_argp, 0, 0, 0 },
+	{ &tt_cost_argp, 0, 0, 0 },
+	{ &tt_site_argp, 0, 0, 0 },
+	{ 0 },
+};
+
 static error_t parse_diff(int key, char *arg, struct argp_state *state)
 {
 	struct diff_args *a = state->input;
 
 	switch (key) {
 	case ARGP_KEY_INIT:
-		state->child_inputs[0] = &a->o;
-		state->child_inputs[1] = &a->o;
-		state->child_inputs[2] = &a->o;
+		tt_options_inputs(state, diff_children, &a->o);
 		break;
 	case OPT_FORMAT:
-		if (strcmp(arg, "table") == 0)
-			a->format = TT_FORMAT_TABLE;
-		else if (strcmp(arg, "csv") == 0)
-			a->format = TT_FORMAT_CSV;
-		else if (strcmp(arg, "json") == 0)
-			a->format = TT_FORMAT_JSON;
-		else
-			argp_error(state, "--format: '%s' is not one of " TT_FORMAT_CHOICES, arg);
+		a->format = (enum tt_format)tt_options_choose(state, "--format", TT_FORMAT_CHOICES,
+							      arg);
 		break;
 	case OPT_THRESHOLD:
 		if (parse_pct(arg, &a->threshold_pct))
@@ -243,13 +242,6 @@ static error_t parse_diff(int key, char *arg, struct argp_state *state)
 	}
 	return 0;
 }
-
-static const struct argp_child diff_children[] = {
-	{ &tt_filter_argp, 0, 0, 0 },
-	{ &tt_cost_argp, 0, 0, 0 },
-	{ &tt_site_argp, 0, 0, 0 },
-	{ 0 },
-};
 
 static const struct argp diff_argp = {
 	diff_options, parse_diff, "BASE NEW\nBASE... -- NEW...",

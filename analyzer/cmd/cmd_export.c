@@ -997,9 +997,7 @@ static error_t parse_export(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case OPT_FORMAT:
-		if (tt_options_choice("parquet|csv", arg) < 0)
-			argp_error(state, "--format: '%s' is not one of parquet|csv", arg);
-		a->csv = strcmp(arg, "csv") == 0;
+		a->csv = tt_options_choose(state, "--format", "parquet|csv", arg) == 1;
 		break;
 	default:
 		return tt_options_parse_files(key, arg, state, &a->f);

@@ -24,8 +24,7 @@
 #include "views/samples.h"
 
 
-enum { OPT_WEIGHT = 0x400, OPT_FLAME_FORMAT, OPT_FLAME_BY_THREAD, OPT_FLAME_BY_PROCESS,
-       OPT_FLAME_SAMPLES };
+enum { OPT_WEIGHT = 0x400, OPT_FLAME_FORMAT, OPT_FLAME_SAMPLES };
 
 struct flame_args {
 	struct tt_options o;
@@ -38,9 +37,9 @@ static const struct argp_option flame_options[] = {
 	{ "output", 'o', "OUT", 0, "Write to OUT instead of standard output", 30 },
 	{ "weight", OPT_WEIGHT, "W", 0, "VALUE is each path's self time in ns (self, default) "
 	  "or its calls (calls)", 30 },
-	{ "by-thread", OPT_FLAME_BY_THREAD, 0, 0, "The thread as the root frame of each stack",
+	{ "by-thread", TT_OPT_PATHS_BY_THREAD, 0, 0, "The thread as the root frame of each stack",
 	  30 },
-	{ "by-process", OPT_FLAME_BY_PROCESS, 0, 0,
+	{ "by-process", TT_OPT_PATHS_BY_PROCESS, 0, 0,
 	  "The process, NAME[PID], as the root frame of each stack (above the thread)", 30 },
 	{ "samples", OPT_FLAME_SAMPLES, 0, 0,
 	  "The stacks of the sampler (tracetool record, REC_SAMPLE), VALUE their number of "
@@ -56,43 +55,20 @@ static error_t parse_flame(int key, char *arg, struct argp_state *state)
 	struct flame_args *a = state->input;
 
 	switch (key) {
-	case ARGP_KEY_INIT:
-		state->child_inputs[0] = &a->o;
-		state->child_inputs[1] = &a->o;
-		break;
-	case 'o':
-		a->o.output = arg;
-		break;
 	case OPT_WEIGHT:
-		if (tt_options_choice("self|calls", arg) < 0)
-			argp_error(state, "--weight: '%s' is not one of self|calls", arg);
-		a->weight_calls = strcmp(arg, "calls") == 0;
-		break;
-	case OPT_FLAME_BY_THREAD:
-		a->o.by_thread = true;
-		break;
-	case OPT_FLAME_BY_PROCESS:
-		a->o.by_process = true;
+		a->weight_calls = tt_options_choose(state, "--weight", "self|calls", arg) == 1;
 		break;
 	case OPT_FLAME_SAMPLES:
 		a->samples = true;
 		break;
 	case OPT_FLAME_FORMAT:
-		if (tt_options_choice("folded|svg", arg) < 0)
-			argp_error(state, "--format: '%s' is not one of folded|svg", arg);
-		a->svg = strcmp(arg, "svg") == 0;
+		a->svg = tt_options_choose(state, "--format", "folded|svg", arg) == 1;
 		break;
 	default:
-		return tt_options_parse_traces(key, arg, state);
+		return tt_options_parse_paths(key, arg, state, &a->o);
 	}
 	return 0;
 }
-
-static const struct argp_child flame_children[] = {
-	{ &tt_filter_argp, 0, 0, 0 },
-	{ &tt_cost_argp, 0, 0, 0 },
-	{ 0 },
-};
 
 static const struct argp flame_argp = {
 	flame_options, parse_flame, "TRACE...",
@@ -104,7 +80,7 @@ static const struct argp flame_argp = {
 	"  tracetool flame --weight=calls --by-thread -o out.folded trace.zst\n"
 	"  tracetool flame --by-process trace-1234.zst trace-1235.zst > service.folded\n\n"
 	"Several TRACE files make one set of stacks (their paths merge).",
-	flame_children, 0, 0,
+	tt_paths_children, 0, 0,
 };
 
 /* True if path names the same file as the trace (never overwrite an input). */

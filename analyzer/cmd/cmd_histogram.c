@@ -35,6 +35,13 @@ static const struct argp_option histogram_options[] = {
 	{ 0 },
 };
 
+static const struct argp_child histogram_children[] = {
+	{ &tt_filter_argp, 0, 0, 0 },
+	{ &tt_cost_argp, 0, 0, 0 },
+	{ &tt_report_argp, 0, 0, 0 },
+	{ 0 },
+};
+
 static error_t parse_histogram(int key, char *arg, struct argp_state *state)
 {
 	struct tt_options *o = state->input;
@@ -42,9 +49,7 @@ static error_t parse_histogram(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case ARGP_KEY_INIT:
-		state->child_inputs[0] = o;
-		state->child_inputs[1] = o;
-		state->child_inputs[2] = o;
+		tt_options_inputs(state, histogram_children, o);
 		break;
 	case OPT_BINS:
 		if (tt_options_parse_u64(arg, &v) || v == 0 || v > MAX_BINS)
@@ -57,13 +62,6 @@ static error_t parse_histogram(int key, char *arg, struct argp_state *state)
 	}
 	return 0;
 }
-
-static const struct argp_child histogram_children[] = {
-	{ &tt_filter_argp, 0, 0, 0 },
-	{ &tt_cost_argp, 0, 0, 0 },
-	{ &tt_report_argp, 0, 0, 0 },
-	{ 0 },
-};
 
 static const struct argp histogram_argp = {
 	histogram_options, parse_histogram, "TRACE...",

@@ -27,9 +27,9 @@ static error_t parse_info(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case OPT_FORMAT:
-		if (tt_options_choice("table|json", arg) < 0)
-			argp_error(state, "--format: '%s' is not one of table|json", arg);
-		o->format = strcmp(arg, "json") == 0 ? TT_FORMAT_JSON : TT_FORMAT_TABLE;
+		o->format = tt_options_choose(state, "--format", "table|json", arg) == 1
+				    ? TT_FORMAT_JSON
+				    : TT_FORMAT_TABLE;
 		break;
 	default:
 		return tt_options_parse_traces(key, arg, state);

@@ -31,7 +31,7 @@
 #include "views/calltree.h"
 #include "views/samples.h"
 
-enum { OPT_WEIGHT = 0x500, OPT_PPROF_BY_THREAD, OPT_PPROF_BY_PROCESS };
+enum { OPT_WEIGHT = 0x500 };
 
 #define PPROF_WEIGHT_CHOICES "samples|time|calls"
 enum pprof_weight { W_SAMPLES, W_TIME, W_CALLS, W_DEFAULT };
@@ -47,9 +47,9 @@ static const struct argp_option pprof_options[] = {
 	  "samples (the stack samples; default when the recording has them), time (each "
 	  "scope's exact self time in ns; the default otherwise) or calls",
 	  30 },
-	{ "by-thread", OPT_PPROF_BY_THREAD, 0, 0,
+	{ "by-thread", TT_OPT_PATHS_BY_THREAD, 0, 0,
 	  "Label each sample with its thread (pprof -tagfocus=thread=NAME)", 30 },
-	{ "by-process", OPT_PPROF_BY_PROCESS, 0, 0,
+	{ "by-process", TT_OPT_PATHS_BY_PROCESS, 0, 0,
 	  "Label each sample with its process, NAME[PID] (several TRACE files)", 30 },
 	{ 0 },
 };
@@ -57,43 +57,21 @@ static const struct argp_option pprof_options[] = {
 static error_t parse_pprof(int key, char *arg, struct argp_state *state)
 {
 	struct pprof_args *a = state->input;
-	int w;
 
 	switch (key) {
-	case ARGP_KEY_INIT:
-		state->child_inputs[0] = &a->o;
-		state->child_inputs[1] = &a->o;
-		break;
-	case 'o':
-		a->o.output = arg;
-		break;
 	case OPT_WEIGHT:
-		w = tt_options_choice(PPROF_WEIGHT_CHOICES, arg);
-		if (w < 0)
-			argp_error(state, "--weight: '%s' is not one of " PPROF_WEIGHT_CHOICES, arg);
-		a->weight = (enum pprof_weight)w;
-		break;
-	case OPT_PPROF_BY_THREAD:
-		a->o.by_thread = true;
-		break;
-	case OPT_PPROF_BY_PROCESS:
-		a->o.by_process = true;
+		a->weight = (enum pprof_weight)tt_options_choose(state, "--weight",
+								 PPROF_WEIGHT_CHOICES, arg);
 		break;
 	case ARGP_KEY_END:
 		if (!a->o.output)
 			argp_error(state, "missing -o OUT");
-		return tt_options_parse_traces(key, arg, state);
+		return tt_options_parse_paths(key, arg, state, &a->o);
 	default:
-		return tt_options_parse_traces(key, arg, state);
+		return tt_options_parse_paths(key, arg, state, &a->o);
 	}
 	return 0;
 }
-
-static const struct argp_child pprof_children[] = {
-	{ &tt_filter_argp, 0, 0, 0 },
-	{ &tt_cost_argp, 0, 0, 0 },
-	{ 0 },
-};
 
 static const struct argp pprof_argp = {
 	pprof_options, parse_pprof, "TRACE...",
@@ -108,7 +86,7 @@ static const struct argp pprof_argp = {
 	"Examples:\n"
 	"  tracetool pprof -o cpu.pb.gz trace.zst && go tool pprof -top cpu.pb.gz\n"
 	"  tracetool pprof --weight=time --thread=worker -o scopes.pb.gz trace.zst",
-	pprof_children, 0, 0,
+	tt_paths_children, 0, 0,
 };
 
 /* The location of calltree name `name` (one per name, no address): its

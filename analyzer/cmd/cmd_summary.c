@@ -46,10 +46,7 @@ static error_t parse_summary(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case ARGP_KEY_INIT:
-		state->child_inputs[0] = o;
-		state->child_inputs[1] = o;
-		state->child_inputs[2] = o;
-		state->child_inputs[3] = o;
+		tt_options_inputs(state, tt_report_children, o);
 		break;
 	case OPT_INTERVAL:
 		if (tt_options_parse_time(arg, &o->interval_ns) || o->interval_ns == 0)
@@ -83,14 +80,6 @@ static error_t parse_summary(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static const struct argp_child summary_children[] = {
-	{ &tt_filter_argp, 0, 0, 0 },
-	{ &tt_cost_argp, 0, 0, 0 },
-	{ &tt_report_argp, 0, 0, 0 },
-	{ &tt_site_argp, 0, 0, 0 },
-	{ 0 },
-};
-
 static const struct argp summary_argp = {
 	summary_options, parse_summary, "TRACE...",
 	"Time spent in each scope name: calls, inclusive total, self time, min, mean, "
@@ -114,7 +103,7 @@ static const struct argp summary_argp = {
 	"activations that carry it (a key set twice in one activation counts its last "
 	"value) and their mean per carrying activation: csv KEY_total,KEY_mean after errors "
 	"(empty when none carries it), json \"args\":{\"KEY\":{\"total\",\"mean\"}|null}.",
-	summary_children, 0, 0,
+	tt_report_children, 0, 0,
 };
 
 static enum tt_sort sort_key;

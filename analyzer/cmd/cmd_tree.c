@@ -50,10 +50,7 @@ static error_t parse_tree(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case ARGP_KEY_INIT:
-		state->child_inputs[0] = &a->o;
-		state->child_inputs[1] = &a->o;
-		state->child_inputs[2] = &a->o;
-		state->child_inputs[3] = &a->o;
+		tt_options_inputs(state, tt_report_children, &a->o);
 		break;
 	case OPT_DEPTH:
 		if (tt_options_parse_u64(arg, &v) || v > UINT32_MAX - 1)
@@ -97,14 +94,6 @@ static error_t parse_tree(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static const struct argp_child tree_children[] = {
-	{ &tt_filter_argp, 0, 0, 0 },
-	{ &tt_cost_argp, 0, 0, 0 },
-	{ &tt_report_argp, 0, 0, 0 },
-	{ &tt_site_argp, 0, 0, 0 },
-	{ 0 },
-};
-
 static const struct argp tree_argp = {
 	tree_options, parse_tree, "TRACE...",
 	"The call tree: one row per call path (the chain of scope names from a root scope "
@@ -122,7 +111,7 @@ static const struct argp tree_argp = {
 	"  tracetool tree --by-process trace-1234.zst trace-1235.zst\n\n"
 	"Several TRACE files make one tree (their paths merge); --by-process keeps one "
 	"tree per process, NAME[PID] (csv column 'process' first).",
-	tree_children, 0, 0,
+	tt_report_children, 0, 0,
 };
 
 /* The path of node id, names joined by ';' from the root. */

@@ -19,14 +19,19 @@
 #include "common/emit.h"
 #include "cmd/options.h"
 
+static const struct argp_child annots_children[] = {
+	{ &tt_filter_argp, 0, 0, 0 },
+	{ &tt_report_argp, 0, 0, 0 },
+	{ 0 },
+};
+
 static error_t parse_annots(int key, char *arg, struct argp_state *state)
 {
 	struct tt_options *o = state->input;
 
 	switch (key) {
 	case ARGP_KEY_INIT:
-		state->child_inputs[0] = o;
-		state->child_inputs[1] = o;
+		tt_options_inputs(state, annots_children, o);
 		break;
 	case ARGP_KEY_END:
 		if (o->by_thread || o->by_process)
@@ -40,12 +45,6 @@ static error_t parse_annots(int key, char *arg, struct argp_state *state)
 	}
 	return 0;
 }
-
-static const struct argp_child annots_children[] = {
-	{ &tt_filter_argp, 0, 0, 0 },
-	{ &tt_report_argp, 0, 0, 0 },
-	{ 0 },
-};
 
 static const struct argp values_argp = {
 	NULL, parse_annots, "TRACE...",

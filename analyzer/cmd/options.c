@@ -163,24 +163,28 @@ int tt_options_choice(const char *choices, const char *arg)
 	}
 }
 
+int tt_options_choose(struct argp_state *state, const char *option, const char *choices,
+		      const char *arg)
+{
+	int c = tt_options_choice(choices, arg);
+
+	if (c < 0)
+		argp_error(state, "%s: '%s' is not one of %s", option, arg, choices);
+	return c;
+}
+
 static error_t parse_report(int key, char *arg, struct argp_state *state)
 {
 	struct tt_options *o = state->input;
-	int c;
 
 	switch (key) {
 	case OPT_FORMAT:
-		c = tt_options_choice(TT_FORMAT_CHOICES, arg);
-		if (c < 0)
-			argp_error(state, "--format: '%s' is not one of " TT_FORMAT_CHOICES, arg);
-		o->format = (enum tt_format)c;
+		o->format = (enum tt_format)tt_options_choose(state, "--format", TT_FORMAT_CHOICES,
+							      arg);
 		o->format_set = true;
 		break;
 	case OPT_SORT:
-		c = tt_options_choice(TT_SORT_CHOICES, arg);
-		if (c < 0)
-			argp_error(state, "--sort: '%s' is not one of " TT_SORT_CHOICES, arg);
-		o->sort = (enum tt_sort)c;
+		o->sort = (enum tt_sort)tt_options_choose(state, "--sort", TT_SORT_CHOICES, arg);
 		break;
 	case OPT_MAX_DURATION:
 		if (tt_options_parse_time(arg, &o->max_duration_ns))
@@ -252,6 +256,49 @@ static const struct argp_option site_options[] = {
 };
 
 const struct argp tt_site_argp = { site_options, parse_flag, 0, 0, 0, 0, 0 };
+
+const struct argp_child tt_report_children[] = {
+	{ &tt_filter_argp, 0, 0, 0 },
+	{ &tt_cost_argp, 0, 0, 0 },
+	{ &tt_report_argp, 0, 0, 0 },
+	{ &tt_site_argp, 0, 0, 0 },
+	{ 0 },
+};
+
+const struct argp_child tt_paths_children[] = {
+	{ &tt_filter_argp, 0, 0, 0 },
+	{ &tt_cost_argp, 0, 0, 0 },
+	{ 0 },
+};
+
+void tt_options_inputs(struct argp_state *state, const struct argp_child *children,
+		       struct tt_options *o)
+{
+	for (unsigned i = 0; children[i].argp; i++)
+		state->child_inputs[i] = o;
+}
+
+error_t tt_options_parse_paths(int key, char *arg, struct argp_state *state,
+			       struct tt_options *o)
+{
+	switch (key) {
+	case ARGP_KEY_INIT:
+		tt_options_inputs(state, tt_paths_children, o);
+		break;
+	case 'o':
+		o->output = arg;
+		break;
+	case TT_OPT_PATHS_BY_THREAD:
+		o->by_thread = true;
+		break;
+	case TT_OPT_PATHS_BY_PROCESS:
+		o->by_process = true;
+		break;
+	default:
+		return tt_options_parse_traces(key, arg, state);
+	}
+	return 0;
+}
 
 void tt_options_fini(struct tt_options *o)
 {

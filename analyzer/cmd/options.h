@@ -27,6 +27,36 @@ extern const struct argp tt_report_argp;
 extern const struct argp tt_site_argp;
 extern const struct argp tt_cost_argp;
 
+/*
+ * The sets of option groups that several commands take as their argp's
+ * children, each group parsing into the command's struct tt_options:
+ *   tt_report_children: the filters, --compensate, the report's shape and
+ *   --by-site (summary, tree);
+ *   tt_paths_children: the filters and --compensate (flame, pprof).
+ */
+extern const struct argp_child tt_report_children[];
+extern const struct argp_child tt_paths_children[];
+
+/*
+ * tt_options_inputs() - for ARGP_KEY_INIT of a command whose option groups
+ * (children, the list in its argp) all parse into o: hands o to each.
+ */
+void tt_options_inputs(struct argp_state *state, const struct argp_child *children,
+		       struct tt_options *o);
+
+/*
+ * The commands that write one profile of call paths (flame, pprof) list
+ * -o, --by-thread and --by-process with their own help, under the keys 'o',
+ * TT_OPT_PATHS_BY_THREAD and TT_OPT_PATHS_BY_PROCESS, take
+ * tt_paths_children, and pass to tt_options_parse_paths() what their
+ * parser does not handle: those options into o (output, by_thread,
+ * by_process), ARGP_KEY_INIT, and the TRACE operands.
+ * Return: 0 when it handled key, else ARGP_ERR_UNKNOWN.
+ */
+enum { TT_OPT_PATHS_BY_THREAD = 0x700, TT_OPT_PATHS_BY_PROCESS };
+error_t tt_options_parse_paths(int key, char *arg, struct argp_state *state,
+			       struct tt_options *o);
+
 void tt_options_fini(struct tt_options *o);
 
 /*
@@ -34,6 +64,13 @@ void tt_options_fini(struct tt_options *o);
  * Return: 0 for the first value, 1 for the second..., or -1 if arg is none.
  */
 int tt_options_choice(const char *choices, const char *arg);
+/*
+ * tt_options_choose() - tt_options_choice() for option's value arg, a
+ * usage error "OPTION: 'ARG' is not one of CHOICES" (exit 2) if it is none.
+ * Return: the place of arg in choices.
+ */
+int tt_options_choose(struct argp_state *state, const char *option, const char *choices,
+		      const char *arg);
 
 /* "1.5ms" -> 1500000. Return: 0, or -1 if not a time with a unit. */
 int tt_options_parse_time(const char *s, uint64_t *ns);
