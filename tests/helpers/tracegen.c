@@ -495,6 +495,34 @@ uint64_t tg_nr_events(const struct tg_trace *t)
 	return t->nr_events;
 }
 
+int tg_known_tree(struct tg_trace *t, const char *b_file, uint32_t b_line)
+{
+	static const struct {
+		uint32_t serial, site;
+		uint64_t ticks;
+		bool exit;
+	} ev[] = {
+		{ 1, 1, 1000, false }, { 1, 2, 1100, false }, { 1, 3, 1150, false },
+		{ 1, 3, 1250, true },  { 1, 2, 1400, true },  { 1, 3, 1500, false },
+		{ 1, 3, 1550, false }, { 1, 3, 1600, false }, { 1, 3, 1700, true },
+		{ 1, 3, 1850, true },  { 1, 3, 1900, true },  { 1, 2, 1950, false },
+		{ 1, 2, 1990, true },  { 1, 1, 2000, true },  { 2, 4, 1000, false },
+		{ 2, 2, 1100, false }, { 2, 3, 1150, false }, { 2, 3, 1200, true },
+		{ 2, 2, 1300, true },  { 2, 4, 1600, true },
+	};
+	int rc = tg_site(t, 1, "main");
+
+	rc = rc ? rc : tg_site(t, 2, "a");
+	rc = rc ? rc : b_file ? tg_site_at(t, 3, "b", b_file, b_line) : tg_site(t, 3, "b");
+	rc = rc ? rc : tg_site(t, 4, "w");
+	rc = rc ? rc : tg_thread(t, 1, 701, "main");
+	rc = rc ? rc : tg_thread(t, 2, 702, "worker");
+	for (size_t i = 0; !rc && i < sizeof(ev) / sizeof(ev[0]); i++)
+		rc = ev[i].exit ? tg_exit(t, ev[i].serial, ev[i].site, ev[i].ticks)
+				: tg_enter(t, ev[i].serial, ev[i].site, ev[i].ticks);
+	return rc;
+}
+
 int tg_finish(struct tg_trace *t, bool clean)
 {
 	int rc = 0;

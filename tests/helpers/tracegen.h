@@ -108,6 +108,17 @@ int tg_sample(struct tg_trace *t, uint32_t serial, uint64_t ticks, uint32_t flag
 	      uint32_t nr_frames, const uint64_t *frames);
 int tg_sample_drops(struct tg_trace *t, uint32_t serial, uint64_t nr_dropped);
 
+/*
+ * tg_known_tree() - the call tree of known shape that the tree, flame and
+ * pprof tests check, into t (times in ticks):
+ * Thread 1 "main" (tid 701): main [1000,2000) > { a [1100,1400) > b [1150,1250),
+ *   b [1500,1900) > b [1550,1850) > b [1600,1700), a [1950,1990) }
+ * Thread 2 "worker" (tid 702): w [1000,1600) > a [1100,1300) > b [1150,1200)
+ * Sites 1 main, 2 a, 3 b, 4 w; b at b_file:b_line when b_file is not NULL
+ * (else as tg_site()). Return: 0 or the first error (-errno).
+ */
+int tg_known_tree(struct tg_trace *t, const char *b_file, uint32_t b_line);
+
 /* Writes every buffered block and ends the current frame. */
 int tg_flush(struct tg_trace *t);
 

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procmem.h"
 #include "trace_read.h"
 #include "writer_tid.h"
 
@@ -70,53 +71,11 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* KiB from a "Name:   123 kB" line of /proc/self/status, or -1. */
-static long status_kib(const char *name)
-{
-	char line[256];
-	size_t len = strlen(name);
-	long v = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, name, len) == 0 && line[len] == ':')
-			v = atol(line + len + 1);
-	fclose(f);
-	return v;
-}
-
-static long env_long(const char *name, long dflt)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? atol(v) : dflt;
-}
-
-/* REC_MEMORY as librec reads it (K/M/G suffixes), default 256M. */
-static long long memory_bytes(void)
-{
-	const char *v = getenv("REC_MEMORY");
-	char *end;
-	long long n;
-
-	if (!v || !*v)
-		return 256ll << 20;
-	n = strtoll(v, &end, 10);
-	switch (*end) {
-	case 'K': case 'k': return n << 10;
-	case 'M': case 'm': return n << 20;
-	case 'G': case 'g': return n << 30;
-	default: return n;
-	}
-}
-
 int main(void)
 {
-	long run_ms = env_long("CHURN_MS", 1000), slack_mb = env_long("CHURN_SLACK_MB", 48);
-	bool starve = env_long("CHURN_STARVE", 0) != 0, check_rss = env_long("CHURN_CHECK_RSS", 1);
-	long long bound_kib = memory_bytes() / 1024 + slack_mb * 1024;
+	long run_ms = tu_env_long("CHURN_MS", 1000), slack_mb = tu_env_long("CHURN_SLACK_MB", 48);
+	bool starve = tu_env_long("CHURN_STARVE", 0) != 0, check_rss = tu_env_long("CHURN_CHECK_RSS", 1);
+	long long bound_kib = tu_rec_memory_bytes() / 1024 + slack_mb * 1024;
 	pthread_t th[NR_SLOTS];
 	struct job *jobs[NR_SLOTS];
 	long base_kib, peak_kib, nr_threads = 0;
@@ -126,7 +85,7 @@ int main(void)
 	uint64_t end, calls;
 	bool ok;
 
-	life_ms = env_long("CHURN_LIFE_MS", life_ms);
+	life_ms = tu_env_long("CHURN_LIFE_MS", life_ms);
 	if (!path) {
 		fprintf(stderr, "churn: set REC_OUTPUT\n");
 		return 2;
@@ -140,7 +99,7 @@ int main(void)
 		if (!tid || sched_setscheduler(tid, SCHED_IDLE, &sp) != 0)
 			fprintf(stderr, "churn: cannot starve the writer; running without\n");
 	}
-	base_kib = status_kib("VmRSS");
+	base_kib = tu_status_kib("VmRSS");
 	end = mono_ms() + (uint64_t)run_ms;
 	for (int s = 0; s < NR_SLOTS; s++) {
 		jobs[s] = calloc(1, sizeof(*jobs[s]));
@@ -168,7 +127,7 @@ int main(void)
 		free(jobs[s]);
 	}
 	rec_stop();
-	peak_kib = status_kib("VmHWM");
+	peak_kib = tu_status_kib("VmHWM");
 	if (tr_load(path, &tr) != 0) {
 		fprintf(stderr, "churn: cannot read %s\n", path);
 		return 1;

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "procmem.h"
 #include "trace_read.h"
 
 static long nr_scopes = 50;
@@ -47,53 +48,11 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* KiB from a "Name:   123 kB" line of /proc/self/status, or -1. */
-static long status_kib(const char *name)
-{
-	char line[256];
-	size_t len = strlen(name);
-	long v = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, name, len) == 0 && line[len] == ':')
-			v = atol(line + len + 1);
-	fclose(f);
-	return v;
-}
-
-static long env_long(const char *name, long dflt)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? atol(v) : dflt;
-}
-
-/* REC_MEMORY as librec reads it (K/M/G suffixes), default 256M. */
-static long long memory_bytes(void)
-{
-	const char *v = getenv("REC_MEMORY");
-	char *end;
-	long long n;
-
-	if (!v || !*v)
-		return 256ll << 20;
-	n = strtoll(v, &end, 10);
-	switch (*end) {
-	case 'K': case 'k': return n << 10;
-	case 'M': case 'm': return n << 20;
-	case 'G': case 'g': return n << 30;
-	default: return n;
-	}
-}
-
 int main(void)
 {
-	long n = env_long("MANY_THREADS", 400), slack_mb = env_long("MANY_SLACK_MB", 24);
-	bool check_rss = env_long("MANY_CHECK_RSS", 1) != 0, drops = env_long("MANY_DROPS", 0) != 0;
-	long long bound_kib = memory_bytes() / 4 / 1024 + n * (4 + 16) + slack_mb * 1024;
+	long n = tu_env_long("MANY_THREADS", 400), slack_mb = tu_env_long("MANY_SLACK_MB", 24);
+	bool check_rss = tu_env_long("MANY_CHECK_RSS", 1) != 0, drops = tu_env_long("MANY_DROPS", 0) != 0;
+	long long bound_kib = tu_rec_memory_bytes() / 4 / 1024 + n * (4 + 16) + slack_mb * 1024;
 	const char *path = getenv("REC_OUTPUT");
 	pthread_t *th;
 	long base_kib, peak_kib;
@@ -101,13 +60,13 @@ int main(void)
 	uint64_t calls, dropped, made;
 	bool ok;
 
-	nr_scopes = env_long("MANY_SCOPES", nr_scopes);
+	nr_scopes = tu_env_long("MANY_SCOPES", nr_scopes);
 	if (!path || n < 1) {
 		fprintf(stderr, "many_threads: set REC_OUTPUT\n");
 		return 2;
 	}
 	th = calloc((size_t)n, sizeof(*th));
-	base_kib = status_kib("VmRSS");
+	base_kib = tu_status_kib("VmRSS");
 	if (rec_start(NULL) != 0)
 		return 2;
 	pthread_barrier_init(&all_recorded, NULL, (unsigned)n + 1);
@@ -117,7 +76,7 @@ int main(void)
 			return 2;
 		}
 	pthread_barrier_wait(&all_recorded);
-	peak_kib = status_kib("VmHWM");
+	peak_kib = tu_status_kib("VmHWM");
 	for (long i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
 	rec_stop();

@@ -236,6 +236,15 @@ static void run_sampled(const char *const *argv, const char *hz, const char *out
 	tu_run_child(argv, env, limit_ms, flags, c);
 }
 
+/* run_sampled() with the output DIR/name, whose path it leaves in out. */
+static void run_sampled_to(const char *name, char out[256], const char *const *argv,
+			   const char *hz, const char *const *more_env, unsigned limit_ms,
+			   unsigned flags, struct tu_child *c)
+{
+	snprintf(out, 256, "%s/%s", dir, name);
+	run_sampled(argv, hz, out, more_env, limit_ms, flags, c);
+}
+
 /* The value printed after "key " on a line of out, or -1. */
 static long printed(const char *out, const char *key)
 {
@@ -282,8 +291,7 @@ Test(sample, unmodified_program_sampled_on_every_thread_through_libc, .init = ma
 	struct tu_child c;
 	static struct samples s;
 
-	snprintf(out, sizeof(out), "%s/work.zst", dir);
-	run_sampled(argv, "997", out, NULL, 60000, 0, &c);
+	run_sampled_to("work.zst", out, argv, "997", NULL, 60000, 0, &c);
 	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
 	cr_assert_leq(rec_lines(c.err), 1, "%s", c.err); /* at most the perf fallback's */
 	read_samples(out, &s);
@@ -313,8 +321,7 @@ Test(sample, bad_rate_disables_with_one_line, .init = make_dir, .fini = remove_d
 	char out[256];
 	struct tu_child c;
 
-	snprintf(out, sizeof(out), "%s/bad.zst", dir);
-	run_sampled(argv, "20001", out, NULL, 60000, 0, &c);
+	run_sampled_to("bad.zst", out, argv, "20001", NULL, 60000, 0, &c);
 	cr_assert_eq(c.status, 0, "the program runs on: %d", c.status);
 	cr_assert_str_eq(c.err, "rec: bad REC_SAMPLE '20001' (want samples per second of CPU time, "
 				"1 to 20000); tracing disabled\n");
@@ -330,8 +337,7 @@ Test(sample, ten_thousand_threads_coming_and_going, .init = make_dir, .fini = re
 	static struct samples s;
 	struct tr_trace tr;
 
-	snprintf(out, sizeof(out), "%s/churn.zst", dir);
-	run_sampled(argv, "5000", out, env, 200000, 0, &c);
+	run_sampled_to("churn.zst", out, argv, "5000", env, 200000, 0, &c);
 	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
 	/* Each thread's clock is closed at its exit: none left open. */
 	cr_assert_lt(printed(c.out, "fds"), 16, "%ld descriptors open at the end",
@@ -353,8 +359,7 @@ Test(sample, dlopen_dlclose_in_a_loop, .init = make_dir, .fini = remove_dir)
 	static struct samples s;
 
 	s.want_mod = "sample_mod";
-	snprintf(out, sizeof(out), "%s/dlopen.zst", dir);
-	run_sampled(argv, "20000", out, NULL, 120000, 0, &c);
+	run_sampled_to("dlopen.zst", out, argv, "20000", NULL, 120000, 0, &c);
 	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
 	read_samples(out, &s);
 	cr_assert(s.clean && !s.corrupt && s.has_sampling);
@@ -368,8 +373,7 @@ Test(sample, signals_interrupting_malloc_never_deadlock, .init = make_dir, .fini
 	struct tu_child c;
 	static struct samples s;
 
-	snprintf(out, sizeof(out), "%s/malloc.zst", dir);
-	run_sampled(argv, "20000", out, NULL, 120000, 0, &c);
+	run_sampled_to("malloc.zst", out, argv, "20000", NULL, 120000, 0, &c);
 	cr_assert_eq(c.status, 0, "status %d (-1: hung): %s", c.status, c.err);
 	read_samples(out, &s);
 	cr_assert(s.clean && !s.corrupt);
@@ -388,8 +392,7 @@ Test(sample, fork_child_samples_only_with_pid_in_the_name, .init = make_dir, .fi
 
 	skip_fork_under_asan();
 	/* Without %p: the parent's file only; the child records nothing. */
-	snprintf(out, sizeof(out), "%s/fork.zst", dir);
-	run_sampled(argv, "997", out, NULL, 60000, 0, &c);
+	run_sampled_to("fork.zst", out, argv, "997", NULL, 60000, 0, &c);
 	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
 	read_samples(out, &s);
 	cr_assert(s.clean && s.has_sampling);
@@ -401,8 +404,7 @@ Test(sample, fork_child_samples_only_with_pid_in_the_name, .init = make_dir, .fi
 	cr_assert_eq(files, 1, "the child wrote no file");
 
 	/* With %p: the child's own file, with its own samples. */
-	snprintf(out, sizeof(out), "%s/forkp-%%p.zst", dir);
-	run_sampled(argv, "997", out, NULL, 60000, 0, &c);
+	run_sampled_to("forkp-%p.zst", out, argv, "997", NULL, 60000, 0, &c);
 	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
 	snprintf(child, sizeof(child), "%s/forkp-%ld.zst", dir, printed(c.out, "child"));
 	read_samples(child, &sc);
@@ -441,8 +443,7 @@ Test(sample, host_sigprof_profiler_keeps_its_signal, .init = make_dir, .fini = r
 	struct tu_child c;
 	static struct samples s;
 
-	snprintf(out, sizeof(out), "%s/sigprof.zst", dir);
-	run_sampled(argv, "997", out, NULL, 60000, 0, &c);
+	run_sampled_to("sigprof.zst", out, argv, "997", NULL, 60000, 0, &c);
 	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
 	/* ITIMER_PROF at 100 Hz over 400 ms of CPU: about 40 of its own. */
 	cr_assert_geq(printed(c.out, "sigprof"), 10, "%s", c.out);
@@ -459,8 +460,7 @@ Test(sample, perf_event_refused_falls_back_with_one_line, .init = make_dir, .fin
 	struct tu_child c;
 	static struct samples s;
 
-	snprintf(out, sizeof(out), "%s/noperf.zst", dir);
-	run_sampled(argv, "997", out, NULL, 60000, 0, &c);
+	run_sampled_to("noperf.zst", out, argv, "997", NULL, 60000, 0, &c);
 	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
 	cr_assert_eq(rec_lines(c.err), 1, "%s", c.err);
 	cr_assert(strstr(c.err, "rec: REC_SAMPLE: perf_event_open refused (Permission denied"),
@@ -485,9 +485,8 @@ Test(sample, samples_inside_probes_keep_the_ring_whole, .init = make_dir, .fini 
 	struct tr_trace tr;
 	long calls = 0;
 
-	snprintf(out, sizeof(out), "%s/probes.zst", dir);
 	/* Linked with librec: no preload needed, but it changes nothing. */
-	run_sampled(argv, "20000", out, env, 120000, 0, &c);
+	run_sampled_to("probes.zst", out, argv, "20000", env, 120000, 0, &c);
 	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
 	for (const char *p = c.out; (p = strstr(p, "calls ")); p++)
 		calls += strtol(p + 6, NULL, 10);
@@ -512,8 +511,7 @@ Test(sample, crash_capture_keeps_the_samples, .init = make_dir, .fini = remove_d
 	struct tu_child c;
 	static struct samples s;
 
-	snprintf(out, sizeof(out), "%s/crash.zst", dir);
-	run_sampled(argv, "997", out, NULL, 60000, TU_CHILD_CRASH, &c);
+	run_sampled_to("crash.zst", out, argv, "997", NULL, 60000, TU_CHILD_CRASH, &c);
 	cr_assert_eq(c.status, 128 + 6, "SIGABRT: %d %s", c.status, c.err);
 	read_samples(out, &s);
 	cr_assert(s.clean && s.has_crash && s.has_sampling);
@@ -529,8 +527,7 @@ Test(sample, flight_crash_snapshot_holds_the_samples_of_its_window, .init = make
 	struct tu_child c;
 	static struct samples s;
 
-	snprintf(out, sizeof(out), "%s/flight-%%p-%%n.zst", dir);
-	run_sampled(argv, "997", out, env, 60000, TU_CHILD_CRASH, &c);
+	run_sampled_to("flight-%p-%n.zst", out, argv, "997", env, 60000, TU_CHILD_CRASH, &c);
 	cr_assert_eq(c.status, 128 + 6, "SIGABRT: %d %s", c.status, c.err);
 	snprintf(snap, sizeof(snap), "%s/flight-%ld-1.zst", dir, printed(c.out, "pid"));
 	read_samples(snap, &s);
