@@ -108,6 +108,7 @@ struct chrome_qname {
 struct chrome_frame {
 	uint32_t name;
 	bool written;
+	bool tailed; /* written when its thread passed --to (pass_window()) */
 	bool began; /* its "B" is written: it closes with an "E" */
 	uint64_t enter_ticks;
 	int64_t start_ns; /* ts, when written */
@@ -142,6 +143,10 @@ struct chrome_thread {
 	struct chrome_frame *stack;
 	uint32_t sp, cap, nr_decided;
 	struct chrome_held held;
+	/* Its first event at or after --to came (pass_window()): what it
+	 * still had to write is in the tail file at [tail_at, +tail_len). */
+	bool passed;
+	uint64_t tail_at, tail_len;
 	/* ,"pid":P,"tid":T,"ts": -- the middle of each of its scope events, written once */
 	char head[64];
 	uint32_t head_len;
@@ -179,6 +184,8 @@ struct chrome {
 	struct tt_hmap id_map;	      /* hmap.h: ids by value */
 	uint32_t nr_reserved;	      /* threads of rep->tr below it: tids given */
 	bool started;	  /* start() ran: the output is open, its head written */
+	FILE *tail;	  /* the threads' tails (pass_window()), NULL until one */
+	uint64_t tail_bytes;
 	int fd;		  /* the output */
 	int open_rc;	  /* -o could not be opened (-1), or is the input (-2):
 			   * then nothing is written */
@@ -194,6 +201,7 @@ struct chrome {
 	bool *selected; /* --function, by name index */
 	uint64_t nr_events;
 	uint64_t nr_annots; /* annotation events written */
+	uint64_t nr_marked; /* scopes written with an error (args.error) */
 	bool first;
 	/* The stack frames of every file's samples: "sf" id - 1, by (parent,
 	 * name, module) in sframe_map (hmap.h). */
@@ -466,6 +474,7 @@ static void hold(struct chrome *ch, struct chrome_thread *ct, const struct chrom
 	h->start_ns = start_ns;
 	h->end_ns = end_ns;
 	h->mark = mark;
+	ch->nr_marked += mark != NULL;
 	if (f->nr_args > h->cap_args) {
 		h->cap_args = f->nr_args;
 		h->args = tt_xrealloc(h->args, h->cap_args * sizeof(*h->args));
@@ -569,6 +578,8 @@ static void *chrome_thread_begin(void *ctx, const struct tt_thread *th)
 	return ct;
 }
 
+static void pass_window(struct chrome *ch, struct chrome_thread *ct);
+
 static uint32_t chrome_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64_t ticks,
 			     bool in_window)
 {
@@ -578,6 +589,8 @@ static uint32_t chrome_enter(void *tctx, uint32_t parent_slot, uint32_t name, ui
 
 	(void)parent_slot;
 	(void)in_window;
+	if (ticks >= ch->hi_ticks && !ct->passed)
+		pass_window(ch, ct);
 	if (ct->sp == ct->cap) {
 		uint32_t cap = ct->cap ? 2 * ct->cap : 64;
 
@@ -589,6 +602,7 @@ static uint32_t chrome_enter(void *tctx, uint32_t parent_slot, uint32_t name, ui
 	f->name = name;
 	f->enter_ticks = ticks;
 	f->written = false;
+	f->tailed = false;
 	f->began = false;
 	f->nr_args = 0;
 	tt_keyidx_clear(&f->idx);
@@ -600,10 +614,92 @@ static uint32_t chrome_enter(void *tctx, uint32_t parent_slot, uint32_t name, ui
 /* Closes the top frame at `ticks`: its X, clipped to the window; a frame
  * that spans the window's start with no event inside is shown from here. */
 static void close_top(struct chrome *ch, struct chrome_thread *ct, uint64_t ticks,
+		      const char *mark);
+
+/*
+ * A thread's first event at or after --to (or the end of the file after
+ * it): every scope still open on it that began before --to ends at --to for
+ * this output, written now, clipped, with no error of its own (what happens
+ * to it later is outside the window), and so is its held scope; nothing of
+ * the thread is written after. The events go to the tail file, copied into
+ * the output in file_trailer(), thread by thread, so that the output does
+ * not depend on where in the file each thread passed the window: a walk
+ * through the frame index (engine/index.h), which stops decoding after the
+ * window, writes the very same bytes.
+ */
+static void pass_window(struct chrome *ch, struct chrome_thread *ct)
+{
+	struct tt_out *keep;
+	const uint32_t sp = ct->sp;
+	const bool first = ch->first;
+
+	if (ct->passed || ch->hi_ticks == UINT64_MAX)
+		return;
+	ct->passed = true;
+	if (!ch->tail && !(ch->tail = tmpfile()))
+		tt_oom();
+	keep = tt_xrealloc(NULL, sizeof(*keep));
+	*keep = ch->out;
+	tt_out_init(&ch->out, fileno(ch->tail));
+	ch->first = false; /* each event of a tail starts with ",\n" */
+	while (ct->sp)
+		close_top(ch, ct, ch->hi_ticks, NULL);
+	write_held(ch, ct);
+	tt_out_flush(&ch->out);
+	if (ch->out.failed)
+		tt_oom();
+	ct->tail_at = ch->tail_bytes;
+	ct->tail_len = (uint64_t)ftello(ch->tail) - ch->tail_bytes;
+	ch->tail_bytes += ct->tail_len;
+	ch->out = *keep;
+	free(keep);
+	ch->first = first;
+	ct->sp = ct->nr_decided = sp;
+	for (uint32_t i = 0; i < sp; i++)
+		ct->stack[i].tailed = true;
+}
+
+/* The thread's tail (pass_window()) into the output. */
+static void write_tail(struct chrome *ch, struct chrome_thread *ct)
+{
+	char buf[4096];
+	uint64_t done = 0;
+
+	while (done < ct->tail_len) {
+		size_t want = ct->tail_len - done < sizeof(buf) ? (size_t)(ct->tail_len - done)
+								 : sizeof(buf);
+		ssize_t n = pread(fileno(ch->tail), buf, want, (off_t)(ct->tail_at + done));
+		size_t skip = 0;
+
+		if (n <= 0)
+			tt_oom();
+		if (done == 0 && ch->first) {
+			skip = 1; /* the output's first event: "\n", not ",\n" */
+			ch->first = false;
+		}
+		tt_out_write(&ch->out, buf + skip, (size_t)n - skip);
+		done += (uint64_t)n;
+	}
+	ct->tail_len = 0;
+}
+
+static void close_top(struct chrome *ch, struct chrome_thread *ct, uint64_t ticks,
 		      const char *mark)
 {
 	struct chrome_frame *f = &ct->stack[ct->sp - 1];
 	uint64_t end = ticks < ch->hi_ticks ? ticks : ch->hi_ticks;
+
+	if (ticks >= ch->hi_ticks && !ct->passed)
+		pass_window(ch, ct);
+	if (f->tailed) { /* written by pass_window() */
+		f->tailed = false;
+		f->nr_args = 0;
+		tt_keyidx_clear(&f->idx);
+		ct->sp--;
+		if (ct->nr_decided > ct->sp)
+			ct->nr_decided = ct->sp;
+		return;
+	}
 
 	if (ticks >= ch->lo_ticks && ticks < ch->hi_ticks)
 		open_pending(ch, ct);
@@ -1138,7 +1234,11 @@ static void file_trailer(struct chrome *ch)
 	struct tt_report *rep = ch->rep;
 	char buf[512], at[32];
 
-	for (size_t i = 0; i < rep->nr_rows; i++)
+	/* With --from/--to: the errors of the window, the scopes it shows
+	 * with an error (tracetool(1), chrome); else the file's. */
+	if (ch->o->has_from || ch->o->has_to)
+		ch->all_errors += ch->nr_marked;
+	for (size_t i = 0; i < rep->nr_rows && !(ch->o->has_from || ch->o->has_to); i++)
 		ch->all_errors += rep->rows[i].errors;
 	if (rep->tr.has_snapshot) {
 		/* A flight-recorder snapshot's trigger: a global instant (FORMAT.md §3.20). */
@@ -1160,8 +1260,10 @@ static void file_trailer(struct chrome *ch)
 		tt_out_str(&ch->out, buf);
 		free(q);
 	}
-	for (struct chrome_thread *ct = ch->threads; ct; ct = ct->next)
+	for (struct chrome_thread *ct = ch->threads; ct; ct = ct->next) {
+		write_tail(ch, ct);
 		write_held(ch, ct);
+	}
 	metadata(ch);
 	if (rep->tr.has_sampling)
 		write_samples(ch);
@@ -1249,8 +1351,13 @@ static void end_file(struct chrome *ch)
 	ch->ids = NULL;
 	ch->nr_ids = ch->cap_ids = ch->nr_reserved = 0;
 	tt_hmap_fini(&ch->id_map);
+	if (ch->tail)
+		fclose(ch->tail);
+	ch->tail = NULL;
+	ch->tail_bytes = 0;
 	ch->started = false;
 	ch->nr_events = 0;
+	ch->nr_marked = 0;
 	ch->meta = NULL;
 }
 
@@ -1351,7 +1458,8 @@ int tt_cmd_chrome(int argc, char **argv)
 	struct tt_report rep;
 	struct chrome ch;
 	struct tt_walk_spec spec = { .cons = &chrome_consumer, .file_begin = file_begin,
-				     .file_end = file_end, .ctx = &ch, .each_file = true };
+				     .file_end = file_end, .ctx = &ch, .each_file = true,
+				     .window_index = true };
 	enum tt_status st;
 	struct tt_trace *metas = NULL;
 	int64_t *offsets = NULL;
@@ -1398,6 +1506,7 @@ int tt_cmd_chrome(int argc, char **argv)
 	ro = o;
 	ro.has_from = ro.has_to = false;
 	spec.metas = metas;
+	spec.window_of = &o; /* the frames it needs (engine/index.h) */
 	st = tt_walk(&rep, &ro, &spec, msg, sizeof(msg));
 	have_rep = true;
 	if (st != TT_OK) {

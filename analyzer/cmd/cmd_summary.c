@@ -888,6 +888,7 @@ int tt_cmd_summary(int argc, char **argv)
 	 * COUNTER_SETs (REC_COUNTERS), the counters consumer takes their
 	 * deltas (and the arguments of --arg). */
 	tt_ctrs_spec(&counters, &rep, &o, &spec);
+	spec.window_index = true; /* a window reads only its frames (index.h) */
 	if (tt_walk(&rep, &o, &spec, msg, sizeof(msg)) != TT_OK) {
 		rc = tt_fail_file(tt_report_failed(&rep, &o), msg);
 		goto out;

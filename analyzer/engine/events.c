@@ -293,6 +293,60 @@ static enum recfmt_status on_events(struct frame_walk *w, const struct recfmt_re
 	return RECFMT_OK;
 }
 
+/*
+ * A stand-in's TT_REC_SKIPPED (walk.h): an EVENTS block counted as
+ * on_events() counts it, its ticks seen as if the block function had
+ * decoded it, and nothing paired.
+ */
+static enum recfmt_status on_skipped(struct frame_walk *w, const struct recfmt_record *rec,
+				     struct recfmt_error *err)
+{
+	struct tt_trace *tr = w->tr;
+	struct tt_skipped sk;
+	struct tt_thread *th;
+	bool ours;
+
+	if (rec->size < sizeof(sk)) {
+		snprintf(err->message, sizeof(err->message), "bad stand-in record");
+		return RECFMT_CORRUPT;
+	}
+	memcpy(&sk, rec->payload, sizeof(sk));
+	th = tt_trace_thread(tr, sk.thread);
+	th->nr_events += sk.nr_events;
+	tr->nr_events += sk.nr_events;
+	ours = tr->nr_walkers <= 1 ||
+	       (uint32_t)(th - tr->threads) % tr->nr_walkers == tr->walker;
+	see_ticks(tr, ours && w->fn ? sk.last_ticks : sk.base_ticks);
+	if (tr->count_enters)
+		tr->enters_before += sk.enters;
+	return RECFMT_OK;
+}
+
+/* A stand-in's TT_REC_REPLAY (walk.h): the thread's open enters to the
+ * block function, counted nowhere. */
+static enum recfmt_status on_replay(struct frame_walk *w, const struct recfmt_record *rec,
+				    struct recfmt_error *err)
+{
+	struct tt_trace *tr = w->tr;
+	struct recfmt_events_iter it;
+	struct tt_thread *th;
+	enum recfmt_status st = recfmt_events_open(rec, &it, err);
+
+	if (st != RECFMT_OK)
+		return st;
+	th = tt_trace_thread(tr, it.thread);
+	if (tr->nr_walkers > 1 && (uint32_t)(th - tr->threads) % tr->nr_walkers != tr->walker)
+		return RECFMT_OK;
+	tr->has_next_annots = false;
+	tr->annots_taken = false;
+	if (w->fn && w->fn(w->ctx, tr, th, &it) < 0) {
+		snprintf(err->message, sizeof(err->message), "stand-in stack of thread %" PRIu32,
+			 it.thread);
+		return RECFMT_CORRUPT;
+	}
+	return RECFMT_OK;
+}
+
 /* Drop counts are cumulative: the largest is the latest (FORMAT.md §3.7). */
 static enum recfmt_status on_drops(struct frame_walk *w, const struct recfmt_record *rec,
 				   struct recfmt_error *err)
@@ -592,6 +646,10 @@ static enum recfmt_status apply_record(struct frame_walk *w, const struct recfmt
 		return on_sample_drops(w, rec, err);
 	case RECFMT_SAMPLES:
 		return on_samples(w, rec, err);
+	case TT_REC_SKIPPED:
+		return w->tr->standin ? on_skipped(w, rec, err) : RECFMT_OK;
+	case TT_REC_REPLAY:
+		return w->tr->standin ? on_replay(w, rec, err) : RECFMT_OK;
 	case RECFMT_FRAME:
 	case RECFMT_FILE_HEADER:
 	default:

@@ -190,6 +190,17 @@ struct tt_trace {
 	 * file order, on the replica that owns its thread (as EVENTS blocks):
 	 * s->frames is valid during the call only.
 	 */
+	/*
+	 * A frame index (index.h): with use_index, a walk of a file that has a
+	 * usable index decodes only the frames that can matter to the window
+	 * [index_lo, index_hi) of absolute ticks (a walk without a block
+	 * function: none), and reads the others' stand-ins, while standin is
+	 * set (pipeline.c).
+	 */
+	bool use_index;
+	uint64_t index_lo, index_hi;
+	bool standin;
+	uint64_t nr_decoded_frames; /* frames decompressed (standin: not) */
 	struct recfmt_sampling sampling;
 	bool has_sampling;
 	uint64_t nr_samples;

@@ -88,7 +88,8 @@ static void setup_replica(struct tt_report *rep, unsigned i, const struct tt_opt
  */
 static enum tt_status walk_replicas(struct tt_report *rep, const struct tt_options *o,
 				    struct filter_ctx *fc, const struct tt_consumer *cons,
-				    void *const *ctxs, char *msg, size_t msg_bytes)
+				    void *const *ctxs, const struct tt_options *wo, char *msg,
+				    size_t msg_bytes)
 {
 	struct tt_trace *trs[TT_WALK_MAX_REPLICAS];
 	void *scs[TT_WALK_MAX_REPLICAS];
@@ -107,6 +108,17 @@ static enum tt_status walk_replicas(struct tt_report *rep, const struct tt_optio
 		trs[i] = tt_report_replica(rep, i);
 		scs[i] = tt_report_replica_scopes(rep, i);
 	}
+	if (wo && (wo->has_from || wo->has_to) && rep->has_meta) {
+		/* The frames the window needs (index.h), when the file has an index. */
+		uint64_t lo, span;
+
+		tt_options_window(wo, &rep->clock, &lo, &span);
+
+		trs[0]->use_index = true;
+		trs[0]->index_lo = lo;
+		trs[0]->index_hi = span == UINT64_MAX || lo > UINT64_MAX - span ? UINT64_MAX
+										: lo + span;
+	}
 	st = tt_trace_walk_many(trs, scs, n, tt_scopes_block, msg, msg_bytes);
 	if (st != TT_OK)
 		return st;
@@ -121,8 +133,11 @@ static enum tt_status walk_replicas(struct tt_report *rep, const struct tt_optio
  * threads --thread names. Return: TT_OK, or TT_ERR_FILE with msg.
  */
 static enum tt_status meta_pass(struct tt_report *rep, const struct tt_options *o,
-				struct tt_trace *meta, char *msg, size_t msg_bytes)
+				struct tt_trace *meta, const struct tt_options *wo, char *msg,
+				size_t msg_bytes)
 {
+	/* From the index's stand-ins alone when the file has one (index.h). */
+	rep->meta.use_index = wo && (wo->has_from || wo->has_to);
 	if (meta) { /* the caller's, moved in */
 		tt_trace_fini(&rep->meta);
 		rep->meta = *meta;
@@ -166,7 +181,8 @@ static void compensation(struct tt_report *rep, const struct tt_options *o)
  * metadata pass meta (NULL: the engine's, if needed). */
 static enum tt_status walk_file(struct tt_report *rep, const struct tt_options *o,
 				const struct tt_consumer *cons, void *const *ctxs,
-				struct tt_trace *meta, char *msg, size_t msg_bytes)
+				struct tt_trace *meta, const struct tt_options *wo, char *msg,
+				size_t msg_bytes)
 {
 	struct filter_ctx fc = { o, NULL };
 	enum tt_status st;
@@ -176,12 +192,12 @@ static enum tt_status walk_file(struct tt_report *rep, const struct tt_options *
 	tt_trace_init(&rep->meta, o->trace);
 	tt_scopes_init(&rep->sc, &rep->tr);
 	if (meta || tt_options_need_prepass(o) || (cons && cons->needs_meta)) {
-		st = meta_pass(rep, o, meta, msg, msg_bytes);
+		st = meta_pass(rep, o, meta, wo, msg, msg_bytes);
 		if (st != TT_OK)
 			return st;
 		fc.meta = &rep->meta;
 	}
-	st = walk_replicas(rep, o, &fc, cons, ctxs, msg, msg_bytes);
+	st = walk_replicas(rep, o, &fc, cons, ctxs, wo, msg, msg_bytes);
 	if (st != TT_OK)
 		return st;
 	if (!rep->has_meta)
@@ -204,6 +220,13 @@ void tt_walk_file_options(const struct tt_options *o, unsigned i, struct tt_opti
 	fo->nr_several = o->nr_traces;
 }
 
+/* The options whose window the index serves (front.h), or NULL. */
+static const struct tt_options *window_opts(const struct tt_walk_spec *spec,
+					    const struct tt_options *o)
+{
+	return !spec->window_index ? NULL : spec->window_of ? spec->window_of : o;
+}
+
 /* File i: its walk into a report of its own, merged into rep (unless
  * each_file), then the spec's merge step; the report is kept or freed. */
 static enum tt_status walk_one_of(struct tt_report *rep, const struct tt_options *o, unsigned i,
@@ -219,8 +242,8 @@ static enum tt_status walk_one_of(struct tt_report *rep, const struct tt_options
 	memcpy(ctxs, spec->ctxs, sizeof(ctxs));
 	if (spec->file_begin)
 		spec->file_begin(spec->ctx, &f);
-	st = walk_file(sub, &fo, spec->cons, ctxs, spec->metas ? &spec->metas[i] : NULL, msg,
-		       msg_bytes);
+	st = walk_file(sub, &fo, spec->cons, ctxs, spec->metas ? &spec->metas[i] : NULL,
+		       window_opts(spec, &fo), msg, msg_bytes);
 	if (st != TT_OK)
 		rep->failed = fo.trace;
 	if (st == TT_OK && !spec->each_file)
@@ -259,7 +282,8 @@ enum tt_status tt_walk(struct tt_report *rep, const struct tt_options *o,
 {
 	if (spec->each_file || tt_options_multi(o))
 		return walk_files(rep, o, spec, msg, msg_bytes);
-	return walk_file(rep, o, spec->cons, spec->ctxs, spec->metas, msg, msg_bytes);
+	return walk_file(rep, o, spec->cons, spec->ctxs, spec->metas, window_opts(spec, o), msg,
+			 msg_bytes);
 }
 
 uint32_t *tt_walk_name_map(struct tt_trace *into, const struct tt_trace *from)

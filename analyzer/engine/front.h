@@ -70,6 +70,15 @@ struct tt_walk_spec {
 	 * engine does it when needed): moved into the file's report
 	 * (rep->meta) and left zeroed, so the file is not read again. */
 	struct tt_trace *metas;
+	/* With --from/--to, read through the file's frame index when it has
+	 * one (index.h): only the frames that can matter to the window are
+	 * decoded. For consumers whose output depends only on the activations
+	 * in the window and the enters open around them (summary, tree, flame,
+	 * chrome); the result is the same as the whole file's. */
+	bool window_index;
+	/* The options whose --from/--to that is, when the walk's own have none
+	 * (chrome clips to the window itself); NULL: the walk's. */
+	const struct tt_options *window_of;
 };
 
 /* No consumer: the rows from the engine's per-name statistics only

@@ -228,6 +228,21 @@ void tt_trace_site_define(struct tt_trace *tr, uint32_t site, uint32_t name)
 	tr->site_name[site] = name;
 }
 
+bool tt_trace_site_known(struct tt_trace *tr, uint32_t site)
+{
+	uint64_t addr;
+
+	if (site < tr->nr_site_slots && tr->site_name[site] != TT_NO_NAME)
+		return true;
+	if (site >= SITE_DIRECT_MAX) {
+		uint32_t *slot = big_site_slot(tr, site, false);
+
+		if (slot && *slot != TT_NO_NAME)
+			return true;
+	}
+	return tt_symbols_func_addr(tr->syms, site, &addr);
+}
+
 uint32_t tt_trace_site_name_slow(struct tt_trace *tr, uint32_t site)
 {
 	char buf[32];

@@ -8,6 +8,7 @@
 #ifndef TT_WALK_H
 #define TT_WALK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,5 +38,29 @@ void tt_trace_note_record(struct tt_trace *tr, struct recfmt_error *err, uint64_
 enum tt_status tt_trace_walk_frame(struct tt_trace *tr, const uint8_t *data, size_t len,
 				   uint64_t index, uint64_t offset, tt_block_fn fn, void *ctx,
 				   char *msg, size_t msg_bytes);
+
+/* tables.c: whether a site has a name without inventing one ("site#N"):
+ * a SITE record, or a FUNC record that names it when first used. */
+bool tt_trace_site_known(struct tt_trace *tr, uint32_t site);
+
+/*
+ * Records that only a frame index's stand-ins hold (index.c), never a file:
+ * events.c applies them only while tr->standin is set, and skips them as
+ * unknown types otherwise (FORMAT.md §1).
+ *
+ * TT_REC_SKIPPED stands for an EVENTS block not decoded: its thread, its
+ * counts and its first and last ticks (struct tt_skipped), so that the walk
+ * counts what it would have counted. TT_REC_REPLAY is an EVENTS payload
+ * (FORMAT.md §3.6) of the enters a thread has open where decoding resumes,
+ * handed to the block function without being counted again.
+ */
+#define TT_REC_SKIPPED 0xf0
+#define TT_REC_REPLAY 0xf1
+struct tt_skipped {
+	uint32_t thread;
+	uint32_t nr_events;
+	uint64_t enters;
+	uint64_t base_ticks, last_ticks;
+};
 
 #endif /* TT_WALK_H */

@@ -538,7 +538,7 @@ enum tt_status tt_calltree_run(struct tt_calltree *ct, const struct tt_options *
 {
 	struct tt_report *rep = &ct->rep;
 	struct tt_walk_spec spec = { .cons = &tt_calltree_consumer, .file_begin = file_begin,
-				     .file_end = file_end, .ctx = ct };
+				     .file_end = file_end, .ctx = ct, .window_index = true };
 	struct tt_ctree *trees;
 	uint32_t nr_trees;
 	uint64_t grand_ticks = 0;

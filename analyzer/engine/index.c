@@ -1,0 +1,731 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * index.c - see index.h: the frame index made, saved, loaded and turned
+ * into the plan of a windowed walk.
+ */
+#define _GNU_SOURCE /* realpath */
+#include "engine/index.h"
+#include "engine/scopes.h"
+#include "engine/walk.h"
+#include "common/xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* One frame as the index knows it. */
+struct ix_frame {
+	uint64_t offset, cbytes, content_bytes;
+	uint64_t min_ticks, max_ticks; /* of its events, when has_events */
+	uint64_t standin_at, stack_at;
+	uint32_t standin_len, stack_len;
+	uint32_t has_events, reserved;
+};
+
+/*
+ * The stacks blob: for frame f, the threads whose open enters changed in
+ * frame f - 1 (or that had their first events there, in that order), each
+ * as a struct ix_delta and then `add` entries (struct ix_entry): keep the
+ * thread's first `keep` open enters, push the entries.
+ */
+struct ix_delta {
+	uint32_t serial, keep, add, reserved;
+};
+struct ix_entry {
+	uint64_t ticks;
+	uint32_t code, reserved;
+};
+
+struct ix_file_head {
+	char magic[8];
+	uint32_t version, nr_frames;
+	uint64_t file_bytes, mtime_ns, ino, dev;
+	uint64_t standin_bytes, stack_bytes;
+};
+
+#define IX_MAGIC "RECTTIX1"
+#define IX_VERSION 1
+
+struct tt_index {
+	uint32_t nr_frames;
+	struct ix_frame *f;
+	uint8_t *standins, *stacks;
+	uint64_t standin_bytes, stack_bytes;
+};
+
+/* ---------------------------------------------------------------------
+ * Making it: one walk of the file, each frame's records copied into its
+ * stand-in as they are read, each thread's open enters paired by name as
+ * the engine pairs them (scopes.h).
+ */
+struct b_thread {
+	uint32_t serial;
+	bool listed;
+	bool dirty;     /* changed in this frame */
+	uint32_t low;	/* the fewest open enters in this frame */
+	uint32_t sp, cap;
+	uint32_t *name, *code;
+	uint64_t *ticks;
+	uint64_t last;
+	bool has_last;
+};
+
+struct builder {
+	struct tt_trace tr;
+	struct tt_index *ix;
+	bool bad;
+	const char *why; /* the first reason there is no index */
+	const uint8_t *frame; /* the frame being walked */
+	struct recfmt_buf standins, stacks;
+	struct b_thread *th; /* by index in tr.threads */
+	uint32_t cap_th;
+	uint32_t *order; /* thread indices, first EVENTS block first */
+	uint32_t nr_order, cap_order;
+	struct ix_frame *cur;
+};
+
+static void no_index(struct builder *b, const char *why)
+{
+	if (!b->bad)
+		b->why = why;
+	b->bad = true;
+}
+
+static void put(struct recfmt_buf *b, const void *p, size_t n)
+{
+	if (recfmt_buf_reserve(b, n) != 0)
+		tt_oom();
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+
+static struct b_thread *b_thread(struct builder *b, const struct tt_trace *tr,
+				 const struct tt_thread *th)
+{
+	uint32_t i = (uint32_t)(th - tr->threads);
+	struct b_thread *t;
+
+	if (i >= b->cap_th) {
+		uint32_t cap = tr->cap_threads > i + 1 ? tr->cap_threads : i + 1;
+
+		b->th = tt_xrealloc(b->th, cap * sizeof(*b->th));
+		memset(b->th + b->cap_th, 0, (cap - b->cap_th) * sizeof(*b->th));
+		b->cap_th = cap;
+	}
+	t = &b->th[i];
+	if (!t->listed) {
+		t->listed = true;
+		t->serial = th->serial;
+		t->dirty = true;
+		t->low = 0;
+		if (b->nr_order == b->cap_order) {
+			b->cap_order = b->cap_order ? 2 * b->cap_order : 16;
+			b->order = tt_xrealloc(b->order, b->cap_order * sizeof(*b->order));
+		}
+		b->order[b->nr_order++] = i;
+	}
+	return t;
+}
+
+static void b_push(struct b_thread *t, uint32_t name, uint32_t code, uint64_t ticks)
+{
+	if (t->sp == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 64;
+		t->name = tt_xrealloc(t->name, t->cap * sizeof(*t->name));
+		t->code = tt_xrealloc(t->code, t->cap * sizeof(*t->code));
+		t->ticks = tt_xrealloc(t->ticks, t->cap * sizeof(*t->ticks));
+	}
+	t->name[t->sp] = name;
+	t->code[t->sp] = code;
+	t->ticks[t->sp++] = ticks;
+}
+
+/* The block function of the index pass. */
+static int b_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
+		   struct recfmt_events_iter *it)
+{
+	struct builder *b = ctx;
+	struct b_thread *t = b_thread(b, tr, th);
+	struct tt_skipped sk = { .thread = it->thread, .nr_events = it->nr_events,
+				 .base_ticks = it->ticks };
+	struct ix_frame *f = b->cur;
+	uint8_t head[8] = { TT_REC_SKIPPED, 0, 0, 0 };
+	uint64_t ticks;
+	uint32_t code, size = sizeof(sk);
+	int rc;
+
+	t->dirty = true;
+	while ((rc = recfmt_events_next(it, &ticks, &code)) == 1) {
+		uint32_t site = RECFMT_CODE_SITE(code), name;
+
+		if (t->has_last && ticks < t->last)
+			no_index(b, "a thread's clock goes backwards");
+		t->last = ticks;
+		t->has_last = true;
+		if (!f->has_events || ticks < f->min_ticks)
+			f->min_ticks = ticks;
+		if (!f->has_events || ticks > f->max_ticks)
+			f->max_ticks = ticks;
+		f->has_events = 1;
+		if (!tt_trace_site_known(tr, site))
+			no_index(b, "a site has no SITE or FUNC record");
+		name = tt_trace_site_name(tr, site);
+		if (!RECFMT_CODE_IS_EXIT(code)) {
+			sk.enters++;
+			b_push(t, name, code, ticks);
+			if (t->sp > TT_MIN_DEPTH_LIMIT)
+				no_index(b, "a stack is too deep");
+			continue;
+		}
+		if (t->sp && t->name[t->sp - 1] == name) {
+			t->sp--;
+			t->low = t->sp < t->low ? t->sp : t->low;
+			continue;
+		}
+		for (uint32_t k = t->sp; k-- > 0;)
+			if (t->name[k] == name) {
+				no_index(b, "a scope is left without an exit (longjmp)");
+				break;
+			}
+		/* Else an exit with no enter: an error, nothing closed. */
+	}
+	if (rc < 0 || !recfmt_events_check_end(it))
+		return -1;
+	sk.last_ticks = it->ticks;
+	memcpy(head + 4, &size, 4);
+	put(&b->standins, head, sizeof(head));
+	put(&b->standins, &sk, sizeof(sk));
+	return 0;
+}
+
+/* Every record but EVENTS into the stand-in as it is. */
+static void b_record(void *ctx, struct tt_trace *tr, const struct recfmt_record *rec,
+		     uint64_t frame_index, uint64_t frame_offset)
+{
+	struct builder *b = ctx;
+
+	(void)tr;
+	(void)frame_index;
+	(void)frame_offset;
+	switch (rec->type) {
+	case RECFMT_EVENTS:
+		return; /* b_block() writes its TT_REC_SKIPPED */
+	case RECFMT_ANNOTS:
+	case RECFMT_COUNTERS:
+	case RECFMT_SAMPLES:
+	case TT_REC_SKIPPED:
+	case TT_REC_REPLAY:
+		no_index(b, "annotations, counters or samples");
+		return;
+	default:
+		put(&b->standins, b->frame + rec->offset, 8 + (size_t)rec->size);
+	}
+}
+
+/* The changes of the threads' open enters in the frame before f. */
+static void b_deltas(struct builder *b, struct ix_frame *f)
+{
+	f->stack_at = b->stacks.len;
+	for (uint32_t k = 0; k < b->nr_order; k++) {
+		struct b_thread *t = &b->th[b->order[k]];
+		struct ix_delta d = { t->serial, t->low, t->sp - t->low, 0 };
+
+		if (!t->dirty)
+			continue;
+		put(&b->stacks, &d, sizeof(d));
+		for (uint32_t i = t->low; i < t->sp; i++) {
+			struct ix_entry e = { t->ticks[i], t->code[i], 0 };
+
+			put(&b->stacks, &e, sizeof(e));
+		}
+		t->dirty = false;
+		t->low = t->sp;
+	}
+	f->stack_len = (uint32_t)(b->stacks.len - f->stack_at);
+}
+
+/* Copies the frame's FRAME record (and frame 0's FILE_HEADER), which the
+ * record hook does not see. */
+static bool b_head(struct builder *b, const uint8_t *data, size_t len, bool first)
+{
+	struct recfmt_cursor c;
+	struct recfmt_record rec;
+	struct recfmt_error err = { 0 };
+
+	recfmt_cursor_init(&c, data, len);
+	for (int i = 0; i < (first ? 2 : 1); i++) {
+		if (recfmt_cursor_next(&c, &rec, &err) != RECFMT_OK)
+			return false;
+		put(&b->standins, data + rec.offset, 8 + (size_t)rec.size);
+	}
+	return true;
+}
+
+static struct tt_index *build(const char *path)
+{
+	struct builder b = { 0 };
+	struct recfmt_reader *r = NULL;
+	struct recfmt_dctx *d = recfmt_dctx_new();
+	struct recfmt_frame_bytes fb = { 0 };
+	struct recfmt_buf out;
+	struct recfmt_error err = { 0 };
+	enum recfmt_status st;
+	struct tt_index *ix = tt_xcalloc(1, sizeof(*ix));
+	uint32_t cap = 0;
+	char msg[512];
+
+	tt_trace_init(&b.tr, path);
+	b.tr.on_record = b_record;
+	b.tr.record_ctx = &b;
+	recfmt_buf_init(&b.standins);
+	recfmt_buf_init(&b.stacks);
+	recfmt_buf_init(&fb.buf);
+	recfmt_buf_init(&out);
+	if (!d || recfmt_reader_open(&r, path, &err) != RECFMT_OK)
+		no_index(&b, "the file cannot be read");
+	while (!b.bad && (st = recfmt_reader_next_compressed(r, &fb, &err)) == RECFMT_OK) {
+		struct ix_frame *f;
+
+		if (ix->nr_frames == cap) {
+			cap = cap ? 2 * cap : 256;
+			ix->f = tt_xrealloc(ix->f, cap * sizeof(*ix->f));
+		}
+		f = &ix->f[ix->nr_frames++];
+		memset(f, 0, sizeof(*f));
+		f->offset = fb.offset;
+		f->cbytes = fb.buf.len;
+		f->content_bytes = fb.content_bytes;
+		b_deltas(&b, f);
+		if (recfmt_frame_decompress(d, &fb, &out, &err) != RECFMT_OK ||
+		    fb.index != ix->nr_frames - 1) {
+			no_index(&b, "a damaged frame");
+			break;
+		}
+		b.cur = f;
+		b.frame = out.data;
+		f->standin_at = b.standins.len;
+		if (!b_head(&b, out.data, out.len, !b.tr.has_header) ||
+		    tt_trace_walk_frame(&b.tr, out.data, out.len, fb.index, fb.offset, b_block, &b,
+					msg, sizeof(msg)) != TT_OK) {
+			no_index(&b, "a frame does not decode");
+			break;
+		}
+		f->standin_len = (uint32_t)(b.standins.len - f->standin_at);
+	}
+	if (!b.bad && st != RECFMT_END_OF_INPUT)
+		no_index(&b, "the file is cut short or damaged");
+	{
+		const struct tt_trace *tr = &b.tr;
+
+		if (!tr->has_header || tr->nr_bad_frames || tr->nr_lost_frames ||
+			 tr->nr_bad_blocks || tr->truncated || tr->first_problem[0] ||
+			 tr->count_problem[0] || tr->nr_recordings != 1 || tr->nr_after_end ||
+			 tr->has_annots || tr->nr_samples || ix->nr_frames == 0)
+			no_index(&b, "damage, annotations or samples");
+	}
+	if (r)
+		recfmt_reader_close(r);
+	recfmt_dctx_free(d);
+	recfmt_buf_fini(&fb.buf);
+	recfmt_buf_fini(&out);
+	for (uint32_t i = 0; i < b.cap_th; i++) {
+		free(b.th[i].name);
+		free(b.th[i].code);
+		free(b.th[i].ticks);
+	}
+	free(b.th);
+	free(b.order);
+	tt_trace_fini(&b.tr);
+	if (b.bad && getenv("TRACETOOL_INDEX_STATS"))
+		fprintf(stderr, "tracetool: %s: index: none (%s)\n", path, b.why);
+	if (b.bad) {
+		recfmt_buf_fini(&b.standins);
+		recfmt_buf_fini(&b.stacks);
+		free(ix->f);
+		free(ix);
+		return NULL;
+	}
+	/* The buffers' memory is the index's now. */
+	ix->standins = b.standins.data;
+	ix->standin_bytes = b.standins.len;
+	ix->stacks = b.stacks.data;
+	ix->stack_bytes = b.stacks.len;
+	return ix;
+}
+
+/* ---------------------------------------------------------------------
+ * The cache: $TRACETOOL_INDEX_DIR, else $XDG_CACHE_HOME/rec, else
+ * ~/.cache/rec; one file per trace, named by a hash of its real path, and
+ * valid while the trace has the size, modification time and inode it had.
+ */
+static bool cache_path(const char *path, char *out, size_t out_bytes, char *dir, size_t dir_bytes)
+{
+	const char *d = getenv("TRACETOOL_INDEX_DIR"), *x = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	char real[PATH_MAX];
+	uint64_t h = 1469598103934665603ull;
+	int n;
+
+	if (!realpath(path, real))
+		return false;
+	for (const char *p = real; *p; p++)
+		h = (h ^ (uint8_t)*p) * 1099511628211ull;
+	if (d && *d)
+		n = snprintf(dir, dir_bytes, "%s", d);
+	else if (x && *x == '/')
+		n = snprintf(dir, dir_bytes, "%s/rec", x);
+	else if (home && *home)
+		n = snprintf(dir, dir_bytes, "%s/.cache/rec", home);
+	else
+		return false;
+	if (n < 0 || (size_t)n >= dir_bytes)
+		return false;
+	n = snprintf(out, out_bytes, "%s/index-%016" PRIx64 ".idx", dir, h);
+	return n > 0 && (size_t)n < out_bytes;
+}
+
+static void file_id(const struct stat *s, struct ix_file_head *h)
+{
+	h->file_bytes = (uint64_t)s->st_size;
+	h->mtime_ns = (uint64_t)s->st_mtim.tv_sec * 1000000000u + (uint64_t)s->st_mtim.tv_nsec;
+	h->ino = (uint64_t)s->st_ino;
+	h->dev = (uint64_t)s->st_dev;
+}
+
+static bool read_all(int fd, void *p, size_t n)
+{
+	while (n) {
+		ssize_t k = read(fd, p, n);
+
+		if (k <= 0)
+			return false;
+		p = (char *)p + k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+static bool write_all(int fd, const void *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+
+		if (k <= 0)
+			return false;
+		p = (const char *)p + k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+static struct tt_index *load(const char *file, const struct ix_file_head *want)
+{
+	struct ix_file_head h;
+	struct tt_index *ix;
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return NULL;
+	if (!read_all(fd, &h, sizeof(h)) || memcmp(h.magic, IX_MAGIC, 8) != 0 ||
+	    h.version != IX_VERSION || h.file_bytes != want->file_bytes ||
+	    h.mtime_ns != want->mtime_ns || h.ino != want->ino || h.dev != want->dev ||
+	    h.nr_frames == 0 || h.nr_frames > (1u << 28) || h.standin_bytes > (1ull << 34) ||
+	    h.stack_bytes > (1ull << 34)) {
+		close(fd);
+		return NULL;
+	}
+	ix = tt_xcalloc(1, sizeof(*ix));
+	ix->nr_frames = h.nr_frames;
+	ix->standin_bytes = h.standin_bytes;
+	ix->stack_bytes = h.stack_bytes;
+	ix->f = tt_xcalloc(h.nr_frames, sizeof(*ix->f));
+	ix->standins = tt_xrealloc(NULL, h.standin_bytes ? h.standin_bytes : 1);
+	ix->stacks = tt_xrealloc(NULL, h.stack_bytes ? h.stack_bytes : 1);
+	ok = read_all(fd, ix->f, h.nr_frames * sizeof(*ix->f)) &&
+	     read_all(fd, ix->standins, h.standin_bytes) &&
+	     read_all(fd, ix->stacks, h.stack_bytes);
+	for (uint32_t i = 0; ok && i < ix->nr_frames; i++) {
+		const struct ix_frame *f = &ix->f[i];
+
+		ok = f->standin_at + f->standin_len <= h.standin_bytes &&
+		     f->stack_at + f->stack_len <= h.stack_bytes;
+	}
+	close(fd);
+	if (!ok) {
+		free(ix->f);
+		free(ix->standins);
+		free(ix->stacks);
+		free(ix);
+		return NULL;
+	}
+	return ix;
+}
+
+/* Best effort: a cache that cannot be written costs the next run a pass. */
+static void save(const struct tt_index *ix, const char *file, const char *dir,
+		 const struct ix_file_head *id)
+{
+	struct ix_file_head h = *id;
+	char tmp[PATH_MAX + 128], parent[PATH_MAX];
+	char *slash;
+	int fd;
+	bool ok;
+
+	memcpy(h.magic, IX_MAGIC, 8);
+	h.version = IX_VERSION;
+	h.nr_frames = ix->nr_frames;
+	h.standin_bytes = ix->standin_bytes;
+	h.stack_bytes = ix->stack_bytes;
+	snprintf(parent, sizeof(parent), "%s", dir);
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent) {
+		*slash = '\0';
+		(void)mkdir(parent, 0700); /* ~/.cache */
+	}
+	(void)mkdir(dir, 0700);
+	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", file, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	ok = write_all(fd, &h, sizeof(h)) &&
+	     write_all(fd, ix->f, ix->nr_frames * sizeof(*ix->f)) &&
+	     write_all(fd, ix->standins, ix->standin_bytes) &&
+	     write_all(fd, ix->stacks, ix->stack_bytes);
+	ok = close(fd) == 0 && ok;
+	if (!ok || rename(tmp, file) != 0)
+		(void)unlink(tmp);
+}
+
+struct tt_index *tt_index_for(const char *path)
+{
+	static char *last_path;
+	static struct tt_index *last;
+	const char *v = getenv("TRACETOOL_INDEX");
+	struct ix_file_head id = { 0 };
+	char file[PATH_MAX + 64], dir[PATH_MAX];
+	struct stat s;
+	struct tt_index *ix;
+	bool have_file;
+
+	if (v && strcmp(v, "0") == 0)
+		return NULL;
+	if (stat(path, &s) != 0 || !S_ISREG(s.st_mode))
+		return NULL;
+	if (!(v && strcmp(v, "1") == 0) && (uint64_t)s.st_size < TT_INDEX_MIN_BYTES)
+		return NULL;
+	if (last_path && strcmp(last_path, path) == 0)
+		return last;
+	file_id(&s, &id);
+	have_file = cache_path(path, file, sizeof(file), dir, sizeof(dir));
+	ix = have_file ? load(file, &id) : NULL;
+	if (!ix) {
+		ix = build(path);
+		if (ix && have_file)
+			save(ix, file, dir, &id);
+	}
+	/* One trace at a time is kept (a walk's two passes). */
+	free(last_path);
+	last_path = tt_xstrndup(path, strlen(path));
+	last = ix;
+	return ix;
+}
+
+/* ---------------------------------------------------------------------
+ * Plans.
+ */
+uint32_t tt_index_nr_frames(const struct tt_index *ix)
+{
+	return ix->nr_frames;
+}
+
+void tt_index_frame(const struct tt_index *ix, uint32_t f, uint64_t *offset, uint64_t *cbytes,
+		    uint64_t *content_bytes)
+{
+	*offset = ix->f[f].offset;
+	*cbytes = ix->f[f].cbytes;
+	*content_bytes = ix->f[f].content_bytes;
+}
+
+const uint8_t *tt_index_standin(const struct tt_index *ix, uint32_t f, size_t *len)
+{
+	*len = ix->f[f].standin_len;
+	return ix->standins + ix->f[f].standin_at;
+}
+
+/* The threads' open enters, as the deltas rebuild them. */
+struct p_thread {
+	uint32_t serial, sp, cap;
+	struct ix_entry *e;
+};
+
+struct p_stacks {
+	struct p_thread *t; /* in order of first events */
+	uint32_t n, cap;
+};
+
+static struct p_thread *p_find(struct p_stacks *ps, uint32_t serial)
+{
+	for (uint32_t i = 0; i < ps->n; i++)
+		if (ps->t[i].serial == serial)
+			return &ps->t[i];
+	if (ps->n == ps->cap) {
+		ps->cap = ps->cap ? 2 * ps->cap : 16;
+		ps->t = tt_xrealloc(ps->t, ps->cap * sizeof(*ps->t));
+	}
+	ps->t[ps->n] = (struct p_thread){ .serial = serial };
+	return &ps->t[ps->n++];
+}
+
+/* Applies frame f's deltas: the stacks where frame f starts. */
+static void p_apply(struct p_stacks *ps, const struct tt_index *ix, uint32_t f)
+{
+	const uint8_t *p = ix->stacks + ix->f[f].stack_at, *end = p + ix->f[f].stack_len;
+
+	while (p + sizeof(struct ix_delta) <= end) {
+		struct ix_delta d;
+		struct p_thread *t;
+
+		memcpy(&d, p, sizeof(d));
+		p += sizeof(d);
+		t = p_find(ps, d.serial);
+		if (d.keep < t->sp)
+			t->sp = d.keep;
+		if (t->sp + d.add > t->cap) {
+			t->cap = t->sp + d.add;
+			t->e = tt_xrealloc(t->e, t->cap * sizeof(*t->e));
+		}
+		for (uint32_t i = 0; i < d.add && p + sizeof(struct ix_entry) <= end; i++) {
+			memcpy(&t->e[t->sp++], p, sizeof(struct ix_entry));
+			p += sizeof(struct ix_entry);
+		}
+	}
+}
+
+/* An enter inside [lo, hi) is open: a thread's entries are in time order. */
+static bool p_open_inside(const struct p_stacks *ps, uint64_t lo, uint64_t hi)
+{
+	for (uint32_t i = 0; i < ps->n; i++)
+		for (uint32_t k = ps->t[i].sp; k-- > 0;) {
+			uint64_t t = ps->t[i].e[k].ticks;
+
+			if (t < lo)
+				break;
+			if (t < hi)
+				return true;
+		}
+	return false;
+}
+
+static void leb(struct recfmt_buf *b, uint64_t v)
+{
+	uint8_t tmp[10];
+	unsigned n = 0;
+
+	do {
+		tmp[n] = (uint8_t)(v & 0x7f);
+		v >>= 7;
+		tmp[n] |= v ? 0x80 : 0;
+		n++;
+	} while (v);
+	put(b, tmp, n);
+}
+
+/* One TT_REC_REPLAY record per thread with events so far: its open enters,
+ * as an EVENTS payload (FORMAT.md §3.6). */
+static void p_replay(const struct p_stacks *ps, struct recfmt_buf *out)
+{
+	struct recfmt_buf ids, deltas;
+
+	recfmt_buf_init(&ids);
+	recfmt_buf_init(&deltas);
+	for (uint32_t i = 0; i < ps->n; i++) {
+		const struct p_thread *t = &ps->t[i];
+		uint64_t base = t->sp ? t->e[0].ticks : 0, prev = base;
+		uint8_t head[8] = { TT_REC_REPLAY, 0, 0, 0 };
+		uint32_t w[6];
+		uint32_t size;
+
+		ids.len = deltas.len = 0;
+		for (uint32_t k = 0; k < t->sp; k++) {
+			int64_t dt = (int64_t)(t->e[k].ticks - prev);
+
+			leb(&ids, t->e[k].code);
+			leb(&deltas, ((uint64_t)dt << 1) ^ (uint64_t)(dt >> 63));
+			prev = t->e[k].ticks;
+		}
+		size = (uint32_t)(24 + ids.len + deltas.len);
+		memcpy(head + 4, &size, 4);
+		w[0] = t->serial;
+		w[1] = t->sp;
+		memcpy(&w[2], &base, 8);
+		w[4] = (uint32_t)ids.len;
+		w[5] = 0;
+		put(out, head, sizeof(head));
+		put(out, w, sizeof(w));
+		if (ids.len)
+			put(out, ids.data, ids.len);
+		if (deltas.len)
+			put(out, deltas.data, deltas.len);
+	}
+	recfmt_buf_fini(&ids);
+	recfmt_buf_fini(&deltas);
+}
+
+bool tt_index_plan(const struct tt_index *ix, bool events, uint64_t lo, uint64_t hi,
+		   struct tt_index_plan *p)
+{
+	struct p_stacks ps = { 0 };
+	uint32_t f;
+	struct recfmt_buf rb;
+
+	memset(p, 0, sizeof(*p));
+	if (!events)
+		return true;
+	/* First: the first frame with an event at or after lo; every event
+	 * before it is before the window. */
+	for (f = 0; f < ix->nr_frames; f++) {
+		p_apply(&ps, ix, f); /* the stacks where frame f starts */
+		if (ix->f[f].has_events && ix->f[f].max_ticks >= lo)
+			break;
+	}
+	if (f == ix->nr_frames)
+		goto done; /* no event from lo on: nothing to decode */
+	p->decode = true;
+	p->first = p->last = f;
+	if (f) {
+		recfmt_buf_init(&rb);
+		p_replay(&ps, &rb);
+		p->replay = rb.data;
+		p->replay_len = rb.len;
+	}
+	/* Last: the last frame with an event before hi, or where an enter
+	 * inside the window is still open when it starts. */
+	for (; f < ix->nr_frames; f++) {
+		if (f > p->first)
+			p_apply(&ps, ix, f);
+		if ((ix->f[f].has_events && ix->f[f].min_ticks < hi) || p_open_inside(&ps, lo, hi))
+			p->last = f;
+	}
+done:
+	for (uint32_t i = 0; i < ps.n; i++)
+		free(ps.t[i].e);
+	free(ps.t);
+	if (p->decode && (uint64_t)(p->last - p->first + 1) * 2 > ix->nr_frames) {
+		tt_index_plan_fini(p);
+		return false;
+	}
+	return true;
+}
+
+void tt_index_plan_fini(struct tt_index_plan *p)
+{
+	free(p->replay);
+	memset(p, 0, sizeof(*p));
+}

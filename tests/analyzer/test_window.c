@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_window.c - issue 29 item 3: a --from/--to window read through the
+ * frame index (engine/index.h) decodes only the frames that can matter to
+ * it, and every report is byte for byte the one of the whole file
+ * (TRACETOOL_INDEX=0), for many random windows of a trace shaped like a
+ * whole-program recording: each thread's outermost scope open from start to
+ * end, scopes that span many frames, threads whose blocks lag behind each
+ * other's, small frames.
+ */
+#include "ttest.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NR_THREADS 3
+#define NR_SITES 24
+
+static const char *trace, *idx_dir;
+
+static void setup(void)
+{
+	trace = tu_path(0, "window.zst");
+	idx_dir = tu_path(1, "window-idx");
+	mkdir(idx_dir, 0700);
+	setenv("TRACETOOL_INDEX_DIR", idx_dir, 1);
+	setenv("TRACETOOL_INDEX_STATS", "1", 1);
+}
+
+static void teardown(void)
+{
+	char cmd[512];
+
+	unlink(trace);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", idx_dir);
+	(void)system(cmd);
+}
+
+TestSuite(window, .init = setup, .fini = teardown, .timeout = 300);
+
+static uint64_t rng = 88172645463325252ull;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng % n);
+}
+
+/* A program-shaped trace: returns its last tick. Site 1 "main" is open on
+ * every thread from its first event; thread 3 never closes it (open at the
+ * end); site 2 "serve" spans long stretches. */
+static uint64_t write_trace(void)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
+				 .pid = 4242, .start_real_ns = 1700000000000000000ull,
+				 .frame_bytes = 24 << 10, .block_events = 700 };
+	struct tg_trace *t = tg_create(trace, &cfg);
+	uint32_t stack[NR_THREADS][64], sp[NR_THREADS] = { 0 };
+	uint64_t now = 1000;
+	char name[32];
+
+	cr_assert(t);
+	tg_site(t, 1, "main");
+	tg_site(t, 2, "serve");
+	for (uint32_t s = 3; s <= NR_SITES; s++) {
+		snprintf(name, sizeof(name), "fn%02u", s);
+		tg_site_at(t, s, name, s % 2 ? "a.c" : "b.c", 10 * s);
+	}
+	for (uint32_t i = 0; i < NR_THREADS; i++)
+		tg_thread(t, i + 1, 500 + i, i == 1 ? NULL : "worker");
+	for (uint32_t step = 0; step < 240000; step++) {
+		uint32_t th = rnd(NR_THREADS), *st = stack[th];
+
+		now += 1 + rnd(40);
+		if (sp[th] == 0) {
+			st[sp[th]++] = 1;
+			cr_assert_eq(tg_enter(t, th + 1, 1, now), 0);
+		} else if (sp[th] == 1 || (sp[th] < 60 && rnd(100) < 50)) {
+			/* serve only right under main, rarely: it then holds long. */
+			uint32_t site = sp[th] == 1 && rnd(4) == 0 ? 2 : 3 + rnd(NR_SITES - 2);
+
+			st[sp[th]++] = site;
+			cr_assert_eq(tg_enter(t, th + 1, site, now), 0);
+		} else if (sp[th] > 1 && !(st[sp[th] - 1] == 2 && rnd(400))) {
+			cr_assert_eq(tg_exit(t, th + 1, st[--sp[th]], now), 0);
+		}
+		if (step % 50000 == 0)
+			tg_drops(t, th + 1, step / 1000);
+	}
+	for (uint32_t th = 0; th < 2; th++)
+		while (sp[th]) {
+			now += 3;
+			cr_assert_eq(tg_exit(t, th + 1, stack[th][--sp[th]], now), 0);
+		}
+	cr_assert_eq(tg_finish(t, true), 0);
+	return now;
+}
+
+/* tracetool ARGS... with the index off (0) or on (1). */
+static struct tu_result run_with(const char *index, const char *const *args)
+{
+	setenv("TRACETOOL_INDEX", index, 1);
+	return tu_runv(args);
+}
+
+/* "decoded D of N frames" from TRACETOOL_INDEX_STATS's line; -1: none. */
+static int decoded(const char *err, int *of)
+{
+	const char *p = strstr(err, "index: decoded ");
+	int d;
+
+	if (!p || sscanf(p, "index: decoded %d of %d frames", &d, of) != 2)
+		return -1;
+	return d;
+}
+
+Test(window, a_window_through_the_index_equals_the_whole_file_for_random_windows)
+{
+	uint64_t end = write_trace(), span = end - 1000;
+	static const char *const cmds[][4] = {
+		{ "summary", "--format=csv", NULL },
+		{ "summary", "--format=csv", "--by-thread", NULL },
+		{ "tree", "--format=csv", NULL },
+		{ "chrome", "-o", "-", NULL },
+		{ "flame", NULL },
+	};
+	unsigned nr_narrow = 0, nr_cmp = 0;
+
+	for (unsigned w = 0; w < 16; w++) {
+		char from[64], to[64];
+		uint64_t a = rnd((uint32_t)span), len = w % 3 == 0 ? span / 200 : rnd((uint32_t)(span / 10));
+
+		snprintf(from, sizeof(from), "--from=%" PRIu64 "ns", a);
+		snprintf(to, sizeof(to), "--to=%" PRIu64 "ns", a + len + 1);
+		for (unsigned c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
+			const char *args[10];
+			unsigned n = 0;
+			struct tu_result whole, fast;
+			int of = 0, d;
+
+			for (unsigned k = 0; cmds[c][k]; k++)
+				args[n++] = cmds[c][k];
+			if (w % 8 != 7)
+				args[n++] = from;
+			if (w % 8 != 6)
+				args[n++] = to;
+			args[n++] = trace;
+			args[n] = NULL;
+			whole = run_with("0", args);
+			fast = run_with("1", args);
+			cr_assert_eq(whole.status, 0, "%s", whole.err);
+			cr_assert_eq(fast.status, 0, "%s", fast.err);
+			cr_assert_eq(decoded(whole.err, &of), -1, "%s", whole.err);
+			d = decoded(fast.err, &of);
+			cr_assert(d >= 0, "no index used: %s %s %s: %s", args[0], from, to, fast.err);
+			cr_assert(of >= 20, "%d frames", of);
+			nr_narrow += w % 8 < 6 && len == span / 200 && d * 4 < of;
+			cr_assert_eq(whole.out_len, fast.out_len, "%s %s %s: %zu vs %zu bytes", args[0],
+				     from, to, whole.out_len, fast.out_len);
+			cr_assert(memcmp(whole.out, fast.out, whole.out_len) == 0, "%s %s %s differ",
+				  args[0], from, to);
+			nr_cmp++;
+			tu_result_free(&whole);
+			tu_result_free(&fast);
+		}
+	}
+	cr_assert_eq(nr_cmp, 80);
+	/* The narrow windows decoded under a quarter of the frames. */
+	cr_assert_geq(nr_narrow, 8, "%u", nr_narrow);
+}
+
+/* One thread: main open from 1000 to the end (never closed), a call of f
+ * per 100 ns, frames of about 2 000 events. */
+static void write_main_open(bool longjmp)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
+				 .pid = 4242, .start_real_ns = 1700000000000000000ull,
+				 .frame_bytes = 8 << 10, .block_events = 500 };
+	struct tg_trace *t = tg_create(trace, &cfg);
+	uint64_t now = 1000;
+
+	cr_assert(t);
+	tg_site(t, 1, "main");
+	tg_site(t, 2, "f");
+	tg_site(t, 3, "g");
+	tg_thread(t, 1, 77, "main");
+	tg_enter(t, 1, 1, now);
+	for (unsigned i = 0; i < 60000; i++) {
+		tg_enter(t, 1, 2, now += 10);
+		if (longjmp && i == 30000)
+			tg_enter(t, 1, 3, now += 10); /* g never exits: f's exit leaves it */
+		tg_exit(t, 1, 2, now += 90);
+	}
+	cr_assert_eq(tg_finish(t, true), 0);
+}
+
+/*
+ * chrome --to inside a scope still open when the file ends: the scope is
+ * shown up to --to with no error (what happens after the window is not
+ * the window's), the same through the index as from the whole file, and
+ * otherData counts the window's errors (none).
+ */
+Test(window, chrome_clips_a_scope_open_past_to_without_an_error_through_the_index)
+{
+	const char *args[] = { "chrome", "--from=2ms", "--to=2.0005ms", "-o", "-", NULL, NULL };
+	struct tu_result whole, fast;
+	int of = 0;
+
+	write_main_open(false);
+	args[5] = trace;
+	whole = run_with("0", args);
+	fast = run_with("1", args);
+	cr_assert_eq(whole.status, 0, "%s", whole.err);
+	cr_assert_eq(fast.status, 0, "%s", fast.err);
+	cr_assert_str_eq(whole.out, fast.out);
+	cr_assert(decoded(fast.err, &of) == 1 && of >= 20, "%s", fast.err);
+	/* main: from the window's start (2 ms = 2 000.000 us) to its end, a
+	 * "B"/"E" pair (its first child starts in the same nanosecond). */
+	cr_assert(strstr(whole.out, "{\"ph\":\"B\",\"name\":\"main\",\"pid\":4242,\"tid\":77,"
+				    "\"ts\":2000.000}"),
+		  "%s", whole.out);
+	cr_assert(strstr(whole.out, "{\"ph\":\"E\",\"name\":\"main\",\"pid\":4242,\"tid\":77,"
+				    "\"ts\":2000.500}"),
+		  "%s", whole.out);
+	cr_assert_null(strstr(whole.out, "\"error\""), "%s", whole.out);
+	cr_assert(strstr(whole.out, "\"errors\":\"0\""), "%s", whole.out);
+	cr_assert(tu_json_valid(whole.out));
+	tu_result_free(&whole);
+	tu_result_free(&fast);
+}
+
+/* A scope left without an exit (longjmp) anywhere in the file: no index
+ * (replaying a stack cannot say which paths were left), the whole file read,
+ * and it says why with TRACETOOL_INDEX_STATS. */
+Test(window, a_file_with_a_scope_left_by_longjmp_is_read_whole)
+{
+	struct tu_result r;
+	int of = 0;
+
+	write_main_open(true);
+	setenv("TRACETOOL_INDEX", "1", 1);
+	r = tu_run("summary", "--from=2ms", "--to=2.5ms", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "index: none (a scope is left without an exit (longjmp))"), "%s",
+		  r.err);
+	cr_assert_eq(decoded(r.err, &of), -1, "%s", r.err);
+	tu_result_free(&r);
+}
