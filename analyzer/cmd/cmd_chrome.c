@@ -208,6 +208,7 @@ struct chrome {
 	struct chrome_sframe *sframes;
 	uint32_t nr_sframes, cap_sframes;
 	struct tt_hmap sframe_map;
+	uint64_t nr_samples; /* stack samples written, of every file */
 };
 
 /* Writes a signed ns value as microseconds with 3 decimals: "-12.345". */
@@ -1179,6 +1180,7 @@ static void write_samples(struct chrome *ch)
 		tt_out_str(&ch->out, q);
 		free(q);
 		tt_out_str(&ch->out, "}}");
+		ch->nr_samples++;
 	}
 	for (uint32_t f = 0; f < s.nr_funcs; f++) {
 		free(qnames[f]);
@@ -1516,7 +1518,7 @@ int tt_cmd_chrome(int argc, char **argv)
 			rc = tt_fail_file(tt_report_failed(&rep, &ro), msg);
 		goto out;
 	}
-	if (!ch.all_events)
+	if (!ch.all_events && !ch.nr_samples) /* an unmodified program's samples are something */
 		fprintf(stderr, "tracetool: %s: warning: no activation to show%s\n", o.trace,
 			o.has_from || o.has_to ? " in the window" : "");
 	trailer(&ch);

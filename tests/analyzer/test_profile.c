@@ -940,3 +940,125 @@ Test(profile, by_process_rows_per_process_and_function)
 	tu_result_free(&r);
 	unlink(child);
 }
+
+/*
+ * A sampled recording cut anywhere (the program killed, the disk full): cut
+ * inside its first frame it cannot be read, and each command that reads
+ * samples exits 1 with one line "tracetool: FILE: problem"; cut later it is
+ * read up to its last complete frame, exit 0 with a warning, the samples
+ * kept never more than a longer cut keeps (profile --format=json), all 40
+ * in the whole file (tracetool(1), EXIT STATUS).
+ */
+Test(profile, a_cut_sampled_recording_exits_1_with_one_line_or_reads_its_whole_frames)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
+				 .pid = 4242, .start_real_ns = 1700000000000000000ull,
+				 .frame_bytes = 200, .block_events = 4 };
+	const char *cut = tu_path(2, "profile-cut.zst");
+	const char *json = tu_path(3, "profile-cut.json");
+	const uint64_t s1[] = { LEAF, MID, ROOT }, s3[] = { MID, ROOT };
+	struct tg_trace *t = tg_create(trace, &cfg);
+	struct self_map m = { 0 };
+	uint64_t offs[64], last = 0;
+	char exe[4096], cmd[8192];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t nr_frames;
+	FILE *f;
+	long size;
+
+	cr_assert(t && n > 0);
+	exe[n] = '\0';
+	dl_iterate_phdr(find_self, &m);
+	cr_assert_eq(tg_module(t, 1, exe, m.bias, m.lo, m.hi), 0);
+	cr_assert_eq(tg_sampling(t, 1000, 128), 0);
+	tg_site(t, 1, "handle");
+	tg_thread(t, 1, 701, "main");
+	tg_thread(t, 2, 702, "worker");
+	for (uint32_t i = 0; i < 20; i++) {
+		tg_enter(t, 1, 1, 2000 + 100 * i);
+		cr_assert_eq(tg_sample(t, 1, 2050 + 100 * i, 0, 3, s1), 0);
+		tg_exit(t, 1, 1, 2090 + 100 * i);
+		cr_assert_eq(tg_sample(t, 2, 2060 + 100 * i, 0, 2, s3), 0);
+	}
+	cr_assert_eq(tg_finish(t, true), 0);
+	nr_frames = tg_file_frame_offsets(trace, offs, 64);
+	cr_assert_gt(nr_frames, 4, "want several frames, got %zu", nr_frames);
+	f = fopen(trace, "rb");
+	cr_assert(f && !fseek(f, 0, SEEK_END));
+	size = ftell(f);
+	fclose(f);
+	for (long at = 1; at <= size; at += at < 64 ? 7 : 23) {
+		static const char *const cmds[][4] = {
+			{ "profile", NULL }, { "pprof", "-o", NULL }, { "flame", "--samples", NULL },
+			{ "tree", "--samples", NULL }, { "chrome", "-o", NULL },
+		};
+		bool whole_first = (uint64_t)at >= offs[1];
+
+		if (at + 23 > size)
+			at = size; /* the whole file last */
+		snprintf(cmd, sizeof(cmd), "head -c %ld '%s' > '%s'", at, trace, cut);
+		cr_assert_eq(system(cmd), 0);
+		for (unsigned c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
+			const char *argv[6] = { 0 };
+			unsigned k = 0;
+
+			for (; cmds[c][k]; k++)
+				argv[k] = cmds[c][k];
+			if (!strcmp(argv[k - 1], "-o"))
+				argv[k++] = json;
+			argv[k++] = cut;
+			struct tu_result r = tu_runv(argv);
+
+			if (!whole_first) {
+				cr_assert_eq(r.status, 1, "%s cut at %ld: exit %d", argv[0], at, r.status);
+				cr_assert_eq(tu_nr_lines(r.err), 1, "%s cut at %ld: %s", argv[0], at, r.err);
+				cr_assert(!strncmp(r.err, "tracetool: ", 11), "%s", r.err);
+			} else {
+				cr_assert_eq(r.status, 0, "%s cut at %ld: exit %d: %s", argv[0], at,
+					     r.status, r.err);
+				if (at < size)
+					cr_assert(strstr(r.err, "warning"), "%s cut at %ld: %s", argv[0],
+						  at, r.err);
+			}
+			tu_result_free(&r);
+		}
+		if (!whole_first)
+			continue;
+		struct tu_result r = tu_run("profile", "--format=json", cut, NULL);
+		uint64_t kept = 0;
+		const char *p = strstr(r.out, "{\"samples\":");
+
+		cr_assert(p, "%s", r.out);
+		kept = strtoull(p + 11, NULL, 10);
+		cr_assert_geq(kept, last, "cut at %ld: %" PRIu64 " samples, fewer than before", at,
+			      kept);
+		last = kept;
+		tu_result_free(&r);
+	}
+	cr_assert_eq(last, 40);
+	unlink(cut);
+	unlink(json);
+}
+
+/* An unmodified program's recording has samples and no scope: chrome shows
+ * the samples and does not warn that there is nothing to show; without
+ * either, it still does. */
+Test(profile, chrome_of_samples_without_scopes_does_not_warn_of_nothing_to_show)
+{
+	const uint64_t s1[] = { LEAF, MID, ROOT };
+	struct tg_trace *t = begin_process(trace, 4242);
+	struct tu_result r;
+
+	tg_thread(t, 1, 4242, "main");
+	cr_assert_eq(tg_sample(t, 1, 1500, 0, 3, s1), 0);
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = tu_run("chrome", "-o", "-", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(count_of(r.out, "{\"ph\":\"P\",\"cat\":\"sample\""), 1, "%s", r.out);
+	cr_assert(!strstr(r.err, "no activation to show"), "%s", r.err);
+	tu_result_free(&r);
+	r = tu_run("chrome", "-o", "-", "--from=1ms", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "warning: no activation to show in the window"), "%s", r.err);
+	tu_result_free(&r);
+}
