@@ -8,7 +8,8 @@
  * the monotonic clock, with and without END). Deterministic (fixed LCG), so
  * a rerun writes the same bytes. Built for reference; never run by meson test.
  *
- *     gen_seeds DIR    writes DIR/tracegen_{tsc_clean,mono_unclean,odd,modules,counters,annots}
+ *     gen_seeds DIR    writes DIR/tracegen_{tsc_clean,mono_unclean,odd,modules,counters,annots,
+ *                      samples}
  */
 #include <stdio.h>
 
@@ -253,6 +254,67 @@ static int write_annots(const char *path)
 	return tg_finish(t, true);
 }
 
+/*
+ * Stack samples (FORMAT.md §3.22-§3.24, REC_SAMPLE): a SAMPLING record,
+ * three modules (a main program and a library whose files do not exist, and
+ * the C library without a build-id, named from its symbols where it is
+ * there), scopes for --within, samples whose stacks share outer frames or
+ * not, recursion, truncated stacks, frames outside every module, return
+ * address 0, a thread that runs no probe, one never defined, SAMPLE_DROPS,
+ * and a MODULE recorded again at the same addresses (a dlclose/dlopen).
+ */
+static int write_samples(const char *path)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
+				 .start_real_ns = 1700000000000000000ull, .pid = 4200,
+				 .frame_bytes = 1200, .block_events = 20 };
+	const uint64_t prog = 0x555555554000ull, lib = 0x7f0000100000ull,
+		       libc = 0x7f0000200000ull;
+	struct tg_trace *t = tg_create(path, &cfg);
+	uint64_t now = 1000, st[12];
+
+	if (!t)
+		return -1;
+	tg_module(t, 1, "/nonexistent/fuzz_prog", prog - 0x1000, prog, prog + 0x8000);
+	tg_module(t, 2, "/nonexistent/libfuzz.so", lib - 0x1000, lib, lib + 0x4000);
+	tg_module(t, 3, "/lib/x86_64-linux-gnu/libc.so.6", libc - 0x28000, libc, libc + 0x150000);
+	tg_sampling(t, 997, 12);
+	tg_site(t, 1, "handle_request");
+	tg_site(t, 2, "parse");
+	tg_thread(t, 1, 4200, "main");
+	tg_thread(t, 2, 4201, "worker");
+	tg_thread(t, 3, 4202, "no probes");
+	for (uint32_t i = 0; i < 60; i++) {
+		uint32_t serial = 1 + lcg_next(4), depth = 1 + lcg_next(12), flags = 0;
+
+		if (serial <= 2 && lcg_next(3) == 0) {
+			tg_enter(t, serial, 1, now += 5);
+			tg_enter(t, serial, 2, now += 3);
+		}
+		for (uint32_t k = 0; k < depth; k++) {
+			uint32_t where = lcg_next(10);
+
+			st[k] = where < 5 ? prog + lcg_next(0x8000)
+				: where < 7 ? lib + lcg_next(0x4000)
+				: where < 9 ? libc + lcg_next(0x150000)
+					    : lcg_next(2) ? 0 : 0x10 + lcg_next(0x100);
+		}
+		if (i % 7 == 3 && depth > 2) /* recursion: the leaf again further out */
+			st[depth - 1] = st[0];
+		if (i % 11 == 5)
+			flags = RECFMT_SAMPLE_TRUNCATED;
+		tg_sample(t, serial, now += 100 + lcg_next(900), flags, depth, st);
+		if (serial <= 2 && lcg_next(2)) {
+			tg_exit(t, serial, 2, now += 3);
+			tg_exit(t, serial, 1, now += 2);
+		}
+		if (i == 30) /* the library unloaded, another at its addresses */
+			tg_module(t, 4, "/nonexistent/libother.so", lib - 0x1000, lib, lib + 0x2000);
+	}
+	tg_sample_drops(t, 2, 7);
+	return tg_finish(t, true);
+}
+
 int main(int argc, char **argv)
 {
 	char path[4096];
@@ -274,6 +336,8 @@ int main(int argc, char **argv)
 	rc |= write_modules(path);
 	snprintf(path, sizeof(path), "%s/tracegen_annots", argv[1]);
 	rc |= write_annots(path);
+	snprintf(path, sizeof(path), "%s/tracegen_samples", argv[1]);
+	rc |= write_samples(path);
 	if (rc)
 		fprintf(stderr, "gen_seeds: cannot write the seeds in %s\n", argv[1]);
 	return rc ? 1 : 0;
