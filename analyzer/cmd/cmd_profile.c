@@ -416,7 +416,8 @@ int tt_cmd_profile(int argc, char **argv)
 			rows[k++] = rows[i];
 	n = k;
 	sort_samples = &s;
-	qsort(rows, n, sizeof(*rows), by_self);
+	if (n) /* no row: rows may be NULL, which qsort() must not get */
+		qsort(rows, n, sizeof(*rows), by_self);
 	if (a.o.top && n > a.o.top)
 		n = a.o.top;
 	print_rows(&s, rows, n, &a.o);

@@ -1062,3 +1062,16 @@ Test(profile, chrome_of_samples_without_scopes_does_not_warn_of_nothing_to_show)
 	cr_assert(strstr(r.err, "warning: no activation to show in the window"), "%s", r.err);
 	tu_result_free(&r);
 }
+
+/* Splitting by thread or process when --within keeps no sample: the header
+ * alone, exit 0 (fuzz_profile's first finding under UBSan: qsort() given
+ * the NULL of an empty row table). */
+Test(profile, by_thread_with_no_sample_kept_prints_the_header_alone)
+{
+	struct tu_result r;
+
+	write_known();
+	r = run_ok("--by-thread", "--by-process", "--within=^nothing$");
+	cr_assert_str_eq(r.out, "process,thread," HEADER "\n");
+	tu_result_free(&r);
+}
