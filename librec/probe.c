@@ -59,30 +59,6 @@ __thread uint64_t rec__orphan_annot_drops __attribute__((tls_model("initial-exec
  * window, after head: a handler's records are then always before ours.
  */
 /*
- * Growth (ring.h; docs/DESIGN.md "Ring memory"): a ring larger than this
- * thread's, taken from mem.c's pool (faulted in already), with the slots
- * from `from` on copied, inside the probe's window and before its stamp.
- * full: the ring has no room for this probe; then, rather than drop or
- * wait, a ring of twice the size is mapped and faulted in here if the
- * pool has none (the time lands in the enclosing activations, as a wait
- * does, never in the one being entered). The writer is woken to free the
- * old ring and fill the pool again. Return: true if the ring grew.
- */
-NOINSTR static bool grow(struct rec__thread *t, uint64_t from, bool full)
-{
-	uintptr_t seg = rec__mem_grow(rec__seg_make(t->ring.p.events, t->ring.p.mask + 1), full);
-
-	if (!seg)
-		return false;
-	if (!rec__ring_grow(&t->ring, seg, from)) {
-		rec__mem_put(seg); /* every retired slot taken: the writer is behind */
-		return false;
-	}
-	rec__writer_wake();
-	return true;
-}
-
-/*
  * Refreshes the producer's limit from the writer's tail (ring.h), wakes
  * the writer when the ring is a quarter full, and waits for room in block
  * mode (sleeping rather than spinning, giving up when recording stops: the
@@ -121,7 +97,7 @@ NOINSTR static bool room_or_sleep(struct rec__thread *t, uint64_t need, uint64_t
 			/* Full: a larger ring first, while REC_MEMORY allows; then discard. */
 			if (rec__ring_refresh_flight(&t->ring, need, group, false, &discarded) ==
 				    REC__RING_FULL &&
-			    grow(t, t->ring.discard, true))
+			    rec__thread_grow(t, t->ring.discard, true))
 				continue;
 			chunk = (t->ring.p.mask + 1) / 8 / group * group;
 			room = rec__ring_refresh_flight(&t->ring, need, chunk ? chunk : group, !frozen,
@@ -135,7 +111,7 @@ NOINSTR static bool room_or_sleep(struct rec__thread *t, uint64_t need, uint64_t
 		} else {
 			room = rec__ring_refresh(&t->ring, need, &tail);
 			/* A quarter full or more: a larger ring, while REC_MEMORY allows. */
-			if (room != REC__RING_ROOM && grow(t, tail, room == REC__RING_FULL))
+			if (room != REC__RING_ROOM && rec__thread_grow(t, tail, room == REC__RING_FULL))
 				room = rec__ring_refresh(&t->ring, need, &tail);
 		}
 

@@ -688,6 +688,33 @@ static inline __attribute__((no_instrument_function)) void rec__writer_wake(void
 	syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+/*
+ * rec__thread_grow() - growth (ring.h; docs/DESIGN.md "Ring memory"), for
+ * t's producer inside its window (a probe, probe.c; a sample, sample.c): a
+ * ring larger than t's, taken from mem.c's pool (faulted in already), with
+ * the slots from `from` on copied, before the window's stamp. full: the
+ * ring has no room now; then, rather than drop or wait, a ring of twice
+ * the size is mapped and faulted in here if the pool has none (in a probe
+ * the time lands in the enclosing activations, as a wait does, never in
+ * the one being entered). The writer is woken to free the old ring and
+ * fill the pool again. Inline here so that neither file calls the other.
+ * Return: true if the ring grew.
+ */
+static inline __attribute__((no_instrument_function)) bool
+rec__thread_grow(struct rec__thread *t, uint64_t from, bool full)
+{
+	uintptr_t seg = rec__mem_grow(rec__seg_make(t->ring.p.events, t->ring.p.mask + 1), full);
+
+	if (!seg)
+		return false;
+	if (!rec__ring_grow(&t->ring, seg, from)) {
+		rec__mem_put(seg); /* every retired slot taken: the writer is behind */
+		return false;
+	}
+	rec__writer_wake();
+	return true;
+}
+
 /* writer.c */
 int rec__writer_start(void) REC__HIDDEN;
 void rec__writer_stop(void) REC__HIDDEN;

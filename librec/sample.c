@@ -166,26 +166,6 @@ static NOINSTR uint32_t unwind(const ucontext_t *uc, uint64_t *f, uint32_t *flag
 }
 
 /*
- * A larger ring for t (ring.h's growth; docs/DESIGN.md "Ring memory"), as
- * probe.c's grow(): from mem.c's pool (a trylock), or, when the ring is
- * full, mapped here (mmap: as a first probe in a handler does). Return:
- * true if the ring grew.
- */
-static NOINSTR bool grow(struct rec__thread *t, uint64_t from, bool full)
-{
-	uintptr_t seg = rec__mem_grow(rec__seg_make(t->ring.p.events, t->ring.p.mask + 1), full);
-
-	if (!seg)
-		return false;
-	if (!rec__ring_grow(&t->ring, seg, from)) {
-		rec__mem_put(seg); /* every retired slot taken: the writer is behind */
-		return false;
-	}
-	rec__writer_wake();
-	return true;
-}
-
-/*
  * Room for `need` in t's ring now: probe.c's room_or_sleep() without the
  * sleep (ring.h's refresh, a larger ring while REC_MEMORY allows, flight
  * mode's discard, a wake of the writer when the ring fills); a sample never
@@ -203,7 +183,7 @@ static NOINSTR bool room_nowait(struct rec__thread *t, uint64_t need)
 
 		/* Full: a larger ring first; then discard the oldest chunk. */
 		if (rec__ring_refresh_flight(&t->ring, need, 1, false, &discarded) == REC__RING_FULL &&
-		    grow(t, t->ring.discard, true) &&
+		    rec__thread_grow(t, t->ring.discard, true) &&
 		    rec__ring_refresh_flight(&t->ring, need, 1, false, &discarded) == REC__RING_ROOM)
 			return true;
 		chunk = (t->ring.p.mask + 1) / 8;
@@ -215,7 +195,7 @@ static NOINSTR bool room_nowait(struct rec__thread *t, uint64_t need)
 	}
 	room = rec__ring_refresh(&t->ring, need, &tail);
 	/* A quarter full or more: a larger ring, while REC_MEMORY allows. */
-	if (room != REC__RING_ROOM && grow(t, tail, room == REC__RING_FULL))
+	if (room != REC__RING_ROOM && rec__thread_grow(t, tail, room == REC__RING_FULL))
 		room = rec__ring_refresh(&t->ring, need, &tail);
 	if (room != REC__RING_ROOM && tail != t->ring.p.woke_tail) {
 		t->ring.p.woke_tail = tail; /* one wake per drain, as probe.c */
