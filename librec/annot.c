@@ -170,6 +170,24 @@ static int grow(const struct rec__annot_split *s, void **p, size_t *cap, size_t 
 	return 0;
 }
 
+/* A new row r of s for the annotation (or sample) of kind at slot offset at,
+ * nr slots long, stamped ticks; NULL when there is no room (-ENOMEM). */
+static struct rec__annot_row *add_row(struct rec__annot_split *s, size_t r, uint64_t at,
+				      uint32_t nr, uint32_t kind, uint64_t ticks)
+{
+	struct rec__annot_row *row;
+
+	if (grow(s, (void **)&s->row, &s->row_cap, r + 1, sizeof(*s->row)))
+		return NULL;
+	row = &s->row[r];
+	memset(row, 0, sizeof(*row));
+	row->at = at;
+	row->nr_slots = nr;
+	row->a.kind = kind;
+	row->a.ticks = ticks;
+	return row;
+}
+
 static bool binds(uint32_t kind)
 {
 	return kind >= RECFMT_ANNOT_ARG; /* ARG, FLOW_BEGIN/STEP/END */
@@ -206,14 +224,9 @@ static int split(struct rec__annot_split *s, const struct rec__thread *t, uint64
 				/* A stack sample (sample.c): a row; its frames stay in the ring. */
 				if (i + nr > n)
 					break;
-				if (grow(s, (void **)&s->row, &s->row_cap, r + 1, sizeof(*s->row)))
+				row = add_row(s, r++, i, nr, kind, ev->ticks);
+				if (!row)
 					return -ENOMEM;
-				row = &s->row[r++];
-				memset(row, 0, sizeof(*row));
-				row->at = i;
-				row->nr_slots = nr;
-				row->a.kind = kind;
-				row->a.ticks = ev->ticks;
 				row->a.name_id = aux; /* flags and frames, for encode_samples() */
 				i += nr - 1;
 				continue;
@@ -222,15 +235,10 @@ static int split(struct rec__annot_split *s, const struct rec__thread *t, uint64
 				continue; /* cannot happen: the probe writes whole annotations */
 			if (i + nr > n)
 				break; /* the rest of it is past the slice: next piece */
-			if (grow(s, (void **)&s->row, &s->row_cap, r + 1, sizeof(*s->row)))
+			row = add_row(s, r++, i, nr, kind, ev->ticks);
+			if (!row)
 				return -ENOMEM;
-			row = &s->row[r++];
-			memset(row, 0, sizeof(*row));
-			row->at = i;
-			row->nr_slots = nr;
-			row->a.kind = kind;
 			row->a.pos = (uint32_t)k;
-			row->a.ticks = ev->ticks;
 			if (kind == RECFMT_ANNOT_MESSAGE) {
 				uint32_t bytes = REC__ANNOT_ARGBITS(aux);
 
