@@ -124,7 +124,7 @@ static void total_blocked(const struct tt_trace *tr, uint64_t *nr, uint64_t *ns)
 	}
 }
 
-/* Annotations dropped, all threads (FORMAT.md §3.19); 0 without ANNOT_DROPS. */
+/* Stack samples dropped, all threads (FORMAT.md §3.24); 0 without SAMPLE_DROPS. */
 static uint64_t total_samples_dropped(const struct tt_trace *tr)
 {
 	uint64_t n = 0;
@@ -134,6 +134,7 @@ static uint64_t total_samples_dropped(const struct tt_trace *tr)
 	return n;
 }
 
+/* Annotations dropped, all threads (FORMAT.md §3.19); 0 without ANNOT_DROPS. */
 static uint64_t total_annots_dropped(const struct tt_trace *tr)
 {
 	uint64_t n = 0;

@@ -251,15 +251,30 @@ static void json_args(const struct tt_row *r)
 	fputc('}', stdout);
 }
 
+/* A section of the table after its rows: its title over a rule. */
+static void table_section(const char *title)
+{
+	printf("\n%s\n", title);
+	for (size_t i = 0; i < 80; i++)
+		fputc('-', stdout);
+	fputc('\n', stdout);
+}
+
+/* A row's prefix, "process: thread: " as it applies. */
+static void table_prefix(const struct tt_row *r, bool by_thread)
+{
+	if (r->process)
+		printf("%s: ", r->process);
+	if (by_thread)
+		printf("%s: ", r->thread);
+}
+
 /* The table's arguments section: a line per key under each name. */
 static void table_args(const struct tt_report *rep, size_t nr, bool by_thread)
 {
 	if (!argsrc)
 		return;
-	printf("\narguments: total and mean per activation that carries the key\n");
-	for (size_t i = 0; i < 80; i++)
-		fputc('-', stdout);
-	fputc('\n', stdout);
+	table_section("arguments: total and mean per activation that carries the key");
 	for (size_t i = 0; i < nr; i++) {
 		const struct tt_row *r = &rep->rows[i];
 		struct tt_ctr_agg a;
@@ -270,10 +285,7 @@ static void table_args(const struct tt_report *rep, size_t nr, bool by_thread)
 			any |= a.arg_n[k] != 0;
 		if (!any)
 			continue;
-		if (r->process)
-			printf("%s: ", r->process);
-		if (by_thread)
-			printf("%s: ", r->thread);
+		table_prefix(r, by_thread);
 		printf("%s\n", rname(r));
 		for (uint32_t k = 0; k < opts->nr_arg_keys; k++) {
 			if (!a.arg_n[k])
@@ -376,10 +388,7 @@ static void table_counters(const struct tt_report *rep, size_t nr, bool by_threa
 {
 	if (!ctrs || !tt_ctrs_count(ctrs))
 		return;
-	printf("\ncounters: inclusive total and mean per call\n");
-	for (size_t i = 0; i < 80; i++)
-		fputc('-', stdout);
-	fputc('\n', stdout);
+	table_section("counters: inclusive total and mean per call");
 	for (size_t i = 0; i < nr; i++) {
 		const struct tt_row *r = &rep->rows[i];
 		struct tt_ctr_agg a;
@@ -391,10 +400,7 @@ static void table_counters(const struct tt_report *rep, size_t nr, bool by_threa
 			any |= a.n[g] != 0;
 		if (!any)
 			continue;
-		if (r->process)
-			printf("%s: ", r->process);
-		if (by_thread)
-			printf("%s: ", r->thread);
+		table_prefix(r, by_thread);
 		printf("%s\n", rname(r));
 		for (uint32_t g = 0; g < tt_ctrs_count(ctrs); g++) {
 			if (!a.n[g])
@@ -633,10 +639,7 @@ static void print_table(const struct tt_report *rep, size_t nr, bool by_thread)
 
 		calls += r->calls;
 		errors += r->errors;
-		if (r->process)
-			printf("%s: ", r->process);
-		if (by_thread)
-			printf("%s: ", r->thread);
+		table_prefix(r, by_thread);
 		if (one_line) {
 			fputs(rname(r), stdout);
 			tt_emit_pad(stdout, r->maybe_dropped ? "  [*]" : "",
