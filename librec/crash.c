@@ -38,9 +38,11 @@
  * a crash handler sets it to CRASH_BUSY, then waits until writer_busy is
  * 0. The writer sets writer_busy to 1 before each pass and between the
  * threads it drains, then reads crash_flag; it clears writer_busy before
- * it sleeps, or when it sees the flag, and then waits. Both pairs are
- * sequentially consistent (a store then a load of the other variable, as
- * in Dekker's algorithm): either the handler sees the writer busy and
+ * it sleeps, or when it sees the flag, and then waits. Each side writes
+ * its word with a seq_cst read-modify-write, then loads the other's
+ * (Dekker): the handler a compare-and-swap, the writer an exchange, not a
+ * seq_cst store, which qemu-user lets pass the load (ring.h, "Why an
+ * exchange"). Either the handler sees the writer busy and
  * waits, or the writer sees the flag and stops before touching its
  * buffers. Once the handler sees writer_busy 0, the writer's buffers, the
  * rings' tails and the thread registry (the writer alone frees threads)
@@ -1122,7 +1124,7 @@ static bool writer_wait(void)
 			syscall(SYS_futex, &crash_flag, FUTEX_WAIT_PRIVATE, CRASH_BUSY, NULL, NULL, 0);
 		if (flag == CRASH_DONE)
 			return false;
-		__atomic_store_n(&writer_busy, 1, __ATOMIC_SEQ_CST);
+		(void)__atomic_exchange_n(&writer_busy, 1, __ATOMIC_SEQ_CST); /* not a store: above */
 		if (__atomic_load_n(&crash_flag, __ATOMIC_SEQ_CST) == CRASH_NONE)
 			return true;
 	}
@@ -1130,7 +1132,7 @@ static bool writer_wait(void)
 
 bool rec__crash_writer_enter(void)
 {
-	__atomic_store_n(&writer_busy, 1, __ATOMIC_SEQ_CST);
+	(void)__atomic_exchange_n(&writer_busy, 1, __ATOMIC_SEQ_CST); /* not a store: above */
 	if (likely(__atomic_load_n(&crash_flag, __ATOMIC_SEQ_CST) == CRASH_NONE))
 		return true;
 	return writer_wait();

@@ -884,8 +884,11 @@ uint64_t rec__flight_hold(struct rec__thread *t, uint64_t from)
 	for (;;) {
 		uint64_t d;
 
-		/* (F2): pairs with (F1) in ring.h's rec__ring_refresh_flight(). */
-		__atomic_store_n(&t->ring.tail, x, __ATOMIC_SEQ_CST);
+		/*
+		 * (F2): pairs with (F1) in ring.h's rec__ring_refresh_flight();
+		 * an exchange, not a store (ring.h, "Why an exchange").
+		 */
+		(void)__atomic_exchange_n(&t->ring.tail, x, __ATOMIC_SEQ_CST);
 		d = __atomic_load_n(&t->ring.discard, __ATOMIC_SEQ_CST);
 		if (d <= x)
 			return x;

@@ -93,19 +93,38 @@ struct rec__ring {
  * head) are whole; below discard they may be overwritten.
  *
  *   producer (probe.c, refresh below)       writer (flight.c)
- *   (F1) store discard, then load tail,     (F2) store tail = X, then load
- *        both seq_cst                            discard, both seq_cst; until
- *                                                discard <= X (X = discard)
+ *   (F1) store discard (an exchange),       (F2) store tail = X (an exchange),
+ *        then load tail, both seq_cst;           then load discard, both
+ *        limit from that tail, never             seq_cst; until discard <= X
+ *        from one read before                    (X = discard)
  *
  * A store then a load of the other's variable on each side (Dekker): at
  * least one sees the other. So when the writer's hold loop ends with X,
  * either the producer saw the hold X and writes no slot below X + cap, or
  * its discard was at most X when it computed its limit: either way the
- * slots [X, head) stay whole while X is held. The hold only moves forward
- * while the writer reads (a release store suffices then: the producer
- * may discard less, never more), and the limit a producer computes never
- * shrinks (min(discard, hold) + cap only grows), so the reserve-for-exit
- * rule (whole scopes) holds as in stream mode.
+ * slots [X, head) stay whole while X is held. Every raise of discard is an
+ * (F1), also the one to a hold the producer read (below the hold the
+ * writer is done): that hold may be gone by the store, the writer holding
+ * again lower, from a discard it read before the store.
+ *
+ * Why an exchange and not a seq_cst store: C11 orders either with the
+ * load after it, and so does ARM64 hardware (STLR then LDAR: RCsc), but
+ * qemu-user (7.2, x86-64 host; scripts/cross-arm64.sh) translates STLR as
+ * barrier + store and LDAR as load + barrier, so the host's store buffer
+ * lets the load pass the store and both sides miss each other (the ring
+ * test flight_hold_and_discard_always_see_each_other: 2.5-18 % of its
+ * rounds on the old code; docs/DESIGN.md, "ARM64"). A read-modify-write
+ * is a full barrier there (a locked host instruction) as on any CPU, and
+ * TSan understands it, where gcc rejects __atomic_thread_fence() under
+ * TSan. The cost is once per raised discard and per hold, never in the
+ * inline probe: SWPAL or LDAXR/STLXR on ARM64, XCHG on x86-64 (what a
+ * seq_cst store is there anyway).
+ *
+ * The hold only moves forward while the writer reads (a release store
+ * suffices then: the producer may discard less, never more), and the
+ * limit a producer computes never shrinks (min(discard, hold) + cap only
+ * grows), so the reserve-for-exit rule (whole scopes) holds as in stream
+ * mode.
  */
 #define REC__RING_FREE UINT64_MAX
 
@@ -159,29 +178,34 @@ static inline __attribute__((no_instrument_function)) enum rec__ring_room
 rec__ring_refresh_flight(struct rec__ring *r, uint64_t need, uint64_t chunk, bool may_discard,
 			 bool *discarded)
 {
-	uint64_t cap = r->p.mask + 1, d = r->discard, bound;
+	uint64_t cap = r->p.mask + 1, d = r->discard, to, bound;
+	/* An acquire too: pairs with the writer's release of its hold (its reads are done). */
 	uint64_t hold = __atomic_load_n(&r->tail, __ATOMIC_SEQ_CST);
 
-	if (hold != REC__RING_FREE && hold > d) {
-		/* Below the hold the writer is done: discarded (a restart's hold at head). */
-		__atomic_store_n(&r->discard, hold, __ATOMIC_SEQ_CST);
-		d = hold;
-	}
-	if (may_discard && need > d + cap && need - cap - d < cap - chunk) {
-		/* The fewest chunks that make room for need, never past the hold. */
-		uint64_t want = d + (need - cap - d + chunk - 1) / chunk * chunk;
+	/* Below the hold the writer is done: discarded (a restart's hold at head). */
+	to = hold != REC__RING_FREE && hold > d ? hold : d;
+	if (may_discard && hold == REC__RING_FREE && need > to + cap &&
+	    need - cap - to < cap - chunk) {
+		/* The fewest chunks that make room for need (held: none past the hold, to). */
+		uint64_t want = to + (need - cap - to + chunk - 1) / chunk * chunk;
 
-		if (hold != REC__RING_FREE && want > hold)
-			want = hold > d ? hold : d;
 		if (want > r->p.head)
 			want = r->p.head; /* never past what was written (a huge reserve) */
-		if (want > d) {
-			/* (F1): pairs with (F2) in flight.c. */
-			__atomic_store_n(&r->discard, want, __ATOMIC_SEQ_CST);
-			d = want;
-			hold = __atomic_load_n(&r->tail, __ATOMIC_SEQ_CST);
+		if (want > to) {
+			to = want;
 			*discarded = true;
 		}
+	}
+	if (to > d) {
+		/*
+		 * (F1): pairs with (F2) in flight.c. The hold read above may be
+		 * stale by now (the writer gave it up and holds again lower): the
+		 * bound is set from the hold read after the discard is published.
+		 * An exchange, not a store: "Why an exchange" above.
+		 */
+		(void)__atomic_exchange_n(&r->discard, to, __ATOMIC_SEQ_CST);
+		hold = __atomic_load_n(&r->tail, __ATOMIC_SEQ_CST);
+		d = to;
 	}
 	bound = hold != REC__RING_FREE && hold < d ? hold : d;
 	r->p.limit = bound + cap;
