@@ -86,6 +86,17 @@ static const char *copy_string(const char *s)
 	return c;
 }
 
+/*
+ * Under site_lock: the C++ name being cut (copy_site()). Not on the stack:
+ * registration runs in a probe, inside the enclosing activations of a
+ * nested site, and a 4 KiB frame reached a page of the thread's stack that
+ * nothing had touched yet -- a page fault in the enclosing activation, on
+ * every thread that registered a site with its stack no deeper before
+ * (tests/librec/test_honest.c). The lock is never taken in a handler on a
+ * thread inside librec (probe.c: rec__in_librec), so one buffer serves all.
+ */
+static char cxx_buf[RECFMT_MAX_NAME_BYTES + 1];
+
 /* Under site_lock: librec's copy of a host site, or NULL if out of memory. */
 static struct rec__site *copy_site(const struct rec__site *site)
 {
@@ -96,10 +107,8 @@ static struct rec__site *copy_site(const struct rec__site *site)
 	c->line = site->line & ~REC__SITE_PRETTY;
 	if ((site->line & REC__SITE_PRETTY) && site->name) {
 		/* C++ TRACE_SCOPE(): the name without the signature (cxxname.c). */
-		char buf[RECFMT_MAX_NAME_BYTES + 1];
-
-		rec__cxx_name(site->name, buf, sizeof(buf));
-		c->name = copy_string(buf);
+		rec__cxx_name(site->name, cxx_buf, sizeof(cxx_buf));
+		c->name = copy_string(cxx_buf);
 	} else {
 		c->name = copy_string(site->name);
 	}
