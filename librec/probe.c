@@ -97,7 +97,7 @@ NOINSTR static bool room_or_sleep(struct rec__thread *t, uint64_t need, uint64_t
 			/* Full: a larger ring first, while REC_MEMORY allows; then discard. */
 			if (rec__ring_refresh_flight(&t->ring, need, group, false, &discarded) ==
 				    REC__RING_FULL &&
-			    rec__thread_grow(t, t->ring.discard, true))
+			    rec__thread_grow(t, rec__ring_flight_from(&t->ring), true))
 				continue;
 			chunk = (t->ring.p.mask + 1) / 8 / group * group;
 			room = rec__ring_refresh_flight(&t->ring, need, chunk ? chunk : group, !frozen,

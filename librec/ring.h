@@ -213,6 +213,19 @@ rec__ring_refresh_flight(struct rec__ring *r, uint64_t need, uint64_t chunk, boo
 }
 
 /*
+ * rec__ring_flight_from() - producer, flight mode, after
+ * rec__ring_refresh_flight(): the oldest slot the writer may still read,
+ * min(discard, hold), from which a growth copies. Not the discard: a hold
+ * loop that ended before it saw the producer's last raise holds below it
+ * (the producer then saw the hold: its limit is that hold + cap).
+ */
+static inline __attribute__((no_instrument_function)) uint64_t
+rec__ring_flight_from(const struct rec__ring *r)
+{
+	return r->p.limit - (r->p.mask + 1);
+}
+
+/*
  * Growth (docs/DESIGN.md, "Ring memory"). A thread's ring starts small
  * (REC__RING_FIRST_BYTES) and the producer moves it to a larger one, taken
  * pre-faulted from the shared pool (mem.c), in a probe's slow path, before
@@ -235,8 +248,8 @@ rec__ring_refresh_flight(struct rec__ring *r, uint64_t need, uint64_t chunk, boo
  * and published by a release of head after it: a consumer whose (C) saw
  * head > S sees the new seg at (G2). One whose (C) saw head <= S reads
  * slots below S, which both rings hold. `from` is the tail read at (A)
- * (stream mode) or the discard bound (flight mode): the consumer reads no
- * slot below it any more. The old ring is freed by the consumer only:
+ * (stream mode) or rec__ring_flight_from(), min(discard, hold) (flight
+ * mode): the consumer reads no slot below it any more. The old ring is freed by the consumer only:
  * (G3) acquires retired[i], released after seg, so every view the writer
  * loads after (G3) is the new ring, and the views it loaded before were
  * used in earlier drains, which have ended. At most REC__RING_RETIRED

@@ -183,7 +183,7 @@ static NOINSTR bool room_nowait(struct rec__thread *t, uint64_t need)
 
 		/* Full: a larger ring first; then discard the oldest chunk. */
 		if (rec__ring_refresh_flight(&t->ring, need, 1, false, &discarded) == REC__RING_FULL &&
-		    rec__thread_grow(t, t->ring.discard, true) &&
+		    rec__thread_grow(t, rec__ring_flight_from(&t->ring), true) &&
 		    rec__ring_refresh_flight(&t->ring, need, 1, false, &discarded) == REC__RING_ROOM)
 			return true;
 		chunk = (t->ring.p.mask + 1) / 8;

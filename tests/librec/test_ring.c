@@ -341,6 +341,45 @@ Test(ring, growth_copies_the_unread_slots_to_the_same_indices_and_retires_the_ol
 	free(big);
 }
 
+/*
+ * Flight mode: the writer's hold loop can end below the producer's discard
+ * (it read the discard before the producer raised it, and the producer
+ * then saw the hold: its limit is that hold + cap). A growth then must
+ * copy from the hold, not from the discard, or the writer reads slots the
+ * new ring does not have (probe.c and sample.c copied from the discard).
+ */
+Test(ring, flight_growth_copies_from_a_hold_below_the_discard)
+{
+	static struct rec__ring r;
+	struct rec__event *small = page_slots(16), *big = page_slots(64);
+	struct rec__ring_view v;
+	bool discarded = false;
+
+	ring_init(&r, small, 16);
+	rec__ring_install(&r, rec__seg_make(small, 16));
+	for (uint64_t i = 0; i < 16; i++)
+		push_one(&r, 100 + i, (uint32_t)(2 * i + 1));
+	/* The writer holds at 0; the producer had raised its discard to 4. */
+	r.tail = 0;
+	r.discard = 4;
+	cr_assert_eq(rec__ring_refresh_flight(&r, 17, 4, false, &discarded), REC__RING_FULL);
+	cr_assert_eq(r.p.limit, 16);
+	cr_assert_eq(rec__ring_flight_from(&r), 0);
+	cr_assert(rec__ring_grow(&r, rec__seg_make(big, 64), rec__ring_flight_from(&r)));
+	/* What the writer holds, [0, 16), is whole in the ring it now sees. */
+	v = rec__ring_view(&r);
+	cr_assert_eq((const void *)v.ev, (const void *)big);
+	for (uint64_t i = 0; i < 16; i++)
+		cr_assert_eq(v.ev[i & v.mask].ticks, 100 + i, "slot %llu", (unsigned long long)i);
+	/* No hold: from the discard. */
+	r.tail = REC__RING_FREE;
+	cr_assert_eq(rec__ring_refresh_flight(&r, 17, 4, false, &discarded), REC__RING_ROOM);
+	cr_assert_eq(rec__ring_flight_from(&r), 4);
+	cr_assert(!discarded);
+	free(small);
+	free(big);
+}
+
 Test(ring, growth_waits_for_the_writer_once_every_retired_slot_is_taken)
 {
 	static struct rec__ring r;
