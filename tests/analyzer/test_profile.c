@@ -766,6 +766,26 @@ Test(profile, pprof_samples_are_addresses_in_their_modules_mapping)
 	snprintf(cmd, sizeof(cmd), "Mappings\n1: %#" PRIx64 "/%#" PRIx64 "/%#" PRIx64 " %s %s [FN]\n",
 		 e.lo, e.hi, e.offset, exe, hexid);
 	cr_assert_str_eq(buf, cmd);
+	/* pprof's own symbolizer, forced, reads this program's file through the
+	 * mapping (start, offset, build-id): each address lands in its function,
+	 * with the source file when the program has line tables. */
+	snprintf(cmd, sizeof(cmd),
+		 "HOME=/tmp go tool pprof -symbolize=local:force -lines -traces '%s' 2>/dev/null | "
+		 "awk '{for (i = 1; i <= NF; i++) if ($i ~ /^prof_/) print $i, $(i + 1) ~ "
+		 "/test_profile[.]c:[0-9]+$/}' | sort | uniq -c | awk '{print $2, $3, $1}'",
+		 prof);
+	p = popen(cmd, "r");
+	cr_assert(p);
+	n = (ssize_t)fread(buf, 1, sizeof(buf) - 1, p);
+	buf[n > 0 ? n : 0] = '\0';
+	pclose(p);
+	/* prof_leaf once (s1), prof_mid twice (s1, s3), prof_root on the three
+	 * stacks; each with its file:line when the program has line tables. */
+	snprintf(cmd, sizeof(cmd), "readelf -S '%s' 2>/dev/null | grep -q debug_line", exe);
+	bool lines = !system(cmd);
+
+	cr_assert_str_eq(buf, lines ? "prof_leaf 1 1\nprof_mid 1 2\nprof_root 1 3\n"
+				    : "prof_leaf 0 1\nprof_mid 0 2\nprof_root 0 3\n");
 }
 
 /* A module whose file has another build-id: its mapping keeps the recorded
