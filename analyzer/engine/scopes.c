@@ -712,6 +712,49 @@ static void pair_fast(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
 #endif
 
 /*
+ * pair_decode() - event i of m of a block, for the loops that decode as
+ * they pair (pair_fused(), pair_cons()): format/'s fused decoder (FORMAT.md
+ * §3.6, one LEB128 value per event in each column) on the loop's cursor
+ * (*ids, *dl, *t), with no bounds check per event inside a run
+ * (recfmt_events_fast_run(), which ends at *lim), recounted after any other
+ * step. A fast step's site is within site_name (max_code): only the others
+ * are clamped onto its sentinel slot, nr_slots. No test of i against m per
+ * event: a run never passes m, so the end is found where a run ends.
+ * pext: decode with recfmt_events_step_fast_pext() (pair_fused_pext()).
+ * Return: 1 and the event's site, name and kind; 0 at the end (i == m); -1
+ * if a column is malformed.
+ */
+static inline __attribute__((always_inline)) int
+pair_decode(const uint8_t **ids, const uint8_t *ids_end, const uint8_t **dl,
+	    const uint8_t *dl_end, uint64_t *t, uint32_t i, uint32_t m, uint32_t *lim,
+	    const uint32_t *site_name, uint32_t nr_slots, const bool pext, uint32_t *site,
+	    uint32_t *name, uint32_t *is_exit)
+{
+	uint64_t code;
+
+	if (__builtin_expect(i == *lim, 0)) {
+		if (i == m)
+			return 0;
+		*lim = i + recfmt_events_fast_run(*ids, ids_end, *dl, dl_end, m - i);
+		if (*lim == i)
+			goto checked;
+	}
+	if (__builtin_expect(STEP_FAST(pext, ids, dl, t, &code, 2 * nr_slots), 1)) {
+		*site = (uint32_t)(code >> 1);
+		*name = site_name[*site];
+	} else {
+checked:
+		if (!recfmt_events_step(ids, ids_end, dl, dl_end, t, &code))
+			return -1;
+		*lim = i + 1;
+		*site = (uint32_t)(code >> 1);
+		*name = site_name[*site < nr_slots ? *site : nr_slots];
+	}
+	*is_exit = (uint32_t)code & 1;
+	return 1;
+}
+
+/*
  * pair_fused() - pair_fast() the other way: m events decoded
  * from the block one at a time, inline, and paired with a branch on the
  * kind, with no arrays in between. When that branch predicts well (regular
@@ -735,38 +778,16 @@ pair_fused_body(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *
 
 	pair_tabs_load(&c, tr, st);
 
-	/* No test of i against m per event: a run never passes m (lim <= m),
-	 * so the end is found where a run ends. */
 	for (i = 0;; i++) {
-		uint64_t code, dur, child;
+		uint64_t dur, child;
 		uint32_t site, is_exit, name, prev;
+		int got = pair_decode(&ids, ids_end, &dl, dl_end, &t, i, m, &lim, c.site_name,
+				      c.nr_slots, pext, &site, &name, &is_exit);
 
-		/* format/'s fused decoder: FORMAT.md §3.6, one LEB128 value per
-		 * event in each column; no bounds check per event inside a run
-		 * (recfmt_events_fast_run()), recounted after any other step.
-		 * A fast step's site is within site_name (max_code): only the
-		 * others are clamped onto its sentinel slot. */
-		if (__builtin_expect(i == lim, 0)) {
-			if (i == m)
-				break;
-			lim = i + recfmt_events_fast_run(ids, ids_end, dl, dl_end, m - i);
-			if (lim == i)
-				goto checked;
+		if (__builtin_expect(got <= 0, 0)) {
+			rc = got;
+			break;
 		}
-		if (__builtin_expect(STEP_FAST(pext, &ids, &dl, &t, &code, 2 * c.nr_slots), 1)) {
-			site = (uint32_t)(code >> 1);
-			name = c.site_name[site];
-		} else {
-checked:
-			if (!recfmt_events_step(&ids, ids_end, &dl, dl_end, &t, &code)) {
-				rc = -1;
-				break;
-			}
-			lim = i + 1;
-			site = (uint32_t)(code >> 1);
-			name = c.site_name[site < c.nr_slots ? site : c.nr_slots];
-		}
-		is_exit = (uint32_t)code & 1;
 		/* An unknown site's TT_NO_NAME is no frame's name: such an exit
 		 * fails the match below, such an enter its own test. */
 		if (!is_exit) {
@@ -880,33 +901,18 @@ static int pair_cons(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thr
 
 	pair_tabs_load(&c, tr, st);
 
-	for (i = 0; i < m; i++) {
-		uint64_t code, dur, self;
+	for (i = 0;; i++) {
+		uint64_t dur, self;
 		uint32_t site, is_exit, name, in;
 		struct frame *top;
 		bool outermost;
+		int got = pair_decode(&ids, ids_end, &dl, dl_end, &t, i, m, &lim, c.site_name,
+				      c.nr_slots, false, &site, &name, &is_exit);
 
-		/* As pair_fused(). */
-		if (__builtin_expect(i == lim, 0)) {
-			lim = i + recfmt_events_fast_run(ids, ids_end, dl, dl_end, m - i);
-			if (lim == i)
-				goto checked;
+		if (__builtin_expect(got <= 0, 0)) {
+			rc = got;
+			break;
 		}
-		if (__builtin_expect(recfmt_events_step_fast(&ids, &dl, &t, &code, 2 * c.nr_slots),
-				     1)) {
-			site = (uint32_t)(code >> 1);
-			name = c.site_name[site];
-		} else {
-checked:
-			if (!recfmt_events_step(&ids, ids_end, &dl, dl_end, &t, &code)) {
-				rc = -1;
-				break;
-			}
-			lim = i + 1;
-			site = (uint32_t)(code >> 1);
-			name = c.site_name[site < c.nr_slots ? site : c.nr_slots];
-		}
-		is_exit = (uint32_t)code & 1;
 		top = &c.stack[sp];
 		if (__builtin_expect((name == TT_NO_NAME) |
 					     (is_exit & ((top->name != name) | (t < top->enter_ticks))),
