@@ -14,7 +14,12 @@
 # checksum, slow_io: some 30 000) load with none of the importer's warnings:
 # no scope ends after its parent or overlaps its next sibling in
 # speedscope's arithmetic (complete events: ts + dur in doubles, after
-# subtracting the thread's first ts; pairs where ends tie). Exit 77 (skipped) without chromium, without
+# subtracting the thread's first ts; pairs where ends tie). The recording
+# has stack samples too (REC_SAMPLE), so chrome's JSON carries sample events
+# and stackFrames, which must not change what speedscope imports; and
+# `tracetool pprof` of it, imported by speedscope's pprof importer, lists
+# each function of `tracetool profile` with its self and total time (to the
+# 10 us speedscope shows). Exit 77 (skipped) without chromium, without
 # speedscope in .cache/npm (scripts/speedscope.sh installs it) or without a
 # `flame` command in this tracetool.
 #   usage: check_speedscope.sh TRACETOOL PIPELINE_EXAMPLE SPEEDSCOPE_DIR
@@ -33,7 +38,7 @@ fail() {
 	exit 1
 }
 
-REC_OUTPUT=$dir/t.zst "$prog" >/dev/null
+REC_SAMPLE=997 REC_OUTPUT=$dir/t.zst "$prog" >/dev/null
 "$tt" flame "$dir/t.zst" >"$dir/t.folded"
 "$tt" summary --format=csv "$dir/t.zst" >"$dir/summary.csv"
 [ -s "$dir/t.folded" ] || fail "no folded stacks"
@@ -115,4 +120,43 @@ if grep -E 'Doing nothing instead|stack was empty|still open at end' "$dir/conso
 	head -3 "$dir/bad.txt" >&2
 	fail "speedscope found $(wc -l <"$dir/bad.txt") scope(s) of chrome's JSON that do not nest"
 fi
+# pprof's profile.proto of the samples, through speedscope's pprof importer.
+"$tt" pprof -o "$dir/cpu.pb.gz" "$dir/t.zst"
+"$tt" profile --format=csv "$dir/t.zst" >"$dir/profile.csv"
+printf 'speedscope.loadFileFromBase64("cpu.pb.gz", "%s")' "$(base64 -w0 "$dir/cpu.pb.gz")" \
+	>"$dir/p.js"
+timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+	--enable-logging=stderr --v=0 \
+	--user-data-dir="$dir/profile4" --window-size=1400,3000 --virtual-time-budget=15000 \
+	--dump-dom "file://$app/index.html#localProfilePath=$dir/p.js&view=sandwich" \
+	2>"$dir/pconsole.txt" >"$dir/pdom.html" || true
+grep -q '<title>cpu.pb.gz - speedscope</title>' "$dir/pdom.html" || fail "speedscope did not load pprof's file"
+grep -q 'Importing as protobuf encoded pprof file' "$dir/pconsole.txt" ||
+	fail "speedscope did not take pprof's file for pprof"
+python3 - "$dir/pdom.html" "$dir/profile.csv" <<'PY' || fail "speedscope's pprof numbers differ from profile's"
+import csv, html, re, sys
+text = [html.unescape(t).strip() for t in re.split(r'<[^>]*>', open(sys.argv[1]).read())]
+text = [t for t in text if t]
+i = text.index('Symbol Name') + 1
+units = {'ns': 1e-6, 'µs': 1e-3, 'ms': 1.0, 's': 1e3, 'min': 6e4}
+num = re.compile(r'^([0-9.]+)(ns|µs|ms|s|min) \(<?[0-9.]+%\)$')
+def ms(t):
+    m = num.match(t)
+    return float(m.group(1)) * units[m.group(2)]
+seen = {}
+while i + 2 < len(text) and num.match(text[i]) and num.match(text[i + 1]):
+    seen[text[i + 2]] = (ms(text[i]), ms(text[i + 1]))
+    i += 3
+rows = list(csv.DictReader(open(sys.argv[2])))
+period = int(rows[0]['est_self_ns']) / int(rows[0]['self_samples']) if rows else 0
+want = {r['function']: (int(r['total_samples']) * period / 1e6, int(r['est_self_ns']) / 1e6)
+        for r in rows}
+print('speedscope functions:', len(seen), 'profile rows:', len(want))
+assert want and seen.keys() == want.keys(), (sorted(seen), sorted(want))
+for name in want:
+    for k in range(2):
+        # speedscope shows 2 decimals of its unit (ms here): 5 us of rounding
+        assert abs(seen[name][k] - want[name][k]) <= 0.006 + 0.0005 * want[name][k], \
+            (name, seen[name], want[name])
+PY
 echo ok
