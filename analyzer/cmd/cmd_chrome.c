@@ -177,6 +177,7 @@ struct chrome {
 	char all_problems[768];
 	struct tt_out out;
 	struct tt_clock clock;	      /* the file's final clock (meta pass) */
+	struct tt_clock_fx fx;	      /* the same, for the scopes' two times each */
 	uint64_t lo_ticks, hi_ticks;  /* --from/--to; hi UINT64_MAX: none */
 	struct chrome_thread *threads;
 	uint64_t *ids;		      /* the file's chrome tids taken */
@@ -211,24 +212,56 @@ struct chrome {
 	uint64_t nr_samples; /* stack samples written, of every file */
 };
 
-/* Writes a signed ns value as microseconds with 3 decimals: "-12.345". */
+/* Decimal digits of v (1 for 0): the bit length's estimate of log10,
+ * corrected by one comparison. */
+static inline unsigned dec_digits(uint64_t v)
+{
+	static const uint64_t p10[20] = {
+		0, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000,
+		10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+		100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+		100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull,
+	};
+	unsigned t = ((unsigned)(64 - __builtin_clzll(v | 1)) * 1233) >> 12;
+
+	return t + (v >= p10[t]);
+}
+
+/* Writes a signed ns value as microseconds with 3 decimals: "-12.345", its
+ * digits two at a time from the right, in place (chrome writes two of these
+ * an activation). At most 25 bytes. */
 static size_t fmt_us(char *p, int64_t ns)
 {
-	size_t n = 0;
-	uint64_t v;
+	static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
+				       "25262728293031323334353637383940414243444546474849"
+				       "50515253545556575859606162636465666768697071727374"
+				       "75767778798081828384858687888990919293949596979899";
+	const uint64_t v = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	uint64_t us = v / 1000;
+	const unsigned frac = (unsigned)(v - us * 1000);
+	const size_t n = (ns < 0) + dec_digits(us) + 4;
+	char *q = p + n;
+	unsigned d;
 
-	if (ns < 0) {
-		p[n++] = '-';
-		v = (uint64_t)0 - (uint64_t)ns;
-	} else {
-		v = (uint64_t)ns;
+	if (ns < 0)
+		p[0] = '-';
+	*--q = (char)('0' + frac % 10);
+	d = frac / 10 * 2;
+	*--q = pairs[d + 1];
+	*--q = pairs[d];
+	*--q = '.';
+	while (us >= 100) {
+		d = (unsigned)(us % 100) * 2;
+		us /= 100;
+		*--q = pairs[d + 1];
+		*--q = pairs[d];
 	}
-	n += tt_emit_u64(p + n, v / 1000);
-	p[n++] = '.';
-	v %= 1000;
-	p[n++] = (char)('0' + v / 100);
-	p[n++] = (char)('0' + v / 10 % 10);
-	p[n++] = (char)('0' + v % 10);
+	if (us >= 10) {
+		*--q = pairs[us * 2 + 1];
+		*--q = pairs[us * 2];
+	} else {
+		*--q = (char)('0' + us);
+	}
 	return n;
 }
 
@@ -502,7 +535,7 @@ static void open_pending(struct chrome *ch, struct chrome_thread *ct)
 		if (!quoted(ch, f->name) || f->enter_ticks >= ch->hi_ticks)
 			continue;
 		from = f->enter_ticks > ch->lo_ticks ? f->enter_ticks : ch->lo_ticks;
-		f->start_ns = add_ns(tt_clock_rel_ns(&ch->clock, from), ch->offset_ns);
+		f->start_ns = add_ns(tt_clock_fx_rel_ns(&ch->fx, from), ch->offset_ns);
 		f->written = true;
 		f->began = false;
 		if (ct->held.has && ct->held.end_ns == f->start_ns)
@@ -558,6 +591,7 @@ static void start(struct chrome *ch)
 	if (!ch->has_pid)
 		ch->pid = ch->meta->hdr.pid;
 	tt_trace_clock(ch->meta, &ch->clock);
+	tt_clock_fx_init(&ch->fx, &ch->clock);
 	tt_options_window(ch->o, &ch->clock, &ch->lo_ticks, &span);
 	ch->hi_ticks = span == UINT64_MAX || ch->lo_ticks > UINT64_MAX - span
 			       ? UINT64_MAX
@@ -709,7 +743,7 @@ static void close_top(struct chrome *ch, struct chrome_thread *ct, uint64_t tick
 	if (f->written) {
 		if (end < f->enter_ticks)
 			end = f->enter_ticks;
-		hold(ch, ct, f, f->start_ns, add_ns(tt_clock_rel_ns(&ch->clock, end), ch->offset_ns),
+		hold(ch, ct, f, f->start_ns, add_ns(tt_clock_fx_rel_ns(&ch->fx, end), ch->offset_ns),
 		     mark);
 		ch->nr_events++;
 	}
@@ -960,8 +994,8 @@ static void chrome_open_at_start(void *tctx, uint32_t name, uint64_t exit_ticks)
 		from = ch->lo_ticks;
 	if (exit_ticks < from)
 		exit_ticks = from;
-	f.start_ns = add_ns(tt_clock_rel_ns(&ch->clock, from), ch->offset_ns);
-	hold(ch, ct, &f, f.start_ns, add_ns(tt_clock_rel_ns(&ch->clock, exit_ticks), ch->offset_ns),
+	f.start_ns = add_ns(tt_clock_fx_rel_ns(&ch->fx, from), ch->offset_ns);
+	hold(ch, ct, &f, f.start_ns, add_ns(tt_clock_fx_rel_ns(&ch->fx, exit_ticks), ch->offset_ns),
 	     "\"open at window start\":true");
 	ch->nr_events++;
 }

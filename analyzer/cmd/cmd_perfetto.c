@@ -126,6 +126,12 @@ static void pf_end_top(struct pf_thread *pt, uint64_t ns)
 	int64_t vals[PF_MAX_ARGS];
 	uint32_t n = 0, i = pt->nr_args;
 
+	if (!i) { /* no argument on the thread: the plain END (most slices) */
+		tt_pf_end(&pt->pf->w, &pt->seq, ns);
+		pt->sp--;
+		return;
+	}
+
 	while (i && pt->args[i - 1].sp >= pt->sp)
 		i--;
 	for (uint32_t k = i; k < pt->nr_args && n < PF_MAX_ARGS; k++)

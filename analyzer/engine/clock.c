@@ -65,6 +65,21 @@ int64_t tt_clock_rel_ns(const struct tt_clock *c, uint64_t abs_ticks)
 	return ns > INT64_MAX ? INT64_MIN : -(int64_t)ns;
 }
 
+void tt_clock_fx_init(struct tt_clock_fx *f, const struct tt_clock *c)
+{
+	const uint64_t num = c->num, den = c->den;
+
+	f->c = *c;
+	f->hi = f->lo = f->half = f->tlim = 0; /* tlim 0: the exact way */
+	if (!den)
+		return;
+	f->hi = num / den;
+	f->lo = (uint64_t)(((unsigned __int128)(num % den) << 64) / den);
+	f->half = (uint64_t)(((unsigned __int128)(den / 2) << 64) / den);
+	/* t * (hi + 1) < 2^63: the result and its sum neither wrap nor pass INT64_MAX */
+	f->tlim = f->hi >> 62 ? 0 : ((uint64_t)1 << 63) / (f->hi + 1);
+}
+
 uint64_t tt_clock_abs_ticks(const struct tt_clock *c, uint64_t rel_ns)
 {
 	/* The smallest tick count whose rounded ns is >= rel_ns, by bisection

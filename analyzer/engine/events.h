@@ -53,6 +53,32 @@ static inline int64_t tt_ns_sub(int64_t a, int64_t b)
 		return b < 0 ? INT64_MAX : INT64_MIN;
 	return r;
 }
+/*
+ * A clock prepared for converting many ticks (chrome, two an activation):
+ * tt_clock_rel_ns()'s results by two multiplications in 64.64 fixed point
+ * instead of its estimate in floating point and 128-bit checks. The product
+ * p = ticks * lo + half falls short of the exact value by less than ticks + 1
+ * units of 2^-64 (both constants are rounded down by less than one unit): when
+ * p's fraction is at most ~ticks no carry was lost and the integer part is
+ * exact; else (about ticks / 2^64 of the time) and past tlim, the exact way.
+ */
+struct tt_clock_fx {
+	struct tt_clock c;
+	uint64_t hi, lo, half, tlim;
+};
+void tt_clock_fx_init(struct tt_clock_fx *f, const struct tt_clock *c);
+static inline int64_t tt_clock_fx_rel_ns(const struct tt_clock_fx *f, uint64_t abs_ticks)
+{
+	uint64_t t = abs_ticks - f->c.start_ticks;
+
+	if (abs_ticks >= f->c.start_ticks && t < f->tlim) {
+		unsigned __int128 p = (unsigned __int128)t * f->lo + f->half;
+
+		if ((uint64_t)p <= ~t)
+			return (int64_t)(t * f->hi + (uint64_t)(p >> 64));
+	}
+	return tt_clock_rel_ns(&f->c, abs_ticks);
+}
 /* Smallest absolute tick value whose relative time is >= rel_ns. */
 uint64_t tt_clock_abs_ticks(const struct tt_clock *c, uint64_t rel_ns);
 

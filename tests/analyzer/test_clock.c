@@ -87,6 +87,42 @@ Test(clock, run_ns_of_is_exactly_tt_clock_ns, .timeout = 30)
 	}
 }
 
+/*
+ * events.h's tt_clock_fx_rel_ns() (chrome): tt_clock_rel_ns() in fixed
+ * point, so exactly equal to it, for the same ratios, start ticks and
+ * times before the start (negative), as above.
+ */
+Test(clock, clock_fx_rel_ns_is_exactly_tt_clock_rel_ns, .timeout = 30)
+{
+	static const struct tt_clock clocks[] = {
+		{ 1000000000ull, 2600000001ull, 1000 }, { 999999937ull, 3000000019ull, 1ull << 40 },
+		{ 1, 2, 0 }, { 5, 2, 77 }, { 123456789ull, 1000000007ull, 5 },
+		{ 7, 3, 0 }, { 1000000000ull, 1, 3 }, { 1, 1, 10 },
+	};
+	uint64_t x = 88172645463325252ull;
+
+	for (size_t i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++) {
+		const struct tt_clock *c = &clocks[i];
+		struct tt_clock_fx f;
+
+		tt_clock_fx_init(&f, c);
+		for (uint64_t t = 0; t < 5000; t++)
+			cr_assert_eq(tt_clock_fx_rel_ns(&f, c->start_ticks + t),
+				     tt_clock_rel_ns(c, c->start_ticks + t), "clock %zu t %lu", i,
+				     (unsigned long)t);
+		for (int k = 0; k < 200000; k++) {
+			uint64_t t;
+
+			x ^= x << 13; /* xorshift64 */
+			x ^= x >> 7;
+			x ^= x << 17;
+			t = x >> (k % 64); /* every magnitude, below the start too */
+			cr_assert_eq(tt_clock_fx_rel_ns(&f, t), tt_clock_rel_ns(c, t),
+				     "clock %zu t %lu", i, (unsigned long)t);
+		}
+	}
+}
+
 /* The rounded quotient as the format defines it (FORMAT.md §3.3), with the 128-bit division. */
 static uint64_t reference_ns(const struct tt_clock *c, uint64_t ticks)
 {
