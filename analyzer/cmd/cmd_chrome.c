@@ -35,6 +35,7 @@
 #include "cmd/options.h"
 #include "common/progress.h"
 #include "engine/front.h"
+#include "engine/index.h"
 #include "engine/report.h"
 #include "engine/symbols.h"
 #include "common/xalloc.h"
@@ -1416,7 +1417,14 @@ static int read_metas(const struct tt_options *o, bool once, unsigned *nr_once,
 
 	for (unsigned i = 0; i < o->nr_traces; i++) {
 		tt_trace_init(&metas[i], o->traces[i]);
-		if (once && tt_trace_skim_exact(&metas[i])) {
+		if ((o->has_from || o->has_to) && tt_index_for(o->traces[i])) {
+			/* A window: the whole metadata from the frame index's
+			 * stand-ins (engine/index.h), no frame read. */
+			metas[i].use_index = true;
+			if (tt_trace_walk(&metas[i], NULL, NULL, msg, msg_bytes) != TT_OK)
+				return (int)i;
+			(*nr_once) += once;
+		} else if (once && tt_trace_skim_exact(&metas[i])) {
 			(*nr_once)++;
 		} else {
 			/* The full pass, with its own messages. */

@@ -505,8 +505,11 @@ static void save(const struct tt_index *ix, const char *file, const char *dir,
 
 struct tt_index *tt_index_for(const char *path)
 {
-	static char *last_path;
-	static struct tt_index *last;
+	/* The traces of this command (a walk's two passes, several files),
+	 * each looked up, loaded or made once. */
+	static char *paths[64];
+	static struct tt_index *kept[64];
+	static unsigned nr_kept;
 	const char *v = getenv("TRACETOOL_INDEX");
 	struct ix_file_head id = { 0 };
 	char file[PATH_MAX + 64], dir[PATH_MAX];
@@ -520,8 +523,9 @@ struct tt_index *tt_index_for(const char *path)
 		return NULL;
 	if (!(v && strcmp(v, "1") == 0) && (uint64_t)s.st_size < TT_INDEX_MIN_BYTES)
 		return NULL;
-	if (last_path && strcmp(last_path, path) == 0)
-		return last;
+	for (unsigned i = 0; i < nr_kept; i++)
+		if (strcmp(paths[i], path) == 0)
+			return kept[i];
 	file_id(&s, &id);
 	have_file = cache_path(path, file, sizeof(file), dir, sizeof(dir));
 	ix = have_file ? load(file, &id) : NULL;
@@ -530,10 +534,10 @@ struct tt_index *tt_index_for(const char *path)
 		if (ix && have_file)
 			save(ix, file, dir, &id);
 	}
-	/* One trace at a time is kept (a walk's two passes). */
-	free(last_path);
-	last_path = tt_xstrndup(path, strlen(path));
-	last = ix;
+	if (nr_kept < sizeof(kept) / sizeof(kept[0])) {
+		paths[nr_kept] = tt_xstrndup(path, strlen(path));
+		kept[nr_kept++] = ix;
+	}
 	return ix;
 }
 

@@ -40,7 +40,7 @@ struct tt_index;
  * directory is writable); NULL when it is not wanted (TRACETOOL_INDEX=0, a
  * file under TT_INDEX_MIN_BYTES without TRACETOOL_INDEX=1) or the file
  * cannot have one (above). Kept for the life of the process (a command's
- * metadata pass and main pass share it).
+ * metadata pass and main pass share it), for its first 64 traces.
  */
 struct tt_index *tt_index_for(const char *path);
 
