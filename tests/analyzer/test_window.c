@@ -138,13 +138,20 @@ Test(window, a_window_through_the_index_equals_the_whole_file_for_random_windows
 		snprintf(from, sizeof(from), "--from=%" PRIu64 "ns", a);
 		snprintf(to, sizeof(to), "--to=%" PRIu64 "ns", a + len + 1);
 		for (unsigned c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
-			const char *args[10];
+			const char *args[12];
 			unsigned n = 0;
 			struct tu_result whole, fast;
 			int of = 0, d;
 
 			for (unsigned k = 0; cmds[c][k]; k++)
 				args[n++] = cmds[c][k];
+			/* The other filters with the window. */
+			if (w % 4 == 1)
+				args[n++] = "--thread=501";
+			if (w % 4 == 2)
+				args[n++] = "--function=^fn0";
+			if (w % 4 == 3 && c < 2) /* summary's */
+				args[n++] = "--max-duration=2us";
 			if (w % 8 != 7)
 				args[n++] = from;
 			if (w % 8 != 6)
