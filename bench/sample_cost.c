@@ -20,6 +20,8 @@
  *   timer-empty   timer_create(CLOCK_THREAD_CPUTIME_ID), SIGEV_THREAD_ID,
  *                 empty handler (the scheduler tick checks it: <= CONFIG_HZ)
  *
+ * SPARE_THREADS=N adds N threads that only wait; THREADS=1 prints each
+ * thread's CPU time and voluntary switches (/proc/self/task) at the end.
  * Prints "MODE signals user_s sys_s" (getrusage RUSAGE_SELF at the end).
  * Usage: sample_cost MODE HZ ROUNDS. Run by bench/sampling.sh, not by
  * meson test.
@@ -28,6 +30,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -273,6 +276,36 @@ static void ab(const char *mode, unsigned long hz, long rounds, long chunk)
 	       (unsigned long long)(signals - sig0));
 }
 
+/* SPARE_THREADS=N: N threads that wait, unsampled CPU-wise, until exit. */
+static void *spare(void *arg)
+{
+	static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+
+	(void)arg;
+	pthread_mutex_lock(&m);
+	for (;;)
+		pthread_cond_wait(&c, &m);
+	return NULL;
+}
+
+static void start_spares(long n)
+{
+	pthread_attr_t attr;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 << 10);
+	for (long i = 0; i < n; i++) {
+		pthread_t th;
+
+		if (pthread_create(&th, &attr, spare, NULL)) {
+			fprintf(stderr, "sample_cost: %ld spare threads only\n", i);
+			break;
+		}
+	}
+	pthread_attr_destroy(&attr);
+}
+
 /* With THREADS set: each thread's name, CPU time and voluntary switches now. */
 static void print_threads(void)
 {
@@ -355,6 +388,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sample_cost: unknown mode %s\n", mode);
 		return 2;
 	}
+	if (getenv("SPARE_THREADS"))
+		start_spares(strtol(getenv("SPARE_THREADS"), NULL, 10));
 	if (getenv("AB_CHUNK") && perf_fd >= 0) {
 		ab(mode, hz, rounds, strtol(getenv("AB_CHUNK"), NULL, 10));
 		return 0;

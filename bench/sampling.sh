@@ -44,7 +44,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 gcc -O2 -g -o "$tmp/hotspot" "$src/examples/hotspot.c"
-gcc -O2 -g -Wall -Wextra -o "$tmp/sample_cost" "$src/bench/sample_cost.c"
+gcc -O2 -g -Wall -Wextra -pthread -o "$tmp/sample_cost" "$src/bench/sample_cost.c"
 gcc -O2 -g -o "$tmp/sqlite_host" "$src/bench/sqlite_host.c" \
 	/usr/lib/x86_64-linux-gnu/libsqlite3.a -lm -lpthread -ldl
 
@@ -94,6 +94,7 @@ accuracy() {
 	echo "   (tracetool record -F 997), perf at the same rate (cpu-clock, 997 Hz) and perf at"
 	echo "   20 kHz (task-clock: the reference, ~20x the samples); func_b/func_a of each"
 	for i in $(seq "$runs"); do
+		rm -f "$tmp/a.data" "$tmp/a.zst"
 		perf record -q -e 'cpu-clock/freq=997/u' -e 'task-clock/freq=20000/u' -o "$tmp/a.data" -- \
 			"$tt" record -F 997 -o "$tmp/a.zst" -- "$tmp/hotspot" 8000 2>/dev/null
 		"$tt" profile --format=csv "$tmp/a.zst" >"$tmp/a.csv"

@@ -907,8 +907,8 @@ bool rec__probe_cost_measure(bool use_tsc, struct rec__probe_cost_mticks *out) R
  * rec__sample_describe(): the SAMPLING record's fields (writer.c).
  * rec__sample_never_me(): the calling thread (librec's writer) is never
  * sampled. rec__sample_thread_exit(): the exiting thread's destructor
- * (thread.c). rec__sample_reap(): the writer, each pass: threads gone,
- * threads started without pthread_create (armed there).
+ * (thread.c). rec__sample_reap(): the writer, each pass (acts every
+ * 100 ms): threads gone, threads started without pthread_create (armed).
  * rec__sample_fork_child(): lifecycle.c's fork handler.
  */
 int rec__sample_init(uint32_t hz, bool (*start)(void)) REC__HIDDEN;

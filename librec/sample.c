@@ -27,7 +27,7 @@
  * start routine runs), the threads present when sampling starts by their
  * thread ids (/proc/self/task); each is disarmed by itself at exit
  * (thread.c) or, if it never took a sample, by the writer when its thread id
- * is gone (rec__sample_reap()).
+ * is gone from /proc/self/task (rec__sample_reap(), every 100 ms).
  */
 #define _GNU_SOURCE
 #include "rec_internal.h"
@@ -57,6 +57,7 @@ struct armed {
 	int fd;		 /* perf event, -1 if a timer */
 	timer_t timer;	 /* POSIX timer when fd < 0 */
 	uint64_t perf_id; /* PERF_EVENT_IOC_ID: that fd is still ours */
+	uint32_t gen;	  /* S.gen when armed */
 };
 
 static struct {
@@ -77,6 +78,7 @@ static struct {
 	pid_t never_tid; /* librec's writer */
 	bool (*start)(void); /* lifecycle.c's rec__start_lazy(), handed in (no call cycle) */
 	uint64_t scan_ns; /* CLOCK_MONOTONIC of the writer's last /proc scan */
+	uint32_t gen;	  /* scans begun (under reg_lock) */
 } S = { .reg_lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Threads that are never sampled (librec's writer), and one being disarmed. */
@@ -409,6 +411,7 @@ static int arm(pid_t tid)
 	if (tid == __atomic_load_n(&S.never_tid, __ATOMIC_RELAXED))
 		return 0;
 	pthread_mutex_lock(&S.reg_lock);
+	a.gen = S.gen;
 	for (uint32_t i = 0; i < S.nr_reg; i++)
 		if (S.reg[i].tid == tid)
 			goto done; /* already */
@@ -467,8 +470,6 @@ void rec__sample_thread_exit(void)
 	disarm_tid((pid_t)gettid());
 }
 
-static void arm_all_present(void);
-
 /*
  * rec__sample_never_me() - librec's writer, as it starts: never sampled
  * (its CPU time is librec's, measured apart: docs/DESIGN.md "Sampling").
@@ -481,47 +482,112 @@ void rec__sample_never_me(void)
 		disarm_tid((pid_t)gettid()); /* a scan may have armed it first */
 }
 
+static int cmp_tid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The thread ids of the process now, sorted, in *out (malloc). Return: how many, or -1. */
+static long list_threads(pid_t **out)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	pid_t *v = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		long tid = strtol(e->d_name, NULL, 10);
+
+		if (tid <= 0)
+			continue;
+		if (n == cap) {
+			pid_t *w = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
+
+			if (!w) {
+				free(v);
+				closedir(d);
+				return -1;
+			}
+			v = w;
+		}
+		v[n++] = (pid_t)tid;
+	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), cmp_tid);
+	*out = v;
+	return (long)n;
+}
+
 /*
- * The writer, each pass: disarms threads gone without a sample (no
- * destructor of ours ran on them), and, every 100 ms, arms threads not
- * created through pthread_create() (clone(), a static link).
+ * The writer, each pass; every 100 ms, one listing of /proc/self/task
+ * against the registry: arms the threads not created through
+ * pthread_create() (clone(), a static link), and disarms the threads gone
+ * without a sample (no destructor of ours ran on them) -- those armed
+ * before the listing began and absent from it (one armed meanwhile may be
+ * missing from it, and is left for the next). Sorted lists on both sides,
+ * so a process with many threads costs the writer N log N a scan, not a
+ * system call per thread per pass.
  */
 void rec__sample_reap(void)
 {
-	pid_t pid = getpid();
 	struct timespec now;
+	pid_t *live = NULL, *known = NULL;
+	long nr_live;
+	size_t nr_known = 0;
+	uint32_t gen;
 	uint64_t ns;
 
 	if (!__atomic_load_n(&S.ready, __ATOMIC_ACQUIRE))
 		return;
-	pthread_mutex_lock(&S.reg_lock);
-	for (uint32_t i = 0; i < S.nr_reg; i++)
-		if (S.reg[i].tid && syscall(SYS_tgkill, pid, S.reg[i].tid, 0) < 0 && errno == ESRCH)
-			disarm(&S.reg[i]);
-	pthread_mutex_unlock(&S.reg_lock);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-	if (ns - S.scan_ns >= 100000000u) {
-		S.scan_ns = ns;
-		arm_all_present();
+	if (ns - S.scan_ns < 100000000u)
+		return;
+	S.scan_ns = ns;
+	pthread_mutex_lock(&S.reg_lock);
+	gen = ++S.gen;
+	pthread_mutex_unlock(&S.reg_lock);
+	nr_live = list_threads(&live);
+	if (nr_live < 0)
+		return;
+	pthread_mutex_lock(&S.reg_lock);
+	known = malloc((S.nr_reg ? S.nr_reg : 1) * sizeof(*known));
+	for (uint32_t i = 0; i < S.nr_reg; i++) {
+		struct armed *a = &S.reg[i];
+
+		if (!a->tid)
+			continue;
+		if (a->gen != gen &&
+		    !bsearch(&a->tid, live, (size_t)nr_live, sizeof(*live), cmp_tid))
+			disarm(a);
+		else if (known)
+			known[nr_known++] = a->tid;
 	}
+	pthread_mutex_unlock(&S.reg_lock);
+	if (known) {
+		qsort(known, nr_known, sizeof(*known), cmp_tid);
+		for (long i = 0; i < nr_live; i++)
+			if (!bsearch(&live[i], known, nr_known, sizeof(*known), cmp_tid))
+				arm(live[i]);
+	}
+	free(known);
+	free(live);
 }
 
-/* Every thread of the process now (but the caller's own registry lock holders). */
+/* Every thread of the process now (at start). */
 static void arm_all_present(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
+	pid_t *live;
+	long n = list_threads(&live);
 
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		long tid = strtol(e->d_name, NULL, 10);
-
-		if (tid > 0)
-			arm((pid_t)tid);
-	}
-	closedir(d);
+	for (long i = 0; i < n; i++)
+		arm(live[i]);
+	if (n >= 0)
+		free(live);
 }
 
 /* ---------------------------------------------------------------------
