@@ -167,6 +167,17 @@ cost() {
 	echo "librec's writer thread at 1000 Hz, beside the sampled thread (CPU s, /proc/self/task):"
 	THREADS=1 LD_PRELOAD=$lib REC_SAMPLE=1000 REC_OUTPUT="$tmp/c.zst" "$tmp/sample_cost" plain 1000 4000 |
 		grep '^thread'
+	echo "a recording's fixed cost: hotspot 1 round, CPU of the whole command (the first two"
+	echo "through env(1)), median of 15 in turn:"
+	: >"$tmp/fixed"
+	for i in $(seq 15); do
+		echo "$(cpu_wall env "$tmp/hotspot" 1) $(cpu_wall env LD_PRELOAD="$lib" REC_SAMPLE=1000 \
+			REC_OUTPUT="$tmp/f.zst" "$tmp/hotspot" 1) \
+			$(cpu_wall "$tt" record -F 1000 -o "$tmp/f2.zst" -- "$tmp/hotspot" 1)" >>"$tmp/fixed"
+	done
+	for c in 1 3 5; do awk -v c=$c '{print $c}' "$tmp/fixed" | median; done | paste -sd' ' |
+		awk '{printf "plain %.2f ms, LD_PRELOAD=librectrace.so REC_SAMPLE=1000 %.2f ms, tracetool record -F 1000 %.2f ms\n",
+			1000 * $1, 1000 * $2, 1000 * $3}'
 }
 
 sqlite() {
