@@ -359,7 +359,8 @@ static uint64_t tid_at_first_event(struct chrome *ch, const struct tt_thread *th
 	return t->out_id;
 }
 
-static const char *quoted(struct chrome *ch, uint32_t name)
+/* quoted() the first time a name is met: its label quoted, its --function. */
+static __attribute__((noinline)) const char *quoted_slow(struct chrome *ch, uint32_t name)
 {
 	struct tt_trace *tr = &ch->rep->tr;
 
@@ -383,6 +384,14 @@ static const char *quoted(struct chrome *ch, uint32_t name)
 		ch->selected[name] = tt_options_function_selected(ch->o, tr->names[name]);
 	}
 	return ch->selected[name] ? ch->quoted[name] : NULL;
+}
+
+/* The JSON-quoted label of a name, NULL if --function leaves it out. */
+static inline const char *quoted(struct chrome *ch, uint32_t name)
+{
+	if (__builtin_expect(name < ch->nr_quoted && ch->quoted[name], 1))
+		return ch->selected[name] ? ch->quoted[name] : NULL;
+	return quoted_slow(ch, name);
 }
 
 static void begin_event(struct chrome *ch)
@@ -474,6 +483,32 @@ static void write_held(struct chrome *ch, struct chrome_thread *ct)
 		scope_tail(ch, h->mark, h->args, h->nr_args);
 		scope_head(ch, ct, 'E', h->name, h->end_ns);
 		scope_tail(ch, h->mark, h->args, h->nr_args);
+		return;
+	}
+	if (!h->mark && !h->nr_args && ch->quoted_len[h->name] <= 4096) {
+		/* The common event in one piece: ,{"ph":"X","name":Q,HEAD TS,"dur":D} */
+		const size_t qlen = ch->quoted_len[h->name];
+
+		p = tt_out_reserve(&ch->out, 160 + qlen + ct->head_len);
+		if (ch->first) {
+			*p++ = '\n';
+			ch->first = false;
+		} else {
+			memcpy(p, ",\n", 2);
+			p += 2;
+		}
+		memcpy(p, "{\"ph\":\"X\",\"name\":", 17);
+		p += 17;
+		memcpy(p, ch->quoted[h->name], qlen);
+		p += qlen;
+		memcpy(p, ct->head, ct->head_len);
+		p += ct->head_len;
+		p += fmt_us(p, h->start_ns);
+		memcpy(p, ",\"dur\":", 7);
+		p += 7;
+		p += fmt_us(p, (int64_t)((uint64_t)h->end_ns - (uint64_t)h->start_ns));
+		*p++ = '}';
+		ch->out.len = (size_t)(p - ch->out.buf);
 		return;
 	}
 	scope_head(ch, ct, 'X', h->name, h->start_ns);
