@@ -45,7 +45,7 @@ struct tt_index;
 struct tt_index *tt_index_for(const char *path);
 
 /* Files from this size on get an index by default. */
-#define TT_INDEX_MIN_BYTES (32u << 20)
+#define TT_INDEX_MIN_BYTES (4u << 20)
 
 /*
  * What a walk reads: frames [first, last] decoded, the others' stand-ins;
