@@ -214,6 +214,7 @@ int tt_cmd_histogram(int argc, char **argv)
 {
 	struct tt_options o = TT_OPTIONS_INIT;
 	struct tt_report rep;
+	struct tt_walk_spec spec = tt_walk_stats;
 	struct bin bins[MAX_BINS + 2];
 	unsigned columns = tt_emit_terminal_columns();
 	uint64_t step;
@@ -221,7 +222,8 @@ int tt_cmd_histogram(int argc, char **argv)
 	int rc = 0;
 
 	argp_parse(&histogram_argp, argc, argv, 0, NULL, &o);
-	if (tt_walk(&rep, &o, &tt_walk_stats, msg, sizeof(msg)) != TT_OK) {
+	spec.window_index = true; /* a window reads only its frames (engine/index.h) */
+	if (tt_walk(&rep, &o, &spec, msg, sizeof(msg)) != TT_OK) {
 		rc = tt_fail_file(tt_report_failed(&rep, &o), msg);
 		goto out;
 	}

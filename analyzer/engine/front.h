@@ -73,7 +73,7 @@ struct tt_walk_spec {
 	/* With --from/--to, read through the file's frame index when it has
 	 * one (index.h): only the frames that can matter to the window are
 	 * decoded. For consumers whose output depends only on the activations
-	 * in the window and the enters open around them (summary, tree, flame,
+	 * in the window and the enters open around them (summary, histogram, tree, flame,
 	 * chrome); the result is the same as the whole file's. */
 	bool window_index;
 	/* The options whose --from/--to that is, when the walk's own have none
