@@ -54,31 +54,17 @@ static error_t parse_profile(int key, char *arg, struct argp_state *state)
 {
 	struct profile_args *a = state->input;
 	uint64_t v;
-	int rc, f;
 
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &a->o;
 		break;
 	case OPT_WITHIN:
-		if (a->so.has_within) {
-			regfree(&a->so.within);
-			a->so.has_within = false;
-		}
-		rc = regcomp(&a->so.within, arg, REG_EXTENDED | REG_NOSUB);
-		if (rc) {
-			char buf[128];
-
-			regerror(rc, &a->so.within, buf, sizeof(buf));
-			argp_error(state, "--within: bad regular expression '%s': %s", arg, buf);
-		}
-		a->so.has_within = true;
+		tt_options_regex(state, "--within", arg, &a->so.within, &a->so.has_within);
 		break;
 	case OPT_PROFILE_FORMAT:
-		f = tt_options_choice(TT_FORMAT_CHOICES, arg);
-		if (f < 0)
-			argp_error(state, "--format: '%s' is not one of " TT_FORMAT_CHOICES, arg);
-		a->o.format = (enum tt_format)f;
+		a->o.format = (enum tt_format)tt_options_choose(state, "--format",
+								TT_FORMAT_CHOICES, arg);
 		break;
 	case OPT_PROFILE_BY_THREAD:
 		a->o.by_thread = true;

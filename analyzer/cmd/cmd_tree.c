@@ -46,7 +46,6 @@ static error_t parse_tree(int key, char *arg, struct argp_state *state)
 	struct tree_args *a = state->input;
 	uint64_t v;
 	char *end;
-	int rc;
 
 	switch (key) {
 	case ARGP_KEY_INIT:
@@ -68,18 +67,7 @@ static error_t parse_tree(int key, char *arg, struct argp_state *state)
 		a->samples = true;
 		break;
 	case OPT_CALLERS:
-		if (a->co.has_callers) {
-			regfree(&a->co.callers);
-			a->co.has_callers = false;
-		}
-		rc = regcomp(&a->co.callers, arg, REG_EXTENDED | REG_NOSUB);
-		if (rc) {
-			char buf[128];
-
-			regerror(rc, &a->co.callers, buf, sizeof(buf));
-			argp_error(state, "--callers: bad regular expression '%s': %s", arg, buf);
-		}
-		a->co.has_callers = true;
+		tt_options_regex(state, "--callers", arg, &a->co.callers, &a->co.has_callers);
 		break;
 	case ARGP_KEY_END:
 		if (a->samples && a->co.has_callers)

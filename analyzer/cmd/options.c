@@ -73,10 +73,28 @@ int tt_options_parse_time(const char *s, uint64_t *ns)
 	return 0;
 }
 
+void tt_options_regex(struct argp_state *state, const char *option, const char *arg, regex_t *re,
+		      bool *has)
+{
+	int rc;
+
+	if (*has) {
+		regfree(re);
+		*has = false;
+	}
+	rc = regcomp(re, arg, REG_EXTENDED | REG_NOSUB);
+	if (rc) {
+		char buf[128];
+
+		regerror(rc, re, buf, sizeof(buf));
+		argp_error(state, "%s: bad regular expression '%s': %s", option, arg, buf);
+	}
+	*has = true;
+}
+
 static error_t parse_filter(int key, char *arg, struct argp_state *state)
 {
 	struct tt_options *o = state->input;
-	int rc;
 
 	switch (key) {
 	case 't':
@@ -89,18 +107,7 @@ static error_t parse_filter(int key, char *arg, struct argp_state *state)
 		o->threads[o->nr_threads++] = arg;
 		break;
 	case 'f':
-		if (o->has_function) {
-			regfree(&o->function_re);
-			o->has_function = false;
-		}
-		rc = regcomp(&o->function_re, arg, REG_EXTENDED | REG_NOSUB);
-		if (rc) {
-			char buf[128];
-
-			regerror(rc, &o->function_re, buf, sizeof(buf));
-			argp_error(state, "--function: bad regular expression '%s': %s", arg, buf);
-		}
-		o->has_function = true;
+		tt_options_regex(state, "--function", arg, &o->function_re, &o->has_function);
 		break;
 	case OPT_FROM:
 		if (tt_options_parse_time(arg, &o->from_ns))

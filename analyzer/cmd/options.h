@@ -72,6 +72,15 @@ int tt_options_choice(const char *choices, const char *arg);
 int tt_options_choose(struct argp_state *state, const char *option, const char *choices,
 		      const char *arg);
 
+/*
+ * tt_options_regex() - option's value arg, a POSIX extended regular
+ * expression, compiled (REG_NOSUB) into *re, which *has says holds one
+ * already (freed: the last of a repeated option wins); a usage error
+ * "OPTION: bad regular expression 'ARG': WHY" (exit 2) if it is none.
+ */
+void tt_options_regex(struct argp_state *state, const char *option, const char *arg, regex_t *re,
+		      bool *has);
+
 /* "1.5ms" -> 1500000. Return: 0, or -1 if not a time with a unit. */
 int tt_options_parse_time(const char *s, uint64_t *ns);
 /* Parses a whole number; Return: 0 or -1. */
