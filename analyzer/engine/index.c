@@ -76,7 +76,11 @@ struct b_thread {
 	bool has_last;
 };
 
+#define B_BATCH 1024
+
 struct builder {
+	uint64_t ticks[B_BATCH]; /* a batch of decoded events */
+	uint32_t codes[B_BATCH];
 	struct tt_trace tr;
 	struct tt_index *ix;
 	bool bad;
@@ -156,44 +160,51 @@ static int b_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 				 .base_ticks = it->ticks };
 	struct ix_frame *f = b->cur;
 	uint8_t head[8] = { TT_REC_SKIPPED, 0, 0, 0 };
-	uint64_t ticks;
-	uint32_t code, size = sizeof(sk);
+	uint32_t size = sizeof(sk);
 	int rc;
 
 	t->dirty = true;
-	while ((rc = recfmt_events_next(it, &ticks, &code)) == 1) {
-		uint32_t site = RECFMT_CODE_SITE(code), name;
+	while ((rc = recfmt_events_decode_batch(it, b->ticks, b->codes, B_BATCH)) > 0) {
+		for (int i = 0; i < rc; i++) {
+			const uint64_t ticks = b->ticks[i];
+			const uint32_t code = b->codes[i], site = RECFMT_CODE_SITE(code);
+			uint32_t name;
 
-		if (t->has_last && ticks < t->last)
-			no_index(b, "a thread's clock goes backwards");
-		t->last = ticks;
-		t->has_last = true;
-		if (!f->has_events || ticks < f->min_ticks)
-			f->min_ticks = ticks;
-		if (!f->has_events || ticks > f->max_ticks)
-			f->max_ticks = ticks;
-		f->has_events = 1;
-		if (!tt_trace_site_known(tr, site))
-			no_index(b, "a site has no SITE or FUNC record");
-		name = tt_trace_site_name(tr, site);
-		if (!RECFMT_CODE_IS_EXIT(code)) {
-			sk.enters++;
-			b_push(t, name, code, ticks);
-			if (t->sp > TT_MIN_DEPTH_LIMIT)
-				no_index(b, "a stack is too deep");
-			continue;
-		}
-		if (t->sp && t->name[t->sp - 1] == name) {
-			t->sp--;
-			t->low = t->sp < t->low ? t->sp : t->low;
-			continue;
-		}
-		for (uint32_t k = t->sp; k-- > 0;)
-			if (t->name[k] == name) {
-				no_index(b, "a scope is left without an exit (longjmp)");
-				break;
+			if (t->has_last && ticks < t->last)
+				no_index(b, "a thread's clock goes backwards");
+			t->last = ticks;
+			t->has_last = true;
+			if (!f->has_events || ticks < f->min_ticks)
+				f->min_ticks = ticks;
+			if (!f->has_events || ticks > f->max_ticks)
+				f->max_ticks = ticks;
+			f->has_events = 1;
+			if (site < tr->nr_site_slots && tr->site_name[site] != TT_NO_NAME) {
+				name = tr->site_name[site];
+			} else {
+				if (!tt_trace_site_known(tr, site))
+					no_index(b, "a site has no SITE or FUNC record");
+				name = tt_trace_site_name(tr, site);
 			}
-		/* Else an exit with no enter: an error, nothing closed. */
+			if (!RECFMT_CODE_IS_EXIT(code)) {
+				sk.enters++;
+				b_push(t, name, code, ticks);
+				if (t->sp > TT_MIN_DEPTH_LIMIT)
+					no_index(b, "a stack is too deep");
+				continue;
+			}
+			if (t->sp && t->name[t->sp - 1] == name) {
+				t->sp--;
+				t->low = t->sp < t->low ? t->sp : t->low;
+				continue;
+			}
+			for (uint32_t k = t->sp; k-- > 0;)
+				if (t->name[k] == name) {
+					no_index(b, "a scope is left without an exit (longjmp)");
+					break;
+				}
+			/* Else an exit with no enter: an error, nothing closed. */
+		}
 	}
 	if (rc < 0 || !recfmt_events_check_end(it))
 		return -1;
