@@ -15,6 +15,12 @@
  *   sigprof MS     its own SIGPROF profiler (setitimer ITIMER_PROF, 100 Hz)
  *                  while it works: prints "sigprof N"
  *   abort MS       works, then abort(): crash capture
+ *   unhooked N     N threads made with libc's own pthread_create, past librec's
+ *                  wrapper (as clone() or a static thread library would make
+ *                  them): waits until the writer's scan armed them (N more
+ *                  clocks: perf fds or POSIX timers), prints "armed K"; half
+ *                  of them work 150 ms of CPU, the others none; all exit;
+ *                  waits until their clocks are gone, prints "left K"
  * Every mode prints "pid N" first, "fds N" (its open descriptors) and
  * "cpu_us N" (user CPU time) last.
  */
@@ -22,6 +28,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +102,59 @@ static void *malloc_thread(void *arg)
 	for (unsigned i = 0; i < 64; i++)
 		free(p[i]);
 	return NULL;
+}
+
+/* librec's clocks in this process: perf events among the fds, POSIX timers. */
+static int clocks(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	char path[300], link[64], line[128];
+	int n = 0;
+	FILE *f;
+
+	while (d && (e = readdir(d))) {
+		ssize_t k;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		k = readlink(path, link, sizeof(link) - 1);
+		if (k > 0) {
+			link[k] = 0;
+			n += strstr(link, "perf_event") != NULL;
+		}
+	}
+	if (d)
+		closedir(d);
+	f = fopen("/proc/self/timers", "r");
+	while (f && fgets(line, sizeof(line), f))
+		n += strncmp(line, "ID:", 3) == 0;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static volatile int unhooked_go;
+
+static void *unhooked_thread(void *arg)
+{
+	while (!unhooked_go)
+		usleep(1000);
+	if ((long)arg % 2 == 0)
+		work(150);
+	return NULL;
+}
+
+/* Waits (10 ms steps, at most 60 s) until clocks() - base is `want` or, if
+ * !at_least, at most it. Return: clocks() - base then. */
+static int wait_clocks(int base, int want, bool at_least)
+{
+	int n = clocks() - base;
+
+	for (int i = 0; i < 6000 && (at_least ? n < want : n > want); i++) {
+		usleep(10000);
+		n = clocks() - base;
+	}
+	return n;
 }
 
 int main(int argc, char **argv)
@@ -179,6 +239,26 @@ int main(int argc, char **argv)
 		memset(&it, 0, sizeof(it));
 		setitimer(ITIMER_PROF, &it, NULL);
 		printf("sigprof %d\n", (int)nr_sigprof);
+	} else if (strcmp(mode, "unhooked") == 0) {
+		enum { MAX = 64 };
+		int n = (int)ms < MAX ? (int)ms : MAX, base = clocks();
+		void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+		int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+		pthread_t t[MAX];
+
+		create = libc ? (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+					 void *))dlvsym(libc, "pthread_create", "GLIBC_2.34")
+			      : NULL;
+		if (!create)
+			return 4;
+		for (long i = 0; i < n; i++)
+			if (create(&t[i], NULL, unhooked_thread, (void *)i))
+				return 3;
+		printf("armed %d\n", wait_clocks(base, n, true));
+		unhooked_go = 1;
+		for (int i = 0; i < n; i++)
+			pthread_join(t[i], NULL);
+		printf("left %d\n", wait_clocks(base, 0, false));
 	} else if (strcmp(mode, "abort") == 0) {
 		work(ms);
 		abort();

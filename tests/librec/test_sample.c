@@ -350,6 +350,30 @@ Test(sample, ten_thousand_threads_coming_and_going, .init = make_dir, .fini = re
 	tr_free(&tr);
 }
 
+/*
+ * Threads librec's pthread_create wrapper never saw (libc's own, as clone()
+ * or a static thread library makes them): the writer's scan of
+ * /proc/self/task arms them, and disarms those that exit without a sample
+ * (no destructor of ours runs on them): rec__sample_reap().
+ */
+Test(sample, threads_made_past_the_wrapper_are_armed_by_the_scan_and_disarmed_when_gone,
+     .init = make_dir, .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "unhooked", "8", NULL };
+	char out[256];
+	struct tu_child c;
+	static struct samples s;
+
+	run_sampled_to("unhooked.zst", out, argv, "997", NULL, 120000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	cr_assert_eq(printed(c.out, "armed"), 8, "%s", c.out);
+	cr_assert_eq(printed(c.out, "left"), 0, "%s", c.out);
+	read_samples(out, &s);
+	cr_assert(s.clean && !s.corrupt && s.has_sampling);
+	/* The four that worked 150 ms of CPU each, armed before they began. */
+	cr_assert_geq(s.threads_sampled, 4, "%u threads sampled", s.threads_sampled);
+}
+
 Test(sample, dlopen_dlclose_in_a_loop, .init = make_dir, .fini = remove_dir)
 {
 	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "dlopen", "300",
