@@ -53,6 +53,7 @@ static const struct env_var {
 	[REC__ENV_SNAPSHOT_SIGNAL] = { "REC_SNAPSHOT_SIGNAL", false }, /* flight: signal */
 	[REC__ENV_TRIGGER] = { "REC_TRIGGER", false },	  /* flight: NAME>DURATION triggers */
 	[REC__ENV_SAMPLE] = { "REC_SAMPLE", false },	  /* stack samples per CPU second (sample.c) */
+	[REC__ENV_RECORD_LOG] = { "REC_RECORD_LOG", false }, /* tracetool record's list of files */
 };
 
 /* The value of one variable of the table, read as its row says. */
@@ -73,6 +74,11 @@ static void env_read_all(struct rec__env *env)
 const char *rec__env_output(void)
 {
 	return env_read(REC__ENV_OUTPUT);
+}
+
+const char *rec__env_record_log(void)
+{
+	return env_read(REC__ENV_RECORD_LOG);
 }
 
 /*

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -253,6 +254,39 @@ static int open_output(char *path, size_t path_bytes)
 }
 
 /*
+ * Tells `tracetool record` which file this process writes (tracetool(1),
+ * "record"; rec(3), REC_RECORD_LOG): appends "PID<tab>PATH<NUL>" to the
+ * file REC_RECORD_LOG names, PATH absolute, in one write (O_APPEND: lines
+ * of processes recording at once do not mix). Only a regular file that
+ * exists is written (never created, never through a link); setuid and
+ * setgid programs read no REC_RECORD_LOG (secure_getenv()). Failures are
+ * silent: the list is a courtesy, the trace is written regardless.
+ */
+static void announce_output(const char *path)
+{
+	const char *list = rec__env_record_log();
+	char cwd[PATH_MAX], line[2 * PATH_MAX + 32];
+	struct stat st;
+	bool rel = path[0] != '/';
+	int fd, n;
+
+	if (!list || list[0] != '/')
+		return;
+	if (rel && !getcwd(cwd, sizeof(cwd)))
+		return;
+	n = snprintf(line, sizeof(line), "%d\t%s%s%s", (int)getpid(), rel ? cwd : "",
+		     rel ? "/" : "", path);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return;
+	fd = open(list, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
+		(void)!write(fd, line, (size_t)n + 1); /* with its NUL */
+	close(fd);
+}
+
+/*
  * rec__start_locked() - start recording (under rec__g.lock).
  * Return: 0 (also when disabled), -EALREADY, -EINVAL, or a negative errno
  * for the output file; on failure recording is off and a line was logged.
@@ -308,6 +342,8 @@ int rec__start_locked(const struct rec_config *config)
 		return fd;
 	}
 	rec__g.fd = rec__g.cfg.flight ? -1 : fd;
+	if (!rec__g.cfg.flight)
+		announce_output(rec__g.cfg.output);
 	rec__counters_configure(rec__g.cfg.counters);
 	rec__g.stop_requested = false;
 	rec__g.write_error = 0;

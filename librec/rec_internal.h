@@ -626,6 +626,7 @@ enum rec__env_var {
 	REC__ENV_SNAPSHOT_SIGNAL,
 	REC__ENV_TRIGGER,
 	REC__ENV_SAMPLE,
+	REC__ENV_RECORD_LOG,
 	REC__NR_ENV_VARS
 };
 /* The environment as one rec__config_resolve() read it: each value raw, NULL if unset or unread. */
@@ -636,6 +637,8 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out) RE
 bool rec__env_disabled(void) REC__HIDDEN;
 /* REC_OUTPUT as the environment holds it now (NULL if unset or unread): lifecycle.c's fork child. */
 const char *rec__env_output(void) REC__HIDDEN;
+/* REC_RECORD_LOG (set by `tracetool record`), read with secure_getenv(); NULL if unset. */
+const char *rec__env_record_log(void) REC__HIDDEN;
 /*
  * rec__secure() - true in a program run with privileges its caller lacks
  * (setuid, setgid, file capabilities: the kernel's AT_SECURE). The

@@ -19,6 +19,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
@@ -191,7 +192,7 @@ static char *env_entry(const char *name, const char *value)
 
 /* The environment of CMD: ours with LD_PRELOAD, REC_SAMPLE and REC_OUTPUT
  * set (LD_PRELOAD keeps what it had, after librec). */
-static char **child_env(const char *lib, unsigned long hz, const char *output)
+static char **child_env(const char *lib, unsigned long hz, const char *output, const char *list)
 {
 	size_t n = 0, k = 0;
 	const char *pre = getenv("LD_PRELOAD");
@@ -200,10 +201,10 @@ static char **child_env(const char *lib, unsigned long hz, const char *output)
 
 	while (environ[n])
 		n++;
-	env = tt_xrealloc(NULL, (n + 4) * sizeof(*env));
+	env = tt_xrealloc(NULL, (n + 5) * sizeof(*env));
 	for (size_t i = 0; i < n; i++)
 		if (strncmp(environ[i], "LD_PRELOAD=", 11) && strncmp(environ[i], "REC_SAMPLE=", 11) &&
-		    strncmp(environ[i], "REC_OUTPUT=", 11))
+		    strncmp(environ[i], "REC_OUTPUT=", 11) && strncmp(environ[i], "REC_RECORD_LOG=", 15))
 			env[k++] = tt_xstrndup(environ[i], strlen(environ[i]));
 	if (pre && *pre) {
 		size_t len = strlen(lib) + strlen(pre) + 2;
@@ -217,8 +218,133 @@ static char **child_env(const char *lib, unsigned long hz, const char *output)
 	snprintf(hzs, sizeof(hzs), "%lu", hz);
 	env[k++] = env_entry("REC_SAMPLE", hzs);
 	env[k++] = env_entry("REC_OUTPUT", output);
+	if (list)
+		env[k++] = env_entry("REC_RECORD_LOG", list);
 	env[k] = NULL;
 	return env;
+}
+
+/*
+ * The list through which each librec of CMD's tree says which file it
+ * wrote (REC_RECORD_LOG, rec(3)): an empty file in a directory of our own
+ * (mkdtemp, mode 0700). *dir and the return are malloc'd; NULL (no list:
+ * the report falls back to looking at -o's file) if it cannot be made.
+ */
+static char *make_list(char **dir)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *d, *f;
+	int fd;
+
+	if (!tmp || tmp[0] != '/')
+		tmp = "/tmp";
+	d = join3(tmp, "", "tracetool-record-XXXXXX");
+	if (!mkdtemp(d)) {
+		free(d);
+		return NULL;
+	}
+	f = join3(d, "", "files");
+	fd = open(f, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		rmdir(d);
+		free(d);
+		free(f);
+		return NULL;
+	}
+	close(fd);
+	*dir = d;
+	return f;
+}
+
+/* The files the list names, each once, in the order written. */
+struct written {
+	char **path;
+	size_t n;
+};
+
+static void read_list(const char *list, struct written *w)
+{
+	FILE *f = fopen(list, "re");
+	char *rec = NULL, *tab;
+	size_t cap = 0;
+	ssize_t len;
+
+	w->path = NULL;
+	w->n = 0;
+	if (!f)
+		return;
+	while ((len = getdelim(&rec, &cap, '\0', f)) > 0) {
+		bool seen = false;
+
+		if (rec[len - 1] != '\0')
+			break; /* cut short: a process still writing it */
+		tab = strchr(rec, '\t');
+		if (!tab || tab[1] != '/')
+			continue;
+		for (size_t i = 0; i < w->n && !seen; i++)
+			seen = strcmp(w->path[i], tab + 1) == 0;
+		if (seen)
+			continue;
+		w->path = tt_xrealloc(w->path, (w->n + 1) * sizeof(*w->path));
+		w->path[w->n++] = tt_xstrndup(tab + 1, strlen(tab + 1));
+	}
+	free(rec);
+	fclose(f);
+}
+
+/* path as the user would type it here: relative when under our directory. */
+static const char *shown(const char *path, const char *cwd)
+{
+	size_t n = cwd ? strlen(cwd) : 0;
+
+	if (n > 1 && strncmp(path, cwd, n) == 0 && path[n] == '/')
+		return path + n + 1;
+	return path;
+}
+
+/*
+ * The closing lines from the list: the file -o named (when a process wrote
+ * it) and every other that CMD's processes wrote — a name with %p, or the
+ * name with "-PID" librec took when another process held -o's file
+ * (rec(3), REC_OUTPUT) — and how to read them together.
+ */
+static void report_written(const struct written *w, const char *output)
+{
+	/* Paths shown as -o was given: absolute, or relative to here. */
+	char *cwd = output[0] == '/' ? NULL : getcwd(NULL, 0), *want = NULL;
+	size_t main_i = w->n, more;
+
+	/* -o's file, absolute as librec wrote it. */
+	if (output[0] == '/')
+		want = tt_xstrndup(output, strlen(output));
+	else if (cwd)
+		want = join3(cwd, "", output);
+	for (size_t i = 0; i < w->n && want; i++)
+		if (strcmp(w->path[i], want) == 0)
+			main_i = i;
+	if (main_i == w->n)
+		main_i = 0; /* no process wrote -o's name itself: the first file leads */
+	more = w->n - 1;
+	fputs("tracetool: record: trace in ", stderr);
+	tt_emit_text(stderr, shown(w->path[main_i], cwd));
+	if (more) {
+		fprintf(stderr, "; %zu more from %s: ", more,
+			more == 1 ? "another process" : "other processes");
+		for (size_t i = 0, k = 0; i < w->n; i++) {
+			if (i == main_i)
+				continue;
+			fputs(k++ ? ", " : "", stderr);
+			tt_emit_text(stderr, shown(w->path[i], cwd));
+		}
+		fputs("\ntracetool: record: read them together: tracetool profile --by-process", stderr);
+		for (size_t i = 0; i < w->n; i++) {
+			fputc(' ', stderr);
+			tt_emit_text(stderr, shown(w->path[i], cwd));
+		}
+	}
+	fputc('\n', stderr);
+	free(want);
+	free(cwd);
 }
 
 static void free_env(char **env)
@@ -234,15 +360,17 @@ int tt_cmd_record(int argc, char **argv)
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
 	struct stat before, st;
 	bool existed;
+	struct written w = { 0 };
 	char **env;
-	char *lib;
+	char *lib, *list, *list_dir = NULL;
 	pid_t pid;
 	int status, err, rc;
 
 	/* CMD's own options are not ours: stop at the first operand. */
 	argp_parse(&record_argp, argc, argv, ARGP_IN_ORDER, NULL, &a);
 	lib = find_librec();
-	env = child_env(lib, a.hz, a.output);
+	list = make_list(&list_dir);
+	env = child_env(lib, a.hz, a.output, list);
 	/* Whether CMD wrote the trace: the file is new or changed. */
 	existed = stat(a.output, &before) == 0;
 	/* As a shell does for its foreground job: ^C and ^\ are for CMD,
@@ -279,7 +407,11 @@ int tt_cmd_record(int argc, char **argv)
 	if (WIFSIGNALED(status))
 		fprintf(stderr, "tracetool: record: %s ended by signal %d (%s)\n", a.cmd[0],
 			WTERMSIG(status), strsignal(WTERMSIG(status)));
-	if (strstr(a.output, "%p")) {
+	if (list)
+		read_list(list, &w);
+	if (w.n) {
+		report_written(&w, a.output);
+	} else if (strstr(a.output, "%p")) {
 		fputs("tracetool: record: trace in ", stderr);
 		tt_emit_text(stderr, a.output);
 		fputs(" (%p: each process's pid)\n", stderr);
@@ -302,6 +434,15 @@ int tt_cmd_record(int argc, char **argv)
 		fputc('\n', stderr);
 	}
 out:
+	for (size_t i = 0; i < w.n; i++)
+		free(w.path[i]);
+	free(w.path);
+	if (list) {
+		unlink(list);
+		rmdir(list_dir);
+	}
+	free(list);
+	free(list_dir);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	free(lib);

@@ -12,6 +12,8 @@
 
 #include "ttest.h"
 
+#include <dirent.h>
+
 #include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -257,5 +259,103 @@ Test(record, an_unmodified_program_is_profiled_by_its_samples)
 	cr_assert_eq(main_total, all, "main is on every stack:\n%s", r.out);
 	cr_assert_geq(10 * (a + b), 8 * all, "spin_a + spin_b below 80 %%:\n%s", r.out);
 	cr_assert(b > 2 * a && b < 8 * a, "spin_b %lu vs spin_a %lu:\n%s", b, a, r.out);
+	tu_result_free(&r);
+}
+
+/*
+ * The files under dir (a fresh directory), joined as "a b c" in
+ * sorted order, and their count; removed with the directory.
+ */
+static unsigned files_in(const char *dir, char *names, size_t bytes)
+{
+	struct dirent **ents;
+	int n = scandir(dir, &ents, NULL, alphasort);
+	unsigned k = 0;
+
+	cr_assert_geq(n, 0, "%s", dir);
+	names[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (ents[i]->d_name[0] != '.') {
+			char p[512];
+
+			snprintf(names + strlen(names), bytes - strlen(names), "%s%s/%s",
+				 k++ ? " " : "", dir, ents[i]->d_name);
+			snprintf(p, sizeof(p), "%s/%s", dir, ents[i]->d_name);
+			unlink(p);
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	rmdir(dir);
+	return k;
+}
+
+/* Each word of list (space-separated) is on stderr's "read them together" line. */
+static void all_named_together(const char *err, const char *list)
+{
+	const char *line = strstr(err, "read them together: tracetool profile --by-process ");
+	char copy[2048], *save = NULL;
+
+	cr_assert(line, "%s", err);
+	snprintf(copy, sizeof(copy), "%s", list);
+	for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		const char *at = strstr(line, w);
+
+		cr_assert(at && (at[strlen(w)] == ' ' || at[strlen(w)] == '\n'), "%s not on:\n%s",
+			  w, err);
+	}
+}
+
+/*
+ * record_names_every_file_of_a_pipeline: two processes of a pipeline want
+ * one -o file; librec gives the second FILE-PID (rec(3), REC_OUTPUT), and
+ * record's closing lines name that one too, as many as were written, and
+ * how to read them together (tracetool(1), "record").
+ */
+Test(record, record_names_every_file_of_a_pipeline)
+{
+	const char *spin = getenv("PROG_SPIN");
+	char dir[] = "/tmp/tt_record_pipe_XXXXXX", out[600], script[1200], files[2048], want[700];
+	struct tu_result r;
+	unsigned n;
+
+	cr_assert(spin, "PROG_SPIN not set");
+	cr_assert(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/pipe.zst", dir);
+	snprintf(script, sizeof(script), "'%s' 300 | '%s' 300", spin, spin);
+	r = tu_run("record", "-o", out, "--", "sh", "-c", script, NULL);
+	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+	n = files_in(dir, files, sizeof(files));
+	/* Both prog_spins sampled (0.1 s of CPU each); sh too when it ran a period. */
+	cr_assert_geq(n, 2, "%s\n%s", files, r.err);
+	snprintf(want, sizeof(want), "tracetool: record: trace in %s; %u more from %s: ", out,
+		 n - 1, n == 2 ? "another process" : "other processes");
+	cr_assert(strstr(r.err, want), "want '%s' in:\n%s", want, r.err);
+	all_named_together(r.err, files);
+	tu_result_free(&r);
+}
+
+/*
+ * record_names_the_file_of_a_forked_child: prog_fork's parent and child
+ * each record (-o with %p); record names both files, neither one a
+ * pattern (tracetool(1), "record").
+ */
+Test(record, record_names_the_file_of_a_forked_child)
+{
+	const char *fork_prog = getenv("PROG_FORK");
+	char dir[] = "/tmp/tt_record_fork_XXXXXX", out[600], files[2048];
+	struct tu_result r;
+	unsigned n;
+
+	cr_assert(fork_prog, "PROG_FORK not set");
+	cr_assert(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/fork-%%p.zst", dir);
+	r = tu_run("record", "-o", out, "--", fork_prog, NULL);
+	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+	n = files_in(dir, files, sizeof(files));
+	cr_assert_eq(n, 2, "%s\n%s", files, r.err);
+	cr_assert(strstr(r.err, "; 1 more from another process: "), "%s", r.err);
+	cr_assert(!strstr(r.err, "%p"), "%s", r.err);
+	all_named_together(r.err, files);
 	tu_result_free(&r);
 }
