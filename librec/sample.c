@@ -249,7 +249,23 @@ static NOINSTR bool ours(const siginfo_t *si)
 	return si->si_code == POLL_IN || si->si_code == POLL_HUP; /* F_SETSIG of a perf event */
 }
 
-static NOINSTR void on_signal(int signo, siginfo_t *si, void *ucv)
+/*
+ * Whether this handler runs on the thread's alternate signal stack, which it
+ * does only where the host's own handler was running there (the sampling
+ * signal is installed without SA_ONSTACK, so the kernel stays on the stack it
+ * interrupted). The kernel saved the thread's alternate stack in the context
+ * (uc_stack; its ss_flags do not say whether it is in use): the handler's own
+ * frame inside it says so, without a system call.
+ */
+static NOINSTR bool on_alt_stack(const void *ucv, uintptr_t here)
+{
+	const stack_t *ss = ucv ? &((const ucontext_t *)ucv)->uc_stack : NULL;
+
+	return ss && !(ss->ss_flags & SS_DISABLE) && ss->ss_size &&
+	       here - (uintptr_t)ss->ss_sp < ss->ss_size;
+}
+
+static NOINSTR __attribute__((noinline)) void take_sample(int signo, siginfo_t *si, void *ucv)
 {
 	int saved_errno = errno;
 	struct rec__thread *t;
@@ -306,6 +322,25 @@ static NOINSTR void on_signal(int signo, siginfo_t *si, void *ucv)
 		rec__count_one(&t->own.nr_samples_dropped);
 out:
 	errno = saved_errno;
+}
+
+/*
+ * The handler: a small frame first. Where the host's own handler runs on its
+ * alternate stack, which may hold no room for an unwind (its frame alone is
+ * 1 KiB of addresses), the sample is dropped and counted.
+ */
+static NOINSTR void on_signal(int signo, siginfo_t *si, void *ucv)
+{
+	struct rec__thread *t;
+	char here;
+
+	if (!on_alt_stack(ucv, (uintptr_t)&here)) {
+		take_sample(signo, si, ucv);
+		return;
+	}
+	t = rec__self;
+	if (t && ours(si))
+		rec__count_one(&t->own.nr_samples_dropped);
 }
 
 /* ---------------------------------------------------------------------
@@ -757,7 +792,12 @@ int rec__sample_init(uint32_t hz, bool (*start)(void))
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_signal;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+	/*
+	 * Not SA_ONSTACK: a host's alternate stack is sized for its own handler
+	 * (often SIGSTKSZ, 8 KiB, or less), and the kernel's frame and an unwind
+	 * overflow it; the interrupted stack is the thread's own.
+	 */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask); /* nothing of the host's runs inside a sample */
 	if (sigaction(S.signo, &sa, NULL) < 0) {
 		rec__log("REC_SAMPLE: cannot install the signal handler: %s; no samples",

@@ -15,6 +15,10 @@
  *   sigprof MS     its own SIGPROF profiler (setitimer ITIMER_PROF, 100 Hz)
  *                  while it works: prints "sigprof N"
  *   abort MS       works, then abort(): crash capture
+ *   altstack MS    main on an 8 KiB alternate signal stack (the old SIGSTKSZ),
+ *                  one thread on a 32 KiB one, both work MS; the thread then
+ *                  runs a SIGUSR1 handler (SA_ONSTACK) that works 20 ms of CPU
+ *                  on its alternate stack, 3 times: prints "onstack N"
  *   unhooked N     N threads made with libc's own pthread_create, past librec's
  *                  wrapper (as clone() or a static thread library would make
  *                  them): waits until the writer's scan armed them (N more
@@ -74,6 +78,41 @@ static void *work_thread(void *arg)
 {
 	work(*(double *)arg);
 	return NULL;
+}
+
+static volatile sig_atomic_t nr_onstack;
+/* Works 20 ms of this thread's CPU on the alternate stack, using little of it. */
+static void on_usr1(int sig)
+{
+	double end = cpu_ms(CLOCK_THREAD_CPUTIME_ID) + 20;
+	volatile double s = 0;
+
+	(void)sig;
+	while (cpu_ms(CLOCK_THREAD_CPUTIME_ID) < end)
+		for (int i = 0; i < 1000; i++)
+			s += i * 0.5;
+	nr_onstack++;
+}
+
+static char altstack_small[8192], altstack_large[32768];
+
+/* arg: the work's ms; large: on altstack_large, and runs the handler there. */
+static void *altstack_work(double ms, bool large)
+{
+	stack_t st = { .ss_sp = large ? altstack_large : altstack_small,
+		       .ss_size = large ? sizeof(altstack_large) : sizeof(altstack_small) };
+
+	if (sigaltstack(&st, NULL))
+		return (void *)1;
+	work(ms);
+	for (int i = 0; large && i < 3; i++)
+		pthread_kill(pthread_self(), SIGUSR1);
+	return NULL;
+}
+
+static void *altstack_thread(void *arg)
+{
+	return altstack_work(*(double *)arg, true);
 }
 
 static void *churn_thread(void *arg)
@@ -259,6 +298,19 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n; i++)
 			pthread_join(t[i], NULL);
 		printf("left %d\n", wait_clocks(base, 0, false));
+	} else if (strcmp(mode, "altstack") == 0) {
+		struct sigaction sa;
+		pthread_t t;
+		void *rt;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_usr1;
+		sa.sa_flags = SA_ONSTACK | SA_RESTART;
+		sigaction(SIGUSR1, &sa, NULL);
+		pthread_create(&t, NULL, altstack_thread, &ms);
+		if (altstack_work(ms, false) || pthread_join(t, &rt) || rt)
+			return 8;
+		printf("onstack %d\n", (int)nr_onstack);
 	} else if (strcmp(mode, "abort") == 0) {
 		work(ms);
 		abort();

@@ -476,6 +476,27 @@ Test(sample, host_sigprof_profiler_keeps_its_signal, .init = make_dir, .fini = r
 	assert_rate(&s, printed(c.out, "cpu_us"), 997);
 }
 
+Test(sample, host_small_alternate_signal_stack_survives_sampling, .init = make_dir,
+     .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "altstack", "300", NULL };
+	char out[256];
+	struct tu_child c;
+	static struct samples s;
+
+	/* An 8 KiB alternate stack: the handler on it (SA_ONSTACK) had no room
+	 * for the kernel's frame and an unwind, and killed the host (SIGSEGV). */
+	run_sampled_to("altstack.zst", out, argv, "997", NULL, 60000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	cr_assert_eq(printed(c.out, "onstack"), 3, "%s", c.out);
+	read_samples(out, &s);
+	cr_assert(s.clean && s.has_sampling);
+	cr_assert_eq(s.threads_sampled, 2);
+	assert_rate(&s, printed(c.out, "cpu_us"), 997);
+	/* The 60 ms of CPU in the host's handler, on its alternate stack: dropped, counted. */
+	cr_assert_geq(s.dropped, 10, "%lu dropped", (unsigned long)s.dropped);
+}
+
 Test(sample, perf_event_refused_falls_back_with_one_line, .init = make_dir, .fini = remove_dir)
 {
 	const char *argv[] = { env_or_fail("SECCOMP_NOPERF"), env_or_fail("PROG_SAMPLE"), "work",
