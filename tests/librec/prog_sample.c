@@ -81,16 +81,16 @@ static void *work_thread(void *arg)
 }
 
 static volatile sig_atomic_t nr_onstack;
+static volatile double onstack_sum;
 /* Works 20 ms of this thread's CPU on the alternate stack, using little of it. */
 static void on_usr1(int sig)
 {
 	double end = cpu_ms(CLOCK_THREAD_CPUTIME_ID) + 20;
-	volatile double s = 0;
 
 	(void)sig;
 	while (cpu_ms(CLOCK_THREAD_CPUTIME_ID) < end)
 		for (int i = 0; i < 1000; i++)
-			s += i * 0.5;
+			onstack_sum += i * 0.5;
 	nr_onstack++;
 }
 
