@@ -104,6 +104,16 @@ static bool is_known(const struct rec__modules *m, const struct rec__module_key 
 	return false;
 }
 
+/*
+ * Whether info is the vDSO (vdso: AT_SYSINFO_EHDR): its program headers are
+ * those of the ELF image the kernel mapped there. Not "near it": the dynamic
+ * loader is often mapped right after the vDSO's 8 KiB, and was taken for it.
+ */
+static bool is_vdso(uintptr_t vdso, const struct dl_phdr_info *info)
+{
+	return vdso && (uintptr_t)info->dlpi_phdr == vdso + ((const ElfW(Ehdr) *)vdso)->e_phoff;
+}
+
 static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct scan *s = arg;
@@ -146,7 +156,7 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (!nr_ranges)
 		return 0; /* no code: no function of ours can be in it */
-	if (s->vdso && (uintptr_t)info->dlpi_phdr - s->vdso < 65536)
+	if (is_vdso(s->vdso, info))
 		flags |= RECFMT_MODULE_VDSO;
 	memset(&key, 0, sizeof(key)); /* compared with memcmp, padding included */
 	key.bias = info->dlpi_addr;
@@ -335,7 +345,7 @@ static int on_loaded(struct dl_phdr_info *info, size_t size, void *arg)
 			path = exe;
 		}
 	}
-	if (!path[0] || (c->vdso && (uintptr_t)info->dlpi_phdr - c->vdso < 65536))
+	if (!path[0] || is_vdso(c->vdso, info))
 		return 0;
 	if (c->nr == c->cap) {
 		uint32_t cap = c->cap ? 2 * c->cap : 16;

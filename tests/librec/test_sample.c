@@ -315,6 +315,30 @@ Test(sample, unmodified_program_sampled_on_every_thread_through_libc, .init = ma
 	cr_assert_eq(s.truncated, 0, "no stack here is deeper than 128 frames");
 }
 
+Test(sample, vdso_flag_marks_the_vdso_alone_not_the_loader_mapped_beside_it, .init = make_dir,
+     .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "work", "20", NULL };
+	char out[256];
+	struct tu_child c;
+	static struct samples s;
+	int vdso = 0;
+
+	/* ld.so is often mapped right after the vDSO's 8 KiB: it was flagged as
+	 * the vDSO too, and its frames were named "[vdso]". */
+	run_sampled_to("vdso.zst", out, argv, "997", NULL, 60000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	read_samples(out, &s);
+	for (uint32_t i = 0; i < s.nr_mods; i++) {
+		if (!(s.mods[i].flags & RECFMT_MODULE_VDSO))
+			continue;
+		vdso++;
+		cr_assert(strstr(s.mods[i].path, "vdso"), "%s flagged as the vDSO",
+			  s.mods[i].path);
+	}
+	cr_assert_eq(vdso, 1, "%d modules flagged as the vDSO", vdso);
+}
+
 Test(sample, bad_rate_disables_with_one_line, .init = make_dir, .fini = remove_dir)
 {
 	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "work", "20", NULL };
