@@ -159,8 +159,22 @@ static const char *source_file(const struct tt_samples *s, uint32_t f)
 	return place && strcmp(place + 1, s->funcs[f].module) ? place + 1 : "";
 }
 
-/* Every kept stack sample as a sample of 1 and its CPU time, its frames as
- * locations in their modules' mappings. */
+/* Whether sampled function f is an address the analyzer could not name
+ * ("[prog: no symbol]", "[vdso]", "[no module]": views/samples.c groups
+ * them by module, with no place). */
+static bool unnamed(const struct tt_samples *s, uint32_t f)
+{
+	return !strchr(s->funcs[f].key, TT_SITE_SEP);
+}
+
+/*
+ * Every kept stack sample as a sample of 1 and its CPU time, its frames as
+ * locations in their modules' mappings. A frame the analyzer could not
+ * name is a Location without a Line, its address in its mapping only, as
+ * perf keeps it (tracetool(1), "pprof"): go tool pprof shows the address
+ * and, as the mapping then has no has_functions, may name it from the
+ * module's file (a debug file, a symbol server) itself.
+ */
 static void add_samples(struct tt_pprof *pp, const struct tt_samples *s, const struct tt_options *o)
 {
 	uint64_t *fid = tt_xcalloc(s->nr_funcs + 1, sizeof(*fid));
@@ -171,7 +185,11 @@ static void add_samples(struct tt_pprof *pp, const struct tt_samples *s, const s
 	static const char *const keys[TT_PPROF_MAX_LABELS] = { "process", "thread" };
 	int64_t v[2] = { 1, (int64_t)s->period_ns };
 	char buf[256];
+	bool *partial = tt_xcalloc(s->nr_maps + 1, sizeof(*partial));
 
+	for (uint32_t l = 0; l < s->nr_locs; l++)
+		if (s->locs[l].mapping != TT_SAMPLES_NO_MAP && unnamed(s, s->locs[l].func))
+			partial[s->locs[l].mapping] = true;
 	for (size_t r = 0; r < s->nr_rows; r++) {
 		const struct tt_srow *row = &s->rows[r];
 		const struct tt_sstack *stk = &s->loc_stacks[row->loc_stack];
@@ -190,7 +208,7 @@ static void add_samples(struct tt_pprof *pp, const struct tt_samples *s, const s
 			uint32_t f = loc->func, m = loc->mapping;
 
 			if (!lid[l]) {
-				if (!fid[f])
+				if (!fid[f] && !unnamed(s, f))
 					fid[f] = tt_pprof_function(pp, tt_samples_label(s, f),
 								   tt_samples_name(s, f),
 								   source_file(s, f), 0);
@@ -199,7 +217,7 @@ static void add_samples(struct tt_pprof *pp, const struct tt_samples *s, const s
 
 					mid[m] = tt_pprof_mapping(pp, mp->start, mp->limit, mp->offset,
 								  mp->path, mp->build_id,
-								  mp->has_functions);
+								  mp->has_functions && !partial[m]);
 				}
 				lid[l] = tt_pprof_location(pp, m != TT_SAMPLES_NO_MAP ? mid[m] : 0,
 							   loc->addr, fid[f], 0);
@@ -209,6 +227,7 @@ static void add_samples(struct tt_pprof *pp, const struct tt_samples *s, const s
 		tt_pprof_add(pp, stack, stk->n, v, keys, vals, TT_PPROF_MAX_LABELS);
 	}
 	free(stack);
+	free(partial);
 	free(mid);
 	free(lid);
 	free(fid);

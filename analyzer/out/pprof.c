@@ -396,11 +396,14 @@ static void encode(struct tt_pprof *p, struct tt_pb *pb)
 			tt_pb_varint(pb, 2, l->mapping);
 		if (l->addr)
 			tt_pb_varint(pb, 3, l->addr);
-		tt_pb_begin(pb, 4);
-		tt_pb_varint(pb, 1, l->func);
-		if (l->line)
-			tt_pb_int64(pb, 2, l->line);
-		tt_pb_end(pb);
+		/* func 0: an address not named, without a Line (tt_pprof_location()). */
+		if (l->func) {
+			tt_pb_begin(pb, 4);
+			tt_pb_varint(pb, 1, l->func);
+			if (l->line)
+				tt_pb_int64(pb, 2, l->line);
+			tt_pb_end(pb);
+		}
 		tt_pb_end(pb);
 	}
 	for (uint32_t i = 0; i < p->nr_funcs; i++) {

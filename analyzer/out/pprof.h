@@ -61,7 +61,9 @@ uint64_t tt_pprof_mapping(struct tt_pprof *p, uint64_t start, uint64_t limit, ui
 /*
  * tt_pprof_location() - a new Location's id (1...): address `addr` in
  * mapping `mapping` (0: none, and addr 0: no address), in function `func`
- * (tt_pprof_function()) at `line` (0: unknown).
+ * (tt_pprof_function()) at `line` (0: unknown); func 0: not named, the
+ * Location has no Line (its address and mapping only, which pprof shows as
+ * the address and may name itself from the module's file).
  */
 uint64_t tt_pprof_location(struct tt_pprof *p, uint64_t mapping, uint64_t addr, uint64_t func,
 			   int64_t line);

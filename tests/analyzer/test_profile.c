@@ -687,6 +687,14 @@ static long long field_in(const char *b, const char *field)
 	return strtoll(f, NULL, 10);
 }
 
+/* Whether the block that starts at b has a "line {" (a Location's Line). */
+static bool has_line(const char *b)
+{
+	const char *end = strstr(b, "\n}"), *l = strstr(b, "\n  line {");
+
+	return l && (!end || l < end);
+}
+
 static unsigned blocks(const char *text, const char *name, const char **at, unsigned max)
 {
 	char key[64];
@@ -751,6 +759,8 @@ Test(profile, pprof_samples_are_addresses_in_their_modules_mapping)
 	for (unsigned i = 0; i < 5; i++) {
 		cr_assert_eq((uint64_t)field_in(loc[i], "address"), want[i], "location %u", i);
 		cr_assert_eq(field_in(loc[i], "mapping_id"), i < 4 ? 1 : -1, "location %u", i);
+		/* 0x10, in no module, is an address alone: no Line, no Function. */
+		cr_assert_eq(has_line(loc[i]), i < 4, "location %u", i);
 	}
 	free(text);
 	if (system("command -v go >/dev/null 2>&1"))
@@ -790,7 +800,10 @@ Test(profile, pprof_samples_are_addresses_in_their_modules_mapping)
 
 /* A module whose file has another build-id: its mapping keeps the recorded
  * build-id, no file offset and no has_functions (pprof may look for the
- * right file itself), and its frames are named "[module: build-id mismatch]". */
+ * right file itself), and its frames, which profile calls
+ * "[module: build-id mismatch]", are Locations with their addresses and no
+ * Line (pprof_unnamed_frames_are_addresses_without_a_line: as perf keeps
+ * them, not all of them one function). */
 Test(profile, pprof_mapping_of_a_changed_file_has_no_functions)
 {
 	struct exec_seg e = { 0 };
@@ -798,7 +811,7 @@ Test(profile, pprof_mapping_of_a_changed_file_has_no_functions)
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	const uint8_t other[] = { 0xde, 0xad, 0xbe, 0xef };
 	const uint64_t s1[] = { LEAF, MID, ROOT };
-	const char *map[4], *fn[8];
+	const char *map[4], *fn[8], *loc[8];
 	struct tu_result r;
 
 	cr_assert(n > 0);
@@ -822,10 +835,21 @@ Test(profile, pprof_mapping_of_a_changed_file_has_no_functions)
 	cr_assert_str_eq(pstr(text, field_in(map[0], "build_id"), buf, sizeof(buf)), "deadbeef");
 	cr_assert_eq(field_in(map[0], "file_offset"), -1);
 	cr_assert_eq(field_in(map[0], "has_functions"), -1);
-	cr_assert_eq(blocks(text, "function", fn, 8), 1, "%s", text);
-	snprintf(exe, sizeof(exe), "[%s: build-id mismatch]", module_name());
-	cr_assert_str_eq(pstr(text, field_in(fn[0], "name"), buf, sizeof(buf)), exe);
+	/* pprof_unnamed_frames_are_addresses_without_a_line: three addresses,
+	 * three Locations in the mapping, none with a Line, no Function. */
+	cr_assert_eq(blocks(text, "function", fn, 8), 0, "%s", text);
+	cr_assert_eq(blocks(text, "location", loc, 8), 3, "%s", text);
+	for (unsigned i = 0; i < 3; i++) {
+		cr_assert_eq(field_in(loc[i], "mapping_id"), 1, "location %u", i);
+		cr_assert(!has_line(loc[i]), "location %u:\n%s", i, text);
+	}
 	free(text);
+	/* profile still gives them one row for the module, named so. */
+	r = tu_run("profile", "--format=csv", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(exe, sizeof(exe), "[%s: build-id mismatch],", module_name());
+	cr_assert(!strncmp(tu_line(r.out, 1), exe, strlen(exe)), "%s", r.out);
+	tu_result_free(&r);
 }
 
 /*
