@@ -334,6 +334,20 @@ static NOINSTR void on_signal(int signo, siginfo_t *si, void *ucv)
 	struct rec__thread *t;
 	char here;
 
+	if (si->si_code == POLL_HUP || si->si_code == POLL_IN) {
+		/*
+		 * A perf event is armed for one overflow (PERF_EVENT_IOC_REFRESH),
+		 * each of which queues a real-time signal: where the thread blocks
+		 * the signal, one waits, not one per period until the user's
+		 * RLIMIT_SIGPENDING is full (sigqueue() failing in every process
+		 * of the user). Rearmed first, so the period still counts the
+		 * handler's time as before.
+		 */
+		int saved_errno = errno;
+
+		ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
+		errno = saved_errno;
+	}
 	if (!on_alt_stack(ucv, (uintptr_t)&here)) {
 		take_sample(signo, si, ucv);
 		return;
@@ -386,7 +400,7 @@ static int arm_perf(pid_t tid, uint64_t *id)
 	}
 	if (fcntl(fd, F_SETOWN_EX, &owner) < 0 || fcntl(fd, F_SETSIG, S.signo) < 0 ||
 	    fcntl(fd, F_SETFL, O_ASYNC) < 0 || ioctl(fd, PERF_EVENT_IOC_ID, id) < 0 ||
-	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+	    ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) < 0) { /* one overflow: on_signal() rearms */
 		int err = -errno;
 
 		close(fd);

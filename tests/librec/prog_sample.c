@@ -15,6 +15,8 @@
  *   sigprof MS     its own SIGPROF profiler (setitimer ITIMER_PROF, 100 Hz)
  *                  while it works: prints "sigprof N"
  *   abort MS       works, then abort(): crash capture
+ *   blocked MS     a thread that blocks every signal works MS, then takes the
+ *                  real-time signals queued for it meanwhile: prints "queued N"
  *   altstack MS    main on an 8 KiB alternate signal stack (the old SIGSTKSZ),
  *                  one thread on a 32 KiB one, both work MS; the thread then
  *                  runs a SIGUSR1 handler (SA_ONSTACK) that works 20 ms of CPU
@@ -113,6 +115,30 @@ static void *altstack_work(double ms, bool large)
 static void *altstack_thread(void *arg)
 {
 	return altstack_work(*(double *)arg, true);
+}
+
+/* Works with every signal blocked, then counts the real-time signals queued. */
+static void *blocked_thread(void *arg)
+{
+	static const struct timespec zero;
+	sigset_t all, pending;
+	long n = 0;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	work(*(double *)arg);
+	sigpending(&pending);
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++) {
+		sigset_t one;
+
+		if (!sigismember(&pending, sig))
+			continue;
+		sigemptyset(&one);
+		sigaddset(&one, sig);
+		while (sigtimedwait(&one, NULL, &zero) == sig)
+			n++;
+	}
+	return (void *)n;
 }
 
 static void *churn_thread(void *arg)
@@ -298,6 +324,13 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n; i++)
 			pthread_join(t[i], NULL);
 		printf("left %d\n", wait_clocks(base, 0, false));
+	} else if (strcmp(mode, "blocked") == 0) {
+		pthread_t t;
+		void *n;
+
+		if (pthread_create(&t, NULL, blocked_thread, &ms) || pthread_join(t, &n))
+			return 3;
+		printf("queued %ld\n", (long)n);
 	} else if (strcmp(mode, "altstack") == 0) {
 		struct sigaction sa;
 		pthread_t t;

@@ -521,6 +521,23 @@ Test(sample, host_small_alternate_signal_stack_survives_sampling, .init = make_d
 	cr_assert_geq(s.dropped, 10, "%lu dropped", (unsigned long)s.dropped);
 }
 
+Test(sample, thread_blocking_every_signal_queues_at_most_one_sample_signal, .init = make_dir,
+     .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "blocked", "300", NULL };
+	char out[256];
+	struct tu_child c;
+
+	/* A perf event's overflow queues one real-time signal each: a thread
+	 * that blocks them queued 20000 a second of its CPU, and filled the
+	 * user's RLIMIT_SIGPENDING (sigqueue() of every process of the user
+	 * failed). One-shot events (PERF_EVENT_IOC_REFRESH): one at most. */
+	run_sampled_to("blocked.zst", out, argv, "20000", NULL, 60000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	cr_assert_geq(printed(c.out, "queued"), 0, "%s", c.out);
+	cr_assert_leq(printed(c.out, "queued"), 1, "%s", c.out);
+}
+
 Test(sample, perf_event_refused_falls_back_with_one_line, .init = make_dir, .fini = remove_dir)
 {
 	const char *argv[] = { env_or_fail("SECCOMP_NOPERF"), env_or_fail("PROG_SAMPLE"), "work",
