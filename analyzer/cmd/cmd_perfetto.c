@@ -468,9 +468,41 @@ static bool can_rewrite(const char *out)
  * OUT is truncated and written again from the files' metadata passes, as
  * before, so the output is always what two reads give.
  */
-static const char *sample_name(void *ctx, uint32_t func)
+static void sample_frame(void *ctx, uint32_t loc, struct tt_pf_frame *out)
 {
-	return tt_samples_label(ctx, func);
+	const struct tt_samples *s = ctx;
+	const struct tt_sloc *l = &s->locs[loc];
+
+	out->func = l->func;
+	out->name = tt_samples_label(s, l->func);
+	out->map = l->mapping == TT_SAMPLES_NO_MAP ? 0 : l->mapping + 1;
+	if (out->map) {
+		const struct tt_smap *m = &s->maps[l->mapping];
+
+		/* As Perfetto's profilers write it: the offset in the module's file. */
+		out->rel_pc = l->addr - m->start + m->offset;
+	}
+}
+
+/* Module map - 1 of s, its build-id back from hex to bytes (in a static
+ * buffer: the writer copies it before the next call). */
+static void sample_map(void *ctx, uint32_t map, struct tt_pf_map *out)
+{
+	static uint8_t id[RECFMT_MAX_BUILD_ID_BYTES];
+	const struct tt_samples *s = ctx;
+	const struct tt_smap *m = &s->maps[map - 1];
+	size_t n = strlen(m->build_id) / 2;
+
+	if (n > sizeof(id))
+		n = sizeof(id);
+	for (size_t i = 0; i < n; i++) {
+		unsigned v;
+
+		sscanf(m->build_id + 2 * i, "%2x", &v);
+		id[i] = (uint8_t)v;
+	}
+	*out = (struct tt_pf_map){ .start = m->start, .end = m->limit, .start_offset = m->offset,
+				   .path = m->path, .build_id = id, .build_id_bytes = (uint32_t)n };
 }
 
 /*
@@ -481,11 +513,12 @@ static const char *sample_name(void *ctx, uint32_t func)
 static int write_samples(struct pf *pf, const struct tt_run *r, char *msg, size_t msg_bytes)
 {
 	struct tt_options o = TT_OPTIONS_INIT;
-	struct tt_samples_opts so = { 0 };
+	struct tt_samples_opts so = { .locations = true }; /* each frame's address */
 	struct tt_samples s;
 	uint32_t nr_threads;
 	struct tt_pf_seq *seqs;
 	bool *started;
+	const struct tt_pf_frames frames = { sample_frame, sample_map, &s };
 
 	o.trace = r->path;
 	if (tt_samples_read(&s, &o, &so, msg, msg_bytes) != TT_OK) {
@@ -499,7 +532,7 @@ static int write_samples(struct pf *pf, const struct tt_run *r, char *msg, size_
 	for (size_t i = 0; i < s.nr_rows; i++) {
 		const struct tt_srow *row = &s.rows[i];
 		const struct tt_thread *th = &s.files[0].tr.threads[row->thread];
-		const struct tt_sstack *stk = &s.stacks[row->stack];
+		const struct tt_sstack *stk = &s.loc_stacks[row->loc_stack];
 		uint32_t root_first[RECFMT_MAX_SAMPLE_FRAMES];
 		uint64_t ns = tt_run_unix_ns(r, row->ticks);
 
@@ -508,9 +541,9 @@ static int write_samples(struct pf *pf, const struct tt_run *r, char *msg, size_
 			started[row->thread] = true;
 		}
 		for (uint32_t k = 0; k < stk->n && k < RECFMT_MAX_SAMPLE_FRAMES; k++)
-			root_first[k] = s.frames[stk->at + stk->n - 1 - k];
+			root_first[k] = s.loc_frames[stk->at + stk->n - 1 - k];
 		tt_pf_sample(&pf->w, &seqs[row->thread], ns, (int32_t)r->pid, (int32_t)th->os_tid,
-			     row->stack, root_first, stk->n, sample_name, &s);
+			     row->loc_stack, root_first, stk->n, &frames);
 	}
 	for (uint32_t t = 0; t < nr_threads; t++)
 		tt_pf_seq_fini(&seqs[t]);

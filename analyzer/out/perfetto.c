@@ -4,7 +4,7 @@
  * of perfetto's published protos (trace_packet.proto, clock_snapshot.proto,
  * trace_packet_defaults.proto, track_event/{track_event,track_descriptor,
  * process_descriptor,thread_descriptor,counter_descriptor}.proto,
- * interned_data/interned_data.proto).
+ * interned_data/interned_data.proto, profiling/profile_common.proto).
  */
 #include "out/perfetto.h"
 
@@ -45,6 +45,11 @@ enum {
 	TP_PERF_SAMPLE = 66, PS_PID = 2, PS_TID = 3, PS_CALLSTACK_IID = 4, PS_CPU_MODE = 5,
 	CPU_MODE_USER = 2, ID_FUNCTION_NAMES = 5, ID_FRAMES = 6, ID_CALLSTACKS = 7,
 	IS_IID = 1, IS_STR = 2, FR_IID = 1, FR_FUNCTION_NAME_ID = 2, CSK_IID = 1, CSK_FRAME_IDS = 2,
+	/* Frame's module: InternedData build_ids, mapping_paths (InternedString),
+	 * mappings (Mapping); Frame mapping_id, rel_pc */
+	ID_BUILD_IDS = 16, ID_MAPPING_PATHS = 17, ID_MAPPINGS = 19, FR_MAPPING_ID = 3, FR_REL_PC = 4,
+	MAP_IID = 1, MAP_BUILD_ID = 2, MAP_START_OFFSET = 3, MAP_START = 4, MAP_END = 5,
+	MAP_PATH_STRING_IDS = 7,
 };
 
 #define FLUSH_BYTES (1u << 20)
@@ -220,32 +225,70 @@ void tt_pf_sample_seq(struct tt_pf *w, struct tt_pf_seq *s, uint64_t base_ns)
 	packet_end(w);
 }
 
+/* Interns mapping map (1...) with the packet, its path and build-id. */
+static void intern_map(struct tt_pf *w, uint32_t map, const struct tt_pf_frames *fr)
+{
+	struct tt_pf_map m = { 0 };
+
+	fr->map_of(fr->ctx, map, &m);
+	if (m.build_id_bytes) {
+		tt_pb_begin(&w->pb, ID_BUILD_IDS);
+		tt_pb_varint(&w->pb, IS_IID, map);
+		tt_pb_bytes(&w->pb, IS_STR, m.build_id, m.build_id_bytes);
+		tt_pb_end(&w->pb);
+	}
+	tt_pb_begin(&w->pb, ID_MAPPING_PATHS);
+	tt_pb_varint(&w->pb, IS_IID, map);
+	tt_pb_string(&w->pb, IS_STR, m.path ? m.path : "");
+	tt_pb_end(&w->pb);
+	tt_pb_begin(&w->pb, ID_MAPPINGS);
+	tt_pb_varint(&w->pb, MAP_IID, map);
+	if (m.build_id_bytes)
+		tt_pb_varint(&w->pb, MAP_BUILD_ID, map);
+	tt_pb_varint(&w->pb, MAP_START_OFFSET, m.start_offset);
+	tt_pb_varint(&w->pb, MAP_START, m.start);
+	tt_pb_varint(&w->pb, MAP_END, m.end);
+	tt_pb_varint(&w->pb, MAP_PATH_STRING_IDS, map);
+	tt_pb_end(&w->pb);
+}
+
 void tt_pf_sample(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, int32_t pid, int32_t tid,
-		  uint32_t stack_id, const uint32_t *funcs, uint32_t n,
-		  const char *(*name_of)(void *ctx, uint32_t func), void *ctx)
+		  uint32_t stack_id, const uint32_t *locs, uint32_t n,
+		  const struct tt_pf_frames *fr)
 {
 	bool new_stack = !test_and_set(&s->interned_cs, &s->nr_cs_bits, stack_id);
 
 	event_packet(w, s, ns);
 	if (new_stack) {
-		/* The stack's new functions (a name and a frame each), then the stack. */
+		/* The stack's new frames (with their new names and mappings), then the stack. */
 		tt_pb_begin(&w->pb, TP_INTERNED_DATA);
 		for (uint32_t i = 0; i < n; i++) {
-			if (test_and_set(&s->interned_fn, &s->nr_fn_bits, funcs[i]))
+			struct tt_pf_frame f = { 0 };
+
+			if (test_and_set(&s->interned_fr, &s->nr_fr_bits, locs[i]))
 				continue;
-			tt_pb_begin(&w->pb, ID_FUNCTION_NAMES);
-			tt_pb_varint(&w->pb, IS_IID, (uint64_t)funcs[i] + 1);
-			tt_pb_string(&w->pb, IS_STR, name_of(ctx, funcs[i]));
-			tt_pb_end(&w->pb);
+			fr->frame_of(fr->ctx, locs[i], &f);
+			if (!test_and_set(&s->interned_fn, &s->nr_fn_bits, f.func)) {
+				tt_pb_begin(&w->pb, ID_FUNCTION_NAMES);
+				tt_pb_varint(&w->pb, IS_IID, (uint64_t)f.func + 1);
+				tt_pb_string(&w->pb, IS_STR, f.name);
+				tt_pb_end(&w->pb);
+			}
+			if (f.map && !test_and_set(&s->interned_map, &s->nr_map_bits, f.map))
+				intern_map(w, f.map, fr);
 			tt_pb_begin(&w->pb, ID_FRAMES);
-			tt_pb_varint(&w->pb, FR_IID, (uint64_t)funcs[i] + 1);
-			tt_pb_varint(&w->pb, FR_FUNCTION_NAME_ID, (uint64_t)funcs[i] + 1);
+			tt_pb_varint(&w->pb, FR_IID, (uint64_t)locs[i] + 1);
+			tt_pb_varint(&w->pb, FR_FUNCTION_NAME_ID, (uint64_t)f.func + 1);
+			if (f.map) {
+				tt_pb_varint(&w->pb, FR_MAPPING_ID, f.map);
+				tt_pb_varint(&w->pb, FR_REL_PC, f.rel_pc);
+			}
 			tt_pb_end(&w->pb);
 		}
 		tt_pb_begin(&w->pb, ID_CALLSTACKS);
 		tt_pb_varint(&w->pb, CSK_IID, (uint64_t)stack_id + 1);
 		for (uint32_t i = 0; i < n; i++) /* unpacked, as the proto2 field is declared */
-			tt_pb_varint(&w->pb, CSK_FRAME_IDS, (uint64_t)funcs[i] + 1);
+			tt_pb_varint(&w->pb, CSK_FRAME_IDS, (uint64_t)locs[i] + 1);
 		tt_pb_end(&w->pb);
 		tt_pb_end(&w->pb);
 	}
@@ -432,10 +475,12 @@ void tt_pf_mark(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, const char *n
 void tt_pf_seq_fini(struct tt_pf_seq *s)
 {
 	free(s->interned);
+	free(s->interned_fr);
 	free(s->interned_fn);
+	free(s->interned_map);
 	free(s->interned_cs);
-	s->interned = s->interned_fn = s->interned_cs = NULL;
-	s->nr_interned_bits = s->nr_fn_bits = s->nr_cs_bits = 0;
+	s->interned = s->interned_fr = s->interned_fn = s->interned_map = s->interned_cs = NULL;
+	s->nr_interned_bits = s->nr_fr_bits = s->nr_fn_bits = s->nr_map_bits = s->nr_cs_bits = 0;
 }
 
 void tt_pf_fini(struct tt_pf *w)

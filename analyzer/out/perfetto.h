@@ -49,9 +49,10 @@ struct tt_pf_seq {
 	uint64_t last_ns;  /* time of its last timed packet */
 	uint8_t *interned; /* bit per name id: sent on this sequence */
 	uint32_t nr_interned_bits;
-	/* Stack samples: bit per function and per callstack sent (tt_pf_sample()). */
-	uint8_t *interned_fn, *interned_cs;
-	uint32_t nr_fn_bits, nr_cs_bits;
+	/* Stack samples: bit per frame, function name, mapping and callstack
+	 * sent (tt_pf_sample()). */
+	uint8_t *interned_fr, *interned_fn, *interned_map, *interned_cs;
+	uint32_t nr_fr_bits, nr_fn_bits, nr_map_bits, nr_cs_bits;
 	uint64_t slices, instants, counters;
 };
 
@@ -98,18 +99,38 @@ void tt_pf_mark(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, const char *n
 		uint64_t flow_id);
 /*
  * Stack samples as Perfetto's callstack samples (PerfSample, with
- * InternedData function_names, frames and callstacks; perf_sample.proto,
- * profile_common.proto), which the UI shows on the thread's track and as a
- * flame graph. tt_pf_sample_seq() starts a sequence for them (no track: a
- * sample names its pid and tid) whose clock starts at base_ns;
- * tt_pf_sample() writes one at ns: callstack stack_id of n functions,
- * root first (func ids), each named name_of(ctx, func) when it is new on
- * the sequence; a function is one frame (no mapping: already symbolized).
+ * InternedData function_names, frames, callstacks, mappings, mapping_paths
+ * and build_ids; perf_sample.proto, profile_common.proto), which the UI
+ * shows on the thread's track and as a flame graph. tt_pf_sample_seq()
+ * starts a sequence for them (no track: a sample names its pid and tid)
+ * whose clock starts at base_ns; tt_pf_sample() writes one at ns: callstack
+ * stack_id of n frames, root first (location ids), each described by
+ * frame_of(ctx, loc) when it is new on the sequence: a frame is one code
+ * address, named (its function's name, interned once per func) and, when
+ * map is not 0, at rel_pc in mapping map, described by map_of(ctx, map)
+ * when it is new on the sequence.
  */
+struct tt_pf_frame {
+	uint32_t func;	 /* its function's id (one name each) */
+	const char *name;
+	uint32_t map;	 /* its module's id, 1...; 0: in none */
+	uint64_t rel_pc; /* the address's offset in its module's file */
+};
+struct tt_pf_map {
+	uint64_t start, end, start_offset; /* the range mapped, from file offset start_offset */
+	const char *path;
+	const uint8_t *build_id;
+	uint32_t build_id_bytes;
+};
+struct tt_pf_frames {
+	void (*frame_of)(void *ctx, uint32_t loc, struct tt_pf_frame *out);
+	void (*map_of)(void *ctx, uint32_t map, struct tt_pf_map *out);
+	void *ctx;
+};
 void tt_pf_sample_seq(struct tt_pf *w, struct tt_pf_seq *s, uint64_t base_ns);
 void tt_pf_sample(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, int32_t pid, int32_t tid,
-		  uint32_t stack_id, const uint32_t *funcs, uint32_t n,
-		  const char *(*name_of)(void *ctx, uint32_t func), void *ctx);
+		  uint32_t stack_id, const uint32_t *locs, uint32_t n,
+		  const struct tt_pf_frames *fr);
 void tt_pf_seq_fini(struct tt_pf_seq *s);
 /* Writes what is buffered; 0 or a negative errno value (w->err). */
 int tt_pf_flush(struct tt_pf *w);

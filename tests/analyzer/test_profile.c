@@ -798,6 +798,76 @@ Test(profile, pprof_samples_are_addresses_in_their_modules_mapping)
 				    : "prof_leaf 0 1\nprof_mid 0 2\nprof_root 0 3\n");
 }
 
+/*
+ * perfetto_frames_carry_their_module: each sampled frame of the Perfetto
+ * trace is one address, a Frame with its function's name, the Mapping of
+ * its module (InternedData mappings: start, end, file offset, the path in
+ * mapping_paths and the build-id's bytes in build_ids) and rel_pc, its
+ * offset in that file, as Perfetto's own profilers write them
+ * (tracetool(1), "perfetto"); a frame outside every module has neither.
+ */
+Test(profile, perfetto_frames_carry_their_module)
+{
+	const char *proto = getenv("PERFETTO_PROTO");
+	struct exec_seg e = { 0 };
+	char exe[4096], cmd[8192], want[4400];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const uint64_t s1[] = { LEAF, MID, ROOT }, s2[] = { MID, ROOT }, out1[] = { 0x10, ROOT };
+	char *out = calloc(1, 1 << 20);
+	struct tu_result r;
+	FILE *p;
+
+	if (!proto || system("command -v protoc >/dev/null 2>&1"))
+		cr_skip_test("no protoc");
+	cr_assert(n > 0 && out);
+	exe[n] = '\0';
+	dl_iterate_phdr(find_exec, &e);
+	cr_assert(e.hi > e.lo && e.id_bytes >= 4, "no executable segment or build-id");
+	struct tg_trace *t = new_trace(trace);
+
+	cr_assert_eq(tg_module_build_id(t, 1, exe, e.bias, e.lo, e.hi, e.id, e.id_bytes), 0);
+	cr_assert_eq(tg_sampling(t, 1000, 128), 0);
+	tg_thread(t, 1, 701, "main");
+	cr_assert_eq(tg_sample(t, 1, 1500, 0, 3, s1), 0);
+	cr_assert_eq(tg_sample(t, 1, 2500, 0, 2, s2), 0);
+	cr_assert_eq(tg_sample(t, 1, 3500, 0, 2, out1), 0);
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = tu_run("perfetto", "-o", prof, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_result_free(&r);
+	snprintf(cmd, sizeof(cmd),
+		 "protoc --decode=perfetto.protos.Trace -I \"$(dirname '%s')\" '%s' < '%s'", proto,
+		 proto, prof);
+	p = popen(cmd, "r");
+	cr_assert(p);
+	n = (ssize_t)fread(out, 1, (1 << 20) - 1, p);
+	out[n > 0 ? n : 0] = '\0';
+	cr_assert_eq(pclose(p), 0, "protoc failed");
+	/* One module, interned once on the thread's sequence. */
+	cr_assert_eq(count_of(out, "mappings {"), 1, "%s", out);
+	snprintf(want, sizeof(want),
+		 "mappings {\n      iid: 1\n      build_id: 1\n      start_offset: %" PRIu64
+		 "\n      start: %" PRIu64 "\n      end: %" PRIu64 "\n      path_string_ids: 1\n",
+		 e.offset, e.lo, e.hi);
+	cr_assert(strstr(out, want), "want\n%s\nin\n%s", want, out);
+	snprintf(want, sizeof(want), "mapping_paths {\n      iid: 1\n      str: \"%s\"\n", exe);
+	cr_assert(strstr(out, want), "want\n%s\nin\n%s", want, out);
+	/* The build-id's bytes (protoc escapes them): one entry, iid 1. */
+	cr_assert_eq(count_of(out, "build_ids {\n      iid: 1\n      str: \""), 1, "%s", out);
+	/* Five addresses: LEAF, MID - 1, ROOT - 1 (s1); MID (s2's leaf); 0x10. */
+	cr_assert_eq(count_of(out, "frames {"), 5, "%s", out);
+	cr_assert_eq(count_of(out, "mapping_id: 1\n"), 4, "%s", out);
+	const uint64_t in_module[] = { LEAF, MID - 1, ROOT - 1, MID };
+
+	for (unsigned i = 0; i < 4; i++) {
+		snprintf(want, sizeof(want), "mapping_id: 1\n      rel_pc: %" PRIu64 "\n",
+			 in_module[i] - e.lo + e.offset);
+		cr_assert_eq(count_of(out, want), 1, "frame %u: want\n%s\nin\n%s", i, want, out);
+	}
+	cr_assert_eq(count_of(out, "perf_sample {"), 3, "%s", out);
+	free(out);
+}
+
 /* A module whose file has another build-id: its mapping keeps the recorded
  * build-id, no file offset and no has_functions (pprof may look for the
  * right file itself), and its frames, which profile calls
