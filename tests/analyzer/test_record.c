@@ -359,3 +359,37 @@ Test(record, record_names_the_file_of_a_forked_child)
 	all_named_together(r.err, files);
 	tu_result_free(&r);
 }
+
+/*
+ * sampled_threads_are_named_by_their_comm: in a program that knows nothing
+ * of rec, a thread named with pthread_setname_np() is reported by that
+ * name (librec's writer reads /proc/self/task/TID/comm of every thread it
+ * samples, as of threads with probes); threads that kept the program's
+ * name are unnamed, shown by their thread id (tracetool(1), "record").
+ */
+Test(record, sampled_threads_are_named_by_their_comm)
+{
+	const char *prog = getenv("PROG_THREADS");
+	struct tu_result r;
+	unsigned named = 0, by_tid = 0;
+
+	cr_assert(prog, "PROG_THREADS not set");
+	r = tu_run("record", "-F", "499", "-o", trace, "--", prog, NULL);
+	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+	tu_result_free(&r);
+	r = tu_run("profile", "--by-thread", "--format=csv", "--function=^spin$", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	for (unsigned i = 1; i < tu_nr_lines(r.out); i++) {
+		char thread[64];
+		const char *line = tu_line(r.out, i);
+
+		cr_assert_eq(sscanf(line, "%63[^,],", thread), 1, "%s", line);
+		if (!strcmp(thread, "spin-worker"))
+			named++;
+		else if (strspn(thread, "0123456789") == strlen(thread))
+			by_tid++;
+	}
+	cr_assert_eq(named, 1, "%s", r.out);
+	cr_assert_eq(by_tid, 2, "%s", r.out);
+	tu_result_free(&r);
+}
