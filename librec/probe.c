@@ -70,14 +70,15 @@ NOINSTR static bool room_or_sleep(struct rec__thread *t, uint64_t need, uint64_t
 	struct timespec nap = { 0, 50 * 1000 };
 
 	t->own.frozen_full = 0;
-	/* No ring yet: REC_MEMORY was reached when the thread attached (thread.c). */
-	while (unlikely(!t->ring.p.events) && !rec__thread_ring_retry(t, true)) {
-		if (!t->ring.p.block || __atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED))
-			return false;
-		if (!*since_ns)
-			*since_ns = rec__clock_now(false);
-		nanosleep(&nap, NULL);
-	}
+	/*
+	 * No ring yet: REC_MEMORY was reached when the thread attached
+	 * (thread.c). It drops, counted, in block mode too (README, "What
+	 * librec guarantees"): a ring comes back only when a thread exits, and
+	 * waiting for it hung a program whose threads with rings wait for
+	 * those without (a barrier, a join).
+	 */
+	if (unlikely(!t->ring.p.events) && !rec__thread_ring_retry(t, true))
+		return false;
 	for (;;) {
 		uint64_t tail;
 		enum rec__ring_room room;
