@@ -175,6 +175,18 @@ static bool unnamed(const struct tt_samples *s, uint32_t f)
  * and, as the mapping then has no has_functions, may name it from the
  * module's file (a debug file, a symbol server) itself.
  */
+/* Mapping m's id in pp (mid[m]), made on first use. */
+static uint64_t mapping_of(struct tt_pprof *pp, const struct tt_samples *s, uint32_t m,
+			   uint64_t *mid, const bool *partial)
+{
+	const struct tt_smap *mp = &s->maps[m];
+
+	if (!mid[m])
+		mid[m] = tt_pprof_mapping(pp, mp->start, mp->limit, mp->offset, mp->path,
+					  mp->build_id, mp->has_functions && !partial[m]);
+	return mid[m];
+}
+
 static void add_samples(struct tt_pprof *pp, const struct tt_samples *s, const struct tt_options *o)
 {
 	uint64_t *fid = tt_xcalloc(s->nr_funcs + 1, sizeof(*fid));
@@ -190,6 +202,11 @@ static void add_samples(struct tt_pprof *pp, const struct tt_samples *s, const s
 	for (uint32_t l = 0; l < s->nr_locs; l++)
 		if (s->locs[l].mapping != TT_SAMPLES_NO_MAP && unnamed(s, s->locs[l].func))
 			partial[s->locs[l].mapping] = true;
+	/* The main program's mapping first: profile.proto's readers take
+	 * mapping 1 for the program (go tool pprof's "File:"). */
+	for (uint32_t l = 0; l < s->nr_locs; l++)
+		if (s->locs[l].mapping != TT_SAMPLES_NO_MAP && s->maps[s->locs[l].mapping].main)
+			mapping_of(pp, s, s->locs[l].mapping, mid, partial);
 	for (size_t r = 0; r < s->nr_rows; r++) {
 		const struct tt_srow *row = &s->rows[r];
 		const struct tt_sstack *stk = &s->loc_stacks[row->loc_stack];
@@ -212,15 +229,9 @@ static void add_samples(struct tt_pprof *pp, const struct tt_samples *s, const s
 					fid[f] = tt_pprof_function(pp, tt_samples_label(s, f),
 								   tt_samples_name(s, f),
 								   source_file(s, f), 0);
-				if (m != TT_SAMPLES_NO_MAP && !mid[m]) {
-					const struct tt_smap *mp = &s->maps[m];
-
-					mid[m] = tt_pprof_mapping(pp, mp->start, mp->limit, mp->offset,
-								  mp->path, mp->build_id,
-								  mp->has_functions && !partial[m]);
-				}
-				lid[l] = tt_pprof_location(pp, m != TT_SAMPLES_NO_MAP ? mid[m] : 0,
-							   loc->addr, fid[f], 0);
+				lid[l] = tt_pprof_location(
+					pp, m != TT_SAMPLES_NO_MAP ? mapping_of(pp, s, m, mid, partial) : 0,
+					loc->addr, fid[f], 0);
 			}
 			stack[i] = lid[l];
 		}

@@ -760,6 +760,7 @@ bool tt_symbols_mapping(struct tt_symbols *s, uint64_t addr, struct tt_symbols_m
 	out->build_id_bytes = m->build_id_bytes;
 	out->has_functions = m->state == MOD_OK;
 	out->vdso = m->state == MOD_VDSO;
+	out->main = (m->flags & RECFMT_MODULE_MAIN) != 0;
 	return true;
 }
 

@@ -63,6 +63,7 @@ struct tt_symbols_mapping {
 	const uint8_t *build_id;
 	uint32_t build_id_bytes;
 	bool has_offset, has_functions, vdso;
+	bool main; /* the main program (MODULE flag RECFMT_MODULE_MAIN) */
 };
 bool tt_symbols_mapping(struct tt_symbols *s, uint64_t addr, struct tt_symbols_mapping *out);
 

@@ -97,7 +97,7 @@ static uint32_t map_id(struct walk_ctx *w, struct tt_trace *tr, uint64_t addr)
 				.limit = m.limit, .offset = m.offset,
 				.path = tt_xstrndup(path, strlen(path)),
 				.build_id = tt_xstrndup(hexid, strlen(hexid)),
-				.has_functions = m.has_functions };
+				.has_functions = m.has_functions, .main = m.main };
 	return s->nr_maps++;
 }
 

@@ -61,6 +61,7 @@ struct tt_smap {
 	char *path;	   /* as recorded; "[vdso]" for the vDSO */
 	char *build_id;	   /* lower-case hex, "" if none */
 	bool has_functions; /* its symbols were read: the names are the file's */
+	bool main;	    /* the main program */
 };
 
 struct tt_srow {

@@ -707,6 +707,45 @@ static unsigned blocks(const char *text, const char *name, const char **at, unsi
 }
 
 /*
+ * profile.proto's readers take mapping 1 for the program (go tool pprof's
+ * "File:" and "Build ID:"): the main program's mapping comes first even when
+ * the first sample's leaf is in a library.
+ */
+Test(profile, pprof_first_mapping_is_the_main_program)
+{
+	static const uint8_t lib_id[] = { 0x11, 0x22, 0x33, 0x44 };
+	static const uint8_t prog_id[] = { 0xaa, 0xbb, 0xcc, 0xdd };
+	const uint64_t s1[] = { 0x7f0000001100, 0x400200, 0x400100 };
+	const char *map[4];
+	char buf[256];
+	struct tu_result r;
+	struct tg_trace *t = new_trace(trace);
+
+	cr_assert_eq(tg_module_flags(t, 1, 0, "/lib/libfake.so", 0x7f0000000000, 0x7f0000001000,
+				     0x7f0000002000, lib_id, sizeof(lib_id)), 0);
+	cr_assert_eq(tg_module_flags(t, 2, RECFMT_MODULE_MAIN, "/usr/bin/fakeprog", 0, 0x400000,
+				     0x401000, prog_id, sizeof(prog_id)), 0);
+	cr_assert_eq(tg_sampling(t, 1000, 128), 0);
+	tg_thread(t, 1, 702, "main");
+	cr_assert_eq(tg_sample(t, 1, 1500, 0, 3, s1), 0);
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = tu_run("pprof", "-o", prof, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_result_free(&r);
+
+	char *text = protoc_profile();
+
+	cr_assert_eq(blocks(text, "mapping", map, 4), 2, "%s", text);
+	cr_assert_eq(field_in(map[0], "id"), 1);
+	cr_assert_str_eq(pstr(text, field_in(map[0], "filename"), buf, sizeof(buf)),
+			 "/usr/bin/fakeprog");
+	cr_assert_eq(field_in(map[1], "id"), 2);
+	cr_assert_str_eq(pstr(text, field_in(map[1], "filename"), buf, sizeof(buf)),
+			 "/lib/libfake.so");
+	free(text);
+}
+
+/*
  * pprof --weight=samples: each frame is a Location with its address (frame
  * 0's own, a caller's return address - 1) in the Mapping of its module: the
  * recorded executable range, the segment's file offset (from the file's

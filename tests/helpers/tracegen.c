@@ -146,15 +146,22 @@ int tg_module(struct tg_trace *t, uint32_t id, const char *path, uint64_t bias, 
 	return maybe_cut(t);
 }
 
-int tg_module_build_id(struct tg_trace *t, uint32_t id, const char *path, uint64_t bias,
-		       uint64_t lo, uint64_t hi, const uint8_t *build_id, uint32_t build_id_bytes)
+int tg_module_flags(struct tg_trace *t, uint32_t id, uint32_t flags, const char *path,
+		    uint64_t bias, uint64_t lo, uint64_t hi, const uint8_t *build_id,
+		    uint32_t build_id_bytes)
 {
 	struct recfmt_range range = { lo, hi };
 
-	if (frame_open(t) || recfmt_encode_module(&t->frame, id, 0, bias, &range, 1, build_id,
+	if (frame_open(t) || recfmt_encode_module(&t->frame, id, flags, bias, &range, 1, build_id,
 						  build_id_bytes, path))
 		return -ENOMEM;
 	return maybe_cut(t);
+}
+
+int tg_module_build_id(struct tg_trace *t, uint32_t id, const char *path, uint64_t bias,
+		       uint64_t lo, uint64_t hi, const uint8_t *build_id, uint32_t build_id_bytes)
+{
+	return tg_module_flags(t, id, 0, path, bias, lo, hi, build_id, build_id_bytes);
 }
 
 int tg_probe_cost(struct tg_trace *t, const struct recfmt_probe_cost *pc)

@@ -47,6 +47,10 @@ int tg_module(struct tg_trace *t, uint32_t id, const char *path, uint64_t bias, 
 /* The same with the object's build-id (build_id_bytes at most 64). */
 int tg_module_build_id(struct tg_trace *t, uint32_t id, const char *path, uint64_t bias,
 		       uint64_t lo, uint64_t hi, const uint8_t *build_id, uint32_t build_id_bytes);
+/* The same with the MODULE record's flags (RECFMT_MODULE_MAIN, ...). */
+int tg_module_flags(struct tg_trace *t, uint32_t id, uint32_t flags, const char *path,
+		    uint64_t bias, uint64_t lo, uint64_t hi, const uint8_t *build_id,
+		    uint32_t build_id_bytes);
 int tg_func(struct tg_trace *t, uint32_t id, uint64_t addr);
 /* A PROBE_COST record (FORMAT.md §3.16), in picoseconds. */
 int tg_probe_cost(struct tg_trace *t, const struct recfmt_probe_cost *pc);
