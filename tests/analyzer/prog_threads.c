@@ -3,7 +3,8 @@
  * prog_threads.c - a program that knows nothing of rec, for test_record.c:
  * its main thread starts one thread that names itself "spin-worker" with
  * pthread_setname_np() and one that does not; each of the three spins
- * about 0.1 s of CPU.
+ * about 0.1 s of CPU (spin() is not inlined: clang would fold the main
+ * thread's call into main()).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -11,7 +12,7 @@
 
 static volatile unsigned long sink;
 
-static void *spin(void *name)
+__attribute__((noinline)) static void *spin(void *name)
 {
 	if (name)
 		pthread_setname_np(pthread_self(), name);
