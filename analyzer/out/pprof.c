@@ -254,6 +254,17 @@ uint64_t tt_pprof_location(struct tt_pprof *p, uint64_t mapping, uint64_t addr, 
 	return p->nr_locs;
 }
 
+/* a + b, held at INT64_MAX/INT64_MIN: a hostile file's sample period or
+ * scope times can sum past int64 (fuzz_pprof under UBSan). */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (!__builtin_add_overflow(a, b, &r))
+		return r;
+	return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
 void tt_pprof_add(struct tt_pprof *p, const uint64_t *funcs, size_t depth, const int64_t *values,
 		  const char *const *label_keys, const char *const *label_vals, size_t nr_labels)
 {
@@ -280,7 +291,7 @@ void tt_pprof_add(struct tt_pprof *p, const uint64_t *funcs, size_t depth, const
 			    !memcmp(s->labels, labels, sizeof(labels)) &&
 			    !memcmp(p->stacks + s->at, funcs, depth * sizeof(*funcs))) {
 				for (unsigned t = 0; t < p->nr_types; t++)
-					s->values[t] += values[t];
+					s->values[t] = sat_add(s->values[t], values[t]);
 				return;
 			}
 		}
