@@ -693,7 +693,19 @@ int rec__pthread_create_internal(pthread_t *th, const pthread_attr_t *attr,
 	int err;
 
 	creating_internal = 1;
-#ifndef REC_NO_THREAD_HOOK
+#if defined(REC_ASAN)
+	/* ASan's interceptor: the first pthread_create when its runtime comes
+	 * first, else the next one after librec's own (unversioned). */
+	void *f = dlsym(RTLD_DEFAULT, "pthread_create");
+	Dl_info it, self;
+
+	if (f && dladdr(f, &it) && dladdr((void *)rec__pthread_create_internal, &self) &&
+	    it.dli_fbase == self.dli_fbase)
+		f = dlsym(RTLD_NEXT, "pthread_create");
+	err = f ? ((int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))f)(
+			  th, attr, fn, arg)
+		: real_create(th, attr, fn, arg);
+#elif !defined(REC_NO_THREAD_HOOK)
 	err = real_create(th, attr, fn, arg);
 #else
 	err = pthread_create(th, attr, fn, arg);
