@@ -188,8 +188,7 @@ int tt_cmd_flame(int argc, char **argv)
 			goto out;
 		}
 		if (!smp.has_sampling) {
-			rc = tt_fail_file(a.o.trace, "no stack samples: record with tracetool record or "
-						     "REC_SAMPLE=HZ (rec(3))");
+			rc = tt_fail_file(a.o.trace, tt_samples_missing(&smp, msg, sizeof(msg)));
 			goto out;
 		}
 	} else if (tt_calltree_run(&ct, &a.o, &co, msg, sizeof(msg)) != TT_OK) {

@@ -381,12 +381,11 @@ int tt_cmd_profile(int argc, char **argv)
 		rc = tt_fail_file(s.failed ? s.failed : a.o.trace, msg);
 		goto out;
 	}
-	tt_samples_warn(&s);
 	if (!s.has_sampling) {
-		rc = tt_fail_file(a.o.trace, "no stack samples: record with tracetool record or "
-					     "REC_SAMPLE=HZ (rec(3))");
+		rc = tt_fail_file(a.o.trace, tt_samples_missing(&s, msg, sizeof(msg)));
 		goto out;
 	}
+	tt_samples_warn(&s);
 	if (a.o.by_thread || a.o.by_process)
 		rows = group_rows(&s, &a.o, &n, &groups, &nr_groups);
 	else {

@@ -368,8 +368,7 @@ static int samples_tree(struct tree_args *a)
 		goto out;
 	}
 	if (!smp.has_sampling) {
-		rc = tt_fail_file(a->o.trace, "no stack samples: record with tracetool record or "
-					      "REC_SAMPLE=HZ (rec(3))");
+		rc = tt_fail_file(a->o.trace, tt_samples_missing(&smp, msg, sizeof(msg)));
 		goto out;
 	}
 	tt_samples_warn(&smp);

@@ -578,6 +578,24 @@ void tt_samples_warn(const struct tt_samples *s)
 	}
 }
 
+const char *tt_samples_missing(const struct tt_samples *s, char *buf, size_t bytes)
+{
+	for (unsigned i = 0; i < s->nr_files; i++) {
+		const struct tt_trace *tr = &s->files[i].tr;
+
+		if (tr->truncated) {
+			snprintf(buf, bytes,
+				 "no stack samples in its %" PRIu64 " complete frame%s: the file is cut "
+				 "(%s)",
+				 tr->nr_frames, tr->nr_frames == 1 ? "" : "s", tr->truncation);
+			return buf;
+		}
+	}
+	snprintf(buf, bytes, "no stack samples: record with tracetool record or REC_SAMPLE=HZ "
+			     "(rec(3))");
+	return buf;
+}
+
 void tt_samples_fini(struct tt_samples *s)
 {
 	for (unsigned i = 0; i < s->nr_files; i++) {

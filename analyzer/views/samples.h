@@ -157,4 +157,12 @@ struct tt_sfolded *tt_samples_folded(const struct tt_samples *s, const struct tt
 /* The warnings of the files (truncated, damaged, symbols), on stderr. */
 void tt_samples_warn(const struct tt_samples *s);
 
+/*
+ * tt_samples_missing() - why s, without a SAMPLING record, has nothing to
+ * show, in buf: the recording was made without sampling, or a file ends
+ * (cut) before the frame that holds it, which a hint to record with
+ * sampling would misread. One line, for tt_fail_file().
+ */
+const char *tt_samples_missing(const struct tt_samples *s, char *buf, size_t bytes);
+
 #endif /* TT_SAMPLES_H */

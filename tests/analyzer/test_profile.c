@@ -1166,6 +1166,15 @@ Test(profile, a_cut_sampled_recording_exits_1_with_one_line_or_reads_its_whole_f
 				cr_assert_eq(r.status, 1, "%s cut at %ld: exit %d", argv[0], at, r.status);
 				cr_assert_eq(tu_nr_lines(r.err), 1, "%s cut at %ld: %s", argv[0], at, r.err);
 				cr_assert(!strncmp(r.err, "tracetool: ", 11), "%s", r.err);
+			} else if (r.status == 1 && !last) {
+				/* The whole frames read hold no sample yet (how many
+				 * the metadata fills depends on the test's own path):
+				 * one line that says the file is cut. */
+				cr_assert_eq(tu_nr_lines(r.err), 1, "%s cut at %ld: %s", argv[0], at,
+					     r.err);
+				cr_assert(strstr(r.err, "no stack samples in its") &&
+						  strstr(r.err, "the file is cut"),
+					  "%s cut at %ld: %s", argv[0], at, r.err);
 			} else {
 				cr_assert_eq(r.status, 0, "%s cut at %ld: exit %d: %s", argv[0], at,
 					     r.status, r.err);
@@ -1181,6 +1190,10 @@ Test(profile, a_cut_sampled_recording_exits_1_with_one_line_or_reads_its_whole_f
 		uint64_t kept = 0;
 		const char *p = strstr(r.out, "{\"samples\":");
 
+		if (r.status == 1 && !last && at < size) {
+			tu_result_free(&r); /* no sample in the whole frames yet, as above */
+			continue;
+		}
 		cr_assert(p, "%s", r.out);
 		kept = strtoull(p + 11, NULL, 10);
 		cr_assert_geq(kept, last, "cut at %ld: %" PRIu64 " samples, fewer than before", at,
