@@ -399,6 +399,8 @@ int recfmt_events_begin(struct recfmt_events_encoder *enc, struct recfmt_buf *bu
 	enc->prev_ticks = base_ticks;
 	enc->nr_events = 0;
 	enc->thread = thread;
+	enc->nest = NULL;
+	enc->sums = NULL;
 	scratch->len = 0;
 	p = buf->data + buf->len;
 	memset(p, 0, RECFMT_RECORD_HEADER_BYTES + EVENTS_FIXED_BYTES);
@@ -579,6 +581,104 @@ static void events_scalar(const struct recfmt_event *ev, size_t nr, uint64_t *pr
 	*d_io = d;
 }
 
+/* ---------------------------------------------------------------------
+ * The nesting of a thread's events, for the writer's index (FORMAT.md
+ * §6.2): its depth as a reader that pairs each exit with the innermost open
+ * enter sees it, checked against the sites (an exit that closes anything
+ * but the innermost enter of its own site breaks the nesting: longjmp), an
+ * exit with nothing open closing nothing.
+ */
+void recfmt_nest_reset(struct recfmt_nest *n)
+{
+	n->depth = 0;
+	n->last_ticks = 0;
+	n->broken = false;
+}
+
+void recfmt_nest_fini(struct recfmt_nest *n)
+{
+	free(n->stack);
+	memset(n, 0, sizeof(*n));
+}
+
+/* Room for depth cap: stack[0 .. cap + 1]. Return: false if out of memory or too deep. */
+static bool nest_grow(struct recfmt_nest *n)
+{
+	uint32_t cap = n->cap ? 2 * n->cap : 256;
+	uint32_t *st;
+
+	if (n->cap >= RECFMT_NEST_MAX_DEPTH)
+		return false;
+	if (cap > RECFMT_NEST_MAX_DEPTH)
+		cap = RECFMT_NEST_MAX_DEPTH;
+	st = realloc(n->stack, ((size_t)cap + 2) * sizeof(*st));
+	if (!st)
+		return false;
+	if (!n->stack)
+		st[0] = 0; /* read (and ignored) at depth 0 */
+	n->stack = st;
+	n->cap = cap;
+	return true;
+}
+
+void recfmt_events_track(struct recfmt_events_encoder *enc, struct recfmt_nest *nest,
+			 struct recfmt_buf *sums)
+{
+	enc->nest = nest;
+	enc->sums = sums;
+	memset(&enc->sum, 0, sizeof(enc->sum));
+	enc->sum.thread = enc->thread;
+	enc->sum.first_ticks = enc->prev_ticks;
+	enc->sum.depth_start = enc->sum.depth_low = nest->depth;
+	if (!nest->stack && !nest_grow(nest))
+		nest->broken = true;
+}
+
+/*
+ * Branch-free but for the rare growth: each event stores its code above
+ * the top (an exit's store is above the new top, so harmless) and compares
+ * the top with the exit's enter, so that the kinds' order, which a
+ * predictor cannot guess in real programs, costs no mispredictions.
+ */
+static void nest_scan(struct recfmt_events_encoder *enc, const struct recfmt_event *ev, size_t nr)
+{
+	struct recfmt_nest *n = enc->nest;
+	uint32_t d = n->depth, low = enc->sum.depth_low, enters = 0, bad = 0;
+	uint64_t last = n->last_ticks;
+	uint32_t *st = n->stack;
+	size_t i = 0;
+
+	if (!n->broken) {
+		for (; i < nr; i++) {
+			const uint32_t c = ev[i].code, k = c & 1u;
+			const uint64_t t = ev[i].ticks;
+			const uint32_t open = d != 0;
+
+			bad |= (uint32_t)(t < last);
+			last = t;
+			bad |= k & open & (uint32_t)(st[d] != (c ^ 1u));
+			st[d + 1] = c;
+			enters += k ^ 1u;
+			d = k ? d - open : d + 1;
+			low = d < low ? d : low;
+			if (__builtin_expect(d == n->cap, 0) && !nest_grow(n)) {
+				bad = 1;
+				i++;
+				break;
+			}
+			st = n->stack;
+		}
+		n->depth = d;
+		n->last_ticks = last;
+		n->broken = bad != 0;
+		enc->sum.depth_low = low;
+	}
+	/* A broken nesting's events (or the rest of them) only counted. */
+	for (; i < nr; i++)
+		enters += !RECFMT_CODE_IS_EXIT(ev[i].code);
+	enc->sum.enters += enters;
+}
+
 /* After a group the vector path could not take, the scalar loop takes this many. */
 #define EVENTS_SCALAR_RUN 64u
 
@@ -592,6 +692,8 @@ int recfmt_events_append(struct recfmt_events_encoder *enc, const struct recfmt_
 
 	if (nr > UINT32_MAX - enc->nr_events)
 		return -ENOMEM;
+	if (enc->nest && nr)
+		nest_scan(enc, ev, nr);
 	/* Worst case: 5 bytes of id and 10 bytes of delta per event. */
 	if (recfmt_buf_reserve(buf, nr * 5) || recfmt_buf_reserve(deltas, nr * 10))
 		return -ENOMEM;
@@ -653,6 +755,19 @@ int recfmt_events_finish(struct recfmt_events_encoder *enc)
 	recfmt_store_u32le(p + 12, enc->nr_events);
 	recfmt_store_u32le(p + 24, (uint32_t)ids_bytes);
 	deltas->len = 0;
+	if (enc->sums) {
+		/* FORMAT.md §6.2: this block summed up for the index frame. */
+		struct recfmt_index_entry e = { .at = start, .b = enc->sum };
+
+		e.b.nr_events = enc->nr_events;
+		e.b.last_ticks = enc->prev_ticks;
+		e.b.depth_end = enc->nest->depth;
+		e.b.flags = enc->nest->broken ? 0 : RECFMT_BLOCK_NESTED;
+		if (recfmt_buf_reserve(enc->sums, sizeof(e)))
+			return -ENOMEM;
+		memcpy(enc->sums->data + enc->sums->len, &e, sizeof(e));
+		enc->sums->len += sizeof(e);
+	}
 	return 0;
 }
 

@@ -59,6 +59,7 @@ enum recfmt_type {
 	RECFMT_SAMPLING = 24,	  /* 1.3: how the recording sampled stacks (FORMAT.md §3.22) */
 	RECFMT_SAMPLES = 25,	  /* 1.3: a thread's stack samples (FORMAT.md §3.23) */
 	RECFMT_SAMPLE_DROPS = 26, /* 1.3: a thread's samples not recorded (FORMAT.md §3.24) */
+	RECFMT_BLOCK_INDEX = 27,  /* an EVENTS block summed up, in index frames only (FORMAT.md §6) */
 };
 
 /* FORMAT.md §3.2: clock kinds. */
@@ -687,6 +688,38 @@ int recfmt_samples_finish(struct recfmt_samples_encoder *enc);
  * is built in place in `buf`, the deltas column in `scratch`, copied behind
  * the ids at finish. A block with zero events is discarded by finish.
  */
+/*
+ * A thread's nesting as the writer's index sees it (FORMAT.md §6.2): its
+ * open enters' codes, from its first event in the file on. Zeroed = empty;
+ * recfmt_nest_reset() empties it for a new file, keeping its memory.
+ */
+struct recfmt_nest {
+	uint32_t *stack; /* stack[1 .. depth]; stack[0] and stack[depth + 1] scratch */
+	uint32_t depth, cap;
+	uint64_t last_ticks;
+	bool broken; /* nesting no longer known: no later block of it is NESTED */
+};
+void recfmt_nest_reset(struct recfmt_nest *n);
+void recfmt_nest_fini(struct recfmt_nest *n);
+/* Deepest nesting an index follows (FORMAT.md §6.2). */
+#define RECFMT_NEST_MAX_DEPTH (1u << 16)
+
+/* BLOCK_INDEX (FORMAT.md §6.2): one EVENTS block summed up. */
+struct recfmt_block_index {
+	uint32_t thread, nr_events;
+	uint64_t first_ticks, last_ticks;
+	uint32_t enters, flags;
+	uint32_t depth_start, depth_low, depth_end;
+};
+#define RECFMT_BLOCK_NESTED 1u
+#define RECFMT_BLOCK_INDEX_BYTES 48u
+
+/* A block summed up by its encoder, at offset `at` of the buffer it was encoded into. */
+struct recfmt_index_entry {
+	uint64_t at;
+	struct recfmt_block_index b;
+};
+
 struct recfmt_events_encoder {
 	struct recfmt_buf *buf;
 	struct recfmt_buf *scratch; /* deltas column */
@@ -694,6 +727,11 @@ struct recfmt_events_encoder {
 	uint64_t prev_ticks;
 	uint32_t nr_events;
 	uint32_t thread;
+	/* recfmt_events_track(): the thread's nesting, where finish() puts the
+	 * block's struct recfmt_index_entry, and the block so far. */
+	struct recfmt_nest *nest;
+	struct recfmt_buf *sums;
+	struct recfmt_block_index sum;
 };
 
 int recfmt_events_begin(struct recfmt_events_encoder *enc, struct recfmt_buf *buf,
@@ -701,6 +739,63 @@ int recfmt_events_begin(struct recfmt_events_encoder *enc, struct recfmt_buf *bu
 int recfmt_events_append(struct recfmt_events_encoder *enc, const struct recfmt_event *ev,
 			 size_t nr);
 int recfmt_events_finish(struct recfmt_events_encoder *enc);
+/*
+ * recfmt_events_track() - after begin: follow the block's nesting in `nest`
+ * (the thread's, FORMAT.md §6.2), and have finish() append the block's
+ * struct recfmt_index_entry to `sums` (at: the record's offset in buf).
+ */
+void recfmt_events_track(struct recfmt_events_encoder *enc, struct recfmt_nest *nest,
+			 struct recfmt_buf *sums);
+
+/*
+ * The writer's index (FORMAT.md §6): before each data frame, a zstd
+ * skippable frame (magic RECFMT_INDEX_FRAME_MAGIC) that says where the data
+ * frame ends, its hash, and its records with each EVENTS block replaced by
+ * a BLOCK_INDEX record, so that a reader finds the frames a time window
+ * needs without decompressing the others.
+ */
+#define RECFMT_INDEX_FRAME_MAGIC 0x184D2A53u
+#define RECFMT_INDEX_ID 0x58434552u /* "RECX" little-endian */
+#define RECFMT_INDEX_MAJOR 1
+#define RECFMT_INDEX_MINOR 0
+#define RECFMT_INDEX_HEAD_BYTES 48u /* of the payload, before the records */
+/* Index frame flags (FORMAT.md §6.1). */
+#define RECFMT_INDEX_PARTIAL 1u	   /* records left out: ANNOTS, COUNTERS, SAMPLES */
+#define RECFMT_INDEX_INCOMPLETE 2u /* an EVENTS block without its BLOCK_INDEX sums */
+
+struct recfmt_index_head {
+	uint16_t major, minor;
+	uint32_t seq, flags;
+	uint64_t frame_bytes, content_bytes, frame_hash;
+	const uint8_t *records; /* records_bytes of records */
+	uint32_t records_bytes;
+};
+
+/*
+ * recfmt_index_build() - the index frame of the data frame whose records
+ * are parts[0 .. nr_parts) and whose compressed bytes are frame[0 ..
+ * frame_bytes), into out (replacing its content). sums: the entries of
+ * the EVENTS blocks of parts[sums_part], in order. Return: 0 or -ENOMEM.
+ */
+int recfmt_index_build(struct recfmt_buf *out, const struct recfmt_buf *parts, size_t nr_parts,
+		       size_t sums_part, const struct recfmt_index_entry *sums, size_t nr_sums,
+		       const uint8_t *frame, size_t frame_bytes);
+/*
+ * recfmt_index_parse() - frame[0 .. len) as an index frame (the whole
+ * skippable frame, its 8-byte header included). Return: true when it is one
+ * of a version this reader knows, whole and with its own hash right.
+ */
+bool recfmt_index_parse(const uint8_t *frame, size_t len, struct recfmt_index_head *h);
+/*
+ * recfmt_index_patch() - the index frame frame[0 .. len) made to describe
+ * its data frame compressed again: frame_bytes, hash and the FRAME record's
+ * flags; its own hash again. Return: true, or false (nothing changed) when
+ * it is not an index frame this writer made.
+ */
+bool recfmt_index_patch(uint8_t *frame, size_t len, uint64_t frame_bytes, uint64_t frame_hash,
+			uint32_t frame_flags);
+/* XXH64 (seed 0) of p[0 .. n): an index frame's frame_hash. */
+uint64_t recfmt_xxh64(const void *p, size_t n);
 
 /*
  * Frame compressor (compress.c): turns one frame's records into one zstd

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * index.c - the writer's index frames (FORMAT.md §6): a zstd skippable
+ * frame before each data frame with the data frame's length and hash and
+ * its records, each EVENTS block replaced by its BLOCK_INDEX sums, so that
+ * a reader can find and start a time window without decompressing the
+ * frames before it. Built by librec's writer (and bench_analyzer) from the
+ * frame's record buffers and the sums its EVENTS encoder kept
+ * (recfmt_events_track(), encode.c); parsed by tracetool's frame index.
+ */
+#include "recfmt.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#define SKIP_HEADER_BYTES 8u
+#define HASH_BYTES 8u
+
+uint64_t recfmt_xxh64(const void *p, size_t n)
+{
+	struct recfmt_xxh64 s;
+
+	recfmt_xxh64_init(&s, 0);
+	recfmt_xxh64_update(&s, p, n);
+	return recfmt_xxh64_digest(&s);
+}
+
+static uint8_t *grab(struct recfmt_buf *b, size_t n)
+{
+	uint8_t *p;
+
+	if (recfmt_buf_reserve(b, n))
+		return NULL;
+	p = b->data + b->len;
+	b->len += n;
+	return p;
+}
+
+/* A BLOCK_INDEX record (FORMAT.md §6.2). */
+static int put_block(struct recfmt_buf *out, const struct recfmt_block_index *b)
+{
+	uint8_t *p = grab(out, RECFMT_RECORD_HEADER_BYTES + RECFMT_BLOCK_INDEX_BYTES);
+
+	if (!p)
+		return -ENOMEM;
+	memset(p, 0, RECFMT_RECORD_HEADER_BYTES + RECFMT_BLOCK_INDEX_BYTES);
+	p[0] = RECFMT_BLOCK_INDEX;
+	recfmt_store_u32le(p + 4, RECFMT_BLOCK_INDEX_BYTES);
+	p += RECFMT_RECORD_HEADER_BYTES;
+	recfmt_store_u32le(p + 0, b->thread);
+	recfmt_store_u32le(p + 4, b->nr_events);
+	recfmt_store_u64le(p + 8, b->first_ticks);
+	recfmt_store_u64le(p + 16, b->last_ticks);
+	recfmt_store_u32le(p + 24, b->enters);
+	recfmt_store_u32le(p + 28, b->flags);
+	recfmt_store_u32le(p + 32, b->depth_start);
+	recfmt_store_u32le(p + 36, b->depth_low);
+	recfmt_store_u32le(p + 40, b->depth_end);
+	return 0;
+}
+
+int recfmt_index_build(struct recfmt_buf *out, const struct recfmt_buf *parts, size_t nr_parts,
+		       size_t sums_part, const struct recfmt_index_entry *sums, size_t nr_sums,
+		       const uint8_t *frame, size_t frame_bytes)
+{
+	uint32_t seq = 0, flags = 0;
+	uint64_t content = 0;
+	size_t si = 0, head_at, records_at;
+	uint8_t *p;
+
+	out->len = 0;
+	if (!grab(out, SKIP_HEADER_BYTES + RECFMT_INDEX_HEAD_BYTES))
+		return -ENOMEM;
+	head_at = SKIP_HEADER_BYTES;
+	records_at = out->len;
+	for (size_t k = 0; k < nr_parts; k++) {
+		const uint8_t *d = parts[k].data;
+		size_t len = parts[k].len, pos = 0;
+
+		content += len;
+		while (pos + RECFMT_RECORD_HEADER_BYTES <= len) {
+			const uint8_t type = d[pos];
+			const size_t rec = RECFMT_RECORD_HEADER_BYTES + recfmt_load_u32le(d + pos + 4);
+
+			if (rec > len - pos)
+				break; /* not ours to judge: the data frame says the same */
+			if (type == RECFMT_FRAME && rec >= RECFMT_RECORD_HEADER_BYTES + 8 && !seq)
+				seq = recfmt_load_u32le(d + pos + RECFMT_RECORD_HEADER_BYTES + 4);
+			if (type == RECFMT_EVENTS) {
+				struct recfmt_block_index b = { 0 };
+
+				if (k == sums_part && si < nr_sums && sums[si].at == pos) {
+					b = sums[si++].b;
+				} else if (rec >= RECFMT_RECORD_HEADER_BYTES + 16) {
+					/* Encoded without sums: the reader must decode it. */
+					flags |= RECFMT_INDEX_INCOMPLETE;
+					b.thread = recfmt_load_u32le(d + pos + 8);
+					b.nr_events = recfmt_load_u32le(d + pos + 12);
+					b.first_ticks = b.last_ticks = recfmt_load_u64le(d + pos + 16);
+				}
+				if (put_block(out, &b))
+					return -ENOMEM;
+			} else if (type == RECFMT_ANNOTS || type == RECFMT_COUNTERS ||
+				   type == RECFMT_SAMPLES) {
+				/* Positioned in the EVENTS blocks: left out, and said so. */
+				flags |= RECFMT_INDEX_PARTIAL;
+			} else {
+				if (!(p = grab(out, rec)))
+					return -ENOMEM;
+				memcpy(p, d + pos, rec);
+			}
+			pos += rec;
+		}
+	}
+	p = out->data + head_at;
+	recfmt_store_u32le(p + 0, RECFMT_INDEX_ID);
+	p[4] = RECFMT_INDEX_MAJOR;
+	p[5] = 0;
+	p[6] = RECFMT_INDEX_MINOR;
+	p[7] = 0;
+	recfmt_store_u32le(p + 8, seq);
+	recfmt_store_u32le(p + 12, flags);
+	recfmt_store_u64le(p + 16, frame_bytes);
+	recfmt_store_u64le(p + 24, content);
+	recfmt_store_u64le(p + 32, recfmt_xxh64(frame, frame_bytes));
+	recfmt_store_u32le(p + 40, (uint32_t)(out->len - records_at));
+	recfmt_store_u32le(p + 44, 0);
+	if (!(p = grab(out, HASH_BYTES)))
+		return -ENOMEM;
+	recfmt_store_u64le(p, recfmt_xxh64(out->data + head_at, out->len - HASH_BYTES - head_at));
+	recfmt_store_u32le(out->data, RECFMT_INDEX_FRAME_MAGIC);
+	recfmt_store_u32le(out->data + 4, (uint32_t)(out->len - SKIP_HEADER_BYTES));
+	return 0;
+}
+
+bool recfmt_index_parse(const uint8_t *frame, size_t len, struct recfmt_index_head *h)
+{
+	const uint8_t *p = frame + SKIP_HEADER_BYTES;
+	size_t size;
+
+	if (len < SKIP_HEADER_BYTES + RECFMT_INDEX_HEAD_BYTES + HASH_BYTES ||
+	    recfmt_load_u32le(frame) != RECFMT_INDEX_FRAME_MAGIC)
+		return false;
+	size = recfmt_load_u32le(frame + 4);
+	if (size != len - SKIP_HEADER_BYTES || recfmt_load_u32le(p) != RECFMT_INDEX_ID)
+		return false;
+	h->major = recfmt_load_u16le(p + 4);
+	h->minor = recfmt_load_u16le(p + 6);
+	if (h->major != RECFMT_INDEX_MAJOR)
+		return false;
+	h->seq = recfmt_load_u32le(p + 8);
+	h->flags = recfmt_load_u32le(p + 12);
+	h->frame_bytes = recfmt_load_u64le(p + 16);
+	h->content_bytes = recfmt_load_u64le(p + 24);
+	h->frame_hash = recfmt_load_u64le(p + 32);
+	h->records_bytes = recfmt_load_u32le(p + 40);
+	h->records = p + RECFMT_INDEX_HEAD_BYTES;
+	if (h->records_bytes > size - RECFMT_INDEX_HEAD_BYTES - HASH_BYTES)
+		return false;
+	return recfmt_xxh64(p, size - HASH_BYTES) == recfmt_load_u64le(p + size - HASH_BYTES);
+}
+
+bool recfmt_index_patch(uint8_t *frame, size_t len, uint64_t frame_bytes, uint64_t frame_hash,
+			uint32_t frame_flags)
+{
+	struct recfmt_index_head h;
+	uint8_t *p = frame + SKIP_HEADER_BYTES, *rec;
+	size_t size;
+
+	if (!recfmt_index_parse(frame, len, &h) || h.records_bytes < RECFMT_RECORD_HEADER_BYTES + 12)
+		return false;
+	rec = p + RECFMT_INDEX_HEAD_BYTES;
+	if (rec[0] != RECFMT_FRAME || recfmt_load_u32le(rec + 4) < 12)
+		return false;
+	size = len - SKIP_HEADER_BYTES;
+	recfmt_store_u32le(rec + RECFMT_RECORD_HEADER_BYTES + 8, frame_flags);
+	recfmt_store_u64le(p + 16, frame_bytes);
+	recfmt_store_u64le(p + 32, frame_hash);
+	recfmt_store_u64le(p + size - HASH_BYTES, recfmt_xxh64(p, size - HASH_BYTES));
+	return true;
+}

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_index.c - the writer's index frames (FORMAT.md §6): the EVENTS
+ * encoder's sums of each block (recfmt_events_track(): depth where it
+ * starts, its lowest, where it ends, enters, first and last ticks) and the
+ * nesting they trust or give up (an exit that closes anything but the
+ * innermost enter of its site, a clock going backwards, too deep), carried
+ * across blocks; the index frame built, parsed back, patched for a frame
+ * compressed again, and refused when any byte of it changed.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+#include "recfmt.h"
+
+/* "E3" enters site 3, "X3" exits it; ticks 10 apart from `t`. */
+static size_t events(struct recfmt_event *ev, const char *s, uint64_t t)
+{
+	size_t n = 0;
+
+	for (; *s; s += 2) {
+		ev[n].ticks = t += 10;
+		ev[n].code = RECFMT_CODE((uint32_t)(s[1] - '0'), s[0] == 'X');
+		ev[n++].aux = 0;
+	}
+	return n;
+}
+
+/* One block of thread 7 encoded with its sums tracked in nest. */
+static struct recfmt_index_entry block(struct recfmt_nest *nest, const char *s, uint64_t t)
+{
+	struct recfmt_event ev[64];
+	struct recfmt_buf buf, scratch, sums;
+	struct recfmt_events_encoder enc;
+	struct recfmt_index_entry e;
+	size_t n = events(ev, s, t);
+
+	recfmt_buf_init(&buf);
+	recfmt_buf_init(&scratch);
+	recfmt_buf_init(&sums);
+	cr_assert_eq(recfmt_events_begin(&enc, &buf, &scratch, 7, ev[0].ticks), 0);
+	recfmt_events_track(&enc, nest, &sums);
+	/* In two appends: the sums go on across them. */
+	cr_assert_eq(recfmt_events_append(&enc, ev, n / 2), 0);
+	cr_assert_eq(recfmt_events_append(&enc, ev + n / 2, n - n / 2), 0);
+	cr_assert_eq(recfmt_events_finish(&enc), 0);
+	cr_assert_eq(sums.len, sizeof(e));
+	memcpy(&e, sums.data, sizeof(e));
+	cr_assert_eq(e.at, 0);
+	cr_assert_eq(e.b.thread, 7);
+	cr_assert_eq(e.b.nr_events, n);
+	cr_assert_eq(e.b.first_ticks, t + 10);
+	cr_assert_eq(e.b.last_ticks, t + 10 * n);
+	recfmt_buf_fini(&buf);
+	recfmt_buf_fini(&scratch);
+	recfmt_buf_fini(&sums);
+	return e;
+}
+
+Test(index, a_blocks_sums_carry_the_depth_across_blocks)
+{
+	struct recfmt_nest nest = { 0 };
+	struct recfmt_index_entry a, b, c;
+
+	/* main open; f, g; g returns, f stays open. */
+	a = block(&nest, "E1E2E3X3", 0);
+	cr_assert_eq(a.b.enters, 3);
+	cr_assert_eq(a.b.depth_start, 0);
+	cr_assert_eq(a.b.depth_low, 0);
+	cr_assert_eq(a.b.depth_end, 2);
+	cr_assert_eq(a.b.flags, RECFMT_BLOCK_NESTED);
+	/* f returns, h and its child, back to main only. */
+	b = block(&nest, "X2E4E5X5X4", 100);
+	cr_assert_eq(b.b.enters, 2);
+	cr_assert_eq(b.b.depth_start, 2);
+	cr_assert_eq(b.b.depth_low, 1);
+	cr_assert_eq(b.b.depth_end, 1);
+	cr_assert_eq(b.b.flags, RECFMT_BLOCK_NESTED);
+	/* main returns: depth 0. */
+	c = block(&nest, "X1", 200);
+	cr_assert_eq(c.b.depth_low, 0);
+	cr_assert_eq(c.b.depth_end, 0);
+	cr_assert_eq(c.b.flags, RECFMT_BLOCK_NESTED);
+	recfmt_nest_fini(&nest);
+}
+
+/* A snapshot or a forked child starts inside scopes: their exits close nothing. */
+Test(index, an_exit_with_nothing_open_closes_nothing_and_keeps_the_nesting)
+{
+	struct recfmt_nest nest = { 0 };
+	struct recfmt_index_entry a = block(&nest, "X9X8E2X2E3", 0);
+
+	cr_assert_eq(a.b.depth_start, 0);
+	cr_assert_eq(a.b.depth_low, 0);
+	cr_assert_eq(a.b.depth_end, 1);
+	cr_assert_eq(a.b.flags, RECFMT_BLOCK_NESTED);
+	recfmt_nest_fini(&nest);
+}
+
+/* longjmp: f's exit while g is open; every later block of the thread too. */
+Test(index, an_exit_that_leaves_an_inner_enter_open_breaks_the_nesting_for_good)
+{
+	struct recfmt_nest nest = { 0 };
+	struct recfmt_index_entry a, b;
+
+	a = block(&nest, "E1E2E3X2", 0);
+	cr_assert_eq(a.b.flags, 0);
+	cr_assert_eq(a.b.enters, 3);
+	b = block(&nest, "E4X4", 100);
+	cr_assert_eq(b.b.flags, 0);
+	cr_assert_eq(b.b.enters, 1);
+	/* A new file (recfmt_nest_reset()) trusts it again. */
+	recfmt_nest_reset(&nest);
+	b = block(&nest, "E4X4", 200);
+	cr_assert_eq(b.b.flags, RECFMT_BLOCK_NESTED);
+	recfmt_nest_fini(&nest);
+}
+
+Test(index, a_clock_that_goes_back_between_blocks_breaks_the_nesting)
+{
+	struct recfmt_nest nest = { 0 };
+	struct recfmt_index_entry a, b;
+
+	a = block(&nest, "E1X1", 1000);
+	cr_assert_eq(a.b.flags, RECFMT_BLOCK_NESTED);
+	b = block(&nest, "E1X1", 500);
+	cr_assert_eq(b.b.flags, 0);
+	recfmt_nest_fini(&nest);
+}
+
+Test(index, a_nesting_deeper_than_the_limit_is_given_up)
+{
+	struct recfmt_nest nest = { 0 };
+	size_t n = RECFMT_NEST_MAX_DEPTH + 10;
+	struct recfmt_event *ev = calloc(n, sizeof(*ev));
+	struct recfmt_buf buf, scratch, sums;
+	struct recfmt_events_encoder enc;
+	struct recfmt_index_entry e;
+
+	cr_assert(ev);
+	for (size_t i = 0; i < n; i++) {
+		ev[i].ticks = 100 + i;
+		ev[i].code = RECFMT_CODE(1, RECFMT_KIND_ENTER);
+	}
+	recfmt_buf_init(&buf);
+	recfmt_buf_init(&scratch);
+	recfmt_buf_init(&sums);
+	cr_assert_eq(recfmt_events_begin(&enc, &buf, &scratch, 1, 100), 0);
+	recfmt_events_track(&enc, &nest, &sums);
+	cr_assert_eq(recfmt_events_append(&enc, ev, n), 0);
+	cr_assert_eq(recfmt_events_finish(&enc), 0);
+	memcpy(&e, sums.data, sizeof(e));
+	cr_assert_eq(e.b.flags, 0);
+	cr_assert_eq(e.b.enters, n);
+	recfmt_buf_fini(&buf);
+	recfmt_buf_fini(&scratch);
+	recfmt_buf_fini(&sums);
+	recfmt_nest_fini(&nest);
+	free(ev);
+}
+
+/* A frame: FRAME, SYNC, an EVENTS block, DROPS; its index frame. */
+static void make_frame(struct recfmt_buf *frame, struct recfmt_buf *sums, struct recfmt_nest *nest)
+{
+	struct recfmt_event ev[64];
+	struct recfmt_buf scratch;
+	struct recfmt_events_encoder enc;
+	size_t n = events(ev, "E1E2X2E2X2", 1000);
+
+	recfmt_buf_init(&scratch);
+	cr_assert_eq(recfmt_encode_frame_flags(frame, 5, RECFMT_FRAME_FAST), 0);
+	cr_assert_eq(recfmt_encode_sync(frame, &(struct recfmt_sync){ 1000, 2000, 3000 }), 0);
+	cr_assert_eq(recfmt_events_begin(&enc, frame, &scratch, 2, ev[0].ticks), 0);
+	recfmt_events_track(&enc, nest, sums);
+	cr_assert_eq(recfmt_events_append(&enc, ev, n), 0);
+	cr_assert_eq(recfmt_events_finish(&enc), 0);
+	cr_assert_eq(recfmt_encode_drops(frame, 2, 9), 0);
+	recfmt_buf_fini(&scratch);
+}
+
+Test(index, an_index_frame_says_its_frame_and_its_records_with_each_block_summed_up)
+{
+	struct recfmt_nest nest = { 0 };
+	struct recfmt_buf frame, sums, ix;
+	struct recfmt_index_head h;
+	const uint8_t zframe[] = "pretend compressed bytes";
+	struct recfmt_cursor c;
+	struct recfmt_record rec;
+	struct recfmt_error err = { 0 };
+	uint8_t types[8];
+	unsigned nr = 0;
+
+	recfmt_buf_init(&frame);
+	recfmt_buf_init(&sums);
+	recfmt_buf_init(&ix);
+	make_frame(&frame, &sums, &nest);
+	cr_assert_eq(recfmt_index_build(&ix, &frame, 1, 0, (const void *)sums.data,
+					sums.len / sizeof(struct recfmt_index_entry), zframe,
+					sizeof(zframe)),
+		     0);
+	/* A zstd skippable frame: magic, then the size of what follows. */
+	cr_assert_eq(recfmt_load_u32le(ix.data), RECFMT_INDEX_FRAME_MAGIC);
+	cr_assert_eq(recfmt_load_u32le(ix.data + 4), ix.len - 8);
+	cr_assert(recfmt_index_parse(ix.data, ix.len, &h));
+	cr_assert_eq(h.major, 1);
+	cr_assert_eq(h.seq, 5);
+	cr_assert_eq(h.flags, 0);
+	cr_assert_eq(h.frame_bytes, sizeof(zframe));
+	cr_assert_eq(h.content_bytes, frame.len);
+	cr_assert_eq(h.frame_hash, recfmt_xxh64(zframe, sizeof(zframe)));
+	recfmt_cursor_init(&c, h.records, h.records_bytes);
+	while (recfmt_cursor_next(&c, &rec, &err) == RECFMT_OK && nr < 8)
+		types[nr++] = rec.type;
+	cr_assert_eq(nr, 4);
+	cr_assert_eq(types[0], RECFMT_FRAME);
+	cr_assert_eq(types[1], RECFMT_SYNC);
+	cr_assert_eq(types[2], RECFMT_BLOCK_INDEX);
+	cr_assert_eq(types[3], RECFMT_DROPS);
+	/* The block: thread 2, 5 events, 3 enters, depth 0 -> 1, NESTED. */
+	recfmt_cursor_init(&c, h.records, h.records_bytes);
+	for (unsigned i = 0; i < 3; i++)
+		cr_assert_eq(recfmt_cursor_next(&c, &rec, &err), RECFMT_OK);
+	cr_assert_eq(rec.size, RECFMT_BLOCK_INDEX_BYTES);
+	cr_assert_eq(recfmt_load_u32le(rec.payload), 2);
+	cr_assert_eq(recfmt_load_u32le(rec.payload + 4), 5);
+	cr_assert_eq(recfmt_load_u64le(rec.payload + 8), 1010);
+	cr_assert_eq(recfmt_load_u64le(rec.payload + 16), 1050);
+	cr_assert_eq(recfmt_load_u32le(rec.payload + 24), 3);
+	cr_assert_eq(recfmt_load_u32le(rec.payload + 28), RECFMT_BLOCK_NESTED);
+	cr_assert_eq(recfmt_load_u32le(rec.payload + 32), 0);
+	cr_assert_eq(recfmt_load_u32le(rec.payload + 36), 0);
+	cr_assert_eq(recfmt_load_u32le(rec.payload + 40), 1);
+	/* Compressed again: new length, hash and FRAME flags; still valid. */
+	cr_assert(recfmt_index_patch(ix.data, ix.len, 7, 1234, RECFMT_FRAME_RECOMPRESSED));
+	cr_assert(recfmt_index_parse(ix.data, ix.len, &h));
+	cr_assert_eq(h.frame_bytes, 7);
+	cr_assert_eq(h.frame_hash, 1234);
+	cr_assert_eq(recfmt_load_u32le(h.records + 16), RECFMT_FRAME_RECOMPRESSED);
+	/* Any byte changed: refused. */
+	for (size_t i = 0; i < ix.len; i++) {
+		ix.data[i] ^= 0x40;
+		cr_assert_not(recfmt_index_parse(ix.data, ix.len, &h), "byte %zu", i);
+		ix.data[i] ^= 0x40;
+	}
+	cr_assert_not(recfmt_index_parse(ix.data, ix.len - 1, &h));
+	recfmt_buf_fini(&frame);
+	recfmt_buf_fini(&sums);
+	recfmt_buf_fini(&ix);
+	recfmt_nest_fini(&nest);
+}
+
+/* Annotations, counters, samples are left out and the frame says so; a
+ * block encoded without sums makes it incomplete. */
+Test(index, records_the_index_leaves_out_or_cannot_sum_are_flagged)
+{
+	struct recfmt_buf frame, ix, scratch;
+	struct recfmt_events_encoder enc;
+	struct recfmt_event ev[8];
+	struct recfmt_index_head h;
+	uint64_t vals[2] = { 1, 2 };
+	size_t n = events(ev, "E1X1", 0);
+
+	recfmt_buf_init(&frame);
+	recfmt_buf_init(&ix);
+	recfmt_buf_init(&scratch);
+	cr_assert_eq(recfmt_encode_frame(&frame, 0), 0);
+	cr_assert_eq(recfmt_events_begin(&enc, &frame, &scratch, 1, ev[0].ticks), 0);
+	cr_assert_eq(recfmt_events_append(&enc, ev, n), 0);
+	cr_assert_eq(recfmt_events_finish(&enc), 0);
+	cr_assert_eq(recfmt_index_build(&ix, &frame, 1, 0, NULL, 0, (const uint8_t *)"x", 1), 0);
+	cr_assert(recfmt_index_parse(ix.data, ix.len, &h));
+	cr_assert_eq(h.flags, RECFMT_INDEX_INCOMPLETE);
+	cr_assert_eq(recfmt_encode_counters(&frame, 1, 2, 1, vals), 0);
+	cr_assert_eq(recfmt_index_build(&ix, &frame, 1, 0, NULL, 0, (const uint8_t *)"x", 1), 0);
+	cr_assert(recfmt_index_parse(ix.data, ix.len, &h));
+	cr_assert_eq(h.flags, RECFMT_INDEX_INCOMPLETE | RECFMT_INDEX_PARTIAL);
+	recfmt_buf_fini(&frame);
+	recfmt_buf_fini(&ix);
+	recfmt_buf_fini(&scratch);
+}
