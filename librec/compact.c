@@ -51,8 +51,9 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void rec__compact_note(struct rec__compact *c, uint64_t len, bool fast)
+void rec__compact_note(struct rec__compact *c, uint64_t ix_len, uint64_t len, bool fast)
 {
+	c->off += ix_len; /* the index frame before it (FORMAT.md §6) */
 	if (fast && !c->off_broken) {
 		if (c->nr == c->cap) {
 			size_t cap = c->cap ? 2 * c->cap : 64;
@@ -65,7 +66,7 @@ void rec__compact_note(struct rec__compact *c, uint64_t len, bool fast)
 			c->frames = f;
 			c->cap = cap;
 		}
-		c->frames[c->nr++] = (struct rec__compact_frame){ c->off, len };
+		c->frames[c->nr++] = (struct rec__compact_frame){ c->off, len, (uint32_t)ix_len };
 		c->fast_bytes += len;
 	}
 out:
@@ -169,6 +170,22 @@ static const struct recfmt_buf *recompress(struct recfmt_compressor *zc, ZSTD_DC
 }
 
 /*
+ * The index frame [off, off + len) of `from` (FORMAT.md §6) made to
+ * describe its data frame recompressed into `b`, appended to `to`; left as
+ * it is when it is not one (then a reader finds the hash wrong and reads the
+ * file without it). Return: 0 or an errno.
+ */
+static int write_index(int from, int to, uint64_t off, size_t len, const struct recfmt_buf *b,
+		       uint32_t frame_flags, struct recfmt_buf *buf)
+{
+	if (recfmt_buf_reserve(buf, len) || pread(from, buf->data, len, (off_t)off) != (ssize_t)len)
+		return EIO;
+	(void)recfmt_index_patch(buf->data, len, b->len, recfmt_xxh64(b->data, b->len),
+				 frame_flags);
+	return write_whole(to, buf->data, len);
+}
+
+/*
  * The temporary file beside `path`: "DIR/.BASE.rec-XXXXXX", hidden.
  * Return: its fd (mode 0600 until fchmod), or -1.
  */
@@ -201,7 +218,8 @@ static int copy_compacted(struct rec__compact *c, struct recfmt_compressor *zc, 
 		const struct rec__compact_frame *f = &c->frames[i];
 		const struct recfmt_buf *b = NULL;
 
-		err = copy_range(rfd, tfd, pos, f->off, &in);
+		/* Up to the frame's index frame, which follows what becomes of it. */
+		err = copy_range(rfd, tfd, pos, f->off - f->ix_len, &in);
 		if (err)
 			break;
 		/* A crash meanwhile appends to the output: then leave it whole. */
@@ -212,7 +230,16 @@ static int copy_compacted(struct rec__compact *c, struct recfmt_compressor *zc, 
 		if (dc && clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0 < COMPACT_BUDGET_NS &&
 		    clock_ns(CLOCK_MONOTONIC) - w0 < COMPACT_BUDGET_WALL_NS)
 			b = recompress(zc, dc, rfd, f->off, (size_t)f->len, &in, &raw, &out);
-		if (b)
+		if (b == &out && f->ix_len)
+			/* The FRAME record's flags as recompress() left them in raw. */
+			err = write_index(rfd, tfd, f->off - f->ix_len, f->ix_len, b,
+					  recfmt_load_u32le(raw.data + RECFMT_RECORD_HEADER_BYTES + 8),
+					  &in);
+		else /* raw is free by now, in may be b */
+			err = copy_range(rfd, tfd, f->off - f->ix_len, f->off, &raw);
+		if (err)
+			;
+		else if (b)
 			err = write_whole(tfd, b->data, b->len);
 		else
 			err = copy_range(rfd, tfd, f->off, f->off + f->len, &in);

@@ -225,6 +225,8 @@ struct rec__thread_wr {
 	uint64_t annots_dropped_base, annots_dropped_reported;
 	/* own.nr_samples_dropped when this file started, and as last reported. */
 	uint64_t samples_dropped_base, samples_dropped_reported;
+	/* Its events' nesting in this file, for the index frames (FORMAT.md §6.2). */
+	struct recfmt_nest nest;
 };
 
 /*
@@ -759,8 +761,8 @@ void rec__writer_crash_view(struct rec__crash_view *v) REC__HIDDEN;
 /*
  * compact.c: a stream file's fast frames compressed again at the end of the
  * recording (docs/DESIGN.md, "The writer under pressure"). The writer
- * notes every frame it wrote, in order (rec__compact_note(): its length and
- * whether it was fast); after the END frame rec__compact_run() writes the
+ * notes every frame it wrote, in order (rec__compact_note(): the length of
+ * its index frame, its length and whether it was fast); after the END frame rec__compact_run() writes the
  * file again beside it, fast frames recompressed, and renames it over the
  * output. Return: the frames recompressed, 0 when the file was left as it
  * was (nothing to do, not a plain file of ours at its path, too little to
@@ -768,6 +770,7 @@ void rec__writer_crash_view(struct rec__crash_view *v) REC__HIDDEN;
  */
 struct rec__compact_frame {
 	uint64_t off, len;
+	uint32_t ix_len; /* its index frame's, just before it (FORMAT.md §6); 0: none */
 };
 struct rec__compact {
 	uint64_t off;		 /* bytes written so far: where the next frame goes */
@@ -777,7 +780,8 @@ struct rec__compact {
 	size_t nr_recompressed;	 /* by the last rec__compact_run() */
 	bool off_broken;	 /* a frame could not be noted: leave the file */
 };
-void rec__compact_note(struct rec__compact *c, uint64_t len, bool fast) REC__HIDDEN;
+void rec__compact_note(struct rec__compact *c, uint64_t ix_len, uint64_t len,
+		       bool fast) REC__HIDDEN;
 int rec__compact_run(struct rec__compact *c, struct recfmt_compressor *zc, int fd,
 		     const char *path) REC__HIDDEN;
 void rec__compact_fini(struct rec__compact *c) REC__HIDDEN;

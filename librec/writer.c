@@ -94,6 +94,8 @@ struct writer {
 	struct recfmt_buf body;	   /* EVENTS, DROPS, THREAD_END, END records */
 	struct recfmt_buf scratch; /* ids column of the block being encoded */
 	struct recfmt_buf out;	   /* compressed frame */
+	struct recfmt_buf ix;	   /* its index frame (FORMAT.md §6) */
+	struct recfmt_buf ix_sums; /* the body's EVENTS blocks summed up (recfmt_index_entry) */
 	struct recfmt_sync calibration; /* second sync point of the first frame */
 	uint32_t seq;
 	uint32_t nr_sites_written;
@@ -361,6 +363,7 @@ static void calibrate(struct writer *w)
 static void write_frame(struct writer *w)
 {
 	uint32_t nr_sites = rec__site_count(); /* after every drained event: see site.c */
+	size_t ix_len;
 	int err = 0;
 
 	if (w->failed)
@@ -399,11 +402,24 @@ static void write_frame(struct writer *w)
 		recfmt_compressor_set_fast(w->zc, w->fast);
 		err = recfmt_compress_frame_parts(w->zc, parts, 3, &w->out);
 	}
+	/* Its index frame first (FORMAT.md §6): a reader finds a window's frames without decompressing. */
 	if (!err)
-		err = -write_all(rec__g.fd, w->out.data, w->out.len);
+		err = recfmt_index_build(&w->ix, (struct recfmt_buf[3]){ w->lead, w->meta, w->body }, 3,
+					 2, (const struct recfmt_index_entry *)(void *)w->ix_sums.data,
+					 w->ix_sums.len / sizeof(struct recfmt_index_entry),
+					 w->out.data, w->out.len);
+	/* Both in one write: a failed write leaves no index frame without its frame. */
+	ix_len = w->ix.len;
+	if (!err && recfmt_buf_reserve(&w->ix, w->out.len))
+		err = -ENOMEM;
+	if (!err) {
+		memcpy(w->ix.data + w->ix.len, w->out.data, w->out.len);
+		w->ix.len += w->out.len;
+		err = -write_all(rec__g.fd, w->ix.data, w->ix.len);
+	}
 	/* A stream file's fast frames are compressed again at its end (compact.c). */
 	if (!err && !snap_open(w))
-		rec__compact_note(&w->compact, w->out.len, w->fast);
+		rec__compact_note(&w->compact, ix_len, w->out.len, w->fast);
 	if (err) {
 		pthread_mutex_lock(&rec__g.lock);
 		fail_locked(w, -err);
@@ -412,6 +428,7 @@ static void write_frame(struct writer *w)
 	w->seq++;
 out:
 	w->lead.len = w->meta.len = w->body.len = 0;
+	w->ix_sums.len = 0;
 	w->pending_since_ns = 0;
 }
 
@@ -495,6 +512,8 @@ static int encode_events(struct writer *w, struct rec__thread *t, const struct r
 		return 0;
 	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->reg.serial, ev[0].ticks);
 	if (!err)
+		recfmt_events_track(&enc, &t->wr.nest, &w->ix_sums);
+	if (!err)
 		err = recfmt_events_append(&enc, ev, n);
 	if (!err)
 		err = recfmt_events_finish(&enc);
@@ -522,11 +541,14 @@ static int encode_ring(struct writer *w, struct rec__thread *t, uint64_t tail, u
 {
 	uint64_t hold_max = HOLD_MAX_EVENTS(rec__ring_view(&t->ring).mask);
 
-	/* A ring with annotations: events and annotations apart (annot.c). */
-	if (__atomic_load_n(&t->ring.p.annots, __ATOMIC_RELAXED))
+	/* A ring with annotations: events and annotations apart (annot.c), its
+	 * blocks without index sums (FORMAT.md §6: readers decode such files). */
+	if (__atomic_load_n(&t->ring.p.annots, __ATOMIC_RELAXED)) {
+		t->wr.nest.broken = true;
 		return rec__annot_encode_ring(&w->annot, &w->body, &w->scratch, t, tail, head - tail,
 					      final, now_ticks, w->min_ticks, hold_max,
 					      nr_written, nr_consumed);
+	}
 	if (w->min_ticks) {
 		int64_t k = filter_short(w, t, tail, head);
 		size_t cut = (size_t)k;
@@ -564,6 +586,8 @@ static int encode_ring_all(struct writer *w, struct rec__thread *t, uint64_t tai
 	int err;
 
 	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->reg.serial, v.ev[first].ticks);
+	if (!err)
+		recfmt_events_track(&enc, &t->wr.nest, &w->ix_sums);
 	if (!err)
 		err = recfmt_events_append(&enc, &v.ev[first], n1);
 	if (!err && n > n1)
@@ -613,6 +637,8 @@ static int encode_ring_counted(struct writer *w, struct rec__thread *t, uint64_t
 	}
 	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->reg.serial, w->cev[0].ticks);
 	if (!err)
+		recfmt_events_track(&enc, &t->wr.nest, &w->ix_sums);
+	if (!err)
 		err = recfmt_events_append(&enc, w->cev, n);
 	if (!err)
 		err = recfmt_events_finish(&enc);
@@ -647,6 +673,7 @@ void rec__writer_thread_restart(struct rec__thread *t)
 	t->wr.annots_dropped_reported = 0;
 	t->wr.name_gen_written = 0;
 	t->wr.ctr_set_frame = 0;
+	recfmt_nest_reset(&t->wr.nest); /* a new file: nothing open in it */
 }
 
 /*
@@ -1024,6 +1051,9 @@ static void reap_locked(struct writer *w, struct rec__thread *dead)
 	for (struct rec__thread **pp = &rec__g.threads; *pp; pp = &(*pp)->reg.next) {
 		if (*pp == dead) {
 			*pp = dead->reg.next;
+			/* The writer's own memory: freed here, never in a child after
+			 * fork (rec__writer_forget()). */
+			recfmt_nest_fini(&dead->wr.nest);
 			rec__thread_free(dead);
 			return;
 		}
@@ -1121,6 +1151,7 @@ static void flight_begin(struct writer *w)
 		t->wr.comm_written[0] = '\0';
 		t->wr.ctr_set_frame = 0;
 		t->wr.drained_ns = 0;
+		recfmt_nest_reset(&t->wr.nest); /* the snapshot's file starts with nothing open */
 		write_thread_locked(w, t);
 	}
 	pthread_mutex_unlock(&rec__g.lock);
@@ -1763,6 +1794,8 @@ void rec__writer_stop(void)
 	recfmt_buf_fini(&w->body);
 	recfmt_buf_fini(&w->scratch);
 	recfmt_buf_fini(&w->out);
+	recfmt_buf_fini(&w->ix);
+	recfmt_buf_fini(&w->ix_sums);
 	free(w->snap);
 	free(w->last);
 	free(w->cev);

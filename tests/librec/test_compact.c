@@ -107,6 +107,57 @@ static struct frames count_frames(const char *path)
 	return f;
 }
 
+/*
+ * Every data frame has its index frame before it (FORMAT.md §6), which
+ * says its length, its hash and its FRAME flags as they are after the
+ * recompression, up to the file's last byte. Return: the frames.
+ */
+static uint64_t assert_index_frames(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	struct recfmt_dctx *d = recfmt_dctx_new();
+	struct recfmt_frame_bytes fb = { 0 };
+	struct recfmt_buf raw;
+	uint8_t *all;
+	long size;
+	uint64_t off = 0, nr = 0;
+
+	cr_assert(f && d);
+	cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+	size = ftell(f);
+	rewind(f);
+	all = malloc((size_t)size);
+	cr_assert(all);
+	cr_assert_eq(fread(all, 1, (size_t)size, f), (size_t)size);
+	fclose(f);
+	recfmt_buf_init(&raw);
+	while (off < (uint64_t)size) {
+		struct recfmt_index_head h;
+		struct recfmt_error err = { 0 };
+		uint64_t len = 8 + (uint64_t)recfmt_load_u32le(all + off + 4);
+
+		cr_assert(recfmt_index_parse(all + off, (size_t)len, &h), "frame %llu",
+			  (unsigned long long)nr);
+		cr_assert_eq(h.seq, nr);
+		off += len;
+		cr_assert_eq(recfmt_xxh64(all + off, (size_t)h.frame_bytes), h.frame_hash);
+		fb.buf.data = all + off;
+		fb.buf.len = (size_t)h.frame_bytes;
+		fb.content_bytes = (size_t)h.content_bytes;
+		cr_assert_eq(recfmt_frame_decompress(d, &fb, &raw, &err), RECFMT_OK);
+		cr_assert_eq(raw.len, h.content_bytes);
+		/* The FRAME records, flags and all, are the same. */
+		cr_assert_eq(memcmp(raw.data, h.records, 8 + recfmt_load_u32le(raw.data + 4)), 0);
+		off += h.frame_bytes;
+		nr++;
+	}
+	cr_assert_eq(off, (uint64_t)size);
+	recfmt_buf_fini(&raw);
+	recfmt_dctx_free(d);
+	free(all);
+	return nr;
+}
+
 static void assert_exact(const char *path)
 {
 	struct tr_trace tr;
@@ -149,6 +200,7 @@ Test(compact, a_file_written_under_pressure_is_recompressed_with_exact_counts)
 	cr_assert_eq(f.fast, 0, "%llu of %llu frames still fast", (unsigned long long)f.fast,
 		     (unsigned long long)f.nr);
 	cr_assert_gt(f.recompressed, 0);
+	cr_assert_eq(assert_index_frames(out), f.nr);
 	assert_exact(out);
 	cr_assert_eq(strangers(NULL), 0, "a temporary file was left in %s", dir);
 	/* The mode the file was created with (REC_FILE_MODE's default). */
