@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,11 +53,29 @@ struct ix_file_head {
 #define IX_MAGIC "RECTTIX1"
 #define IX_VERSION 1
 
+/* An EVENTS block as the writer's index frame sums it up (FORMAT.md §6.2). */
+struct ix_block {
+	uint32_t frame, ordinal; /* its frame, and its place among the frame's EVENTS blocks */
+	uint32_t thread, nr_events;
+	uint64_t first, last;
+	uint32_t d_start, d_low, d_end;
+};
+
 struct tt_index {
 	uint32_t nr_frames;
 	struct ix_frame *f;
 	uint8_t *standins, *stacks;
 	uint64_t standin_bytes, stack_bytes;
+	/*
+	 * From the writer's index frames (FORMAT.md §6) instead of a pass:
+	 * the blocks in file order, and their indices by thread (then file
+	 * order), which the plans use instead of the stacks blob.
+	 */
+	bool from_writer;
+	char *path;
+	struct ix_block *blocks;
+	uint32_t *by_thread;
+	uint32_t nr_blocks;
 };
 
 /* ---------------------------------------------------------------------
@@ -514,6 +533,226 @@ static void save(const struct tt_index *ix, const char *file, const char *dir,
 		(void)unlink(tmp);
 }
 
+/* ---------------------------------------------------------------------
+ * The writer's index frames (FORMAT.md §6): the same index without a pass.
+ * Each data frame follows its index frame, which says where it ends and
+ * its hash: the chain is followed from the file's start to its exact end,
+ * each data frame's bytes hashed, and each index frame's records, its
+ * BLOCK_INDEX records turned into TT_REC_SKIPPED, are the frame's stand-in.
+ * Anything else (no index frame where one is due, a hash that differs, a
+ * frame the writer marked partial, a block whose nesting it could not
+ * follow, a file cut short or with frames after the last index) and the
+ * file has no writer's index: the caller makes one by a pass.
+ */
+static int block_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct ix_block *bl = ctx;
+	const struct ix_block *x = &bl[*(const uint32_t *)a], *y = &bl[*(const uint32_t *)b];
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static void free_index(struct tt_index *ix)
+{
+	if (!ix)
+		return;
+	free(ix->f);
+	free(ix->standins);
+	free(ix->stacks);
+	free(ix->path);
+	free(ix->blocks);
+	free(ix->by_thread);
+	free(ix);
+}
+
+/* One index frame's records into frame f's stand-in and the blocks. */
+static const char *w_records(struct tt_index *ix, struct recfmt_buf *standins, uint32_t *cap_blocks,
+			     const struct recfmt_index_head *h, uint32_t f)
+{
+	struct ix_frame *fr = &ix->f[f];
+	size_t pos = 0;
+	uint32_t ordinal = 0;
+
+	fr->standin_at = standins->len;
+	while (pos < h->records_bytes) {
+		const uint8_t *r = h->records + pos;
+		size_t rec;
+
+		if (h->records_bytes - pos < 8)
+			return "a damaged index frame";
+		rec = 8 + (size_t)recfmt_load_u32le(r + 4);
+		if (rec > h->records_bytes - pos)
+			return "a damaged index frame";
+		if (r[0] == RECFMT_BLOCK_INDEX) {
+			const uint8_t *b = r + 8;
+			struct tt_skipped sk;
+			uint8_t head[8] = { TT_REC_SKIPPED, 0, 0, 0 };
+			uint32_t size = sizeof(sk);
+			struct ix_block *bl;
+
+			if (rec < 8 + RECFMT_BLOCK_INDEX_BYTES)
+				return "a damaged index frame";
+			if (!(recfmt_load_u32le(b + 28) & RECFMT_BLOCK_NESTED))
+				return "the writer could not follow a thread's nesting";
+			if (ix->nr_blocks == *cap_blocks) {
+				*cap_blocks = *cap_blocks ? 2 * *cap_blocks : 1024;
+				ix->blocks = tt_xrealloc(ix->blocks, *cap_blocks * sizeof(*ix->blocks));
+			}
+			bl = &ix->blocks[ix->nr_blocks++];
+			bl->frame = f;
+			bl->ordinal = ordinal++;
+			bl->thread = recfmt_load_u32le(b);
+			bl->nr_events = recfmt_load_u32le(b + 4);
+			bl->first = recfmt_load_u64le(b + 8);
+			bl->last = recfmt_load_u64le(b + 16);
+			bl->d_start = recfmt_load_u32le(b + 32);
+			bl->d_low = recfmt_load_u32le(b + 36);
+			bl->d_end = recfmt_load_u32le(b + 40);
+			if (!bl->nr_events || bl->last < bl->first || bl->d_low > bl->d_start ||
+			    bl->d_low > bl->d_end)
+				return "a damaged index frame";
+			sk = (struct tt_skipped){ .thread = bl->thread, .nr_events = bl->nr_events,
+						  .enters = recfmt_load_u32le(b + 24),
+						  .base_ticks = bl->first, .last_ticks = bl->last };
+			if (!fr->has_events || bl->first < fr->min_ticks)
+				fr->min_ticks = bl->first;
+			if (!fr->has_events || bl->last > fr->max_ticks)
+				fr->max_ticks = bl->last;
+			fr->has_events = 1;
+			memcpy(head + 4, &size, 4);
+			put(standins, head, sizeof(head));
+			put(standins, &sk, sizeof(sk));
+		} else if (r[0] == RECFMT_EVENTS || r[0] >= 240) {
+			return "a damaged index frame";
+		} else {
+			put(standins, r, rec);
+		}
+		pos += rec;
+	}
+	fr->standin_len = (uint32_t)(standins->len - fr->standin_at);
+	return NULL;
+}
+
+/* What build() refuses, as the stand-ins show it. */
+static const char *w_check(struct tt_index *ix, const char *path)
+{
+	struct tt_trace tr;
+	const char *why = NULL;
+	char msg[256];
+
+	tt_trace_init(&tr, path);
+	tr.standin = true;
+	for (uint32_t f = 0; f < ix->nr_frames && !why; f++)
+		if (tt_trace_walk_frame(&tr, ix->standins + ix->f[f].standin_at, ix->f[f].standin_len,
+					f, ix->f[f].offset, NULL, NULL, msg, sizeof(msg)) != TT_OK)
+			why = "a frame does not decode";
+	if (!why && (!tr.has_header || tr.nr_bad_frames || tr.nr_lost_frames || tr.nr_bad_blocks ||
+		     tr.truncated || tr.first_problem[0] || tr.count_problem[0] ||
+		     tr.nr_recordings != 1 || tr.nr_after_end || tr.has_annots || tr.nr_samples))
+		why = "damage, annotations or samples";
+	tt_trace_fini(&tr);
+	return why;
+}
+
+static struct tt_index *from_writer(const char *path, const char **why)
+{
+	struct tt_index *ix = NULL;
+	struct recfmt_buf standins;
+	struct stat s;
+	uint8_t *map = MAP_FAILED;
+	uint64_t off = 0, size;
+	uint32_t cap = 0, cap_blocks = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*why = "the file cannot be read";
+	recfmt_buf_init(&standins);
+	if (fd < 0 || fstat(fd, &s) != 0 || s.st_size < 8)
+		goto out;
+	size = (uint64_t)s.st_size;
+	map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		goto out;
+	*why = "no index frames (an older writer, or none wanted)";
+	if (recfmt_load_u32le(map) != RECFMT_INDEX_FRAME_MAGIC)
+		goto out;
+	(void)madvise(map, size, MADV_SEQUENTIAL);
+	ix = tt_xcalloc(1, sizeof(*ix));
+	ix->from_writer = true;
+	*why = NULL;
+	while (off < size && !*why) {
+		struct recfmt_index_head h;
+		struct ix_frame *f;
+		uint64_t len;
+
+		if (size - off < 8 || recfmt_load_u32le(map + off) != RECFMT_INDEX_FRAME_MAGIC) {
+			*why = "a frame without its index frame (a crash, or an edited file)";
+			break;
+		}
+		len = 8 + (uint64_t)recfmt_load_u32le(map + off + 4);
+		if (len > size - off) {
+			*why = "the file is cut short or damaged";
+			break;
+		}
+		if (!recfmt_index_parse(map + off, (size_t)len, &h)) {
+			*why = "a damaged index frame, or a newer one";
+			break;
+		}
+		off += len;
+		if (h.seq != ix->nr_frames || h.frame_bytes > size - off ||
+		    h.content_bytes > RECFMT_MAX_FRAME_BYTES) {
+			*why = "the file is cut short or damaged";
+			break;
+		}
+		if (h.flags & (RECFMT_INDEX_PARTIAL | RECFMT_INDEX_INCOMPLETE)) {
+			*why = "annotations, counters or samples";
+			break;
+		}
+		if (recfmt_xxh64(map + off, (size_t)h.frame_bytes) != h.frame_hash) {
+			*why = "a frame differs from what its index frame says (damage)";
+			break;
+		}
+		if (ix->nr_frames == cap) {
+			cap = cap ? 2 * cap : 256;
+			ix->f = tt_xrealloc(ix->f, cap * sizeof(*ix->f));
+		}
+		f = &ix->f[ix->nr_frames++];
+		memset(f, 0, sizeof(*f));
+		f->offset = off;
+		f->cbytes = h.frame_bytes;
+		f->content_bytes = h.content_bytes;
+		*why = w_records(ix, &standins, &cap_blocks, &h, ix->nr_frames - 1);
+		off += h.frame_bytes;
+	}
+	if (!*why && !ix->nr_frames)
+		*why = "no frames";
+	ix->standins = standins.data;
+	ix->standin_bytes = standins.len;
+	standins.data = NULL;
+	if (!*why)
+		*why = w_check(ix, path);
+	if (!*why) {
+		ix->path = tt_xstrndup(path, strlen(path));
+		ix->by_thread = tt_xrealloc(NULL, (ix->nr_blocks ? ix->nr_blocks : 1) *
+						  sizeof(*ix->by_thread));
+		for (uint32_t i = 0; i < ix->nr_blocks; i++)
+			ix->by_thread[i] = i;
+		qsort_r(ix->by_thread, ix->nr_blocks, sizeof(*ix->by_thread), block_cmp, ix->blocks);
+	}
+out:
+	if (map != MAP_FAILED)
+		munmap(map, size);
+	if (fd >= 0)
+		close(fd);
+	recfmt_buf_fini(&standins);
+	if (*why) {
+		free_index(ix);
+		return NULL;
+	}
+	return ix;
+}
+
 struct tt_index *tt_index_for(const char *path)
 {
 	/* The traces of this command (a walk's two passes, several files),
@@ -526,20 +765,30 @@ struct tt_index *tt_index_for(const char *path)
 	char file[PATH_MAX + 64], dir[PATH_MAX];
 	struct stat s;
 	struct tt_index *ix;
+	const char *why = "TRACETOOL_INDEX=pass";
 	bool have_file;
 
 	if (v && strcmp(v, "0") == 0)
 		return NULL;
 	if (stat(path, &s) != 0 || !S_ISREG(s.st_mode))
 		return NULL;
-	if (!(v && strcmp(v, "1") == 0) && (uint64_t)s.st_size < TT_INDEX_MIN_BYTES)
+	if (!(v && (strcmp(v, "1") == 0 || strcmp(v, "pass") == 0)) &&
+	    (uint64_t)s.st_size < TT_INDEX_MIN_BYTES)
 		return NULL;
 	for (unsigned i = 0; i < nr_kept; i++)
 		if (strcmp(paths[i], path) == 0)
 			return kept[i];
 	file_id(&s, &id);
-	have_file = cache_path(path, file, sizeof(file), dir, sizeof(dir));
-	ix = have_file ? load(file, &id) : NULL;
+	/* The writer's index frames first: no pass, nothing to keep (FORMAT.md §6). */
+	ix = v && strcmp(v, "pass") == 0 ? NULL : from_writer(path, &why);
+	if (ix && getenv("TRACETOOL_INDEX_STATS"))
+		fprintf(stderr, "tracetool: %s: index: the writer's (%" PRIu32 " frames)\n", path,
+			ix->nr_frames);
+	else if (getenv("TRACETOOL_INDEX_STATS") && why)
+		fprintf(stderr, "tracetool: %s: index: not the writer's (%s)\n", path, why);
+	have_file = !ix && cache_path(path, file, sizeof(file), dir, sizeof(dir));
+	if (!ix && have_file)
+		ix = load(file, &id);
 	if (!ix) {
 		ix = build(path);
 		if (ix && have_file)
@@ -693,6 +942,294 @@ static void p_replay(const struct p_stacks *ps, struct recfmt_buf *out)
 	recfmt_buf_fini(&deltas);
 }
 
+/* ---------------------------------------------------------------------
+ * Plans from the writer's index (FORMAT.md §6.2): a thread's depth where
+ * the window's first frame starts is its last earlier block's depth_end;
+ * the enter open at level L is the last enter from depth L in the last
+ * earlier block whose depth_low is L or less, so that only those frames are
+ * decompressed, and only those blocks decoded, to replay the stacks.
+ */
+
+/* The blocks of a thread: by_thread[*at .. *at + n). */
+static uint32_t w_thread_run(const struct tt_index *ix, uint32_t at, uint32_t *n)
+{
+	uint32_t t = ix->blocks[ix->by_thread[at]].thread, k = at;
+
+	while (k < ix->nr_blocks && ix->blocks[ix->by_thread[k]].thread == t)
+		k++;
+	*n = k - at;
+	return t;
+}
+
+/*
+ * A thread's blocks that overlap the window, decoded in turn: in[L] says
+ * whether the enter open at depth L was made in the window, so that the
+ * lowest such one still open after them says how far on the walk must
+ * decode (until the thread's depth falls to it).
+ */
+struct w_win {
+	uint64_t lo, hi;
+	uint32_t depth, cap;
+	uint8_t *in;
+	const uint32_t *run; /* the thread's blocks (by_thread), n of them */
+	uint32_t n, k1;	     /* k1: its last block that overlaps the window */
+};
+
+/* A block to decode: for the enters it leaves open at depths [lo, hi)
+ * (t), or as one of a thread's blocks in the window (win). */
+struct w_need {
+	uint32_t block, lo, hi;
+	struct p_thread *t;
+	struct w_win *win;
+};
+
+static int need_cmp(const void *a, const void *b)
+{
+	const struct w_need *x = a, *y = b;
+
+	return x->block < y->block ? -1 : x->block > y->block;
+}
+
+/* One decoded block's events as need n wants them. Return: its depth at its end. */
+static uint32_t w_events(const struct w_need *n, uint32_t dep, const uint64_t *ticks,
+			 const uint32_t *codes, int got)
+{
+	struct w_win *w = n->win;
+
+	for (int k = 0; k < got; k++) {
+		if (RECFMT_CODE_IS_EXIT(codes[k])) {
+			dep -= dep != 0;
+			continue;
+		}
+		if (w) {
+			if (dep >= w->cap) {
+				uint32_t cap = 2 * dep + 16;
+
+				w->in = tt_xrealloc(w->in, cap);
+				/* Depths not met yet hold enters from before the window. */
+				memset(w->in + w->cap, 0, cap - w->cap);
+				w->cap = cap;
+			}
+			w->in[dep] = ticks[k] >= w->lo && ticks[k] < w->hi;
+		} else if (dep >= n->lo && dep < n->hi) {
+			n->t->e[dep] = (struct ix_entry){ ticks[k], codes[k], 1 };
+		}
+		dep++;
+	}
+	return dep;
+}
+
+/* Decodes the needed blocks, frame by frame. Return: false on any surprise. */
+static bool w_decode_needs(const struct tt_index *ix, struct w_need *needs, uint32_t nr)
+{
+	struct recfmt_dctx *d = recfmt_dctx_new();
+	struct recfmt_frame_bytes fb = { 0 };
+	struct recfmt_buf out;
+	bool ok = d != NULL;
+	int fd = open(ix->path, O_RDONLY | O_CLOEXEC);
+	uint64_t ticks[B_BATCH];
+	uint32_t codes[B_BATCH];
+
+	recfmt_buf_init(&fb.buf);
+	recfmt_buf_init(&out);
+	ok = ok && fd >= 0;
+	qsort(needs, nr, sizeof(*needs), need_cmp);
+	for (uint32_t i = 0; i < nr && ok;) {
+		const uint32_t f = ix->blocks[needs[i].block].frame;
+		const struct ix_frame *fr = &ix->f[f];
+		struct recfmt_error err = { 0 };
+		struct recfmt_cursor c;
+		struct recfmt_record rec;
+		uint32_t ordinal = 0;
+
+		fb.buf.len = 0;
+		if (recfmt_buf_reserve(&fb.buf, fr->cbytes) != 0)
+			tt_oom();
+		ok = pread(fd, fb.buf.data, fr->cbytes, (off_t)fr->offset) == (ssize_t)fr->cbytes;
+		fb.buf.len = fr->cbytes;
+		fb.content_bytes = fr->content_bytes;
+		fb.index = f;
+		fb.offset = fr->offset;
+		ok = ok && recfmt_frame_decompress(d, &fb, &out, &err) == RECFMT_OK;
+		recfmt_cursor_init(&c, out.data, out.len);
+		while (ok && i < nr && ix->blocks[needs[i].block].frame == f &&
+		       recfmt_cursor_next(&c, &rec, &err) == RECFMT_OK) {
+			const struct w_need *n = &needs[i];
+			const struct ix_block *b = &ix->blocks[n->block];
+			struct recfmt_events_iter it;
+			uint32_t dep = b->d_start;
+			int got;
+
+			if (rec.type != RECFMT_EVENTS || ordinal++ != b->ordinal)
+				continue;
+			ok = recfmt_events_open(&rec, &it, &err) == RECFMT_OK &&
+			     it.thread == b->thread && it.nr_events == b->nr_events;
+			while (ok && (got = recfmt_events_decode_batch(&it, ticks, codes, B_BATCH)) > 0)
+				dep = w_events(n, dep, ticks, codes, got);
+			/* The block must end where its sums say. */
+			ok = ok && got == 0 && recfmt_events_check_end(&it) && dep == b->d_end;
+			if (n->win)
+				n->win->depth = dep;
+			i++;
+		}
+		ok = ok && (i == nr || ix->blocks[needs[i].block].frame != f);
+	}
+	if (fd >= 0)
+		close(fd);
+	recfmt_dctx_free(d);
+	recfmt_buf_fini(&fb.buf);
+	recfmt_buf_fini(&out);
+	return ok;
+}
+
+static int order_cmp(const void *a, const void *b, void *ctx)
+{
+	const uint32_t *order = ctx, x = order[*(const uint32_t *)a], y = order[*(const uint32_t *)b];
+
+	return x < y ? -1 : x > y;
+}
+
+static void add_need(struct w_need **needs, uint32_t *nr, uint32_t *cap, struct w_need n)
+{
+	if (*nr == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		*needs = tt_xrealloc(*needs, *cap * sizeof(**needs));
+	}
+	(*needs)[(*nr)++] = n;
+}
+
+static bool w_plan(const struct tt_index *ix, uint64_t lo, uint64_t hi, struct tt_index_plan *p)
+{
+	struct p_stacks ps = { 0 };
+	struct w_need *needs = NULL;
+	struct w_win *wins;
+	uint32_t nr_needs = 0, cap_needs = 0, f, last1, nr_wins = 0;
+	uint32_t *order; /* threads with blocks before the first frame, by first block */
+	uint32_t nr_order = 0;
+	bool ok;
+
+	for (f = 0; f < ix->nr_frames; f++)
+		if (ix->f[f].has_events && ix->f[f].max_ticks >= lo)
+			break;
+	if (f == ix->nr_frames)
+		return true; /* no event from lo on: nothing to decode */
+	p->decode = true;
+	p->first = p->last = last1 = f;
+	for (uint32_t g = f; g < ix->nr_frames; g++)
+		if (ix->f[g].has_events && ix->f[g].min_ticks < hi)
+			last1 = g;
+	p->last = last1;
+	order = tt_xrealloc(NULL, (ix->nr_blocks ? ix->nr_blocks : 1) * sizeof(*order));
+	wins = tt_xcalloc(ix->nr_blocks ? ix->nr_blocks : 1, sizeof(*wins));
+	for (uint32_t at = 0, n; at < ix->nr_blocks; at += n) {
+		const uint32_t *run = ix->by_thread + at;
+		uint32_t t = w_thread_run(ix, at, &n), j = 0, k0 = UINT32_MAX, k1 = 0;
+
+		/* Its blocks before the first frame: j of them. */
+		while (j < n && ix->blocks[run[j]].frame < p->first)
+			j++;
+		if (j) {
+			struct p_thread *pt;
+			uint32_t depth = ix->blocks[run[j - 1]].d_end, m = depth;
+
+			order[nr_order++] = run[0];
+			pt = p_find(&ps, t);
+			pt->sp = pt->cap = depth;
+			pt->e = tt_xcalloc(depth ? depth : 1, sizeof(*pt->e));
+			for (uint32_t k = j; m && k-- > 0;) {
+				const struct ix_block *b = &ix->blocks[run[k]];
+
+				if (b->d_low >= m)
+					continue;
+				add_need(&needs, &nr_needs, &cap_needs,
+					 (struct w_need){ run[k], b->d_low, m, NULL, NULL });
+				m = b->d_low;
+			}
+		}
+		/* Its blocks that overlap the window (consecutive: its ticks
+		 * never go back), decoded to find the enters of the window that
+		 * are open after them. */
+		for (uint32_t k = j; k < n && ix->blocks[run[k]].frame <= last1; k++) {
+			const struct ix_block *b = &ix->blocks[run[k]];
+
+			if (b->first < hi && b->last >= lo) {
+				k0 = k0 == UINT32_MAX ? k : k0;
+				k1 = k;
+			}
+		}
+		if (k0 != UINT32_MAX) {
+			struct w_win *w = &wins[nr_wins++];
+
+			*w = (struct w_win){ .lo = lo, .hi = hi, .run = run, .n = n, .k1 = k1 };
+			for (uint32_t k = k0; k <= k1; k++)
+				add_need(&needs, &nr_needs, &cap_needs,
+					 (struct w_need){ run[k], 0, 0, NULL, w });
+		}
+	}
+	/* p_find() may have moved the threads: point the needs at them now. */
+	for (uint32_t i = 0, k = 0; i < nr_needs; i++) {
+		if (needs[i].win)
+			continue;
+		while (ps.t[k].serial != ix->blocks[needs[i].block].thread)
+			k++;
+		needs[i].t = &ps.t[k];
+	}
+	ok = w_decode_needs(ix, needs, nr_needs);
+	/* The window's enters still open after its blocks are all closed by
+	 * the first later block whose depth falls to the lowest of them. */
+	for (uint32_t i = 0; ok && i < nr_wins; i++) {
+		const struct w_win *w = &wins[i];
+		uint32_t lc = 0, k = w->k1 + 1;
+
+		while (lc < w->depth && (lc >= w->cap || !w->in[lc]))
+			lc++;
+		if (lc == w->depth)
+			continue; /* none open */
+		while (k < w->n && ix->blocks[w->run[k]].d_low > lc)
+			k++;
+		f = k < w->n ? ix->blocks[w->run[k]].frame : ix->nr_frames - 1;
+		if (f > p->last)
+			p->last = f;
+	}
+	/* Every open depth's enter found, or the file is read whole. */
+	for (uint32_t i = 0; ok && i < ps.n; i++)
+		for (uint32_t k = 0; ok && k < ps.t[i].sp; k++)
+			ok = ps.t[i].e[k].reserved == 1;
+	if (ok && p->first) {
+		/* Threads in the order of their first events, as the stand-ins
+		 * met them (p_replay() writes ps's order). */
+		struct p_stacks sorted = { .t = tt_xcalloc(ps.n ? ps.n : 1, sizeof(*ps.t)),
+					   .n = ps.n, .cap = ps.n };
+		struct recfmt_buf rb;
+		uint32_t *rank = tt_xrealloc(NULL, (ps.n ? ps.n : 1) * sizeof(*rank));
+
+		for (uint32_t i = 0; i < ps.n; i++)
+			rank[i] = i;
+		qsort_r(rank, ps.n, sizeof(*rank), order_cmp, order);
+		for (uint32_t i = 0; i < ps.n; i++)
+			sorted.t[i] = ps.t[rank[i]];
+		free(rank);
+		recfmt_buf_init(&rb);
+		p_replay(&sorted, &rb);
+		p->replay = rb.data;
+		p->replay_len = rb.len;
+		free(sorted.t);
+	}
+	for (uint32_t i = 0; i < ps.n; i++)
+		free(ps.t[i].e);
+	for (uint32_t i = 0; i < nr_wins; i++)
+		free(wins[i].in);
+	free(wins);
+	free(ps.t);
+	free(needs);
+	free(order);
+	if (!ok || (uint64_t)(p->last - p->first + 1) * 2 > ix->nr_frames) {
+		tt_index_plan_fini(p);
+		return false;
+	}
+	return true;
+}
+
 bool tt_index_plan(const struct tt_index *ix, bool events, uint64_t lo, uint64_t hi,
 		   struct tt_index_plan *p)
 {
@@ -703,6 +1240,8 @@ bool tt_index_plan(const struct tt_index *ix, bool events, uint64_t lo, uint64_t
 	memset(p, 0, sizeof(*p));
 	if (!events)
 		return true;
+	if (ix->from_writer)
+		return w_plan(ix, lo, hi, p);
 	/* First: the first frame with an event at or after lo; every event
 	 * before it is before the window. */
 	for (f = 0; f < ix->nr_frames; f++) {

@@ -54,11 +54,12 @@ static uint32_t rnd(uint32_t n)
 /* A program-shaped trace: returns its last tick. Site 1 "main" is open on
  * every thread from its first event; thread 3 never closes it (open at the
  * end); site 2 "serve" spans long stretches. */
-static uint64_t write_trace(void)
+static uint64_t write_trace(bool writer_index)
 {
 	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
 				 .pid = 4242, .start_real_ns = 1700000000000000000ull,
-				 .frame_bytes = 24 << 10, .block_events = 700 };
+				 .frame_bytes = 24 << 10, .block_events = 700,
+				 .writer_index = writer_index };
 	struct tg_trace *t = tg_create(trace, &cfg);
 	uint32_t stack[NR_THREADS][64], sp[NR_THREADS] = { 0 };
 	uint64_t now = 1000;
@@ -119,9 +120,13 @@ static int decoded(const char *err, int *of)
 	return d;
 }
 
-Test(window, a_window_through_the_index_equals_the_whole_file_for_random_windows)
+/*
+ * 16 random windows x 6 reports through the index (TRACETOOL_INDEX=index,
+ * whose TRACETOOL_INDEX_STATS line says want) against the whole file.
+ */
+static void random_windows(bool writer_index, const char *index, const char *want)
 {
-	uint64_t end = write_trace(), span = end - 1000;
+	uint64_t end = write_trace(writer_index), span = end - 1000;
 	static const char *const cmds[][4] = {
 		{ "summary", "--format=csv", NULL },
 		{ "summary", "--format=csv", "--by-thread", NULL },
@@ -160,9 +165,10 @@ Test(window, a_window_through_the_index_equals_the_whole_file_for_random_windows
 			args[n++] = trace;
 			args[n] = NULL;
 			whole = run_with("0", args);
-			fast = run_with("1", args);
+			fast = run_with(index, args);
 			cr_assert_eq(whole.status, 0, "%s", whole.err);
 			cr_assert_eq(fast.status, 0, "%s", fast.err);
+			cr_assert(strstr(fast.err, want), "%s", fast.err);
 			cr_assert_eq(decoded(whole.err, &of), -1, "%s", whole.err);
 			d = decoded(fast.err, &of);
 			cr_assert(d >= 0, "no index used: %s %s %s: %s", args[0], from, to, fast.err);
@@ -182,13 +188,31 @@ Test(window, a_window_through_the_index_equals_the_whole_file_for_random_windows
 	cr_assert_geq(nr_narrow, 8, "%u", nr_narrow);
 }
 
+Test(window, a_window_through_the_index_equals_the_whole_file_for_random_windows)
+{
+	random_windows(false, "1", "tracetool:");
+}
+
+/* The same trace with the writer's index frames (FORMAT.md §6): no pass. */
+Test(window, a_window_through_the_writers_index_equals_the_whole_file_for_random_windows)
+{
+	random_windows(true, "1", "index: the writer's (");
+}
+
+/* And with them ignored (TRACETOOL_INDEX=pass): the index made by a pass. */
+Test(window, a_window_through_the_pass_index_of_a_file_with_index_frames_equals_the_whole_file)
+{
+	random_windows(true, "pass", "tracetool:");
+}
+
 /* One thread: main open from 1000 to the end (never closed), a call of f
  * per 100 ns, frames of about 2 000 events. */
-static void write_main_open(bool longjmp)
+static void write_main_open(bool longjmp, bool writer_index)
 {
 	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
 				 .pid = 4242, .start_real_ns = 1700000000000000000ull,
-				 .frame_bytes = 8 << 10, .block_events = 500 };
+				 .frame_bytes = 8 << 10, .block_events = 500,
+				 .writer_index = writer_index };
 	struct tg_trace *t = tg_create(trace, &cfg);
 	uint64_t now = 1000;
 
@@ -219,7 +243,7 @@ Test(window, chrome_clips_a_scope_open_past_to_without_an_error_through_the_inde
 	struct tu_result whole, fast;
 	int of = 0;
 
-	write_main_open(false);
+	write_main_open(false, false);
 	args[5] = trace;
 	whole = run_with("0", args);
 	fast = run_with("1", args);
@@ -250,12 +274,37 @@ Test(window, a_file_with_a_scope_left_by_longjmp_is_read_whole)
 	struct tu_result r;
 	int of = 0;
 
-	write_main_open(true);
+	write_main_open(true, false);
 	setenv("TRACETOOL_INDEX", "1", 1);
 	r = tu_run("summary", "--from=2ms", "--to=2.5ms", trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert(strstr(r.err, "index: none (a scope is left without an exit (longjmp))"), "%s",
 		  r.err);
 	cr_assert_eq(decoded(r.err, &of), -1, "%s", r.err);
+	tu_result_free(&r);
+}
+
+/* The same with the writer's index frames: their blocks after the longjmp
+ * are not NESTED (FORMAT.md §6.2), so the writer's index is not used, the
+ * pass finds the longjmp, and the file is read whole with the same report. */
+Test(window, a_longjmp_in_a_file_with_index_frames_is_read_whole)
+{
+	const char *args[] = { "summary", "--format=csv", "--from=2ms", "--to=2.5ms", NULL, NULL };
+	struct tu_result whole, r;
+	int of = 0;
+
+	write_main_open(true, true);
+	args[4] = trace;
+	whole = run_with("0", args);
+	r = run_with("1", args);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "index: not the writer's (the writer could not follow a thread's "
+				"nesting)"),
+		  "%s", r.err);
+	cr_assert(strstr(r.err, "index: none (a scope is left without an exit (longjmp))"), "%s",
+		  r.err);
+	cr_assert_eq(decoded(r.err, &of), -1, "%s", r.err);
+	cr_assert_str_eq(whole.out, r.out);
+	tu_result_free(&whole);
 	tu_result_free(&r);
 }

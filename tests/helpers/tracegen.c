@@ -20,6 +20,7 @@ struct tg_thread_buf {
 	uint32_t nr_cols;
 	uint32_t nr;
 	uint64_t nr_total; /* events of the thread so far */
+	struct recfmt_nest nest; /* cfg.writer_index: its nesting (FORMAT.md §6.2) */
 	struct recfmt_annot *an; /* annotations buffered with the events (pos into ev) */
 	char (*text)[256];	 /* their MESSAGE texts */
 	uint32_t nr_an, cap_an;
@@ -36,6 +37,7 @@ struct tg_trace {
 	struct tg_config cfg;
 	struct recfmt_compressor *comp;
 	struct recfmt_buf frame, scratch, out;
+	struct recfmt_buf ix, sums; /* cfg.writer_index: the index frame, the blocks' sums */
 	uint32_t seq;
 	bool frame_open;
 	struct tg_thread_buf *threads; /* indexed by serial */
@@ -62,6 +64,16 @@ static int frame_close(struct tg_trace *t)
 		return 0;
 	if (recfmt_compress_frame(t->comp, &t->frame, &t->out))
 		return -ENOMEM;
+	if (t->cfg.writer_index) {
+		if (recfmt_index_build(&t->ix, &t->frame, 1, 0,
+				       (const struct recfmt_index_entry *)(void *)t->sums.data,
+				       t->sums.len / sizeof(struct recfmt_index_entry), t->out.data,
+				       t->out.len))
+			return -ENOMEM;
+		t->sums.len = 0;
+		if (fwrite(t->ix.data, 1, t->ix.len, t->f) != t->ix.len)
+			return -EIO;
+	}
 	if (fwrite(t->out.data, 1, t->out.len, t->f) != t->out.len)
 		return -EIO;
 	t->frame_open = false;
@@ -237,8 +249,11 @@ static int block_flush(struct tg_trace *t, uint32_t serial)
 		return 0;
 	if (frame_open(t))
 		return -ENOMEM;
-	if (b->nr && (recfmt_events_begin(&enc, &t->frame, &t->scratch, serial, b->ev[0].ticks) ||
-		      recfmt_events_append(&enc, b->ev, b->nr) || recfmt_events_finish(&enc)))
+	if (b->nr && recfmt_events_begin(&enc, &t->frame, &t->scratch, serial, b->ev[0].ticks))
+		return -ENOMEM;
+	if (b->nr && t->cfg.writer_index)
+		recfmt_events_track(&enc, &b->nest, &t->sums);
+	if (b->nr && (recfmt_events_append(&enc, b->ev, b->nr) || recfmt_events_finish(&enc)))
 		return -ENOMEM;
 	/* FORMAT.md §3.14: the values right after their EVENTS block. */
 	if (b->nr && b->nr_cols &&
@@ -553,7 +568,10 @@ int tg_finish(struct tg_trace *t, bool clean)
 		free(t->threads[s].text);
 		free(t->threads[s].sm);
 		free(t->threads[s].fr);
+		recfmt_nest_fini(&t->threads[s].nest);
 	}
+	recfmt_buf_fini(&t->ix);
+	recfmt_buf_fini(&t->sums);
 	free(t->threads);
 	recfmt_compressor_destroy(t->comp);
 	recfmt_buf_fini(&t->frame);

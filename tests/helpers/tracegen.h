@@ -28,6 +28,7 @@ struct tg_config {
 	uint32_t block_events;	   /* events per EVENTS block; 0 = 4096 */
 	uint16_t major;		   /* 0 = this format's major; else written as is */
 	uint64_t clock_step_ticks; /* the header's measured clock step; 0 = not measured */
+	bool writer_index;	   /* an index frame before each frame, as librec (FORMAT.md §6) */
 };
 
 /* Creates `path` and writes frame 0's FRAME and FILE_HEADER. NULL on error. */
