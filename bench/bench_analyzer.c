@@ -153,7 +153,9 @@ static int write_all(FILE *f, const struct recfmt_buf *b)
 static int generate(const char *path, uint64_t nr_events)
 {
 	static struct gen_thread g[NR_THREADS];
-	struct recfmt_buf frame, scratch, out;
+	/* The writer's index frames, as librec writes them (FORMAT.md §6). */
+	static struct recfmt_nest nest[NR_THREADS];
+	struct recfmt_buf frame, scratch, out, ix, sums;
 	struct recfmt_compressor *c = recfmt_compressor_create(1);
 	struct recfmt_events_encoder enc;
 	const uint64_t tps = 2445000000ull, t0 = 1000000;
@@ -169,6 +171,8 @@ static int generate(const char *path, uint64_t nr_events)
 	recfmt_buf_init(&frame);
 	recfmt_buf_init(&scratch);
 	recfmt_buf_init(&out);
+	recfmt_buf_init(&ix);
+	recfmt_buf_init(&sums);
 	recfmt_encode_frame(&frame, seq++);
 	recfmt_encode_header(&frame, &hdr);
 	recfmt_encode_sync(&frame, &(struct recfmt_sync){ t0, 5000, 0 });
@@ -195,6 +199,7 @@ static int generate(const char *path, uint64_t nr_events)
 			for (uint32_t i = 0; i < n; i++)
 				next_event(&g[t], &g[t].ev[i]);
 			recfmt_events_begin(&enc, &frame, &scratch, t + 1, g[t].ev[0].ticks);
+			recfmt_events_track(&enc, &nest[t], &sums);
 			recfmt_events_append(&enc, g[t].ev, n);
 			recfmt_events_finish(&enc);
 		}
@@ -216,6 +221,7 @@ static int generate(const char *path, uint64_t nr_events)
 					if (k) {
 						recfmt_events_begin(&enc, &frame, &scratch, t + 1,
 								    g[t].ev[0].ticks);
+						recfmt_events_track(&enc, &nest[t], &sums);
 						recfmt_events_append(&enc, g[t].ev, k);
 						recfmt_events_finish(&enc);
 					}
@@ -226,15 +232,25 @@ static int generate(const char *path, uint64_t nr_events)
 					last, 5000 + (uint64_t)((last - t0) / 2.445), 0 });
 				recfmt_encode_end(&frame, &(struct recfmt_end){ .end_ticks = last });
 			}
-			if (recfmt_compress_frame(c, &frame, &out) || write_all(f, &out))
+			if (recfmt_compress_frame(c, &frame, &out) ||
+			    recfmt_index_build(&ix, &frame, 1, 0,
+					       (const struct recfmt_index_entry *)(void *)sums.data,
+					       sums.len / sizeof(struct recfmt_index_entry), out.data,
+					       out.len) ||
+			    write_all(f, &ix) || write_all(f, &out))
 				return -1;
 			frame.len = 0;
+			sums.len = 0;
 			recfmt_encode_frame(&frame, seq++);
 		}
 	}
 	recfmt_buf_fini(&frame);
 	recfmt_buf_fini(&scratch);
 	recfmt_buf_fini(&out);
+	recfmt_buf_fini(&ix);
+	recfmt_buf_fini(&sums);
+	for (uint32_t t = 0; t < NR_THREADS; t++)
+		recfmt_nest_fini(&nest[t]);
 	recfmt_compressor_destroy(c);
 	return fclose(f);
 }
