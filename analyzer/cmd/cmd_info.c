@@ -674,7 +674,7 @@ static void text_end(const struct info *in)
 	if (tr->has_snapshot)
 		print_snapshot(tr, &in->c, &in->ev, false);
 	if (tr->has_crash && !tr->truncated) {
-		char crash_text[160];
+		char crash_text[224];
 
 		tt_trace_crash_text(tr, crash_text, sizeof(crash_text));
 		printf("ended cleanly:    no (%s)\n", crash_text);

@@ -101,7 +101,7 @@ void tt_trace_problems(const struct tt_trace *tr, char *out, size_t out_bytes)
 			 n ? "; " : "");
 	/* A crash is no damage, but a reader must not take the file for a clean end. */
 	if (tr->has_crash && n < out_bytes) {
-		char what[160];
+		char what[224];
 
 		tt_trace_crash_text(tr, what, sizeof(what));
 		n = strlen(out);
@@ -133,9 +133,23 @@ void tt_trace_crash_text(const struct tt_trace *tr, char *out, size_t out_bytes)
 
 	tt_signal_name(tr->crash.signo, sig, sizeof(sig));
 	n = snprintf(out, out_bytes, "ended by a crash: %s", sig);
-	if (n >= 0 && (size_t)n < out_bytes && tr->crash.thread)
-		n += snprintf(out + n, out_bytes - (size_t)n, " on thread %" PRIu32, tr->crash.thread);
-	if (n >= 0 && (size_t)n < out_bytes && tr->crash.addr)
+	/* The thread as every report names it (its tid, and name if any), not
+	 * the serial the record carries (FORMAT.md §3.21), which no report shows. */
+	for (uint32_t i = 0; tr->crash.thread && i < tr->nr_threads; i++) {
+		const struct tt_thread *th = &tr->threads[i];
+
+		if (th->serial != tr->crash.thread || !th->defined)
+			continue;
+		if (n >= 0 && (size_t)n < out_bytes)
+			n += snprintf(out + n, out_bytes - (size_t)n, " on thread %" PRIu32,
+				      th->os_tid);
+		if (th->name && n >= 0 && (size_t)n < out_bytes)
+			n += snprintf(out + n, out_bytes - (size_t)n, " (%.64s)", th->name);
+		break;
+	}
+	/* A fault's address, 0x0 included (a null pointer); FORMAT.md §3.21. */
+	if (n >= 0 && (size_t)n < out_bytes &&
+	    (tr->crash.addr || (tr->crash.si_code > 0 && tr->crash.signo != 6 /* SIGABRT */)))
 		snprintf(out + n, out_bytes - (size_t)n, " at address 0x%" PRIx64, tr->crash.addr);
 }
 

@@ -225,6 +225,34 @@ Test(crash, own_handler_installed_after_start_is_chained_to, .timeout = 120)
 	unlink(out);
 }
 
+/*
+ * Every report names a thread by its tid (info's table, --thread, chrome);
+ * the crash line said "on thread 2", the CRASH record's serial, which no
+ * report shows: the user could not tell which thread crashed. prog_crash's
+ * main thread (tid = the header's pid) takes the fault.
+ */
+Test(crash, crash_line_names_the_thread_by_its_tid, .timeout = 120)
+{
+	struct sig segv = { "segv", SIGSEGV };
+	const char *info[] = { env("TRACETOOL"), "info", "--format=json", NULL, NULL };
+	const char *check[] = { env("TRACETOOL"), "check", NULL, NULL };
+	char out[256], want[64];
+	const char *pid;
+	struct tu_child c;
+
+	out_path(out, sizeof(out), "tid");
+	crash_run(&segv, "plain", out, NULL, &c);
+	info[3] = out;
+	run_child(info, NULL, 60000, &c);
+	pid = strstr(c.out, "\"pid\":");
+	cr_assert(pid, "info: %s", c.out);
+	snprintf(want, sizeof(want), "SIGSEGV on thread %ld at address", strtol(pid + 6, NULL, 10));
+	check[2] = out;
+	run_child(check, NULL, 60000, &c);
+	cr_assert(strstr(c.out, want), "want \"%s\", check said: %s", want, c.out);
+	unlink(out);
+}
+
 Test(crash, inside_a_probe_window_writes_no_torn_record, .timeout = 120)
 {
 	struct sig segv = { "segv", SIGSEGV };
