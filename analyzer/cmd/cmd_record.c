@@ -256,10 +256,17 @@ static char *make_list(char **dir)
 	return f;
 }
 
-/* The files the list names, each once, in the order written. */
+/*
+ * The files the list names, each once, in the order written; per file, how
+ * many processes (distinct pids) opened it: librec truncates a file no live
+ * recording holds (rec(3), REC_OUTPUT), so a file opened by several in turn
+ * keeps the last one's recording only.
+ */
 struct written {
 	char **path;
 	size_t n;
+	unsigned *writers;
+	long *last_pid; /* per file, the pid of its latest opener */
 };
 
 static void read_list(const char *list, struct written *w)
@@ -270,22 +277,35 @@ static void read_list(const char *list, struct written *w)
 	ssize_t len;
 
 	w->path = NULL;
+	w->writers = NULL;
+	w->last_pid = NULL;
 	w->n = 0;
 	if (!f)
 		return;
 	while ((len = getdelim(&rec, &cap, '\0', f)) > 0) {
-		bool seen = false;
+		size_t i;
+		long pid;
 
 		if (rec[len - 1] != '\0')
 			break; /* cut short: a process still writing it */
 		tab = strchr(rec, '\t');
 		if (!tab || tab[1] != '/')
 			continue;
-		for (size_t i = 0; i < w->n && !seen; i++)
-			seen = strcmp(w->path[i], tab + 1) == 0;
-		if (seen)
+		pid = strtol(rec, NULL, 10);
+		for (i = 0; i < w->n; i++)
+			if (strcmp(w->path[i], tab + 1) == 0)
+				break;
+		if (i < w->n) {
+			/* The same pid again: rec_start() after rec_stop(), or exec. */
+			w->writers[i] += pid != w->last_pid[i];
+			w->last_pid[i] = pid;
 			continue;
+		}
 		w->path = tt_xrealloc(w->path, (w->n + 1) * sizeof(*w->path));
+		w->writers = tt_xrealloc(w->writers, (w->n + 1) * sizeof(*w->writers));
+		w->last_pid = tt_xrealloc(w->last_pid, (w->n + 1) * sizeof(*w->last_pid));
+		w->writers[w->n] = 1;
+		w->last_pid[w->n] = pid;
 		w->path[w->n++] = tt_xstrndup(tab + 1, strlen(tab + 1));
 	}
 	free(rec);
@@ -343,6 +363,16 @@ static void report_written(const struct written *w, const char *output)
 		}
 	}
 	fputc('\n', stderr);
+	for (size_t i = 0; i < w->n; i++) {
+		if (w->writers[i] < 2)
+			continue;
+		fputs("tracetool: record: warning: ", stderr);
+		tt_emit_text(stderr, shown(w->path[i], cwd));
+		fprintf(stderr,
+			" was written by %u processes one after another: it holds the last one's "
+			"recording only (give -o a %%p to keep each)\n",
+			w->writers[i]);
+	}
 	free(want);
 	free(cwd);
 }
@@ -437,6 +467,8 @@ out:
 	for (size_t i = 0; i < w.n; i++)
 		free(w.path[i]);
 	free(w.path);
+	free(w.writers);
+	free(w.last_pid);
 	if (list) {
 		unlink(list);
 		rmdir(list_dir);

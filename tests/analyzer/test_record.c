@@ -336,6 +336,38 @@ Test(record, record_names_every_file_of_a_pipeline)
 }
 
 /*
+ * record_warns_of_a_file_written_by_processes_in_turn: a script runs two
+ * programs one after the other (as make does); each librec opens -o's file
+ * when no live recording holds it, and truncates it (rec(3), REC_OUTPUT), so
+ * the file holds the second program's recording only. record said "trace in
+ * FILE" and nothing more: the first program's samples were lost silently.
+ * The shell is not preloaded, so that it holds no file of its own.
+ */
+Test(record, record_warns_of_a_file_written_by_processes_in_turn)
+{
+	const char *spin = getenv("PROG_SPIN"), *lib = getenv("LIBREC");
+	char dir[] = "/tmp/tt_record_seq_XXXXXX", out[600], script[2400], files[2048], want[700];
+	struct tu_result r;
+	unsigned n;
+
+	cr_assert(spin && lib, "PROG_SPIN or LIBREC not set");
+	cr_assert(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/seq.zst", dir);
+	snprintf(script, sizeof(script), "LD_PRELOAD='%s' '%s' 300; LD_PRELOAD='%s' '%s' 300", lib,
+		 spin, lib, spin);
+	r = tu_run("record", "-o", out, "--", "env", "-u", "LD_PRELOAD", "sh", "-c", script, NULL);
+	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+	n = files_in(dir, files, sizeof(files));
+	cr_assert_eq(n, 1, "%s\n%s", files, r.err);
+	snprintf(want, sizeof(want), "tracetool: record: warning: %s was written by ", out);
+	cr_assert(strstr(r.err, want), "want '%s' in:\n%s", want, r.err);
+	cr_assert(strstr(r.err, " processes one after another: it holds the last one's recording "
+				"only (give -o a %p to keep each)\n"),
+		  "%s", r.err);
+	tu_result_free(&r);
+}
+
+/*
  * record_names_the_file_of_a_forked_child: prog_fork's parent and child
  * each record (-o with %p); record names both files, neither one a
  * pattern (tracetool(1), "record").
