@@ -17,6 +17,7 @@
  * trace.json.
  */
 #include <argp.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -39,6 +40,7 @@
 #include "engine/report.h"
 #include "engine/symbols.h"
 #include "common/xalloc.h"
+#include "out/lanes.h"
 
 static error_t parse_chrome(int key, char *arg, struct argp_state *state)
 {
@@ -134,18 +136,19 @@ struct chrome_held {
 	uint32_t nr_args, cap_args;
 };
 
-struct chrome;
+struct chrome_walker;
 
 /* Per thread: the open frames; those below nr_decided are known to be
  * shown (written), or never will be (not selected, or after the window). */
 struct chrome_thread {
-	struct chrome *ch;
+	struct chrome_walker *cw; /* the walker that pairs it */
+	uint32_t rank;		  /* its place among the file's threads (thread_seen()) */
 	uint64_t tid;
 	struct chrome_frame *stack;
 	uint32_t sp, cap, nr_decided;
 	struct chrome_held held;
 	/* Its first event at or after --to came (pass_window()): what it
-	 * still had to write is in the tail file at [tail_at, +tail_len). */
+	 * still had to write is in its walker's tail file at [tail_at, +tail_len). */
 	bool passed;
 	uint64_t tail_at, tail_len;
 	/* ,"pid":P,"tid":T,"ts": -- the middle of each of its scope events, written once */
@@ -166,6 +169,40 @@ struct chrome_sframe {
 	char *qname, *qmodule;
 };
 
+/*
+ * What one walker of the file's walk keeps (front.h: a replica pairs the
+ * threads of its share): its threads, the names of its replica's table
+ * quoted, its own copy of the file's tids (each walker sees every thread
+ * start: thread_seen()), and its lane of the output (out/lanes.h), so that
+ * the output is the same whatever the number of walkers.
+ */
+struct chrome_walker {
+	struct chrome *ch;
+	struct tt_trace *tr;	/* its replica (thread_seen()) */
+	struct tt_lane *lane;
+	struct tt_out *out;	/* its lane's; its tail file's (pass_window()); the output's
+				 * at the file's end */
+	bool first;		/* the output's first event (only at the file's end) */
+	struct chrome_thread *threads;
+	uint64_t *ids;		/* the file's chrome tids taken */
+	uint32_t nr_ids, cap_ids;
+	struct tt_hmap id_map;	/* hmap.h: ids by value */
+	uint32_t nr_reserved;	/* threads of tr below it: tids given */
+	uint32_t nr_seen, *rank; /* rank by thread index, for nr_seen of them */
+	uint32_t nr_ranked;	 /* threads seen so far */
+	char **quoted;		/* JSON-quoted names, by name index of tr */
+	size_t *quoted_len;	/* their strlen(), by name index */
+	bool *selected;		/* --function, by name index */
+	uint32_t nr_quoted;
+	struct tt_inc_labels labels; /* the names' labels (labels.h) */
+	uint64_t nr_events;
+	uint64_t nr_annots; /* annotation events written */
+	uint64_t nr_marked; /* scopes written with an error (args.error) */
+	FILE *tail;	    /* its threads' tails (pass_window()), NULL until one */
+	struct tt_out *tail_out;
+	uint64_t tail_bytes;
+};
+
 struct chrome {
 	/* Per file (several TRACE files: reset by next_file()). */
 	int64_t offset_ns;	      /* the file's start on the shared timeline */
@@ -180,30 +217,20 @@ struct chrome {
 	struct tt_clock clock;	      /* the file's final clock (meta pass) */
 	struct tt_clock_fx fx;	      /* the same, for the scopes' two times each */
 	uint64_t lo_ticks, hi_ticks;  /* --from/--to; hi UINT64_MAX: none */
-	struct chrome_thread *threads;
-	uint64_t *ids;		      /* the file's chrome tids taken */
-	uint32_t nr_ids, cap_ids;
-	struct tt_hmap id_map;	      /* hmap.h: ids by value */
-	uint32_t nr_reserved;	      /* threads of rep->tr below it: tids given */
 	bool started;	  /* start() ran: the output is open, its head written */
-	FILE *tail;	  /* the threads' tails (pass_window()), NULL until one */
-	uint64_t tail_bytes;
+	struct chrome_walker walkers[TT_WALK_MAX_REPLICAS];
+	unsigned nr_walkers;
+	struct tt_lanes lanes;	/* the walkers' output (lanes.h) */
+	struct tt_trace *metas;	/* each file's metadata (read_metas()) */
 	int fd;		  /* the output */
 	int open_rc;	  /* -o could not be opened (-1), or is the input (-2):
 			   * then nothing is written */
 	char open_msg[512];
 	const struct tt_options *o;
 	struct tt_report *rep;
-	struct tt_trace *meta;
 	uint32_t pid;
-	char **quoted; /* JSON-quoted names, by name index */
-	size_t *quoted_len; /* their strlen(), by name index */
-	uint32_t nr_quoted;
-	struct tt_inc_labels labels; /* the names' labels (labels.h) */
-	bool *selected; /* --function, by name index */
-	uint64_t nr_events;
-	uint64_t nr_annots; /* annotation events written */
-	uint64_t nr_marked; /* scopes written with an error (args.error) */
+	uint64_t nr_events; /* of the file, when its walk is done */
+	uint64_t nr_marked;
 	bool first;
 	/* The stack frames of every file's samples: "sf" id - 1, by (parent,
 	 * name, module) in sframe_map (hmap.h). */
@@ -280,7 +307,7 @@ static int64_t add_ns(int64_t a, int64_t b)
 #define CHROME_FALLBACK_TID ((uint64_t)1 << 22)
 
 struct id_key {
-	const struct chrome *ch;
+	const struct chrome_walker *cw;
 	uint64_t id;
 };
 
@@ -288,23 +315,23 @@ static bool id_eq(const void *ctx, uint32_t k)
 {
 	const struct id_key *key = ctx;
 
-	return key->ch->ids[k] == key->id;
+	return key->cw->ids[k] == key->id;
 }
 
 /* Takes id for a thread of the file if no other thread has it. */
-static bool take_id(struct chrome *ch, uint64_t id)
+static bool take_id(struct chrome_walker *cw, uint64_t id)
 {
-	const struct id_key key = { ch, id };
+	const struct id_key key = { cw, id };
 	uint32_t h = tt_hash_u64(id); /* the file's tids: keyed, hmap.h */
 
-	if (tt_hmap_find(&ch->id_map, h, id_eq, &key) != TT_HMAP_NONE)
+	if (tt_hmap_find(&cw->id_map, h, id_eq, &key) != TT_HMAP_NONE)
 		return false;
-	if (ch->nr_ids == ch->cap_ids) {
-		ch->cap_ids = ch->cap_ids ? 2 * ch->cap_ids : 64;
-		ch->ids = tt_xrealloc(ch->ids, ch->cap_ids * sizeof(*ch->ids));
+	if (cw->nr_ids == cw->cap_ids) {
+		cw->cap_ids = cw->cap_ids ? 2 * cw->cap_ids : 64;
+		cw->ids = tt_xrealloc(cw->ids, cw->cap_ids * sizeof(*cw->ids));
 	}
-	tt_hmap_put(&ch->id_map, h, ch->nr_ids);
-	ch->ids[ch->nr_ids++] = id;
+	tt_hmap_put(&cw->id_map, h, cw->nr_ids);
+	cw->ids[cw->nr_ids++] = id;
 	return true;
 }
 
@@ -316,110 +343,124 @@ static bool take_id(struct chrome *ch, uint64_t id)
  * hostile file may give any tid). O(1) per thread; ends whatever the file
  * says.
  */
-static void assign_tid(struct chrome *ch, struct tt_thread *th)
+static void assign_tid(struct chrome_walker *cw, struct tt_thread *th)
 {
 	uint64_t id = CHROME_FALLBACK_TID + th->serial;
 
 	if (th->has_out_id)
 		return;
 	th->has_out_id = true;
-	if (th->defined && take_id(ch, th->os_tid)) {
+	if (th->defined && take_id(cw, th->os_tid)) {
 		th->out_id = th->os_tid;
 		return;
 	}
-	while (!take_id(ch, id))
+	while (!take_id(cw, id))
 		id++;
 	th->out_id = id;
 }
 
 /*
- * The tid of thread th of the main read's table, at its first event: the
+ * The tid of thread th of the walker's replica, at its first event: the
  * threads listed before it (first appearance in the file, as the metadata
  * pass orders them) whose THREAD record has been read take their OS tids
- * first, so "earlier" means what it did with a metadata pass.
+ * first, so "earlier" means what it did with a metadata pass. Every walker
+ * does it for every thread, in the file's order (thread_seen()), so each
+ * has the same tids.
  */
-static uint64_t tid_at_first_event(struct chrome *ch, const struct tt_thread *th)
+static void tid_at_first_event(struct chrome_walker *cw, struct tt_trace *tr,
+			       struct tt_thread *th)
 {
-	struct tt_trace *tr = &ch->rep->tr;
-	struct tt_thread *t = tt_trace_find_thread(tr, th->serial);
-	uint32_t idx;
+	uint32_t idx = (uint32_t)(th - tr->threads);
 
-	if (!t) { /* not expected: one walker reads every thread */
-		struct tt_thread copy = *th;
-
-		copy.has_out_id = false;
-		assign_tid(ch, &copy);
-		return copy.out_id;
-	}
-	idx = (uint32_t)(t - tr->threads);
-	for (; ch->nr_reserved < idx; ch->nr_reserved++)
-		if (tr->threads[ch->nr_reserved].defined)
-			assign_tid(ch, &tr->threads[ch->nr_reserved]);
-	assign_tid(ch, t);
-	return t->out_id;
+	for (; cw->nr_reserved < idx; cw->nr_reserved++)
+		if (tr->threads[cw->nr_reserved].defined)
+			assign_tid(cw, &tr->threads[cw->nr_reserved]);
+	assign_tid(cw, th);
 }
 
 /* quoted() the first time a name is met: its label quoted, its --function. */
-static __attribute__((noinline)) const char *quoted_slow(struct chrome *ch, uint32_t name)
+static __attribute__((noinline)) const char *quoted_slow(struct chrome_walker *cw, uint32_t name)
 {
-	struct tt_trace *tr = &ch->rep->tr;
+	struct tt_trace *tr = cw->tr;
 
-	if (name >= ch->nr_quoted) {
+	if (name >= cw->nr_quoted) {
 		uint32_t n = tr->nr_names + 64;
 
-		ch->quoted = realloc(ch->quoted, n * sizeof(*ch->quoted));
-		ch->quoted_len = realloc(ch->quoted_len, n * sizeof(*ch->quoted_len));
-		ch->selected = realloc(ch->selected, n * sizeof(*ch->selected));
-		if (!ch->quoted || !ch->quoted_len || !ch->selected)
+		cw->quoted = realloc(cw->quoted, n * sizeof(*cw->quoted));
+		cw->quoted_len = realloc(cw->quoted_len, n * sizeof(*cw->quoted_len));
+		cw->selected = realloc(cw->selected, n * sizeof(*cw->selected));
+		if (!cw->quoted || !cw->quoted_len || !cw->selected)
 			tt_oom();
-		memset(ch->quoted + ch->nr_quoted, 0, (n - ch->nr_quoted) * sizeof(*ch->quoted));
-		ch->nr_quoted = n;
+		memset(cw->quoted + cw->nr_quoted, 0, (n - cw->nr_quoted) * sizeof(*cw->quoted));
+		cw->nr_quoted = n;
 	}
-	if (!ch->quoted[name]) {
-		ch->quoted[name] = tt_emit_json_quote(
-			tt_inc_label(&ch->labels, tr->names, tr->nr_names, name));
-		if (!ch->quoted[name])
+	if (!cw->quoted[name]) {
+		cw->quoted[name] = tt_emit_json_quote(
+			tt_inc_label(&cw->labels, tr->names, tr->nr_names, name));
+		if (!cw->quoted[name])
 			tt_oom();
-		ch->quoted_len[name] = strlen(ch->quoted[name]);
-		ch->selected[name] = tt_options_function_selected(ch->o, tr->names[name]);
+		cw->quoted_len[name] = strlen(cw->quoted[name]);
+		cw->selected[name] = tt_options_function_selected(cw->ch->o, tr->names[name]);
 	}
-	return ch->selected[name] ? ch->quoted[name] : NULL;
+	return cw->selected[name] ? cw->quoted[name] : NULL;
 }
 
 /* The JSON-quoted label of a name, NULL if --function leaves it out. */
-static inline const char *quoted(struct chrome *ch, uint32_t name)
+static inline const char *quoted(struct chrome_walker *cw, uint32_t name)
 {
-	if (__builtin_expect(name < ch->nr_quoted && ch->quoted[name], 1))
-		return ch->selected[name] ? ch->quoted[name] : NULL;
-	return quoted_slow(ch, name);
+	if (__builtin_expect(name < cw->nr_quoted && cw->quoted[name], 1))
+		return cw->selected[name] ? cw->quoted[name] : NULL;
+	return quoted_slow(cw, name);
 }
 
-static void begin_event(struct chrome *ch)
+/*
+ * An event's start: ",\n" (the output's first: "\n"). In the lane, at the
+ * place in the walk where the event is written (lanes.h): the lanes drop
+ * the comma of the file's first event when it is the output's first.
+ */
+static inline void event_mark(struct chrome_walker *cw)
 {
-	tt_out_str(&ch->out, ch->first ? "\n" : ",\n");
-	ch->first = false;
+	if (cw->lane && cw->out == &cw->lane->out)
+		tt_lane_at(cw->lane, cw->tr->pos);
+}
+
+static inline void begin_event(struct chrome_walker *cw)
+{
+	char *p;
+
+	event_mark(cw);
+	p = tt_out_reserve(cw->out, 2);
+	if (cw->first) {
+		*p++ = '\n';
+		cw->first = false;
+	} else {
+		*p++ = ',';
+		*p++ = '\n';
+	}
+	cw->out->len = (size_t)(p - cw->out->buf);
 }
 
 /*
  * Writes the head of a scope event, {"ph":"P","name":Q,"pid":P,"tid":T,"ts":S
  * (the caller closes it).
  */
-static void scope_head(struct chrome *ch, struct chrome_thread *ct, char ph, uint32_t name,
-		       int64_t ns)
+static void scope_head(struct chrome_walker *cw, struct chrome_thread *ct, char ph,
+		       uint32_t name, int64_t ns)
 {
-	const char *q = ch->quoted[name];
-	size_t qlen = ch->quoted_len[name];
+	struct tt_out *out = cw->out;
+	const char *q = cw->quoted[name];
+	size_t qlen = cw->quoted_len[name];
 	char *p;
 
-	begin_event(ch);
+	begin_event(cw);
 	if (qlen > 4096) {
-		tt_out_str(&ch->out, ph == 'X' ? "{\"ph\":\"X\",\"name\":"
-				     : ph == 'B' ? "{\"ph\":\"B\",\"name\":"
-						 : "{\"ph\":\"E\",\"name\":");
-		tt_out_write(&ch->out, q, qlen);
-		p = tt_out_reserve(&ch->out, 200);
+		tt_out_str(out, ph == 'X' ? "{\"ph\":\"X\",\"name\":"
+				: ph == 'B' ? "{\"ph\":\"B\",\"name\":"
+					    : "{\"ph\":\"E\",\"name\":");
+		tt_out_write(out, q, qlen);
+		p = tt_out_reserve(out, 200);
 	} else {
-		p = tt_out_reserve(&ch->out, 200 + qlen);
+		p = tt_out_reserve(out, 200 + qlen);
 		memcpy(p, "{\"ph\":\"X\",\"name\":", 17);
 		p[7] = ph;
 		p += 17;
@@ -429,29 +470,29 @@ static void scope_head(struct chrome *ch, struct chrome_thread *ct, char ph, uin
 	memcpy(p, ct->head, ct->head_len);
 	p += ct->head_len;
 	p += fmt_us(p, ns);
-	ch->out.len = (size_t)(p - ch->out.buf);
+	out->len = (size_t)(p - out->buf);
 }
 
 /* Writes ,"args":{MARK,"KEY":V,...} when there is any, and the closing brace. */
-static void scope_tail(struct chrome *ch, const char *mark, const struct chrome_arg *args,
+static void scope_tail(struct chrome_walker *cw, const char *mark, const struct chrome_arg *args,
 		       uint32_t nr_args)
 {
 	char num[32];
 
 	if (mark || nr_args) {
-		tt_out_str(&ch->out, ",\"args\":{");
+		tt_out_str(cw->out, ",\"args\":{");
 		if (mark)
-			tt_out_str(&ch->out, mark);
+			tt_out_str(cw->out, mark);
 		for (uint32_t i = 0; i < nr_args; i++) {
 			if (mark || i)
-				tt_out_str(&ch->out, ",");
-			tt_out_str(&ch->out, args[i].qkey);
+				tt_out_str(cw->out, ",");
+			tt_out_str(cw->out, args[i].qkey);
 			snprintf(num, sizeof(num), ":%" PRId64, args[i].v);
-			tt_out_str(&ch->out, num);
+			tt_out_str(cw->out, num);
 		}
-		tt_out_str(&ch->out, "}");
+		tt_out_str(cw->out, "}");
 	}
-	tt_out_str(&ch->out, "}");
+	tt_out_str(cw->out, "}");
 }
 
 /*
@@ -465,7 +506,7 @@ static void scope_tail(struct chrome *ch, const char *mark, const struct chrome_
  * whose "B" went out early (began), is a "B"/"E" pair instead, whose
  * endpoints are the same strings as its neighbours'.
  */
-static void write_held(struct chrome *ch, struct chrome_thread *ct)
+static void write_held(struct chrome_walker *cw, struct chrome_thread *ct)
 {
 	struct chrome_held *h = &ct->held;
 	char *p;
@@ -474,32 +515,33 @@ static void write_held(struct chrome *ch, struct chrome_thread *ct)
 		return;
 	h->has = false;
 	if (h->began) { /* its arguments on the "E": viewers merge them */
-		scope_head(ch, ct, 'E', h->name, h->end_ns);
-		scope_tail(ch, h->mark, h->args, h->nr_args);
+		scope_head(cw, ct, 'E', h->name, h->end_ns);
+		scope_tail(cw, h->mark, h->args, h->nr_args);
 		return;
 	}
 	if (h->tied) { /* the same args on both: speedscope matches them so */
-		scope_head(ch, ct, 'B', h->name, h->start_ns);
-		scope_tail(ch, h->mark, h->args, h->nr_args);
-		scope_head(ch, ct, 'E', h->name, h->end_ns);
-		scope_tail(ch, h->mark, h->args, h->nr_args);
+		scope_head(cw, ct, 'B', h->name, h->start_ns);
+		scope_tail(cw, h->mark, h->args, h->nr_args);
+		scope_head(cw, ct, 'E', h->name, h->end_ns);
+		scope_tail(cw, h->mark, h->args, h->nr_args);
 		return;
 	}
-	if (!h->mark && !h->nr_args && ch->quoted_len[h->name] <= 4096) {
+	if (!h->mark && !h->nr_args && cw->quoted_len[h->name] <= 4096) {
 		/* The common event in one piece: ,{"ph":"X","name":Q,HEAD TS,"dur":D} */
-		const size_t qlen = ch->quoted_len[h->name];
+		const size_t qlen = cw->quoted_len[h->name];
 
-		p = tt_out_reserve(&ch->out, 160 + qlen + ct->head_len);
-		if (ch->first) {
+		event_mark(cw);
+		p = tt_out_reserve(cw->out, 160 + qlen + ct->head_len);
+		if (cw->first) {
 			*p++ = '\n';
-			ch->first = false;
+			cw->first = false;
 		} else {
 			memcpy(p, ",\n", 2);
 			p += 2;
 		}
 		memcpy(p, "{\"ph\":\"X\",\"name\":", 17);
 		p += 17;
-		memcpy(p, ch->quoted[h->name], qlen);
+		memcpy(p, cw->quoted[h->name], qlen);
 		p += qlen;
 		memcpy(p, ct->head, ct->head_len);
 		p += ct->head_len;
@@ -508,16 +550,16 @@ static void write_held(struct chrome *ch, struct chrome_thread *ct)
 		p += 7;
 		p += fmt_us(p, (int64_t)((uint64_t)h->end_ns - (uint64_t)h->start_ns));
 		*p++ = '}';
-		ch->out.len = (size_t)(p - ch->out.buf);
+		cw->out->len = (size_t)(p - cw->out->buf);
 		return;
 	}
-	scope_head(ch, ct, 'X', h->name, h->start_ns);
-	p = tt_out_reserve(&ch->out, 40);
+	scope_head(cw, ct, 'X', h->name, h->start_ns);
+	p = tt_out_reserve(cw->out, 40);
 	memcpy(p, ",\"dur\":", 7);
 	p += 7;
 	p += fmt_us(p, (int64_t)((uint64_t)h->end_ns - (uint64_t)h->start_ns));
-	ch->out.len = (size_t)(p - ch->out.buf);
-	scope_tail(ch, h->mark, h->args, h->nr_args);
+	cw->out->len = (size_t)(p - cw->out->buf);
+	scope_tail(cw, h->mark, h->args, h->nr_args);
 }
 
 /*
@@ -526,7 +568,7 @@ static void write_held(struct chrome *ch, struct chrome_thread *ct)
  * now; when it ends in the same nanosecond it is this one's last child (or
  * a zero-length neighbour), and both become pairs.
  */
-static void hold(struct chrome *ch, struct chrome_thread *ct, const struct chrome_frame *f,
+static void hold(struct chrome_walker *cw, struct chrome_thread *ct, const struct chrome_frame *f,
 		 int64_t start_ns, int64_t end_ns, const char *mark)
 {
 	struct chrome_held *h = &ct->held;
@@ -536,7 +578,7 @@ static void hold(struct chrome *ch, struct chrome_thread *ct, const struct chrom
 		end_ns = start_ns;
 	if (h->has && h->end_ns == end_ns)
 		h->tied = tied = true;
-	write_held(ch, ct);
+	write_held(cw, ct);
 	h->has = true;
 	h->tied = tied;
 	h->began = f->began;
@@ -544,7 +586,7 @@ static void hold(struct chrome *ch, struct chrome_thread *ct, const struct chrom
 	h->start_ns = start_ns;
 	h->end_ns = end_ns;
 	h->mark = mark;
-	ch->nr_marked += mark != NULL;
+	cw->nr_marked += mark != NULL;
 	if (f->nr_args > h->cap_args) {
 		h->cap_args = f->nr_args;
 		h->args = tt_xrealloc(h->args, h->cap_args * sizeof(*h->args));
@@ -562,13 +604,15 @@ static void hold(struct chrome *ch, struct chrome_thread *ct, const struct chrom
  * gets its "B" now, before this one, so that viewers that keep the file's
  * order for equal times (Perfetto, chrome://tracing) nest them right.
  */
-static void open_pending(struct chrome *ch, struct chrome_thread *ct)
+static void open_pending(struct chrome_walker *cw, struct chrome_thread *ct)
 {
+	const struct chrome *ch = cw->ch;
+
 	for (; ct->nr_decided < ct->sp; ct->nr_decided++) {
 		struct chrome_frame *f = &ct->stack[ct->nr_decided];
 		uint64_t from;
 
-		if (!quoted(ch, f->name) || f->enter_ticks >= ch->hi_ticks)
+		if (!quoted(cw, f->name) || f->enter_ticks >= ch->hi_ticks)
 			continue;
 		from = f->enter_ticks > ch->lo_ticks ? f->enter_ticks : ch->lo_ticks;
 		f->start_ns = add_ns(tt_clock_fx_rel_ns(&ch->fx, from), ch->offset_ns);
@@ -576,15 +620,15 @@ static void open_pending(struct chrome *ch, struct chrome_thread *ct)
 		f->began = false;
 		if (ct->held.has && ct->held.end_ns == f->start_ns)
 			ct->held.tied = true;
-		write_held(ch, ct);
+		write_held(cw, ct);
 		for (uint32_t i = ct->nr_decided; i-- > 0;) {
 			struct chrome_frame *a = &ct->stack[i];
 
 			if (!a->written)
 				continue;
 			if (a->start_ns == f->start_ns && !a->began) {
-				scope_head(ch, ct, 'B', a->name, a->start_ns);
-				tt_out_str(&ch->out, "}");
+				scope_head(cw, ct, 'B', a->name, a->start_ns);
+				tt_out_str(cw->out, "}");
 				a->began = true;
 			}
 			break;
@@ -615,18 +659,18 @@ static void open_output(struct chrome *ch)
 	tt_out_str(&ch->out, "{\"traceEvents\":[");
 }
 
-static void start(struct chrome *ch)
+/* The file's output, before its walk: from its metadata (read_metas()). */
+static void start(struct chrome *ch, const struct tt_trace *meta)
 {
 	uint64_t span;
 
 	if (ch->started)
 		return;
 	ch->started = true;
-	ch->meta = &ch->rep->meta;
 	open_output(ch);
 	if (!ch->has_pid)
-		ch->pid = ch->meta->hdr.pid;
-	tt_trace_clock(ch->meta, &ch->clock);
+		ch->pid = meta->hdr.pid;
+	tt_trace_clock(meta, &ch->clock);
 	tt_clock_fx_init(&ch->fx, &ch->clock);
 	tt_options_window(ch->o, &ch->clock, &ch->lo_ticks, &span);
 	ch->hi_ticks = span == UINT64_MAX || ch->lo_ticks > UINT64_MAX - span
@@ -634,34 +678,70 @@ static void start(struct chrome *ch)
 			       : ch->lo_ticks + span;
 }
 
+/*
+ * Every walker, at each thread's first events in the file's order
+ * (scopes.h, thread_seen): the thread's tid and rank, so that every walker
+ * has the same tids, whichever pairs the thread.
+ */
+static void chrome_thread_seen(void *ctx, struct tt_trace *tr, struct tt_thread *th)
+{
+	struct chrome_walker *cw = ctx;
+	const uint32_t idx = (uint32_t)(th - tr->threads);
+	/* As the walk's thread filter decides (front.c): by the final name. */
+	const struct tt_thread *final = tt_trace_find_thread(&cw->ch->rep->meta, th->serial);
+
+	cw->tr = tr;
+	if (idx >= cw->nr_seen) {
+		cw->rank = tt_xrealloc(cw->rank, ((size_t)idx + 1) * sizeof(*cw->rank));
+		for (; cw->nr_seen <= idx; cw->nr_seen++)
+			cw->rank[cw->nr_seen] = UINT32_MAX;
+	}
+	cw->rank[idx] = cw->nr_ranked++;
+	if (tt_options_thread_selected(cw->ch->o, final ? final : th))
+		tid_at_first_event(cw, tr, th);
+}
+
 static void *chrome_thread_begin(void *ctx, const struct tt_thread *th)
 {
-	struct chrome *ch = ctx;
+	struct chrome_walker *cw = ctx;
+	struct chrome *ch = cw->ch;
 	struct chrome_thread *ct = tt_xcalloc(1, sizeof(*ct));
+	const uint32_t idx = (uint32_t)(th - cw->tr->threads);
 
-	start(ch);
-	ct->ch = ch;
-	ct->tid = tid_at_first_event(ch, th);
+	assert(th->has_out_id && idx < cw->nr_seen); /* thread_seen() came first */
+	ct->cw = cw;
+	ct->rank = cw->rank[idx];
+	ct->tid = th->out_id;
 	ct->head_len = (uint32_t)snprintf(ct->head, sizeof(ct->head),
 					  ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":", ch->pid, ct->tid);
-	ct->next = ch->threads;
-	ch->threads = ct;
+	ct->next = cw->threads;
+	cw->threads = ct;
 	return ct;
 }
 
-static void pass_window(struct chrome *ch, struct chrome_thread *ct);
+/* Every walker, after each record: its lane is written up to there. */
+static void chrome_progress(void *ctx, struct tt_trace *tr)
+{
+	struct chrome_walker *cw = ctx;
+
+	cw->tr = tr;
+	tt_lane_done(cw->lane, tr->pos);
+}
+
+static void pass_window(struct chrome_walker *cw, struct chrome_thread *ct);
 
 static uint32_t chrome_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64_t ticks,
 			     bool in_window)
 {
 	struct chrome_thread *ct = tctx;
-	struct chrome *ch = ct->ch;
+	struct chrome_walker *cw = ct->cw;
+	const struct chrome *ch = cw->ch;
 	struct chrome_frame *f;
 
 	(void)parent_slot;
 	(void)in_window;
 	if (ticks >= ch->hi_ticks && !ct->passed)
-		pass_window(ch, ct);
+		pass_window(cw, ct);
 	if (ct->sp == ct->cap) {
 		uint32_t cap = ct->cap ? 2 * ct->cap : 64;
 
@@ -678,13 +758,13 @@ static uint32_t chrome_enter(void *tctx, uint32_t parent_slot, uint32_t name, ui
 	f->nr_args = 0;
 	tt_keyidx_clear(&f->idx);
 	if (ticks >= ch->lo_ticks && ticks < ch->hi_ticks)
-		open_pending(ch, ct);
+		open_pending(cw, ct);
 	return ct->sp; /* the frame's index + 1 */
 }
 
 /* Closes the top frame at `ticks`: its X, clipped to the window; a frame
  * that spans the window's start with no event inside is shown from here. */
-static void close_top(struct chrome *ch, struct chrome_thread *ct, uint64_t ticks,
+static void close_top(struct chrome_walker *cw, struct chrome_thread *ct, uint64_t ticks,
 		      const char *mark);
 
 /*
@@ -698,40 +778,42 @@ static void close_top(struct chrome *ch, struct chrome_thread *ct, uint64_t tick
  * through the frame index (engine/index.h), which stops decoding after the
  * window, writes the very same bytes.
  */
-static void pass_window(struct chrome *ch, struct chrome_thread *ct)
+static void pass_window(struct chrome_walker *cw, struct chrome_thread *ct)
 {
-	struct tt_out *keep;
+	const struct chrome *ch = cw->ch;
+	struct tt_out *keep = cw->out;
 	const uint32_t sp = ct->sp;
-	const bool first = ch->first;
+	const bool first = cw->first;
 
 	if (ct->passed || ch->hi_ticks == UINT64_MAX)
 		return;
 	ct->passed = true;
-	if (!ch->tail && !(ch->tail = tmpfile()))
-		tt_oom();
-	keep = tt_xrealloc(NULL, sizeof(*keep));
-	*keep = ch->out;
-	tt_out_init(&ch->out, fileno(ch->tail));
-	ch->first = false; /* each event of a tail starts with ",\n" */
+	if (!cw->tail) {
+		if (!(cw->tail = tmpfile()))
+			tt_oom();
+		cw->tail_out = tt_xrealloc(NULL, sizeof(*cw->tail_out));
+		tt_out_init(cw->tail_out, fileno(cw->tail));
+	}
+	cw->out = cw->tail_out;
+	cw->first = false; /* each event of a tail starts with ",\n" */
 	while (ct->sp)
-		close_top(ch, ct, ch->hi_ticks, NULL);
-	write_held(ch, ct);
-	tt_out_flush(&ch->out);
-	if (ch->out.failed)
+		close_top(cw, ct, ch->hi_ticks, NULL);
+	write_held(cw, ct);
+	tt_out_flush(cw->out);
+	if (cw->out->failed)
 		tt_oom();
-	ct->tail_at = ch->tail_bytes;
-	ct->tail_len = (uint64_t)ftello(ch->tail) - ch->tail_bytes;
-	ch->tail_bytes += ct->tail_len;
-	ch->out = *keep;
-	free(keep);
-	ch->first = first;
+	ct->tail_at = cw->tail_bytes;
+	ct->tail_len = (uint64_t)ftello(cw->tail) - cw->tail_bytes;
+	cw->tail_bytes += ct->tail_len;
+	cw->out = keep;
+	cw->first = first;
 	ct->sp = ct->nr_decided = sp;
 	for (uint32_t i = 0; i < sp; i++)
 		ct->stack[i].tailed = true;
 }
 
 /* The thread's tail (pass_window()) into the output. */
-static void write_tail(struct chrome *ch, struct chrome_thread *ct)
+static void write_tail(struct chrome_walker *cw, struct chrome_thread *ct)
 {
 	char buf[4096];
 	uint64_t done = 0;
@@ -739,29 +821,30 @@ static void write_tail(struct chrome *ch, struct chrome_thread *ct)
 	while (done < ct->tail_len) {
 		size_t want = ct->tail_len - done < sizeof(buf) ? (size_t)(ct->tail_len - done)
 								 : sizeof(buf);
-		ssize_t n = pread(fileno(ch->tail), buf, want, (off_t)(ct->tail_at + done));
+		ssize_t n = pread(fileno(cw->tail), buf, want, (off_t)(ct->tail_at + done));
 		size_t skip = 0;
 
 		if (n <= 0)
 			tt_oom();
-		if (done == 0 && ch->first) {
+		if (done == 0 && cw->first) {
 			skip = 1; /* the output's first event: "\n", not ",\n" */
-			ch->first = false;
+			cw->first = false;
 		}
-		tt_out_write(&ch->out, buf + skip, (size_t)n - skip);
+		tt_out_write(cw->out, buf + skip, (size_t)n - skip);
 		done += (uint64_t)n;
 	}
 	ct->tail_len = 0;
 }
 
-static void close_top(struct chrome *ch, struct chrome_thread *ct, uint64_t ticks,
+static void close_top(struct chrome_walker *cw, struct chrome_thread *ct, uint64_t ticks,
 		      const char *mark)
 {
+	const struct chrome *ch = cw->ch;
 	struct chrome_frame *f = &ct->stack[ct->sp - 1];
 	uint64_t end = ticks < ch->hi_ticks ? ticks : ch->hi_ticks;
 
 	if (ticks >= ch->hi_ticks && !ct->passed)
-		pass_window(ch, ct);
+		pass_window(cw, ct);
 	if (f->tailed) { /* written by pass_window() */
 		f->tailed = false;
 		f->nr_args = 0;
@@ -773,15 +856,15 @@ static void close_top(struct chrome *ch, struct chrome_thread *ct, uint64_t tick
 	}
 
 	if (ticks >= ch->lo_ticks && ticks < ch->hi_ticks)
-		open_pending(ch, ct);
+		open_pending(cw, ct);
 	else if (!f->written && f->enter_ticks < ch->hi_ticks && ticks > ch->lo_ticks)
-		open_pending(ch, ct); /* it spans the window: all below it do too */
+		open_pending(cw, ct); /* it spans the window: all below it do too */
 	if (f->written) {
 		if (end < f->enter_ticks)
 			end = f->enter_ticks;
-		hold(ch, ct, f, f->start_ns, add_ns(tt_clock_fx_rel_ns(&ch->fx, end), ch->offset_ns),
+		hold(cw, ct, f, f->start_ns, add_ns(tt_clock_fx_rel_ns(&ch->fx, end), ch->offset_ns),
 		     mark);
-		ch->nr_events++;
+		cw->nr_events++;
 	}
 	f->nr_args = 0;
 	tt_keyidx_clear(&f->idx);
@@ -794,7 +877,7 @@ static void chrome_act(void *tctx, const struct tt_activation *a)
 {
 	struct chrome_thread *ct = tctx;
 
-	close_top(ct->ch, ct, a->exit_ticks, NULL);
+	close_top(ct->cw, ct, a->exit_ticks, NULL);
 }
 
 static void chrome_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ticks,
@@ -810,7 +893,7 @@ static void chrome_error(void *tctx, uint32_t name, uint32_t slot, uint64_t ente
 
 	(void)name;
 	(void)slot;
-	close_top(ct->ch, ct, ticks < enter_ticks ? enter_ticks : ticks, text[why]);
+	close_top(ct->cw, ct, ticks < enter_ticks ? enter_ticks : ticks, text[why]);
 }
 
 /*
@@ -924,7 +1007,8 @@ static bool arg_same(const void *ctx, uint32_t i)
 static void chrome_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt_annot *a)
 {
 	struct chrome_thread *ct = tctx;
-	struct chrome *ch = ct->ch;
+	struct chrome_walker *cw = ct->cw;
+	const struct chrome *ch = cw->ch;
 	char buf[160], at[32];
 	const char *ph;
 
@@ -967,16 +1051,16 @@ static void chrome_annot(void *tctx, uint32_t slot, uint32_t depth, const struct
 		return;
 	if (a->kind >= TT_ANNOT_FLOW_BEGIN && !depth)
 		return;
-	open_pending(ch, ct); /* the enclosing slices first */
+	open_pending(cw, ct); /* the enclosing slices first */
 	char *own;
 	const char *qn = quoted_annot_name(ct, a, &own);
 
 	fmt_us(at, add_ns(tt_clock_rel_ns(&ch->clock, a->ticks), ch->offset_ns))[at] = '\0';
-	begin_event(ch);
+	begin_event(cw);
 	switch (a->kind) {
 	case TT_ANNOT_VALUE:
-		tt_out_str(&ch->out, "{\"ph\":\"C\",\"name\":");
-		tt_out_str(&ch->out, qn);
+		tt_out_str(cw->out, "{\"ph\":\"C\",\"name\":");
+		tt_out_str(cw->out, qn);
 		if (a->is_double)
 			snprintf(buf, sizeof(buf), ",\"args\":{\"value\":%.17g}", a->d);
 		else
@@ -984,31 +1068,31 @@ static void chrome_annot(void *tctx, uint32_t slot, uint32_t depth, const struct
 		/* JSON has no NaN or infinity: such a value is shown as null. */
 		if (a->is_double && !(a->d == a->d && a->d - a->d == 0))
 			snprintf(buf, sizeof(buf), ",\"args\":{\"value\":null}");
-		tt_out_str(&ch->out, buf);
+		tt_out_str(cw->out, buf);
 		break;
 	case TT_ANNOT_INSTANT:
 	case TT_ANNOT_MESSAGE:
-		tt_out_str(&ch->out, "{\"ph\":\"i\",\"s\":\"t\",\"name\":");
-		tt_out_str(&ch->out, qn);
+		tt_out_str(cw->out, "{\"ph\":\"i\",\"s\":\"t\",\"name\":");
+		tt_out_str(cw->out, qn);
 		if (a->kind == TT_ANNOT_MESSAGE) {
-			tt_out_str(&ch->out, ",\"cat\":\"message\",\"args\":{\"message\":");
-			tt_out_str(&ch->out, qn);
-			tt_out_str(&ch->out, "}");
+			tt_out_str(cw->out, ",\"cat\":\"message\",\"args\":{\"message\":");
+			tt_out_str(cw->out, qn);
+			tt_out_str(cw->out, "}");
 		}
 		break;
 	default: /* flows */
 		ph = a->kind == TT_ANNOT_FLOW_BEGIN ? "s" : a->kind == TT_ANNOT_FLOW_STEP ? "t" : "f";
 		snprintf(buf, sizeof(buf), "{\"ph\":\"%s\",\"cat\":\"flow\",\"id\":\"0x%" PRIx64
 			 "\"%s,\"name\":", ph, a->id, *ph == 'f' ? ",\"bp\":\"e\"" : "");
-		tt_out_str(&ch->out, buf);
-		tt_out_str(&ch->out, qn);
+		tt_out_str(cw->out, buf);
+		tt_out_str(cw->out, qn);
 		break;
 	}
 	snprintf(buf, sizeof(buf), ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":%s}", ch->pid,
 		 ct->tid, at);
-	tt_out_str(&ch->out, buf);
+	tt_out_str(cw->out, buf);
 	free(own);
-	ch->nr_annots++;
+	cw->nr_annots++;
 }
 
 /*
@@ -1020,20 +1104,21 @@ static void chrome_annot(void *tctx, uint32_t slot, uint32_t depth, const struct
 static void chrome_open_at_start(void *tctx, uint32_t name, uint64_t exit_ticks)
 {
 	struct chrome_thread *ct = tctx;
-	struct chrome *ch = ct->ch;
+	struct chrome_walker *cw = ct->cw;
+	const struct chrome *ch = cw->ch;
 	struct chrome_frame f = { .name = name, .written = true };
-	uint64_t from = ch->rep->tr.snapshot.window_start_ticks;
+	uint64_t from = cw->tr->snapshot.window_start_ticks; /* every replica reads it */
 
-	if (!quoted(ch, name) || exit_ticks < ch->lo_ticks || exit_ticks >= ch->hi_ticks)
+	if (!quoted(cw, name) || exit_ticks < ch->lo_ticks || exit_ticks >= ch->hi_ticks)
 		return;
 	if (from < ch->lo_ticks)
 		from = ch->lo_ticks;
 	if (exit_ticks < from)
 		exit_ticks = from;
 	f.start_ns = add_ns(tt_clock_fx_rel_ns(&ch->fx, from), ch->offset_ns);
-	hold(ch, ct, &f, f.start_ns, add_ns(tt_clock_fx_rel_ns(&ch->fx, exit_ticks), ch->offset_ns),
+	hold(cw, ct, &f, f.start_ns, add_ns(tt_clock_fx_rel_ns(&ch->fx, exit_ticks), ch->offset_ns),
 	     "\"open at window start\":true");
-	ch->nr_events++;
+	cw->nr_events++;
 }
 
 static const struct tt_consumer chrome_consumer = {
@@ -1043,10 +1128,19 @@ static const struct tt_consumer chrome_consumer = {
 	.error = chrome_error,
 	.annot = chrome_annot,
 	.open_at_start = chrome_open_at_start,
-	.one_walker = true,
+	.thread_seen = chrome_thread_seen,
+	.progress = chrome_progress,
+	.eager_names = true, /* labels alike on every walker */
 	.needs_meta = true,
 	.no_times = true, /* the trailer counts errors only */
 };
+
+/* An event of the output's own, after the walk (the file's end). */
+static void out_event(struct chrome *ch)
+{
+	tt_out_str(&ch->out, ch->first ? "\n" : ",\n");
+	ch->first = false;
+}
 
 /*
  * The file's "M" events, after its events (viewers take metadata events
@@ -1059,8 +1153,9 @@ static void metadata(struct chrome *ch)
 	char buf[256];
 	char *q;
 
+	/* Walker 0 saw every thread of tr, its replica (thread_seen()). */
 	for (uint32_t i = 0; i < tr->nr_threads; i++)
-		assign_tid(ch, &tr->threads[i]);
+		assign_tid(&ch->walkers[0], &tr->threads[i]);
 
 	/* The program's file name when the trace has it (MODULE, 1.1), as
 	 * the viewers show processes: "name", with the pid beside it. */
@@ -1077,7 +1172,7 @@ static void metadata(struct chrome *ch)
 		if (!q)
 			tt_oom();
 	}
-	begin_event(ch);
+	out_event(ch);
 	snprintf(buf, sizeof(buf),
 		 "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu32
 		 ",\"tid\":0,\"args\":{\"name\":",
@@ -1096,7 +1191,7 @@ static void metadata(struct chrome *ch)
 		q = tt_emit_json_quote(label);
 		if (!q)
 			tt_oom();
-		begin_event(ch);
+		out_event(ch);
 		snprintf(buf, sizeof(buf),
 			 "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32
 			 ",\"tid\":%" PRIu64 ",\"args\":{\"name\":",
@@ -1105,7 +1200,7 @@ static void metadata(struct chrome *ch)
 		tt_out_str(&ch->out, q);
 		tt_out_str(&ch->out, "}}");
 		free(q);
-		begin_event(ch);
+		out_event(ch);
 		snprintf(buf, sizeof(buf),
 			 "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%" PRIu32
 			 ",\"tid\":%" PRIu64 ",\"args\":{\"sort_index\":%" PRIu32 "}}",
@@ -1230,14 +1325,14 @@ static void write_samples(struct chrome *ch)
 		snprintf(buf, sizeof(buf), ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":%s",
 			 ch->pid, th->out_id, at);
 		if (stk->n) {
-			begin_event(ch);
+			out_event(ch);
 			tt_out_str(&ch->out, "{\"ph\":\"P\",\"cat\":\"sample\",\"name\":");
 			tt_out_str(&ch->out, qnames[ids[0]]);
 			tt_out_str(&ch->out, buf);
 			snprintf(at, sizeof(at), ",\"sf\":%" PRIu32 "}", leaf[row->stack]);
 			tt_out_str(&ch->out, at);
 		}
-		begin_event(ch);
+		out_event(ch);
 		tt_out_str(&ch->out, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"name\":");
 		if (stk->n)
 			tt_out_str(&ch->out, qnames[ids[0]]);
@@ -1301,6 +1396,48 @@ static void sframes_fini(struct chrome *ch)
 
 /* The file's own end: an instant per thread that dropped scopes; its
  * counts into the totals of otherData. */
+/* Orders threads by their rank, the latest seen first. */
+static int by_rank_desc(const void *a, const void *b)
+{
+	const struct chrome_thread *x = *(struct chrome_thread *const *)a;
+	const struct chrome_thread *y = *(struct chrome_thread *const *)b;
+
+	return (x->rank < y->rank) - (x->rank > y->rank);
+}
+
+/*
+ * Each thread's tail (pass_window()) and held scope, written when the walk
+ * is done, into the output after every walker's events: thread by thread,
+ * the thread seen last first (the order of one walker's list of threads,
+ * whatever the number of walkers).
+ */
+static void write_ends(struct chrome *ch)
+{
+	struct chrome_thread **all = NULL;
+	size_t n = 0, cap = 0;
+
+	for (unsigned w = 0; w < ch->nr_walkers; w++)
+		for (struct chrome_thread *ct = ch->walkers[w].threads; ct; ct = ct->next) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 16;
+				all = tt_xrealloc(all, cap * sizeof(*all));
+			}
+			all[n++] = ct;
+		}
+	if (n)
+		qsort(all, n, sizeof(*all), by_rank_desc);
+	for (size_t i = 0; i < n; i++) {
+		struct chrome_walker *cw = all[i]->cw;
+
+		cw->out = &ch->out;
+		cw->first = ch->first;
+		write_tail(cw, all[i]);
+		write_held(cw, all[i]);
+		ch->first = cw->first;
+	}
+	free(all);
+}
+
 static void file_trailer(struct chrome *ch)
 {
 	struct tt_report *rep = ch->rep;
@@ -1320,7 +1457,7 @@ static void file_trailer(struct chrome *ch)
 			tt_oom();
 		fmt_us(at, add_ns(tt_clock_rel_ns(&ch->clock, rep->tr.snapshot.trigger_ticks),
 				  ch->offset_ns))[at] = '\0';
-		begin_event(ch);
+		out_event(ch);
 		snprintf(buf, sizeof(buf),
 			 "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"snapshot #%" PRIu32
 			 "\",\"pid\":%" PRIu32 ",\"tid\":0,\"ts\":%s,\"args\":{\"reason\":",
@@ -1332,10 +1469,7 @@ static void file_trailer(struct chrome *ch)
 		tt_out_str(&ch->out, buf);
 		free(q);
 	}
-	for (struct chrome_thread *ct = ch->threads; ct; ct = ct->next) {
-		write_tail(ch, ct);
-		write_held(ch, ct);
-	}
+	write_ends(ch);
 	metadata(ch);
 	if (rep->tr.has_sampling)
 		write_samples(ch);
@@ -1347,7 +1481,7 @@ static void file_trailer(struct chrome *ch)
 		if (!th->nr_dropped || !tt_options_thread_selected(ch->o, th))
 			continue;
 		ch->all_dropped += th->nr_dropped;
-		begin_event(ch);
+		out_event(ch);
 		snprintf(buf, sizeof(buf),
 			 "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"%" PRIu64
 			 " scopes dropped\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64
@@ -1393,23 +1527,19 @@ static void trailer(struct chrome *ch)
 	tt_out_str(&ch->out, "}}\n");
 }
 
-/* Frees what chrome kept of one file (its threads and names). */
-static void end_file(struct chrome *ch)
+/* Frees what a walker kept of one file (its threads and names). */
+static void walker_fini(struct chrome_walker *cw)
 {
-	for (uint32_t i = 0; i < ch->nr_quoted; i++)
-		free(ch->quoted[i]);
-	free(ch->quoted);
-	free(ch->quoted_len);
-	free(ch->selected);
-	ch->quoted = NULL;
-	ch->quoted_len = NULL;
-	ch->selected = NULL;
-	ch->nr_quoted = 0;
-	tt_inc_labels_fini(&ch->labels);
-	while (ch->threads) {
-		struct chrome_thread *ct = ch->threads;
+	for (uint32_t i = 0; i < cw->nr_quoted; i++)
+		free(cw->quoted[i]);
+	free(cw->quoted);
+	free(cw->quoted_len);
+	free(cw->selected);
+	tt_inc_labels_fini(&cw->labels);
+	while (cw->threads) {
+		struct chrome_thread *ct = cw->threads;
 
-		ch->threads = ct->next;
+		cw->threads = ct->next;
 		for (uint32_t i = 0; i < ct->cap; i++) {
 			free(ct->stack[i].args);
 			tt_keyidx_clear(&ct->stack[i].idx);
@@ -1419,18 +1549,26 @@ static void end_file(struct chrome *ch)
 		free_qnames(ct);
 		free(ct);
 	}
-	free(ch->ids);
-	ch->ids = NULL;
-	ch->nr_ids = ch->cap_ids = ch->nr_reserved = 0;
-	tt_hmap_fini(&ch->id_map);
-	if (ch->tail)
-		fclose(ch->tail);
-	ch->tail = NULL;
-	ch->tail_bytes = 0;
+	free(cw->ids);
+	tt_hmap_fini(&cw->id_map);
+	free(cw->rank);
+	if (cw->tail)
+		fclose(cw->tail);
+	free(cw->tail_out);
+	memset(cw, 0, sizeof(*cw));
+}
+
+/* Frees what chrome kept of one file. */
+static void end_file(struct chrome *ch)
+{
+	for (unsigned w = 0; w < ch->nr_walkers; w++)
+		walker_fini(&ch->walkers[w]);
+	if (ch->nr_walkers)
+		tt_lanes_fini(&ch->lanes);
+	ch->nr_walkers = 0;
 	ch->started = false;
 	ch->nr_events = 0;
 	ch->nr_marked = 0;
-	ch->meta = NULL;
 }
 
 /*
@@ -1512,7 +1650,31 @@ static void file_begin(void *ctx, struct tt_walk_file *f)
 		ch->pid = ch->pids[f->index];
 		ch->has_pid = true;
 	}
-	f->ctxs[0] = ch;
+	start(ch, &ch->metas[f->index]);
+	/* A walker per replica, each in a lane of the output (lanes.h). */
+	ch->nr_walkers = tt_walk_nr_walkers(&chrome_consumer);
+	tt_lanes_init(&ch->lanes, ch->nr_walkers, &ch->out, ch->first);
+	for (unsigned w = 0; w < ch->nr_walkers; w++) {
+		struct chrome_walker *cw = &ch->walkers[w];
+
+		memset(cw, 0, sizeof(*cw));
+		cw->ch = ch;
+		cw->lane = &ch->lanes.lanes[w];
+		cw->out = &cw->lane->out;
+		f->ctxs[w] = cw;
+	}
+}
+
+/* The walkers' lanes into the output, their counts into the file's. */
+static void walk_done(struct chrome *ch)
+{
+	tt_lanes_finish(&ch->lanes);
+	if (ch->lanes.bytes)
+		ch->first = false;
+	for (unsigned w = 0; w < ch->nr_walkers; w++) {
+		ch->nr_events += ch->walkers[w].nr_events;
+		ch->nr_marked += ch->walkers[w].nr_marked;
+	}
 }
 
 /* ...its events written: the head if no thread wrote it, its warnings and
@@ -1522,7 +1684,7 @@ static enum tt_status file_end(void *ctx, struct tt_walk_file *f, char *msg, siz
 	struct chrome *ch = ctx;
 
 	(void)msg, (void)msg_bytes;
-	start(ch); /* a trace with no thread: the head now */
+	walk_done(ch);
 	if (ch->open_rc)
 		return TT_ERR_FILE;
 	tt_trace_warn(&f->rep->tr);
@@ -1580,6 +1742,7 @@ int tt_cmd_chrome(int argc, char **argv)
 	if (!o.output)
 		tt_progress_stdout_streams(); /* JSON goes out while reading */
 	ch.offsets = offsets;
+	ch.metas = metas;
 	ch.pids = pids;
 	/* The window is chrome's own (clipped scopes): none for the engine. */
 	ro = o;

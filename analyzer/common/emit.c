@@ -343,11 +343,20 @@ void tt_out_init(struct tt_out *o, int fd)
 	o->failed = false;
 	o->err = 0;
 	o->len = 0;
+	o->cap = sizeof(o->own);
+	o->buf = o->own;
+	o->flush_hook = NULL;
+	o->hook_ctx = NULL;
 }
 
 void tt_out_flush(struct tt_out *o)
 {
 	size_t off = 0;
+
+	if (o->flush_hook) {
+		o->flush_hook(o);
+		return;
+	}
 
 	while (off < o->len && !o->failed) {
 		ssize_t n = write(o->fd, o->buf + off, o->len - off);
@@ -367,13 +376,13 @@ void tt_out_flush(struct tt_out *o)
 void tt_out_write(struct tt_out *o, const char *s, size_t n)
 {
 	while (n) {
-		size_t room = sizeof(o->buf) - o->len, k = n < room ? n : room;
+		size_t room = o->cap - o->len, k = n < room ? n : room;
 
 		memcpy(o->buf + o->len, s, k);
 		o->len += k;
 		s += k;
 		n -= k;
-		if (o->len == sizeof(o->buf))
+		if (o->len == o->cap)
 			tt_out_flush(o);
 	}
 }

@@ -42,13 +42,22 @@ void tt_emit_pad(FILE *f, const char *s, size_t width, bool right);
 /* $COLUMNS, else the terminal's width (TIOCGWINSZ on stdout), else 80. */
 unsigned tt_emit_terminal_columns(void);
 
-/* Buffered writer to a file descriptor (write(2), EINTR and short writes). */
+/*
+ * Buffered writer to a file descriptor (write(2), EINTR and short writes),
+ * or into the pages of a flush hook (out/lanes.h). It points into itself:
+ * never copy one.
+ */
 struct tt_out {
 	int fd;
 	bool failed;
 	int err; /* errno of the first failure */
-	size_t len;
-	char buf[1 << 16];
+	size_t len, cap;
+	char *buf; /* own, or the hook's page */
+	/* NULL: buf goes to fd. Else it takes buf[0, len) when buf is full
+	 * and on tt_out_flush(), and leaves buf (maybe another) empty. */
+	void (*flush_hook)(struct tt_out *o);
+	void *hook_ctx;
+	char own[1 << 16];
 };
 
 void tt_out_init(struct tt_out *o, int fd);
@@ -58,7 +67,7 @@ static inline void tt_out_str(struct tt_out *o, const char *s)
 {
 	size_t n = strlen(s);
 
-	if (sizeof(o->buf) - o->len > n) {
+	if (o->cap - o->len > n) {
 		memcpy(o->buf + o->len, s, n);
 		o->len += n;
 	} else {
@@ -68,7 +77,7 @@ static inline void tt_out_str(struct tt_out *o, const char *s)
 /* Make room for n bytes (n <= 4096) and return where to write them. */
 static inline char *tt_out_reserve(struct tt_out *o, size_t n)
 {
-	if (sizeof(o->buf) - o->len < n)
+	if (o->cap - o->len < n)
 		tt_out_flush(o);
 	return o->buf + o->len;
 }

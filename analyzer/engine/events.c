@@ -267,6 +267,7 @@ static enum recfmt_status on_events(struct frame_walk *w, const struct recfmt_re
 	th = tt_trace_thread(tr, it.thread);
 	th->nr_events += it.nr_events;
 	tr->nr_events += it.nr_events;
+	tt_trace_see_thread(tr, th);
 	/* Before the block function, which uses the iterator up. */
 	enters = tr->count_enters ? recfmt_events_count_enters(&it) : 0;
 	if (tr->nr_walkers > 1 && (uint32_t)(th - tr->threads) % tr->nr_walkers != tr->walker) {
@@ -335,6 +336,7 @@ static enum recfmt_status on_replay(struct frame_walk *w, const struct recfmt_re
 	if (st != RECFMT_OK)
 		return st;
 	th = tt_trace_thread(tr, it.thread);
+	tt_trace_see_thread(tr, th);
 	if (tr->nr_walkers > 1 && (uint32_t)(th - tr->threads) % tr->nr_walkers != tr->walker)
 		return RECFMT_OK;
 	tr->has_next_annots = false;
@@ -529,7 +531,8 @@ static enum recfmt_status on_module(struct frame_walk *w, const struct recfmt_re
 	return RECFMT_OK;
 }
 
-/* A function site: named when first needed (tt_trace_site_name_slow()). */
+/* A function site: named when first needed (tt_trace_site_name_slow()), or
+ * now with eager_names (events.h). */
 static enum recfmt_status on_func(struct frame_walk *w, const struct recfmt_record *rec,
 				  struct recfmt_error *err)
 {
@@ -541,6 +544,9 @@ static enum recfmt_status on_func(struct frame_walk *w, const struct recfmt_reco
 	if (!w->tr->syms)
 		w->tr->syms = tt_symbols_create(w->tr->path);
 	tt_symbols_add_func(w->tr->syms, f.id, f.addr);
+	if (w->tr->eager_names && (f.id >= w->tr->nr_site_slots ||
+				   w->tr->site_name[f.id] == TT_NO_NAME))
+		(void)tt_trace_site_name_slow(w->tr, f.id);
 	return RECFMT_OK;
 }
 
@@ -679,12 +685,17 @@ static void walk_records(struct frame_walk *w, struct recfmt_error *err)
 		}
 		if (tr->has_end)
 			tr->nr_after_end++;
+		tr->pos = tr->nr_records_met++ * TT_POS_STEP;
 		if (tr->on_record)
 			tr->on_record(tr->record_ctx, tr, &rec, w->index, w->offset);
+		tr->pos = (tr->nr_records_met - 1) * TT_POS_STEP + 2;
 		if (apply_record(w, &rec, err) != RECFMT_OK) {
 			tr->nr_bad_blocks++;
 			tt_trace_note_record(tr, err, w->index, w->offset);
 		}
+		tr->pos = tr->nr_records_met * TT_POS_STEP; /* the record is done */
+		if (tr->on_record_done)
+			tr->on_record_done(tr->progress_ctx, tr);
 	}
 }
 

@@ -99,7 +99,20 @@ struct tt_thread {
 	void *user;	     /* the consumer's per-thread state */
 	uint64_t out_id;     /* a consumer's id for the thread (chrome tid) */
 	bool has_out_id;
+	bool seen; /* tt_trace_see_thread() ran for it */
 };
+
+/*
+ * Where a walk is (tt_trace.pos), the same on every replica of a parallel
+ * walk, so that what several walkers write can be put in the order of one
+ * walk (out/lanes.h): 4 x the records met before the one being handled
+ * (frames in file order, records in frame order), + 1 once the record hook
+ * has paired the block it kept pending (scopes.c), + 2 while the record
+ * itself is applied. tt_scopes_finish() goes on from TT_POS_END: + 0 for
+ * the last pending block, + 1 + i for what thread index i still had open.
+ */
+#define TT_POS_STEP 4
+#define TT_POS_END (UINT64_C(1) << 62)
 
 #define TT_NO_NAME UINT32_MAX
 
@@ -179,6 +192,27 @@ struct tt_trace {
 	void (*on_record)(void *ctx, struct tt_trace *tr, const struct recfmt_record *rec,
 			  uint64_t frame_index, uint64_t frame_offset);
 	void *record_ctx;
+	/*
+	 * Set before the walk: a function site is named when its FUNC record
+	 * is read, not when an event first needs it, and a site never defined
+	 * is shown as "site#N" without being defined, so that every replica of
+	 * a parallel walk defines the names that have a place in the same
+	 * order whatever blocks it pairs (labels.h's tt_inc_label(): chrome,
+	 * perfetto).
+	 */
+	bool eager_names;
+	/* Where the walk is (TT_POS_STEP above); nr_records_met counts for it. */
+	uint64_t pos, nr_records_met;
+	/*
+	 * Optional, on each replica: on_thread_seen() the first time an EVENTS
+	 * block, a stand-in's replay or a stand-alone ANNOTS record of a
+	 * thread is met, whether this replica pairs it or not, before anything
+	 * of it is paired (tt_trace_see_thread()); on_record_done() after each
+	 * record is applied. Both in the same order on every replica.
+	 */
+	void (*on_thread_seen)(void *ctx, struct tt_trace *tr, struct tt_thread *th);
+	void (*on_record_done)(void *ctx, struct tt_trace *tr);
+	void *progress_ctx;
 	char count_problem[256];    /* first THREAD_END count that disagrees */
 	char first_problem[256];    /* "frame N at byte B: what" */
 	uint64_t first_problem_frame, first_problem_offset; /* where it is */
@@ -242,6 +276,16 @@ struct tt_trace {
  */
 typedef int (*tt_block_fn)(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 			   struct recfmt_events_iter *it);
+
+/* The first time a thread's events are met on this replica: on_thread_seen(). */
+static inline void tt_trace_see_thread(struct tt_trace *tr, struct tt_thread *th)
+{
+	if (th->seen)
+		return;
+	th->seen = true;
+	if (tr->on_thread_seen)
+		tr->on_thread_seen(tr->progress_ctx, tr, th);
+}
 
 /* Fatal problems stop a walk: the file cannot be read or is not a trace. */
 enum tt_status {

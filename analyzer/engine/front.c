@@ -47,6 +47,12 @@ void tt_walk_attach(struct tt_scopes *sc, const struct tt_consumer *cons, void *
 		sc->counters_ctx = ctx;
 	}
 	tr->count_enters = sees_activations(cons) && cons->block;
+	if (sees_activations(cons)) {
+		tr->on_thread_seen = cons->thread_seen;
+		tr->on_record_done = cons->progress;
+		tr->progress_ctx = ctx;
+		tr->eager_names = cons->eager_names;
+	}
 	/* Counters and annotations come to the engine as records. */
 	tr->on_record = tt_scopes_record;
 	tr->record_ctx = sc;
@@ -80,6 +86,13 @@ static void setup_replica(struct tt_report *rep, unsigned i, const struct tt_opt
 	}
 }
 
+unsigned tt_walk_nr_walkers(const struct tt_consumer *cons)
+{
+	unsigned n = cons && cons->one_walker ? 1 : tt_trace_walkers();
+
+	return n > TT_WALK_MAX_REPLICAS ? TT_WALK_MAX_REPLICAS : n;
+}
+
 /*
  * The main pass, on tt_trace_walkers() replicas of the trace and of the
  * pairing state (one when the consumer needs the activations in the order
@@ -93,11 +106,9 @@ static enum tt_status walk_replicas(struct tt_report *rep, const struct tt_optio
 {
 	struct tt_trace *trs[TT_WALK_MAX_REPLICAS];
 	void *scs[TT_WALK_MAX_REPLICAS];
-	unsigned n = cons && cons->one_walker ? 1 : tt_trace_walkers();
+	unsigned n = tt_walk_nr_walkers(cons);
 	enum tt_status st;
 
-	if (n > TT_WALK_MAX_REPLICAS)
-		n = TT_WALK_MAX_REPLICAS;
 	rep->nr_replicas = n;
 	if (n > 1) {
 		rep->more_tr = tt_xcalloc(n - 1, sizeof(*rep->more_tr));

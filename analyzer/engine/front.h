@@ -81,6 +81,11 @@ struct tt_walk_spec {
 	const struct tt_options *window_of;
 };
 
+/* How many replicas a walk with consumer cons has: 1 for one_walker, else
+ * tt_trace_walkers() (TRACETOOL_THREADS, the CPUs), at most
+ * TT_WALK_MAX_REPLICAS; the consumer gives that many contexts. */
+unsigned tt_walk_nr_walkers(const struct tt_consumer *cons);
+
 /* No consumer: the rows from the engine's per-name statistics only
  * (histogram, diff). */
 extern const struct tt_walk_spec tt_walk_stats;

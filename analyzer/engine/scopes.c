@@ -1327,6 +1327,7 @@ static void annot_record(struct tt_scopes *sc, struct tt_trace *tr, const struct
 		if (ai.nr_events)
 			return;
 		th = tt_trace_thread(tr, ai.thread);
+		tt_trace_see_thread(tr, th);
 		if (tr->nr_walkers > 1 && (uint32_t)(th - tr->threads) % tr->nr_walkers != tr->walker)
 			return; /* another replica pairs it (events.h) */
 		while ((st = recfmt_annots_next(&ai, &an, &err)) == RECFMT_OK)
@@ -1354,6 +1355,7 @@ void tt_scopes_record(void *ctx, struct tt_trace *tr, const struct recfmt_record
 	}
 	if (rec->type != RECFMT_COUNTERS) {
 		flush(sc, NULL);
+		tr->pos++; /* past the pending block (TT_POS_STEP, events.h) */
 		if (rec->type == RECFMT_COUNTER_SET && sc->on_counters)
 			counter_set(sc, tr, rec);
 		else
@@ -1554,12 +1556,14 @@ void tt_scopes_finish(struct tt_scopes *sc)
 {
 	struct tt_trace *tr = sc->tr;
 
+	tr->pos = TT_POS_END;
 	flush(sc, NULL);
 	for (uint32_t i = 0; i < tr->nr_threads; i++) {
 		struct scope_thread *st = tr->threads[i].user;
 
 		if (!st || st->skip)
 			continue;
+		tr->pos = TT_POS_END + 1 + i;
 		/* Enters still open when the file ended: the thread was inside. */
 		while (st->sp)
 			drop_top(sc, st, tr->max_ticks, TT_FRAME_OPEN_AT_END);

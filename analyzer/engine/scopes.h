@@ -163,13 +163,25 @@ struct tt_consumer {
 	 * order, and an enter the engine does not store (beyond its depth
 	 * limit) leaves its number unused. */
 	void (*block)(void *tctx, uint64_t first_enter);
+	/*
+	 * For writers whose output must not depend on how many walkers wrote
+	 * it (chrome, perfetto: out/lanes.h), with the replica's ctx and
+	 * trace (NULL: not needed). thread_seen() is called on every replica
+	 * the first time a thread's events are met, whether the replica pairs
+	 * it or not, before thread_begin() on the one that does: in the order
+	 * of the file, the same on every replica (events.h, on_thread_seen).
+	 * progress() after each record of the file, with tr->pos past it.
+	 */
+	void (*thread_seen)(void *ctx, struct tt_trace *tr, struct tt_thread *th);
+	void (*progress)(void *ctx, struct tt_trace *tr);
 	/* The counter deltas of each timed activation inside the window
 	 * that carries counters (NULL: not needed). */
 	tt_counters_fn counters;
 	/* The arguments of each activation under the keys of summary --arg
 	 * (NULL, or no --arg: not needed). */
 	tt_arg_fn arg;
-	bool one_walker;
+	bool one_walker; /* else as many walkers as tt_walk_nr_walkers() says */
+	bool eager_names; /* events.h: names alike on every replica */
 	bool needs_meta; /* the final clock and thread names before the walk */
 	bool no_times;	 /* the engine's per-name times and histograms are not
 			  * needed (errors are still counted) */

@@ -268,7 +268,8 @@ uint32_t tt_trace_site_name_slow(struct tt_trace *tr, uint32_t site)
 	/* FORMAT.md §2: a site whose SITE record was lost is named by its number. */
 	snprintf(buf, sizeof(buf), "site#%" PRIu32, site);
 	name = tt_trace_intern(tr, buf, strlen(buf));
-	tt_trace_site_define(tr, site, name);
+	if (!tr->eager_names) /* else a FUNC record may still name it (events.h) */
+		tt_trace_site_define(tr, site, name);
 	return name;
 }
 
