@@ -13,6 +13,7 @@
  * and a 1 MiB buffer.
  */
 #include <argp.h>
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -33,6 +34,7 @@
 #include "views/labels.h"
 #include "engine/runs.h"
 #include "common/xalloc.h"
+#include "out/lanes.h"
 
 /* Arguments of one slice written, at most (its first keys). */
 #define PF_MAX_ARGS 64
@@ -44,13 +46,20 @@ struct pf_arg {
 	int64_t v;
 };
 
+struct pf_walker;
+
 struct pf_thread {
-	struct pf *pf;
+	struct pf_walker *pw; /* the walker that pairs it */
+	uint32_t rank;	      /* its place among the run's threads (pf_thread_seen()) */
 	struct tt_pf_seq seq;
 	uint64_t *enter_ticks; /* open frames */
 	uint32_t sp, cap;
 	struct pf_arg *args;   /* of the open frames, by sp ascending */
 	uint32_t nr_args, cap_args;
+	/* The value tracks described on its sequence. */
+	uint64_t *tracks; /* their uuids (track_of()) */
+	uint32_t nr_tracks, cap_tracks;
+	struct tt_hmap track_map; /* hmap.h: tracks by uuid */
 	/* What its TrackDescriptor says, checked against the thread's final
 	 * name and tid when the run was skimmed (single_read_held()). */
 	uint32_t serial, tid;
@@ -58,17 +67,35 @@ struct pf_thread {
 	struct pf_thread *next;
 };
 
+struct pf;
+
+/*
+ * One walker of a run's walk (front.h): its threads, the labels of its
+ * replica's names, and a writer of its own into its lane of the output
+ * (out/lanes.h), so that the output is the same whatever the number of
+ * walkers.
+ */
+struct pf_walker {
+	struct pf *pf;
+	struct tt_trace *tr; /* its replica (pf_thread_seen()) */
+	struct tt_lane *lane;
+	struct tt_pf w;
+	struct pf_thread *threads;
+	uint32_t nr_ranked, nr_ranks, *rank; /* threads seen; rank by thread index */
+	uint64_t slices, errors;
+	struct tt_inc_labels labels; /* the replica's scope names (labels.h) */
+};
+
 struct pf {
 	struct tt_pf w;
+	struct tt_out *dst; /* w's file, for the lanes */
 	const struct tt_run *run;
 	struct tt_report *rep;
-	struct pf_thread *threads;
+	struct pf_walker walkers[TT_WALK_MAX_REPLICAS];
+	unsigned nr_walkers;
+	struct tt_lanes lanes;
+	uint32_t seq_base; /* the run's first thread sequence */
 	uint64_t slices, errors;
-	char **tracks; /* the file's value tracks: counter track uuid by index */
-	uint32_t *track_bytes;
-	uint32_t nr_tracks, cap_tracks;
-	struct tt_hmap track_map; /* hmap.h: tracks by name */
-	struct tt_inc_labels labels; /* the run's scope names (labels.h) */
 };
 
 static uint64_t process_uuid(const struct tt_run *r)
@@ -76,9 +103,49 @@ static uint64_t process_uuid(const struct tt_run *r)
 	return (uint64_t)(r->run_id + 1) << 32;
 }
 
+/* What the walker writes next belongs where its replica is in the walk
+ * (lanes.h): its buffered packets go into the lane before the mark. */
+static void pf_at(struct pf_walker *pw)
+{
+	if (pw->tr->pos != pw->lane->pos) {
+		tt_pf_drain(&pw->w);
+		tt_lane_at(pw->lane, pw->tr->pos);
+	}
+}
+
+/*
+ * Every walker, at each thread's first events in the file's order
+ * (scopes.h, thread_seen): the thread's rank, which numbers its sequence,
+ * so that every walker numbers alike.
+ */
+static void pf_thread_seen(void *ctx, struct tt_trace *tr, struct tt_thread *th)
+{
+	struct pf_walker *pw = ctx;
+	const uint32_t idx = (uint32_t)(th - tr->threads);
+
+	pw->tr = tr;
+	if (idx >= pw->nr_ranks) {
+		pw->rank = tt_xrealloc(pw->rank, ((size_t)idx + 1) * sizeof(*pw->rank));
+		for (; pw->nr_ranks <= idx; pw->nr_ranks++)
+			pw->rank[pw->nr_ranks] = UINT32_MAX;
+	}
+	pw->rank[idx] = pw->nr_ranked++;
+}
+
+/* Every walker, after each record: its lane is written up to there. */
+static void pf_progress(void *ctx, struct tt_trace *tr)
+{
+	struct pf_walker *pw = ctx;
+
+	pw->tr = tr;
+	tt_pf_drain(&pw->w);
+	tt_lane_done(pw->lane, tr->pos);
+}
+
 static void *pf_thread_begin(void *ctx, const struct tt_thread *th)
 {
-	struct pf *pf = ctx;
+	struct pf_walker *pw = ctx;
+	struct pf *pf = pw->pf;
 	struct pf_thread *pt = tt_xcalloc(1, sizeof(*pt));
 	/* The final name and tid from the metadata pass; after a skim, the
 	 * thread's as read so far (checked at the end of the file). */
@@ -86,15 +153,20 @@ static void *pf_thread_begin(void *ctx, const struct tt_thread *th)
 		? NULL : tt_trace_find_thread(&pf->run->meta, th->serial);
 	const char *name = m ? m->name : th->name;
 	uint32_t tid = m && m->defined ? m->os_tid : th->os_tid;
+	const uint32_t idx = (uint32_t)(th - pw->tr->threads);
 
-	pt->pf = pf;
+	assert(idx < pw->nr_ranks); /* pf_thread_seen() came first */
+	pt->pw = pw;
+	pt->rank = pw->rank[idx];
 	pt->serial = th->serial;
 	pt->tid = tid;
 	pt->name = name ? tt_xstrndup(name, strlen(name)) : NULL;
-	tt_pf_thread(&pf->w, &pt->seq, process_uuid(pf->run) | th->serial, (int32_t)pf->run->pid,
+	pf_at(pw);
+	pw->w.next_seq = pf->seq_base + pt->rank; /* whoever pairs it */
+	tt_pf_thread(&pw->w, &pt->seq, process_uuid(pf->run) | th->serial, (int32_t)pf->run->pid,
 		     (int32_t)tid, name, 0);
-	pt->next = pf->threads;
-	pf->threads = pt;
+	pt->next = pw->threads;
+	pw->threads = pt;
 	return pt;
 }
 
@@ -102,24 +174,24 @@ static uint32_t pf_enter(void *tctx, uint32_t parent_slot, uint32_t name, uint64
 			 bool in_window)
 {
 	struct pf_thread *pt = tctx;
-	struct pf *pf = pt->pf;
+	struct pf_walker *pw = pt->pw;
 	/* The label only for the packet that interns the name (its first on the thread). */
 	const char *s = tt_pf_seq_has_name(&pt->seq, name)
 				? NULL
-				: tt_inc_label(&pf->labels, pf->rep->tr.names, pf->rep->tr.nr_names, name);
+				: tt_inc_label(&pw->labels, pw->tr->names, pw->tr->nr_names, name);
 
 	(void)parent_slot;
 	(void)in_window;
+	pf_at(pw);
 	if (pt->sp == pt->cap) {
 		pt->cap = pt->cap ? 2 * pt->cap : 64;
 		pt->enter_ticks = tt_xrealloc(pt->enter_ticks, pt->cap * sizeof(*pt->enter_ticks));
 	}
 	pt->enter_ticks[pt->sp++] = ticks;
-	tt_pf_begin(&pf->w, &pt->seq, tt_run_unix_ns(pf->run, ticks), name, s, SIZE_MAX);
+	tt_pf_begin(&pw->w, &pt->seq, tt_run_unix_ns(pw->pf->run, ticks), name, s, SIZE_MAX);
 	return pt->sp;
 }
 
-/* The END of the top frame, with its arguments (debug annotations). */
 static void pf_end_top(struct pf_thread *pt, uint64_t ns)
 {
 	const char *keys[PF_MAX_ARGS];
@@ -127,7 +199,7 @@ static void pf_end_top(struct pf_thread *pt, uint64_t ns)
 	uint32_t n = 0, i = pt->nr_args;
 
 	if (!i) { /* no argument on the thread: the plain END (most slices) */
-		tt_pf_end(&pt->pf->w, &pt->seq, ns);
+		tt_pf_end(&pt->pw->w, &pt->seq, ns);
 		pt->sp--;
 		return;
 	}
@@ -139,7 +211,7 @@ static void pf_end_top(struct pf_thread *pt, uint64_t ns)
 			keys[n] = pt->args[k].key;
 			vals[n++] = pt->args[k].v;
 		}
-	tt_pf_end_args(&pt->pf->w, &pt->seq, ns, keys, vals, n);
+	tt_pf_end_args(&pt->pw->w, &pt->seq, ns, keys, vals, n);
 	for (uint32_t k = i; k < pt->nr_args; k++)
 		free(pt->args[k].key);
 	pt->nr_args = i;
@@ -152,53 +224,59 @@ static void pf_act(void *tctx, const struct tt_activation *a)
 
 	if (!pt->sp)
 		return;
-	pf_end_top(pt, tt_run_unix_ns(pt->pf->run, a->exit_ticks));
-	pt->pf->slices++;
+	pf_at(pt->pw);
+	pf_end_top(pt, tt_run_unix_ns(pt->pw->pf->run, a->exit_ticks));
+	pt->pw->slices++;
 }
 
 struct track_key {
-	const struct pf *pf;
-	const char *s;
-	uint32_t n;
+	const struct pf_thread *pt;
+	uint64_t uuid;
 };
 
 static bool track_eq(const void *ctx, uint32_t k)
 {
 	const struct track_key *t = ctx;
 
-	return t->pf->track_bytes[k] == t->n && memcmp(t->pf->tracks[k], t->s, t->n) == 0;
+	return t->pt->tracks[k] == t->uuid;
 }
 
 /*
- * The index of the value track named s[0, n) in this file, its counter
- * track described when new; UINT32_MAX past 2^31 - 1 tracks. A hash table:
- * O(1) a sample whatever the number of tracks (issue 26: a scan of the
- * tracks made 1 000 tracks x 4 000 samples take 9.5 s).
+ * The counter track of the values named s[0, n) in run r: one per name and
+ * run, its uuid a 64-bit hash of both with the top bit set (above every
+ * process and thread track's: process_uuid()), so that every walker gives
+ * it the same without asking the others. Described on each thread's
+ * sequence before the thread's first value on it (trace_processor takes a
+ * track described again). A hash table: O(1) a sample whatever the number
+ * of tracks (issue 26: a scan of the tracks made 1 000 tracks x 4 000
+ * samples take 9.5 s).
  */
-static uint32_t track_of(struct pf *pf, const char *s, uint32_t n)
+static uint64_t track_of(struct pf_thread *pt, const char *s, uint32_t n)
 {
-	const struct track_key key = { pf, s, n };
-	uint32_t h = tt_hash_bytes(s, n); /* seeded: hmap.h */
-	uint32_t k = tt_hmap_find(&pf->track_map, h, track_eq, &key);
+	const struct tt_run *r = pt->pw->pf->run;
+	uint64_t h = 1469598103934665603ull ^ r->run_id;
+	uint32_t hk, k;
 
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+	h |= (uint64_t)1 << 63;
+	const struct track_key key = { pt, h };
+
+	hk = tt_hash_u64(h); /* a name the file chose: keyed, hmap.h */
+	k = tt_hmap_find(&pt->track_map, hk, track_eq, &key);
 	if (k != TT_HMAP_NONE)
-		return k;
-	k = pf->nr_tracks;
-	if (k == 0x7fffffff)
-		return UINT32_MAX;
-	if (k == pf->cap_tracks) {
-		pf->cap_tracks = pf->cap_tracks ? 2 * pf->cap_tracks : 16;
-		pf->tracks = tt_xrealloc(pf->tracks, pf->cap_tracks * sizeof(*pf->tracks));
-		pf->track_bytes = tt_xrealloc(pf->track_bytes,
-					      pf->cap_tracks * sizeof(*pf->track_bytes));
+		return h;
+	if (pt->nr_tracks == pt->cap_tracks) {
+		pt->cap_tracks = pt->cap_tracks ? 2 * pt->cap_tracks : 8;
+		pt->tracks = tt_xrealloc(pt->tracks, pt->cap_tracks * sizeof(*pt->tracks));
 	}
-	tt_hmap_put(&pf->track_map, h, k);
-	pf->tracks[k] = tt_xstrndup(s, n);
-	pf->track_bytes[k] = n;
-	pf->nr_tracks++;
-	tt_pf_counter_track(&pf->w, process_uuid(pf->run) | 0x80000000u | k,
-			    process_uuid(pf->run), pf->tracks[k]);
-	return k;
+	tt_hmap_put(&pt->track_map, hk, pt->nr_tracks);
+	pt->tracks[pt->nr_tracks++] = h;
+	char *name = tt_xstrndup(s, n);
+
+	tt_pf_counter_track(&pt->pw->w, &pt->seq, h, process_uuid(r), name);
+	free(name);
+	return h;
 }
 
 /* A flow's id on the whole trace: its name and 64-bit id. */
@@ -224,32 +302,29 @@ static uint64_t flow_uid(const struct tt_annot *a)
 static void pf_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt_annot *a)
 {
 	struct pf_thread *pt = tctx;
-	struct pf *pf = pt->pf;
-	uint64_t ns = tt_run_unix_ns(pf->run, a->ticks);
+	struct pf_walker *pw = pt->pw;
+	uint64_t ns = tt_run_unix_ns(pw->pf->run, a->ticks);
 
 	(void)slot;
+	pf_at(pw);
 	switch (a->kind) {
 	case TT_ANNOT_VALUE: {
-		uint32_t k = track_of(pf, a->name, a->name_bytes);
-		uint64_t uuid;
+		uint64_t uuid = track_of(pt, a->name, a->name_bytes);
 
-		if (k == UINT32_MAX)
-			return;
-		uuid = process_uuid(pf->run) | 0x80000000u | k;
 		if (a->is_double)
-			tt_pf_counter_double(&pf->w, &pt->seq, ns, uuid, a->d);
+			tt_pf_counter_double(&pw->w, &pt->seq, ns, uuid, a->d);
 		else
-			tt_pf_counter(&pf->w, &pt->seq, ns, uuid, a->i);
+			tt_pf_counter(&pw->w, &pt->seq, ns, uuid, a->i);
 		break;
 	}
 	case TT_ANNOT_INSTANT:
-		tt_pf_mark(&pf->w, &pt->seq, ns, a->name, a->name_bytes, NULL, 0, 0, 0);
+		tt_pf_mark(&pw->w, &pt->seq, ns, a->name, a->name_bytes, NULL, 0, 0, 0);
 		break;
 	case TT_ANNOT_MESSAGE: {
 		/* Valid UTF-8 for protobuf strings (invalid bytes: U+FFFD). */
 		char *text = tt_emit_clean(a->name, a->name_bytes);
 
-		tt_pf_mark(&pf->w, &pt->seq, ns, text, strlen(text), text, strlen(text), 0, 0);
+		tt_pf_mark(&pw->w, &pt->seq, ns, text, strlen(text), text, strlen(text), 0, 0);
 		free(text);
 		break;
 	}
@@ -281,7 +356,7 @@ static void pf_annot(void *tctx, uint32_t slot, uint32_t depth, const struct tt_
 	default: /* flows */
 		if (!depth)
 			return;
-		tt_pf_mark(&pf->w, &pt->seq, ns, a->name, a->name_bytes, NULL, 0,
+		tt_pf_mark(&pw->w, &pt->seq, ns, a->name, a->name_bytes, NULL, 0,
 			   a->kind == TT_ANNOT_FLOW_END ? -1 : 1, flow_uid(a));
 		break;
 	}
@@ -296,11 +371,12 @@ static void pf_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ti
 	(void)slot;
 	if (!pt->sp)
 		return;
+	pf_at(pt->pw);
 	/* A clock that went backwards ends the slice where it began. */
-	pf_end_top(pt, tt_run_unix_ns(pt->pf->run, ticks < enter_ticks ? enter_ticks : ticks));
+	pf_end_top(pt, tt_run_unix_ns(pt->pw->pf->run, ticks < enter_ticks ? enter_ticks : ticks));
 	/* A snapshot's window ends inside scopes: open, not untimed (FORMAT.md §3.20). */
-	if (why != TT_FRAME_OPEN_AT_END || !pt->pf->rep->tr.has_snapshot)
-		pt->pf->errors++;
+	if (why != TT_FRAME_OPEN_AT_END || !pt->pw->tr->has_snapshot)
+		pt->pw->errors++;
 }
 
 static const struct tt_consumer pf_consumer = {
@@ -309,7 +385,9 @@ static const struct tt_consumer pf_consumer = {
 	.act = pf_act,
 	.error = pf_error,
 	.annot = pf_annot,
-	.one_walker = true,
+	.thread_seen = pf_thread_seen,
+	.progress = pf_progress,
+	.eager_names = true, /* labels alike on every walker */
 	.needs_meta = false,
 	.no_times = true, /* activations only: no per-name statistics */
 };
@@ -355,40 +433,100 @@ static bool single_read_held(const struct pf *pf, const struct tt_run *r,
 {
 	if (!tt_run_skim_matches(r, &rep->tr))
 		return false;
-	for (const struct pf_thread *pt = pf->threads; pt; pt = pt->next) {
-		const struct tt_thread *th = tt_trace_find_thread(&rep->tr, pt->serial);
+	for (unsigned w = 0; w < pf->nr_walkers; w++)
+		for (const struct pf_thread *pt = pf->walkers[w].threads; pt; pt = pt->next) {
+			const struct tt_thread *th = tt_trace_find_thread(&rep->tr, pt->serial);
 
-		if (!th)
-			continue; /* a metadata pass would not have it either */
-		if ((th->defined && th->os_tid != pt->tid) ||
-		    (th->name && pt->name ? strcmp(th->name, pt->name) != 0 : th->name != pt->name))
-			return false;
-	}
+			if (!th)
+				continue; /* a metadata pass would not have it either */
+			if ((th->defined && th->os_tid != pt->tid) ||
+			    (th->name && pt->name ? strcmp(th->name, pt->name) != 0
+						  : th->name != pt->name))
+				return false;
+		}
 	return true;
 }
 
-static void free_threads(struct pf *pf)
+/* Frees a walker's threads and state; its counts go to pf's. */
+static void walker_fini(struct pf_walker *pw)
 {
-	while (pf->threads) {
-		struct pf_thread *pt = pf->threads;
+	pw->pf->slices += pw->slices;
+	pw->pf->errors += pw->errors;
+	pw->pf->w.packets += pw->w.packets;
+	while (pw->threads) {
+		struct pf_thread *pt = pw->threads;
 
-		pf->threads = pt->next;
+		pw->threads = pt->next;
 		tt_pf_seq_fini(&pt->seq);
 		free(pt->enter_ticks);
 		for (uint32_t k = 0; k < pt->nr_args; k++)
 			free(pt->args[k].key);
 		free(pt->args);
+		free(pt->tracks);
+		tt_hmap_fini(&pt->track_map);
 		free(pt->name);
 		free(pt);
 	}
-	for (uint32_t k = 0; k < pf->nr_tracks; k++)
-		free(pf->tracks[k]);
-	free(pf->tracks);
-	free(pf->track_bytes);
-	tt_hmap_fini(&pf->track_map);
-	pf->tracks = NULL;
-	pf->track_bytes = NULL;
-	pf->nr_tracks = pf->cap_tracks = 0;
+	free(pw->rank);
+	tt_pf_fini(&pw->w);
+	tt_inc_labels_fini(&pw->labels);
+	memset(pw, 0, sizeof(*pw));
+}
+
+/*
+ * A walker per replica (front.h), each writing into its lane (lanes.h) of
+ * pf->w's file, after what pf->w has written.
+ */
+static void walkers_init(struct pf *pf, void **ctxs)
+{
+	tt_pf_drain(&pf->w);
+	if (fflush(pf->w.f) != 0 && !pf->w.err)
+		pf->w.err = errno ? -errno : -EIO;
+	tt_out_init(pf->dst, fileno(pf->w.f));
+	pf->nr_walkers = tt_walk_nr_walkers(&pf_consumer);
+	tt_lanes_init(&pf->lanes, pf->nr_walkers, pf->dst, 0);
+	for (unsigned i = 0; i < pf->nr_walkers; i++) {
+		struct pf_walker *pw = &pf->walkers[i];
+
+		memset(pw, 0, sizeof(*pw));
+		pw->pf = pf;
+		pw->lane = &pf->lanes.lanes[i];
+		tt_pf_init_out(&pw->w, &pw->lane->out);
+		ctxs[i] = pw;
+	}
+}
+
+/* The lanes into the file (what the walk did not write yet); pf->w goes on
+ * after them. Return: the thread seen last (NULL: none). */
+static struct pf_thread *walkers_done(struct pf *pf, uint32_t *nr_seen)
+{
+	struct pf_thread *last = NULL;
+
+	*nr_seen = 0;
+	for (unsigned i = 0; i < pf->nr_walkers; i++) {
+		struct pf_walker *pw = &pf->walkers[i];
+
+		tt_pf_drain(&pw->w);
+		if (pw->nr_ranked > *nr_seen)
+			*nr_seen = pw->nr_ranked;
+		for (struct pf_thread *pt = pw->threads; pt; pt = pt->next)
+			if (!last || pt->rank > last->rank)
+				last = pt;
+	}
+	tt_lanes_finish(&pf->lanes);
+	pf->w.bytes += pf->lanes.bytes;
+	if (pf->dst->failed && !pf->w.err)
+		pf->w.err = -pf->dst->err;
+	return last;
+}
+
+static void walkers_fini(struct pf *pf)
+{
+	for (unsigned i = 0; i < pf->nr_walkers; i++)
+		walker_fini(&pf->walkers[i]);
+	if (pf->nr_walkers)
+		tt_lanes_fini(&pf->lanes);
+	pf->nr_walkers = 0;
 }
 
 /*
@@ -405,27 +543,35 @@ static int convert(struct pf *pf, struct tt_run *runs, unsigned nr_runs, unsigne
 	for (unsigned i = 0; i < nr_runs; i++) {
 		struct tt_options o = TT_OPTIONS_INIT;
 		struct tt_report rep;
-		const struct tt_walk_spec spec = { .cons = &pf_consumer, .ctxs = { pf } };
+		struct tt_walk_spec spec = { .cons = &pf_consumer };
+		struct pf_thread *last;
+		uint32_t nr_seen, past = 0;
 		bool held = true;
 
 		tt_pf_process(&pf->w, process_uuid(&runs[i]), (int32_t)runs[i].pid,
 			      tt_run_program_base(&runs[i]));
 		pf->run = &runs[i];
 		pf->rep = &rep;
-		tt_inc_labels_fini(&pf->labels); /* name indices are the run's own */
+		pf->seq_base = pf->w.next_seq;
+		walkers_init(pf, spec.ctxs);
 		o.trace = runs[i].path;
 		enum tt_status st = tt_walk(&rep, &o, &spec, msg, sizeof(msg));
+		last = walkers_done(pf, &nr_seen);
+		pf->w.next_seq = pf->seq_base + nr_seen;
 		if (st == TT_OK && runs[i].skimmed)
 			held = single_read_held(pf, &runs[i], &rep);
 		if (!held) {
 			tt_report_fini(&rep);
-			free_threads(pf);
+			walkers_fini(pf);
 			*again = i;
 			return -1;
 		}
 		if (st == TT_OK && i >= warn_from)
 			tt_trace_warn(&rep.tr);
-		if (st == TT_OK && rep.tr.has_snapshot && pf->threads) {
+		for (unsigned w = 0; w < pf->nr_walkers; w++)
+			if (pf->walkers[w].tr && pf->walkers[w].tr->nr_names > past)
+				past = pf->walkers[w].tr->nr_names;
+		if (st == TT_OK && rep.tr.has_snapshot && last) {
 			/* A flight-recorder snapshot's trigger (FORMAT.md §3.20): an
 			 * instant on a thread's track, after all its slices. */
 			char what[300];
@@ -433,13 +579,13 @@ static int convert(struct pf *pf, struct tt_run *runs, unsigned nr_runs, unsigne
 					 rep.tr.snapshot.number,
 					 rep.tr.snapshot_reason ? rep.tr.snapshot_reason : "");
 
-			tt_pf_instant(&pf->w, &pf->threads->seq,
+			tt_pf_instant(&pf->w, &last->seq,
 				      tt_run_unix_ns(&runs[i], rep.tr.snapshot.trigger_ticks),
-				      rep.tr.nr_names, what, /* past every name's id */
+				      past, what, /* past every name's id */
 				      n < 0 ? 0 : (size_t)n < sizeof(what) ? (size_t)n : sizeof(what) - 1);
 		}
 		tt_report_fini(&rep);
-		free_threads(pf);
+		walkers_fini(pf);
 		if (st != TT_OK)
 			return tt_fail_file(runs[i].path, msg);
 	}
@@ -557,6 +703,7 @@ int tt_cmd_perfetto(int argc, char **argv)
 {
 	struct tt_files_args a = { .missing_out = "missing -o OUT" };
 	struct pf pf;
+	static struct tt_out dst; /* 64 KiB: not on the stack */
 	struct tt_run *runs;
 	struct stat ost;
 	FILE *f = NULL;
@@ -567,6 +714,7 @@ int tt_cmd_perfetto(int argc, char **argv)
 
 	argp_parse(&perfetto_argp, argc, argv, 0, NULL, &a);
 	memset(&pf, 0, sizeof(pf));
+	pf.dst = &dst;
 	runs = tt_xcalloc(a.nr_traces, sizeof(*runs));
 	skim = can_rewrite(a.out);
 	for (unsigned i = 0; i < a.nr_traces; i++) {
@@ -601,8 +749,8 @@ int tt_cmd_perfetto(int argc, char **argv)
 			goto done;
 		}
 		tt_pf_fini(&pf.w);
-		tt_inc_labels_fini(&pf.labels);
 		memset(&pf, 0, sizeof(pf));
+		pf.dst = &dst;
 		if (fflush(f) != 0 || ftruncate(fileno(f), 0) != 0) {
 			snprintf(msg, sizeof(msg), "cannot write: %s", strerror(errno));
 			rc = tt_fail_file(a.out, msg);
@@ -650,7 +798,6 @@ out:
 		rc = tt_fail_file(a.out, msg);
 	}
 	tt_pf_fini(&pf.w);
-	tt_inc_labels_fini(&pf.labels);
 	for (unsigned i = 0; i < nr_open; i++)
 		tt_run_close(&runs[i]);
 	free(runs);

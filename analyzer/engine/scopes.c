@@ -1238,6 +1238,7 @@ static void an_apply(struct tt_scopes *sc, struct tt_thread *th, const struct re
 		a.name_bytes = r->text ? r->text_bytes : 0;
 	} else {
 		a.name = an_name(sc, recfmt_annot_name_kind(r->kind), r->name_id);
+		a.name_id = r->name_id;
 		a.name_bytes = (uint32_t)strlen(a.name);
 	}
 	a.is_double = r->kind == RECFMT_ANNOT_VALUE_F64;

@@ -91,6 +91,7 @@ struct tt_annot {
 	uint64_t ticks;
 	const char *name;
 	uint32_t name_bytes;
+	uint32_t name_id; /* the file's ANNOT_NAME id of name (0: a message) */
 	bool is_double;
 	bool in_window; /* its ticks are inside the window */
 	int64_t i;

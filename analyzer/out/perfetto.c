@@ -61,10 +61,19 @@ void tt_pf_init(struct tt_pf *w, FILE *f)
 	w->next_seq = 1;
 }
 
+void tt_pf_init_out(struct tt_pf *w, struct tt_out *out)
+{
+	tt_pf_init(w, NULL);
+	w->out = out;
+}
+
 /* Writes the buffer out (unless a write failed before) and empties it. */
 static void write_buffer(struct tt_pf *w)
 {
-	if (w->pb.n && !w->err) {
+	if (w->pb.n && w->out) {
+		tt_out_write(w->out, (const char *)w->pb.p, w->pb.n);
+		w->bytes += w->pb.n;
+	} else if (w->pb.n && !w->err) {
 		if (fwrite(w->pb.p, 1, w->pb.n, w->f) != w->pb.n)
 			w->err = errno ? -errno : -EIO;
 		else
@@ -80,10 +89,15 @@ static inline void packet_done(struct tt_pf *w)
 		write_buffer(w);
 }
 
+void tt_pf_drain(struct tt_pf *w)
+{
+	write_buffer(w);
+}
+
 int tt_pf_flush(struct tt_pf *w)
 {
 	write_buffer(w);
-	if (!w->err && fflush(w->f) != 0)
+	if (!w->err && w->f && fflush(w->f) != 0)
 		w->err = errno ? -errno : -EIO;
 	return w->err;
 }
@@ -205,18 +219,31 @@ static bool test_and_set(uint8_t **bits, uint32_t *nr_bits, uint32_t id)
 	return false;
 }
 
-/* Interns name on s with the packet if it is new there. */
-static void intern(struct tt_pf *w, struct tt_pf_seq *s, uint32_t id, const char *name,
-		   size_t len)
+/*
+ * Interns name (the caller's id) on s with the packet: the sequence's next
+ * iid, so that the iids do not depend on the caller's numbering (each
+ * walker's replica has its own: cmd_perfetto.c). Return: its iid.
+ */
+static uint32_t intern(struct tt_pf *w, struct tt_pf_seq *s, uint32_t id, const char *name,
+		       size_t len)
 {
-	if (test_and_set(&s->interned, &s->nr_interned_bits, id))
-		return;
+	if (id >= s->nr_iid_slots) {
+		uint32_t n = s->nr_iid_slots ? s->nr_iid_slots : 64;
+
+		while (n <= id)
+			n *= 2;
+		s->iid = tt_xrealloc(s->iid, (size_t)n * sizeof(*s->iid));
+		memset(s->iid + s->nr_iid_slots, 0, (size_t)(n - s->nr_iid_slots) * sizeof(*s->iid));
+		s->nr_iid_slots = n;
+	}
+	s->iid[id] = ++s->nr_iids;
 	tt_pb_begin(&w->pb, TP_INTERNED_DATA);
 	tt_pb_begin(&w->pb, ID_EVENT_NAMES);
-	tt_pb_varint(&w->pb, EN_IID, (uint64_t)id + 1);
+	tt_pb_varint(&w->pb, EN_IID, s->iid[id]);
 	tt_pb_bytes(&w->pb, EN_NAME, name, len);
 	tt_pb_end(&w->pb);
 	tt_pb_end(&w->pb);
+	return s->iid[id];
 }
 
 void tt_pf_sample_seq(struct tt_pf *w, struct tt_pf_seq *s, uint64_t base_ns)
@@ -360,15 +387,17 @@ static void fast_event(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, int ty
 static void named_event(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, int type,
 			uint32_t name_id, const char *name, size_t len)
 {
+	uint32_t iid;
+
 	if (tt_pf_seq_has_name(s, name_id)) {
-		fast_event(w, s, ns, type, (uint64_t)name_id + 1);
+		fast_event(w, s, ns, type, s->iid[name_id]);
 		return;
 	}
 	event_packet(w, s, ns);
-	intern(w, s, name_id, name, len == SIZE_MAX ? strlen(name) : len);
+	iid = intern(w, s, name_id, name, len == SIZE_MAX ? strlen(name) : len);
 	tt_pb_begin(&w->pb, TP_TRACK_EVENT);
 	tt_pb_varint(&w->pb, TE_TYPE, (uint64_t)type);
-	tt_pb_varint(&w->pb, TE_NAME_IID, (uint64_t)name_id + 1);
+	tt_pb_varint(&w->pb, TE_NAME_IID, iid);
 	tt_pb_end(&w->pb);
 	packet_end(w);
 }
@@ -392,10 +421,11 @@ void tt_pf_instant(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, uint32_t n
 	s->instants++;
 }
 
-void tt_pf_counter_track(struct tt_pf *w, uint64_t uuid, uint64_t parent_uuid, const char *name)
+void tt_pf_counter_track(struct tt_pf *w, struct tt_pf_seq *s, uint64_t uuid,
+			 uint64_t parent_uuid, const char *name)
 {
 	packet_begin(w);
-	tt_pb_varint(&w->pb, TP_SEQ_ID, w->next_seq++);
+	tt_pb_varint(&w->pb, TP_SEQ_ID, s->id);
 	tt_pb_begin(&w->pb, TP_TRACK_DESCRIPTOR);
 	tt_pb_varint(&w->pb, TD_UUID, uuid);
 	tt_pb_string(&w->pb, TD_NAME, name);
@@ -474,13 +504,14 @@ void tt_pf_mark(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, const char *n
 
 void tt_pf_seq_fini(struct tt_pf_seq *s)
 {
-	free(s->interned);
+	free(s->iid);
 	free(s->interned_fr);
 	free(s->interned_fn);
 	free(s->interned_map);
 	free(s->interned_cs);
-	s->interned = s->interned_fr = s->interned_fn = s->interned_map = s->interned_cs = NULL;
-	s->nr_interned_bits = s->nr_fr_bits = s->nr_fn_bits = s->nr_map_bits = s->nr_cs_bits = 0;
+	s->iid = NULL;
+	s->interned_fr = s->interned_fn = s->interned_map = s->interned_cs = NULL;
+	s->nr_iid_slots = s->nr_iids = s->nr_fr_bits = s->nr_fn_bits = s->nr_map_bits = s->nr_cs_bits = 0;
 }
 
 void tt_pf_fini(struct tt_pf *w)

@@ -16,14 +16,16 @@
  *   every event packet holds only the delta from the previous one, a name
  *   iid and the slice type (SEQ_NEEDS_INCREMENTAL_STATE);
  * - event names interned per sequence (InternedData.event_names), sent with
- *   the first event that uses them;
+ *   the first event that uses them, their iids 1, 2, ... in that order;
  * - activations as TYPE_SLICE_BEGIN / TYPE_SLICE_END, points as
  *   TYPE_INSTANT, values on counter tracks as TYPE_COUNTER.
  * Times are nanoseconds on the caller's clock (cmd_perfetto.c passes Unix
  * time, so files of several processes share one timeline). A sequence's
  * times must not decrease; an earlier time is written as the last one.
- * Memory: the names interned on each sequence (one bit per name) and one
- * buffer of at most ~1 MiB. Not thread-safe.
+ * Memory: the names interned on each sequence (4 bytes per name id up to
+ * the largest it uses) and one buffer of at most ~1 MiB. Not thread-safe:
+ * several walkers each have a writer of their own, into a lane of the
+ * output (tt_pf_init_out(), out/lanes.h).
  */
 #ifndef TT_PERFETTO_H
 #define TT_PERFETTO_H
@@ -32,10 +34,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/emit.h"
 #include "out/protobuf.h"
 
 struct tt_pf {
 	FILE *f;
+	struct tt_out *out; /* instead of f (tt_pf_init_out()) */
 	struct tt_pb pb;
 	uint32_t next_seq;
 	uint64_t bytes, packets;
@@ -47,8 +51,8 @@ struct tt_pf_seq {
 	uint32_t id;	   /* trusted_packet_sequence_id */
 	uint64_t uuid;	   /* its track */
 	uint64_t last_ns;  /* time of its last timed packet */
-	uint8_t *interned; /* bit per name id: sent on this sequence */
-	uint32_t nr_interned_bits;
+	uint32_t *iid;	   /* by the caller's name id: its iid on this sequence, 0: none yet */
+	uint32_t nr_iid_slots, nr_iids;
 	/* Stack samples: bit per frame, function name, mapping and callstack
 	 * sent (tt_pf_sample()). */
 	uint8_t *interned_fr, *interned_fn, *interned_map, *interned_cs;
@@ -60,15 +64,20 @@ struct tt_pf_seq {
  * tt_pf_instant() need no name (NULL). */
 static inline bool tt_pf_seq_has_name(const struct tt_pf_seq *s, uint32_t name_id)
 {
-	return name_id < s->nr_interned_bits && (s->interned[name_id / 8] & (1u << (name_id % 8)));
+	return name_id < s->nr_iid_slots && s->iid[name_id];
 }
 
 void tt_pf_init(struct tt_pf *w, FILE *f);
+/* A writer into out (a lane's: lanes.h) instead of a file. */
+void tt_pf_init_out(struct tt_pf *w, struct tt_out *out);
+/* What the writer buffers, into its file or out. */
+void tt_pf_drain(struct tt_pf *w);
 /* A process track (uuid); name: the program's, or NULL (viewers show the pid). */
 void tt_pf_process(struct tt_pf *w, uint64_t uuid, int32_t pid, const char *name);
 /*
  * A thread track (uuid) under process pid, and its sequence, whose clock
- * starts at base_ns (no later than its first event).
+ * starts at base_ns (no later than its first event). Sequences are numbered
+ * from w->next_seq, which a caller may set.
  */
 void tt_pf_thread(struct tt_pf *w, struct tt_pf_seq *s, uint64_t uuid, int32_t pid,
 		  int32_t tid, const char *name, uint64_t base_ns);
@@ -80,8 +89,10 @@ void tt_pf_begin(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, uint32_t nam
 void tt_pf_end(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns);
 void tt_pf_instant(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, uint32_t name_id,
 		   const char *name, size_t name_len);
-/* A counter track (uuid) named name under the parent track. */
-void tt_pf_counter_track(struct tt_pf *w, uint64_t uuid, uint64_t parent_uuid, const char *name);
+/* A counter track (uuid) named name under the parent track, described on
+ * sequence s (before its first value there). */
+void tt_pf_counter_track(struct tt_pf *w, struct tt_pf_seq *s, uint64_t uuid,
+			 uint64_t parent_uuid, const char *name);
 /* A value of counter track uuid, on sequence s (for its clock). */
 void tt_pf_counter(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, uint64_t uuid, int64_t v);
 void tt_pf_counter_double(struct tt_pf *w, struct tt_pf_seq *s, uint64_t ns, uint64_t uuid,

@@ -5,7 +5,8 @@
  * threads 100 "main" and 101 (unnamed); on each, N times: outer { inner,
  * inner }, then one slice whose name is 300 bytes long (a two-byte length)
  * and an instant "tick"; gaps of 1, 200 and 70000 ns (one-, two- and
- * three-byte deltas); a counter track "queue" with values 1..5 on main.
+ * three-byte deltas); a counter track "queue" (described on main's sequence)
+ * with values 1..5 on main.
  *   pf_gen OUT N
  */
 #include <stdio.h>
@@ -33,7 +34,7 @@ int main(int argc, char **argv)
 	tt_pf_process(&w, 1, 100, "prog");
 	tt_pf_thread(&w, &s[0], 2, 100, 100, "main", base);
 	tt_pf_thread(&w, &s[1], 3, 100, 101, NULL, base);
-	tt_pf_counter_track(&w, 4, 1, "queue");
+	tt_pf_counter_track(&w, &s[0], 4, 1, "queue");
 	for (int t = 0; t < 2; t++) {
 		uint64_t ns = base + 5;
 		for (long i = 0; i < n; i++) {
