@@ -2,7 +2,8 @@
 /*
  * fuzz_parallel.c - libFuzzer target, differential: summary and histogram
  * pair events on several walker threads, one replica of the trace per
- * walker, merged by name (analyzer/engine/events.c, report.c). On every input
+ * walker, merged by name (analyzer/engine/events.c, report.c); chrome and
+ * perfetto put their walkers' output together (analyzer/out/lanes.c). On every input
  * they must print byte for byte what the single-threaded walk prints
  * (TRACETOOL_THREADS=1), stdout, stderr and exit code alike, with 2 and 3
  * walkers (an even and an odd share of the threads), including damaged
@@ -30,9 +31,14 @@ static const char *const args1[] = { "summary", "--format=json", "--function=^[a
 static const char *const args2[] = { "summary", NULL };
 static const char *const args3[] = { "summary", "--format=csv", "--thread=1", "--thread=3", "--from=1us", "--to=2s", NULL };
 static const char *const args4[] = { "histogram", "--format=csv", "--by-thread", NULL };
+/* The timeline writers put their walkers' lanes together (out/lanes.h). */
+static const char *const args5[] = { "chrome", "-o", "-", NULL };
+static const char *const args6[] = { "chrome", "-o", "-", "--thread=2", "--from=1us", "--to=2s", NULL };
+static const char *const args7[] = { "perfetto", "-o", "/dev/stdout", NULL };
 static const struct variant variants[] = {
 	{ tt_cmd_summary, args0 },   { tt_cmd_summary, args1 }, { tt_cmd_summary, args2 },
-	{ tt_cmd_summary, args3 },   { tt_cmd_histogram, args4 },
+	{ tt_cmd_summary, args3 },   { tt_cmd_histogram, args4 }, { tt_cmd_chrome, args5 },
+	{ tt_cmd_chrome, args6 },    { tt_cmd_perfetto, args7 },
 };
 
 static void differ(const char *what, const char *const *args, const char *walkers,

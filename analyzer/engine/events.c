@@ -277,6 +277,9 @@ static enum recfmt_status on_events(struct frame_walk *w, const struct recfmt_re
 		return RECFMT_OK;
 	}
 	peek_annots(w);
+	/* The block's first tick, as the other replicas see it (above): the
+	 * file's last tick is then the same whichever replica pairs it. */
+	see_ticks(tr, it.ticks);
 	if (w->fn && w->fn(w->ctx, tr, th, &it) < 0) {
 		/* In the frame's err, as its other records' problems. */
 		tr->nr_bad_blocks++;
@@ -317,7 +320,9 @@ static enum recfmt_status on_skipped(struct frame_walk *w, const struct recfmt_r
 	tr->nr_events += sk.nr_events;
 	ours = tr->nr_walkers <= 1 ||
 	       (uint32_t)(th - tr->threads) % tr->nr_walkers == tr->walker;
-	see_ticks(tr, ours && w->fn ? sk.last_ticks : sk.base_ticks);
+	see_ticks(tr, sk.base_ticks); /* as on_events(): on every replica */
+	if (ours && w->fn)
+		see_ticks(tr, sk.last_ticks);
 	if (tr->count_enters)
 		tr->enters_before += sk.enters;
 	return RECFMT_OK;

@@ -133,8 +133,12 @@ static enum tt_status walk_replicas(struct tt_report *rep, const struct tt_optio
 	st = tt_trace_walk_many(trs, scs, n, tt_scopes_block, msg, msg_bytes);
 	if (st != TT_OK)
 		return st;
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
+		/* What is still open ends at the file's last tick (replica 0's,
+		 * merged), not at the last this replica paired. */
+		tt_report_replica(rep, i)->max_ticks = rep->tr.max_ticks;
 		tt_scopes_finish(tt_report_replica_scopes(rep, i));
+	}
 	return TT_OK;
 }
 
