@@ -230,6 +230,7 @@ struct chrome {
 	struct tt_report *rep;
 	uint32_t pid;
 	uint64_t nr_events; /* of the file, when its walk is done */
+	uint64_t spilled;   /* bytes the lanes put in temporary files, all files */
 	uint64_t nr_marked;
 	bool first;
 	/* The stack frames of every file's samples: "sf" id - 1, by (parent,
@@ -1671,6 +1672,7 @@ static void walk_done(struct chrome *ch)
 	tt_lanes_finish(&ch->lanes);
 	if (ch->lanes.bytes)
 		ch->first = false;
+	ch->spilled += ch->lanes.spilled;
 	for (unsigned w = 0; w < ch->nr_walkers; w++) {
 		ch->nr_events += ch->walkers[w].nr_events;
 		ch->nr_marked += ch->walkers[w].nr_marked;
@@ -1764,8 +1766,10 @@ int tt_cmd_chrome(int argc, char **argv)
 	trailer(&ch);
 	tt_out_flush(&ch.out);
 	if (getenv("TRACETOOL_CHROME_STATS"))
-		fprintf(stderr, "%s: %u of %u file(s) read once\n", o.output ? o.output : "stdout",
-			nr_once, o.nr_traces);
+		fprintf(stderr, "%s: %u of %u file(s) read once\n%s: %u walker(s), %" PRIu64
+			" bytes through temporary files\n", o.output ? o.output : "stdout",
+			nr_once, o.nr_traces, o.output ? o.output : "stdout",
+			tt_walk_nr_walkers(&chrome_consumer), ch.spilled);
 	if (ch.out.failed) {
 		snprintf(msg, sizeof(msg), "cannot write: %s", strerror(ch.out.err));
 		rc = tt_fail_file(o.output ? o.output : "stdout", msg);

@@ -96,6 +96,7 @@ struct pf {
 	struct tt_lanes lanes;
 	uint32_t seq_base; /* the run's first thread sequence */
 	uint64_t slices, errors;
+	uint64_t spilled; /* bytes the lanes put in temporary files */
 };
 
 static uint64_t process_uuid(const struct tt_run *r)
@@ -515,6 +516,7 @@ static struct pf_thread *walkers_done(struct pf *pf, uint32_t *nr_seen)
 	}
 	tt_lanes_finish(&pf->lanes);
 	pf->w.bytes += pf->lanes.bytes;
+	pf->spilled += pf->lanes.spilled;
 	if (pf->dst->failed && !pf->w.err)
 		pf->w.err = -pf->dst->err;
 	return last;
@@ -791,7 +793,9 @@ done:
 		fprintf(stderr, "%s: %" PRIu64 " slices, %" PRIu64 " packets, %" PRIu64 " bytes\n",
 			a.out, pf.slices, pf.w.packets, pf.w.bytes);
 	if (getenv("TRACETOOL_PERFETTO_STATS"))
-		fprintf(stderr, "%s: %u of %u file(s) read once\n", a.out, nr_once, a.nr_traces);
+		fprintf(stderr, "%s: %u of %u file(s) read once\n%s: %u walker(s), %" PRIu64
+			" bytes through temporary files\n", a.out, nr_once, a.nr_traces, a.out,
+			tt_walk_nr_walkers(&pf_consumer), pf.spilled);
 out:
 	if (f && fclose(f) != 0 && !rc) {
 		snprintf(msg, sizeof(msg), "cannot write: %s", strerror(errno));

@@ -26,8 +26,13 @@
 
 #include "common/xalloc.h"
 
+/* Pages of 256 KiB, a quarter of a smaller hold (TRACETOOL_LANE_BYTES), and
+ * never below what one tt_out_reserve() asks (4 KiB and a name). */
 #define PAGE_BYTES (256u << 10)
+#define MIN_PAGE_BYTES (16u << 10)
 #define PAGE_MARKS 1024u
+/* What a lane holds at most before its walker waits or spills; for tests,
+ * TRACETOOL_LANE_BYTES (tracetool(1), ENVIRONMENT). */
 #define LANES_HOLD_BYTES (8u << 20)
 /* A merge starts once the lanes hold this much, and writes at most
  * MERGE_IOVS runs at a time. */
@@ -60,7 +65,7 @@ static struct tt_lane_page *page_new(struct tt_lanes *ls)
 		ls->nr_free--;
 	} else {
 		p = tt_xrealloc(NULL, sizeof(*p));
-		p->data = tt_xrealloc(NULL, PAGE_BYTES);
+		p->data = tt_xrealloc(NULL, ls->page_bytes);
 	}
 	p->next = NULL;
 	p->len = p->nr_marks = 0;
@@ -106,16 +111,23 @@ static void next_page(struct tt_out *o)
 	pthread_mutex_unlock(&ls->lock);
 	o->buf = p->data;
 	o->len = 0;
-	o->cap = PAGE_BYTES;
+	o->cap = ls->page_bytes;
 	l->nr_marks = 0;
 }
 
 void tt_lanes_init(struct tt_lanes *ls, unsigned nr, struct tt_out *dst, uint64_t skip)
 {
+	const char *v = getenv("TRACETOOL_LANE_BYTES");
+
 	memset(ls, 0, sizeof(*ls));
 	pthread_mutex_init(&ls->lock, NULL);
 	pthread_cond_init(&ls->moved, NULL);
+
 	ls->nr = nr;
+	ls->hold = v && *v ? strtoull(v, NULL, 10) : LANES_HOLD_BYTES;
+	ls->page_bytes = ls->hold / 4 > PAGE_BYTES ? PAGE_BYTES
+			 : ls->hold / 4 < MIN_PAGE_BYTES ? MIN_PAGE_BYTES
+							  : (uint32_t)(ls->hold / 4);
 	ls->dst = dst;
 	ls->skip = skip;
 	ls->lanes = tt_xcalloc(nr, sizeof(*ls->lanes));
@@ -128,7 +140,7 @@ void tt_lanes_init(struct tt_lanes *ls, unsigned nr, struct tt_out *dst, uint64_
 		l->pos = UINT64_MAX; /* the first tt_lane_at() marks */
 		l->head = l->tail = page_new(ls);
 		l->out.buf = l->tail->data;
-		l->out.cap = PAGE_BYTES;
+		l->out.cap = ls->page_bytes;
 		l->out.flush_hook = next_page;
 		l->out.hook_ctx = l;
 		l->spill_fd = -1;
@@ -198,7 +210,7 @@ static void unspill(struct tt_lane *l, struct tt_lane_page *p)
 {
 	size_t off = 0;
 
-	p->data = tt_xrealloc(NULL, PAGE_BYTES);
+	p->data = tt_xrealloc(NULL, l->ls->page_bytes);
 	while (off < p->len) {
 		ssize_t n = pread(l->spill_fd, p->data + off, p->len - off,
 				  (off_t)(p->spill_at + off));
@@ -365,7 +377,7 @@ void tt_lane_done(struct tt_lane *l, uint64_t pos)
 		total += ls->lanes[i].held;
 	while (!ls->merging && total >= MERGE_BYTES && merge(ls))
 		;
-	while (l->held >= LANES_HOLD_BYTES) {
+	while (l->held >= ls->hold) {
 		bool here;
 
 		if (!ls->merging && merge(ls))

@@ -15,8 +15,8 @@
  * every walker's are then final, and whichever walker finds enough of them
  * writes them out, in order, with writev(2) from the pages themselves.
  *
- * Memory: a lane keeps at most about LANES_HOLD_BYTES (8 MiB) of bytes not
- * yet written. Past that its walker waits for the walkers that hold the
+ * Memory: a lane keeps at most about 8 MiB (TRACETOOL_LANE_BYTES) of bytes
+ * not yet written. Past that its walker waits for the walkers that hold the
  * output back, when they run on other threads (they are behind it in the
  * file, and a walker behind never waits for one ahead: pipeline.c);
  * otherwise (one thread walks several replicas in turn: TRACETOOL_THREADS
@@ -62,6 +62,8 @@ struct tt_lanes {
 	struct tt_lane *lanes;
 	struct tt_out *dst;	/* written with writev(2) to dst->fd; failures in dst */
 	uint64_t skip;		/* bytes dropped at the start of the merged output */
+	uint64_t hold;		/* LANES_HOLD_BYTES, or TRACETOOL_LANE_BYTES */
+	uint32_t page_bytes;
 	bool merging;		/* one merge at a time */
 	unsigned nr_waiting;
 	struct tt_lane_page *free_pages;
