@@ -14,7 +14,9 @@
  * else from a metadata pass; the "M" events are written after each file's
  * events, with the threads' final names, so each file is read once in the
  * common case. With stdout a terminal and no -o, the output goes to
- * trace.json.
+ * trace.json. Each walker of the walk (front.h) pairs its share of the
+ * threads and writes into its lane of the output (out/lanes.h): the same
+ * bytes with any number of walkers (docs/ANALYZER.md, "Parallel timelines").
  */
 #include <argp.h>
 #include <assert.h>

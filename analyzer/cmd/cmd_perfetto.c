@@ -8,9 +8,11 @@
  * several files share one timeline. A consumer of the pairing engine
  * (scopes.h): an enter writes a slice's BEGIN, a timed activation its END;
  * an activation that could not be timed (errors) is ended where the engine
- * closed it, so nesting stays whole, and counted on stderr. Streaming:
- * memory is the open frames of each thread, the names interned per thread
- * and a 1 MiB buffer.
+ * closed it, so nesting stays whole, and counted on stderr. Each walker of
+ * the walk pairs its threads and writes into its lane of the output
+ * (out/lanes.h): the same bytes with any number of walkers. Streaming:
+ * memory is the open frames of each thread, the names interned per thread,
+ * a 1 MiB buffer and at most 8 MiB of lane per walker.
  */
 #include <argp.h>
 #include <assert.h>
