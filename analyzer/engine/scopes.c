@@ -298,8 +298,11 @@ static void drop_top(struct tt_scopes *sc, struct scope_thread *st, uint64_t tic
 	if (f->in) {
 		if (!fast_mode(sc))
 			st->depth[f->name].in--;
-		/* A snapshot's window ends inside scopes: open, not an error (FORMAT.md §3.20). */
-		if (why == TT_FRAME_OPEN_AT_END && sc->tr->has_snapshot)
+		/* A snapshot's window ends inside scopes: open, not an error (FORMAT.md
+		 * §3.20); but a crash snapshot ends at the crash, whose open scopes
+		 * are errors as in a stream file (§3.21). */
+		if (why == TT_FRAME_OPEN_AT_END && sc->tr->has_snapshot && !sc->tr->has_crash &&
+		    sc->tr->snapshot.kind != RECFMT_SNAPSHOT_CRASH)
 			sc->nr_open_at_end++;
 		else
 			count_error(sc, st, f->name);

@@ -30,6 +30,8 @@
  *                     thread sends it SIGABRT (pthread_kill): the handler
  *                     runs on a thread interrupted anywhere, a probe's window
  *                     included
+ *           inscope - the crash comes inside a scope "crashing", open at the
+ *                     crash (its enter recorded, no exit)
  *           fork    - a child records and crashes (REC_OUTPUT has %p); the
  *                     parent waits for it, records NR scopes, prints
  *                     "PARENT_PID CHILD_PID" and exits: 0 if the child died by SIGNAL
@@ -339,6 +341,10 @@ int main(int argc, char **argv)
 
 		p->events[h & p->mask].ticks = ~0ull;
 		p->events[h & p->mask].code = 0xdeadu; /* half a record: no head store */
+	}
+	if (!strcmp(mode, "inscope")) {
+		TRACE_SCOPE_NAMED("crashing");
+		crash();
 	}
 	crash();
 	return 0;

@@ -466,6 +466,45 @@ Test(crash, flight_mode_crash_writes_the_next_snapshot, .timeout = 120)
 	unlink(snap);
 }
 
+/*
+ * The scope open at the crash (the crashed thread's stack) is an error in
+ * every report, as the warning line says ("scopes still open at the crash
+ * are errors"), in a stream file and in flight mode's crash snapshot alike.
+ * The snapshot counted it as a window's scope open at its end (not an
+ * error): summary showed no row for it, and no error, while saying the
+ * opposite.
+ */
+static void assert_crashing_scope_is_an_error(const char *out, const char *what)
+{
+	const char *summary[] = { env("TRACETOOL"), "summary", "--format=csv", out, NULL };
+	struct tu_child c;
+
+	run_child(summary, NULL, 60000, &c);
+	cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 0, "%s: %s", what, c.err);
+	cr_assert(strstr(c.out, "\ncrashing,0,0,0,0,0,0,0,0,0,1\n"), "%s: summary:\n%s", what,
+		  c.out);
+	cr_assert(strstr(c.err, "scopes still open at the crash are errors"), "%s: %s", what,
+		  c.err);
+}
+
+Test(crash, scope_open_at_the_crash_is_an_error_in_stream_and_flight_files, .timeout = 120)
+{
+	struct sig segv = { "segv", SIGSEGV };
+	char out[256], pattern[256], snap[256];
+	struct tu_child c;
+
+	out_path(out, sizeof(out), "inscope");
+	crash_run(&segv, "inscope", out, NULL, &c);
+	assert_crashing_scope_is_an_error(out, "stream");
+	unlink(out);
+	snprintf(pattern, sizeof(pattern), "/tmp/rec_crash_%d_inscope_%%n.zst", (int)getpid());
+	snprintf(snap, sizeof(snap), "/tmp/rec_crash_%d_inscope_1.zst", (int)getpid());
+	unlink(snap);
+	crash_run(&segv, "inscope", pattern, "REC_MODE=flight", &c);
+	assert_crashing_scope_is_an_error(snap, "flight snapshot");
+	unlink(snap);
+}
+
 /* ------------------------------------------------------------------
  * Issue 26 item 1: a crash capture of a program using annotations. The
  * handler used to write the rings' annotation slots as scope events: the
