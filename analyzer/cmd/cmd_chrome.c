@@ -233,6 +233,8 @@ struct chrome {
 	uint32_t pid;
 	uint64_t nr_events; /* of the file, when its walk is done */
 	uint64_t spilled;   /* bytes the lanes put in temporary files, all files */
+	bool stats;	    /* TRACETOOL_CHROME_STATS */
+	uint64_t walker_cpu_ns[TT_WALK_MAX_REPLICAS]; /* each walker's share, all files */
 	uint64_t nr_marked;
 	bool first;
 	/* The stack frames of every file's samples: "sf" id - 1, by (parent,
@@ -1657,6 +1659,7 @@ static void file_begin(void *ctx, struct tt_walk_file *f)
 	/* A walker per replica, each in a lane of the output (lanes.h). */
 	ch->nr_walkers = tt_walk_nr_walkers(&chrome_consumer);
 	tt_lanes_init(&ch->lanes, ch->nr_walkers, &ch->out, ch->first);
+	ch->lanes.timed = ch->stats;
 	for (unsigned w = 0; w < ch->nr_walkers; w++) {
 		struct chrome_walker *cw = &ch->walkers[w];
 
@@ -1676,6 +1679,7 @@ static void walk_done(struct chrome *ch)
 		ch->first = false;
 	ch->spilled += ch->lanes.spilled;
 	for (unsigned w = 0; w < ch->nr_walkers; w++) {
+		ch->walker_cpu_ns[w] += ch->lanes.lanes[w].cpu_ns;
 		ch->nr_events += ch->walkers[w].nr_events;
 		ch->nr_marked += ch->walkers[w].nr_marked;
 	}
@@ -1725,6 +1729,7 @@ int tt_cmd_chrome(int argc, char **argv)
 	ch.o = &o;
 	ch.first = true;
 	ch.fd = STDOUT_FILENO;
+	ch.stats = getenv("TRACETOOL_CHROME_STATS") != NULL;
 	multi = o.nr_traces > 1;
 	/* --thread matches the threads' final names before the first event:
 	 * it keeps the metadata pass. */
@@ -1767,11 +1772,17 @@ int tt_cmd_chrome(int argc, char **argv)
 			o.has_from || o.has_to ? " in the window" : "");
 	trailer(&ch);
 	tt_out_flush(&ch.out);
-	if (getenv("TRACETOOL_CHROME_STATS"))
+	if (ch.stats) {
+		const char *name = o.output ? o.output : "stdout";
+		const unsigned nr = tt_walk_nr_walkers(&chrome_consumer);
+
 		fprintf(stderr, "%s: %u of %u file(s) read once\n%s: %u walker(s), %" PRIu64
-			" bytes through temporary files\n", o.output ? o.output : "stdout",
-			nr_once, o.nr_traces, o.output ? o.output : "stdout",
-			tt_walk_nr_walkers(&chrome_consumer), ch.spilled);
+			" bytes through temporary files\n%s: walkers' CPU time (s):", name, nr_once,
+			o.nr_traces, name, nr, ch.spilled, name);
+		for (unsigned w = 0; w < nr; w++)
+			fprintf(stderr, " %.3f", (double)ch.walker_cpu_ns[w] / 1e9);
+		fputc('\n', stderr);
+	}
 	if (ch.out.failed) {
 		snprintf(msg, sizeof(msg), "cannot write: %s", strerror(ch.out.err));
 		rc = tt_fail_file(o.output ? o.output : "stdout", msg);

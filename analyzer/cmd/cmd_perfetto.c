@@ -99,6 +99,8 @@ struct pf {
 	uint32_t seq_base; /* the run's first thread sequence */
 	uint64_t slices, errors;
 	uint64_t spilled; /* bytes the lanes put in temporary files */
+	bool stats;	  /* TRACETOOL_PERFETTO_STATS */
+	uint64_t walker_cpu_ns[TT_WALK_MAX_REPLICAS]; /* each walker's share, all runs */
 };
 
 static uint64_t process_uuid(const struct tt_run *r)
@@ -488,6 +490,7 @@ static void walkers_init(struct pf *pf, void **ctxs)
 	tt_out_init(pf->dst, fileno(pf->w.f));
 	pf->nr_walkers = tt_walk_nr_walkers(&pf_consumer);
 	tt_lanes_init(&pf->lanes, pf->nr_walkers, pf->dst, 0);
+	pf->lanes.timed = pf->stats;
 	for (unsigned i = 0; i < pf->nr_walkers; i++) {
 		struct pf_walker *pw = &pf->walkers[i];
 
@@ -517,6 +520,8 @@ static struct pf_thread *walkers_done(struct pf *pf, uint32_t *nr_seen)
 				last = pt;
 	}
 	tt_lanes_finish(&pf->lanes);
+	for (unsigned i = 0; i < pf->nr_walkers; i++)
+		pf->walker_cpu_ns[i] += pf->lanes.lanes[i].cpu_ns;
 	pf->w.bytes += pf->lanes.bytes;
 	pf->spilled += pf->lanes.spilled;
 	if (pf->dst->failed && !pf->w.err)
@@ -719,6 +724,7 @@ int tt_cmd_perfetto(int argc, char **argv)
 	argp_parse(&perfetto_argp, argc, argv, 0, NULL, &a);
 	memset(&pf, 0, sizeof(pf));
 	pf.dst = &dst;
+	pf.stats = getenv("TRACETOOL_PERFETTO_STATS") != NULL;
 	runs = tt_xcalloc(a.nr_traces, sizeof(*runs));
 	skim = can_rewrite(a.out);
 	for (unsigned i = 0; i < a.nr_traces; i++) {
@@ -755,6 +761,7 @@ int tt_cmd_perfetto(int argc, char **argv)
 		tt_pf_fini(&pf.w);
 		memset(&pf, 0, sizeof(pf));
 		pf.dst = &dst;
+		pf.stats = getenv("TRACETOOL_PERFETTO_STATS") != NULL;
 		if (fflush(f) != 0 || ftruncate(fileno(f), 0) != 0) {
 			snprintf(msg, sizeof(msg), "cannot write: %s", strerror(errno));
 			rc = tt_fail_file(a.out, msg);
@@ -794,10 +801,16 @@ done:
 	if (getenv("TRACETOOL_PERFETTO_STATS"))
 		fprintf(stderr, "%s: %" PRIu64 " slices, %" PRIu64 " packets, %" PRIu64 " bytes\n",
 			a.out, pf.slices, pf.w.packets, pf.w.bytes);
-	if (getenv("TRACETOOL_PERFETTO_STATS"))
+	if (pf.stats) {
+		const unsigned nr = tt_walk_nr_walkers(&pf_consumer);
+
 		fprintf(stderr, "%s: %u of %u file(s) read once\n%s: %u walker(s), %" PRIu64
-			" bytes through temporary files\n", a.out, nr_once, a.nr_traces, a.out,
-			tt_walk_nr_walkers(&pf_consumer), pf.spilled);
+			" bytes through temporary files\n%s: walkers' CPU time (s):", a.out,
+			nr_once, a.nr_traces, a.out, nr, pf.spilled, a.out);
+		for (unsigned w = 0; w < nr; w++)
+			fprintf(stderr, " %.3f", (double)pf.walker_cpu_ns[w] / 1e9);
+		fputc('\n', stderr);
+	}
 out:
 	if (f && fclose(f) != 0 && !rc) {
 		snprintf(msg, sizeof(msg), "cannot write: %s", strerror(errno));

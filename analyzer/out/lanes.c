@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/xalloc.h"
@@ -359,10 +360,27 @@ static unsigned blockers(const struct tt_lanes *ls, const struct tt_lane *l, boo
 	return nr;
 }
 
+/* The calling thread's CPU time in ns (tt_lanes.timed). */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 void tt_lane_done(struct tt_lane *l, uint64_t pos)
 {
 	struct tt_lanes *ls = l->ls;
 	uint64_t total = 0;
+
+	if (ls->timed) { /* read after the walk, its threads joined */
+		uint64_t now = thread_cpu_ns();
+
+		l->cpu_ns += l->cpu_at ? now - l->cpu_at : 0;
+		l->cpu_at = now;
+	}
 
 	pthread_mutex_lock(&ls->lock);
 	publish(l);

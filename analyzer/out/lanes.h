@@ -53,6 +53,9 @@ struct tt_lane {
 	pthread_t thread;
 	int spill_fd;	    /* -1 until it spills */
 	uint64_t spill_bytes;
+	/* With tt_lanes.timed: its thread's CPU time from its first
+	 * tt_lane_done() to its last (the walker's share of the walk). */
+	uint64_t cpu_ns, cpu_at;
 };
 
 struct tt_lanes {
@@ -65,6 +68,7 @@ struct tt_lanes {
 	uint64_t hold;		/* LANES_HOLD_BYTES, or TRACETOOL_LANE_BYTES */
 	uint32_t page_bytes;
 	bool merging;		/* one merge at a time */
+	bool timed;		/* the caller's: each lane's cpu_ns, for its stats */
 	unsigned nr_waiting;
 	struct tt_lane_page *free_pages;
 	unsigned nr_free;
