@@ -449,8 +449,9 @@ __attribute__((target("avx2"))) static inline uint8_t *leb128_put8(uint8_t *p, _
 
 __attribute__((target("avx2"))) static size_t events_avx2(const struct recfmt_event *ev, size_t nr,
 							   uint64_t *prev_io, uint8_t **s_io,
-							   uint8_t **d_io)
+							   uint8_t **d_io, uint64_t *back_io)
 {
+	__m256i back = _mm256_setzero_si256(); /* the zigzags' low bits: a delta < 0 */
 	const __m256i half = _mm256_set1_epi64x(1 << 13);
 	const __m256i lowmask = _mm256_set1_epi64x(0xffffffff);
 	/* The low 16 bits of each 64-bit element to the event's 16-bit lane:
@@ -493,6 +494,7 @@ __attribute__((target("avx2"))) static size_t events_avx2(const struct recfmt_ev
 		/* Zigzag; only the low 16 bits are kept, so the low half's sign will do. */
 		z0 = _mm256_xor_si256(_mm256_slli_epi64(d0, 1), _mm256_srai_epi32(d0, 31));
 		z1 = _mm256_xor_si256(_mm256_slli_epi64(d1, 1), _mm256_srai_epi32(d1, 31));
+		back = _mm256_or_si256(back, _mm256_or_si256(z0, z1));
 		zw = _mm256_or_si256(_mm256_shuffle_epi8(z0, pick_lo), _mm256_shuffle_epi8(z1, pick_hi));
 		cw = _mm256_or_si256(_mm256_shuffle_epi8(c0, pick_lo), _mm256_shuffle_epi8(c1, pick_hi));
 		z = _mm_or_si128(_mm256_castsi256_si128(zw), _mm256_extracti128_si256(zw, 1));
@@ -513,6 +515,7 @@ __attribute__((target("avx2"))) static size_t events_avx2(const struct recfmt_ev
 		*prev_io = ev[i - 1].ticks;
 	*s_io = s;
 	*d_io = d;
+	*back_io |= !_mm256_testz_si256(back, _mm256_set1_epi64x(1));
 	return i;
 }
 
@@ -538,9 +541,9 @@ bool recfmt_cpu_avx2(void)
 
 /* The scalar encoder: events [0, nr) into the columns at *s_io, *d_io. */
 static void events_scalar(const struct recfmt_event *ev, size_t nr, uint64_t *prev_io,
-			  uint8_t **s_io, uint8_t **d_io)
+			  uint8_t **s_io, uint8_t **d_io, uint64_t *back_io)
 {
-	uint64_t prev = *prev_io;
+	uint64_t prev = *prev_io, back = 0; /* the zigzags' low bits: a delta < 0 */
 	uint8_t *s = *s_io, *d = *d_io;
 	size_t i = 0;
 
@@ -555,6 +558,7 @@ static void events_scalar(const struct recfmt_event *ev, size_t nr, uint64_t *pr
 		z2 = zigzag64(e[2].ticks, e[1].ticks);
 		z3 = zigzag64(e[3].ticks, e[2].ticks);
 		prev = e[3].ticks;
+		back |= z0 | z1 | z2 | z3;
 		if (((c0 | c1 | c2 | c3) | (z0 | z1 | z2 | z3)) < 0x80) {
 			recfmt_store_u32le(s, c0 | c1 << 8 | c2 << 16 | c3 << 24);
 			recfmt_store_u32le(d, (uint32_t)(z0 | z1 << 8 | z2 << 16 | z3 << 24));
@@ -572,10 +576,14 @@ static void events_scalar(const struct recfmt_event *ev, size_t nr, uint64_t *pr
 		d = leb128_put(d, z3);
 	}
 	for (; i < nr; i++) {
+		const uint64_t z = zigzag64(ev[i].ticks, prev);
+
 		s = leb128_put(s, ev[i].code);
-		d = leb128_put(d, zigzag64(ev[i].ticks, prev));
+		d = leb128_put(d, z);
+		back |= z;
 		prev = ev[i].ticks;
 	}
+	*back_io |= back & 1u;
 	*prev_io = prev;
 	*s_io = s;
 	*d_io = d;
@@ -601,14 +609,19 @@ void recfmt_nest_fini(struct recfmt_nest *n)
 	memset(n, 0, sizeof(*n));
 }
 
-/* Room for depth cap: stack[0 .. cap + 1]. Return: false if out of memory or too deep. */
-static bool nest_grow(struct recfmt_nest *n)
+/* Room for depth want (at most RECFMT_NEST_MAX_DEPTH): stack[0 .. cap + 1].
+ * Return: false if out of memory or too deep. */
+static bool nest_grow(struct recfmt_nest *n, uint32_t want)
 {
-	uint32_t cap = n->cap ? 2 * n->cap : 256;
+	uint32_t cap = n->cap ? n->cap : 256;
 	uint32_t *st;
 
-	if (n->cap >= RECFMT_NEST_MAX_DEPTH)
+	if (want > RECFMT_NEST_MAX_DEPTH)
 		return false;
+	if (want <= n->cap)
+		return true;
+	while (cap < want)
+		cap *= 2;
 	if (cap > RECFMT_NEST_MAX_DEPTH)
 		cap = RECFMT_NEST_MAX_DEPTH;
 	st = realloc(n->stack, ((size_t)cap + 2) * sizeof(*st));
@@ -630,53 +643,149 @@ void recfmt_events_track(struct recfmt_events_encoder *enc, struct recfmt_nest *
 	enc->sum.thread = enc->thread;
 	enc->sum.first_ticks = enc->prev_ticks;
 	enc->sum.depth_start = enc->sum.depth_low = nest->depth;
-	if (!nest->stack && !nest_grow(nest))
+	if (!nest->stack && !nest_grow(nest, 1))
 		nest->broken = true;
+	if (enc->prev_ticks < nest->last_ticks)
+		nest->broken = true; /* the clock went back since the thread's last block */
 }
 
 /*
- * Branch-free but for the rare growth: each event stores its code above
- * the top (an exit's store is above the new top, so harmless) and compares
- * the top with the exit's enter, so that the kinds' order, which a
- * predictor cannot guess in real programs, costs no mispredictions.
+ * One event of the nesting, branch-free but for the rare exit with nothing
+ * open (it closes nothing: a snapshot's or a forked child's first exits):
+ * an enter stores the code of its exit above the top, an exit compares the
+ * top with its own code, so that the kinds' order, which a predictor
+ * cannot guess in real programs, costs no mispredictions, and the depth is
+ * a plain sum (one add on the chain from one event to the next). The stack
+ * has room for the event (nest_scan()).
  */
+struct nest_run {
+	uint32_t *st;
+	uint32_t d, low, mis;
+	uint64_t closed_nothing;
+};
+
+static inline void nest_event(struct nest_run *r, uint32_t c)
+{
+	const uint32_t k = c & 1u, d = r->d, nd = d + 1u - 2u * k;
+
+	if (__builtin_expect(nd == UINT32_MAX, 0)) {
+		r->closed_nothing++;
+		return;
+	}
+	r->mis |= (r->st[d] ^ c) & (0u - k);
+	r->st[d + 1] = c | 1u;
+	r->d = nd;
+	r->low = nd < r->low ? nd : r->low;
+}
+
+#if defined(__x86_64__)
+/*
+ * Bit j set: events j and j + 1 of ev[0 .. n) (n <= 64; ev[n] read only if
+ * n < nr) are an enter and the exit of its own site. Such a pair leaves the
+ * stack, the depth and its lowest as they were (the depth goes up by one and
+ * back), so nest_scan() skips it: in real programs most calls are leaves,
+ * and their enter and exit are next to each other. Eight events at a time:
+ * their codes from four loads, compared with the next event's.
+ */
+__attribute__((target("avx2"))) static uint64_t nest_pairs_avx2(const struct recfmt_event *ev,
+								 size_t n, size_t nr)
+{
+	const __m256i pick = _mm256_setr_epi32(2, 6, 2, 6, 2, 6, 2, 6);
+	const __m256i next = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);
+	const __m256i one = _mm256_set1_epi32(1);
+	uint64_t pairs = 0;
+
+	for (size_t g = 0; g + 8 <= n; g += 8) {
+		const __m256i *p = (const __m256i *)(const void *)&ev[g];
+		/* Each load holds two events: ticks (2 lanes), code, aux. */
+		__m256i c0 = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(p), pick);
+		__m256i c1 = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(p + 1), pick);
+		__m256i c2 = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(p + 2), pick);
+		__m256i c3 = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(p + 3), pick);
+		__m256i codes = _mm256_blend_epi32(_mm256_blend_epi32(c0, c1, 0x0c),
+						   _mm256_blend_epi32(c2, c3, 0xc0), 0xf0);
+		/* Code 0 is no exit: no pair past the end. */
+		uint32_t after = g + 8 < nr ? ev[g + 8].code : 0;
+		__m256i nx = _mm256_blend_epi32(_mm256_permutevar8x32_epi32(codes, next),
+						_mm256_set1_epi32((int)after), 0x80);
+		__m256i pm = _mm256_and_si256(
+			_mm256_cmpeq_epi32(nx, _mm256_or_si256(codes, one)),
+			_mm256_cmpeq_epi32(_mm256_and_si256(codes, one), _mm256_setzero_si256()));
+
+		pairs |= (uint64_t)(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(pm)) << g;
+	}
+	return pairs;
+}
+#endif
+
+/*
+ * The block's events through the thread's nesting: the stack made room for
+ * a run of NEST_RUN events at a time (a nesting that could pass the limit
+ * in it is given up), then each event, or, with AVX2, each event that is
+ * not half of an enter-exit pair (nest_pairs_avx2()). The enters are
+ * counted from the depth at the end, the clock going back by the encoder's
+ * deltas (recfmt_events_append()). Locals only in the loops: a store to the
+ * stack could alias the nest's fields.
+ */
+#define NEST_RUN 2048u
+#define NEST_SLICE 1024u /* events: 16 KiB of ring */
+
 static void nest_scan(struct recfmt_events_encoder *enc, const struct recfmt_event *ev, size_t nr)
 {
 	struct recfmt_nest *n = enc->nest;
-	uint32_t d = n->depth, low = enc->sum.depth_low, enters = 0, bad = 0;
-	uint64_t last = n->last_ticks;
-	uint32_t *st = n->stack;
+	struct nest_run r = { .d = n->depth, .low = enc->sum.depth_low };
+	const uint32_t d0 = n->depth;
 	size_t i = 0;
+#if defined(__x86_64__)
+	const bool avx2 = recfmt_cpu_avx2();
+#endif
 
 	if (!n->broken) {
-		for (; i < nr; i++) {
-			const uint32_t c = ev[i].code, k = c & 1u;
-			const uint64_t t = ev[i].ticks;
-			const uint32_t open = d != 0;
+		while (i < nr && !r.mis) {
+			const size_t end = nr - i < NEST_RUN ? nr : i + NEST_RUN;
 
-			bad |= (uint32_t)(t < last);
-			last = t;
-			bad |= k & open & (uint32_t)(st[d] != (c ^ 1u));
-			st[d + 1] = c;
-			enters += k ^ 1u;
-			d = k ? d - open : d + 1;
-			low = d < low ? d : low;
-			if (__builtin_expect(d == n->cap, 0) && !nest_grow(n)) {
-				bad = 1;
-				i++;
+			if (!nest_grow(n, r.d + NEST_RUN)) {
+				r.mis = 1; /* too deep, or out of memory */
 				break;
 			}
-			st = n->stack;
+			r.st = n->stack;
+#if defined(__x86_64__)
+			if (avx2) {
+				/* 64 events at a time; a pair's exit may be the next 64's first. */
+				uint64_t carry = 0;
+
+				while (i < end) {
+					const size_t m = end - i < 64 ? end - i : 64;
+					const uint64_t p = nest_pairs_avx2(ev + i, m, nr - i);
+					uint64_t todo = ~(p | p << 1 | carry);
+
+					if (m < 64)
+						todo &= (1ull << m) - 1;
+					carry = (p >> (m - 1)) & 1u; /* its exit is past m */
+					while (todo) {
+						nest_event(&r, ev[i + (size_t)__builtin_ctzll(todo)].code);
+						todo &= todo - 1;
+					}
+					i += m;
+				}
+				/* A pair across runs: its exit is done with the next run. */
+				if (carry && i < nr)
+					i++;
+				continue;
+			}
+#endif
+			for (; i < end; i++)
+				nest_event(&r, ev[i].code);
 		}
-		n->depth = d;
-		n->last_ticks = last;
-		n->broken = bad != 0;
-		enc->sum.depth_low = low;
+		n->depth = r.d;
+		n->broken = r.mis != 0;
+		enc->sum.depth_low = r.low;
 	}
+	/* Enters - exits that closed one = the depth's change. */
+	enc->sum.enters += (uint32_t)((i + (uint64_t)r.d - d0 - r.closed_nothing) / 2);
 	/* A broken nesting's events (or the rest of them) only counted. */
 	for (; i < nr; i++)
-		enters += !RECFMT_CODE_IS_EXIT(ev[i].code);
-	enc->sum.enters += enters;
+		enc->sum.enters += !RECFMT_CODE_IS_EXIT(ev[i].code);
 }
 
 /* After a group the vector path could not take, the scalar loop takes this many. */
@@ -686,14 +795,24 @@ int recfmt_events_append(struct recfmt_events_encoder *enc, const struct recfmt_
 			 size_t nr)
 {
 	struct recfmt_buf *buf = enc->buf, *deltas = enc->scratch;
-	uint64_t prev = enc->prev_ticks;
+	uint64_t prev = enc->prev_ticks, back = 0;
 	uint8_t *s, *d;
 	size_t i = 0;
 
 	if (nr > UINT32_MAX - enc->nr_events)
 		return -ENOMEM;
-	if (enc->nest && nr)
-		nest_scan(enc, ev, nr);
+	if (enc->nest && nr > NEST_SLICE) {
+		/* Slices small enough that nest_scan() finds them in the cache
+		 * the encoder just read them into: a ring piece is megabytes. */
+		for (size_t at = 0; at < nr; at += NEST_SLICE) {
+			int err = recfmt_events_append(enc, ev + at,
+						       nr - at < NEST_SLICE ? nr - at : NEST_SLICE);
+
+			if (err)
+				return err;
+		}
+		return 0;
+	}
 	/* Worst case: 5 bytes of id and 10 bytes of delta per event. */
 	if (recfmt_buf_reserve(buf, nr * 5) || recfmt_buf_reserve(deltas, nr * 10))
 		return -ENOMEM;
@@ -710,7 +829,7 @@ int recfmt_events_append(struct recfmt_events_encoder *enc, const struct recfmt_
 		size_t scalar_run = EVENTS_SCALAR_RUN;
 
 		while (i + 8 <= nr) {
-			size_t run, k = events_avx2(ev + i, nr - i, &prev, &s, &d);
+			size_t run, k = events_avx2(ev + i, nr - i, &prev, &s, &d, &back);
 
 			/* Not one group: the scalar runs grow (to 4096), else start again at 64. */
 			if (k)
@@ -719,15 +838,20 @@ int recfmt_events_append(struct recfmt_events_encoder *enc, const struct recfmt_
 				scalar_run *= 2;
 			i += k;
 			run = nr - i < scalar_run ? nr - i : scalar_run;
-			events_scalar(ev + i, run, &prev, &s, &d);
+			events_scalar(ev + i, run, &prev, &s, &d, &back);
 			i += run;
 		}
 	}
 #endif
-	events_scalar(ev + i, nr - i, &prev, &s, &d);
+	events_scalar(ev + i, nr - i, &prev, &s, &d, &back);
 	buf->len = (size_t)(s - buf->data);
 	deltas->len = (size_t)(d - deltas->data);
 	enc->prev_ticks = prev;
+	/* FORMAT.md §6.2: the thread's nesting, and a clock that goes back ends its trust. */
+	if (enc->nest && nr)
+		nest_scan(enc, ev, nr);
+	if (enc->nest && back)
+		enc->nest->broken = true;
 	enc->nr_events += (uint32_t)nr;
 	return 0;
 }
@@ -761,6 +885,7 @@ int recfmt_events_finish(struct recfmt_events_encoder *enc)
 
 		e.b.nr_events = enc->nr_events;
 		e.b.last_ticks = enc->prev_ticks;
+		enc->nest->last_ticks = enc->prev_ticks;
 		e.b.depth_end = enc->nest->depth;
 		e.b.flags = enc->nest->broken ? 0 : RECFMT_BLOCK_NESTED;
 		if (recfmt_buf_reserve(enc->sums, sizeof(e)))

@@ -278,3 +278,114 @@ Test(index, records_the_index_leaves_out_or_cannot_sum_are_flagged)
 	recfmt_buf_fini(&ix);
 	recfmt_buf_fini(&scratch);
 }
+
+/*
+ * Random nestings, as a reference model follows them event by event, against
+ * the encoder's sums, blocks cut and appends split at random (the AVX2 pass
+ * skips an enter and its exit next to each other: pairs across 8-event
+ * groups, 64-event chunks, appends and blocks must count the same): leaf
+ * pairs, deeper calls, exits with nothing open, and once in a while a
+ * longjmp from which every later block of the thread is not NESTED.
+ */
+Test(index, random_nestings_give_the_sums_of_a_reference_model)
+{
+	enum { N = 200000 };
+	struct recfmt_event *ev = calloc(N, sizeof(*ev));
+	uint32_t *ref_st = calloc(N + 2, sizeof(*ref_st));
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	struct recfmt_buf buf, scratch, sums;
+
+	cr_assert(ev && ref_st);
+	recfmt_buf_init(&buf);
+	recfmt_buf_init(&scratch);
+	recfmt_buf_init(&sums);
+	for (unsigned round = 0; round < 6; round++) {
+		struct recfmt_nest nest = { 0 };
+		uint32_t d = 0, sp = 0;
+		bool broken = false;
+		const bool with_longjmp = round >= 4;
+		size_t at = 0;
+
+		/* The events: a random walk, leaves most often. */
+		for (size_t i = 0; i < N; i++) {
+			uint32_t r;
+
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			r = (uint32_t)(rng >> 32);
+			ev[i].ticks = 1000 + i;
+			if (sp && r % 100 < (sp > 40 ? 70u : 35u)) {
+				ev[i].code = RECFMT_CODE(ref_st[--sp], 1);
+			} else if (r % 100 < 40) {
+				/* An exit of a scope the file has no enter of. */
+				ev[i].code = RECFMT_CODE(900, 1);
+				if (sp) /* only with nothing open: else it is a longjmp */
+					ev[i].code = RECFMT_CODE(ref_st[--sp], 1);
+			} else if (with_longjmp && r % 1000 == 999 && sp > 2) {
+				sp -= 2; /* the exit of the scope below the top */
+				ev[i].code = RECFMT_CODE(ref_st[sp], 1);
+			} else {
+				ref_st[sp++] = 1 + (r >> 8) % 300;
+				ev[i].code = RECFMT_CODE(ref_st[sp - 1], 0);
+			}
+		}
+		/* Blocks of random lengths, each in random appends. */
+		sp = 0;
+		while (at < N) {
+			size_t len = 1 + (size_t)((rng >> 20) % 5000), left;
+			struct recfmt_events_encoder enc;
+			struct recfmt_index_entry e;
+			uint32_t low, start = d, enters = 0;
+
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			len = len > N - at ? N - at : len;
+			low = d;
+			for (size_t i = at; i < at + len; i++) {
+				uint32_t c = ev[i].code;
+
+				if (!RECFMT_CODE_IS_EXIT(c)) {
+					ref_st[++d] = c | 1;
+					enters++;
+				} else if (d) {
+					broken |= ref_st[d] != c;
+					d--;
+				}
+				low = d < low ? d : low;
+			}
+			buf.len = sums.len = 0;
+			cr_assert_eq(recfmt_events_begin(&enc, &buf, &scratch, 1, ev[at].ticks), 0);
+			recfmt_events_track(&enc, &nest, &sums);
+			left = len;
+			for (size_t k = at; left;) {
+				size_t part = 1 + (size_t)((rng >> 40) % 3000);
+
+				part = part > left ? left : part;
+				cr_assert_eq(recfmt_events_append(&enc, ev + k, part), 0);
+				k += part;
+				left -= part;
+				rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			}
+			cr_assert_eq(recfmt_events_finish(&enc), 0);
+			memcpy(&e, sums.data, sizeof(e));
+			cr_assert_eq(e.b.enters, enters, "round %u at %zu", round, at);
+			cr_assert_eq(e.b.flags, broken ? 0 : RECFMT_BLOCK_NESTED, "round %u at %zu", round,
+				     at);
+			if (!broken) {
+				cr_assert_eq(e.b.depth_start, start, "round %u at %zu", round, at);
+				cr_assert_eq(e.b.depth_low, low, "round %u at %zu", round, at);
+				cr_assert_eq(e.b.depth_end, d, "round %u at %zu", round, at);
+			}
+			at += len;
+		}
+		cr_assert_eq(broken, with_longjmp);
+		recfmt_nest_fini(&nest);
+	}
+	recfmt_buf_fini(&buf);
+	recfmt_buf_fini(&scratch);
+	recfmt_buf_fini(&sums);
+	free(ev);
+	free(ref_st);
+}
