@@ -611,7 +611,8 @@ static const char *w_records(struct tt_index *ix, struct recfmt_buf *standins, u
 			bl->d_low = recfmt_load_u32le(b + 36);
 			bl->d_end = recfmt_load_u32le(b + 40);
 			if (!bl->nr_events || bl->last < bl->first || bl->d_low > bl->d_start ||
-			    bl->d_low > bl->d_end)
+			    bl->d_low > bl->d_end || bl->d_start > RECFMT_NEST_MAX_DEPTH ||
+			    bl->d_end > RECFMT_NEST_MAX_DEPTH)
 				return "a damaged index frame";
 			sk = (struct tt_skipped){ .thread = bl->thread, .nr_events = bl->nr_events,
 						  .enters = recfmt_load_u32le(b + 24),
@@ -739,6 +740,15 @@ static struct tt_index *from_writer(const char *path, const char **why)
 		for (uint32_t i = 0; i < ix->nr_blocks; i++)
 			ix->by_thread[i] = i;
 		qsort_r(ix->by_thread, ix->nr_blocks, sizeof(*ix->by_thread), block_cmp, ix->blocks);
+		/* A thread's depths chain from 0, block to block. */
+		for (uint32_t i = 0; i < ix->nr_blocks && !*why; i++) {
+			const struct ix_block *b = &ix->blocks[ix->by_thread[i]];
+			const struct ix_block *a = i ? &ix->blocks[ix->by_thread[i - 1]] : NULL;
+
+			if (b->d_start != (a && a->thread == b->thread ? a->d_end : 0) ||
+			    (a && a->thread == b->thread && b->first < a->last))
+				*why = "a damaged index frame";
+		}
 	}
 out:
 	if (map != MAP_FAILED)
