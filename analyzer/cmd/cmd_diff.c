@@ -1320,6 +1320,7 @@ int tt_cmd_diff(int argc, char **argv)
 	for (int s = 0; s < 2; s++)
 		for (unsigned k = 0; k < a.nr[s]; k++) {
 			tt_trace_warn(&rep[s][k].tr);
+			tt_trace_note_samples_only(&rep[s][k].tr);
 			tt_report_comp_warn(&rep[s][k]);
 		}
 	if (a.nr_rules && (a.nr[0] == 1 || a.nr[1] == 1))

@@ -153,6 +153,17 @@ void tt_trace_crash_text(const struct tt_trace *tr, char *out, size_t out_bytes)
 		snprintf(out + n, out_bytes - (size_t)n, " at address 0x%" PRIx64, tr->crash.addr);
 }
 
+void tt_trace_note_samples_only(const struct tt_trace *tr)
+{
+	if (!tr->has_sampling || tr->nr_events)
+		return;
+	fputs("tracetool: ", stderr);
+	tt_emit_text(stderr, tr->path);
+	fputs(": note: no scopes, only stack samples: tracetool profile, flame --samples and "
+	      "tree --samples read them\n",
+	      stderr);
+}
+
 bool tt_trace_warn(const struct tt_trace *tr)
 {
 	char buf[768];

@@ -363,6 +363,10 @@ void tt_trace_merge(struct tt_trace *dst, const struct tt_trace *src);
 
 /* Prints what was lost (truncation, skipped frames) on stderr; true if any. */
 bool tt_trace_warn(const struct tt_trace *tr);
+/* For the reports of scopes (summary, tree, histogram, flame, diff): a file
+ * of stack samples and no scope events (tracetool record) says where its
+ * samples are read, one note on stderr, instead of an empty table alone. */
+void tt_trace_note_samples_only(const struct tt_trace *tr);
 /* One-line description of what was lost, "" if nothing. */
 void tt_trace_problems(const struct tt_trace *tr, char *out, size_t out_bytes);
 /* "SIGSEGV" for 11 (Linux numbers), "signal N" for others; buf: 16 bytes at least. */

@@ -336,6 +336,7 @@ const char *tt_report_multi_add(struct tt_report *rep, const struct tt_options *
 
 	free(label);
 	tt_trace_warn(&sub->tr);
+	tt_trace_note_samples_only(&sub->tr);
 	tt_report_comp_warn(sub);
 	rep->comp_asked |= sub->comp_asked;
 	rep->compensated &= sub->compensated;
@@ -386,6 +387,8 @@ void tt_report_multi_finish(struct tt_report *rep)
 
 void tt_report_warn(const struct tt_report *rep)
 {
-	if (!rep->nr_files)
+	if (!rep->nr_files) {
 		tt_trace_warn(&rep->tr);
+		tt_trace_note_samples_only(&rep->tr);
+	}
 }

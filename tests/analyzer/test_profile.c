@@ -316,6 +316,40 @@ Test(profile, a_recording_without_samples_is_an_error)
 	tu_result_free(&r);
 }
 
+/*
+ * a_recording_of_samples_only_says_so_in_scope_reports: `tracetool record`
+ * makes files of stack samples only; summary (the README's first command),
+ * tree, histogram, flame and diff of such a file printed an empty table
+ * ("0 of 0 scope names") and nothing else, as if the program had done
+ * nothing. Each now says on stderr where the samples are read (stdout and
+ * the exit status as before); profile says the opposite case
+ * (a_recording_without_samples_is_an_error).
+ */
+Test(profile, a_recording_of_samples_only_says_so_in_scope_reports)
+{
+	struct tg_trace *t = begin_trace();
+	const uint64_t s1[] = { LEAF, MID, ROOT };
+	static const char *const cmds[] = { "summary", "tree", "histogram", "flame", "diff" };
+	char want[600];
+
+	tg_thread(t, 1, 701, "main");
+	cr_assert_eq(tg_sample(t, 1, 1500, 0, 3, s1), 0);
+	cr_assert_eq(tg_sample(t, 1, 2500, 0, 3, s1), 0);
+	cr_assert_eq(tg_finish(t, true), 0);
+	snprintf(want, sizeof(want),
+		 "tracetool: %s: note: no scopes, only stack samples: tracetool profile, flame "
+		 "--samples and tree --samples read them\n",
+		 trace);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		struct tu_result r = strcmp(cmds[i], "diff") ? tu_run(cmds[i], trace, NULL)
+							   : tu_run(cmds[i], trace, trace, NULL);
+
+		cr_assert_eq(r.status, 0, "%s: exit %d, %s", cmds[i], r.status, r.err);
+		cr_assert(strstr(r.err, want), "%s: want '%s' in:\n%s", cmds[i], want, r.err);
+		tu_result_free(&r);
+	}
+}
+
 Test(profile, flame_samples_folds_each_stack_root_first_with_its_count)
 {
 	struct tu_result r;
