@@ -7,10 +7,15 @@
  * same OS tid), scopes of the same name at two places, counters, every kind
  * of annotation (some stand-alone), stack samples, drops and small frames;
  * with --thread, --function and --from/--to; on the file cut in the middle
- * of a frame; and with lanes of a few KiB, whose walkers then wait for each
+ * of a frame; with lanes of a few KiB, whose walkers then wait for each
  * other, or spill to temporary files when one thread walks every replica (a
- * window read through the frame index).
+ * window read through the frame index); and with two functions of one name
+ * in two files (this one and timeline_twin.c) that threads of different
+ * walkers call first, labelled alike by every walker.
  */
+#define _GNU_SOURCE /* dl_iterate_phdr */
+#include <link.h>
+
 #include "ttest.h"
 
 #include <inttypes.h>
@@ -49,6 +54,15 @@ static void teardown(void)
 }
 
 TestSuite(timeline, .init = setup, .fini = teardown, .timeout = 300);
+
+uint64_t timeline_twin_addr(void); /* timeline_twin.c */
+
+static volatile int sink;
+
+static __attribute__((noinline, used)) void twin(void)
+{
+	sink++;
+}
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
@@ -314,4 +328,80 @@ Test(timeline, small_lanes_wait_or_spill_and_keep_the_bytes)
 	cr_assert(memcmp(r.out, ref.out, ref.out_len) == 0, "the window through the index differs");
 	tu_result_free(&r);
 	tu_result_free(&ref);
+}
+
+/* The main program's load bias and mapped range (its PT_LOAD segments). */
+struct self_map {
+	uint64_t bias, lo, hi;
+};
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct self_map *m = data;
+
+	(void)size;
+	if (info->dlpi_name && info->dlpi_name[0])
+		return 0; /* the main program is the one without a name */
+	m->bias = info->dlpi_addr;
+	m->lo = UINT64_MAX;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+			uint64_t a = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+
+			if (a < m->lo)
+				m->lo = a;
+			if (a + info->dlpi_phdr[i].p_memsz > m->hi)
+				m->hi = a + info->dlpi_phdr[i].p_memsz;
+		}
+	return 1;
+}
+
+/*
+ * Function sites 1 (twin of this file) and 2 (twin of timeline_twin.c),
+ * their FUNC records in that order; thread 1 (the first walker's) calls
+ * site 2 first, thread 2 (the second's) only site 1. Named as the events
+ * first need them, each walker would call its first twin "twin"; named at
+ * their FUNC records (eager_names), every walker labels site 1 "twin" and
+ * site 2 "twin (timeline_twin.c)", as one walker does.
+ */
+Test(timeline, functions_of_one_name_in_two_files_are_labelled_alike_by_every_walker)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
+				 .pid = 4343, .start_real_ns = 1700000000000000000ull,
+				 .block_events = 64 };
+	struct tg_trace *t = tg_create(trace, &cfg);
+	struct self_map m = { 0 };
+	const char *const chrome[] = { "chrome", "-o", "-", trace, NULL };
+	const char *const perfetto[] = { "perfetto", "-o", pf_out, trace, NULL };
+	struct tu_result r;
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	uint64_t now = 1000;
+
+	cr_assert(t && n > 0);
+	exe[n] = '\0';
+	dl_iterate_phdr(find_self, &m);
+	cr_assert(m.hi > m.lo, "no PT_LOAD of the test program");
+	cr_assert_eq(tg_module(t, 1, exe, m.bias, m.lo, m.hi), 0);
+	cr_assert_eq(tg_func(t, 1, (uint64_t)(uintptr_t)&twin + 1), 0);
+	cr_assert_eq(tg_func(t, 2, timeline_twin_addr()), 0);
+	tg_thread(t, 1, 801, "first");
+	tg_thread(t, 2, 802, "second");
+	for (unsigned i = 0; i < 200; i++) {
+		tg_enter(t, 1, i < 100 ? 2 : 1, now += 10);
+		tg_exit(t, 1, i < 100 ? 2 : 1, now += 10);
+		tg_enter(t, 2, 1, now += 10);
+		tg_exit(t, 2, 1, now += 10);
+	}
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = run_walkers("1", chrome);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "\"name\":\"twin (timeline_twin.c)\",\"pid\":4343,\"tid\":801"),
+		  "%.2000s", r.out);
+	cr_assert(strstr(r.out, "\"name\":\"twin\",\"pid\":4343,\"tid\":802"), "%.2000s", r.out);
+	cr_assert_null(strstr(r.out, "\"name\":\"twin (timeline_twin.c)\",\"pid\":4343,"
+				     "\"tid\":802"));
+	tu_result_free(&r);
+	same_with_any_walkers(chrome);
+	same_with_any_walkers(perfetto);
 }
