@@ -221,7 +221,7 @@ struct chrome {
 	uint64_t lo_ticks, hi_ticks;  /* --from/--to; hi UINT64_MAX: none */
 	bool started;	  /* start() ran: the output is open, its head written */
 	struct chrome_walker walkers[TT_WALK_MAX_REPLICAS];
-	unsigned nr_walkers;
+	unsigned nr_walkers, max_walkers; /* the file's; the most of any file */
 	struct tt_lanes lanes;	/* the walkers' output (lanes.h) */
 	struct tt_trace *metas;	/* each file's metadata (read_metas()) */
 	int fd;		  /* the output */
@@ -1656,8 +1656,14 @@ static void file_begin(void *ctx, struct tt_walk_file *f)
 		ch->has_pid = true;
 	}
 	start(ch, &ch->metas[f->index]);
-	/* A walker per replica, each in a lane of the output (lanes.h). */
-	ch->nr_walkers = tt_walk_nr_walkers(&chrome_consumer);
+	/* A walker per replica, each in a lane of the output (lanes.h); one for
+	 * a window read through the frame index (engine/index.h), which walks
+	 * the replicas in turn on one thread: more would only spill. */
+	if ((ch->o->has_from || ch->o->has_to) && tt_index_for(f->o->trace))
+		f->nr_walkers = 1;
+	ch->nr_walkers = f->nr_walkers;
+	if (ch->nr_walkers > ch->max_walkers)
+		ch->max_walkers = ch->nr_walkers;
 	tt_lanes_init(&ch->lanes, ch->nr_walkers, &ch->out, ch->first);
 	ch->lanes.timed = ch->stats;
 	for (unsigned w = 0; w < ch->nr_walkers; w++) {
@@ -1774,7 +1780,7 @@ int tt_cmd_chrome(int argc, char **argv)
 	tt_out_flush(&ch.out);
 	if (ch.stats) {
 		const char *name = o.output ? o.output : "stdout";
-		const unsigned nr = tt_walk_nr_walkers(&chrome_consumer);
+		const unsigned nr = ch.max_walkers;
 
 		fprintf(stderr, "%s: %u of %u file(s) read once\n%s: %u walker(s), %" PRIu64
 			" bytes through temporary files\n%s: walkers' CPU time (s):", name, nr_once,

@@ -101,12 +101,11 @@ unsigned tt_walk_nr_walkers(const struct tt_consumer *cons)
  */
 static enum tt_status walk_replicas(struct tt_report *rep, const struct tt_options *o,
 				    struct filter_ctx *fc, const struct tt_consumer *cons,
-				    void *const *ctxs, const struct tt_options *wo, char *msg,
-				    size_t msg_bytes)
+				    void *const *ctxs, unsigned n, const struct tt_options *wo,
+				    char *msg, size_t msg_bytes)
 {
 	struct tt_trace *trs[TT_WALK_MAX_REPLICAS];
 	void *scs[TT_WALK_MAX_REPLICAS];
-	unsigned n = tt_walk_nr_walkers(cons);
 	enum tt_status st;
 
 	rep->nr_replicas = n;
@@ -192,12 +191,12 @@ static void compensation(struct tt_report *rep, const struct tt_options *o)
 	}
 }
 
-/* One file into rep, with the consumer's contexts ctxs and the caller's
- * metadata pass meta (NULL: the engine's, if needed). */
+/* One file into rep, on nr_walkers replicas with the consumer's contexts
+ * ctxs and the caller's metadata pass meta (NULL: the engine's, if needed). */
 static enum tt_status walk_file(struct tt_report *rep, const struct tt_options *o,
 				const struct tt_consumer *cons, void *const *ctxs,
-				struct tt_trace *meta, const struct tt_options *wo, char *msg,
-				size_t msg_bytes)
+				unsigned nr_walkers, struct tt_trace *meta,
+				const struct tt_options *wo, char *msg, size_t msg_bytes)
 {
 	struct filter_ctx fc = { o, NULL };
 	enum tt_status st;
@@ -212,7 +211,7 @@ static enum tt_status walk_file(struct tt_report *rep, const struct tt_options *
 			return st;
 		fc.meta = &rep->meta;
 	}
-	st = walk_replicas(rep, o, &fc, cons, ctxs, wo, msg, msg_bytes);
+	st = walk_replicas(rep, o, &fc, cons, ctxs, nr_walkers, wo, msg, msg_bytes);
 	if (st != TT_OK)
 		return st;
 	if (!rep->has_meta)
@@ -250,14 +249,18 @@ static enum tt_status walk_one_of(struct tt_report *rep, const struct tt_options
 	struct tt_report *sub = tt_xcalloc(1, sizeof(*sub));
 	void *ctxs[TT_WALK_MAX_REPLICAS];
 	struct tt_options fo;
-	struct tt_walk_file f = { .index = i, .o = &fo, .rep = sub, .ctxs = ctxs };
+	struct tt_walk_file f = { .index = i, .o = &fo, .rep = sub, .ctxs = ctxs,
+				  .nr_walkers = tt_walk_nr_walkers(spec->cons) };
 	enum tt_status st;
 
 	tt_walk_file_options(o, i, &fo);
 	memcpy(ctxs, spec->ctxs, sizeof(ctxs));
 	if (spec->file_begin)
 		spec->file_begin(spec->ctx, &f);
-	st = walk_file(sub, &fo, spec->cons, ctxs, spec->metas ? &spec->metas[i] : NULL,
+	if (f.nr_walkers < 1 || f.nr_walkers > tt_walk_nr_walkers(spec->cons))
+		f.nr_walkers = 1; /* file_begin() may only lower it */
+	st = walk_file(sub, &fo, spec->cons, ctxs, f.nr_walkers,
+		       spec->metas ? &spec->metas[i] : NULL,
 		       window_opts(spec, &fo), msg, msg_bytes);
 	if (st != TT_OK)
 		rep->failed = fo.trace;
@@ -297,7 +300,8 @@ enum tt_status tt_walk(struct tt_report *rep, const struct tt_options *o,
 {
 	if (spec->each_file || tt_options_multi(o))
 		return walk_files(rep, o, spec, msg, msg_bytes);
-	return walk_file(rep, o, spec->cons, spec->ctxs, spec->metas, window_opts(spec, o), msg,
+	return walk_file(rep, o, spec->cons, spec->ctxs, tt_walk_nr_walkers(spec->cons),
+			 spec->metas, window_opts(spec, o), msg,
 			 msg_bytes);
 }
 

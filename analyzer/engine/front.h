@@ -41,6 +41,10 @@ struct tt_walk_file {
 	struct tt_report *rep;	    /* its report: walked into after file_begin() */
 	const char *process;	    /* NAME[PID] in a merged report (file_end()), else NULL */
 	void **ctxs;		    /* file_begin(): the consumer's contexts for this file */
+	/* The file's walkers: tt_walk_nr_walkers(), which file_begin() may
+	 * lower (chrome: 1 for a window read through the frame index, whose
+	 * replicas take turns on one thread); it gives that many contexts. */
+	unsigned nr_walkers;
 };
 
 struct tt_walk_spec {

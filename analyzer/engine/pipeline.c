@@ -378,14 +378,15 @@ unsigned tt_trace_walkers(void)
 	char *end;
 	long n;
 
-	if (single_threaded())
-		return 1;
-	/* TRACETOOL_THREADS=N (2..8) asks for N walkers whatever the CPUs. */
+	/* TRACETOOL_THREADS=N (2..8) asks for N walkers whatever the CPUs: on
+	 * one CPU, the calling thread walks them in turn (single_threaded()). */
 	if (v && *v) {
 		n = strtol(v, &end, 10);
 		if (!*end && n >= 1)
 			return n > MAX_WALKERS ? MAX_WALKERS : (unsigned)n;
 	}
+	if (single_threaded())
+		return 1;
 	if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0)
 		return 1;
 	n = CPU_COUNT(&cpus);

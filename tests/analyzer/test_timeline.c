@@ -13,8 +13,9 @@
  * in two files (this one and timeline_twin.c) that threads of different
  * walkers call first, labelled alike by every walker.
  */
-#define _GNU_SOURCE /* dl_iterate_phdr */
+#define _GNU_SOURCE /* dl_iterate_phdr, sched_setaffinity */
 #include <link.h>
+#include <sched.h>
 
 #include "ttest.h"
 
@@ -280,23 +281,30 @@ Test(timeline, a_cut_file_gives_the_same_bytes_with_any_number_of_walkers)
 	}
 }
 
-/* "N bytes through temporary files" of TRACETOOL_CHROME_STATS. */
-static uint64_t spilled(const char *err)
+/* "W walker(s), N bytes through temporary files" of TRACETOOL_CHROME_STATS:
+ * N, asserting W. */
+static uint64_t spilled(const char *err, unsigned walkers)
 {
 	const char *p = strstr(err, "stdout: ");
-	uint64_t n;
+	unsigned w = 0;
+	uint64_t n = 0;
 
-	while (p && sscanf(p, "stdout: 3 walker(s), %" SCNu64 " bytes through temporary files",
-			   &n) != 1)
+	while (p && sscanf(p, "stdout: %u walker(s), %" SCNu64 " bytes through temporary files",
+			   &w, &n) != 2)
 		p = strstr(p + 1, "stdout: ");
 	cr_assert(p, "no stats in: %s", err);
+	cr_assert_eq(w, walkers, "%s", err);
 	return n;
 }
 
 /*
- * Lanes that hold 2 KiB: walkers on threads of their own wait for the ones behind
- * them; a window read through the frame index, where one thread walks every
- * replica in turn, goes through temporary files. The bytes stay one walker's.
+ * Lanes that hold 2 KiB: walkers on threads of their own wait for the ones
+ * behind them; on one CPU, where the calling thread walks every replica in
+ * turn (TRACETOOL_THREADS=3 in a process bound to one CPU), the first
+ * replica's output of a frame goes through temporary files. The bytes stay
+ * one walker's. A window read through the frame index takes one walker (its
+ * replicas would take turns on one thread): the same bytes as the whole
+ * file's.
  */
 Test(timeline, small_lanes_wait_or_spill_and_keep_the_bytes)
 {
@@ -305,27 +313,46 @@ Test(timeline, small_lanes_wait_or_spill_and_keep_the_bytes)
 	char from[64], to[64];
 	uint64_t end = write_trace(true);
 	struct tu_result ref, r;
+	cpu_set_t all, one;
+	int cpu = 0;
 
 	snprintf(from, sizeof(from), "--from=%" PRIu64 "ns", (end - 1000) / 20 * 7);
 	snprintf(to, sizeof(to), "--to=%" PRIu64 "ns", (end - 1000) / 20 * 13);
 	const char *const window[] = { "chrome", from, to, "-o", "-", trace, NULL };
 
-	ref = run_walkers("1", window); /* the whole file, default lanes */
+	ref = run_walkers("1", whole);
 	cr_assert_eq(ref.status, 0, "%s", ref.err);
 	setenv("TRACETOOL_LANE_BYTES", "2048", 1); /* pages of 16 KiB */
 	cr_assert_gt(same_with_any_walkers(whole), 100000);
 	same_with_any_walkers(perfetto);
-	setenv("TRACETOOL_INDEX", "1", 1);
+	cr_assert_eq(sched_getaffinity(0, sizeof(all), &all), 0);
+	while (!CPU_ISSET(cpu, &all))
+		cpu++;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
 	setenv("TRACETOOL_CHROME_STATS", "1", 1);
+	r = run_walkers("3", whole);
+	cr_assert_eq(sched_setaffinity(0, sizeof(all), &all), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_gt(spilled(r.err, 3), 0, "%s", r.err);
+	cr_assert_eq(r.out_len, ref.out_len);
+	cr_assert(memcmp(r.out, ref.out, ref.out_len) == 0, "spilled lanes differ");
+	tu_result_free(&r);
+	tu_result_free(&ref);
+	unsetenv("TRACETOOL_LANE_BYTES");
+	ref = run_walkers("1", window); /* the whole file read */
+	cr_assert_eq(ref.status, 0, "%s", ref.err);
+	setenv("TRACETOOL_INDEX", "1", 1);
 	setenv("TRACETOOL_INDEX_STATS", "1", 1);
 	r = run_walkers("3", window);
-	unsetenv("TRACETOOL_CHROME_STATS");
-	unsetenv("TRACETOOL_INDEX_STATS");
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert(strstr(r.err, "index: decoded "), "no index used: %s", r.err);
-	cr_assert_gt(spilled(r.err), 0, "%s", r.err);
+	cr_assert_eq(spilled(r.err, 1), 0, "%s", r.err);
 	cr_assert_eq(r.out_len, ref.out_len);
 	cr_assert(memcmp(r.out, ref.out, ref.out_len) == 0, "the window through the index differs");
+	unsetenv("TRACETOOL_CHROME_STATS");
+	unsetenv("TRACETOOL_INDEX_STATS");
 	tu_result_free(&r);
 	tu_result_free(&ref);
 }
