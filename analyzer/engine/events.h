@@ -205,9 +205,10 @@ struct tt_trace {
 	uint64_t pos, nr_records_met;
 	/*
 	 * Optional, on each replica: on_thread_seen() the first time an EVENTS
-	 * block, a stand-in's replay or a stand-alone ANNOTS record of a
-	 * thread is met, whether this replica pairs it or not, before anything
-	 * of it is paired (tt_trace_see_thread()); on_record_done() after each
+	 * block, a stand-in's replay, a stand-alone ANNOTS record or a
+	 * COUNTER_SET of a thread is met, whether this replica pairs it or
+	 * not, before anything of it is paired (tt_trace_see_thread(): every
+	 * place where scopes.c may start a thread's state); on_record_done() after each
 	 * record is applied. Both in the same order on every replica.
 	 */
 	void (*on_thread_seen)(void *ctx, struct tt_trace *tr, struct tt_thread *th);

@@ -1146,6 +1146,7 @@ static void counter_set(struct tt_scopes *sc, struct tt_trace *tr, const struct 
 		if (cs.c[i].flags & RECFMT_COUNTER_RECORDED)
 			cols[nr++] = counter_index(sc, cs.c[i].name, cs.c[i].name_bytes);
 	th = tt_trace_thread(tr, cs.thread);
+	tt_trace_see_thread(tr, th); /* before thread_state(), on every replica */
 	if (tr->nr_walkers > 1 && (uint32_t)(th - tr->threads) % tr->nr_walkers != tr->walker)
 		return; /* another replica pairs it (events.h) */
 	st = thread_state(sc, th);
