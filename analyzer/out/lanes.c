@@ -278,9 +278,9 @@ static void write_all(struct tt_lanes *ls, struct iovec *iov, int n)
 /*
  * Under lock, no merge running: writes the runs every lane is done with,
  * in order of position, at most MERGE_IOVS of them (the lock dropped while
- * writing). Return: the bytes written (0: none is ready).
+ * writing). Return: whether it took any (false: none is ready).
  */
-static uint64_t merge(struct tt_lanes *ls)
+static bool merge(struct tt_lanes *ls)
 {
 	struct iovec iov[MERGE_IOVS];
 	struct tt_lane_page *done = NULL;
@@ -336,7 +336,7 @@ static uint64_t merge(struct tt_lanes *ls)
 	}
 	if (n && ls->nr_waiting)
 		pthread_cond_broadcast(&ls->moved);
-	return took ? bytes + 1 : 0;
+	return took;
 }
 
 /*
