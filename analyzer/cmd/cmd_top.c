@@ -974,8 +974,10 @@ int tt_cmd_top(int argc, char **argv)
 		write_all(STDOUT_FILENO, "\n", 1);
 	/* What was lost on the way (damaged frames, counts that disagree),
 	 * as every report says it (events.h). */
-	if (t.started && !failed_state)
+	if (t.started && !failed_state) {
 		tt_trace_warn(&t.tr);
+		tt_trace_note_samples_only(&t.tr);
+	}
 	if (failed_state)
 		rc = tt_fail_file(t.args.path, failed_state);
 	else if (rc)

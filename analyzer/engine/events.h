@@ -364,7 +364,7 @@ void tt_trace_merge(struct tt_trace *dst, const struct tt_trace *src);
 
 /* Prints what was lost (truncation, skipped frames) on stderr; true if any. */
 bool tt_trace_warn(const struct tt_trace *tr);
-/* For the reports of scopes (summary, tree, histogram, flame, diff): a file
+/* For the reports of scopes (summary, tree, histogram, flame, diff, top): a file
  * of stack samples and no scope events (tracetool record) says where its
  * samples are read, one note on stderr, instead of an empty table alone. */
 void tt_trace_note_samples_only(const struct tt_trace *tr);

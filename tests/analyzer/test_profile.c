@@ -319,7 +319,7 @@ Test(profile, a_recording_without_samples_is_an_error)
 /*
  * a_recording_of_samples_only_says_so_in_scope_reports: `tracetool record`
  * makes files of stack samples only; summary (the README's first command),
- * tree, histogram, flame and diff of such a file printed an empty table
+ * tree, histogram, flame, diff and top of such a file printed an empty table
  * ("0 of 0 scope names") and nothing else, as if the program had done
  * nothing. Each now says on stderr where the samples are read (stdout and
  * the exit status as before); profile says the opposite case
@@ -329,7 +329,8 @@ Test(profile, a_recording_of_samples_only_says_so_in_scope_reports)
 {
 	struct tg_trace *t = begin_trace();
 	const uint64_t s1[] = { LEAF, MID, ROOT };
-	static const char *const cmds[] = { "summary", "tree", "histogram", "flame", "diff" };
+	static const char *const cmds[] = { "summary", "tree", "histogram", "flame", "diff",
+					    "top" };
 	char want[600];
 
 	tg_thread(t, 1, 701, "main");
