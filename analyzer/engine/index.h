@@ -17,6 +17,16 @@
  * no enter inside the window is left open, and reads stand-ins again to the
  * end: the same activations, counts, names and warnings as the whole walk.
  *
+ * A file librec wrote carries the same in its index frames (FORMAT.md §6):
+ * each frame's place, its records with each EVENTS block summed up (its
+ * ticks, counts and its thread's depth at its start, lowest and end). Then
+ * the index is read from them each time, every frame's bytes checked
+ * against its hash, and a plan decodes, instead of the stacks blob, the
+ * blocks where the enters open at the window's start were made (the last
+ * earlier block of each thread at or below each depth) and the window's
+ * blocks (how far its own enters stay open); anything amiss in the index
+ * frames, and the pass is made as for any other file.
+ *
  * A file gets no index (and is read whole) when what the stand-ins leave out
  * could change a report: annotations, counters or stack samples (records
  * positioned in EVENTS blocks), damage of any kind, a thread's clock going
