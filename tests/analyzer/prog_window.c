@@ -17,6 +17,10 @@
  *                         own steps; the parent waits for it
  *   prog_window snapshot  main's work, then rec_snapshot("window test") (REC_MODE=flight):
  *                         the snapshot's window starts inside open scopes
+ *   prog_window deep      main's work, with a recursion "deep" 5000 levels deep in
+ *                         the middle of it, 40 steps at each level on the way
+ *                         down and back up, so that thousands of its enters,
+ *                         in many frames, are open at a window's start
  */
 #include <pthread.h>
 #include <rec.h>
@@ -66,6 +70,17 @@ static void rec(unsigned level)
 		rec(level + 1);
 }
 
+static void deep(unsigned level)
+{
+	TRACE_SCOPE_NAMED("deep");
+	for (unsigned i = 0; i < 40; i++)
+		step(i);
+	if (level + 1 < 5000)
+		deep(level + 1);
+	for (unsigned i = 0; i < 40; i++)
+		step(i);
+}
+
 static void work(unsigned from, unsigned to)
 {
 	for (unsigned i = from; i < to; i++) {
@@ -112,6 +127,10 @@ int main(int argc, char **argv)
 			if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 			    WEXITSTATUS(status) != 0)
 				rc = 1;
+		} else if (!strcmp(mode, "deep")) {
+			work(0, STEPS / 4);
+			deep(0);
+			work(STEPS / 4, STEPS / 2);
 		} else {
 			work(0, STEPS);
 			if (!strcmp(mode, "snapshot"))

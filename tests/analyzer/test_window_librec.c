@@ -5,7 +5,7 @@
  * decodes a few frames, without a pass over the file, and every report is
  * byte for byte the one of the whole file (TRACETOOL_INDEX=0): a program
  * whose main() scope stays open across every window, a recursion whose 40
- * levels' enters lie in many frames, six threads, both files of a fork, a
+ * levels' enters lie in many frames, one 5000 levels deep, six threads, both files of a fork, a
  * flight-recorder snapshot; and a file cut short, a damaged index frame or
  * data frame are read without the writer's index (then as before) with
  * the same reports.
@@ -89,14 +89,35 @@ static int decoded(const char *err, int *of)
  * the whole file. want: what TRACETOOL_INDEX_STATS must say of the index.
  * Return: the windows that decoded fewer than all frames.
  */
+static unsigned count_of(const char *text, const char *needle)
+{
+	unsigned n = 0;
+
+	for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* With windows at the given places (fractions of the recording); *most:
+ * the most times needle is in one output through the index. */
+static unsigned compare_windows_at(const char *path, const char *want, const double *at,
+				   unsigned nr_at, const char *needle, unsigned *most);
+
 static unsigned compare_windows(const char *path, const char *want)
+{
+	static const double at[] = { 0.13, 0.41, 0.66, 0.92 };
+
+	return compare_windows_at(path, want, at, 4, NULL, NULL);
+}
+
+static unsigned compare_windows_at(const char *path, const char *want, const double *at,
+				   unsigned nr_at, const char *needle, unsigned *most)
 {
 	static const char *const cmds[][4] = {
 		{ "summary", "--format=csv", NULL },
 		{ "tree", "--format=csv", NULL },
 		{ "chrome", "-o", "-", NULL },
 	};
-	static const double at[] = { 0.13, 0.41, 0.66, 0.92 };
 	struct tu_result info = tu_run("info", "--format=json", path, NULL);
 	uint64_t dur;
 	unsigned narrow = 0;
@@ -104,7 +125,7 @@ static unsigned compare_windows(const char *path, const char *want)
 	cr_assert_eq(info.status, 0, "%s", info.err);
 	dur = json_u64(info.out, "duration_ns");
 	tu_result_free(&info);
-	for (unsigned w = 0; w < 8; w++) {
+	for (unsigned w = 0; w < 2 * nr_at; w++) {
 		uint64_t a = (uint64_t)(at[w / 2] * (double)dur), len = w % 2 ? dur / 50 : dur / 1000;
 		char from[64], to[64];
 
@@ -134,6 +155,8 @@ static unsigned compare_windows(const char *path, const char *want)
 				  path, args[0], from, to);
 			d = decoded(fast.err, &of);
 			narrow += d >= 0 && d < of;
+			if (needle && count_of(fast.out, needle) > *most)
+				*most = count_of(fast.out, needle);
 			tu_result_free(&whole);
 			tu_result_free(&fast);
 		}
@@ -147,6 +170,22 @@ Test(window_librec, main_open_and_a_deep_recursion_through_the_writers_index_equ
 
 	cr_assert_eq(record("main", "", paths, 4), 1);
 	cr_assert_geq(compare_windows(paths[0], "index: the writer's"), 1);
+}
+
+/* 5000 levels of recursion open at a window's start, entered in many frames:
+ * chrome shows them all, as the whole file does. */
+Test(window_librec, a_5000_level_recursion_through_the_writers_index_equals_the_whole_file)
+{
+	static const double at[] = { 0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8, 0.9 };
+	char paths[4][512];
+	unsigned most = 0;
+
+	cr_assert_eq(record("deep", "", paths, 4), 1);
+	cr_assert_geq(compare_windows_at(paths[0], "index: the writer's", at, 10,
+					 "\"name\":\"deep\"", &most),
+		      1);
+	/* A window met the recursion at least a thousand levels down. */
+	cr_assert_geq(most, 1000, "%u", most);
 }
 
 Test(window_librec, six_threads_through_the_writers_index_equal_the_whole_file)
