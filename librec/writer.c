@@ -1133,6 +1133,7 @@ static void flight_begin(struct writer *w)
 	w->nr_events = 0;
 	w->nr_dropped_exited = w->nr_filtered_exited = 0;
 	w->lead.len = w->meta.len = w->body.len = 0;
+	w->ix_sums.len = 0; /* the body's sums go with it */
 	w->pending_since_ns = 0;
 	w->last_sync_ns = now.mono_ns;
 	w->mode = WM_SNAPSHOT;
@@ -1511,6 +1512,7 @@ static void pass_write(struct writer *w, struct pass *p, uint64_t now)
 		/* Between snapshots nothing is written: records made for the
 		 * file (THREAD, MODULE) are made again at the next begin. */
 		w->lead.len = w->meta.len = w->body.len = 0;
+		w->ix_sums.len = 0; /* the body's sums go with it */
 		w->pending_since_ns = 0;
 	}
 	/* A trigger to begin, or a rec_flush() waiting for a snapshot. */
