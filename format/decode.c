@@ -270,11 +270,27 @@ enum recfmt_status recfmt_decode_module(const struct recfmt_record *rec,
 	m->ranges = p + 32;
 	m->build_id = m->ranges + 16u * m->nr_ranges;
 	m->path = (const char *)m->build_id + m->build_id_bytes;
+	/* 1.4: since_ticks after the path; a record without it is a 1.3 one. */
+	m->has_since = rec->size >= need + 8;
+	m->since_ticks = m->has_since ? recfmt_load_u64le(p + need) : 0;
 	for (uint32_t i = 0; i < m->nr_ranges; i++) {
 		struct recfmt_range r = recfmt_module_range(m, i);
 
 		RETURN_IF(r.start > r.end, err, rec, "MODULE range %u ends before it starts", i);
 	}
+	return RECFMT_OK;
+}
+
+enum recfmt_status recfmt_decode_module_map(const struct recfmt_record *rec,
+					    struct recfmt_module_map *mm, struct recfmt_error *err)
+{
+	RETURN_IF(rec->size < 16, err, rec, "MODULE_MAP record too short (%u bytes)", rec->size);
+	mm->id = recfmt_load_u32le(rec->payload);
+	mm->what = recfmt_load_u32le(rec->payload + 4);
+	mm->ticks = recfmt_load_u64le(rec->payload + 8);
+	RETURN_IF(mm->id == 0, err, rec, "module id 0");
+	RETURN_IF(mm->what != RECFMT_MODULE_UNMAPPED && mm->what != RECFMT_MODULE_MAPPED, err, rec,
+		  "MODULE_MAP says neither unmapped nor mapped (%u)", mm->what);
 	return RECFMT_OK;
 }
 

@@ -308,10 +308,11 @@ int recfmt_encode_crash(struct recfmt_buf *buf, const struct recfmt_crash *c)
 	return 0;
 }
 
-/* FORMAT.md §3.10. */
-int recfmt_encode_module(struct recfmt_buf *buf, uint32_t id, uint32_t flags, uint64_t load_bias,
+/* FORMAT.md §3.10; since: write the 1.4 field `since_ticks` after the path. */
+static int encode_module(struct recfmt_buf *buf, uint32_t id, uint32_t flags, uint64_t load_bias,
 			 const struct recfmt_range *ranges, uint32_t nr_ranges,
-			 const uint8_t *build_id, uint32_t build_id_bytes, const char *path)
+			 const uint8_t *build_id, uint32_t build_id_bytes, const char *path,
+			 bool since, uint64_t since_ticks)
 {
 	uint32_t path_bytes = clamp_name(path);
 	uint8_t *p, *q;
@@ -320,7 +321,8 @@ int recfmt_encode_module(struct recfmt_buf *buf, uint32_t id, uint32_t flags, ui
 		nr_ranges = RECFMT_MAX_MODULE_RANGES;
 	if (build_id_bytes > RECFMT_MAX_BUILD_ID_BYTES)
 		build_id_bytes = RECFMT_MAX_BUILD_ID_BYTES;
-	p = record_begin(buf, RECFMT_MODULE, 32 + 16 * nr_ranges + build_id_bytes + path_bytes);
+	p = record_begin(buf, RECFMT_MODULE,
+			 32 + 16 * nr_ranges + build_id_bytes + path_bytes + (since ? 8 : 0));
 	if (!p)
 		return -ENOMEM;
 	recfmt_store_u32le(p, id);
@@ -338,6 +340,38 @@ int recfmt_encode_module(struct recfmt_buf *buf, uint32_t id, uint32_t flags, ui
 	if (build_id_bytes)
 		memcpy(q, build_id, build_id_bytes);
 	memcpy(q + build_id_bytes, path ? path : "", path_bytes);
+	if (since)
+		recfmt_store_u64le(q + build_id_bytes + path_bytes, since_ticks);
+	return 0;
+}
+
+int recfmt_encode_module(struct recfmt_buf *buf, uint32_t id, uint32_t flags, uint64_t load_bias,
+			 const struct recfmt_range *ranges, uint32_t nr_ranges,
+			 const uint8_t *build_id, uint32_t build_id_bytes, const char *path)
+{
+	return encode_module(buf, id, flags, load_bias, ranges, nr_ranges, build_id,
+			     build_id_bytes, path, false, 0);
+}
+
+int recfmt_encode_module_since(struct recfmt_buf *buf, uint32_t id, uint32_t flags,
+			       uint64_t load_bias, const struct recfmt_range *ranges,
+			       uint32_t nr_ranges, const uint8_t *build_id, uint32_t build_id_bytes,
+			       const char *path, uint64_t since_ticks)
+{
+	return encode_module(buf, id, flags, load_bias, ranges, nr_ranges, build_id,
+			     build_id_bytes, path, true, since_ticks);
+}
+
+/* FORMAT.md §3.25. */
+int recfmt_encode_module_map(struct recfmt_buf *buf, const struct recfmt_module_map *mm)
+{
+	uint8_t *p = record_begin(buf, RECFMT_MODULE_MAP, 16);
+
+	if (!p)
+		return -ENOMEM;
+	recfmt_store_u32le(p, mm->id);
+	recfmt_store_u32le(p + 4, mm->what);
+	recfmt_store_u64le(p + 8, mm->ticks);
 	return 0;
 }
 

@@ -23,7 +23,7 @@ extern "C" {
 
 /* FORMAT.md §1: versioning. A reader refuses a newer major version. */
 #define RECFMT_VERSION_MAJOR 1
-#define RECFMT_VERSION_MINOR 3
+#define RECFMT_VERSION_MINOR 4
 
 /* FORMAT.md §3: magic numbers. */
 #define RECFMT_FILE_MAGIC "RECTRACE" /* 8 bytes, in FILE_HEADER */
@@ -60,6 +60,7 @@ enum recfmt_type {
 	RECFMT_SAMPLES = 25,	  /* 1.3: a thread's stack samples (FORMAT.md §3.23) */
 	RECFMT_SAMPLE_DROPS = 26, /* 1.3: a thread's samples not recorded (FORMAT.md §3.24) */
 	RECFMT_BLOCK_INDEX = 27,  /* an EVENTS block summed up, in index frames only (FORMAT.md §6) */
+	RECFMT_MODULE_MAP = 28, /* 1.4: a module unmapped or mapped again (FORMAT.md §3.25) */
 };
 
 /* FORMAT.md §3.2: clock kinds. */
@@ -304,6 +305,19 @@ struct recfmt_module {
 	uint32_t build_id_bytes;
 	const char *path;
 	uint32_t path_bytes;
+	/* 1.4: mapped at `since_ticks` or later; without it (has_since false),
+	 * mapped since before the recording began. */
+	bool has_since;
+	uint64_t since_ticks;
+};
+
+/* FORMAT.md §3.25: MODULE_MAP, a module's mapping changed. */
+#define RECFMT_MODULE_UNMAPPED 1u /* no longer mapped at `ticks` */
+#define RECFMT_MODULE_MAPPED 2u	  /* mapped again, at `ticks` or later */
+struct recfmt_module_map {
+	uint32_t id; /* the MODULE's */
+	uint32_t what; /* RECFMT_MODULE_UNMAPPED or RECFMT_MODULE_MAPPED */
+	uint64_t ticks;
 };
 
 static inline struct recfmt_range recfmt_module_range(const struct recfmt_module *m, uint32_t i)
@@ -593,6 +607,13 @@ size_t recfmt_store_snapshot(uint8_t *out, size_t out_bytes, const struct recfmt
 int recfmt_encode_module(struct recfmt_buf *buf, uint32_t id, uint32_t flags, uint64_t load_bias,
 			 const struct recfmt_range *ranges, uint32_t nr_ranges,
 			 const uint8_t *build_id, uint32_t build_id_bytes, const char *path);
+/* MODULE with its 1.4 field: mapped at since_ticks or later (0: before the recording). */
+int recfmt_encode_module_since(struct recfmt_buf *buf, uint32_t id, uint32_t flags,
+			       uint64_t load_bias, const struct recfmt_range *ranges,
+			       uint32_t nr_ranges, const uint8_t *build_id, uint32_t build_id_bytes,
+			       const char *path, uint64_t since_ticks);
+/* MODULE_MAP (FORMAT.md §3.25). */
+int recfmt_encode_module_map(struct recfmt_buf *buf, const struct recfmt_module_map *mm);
 int recfmt_encode_func(struct recfmt_buf *buf, uint32_t id, uint64_t addr);
 /*
  * COUNTER_SET (FORMAT.md §3.13): names[i] with flags[i] for nr <=
@@ -889,6 +910,8 @@ enum recfmt_status recfmt_decode_crash(const struct recfmt_record *rec, struct r
 				       struct recfmt_error *err);
 enum recfmt_status recfmt_decode_module(const struct recfmt_record *rec,
 					struct recfmt_module *module, struct recfmt_error *err);
+enum recfmt_status recfmt_decode_module_map(const struct recfmt_record *rec,
+					    struct recfmt_module_map *mm, struct recfmt_error *err);
 enum recfmt_status recfmt_decode_func(const struct recfmt_record *rec, struct recfmt_func *func,
 				      struct recfmt_error *err);
 /* FORMAT.md §3.13. Return: RECFMT_OK or RECFMT_CORRUPT. */

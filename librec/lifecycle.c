@@ -51,8 +51,8 @@ static void init_conds(void)
 	pthread_cond_init(&rec__g.flushed, NULL);
 }
 
-/* Lock order: the module scan's lock (taken by the writer alone, holding
- * nothing else), then the site lock, then g.lock. */
+/* Lock order: the module scan's lock (taken by the writer and by a
+ * dlclose(), holding nothing else), then the site lock, then g.lock. */
 static void fork_prepare(void)
 {
 	/* Until the fork is done: a handler (a sample) takes none of these locks. */

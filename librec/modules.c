@@ -1,14 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * modules.c - the loaded ELF modules, as the writer records them for the
- * analyzer to name function addresses (FORMAT.md §3.10): path, load bias,
- * executable ranges, build-id. The writer calls rec__modules_scan() before
- * it writes the FUNC records of a frame; it costs one dl_iterate_phdr()
- * callback when nothing was loaded or unloaded since the last scan (glibc's
- * dlpi_adds/dlpi_subs counters), so a library loaded with dlopen() is in the
- * file before, or in the same frame as, the first FUNC record that needs it:
- * its code ran, so it was loaded, before its site was registered. Runs on
- * the writer thread only; it does not know the file's bytes (format/ does).
+ * modules.c - the loaded ELF modules, as a file records them for the
+ * analyzer to name code addresses (FORMAT.md §3.10, §3.25): path, load
+ * bias, executable ranges, build-id, and when each was mapped.
+ *
+ * A check lists the modules with dl_iterate_phdr() and writes a MODULE
+ * record for each one new to the file and a MODULE_MAP record for each one
+ * gone (or back) since the last check, stamped with the check's time, read
+ * under the loader's lock: a module a check finds new was mapped after the
+ * check before it (whose time is its since_ticks), and one it finds gone
+ * was unmapped before it. A check costs one callback when nothing was
+ * loaded or unloaded since the last one (glibc's dlpi_adds and dlpi_subs
+ * counters). The writer checks before it writes a frame, so a module is in
+ * the file before, or in the same frame as, the FUNC records and samples
+ * that need it; in librectrace.so, dlclose() checks too, before and after
+ * the real one, so a module closed between two writer passes is recorded
+ * all the same, with the time it went: its records wait in the file's
+ * pending buffer, which the writer's next check moves into its frame. All
+ * under scan_lock; it does not know the file's bytes (format/ does).
  */
 #define _GNU_SOURCE
 #include "rec_internal.h"
@@ -33,12 +42,22 @@ struct rec__module_key {
 	uint32_t path_hash;
 };
 
+/* A module recorded in this file. */
+struct rec__module_known {
+	struct rec__module_key key;
+	uint32_t id;		    /* its MODULE record's */
+	uint32_t seen;		    /* the last full check (gen) that found it mapped */
+	bool mapped;		    /* as the last check saw it */
+};
+
 struct scan {
 	struct rec__modules *m;
 	struct recfmt_buf *out;
 	uintptr_t vdso;
 	bool first;   /* the first callback: the main program */
-	bool changed; /* dlpi_adds/subs differ from the last scan */
+	bool changed; /* dlpi_adds/subs differ from the last check: every module listed */
+	uint64_t now_ticks;   /* the check's time, read under the loader's lock */
+	uint64_t since_ticks; /* the check before (0 at a file's first) */
 	int err;
 };
 
@@ -80,28 +99,36 @@ static uint32_t find_build_id(const struct dl_phdr_info *info, const uint8_t **o
 	return 0;
 }
 
-/* Adds key to the modules recorded in this file. Return: 0, or -ENOMEM. */
-static int add_known(struct rec__modules *m, const struct rec__module_key *key)
+/* Adds key, mapped, as module id of this file. Return: 0, or -ENOMEM. */
+static int add_known(struct rec__modules *m, const struct rec__module_key *key, uint32_t id,
+		     uint32_t seen)
 {
 	if (m->nr_known == m->cap_known) {
 		uint32_t cap = m->cap_known ? 2 * m->cap_known : 32;
-		struct rec__module_key *k = realloc(m->known, cap * sizeof(*k));
+		struct rec__module_known *k = realloc(m->known, cap * sizeof(*k));
 
 		if (!k)
 			return -ENOMEM;
 		m->known = k;
 		m->cap_known = cap;
 	}
-	m->known[m->nr_known++] = *key;
+	m->known[m->nr_known++] = (struct rec__module_known){ .key = *key, .id = id, .seen = seen,
+							      .mapped = true };
 	return 0;
 }
 
-static bool is_known(const struct rec__modules *m, const struct rec__module_key *key)
+static struct rec__module_known *find_known(const struct rec__modules *m,
+					    const struct rec__module_key *key)
 {
-	for (uint32_t i = 0; i < m->nr_known; i++)
-		if (memcmp(&m->known[i], key, sizeof(*key)) == 0)
-			return true;
-	return false;
+	/* Field by field: a struct's padding is not copied by assignment. */
+	for (uint32_t i = 0; i < m->nr_known; i++) {
+		const struct rec__module_key *k = &m->known[i].key;
+
+		if (k->bias == key->bias && k->first_start == key->first_start &&
+		    k->path_hash == key->path_hash)
+			return &m->known[i];
+	}
+	return NULL;
 }
 
 /*
@@ -120,6 +147,7 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
 	struct rec__modules *m = s->m;
 	struct recfmt_range ranges[RECFMT_MAX_MODULE_RANGES];
 	struct rec__module_key key;
+	struct rec__module_known *k;
 	const uint8_t *build_id = NULL;
 	uint32_t nr_ranges = 0, build_id_bytes, flags = 0;
 	char exe[4096];
@@ -127,6 +155,9 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
 
 	if (s->first) {
 		s->first = false;
+		/* Under the loader's lock: no module joins or leaves the list meanwhile. */
+		s->now_ticks = rec__clock_now(rec__g.cfg.use_tsc);
+		s->since_ticks = m->scanned ? m->checked_ticks : 0;
 		if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
 			if (m->scanned && info->dlpi_adds == m->adds && info->dlpi_subs == m->subs)
 				return 1; /* nothing loaded or unloaded: stop here */
@@ -134,6 +165,7 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
 			m->subs = info->dlpi_subs;
 		}
 		m->scanned = true;
+		m->gen++;
 		s->changed = true;
 		if (!path[0]) {
 			ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -158,17 +190,27 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0; /* no code: no function of ours can be in it */
 	if (is_vdso(s->vdso, info))
 		flags |= RECFMT_MODULE_VDSO;
-	memset(&key, 0, sizeof(key)); /* compared with memcmp, padding included */
 	key.bias = info->dlpi_addr;
 	key.first_start = ranges[0].start;
 	key.path_hash = hash_str(path);
-	if (is_known(m, &key))
-		return 0;
+	k = find_known(m, &key);
+	if (k) {
+		k->seen = m->gen;
+		if (!k->mapped) {
+			/* The same file at the same place again, since the last check. */
+			struct recfmt_module_map mm = { k->id, RECFMT_MODULE_MAPPED, s->since_ticks };
+
+			k->mapped = true;
+			s->err = recfmt_encode_module_map(s->out, &mm);
+		}
+		return s->err ? 1 : 0;
+	}
 	build_id_bytes = find_build_id(info, &build_id);
-	s->err = recfmt_encode_module(s->out, m->nr_known + 1, flags, info->dlpi_addr, ranges,
-				      nr_ranges, build_id, build_id_bytes, path);
+	s->err = recfmt_encode_module_since(s->out, m->nr_known + 1, flags, info->dlpi_addr, ranges,
+					    nr_ranges, build_id, build_id_bytes, path,
+					    s->since_ticks);
 	if (!s->err)
-		s->err = add_known(m, &key);
+		s->err = add_known(m, &key, m->nr_known + 1, m->gen);
 	return s->err ? 1 : 0;
 }
 
@@ -233,6 +275,16 @@ bool rec__modules_capture(uintptr_t fn, struct rec__module_snap *snap, const cha
 }
 
 /*
+ * Held across every check (dl_iterate_phdr() and the files' tables: the
+ * writer's, a dlclose()'s), and by fork's prepare
+ * handler (lifecycle.c) so that no scan is under way when the process
+ * forks. glibc before 2.37 does not reset the loader's dl_load_write_lock
+ * in a child (BZ #19282, fixed upstream in 2023): a fork while our writer
+ * held it left the child's first scan, and so its exit, blocked forever.
+ */
+static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
  * rec__modules_add_snaps() - a MODULE record for every module snapshot
  * taken since the last call in this file and not recorded yet (same key as
  * the scan's, so neither records a module twice). Writer thread only.
@@ -244,48 +296,164 @@ int rec__modules_add_snaps(struct rec__modules *m, struct recfmt_buf *out, uint3
 {
 	int err = 0;
 
+	pthread_mutex_lock(&scan_lock);
 	for (; m->nr_snaps_done < nr && !err; m->nr_snaps_done++) {
 		const struct rec__module_snap *snap = snap_at(m->nr_snaps_done);
 		struct rec__module_key key;
 
-		memset(&key, 0, sizeof(key));
 		key.bias = snap->bias;
 		key.first_start = snap->ranges[0].start;
 		key.path_hash = snap->path_hash;
-		if (is_known(m, &key))
+		if (find_known(m, &key))
 			continue;
-		err = recfmt_encode_module(out, m->nr_known + 1, 0, snap->bias, snap->ranges,
-					   snap->nr_ranges, snap->build_id, snap->build_id_bytes,
-					   snap->path);
+		/* Mapped since some time before its first site, not known when;
+		 * no check saw it (seen 0): the next full one that misses it
+		 * says it is gone. */
+		err = recfmt_encode_module_since(out, m->nr_known + 1, 0, snap->bias, snap->ranges,
+						 snap->nr_ranges, snap->build_id,
+						 snap->build_id_bytes, snap->path, 0);
 		if (!err)
-			err = add_known(m, &key);
+			err = add_known(m, &key, m->nr_known + 1, 0);
 	}
+	pthread_mutex_unlock(&scan_lock);
+	return err;
+}
+
+/* Under scan_lock: one check of m, its records appended to out. */
+static int check_locked(struct rec__modules *m, struct recfmt_buf *out)
+{
+	struct scan s = { .m = m, .out = out, .vdso = getauxval(AT_SYSINFO_EHDR), .first = true };
+
+	dl_iterate_phdr(on_module, &s);
+	if (s.first)
+		return 0; /* no module at all: nothing to say */
+	for (uint32_t i = 0; i < m->nr_known && s.changed && !s.err; i++) {
+		struct rec__module_known *k = &m->known[i];
+
+		if (k->mapped && k->seen != m->gen) {
+			struct recfmt_module_map mm = { k->id, RECFMT_MODULE_UNMAPPED, s.now_ticks };
+
+			k->mapped = false;
+			s.err = recfmt_encode_module_map(out, &mm);
+		}
+	}
+	m->checked_ticks = s.now_ticks;
+	return s.err;
+}
+
+/*
+ * The files dlclose() checks (a stream file, flight mode's crash snapshot):
+ * set without the lock (rec__modules_watch(), maybe in a signal handler),
+ * cleared under it; read under it.
+ */
+#define NR_WATCHED 4
+static struct rec__modules *watched[NR_WATCHED];
+
+/*
+ * rec__modules_watch() - dlclose() checks m from now on, as the writer does
+ * (m is zeroed or checked already). Called as the recording starts, before
+ * its first sample, so that a library closed before the writer's first
+ * check is in the file; async-signal-safe (a start may be in a handler).
+ */
+void rec__modules_watch(struct rec__modules *m)
+{
+	for (int i = 0; i < NR_WATCHED; i++)
+		if (__atomic_load_n(&watched[i], __ATOMIC_ACQUIRE) == m)
+			return;
+	for (int i = 0; i < NR_WATCHED; i++) {
+		struct rec__modules *none = NULL;
+
+		if (__atomic_compare_exchange_n(&watched[i], &none, m, false, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED))
+			return;
+	}
+}
+
+int rec__modules_scan(struct rec__modules *m, struct recfmt_buf *out)
+{
+	int err = 0;
+
+	rec__modules_watch(m);
+	pthread_mutex_lock(&scan_lock);
+	if (m->pending.len) {
+		err = recfmt_buf_reserve(out, m->pending.len);
+		if (!err) {
+			memcpy(out->data + out->len, m->pending.data, m->pending.len);
+			out->len += m->pending.len;
+			m->pending.len = 0;
+		}
+	}
+	if (!err)
+		err = check_locked(m, out);
+	pthread_mutex_unlock(&scan_lock);
 	return err;
 }
 
 /*
- * rec__modules_scan() - append a MODULE record to out for every module
- * loaded since the last scan (all of them at the first scan of a file).
- * Writer thread only. Return: 0, or -ENOMEM.
+ * A check of every watched file, its records left pending for the writer:
+ * dlclose() below, before and after the real one, while stack samples are
+ * recorded (their addresses are named by time: FORMAT.md §3.23). A file's
+ * check that runs out of memory leaves the rest to the writer's next one.
  */
-/*
- * Held by the writer across dl_iterate_phdr(), and by fork's prepare
- * handler (lifecycle.c) so that no scan is under way when the process
- * forks. glibc before 2.37 does not reset the loader's dl_load_write_lock
- * in a child (BZ #19282, fixed upstream in 2023): a fork while our writer
- * held it left the child's first scan, and so its exit, blocked forever.
- */
-static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
-
-int rec__modules_scan(struct rec__modules *m, struct recfmt_buf *out)
+static __attribute__((unused)) void dlclose_check(void)
 {
-	struct scan s = { .m = m, .out = out, .vdso = getauxval(AT_SYSINFO_EHDR), .first = true };
-
+	if (!rec__sample_hz())
+		return;
 	pthread_mutex_lock(&scan_lock);
-	dl_iterate_phdr(on_module, &s);
+	for (int i = 0; i < NR_WATCHED; i++) {
+		struct rec__modules *m = __atomic_load_n(&watched[i], __ATOMIC_ACQUIRE);
+
+		if (m)
+			check_locked(m, &m->pending);
+	}
 	pthread_mutex_unlock(&scan_lock);
-	return s.err;
 }
+
+#if defined(REC_GLIBC_HOOK_VERSION)
+/*
+ * dlclose() as the program calls it, in librectrace.so only, as sample.c's
+ * pthread_create(): the dynamic linker matches the versioned reference by
+ * the version's name and finds librec before libc. The static library
+ * interposes nothing: there only the writer's checks see modules come and go.
+ */
+#define REC__STR2(x) #x
+#define REC__STR(x) REC__STR2(x)
+int rec__dlclose_234(void *handle) __attribute__((visibility("default")));
+int rec__dlclose_old(void *handle) __attribute__((visibility("default")));
+__asm__(".symver rec__dlclose_234, dlclose@@GLIBC_2.34");
+__asm__(".symver rec__dlclose_old, dlclose@" REC__STR(REC_GLIBC_HOOK_VERSION));
+
+static int (*real_dlclose)(void *);
+
+static int hooked_dlclose(void *handle)
+{
+	int (*f)(void *) = __atomic_load_n(&real_dlclose, __ATOMIC_ACQUIRE);
+	int ret;
+
+	if (!f) {
+		f = (int (*)(void *))dlvsym(RTLD_NEXT, "dlclose", "GLIBC_2.34");
+		if (!f)
+			f = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+		if (!f)
+			return -1;
+		__atomic_store_n(&real_dlclose, f, __ATOMIC_RELEASE);
+	}
+	dlclose_check(); /* every module mapped now is in the file */
+	ret = f(handle);
+	dlclose_check(); /* and those it unmapped are gone, with the time */
+	return ret;
+}
+
+int rec__dlclose_234(void *handle)
+{
+	return hooked_dlclose(handle);
+}
+
+int rec__dlclose_old(void *handle)
+{
+	return hooked_dlclose(handle);
+}
+#endif
 
 void rec__modules_fork_prepare(void)
 {
@@ -297,14 +465,23 @@ void rec__modules_fork_parent(void)
 	pthread_mutex_unlock(&scan_lock);
 }
 
+/* The parent's files are not the child's (writer.c sets them aside). */
 void rec__modules_fork_child(void)
 {
 	pthread_mutex_init(&scan_lock, NULL);
+	for (int i = 0; i < NR_WATCHED; i++)
+		__atomic_store_n(&watched[i], NULL, __ATOMIC_RELAXED);
 }
 
 void rec__modules_fini(struct rec__modules *m)
 {
+	pthread_mutex_lock(&scan_lock);
+	for (int i = 0; i < NR_WATCHED; i++)
+		if (__atomic_load_n(&watched[i], __ATOMIC_RELAXED) == m)
+			__atomic_store_n(&watched[i], NULL, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&scan_lock);
 	free(m->known);
+	recfmt_buf_fini(&m->pending);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -432,15 +432,31 @@ uintptr_t rec__site_func_addr(const struct rec__site *site) REC__HIDDEN;
 uint32_t rec__site_nr_snaps(void) REC__HIDDEN;
 const struct rec__module_snap *rec__site_snap(uint32_t i) REC__HIDDEN;
 
-/* modules.c: the writer's view of the loaded ELF modules (FORMAT.md §3.10). */
+/*
+ * modules.c: the loaded ELF modules as one file records them (FORMAT.md
+ * §3.10, §3.25): each one's id, and whether the last check saw it mapped.
+ * Under modules.c's lock: the writer's scans and a dlclose() (hooked in
+ * librectrace.so) both check, so that a module closed between two writer
+ * passes is in the file with the times it was mapped.
+ */
+struct rec__module_known;
 struct rec__modules {
-	unsigned long long adds, subs; /* dl_iterate_phdr's counters at the last scan */
+	unsigned long long adds, subs; /* dl_iterate_phdr's counters at the last check */
 	bool scanned;
+	uint32_t gen; /* checks that listed every module */
 	uint32_t nr_known, cap_known;
-	struct rec__module_key *known;
+	struct rec__module_known *known;
 	uint32_t nr_snaps_done; /* module snapshots (site.c) looked at in this file */
+	uint64_t checked_ticks; /* when the last check ran (the events' clock) */
+	struct recfmt_buf pending; /* records a dlclose() check made, for the writer to move */
 };
+/*
+ * Writer: the records pending from dlclose() checks, then one for every
+ * module mapped or unmapped since the last check (all at a file's first).
+ * Return: 0, or -ENOMEM.
+ */
 int rec__modules_scan(struct rec__modules *m, struct recfmt_buf *out) REC__HIDDEN;
+void rec__modules_watch(struct rec__modules *m) REC__HIDDEN;
 int rec__modules_find_funcs(const char *const *names, uint32_t nr_names,
 			    void (*found)(uint32_t i, uintptr_t addr, void *arg), void *arg,
 			    bool *main_stripped) REC__HIDDEN;

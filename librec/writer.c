@@ -371,9 +371,12 @@ static void write_frame(struct writer *w)
 	/*
 	 * Modules, then sites used by the events in body, before them in the
 	 * frame. A function site's code was loaded before the site was
-	 * registered, so this scan, after loading nr_sites, sees its module.
+	 * registered, so this scan, after loading nr_sites, sees its module;
+	 * a sample's module was mapped when the sample was taken, before this
+	 * check: it is still mapped, or the dlclose() that unmapped it left
+	 * its records pending (modules.c).
 	 */
-	if (nr_sites != w->nr_sites_written || !w->modules.scanned) {
+	if (nr_sites != w->nr_sites_written || !w->modules.scanned || rec__sample_hz()) {
 		/* Snapshots first: their modules may be gone from the scan. */
 		err = rec__modules_add_snaps(&w->modules, &w->meta, rec__site_nr_snaps(),
 					     rec__site_snap);
@@ -1772,6 +1775,8 @@ int rec__writer_start(void)
 			return err;
 	}
 	memset(&writer_state, 0, sizeof(writer_state)); /* the parked thread reads it after go */
+	/* Its modules checked by a dlclose() from the first sample on (modules.c). */
+	rec__modules_watch(&writer_state.modules);
 	/* Flight mode: full rings discard their oldest chunk (probe.c, ring.h). */
 	__atomic_store_n(&rec__flight_overwrite, rec__g.cfg.flight, __ATOMIC_RELAXED);
 	__atomic_store_n(&rec__flight_wake_on_discard, rec__g.cfg.flight && rec__g.cfg.triggers[0],

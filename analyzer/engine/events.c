@@ -536,6 +536,19 @@ static enum recfmt_status on_module(struct frame_walk *w, const struct recfmt_re
 	return RECFMT_OK;
 }
 
+static enum recfmt_status on_module_map(struct frame_walk *w, const struct recfmt_record *rec,
+					struct recfmt_error *err)
+{
+	struct recfmt_module_map mm;
+	enum recfmt_status st = recfmt_decode_module_map(rec, &mm, err);
+
+	if (st != RECFMT_OK)
+		return st;
+	if (w->tr->syms)
+		tt_symbols_module_map(w->tr->syms, &mm);
+	return RECFMT_OK;
+}
+
 /* A function site: named when first needed (tt_trace_site_name_slow()), or
  * now with eager_names (events.h). */
 static enum recfmt_status on_func(struct frame_walk *w, const struct recfmt_record *rec,
@@ -649,6 +662,8 @@ static enum recfmt_status apply_record(struct frame_walk *w, const struct recfmt
 		return RECFMT_OK;
 	case RECFMT_MODULE:
 		return on_module(w, rec, err);
+	case RECFMT_MODULE_MAP:
+		return on_module_map(w, rec, err);
 	case RECFMT_FUNC:
 		return on_func(w, rec, err);
 	case RECFMT_SAMPLING:

@@ -47,9 +47,18 @@ struct symbol {
 	bool global;	  /* STB_GLOBAL or STB_WEAK */
 };
 
+/* A time a module was mapped: [lo, hi), on the events' clock. */
+struct span {
+	uint64_t lo, hi;
+};
+
 struct module {
 	uint32_t id, flags;
 	uint64_t bias;
+	/* FORMAT.md §3.25: when it was mapped, if the file says (timed). */
+	bool timed;
+	struct span *spans;
+	uint32_t nr_spans, cap_spans;
 	uint32_t nr_ranges;
 	struct recfmt_range *ranges;
 	uint8_t build_id[RECFMT_MAX_BUILD_ID_BYTES];
@@ -98,6 +107,7 @@ static void module_fini(struct module *m)
 		free(m->files[i]);
 	free(m->files);
 	free(m->ranges);
+	free(m->spans);
 	free(m->path);
 	free(m->shown);
 	free(m->warnings);
@@ -113,6 +123,16 @@ void tt_symbols_destroy(struct tt_symbols *s)
 	free(s->funcs);
 	tt_hmap_fini(&s->func_map);
 	free(s);
+}
+
+/* A new time m is mapped, from lo on. */
+static void add_span(struct module *m, uint64_t lo)
+{
+	if (m->nr_spans == m->cap_spans) {
+		m->cap_spans = m->cap_spans ? 2 * m->cap_spans : 2;
+		m->spans = tt_xrealloc(m->spans, m->cap_spans * sizeof(*m->spans));
+	}
+	m->spans[m->nr_spans++] = (struct span){ lo, UINT64_MAX };
 }
 
 void tt_symbols_add_module(struct tt_symbols *s, const struct recfmt_module *rm)
@@ -156,6 +176,35 @@ void tt_symbols_add_module(struct tt_symbols *s, const struct recfmt_module *rm)
 		m->state = MOD_VDSO;
 	else if (!m->path[0])
 		m->state = MOD_NO_PATH;
+	if (rm->has_since) {
+		m->timed = true;
+		add_span(m, rm->since_ticks);
+	}
+}
+
+void tt_symbols_module_map(struct tt_symbols *s, const struct recfmt_module_map *mm)
+{
+	struct module *m = NULL;
+
+	for (uint32_t i = s->nr_mods; i-- > 0;) {
+		if (s->mods[i].id == mm->id) {
+			m = &s->mods[i];
+			break;
+		}
+	}
+	if (!m)
+		return; /* its MODULE was lost with its frame */
+	if (!m->timed) {
+		/* A 1.3-style MODULE: mapped from the start until now. */
+		m->timed = true;
+		add_span(m, 0);
+	}
+	if (mm->what == RECFMT_MODULE_UNMAPPED) {
+		if (m->nr_spans && m->spans[m->nr_spans - 1].hi == UINT64_MAX)
+			m->spans[m->nr_spans - 1].hi = mm->ticks;
+	} else if (!m->nr_spans || m->spans[m->nr_spans - 1].hi != UINT64_MAX) {
+		add_span(m, mm->ticks);
+	}
 }
 
 struct func_key {
@@ -685,23 +734,76 @@ static const struct symbol *lookup(const struct module *m, uint64_t a)
 	return NULL;
 }
 
+static bool holds(const struct module *m, uint64_t addr)
+{
+	for (uint32_t r = 0; r < m->nr_ranges; r++)
+		if (addr >= m->ranges[r].start && addr < m->ranges[r].end)
+			return true;
+	return false;
+}
+
+static bool mapped_at(const struct module *m, uint64_t ticks)
+{
+	if (!m->timed)
+		return true;
+	for (uint32_t i = m->nr_spans; i-- > 0;)
+		if (ticks >= m->spans[i].lo && ticks < m->spans[i].hi)
+			return true;
+	return false;
+}
+
+/* Latest first: a module loaded where an unloaded one was wins. */
 static struct module *find_module(struct tt_symbols *s, uint64_t addr)
 {
-	/* Latest first: a module loaded where an unloaded one was wins. */
-	for (uint32_t i = s->nr_mods; i-- > 0;) {
-		struct module *m = &s->mods[i];
-
-		for (uint32_t r = 0; r < m->nr_ranges; r++)
-			if (addr >= m->ranges[r].start && addr < m->ranges[r].end)
-				return m;
-	}
+	for (uint32_t i = s->nr_mods; i-- > 0;)
+		if (holds(&s->mods[i], addr))
+			return &s->mods[i];
 	return NULL;
+}
+
+uint32_t tt_symbols_find(struct tt_symbols *s, uint64_t addr, uint64_t ticks)
+{
+	uint32_t any = 0;
+
+	for (uint32_t i = s->nr_mods; i-- > 0;) {
+		if (!holds(&s->mods[i], addr))
+			continue;
+		if (mapped_at(&s->mods[i], ticks))
+			return i + 1;
+		if (!any)
+			any = i + 1;
+	}
+	/* None mapped then by the file's times (a clock that disagrees by a
+	 * hair): the latest that holds it, as a 1.3 reader would. */
+	return any;
+}
+
+bool tt_symbols_mapped_at(const struct tt_symbols *s, uint32_t mod, uint64_t ticks)
+{
+	return mod && mod <= s->nr_mods && mapped_at(&s->mods[mod - 1], ticks);
+}
+
+static struct module *module_at(struct tt_symbols *s, uint32_t mod)
+{
+	return mod && mod <= s->nr_mods ? &s->mods[mod - 1] : NULL;
+}
+
+static uint32_t index_of(const struct tt_symbols *s, const struct module *m)
+{
+	return m ? (uint32_t)(m - s->mods) + 1 : 0;
 }
 
 void tt_symbols_name(struct tt_symbols *s, uint64_t addr, char *out, size_t out_bytes,
 		     char *loc, size_t loc_bytes)
 {
-	struct module *m = find_module(s, addr);
+	tt_symbols_name_in(s, index_of(s, find_module(s, addr)), addr, out, out_bytes, loc,
+			   loc_bytes);
+}
+
+void tt_symbols_name_in(struct tt_symbols *s, uint32_t mod, uint64_t addr, char *out,
+			size_t out_bytes, char *loc, size_t loc_bytes)
+{
+	struct module *m = module_at(s, mod);
 	const struct symbol *sym;
 	const char *why;
 	uint64_t a;
@@ -738,7 +840,12 @@ void tt_symbols_name(struct tt_symbols *s, uint64_t addr, char *out, size_t out_
 
 bool tt_symbols_mapping(struct tt_symbols *s, uint64_t addr, struct tt_symbols_mapping *out)
 {
-	struct module *m = find_module(s, addr);
+	return tt_symbols_mapping_of(s, index_of(s, find_module(s, addr)), out);
+}
+
+bool tt_symbols_mapping_of(struct tt_symbols *s, uint32_t mod, struct tt_symbols_mapping *out)
+{
+	struct module *m = module_at(s, mod);
 
 	memset(out, 0, sizeof(*out));
 	if (!m)
@@ -766,7 +873,12 @@ bool tt_symbols_mapping(struct tt_symbols *s, uint64_t addr, struct tt_symbols_m
 
 const char *tt_symbols_module(struct tt_symbols *s, uint64_t addr)
 {
-	const struct module *m = find_module(s, addr);
+	return tt_symbols_module_of(s, index_of(s, find_module(s, addr)));
+}
+
+const char *tt_symbols_module_of(struct tt_symbols *s, uint32_t mod)
+{
+	const struct module *m = module_at(s, mod);
 
 	return m && m->base ? m->base : "";
 }

@@ -26,6 +26,8 @@ void tt_symbols_destroy(struct tt_symbols *s);
 
 /* A MODULE record (copied). A later module with the same id replaces it. */
 void tt_symbols_add_module(struct tt_symbols *s, const struct recfmt_module *m);
+/* A MODULE_MAP record (FORMAT.md §3.25): the module unmapped, or mapped again. */
+void tt_symbols_module_map(struct tt_symbols *s, const struct recfmt_module_map *mm);
 /* A FUNC record: site `id` is the function at run-time address `addr`. */
 void tt_symbols_add_func(struct tt_symbols *s, uint32_t id, uint64_t addr);
 /* True if site `id` came from a FUNC record; *addr is its address. */
@@ -66,6 +68,23 @@ struct tt_symbols_mapping {
 	bool main; /* the main program (MODULE flag RECFMT_MODULE_MAIN) */
 };
 bool tt_symbols_mapping(struct tt_symbols *s, uint64_t addr, struct tt_symbols_mapping *out);
+
+/*
+ * By time, for a sample's addresses (FORMAT.md §3.23): tt_symbols_find()
+ * gives the module that held run-time address addr at `ticks` (the latest
+ * MODULE record whose ranges contain it and that was mapped then; with
+ * none mapped then, the latest that contains it), as an index > 0, or 0
+ * when no module holds addr. An index stays valid as long as s, and names
+ * the same module. tt_symbols_mapped_at() says whether module mod was
+ * mapped at ticks (always, for a module the file gives no times for). The
+ * _in/_of functions are those above for a module found so (0: none).
+ */
+uint32_t tt_symbols_find(struct tt_symbols *s, uint64_t addr, uint64_t ticks);
+bool tt_symbols_mapped_at(const struct tt_symbols *s, uint32_t mod, uint64_t ticks);
+void tt_symbols_name_in(struct tt_symbols *s, uint32_t mod, uint64_t addr, char *out,
+			size_t out_bytes, char *loc, size_t loc_bytes);
+const char *tt_symbols_module_of(struct tt_symbols *s, uint32_t mod);
+bool tt_symbols_mapping_of(struct tt_symbols *s, uint32_t mod, struct tt_symbols_mapping *out);
 
 /* The main program's path (its MODULE record, 1.1), or NULL. */
 const char *tt_symbols_program(const struct tt_symbols *s);

@@ -70,15 +70,15 @@ static uint32_t func_id(struct tt_samples *s, const char *key, const char *modul
 	return s->nr_funcs - 1;
 }
 
-/* The entry of s->maps for the module of the walk's file that holds addr,
- * added when new; TT_SAMPLES_NO_MAP when no module does. */
-static uint32_t map_id(struct walk_ctx *w, struct tt_trace *tr, uint64_t addr)
+/* The entry of s->maps for module mod of the walk's file (symbols.h's
+ * index), added when new; TT_SAMPLES_NO_MAP for none. */
+static uint32_t map_id(struct walk_ctx *w, struct tt_trace *tr, uint32_t mod)
 {
 	struct tt_samples *s = w->s;
 	struct tt_symbols_mapping m;
 	char hexid[2 * RECFMT_MAX_BUILD_ID_BYTES + 1];
 
-	if (!tr->syms || !tt_symbols_mapping(tr->syms, addr, &m))
+	if (!tr->syms || !tt_symbols_mapping_of(tr->syms, mod, &m))
 		return TT_SAMPLES_NO_MAP;
 	for (uint32_t i = w->first_map; i < s->nr_maps; i++)
 		if (s->maps[i].module_id == m.id && s->maps[i].start == m.start)
@@ -101,33 +101,55 @@ static uint32_t map_id(struct walk_ctx *w, struct tt_trace *tr, uint64_t addr)
 	return s->nr_maps++;
 }
 
+/*
+ * An address is named by the module that held it when the sample was taken
+ * (FORMAT.md §3.23: a library unloaded and another loaded at its place):
+ * a location is (address, module), and a known one serves a sample while
+ * its module was mapped then. One with no module is looked up again: its
+ * module's record may come later in the file than a sample before it.
+ */
 struct addr_key {
 	const struct tt_samples *s;
-	uint64_t addr;
+	struct tt_symbols *syms;
+	uint64_t addr, ticks;
+	uint32_t mod;
+	bool by_mod; /* match mod exactly, not by time */
 };
 
 static bool addr_eq(const void *ctx, uint32_t id)
 {
 	const struct addr_key *k = ctx;
+	const struct tt_sloc *l = &k->s->locs[id];
 
-	return k->s->locs[id].addr == k->addr;
+	if (l->addr != k->addr)
+		return false;
+	if (k->by_mod)
+		return l->mod == k->mod;
+	return l->mod && tt_symbols_mapped_at(k->syms, l->mod, k->ticks);
 }
 
-/* The location of addr in the walk's file, named when new. */
-static uint32_t addr_loc(struct walk_ctx *w, struct tt_trace *tr, uint64_t addr)
+/* The location of addr at ticks in the walk's file, named when new. */
+static uint32_t addr_loc(struct walk_ctx *w, struct tt_trace *tr, uint64_t addr, uint64_t ticks)
 {
 	struct tt_samples *s = w->s;
-	const struct addr_key k = { s, addr };
-	uint32_t h = tt_hash_u64(addr), id = tt_hmap_find(&w->addr_map, h, addr_eq, &k);
+	struct addr_key k = { s, tr->syms, addr, ticks, 0, false };
+	uint32_t h = tt_hash_u64(addr), id = TT_HMAP_NONE;
 
+	if (tr->syms)
+		id = tt_hmap_find(&w->addr_map, h, addr_eq, &k);
+	if (id != TT_HMAP_NONE)
+		return id;
+	k.mod = tr->syms ? tt_symbols_find(tr->syms, addr, ticks) : 0;
+	k.by_mod = true;
+	id = tt_hmap_find(&w->addr_map, h, addr_eq, &k);
 	if (id != TT_HMAP_NONE)
 		return id;
 	char name[512], loc[512], key[1100];
 	const char *module = "";
 
 	if (tr->syms) {
-		tt_symbols_name(tr->syms, addr, name, sizeof(name), loc, sizeof(loc));
-		module = tt_symbols_module(tr->syms, addr);
+		tt_symbols_name_in(tr->syms, k.mod, addr, name, sizeof(name), loc, sizeof(loc));
+		module = tt_symbols_module_of(tr->syms, k.mod);
 	} else {
 		snprintf(name, sizeof(name), "0x%" PRIx64 " [no module]", addr);
 		loc[0] = '\0';
@@ -150,7 +172,7 @@ static uint32_t addr_loc(struct walk_ctx *w, struct tt_trace *tr, uint64_t addr)
 		s->locs = tt_xrealloc(s->locs, s->cap_locs * sizeof(*s->locs));
 	}
 	tt_hmap_put(&w->addr_map, h, s->nr_locs);
-	s->locs[s->nr_locs] = (struct tt_sloc){ addr, f, map_id(w, tr, addr) };
+	s->locs[s->nr_locs] = (struct tt_sloc){ addr, f, map_id(w, tr, k.mod), k.mod };
 	return s->nr_locs++;
 }
 
@@ -228,7 +250,8 @@ static void on_sample(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 		w->loc_ids = tt_xrealloc(w->loc_ids, w->cap_ids * sizeof(*w->loc_ids));
 	}
 	for (uint32_t i = 0; i < smp->nr_frames; i++) {
-		uint32_t l = addr_loc(w, tr, i && smp->frames[i] ? smp->frames[i] - 1 : smp->frames[i]);
+		uint32_t l = addr_loc(w, tr, i && smp->frames[i] ? smp->frames[i] - 1 : smp->frames[i],
+				      smp->ticks);
 
 		w->loc_ids[i] = l;
 		w->ids[i] = s->locs[l].func;

@@ -50,6 +50,7 @@ struct tt_sloc {
 	uint64_t addr;	  /* frame 0's address, or a caller's return address - 1 */
 	uint32_t func;	  /* its function */
 	uint32_t mapping; /* its module in tt_samples.maps, TT_SAMPLES_NO_MAP outside all */
+	uint32_t mod;	  /* that module in its file's symbols (symbols.h's index), 0: none */
 };
 #define TT_SAMPLES_NO_MAP UINT32_MAX
 

@@ -259,14 +259,18 @@ Test(format, reader_refuses_a_newer_major_version)
 	struct recfmt_cursor cur;
 	struct recfmt_record rec;
 	struct recfmt_header h, in = { .clock = RECFMT_CLOCK_TSC, .ticks_per_second = 1 };
+	char want[128];
 
+	snprintf(want, sizeof(want), "format version %d.%d is newer than this reader's %d.%d",
+		 RECFMT_VERSION_MAJOR + 1, RECFMT_VERSION_MINOR, RECFMT_VERSION_MAJOR,
+		 RECFMT_VERSION_MINOR);
 	recfmt_buf_init(&frame);
 	cr_assert_eq(recfmt_encode_header(&frame, &in), 0);
 	recfmt_store_u16le(frame.data + RECFMT_RECORD_HEADER_BYTES + 8, RECFMT_VERSION_MAJOR + 1);
 	recfmt_cursor_init(&cur, frame.data, frame.len);
 	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
 	cr_assert_eq(recfmt_decode_header(&rec, &h, &err), RECFMT_UNSUPPORTED_VERSION);
-	cr_assert_str_eq(err.message, "format version 2.3 is newer than this reader's 1.3");
+	cr_assert_str_eq(err.message, want);
 	recfmt_buf_fini(&frame);
 }
 
@@ -360,6 +364,48 @@ Test(format, a_module_record_whose_contents_overrun_it_is_corrupt)
 	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
 	cr_assert_eq(recfmt_decode_module(&rec, &m, &err), RECFMT_CORRUPT);
 	cr_assert_str_eq(err.message, "MODULE record's contents overrun it");
+	recfmt_buf_fini(&b);
+}
+
+/* FORMAT.md §3.10, §3.25 (version 1.4): a MODULE's since_ticks after its
+ * path, a 1.3 MODULE without it, and MODULE_MAP. */
+Test(format, module_times_round_trip_and_a_1_3_module_has_none)
+{
+	struct recfmt_buf b;
+	struct recfmt_error err = { 0 };
+	struct recfmt_cursor cur;
+	struct recfmt_record rec;
+	struct recfmt_module m;
+	struct recfmt_module_map mm;
+	const struct recfmt_range r = { 0x1000, 0x2000 };
+	const struct recfmt_module_map in = { 2, RECFMT_MODULE_UNMAPPED, 0x123456789abcull };
+
+	recfmt_buf_init(&b);
+	cr_assert_eq(recfmt_encode_module_since(&b, 2, 0, 0x7000, &r, 1, NULL, 0, "/lib/p.so",
+						0xfedcba9876ull),
+		     0);
+	cr_assert_eq(recfmt_encode_module(&b, 3, 0, 0, &r, 1, NULL, 0, "/x"), 0);
+	cr_assert_eq(recfmt_encode_module_map(&b, &in), 0);
+	recfmt_cursor_init(&cur, b.data, b.len);
+	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
+	cr_assert_eq(rec.size, 32 + 16 + 9 + 8);
+	cr_assert_eq(recfmt_decode_module(&rec, &m, &err), RECFMT_OK, "%s", err.message);
+	cr_assert(m.has_since);
+	cr_assert_eq(m.since_ticks, 0xfedcba9876ull);
+	cr_assert_arr_eq(m.path, "/lib/p.so", 9);
+	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
+	cr_assert_eq(recfmt_decode_module(&rec, &m, &err), RECFMT_OK, "%s", err.message);
+	cr_assert(!m.has_since);
+	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
+	cr_assert_eq(rec.type, RECFMT_MODULE_MAP);
+	cr_assert_eq(rec.size, 16);
+	cr_assert_eq(recfmt_decode_module_map(&rec, &mm, &err), RECFMT_OK, "%s", err.message);
+	cr_assert_eq(mm.id, 2);
+	cr_assert_eq(mm.what, RECFMT_MODULE_UNMAPPED);
+	cr_assert_eq(mm.ticks, 0x123456789abcull);
+	/* Neither unmapped nor mapped: damaged. */
+	recfmt_store_u32le(b.data + b.len - 12, 3);
+	cr_assert_eq(recfmt_decode_module_map(&rec, &mm, &err), RECFMT_CORRUPT);
 	recfmt_buf_fini(&b);
 }
 

@@ -9,6 +9,9 @@
  *                  program): prints "cpu_ns N" and "work ADDR" "cmp ADDR"
  *   churn N        N threads started and joined, 64 at a time, each a little work
  *   dlopen N PATH  dlopen, call, dlclose a library N times, working in it
+ *   dlrotate N P0 P1 P2  N times: dlopen library i % 3, work in it 0.2 ms
+ *                  through call_lib<i % 3>(), dlclose the one opened before:
+ *                  two open at a time, so each is mapped where another was
  *   malloc MS      4 threads malloc/free flat out for MS of CPU each
  *   fork MS        work, fork a child that works MS too, wait for it
  *   exec N         work, then exec itself N - 1 more times (exec 0: exit 0)
@@ -74,6 +77,41 @@ __attribute__((noinline)) static double work(double ms)
 	}
 	free(a);
 	return s;
+}
+
+/* One caller per library of dlrotate, so that a sample's stack says which
+ * library it was in: call_libK() -> sample_mod_work() of library K. */
+#define CALL_LIB(k)                                                                               \
+	__attribute__((noinline, noclone)) static double call_lib##k(double (*f)(double))        \
+	{                                                                                         \
+		volatile double r = f(0.2);                                                       \
+		return r;                                                                         \
+	}
+CALL_LIB(0)
+CALL_LIB(1)
+CALL_LIB(2)
+
+static int dlrotate(int n, char **paths)
+{
+	double (*const call[3])(double (*)(double)) = { call_lib0, call_lib1, call_lib2 };
+	void *prev = NULL;
+
+	for (int i = 0; i < n; i++) {
+		void *h = dlopen(paths[i % 3], RTLD_NOW | RTLD_LOCAL);
+		double (*f)(double);
+
+		if (!h)
+			return 4;
+		f = (double (*)(double))dlsym(h, "sample_mod_work");
+		if (!f || call[i % 3](f) < 0)
+			return 5;
+		if (prev)
+			dlclose(prev);
+		prev = h;
+	}
+	if (prev)
+		dlclose(prev);
+	return 0;
 }
 
 static void *work_thread(void *arg)
@@ -262,6 +300,11 @@ int main(int argc, char **argv)
 				return 5;
 			dlclose(h);
 		}
+	} else if (strcmp(mode, "dlrotate") == 0) {
+		int err = argc > 5 ? dlrotate((int)ms, argv + 3) : 2;
+
+		if (err)
+			return err;
 	} else if (strcmp(mode, "malloc") == 0) {
 		pthread_t t[4];
 

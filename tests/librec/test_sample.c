@@ -57,8 +57,12 @@ static void remove_dir(void)
 
 struct mod {
 	uint64_t lo[8], hi[8];
-	uint32_t nr, flags;
+	uint32_t nr, flags, id;
 	char path[512];
+	/* FORMAT.md §3.10, §3.25: when it was mapped, [from, to) each. */
+	bool timed;
+	uint64_t from[512], to[512];
+	uint32_t nr_spans;
 };
 
 struct samples {
@@ -66,6 +70,7 @@ struct samples {
 	struct recfmt_sampling sp;
 	uint32_t pid;
 	uint64_t nr, dropped, frames, in_module, truncated;
+	uint64_t unnamed; /* samples with a frame in no module */
 	uint64_t through_libc; /* a libc frame with a program frame further out */
 	uint64_t deep;	       /* 5 frames or more */
 	uint64_t in_mod_named; /* a frame in a module whose path has `want_mod` */
@@ -76,14 +81,46 @@ struct samples {
 	const char *want_mod;
 };
 
-/* The module whose ranges hold addr (the latest, as FORMAT.md §3.10 says), or NULL. */
-static const struct mod *mod_of(const struct samples *s, uint64_t addr)
+static bool mapped_at(const struct mod *m, uint64_t ticks)
+{
+	if (!m->timed)
+		return true;
+	for (uint32_t i = 0; i < m->nr_spans; i++)
+		if (ticks >= m->from[i] && ticks < m->to[i])
+			return true;
+	return false;
+}
+
+/* The module whose ranges held addr at ticks (FORMAT.md §3.23: the latest
+ * MODULE that holds it and was mapped then), or NULL. */
+static const struct mod *mod_of(const struct samples *s, uint64_t addr, uint64_t ticks)
 {
 	for (uint32_t m = s->nr_mods; m-- > 0;)
 		for (uint32_t r = 0; r < s->mods[m].nr; r++)
-			if (addr >= s->mods[m].lo[r] && addr < s->mods[m].hi[r])
+			if (addr >= s->mods[m].lo[r] && addr < s->mods[m].hi[r] &&
+			    mapped_at(&s->mods[m], ticks))
 				return &s->mods[m];
 	return NULL;
+}
+
+/* A MODULE_MAP record (FORMAT.md §3.25) of module id. */
+static void mod_map(struct samples *s, const struct recfmt_module_map *mm)
+{
+	for (uint32_t i = s->nr_mods; i-- > 0;) {
+		struct mod *m = &s->mods[i];
+
+		if (m->id != mm->id)
+			continue;
+		if (mm->what == RECFMT_MODULE_UNMAPPED && m->nr_spans &&
+		    m->to[m->nr_spans - 1] == UINT64_MAX)
+			m->to[m->nr_spans - 1] = mm->ticks;
+		else if (mm->what == RECFMT_MODULE_MAPPED) {
+			cr_assert_lt(m->nr_spans, 512, "mapped more often than the test keeps");
+			m->from[m->nr_spans] = mm->ticks;
+			m->to[m->nr_spans++] = UINT64_MAX;
+		}
+		return;
+	}
 }
 
 static bool is_libc(const struct mod *m)
@@ -103,7 +140,7 @@ static void one_sample(struct samples *s, const struct recfmt_sample *smp)
 		s->threads_sampled++;
 	for (uint32_t i = 0; i < smp->nr_frames; i++) {
 		/* FORMAT.md §3.23: a caller's frame is named by address - 1. */
-		const struct mod *m = mod_of(s, smp->frames[i] - (i ? 1 : 0));
+		const struct mod *m = mod_of(s, smp->frames[i] - (i ? 1 : 0), smp->ticks);
 
 		in += m != NULL;
 		if (is_libc(m))
@@ -114,6 +151,7 @@ static void one_sample(struct samples *s, const struct recfmt_sample *smp)
 			named = true;
 	}
 	s->in_module += in;
+	s->unnamed += in != smp->nr_frames;
 	s->through_libc += through;
 	s->deep += smp->nr_frames >= 5;
 	s->in_mod_named += named;
@@ -138,6 +176,7 @@ static void read_samples(const char *path, struct samples *s)
 			struct recfmt_sample smp;
 			struct recfmt_sample_drops d;
 			struct recfmt_module m;
+			struct recfmt_module_map mm;
 			struct recfmt_header h;
 			enum recfmt_status st;
 
@@ -152,10 +191,16 @@ static void read_samples(const char *path, struct samples *s)
 				break;
 			case RECFMT_MODULE:
 				cr_assert_eq(recfmt_decode_module(&rec, &m, &err), RECFMT_OK);
+				cr_assert_lt(s->nr_mods, MAX_MODS, "more MODULE records than the test keeps");
 				if (s->nr_mods < MAX_MODS) {
 					struct mod *o = &s->mods[s->nr_mods++];
 
 					o->flags = m.flags;
+					o->id = m.id;
+					o->timed = m.has_since;
+					o->from[0] = m.since_ticks;
+					o->to[0] = UINT64_MAX;
+					o->nr_spans = 1;
 					o->nr = m.nr_ranges < 8 ? m.nr_ranges : 8;
 					for (uint32_t i = 0; i < o->nr; i++) {
 						struct recfmt_range rg = recfmt_module_range(&m, i);
@@ -165,6 +210,10 @@ static void read_samples(const char *path, struct samples *s)
 					}
 					snprintf(o->path, sizeof(o->path), "%.*s", (int)m.path_bytes, m.path);
 				}
+				break;
+			case RECFMT_MODULE_MAP:
+				cr_assert_eq(recfmt_decode_module_map(&rec, &mm, &err), RECFMT_OK);
+				mod_map(s, &mm);
 				break;
 			case RECFMT_SAMPLES:
 				cr_assert_eq(recfmt_samples_open(&rec, &it, &err), RECFMT_OK, "%s",
@@ -412,6 +461,71 @@ Test(sample, dlopen_dlclose_in_a_loop, .init = make_dir, .fini = remove_dir)
 	read_samples(out, &s);
 	cr_assert(s.clean && !s.corrupt && s.has_sampling);
 	cr_assert_gt(s.nr, 0);
+}
+
+/* The library each folded stack's sample_mod_work() is in, by the caller's name
+ * (call_libK), as tracetool names it: every one must agree. Return: stacks checked. */
+static int check_folded(const char *path, const char *const libs[3])
+{
+	FILE *f = fopen(path, "r");
+	char line[8192];
+	int n = 0;
+
+	cr_assert_not_null(f, "%s", path);
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, "sample_mod_work");
+		char want[128];
+		int k;
+
+		cr_assert_null(strstr(line, "no module"), "%s", line);
+		if (!p)
+			continue;
+		cr_assert(p - line > 10 && sscanf(p - 10, "call_lib%d;", &k) == 1 && k >= 0 && k < 3,
+			  "sample_mod_work called by no call_libK: %s", line);
+		snprintf(want, sizeof(want), "call_lib%d;sample_mod_work (%s)", k, libs[k]);
+		cr_assert(strstr(line, want), "want '%s' in: %s", want, line);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * A library closed between two writer passes, another mapped where it was:
+ * every sample is named by the module mapped when it was taken. Before the
+ * dlclose() check and the times (FORMAT.md §3.25), the samples of such a
+ * library had no MODULE record (named "[no module]") or took the one of a
+ * library mapped there later.
+ */
+Test(sample, dlclose_between_writer_passes_names_each_sample_by_the_library_mapped_then,
+     .init = make_dir, .fini = remove_dir)
+{
+	const char *libs[3] = { "libsample_mod.so", "libsample_mod_b.so", "libsample_mod_c.so" };
+	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "dlrotate", "300",
+			       env_or_fail("SAMPLE_MOD"), env_or_fail("SAMPLE_MOD_B"),
+			       env_or_fail("SAMPLE_MOD_C"), NULL };
+	char out[256], folded[300];
+	struct tu_child c;
+	static struct samples s;
+
+	run_sampled_to("dlrotate.zst", out, argv, "20000", NULL, 120000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	read_samples(out, &s);
+	cr_assert(s.clean && !s.corrupt && s.has_sampling);
+	cr_assert_gt(s.nr, 50, "%lu samples", (unsigned long)s.nr);
+	cr_assert_eq(s.unnamed, 0, "%lu of %lu samples have a frame in no module",
+		     (unsigned long)s.unnamed, (unsigned long)s.nr);
+	/* tracetool names them so too: call_libK's callee is in library K. */
+	snprintf(folded, sizeof(folded), "%s/dlrotate.folded", dir);
+	{
+		const char *tt[] = { env_or_fail("TRACETOOL"), "flame", "--samples", "-o", folded,
+				     out, NULL };
+		struct tu_child t;
+
+		tu_run_child(tt, NULL, 60000, 0, &t);
+		cr_assert_eq(t.status, 0, "%s", t.err);
+	}
+	cr_assert_gt(check_folded(folded, libs), 0);
 }
 
 Test(sample, signals_interrupting_malloc_never_deadlock, .init = make_dir, .fini = remove_dir)
