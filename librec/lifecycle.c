@@ -33,8 +33,19 @@ static bool pattern_from_config;
  * A recording that never started will not start after this: a probe in a
  * later exit handler or destructor would begin a file nobody finishes.
  */
+static void announce(const char *text, bool path);
+
 static void at_exit(void)
 {
+	int signo;
+
+	/* REC_SAMPLE: no sample because the program blocked the signal (sample.c). */
+	if (rec__sample_exit_check(&signo)) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "!sample-signal-blocked %d", signo);
+		announce(why, false);
+	}
 	rec_stop();
 	/* g.lock held: a handler on this thread (a sample) must not take it. */
 	rec__in_librec = 1;
@@ -257,17 +268,18 @@ static int open_output(char *path, size_t path_bytes)
  * Tells `tracetool record` which file this process writes (tracetool(1),
  * "record"; rec(3), REC_RECORD_LOG): appends "PID<tab>PATH<NUL>" to the
  * file REC_RECORD_LOG names, PATH absolute, in one write (O_APPEND: lines
- * of processes recording at once do not mix). Only a regular file that
- * exists is written (never created, never through a link); setuid and
- * setgid programs read no REC_RECORD_LOG (secure_getenv()). Failures are
- * silent: the list is a courtesy, the trace is written regardless.
+ * of processes recording at once do not mix), or "PID<tab>!WHY<NUL>" for
+ * a note (tell()). Only a regular file that exists is written (never
+ * created, never through a link); setuid and setgid programs read no
+ * REC_RECORD_LOG (secure_getenv()). Failures are silent: the list is a
+ * courtesy, the trace is written regardless.
  */
-static void announce_output(const char *path)
+static void announce(const char *text, bool path)
 {
 	const char *list = rec__env_record_log();
 	char cwd[PATH_MAX], line[2 * PATH_MAX + 32];
 	struct stat st;
-	bool rel = path[0] != '/';
+	bool rel = path && text[0] != '/';
 	int fd, n;
 
 	if (!list || list[0] != '/')
@@ -275,7 +287,7 @@ static void announce_output(const char *path)
 	if (rel && !getcwd(cwd, sizeof(cwd)))
 		return;
 	n = snprintf(line, sizeof(line), "%d\t%s%s%s", (int)getpid(), rel ? cwd : "",
-		     rel ? "/" : "", path);
+		     rel ? "/" : "", text);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return;
 	fd = open(list, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
@@ -284,6 +296,11 @@ static void announce_output(const char *path)
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
 		(void)!write(fd, line, (size_t)n + 1); /* with its NUL */
 	close(fd);
+}
+
+static void announce_output(const char *path)
+{
+	announce(path, true);
 }
 
 /*

@@ -933,6 +933,8 @@ bool rec__probe_cost_measure(bool use_tsc, struct rec__probe_cost_mticks *out) R
  * (thread.c). rec__sample_reap(): the writer, each pass (acts every
  * 100 ms): threads gone, threads started without pthread_create (armed).
  * rec__sample_fork_child(): lifecycle.c's fork handler.
+ * rec__sample_exit_check(): at exit, one line if every thread blocked the
+ * sampling signal and so no sample was taken (true, *signo the signal).
  */
 int rec__sample_init(uint32_t hz, bool (*start)(void)) REC__HIDDEN;
 uint32_t rec__sample_hz(void) REC__HIDDEN;
@@ -941,6 +943,7 @@ void rec__sample_never_me(void) REC__HIDDEN;
 void rec__sample_thread_exit(void) REC__HIDDEN;
 void rec__sample_reap(void) REC__HIDDEN;
 void rec__sample_fork_child(bool records) REC__HIDDEN;
+bool rec__sample_exit_check(int *signo) REC__HIDDEN;
 /* pthread_create() for librec's own threads: they are never sampled. */
 int rec__pthread_create_internal(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
 				 void *arg) REC__HIDDEN;

@@ -79,6 +79,7 @@ static struct {
 	bool (*start)(void); /* lifecycle.c's rec__start_lazy(), handed in (no call cycle) */
 	uint64_t scan_ns; /* CLOCK_MONOTONIC of the writer's last /proc scan */
 	uint32_t gen;	  /* scans begun (under reg_lock) */
+	uint8_t signalled; /* one of our clocks' signals reached a handler */
 } S = { .reg_lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Threads that are never sampled (librec's writer), and one being disarmed. */
@@ -348,6 +349,8 @@ static NOINSTR void on_signal(int signo, siginfo_t *si, void *ucv)
 		ioctl(si->si_fd, PERF_EVENT_IOC_REFRESH, 1);
 		errno = saved_errno;
 	}
+	if (!__atomic_load_n(&S.signalled, __ATOMIC_RELAXED) && ours(si))
+		__atomic_store_n(&S.signalled, 1, __ATOMIC_RELAXED);
 	if (!on_alt_stack(ucv, (uintptr_t)&here)) {
 		take_sample(signo, si, ucv);
 		return;
@@ -625,6 +628,64 @@ void rec__sample_reap(void)
 	}
 	free(known);
 	free(live);
+}
+
+/* A hexadecimal signal set of /proc/PID/task/TID/status ("SigBlk:\t..."). */
+static uint64_t status_set(const char *status, const char *key)
+{
+	const char *p = strstr(status, key);
+
+	return p ? strtoull(p + strlen(key), NULL, 16) : 0;
+}
+
+/*
+ * rec__sample_exit_check() - at exit (lifecycle.c), before the writer's
+ * end: whether sampling took no sample because every thread of the program
+ * blocks the sampling signal, a clock of one of them having fired (the
+ * signal waits for it): then says so in one line. A program that ran less
+ * than a period, or whose threads that blocked it are gone, is not told.
+ * *signo: the signal. Return: true if it said so.
+ */
+bool rec__sample_exit_check(int *signo)
+{
+	char path[64], status[4096];
+	pid_t *live;
+	long n;
+	uint32_t threads = 0, blocked = 0, waiting = 0;
+	uint64_t bit;
+
+	if (!__atomic_load_n(&S.ready, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&S.signalled, __ATOMIC_RELAXED))
+		return false;
+	bit = 1ull << (S.signo - 1);
+	n = list_threads(&live);
+	for (long i = 0; i < n; i++) {
+		int fd;
+		ssize_t len;
+
+		if (live[i] == __atomic_load_n(&S.never_tid, __ATOMIC_RELAXED))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)live[i]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, status, sizeof(status) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		status[len] = '\0';
+		threads++;
+		blocked += (status_set(status, "SigBlk:") & bit) != 0;
+		waiting += ((status_set(status, "SigPnd:") | status_set(status, "ShdPnd:")) & bit) != 0;
+	}
+	if (n >= 0)
+		free(live);
+	if (!threads || blocked != threads || !waiting)
+		return false;
+	*signo = S.signo;
+	rec__log("REC_SAMPLE: no sample taken: every thread of the program blocks signal %d "
+		 "(SIGRTMAX-%d), which librec samples with", S.signo, SIGRTMAX - S.signo);
+	return true;
 }
 
 /* Every thread of the process now (at start). */

@@ -260,13 +260,14 @@ static char *make_list(char **dir)
  * The files the list names, each once, in the order written; per file, how
  * many processes (distinct pids) opened it: librec truncates a file no live
  * recording holds (rec(3), REC_OUTPUT), so a file opened by several in turn
- * keeps the last one's recording only.
+ * keeps the last one's recording only. And the list's notes.
  */
 struct written {
 	char **path;
 	size_t n;
 	unsigned *writers;
 	long *last_pid; /* per file, the pid of its latest opener */
+	int blocked_signo; /* "!sample-signal-blocked N": every thread blocked signal N */
 };
 
 static void read_list(const char *list, struct written *w)
@@ -280,6 +281,7 @@ static void read_list(const char *list, struct written *w)
 	w->writers = NULL;
 	w->last_pid = NULL;
 	w->n = 0;
+	w->blocked_signo = 0;
 	if (!f)
 		return;
 	while ((len = getdelim(&rec, &cap, '\0', f)) > 0) {
@@ -289,6 +291,10 @@ static void read_list(const char *list, struct written *w)
 		if (rec[len - 1] != '\0')
 			break; /* cut short: a process still writing it */
 		tab = strchr(rec, '\t');
+		if (tab && strncmp(tab + 1, "!sample-signal-blocked ", 23) == 0) {
+			w->blocked_signo = atoi(tab + 24);
+			continue;
+		}
 		if (!tab || tab[1] != '/')
 			continue;
 		pid = strtol(rec, NULL, 10);
@@ -377,6 +383,18 @@ static void report_written(const struct written *w, const char *output)
 	free(cwd);
 }
 
+/*
+ * The end of a line: librec took no sample because every thread of cmd
+ * blocked its signal (rec(3), REC_SAMPLE; librec's REC_RECORD_LOG note).
+ */
+static void say_blocked(const char *cmd, int signo)
+{
+	tt_emit_text(stderr, cmd);
+	fprintf(stderr, " took no sample: every thread of it blocked signal %d (SIGRTMAX-%d), "
+			"which librec samples with\n",
+		signo, SIGRTMAX - signo);
+}
+
 static void free_env(char **env)
 {
 	for (size_t i = 0; env[i]; i++)
@@ -441,6 +459,15 @@ int tt_cmd_record(int argc, char **argv)
 		read_list(list, &w);
 	if (w.n) {
 		report_written(&w, a.output);
+		if (w.blocked_signo) {
+			fputs("tracetool: record: ", stderr);
+			say_blocked(a.cmd[0], w.blocked_signo);
+		}
+	} else if (w.blocked_signo) {
+		fputs("tracetool: record: no trace written to ", stderr);
+		tt_emit_text(stderr, a.output);
+		fputs(": ", stderr);
+		say_blocked(a.cmd[0], w.blocked_signo);
 	} else if (strstr(a.output, "%p")) {
 		fputs("tracetool: record: trace in ", stderr);
 		tt_emit_text(stderr, a.output);

@@ -13,6 +13,7 @@
 #include "ttest.h"
 
 #include <dirent.h>
+#include <signal.h>
 
 #include <unistd.h>
 
@@ -220,6 +221,48 @@ static bool librec_knows(const char *s)
  * work about four times the samples. Skipped where librec has no
  * REC_SAMPLE (the recording has no SAMPLING record).
  */
+/*
+ * A program whose every thread blocks the sampling signal: no sample, so no
+ * trace (recording starts at the first sample). librec says why in one
+ * rec: line, and record in one line, not "ran less than one sample period"
+ * (which it said before).
+ */
+Test(record, every_thread_blocking_the_sampling_signal_is_named_as_why_nothing_was_recorded)
+{
+	const char *spin = getenv("PROG_SPIN");
+	struct tu_result r;
+	char want[512];
+	int rec_lines = 0, tt_lines = 0;
+
+	cr_assert(spin, "PROG_SPIN not set");
+	if (!librec_knows("REC_SAMPLE"))
+		cr_skip_test("this librec has no REC_SAMPLE");
+	/* Blocked here: record and its command inherit the mask (execve keeps it). */
+	sigset_t all, old;
+
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	r = tu_run("record", "-F", "997", "-o", trace, "--", spin, "200", NULL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+	cr_assert_neq(access(trace, F_OK), 0, "a trace was written");
+	for (unsigned i = 0; i < tu_nr_lines(r.err); i++) {
+		rec_lines += !strncmp(tu_line(r.err, i), "rec: ", 5);
+		tt_lines += !strncmp(tu_line(r.err, i), "tracetool: ", 11);
+	}
+	cr_assert_eq(rec_lines, 1, "%s", r.err);
+	cr_assert_eq(tt_lines, 1, "%s", r.err);
+	cr_assert(strstr(r.err, "rec: REC_SAMPLE: no sample taken: every thread of the program "
+				"blocks signal "),
+		  "%s", r.err);
+	snprintf(want, sizeof(want), "tracetool: record: no trace written to %s: %s took no sample: "
+				     "every thread of it blocked signal ", trace, spin);
+	cr_assert(strstr(r.err, want), "%s", r.err);
+	cr_assert(strstr(r.err, "which librec samples with\n"), "%s", r.err);
+	cr_assert_null(strstr(r.err, "sample period"), "%s", r.err);
+	tu_result_free(&r);
+}
+
 Test(record, an_unmodified_program_is_profiled_by_its_samples)
 {
 	const char *spin = getenv("PROG_SPIN");
