@@ -102,6 +102,8 @@ static unsigned pool_want(unsigned l)
 	return ((size_t)1 << l) * sizeof(struct rec__event) <= POOL_SMALL_BYTES ? POOL_SMALL_WANT : 1;
 }
 
+__thread uint8_t rec__mem_hit_cap __attribute__((tls_model("initial-exec")));
+
 /* Counts b more bytes if REC_MEMORY allows. */
 static bool reserve(size_t b, size_t limit)
 {
@@ -141,8 +143,10 @@ static uintptr_t map_only(unsigned l, size_t limit)
 	size_t bytes = ((size_t)1 << l) * sizeof(struct rec__event);
 	void *p;
 
-	if (!reserve(bytes, limit))
+	if (!reserve(bytes, limit)) {
+		rec__mem_hit_cap = 1;
 		return 0;
+	}
 	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
 		__atomic_fetch_sub(&used, bytes, __ATOMIC_RELAXED);

@@ -139,6 +139,12 @@ struct rec__thread_own {
 	uint8_t frozen_full;
 	uint64_t nr_dropped_frozen;
 	/*
+	 * REC_MEMORY refused this thread a ring or a larger one (thread.c,
+	 * owner only, from rec__mem_hit_cap); read relaxed by the writer,
+	 * which reports the drops of such threads at the end (writer.c).
+	 */
+	uint8_t capped;
+	/*
 	 * Owner only (thread.c): rec__mem_gen() at the last try to get a
 	 * ring. A thread that attached while REC_MEMORY was reached has
 	 * events == NULL (and mask 0) until rec__thread_ring_retry() gives it
@@ -399,8 +405,11 @@ extern __thread uint64_t rec__orphan_annot_drops __attribute__((tls_model("initi
  * a ring no one uses any more. rec__mem_gen(): changes (acquire) after
  * every put. rec__mem_refill(): the writer's, at a pass that was not busy,
  * and the start's (budget: bytes it may map). rec__mem_used():
- * bytes mapped for rings, the pool's included.
+ * bytes mapped for rings, the pool's included. rec__mem_hit_cap: set on
+ * the calling thread when REC_MEMORY refused it a ring (cleared by whoever
+ * reads it: rec__thread_note_cap()).
  */
+extern __thread uint8_t rec__mem_hit_cap __attribute__((tls_model("initial-exec"))) REC__HIDDEN;
 void rec__mem_configure(size_t memory_bytes, size_t buffer_bytes) REC__HIDDEN;
 uintptr_t rec__mem_first(bool may_map) REC__HIDDEN;
 uintptr_t rec__mem_grow(uintptr_t cur, bool may_map) REC__HIDDEN;
@@ -710,6 +719,20 @@ static inline __attribute__((no_instrument_function)) void rec__writer_wake(void
 }
 
 /*
+ * rec__thread_note_cap() - on t's owner, after it was refused a ring: if
+ * REC_MEMORY refused it (mem.c's rec__mem_hit_cap), t is marked, so that
+ * the writer can say at the end what the cap cost (writer.c).
+ */
+static inline __attribute__((no_instrument_function)) void
+rec__thread_note_cap(struct rec__thread *t)
+{
+	if (rec__mem_hit_cap) {
+		rec__mem_hit_cap = 0;
+		__atomic_store_n(&t->own.capped, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/*
  * rec__thread_grow() - growth (ring.h; docs/DESIGN.md "Ring memory"), for
  * t's producer inside its window (a probe, probe.c; a sample, sample.c): a
  * ring larger than t's, taken from mem.c's pool (faulted in already), with
@@ -726,8 +749,10 @@ rec__thread_grow(struct rec__thread *t, uint64_t from, bool full)
 {
 	uintptr_t seg = rec__mem_grow(rec__seg_make(t->ring.p.events, t->ring.p.mask + 1), full);
 
-	if (!seg)
+	if (!seg) {
+		rec__thread_note_cap(t);
 		return false;
+	}
 	if (!rec__ring_grow(&t->ring, seg, from)) {
 		rec__mem_put(seg); /* every retired slot taken: the writer is behind */
 		return false;

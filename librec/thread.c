@@ -63,8 +63,10 @@ bool rec__thread_ring_retry(struct rec__thread *t, bool may_map)
 		return false;
 	t->own.ring_gen_seen = gen;
 	seg = rec__mem_first(may_map);
-	if (!seg)
+	if (!seg) {
+		rec__thread_note_cap(t);
 		return false;
+	}
 	rec__ring_install(&t->ring, seg);
 	return true;
 }
@@ -174,6 +176,8 @@ struct rec__thread *rec__thread_attach(void)
 	seg = rec__mem_first(true);
 	pthread_mutex_lock(&rec__g.lock);
 	if (rec__g.state == REC__RUNNING) {
+		if (!seg)
+			rec__thread_note_cap(fresh); /* REC_MEMORY reached: no ring */
 		t = thread_create_locked(fresh, seg, gen);
 		fresh = NULL;
 		seg = 0;

@@ -112,6 +112,11 @@ struct writer {
 	uint64_t last_sync_ns;
 	uint64_t nr_events;
 	uint64_t nr_dropped_exited; /* drops of threads already ended */
+	/* What threads REC_MEMORY refused a ring did not record (ended ones): end_capped(). */
+	struct capped {
+		uint64_t scopes, samples, annots;
+		uint32_t threads;
+	} capped;
 	uint64_t nr_filtered_exited; /* REC_MIN_NS: filtered by threads already ended */
 	struct rec__thread **snap;
 	size_t snap_cap;
@@ -792,6 +797,15 @@ static int drain_pieces(struct writer *w, struct rec__thread *t, uint64_t tail, 
 	return err;
 }
 
+/* What t did not record in this file, as last written, counted in c. */
+static void add_capped(struct capped *c, const struct rec__thread *t)
+{
+	c->scopes += t->wr.nr_dropped_written;
+	c->samples += t->wr.samples_dropped_reported;
+	c->annots += t->wr.annots_dropped_reported;
+	c->threads++;
+}
+
 /*
  * The thread's counts in this file, each when it changed: drops, REC_OVERFLOW
  * waits, annotations and samples not recorded, and its THREAD_END once it
@@ -864,6 +878,8 @@ static int write_thread_counts(struct writer *w, struct rec__thread *t, uint64_t
 
 		err = recfmt_encode_thread_end(&w->body, &te);
 		w->nr_dropped_exited += dropped;
+		if (__atomic_load_n(&t->own.capped, __ATOMIC_RELAXED))
+			add_capped(&w->capped, t);
 		w->nr_filtered_exited += t->wr.nr_filtered_written;
 		note_pending(w);
 	}
@@ -1063,18 +1079,44 @@ static void reap_locked(struct writer *w, struct rec__thread *dead)
 	}
 }
 
+/*
+ * At the end of the file, one line if REC_MEMORY cost records: what the
+ * threads it refused a ring, or a larger one, did not record (rec(3),
+ * REC_MEMORY). Their other drops (a ring at REC_BUFFER, full) are counted
+ * too: the line says whose drops they are.
+ */
+static void end_capped(const struct capped *c)
+{
+	char pb[64];
+
+	if (!c->scopes && !c->samples && !c->annots)
+		return;
+	snprintf(pb, sizeof(pb), "%zu", rec__g.cfg.memory_bytes);
+	rec__log("REC_MEMORY (%s bytes) was reached: the %u thread%s it refused a ring or a larger "
+		 "one dropped %llu scope%s, %llu sample%s and %llu annotation%s; raise REC_MEMORY "
+		 "to keep them",
+		 pb, c->threads, c->threads == 1 ? "" : "s", (unsigned long long)c->scopes,
+		 c->scopes == 1 ? "" : "s", (unsigned long long)c->samples,
+		 c->samples == 1 ? "" : "s", (unsigned long long)c->annots,
+		 c->annots == 1 ? "" : "s");
+}
+
 static void write_end(struct writer *w)
 {
 	struct recfmt_sync sync;
 	struct recfmt_end end = { 0 };
 	uint64_t dropped = w->nr_dropped_exited, filtered = w->nr_filtered_exited;
+	struct capped capped = w->capped;
 
 	pthread_mutex_lock(&rec__g.lock);
 	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
 		dropped += t->wr.nr_dropped_written;
 		filtered += t->wr.nr_filtered_written;
+		if (__atomic_load_n(&t->own.capped, __ATOMIC_RELAXED))
+			add_capped(&capped, t);
 	}
 	pthread_mutex_unlock(&rec__g.lock);
+	end_capped(&capped);
 	rec__clock_sync(rec__g.cfg.use_tsc, &sync);
 	end.end_ticks = sync.ticks;
 	end.nr_events = w->nr_events;

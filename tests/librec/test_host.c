@@ -743,3 +743,42 @@ Test(host, dev_null_output_is_written_without_a_word)
 	cr_assert_eq(c.status, 0);
 	cr_assert_str_eq(c.err, "");
 }
+
+/*
+ * REC_MEMORY reached (rec(3)): threads that got no ring drop their scopes,
+ * counted in the file, and librec says so once, at the end: how many, by
+ * how many threads, and what to raise. Before, nothing was said.
+ */
+Test(host, memory_cap_drops_are_told_in_one_line_at_the_end)
+{
+	const char *argv[] = { env("PROG_MANY_THREADS"), NULL };
+	static char output[300];
+	const char *extra[] = { output, "REC_MEMORY=256K", "MANY_THREADS=40", "MANY_SCOPES=200",
+				"MANY_DROPS=1", "MANY_CHECK_RSS=0", NULL };
+	struct tu_child c;
+	unsigned long long dropped = 0, told = 0, samples = 1, annots = 1;
+	unsigned threads = 0, lines = 0;
+	const char *p;
+
+	use_output("memcap");
+	snprintf(output, sizeof(output), "REC_OUTPUT=%s", out);
+	tu_run_child(argv, extra, 120000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s%s", c.status, c.out, c.err);
+	p = strstr(c.out, "dropped ");
+	cr_assert(p && sscanf(p, "dropped %llu", &dropped) == 1 && dropped > 0, "%s", c.out);
+	for (p = c.err; (p = strstr(p, "rec: ")); p++)
+		lines += p == c.err || p[-1] == '\n';
+	cr_assert_eq(lines, 1, "%s", c.err);
+	cr_assert_eq(sscanf(c.err,
+			    "rec: REC_MEMORY (262144 bytes) was reached: the %u threads it refused a "
+			    "ring or a larger one dropped %llu scopes, %llu samples and %llu "
+			    "annotations;",
+			    &threads, &told, &samples, &annots),
+		     4, "%s", c.err);
+	cr_assert_eq(told, dropped, "%s", c.err);
+	cr_assert_eq(samples, 0);
+	cr_assert_eq(annots, 0);
+	cr_assert(threads > 0 && threads < 40, "%s", c.err);
+	cr_assert(strstr(c.err, "; raise REC_MEMORY to keep them\n"), "%s",
+		  c.err);
+}
