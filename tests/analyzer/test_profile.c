@@ -89,6 +89,21 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 #define MID ((uint64_t)(uintptr_t)&prof_mid + 5)
 #define ROOT ((uint64_t)(uintptr_t)&prof_root + 5)
 
+/*
+ * What shell command cmd writes on its stdout, cut to out_bytes - 1 bytes,
+ * in out (NUL-terminated). Return: pclose()'s status (0: it exited 0).
+ */
+static int cmd_output(const char *cmd, char *out, size_t out_bytes)
+{
+	FILE *p = popen(cmd, "r");
+	size_t n;
+
+	cr_assert(p, "popen %s", cmd);
+	n = fread(out, 1, out_bytes - 1, p);
+	out[n] = '\0';
+	return pclose(p);
+}
+
 static struct tg_trace *begin_trace(void)
 {
 	struct tg_trace *t = new_trace(trace);
@@ -131,6 +146,17 @@ static void write_known(void)
 	cr_assert_eq(tg_sample(t, 2, 3000, 0, 1, s5), 0);
 	cr_assert_eq(tg_sample_drops(t, 2, 5), 0);
 	cr_assert_eq(tg_finish(t, true), 0);
+}
+
+/* write_known()'s trace read by `tracetool CMD -o OUT`, which must exit 0. */
+static void known_to(const char *cmd, const char *out)
+{
+	struct tu_result r;
+
+	write_known();
+	r = tu_run(cmd, "-o", out, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_result_free(&r);
 }
 
 static char *module_name(void)
@@ -403,27 +429,18 @@ Test(profile, tree_samples_gives_total_and_self_per_call_path)
 Test(profile, pprof_defaults_to_samples_with_their_cpu_time)
 {
 	char cmd[512], *out;
-	FILE *p;
-	size_t n;
 	struct tu_result r;
 
 	if (system("command -v go >/dev/null 2>&1"))
 		cr_skip_test("no go (Debian golang-go)");
-	write_known();
-	r = tu_run("pprof", "-o", prof, trace, NULL);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	tu_result_free(&r);
+	known_to("pprof", prof);
 	snprintf(cmd, sizeof(cmd),
 		 "HOME=/tmp go tool pprof -top -unit=ns '%s' 2>/dev/null | "
 		 "awk '$NF ~ /^prof_/ {print $NF, $1, $4}' | sort; "
 		 "HOME=/tmp go tool pprof -raw '%s' 2>/dev/null | sed -n 's/^Period: //p;s/^PeriodType: //p'",
 		 prof, prof);
-	p = popen(cmd, "r");
-	cr_assert(p);
 	out = calloc(1, 4096);
-	n = fread(out, 1, 4095, p);
-	out[n] = '\0';
-	pclose(p);
+	cmd_output(cmd, out, 4096);
 	cr_assert_str_eq(out, "prof_leaf 4000000ns 4000000ns\n"
 			      "prof_mid 1000000ns 4000000ns\n"
 			      "prof_root 2000000ns 7000000ns\n"
@@ -506,24 +523,14 @@ Test(profile, perfetto_writes_callstack_samples_per_thread)
 {
 	const char *proto = getenv("PERFETTO_PROTO");
 	char cmd[1024];
-	struct tu_result r;
-	FILE *p;
 	char *out = calloc(1, 1 << 20);
-	size_t n;
 
 	if (!proto || system("command -v protoc >/dev/null 2>&1"))
 		cr_skip_test("no protoc");
-	write_known();
-	r = tu_run("perfetto", "-o", prof, trace, NULL);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	tu_result_free(&r);
+	known_to("perfetto", prof);
 	snprintf(cmd, sizeof(cmd), "protoc --decode=perfetto.protos.Trace -I \"$(dirname '%s')\" '%s' < '%s'",
 		 proto, proto, prof);
-	p = popen(cmd, "r");
-	cr_assert(p);
-	n = fread(out, 1, (1 << 20) - 1, p);
-	out[n] = '\0';
-	cr_assert_eq(pclose(p), 0, "protoc failed");
+	cr_assert_eq(cmd_output(cmd, out, 1 << 20), 0, "protoc failed");
 	cr_assert_eq(count_of(out, "perf_sample {"), 7, "%s", out);
 	cr_assert_eq(count_of(out, "\n    tid: 701\n"), 5);
 	cr_assert_eq(count_of(out, "\n    tid: 702\n"), 2);
@@ -548,16 +555,13 @@ Test(profile, a_stripped_module_is_named_from_its_debug_file)
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	struct self_map m = { 0 };
 	struct tu_result r;
-	FILE *p;
 
 	if (system("command -v objcopy >/dev/null 2>&1 && command -v readelf >/dev/null 2>&1"))
 		cr_skip_test("no binutils");
 	cr_assert(n > 0);
 	exe[n] = '\0';
 	snprintf(cmd, sizeof(cmd), "readelf -n '%s' | sed -n 's/.*Build ID: *//p'", exe);
-	p = popen(cmd, "r");
-	cr_assert(p && fgets(id, sizeof(id), p));
-	pclose(p);
+	cmd_output(cmd, id, sizeof(id));
 	id[strcspn(id, "\n")] = '\0';
 	if (strlen(id) < 4)
 		cr_skip_test("the test program has no build-id");
@@ -667,25 +671,54 @@ static int find_exec(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
+/*
+ * A trace of this program's own code, its module recorded with build-id id
+ * (id_bytes; NULL: its own) and three samples on thread 701 (LEAF MID ROOT,
+ * MID ROOT, and 0x10 ROOT: an address in no module), read by `tracetool
+ * CMD -o prof`. exe: the program's path; e: its executable segment.
+ */
+static void own_samples(const char *cmd, char exe[4096], struct exec_seg *e, const uint8_t *id,
+			uint32_t id_bytes)
+{
+	ssize_t n = readlink("/proc/self/exe", exe, 4095);
+	const uint64_t s1[] = { LEAF, MID, ROOT }, s2[] = { MID, ROOT }, out1[] = { 0x10, ROOT };
+	struct tu_result r;
+
+	cr_assert(n > 0);
+	exe[n] = '\0';
+	memset(e, 0, sizeof(*e));
+	dl_iterate_phdr(find_exec, e);
+	cr_assert(e->hi > e->lo && e->id_bytes >= 4, "no executable segment or build-id");
+	struct tg_trace *t = new_trace(trace);
+
+	cr_assert_eq(tg_module_build_id(t, 1, exe, e->bias, e->lo, e->hi, id ? id : e->id,
+					id ? id_bytes : e->id_bytes),
+		     0);
+	cr_assert_eq(tg_sampling(t, 1000, 128), 0);
+	tg_thread(t, 1, 701, "main");
+	cr_assert_eq(tg_sample(t, 1, 1500, 0, 3, s1), 0);
+	cr_assert_eq(tg_sample(t, 1, 2500, 0, 2, s2), 0);
+	cr_assert_eq(tg_sample(t, 1, 3500, 0, 2, out1), 0);
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = tu_run(cmd, "-o", prof, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_result_free(&r);
+}
+
 /* protoc's text of the profile `prof` (pprof's own profile.proto), or skip. */
 static char *protoc_profile(void)
 {
 	const char *proto = getenv("PPROF_PROTO");
 	char cmd[1024];
 	char *out = calloc(1, 1 << 20);
-	FILE *p;
-	size_t n;
 
 	if (!proto || access(proto, R_OK) || system("command -v protoc >/dev/null 2>&1"))
 		cr_skip_test("no protoc or pprof's profile.proto (golang-github-google-pprof-dev)");
 	snprintf(cmd, sizeof(cmd),
 		 "gzip -dc '%s' | protoc --decode=perftools.profiles.Profile -I \"$(dirname '%s')\" '%s'",
 		 prof, proto, proto);
-	p = popen(cmd, "r");
-	cr_assert(p && out);
-	n = fread(out, 1, (1 << 20) - 1, p);
-	out[n] = '\0';
-	cr_assert_eq(pclose(p), 0, "protoc failed");
+	cr_assert(out);
+	cr_assert_eq(cmd_output(cmd, out, 1 << 20), 0, "protoc failed");
 	return out;
 }
 
@@ -790,31 +823,13 @@ Test(profile, pprof_first_mapping_is_the_main_program)
  */
 Test(profile, pprof_samples_are_addresses_in_their_modules_mapping)
 {
-	struct exec_seg e = { 0 };
+	struct exec_seg e;
 	char exe[4096], hexid[140] = "", buf[4096], cmd[8192];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	const uint64_t s1[] = { LEAF, MID, ROOT }, s3[] = { MID, ROOT }, out1[] = { 0x10, ROOT };
 	const char *map[4], *loc[8];
-	struct tu_result r;
 
-	cr_assert(n > 0);
-	exe[n] = '\0';
-	dl_iterate_phdr(find_exec, &e);
-	cr_assert(e.hi > e.lo && e.id_bytes >= 4, "no executable segment or build-id");
+	own_samples("pprof", exe, &e, NULL, 0);
 	for (uint32_t i = 0; i < e.id_bytes; i++)
 		snprintf(hexid + 2 * i, 3, "%02x", e.id[i]);
-	struct tg_trace *t = new_trace(trace);
-
-	cr_assert_eq(tg_module_build_id(t, 1, exe, e.bias, e.lo, e.hi, e.id, e.id_bytes), 0);
-	cr_assert_eq(tg_sampling(t, 1000, 128), 0);
-	tg_thread(t, 1, 701, "main");
-	cr_assert_eq(tg_sample(t, 1, 1500, 0, 3, s1), 0);
-	cr_assert_eq(tg_sample(t, 1, 2500, 0, 2, s3), 0);
-	cr_assert_eq(tg_sample(t, 1, 3500, 0, 2, out1), 0);
-	cr_assert_eq(tg_finish(t, true), 0);
-	r = tu_run("pprof", "-o", prof, trace, NULL);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	tu_result_free(&r);
 
 	char *text = protoc_profile();
 
@@ -826,7 +841,7 @@ Test(profile, pprof_samples_are_addresses_in_their_modules_mapping)
 	cr_assert_str_eq(pstr(text, field_in(map[0], "filename"), buf, sizeof(buf)), exe);
 	cr_assert_str_eq(pstr(text, field_in(map[0], "build_id"), buf, sizeof(buf)), hexid);
 	cr_assert_eq(field_in(map[0], "has_functions"), 1);
-	/* LEAF, MID - 1, ROOT - 1 (s1); MID (s3's leaf); 0x10 and ROOT - 1 again. */
+	/* LEAF, MID - 1, ROOT - 1 (s1); MID (s2's leaf); 0x10 and ROOT - 1 again. */
 	cr_assert_eq(blocks(text, "location", loc, 8), 5, "%s", text);
 	const uint64_t want[] = { LEAF, MID - 1, ROOT - 1, MID, 0x10 };
 
@@ -841,12 +856,7 @@ Test(profile, pprof_samples_are_addresses_in_their_modules_mapping)
 		return;
 	snprintf(cmd, sizeof(cmd),
 		 "HOME=/tmp go tool pprof -raw '%s' 2>/dev/null | sed -n '/^Mappings/,$p'", prof);
-	FILE *p = popen(cmd, "r");
-
-	cr_assert(p);
-	n = (ssize_t)fread(buf, 1, sizeof(buf) - 1, p);
-	buf[n > 0 ? n : 0] = '\0';
-	pclose(p);
+	cmd_output(cmd, buf, sizeof(buf));
 	snprintf(cmd, sizeof(cmd), "Mappings\n1: %#" PRIx64 "/%#" PRIx64 "/%#" PRIx64 " %s %s [FN]\n",
 		 e.lo, e.hi, e.offset, exe, hexid);
 	cr_assert_str_eq(buf, cmd);
@@ -858,11 +868,7 @@ Test(profile, pprof_samples_are_addresses_in_their_modules_mapping)
 		 "awk '{for (i = 1; i <= NF; i++) if ($i ~ /^prof_/) print $i, $(i + 1) ~ "
 		 "/test_profile[.]c:[0-9]+$/}' | sort | uniq -c | awk '{print $2, $3, $1}'",
 		 prof);
-	p = popen(cmd, "r");
-	cr_assert(p);
-	n = (ssize_t)fread(buf, 1, sizeof(buf) - 1, p);
-	buf[n > 0 ? n : 0] = '\0';
-	pclose(p);
+	cmd_output(cmd, buf, sizeof(buf));
 	/* prof_leaf once (s1), prof_mid twice (s1, s3), prof_root on the three
 	 * stacks; each with its file:line when the program has line tables. */
 	snprintf(cmd, sizeof(cmd), "readelf -S '%s' 2>/dev/null | grep -q debug_line", exe);
@@ -883,40 +889,18 @@ Test(profile, pprof_samples_are_addresses_in_their_modules_mapping)
 Test(profile, perfetto_frames_carry_their_module)
 {
 	const char *proto = getenv("PERFETTO_PROTO");
-	struct exec_seg e = { 0 };
+	struct exec_seg e;
 	char exe[4096], cmd[8192], want[4400];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	const uint64_t s1[] = { LEAF, MID, ROOT }, s2[] = { MID, ROOT }, out1[] = { 0x10, ROOT };
 	char *out = calloc(1, 1 << 20);
-	struct tu_result r;
-	FILE *p;
 
 	if (!proto || system("command -v protoc >/dev/null 2>&1"))
 		cr_skip_test("no protoc");
-	cr_assert(n > 0 && out);
-	exe[n] = '\0';
-	dl_iterate_phdr(find_exec, &e);
-	cr_assert(e.hi > e.lo && e.id_bytes >= 4, "no executable segment or build-id");
-	struct tg_trace *t = new_trace(trace);
-
-	cr_assert_eq(tg_module_build_id(t, 1, exe, e.bias, e.lo, e.hi, e.id, e.id_bytes), 0);
-	cr_assert_eq(tg_sampling(t, 1000, 128), 0);
-	tg_thread(t, 1, 701, "main");
-	cr_assert_eq(tg_sample(t, 1, 1500, 0, 3, s1), 0);
-	cr_assert_eq(tg_sample(t, 1, 2500, 0, 2, s2), 0);
-	cr_assert_eq(tg_sample(t, 1, 3500, 0, 2, out1), 0);
-	cr_assert_eq(tg_finish(t, true), 0);
-	r = tu_run("perfetto", "-o", prof, trace, NULL);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	tu_result_free(&r);
+	cr_assert(out);
+	own_samples("perfetto", exe, &e, NULL, 0);
 	snprintf(cmd, sizeof(cmd),
 		 "protoc --decode=perfetto.protos.Trace -I \"$(dirname '%s')\" '%s' < '%s'", proto,
 		 proto, prof);
-	p = popen(cmd, "r");
-	cr_assert(p);
-	n = (ssize_t)fread(out, 1, (1 << 20) - 1, p);
-	out[n > 0 ? n : 0] = '\0';
-	cr_assert_eq(pclose(p), 0, "protoc failed");
+	cr_assert_eq(cmd_output(cmd, out, 1 << 20), 0, "protoc failed");
 	/* One module, interned once on the thread's sequence. */
 	cr_assert_eq(count_of(out, "mappings {"), 1, "%s", out);
 	snprintf(want, sizeof(want),
@@ -1007,16 +991,10 @@ Test(profile, chrome_sample_events_reference_their_stack_frames)
 {
 	char cmd[2048], out[4096];
 	const char *json = tu_path(2, "profile.json");
-	struct tu_result r;
-	FILE *p;
-	size_t n;
 
 	if (system("command -v python3 >/dev/null 2>&1"))
 		cr_skip_test("no python3");
-	write_known();
-	r = tu_run("chrome", "-o", json, trace, NULL);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	tu_result_free(&r);
+	known_to("chrome", json);
 	snprintf(cmd, sizeof(cmd),
 		 "python3 -c '\n"
 		 "import json, sys\n"
@@ -1038,11 +1016,7 @@ Test(profile, chrome_sample_events_reference_their_stack_frames)
 		 "print(len(sf), \"frames\")\n"
 		 "' '%s' | sed 's/@[^;]*\\(;\\|$\\)/\\1/g'",
 		 json);
-	p = popen(cmd, "r");
-	cr_assert(p);
-	n = fread(out, 1, sizeof(out) - 1, p);
-	out[n] = '\0';
-	cr_assert_eq(pclose(p), 0, "python3 failed: %s", out);
+	cr_assert_eq(cmd_output(cmd, out, sizeof(out)), 0, "python3 failed: %s", out);
 	unlink(json);
 	/* Frames, one per call path: root; root>mid; root>mid>leaf; root>leaf;
 	 * root>leaf>mid; root>leaf>mid>leaf. */

@@ -294,6 +294,32 @@ static void run_sampled_to(const char *name, char out[256], const char *const *a
 	run_sampled(argv, hz, out, more_env, limit_ms, flags, c);
 }
 
+/*
+ * prog_sample with args (args[0] its mode) under run_sampled() at hz, into
+ * DIR/MODE.zst (its path in out, if not NULL): the program must exit 0 and
+ * its file end cleanly, undamaged, with its SAMPLING record. s: what the
+ * file's samples say; c: the run.
+ */
+static void run_mode(const char *const *args, const char *hz, char *out, struct tu_child *c,
+		     struct samples *s)
+{
+	const char *argv[8] = { env_or_fail("PROG_SAMPLE") };
+	char name[64], path[256];
+	size_t n = 0;
+
+	for (; args[n] && n < 6; n++)
+		argv[n + 1] = args[n];
+	argv[n + 1] = NULL;
+	snprintf(name, sizeof(name), "%s.zst", args[0]);
+	run_sampled_to(name, path, argv, hz, NULL, 120000, 0, c);
+	cr_assert_eq(c->status, 0, "status %d (-1: hung): %s", c->status, c->err);
+	read_samples(path, s);
+	cr_assert(s->clean && !s->corrupt && s->has_sampling, "%s: clean %d, damaged %d", path,
+		  s->clean, s->corrupt);
+	if (out)
+		memcpy(out, path, sizeof(path));
+}
+
 /* The value printed after "key " on a line of out, or -1. */
 static long printed(const char *out, const char *key)
 {
@@ -335,17 +361,12 @@ static void assert_rate(const struct samples *s, long cpu_us, unsigned hz)
 Test(sample, unmodified_program_sampled_on_every_thread_through_libc, .init = make_dir,
      .fini = remove_dir)
 {
-	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "work", "400", NULL };
-	char out[256];
+	const char *args[] = { "work", "400", NULL };
 	struct tu_child c;
 	static struct samples s;
 
-	run_sampled_to("work.zst", out, argv, "997", NULL, 60000, 0, &c);
-	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	run_mode(args, "997", NULL, &c, &s);
 	cr_assert_leq(rec_lines(c.err), 1, "%s", c.err); /* at most the perf fallback's */
-	read_samples(out, &s);
-	cr_assert(s.clean && !s.corrupt);
-	cr_assert(s.has_sampling);
 	cr_assert_eq(s.sp.hz, 997);
 	cr_assert_eq(s.sp.max_frames, 128);
 	cr_assert_eq(s.sp.period_ns, 1003009);
@@ -367,17 +388,14 @@ Test(sample, unmodified_program_sampled_on_every_thread_through_libc, .init = ma
 Test(sample, vdso_flag_marks_the_vdso_alone_not_the_loader_mapped_beside_it, .init = make_dir,
      .fini = remove_dir)
 {
-	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "work", "20", NULL };
-	char out[256];
+	const char *args[] = { "work", "20", NULL };
 	struct tu_child c;
 	static struct samples s;
 	int vdso = 0;
 
 	/* ld.so is often mapped right after the vDSO's 8 KiB: it was flagged as
 	 * the vDSO too, and its frames were named "[vdso]". */
-	run_sampled_to("vdso.zst", out, argv, "997", NULL, 60000, 0, &c);
-	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
-	read_samples(out, &s);
+	run_mode(args, "997", NULL, &c, &s);
 	for (uint32_t i = 0; i < s.nr_mods; i++) {
 		if (!(s.mods[i].flags & RECFMT_MODULE_VDSO))
 			continue;
@@ -432,34 +450,25 @@ Test(sample, ten_thousand_threads_coming_and_going, .init = make_dir, .fini = re
 Test(sample, threads_made_past_the_wrapper_are_armed_by_the_scan_and_disarmed_when_gone,
      .init = make_dir, .fini = remove_dir)
 {
-	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "unhooked", "8", NULL };
-	char out[256];
+	const char *args[] = { "unhooked", "8", NULL };
 	struct tu_child c;
 	static struct samples s;
 
-	run_sampled_to("unhooked.zst", out, argv, "997", NULL, 120000, 0, &c);
-	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	run_mode(args, "997", NULL, &c, &s);
 	cr_assert_eq(printed(c.out, "armed"), 8, "%s", c.out);
 	cr_assert_eq(printed(c.out, "left"), 0, "%s", c.out);
-	read_samples(out, &s);
-	cr_assert(s.clean && !s.corrupt && s.has_sampling);
 	/* The four that worked 150 ms of CPU each, armed before they began. */
 	cr_assert_geq(s.threads_sampled, 4, "%u threads sampled", s.threads_sampled);
 }
 
 Test(sample, dlopen_dlclose_in_a_loop, .init = make_dir, .fini = remove_dir)
 {
-	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "dlopen", "300",
-			       env_or_fail("SAMPLE_MOD"), NULL };
-	char out[256];
+	const char *args[] = { "dlopen", "300", env_or_fail("SAMPLE_MOD"), NULL };
 	struct tu_child c;
 	static struct samples s;
 
 	s.want_mod = "sample_mod";
-	run_sampled_to("dlopen.zst", out, argv, "20000", NULL, 120000, 0, &c);
-	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
-	read_samples(out, &s);
-	cr_assert(s.clean && !s.corrupt && s.has_sampling);
+	run_mode(args, "20000", NULL, &c, &s);
 	cr_assert_gt(s.nr, 0);
 }
 
@@ -501,17 +510,13 @@ Test(sample, dlclose_between_writer_passes_names_each_sample_by_the_library_mapp
      .init = make_dir, .fini = remove_dir)
 {
 	const char *libs[3] = { "libsample_mod.so", "libsample_mod_b.so", "libsample_mod_c.so" };
-	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "dlrotate", "300",
-			       env_or_fail("SAMPLE_MOD"), env_or_fail("SAMPLE_MOD_B"),
-			       env_or_fail("SAMPLE_MOD_C"), NULL };
+	const char *args[] = { "dlrotate", "300", env_or_fail("SAMPLE_MOD"),
+			       env_or_fail("SAMPLE_MOD_B"), env_or_fail("SAMPLE_MOD_C"), NULL };
 	char out[256], folded[300];
 	struct tu_child c;
 	static struct samples s;
 
-	run_sampled_to("dlrotate.zst", out, argv, "20000", NULL, 120000, 0, &c);
-	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
-	read_samples(out, &s);
-	cr_assert(s.clean && !s.corrupt && s.has_sampling);
+	run_mode(args, "20000", out, &c, &s);
 	cr_assert_gt(s.nr, 50, "%lu samples", (unsigned long)s.nr);
 	cr_assert_eq(s.unnamed, 0, "%lu of %lu samples have a frame in no module",
 		     (unsigned long)s.unnamed, (unsigned long)s.nr);
@@ -530,15 +535,11 @@ Test(sample, dlclose_between_writer_passes_names_each_sample_by_the_library_mapp
 
 Test(sample, signals_interrupting_malloc_never_deadlock, .init = make_dir, .fini = remove_dir)
 {
-	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "malloc", "300", NULL };
-	char out[256];
+	const char *args[] = { "malloc", "300", NULL };
 	struct tu_child c;
 	static struct samples s;
 
-	run_sampled_to("malloc.zst", out, argv, "20000", NULL, 120000, 0, &c);
-	cr_assert_eq(c.status, 0, "status %d (-1: hung): %s", c.status, c.err);
-	read_samples(out, &s);
-	cr_assert(s.clean && !s.corrupt);
+	run_mode(args, "20000", NULL, &c, &s);
 	cr_assert_geq(s.threads_sampled, 4);
 }
 
@@ -600,35 +601,27 @@ Test(sample, exec_in_a_chain_on_cpu_timers_never_kills_the_new_program, .init = 
 
 Test(sample, host_sigprof_profiler_keeps_its_signal, .init = make_dir, .fini = remove_dir)
 {
-	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "sigprof", "400", NULL };
-	char out[256];
+	const char *args[] = { "sigprof", "400", NULL };
 	struct tu_child c;
 	static struct samples s;
 
-	run_sampled_to("sigprof.zst", out, argv, "997", NULL, 60000, 0, &c);
-	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	run_mode(args, "997", NULL, &c, &s);
 	/* ITIMER_PROF at 100 Hz over 400 ms of CPU: about 40 of its own. */
 	cr_assert_geq(printed(c.out, "sigprof"), 10, "%s", c.out);
-	read_samples(out, &s);
-	cr_assert(s.clean && s.has_sampling);
 	assert_rate(&s, printed(c.out, "cpu_us"), 997);
 }
 
 Test(sample, host_small_alternate_signal_stack_survives_sampling, .init = make_dir,
      .fini = remove_dir)
 {
-	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "altstack", "300", NULL };
-	char out[256];
+	const char *args[] = { "altstack", "300", NULL };
 	struct tu_child c;
 	static struct samples s;
 
 	/* An 8 KiB alternate stack: the handler on it (SA_ONSTACK) had no room
 	 * for the kernel's frame and an unwind, and killed the host (SIGSEGV). */
-	run_sampled_to("altstack.zst", out, argv, "997", NULL, 60000, 0, &c);
-	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	run_mode(args, "997", NULL, &c, &s);
 	cr_assert_eq(printed(c.out, "onstack"), 3, "%s", c.out);
-	read_samples(out, &s);
-	cr_assert(s.clean && s.has_sampling);
 	cr_assert_eq(s.threads_sampled, 2);
 	assert_rate(&s, printed(c.out, "cpu_us"), 997);
 	/* The 60 ms of CPU in the host's handler, on its alternate stack: dropped, counted. */
