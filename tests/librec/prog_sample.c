@@ -80,11 +80,12 @@ __attribute__((noinline)) static double work(double ms)
 }
 
 /* One caller per library of dlrotate, so that a sample's stack says which
- * library it was in: call_libK() -> sample_mod_work() of library K. */
+ * library it was in: call_libK() -> sample_mod_work() of library K (each
+ * adds its own k, so that no compiler folds the three into one). */
 #define CALL_LIB(k)                                                                               \
-	__attribute__((noinline, noclone)) static double call_lib##k(double (*f)(double))        \
+	__attribute__((noinline)) static double call_lib##k(double (*f)(double))                  \
 	{                                                                                         \
-		volatile double r = f(0.2);                                                       \
+		volatile double r = f(0.2) + k;                                                   \
 		return r;                                                                         \
 	}
 CALL_LIB(0)
