@@ -658,14 +658,16 @@ static bool nest_grow(struct recfmt_nest *n, uint32_t want)
 		cap *= 2;
 	if (cap > RECFMT_NEST_MAX_DEPTH)
 		cap = RECFMT_NEST_MAX_DEPTH;
+	__atomic_store_n(&n->growing, 1, __ATOMIC_RELEASE);
 	st = realloc(n->stack, ((size_t)cap + 2) * sizeof(*st));
-	if (!st)
-		return false;
-	if (!n->stack)
-		st[0] = 0; /* read (and ignored) at depth 0 */
-	n->stack = st;
-	n->cap = cap;
-	return true;
+	if (st) {
+		if (!n->stack)
+			st[0] = 0; /* read (and ignored) at depth 0 */
+		n->stack = st;
+		n->cap = cap;
+	}
+	__atomic_store_n(&n->growing, 0, __ATOMIC_RELEASE);
+	return st != NULL;
 }
 
 void recfmt_events_track(struct recfmt_events_encoder *enc, struct recfmt_nest *nest,

@@ -719,6 +719,9 @@ struct recfmt_nest {
 	uint32_t depth, cap;
 	uint64_t last_ticks;
 	bool broken; /* nesting no longer known: no later block of it is NESTED */
+	/* 1 while the stack is being reallocated: a child forked meanwhile
+	 * must not free it (recfmt_nest_fini()), as stack may be stale. */
+	uint32_t growing;
 };
 void recfmt_nest_reset(struct recfmt_nest *n);
 void recfmt_nest_fini(struct recfmt_nest *n);

@@ -239,6 +239,15 @@ void rec__thread_forget_all(void)
 
 	for (; t; t = next) {
 		next = t->reg.next;
+		/*
+		 * The index's nesting (writer.c): the parent's writer's heap,
+		 * copied. Freed unless the writer was growing it when the
+		 * parent forked (its pointer may be the block realloc freed):
+		 * then it is left, as the writer's other buffers are
+		 * (rec__writer_forget()).
+		 */
+		if (!__atomic_load_n(&t->wr.nest.growing, __ATOMIC_ACQUIRE))
+			recfmt_nest_fini(&t->wr.nest);
 		rec__thread_free(t);
 	}
 	rec__g.threads = NULL;

@@ -1851,8 +1851,13 @@ void rec__writer_stop(void)
 	free(w->cval);
 	rec__live_destroy(w->live);
 	pthread_mutex_lock(&rec__g.lock);
-	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next)
+	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
 		rec__flight_forget_thread(t); /* REC_TRIGGER pairing: a new recording starts afresh */
+		/* The index's nesting is this file's: a new one starts empty
+		 * (rec__writer_thread_restart()), and the thread's struct is not
+		 * heap that a leak checker scans. */
+		recfmt_nest_fini(&t->wr.nest);
+	}
 	pthread_mutex_unlock(&rec__g.lock);
 	free(w->kept);
 	rec__annot_split_fini(&w->annot);

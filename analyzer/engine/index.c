@@ -1043,7 +1043,8 @@ static bool w_decode_needs(const struct tt_index *ix, struct w_need *needs, uint
 	recfmt_buf_init(&fb.buf);
 	recfmt_buf_init(&out);
 	ok = ok && fd >= 0;
-	qsort(needs, nr, sizeof(*needs), need_cmp);
+	if (nr)
+		qsort(needs, nr, sizeof(*needs), need_cmp);
 	for (uint32_t i = 0; i < nr && ok;) {
 		const uint32_t f = ix->blocks[needs[i].block].frame;
 		const struct ix_frame *fr = &ix->f[f];

@@ -475,7 +475,7 @@ static bool walk_indexed(struct tt_trace *tr, struct recfmt_reader *r, struct re
 				tt_oom();
 			memcpy(s.buf.data, sb, len);
 			s.buf.len = len;
-			if (plan.decode && f + 1 == plan.first) {
+			if (plan.decode && f + 1 == plan.first && plan.replay_len) {
 				memcpy(s.buf.data + len, plan.replay, plan.replay_len);
 				s.buf.len += plan.replay_len;
 			}
