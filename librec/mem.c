@@ -6,10 +6,13 @@
  * (docs/DESIGN.md, "Ring memory"). Sizes are powers of two, one pool class
  * per size. The pool is kept one step ahead of demand by the writer
  * (rec__mem_refill()): REC__POOL_FIRST first rings, 8 rings of each larger
- * size up to 256 KiB and one of every larger size up to REC_BUFFER, so
- * that threads that start recording flat out grow without waiting for the
- * writer. Freed rings
- * go back to the pool (already faulted in) while it has room for them.
+ * size up to 256 KiB and one of every larger size up to REC_BUFFER or
+ * 16 MiB, as far as a quarter of REC_MEMORY allows, so that
+ * threads that start recording flat out grow without waiting for the
+ * writer. Larger rings (up to the 64 MiB default REC_BUFFER) are for a
+ * writer kept off the CPU: a ring grows to them only when full, its
+ * producer mapping them (pool_top_log2). Freed rings go back to the pool
+ * (already faulted in) while it has room for them and keeps their size.
  *
  * Who calls what: attach (rec__in_librec set; maybe in a signal handler)
  * rec__mem_first(); a producer inside its window (maybe in a handler)
@@ -49,6 +52,16 @@ static size_t used;	  /* bytes mapped for rings, the pool's included (atomic) */
  */
 static size_t cap_bytes;
 static unsigned first_log2, max_log2;
+/*
+ * The largest size the pool keeps ready (log2 of its slots): at most
+ * REC__POOL_TOP_BYTES (16 MiB), and only sizes that fit in the pool's
+ * quarter of REC_MEMORY (at the defaults: 32 MiB and 64 MiB are above
+ * it). A ring grows to those only when it is full (mapped and faulted in
+ * by its producer, before the probe's stamp: the writer is late,
+ * "emergency" growth), and such a ring is unmapped when given back, not
+ * pooled, so that what one burst took is not held for good.
+ */
+static unsigned pool_top_log2;
 
 static size_t cap(void)
 {
@@ -63,6 +76,11 @@ static unsigned first_l(void)
 static unsigned max_l(void)
 {
 	return __atomic_load_n(&max_log2, __ATOMIC_RELAXED);
+}
+
+static unsigned pool_top_l(void)
+{
+	return __atomic_load_n(&pool_top_log2, __ATOMIC_RELAXED);
 }
 /* Bumped (release) by each rec__mem_put(): see rec__mem_gen(). */
 static uint32_t gen;
@@ -92,14 +110,20 @@ static unsigned pool_cap(unsigned l)
 										 : POOL_OTHER_CAP;
 }
 
-/* How many rings of 2^l slots the pool keeps ready (before REC_MEMORY's share). */
-static unsigned pool_want(unsigned l)
+/* How many rings of 2^l slots the pool would keep ready, were it unbounded. */
+static unsigned pool_want_any(unsigned l)
 {
 	if (l == first_l())
 		return REC__POOL_FIRST;
 	if (l < first_l() || l > max_l())
 		return 0;
 	return ((size_t)1 << l) * sizeof(struct rec__event) <= POOL_SMALL_BYTES ? POOL_SMALL_WANT : 1;
+}
+
+/* How many rings of 2^l slots the pool keeps ready (before REC_MEMORY's share). */
+static unsigned pool_want(unsigned l)
+{
+	return l > pool_top_l() ? 0 : pool_want_any(l);
 }
 
 __thread uint8_t rec__mem_hit_cap __attribute__((tls_model("initial-exec")));
@@ -200,6 +224,21 @@ void rec__mem_configure(size_t memory_bytes, size_t buffer_bytes)
 	__atomic_store_n(&cap_bytes, memory_bytes, __ATOMIC_RELAXED);
 	__atomic_store_n(&max_log2, max, __ATOMIC_RELAXED);
 	__atomic_store_n(&first_log2, first < max ? first : max, __ATOMIC_RELAXED);
+	/* The sizes rec__mem_refill() keeps ready: up to REC__POOL_TOP_BYTES, as
+	 * many as fit in a quarter of REC_MEMORY. */
+	size_t sum = 0;
+	unsigned top = first_l();
+
+	for (unsigned l = 0; l <= MAX_LOG2; l++) {
+		size_t bytes = ((size_t)1 << l) * sizeof(struct rec__event);
+
+		sum += pool_want_any(l) * bytes;
+		if (sum > memory_bytes / 4 || bytes > REC__POOL_TOP_BYTES)
+			break;
+		if (pool_want_any(l))
+			top = l;
+	}
+	__atomic_store_n(&pool_top_log2, top, __ATOMIC_RELAXED);
 }
 
 uintptr_t rec__mem_first(bool may_map)
@@ -222,8 +261,11 @@ uintptr_t rec__mem_grow(uintptr_t cur, bool may_map)
 
 	if (l >= max_l())
 		return 0;
+	/* Past the pool's largest size only a full ring grows (it maps its own). */
+	if (!may_map && l >= pool_top_l())
+		return 0;
 	if (pool_trylock()) {
-		while (!seg && ++k <= max_l())
+		while (!seg && ++k <= max_l() && k <= pool_top_l())
 			seg = pop(k);
 		/* None ready: twice the ring, within three quarters of REC_MEMORY,
 		 * the pool's smaller rings given up for it if need be. */
@@ -240,7 +282,7 @@ static bool pool_push_locked(uintptr_t seg)
 {
 	unsigned l = (unsigned)(seg & 63);
 
-	if (l < first_l() || l > max_l() || pool[l].n >= pool_cap(l))
+	if (l < first_l() || l > max_l() || l > pool_top_l() || pool[l].n >= pool_cap(l))
 		return false;
 	pool[l].seg[pool[l].n++] = seg;
 	return true;
@@ -317,7 +359,8 @@ void rec__mem_refill(size_t budget)
 			do {
 				seg = 0;
 				pool_lock_wait();
-				if (pool[l].n > want && (l < first_l() || l > max_l()))
+				if (pool[l].n > want &&
+				    (l < first_l() || l > max_l() || l > pool_top_l()))
 					seg = pool[l].seg[--pool[l].n];
 				more = pool[l].n < want;
 				pool_unlock();

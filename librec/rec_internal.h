@@ -29,13 +29,16 @@
 #define REC__CACHELINE 64
 
 /*
- * Defaults (rec.h documents them). REC_BUFFER: 16 MiB in stream mode, where
- * a ring grows that far only while its thread outruns the writer and the
- * ring is what covers the writer's time off the CPU (docs/DESIGN.md, "The
- * writer under pressure"); 8 MiB in flight mode, where every ring that
- * records enough grows to it (history per thread against REC_MEMORY).
+ * Defaults (rec.h documents them). REC_BUFFER: 64 MiB in stream mode, where
+ * a ring grows only while its thread outruns the writer and the ring is
+ * what covers the writer's time off the CPU (docs/DESIGN.md, "The writer
+ * under pressure"): up to 16 MiB from the pool (mem.c), past it only when
+ * full, i.e. while the writer is late (16 MiB covered 13 ms of a thread
+ * recording flat out; the writer was seen off the CPU up to 138 ms on a
+ * loaded machine); 8 MiB in flight mode, where every ring that records
+ * enough grows to it (history per thread against REC_MEMORY).
  */
-#define REC__DEFAULT_BUFFER_BYTES (16u << 20)
+#define REC__DEFAULT_BUFFER_BYTES (64u << 20)
 #define REC__DEFAULT_FLIGHT_BUFFER_BYTES (8u << 20)
 #define REC__MIN_BUFFER_BYTES (4u << 10)
 #define REC__MAX_BUFFER_BYTES (1ull << 32)
@@ -49,6 +52,13 @@
  */
 #define REC__RING_FIRST_BYTES (16u << 10)
 #define REC__POOL_FIRST 32u
+/*
+ * The largest ring the pool keeps ready (mem.c): past it a ring grows only
+ * when full, mapping its own (at the defaults, to 32 and 64 MiB), so that a
+ * larger REC_BUFFER or REC_MEMORY costs no memory nor start-up time until a
+ * writer is late.
+ */
+#define REC__POOL_TOP_BYTES ((size_t)16 << 20)
 #define REC__DEFAULT_MEMORY_BYTES (256u << 20)
 #define REC__MIN_MEMORY_BYTES (64u << 10)
 

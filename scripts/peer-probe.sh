@@ -10,8 +10,8 @@
 #     hook), rec-disabled;
 #   N threads (workers pinned to cores 0..N-1, round robin when N is at least
 #     the number of cores: then the writer has no core of its own): base,
-#     floor, ref-null, rec-drop, rec-block and rec-drop-8M (REC_BUFFER=8M, the
-#     default before issue 29; the default is 16M).
+#     floor, ref-null, rec-drop, rec-block and rec-drop-16M (REC_BUFFER=16M,
+#     the default before issue 29's losses at defaults; the default is 64M).
 # Interleaved rounds after a discarded warm-up round; prints each variant's
 # median ns/call, its x floor ((v - base) / (floor - base), base and floor
 # of the same thread count), the events lost (rec: 2 x dropped scopes; ref:
@@ -103,7 +103,7 @@ for ((r = 0; r <= REPS; r++)); do
 			run "$n" rec-finstr-block $NT "$c" recfin REC_OVERFLOW=block
 			run "$n" rec-disabled $NC "$c" rec REC_DISABLE=1
 		else
-			run "$n" rec-drop-8M $NT "$c" rec REC_OVERFLOW=drop REC_BUFFER=8M
+			run "$n" rec-drop-16M $NT "$c" rec REC_OVERFLOW=drop REC_BUFFER=16M
 		fi
 	done
 done

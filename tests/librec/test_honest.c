@@ -170,7 +170,14 @@ static void *fault_worker(void *arg)
 	return NULL;
 }
 
-/* The default ring (16 MiB) is lapped 4 times by these 4 M records. */
+/*
+ * REC_BUFFER=16M, the pool's largest ring at the default REC_MEMORY: a ring
+ * grows that far from the pool, without a fault, however late the writer.
+ * Past it (the default REC_BUFFER is 64M) only a full ring grows, and its
+ * probe maps and faults the larger ring in its slow path, before its stamp
+ * (README, "Memory"; test_default_ring.c): with a writer kept off the CPU
+ * on a loaded machine these 2 M records would fill a 16 MiB ring.
+ */
 Test(honest, no_fault_after_first_probe_scope)
 {
 	pthread_t th;
@@ -178,6 +185,7 @@ Test(honest, no_fault_after_first_probe_scope)
 
 	skip_under_asan();
 	use_output("fault");
+	setenv("REC_BUFFER", "16M", 1);
 	pthread_create(&th, NULL, fault_worker, &faults);
 	pthread_join(th, NULL);
 	rec_stop();
@@ -205,6 +213,7 @@ Test(honest, no_fault_after_first_probe_hook)
 
 	skip_under_asan();
 	use_output("faulthook");
+	setenv("REC_BUFFER", "16M", 1); /* as no_fault_after_first_probe_scope */
 	pthread_create(&th, NULL, fault_hook_worker, &faults);
 	pthread_join(th, NULL);
 	rec_stop();
