@@ -744,9 +744,16 @@ static int real_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(vo
 #endif
 
 /*
- * librec's own threads (the writer): never sampled. In a ThreadSanitizer
- * build, the plain call, which reaches TSan's interceptor (real_create()'s
- * RTLD_NEXT would pass it by).
+ * librec's own threads (the writer): never sampled, made with libc's
+ * pthread_create() (real_create()) or, in a sanitized build, with the
+ * sanitizer's interceptor, so that it knows the thread (AddressSanitizer
+ * its stack: a forked child's writer met the parent's stale stack
+ * poisoning; ThreadSanitizer its accesses). One way for both: the first
+ * pthread_create() in the global scope that is not librec's own (the
+ * sanitizer runtime's, linked first into the program), else the next one
+ * after librec's (librectrace.so's copy first, preloaded: then the
+ * runtime's comes after it). Under ThreadSanitizer librec exports no copy
+ * (REC_NO_THREAD_HOOK), so the first is the runtime's.
  */
 int rec__pthread_create_internal(pthread_t *th, const pthread_attr_t *attr,
 				 void *(*fn)(void *), void *arg)
@@ -754,9 +761,7 @@ int rec__pthread_create_internal(pthread_t *th, const pthread_attr_t *attr,
 	int err;
 
 	creating_internal = 1;
-#if defined(REC_ASAN)
-	/* ASan's interceptor: the first pthread_create when its runtime comes
-	 * first, else the next one after librec's own (unversioned). */
+#if defined(REC_SANITIZED)
 	void *f = dlsym(RTLD_DEFAULT, "pthread_create");
 	Dl_info it, self;
 
@@ -766,10 +771,8 @@ int rec__pthread_create_internal(pthread_t *th, const pthread_attr_t *attr,
 	err = f ? ((int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))f)(
 			  th, attr, fn, arg)
 		: real_create(th, attr, fn, arg);
-#elif !defined(REC_NO_THREAD_HOOK)
-	err = real_create(th, attr, fn, arg);
 #else
-	err = pthread_create(th, attr, fn, arg);
+	err = real_create(th, attr, fn, arg);
 #endif
 	creating_internal = 0;
 	return err;
