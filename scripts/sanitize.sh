@@ -17,4 +17,6 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export LSAN_OPTIONS=suppressions=$top/scripts/lsan-suppressions.txt:print_suppressions=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+# A sanitized tracetool runs 3-5x slower: meson's per-test limits doubled.
+export REC_MESON_TEST_ARGS="${REC_MESON_TEST_ARGS:-} --timeout-multiplier 2"
 BUILD_DIR="$top/build-san-$1" "$top/scripts/test.sh" -Db_sanitize=$san -Db_lundef=false -Dbench=false
