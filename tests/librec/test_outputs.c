@@ -303,6 +303,31 @@ Test(outputs, dev_stdout_is_still_written)
 	cr_assert_eq(memcmp(c.out, index_magic, 4), 0, "stdout does not start with an index frame");
 }
 
+/*
+ * A host that closes every descriptor it did not open (closefrom(3), as a
+ * daemon does) and then opens a file of its own gets librec's old output
+ * descriptor: librec's writer went on writing its frames to that number,
+ * into the host's file (zstd frames before and after the host's own data).
+ * librec must never write to a descriptor that no longer names its output:
+ * the host's file holds the host's line only, and librec stops with one
+ * "rec:" line.
+ */
+Test(outputs, host_closing_librec_output_fd_never_gets_trace_bytes)
+{
+	char out[128], host[128];
+	const char *argv[] = { env("PROG_CLOSEFDS"), host, NULL };
+	struct tu_child c;
+	const char *line;
+
+	in_dir(out, sizeof(out), "trace.zst");
+	in_dir(host, sizeof(host), "host.txt");
+	run(argv, out, NULL, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d; stderr: %s", c.status, c.err);
+	cr_assert_str_eq(read_text(host), "the host's own data\n");
+	line = strstr(c.err, "rec: ");
+	cr_assert(line && !strstr(line + 1, "rec: "), "one rec: line wanted: %s", c.err);
+}
+
 /* ---------------------------------------------------------------------
  * Finding 8: trace files were created 0644, readable by every user.
  */
