@@ -757,6 +757,8 @@ static void capture_file(const struct crash_work *w)
 	 */
 	if (rec__flight_window_ns() && !(v.snap_open && rec__g.fd >= 0))
 		err = flight_capture(w->signo, w->si, w->self);
+	else if (!rec__fd_is_ours(rec__g.fd, &rec__g.fd_id))
+		err = EBADF; /* the host closed it; its number may name a file of the host's */
 	else
 		err = capture(rec__g.fd, w->signo, w->si, w->self, NULL);
 	if (err)

@@ -99,9 +99,7 @@ static void fork_child(void)
 	rec__site_reinit_lock();
 	pthread_mutex_init(&rec__g.lock, NULL);
 	init_conds();
-	if (rec__g.fd >= 0)
-		close(rec__g.fd);
-	rec__g.fd = -1;
+	rec__fd_close(&rec__g.fd, &rec__g.fd_id); /* the parent's, if still ours */
 	rec__writer_forget();
 	rec__g.writer_running = false;
 	rec__g.stop_requested = false;
@@ -359,6 +357,13 @@ int rec__start_locked(const struct rec_config *config)
 		return fd;
 	}
 	rec__g.fd = rec__g.cfg.flight ? -1 : fd;
+	if (rec__g.fd >= 0 && (err = rec__fd_remember(rec__g.fd, &rec__g.fd_id)) < 0) {
+		rec__log("cannot open %s: %s; tracing disabled", rec__g.cfg.output, strerror(-err));
+		close(rec__g.fd);
+		rec__g.fd = -1;
+		__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
+		return err;
+	}
 	if (!rec__g.cfg.flight)
 		announce_output(rec__g.cfg.output);
 	rec__counters_configure(rec__g.cfg.counters);
@@ -387,9 +392,7 @@ int rec__start_locked(const struct rec_config *config)
 	err = rec__writer_start();
 	if (err) {
 		rec__log("cannot start the writer thread: %s; tracing disabled", strerror(-err));
-		if (rec__g.fd >= 0)
-			close(rec__g.fd);
-		rec__g.fd = -1;
+		rec__fd_close(&rec__g.fd, &rec__g.fd_id);
 		__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
 		return err;
 	}
@@ -484,9 +487,7 @@ static int stop(void)
 	rec__writer_stop();
 
 	pthread_mutex_lock(&rec__g.lock);
-	if (rec__g.fd >= 0)
-		close(rec__g.fd);
-	rec__g.fd = -1;
+	rec__fd_close(&rec__g.fd, &rec__g.fd_id); /* never the host's file under our old number */
 	err = rec__g.write_error;
 	/* Wake flushers that raced with the stop: everything is written now. */
 	rec__g.flush_done = rec__g.flush_requested;

@@ -116,3 +116,28 @@ int rec__output_open(const char *path, unsigned flags, unsigned mode, const char
 	}
 	return fd; /* a FIFO or a device: non-blocking, the writer waits for room (writer.c) */
 }
+
+int rec__fd_remember(int fd, struct rec__fd_id *id)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	return 0;
+}
+
+bool rec__fd_is_ours(int fd, const struct rec__fd_id *id)
+{
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
+}
+
+void rec__fd_close(int *fd, const struct rec__fd_id *id)
+{
+	if (rec__fd_is_ours(*fd, id))
+		close(*fd);
+	*fd = -1;
+}

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
 
 #include "rec.h"
 #include "recfmt.h"
@@ -336,6 +337,12 @@ struct rec__config {
 	char output_pattern[4096];
 };
 
+/* A file librec opened, as fstat() named it then (output.c). */
+struct rec__fd_id {
+	dev_t dev;
+	ino_t ino;
+};
+
 struct rec__global {
 	pthread_mutex_t lock;	  /* registry, names, lifecycle, flush handshake */
 	uint32_t wake_seq;	  /* futex the writer sleeps on: see rec__writer_wake() */
@@ -345,6 +352,7 @@ struct rec__global {
 	struct rec__thread *threads; /* registry list */
 	uint32_t next_serial;
 	int fd;
+	struct rec__fd_id fd_id;  /* what fd named when librec opened it (output.c) */
 	bool writer_running;
 	bool stop_requested;	  /* under lock */
 	int write_error;	  /* sticky negative errno, under lock */
@@ -708,6 +716,19 @@ const char *rec__getenv(const char *name) REC__HIDDEN;
 #define REC__OUT_STREAM 1u
 #define REC__OUT_TRUNC 2u
 int rec__output_open(const char *path, unsigned flags, unsigned mode, const char **why) REC__HIDDEN;
+
+/*
+ * output.c: a descriptor librec opened is known by its file's (st_dev,
+ * st_ino). A host may close it (closefrom(), close_range()) and open a file
+ * of its own under the same number: librec writes to, and closes, a
+ * descriptor only while it still names the file it opened (README, "What
+ * librec guarantees"). rec__fd_remember() - fstat() fd into *id, or -errno.
+ * rec__fd_is_ours() - whether fd still names *id (fstat: async-signal-safe).
+ * rec__fd_close() - closes fd only if it is still ours; sets *fd to -1.
+ */
+int rec__fd_remember(int fd, struct rec__fd_id *id) REC__HIDDEN;
+bool rec__fd_is_ours(int fd, const struct rec__fd_id *id) REC__HIDDEN;
+void rec__fd_close(int *fd, const struct rec__fd_id *id) REC__HIDDEN;
 
 /* lifecycle.c */
 int rec__start_locked(const struct rec_config *config) REC__HIDDEN;

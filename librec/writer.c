@@ -176,6 +176,7 @@ struct writer {
 	bool more; /* a turn left events in a ring (drain_thread()): pass again at once */
 	uint64_t poll_active_ns, poll_idle_ns; /* POLL_*_NS, at most REC_FLUSH_MS / 4 */
 	struct rec__compact compact; /* the frames written, for compact.c at the end */
+	uint64_t file_bytes;	     /* written to this file (lost_fd()'s line) */
 };
 
 /* REC_MODE=flight: a snapshot file is open (WM_SNAPSHOT or its last pass). */
@@ -244,6 +245,33 @@ static void fail_locked(struct writer *w, int err)
 		 rec__log_path(rec__g.cfg.output, pb, sizeof(pb)),
 		 err == ETIMEDOUT ? "nothing was read from it for " REC__STR(OUTPUT_STALL_S) " s"
 				  : strerror(err));
+}
+
+/*
+ * The host closed the output's descriptor (closefrom(), close_range()) and
+ * its number may name a file of the host's now: write nothing more to it,
+ * close nothing (rec__fd_close() checks), stop recording with one line.
+ * The trace ends with its last complete frame, without its END record.
+ */
+static void lost_fd(struct writer *w)
+{
+	char pb[REC__LOG_PATH_BYTES];
+	int fd;
+
+	pthread_mutex_lock(&rec__g.lock);
+	fd = rec__g.fd;
+	if (!w->failed) {
+		w->failed = true;
+		rec__g.write_error = -EBADF;
+		__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
+		rec__thread_set_all_off();
+		rec__log("the program closed descriptor %d, the trace's; tracing stopped: %s ends "
+			 "after its first %llu bytes, without its end record",
+			 fd, rec__log_path(rec__g.cfg.output, pb, sizeof(pb)),
+			 (unsigned long long)w->file_bytes);
+	}
+	rec__g.fd = -1; /* forgotten, never closed: the number may be the host's now */
+	pthread_mutex_unlock(&rec__g.lock);
 }
 
 /*
@@ -423,7 +451,14 @@ static void write_frame(struct writer *w)
 	if (!err) {
 		memcpy(w->ix.data + w->ix.len, w->out.data, w->out.len);
 		w->ix.len += w->out.len;
+		/* Only while the descriptor is still ours: one fstat() a frame. */
+		if (!rec__fd_is_ours(rec__g.fd, &rec__g.fd_id)) {
+			lost_fd(w);
+			goto out;
+		}
 		err = -write_all(rec__g.fd, w->ix.data, w->ix.len);
+		if (!err)
+			w->file_bytes += w->ix.len;
 	}
 	/* A stream file's fast frames are compressed again at its end (compact.c). */
 	if (!err && !snap_open(w))
@@ -1183,6 +1218,9 @@ static void flight_begin(struct writer *w)
 	w->last_sync_ns = now.mono_ns;
 	w->mode = WM_SNAPSHOT;
 	rec__g.fd = fd;
+	if (rec__fd_remember(fd, &rec__g.fd_id) < 0)
+		rec__g.fd_id = (struct rec__fd_id){ 0 }; /* never matches: nothing written */
+	w->file_bytes = 0;
 	pthread_mutex_lock(&rec__g.lock);
 	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
 		/* Hold the ring (its producer stops discarding there), then read head. */
@@ -1213,9 +1251,7 @@ static void flight_begin(struct writer *w)
 static void flight_end(struct writer *w)
 {
 	write_end(w);
-	if (rec__g.fd >= 0)
-		close(rec__g.fd);
-	rec__g.fd = -1;
+	rec__fd_close(&rec__g.fd, &rec__g.fd_id);
 	w->mode = WM_KEEPING;
 	pthread_mutex_lock(&rec__g.lock);
 	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
