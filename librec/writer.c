@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include "rec_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -44,6 +45,8 @@
 #define WRITER_SLICE_NS 500000ull /* what a pass usually takes, and more */
 /* Ring memory a pass may fault in for the pool (mem.c): 0.1-1 ms here. */
 #define REFILL_BYTES (512u << 10)
+/* How often the writer looks whether the host's threads have all ended. */
+#define HOST_CHECK_NS 100000000ull
 /* The writer's CPU share is judged over windows this long (rec__writer_want_fast()). */
 #define DUTY_WINDOW_NS 20000000ull
 
@@ -177,6 +180,8 @@ struct writer {
 	uint64_t poll_active_ns, poll_idle_ns; /* POLL_*_NS, at most REC_FLUSH_MS / 4 */
 	struct rec__compact compact; /* the frames written, for compact.c at the end */
 	uint64_t file_bytes;	     /* written to this file (lost_fd()'s line) */
+	uint64_t host_check_ns;	     /* the last host_gone() (CLOCK_MONOTONIC) */
+	bool orphaned;		     /* the host's threads have all ended: finish and exit */
 };
 
 /* REC_MODE=flight: a snapshot file is open (WM_SNAPSHOT or its last pass). */
@@ -1301,6 +1306,98 @@ static void ask_short_slice(void)
 }
 
 /*
+ * A task's state letter from its stat file ('R', 'S', 'Z', ...): 'X' when
+ * the task is gone, '?' when it could not be read (then it counts as alive).
+ */
+static char task_state(const char *path)
+{
+	char buf[512];
+	const char *p;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? 'X' : '?';
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 && errno == ESRCH ? 'X' : '?';
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* after the name, which may hold anything */
+	return p && p[1] == ' ' && p[2] ? p[2] : '?';
+}
+
+/*
+ * Whether every thread of the host has ended and only librec's (this
+ * writer) is left: main() ended with pthread_exit() and the threads it left
+ * have all returned since. glibc would call exit(0) when its last thread
+ * ends, but it counts the writer as one of them: the process would never end
+ * (and, every signal blocked here, not even at a SIGTERM). Cheap in the
+ * common case: while the main thread lives (it is not a zombie, 'Z' in
+ * /proc/self/stat), one read says no. After it ended, /proc/self/task is
+ * listed until a live thread other than this one is found. A task that
+ * cannot be read counts as alive: never an exit while the host runs.
+ */
+static bool host_gone(void)
+{
+	pid_t me = (pid_t)syscall(SYS_gettid);
+	char path[64], st = task_state("/proc/self/stat");
+	struct dirent *e;
+	bool gone = true;
+	DIR *d;
+
+	if (st != 'Z' && st != 'X')
+		return false;
+	d = opendir("/proc/self/task");
+	if (!d)
+		return false;
+	while (gone && (e = readdir(d))) {
+		long tid = strtol(e->d_name, NULL, 10);
+
+		if (tid <= 0 || tid == me || tid == (long)getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", tid);
+		st = task_state(path);
+		gone = st == 'Z' || st == 'X';
+	}
+	closedir(d);
+	return gone;
+}
+
+/*
+ * The signal mask of the thread that created the writer: restored before
+ * the writer calls exit() for a host whose threads have all ended, as if
+ * its last thread did (a SIGTERM pending then ends the process).
+ */
+static sigset_t creator_mask;
+
+/*
+ * The host's threads have all ended (host_gone()): the process ends as
+ * POSIX says, exit(0) from its last thread, here. The trace is finished
+ * first, as rec_stop() at exit would (the caller's passes wrote its END):
+ * exit()'s handlers then run on this thread, the host's first, then
+ * librec's, which find recording stopped and join nothing.
+ */
+static __attribute__((noreturn)) void exit_for_host(void)
+{
+	pthread_sigmask(SIG_SETMASK, &creator_mask, NULL);
+	exit(0);
+}
+
+/* Under no lock, on the writer: the stop that rec_stop() makes, from here. */
+static void stop_orphaned(struct writer *w)
+{
+	pthread_mutex_lock(&rec__g.lock);
+	if (rec__g.state == REC__RUNNING)
+		__atomic_store_n(&rec__g.state, REC__STOPPED, __ATOMIC_RELEASE);
+	rec__thread_set_all_off();
+	rec__g.stop_requested = true;
+	rec__g.writer_running = false; /* exit's rec_stop() joins nothing */
+	pthread_mutex_unlock(&rec__g.lock);
+	w->orphaned = true;
+}
+
+/*
  * The writer thread's life. It is created parked (at load, in a child after
  * fork that will record, or by rec__writer_start() when none is parked),
  * so that a recording started by a probe in a signal handler creates no
@@ -1320,10 +1417,25 @@ static int wait_for_cmd(void)
 	pthread_mutex_lock(&rec__g.lock);
 	while ((cmd = writer_cmd) == CMD_PARK) {
 		uint32_t seen = __atomic_load_n(&rec__g.wake_seq, __ATOMIC_ACQUIRE);
+		struct timespec check = { 0, (long)HOST_CHECK_NS };
 
 		pthread_mutex_unlock(&rec__g.lock);
 		/* A wake after the load above changes wake_seq: the wait returns. */
-		syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+		if (syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAIT_PRIVATE, seen, &check, NULL, 0) <
+			    0 &&
+		    errno == ETIMEDOUT && host_gone()) {
+			pthread_mutex_lock(&rec__g.lock);
+			if (writer_cmd == CMD_PARK) {
+				/* Nothing recorded, nothing to finish: at exit, nothing starts. */
+				writer_parked = false;
+				writer_cmd = CMD_QUIT;
+				if (rec__g.state == REC__NEVER_STARTED)
+					__atomic_store_n(&rec__g.state, REC__STOPPED, __ATOMIC_RELEASE);
+				pthread_mutex_unlock(&rec__g.lock);
+				exit_for_host();
+			}
+			pthread_mutex_unlock(&rec__g.lock);
+		}
 		pthread_mutex_lock(&rec__g.lock);
 	}
 	pthread_mutex_unlock(&rec__g.lock);
@@ -1714,6 +1826,8 @@ static bool writer_pass(struct writer *w)
 	return true;
 }
 
+static void writer_free(struct writer *w);
+
 /* The writer thread: parked until go, then passes until the stop's last. */
 static void *writer_main(void *arg)
 {
@@ -1728,12 +1842,29 @@ static void *writer_main(void *arg)
 	if (wait_for_cmd() == CMD_QUIT)
 		return NULL;
 	writer_begin(w);
-	while (!is_stopping(w))
+	w->host_check_ns = mono_ns();
+	while (!is_stopping(w)) {
 		if (!writer_pass(w))
 			return NULL;
+		if (!w->orphaned && w->pass_ns - w->host_check_ns >= HOST_CHECK_NS) {
+			w->host_check_ns = w->pass_ns;
+			if (host_gone())
+				stop_orphaned(w); /* the next passes write the end */
+		}
+	}
 	/* What the writer shed under pressure it redoes now (compact.c). */
 	if (!rec__g.cfg.flight && !w->failed)
 		rec__compact_run(&w->compact, w->zc, rec__g.fd, rec__g.cfg.output);
+	if (w->orphaned) {
+		/* What rec_stop() does once it joined us, then the host's exit. */
+		writer_free(w);
+		pthread_mutex_lock(&rec__g.lock);
+		rec__fd_close(&rec__g.fd, &rec__g.fd_id);
+		rec__g.flush_done = rec__g.flush_requested;
+		pthread_cond_broadcast(&rec__g.flushed);
+		pthread_mutex_unlock(&rec__g.lock);
+		exit_for_host();
+	}
 	return NULL;
 }
 
@@ -1796,6 +1927,7 @@ static int spawn_locked(void)
 	writer_cmd = CMD_PARK;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	creator_mask = old;
 	err = rec__pthread_create_internal(&rec__g.writer, NULL, writer_main, &writer_state);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
@@ -1870,9 +2002,13 @@ int rec__writer_start(void)
 /* Called without rec__g.lock after stop_requested was set: wait for the end. */
 void rec__writer_stop(void)
 {
-	struct writer *w = &writer_state;
-
 	pthread_join(rec__g.writer, NULL);
+	writer_free(&writer_state);
+}
+
+/* The writer's buffers, once it ended (or from itself, at its end). */
+static void writer_free(struct writer *w)
+{
 	recfmt_compressor_destroy(w->zc);
 	recfmt_buf_fini(&w->lead);
 	recfmt_buf_fini(&w->meta);
