@@ -237,6 +237,7 @@ struct rec__counters *rec__counters_open(void)
 		}
 		c->flags[i] = RECFMT_COUNTER_RECORDED;
 		c->fd[c->nr] = fd;
+		rec__fd_remember(fd, &c->fd_id[c->nr]); /* fstat: async-signal-safe */
 		c->page[c->nr] = NULL;
 		if (req.kind[i]->type == PERF_TYPE_HARDWARE) {
 			void *pg = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED,
@@ -326,7 +327,8 @@ void rec__counters_close(struct rec__counters *c)
 		if (c->page[i])
 			munmap(c->page[i], (size_t)sysconf(_SC_PAGESIZE));
 		c->page[i] = NULL;
-		close(c->fd[i]);
+		/* Not if the host closed it and its number names a file of the host's now. */
+		rec__fd_close(&c->fd[i], &c->fd_id[i]);
 	}
 }
 

@@ -290,10 +290,17 @@ static inline struct recfmt_event *rec__own_slots(const struct rec__thread *t)
  * takes 1 + nr ring slots: the event, then one slot per counter whose
  * `ticks` holds the value (probe.c, writer.c).
  */
+/* A file librec opened, as fstat() named it then (output.c). */
+struct rec__fd_id {
+	dev_t dev;
+	ino_t ino;
+};
+
 struct rec__counters {
 	uint32_t nr;	   /* recorded counters: columns */
 	uint32_t nr_req;   /* requested counters: entries of the COUNTER_SET */
 	int fd[RECFMT_MAX_COUNTERS];			 /* fd[0]: group leader */
+	struct rec__fd_id fd_id[RECFMT_MAX_COUNTERS];	 /* closed only while still ours */
 	struct perf_event_mmap_page *page[RECFMT_MAX_COUNTERS]; /* hardware events */
 	bool rdpmc;	   /* every event's page allowed rdpmc at open */
 	bool closed;
@@ -335,12 +342,6 @@ struct rec__config {
 	bool crash;	     /* REC_CRASH: crash capture armed (crash.c) */
 	/* The output's name before %p and %n are expanded: config, REC_OUTPUT or the default. */
 	char output_pattern[4096];
-};
-
-/* A file librec opened, as fstat() named it then (output.c). */
-struct rec__fd_id {
-	dev_t dev;
-	ino_t ino;
 };
 
 struct rec__global {
