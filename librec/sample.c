@@ -80,6 +80,8 @@ static struct {
 	uint64_t scan_ns; /* CLOCK_MONOTONIC of the writer's last /proc scan */
 	uint32_t gen;	  /* scans begun (under reg_lock) */
 	uint8_t signalled; /* one of our clocks' signals reached a handler */
+	uint8_t given_up;  /* the program took signo (rec__sigaction()): disarmed for good */
+	int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
 } S = { .reg_lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Threads that are never sampled (librec's writer), and one being disarmed. */
@@ -274,7 +276,7 @@ static NOINSTR __attribute__((noinline)) void take_sample(int signo, siginfo_t *
 	uint32_t n, flags;
 
 	(void)signo;
-	if (!ours(si) || rec__sample_never ||
+	if (!ours(si) || rec__sample_never || __atomic_load_n(&S.given_up, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&rec__g.state, __ATOMIC_ACQUIRE) > REC__RUNNING)
 		goto out;
 	t = rec__self;
@@ -326,15 +328,19 @@ out:
 }
 
 /*
- * The handler: a small frame first. Where the host's own handler runs on its
- * alternate stack, which may hold no room for an unwind (its frame alone is
- * 1 KiB of addresses), the sample is dropped and counted.
+ * The handler: a small frame first, the unwind's 1 KiB of addresses in
+ * take_sample(). A handler of the host's on its alternate stack runs with
+ * this signal blocked (shield(), below); should one run there all the same
+ * (installed by a raw system call, past sigaction()), the sample is dropped
+ * and counted.
  */
 static NOINSTR void on_signal(int signo, siginfo_t *si, void *ucv)
 {
 	struct rec__thread *t;
 	char here;
 
+	if (__atomic_load_n(&S.given_up, __ATOMIC_RELAXED))
+		return; /* the program took the signal: one queued before it did */
 	if (si->si_code == POLL_HUP || si->si_code == POLL_IN) {
 		/*
 		 * A perf event is armed for one overflow (PERF_EVENT_IOC_REFRESH),
@@ -463,6 +469,8 @@ static int arm(pid_t tid)
 	if (tid == __atomic_load_n(&S.never_tid, __ATOMIC_RELAXED))
 		return 0;
 	pthread_mutex_lock(&S.reg_lock);
+	if (S.given_up)
+		goto done;
 	a.gen = S.gen;
 	for (uint32_t i = 0; i < S.nr_reg; i++)
 		if (S.reg[i].tid == tid)
@@ -830,6 +838,183 @@ int rec__pthread_create_old(pthread_t *th, const pthread_attr_t *attr, void *(*f
 #endif
 
 /* ---------------------------------------------------------------------
+ * The program's signal handlers (rec(3), REC_SAMPLE; README, "Sampling").
+ *
+ * A handler of the program's that runs on its alternate stack (SA_ONSTACK)
+ * runs with the sampling signal blocked: a sample that comes meanwhile waits
+ * until it returns, instead of the kernel pushing a second frame (3 KiB and
+ * more with AVX-512) onto a stack sized for the program's handler alone.
+ * The handlers present at start are patched (shield_present()), later ones
+ * through sigaction() below. A program that takes the sampling signal for
+ * itself ends sampling for good first, so it never gets a signal it did
+ * not send.
+ */
+
+/* Adds the sampling signal to the mask of an SA_ONSTACK handler. Return: whether it did. */
+static bool shield(int sig, struct sigaction *sa)
+{
+	if (sig == S.signo || !(sa->sa_flags & SA_ONSTACK) || sa->sa_handler == SIG_DFL ||
+	    sa->sa_handler == SIG_IGN || sigismember(&sa->sa_mask, S.signo) == 1)
+		return false;
+	sigaddset(&sa->sa_mask, S.signo);
+	return true;
+}
+
+/* At start: the handlers the program installed before librec was loaded or started. */
+static void shield_present(void)
+{
+	for (int sig = 1; sig <= SIGRTMAX; sig++) {
+		struct sigaction sa;
+
+		if (sig != SIGKILL && sig != SIGSTOP && sigaction(sig, NULL, &sa) == 0 &&
+		    shield(sig, &sa))
+			sigaction(sig, &sa, NULL);
+	}
+}
+
+#ifdef REC__THREAD_HOOK
+static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (!S.real_sigaction) {
+		void *f = dlvsym(RTLD_NEXT, "sigaction", REC__STR(REC_GLIBC_HOOK_VERSION));
+
+		if (!f)
+			f = dlsym(RTLD_NEXT, "sigaction");
+		if (!f) {
+			errno = ENOSYS;
+			return -1;
+		}
+		__atomic_store_n((void **)&S.real_sigaction, f, __ATOMIC_RELEASE);
+	}
+	return S.real_sigaction(sig, act, old);
+}
+
+/*
+ * The program takes the sampling signal: every clock disarmed (none armed
+ * from now on), then the signal ignored a moment, which discards any
+ * instance of it still queued to a thread (sigaction(2)), before the
+ * program's action is installed.
+ */
+static void give_up(void)
+{
+	struct sigaction ign;
+
+	pthread_mutex_lock(&S.reg_lock);
+	if (S.given_up) {
+		pthread_mutex_unlock(&S.reg_lock);
+		return;
+	}
+	__atomic_store_n(&S.given_up, 1, __ATOMIC_RELAXED);
+	for (uint32_t i = 0; i < S.nr_reg; i++)
+		if (S.reg[i].tid)
+			disarm(&S.reg[i]);
+	pthread_mutex_unlock(&S.reg_lock);
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	real_sigaction(S.signo, &ign, NULL);
+	rec__log("REC_SAMPLE: the program took signal %d (SIGRTMAX-%d), which librec sampled "
+		 "with: sampling stopped, no samples from now on",
+		 S.signo, SIGRTMAX - S.signo);
+}
+
+static int wrap_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	int signo = __atomic_load_n(&S.ready, __ATOMIC_ACQUIRE) ? S.signo : 0;
+	struct sigaction sa;
+	int err;
+
+	if (!signo)
+		return real_sigaction(sig, act, old);
+	if (sig == signo) {
+		bool was_ours = !__atomic_load_n(&S.given_up, __ATOMIC_RELAXED);
+
+		if (was_ours && act)
+			give_up();
+		if (was_ours && !act) {
+			err = 0; /* librec's handler: the program sees the default it left */
+		} else {
+			err = real_sigaction(sig, act, was_ours ? NULL : old);
+		}
+		if (!err && was_ours && old) {
+			memset(old, 0, sizeof(*old));
+			old->sa_handler = SIG_DFL;
+			sigemptyset(&old->sa_mask);
+		}
+		return err;
+	}
+	if (act) {
+		sa = *act;
+		if (shield(sig, &sa))
+			act = &sa;
+	}
+	err = real_sigaction(sig, act, old);
+	if (!err && old && (old->sa_flags & SA_ONSTACK))
+		sigdelset(&old->sa_mask, signo); /* the program's own mask, as it set it */
+	return err;
+}
+
+/* signal(), bsd_signal() and sysv_signal() as glibc makes them, for librec's signal only. */
+static sighandler_t wrap_signal(const char *name, int sig, sighandler_t h, int flags)
+{
+	struct sigaction sa, old;
+
+	if (!__atomic_load_n(&S.ready, __ATOMIC_ACQUIRE) || sig != S.signo) {
+		sighandler_t (*f)(int, sighandler_t) =
+			(sighandler_t (*)(int, sighandler_t))dlvsym(RTLD_NEXT, name,
+								     REC__STR(REC_GLIBC_HOOK_VERSION));
+
+		if (!f)
+			f = (sighandler_t (*)(int, sighandler_t))dlsym(RTLD_NEXT, name);
+		if (!f) {
+			errno = ENOSYS;
+			return SIG_ERR;
+		}
+		return f(sig, h);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = h;
+	sigemptyset(&sa.sa_mask);
+	if (!(flags & SA_NODEFER))
+		sigaddset(&sa.sa_mask, sig);
+	sa.sa_flags = flags;
+	return wrap_sigaction(sig, &sa, &old) < 0 ? SIG_ERR : old.sa_handler;
+}
+
+/* Exported under glibc's version, as pthread_create() above. */
+int rec__sigaction_glibc(int sig, const struct sigaction *act, struct sigaction *old)
+	__attribute__((visibility("default")));
+sighandler_t rec__signal_glibc(int sig, sighandler_t h) __attribute__((visibility("default")));
+sighandler_t rec__bsd_signal_glibc(int sig, sighandler_t h) __attribute__((visibility("default")));
+sighandler_t rec__sysv_signal_glibc(int sig, sighandler_t h)
+	__attribute__((visibility("default")));
+__asm__(".symver rec__sigaction_glibc, sigaction@" REC__STR(REC_GLIBC_HOOK_VERSION));
+__asm__(".symver rec__signal_glibc, signal@" REC__STR(REC_GLIBC_HOOK_VERSION));
+__asm__(".symver rec__bsd_signal_glibc, bsd_signal@" REC__STR(REC_GLIBC_HOOK_VERSION));
+__asm__(".symver rec__sysv_signal_glibc, sysv_signal@" REC__STR(REC_GLIBC_HOOK_VERSION));
+
+int rec__sigaction_glibc(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	return wrap_sigaction(sig, act, old);
+}
+
+sighandler_t rec__signal_glibc(int sig, sighandler_t h)
+{
+	return wrap_signal("signal", sig, h, SA_RESTART);
+}
+
+sighandler_t rec__bsd_signal_glibc(int sig, sighandler_t h)
+{
+	return wrap_signal("bsd_signal", sig, h, SA_RESTART);
+}
+
+sighandler_t rec__sysv_signal_glibc(int sig, sighandler_t h)
+{
+	return wrap_signal("sysv_signal", sig, h, SA_RESETHAND | SA_NODEFER);
+}
+#endif
+
+/* ---------------------------------------------------------------------
  * Start: at load (lifecycle.c's constructor) when REC_SAMPLE is set.
  */
 
@@ -885,7 +1070,8 @@ int rec__sample_init(uint32_t hz, bool (*start)(void))
 	/*
 	 * Not SA_ONSTACK: a host's alternate stack is sized for its own handler
 	 * (often SIGSTKSZ, 8 KiB, or less), and the kernel's frame and an unwind
-	 * overflow it; the interrupted stack is the thread's own.
+	 * overflow it; the interrupted stack is the thread's own, as the host's
+	 * SA_ONSTACK handlers block this signal (shield()).
 	 */
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask); /* nothing of the host's runs inside a sample */
@@ -926,6 +1112,7 @@ int rec__sample_init(uint32_t hz, bool (*start)(void))
 	if (fd >= 0)
 		close(fd);
 	rec__thread_exit_hook = rec__sample_thread_exit;
+	shield_present();
 	__atomic_store_n(&S.ready, 1, __ATOMIC_RELEASE);
 	arm_all_present();
 	return 0;

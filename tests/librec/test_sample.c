@@ -624,8 +624,12 @@ Test(sample, host_small_alternate_signal_stack_survives_sampling, .init = make_d
 	cr_assert_eq(printed(c.out, "onstack"), 3, "%s", c.out);
 	cr_assert_eq(s.threads_sampled, 2);
 	assert_rate(&s, printed(c.out, "cpu_us"), 997);
-	/* The 60 ms of CPU in the host's handler, on its alternate stack: dropped, counted. */
-	cr_assert_geq(s.dropped, 10, "%lu dropped", (unsigned long)s.dropped);
+	/* The 60 ms of CPU in the host's handler, on its alternate stack: its
+	 * handler runs with librec's signal blocked (rec(3)), so a sample there
+	 * waits until it returns and is taken then, none dropped (a perf event
+	 * queues one signal; a CPU-time timer's merged ticks are counted). */
+	if (s.sp.mechanism == RECFMT_SAMPLE_MECH_PERF_TASK_CLOCK)
+		cr_assert_eq(s.dropped, 0, "%lu dropped", (unsigned long)s.dropped);
 }
 
 Test(sample, thread_blocking_every_signal_queues_at_most_one_sample_signal, .init = make_dir,
