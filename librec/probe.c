@@ -231,6 +231,8 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_counted(struct 
 	c->pending++;
 	scope.gen = __atomic_load_n(&t->ring.p.gen, __ATOMIC_RELAXED);
 	rec__window_close(&t->ring.p);
+	if (t->own.pend_n)
+		rec__sample_flush(t); /* REC_SAMPLE: one that landed in the window */
 	scope.code = RECFMT_CODE(id, RECFMT_KIND_EXIT);
 	return scope;
 }
@@ -256,6 +258,8 @@ NOINSTR static __attribute__((noinline)) void exit_counted(struct rec__thread *t
 	push_counted(t, head, ticks, code, vals, c->nr);
 	c->pending--;
 	rec__window_close(&t->ring.p);
+	if (t->own.pend_n)
+		rec__sample_flush(t); /* REC_SAMPLE: one that landed in the window */
 }
 
 /*

@@ -997,6 +997,8 @@ int rec__sample_init(uint32_t hz, bool (*start)(void)) REC__HIDDEN;
 uint32_t rec__sample_hz(void) REC__HIDDEN;
 void rec__sample_describe(struct recfmt_sampling *out) REC__HIDDEN;
 void rec__sample_never_me(void) REC__HIDDEN;
+/* rec__sample_flush(): a counted probe's window closed: a sample that waited in it, written. */
+void rec__sample_flush(struct rec__thread *t) REC__HIDDEN;
 void rec__sample_thread_exit(void) REC__HIDDEN;
 void rec__sample_reap(void) REC__HIDDEN;
 void rec__sample_fork_child(bool records) REC__HIDDEN;

@@ -212,36 +212,72 @@ static NOINSTR bool room_nowait(struct rec__thread *t, uint64_t need)
 /*
  * Writes one sample into t's ring with the probes' protocol (ring.h);
  * called in the handler, outside any window of this thread. Never waits:
- * a ring without room drops it (counted). Return: true if written.
+ * a ring without room drops it (counted). A thread with REC_COUNTERS holds
+ * groups of 1 + nr slots: the sample takes whole groups (its last one
+ * padded with slots of REC__ANNOT_CODE), leaves room for every pending
+ * exit's group, and keeps the ring's limit at 0 as probe.c's counted path
+ * does (rec_internal.h). Return: true if written.
  */
 static NOINSTR bool push(struct rec__thread *t, uint64_t ticks, uint32_t flags, uint32_t n,
 			 const uint64_t *f)
 {
+	struct rec__counters *c = t->reg.ctr;
 	uint32_t aux = REC__SAMPLE_KIND << 28 | flags << 16 | n;
+	uint64_t group = c ? 1 + (uint64_t)c->nr : 1, slots = (1 + n + group - 1) / group * group;
 	uint64_t head, need;
 	struct recfmt_event *ev;
 
 	head = rec__window_open(&t->ring.p);
-	need = head + t->ring.p.reserved + 1 + n;
-	if (need > t->ring.p.limit && !room_nowait(t, need)) {
-		rec__window_close(&t->ring.p);
-		return false;
+	need = head + (c ? c->pending * group : t->ring.p.reserved) + slots;
+	if (need > (c ? c->limit : t->ring.p.limit)) {
+		bool ok = room_nowait(t, need);
+
+		if (c) {
+			c->limit = t->ring.p.limit;
+			t->ring.p.limit = 0; /* the fast path stays away (probe.c) */
+		}
+		if (!ok) {
+			rec__window_close(&t->ring.p);
+			return false;
+		}
 	}
 	ev = &rec__own_slots(t)[head & t->ring.p.mask];
 	ev->ticks = ticks;
 	ev->code = REC__ANNOT_CODE;
 	ev->aux = aux;
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint64_t i = 0; i + 1 < slots; i++) {
 		ev = &rec__own_slots(t)[(head + 1 + i) & t->ring.p.mask];
-		ev->ticks = f[i];
+		ev->ticks = i < n ? f[i] : 0;
 		ev->code = REC__ANNOT_CODE;
 		ev->aux = 0;
 	}
 	__atomic_store_n(&t->ring.p.annots, 1, __ATOMIC_RELAXED); /* before (B), as probe.c */
 	/* (B) pairs with (C) in writer.c: every slot before head moves. */
-	__atomic_store_n(&t->ring.p.head, head + 1 + n, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->ring.p.head, head + slots, __ATOMIC_RELEASE);
 	rec__window_close(&t->ring.p);
 	return true;
+}
+
+/*
+ * rec__sample_flush() - a counted thread (probe.c's counted path), just
+ * after a probe's window closed: the sample that landed in it, written now
+ * rather than at the thread's next sample, so that a thread that spends most
+ * of its time inside counted windows (a read(2) of each counter) keeps its
+ * samples. rec__in_librec keeps a sample that comes meanwhile from writing
+ * the same one again: it waits or is counted, as in any window.
+ */
+NOINSTR void rec__sample_flush(struct rec__thread *t)
+{
+	if (rec__in_librec || !t->own.pend_n)
+		return;
+	rec__in_librec = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!push(t, t->own.pend_ticks, t->own.pend_flags, t->own.pend_n, t->own.pend))
+		rec__count_one(&t->own.nr_samples_dropped);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->own.pend_n = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rec__in_librec = 0;
 }
 
 /* Was this signal sent by one of our clocks (not by kill(2) or sigqueue(3))? */
@@ -295,8 +331,10 @@ static NOINSTR __attribute__((noinline)) void take_sample(int signo, siginfo_t *
 	}
 	if (__atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED))
 		goto out;
-	if (!t->ring.p.events || t->reg.ctr) {
-		/* No ring (the budget), or one that holds counter groups only. */
+	if (!t->ring.p.events ||
+	    (t->reg.ctr && __atomic_load_n(&rec__flight_overwrite, __ATOMIC_RELAXED))) {
+		/* No ring (the budget), or a flight ring of counter groups, whose
+		 * discards and snapshot windows step by whole counted events. */
 		rec__count_one(&t->own.nr_samples_dropped);
 		goto out;
 	}

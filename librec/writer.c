@@ -667,37 +667,82 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 /*
  * Encodes a counted thread's slots [tail, head), groups of 1 + nr slots
  * (probe.c: push_counted), as an EVENTS block followed by the COUNTERS
- * block of its values (FORMAT.md §3.14).
+ * block of its values (FORMAT.md §3.14), and its stack samples, which
+ * take whole groups (sample.c: push()), as a SAMPLES record (§3.23).
+ * A sample that runs past head is left for the next piece.
+ * Return: 0 or -errno; *nr_events: events written; *consumed: slots done with.
  */
 static int encode_ring_counted(struct writer *w, struct rec__thread *t, uint64_t tail,
-			       uint64_t head)
+			       uint64_t head, uint64_t *nr_events, uint64_t *consumed)
 {
+	static struct recfmt_samples_encoder senc; /* 4 KiB: the writer's alone, as annot.c's */
 	const struct rec__counters *c = t->reg.ctr;
-	uint64_t group = 1 + (uint64_t)c->nr, n = (head - tail) / group;
+	uint64_t group = 1 + (uint64_t)c->nr, n = 0, at = tail, f[REC__SAMPLE_MAX_FRAMES];
 	struct rec__ring_view v = rec__ring_view(&t->ring); /* (G2): after the caller's (C) */
 	struct recfmt_events_encoder enc;
-	int err;
+	bool samples = false, begun = false;
+	int err = 0;
 
-	if (grow((void **)&w->cev, &w->cev_cap, n, sizeof(*w->cev)) ||
-	    grow((void **)&w->cval, &w->cval_cap, n * c->nr, sizeof(*w->cval)))
+	if (grow((void **)&w->cev, &w->cev_cap, (head - tail) / group, sizeof(*w->cev)) ||
+	    grow((void **)&w->cval, &w->cval_cap, (head - tail) / group * c->nr, sizeof(*w->cval)))
 		return -ENOMEM;
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t at = tail + i * group;
+	while (at + group <= head) {
+		const struct recfmt_event *ev = &v.ev[at & v.mask];
 
-		w->cev[i] = v.ev[at & v.mask];
+		if (ev->code == REC__ANNOT_CODE) {
+			uint64_t slots = (rec__annot_slots(ev->aux) + group - 1) / group * group;
+
+			if (REC__ANNOT_KIND(ev->aux) != REC__SAMPLE_KIND || at + slots > head)
+				break; /* the rest of the sample is past the slice: next piece */
+			samples = true;
+			at += slots;
+			continue;
+		}
+		w->cev[n] = *ev;
 		for (uint32_t k = 0; k < c->nr; k++)
-			w->cval[i * c->nr + k] = v.ev[(at + 1 + k) & v.mask].ticks;
+			w->cval[n * c->nr + k] = v.ev[(at + 1 + k) & v.mask].ticks;
+		n++;
+		at += group;
 	}
-	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->reg.serial, w->cev[0].ticks);
-	if (!err)
-		recfmt_events_track(&enc, &t->wr.nest, &w->ix_sums);
-	if (!err)
-		err = recfmt_events_append(&enc, w->cev, n);
-	if (!err)
-		err = recfmt_events_finish(&enc);
-	if (!err)
-		err = recfmt_encode_counters(&w->body, t->reg.serial, (uint32_t)n, c->nr, w->cval);
-	return err;
+	*nr_events = n;
+	*consumed = at - tail;
+	if (n) {
+		err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->reg.serial,
+					  w->cev[0].ticks);
+		if (!err)
+			recfmt_events_track(&enc, &t->wr.nest, &w->ix_sums);
+		if (!err)
+			err = recfmt_events_append(&enc, w->cev, n);
+		if (!err)
+			err = recfmt_events_finish(&enc);
+		if (!err)
+			err = recfmt_encode_counters(&w->body, t->reg.serial, (uint32_t)n, c->nr,
+						     w->cval);
+	}
+	for (uint64_t i = tail; samples && !err && i < at;) {
+		const struct recfmt_event *ev = &v.ev[i & v.mask];
+		struct recfmt_sample smp = { .ticks = ev->ticks, .frames = f };
+		uint32_t slots;
+
+		if (ev->code != REC__ANNOT_CODE) {
+			i += group;
+			continue;
+		}
+		slots = rec__annot_slots(ev->aux);
+		smp.flags = (ev->aux >> 16) & 0xfffu;
+		smp.nr_frames = slots - 1;
+		for (uint32_t k = 0; k < smp.nr_frames && k < REC__SAMPLE_MAX_FRAMES; k++)
+			f[k] = v.ev[(i + 1 + k) & v.mask].ticks;
+		if (!begun)
+			err = recfmt_samples_begin(&senc, &w->body, t->reg.serial, smp.ticks);
+		begun = true;
+		if (!err)
+			err = recfmt_samples_append(&senc, &smp);
+		i += (slots + group - 1) / group * group;
+	}
+	if (begun && !err)
+		err = recfmt_samples_finish(&senc);
+	return err == -EINVAL ? -EIO : err;
 }
 
 /*
@@ -808,9 +853,7 @@ static int drain_pieces(struct writer *w, struct rec__thread *t, uint64_t tail, 
 			}
 			if (n > PIECE_MAX_EVENTS)
 				n = PIECE_MAX_EVENTS / group * group;
-			err = encode_ring_counted(w, t, tail, tail + n);
-			written = n / group;
-			consumed = n;
+			err = encode_ring_counted(w, t, tail, tail + n, &written, &consumed);
 		} else {
 			if (n > PIECE_MAX_EVENTS)
 				n = PIECE_MAX_EVENTS;
