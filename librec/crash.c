@@ -278,12 +278,18 @@ static uint64_t write_ring(struct capture *c, struct rec__thread *t, uint64_t fr
 {
 	struct rec__ring_view v = rec__ring_view(&t->ring); /* (G2): after the caller's (C) */
 	const struct recfmt_event *slots = v.ev;
-	uint64_t mask = v.mask, n = (to - from) / group, done = 0;
+	uint64_t mask = v.mask, n = (to - from) / group, done = 0, written = 0;
 
 	while (done < n) {
 		struct recfmt_events_encoder enc;
 		uint64_t fit, k;
 
+		/* A counted thread's samples (sample.c) take whole groups, every
+		 * slot of code REC__ANNOT_CODE: left out here, as its counters are. */
+		if (group > 1 && slots[(from + done * group) & mask].code == REC__ANNOT_CODE) {
+			done++;
+			continue;
+		}
 		need_room(c, 64 + 16 * EVENT_WORST_BYTES);
 		fit = (c->ev.cap - c->ev.len - CLOSING_BYTES - 64) / EVENT_WORST_BYTES;
 		if (fit > (SCRATCH_BYTES - 64) / EVENT_WORST_BYTES)
@@ -298,14 +304,17 @@ static uint64_t write_ring(struct capture *c, struct rec__thread *t, uint64_t fr
 
 			if (group == 1) {
 				run = k - i < mask + 1 - at ? k - i : mask + 1 - at;
+			} else if (slots[at].code == REC__ANNOT_CODE) {
+				continue;
 			}
 			recfmt_events_append(&enc, &slots[at], run);
+			written += run;
 			i += run - 1;
 		}
 		recfmt_events_finish(&enc);
 		done += k;
 	}
-	return done;
+	return written;
 }
 
 /*
