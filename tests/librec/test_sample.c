@@ -672,18 +672,21 @@ Test(sample, perf_event_refused_falls_back_with_one_line, .init = make_dir, .fin
 	cr_assert_geq(s.through_libc * 10, s.nr * 8);
 }
 
-Test(sample, samples_inside_probes_keep_the_ring_whole, .init = make_dir, .fini = remove_dir)
+/*
+ * prog_sample_probes 300 sampled at 20 kHz in block mode, into dir/name with
+ * env: every scope recorded (none lost to a sample, the file clean and well
+ * nested), more than 100 samples from both threads, read into s.
+ */
+static void probes_keep_every_scope(const char *name, const char **env, struct samples *s)
 {
 	const char *argv[] = { env_or_fail("PROG_SAMPLE_PROBES"), "300", NULL };
-	const char *env[] = { "REC_OVERFLOW=block", NULL };
 	char out[256];
 	struct tu_child c;
-	static struct samples s;
 	struct tr_trace tr;
 	long calls = 0;
 
 	/* Linked with librec: no preload needed, but it changes nothing. */
-	run_sampled_to("probes.zst", out, argv, "20000", env, 120000, 0, &c);
+	run_sampled_to(name, out, argv, "20000", env, 120000, 0, &c);
 	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
 	for (const char *p = c.out; (p = strstr(p, "calls ")); p++)
 		calls += strtol(p + 6, NULL, 10);
@@ -695,10 +698,18 @@ Test(sample, samples_inside_probes_keep_the_ring_whole, .init = make_dir, .fini 
 	cr_assert_eq(tr_calls(&tr, "outer"), (uint64_t)calls);
 	cr_assert_eq(tr_calls(&tr, "leaf"), (uint64_t)calls);
 	tr_free(&tr);
-	read_samples(out, &s);
-	cr_assert(!s.corrupt && s.has_sampling);
-	cr_assert_gt(s.nr, 100, "%lu samples", (unsigned long)s.nr);
-	cr_assert_eq(s.threads_sampled, 2);
+	read_samples(out, s);
+	cr_assert(!s->corrupt && s->has_sampling);
+	cr_assert_gt(s->nr, 100, "%lu samples", (unsigned long)s->nr);
+	cr_assert_eq(s->threads_sampled, 2);
+}
+
+Test(sample, samples_inside_probes_keep_the_ring_whole, .init = make_dir, .fini = remove_dir)
+{
+	const char *env[] = { "REC_OVERFLOW=block", NULL };
+	static struct samples s;
+
+	probes_keep_every_scope("probes.zst", env, &s);
 }
 
 Test(sample, crash_capture_keeps_the_samples, .init = make_dir, .fini = remove_dir)
@@ -738,33 +749,13 @@ Test(sample, flight_crash_snapshot_holds_the_samples_of_its_window, .init = make
 Test(sample, samples_with_counters_keep_the_counted_ring_whole, .init = make_dir,
      .fini = remove_dir)
 {
-	const char *argv[] = { env_or_fail("PROG_SAMPLE_PROBES"), "300", NULL };
 	/* 2 counters: groups of 3 slots, so a sample's last group is padded. */
 	const char *env[] = { "REC_OVERFLOW=block", "REC_COUNTERS=task-clock,page-faults", NULL };
-	char out[256];
-	struct tu_child c;
 	static struct samples s;
-	struct tr_trace tr;
-	long calls = 0;
 
 	/* A counted thread's ring holds groups of 1 + nr slots: its samples
 	 * were all dropped (0 kept) and nothing said so. */
-	run_sampled_to("counted.zst", out, argv, "20000", env, 120000, 0, &c);
-	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
-	for (const char *p = c.out; (p = strstr(p, "calls ")); p++)
-		calls += strtol(p + 6, NULL, 10);
-	cr_assert_gt(calls, 0);
-	cr_assert_eq(tr_load(out, &tr), 0);
-	cr_assert(tr.clean && tr.nr_corrupt == 0);
-	cr_assert(tr_well_nested(&tr));
-	/* Block mode: every counted scope recorded, none lost to a sample. */
-	cr_assert_eq(tr_calls(&tr, "outer"), (uint64_t)calls);
-	cr_assert_eq(tr_calls(&tr, "leaf"), (uint64_t)calls);
-	tr_free(&tr);
-	read_samples(out, &s);
-	cr_assert(!s.corrupt && s.has_sampling);
-	cr_assert_gt(s.nr, 100, "%lu samples", (unsigned long)s.nr);
-	cr_assert_eq(s.threads_sampled, 2);
+	probes_keep_every_scope("counted.zst", env, &s);
 	cr_assert_gt(s.nr, s.dropped, "%lu samples, %lu dropped", (unsigned long)s.nr,
 		     (unsigned long)s.dropped);
 }
