@@ -57,32 +57,6 @@ void prof_root(void)
 	prof_mid();
 }
 
-/* The main program's load bias and mapped range (its PT_LOAD segments). */
-struct self_map {
-	uint64_t bias, lo, hi;
-};
-
-static int find_self(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct self_map *m = data;
-
-	(void)size;
-	if (info->dlpi_name && info->dlpi_name[0])
-		return 0; /* the main program is the one without a name */
-	m->bias = info->dlpi_addr;
-	m->lo = UINT64_MAX;
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_LOAD) {
-			uint64_t a = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-
-			if (a < m->lo)
-				m->lo = a;
-			if (a + info->dlpi_phdr[i].p_memsz > m->hi)
-				m->hi = a + info->dlpi_phdr[i].p_memsz;
-		}
-	return 1;
-}
-
 /* Run-time addresses: inside each function (frame 0), and return
  * addresses (a caller's frame: the address after its call, so - 1 is in it). */
 #define LEAF ((uint64_t)(uintptr_t)&prof_leaf + 4)
@@ -107,13 +81,13 @@ static int cmd_output(const char *cmd, char *out, size_t out_bytes)
 static struct tg_trace *begin_trace(void)
 {
 	struct tg_trace *t = new_trace(trace);
-	struct self_map m = { 0 };
+	struct tg_self_map m;
 	char exe[4096];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	cr_assert(n > 0);
 	exe[n] = '\0';
-	dl_iterate_phdr(find_self, &m);
+	tg_self_map(&m);
 	cr_assert(m.hi > m.lo, "no PT_LOAD of the test program");
 	cr_assert_eq(tg_module(t, 1, exe, m.bias, m.lo, m.hi), 0);
 	cr_assert_eq(tg_sampling(t, 1000, 128), 0); /* period 1 ms */
@@ -553,7 +527,7 @@ Test(profile, a_stripped_module_is_named_from_its_debug_file)
 {
 	char exe[1024], dir[512], cmd[16384], id[128] = "", stripped[600];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	struct self_map m = { 0 };
+	struct tg_self_map m;
 	struct tu_result r;
 
 	if (system("command -v objcopy >/dev/null 2>&1 && command -v readelf >/dev/null 2>&1"))
@@ -573,7 +547,7 @@ Test(profile, a_stripped_module_is_named_from_its_debug_file)
 		 "objcopy --strip-all '%s' '%s'",
 		 dir, dir, id, exe, dir, id, id + 2, exe, stripped);
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
-	dl_iterate_phdr(find_self, &m);
+	tg_self_map(&m);
 	struct tg_trace *t = new_trace(trace);
 	const uint64_t s1[] = { LEAF, MID, ROOT };
 
@@ -1036,13 +1010,13 @@ static struct tg_trace *begin_process(const char *path, uint32_t pid)
 	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
 				 .pid = pid, .start_real_ns = 1700000000000000000ull };
 	struct tg_trace *t = tg_create(path, &cfg);
-	struct self_map m = { 0 };
+	struct tg_self_map m;
 	char exe[4096];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	cr_assert(t && n > 0);
 	exe[n] = '\0';
-	dl_iterate_phdr(find_self, &m);
+	tg_self_map(&m);
 	cr_assert_eq(tg_module(t, 1, exe, m.bias, m.lo, m.hi), 0);
 	cr_assert_eq(tg_sampling(t, 1000, 128), 0);
 	return t;
@@ -1120,7 +1094,7 @@ Test(profile, a_cut_sampled_recording_exits_1_with_one_line_or_reads_its_whole_f
 	const char *json = tu_path(3, "profile-cut.json");
 	const uint64_t s1[] = { LEAF, MID, ROOT }, s3[] = { MID, ROOT };
 	struct tg_trace *t = tg_create(trace, &cfg);
-	struct self_map m = { 0 };
+	struct tg_self_map m;
 	uint64_t offs[64], last = 0;
 	char exe[4096], cmd[8192];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -1130,7 +1104,7 @@ Test(profile, a_cut_sampled_recording_exits_1_with_one_line_or_reads_its_whole_f
 
 	cr_assert(t && n > 0);
 	exe[n] = '\0';
-	dl_iterate_phdr(find_self, &m);
+	tg_self_map(&m);
 	cr_assert_eq(tg_module(t, 1, exe, m.bias, m.lo, m.hi), 0);
 	cr_assert_eq(tg_sampling(t, 1000, 128), 0);
 	tg_site(t, 1, "handle");

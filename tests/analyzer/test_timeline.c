@@ -357,32 +357,6 @@ Test(timeline, small_lanes_wait_or_spill_and_keep_the_bytes)
 	tu_result_free(&ref);
 }
 
-/* The main program's load bias and mapped range (its PT_LOAD segments). */
-struct self_map {
-	uint64_t bias, lo, hi;
-};
-
-static int find_self(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct self_map *m = data;
-
-	(void)size;
-	if (info->dlpi_name && info->dlpi_name[0])
-		return 0; /* the main program is the one without a name */
-	m->bias = info->dlpi_addr;
-	m->lo = UINT64_MAX;
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_LOAD) {
-			uint64_t a = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-
-			if (a < m->lo)
-				m->lo = a;
-			if (a + info->dlpi_phdr[i].p_memsz > m->hi)
-				m->hi = a + info->dlpi_phdr[i].p_memsz;
-		}
-	return 1;
-}
-
 /*
  * Function sites 1 (twin of this file) and 2 (twin of timeline_twin.c),
  * their FUNC records in that order; thread 1 (the first walker's) calls
@@ -397,7 +371,7 @@ Test(timeline, functions_of_one_name_in_two_files_are_labelled_alike_by_every_wa
 				 .pid = 4343, .start_real_ns = 1700000000000000000ull,
 				 .block_events = 64 };
 	struct tg_trace *t = tg_create(trace, &cfg);
-	struct self_map m = { 0 };
+	struct tg_self_map m;
 	const char *const chrome[] = { "chrome", "-o", "-", trace, NULL };
 	const char *const perfetto[] = { "perfetto", "-o", pf_out, trace, NULL };
 	struct tu_result r;
@@ -407,7 +381,7 @@ Test(timeline, functions_of_one_name_in_two_files_are_labelled_alike_by_every_wa
 
 	cr_assert(t && n > 0);
 	exe[n] = '\0';
-	dl_iterate_phdr(find_self, &m);
+	tg_self_map(&m);
 	cr_assert(m.hi > m.lo, "no PT_LOAD of the test program");
 	cr_assert_eq(tg_module(t, 1, exe, m.bias, m.lo, m.hi), 0);
 	cr_assert_eq(tg_func(t, 1, (uint64_t)(uintptr_t)&twin + 1), 0);

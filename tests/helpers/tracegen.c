@@ -4,10 +4,12 @@
  * event buffer per thread serial and one raw frame buffer; everything on disk
  * is written by recfmt_encode_* and recfmt_compress_frame, never by hand.
  */
+#define _GNU_SOURCE /* dl_iterate_phdr */
 #include "tracegen.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -643,4 +645,32 @@ size_t tg_file_frame_offsets(const char *path, uint64_t *offsets, size_t max)
 out:
 	fclose(f);
 	return n;
+}
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct tg_self_map *m = data;
+
+	(void)size;
+	if (info->dlpi_name && info->dlpi_name[0])
+		return 0; /* the main program is the one without a name */
+	m->bias = info->dlpi_addr;
+	m->lo = UINT64_MAX;
+	m->hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+			uint64_t a = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+
+			if (a < m->lo)
+				m->lo = a;
+			if (a + info->dlpi_phdr[i].p_memsz > m->hi)
+				m->hi = a + info->dlpi_phdr[i].p_memsz;
+		}
+	return 1;
+}
+
+void tg_self_map(struct tg_self_map *m)
+{
+	*m = (struct tg_self_map){ 0 };
+	dl_iterate_phdr(find_self, m);
 }

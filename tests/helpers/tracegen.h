@@ -45,6 +45,12 @@ int tg_drops(struct tg_trace *t, uint32_t serial, uint64_t nr_dropped);
  * load bias `bias` (no build-id), and a function site at run-time `addr`. */
 int tg_module(struct tg_trace *t, uint32_t id, const char *path, uint64_t bias, uint64_t lo,
 	      uint64_t hi);
+/* The calling program's load bias and mapped range (its PT_LOAD
+ * segments), for tg_module() of a test's own addresses. */
+struct tg_self_map {
+	uint64_t bias, lo, hi;
+};
+void tg_self_map(struct tg_self_map *m);
 /* The same with the object's build-id (build_id_bytes at most 64). */
 int tg_module_build_id(struct tg_trace *t, uint32_t id, const char *path, uint64_t bias,
 		       uint64_t lo, uint64_t hi, const uint8_t *build_id, uint32_t build_id_bytes);
