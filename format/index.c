@@ -59,6 +59,19 @@ static int put_block(struct recfmt_buf *out, const struct recfmt_block_index *b)
 	return 0;
 }
 
+void recfmt_block_index_load(const uint8_t *p, struct recfmt_block_index *b)
+{
+	b->thread = recfmt_load_u32le(p + 0);
+	b->nr_events = recfmt_load_u32le(p + 4);
+	b->first_ticks = recfmt_load_u64le(p + 8);
+	b->last_ticks = recfmt_load_u64le(p + 16);
+	b->enters = recfmt_load_u32le(p + 24);
+	b->flags = recfmt_load_u32le(p + 28);
+	b->depth_start = recfmt_load_u32le(p + 32);
+	b->depth_low = recfmt_load_u32le(p + 36);
+	b->depth_end = recfmt_load_u32le(p + 40);
+}
+
 int recfmt_index_build(struct recfmt_buf *out, const struct recfmt_buf *parts, size_t nr_parts,
 		       size_t sums_part, const struct recfmt_index_entry *sums, size_t nr_sums,
 		       const uint8_t *frame, size_t frame_bytes)

@@ -737,6 +737,8 @@ struct recfmt_block_index {
 };
 #define RECFMT_BLOCK_NESTED 1u
 #define RECFMT_BLOCK_INDEX_BYTES 48u
+/* A BLOCK_INDEX record's payload p (RECFMT_BLOCK_INDEX_BYTES, the size checked by the caller) into b. */
+void recfmt_block_index_load(const uint8_t *p, struct recfmt_block_index *b);
 
 /* A block summed up by its encoder, at offset `at` of the buffer it was encoded into. */
 struct recfmt_index_entry {

@@ -587,6 +587,7 @@ static const char *w_records(struct tt_index *ix, struct recfmt_buf *standins, u
 			return "a damaged index frame";
 		if (r[0] == RECFMT_BLOCK_INDEX) {
 			const uint8_t *b = r + 8;
+			struct recfmt_block_index bi;
 			struct tt_skipped sk;
 			uint8_t head[8] = { TT_REC_SKIPPED, 0, 0, 0 };
 			uint32_t size = sizeof(sk);
@@ -594,7 +595,8 @@ static const char *w_records(struct tt_index *ix, struct recfmt_buf *standins, u
 
 			if (rec < 8 + RECFMT_BLOCK_INDEX_BYTES)
 				return "a damaged index frame";
-			if (!(recfmt_load_u32le(b + 28) & RECFMT_BLOCK_NESTED))
+			recfmt_block_index_load(b, &bi);
+			if (!(bi.flags & RECFMT_BLOCK_NESTED))
 				return "the writer could not follow a thread's nesting";
 			if (ix->nr_blocks == *cap_blocks) {
 				*cap_blocks = *cap_blocks ? 2 * *cap_blocks : 1024;
@@ -603,19 +605,19 @@ static const char *w_records(struct tt_index *ix, struct recfmt_buf *standins, u
 			bl = &ix->blocks[ix->nr_blocks++];
 			bl->frame = f;
 			bl->ordinal = ordinal++;
-			bl->thread = recfmt_load_u32le(b);
-			bl->nr_events = recfmt_load_u32le(b + 4);
-			bl->first = recfmt_load_u64le(b + 8);
-			bl->last = recfmt_load_u64le(b + 16);
-			bl->d_start = recfmt_load_u32le(b + 32);
-			bl->d_low = recfmt_load_u32le(b + 36);
-			bl->d_end = recfmt_load_u32le(b + 40);
+			bl->thread = bi.thread;
+			bl->nr_events = bi.nr_events;
+			bl->first = bi.first_ticks;
+			bl->last = bi.last_ticks;
+			bl->d_start = bi.depth_start;
+			bl->d_low = bi.depth_low;
+			bl->d_end = bi.depth_end;
 			if (!bl->nr_events || bl->last < bl->first || bl->d_low > bl->d_start ||
 			    bl->d_low > bl->d_end || bl->d_start > RECFMT_NEST_MAX_DEPTH ||
 			    bl->d_end > RECFMT_NEST_MAX_DEPTH)
 				return "a damaged index frame";
 			sk = (struct tt_skipped){ .thread = bl->thread, .nr_events = bl->nr_events,
-						  .enters = recfmt_load_u32le(b + 24),
+						  .enters = bi.enters,
 						  .base_ticks = bl->first, .last_ticks = bl->last };
 			if (!fr->has_events || bl->first < fr->min_ticks)
 				fr->min_ticks = bl->first;
