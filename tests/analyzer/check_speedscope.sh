@@ -149,14 +149,21 @@ while i + 2 < len(text) and num.match(text[i]) and num.match(text[i + 1]):
     i += 3
 rows = list(csv.DictReader(open(sys.argv[2])))
 period = int(rows[0]['est_self_ns']) / int(rows[0]['self_samples']) if rows else 0
+# A frame tracetool cannot name is profile's "[module: reason]" row and an
+# address-only Location in pprof (tracetool(1)), which speedscope leaves out
+# or shows as an address: the other rows match within those samples' time.
+def unnamed(f):
+    return (f.startswith('[') and f.endswith(']')) or re.match(r'^0x[0-9a-f]+$', f)
+slack = sum(int(r['est_self_ns']) for r in rows if unnamed(r['function'])) / 1e6
 want = {r['function']: (int(r['total_samples']) * period / 1e6, int(r['est_self_ns']) / 1e6)
-        for r in rows}
-print('speedscope functions:', len(seen), 'profile rows:', len(want))
+        for r in rows if not unnamed(r['function'])}
+seen = {f: v for f, v in seen.items() if not unnamed(f)}
+print('speedscope functions:', len(seen), 'profile rows:', len(want), 'unnamed ms:', slack)
 assert want and seen.keys() == want.keys(), (sorted(seen), sorted(want))
 for name in want:
     for k in range(2):
         # speedscope shows 2 decimals of its unit (ms here): 5 us of rounding
-        assert abs(seen[name][k] - want[name][k]) <= 0.006 + 0.0005 * want[name][k], \
+        assert abs(seen[name][k] - want[name][k]) <= 0.006 + 0.0005 * want[name][k] + slack, \
             (name, seen[name], want[name])
 PY
 echo ok
