@@ -222,6 +222,23 @@ static void resync(struct recfmt_reader *r)
 	}
 }
 
+bool recfmt_frame_measure(const uint8_t *p, size_t len, uint64_t *content_bytes)
+{
+	size_t n;
+	unsigned long long content;
+
+	if (len < 4 || recfmt_load_u32le(p) != ZSTD_MAGICNUMBER)
+		return false;
+	n = ZSTD_findFrameCompressedSize(p, len);
+	if (ZSTD_isError(n) || n != len)
+		return false;
+	content = ZSTD_getFrameContentSize(p, len);
+	if (content == ZSTD_CONTENTSIZE_ERROR || content == ZSTD_CONTENTSIZE_UNKNOWN)
+		return false;
+	*content_bytes = content;
+	return true;
+}
+
 /*
  * Finds and checks the next frame: on RECFMT_OK it is r->in[r->in_pos,
  * + *frame_bytes), of at most *content decompressed bytes, and the reader

@@ -820,6 +820,13 @@ bool recfmt_index_parse(const uint8_t *frame, size_t len, struct recfmt_index_he
  */
 bool recfmt_index_patch(uint8_t *frame, size_t len, uint64_t frame_bytes, uint64_t frame_hash,
 			uint32_t frame_flags);
+/*
+ * recfmt_frame_measure() - whether p[0 .. len) is exactly one zstd data frame
+ * (not a skippable one) whose header says its decompressed size, which goes
+ * to *content_bytes: what an index frame's frame_bytes and content_bytes must
+ * describe (FORMAT.md §6.1). Reads the frame's block headers, not its data.
+ */
+bool recfmt_frame_measure(const uint8_t *p, size_t len, uint64_t *content_bytes);
 /* XXH64 (seed 0) of p[0 .. n): an index frame's frame_hash. */
 uint64_t recfmt_xxh64(const void *p, size_t n);
 

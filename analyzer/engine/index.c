@@ -7,6 +7,7 @@
 #include "engine/index.h"
 #include "engine/scopes.h"
 #include "engine/walk.h"
+#include "common/hmap.h"
 #include "common/xalloc.h"
 
 #include <errno.h>
@@ -58,7 +59,7 @@ struct ix_block {
 	uint32_t frame, ordinal; /* its frame, and its place among the frame's EVENTS blocks */
 	uint32_t thread, nr_events;
 	uint64_t first, last;
-	uint32_t d_start, d_low, d_end;
+	uint32_t d_start, d_low, d_end, enters;
 };
 
 struct tt_index {
@@ -72,9 +73,11 @@ struct tt_index {
 	 * order), which the plans use instead of the stacks blob.
 	 */
 	bool from_writer;
+	bool none; /* the writer's lied (fall_back()) and a pass found no index */
 	char *path;
 	struct ix_block *blocks;
 	uint32_t *by_thread;
+	uint32_t *frame_block; /* frame f's blocks: [frame_block[f], frame_block[f + 1]) */
 	uint32_t nr_blocks;
 };
 
@@ -108,7 +111,7 @@ struct builder {
 	struct recfmt_buf standins, stacks;
 	struct b_thread *th; /* by index in tr.threads */
 	uint32_t cap_th;
-	uint32_t *order; /* thread indices, first EVENTS block first */
+	uint32_t *order; /* thread indices, dirty in this frame, in the order they became so */
 	uint32_t nr_order, cap_order;
 	struct ix_frame *cur;
 };
@@ -145,8 +148,12 @@ static struct b_thread *b_thread(struct builder *b, const struct tt_trace *tr,
 	if (!t->listed) {
 		t->listed = true;
 		t->serial = th->serial;
-		t->dirty = true;
 		t->low = 0;
+	}
+	/* Only the threads of this frame are looked at when it ends: a file of
+	 * many threads and many frames costs their sum, not their product. */
+	if (!t->dirty) {
+		t->dirty = true;
 		if (b->nr_order == b->cap_order) {
 			b->cap_order = b->cap_order ? 2 * b->cap_order : 16;
 			b->order = tt_xrealloc(b->order, b->cap_order * sizeof(*b->order));
@@ -182,7 +189,6 @@ static int b_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 	uint32_t size = sizeof(sk);
 	int rc;
 
-	t->dirty = true;
 	while ((rc = recfmt_events_decode_batch(it, b->ticks, b->codes, B_BATCH)) > 0) {
 		for (int i = 0; i < rc; i++) {
 			const uint64_t ticks = b->ticks[i];
@@ -266,8 +272,6 @@ static void b_deltas(struct builder *b, struct ix_frame *f)
 		struct b_thread *t = &b->th[b->order[k]];
 		struct ix_delta d = { t->serial, t->low, t->sp - t->low, 0 };
 
-		if (!t->dirty)
-			continue;
 		put(&b->stacks, &d, sizeof(d));
 		for (uint32_t i = t->low; i < t->sp; i++) {
 			struct ix_entry e = { t->ticks[i], t->code[i], 0 };
@@ -277,6 +281,7 @@ static void b_deltas(struct builder *b, struct ix_frame *f)
 		t->dirty = false;
 		t->low = t->sp;
 	}
+	b->nr_order = 0;
 	f->stack_len = (uint32_t)(b->stacks.len - f->stack_at);
 }
 
@@ -564,6 +569,7 @@ static void free_index(struct tt_index *ix)
 	free(ix->path);
 	free(ix->blocks);
 	free(ix->by_thread);
+	free(ix->frame_block);
 	free(ix);
 }
 
@@ -574,6 +580,7 @@ static const char *w_records(struct tt_index *ix, struct recfmt_buf *standins, u
 	struct ix_frame *fr = &ix->f[f];
 	size_t pos = 0;
 	uint32_t ordinal = 0;
+	uint64_t least = 0; /* the fewest content bytes its blocks' claims need */
 
 	fr->standin_at = standins->len;
 	while (pos < h->records_bytes) {
@@ -612,10 +619,23 @@ static const char *w_records(struct tt_index *ix, struct recfmt_buf *standins, u
 			bl->d_start = bi.depth_start;
 			bl->d_low = bi.depth_low;
 			bl->d_end = bi.depth_end;
-			if (!bl->nr_events || bl->last < bl->first || bl->d_low > bl->d_start ||
-			    bl->d_low > bl->d_end || bl->d_start > RECFMT_NEST_MAX_DEPTH ||
-			    bl->d_end > RECFMT_NEST_MAX_DEPTH)
-				return "a damaged index frame";
+			bl->enters = bi.enters;
+			/*
+			 * What no honest writer says (FORMAT.md §6.2): an event
+			 * takes 2 bytes of its EVENTS record at least (§3.6), an
+			 * enter opens one, an exit closes one at most. A claim
+			 * that passes is trusted only as far as its frames go
+			 * undecoded: every frame a plan decodes is checked
+			 * against it (w_decode_needs()).
+			 */
+			least += 8 + 24 + 2 * (uint64_t)bl->nr_events;
+			if (!bl->nr_events || bl->last < bl->first || bi.enters > bl->nr_events ||
+			    bl->d_low > bl->d_start || bl->d_low > bl->d_end ||
+			    bl->d_start > RECFMT_NEST_MAX_DEPTH || bl->d_end > RECFMT_NEST_MAX_DEPTH ||
+			    (uint64_t)bl->d_end > (uint64_t)bl->d_start + bi.enters ||
+			    (uint64_t)bl->d_start > (uint64_t)bl->d_low + (bl->nr_events - bi.enters) ||
+			    least > fr->content_bytes)
+				return "an index frame's sums cannot be its frame's";
 			sk = (struct tt_skipped){ .thread = bl->thread, .nr_events = bl->nr_events,
 						  .enters = bi.enters,
 						  .base_ticks = bl->first, .last_ticks = bl->last };
@@ -687,7 +707,7 @@ static struct tt_index *from_writer(const char *path, const char **why)
 	while (off < size && !*why) {
 		struct recfmt_index_head h;
 		struct ix_frame *f;
-		uint64_t len;
+		uint64_t len, content;
 
 		if (size - off < 8 || recfmt_load_u32le(map + off) != RECFMT_INDEX_FRAME_MAGIC) {
 			*why = "a frame without its index frame (a crash, or an edited file)";
@@ -716,6 +736,13 @@ static struct tt_index *from_writer(const char *path, const char **why)
 			*why = "a frame differs from what its index frame says (damage)";
 			break;
 		}
+		/* The hashes prove nothing a writer could not compute: the
+		 * length must be one whole data frame of the size it says. */
+		if (!recfmt_frame_measure(map + off, (size_t)h.frame_bytes, &content) ||
+		    content != h.content_bytes) {
+			*why = "an index frame's length or size is not its data frame's";
+			break;
+		}
 		if (ix->nr_frames == cap) {
 			cap = cap ? 2 * cap : 256;
 			ix->f = tt_xrealloc(ix->f, cap * sizeof(*ix->f));
@@ -737,6 +764,13 @@ static struct tt_index *from_writer(const char *path, const char **why)
 		*why = w_check(ix, path);
 	if (!*why) {
 		ix->path = tt_xstrndup(path, strlen(path));
+		ix->frame_block = tt_xrealloc(NULL, ((size_t)ix->nr_frames + 1) *
+						     sizeof(*ix->frame_block));
+		for (uint32_t g = 0, i = 0; g <= ix->nr_frames; g++) {
+			while (i < ix->nr_blocks && ix->blocks[i].frame < g)
+				i++;
+			ix->frame_block[g] = i;
+		}
 		ix->by_thread = tt_xrealloc(NULL, (ix->nr_blocks ? ix->nr_blocks : 1) *
 						  sizeof(*ix->by_thread));
 		for (uint32_t i = 0; i < ix->nr_blocks; i++)
@@ -838,24 +872,38 @@ const uint8_t *tt_index_standin(const struct tt_index *ix, uint32_t f, size_t *l
 /* The threads' open enters, as the deltas rebuild them. */
 struct p_thread {
 	uint32_t serial, sp, cap;
+	uint32_t filled; /* w_plan(): e[0 .. filled) found */
 	struct ix_entry *e;
 };
 
 struct p_stacks {
 	struct p_thread *t; /* in order of first events */
 	uint32_t n, cap;
+	struct tt_hmap map; /* serial -> index in t (p_find()) */
 };
 
+static bool p_eq(const void *ctx, uint32_t id)
+{
+	const struct p_stacks *ps = ctx;
+
+	return ps->t[id].serial == ps->t[ps->n].serial;
+}
+
+/* A thread's stack, by serial (a hash: many threads cost no search each). */
 static struct p_thread *p_find(struct p_stacks *ps, uint32_t serial)
 {
-	for (uint32_t i = 0; i < ps->n; i++)
-		if (ps->t[i].serial == serial)
-			return &ps->t[i];
+	const uint32_t h = tt_hash_u64(serial);
+	uint32_t id;
+
 	if (ps->n == ps->cap) {
 		ps->cap = ps->cap ? 2 * ps->cap : 16;
 		ps->t = tt_xrealloc(ps->t, ps->cap * sizeof(*ps->t));
 	}
-	ps->t[ps->n] = (struct p_thread){ .serial = serial };
+	ps->t[ps->n] = (struct p_thread){ .serial = serial }; /* the key p_eq() compares */
+	id = tt_hmap_find(&ps->map, h, p_eq, ps);
+	if (id != TT_HMAP_NONE)
+		return &ps->t[id];
+	tt_hmap_put(&ps->map, h, ps->n);
 	return &ps->t[ps->n++];
 }
 
@@ -974,15 +1022,17 @@ static uint32_t w_thread_run(const struct tt_index *ix, uint32_t at, uint32_t *n
 }
 
 /*
- * A thread's blocks that overlap the window, decoded in turn: in[L] says
- * whether the enter open at depth L was made in the window, so that the
- * lowest such one still open after them says how far on the walk must
- * decode (until the thread's depth falls to it).
+ * A thread's blocks that overlap the window, decoded in turn: lc is the
+ * lowest depth of an enter made in the window that is still open (none:
+ * W_NONE), so that the walk must decode on until the thread's depth falls
+ * to it. A thread's ticks never go back in a NESTED block (checked as it is
+ * decoded), so its open enters are those from before the window, then the
+ * window's, then later ones: the window's open ones are at lc and above.
  */
+#define W_NONE UINT32_MAX
 struct w_win {
 	uint64_t lo, hi;
-	uint32_t depth, cap;
-	uint8_t *in;
+	uint32_t lc;
 	const uint32_t *run; /* the thread's blocks (by_thread), n of them */
 	uint32_t n, k1;	     /* k1: its last block that overlaps the window */
 };
@@ -1002,59 +1052,168 @@ static int need_cmp(const void *a, const void *b)
 	return x->block < y->block ? -1 : x->block > y->block;
 }
 
-/* One decoded block's events as need n wants them. Return: its depth at its end. */
-static uint32_t w_events(const struct w_need *n, uint32_t dep, const uint64_t *ticks,
-			 const uint32_t *codes, int got)
+/* What decoding a block finds, to hold against its BLOCK_INDEX. */
+struct w_sums {
+	uint64_t prev;		    /* the last event's ticks */
+	uint32_t dep, low, enters; /* depths from its claimed depth_start */
+	bool back;		    /* the ticks went back */
+};
+
+/* One decoded block's events into s, and as need n (if any) wants them. */
+static void w_events(const struct w_need *n, struct w_sums *s, const uint64_t *ticks,
+		     const uint32_t *codes, int got)
 {
-	struct w_win *w = n->win;
+	struct w_win *w = n ? n->win : NULL;
 
 	for (int k = 0; k < got; k++) {
+		s->back |= ticks[k] < s->prev;
+		s->prev = ticks[k];
 		if (RECFMT_CODE_IS_EXIT(codes[k])) {
-			dep -= dep != 0;
+			if (s->dep) {
+				s->dep--;
+				if (w && w->lc != W_NONE && s->dep <= w->lc)
+					w->lc = W_NONE; /* the window's lowest open enter closed */
+				s->low = s->dep < s->low ? s->dep : s->low;
+			}
 			continue;
 		}
+		s->enters++;
 		if (w) {
-			if (dep >= w->cap) {
-				uint32_t cap = 2 * dep + 16;
-
-				w->in = tt_xrealloc(w->in, cap);
-				/* Depths not met yet hold enters from before the window. */
-				memset(w->in + w->cap, 0, cap - w->cap);
-				w->cap = cap;
-			}
-			w->in[dep] = ticks[k] >= w->lo && ticks[k] < w->hi;
-		} else if (dep >= n->lo && dep < n->hi) {
-			n->t->e[dep] = (struct ix_entry){ ticks[k], codes[k], 1 };
+			if (w->lc == W_NONE && ticks[k] >= w->lo && ticks[k] < w->hi)
+				w->lc = s->dep;
+		} else if (n && s->dep >= n->lo && s->dep < n->hi) {
+			n->t->e[s->dep] = (struct ix_entry){ ticks[k], codes[k], 1 };
 		}
-		dep++;
+		s->dep++;
 	}
-	return dep;
 }
 
-/* Decodes the needed blocks, frame by frame. Return: false on any surprise. */
-static bool w_decode_needs(const struct tt_index *ix, struct w_need *needs, uint32_t nr)
+/*
+ * Before a need's block is decoded: the thread's entries below its range
+ * found by the blocks before it (a thread's needs, in file order, fill its
+ * depths from 0 up), and room for the range, which the block's enters must
+ * fill: at most one entry for each of its events, which take 2 bytes each
+ * at least, so that a claimed depth costs memory only as it is decoded.
+ */
+static bool w_need_room(const struct w_need *n, const struct recfmt_record *rec, uint32_t nr)
+{
+	struct p_thread *t = n->t;
+
+	if (t->filled != n->lo || n->hi - n->lo > nr || 2ull * nr > rec->size)
+		return false;
+	if (n->hi > t->cap) {
+		t->e = tt_xrealloc(t->e, (size_t)n->hi * sizeof(*t->e));
+		memset(t->e + t->cap, 0, (size_t)(n->hi - t->cap) * sizeof(*t->e));
+		t->cap = n->hi;
+	}
+	return true;
+}
+
+/*
+ * Frame f, decompressed, against its index frame: its records but EVENTS
+ * byte for byte as the stand-in holds them, and each EVENTS block decoded
+ * and summed up as its BLOCK_INDEX says (FORMAT.md §6.2: ticks, counts,
+ * depths from its depth_start, and ticks that never go back), the needs of
+ * its blocks (needs[*i ..], sorted) met on the way. Return: false on any
+ * difference: an index that lies about a frame it makes a window decode is
+ * not used (the caller reads the file as if it had no index frames).
+ */
+static bool w_check_frame(const struct tt_index *ix, uint32_t f, const uint8_t *data, size_t len,
+			  struct w_need *needs, uint32_t nr, uint32_t *i)
+{
+	const uint8_t *sb = ix->standins + ix->f[f].standin_at;
+	const size_t sb_len = ix->f[f].standin_len;
+	struct recfmt_cursor c;
+	struct recfmt_record rec;
+	struct recfmt_error err = { 0 };
+	uint32_t block = ix->frame_block[f];
+	size_t spos = 0;
+	uint64_t ticks[B_BATCH];
+	uint32_t codes[B_BATCH];
+	enum recfmt_status st;
+
+	recfmt_cursor_init(&c, data, len);
+	while ((st = recfmt_cursor_next(&c, &rec, &err)) == RECFMT_OK) {
+		const uint8_t *s = sb + spos;
+		uint32_t ssize;
+
+		if (sb_len - spos < 8)
+			return false;
+		memcpy(&ssize, s + 4, 4);
+		if (ssize > sb_len - spos - 8)
+			return false;
+		spos += 8 + (size_t)ssize;
+		if (rec.type != RECFMT_EVENTS) {
+			if (s[0] != rec.type || ssize != rec.size ||
+			    memcmp(s + 8, data + rec.offset + 8, rec.size) != 0)
+				return false;
+			continue;
+		}
+		if (s[0] != TT_REC_SKIPPED || block >= ix->frame_block[f + 1])
+			return false;
+		{
+			const struct ix_block *b = &ix->blocks[block];
+			const struct w_need *n = *i < nr && needs[*i].block == block ? &needs[*i] : NULL;
+			struct w_sums sums = { .prev = b->first, .dep = b->d_start, .low = b->d_start };
+			struct recfmt_events_iter it;
+			int got = 0;
+
+			if (recfmt_events_open(&rec, &it, &err) != RECFMT_OK ||
+			    it.thread != b->thread || it.nr_events != b->nr_events ||
+			    it.ticks != b->first)
+				return false;
+			if (n && !n->win && !w_need_room(n, &rec, it.nr_events))
+				return false;
+			while ((got = recfmt_events_decode_batch(&it, ticks, codes, B_BATCH)) > 0)
+				w_events(n, &sums, ticks, codes, got);
+			if (got < 0 || !recfmt_events_check_end(&it) || sums.back ||
+			    sums.prev != b->last || sums.enters != b->enters || sums.low != b->d_low ||
+			    sums.dep != b->d_end)
+				return false;
+			if (n && !n->win) {
+				for (uint32_t k = n->lo; k < n->hi; k++)
+					if (n->t->e[k].reserved != 1)
+						return false;
+				n->t->filled = n->hi;
+			}
+			*i += n != NULL;
+			block++;
+		}
+	}
+	return st == RECFMT_END_OF_INPUT && spos == sb_len && block == ix->frame_block[f + 1];
+}
+
+/*
+ * Decompresses the frames of the needed blocks and those of [first, last],
+ * each once, and checks each against its index frame (w_check_frame()).
+ * Return: false on any surprise.
+ */
+static bool w_decode_needs(const struct tt_index *ix, struct w_need *needs, uint32_t nr,
+			   uint32_t first, uint32_t last, uint32_t *bad)
 {
 	struct recfmt_dctx *d = recfmt_dctx_new();
 	struct recfmt_frame_bytes fb = { 0 };
 	struct recfmt_buf out;
 	bool ok = d != NULL;
 	int fd = open(ix->path, O_RDONLY | O_CLOEXEC);
-	uint64_t ticks[B_BATCH];
-	uint32_t codes[B_BATCH];
+	uint32_t i = 0, f = 0;
 
 	recfmt_buf_init(&fb.buf);
 	recfmt_buf_init(&out);
 	ok = ok && fd >= 0;
 	if (nr)
 		qsort(needs, nr, sizeof(*needs), need_cmp);
-	for (uint32_t i = 0; i < nr && ok;) {
-		const uint32_t f = ix->blocks[needs[i].block].frame;
-		const struct ix_frame *fr = &ix->f[f];
+	/* In file order: the frames of the needs, and [first, last]. */
+	while (ok) {
+		const uint32_t nf = i < nr ? ix->blocks[needs[i].block].frame : UINT32_MAX;
+		const uint32_t wf = f <= last ? (f < first ? first : f) : UINT32_MAX;
+		const struct ix_frame *fr;
 		struct recfmt_error err = { 0 };
-		struct recfmt_cursor c;
-		struct recfmt_record rec;
-		uint32_t ordinal = 0;
 
+		f = nf < wf ? nf : wf;
+		if (f == UINT32_MAX)
+			break;
+		fr = &ix->f[f];
 		fb.buf.len = 0;
 		if (recfmt_buf_reserve(&fb.buf, fr->cbytes) != 0)
 			tt_oom();
@@ -1063,29 +1222,13 @@ static bool w_decode_needs(const struct tt_index *ix, struct w_need *needs, uint
 		fb.content_bytes = fr->content_bytes;
 		fb.index = f;
 		fb.offset = fr->offset;
-		ok = ok && recfmt_frame_decompress(d, &fb, &out, &err) == RECFMT_OK;
-		recfmt_cursor_init(&c, out.data, out.len);
-		while (ok && i < nr && ix->blocks[needs[i].block].frame == f &&
-		       recfmt_cursor_next(&c, &rec, &err) == RECFMT_OK) {
-			const struct w_need *n = &needs[i];
-			const struct ix_block *b = &ix->blocks[n->block];
-			struct recfmt_events_iter it;
-			uint32_t dep = b->d_start;
-			int got;
-
-			if (rec.type != RECFMT_EVENTS || ordinal++ != b->ordinal)
-				continue;
-			ok = recfmt_events_open(&rec, &it, &err) == RECFMT_OK &&
-			     it.thread == b->thread && it.nr_events == b->nr_events;
-			while (ok && (got = recfmt_events_decode_batch(&it, ticks, codes, B_BATCH)) > 0)
-				dep = w_events(n, dep, ticks, codes, got);
-			/* The block must end where its sums say. */
-			ok = ok && got == 0 && recfmt_events_check_end(&it) && dep == b->d_end;
-			if (n->win)
-				n->win->depth = dep;
-			i++;
-		}
-		ok = ok && (i == nr || ix->blocks[needs[i].block].frame != f);
+		ok = ok && recfmt_frame_decompress(d, &fb, &out, &err) == RECFMT_OK &&
+		     w_check_frame(ix, f, out.data, out.len, needs, nr, &i);
+		/* Every need of the frame met. */
+		ok = ok && (i == nr || ix->blocks[needs[i].block].frame > f);
+		if (!ok)
+			*bad = f;
+		f++;
 	}
 	if (fd >= 0)
 		close(fd);
@@ -1111,7 +1254,11 @@ static void add_need(struct w_need **needs, uint32_t *nr, uint32_t *cap, struct 
 	(*needs)[(*nr)++] = n;
 }
 
-static bool w_plan(const struct tt_index *ix, uint64_t lo, uint64_t hi, struct tt_index_plan *p)
+/* What w_plan() found. */
+enum w_result { WP_OK, WP_WIDE /* about the whole file: read it whole */, WP_LIE };
+
+static enum w_result w_plan(const struct tt_index *ix, uint64_t lo, uint64_t hi,
+			    struct tt_index_plan *p, uint32_t *bad)
 {
 	struct p_stacks ps = { 0 };
 	struct w_need *needs = NULL;
@@ -1125,7 +1272,7 @@ static bool w_plan(const struct tt_index *ix, uint64_t lo, uint64_t hi, struct t
 		if (ix->f[f].has_events && ix->f[f].max_ticks >= lo)
 			break;
 	if (f == ix->nr_frames)
-		return true; /* no event from lo on: nothing to decode */
+		return WP_OK; /* no event from lo on: nothing to decode */
 	p->decode = true;
 	p->first = p->last = last1 = f;
 	for (uint32_t g = f; g < ix->nr_frames; g++)
@@ -1134,6 +1281,9 @@ static bool w_plan(const struct tt_index *ix, uint64_t lo, uint64_t hi, struct t
 	p->last = last1;
 	order = tt_xrealloc(NULL, (ix->nr_blocks ? ix->nr_blocks : 1) * sizeof(*order));
 	wins = tt_xcalloc(ix->nr_blocks ? ix->nr_blocks : 1, sizeof(*wins));
+	/* Each thread once (its blocks are one run of by_thread): no search. */
+	ps.t = tt_xcalloc(ix->nr_blocks ? ix->nr_blocks : 1, sizeof(*ps.t));
+	ps.cap = ix->nr_blocks;
 	for (uint32_t at = 0, n; at < ix->nr_blocks; at += n) {
 		const uint32_t *run = ix->by_thread + at;
 		uint32_t t = w_thread_run(ix, at, &n), j = 0, k0 = UINT32_MAX, k1 = 0;
@@ -1142,13 +1292,12 @@ static bool w_plan(const struct tt_index *ix, uint64_t lo, uint64_t hi, struct t
 		while (j < n && ix->blocks[run[j]].frame < p->first)
 			j++;
 		if (j) {
-			struct p_thread *pt;
+			/* Its open enters there, found by the blocks that made
+			 * them; their entries are made as those are decoded. */
 			uint32_t depth = ix->blocks[run[j - 1]].d_end, m = depth;
 
 			order[nr_order++] = run[0];
-			pt = p_find(&ps, t);
-			pt->sp = pt->cap = depth;
-			pt->e = tt_xcalloc(depth ? depth : 1, sizeof(*pt->e));
+			ps.t[ps.n++] = (struct p_thread){ .serial = t, .sp = depth };
 			for (uint32_t k = j; m && k-- > 0;) {
 				const struct ix_block *b = &ix->blocks[run[k]];
 
@@ -1173,13 +1322,14 @@ static bool w_plan(const struct tt_index *ix, uint64_t lo, uint64_t hi, struct t
 		if (k0 != UINT32_MAX) {
 			struct w_win *w = &wins[nr_wins++];
 
-			*w = (struct w_win){ .lo = lo, .hi = hi, .run = run, .n = n, .k1 = k1 };
+			*w = (struct w_win){ .lo = lo, .hi = hi, .lc = W_NONE, .run = run, .n = n,
+					     .k1 = k1 };
 			for (uint32_t k = k0; k <= k1; k++)
 				add_need(&needs, &nr_needs, &cap_needs,
 					 (struct w_need){ run[k], 0, 0, NULL, w });
 		}
 	}
-	/* p_find() may have moved the threads: point the needs at them now. */
+	/* Point the needs at their threads (both in by_thread's order). */
 	for (uint32_t i = 0, k = 0; i < nr_needs; i++) {
 		if (needs[i].win)
 			continue;
@@ -1187,27 +1337,30 @@ static bool w_plan(const struct tt_index *ix, uint64_t lo, uint64_t hi, struct t
 			k++;
 		needs[i].t = &ps.t[k];
 	}
-	ok = w_decode_needs(ix, needs, nr_needs);
-	/* The window's enters still open after its blocks are all closed by
-	 * the first later block whose depth falls to the lowest of them. */
+	/* Where the window's enters still open after its blocks are all
+	 * closed: the first later block whose depth falls to the lowest of
+	 * them. Known only once decoded: a first guess from the sums, and
+	 * the frames up to the answer checked again if it lies further. */
+	ok = w_decode_needs(ix, needs, nr_needs, p->first, p->last, bad);
 	for (uint32_t i = 0; ok && i < nr_wins; i++) {
 		const struct w_win *w = &wins[i];
-		uint32_t lc = 0, k = w->k1 + 1;
+		uint32_t k = w->k1 + 1;
 
-		while (lc < w->depth && (lc >= w->cap || !w->in[lc]))
-			lc++;
-		if (lc == w->depth)
+		if (w->lc == W_NONE)
 			continue; /* none open */
-		while (k < w->n && ix->blocks[w->run[k]].d_low > lc)
+		while (k < w->n && ix->blocks[w->run[k]].d_low > w->lc)
 			k++;
 		f = k < w->n ? ix->blocks[w->run[k]].frame : ix->nr_frames - 1;
 		if (f > p->last)
 			p->last = f;
 	}
-	/* Every open depth's enter found, or the file is read whole. */
+	if (ok && p->last > last1 && (uint64_t)(p->last - p->first + 1) * 2 <= ix->nr_frames)
+		ok = w_decode_needs(ix, NULL, 0, last1 + 1, p->last, bad);
+	/* Every open depth's enter found (else the depths lie). */
 	for (uint32_t i = 0; ok && i < ps.n; i++)
-		for (uint32_t k = 0; ok && k < ps.t[i].sp; k++)
-			ok = ps.t[i].e[k].reserved == 1;
+		ok = ps.t[i].filled == ps.t[i].sp;
+	if (!ok && *bad == UINT32_MAX)
+		*bad = p->first;
 	if (ok && p->first) {
 		/* Threads in the order of their first events, as the stand-ins
 		 * met them (p_replay() writes ps's order). */
@@ -1230,20 +1383,50 @@ static bool w_plan(const struct tt_index *ix, uint64_t lo, uint64_t hi, struct t
 	}
 	for (uint32_t i = 0; i < ps.n; i++)
 		free(ps.t[i].e);
-	for (uint32_t i = 0; i < nr_wins; i++)
-		free(wins[i].in);
 	free(wins);
 	free(ps.t);
+	tt_hmap_fini(&ps.map);
 	free(needs);
 	free(order);
 	if (!ok || (uint64_t)(p->last - p->first + 1) * 2 > ix->nr_frames) {
 		tt_index_plan_fini(p);
-		return false;
+		return ok ? WP_WIDE : WP_LIE;
 	}
-	return true;
+	return WP_OK;
 }
 
-bool tt_index_plan(const struct tt_index *ix, bool events, uint64_t lo, uint64_t hi,
+/*
+ * The writer's index frames said of frame `bad` what it does not hold: the
+ * file is read with an index made by a pass from now on (or none, when it
+ * cannot have one), and the user told once.
+ */
+static void fall_back(struct tt_index *ix, uint32_t bad)
+{
+	struct tt_index *pass;
+	char *path = ix->path;
+
+	fprintf(stderr,
+		"tracetool: %s: warning: frame %" PRIu32 " differs from what its index frame "
+		"says (FORMAT.md §6): the index frames are not used\n",
+		path, bad);
+	pass = build(path);
+	free(ix->f);
+	free(ix->standins);
+	free(ix->stacks);
+	free(ix->blocks);
+	free(ix->by_thread);
+	free(ix->frame_block);
+	if (pass) {
+		*ix = *pass;
+		free(pass);
+	} else {
+		memset(ix, 0, sizeof(*ix));
+		ix->none = true;
+	}
+	free(path);
+}
+
+bool tt_index_plan(struct tt_index *ix, bool events, uint64_t lo, uint64_t hi,
 		   struct tt_index_plan *p)
 {
 	struct p_stacks ps = { 0 };
@@ -1251,10 +1434,23 @@ bool tt_index_plan(const struct tt_index *ix, bool events, uint64_t lo, uint64_t
 	struct recfmt_buf rb;
 
 	memset(p, 0, sizeof(*p));
+	if (ix->none)
+		return false;
 	if (!events)
 		return true;
-	if (ix->from_writer)
-		return w_plan(ix, lo, hi, p);
+	if (ix->from_writer) {
+		uint32_t bad = UINT32_MAX;
+
+		switch (w_plan(ix, lo, hi, p, &bad)) {
+		case WP_OK:
+			return true;
+		case WP_WIDE:
+			return false;
+		case WP_LIE:
+			fall_back(ix, bad);
+			return tt_index_plan(ix, events, lo, hi, p);
+		}
+	}
 	/* First: the first frame with an event at or after lo; every event
 	 * before it is before the window. */
 	for (f = 0; f < ix->nr_frames; f++) {
@@ -1284,6 +1480,7 @@ done:
 	for (uint32_t i = 0; i < ps.n; i++)
 		free(ps.t[i].e);
 	free(ps.t);
+	tt_hmap_fini(&ps.map);
 	if (p->decode && (uint64_t)(p->last - p->first + 1) * 2 > ix->nr_frames) {
 		tt_index_plan_fini(p);
 		return false;

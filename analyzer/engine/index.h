@@ -25,7 +25,12 @@
  * blocks where the enters open at the window's start were made (the last
  * earlier block of each thread at or below each depth) and the window's
  * blocks (how far its own enters stay open); anything amiss in the index
- * frames, and the pass is made as for any other file.
+ * frames, and the pass is made as for any other file. Their hashes are no
+ * signature: every frame a plan decodes is held against its index frame
+ * (records, each block's sums), and on a difference the file gets the
+ * pass's index instead (tt_index_plan() warns once); claims about frames
+ * no plan decodes are bounded (FORMAT.md §6.1) so that a lie changes which
+ * frames are read and the stand-ins' counts, never memory or work.
  *
  * A file gets no index (and is read whole) when what the stand-ins leave out
  * could change a report: annotations, counters or stack samples (records
@@ -75,7 +80,7 @@ struct tt_index_plan {
  * the metadata only, which decodes nothing). Return: false when decoding
  * the plan would cost about as much as the whole file (read it whole).
  */
-bool tt_index_plan(const struct tt_index *ix, bool events, uint64_t lo, uint64_t hi,
+bool tt_index_plan(struct tt_index *ix, bool events, uint64_t lo, uint64_t hi,
 		   struct tt_index_plan *p);
 void tt_index_plan_fini(struct tt_index_plan *p);
 

@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_index_hostile.c - issue 29 follow-up: index frames (FORMAT.md §6)
+ * whose hashes are right but whose contents lie. Their hashes are XXH64, not
+ * a signature: whoever writes a lie writes its hashes too, so tracetool
+ * checks what an index frame says against every frame a window makes it
+ * decode, and its shape against the file (a length that is not one whole
+ * data frame, a size that is not the frame's, sums no frame can have).
+ * Each crafted file here: a window through the index gives the bytes and
+ * exit status of the same window through the pass index
+ * (TRACETOOL_INDEX=pass), and TRACETOOL_INDEX_STATS or a warning says why
+ * the index frames were not used.
+ */
+#include "ttest.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *trace, *idx_dir;
+
+static void setup(void)
+{
+	trace = tu_path(0, "hostile-ix.zst");
+	idx_dir = tu_path(1, "hostile-ix-idx");
+	mkdir(idx_dir, 0700);
+	setenv("TRACETOOL_INDEX_DIR", idx_dir, 1);
+	setenv("TRACETOOL_INDEX_STATS", "1", 1);
+}
+
+static void teardown(void)
+{
+	char cmd[512];
+
+	unlink(trace);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", idx_dir);
+	(void)system(cmd);
+}
+
+TestSuite(index_hostile, .init = setup, .fini = teardown, .timeout = 120);
+
+#define START 1000u
+
+/*
+ * Two threads, index frames before each of about 60 frames: thread 1's main
+ * open from its first event to the end with calls of f (and g inside every
+ * seventh) under it; thread 2 three levels deep, h, i, j, left and entered
+ * again.
+ */
+static void write_trace(void)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = START,
+				 .pid = 4242, .start_real_ns = 1700000000000000000ull,
+				 .frame_bytes = 2 << 10, .block_events = 200, .writer_index = true };
+	struct tg_trace *t = tg_create(trace, &cfg);
+	uint64_t now = START;
+
+	cr_assert(t);
+	tg_site(t, 1, "main");
+	tg_site(t, 2, "f");
+	tg_site(t, 3, "g");
+	tg_site(t, 4, "h");
+	tg_site(t, 5, "i");
+	tg_site(t, 6, "j");
+	tg_thread(t, 1, 77, "main");
+	tg_thread(t, 2, 78, "worker");
+	cr_assert_eq(tg_enter(t, 1, 1, now), 0);
+	for (unsigned k = 0; k < 12000; k++) {
+		cr_assert_eq(tg_enter(t, 1, 2, now += 10), 0);
+		if (k % 7 == 0) {
+			cr_assert_eq(tg_enter(t, 1, 3, now += 5), 0);
+			cr_assert_eq(tg_exit(t, 1, 3, now += 20), 0);
+		}
+		cr_assert_eq(tg_exit(t, 1, 2, now += 40 + k % 13), 0);
+		if (k == 6000)
+			tg_drops(t, 2, 17);
+		if (k % 3 == 0) {
+			cr_assert_eq(tg_enter(t, 2, 4, now += 1), 0);
+			cr_assert_eq(tg_enter(t, 2, 5, now += 1), 0);
+			cr_assert_eq(tg_enter(t, 2, 6, now += 1), 0);
+			cr_assert_eq(tg_exit(t, 2, 6, now += 7), 0);
+			cr_assert_eq(tg_exit(t, 2, 5, now += 1), 0);
+			if (k % 2)
+				cr_assert_eq(tg_exit(t, 2, 4, now += 1), 0);
+		}
+	}
+	cr_assert_eq(tg_finish(t, true), 0);
+}
+
+/* The file in memory, and its index frames' offsets. */
+struct file {
+	uint8_t *p;
+	size_t n;
+	uint64_t ix[512];
+	unsigned nr_ix;
+};
+
+static void load(struct file *f)
+{
+	FILE *fp = fopen(trace, "rb");
+	uint64_t off = 0;
+
+	cr_assert(fp);
+	cr_assert_eq(fseek(fp, 0, SEEK_END), 0);
+	f->n = (size_t)ftell(fp);
+	rewind(fp);
+	f->p = malloc(f->n + 1);
+	cr_assert(f->p);
+	cr_assert_eq(fread(f->p, 1, f->n, fp), f->n);
+	fclose(fp);
+	f->nr_ix = 0;
+	while (off < f->n) {
+		cr_assert_eq(recfmt_load_u32le(f->p + off), RECFMT_INDEX_FRAME_MAGIC);
+		cr_assert_lt(f->nr_ix, 512);
+		f->ix[f->nr_ix++] = off;
+		off += 8 + recfmt_load_u32le(f->p + off + 4) + recfmt_load_u64le(f->p + off + 8 + 16);
+	}
+	cr_assert_eq(off, f->n);
+	cr_assert_geq(f->nr_ix, 30, "%u frames", f->nr_ix);
+}
+
+static void store(const struct file *f)
+{
+	FILE *fp = fopen(trace, "wb");
+
+	cr_assert(fp);
+	cr_assert_eq(fwrite(f->p, 1, f->n, fp), f->n);
+	cr_assert_eq(fclose(fp), 0);
+}
+
+/* Index frame k's own hash made right again, as a liar would. */
+static void rehash(struct file *f, unsigned k)
+{
+	uint8_t *p = f->p + f->ix[k];
+	uint32_t size = recfmt_load_u32le(p + 4);
+
+	recfmt_store_u64le(p + 8 + size - 8, recfmt_xxh64(p + 8, size - 8));
+}
+
+/* The payload of the nth record of type `type` in index frame k, or NULL. */
+static uint8_t *find_in(struct file *f, unsigned k, uint8_t type, unsigned nth)
+{
+	uint8_t *p = f->p + f->ix[k] + 8 + RECFMT_INDEX_HEAD_BYTES;
+	uint32_t len = recfmt_load_u32le(f->p + f->ix[k] + 8 + 40);
+
+	for (uint32_t pos = 0; pos + 8 <= len; pos += 8 + recfmt_load_u32le(p + pos + 4))
+		if (p[pos] == type && nth-- == 0)
+			return p + pos + 8;
+	return NULL;
+}
+
+static uint8_t *record_in(struct file *f, unsigned k, uint8_t type, unsigned nth)
+{
+	uint8_t *p = find_in(f, k, type, nth);
+
+	cr_assert(p, "no record %u of type %u in index frame %u", nth, type, k);
+	return p;
+}
+
+/* "--from=..ns" and "--to=..ns" around ticks [a, b). */
+static void window(char *from, char *to, uint64_t a, uint64_t b)
+{
+	snprintf(from, 64, "--from=%" PRIu64 "ns", a - START);
+	snprintf(to, 64, "--to=%" PRIu64 "ns", b - START);
+}
+
+/*
+ * summary, tree and chrome over [from, to) through the index frames
+ * (TRACETOOL_INDEX=1) and through the pass index: the same status and
+ * bytes, and stderr through the index frames says `want`.
+ */
+static void same_as_pass(const char *from, const char *to, const char *want)
+{
+	static const char *const cmds[][4] = {
+		{ "summary", "--format=csv", NULL },
+		{ "tree", "--format=csv", NULL },
+		{ "chrome", "-o", "-", NULL },
+	};
+
+	for (unsigned c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
+		const char *args[8];
+		unsigned n = 0;
+		struct tu_result pass, ix;
+
+		for (unsigned k = 0; cmds[c][k]; k++)
+			args[n++] = cmds[c][k];
+		args[n++] = from;
+		args[n++] = to;
+		args[n++] = trace;
+		args[n] = NULL;
+		setenv("TRACETOOL_INDEX", "pass", 1);
+		pass = tu_runv(args);
+		setenv("TRACETOOL_INDEX", "1", 1);
+		ix = tu_runv(args);
+		cr_assert_eq(pass.status, 0, "%s", pass.err);
+		cr_assert_eq(ix.status, pass.status, "%s %s %s: %s", args[0], from, to, ix.err);
+		cr_assert(strstr(ix.err, want), "%s %s %s: want '%s' in: %s", args[0], from, to,
+			  want, ix.err);
+		cr_assert_eq(pass.out_len, ix.out_len, "%s %s %s: %zu vs %zu bytes", args[0], from,
+			     to, pass.out_len, ix.out_len);
+		cr_assert(memcmp(pass.out, ix.out, pass.out_len) == 0, "%s %s %s differ", args[0],
+			  from, to);
+		if (c == 2)
+			cr_assert(tu_json_valid(ix.out));
+		tu_result_free(&pass);
+		tu_result_free(&ix);
+	}
+}
+
+/* BLOCK_INDEX payload fields (FORMAT.md §6.2). */
+#define B_THREAD 0
+#define B_NR 4
+#define B_FIRST 8
+#define B_LAST 16
+#define B_ENTERS 24
+#define B_START 32
+#define B_LOW 36
+#define B_END 40
+
+#define DIFFERS "differs from what its index frame says"
+
+/* The untouched file: the index frames are used, and agree with the pass. */
+Test(index_hostile, an_honest_file_uses_its_index_frames)
+{
+	struct file f;
+	char from[64], to[64];
+	uint8_t *b;
+
+	write_trace();
+	load(&f);
+	b = record_in(&f, f.nr_ix / 2, RECFMT_BLOCK_INDEX, 0);
+	window(from, to, recfmt_load_u64le(b + B_FIRST), recfmt_load_u64le(b + B_LAST));
+	same_as_pass(from, to, "index: the writer's (");
+	free(f.p);
+}
+
+/* A block's last ticks moved back inside its own range (its thread's
+ * blocks still in order): the window's frame, decoded, says otherwise. */
+Test(index_hostile, a_blocks_ticks_that_lie_in_a_decoded_frame_are_found)
+{
+	struct file f;
+	char from[64], to[64];
+	const unsigned k = 20;
+	uint8_t *b;
+	uint64_t first, last;
+
+	write_trace();
+	load(&f);
+	b = record_in(&f, k, RECFMT_BLOCK_INDEX, 0);
+	first = recfmt_load_u64le(b + B_FIRST);
+	last = recfmt_load_u64le(b + B_LAST);
+	recfmt_store_u64le(b + B_LAST, first + (last - first) / 2);
+	rehash(&f, k);
+	store(&f);
+	window(from, to, first, first + 50);
+	same_as_pass(from, to, DIFFERS);
+	free(f.p);
+}
+
+/* The enters of a block: one more than it has (the stand-in would count it
+ * in every walk that does not decode it). */
+Test(index_hostile, a_blocks_enter_count_that_lies_is_found)
+{
+	struct file f;
+	char from[64], to[64];
+	const unsigned k = 25;
+	uint8_t *b;
+
+	write_trace();
+	load(&f);
+	b = record_in(&f, k, RECFMT_BLOCK_INDEX, 0);
+	recfmt_store_u32le(b + B_ENTERS, recfmt_load_u32le(b + B_ENTERS) - 1);
+	rehash(&f, k);
+	store(&f);
+	window(from, to, recfmt_load_u64le(b + B_FIRST), recfmt_load_u64le(b + B_FIRST) + 50);
+	same_as_pass(from, to, DIFFERS);
+	free(f.p);
+}
+
+/*
+ * Thread 1's depth one deeper from frame k on, every block's depth_start,
+ * depth_low and depth_end (a chain that still holds): a window after it
+ * would replay an enter that is not open. The frames before the window
+ * that the replay decodes say so.
+ */
+Test(index_hostile, depths_that_lie_from_a_frame_on_are_found_where_they_are_replayed)
+{
+	struct file f;
+	char from[64], to[64];
+	const unsigned k = 10;
+	uint8_t *b = NULL;
+	bool first = true;
+
+	write_trace();
+	load(&f);
+	for (unsigned i = k; i < f.nr_ix; i++) {
+		for (unsigned nth = 0; (b = find_in(&f, i, RECFMT_BLOCK_INDEX, nth)); nth++) {
+			if (recfmt_load_u32le(b + B_THREAD) != 1)
+				continue;
+			if (first) {
+				/* An enter more, left open: the sums still fit the counts. */
+				recfmt_store_u32le(b + B_ENTERS, recfmt_load_u32le(b + B_ENTERS) + 1);
+				first = false;
+			} else {
+				recfmt_store_u32le(b + B_START, recfmt_load_u32le(b + B_START) + 1);
+				recfmt_store_u32le(b + B_LOW, recfmt_load_u32le(b + B_LOW) + 1);
+			}
+			recfmt_store_u32le(b + B_END, recfmt_load_u32le(b + B_END) + 1);
+		}
+		rehash(&f, i);
+	}
+	store(&f);
+	b = record_in(&f, f.nr_ix - 10, RECFMT_BLOCK_INDEX, 0);
+	window(from, to, recfmt_load_u64le(b + B_FIRST), recfmt_load_u64le(b + B_FIRST) + 50);
+	same_as_pass(from, to, DIFFERS);
+	free(f.p);
+}
+
+/* The DROPS record copied into the index frame with another count: the
+ * decoded frame's own record differs. */
+Test(index_hostile, a_record_copy_that_lies_in_a_decoded_frame_is_found)
+{
+	struct file f;
+	char from[64], to[64];
+	uint8_t *d = NULL, *b;
+	unsigned k = 0;
+
+	write_trace();
+	load(&f);
+	while (k < f.nr_ix && !(d = find_in(&f, k, RECFMT_DROPS, 0)))
+		k++;
+	cr_assert(d && k > 0);
+	cr_assert_eq(recfmt_load_u64le(d + 8), 17);
+	recfmt_store_u64le(d + 8, 170);
+	rehash(&f, k);
+	store(&f);
+	b = record_in(&f, k, RECFMT_BLOCK_INDEX, 0);
+	window(from, to, recfmt_load_u64le(b + B_FIRST), recfmt_load_u64le(b + B_FIRST) + 50);
+	same_as_pass(from, to, DIFFERS);
+	free(f.p);
+}
+
+/* A data frame's length made to cover the next index frame and data frame
+ * as well (hash of the whole span right, the next index frame's seq one
+ * more): not one zstd frame. */
+Test(index_hostile, a_length_that_spans_two_frames_is_refused)
+{
+	struct file f;
+	char from[64], to[64];
+	const unsigned k = 12;
+	uint8_t *p, *b;
+	uint64_t off, span;
+
+	write_trace();
+	load(&f);
+	p = f.p + f.ix[k];
+	off = f.ix[k] + 8 + recfmt_load_u32le(p + 4);
+	span = f.ix[k + 2] - off;
+	recfmt_store_u64le(p + 8 + 16, span);
+	recfmt_store_u64le(p + 8 + 32, recfmt_xxh64(f.p + off, span));
+	/* Every later index frame's seq one less, as if frame k+1 were not one. */
+	for (unsigned i = k + 2; i < f.nr_ix; i++) {
+		recfmt_store_u32le(f.p + f.ix[i] + 8 + 8, i - 1);
+		rehash(&f, i);
+	}
+	rehash(&f, k);
+	store(&f);
+	b = record_in(&f, k, RECFMT_BLOCK_INDEX, 0);
+	window(from, to, recfmt_load_u64le(b + B_FIRST), recfmt_load_u64le(b + B_FIRST) + 500);
+	same_as_pass(from, to, "index: not the writer's (an index frame's length or size");
+	free(f.p);
+}
+
+/* A data frame's content size that is not its zstd header's. */
+Test(index_hostile, a_content_size_that_lies_is_refused)
+{
+	struct file f;
+	char from[64], to[64];
+	uint8_t *p, *b;
+
+	write_trace();
+	load(&f);
+	p = f.p + f.ix[5];
+	recfmt_store_u64le(p + 8 + 24, recfmt_load_u64le(p + 8 + 24) + 4096);
+	rehash(&f, 5);
+	store(&f);
+	b = record_in(&f, 40, RECFMT_BLOCK_INDEX, 0);
+	window(from, to, recfmt_load_u64le(b + B_FIRST), recfmt_load_u64le(b + B_FIRST) + 500);
+	same_as_pass(from, to, "index: not the writer's (an index frame's length or size");
+	free(f.p);
+}
+
+/*
+ * Index frame k twice, the first copy's data frame being the second copy
+ * and the data frame (hash of both right): a skippable frame is no data
+ * frame. Before, the window decoded "frame k" from the copy's bytes.
+ */
+Test(index_hostile, a_duplicated_index_frame_is_refused)
+{
+	struct file f, g;
+	char from[64], to[64];
+	const unsigned k = 15;
+	uint64_t at, len, data;
+	uint8_t *b;
+
+	write_trace();
+	load(&f);
+	at = f.ix[k];
+	len = 8 + recfmt_load_u32le(f.p + at + 4);
+	data = recfmt_load_u64le(f.p + at + 8 + 16);
+	g.n = f.n + len;
+	g.p = malloc(g.n);
+	cr_assert(g.p);
+	memcpy(g.p, f.p, at + len);
+	memcpy(g.p + at + len, f.p + at, f.n - at);
+	recfmt_store_u64le(g.p + at + 8 + 16, len + data);
+	recfmt_store_u64le(g.p + at + 8 + 32, recfmt_xxh64(g.p + at + len, len + data));
+	recfmt_store_u64le(g.p + at + len - 8, recfmt_xxh64(g.p + at + 8, len - 16));
+	store(&g);
+	b = record_in(&f, k, RECFMT_BLOCK_INDEX, 0);
+	window(from, to, recfmt_load_u64le(b + B_FIRST), recfmt_load_u64le(b + B_FIRST) + 500);
+	same_as_pass(from, to, "index: not the writer's (an index frame's length or size");
+	free(f.p);
+	free(g.p);
+}
+
+/* An index frame for a frame that is not there: one more at the end, a
+ * copy of the last with the next seq and a length of 0. */
+Test(index_hostile, an_index_frame_for_a_frame_that_does_not_exist_is_refused)
+{
+	struct file f, g;
+	char from[64], to[64];
+	unsigned k;
+	uint64_t at, len;
+	uint8_t *b;
+
+	write_trace();
+	load(&f);
+	k = f.nr_ix - 1;
+	at = f.ix[k];
+	len = 8 + recfmt_load_u32le(f.p + at + 4);
+	g.n = f.n + len;
+	g.p = malloc(g.n);
+	cr_assert(g.p);
+	memcpy(g.p, f.p, f.n);
+	memcpy(g.p + f.n, f.p + at, len);
+	recfmt_store_u32le(g.p + f.n + 8 + 8, f.nr_ix);
+	recfmt_store_u64le(g.p + f.n + 8 + 16, 0);
+	recfmt_store_u64le(g.p + f.n + 8 + 32, recfmt_xxh64(g.p, 0));
+	recfmt_store_u64le(g.p + f.n + len - 8, recfmt_xxh64(g.p + f.n + 8, len - 16));
+	store(&g);
+	b = record_in(&f, k, RECFMT_BLOCK_INDEX, 0);
+	window(from, to, recfmt_load_u64le(b + B_FIRST), recfmt_load_u64le(b + B_LAST) + 1000);
+	same_as_pass(from, to, "index: not the writer's (an index frame's length or size");
+	free(f.p);
+	free(g.p);
+}
+
+/*
+ * Counts no frame of this size can hold: 4 billion events in a block, and
+ * a depth of 65 536 at the end of a block of a few hundred. Each is refused
+ * before anything is made of it (the memory a depth takes is a plan's).
+ */
+Test(index_hostile, absurd_counts_are_refused)
+{
+	static const struct {
+		unsigned field;
+		uint32_t value;
+	} lies[] = { { B_NR, UINT32_MAX }, { B_END, 1u << 16 }, { B_ENTERS, UINT32_MAX } };
+
+	for (unsigned i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
+		struct file f;
+		char from[64], to[64];
+		uint8_t *b;
+
+		write_trace();
+		load(&f);
+		b = record_in(&f, 8, RECFMT_BLOCK_INDEX, 1);
+		recfmt_store_u32le(b + lies[i].field, lies[i].value);
+		rehash(&f, 8);
+		store(&f);
+		b = record_in(&f, 40, RECFMT_BLOCK_INDEX, 0);
+		window(from, to, recfmt_load_u64le(b + B_FIRST),
+		       recfmt_load_u64le(b + B_FIRST) + 500);
+		same_as_pass(from, to, "index: not the writer's (an index frame's sums cannot be");
+		free(f.p);
+	}
+}
