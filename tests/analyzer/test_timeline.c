@@ -406,3 +406,61 @@ Test(timeline, functions_of_one_name_in_two_files_are_labelled_alike_by_every_wa
 	same_with_any_walkers(chrome);
 	same_with_any_walkers(perfetto);
 }
+
+/*
+ * chrome's ts and dur: microseconds with three decimals, exact to the
+ * nanosecond (docs/ANALYZER.md, "chrome output"), at every width its
+ * formatting takes apart (cmd_chrome.c, fmt_us(): groups of three digits
+ * below 1000 s, the general loop above): times and durations of 1, 3, 4,
+ * 6, 7, 9, 10, 12 and 13 digits of nanoseconds and the values around each
+ * power of ten, each written as printf writes the same integers.
+ */
+Test(timeline, chrome_writes_ts_and_dur_at_every_width_to_the_nanosecond)
+{
+	static const uint64_t at[] = {
+		0, 7, 999, 1000, 1001, 9999, 10000, 999999, 1000000, 1000001,
+		99999999, 123456789, 999999999, 1000000000, 1000000001,
+		99999999999ull, 999999999998ull, 999999999999ull, 1000000000000ull,
+		1000000000001ull, 1234567890123ull, 99999999999999ull, 1000000000000000ull,
+		1234567890123456ull,
+	};
+	static const uint64_t dur[] = { 1, 999, 1000, 1001, 999999, 1000000, 1000001,
+					999999999, 1000000000, 999999999999ull,
+					1000000000000ull };
+	const size_t nr = sizeof(at) / sizeof(at[0]);
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 5000,
+				 .pid = 77, .start_real_ns = 1700000000000000000ull };
+	struct tg_trace *t = tg_create(trace, &cfg);
+	const char *const chrome[] = { "chrome", "-o", "-", trace, NULL };
+	struct tu_result r;
+	char want[160];
+
+	cr_assert(t);
+	tg_site(t, 1, "w");
+	tg_thread(t, 1, 700, "widths");
+	for (size_t i = 0; i < nr; i++) {
+		/* Ends before the next start: complete events, not B/E pairs. */
+		uint64_t d = dur[i % (sizeof(dur) / sizeof(dur[0]))];
+
+		if (i + 1 < nr && at[i] + d >= at[i + 1])
+			d = at[i + 1] - at[i] - 1;
+		tg_enter(t, 1, 1, 5000 + at[i]);
+		tg_exit(t, 1, 1, 5000 + at[i] + d);
+	}
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = run_walkers("1", chrome);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t d = dur[i % (sizeof(dur) / sizeof(dur[0]))];
+
+		if (i + 1 < nr && at[i] + d >= at[i + 1])
+			d = at[i + 1] - at[i] - 1;
+		snprintf(want, sizeof(want),
+			 "\n{\"ph\":\"X\",\"name\":\"w\",\"pid\":77,\"tid\":700,\"ts\":%" PRIu64
+			 ".%03u,\"dur\":%" PRIu64 ".%03u}",
+			 at[i] / 1000, (unsigned)(at[i] % 1000), d / 1000, (unsigned)(d % 1000));
+		cr_assert(strstr(r.out, want), "no %s in %.3000s", want, r.out);
+	}
+	tu_result_free(&r);
+	same_with_any_walkers(chrome);
+}
