@@ -140,6 +140,17 @@ struct chrome_held {
 
 struct chrome_walker;
 
+/* The start of a thread's complete events of one name, padded with room
+ * to copy it PREFIX_CHUNK bytes at a time (write_held()). */
+struct chrome_prefix {
+	char *s;
+	uint32_t len;
+};
+
+#define PREFIX_CHUNK 32
+/* Names quoted longer than this are written piece by piece. */
+#define PREFIX_MAX_NAME 256
+
 /* Per thread: the open frames; those below nr_decided are known to be
  * shown (written), or never will be (not selected, or after the window). */
 struct chrome_thread {
@@ -156,6 +167,11 @@ struct chrome_thread {
 	/* ,"pid":P,"tid":T,"ts": -- the middle of each of its scope events, written once */
 	char head[64];
 	uint32_t head_len;
+	/* By name index: ",\n{"ph":"X","name":Q,"pid":P,"tid":T,"ts":", the
+	 * whole start of its complete events (event_prefix()), NULL until its
+	 * first; nr_prefix of them. */
+	struct chrome_prefix *prefix;
+	uint32_t nr_prefix;
 	/* Annotation names quoted once each (messages are not: each is its
 	 * own text). */
 	struct chrome_qname *qnames;
@@ -576,6 +592,39 @@ static void scope_tail(struct chrome_walker *cw, const char *mark, const struct 
 	tt_out_str(cw->out, "}");
 }
 
+/* event_prefix()'s first time for the name on the thread. */
+static __attribute__((noinline)) void prefix_new(struct chrome_thread *ct, uint32_t name)
+{
+	const struct chrome_walker *cw = ct->cw;
+	const size_t qlen = cw->quoted_len[name];
+	struct chrome_prefix *e;
+	size_t len;
+
+	if (name >= ct->nr_prefix) {
+		const uint32_t n = name + 64;
+
+		ct->prefix = tt_xrealloc(ct->prefix, n * sizeof(*ct->prefix));
+		memset(ct->prefix + ct->nr_prefix, 0, (n - ct->nr_prefix) * sizeof(*ct->prefix));
+		ct->nr_prefix = n;
+	}
+	e = &ct->prefix[name];
+	len = 2 + 17 + qlen + ct->head_len;
+	/* Whole chunks, zeroed past len: the copy reads them all. */
+	e->s = tt_xcalloc(1, (len + PREFIX_CHUNK - 1) / PREFIX_CHUNK * PREFIX_CHUNK);
+	memcpy(e->s, ",\n{\"ph\":\"X\",\"name\":", 19);
+	memcpy(e->s + 19, cw->quoted[name], qlen);
+	memcpy(e->s + 19 + qlen, ct->head, ct->head_len);
+	e->len = (uint32_t)len;
+}
+
+/* The start of the thread's complete events of a name (quoted()). */
+static inline const struct chrome_prefix *event_prefix(struct chrome_thread *ct, uint32_t name)
+{
+	if (__builtin_expect(name >= ct->nr_prefix || !ct->prefix[name].s, 0))
+		prefix_new(ct, name);
+	return &ct->prefix[name];
+}
+
 /*
  * write_held() - writes the scope the thread closed last: a complete ("X")
  * event, ts its start's nanoseconds and dur the integer nanoseconds to its
@@ -587,7 +636,29 @@ static void scope_tail(struct chrome_walker *cw, const char *mark, const struct 
  * whose "B" went out early (began), is a "B"/"E" pair instead, whose
  * endpoints are the same strings as its neighbours'.
  */
-static void write_held(struct chrome_walker *cw, struct chrome_thread *ct)
+/* The common event in one piece, ,\n{"ph":"X","name":Q,HEAD TS,"dur":D},
+ * its start (pre) copied in fixed-size chunks, with no call. */
+static inline __attribute__((always_inline)) void write_x(struct chrome_walker *cw,
+							  const struct chrome_prefix *pre,
+							  int64_t start_ns, int64_t end_ns)
+{
+	char *p;
+
+	event_mark(cw);
+	p = tt_out_reserve(cw->out, 64 + pre->len + PREFIX_CHUNK);
+	for (uint32_t k = 0; k < pre->len; k += PREFIX_CHUNK)
+		memcpy(p + k, pre->s + k, PREFIX_CHUNK);
+	p += pre->len;
+	p += fmt_us(p, start_ns);
+	memcpy(p, ",\"dur\":", 7);
+	p += 7;
+	p += fmt_us(p, (int64_t)((uint64_t)end_ns - (uint64_t)start_ns));
+	*p++ = '}';
+	cw->out->len = (size_t)(p - cw->out->buf);
+}
+
+static __attribute__((noinline)) void write_held_any(struct chrome_walker *cw,
+						     struct chrome_thread *ct)
 {
 	struct chrome_held *h = &ct->held;
 	char *p;
@@ -607,31 +678,8 @@ static void write_held(struct chrome_walker *cw, struct chrome_thread *ct)
 		scope_tail(cw, h->mark, h->args, h->nr_args);
 		return;
 	}
-	if (!h->mark && !h->nr_args && cw->quoted_len[h->name] <= 4096) {
-		/* The common event in one piece: ,{"ph":"X","name":Q,HEAD TS,"dur":D} */
-		const size_t qlen = cw->quoted_len[h->name];
-
-		event_mark(cw);
-		p = tt_out_reserve(cw->out, 160 + qlen + ct->head_len);
-		if (cw->first) {
-			*p++ = '\n';
-			cw->first = false;
-		} else {
-			memcpy(p, ",\n", 2);
-			p += 2;
-		}
-		memcpy(p, "{\"ph\":\"X\",\"name\":", 17);
-		p += 17;
-		memcpy(p, cw->quoted[h->name], qlen);
-		p += qlen;
-		memcpy(p, ct->head, ct->head_len);
-		p += ct->head_len;
-		p += fmt_us(p, h->start_ns);
-		memcpy(p, ",\"dur\":", 7);
-		p += 7;
-		p += fmt_us(p, (int64_t)((uint64_t)h->end_ns - (uint64_t)h->start_ns));
-		*p++ = '}';
-		cw->out->len = (size_t)(p - cw->out->buf);
+	if (!h->mark && !h->nr_args && !cw->first && cw->quoted_len[h->name] <= PREFIX_MAX_NAME) {
+		write_x(cw, event_prefix(ct, h->name), h->start_ns, h->end_ns);
 		return;
 	}
 	scope_head(cw, ct, 'X', h->name, h->start_ns);
@@ -644,13 +692,36 @@ static void write_held(struct chrome_walker *cw, struct chrome_thread *ct)
 }
 
 /*
+ * write_held() for the paths of every activation: a plain complete event
+ * whose start is cached (event_prefix()) written inline, anything else by
+ * write_held_any().
+ */
+static inline __attribute__((always_inline)) void write_held(struct chrome_walker *cw,
+							     struct chrome_thread *ct)
+{
+	struct chrome_held *h = &ct->held;
+
+	if (!h->has)
+		return;
+	if (__builtin_expect(!h->began && !h->tied && !h->mark && !h->nr_args && !cw->first &&
+				     h->name < ct->nr_prefix && ct->prefix[h->name].s,
+			     1)) {
+		h->has = false;
+		write_x(cw, &ct->prefix[h->name], h->start_ns, h->end_ns);
+		return;
+	}
+	write_held_any(cw, ct);
+}
+
+/*
  * A shown scope of the thread closes at end_ns: it is held until the
  * thread's next shown event (write_held()). The one held before is written
  * now; when it ends in the same nanosecond it is this one's last child (or
  * a zero-length neighbour), and both become pairs.
  */
-static void hold(struct chrome_walker *cw, struct chrome_thread *ct, const struct chrome_frame *f,
-		 int64_t start_ns, int64_t end_ns, const char *mark)
+static inline __attribute__((always_inline)) void
+hold(struct chrome_walker *cw, struct chrome_thread *ct, const struct chrome_frame *f,
+     int64_t start_ns, int64_t end_ns, const char *mark)
 {
 	struct chrome_held *h = &ct->held;
 	bool tied = false;
@@ -685,36 +756,47 @@ static void hold(struct chrome_walker *cw, struct chrome_thread *ct, const struc
  * gets its "B" now, before this one, so that viewers that keep the file's
  * order for equal times (Perfetto, chrome://tracing) nest them right.
  */
-static void open_pending(struct chrome_walker *cw, struct chrome_thread *ct)
+static inline __attribute__((always_inline)) void open_frame(struct chrome_walker *cw,
+							     struct chrome_thread *ct, uint32_t i)
 {
 	const struct chrome *ch = cw->ch;
+	struct chrome_frame *f = &ct->stack[i];
+	uint64_t from;
 
-	for (; ct->nr_decided < ct->sp; ct->nr_decided++) {
-		struct chrome_frame *f = &ct->stack[ct->nr_decided];
-		uint64_t from;
+	if (!quoted(cw, f->name) || f->enter_ticks >= ch->hi_ticks)
+		return;
+	from = f->enter_ticks > ch->lo_ticks ? f->enter_ticks : ch->lo_ticks;
+	f->start_ns = add_ns(tt_clock_fx_rel_ns(&ch->fx, from), ch->offset_ns);
+	f->written = true;
+	f->began = false;
+	if (ct->held.has && ct->held.end_ns == f->start_ns)
+		ct->held.tied = true;
+	write_held(cw, ct);
+	while (i-- > 0) {
+		struct chrome_frame *a = &ct->stack[i];
 
-		if (!quoted(cw, f->name) || f->enter_ticks >= ch->hi_ticks)
+		if (!a->written)
 			continue;
-		from = f->enter_ticks > ch->lo_ticks ? f->enter_ticks : ch->lo_ticks;
-		f->start_ns = add_ns(tt_clock_fx_rel_ns(&ch->fx, from), ch->offset_ns);
-		f->written = true;
-		f->began = false;
-		if (ct->held.has && ct->held.end_ns == f->start_ns)
-			ct->held.tied = true;
-		write_held(cw, ct);
-		for (uint32_t i = ct->nr_decided; i-- > 0;) {
-			struct chrome_frame *a = &ct->stack[i];
-
-			if (!a->written)
-				continue;
-			if (a->start_ns == f->start_ns && !a->began) {
-				scope_head(cw, ct, 'B', a->name, a->start_ns);
-				tt_out_str(cw->out, "}");
-				a->began = true;
-			}
-			break;
+		if (a->start_ns == f->start_ns && !a->began) {
+			scope_head(cw, ct, 'B', a->name, a->start_ns);
+			tt_out_str(cw->out, "}");
+			a->began = true;
 		}
+		break;
 	}
+}
+
+static __attribute__((noinline)) void open_pending_all(struct chrome_walker *cw,
+						       struct chrome_thread *ct)
+{
+	for (; ct->nr_decided < ct->sp; ct->nr_decided++)
+		open_frame(cw, ct, ct->nr_decided);
+}
+
+static inline void open_pending(struct chrome_walker *cw, struct chrome_thread *ct)
+{
+	if (ct->nr_decided < ct->sp)
+		open_pending_all(cw, ct);
 }
 
 /*
@@ -838,8 +920,14 @@ static uint32_t chrome_enter(void *tctx, uint32_t parent_slot, uint32_t name, ui
 	f->began = false;
 	f->nr_args = 0;
 	tt_keyidx_clear(&f->idx);
-	if (ticks >= ch->lo_ticks && ticks < ch->hi_ticks)
-		open_pending(cw, ct);
+	if (ticks >= ch->lo_ticks && ticks < ch->hi_ticks) {
+		if (__builtin_expect(ct->nr_decided + 1 == ct->sp, 1)) { /* only this one */
+			open_frame(cw, ct, ct->sp - 1);
+			ct->nr_decided = ct->sp;
+		} else {
+			open_pending_all(cw, ct);
+		}
+	}
 	return ct->sp; /* the frame's index + 1 */
 }
 
@@ -957,8 +1045,30 @@ static void close_top(struct chrome_walker *cw, struct chrome_thread *ct, uint64
 static void chrome_act(void *tctx, const struct tt_activation *a)
 {
 	struct chrome_thread *ct = tctx;
+	struct chrome_walker *cw = ct->cw;
+	const struct chrome *ch = cw->ch;
+	const uint64_t ticks = a->exit_ticks;
+	struct chrome_frame *f = &ct->stack[ct->sp - 1];
 
-	close_top(ct->cw, ct, a->exit_ticks, NULL);
+	/* close_top() where it has the least to do: inside the window, every
+	 * frame decided (none pending, so no open_pending()), not tailed. */
+	if (__builtin_expect(ticks >= ch->lo_ticks && ticks < ch->hi_ticks &&
+				     ct->nr_decided == ct->sp && !f->tailed,
+			     1)) {
+		if (f->written) {
+			hold(cw, ct, f, f->start_ns,
+			     add_ns(tt_clock_fx_rel_ns(&ch->fx, ticks < f->enter_ticks ? f->enter_ticks
+										: ticks),
+				    ch->offset_ns),
+			     NULL);
+			cw->nr_events++;
+		}
+		f->nr_args = 0;
+		tt_keyidx_clear(&f->idx);
+		ct->nr_decided = --ct->sp;
+		return;
+	}
+	close_top(cw, ct, ticks, NULL);
 }
 
 static void chrome_error(void *tctx, uint32_t name, uint32_t slot, uint64_t enter_ticks,
@@ -1628,6 +1738,9 @@ static void walker_fini(struct chrome_walker *cw)
 		free(ct->stack);
 		free(ct->held.args);
 		free_qnames(ct);
+		for (uint32_t i = 0; i < ct->nr_prefix; i++)
+			free(ct->prefix[i].s);
+		free(ct->prefix);
 		free(ct);
 	}
 	free(cw->ids);
