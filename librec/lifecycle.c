@@ -239,7 +239,9 @@ static int fallback_name(const char *path, char *out, size_t out_bytes)
 
 static int open_output(char *path, size_t path_bytes)
 {
-	char pb[REC__LOG_PATH_BYTES], pb2[REC__LOG_PATH_BYTES], other[sizeof(rec__g.cfg.output)];
+	/* Static: under rec__g.lock, and off a signal handler's small stack (announce()). */
+	static char other[sizeof(rec__g.cfg.output)];
+	char pb[REC__LOG_PATH_BYTES], pb2[REC__LOG_PATH_BYTES];
 	bool busy;
 	int fd = open_one(path, &busy);
 
@@ -274,26 +276,38 @@ static int open_output(char *path, size_t path_bytes)
  */
 static void announce(const char *text, bool path)
 {
+	/*
+	 * Static, not on the stack: the first probe, which starts recording
+	 * and so calls this, may run in a signal handler on a small
+	 * alternate stack (SIGSTKSZ), which 12 KiB of buffers here overflowed
+	 * into the host's heap. One caller at a time (a second one, at exit
+	 * while another thread starts, tells nothing: a courtesy).
+	 */
+	static char cwd[PATH_MAX], line[2 * PATH_MAX + 32];
+	static bool busy;
 	const char *list = rec__env_record_log();
-	char cwd[PATH_MAX], line[2 * PATH_MAX + 32];
 	struct stat st;
 	bool rel = path && text[0] != '/';
 	int fd, n;
 
 	if (!list || list[0] != '/')
 		return;
-	if (rel && !getcwd(cwd, sizeof(cwd)))
+	if (__atomic_test_and_set(&busy, __ATOMIC_ACQUIRE))
 		return;
+	if (rel && !getcwd(cwd, sizeof(cwd)))
+		goto out;
 	n = snprintf(line, sizeof(line), "%d\t%s%s%s", (int)getpid(), rel ? cwd : "",
 		     rel ? "/" : "", text);
 	if (n < 0 || (size_t)n >= sizeof(line))
-		return;
+		goto out;
 	fd = open(list, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0)
-		return;
+		goto out;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
 		(void)!write(fd, line, (size_t)n + 1); /* with its NUL */
 	close(fd);
+out:
+	__atomic_clear(&busy, __ATOMIC_RELEASE);
 }
 
 static void announce_output(const char *path)

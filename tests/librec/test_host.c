@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "under_asan.h"
 #include "nested_scopes.h"
 #include "trace_read.h"
 
@@ -274,6 +275,56 @@ Test(host, first_probe_in_a_20khz_signal_handler_starts_recording_safely_in_100_
 		cr_assert_gt(tr_calls(&tr, "in_handler"), 0);
 		tr_free(&tr);
 	}
+}
+
+/*
+ * Found by check: the process's first probe in a handler on an alternate
+ * stack took 12.8 KiB of it below the handler (announce()'s and
+ * open_output()'s path buffers on the stack, and ld.so's lazy binding of
+ * each libc function librec called first, which saves the vector state),
+ * so a host's SIGSTKSZ (8 KiB) stack overflowed into its heap ("free():
+ * invalid pointer"). README, "Signal handlers and outputs": at most 6 KiB.
+ */
+#define SIGFIRST_ALT_LIMIT 6144ul
+
+static unsigned long altstack_below(const char *mode, const char *file)
+{
+	char setting[300];
+	const char *argv[] = { env("PROG_SIGFIRST_ALTSTACK"), mode, NULL };
+	const char *extra[] = { setting, NULL };
+	struct tu_child c;
+	unsigned long below;
+
+	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", file);
+	run_child(argv, extra, 60000, &c);
+	cr_assert_eq(c.status, 0, "%s: status %d, stderr: %s", mode, c.status, c.err);
+	cr_assert_eq(sscanf(c.out, "below %lu", &below), 1, "%s: %s", mode, c.out);
+	return below;
+}
+
+Test(host, first_probe_in_a_handler_on_a_small_altstack_takes_at_most_6_kib)
+{
+#ifdef UNDER_ASAN
+	cr_skip_test("the sanitizer's frames are larger by design");
+#endif
+	struct tr_trace tr;
+	unsigned long plain, probe;
+
+	snprintf(out, sizeof(out), "/tmp/rec_host_%d_sigalt.zst", (int)getpid());
+	unlink(out);
+	plain = altstack_below("plain", out);
+	cr_assert_eq(access(out, F_OK), -1, "no probe, no file");
+	probe = altstack_below("probe", out);
+	cr_log_info("alternate stack below the handler: %lu bytes untraced, %lu with the first probe",
+		    plain, probe);
+	cr_assert_leq(probe, plain + SIGFIRST_ALT_LIMIT,
+		      "the first probe took %lu bytes of the handler's stack (limit %lu)",
+		      probe - plain, SIGFIRST_ALT_LIMIT);
+	cr_assert_eq(tr_load(out, &tr), 0, "cannot read %s", out);
+	cr_assert(tr.clean);
+	cr_assert_eq(tr_calls(&tr, "traced"), 1);
+	tr_free(&tr);
+	unlink(out);
 }
 
 /* ------------------------------------------------------------------ */
