@@ -885,10 +885,15 @@ static int pair_fused(struct tt_scopes *sc, struct tt_trace *tr, struct scope_th
  * going backwards) goes to event_slow(). The caller guarantees room for m
  * more frames, no overflow, no --max-duration, no compensation
  * and no counters on the thread.
+ * pext: decode with recfmt_events_step_fast_pext() (pair_cons_pext(), as
+ * pair_fused() does: on bench_analyzer's trace tree's CPU time 6 % less,
+ * chrome's 3 %).
  * Return: 0, or -1 if a column is malformed (the iterator stops there).
  */
-static int pair_cons(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
-		     const struct tt_thread *th, struct recfmt_events_iter *it, uint32_t m)
+static inline __attribute__((always_inline)) int
+pair_cons_body(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
+	       const struct tt_thread *th, struct recfmt_events_iter *it, uint32_t m,
+	       const bool pext)
 {
 	const struct tt_consumer *cons = sc->cons;
 	void *const cs = st->cons_state;
@@ -910,7 +915,7 @@ static int pair_cons(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thr
 		struct frame *top;
 		bool outermost;
 		int got = pair_decode(&ids, ids_end, &dl, dl_end, &t, i, m, &lim, c.site_name,
-				      c.nr_slots, false, &site, &name, &is_exit);
+				      c.nr_slots, pext, &site, &name, &is_exit);
 
 		if (__builtin_expect(got <= 0, 0)) {
 			rc = got;
@@ -963,6 +968,26 @@ static int pair_cons(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thr
 	it->ticks = t;
 	it->nr_left -= i;
 	return rc;
+}
+
+/* pair_cons() in the two builds of pair_fused(). */
+#if defined(__x86_64__)
+static __attribute__((target("bmi,bmi2,lzcnt"))) int
+pair_cons_pext(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
+	       const struct tt_thread *th, struct recfmt_events_iter *it, uint32_t m)
+{
+	return pair_cons_body(sc, tr, st, th, it, m, true);
+}
+#endif
+
+static int pair_cons(struct tt_scopes *sc, struct tt_trace *tr, struct scope_thread *st,
+		     const struct tt_thread *th, struct recfmt_events_iter *it, uint32_t m)
+{
+#if defined(__x86_64__)
+	if (use_pext())
+		return pair_cons_pext(sc, tr, st, th, it, m);
+#endif
+	return pair_cons_body(sc, tr, st, th, it, m, false);
 }
 
 static uint64_t now_ns(void)
