@@ -222,6 +222,13 @@ static void resync(struct recfmt_reader *r)
 	}
 }
 
+size_t recfmt_frame_length(const uint8_t *p, size_t avail)
+{
+	size_t n = ZSTD_findFrameCompressedSize(p, avail);
+
+	return ZSTD_isError(n) || n > avail ? 0 : n;
+}
+
 bool recfmt_frame_measure(const uint8_t *p, size_t len, uint64_t *content_bytes)
 {
 	size_t n;

@@ -11,6 +11,8 @@
 #include "recfmt.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #define SKIP_HEADER_BYTES 8u
@@ -190,5 +192,194 @@ bool recfmt_index_patch(uint8_t *frame, size_t len, uint64_t frame_bytes, uint64
 	recfmt_store_u64le(p + 16, frame_bytes);
 	recfmt_store_u64le(p + 32, frame_hash);
 	recfmt_store_u64le(p + size - HASH_BYTES, recfmt_xxh64(p, size - HASH_BYTES));
+	return true;
+}
+
+/* ---------------------------------------------------------------------
+ * The reader's side: an index frame held against its data frame.
+ */
+
+/* Room in n->stack for depth `want` (stack[1 .. want]). */
+static bool sum_room(struct recfmt_nest *n, uint32_t want)
+{
+	uint32_t cap = n->cap ? n->cap : 64;
+	uint32_t *st;
+
+	if (want <= n->cap && n->stack)
+		return true;
+	if (want > RECFMT_NEST_MAX_DEPTH)
+		return false;
+	while (cap < want)
+		cap *= 2;
+	st = realloc(n->stack, ((size_t)cap + 2) * sizeof(*st));
+	if (!st)
+		return false;
+	n->stack = st;
+	n->cap = cap;
+	return true;
+}
+
+enum recfmt_status recfmt_block_sum(const struct recfmt_record *rec, struct recfmt_nest *n,
+				    struct recfmt_block_index *b, struct recfmt_error *err)
+{
+	struct recfmt_events_iter it;
+	enum recfmt_status st = recfmt_events_open(rec, &it, err);
+	uint64_t ticks, prev;
+	uint32_t code;
+	int rc;
+
+	if (st != RECFMT_OK)
+		return st;
+	memset(b, 0, sizeof(*b));
+	b->thread = it.thread;
+	b->nr_events = it.nr_events;
+	b->first_ticks = prev = it.ticks;
+	if (it.ticks < n->last_ticks)
+		n->broken = true; /* the clock went back since the thread's last block */
+	b->depth_start = b->depth_low = n->depth;
+	while ((rc = recfmt_events_next(&it, &ticks, &code)) > 0) {
+		n->broken |= ticks < prev;
+		prev = ticks;
+		if (!RECFMT_CODE_IS_EXIT(code)) {
+			b->enters++;
+			if (!n->broken && !sum_room(n, n->depth + 1))
+				n->broken = true; /* too deep (or out of memory) */
+			if (!n->broken)
+				n->stack[++n->depth] = code | 1u;
+		} else if (!n->broken && n->depth) {
+			if (n->stack[n->depth] != code) {
+				n->broken = true; /* an inner enter left (longjmp) */
+			} else {
+				n->depth--;
+				b->depth_low = n->depth < b->depth_low ? n->depth : b->depth_low;
+			}
+		}
+		/* An exit with nothing open closes nothing. */
+	}
+	if (rc < 0 || !recfmt_events_check_end(&it)) {
+		snprintf(err->message, sizeof(err->message), "EVENTS block does not decode");
+		return RECFMT_CORRUPT;
+	}
+	b->last_ticks = n->last_ticks = prev;
+	b->depth_end = n->depth;
+	b->flags = n->broken ? 0 : RECFMT_BLOCK_NESTED;
+	return RECFMT_OK;
+}
+
+/* The first field where the claim c differs from the sum s, or NULL. */
+static const char *sum_differs(const struct recfmt_block_index *c,
+			       const struct recfmt_block_index *s, bool incomplete, bool gave_up)
+{
+	if (c->thread != s->thread)
+		return "thread";
+	if (c->nr_events != s->nr_events)
+		return "events";
+	if (c->first_ticks != s->first_ticks)
+		return "first ticks";
+	if (incomplete && c->flags == 0 && !c->last_ticks && !c->enters)
+		return NULL; /* a block the writer did not sum up (§6.1, INCOMPLETE) */
+	if (incomplete && c->flags == 0 && c->last_ticks == c->first_ticks && !c->enters &&
+	    !c->depth_start && !c->depth_low && !c->depth_end)
+		return NULL;
+	if (c->last_ticks != s->last_ticks)
+		return "last ticks";
+	if (c->enters != s->enters)
+		return "enters";
+	if (!(c->flags & RECFMT_BLOCK_NESTED))
+		return NULL; /* a writer may give up following the nesting */
+	if (!(s->flags & RECFMT_BLOCK_NESTED) || gave_up)
+		return "NESTED flag (the thread's nesting is not followed)";
+	if (c->depth_start != s->depth_start)
+		return "depth at its start";
+	if (c->depth_low != s->depth_low)
+		return "lowest depth";
+	if (c->depth_end != s->depth_end)
+		return "depth at its end";
+	return NULL;
+}
+
+bool recfmt_index_compare(const struct recfmt_index_head *h, const uint8_t *data, size_t len,
+			  struct recfmt_index_thread *(*thread_of)(void *ctx, uint32_t serial),
+			  void *ctx, char *why, size_t why_bytes)
+{
+	struct recfmt_cursor c;
+	struct recfmt_record rec;
+	struct recfmt_error err = { 0 };
+	size_t pos = 0;
+	uint32_t nr = 0, block = 0;
+	bool left_out = false;
+
+	recfmt_cursor_init(&c, data, len);
+	while (recfmt_cursor_next(&c, &rec, &err) == RECFMT_OK) {
+		const uint8_t *r = h ? h->records + pos : NULL;
+		size_t size;
+
+		if (rec.type == RECFMT_ANNOTS || rec.type == RECFMT_COUNTERS ||
+		    rec.type == RECFMT_SAMPLES) {
+			left_out = true;
+			continue;
+		}
+		if (rec.type == RECFMT_EVENTS && rec.size >= 4) {
+			struct recfmt_index_thread *t = thread_of(ctx, recfmt_load_u32le(rec.payload));
+			struct recfmt_block_index sum, claim;
+			const char *d;
+
+			if (recfmt_block_sum(&rec, &t->nest, &sum, &err) != RECFMT_OK)
+				return true; /* damage: the frame's own problem */
+			if (!h) {
+				block++;
+				nr++;
+				continue;
+			}
+			if (h->records_bytes - pos < 8 + RECFMT_BLOCK_INDEX_BYTES ||
+			    r[0] != RECFMT_BLOCK_INDEX ||
+			    recfmt_load_u32le(r + 4) < RECFMT_BLOCK_INDEX_BYTES) {
+				snprintf(why, why_bytes,
+					 "record %" PRIu32 " is an EVENTS block, its index frame "
+					 "does not say so",
+					 nr);
+				return false;
+			}
+			recfmt_block_index_load(r + 8, &claim);
+			d = sum_differs(&claim, &sum, h->flags & RECFMT_INDEX_INCOMPLETE,
+					t->gave_up);
+			if (d) {
+				snprintf(why, why_bytes,
+					 "its index frame's sums of EVENTS block %" PRIu32
+					 " (thread %" PRIu32 ") differ from the block: %s",
+					 block, sum.thread, d);
+				return false;
+			}
+			t->gave_up |= !(claim.flags & RECFMT_BLOCK_NESTED);
+			block++;
+			nr++;
+			pos += 8 + (size_t)recfmt_load_u32le(r + 4);
+			continue;
+		}
+		nr++;
+		if (!h)
+			continue;
+		size = 8 + (size_t)rec.size;
+		if (h->records_bytes - pos < size || r[0] != rec.type ||
+		    recfmt_load_u32le(r + 4) != rec.size ||
+		    memcmp(r + 8, data + rec.offset + 8, rec.size) != 0) {
+			snprintf(why, why_bytes,
+				 "record %" PRIu32 " (type %u) differs from its copy in the index frame",
+				 nr - 1, rec.type);
+			return false;
+		}
+		pos += size;
+	}
+	if (!h)
+		return true;
+	if (pos != h->records_bytes) {
+		snprintf(why, why_bytes, "its index frame holds records the frame does not");
+		return false;
+	}
+	if (left_out != !!(h->flags & RECFMT_INDEX_PARTIAL)) {
+		snprintf(why, why_bytes, "its index frame's PARTIAL flag is %s",
+			 left_out ? "clear, records are left out" : "set, nothing is left out");
+		return false;
+	}
 	return true;
 }

@@ -827,6 +827,42 @@ bool recfmt_index_patch(uint8_t *frame, size_t len, uint64_t frame_bytes, uint64
  * describe (FORMAT.md §6.1). Reads the frame's block headers, not its data.
  */
 bool recfmt_frame_measure(const uint8_t *p, size_t len, uint64_t *content_bytes);
+/* The length of the zstd frame (data or skippable) at p[0 .. avail), or 0 if there is none whole. */
+size_t recfmt_frame_length(const uint8_t *p, size_t avail);
+
+/*
+ * A reader's check of index frames against their data frames (FORMAT.md
+ * §6): each thread's nesting as an honest writer follows it (struct
+ * recfmt_nest, zeroed to start), and whether the index frames already
+ * gave it up (no later block of the thread may then be NESTED).
+ */
+struct recfmt_record;
+struct recfmt_index_thread {
+	struct recfmt_nest nest;
+	bool gave_up;
+};
+/*
+ * recfmt_block_sum() - the BLOCK_INDEX an honest writer gives the EVENTS
+ * block rec, its thread's nesting n followed on (FORMAT.md §6.2: the
+ * depths count from the thread's first event in the file; flags NESTED
+ * while n is not broken). Return: RECFMT_OK, or why the block does not
+ * decode (err).
+ */
+enum recfmt_status recfmt_block_sum(const struct recfmt_record *rec, struct recfmt_nest *n,
+				    struct recfmt_block_index *b, struct recfmt_error *err);
+/*
+ * recfmt_index_compare() - whether the index frame h says exactly what the
+ * data frame whose records are data[0 .. len) holds: its records byte for
+ * byte but those it leaves out (§6.1, PARTIAL), and each EVENTS block's
+ * sums (§6.2) as recfmt_block_sum() finds them, the threads' nestings
+ * (thread_of(ctx, serial)) followed on. h NULL: a frame without an index
+ * frame, whose blocks only move the nestings on. Return: true, or false
+ * with what differs in why (a frame that does not decode is not this
+ * function's to report: true).
+ */
+bool recfmt_index_compare(const struct recfmt_index_head *h, const uint8_t *data, size_t len,
+			  struct recfmt_index_thread *(*thread_of)(void *ctx, uint32_t serial),
+			  void *ctx, char *why, size_t why_bytes);
 /* XXH64 (seed 0) of p[0 .. n): an index frame's frame_hash. */
 uint64_t recfmt_xxh64(const void *p, size_t n);
 

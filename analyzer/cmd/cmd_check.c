@@ -20,6 +20,7 @@
 
 #include "cmd/commands.h"
 #include "engine/events.h"
+#include "engine/index.h"
 #include "cmd/options.h"
 #include "common/progress.h"
 #include "common/hmap.h"
@@ -209,6 +210,7 @@ static void check_record(void *ctx, struct tt_trace *tr, const struct recfmt_rec
 static int check_one(const char *path)
 {
 	struct ctr_check cc = { 0 };
+	struct tt_index_survey ix;
 	static const bool reject_site0 = true;
 	struct tt_trace tr;
 	char msg[768];
@@ -244,6 +246,14 @@ static int check_one(const char *path)
 			 tr.end_frame, tr.end.nr_events, tr.nr_events);
 	else
 		msg[0] = '\0';
+	if (!msg[0]) {
+		/* The index frames, each against its frame (FORMAT.md §6). */
+		tt_index_survey(path, true, &ix);
+		if (ix.bad[0])
+			snprintf(msg, sizeof(msg),
+				 "frame %" PRIu64 " (index frame at byte %" PRIu64 "): %s",
+				 ix.bad_frame, ix.bad_offset, ix.bad);
+	}
 	if (msg[0]) {
 		rc = tt_fail_file(path, msg);
 	} else {
@@ -257,6 +267,9 @@ static int check_one(const char *path)
 			tt_trace_crash_text(&tr, msg, sizeof(msg));
 			printf("; warning: the recording %s", msg);
 		}
+		tt_index_survey_text(&ix, tr.has_crash, msg, sizeof(msg));
+		if (msg[0])
+			printf("; %s", msg);
 		putchar('\n');
 	}
 out:

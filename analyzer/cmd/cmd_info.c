@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cmd/commands.h"
+#include "engine/index.h"
 #include "common/emit.h"
 #include "engine/events.h"
 #include "cmd/options.h"
@@ -273,6 +274,7 @@ struct info {
 	uint64_t step_ticks;  /* the clock's step, 0 if unknown */
 	double step_ns;
 	bool clean;
+	struct tt_index_survey ix; /* its index frames (FORMAT.md §6) */
 };
 
 /* Walks the file. Return: 0, or what tt_fail_file() returns. */
@@ -522,6 +524,18 @@ static void json_head(const struct info *in)
 		printf(",\"fast_frames\":%" PRIu64, tr->nr_fast_frames);
 	if (tr->nr_recompressed_frames)
 		printf(",\"recompressed_frames\":%" PRIu64, tr->nr_recompressed_frames);
+	/* Files with index frames only (FORMAT.md §6). */
+	if (in->ix.nr_indexed || in->ix.nr_bad || in->ix.nr_stray ||
+	    (tr->has_crash && in->ix.nr_frames)) {
+		printf(",\"index_frames\":%" PRIu64 ",\"frames_without_index\":%" PRIu64
+		       ",\"bad_index_frames\":%" PRIu64 ",\"window_read\":\"%s\"",
+		       in->ix.nr_indexed, in->ix.nr_missing, in->ix.nr_bad + in->ix.nr_stray,
+		       tt_window_read_name(in->ix.window));
+		if (in->ix.window_why) {
+			fputs(",\"window_read_why\":", stdout);
+			tt_emit_json_str(stdout, in->ix.window_why);
+		}
+	}
 	/* 1.1 recordings only: 1.0 outputs stay as they were. */
 	if (tt_symbols_program(tr->syms)) {
 		fputs(",\"program\":", stdout);
@@ -624,7 +638,7 @@ static void text_file(const struct info *in)
 static void text_events(const struct info *in)
 {
 	const struct tt_trace *tr = &in->tr;
-	char dur[32];
+	char dur[32], ix_text[512];
 
 	printf("events:           %" PRIu64 " records\n", tr->nr_events);
 	printf("dropped scopes:   %" PRIu64 "\n", in->dropped);
@@ -659,6 +673,9 @@ static void text_events(const struct info *in)
 		printf("fast frames:      %" PRIu64 " of %" PRIu64
 		       " (literals stored raw: the writer was behind or busy)\n",
 		       tr->nr_fast_frames, tr->nr_frames);
+	tt_index_survey_text(&in->ix, tr->has_crash, ix_text, sizeof(ix_text));
+	if (ix_text[0])
+		printf("%-18s%s\n", "index frames:", ix_text + strlen("index frames: "));
 	if (tr->nr_recompressed_frames)
 		printf("recompressed:     %" PRIu64 " of %" PRIu64
 		       " frames (written fast under pressure, compressed again at the end)\n",
@@ -719,6 +736,7 @@ static int info_one(const struct tt_options *o, const char *path)
 	if (rc)
 		goto out;
 	info_figures(&in);
+	tt_index_survey(path, false, &in.ix);
 	if (o->format == TT_FORMAT_JSON)
 		print_json(&in);
 	else

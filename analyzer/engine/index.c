@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdarg.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -799,13 +800,265 @@ out:
 	return ix;
 }
 
+/* The traces of this command (a walk's two passes, several files), each
+ * looked up, loaded or made once. */
+static char *kept_paths[64];
+static struct tt_index *kept[64];
+static unsigned nr_kept;
+
+void tt_index_forget(void)
+{
+	for (unsigned i = 0; i < nr_kept; i++) {
+		free(kept_paths[i]);
+		free_index(kept[i]);
+	}
+	nr_kept = 0;
+}
+
+/* How a window would read path; NULL: through its index frames. */
+static const char *window_whole(const char *path, const struct stat *s)
+{
+	const char *v = getenv("TRACETOOL_INDEX");
+
+	(void)path;
+	if (v && strcmp(v, "0") == 0)
+		return "TRACETOOL_INDEX=0";
+	if (!(v && (strcmp(v, "1") == 0 || strcmp(v, "pass") == 0)) &&
+	    (uint64_t)s->st_size < TT_INDEX_MIN_BYTES)
+		return "under 4 MiB";
+	return NULL;
+}
+
+struct survey_threads {
+	struct recfmt_index_thread *t;
+	uint32_t *serial;
+	uint32_t n, cap;
+	struct tt_hmap map;
+	uint32_t key;
+};
+
+static bool st_eq(const void *ctx, uint32_t id)
+{
+	const struct survey_threads *st = ctx;
+
+	return st->serial[id] == st->key;
+}
+
+static struct recfmt_index_thread *st_thread(void *ctx, uint32_t serial)
+{
+	struct survey_threads *st = ctx;
+	const uint32_t h = tt_hash_u64(serial);
+	uint32_t id;
+
+	st->key = serial;
+	id = tt_hmap_find(&st->map, h, st_eq, st);
+	if (id != TT_HMAP_NONE)
+		return &st->t[id];
+	if (st->n == st->cap) {
+		st->cap = st->cap ? 2 * st->cap : 16;
+		st->t = tt_xrealloc(st->t, st->cap * sizeof(*st->t));
+		st->serial = tt_xrealloc(st->serial, st->cap * sizeof(*st->serial));
+	}
+	memset(&st->t[st->n], 0, sizeof(st->t[st->n]));
+	st->serial[st->n] = serial;
+	tt_hmap_put(&st->map, h, st->n);
+	return &st->t[st->n++];
+}
+
+static void survey_bad(struct tt_index_survey *s, uint64_t frame, uint64_t offset,
+		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void survey_bad(struct tt_index_survey *s, uint64_t frame, uint64_t offset,
+		       const char *fmt, ...)
+{
+	va_list ap;
+
+	s->nr_bad++;
+	if (s->bad[0])
+		return;
+	s->bad_frame = frame;
+	s->bad_offset = offset;
+	va_start(ap, fmt);
+	vsnprintf(s->bad, sizeof(s->bad), fmt, ap);
+	va_end(ap);
+}
+
+void tt_index_survey(const char *path, bool deep, struct tt_index_survey *s)
+{
+	struct survey_threads th = { 0 };
+	struct recfmt_dctx *d = deep ? recfmt_dctx_new() : NULL;
+	struct recfmt_frame_bytes fb = { 0 };
+	struct recfmt_buf out;
+	struct recfmt_index_head h;
+	struct stat st;
+	uint8_t *map = MAP_FAILED;
+	uint64_t off = 0, size = 0, h_off = 0;
+	bool pending = false, h_ok = false, shape;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	memset(s, 0, sizeof(*s));
+	recfmt_buf_init(&fb.buf);
+	recfmt_buf_init(&out);
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0) {
+		size = (uint64_t)st.st_size;
+		map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	}
+	while (map != MAP_FAILED && off < size) {
+		const uint8_t *p = map + off;
+		size_t n = recfmt_frame_length(p, size - off);
+		uint64_t content;
+		char why[200];
+		const uint64_t k = s->nr_frames;
+
+		if (!n) {
+			s->cut = true;
+			break;
+		}
+		if ((recfmt_load_u32le(p) & 0xfffffff0u) == 0x184D2A50u) {
+			if (recfmt_load_u32le(p) == RECFMT_INDEX_FRAME_MAGIC) {
+				if (pending) {
+					s->nr_stray++;
+					survey_bad(s, k, h_off, "an index frame with no frame of its own");
+				}
+				pending = true;
+				h_ok = recfmt_index_parse(p, n, &h);
+				h_off = off;
+			}
+			off += n;
+			continue;
+		}
+		s->nr_frames++;
+		shape = pending && h_ok && h.seq == k && h.frame_bytes == n &&
+			recfmt_frame_measure(p, n, &content) && content == h.content_bytes &&
+			recfmt_xxh64(p, n) == h.frame_hash;
+		if (!pending) {
+			if (!s->nr_missing++)
+				s->first_missing = k;
+		} else if (!h_ok) {
+			survey_bad(s, k, h_off,
+				   "its index frame is damaged (its hash) or of a newer version");
+		} else if (h.seq != k) {
+			survey_bad(s, k, h_off, "its index frame is frame %" PRIu32 "'s", h.seq);
+		} else if (!shape && h.frame_bytes == n && recfmt_xxh64(p, n) != h.frame_hash) {
+			survey_bad(s, k, h_off, "its bytes differ from its index frame's hash");
+		} else if (!shape) {
+			survey_bad(s, k, h_off,
+				   "its index frame says %" PRIu64 " bytes (%" PRIu64
+				   " decompressed), the frame has %zu",
+				   h.frame_bytes, h.content_bytes, n);
+		} else if (!deep) {
+			s->nr_indexed++;
+		}
+		if (deep) {
+			/* Every frame decompressed: the threads' nestings go on
+			 * through the frames without a (right) index frame too. */
+			struct recfmt_error err = { 0 };
+
+			fb.buf.len = 0;
+			if (recfmt_buf_reserve(&fb.buf, n) != 0)
+				tt_oom();
+			memcpy(fb.buf.data, p, n);
+			fb.buf.len = n;
+			fb.content_bytes = recfmt_frame_measure(p, n, &content) &&
+						   content <= RECFMT_MAX_FRAME_BYTES
+					   ? content
+					   : RECFMT_MAX_FRAME_BYTES;
+			fb.index = k;
+			fb.offset = off;
+			if (!d || recfmt_frame_decompress(d, &fb, &out, &err) != RECFMT_OK) {
+				if (shape)
+					survey_bad(s, k, h_off, "its frame does not decompress");
+			} else if (recfmt_index_compare(shape ? &h : NULL, out.data, out.len,
+							st_thread, &th, why, sizeof(why))) {
+				s->nr_indexed += shape;
+			} else {
+				survey_bad(s, k, h_off, "%s", why);
+			}
+		}
+		pending = false;
+		off += n;
+	}
+	if (pending) {
+		s->nr_stray++;
+		survey_bad(s, s->nr_frames, h_off, "an index frame with no frame of its own");
+	}
+	if (map != MAP_FAILED)
+		munmap(map, size);
+	if (fd >= 0)
+		close(fd);
+	recfmt_dctx_free(d);
+	recfmt_buf_fini(&fb.buf);
+	recfmt_buf_fini(&out);
+	for (uint32_t i = 0; i < th.n; i++)
+		recfmt_nest_fini(&th.t[i].nest);
+	free(th.t);
+	free(th.serial);
+	tt_hmap_fini(&th.map);
+	/* How a window reads it: as tt_index_for() would. */
+	s->window = TT_WINDOW_WHOLE;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+		s->window_why = "not a regular file";
+	} else if ((s->window_why = window_whole(path, &st))) {
+		/* whole */
+	} else {
+		const char *v = getenv("TRACETOOL_INDEX");
+		struct tt_index *ix = v && strcmp(v, "pass") == 0 ? NULL
+								  : from_writer(path, &s->window_why);
+
+		if (v && strcmp(v, "pass") == 0)
+			s->window_why = "TRACETOOL_INDEX=pass";
+		s->window = ix ? TT_WINDOW_INDEX_FRAMES : TT_WINDOW_PASS;
+		if (ix)
+			s->window_why = NULL;
+		free_index(ix);
+	}
+}
+
+const char *tt_window_read_name(enum tt_window_read w)
+{
+	return w == TT_WINDOW_INDEX_FRAMES ? "index_frames" : w == TT_WINDOW_PASS ? "pass_index"
+										: "whole";
+}
+
+void tt_index_survey_text(const struct tt_index_survey *s, bool crashed, char *out,
+			  size_t out_bytes)
+{
+	size_t n = 0;
+
+#define ADD(...)                                                                              \
+	do {                                                                                  \
+		int k_ = snprintf(out + n, out_bytes - n, __VA_ARGS__);                      \
+		n = k_ < 0 ? n : n + (size_t)k_ < out_bytes ? n + (size_t)k_ : out_bytes - 1; \
+	} while (0)
+	out[0] = '\0';
+	if (!s->nr_indexed && !s->nr_bad && !s->nr_stray && !(crashed && s->nr_frames))
+		return;
+	ADD("index frames: %" PRIu64 " of %" PRIu64 " frames", s->nr_indexed, s->nr_frames);
+	if (s->nr_missing) {
+		/* Frames without one at the end of a crashed recording: its
+		 * crash capture's (FORMAT.md §6, DESIGN.md "Crash capture"). */
+		if (crashed && s->first_missing + s->nr_missing == s->nr_frames && s->nr_missing == 1)
+			ADD(" (the last has none: the crash handler writes none)");
+		else if (crashed && s->first_missing + s->nr_missing == s->nr_frames)
+			ADD(" (the last %" PRIu64 " have none: the crash handler writes none)",
+			    s->nr_missing);
+		else
+			ADD(" (%" PRIu64 " without one, the first: frame %" PRIu64 ")",
+			    s->nr_missing, s->first_missing);
+	}
+	if (s->nr_bad)
+		ADD(", %" PRIu64 " wrong (the first: frame %" PRIu64 ", %s)", s->nr_bad,
+		    s->bad_frame, s->bad);
+	if (s->window == TT_WINDOW_INDEX_FRAMES)
+		ADD("; windows read it through them");
+	else if (s->window == TT_WINDOW_PASS)
+		ADD("; windows read it through an index made by a pass (%s)", s->window_why);
+	else
+		ADD("; windows read it whole (%s)", s->window_why);
+#undef ADD
+}
+
 struct tt_index *tt_index_for(const char *path)
 {
-	/* The traces of this command (a walk's two passes, several files),
-	 * each looked up, loaded or made once. */
-	static char *paths[64];
-	static struct tt_index *kept[64];
-	static unsigned nr_kept;
 	const char *v = getenv("TRACETOOL_INDEX");
 	struct ix_file_head id = { 0 };
 	char file[PATH_MAX + 64], dir[PATH_MAX];
@@ -822,7 +1075,7 @@ struct tt_index *tt_index_for(const char *path)
 	    (uint64_t)s.st_size < TT_INDEX_MIN_BYTES)
 		return NULL;
 	for (unsigned i = 0; i < nr_kept; i++)
-		if (strcmp(paths[i], path) == 0)
+		if (strcmp(kept_paths[i], path) == 0)
 			return kept[i];
 	file_id(&s, &id);
 	/* The writer's index frames first: no pass, nothing to keep (FORMAT.md §6). */
@@ -841,7 +1094,7 @@ struct tt_index *tt_index_for(const char *path)
 			save(ix, file, dir, &id);
 	}
 	if (nr_kept < sizeof(kept) / sizeof(kept[0])) {
-		paths[nr_kept] = tt_xstrndup(path, strlen(path));
+		kept_paths[nr_kept] = tt_xstrndup(path, strlen(path));
 		kept[nr_kept++] = ix;
 	}
 	return ix;

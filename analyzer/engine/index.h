@@ -84,6 +84,43 @@ bool tt_index_plan(struct tt_index *ix, bool events, uint64_t lo, uint64_t hi,
 		   struct tt_index_plan *p);
 void tt_index_plan_fini(struct tt_index_plan *p);
 
+/*
+ * What a file's index frames say of it (tracetool info and check): its data
+ * frames with an index frame that is right (its hash, its frame's length,
+ * size, hash and seq; with deep, also everything it says of the frame's
+ * records: recfmt_index_compare(), which decompresses every frame), those
+ * without one, those with one that is wrong (the first such, where and
+ * why), index frames with no data frame of theirs; and how a --from/--to
+ * window reads the file: through its index frames, through an index made
+ * by a pass (why not the index frames), or whole (why: TRACETOOL_INDEX=0,
+ * a file under TT_INDEX_MIN_BYTES).
+ */
+enum tt_window_read { TT_WINDOW_INDEX_FRAMES, TT_WINDOW_PASS, TT_WINDOW_WHOLE };
+struct tt_index_survey {
+	uint64_t nr_frames, nr_indexed, nr_missing, nr_bad, nr_stray;
+	uint64_t first_missing;		 /* the first frame without one (nr_missing) */
+	uint64_t bad_frame, bad_offset; /* the first wrong one, and its index frame's offset */
+	char bad[256];			 /* why it is wrong ("" if none) */
+	bool cut;			 /* the frames end before the file does (damage, a cut) */
+	enum tt_window_read window;
+	const char *window_why; /* why not through the index frames (static text) */
+};
+void tt_index_survey(const char *path, bool deep, struct tt_index_survey *s);
+/*
+ * tt_index_survey_text() - s in words for info and check ("" when the file
+ * has no index frame and did not crash): "index frames: 40 of 48 frames (the last 8 have
+ * none: the crash handler writes none); windows read it through them".
+ * crashed: the file ends with a crash capture (FORMAT.md §3.21).
+ */
+void tt_index_survey_text(const struct tt_index_survey *s, bool crashed, char *out,
+			  size_t out_bytes);
+/* How a window reads a file, for JSON: "index_frames", "pass_index" or "whole". */
+const char *tt_window_read_name(enum tt_window_read w);
+
+/* Frees the indexes tt_index_for() keeps (a process that reads many files
+ * at one path, such as a fuzzer, between them). */
+void tt_index_forget(void);
+
 uint32_t tt_index_nr_frames(const struct tt_index *ix);
 /* Frame f: its offset, compressed and decompressed bytes in the file. */
 void tt_index_frame(const struct tt_index *ix, uint32_t f, uint64_t *offset, uint64_t *cbytes,

@@ -488,3 +488,141 @@ Test(index_hostile, absurd_counts_are_refused)
 		free(f.p);
 	}
 }
+
+/*
+ * A lie where no window looks: a block's last ticks in frame 5, a window at
+ * frame 40. The window trusts it (nothing it decodes says otherwise) and
+ * its output is valid; check, which compares every index frame with its
+ * frame, names the frame and the field, in one line, and exits 1.
+ */
+Test(index_hostile, check_finds_a_lie_that_no_window_decodes)
+{
+	const char *chrome[] = { "chrome", NULL, NULL, "-o", "-", NULL, NULL };
+	struct file f;
+	char from[64], to[64], want[160];
+	struct tu_result r;
+	uint8_t *b;
+	uint64_t first, last;
+
+	write_trace();
+	load(&f);
+	b = record_in(&f, 5, RECFMT_BLOCK_INDEX, 0);
+	first = recfmt_load_u64le(b + B_FIRST);
+	last = recfmt_load_u64le(b + B_LAST);
+	recfmt_store_u64le(b + B_LAST, first + (last - first) / 2);
+	rehash(&f, 5);
+	store(&f);
+	b = record_in(&f, 40, RECFMT_BLOCK_INDEX, 0);
+	window(from, to, recfmt_load_u64le(b + B_FIRST), recfmt_load_u64le(b + B_FIRST) + 500);
+	chrome[1] = from;
+	chrome[2] = to;
+	chrome[5] = trace;
+	setenv("TRACETOOL_INDEX", "1", 1);
+	r = tu_runv(chrome);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "index: the writer's ("), "%s", r.err);
+	cr_assert(tu_json_valid(r.out));
+	tu_result_free(&r);
+	r = tu_run("check", trace, NULL);
+	cr_assert_eq(r.status, 1, "%s", r.out);
+	snprintf(want, sizeof(want),
+		 "frame 5 (index frame at byte %" PRIu64 "): its index frame's sums of EVENTS "
+		 "block 0 (thread 1) differ from the block: last ticks\n",
+		 f.ix[5]);
+	cr_assert(strstr(r.err, want), "%s", r.err);
+	cr_assert_eq(strchr(r.err, '\n') + 1, r.err + strlen(r.err), "one line: %s", r.err);
+	tu_result_free(&r);
+	free(f.p);
+}
+
+/* JSON's numbers after a key. */
+static uint64_t json_u64(const char *json, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = strstr(json, k);
+	cr_assert(p, "%s: %s", key, json);
+	return strtoull(p + strlen(k), NULL, 10);
+}
+
+/*
+ * info and check count the index frames and say how a window reads the
+ * file: an honest file (through them; whole, under 4 MiB, unless
+ * TRACETOOL_INDEX=1), one index frame removed (a frame without one: a pass),
+ * one damaged (check: exit 1, the frame named).
+ */
+Test(index_hostile, info_and_check_count_the_index_frames)
+{
+	struct file f, g;
+	struct tu_result r;
+	char want[256];
+	uint64_t at, len;
+
+	write_trace();
+	load(&f);
+	setenv("TRACETOOL_INDEX", "1", 1);
+	r = tu_run("info", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(want, sizeof(want), "\nindex frames:     %u of %u frames; windows read it through them\n",
+		 f.nr_ix, f.nr_ix);
+	cr_assert(strstr(r.out, want), "%s", r.out);
+	tu_result_free(&r);
+	r = tu_run("info", "--format=json", trace, NULL);
+	cr_assert(tu_json_valid(r.out));
+	cr_assert_eq(json_u64(r.out, "index_frames"), f.nr_ix);
+	cr_assert_eq(json_u64(r.out, "frames_without_index"), 0);
+	cr_assert_eq(json_u64(r.out, "bad_index_frames"), 0);
+	cr_assert(strstr(r.out, "\"window_read\":\"index_frames\""), "%s", r.out);
+	tu_result_free(&r);
+	r = tu_run("check", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(want, sizeof(want), "; index frames: %u of %u frames; windows read it through them\n",
+		 f.nr_ix, f.nr_ix);
+	cr_assert(strstr(r.out, want), "%s", r.out);
+	tu_result_free(&r);
+	unsetenv("TRACETOOL_INDEX");
+	r = tu_run("check", trace, NULL);
+	cr_assert(strstr(r.out, "; windows read it whole (under 4 MiB)\n"), "%s", r.out);
+	tu_result_free(&r);
+
+	/* Frame 7's index frame removed. */
+	at = f.ix[7];
+	len = 8 + recfmt_load_u32le(f.p + at + 4);
+	g.n = f.n - len;
+	g.p = malloc(f.n);
+	cr_assert(g.p);
+	memcpy(g.p, f.p, at);
+	memcpy(g.p + at, f.p + at + len, f.n - at - len);
+	store(&g);
+	setenv("TRACETOOL_INDEX", "1", 1);
+	r = tu_run("check", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(want, sizeof(want),
+		 "; index frames: %u of %u frames (1 without one, the first: frame 7); windows "
+		 "read it through an index made by a pass (a frame without its index frame",
+		 f.nr_ix - 1, f.nr_ix);
+	cr_assert(strstr(r.out, want), "%s", r.out);
+	tu_result_free(&r);
+	r = tu_run("info", "--format=json", trace, NULL);
+	cr_assert(tu_json_valid(r.out));
+	cr_assert_eq(json_u64(r.out, "frames_without_index"), 1);
+	cr_assert(strstr(r.out, "\"window_read\":\"pass_index\",\"window_read_why\":\"a frame "),
+		  "%s", r.out);
+	tu_result_free(&r);
+
+	/* A byte of frame 3's index frame: its hash is wrong. */
+	f.p[f.ix[3] + 8 + RECFMT_INDEX_HEAD_BYTES + 3] ^= 0x40;
+	store(&f);
+	r = tu_run("check", trace, NULL);
+	cr_assert_eq(r.status, 1, "%s", r.out);
+	snprintf(want, sizeof(want),
+		 "frame 3 (index frame at byte %" PRIu64 "): its index frame is damaged (its "
+		 "hash) or of a newer version\n",
+		 f.ix[3]);
+	cr_assert(strstr(r.err, want), "%s", r.err);
+	tu_result_free(&r);
+	free(f.p);
+	free(g.p);
+}
