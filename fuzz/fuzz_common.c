@@ -68,8 +68,9 @@ static void write_all(const uint8_t *data, size_t size, off_t at)
 }
 
 /* Compresses data[0, size) as one frame the way format/compress.c does
- * (content size and XXH64 checksum) and appends it at *at. */
-static void write_frame(const uint8_t *data, size_t size, off_t *at)
+ * (content size and XXH64 checksum). Return: its bytes (*n of them), valid
+ * until the next call. */
+static const uint8_t *compress_frame(const uint8_t *data, size_t size, size_t *len)
 {
 	static ZSTD_CCtx *cctx;
 	static uint8_t *out;
@@ -93,6 +94,16 @@ static void write_frame(const uint8_t *data, size_t size, off_t *at)
 	n = ZSTD_compress2(cctx, out, out_cap, data, size);
 	if (ZSTD_isError(n))
 		abort();
+	*len = n;
+	return out;
+}
+
+/* compress_frame(), appended at *at. */
+static void write_frame(const uint8_t *data, size_t size, off_t *at)
+{
+	size_t n;
+	const uint8_t *out = compress_frame(data, size, &n);
+
 	write_all(out, n, *at);
 	*at += (off_t)n;
 }
@@ -173,6 +184,11 @@ void fuzz_run_command(tt_cmd_fn cmd, const char *const *const *args, size_t nr_a
 		run_one(cmd, args[i]);
 }
 
+int fuzz_run_on_input(tt_cmd_fn cmd, const char *const *args)
+{
+	return run_one(cmd, args);
+}
+
 void fuzz_write_input(const uint8_t *data, size_t size)
 {
 	if (input_fd < 0)
@@ -238,4 +254,154 @@ void fuzz_output_free(struct fuzz_output *o)
 	free(o->out);
 	free(o->err);
 	o->out = o->err = NULL;
+}
+
+/* ---------------------------------------------------------------------
+ * Inputs for the index frames' path (fuzz_index.c, FORMAT.md §6).
+ */
+
+/* The threads' nestings as an honest writer follows them, by serial. */
+struct ix_threads {
+	uint32_t serial[256];
+	struct recfmt_index_thread t[256];
+	unsigned n;
+	bool shared; /* more threads than that: their sums are no longer honest */
+};
+
+static struct recfmt_index_thread *ix_thread(void *ctx, uint32_t serial)
+{
+	struct ix_threads *th = ctx;
+
+	for (unsigned i = 0; i < th->n; i++)
+		if (th->serial[i] == serial)
+			return &th->t[i];
+	if (th->n == 256) {
+		th->shared = true;
+		return &th->t[255];
+	}
+	th->serial[th->n] = serial;
+	memset(&th->t[th->n], 0, sizeof(th->t[0]));
+	return &th->t[th->n++];
+}
+
+/*
+ * One piece of raw content as a data frame after its index frame, the
+ * sums of its EVENTS blocks those an honest writer gives (recfmt_block_sum()
+ * with each thread's nesting followed across the pieces), so that the
+ * mutations of the content reach the planner with index frames that tell
+ * the truth about it.
+ */
+static void write_indexed_frame(const uint8_t *data, size_t size, struct ix_threads *th,
+				off_t *at)
+{
+	static struct recfmt_buf index;
+	static struct recfmt_index_entry *sums;
+	static size_t cap_sums;
+	struct recfmt_buf part = { .data = (uint8_t *)data, .len = size, .cap = size };
+	struct recfmt_cursor c;
+	struct recfmt_record rec;
+	struct recfmt_error err = { 0 };
+	size_t nr = 0, len;
+	const uint8_t *out;
+
+	recfmt_cursor_init(&c, data, size);
+	while (recfmt_cursor_next(&c, &rec, &err) == RECFMT_OK) {
+		struct recfmt_block_index b;
+
+		if (rec.type != RECFMT_EVENTS || rec.size < 4)
+			continue;
+		if (recfmt_block_sum(&rec, &ix_thread(th, recfmt_load_u32le(rec.payload))->nest,
+				     &b, &err) != RECFMT_OK)
+			continue; /* damaged: left without sums (INCOMPLETE) */
+		if (nr == cap_sums) {
+			cap_sums = cap_sums ? 2 * cap_sums : 64;
+			sums = realloc(sums, cap_sums * sizeof(*sums));
+			if (!sums)
+				abort();
+		}
+		sums[nr].at = rec.offset;
+		sums[nr++].b = b;
+	}
+	out = compress_frame(data, size, &len);
+	if (recfmt_index_build(&index, &part, 1, 0, sums, nr, out, len) != 0)
+		abort();
+	write_all(index.data, index.len, *at);
+	*at += (off_t)index.len;
+	write_all(out, len, *at);
+	*at += (off_t)len;
+}
+
+/*
+ * A file with index frames as is, but each index frame's two hashes made
+ * right, as whoever crafts a file can: the mutations of what index frames
+ * say reach the reader's checks past the hashes.
+ */
+static void fix_hashes(uint8_t *p, size_t n)
+{
+	size_t off = 0;
+
+	while (n - off >= 8) {
+		size_t len;
+
+		if (recfmt_load_u32le(p + off) != RECFMT_INDEX_FRAME_MAGIC) {
+			len = recfmt_frame_length(p + off, n - off);
+			if (!len)
+				return;
+			off += len;
+			continue;
+		}
+		len = 8 + (size_t)recfmt_load_u32le(p + off + 4);
+		if (len > n - off)
+			return;
+		if (len >= 8 + RECFMT_INDEX_HEAD_BYTES + 8) {
+			uint64_t fb = recfmt_load_u64le(p + off + 8 + 16);
+
+			if (fb <= n - off - len)
+				recfmt_store_u64le(p + off + 8 + 32,
+						   recfmt_xxh64(p + off + len, (size_t)fb));
+			recfmt_store_u64le(p + off + len - 8,
+					   recfmt_xxh64(p + off + 8, len - 16));
+		}
+		off += len;
+	}
+}
+
+bool fuzz_write_input_indexed(const uint8_t *data, size_t size)
+{
+	static struct ix_threads th;
+	off_t at = 0;
+
+	if (input_fd < 0)
+		setup_once();
+	if (size >= 4 && recfmt_load_u32le(data) == RECFMT_INDEX_FRAME_MAGIC) {
+		uint8_t *copy = malloc(size);
+
+		if (!copy)
+			abort();
+		memcpy(copy, data, size);
+		fix_hashes(copy, size);
+		if (ftruncate(input_fd, 0) < 0)
+			abort();
+		write_all(copy, size, 0);
+		free(copy);
+		return false;
+	}
+	if (size < 4 || memcmp(data, "\x28\xb5\x2f\xfd", 4) == 0 ||
+	    (recfmt_load_u32le(data) & 0xfffffff0u) == 0x184d2a50u) {
+		write_input(data, size);
+		return false;
+	}
+	if (ftruncate(input_fd, 0) < 0)
+		abort();
+	for (unsigned i = 0; i < th.n; i++)
+		recfmt_nest_fini(&th.t[i].nest);
+	th.n = 0;
+	th.shared = false;
+	for (size_t start = 0; start < size;) {
+		size_t end = next_frame_start(data, size, start + 1);
+
+		write_indexed_frame(data + start, end - start, &th, &at);
+		start = end;
+	}
+	return !th.shared;
 }

@@ -9,6 +9,7 @@
 #ifndef FUZZ_COMMON_H
 #define FUZZ_COMMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,22 @@ struct fuzz_output {
 	size_t out_len, err_len;
 	int rc;
 };
+
+/*
+ * fuzz_write_input_indexed() - the input file with index frames (FORMAT.md
+ * §6), for fuzz_index.c: a file that starts with an index frame is taken as
+ * is but for each index frame's two hashes, made right (a crafted file can
+ * always have them right); decompressed content (as fuzz_write_input()
+ * takes it) is cut into frames, each after an index frame that says the
+ * truth about it. Return: true in that last case (the index frames are
+ * honest: a window through them must read as the whole file does).
+ */
+bool fuzz_write_input_indexed(const uint8_t *data, size_t size);
+
+/* Runs cmd with args (NULL-terminated, the trace path appended) on the
+ * input already written, its output to /dev/null; aborts as
+ * fuzz_run_command() does. Return: the exit code. */
+int fuzz_run_on_input(tt_cmd_fn cmd, const char *const *args);
 
 /* Writes the input file, for fuzz_run_captured(). */
 void fuzz_write_input(const uint8_t *data, size_t size);

@@ -9,7 +9,7 @@
  * a rerun writes the same bytes. Built for reference; never run by meson test.
  *
  *     gen_seeds DIR    writes DIR/tracegen_{tsc_clean,mono_unclean,odd,modules,counters,annots,
- *                      samples}
+ *                      samples,index}
  */
 #include <stdio.h>
 
@@ -315,6 +315,52 @@ static int write_samples(const char *path)
 	return tg_finish(t, true);
 }
 
+/*
+ * Index frames (FORMAT.md §6) before each of about 30 small frames, for
+ * fuzz_index: thread 1's main open throughout, calls under it three deep,
+ * thread 2 left deep in a recursion across frames, a DROPS record midway.
+ */
+static int write_index(const char *path)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
+				 .start_real_ns = 1700000000000000000ull, .pid = 78,
+				 .frame_bytes = 160, .block_events = 16, .writer_index = true };
+	struct tg_trace *t = tg_create(path, &cfg);
+	uint64_t now = 1000;
+	uint32_t deep = 0;
+
+	if (!t)
+		return -1;
+	tg_site(t, 1, "main");
+	tg_site(t, 2, "step");
+	tg_site(t, 3, "leaf");
+	tg_site(t, 4, "recurse");
+	tg_thread(t, 1, 400, "main");
+	tg_thread(t, 2, 401, "worker");
+	tg_enter(t, 1, 1, now);
+	for (uint32_t i = 0; i < 400; i++) {
+		tg_enter(t, 1, 2, now += 10 + lcg_next(40));
+		if (lcg_next(3) == 0) {
+			tg_enter(t, 1, 3, now += 3);
+			tg_exit(t, 1, 3, now += 5 + lcg_next(20));
+		}
+		tg_exit(t, 1, 2, now += 7);
+		if (i % 9 == 0 && deep < 30) {
+			tg_enter(t, 2, 4, now += 2);
+			deep++;
+		} else if (i % 13 == 0 && deep) {
+			tg_exit(t, 2, 4, now += 2);
+			deep--;
+		}
+		if (i == 200)
+			tg_drops(t, 2, 3);
+	}
+	while (deep--)
+		tg_exit(t, 2, 4, now += 2);
+	tg_exit(t, 1, 1, now += 10);
+	return tg_finish(t, true);
+}
+
 int main(int argc, char **argv)
 {
 	char path[4096];
@@ -338,6 +384,8 @@ int main(int argc, char **argv)
 	rc |= write_annots(path);
 	snprintf(path, sizeof(path), "%s/tracegen_samples", argv[1]);
 	rc |= write_samples(path);
+	snprintf(path, sizeof(path), "%s/tracegen_index", argv[1]);
+	rc |= write_index(path);
 	if (rc)
 		fprintf(stderr, "gen_seeds: cannot write the seeds in %s\n", argv[1]);
 	return rc ? 1 : 0;
