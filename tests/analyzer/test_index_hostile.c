@@ -182,7 +182,7 @@ static void same_as_pass(const char *from, const char *to, const char *want)
 	for (unsigned c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
 		const char *args[8];
 		unsigned n = 0;
-		struct tu_result pass, ix;
+		struct tu_result ix;
 
 		for (unsigned k = 0; cmds[c][k]; k++)
 			args[n++] = cmds[c][k];
@@ -190,21 +190,10 @@ static void same_as_pass(const char *from, const char *to, const char *want)
 		args[n++] = to;
 		args[n++] = trace;
 		args[n] = NULL;
-		setenv("TRACETOOL_INDEX", "pass", 1);
-		pass = tu_runv(args);
-		setenv("TRACETOOL_INDEX", "1", 1);
-		ix = tu_runv(args);
-		cr_assert_eq(pass.status, 0, "%s", pass.err);
-		cr_assert_eq(ix.status, pass.status, "%s %s %s: %s", args[0], from, to, ix.err);
-		cr_assert(strstr(ix.err, want), "%s %s %s: want '%s' in: %s", args[0], from, to,
-			  want, ix.err);
-		cr_assert_eq(pass.out_len, ix.out_len, "%s %s %s: %zu vs %zu bytes", args[0], from,
-			     to, pass.out_len, ix.out_len);
-		cr_assert(memcmp(pass.out, ix.out, pass.out_len) == 0, "%s %s %s differ", args[0],
-			  from, to);
+		ix = tt_same_window(args, "pass", "1", want);
+		cr_assert_eq(ix.status, 0, "%s", ix.err);
 		if (c == 2)
 			cr_assert(tu_json_valid(ix.out));
-		tu_result_free(&pass);
 		tu_result_free(&ix);
 	}
 }

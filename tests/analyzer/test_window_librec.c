@@ -72,16 +72,6 @@ static uint64_t json_u64(const char *json, const char *key)
 	return strtoull(p + strlen(k), NULL, 10);
 }
 
-/* "decoded D of N frames" from TRACETOOL_INDEX_STATS's line; -1: none. */
-static int decoded(const char *err, int *of)
-{
-	const char *p = strstr(err, "index: decoded ");
-	int d;
-
-	if (!p || sscanf(p, "index: decoded %d of %d frames", &d, of) != 2)
-		return -1;
-	return d;
-}
 
 /*
  * Windows at four places of the recording, 0.1 % and 2 % of it long, each
@@ -134,7 +124,7 @@ static unsigned compare_windows_at(const char *path, const char *want, const dou
 		for (unsigned c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
 			const char *args[8];
 			unsigned n = 0;
-			struct tu_result whole, fast;
+			struct tu_result fast;
 			int of = 0, d;
 
 			for (unsigned k = 0; cmds[c][k]; k++)
@@ -143,21 +133,11 @@ static unsigned compare_windows_at(const char *path, const char *want, const dou
 			args[n++] = to;
 			args[n++] = path;
 			args[n] = NULL;
-			setenv("TRACETOOL_INDEX", "0", 1);
-			whole = tu_runv(args);
-			setenv("TRACETOOL_INDEX", "1", 1);
-			fast = tu_runv(args);
-			cr_assert_eq(whole.status, fast.status, "%s", fast.err);
-			cr_assert(strstr(fast.err, want), "%s %s %s: %s", args[0], from, to, fast.err);
-			cr_assert_eq(whole.out_len, fast.out_len, "%s %s %s %s: %zu vs %zu bytes", path,
-				     args[0], from, to, whole.out_len, fast.out_len);
-			cr_assert(memcmp(whole.out, fast.out, whole.out_len) == 0, "%s %s %s %s differ",
-				  path, args[0], from, to);
-			d = decoded(fast.err, &of);
+			fast = tt_same_window(args, "0", "1", want);
+			d = tt_index_decoded(fast.err, &of);
 			narrow += d >= 0 && d < of;
 			if (needle && count_of(fast.out, needle) > *most)
 				*most = count_of(fast.out, needle);
-			tu_result_free(&whole);
 			tu_result_free(&fast);
 		}
 	}

@@ -80,4 +80,43 @@ static inline struct tg_trace *new_trace(const char *path)
 	return t;
 }
 
+/* "decoded D of N frames" from TRACETOOL_INDEX_STATS's line: D, and N in
+ * *of; -1: no such line (the file was not read through an index). */
+static inline int tt_index_decoded(const char *err, int *of)
+{
+	const char *p = strstr(err, "index: decoded ");
+	int d;
+
+	if (!p || sscanf(p, "index: decoded %d of %d frames", &d, of) != 2)
+		return -1;
+	return d;
+}
+
+/*
+ * tt_same_window() - tracetool ARGS with TRACETOOL_INDEX=ref (the reference:
+ * "0" the whole file, "pass" the pass index) and with TRACETOOL_INDEX=index:
+ * the same exit status and stdout byte for byte, and the second's stderr
+ * says want. Return: the second run (tu_result_free() it).
+ */
+static inline struct tu_result tt_same_window(const char *const *args, const char *ref,
+					      const char *index, const char *want)
+{
+	struct tu_result a, b;
+	char line[512];
+	size_t n = 0;
+
+	for (unsigned k = 0; args[k] && n < sizeof(line) - 1; k++)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s ", args[k]);
+	setenv("TRACETOOL_INDEX", ref, 1);
+	a = tu_runv(args);
+	setenv("TRACETOOL_INDEX", index, 1);
+	b = tu_runv(args);
+	cr_assert_eq(a.status, b.status, "%s: exit %d vs %d: %s", line, a.status, b.status, b.err);
+	cr_assert(strstr(b.err, want), "%s: want '%s' in: %s", line, want, b.err);
+	cr_assert_eq(a.out_len, b.out_len, "%s: %zu vs %zu bytes", line, a.out_len, b.out_len);
+	cr_assert(memcmp(a.out, b.out, a.out_len) == 0, "%s: outputs differ", line);
+	tu_result_free(&a);
+	return b;
+}
+
 #endif /* TTEST_H */

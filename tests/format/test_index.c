@@ -26,34 +26,72 @@ static size_t events(struct recfmt_event *ev, const char *s, uint64_t t)
 	return n;
 }
 
+/* An EVENTS block's buffers: the record, its deltas column, its sums. */
+struct enc {
+	struct recfmt_buf buf, scratch, sums;
+};
+
+static void enc_init(struct enc *x)
+{
+	recfmt_buf_init(&x->buf);
+	recfmt_buf_init(&x->scratch);
+	recfmt_buf_init(&x->sums);
+}
+
+static void enc_fini(struct enc *x)
+{
+	recfmt_buf_fini(&x->buf);
+	recfmt_buf_fini(&x->scratch);
+	recfmt_buf_fini(&x->sums);
+}
+
+/*
+ * ev[0 .. n) encoded into x->buf as one block of `thread` with its sums
+ * tracked in nest, appended in two halves (the sums go on across appends),
+ * or, with rng, in random parts of up to 3 000 events. Return: its sums.
+ */
+static struct recfmt_index_entry enc_block(struct enc *x, struct recfmt_nest *nest,
+					   uint32_t thread, const struct recfmt_event *ev, size_t n,
+					   uint64_t *rng)
+{
+	struct recfmt_events_encoder enc;
+	struct recfmt_index_entry e;
+
+	x->buf.len = x->sums.len = 0;
+	cr_assert_eq(recfmt_events_begin(&enc, &x->buf, &x->scratch, thread, ev[0].ticks), 0);
+	recfmt_events_track(&enc, nest, &x->sums);
+	for (size_t k = 0, left = n; left;) {
+		size_t part = rng ? 1 + (size_t)((*rng >> 40) % 3000) : k ? left : n / 2 ? n / 2 : n;
+
+		part = part > left ? left : part;
+		cr_assert_eq(recfmt_events_append(&enc, ev + k, part), 0);
+		k += part;
+		left -= part;
+		if (rng)
+			*rng = *rng * 6364136223846793005ull + 1442695040888963407ull;
+	}
+	cr_assert_eq(recfmt_events_finish(&enc), 0);
+	cr_assert_eq(x->sums.len, sizeof(e));
+	memcpy(&e, x->sums.data, sizeof(e));
+	cr_assert_eq(e.at, 0);
+	cr_assert_eq(e.b.thread, thread);
+	cr_assert_eq(e.b.nr_events, n);
+	return e;
+}
+
 /* One block of thread 7 encoded with its sums tracked in nest. */
 static struct recfmt_index_entry block(struct recfmt_nest *nest, const char *s, uint64_t t)
 {
 	struct recfmt_event ev[64];
-	struct recfmt_buf buf, scratch, sums;
-	struct recfmt_events_encoder enc;
+	struct enc x;
 	struct recfmt_index_entry e;
 	size_t n = events(ev, s, t);
 
-	recfmt_buf_init(&buf);
-	recfmt_buf_init(&scratch);
-	recfmt_buf_init(&sums);
-	cr_assert_eq(recfmt_events_begin(&enc, &buf, &scratch, 7, ev[0].ticks), 0);
-	recfmt_events_track(&enc, nest, &sums);
-	/* In two appends: the sums go on across them. */
-	cr_assert_eq(recfmt_events_append(&enc, ev, n / 2), 0);
-	cr_assert_eq(recfmt_events_append(&enc, ev + n / 2, n - n / 2), 0);
-	cr_assert_eq(recfmt_events_finish(&enc), 0);
-	cr_assert_eq(sums.len, sizeof(e));
-	memcpy(&e, sums.data, sizeof(e));
-	cr_assert_eq(e.at, 0);
-	cr_assert_eq(e.b.thread, 7);
-	cr_assert_eq(e.b.nr_events, n);
+	enc_init(&x);
+	e = enc_block(&x, nest, 7, ev, n, NULL);
 	cr_assert_eq(e.b.first_ticks, t + 10);
 	cr_assert_eq(e.b.last_ticks, t + 10 * n);
-	recfmt_buf_fini(&buf);
-	recfmt_buf_fini(&scratch);
-	recfmt_buf_fini(&sums);
+	enc_fini(&x);
 	return e;
 }
 
@@ -133,8 +171,7 @@ Test(index, a_nesting_deeper_than_the_limit_is_given_up)
 	struct recfmt_nest nest = { 0 };
 	size_t n = RECFMT_NEST_MAX_DEPTH + 10;
 	struct recfmt_event *ev = calloc(n, sizeof(*ev));
-	struct recfmt_buf buf, scratch, sums;
-	struct recfmt_events_encoder enc;
+	struct enc x;
 	struct recfmt_index_entry e;
 
 	cr_assert(ev);
@@ -142,19 +179,11 @@ Test(index, a_nesting_deeper_than_the_limit_is_given_up)
 		ev[i].ticks = 100 + i;
 		ev[i].code = RECFMT_CODE(1, RECFMT_KIND_ENTER);
 	}
-	recfmt_buf_init(&buf);
-	recfmt_buf_init(&scratch);
-	recfmt_buf_init(&sums);
-	cr_assert_eq(recfmt_events_begin(&enc, &buf, &scratch, 1, 100), 0);
-	recfmt_events_track(&enc, &nest, &sums);
-	cr_assert_eq(recfmt_events_append(&enc, ev, n), 0);
-	cr_assert_eq(recfmt_events_finish(&enc), 0);
-	memcpy(&e, sums.data, sizeof(e));
+	enc_init(&x);
+	e = enc_block(&x, &nest, 1, ev, n, NULL);
 	cr_assert_eq(e.b.flags, 0);
 	cr_assert_eq(e.b.enters, n);
-	recfmt_buf_fini(&buf);
-	recfmt_buf_fini(&scratch);
-	recfmt_buf_fini(&sums);
+	enc_fini(&x);
 	recfmt_nest_fini(&nest);
 	free(ev);
 }
@@ -293,14 +322,12 @@ Test(index, random_nestings_give_the_sums_of_a_reference_model)
 	struct recfmt_event *ev = calloc(N, sizeof(*ev));
 	uint32_t *ref_st = calloc(N + 2, sizeof(*ref_st));
 	uint64_t rng = 0x9e3779b97f4a7c15ull;
-	struct recfmt_buf buf, scratch, sums;
+	struct enc x;
 
 	cr_assert(ev && ref_st);
-	recfmt_buf_init(&buf);
-	recfmt_buf_init(&scratch);
-	recfmt_buf_init(&sums);
+	enc_init(&x);
 	for (unsigned round = 0; round < 6; round++) {
-		struct recfmt_nest nest = { 0 };
+		struct recfmt_nest nest = { 0 }, reader = { 0 };
 		uint32_t d = 0, sp = 0;
 		bool broken = false;
 		const bool with_longjmp = round >= 4;
@@ -333,9 +360,12 @@ Test(index, random_nestings_give_the_sums_of_a_reference_model)
 		/* Blocks of random lengths, each in random appends. */
 		sp = 0;
 		while (at < N) {
-			size_t len = 1 + (size_t)((rng >> 20) % 5000), left;
-			struct recfmt_events_encoder enc;
+			size_t len = 1 + (size_t)((rng >> 20) % 5000);
 			struct recfmt_index_entry e;
+			struct recfmt_block_index r;
+			struct recfmt_cursor cur;
+			struct recfmt_record rec;
+			struct recfmt_error err = { 0 };
 			uint32_t low, start = d, enters = 0;
 
 			rng ^= rng << 13;
@@ -355,21 +385,19 @@ Test(index, random_nestings_give_the_sums_of_a_reference_model)
 				}
 				low = d < low ? d : low;
 			}
-			buf.len = sums.len = 0;
-			cr_assert_eq(recfmt_events_begin(&enc, &buf, &scratch, 1, ev[at].ticks), 0);
-			recfmt_events_track(&enc, &nest, &sums);
-			left = len;
-			for (size_t k = at; left;) {
-				size_t part = 1 + (size_t)((rng >> 40) % 3000);
-
-				part = part > left ? left : part;
-				cr_assert_eq(recfmt_events_append(&enc, ev + k, part), 0);
-				k += part;
-				left -= part;
-				rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-			}
-			cr_assert_eq(recfmt_events_finish(&enc), 0);
-			memcpy(&e, sums.data, sizeof(e));
+			e = enc_block(&x, &nest, 1, ev + at, len, &rng);
+			/* A reader's sums of the same block (check's): the writer's. */
+			recfmt_cursor_init(&cur, x.buf.data, x.buf.len);
+			cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
+			cr_assert_eq(recfmt_block_sum(&rec, &reader, &r, &err), RECFMT_OK);
+			cr_assert_eq(r.flags, e.b.flags, "round %u at %zu", round, at);
+			cr_assert_eq(r.enters, e.b.enters);
+			cr_assert_eq(r.first_ticks, e.b.first_ticks);
+			cr_assert_eq(r.last_ticks, e.b.last_ticks);
+			if (r.flags)
+				cr_assert(r.depth_start == e.b.depth_start &&
+					  r.depth_low == e.b.depth_low && r.depth_end == e.b.depth_end,
+					  "round %u at %zu", round, at);
 			cr_assert_eq(e.b.enters, enters, "round %u at %zu", round, at);
 			cr_assert_eq(e.b.flags, broken ? 0 : RECFMT_BLOCK_NESTED, "round %u at %zu", round,
 				     at);
@@ -382,10 +410,9 @@ Test(index, random_nestings_give_the_sums_of_a_reference_model)
 		}
 		cr_assert_eq(broken, with_longjmp);
 		recfmt_nest_fini(&nest);
+		recfmt_nest_fini(&reader);
 	}
-	recfmt_buf_fini(&buf);
-	recfmt_buf_fini(&scratch);
-	recfmt_buf_fini(&sums);
+	enc_fini(&x);
 	free(ev);
 	free(ref_st);
 }
