@@ -36,6 +36,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <stdio.h>
@@ -70,7 +71,6 @@ static struct {
 	uint32_t perf_max, perf_live; /* perf fds at most, and now (under reg_lock) */
 	_Unwind_Reason_Code (*backtrace)(_Unwind_Trace_Fn, void *);
 	uintptr_t (*get_ip_info)(struct _Unwind_Context *, int *);
-	int (*real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 	pthread_mutex_t reg_lock;
 	struct armed *reg;
 	uint32_t nr_reg, cap_reg;
@@ -81,7 +81,8 @@ static struct {
 	uint32_t gen;	  /* scans begun (under reg_lock) */
 	uint8_t signalled; /* one of our clocks' signals reached a handler */
 	uint8_t given_up;  /* the program took signo (rec__sigaction()): disarmed for good */
-	int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+	bool jump_sp_ok; /* jump_sp() reads a jmp_buf's stack pointer here (longjmp() below) */
+	const uintptr_t *ptr_guard; /* ARM64: ld.so's __pointer_chk_guard */
 } S = { .reg_lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Threads that are never sampled (librec's writer), and one being disarmed. */
@@ -771,18 +772,81 @@ static void *thread_start(void *p)
 	return s.fn(s.arg);
 }
 
+#define REC__STR2(x) #x
+#define REC__STR(x) REC__STR2(x)
+#ifdef REC_GLIBC_HOOK_VERSION
+#define REC__GLIBC REC__STR(REC_GLIBC_HOOK_VERSION)
+#else
+#define REC__GLIBC NULL
+#endif
+
+/* The functions librec stands before (next_fn()): glibc's name and version of each. */
+enum next {
+	NEXT_PTHREAD_CREATE,
+	NEXT_SIGACTION,
+	NEXT_SIGNAL,
+	NEXT_BSD_SIGNAL,
+	NEXT_SYSV_SIGNAL,
+	NEXT_SIGSET,
+	NEXT_SIGIGNORE,
+	NEXT_LONGJMP,
+	NEXT_LONGJMP_CHK,
+	NEXT_NR
+};
+
+static const struct {
+	const char *name, *version;
+} next_sym[NEXT_NR] = {
+	[NEXT_PTHREAD_CREATE] = { "pthread_create", "GLIBC_2.34" },
+	[NEXT_SIGACTION] = { "sigaction", REC__GLIBC },
+	[NEXT_SIGNAL] = { "signal", REC__GLIBC },
+	[NEXT_BSD_SIGNAL] = { "bsd_signal", REC__GLIBC },
+	[NEXT_SYSV_SIGNAL] = { "sysv_signal", REC__GLIBC },
+	[NEXT_SIGSET] = { "sigset", REC__GLIBC },
+	[NEXT_SIGIGNORE] = { "sigignore", REC__GLIBC },
+	[NEXT_LONGJMP] = { "siglongjmp", REC__GLIBC },
+#ifdef REC_GLIBC_LONGJMP_CHK_VERSION
+	[NEXT_LONGJMP_CHK] = { "__longjmp_chk", REC__STR(REC_GLIBC_LONGJMP_CHK_VERSION) },
+#else
+	[NEXT_LONGJMP_CHK] = { "__longjmp_chk", NULL },
+#endif
+};
+static void *next_slot[NEXT_NR];
+
+/*
+ * The definition of a function that librec's own copy stands before
+ * (libc's, or a sanitizer's interceptor between them): at its version if it
+ * has one, else the default; looked up once, then read from next_slot.
+ * rec__sample_init() looks every one up first, in normal context, so that
+ * a wrapper a host calls in a signal handler (signal() re-installing the
+ * handler, longjmp() out of it) never enters the dynamic linker there.
+ * Return: the function, or NULL (errno ENOSYS).
+ */
+static void *next_fn(enum next which)
+{
+	void *f = __atomic_load_n(&next_slot[which], __ATOMIC_ACQUIRE);
+
+	if (f)
+		return f;
+	f = next_sym[which].version ? dlvsym(RTLD_NEXT, next_sym[which].name,
+					     next_sym[which].version)
+				    : NULL;
+	if (!f)
+		f = dlsym(RTLD_NEXT, next_sym[which].name);
+	if (!f) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	__atomic_store_n(&next_slot[which], f, __ATOMIC_RELEASE);
+	return f;
+}
+
 static int real_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
-	if (!S.real_create) {
-		void *f = dlvsym(RTLD_NEXT, "pthread_create", "GLIBC_2.34");
+	int (*f)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+		next_fn(NEXT_PTHREAD_CREATE);
 
-		if (!f)
-			f = dlsym(RTLD_NEXT, "pthread_create");
-		if (!f)
-			return EAGAIN;
-		__atomic_store_n((void **)&S.real_create, f, __ATOMIC_RELEASE);
-	}
-	return S.real_create(th, attr, fn, arg);
+	return f ? f(th, attr, fn, arg) : EAGAIN;
 }
 
 #if defined(REC_GLIBC_HOOK_VERSION) && !defined(REC_NO_THREAD_HOOK)
@@ -853,8 +917,6 @@ __attribute__((unused)) static int create_armed(pthread_t *th, const pthread_att
  * (libpthread's). Copies, not aliases (see hooks.c). The static library
  * interposes nothing: the writer's scan arms its threads (rec__sample_reap()).
  */
-#define REC__STR2(x) #x
-#define REC__STR(x) REC__STR2(x)
 int rec__pthread_create_234(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
 			    void *arg) __attribute__((visibility("default")));
 int rec__pthread_create_old(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
@@ -913,18 +975,9 @@ static void shield_present(void)
 #ifdef REC__THREAD_HOOK
 static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	if (!S.real_sigaction) {
-		void *f = dlvsym(RTLD_NEXT, "sigaction", REC__STR(REC_GLIBC_HOOK_VERSION));
+	int (*f)(int, const struct sigaction *, struct sigaction *) = next_fn(NEXT_SIGACTION);
 
-		if (!f)
-			f = dlsym(RTLD_NEXT, "sigaction");
-		if (!f) {
-			errno = ENOSYS;
-			return -1;
-		}
-		__atomic_store_n((void **)&S.real_sigaction, f, __ATOMIC_RELEASE);
-	}
-	return S.real_sigaction(sig, act, old);
+	return f ? f(sig, act, old) : -1;
 }
 
 /*
@@ -992,23 +1045,18 @@ static int wrap_sigaction(int sig, const struct sigaction *act, struct sigaction
 	return err;
 }
 
+/* What wrap_signal() calls: signal(), bsd_signal() and sysv_signal() alike. */
+typedef sighandler_t (*signal_fn)(int, sighandler_t);
+
 /* signal(), bsd_signal() and sysv_signal() as glibc makes them, for librec's signal only. */
-static sighandler_t wrap_signal(const char *name, int sig, sighandler_t h, int flags)
+static sighandler_t wrap_signal(enum next which, int sig, sighandler_t h, int flags)
 {
 	struct sigaction sa, old;
 
 	if (!__atomic_load_n(&S.ready, __ATOMIC_ACQUIRE) || sig != S.signo) {
-		sighandler_t (*f)(int, sighandler_t) =
-			(sighandler_t (*)(int, sighandler_t))dlvsym(RTLD_NEXT, name,
-								     REC__STR(REC_GLIBC_HOOK_VERSION));
+		signal_fn f = (signal_fn)next_fn(which);
 
-		if (!f)
-			f = (sighandler_t (*)(int, sighandler_t))dlsym(RTLD_NEXT, name);
-		if (!f) {
-			errno = ENOSYS;
-			return SIG_ERR;
-		}
-		return f(sig, h);
+		return f ? f(sig, h) : SIG_ERR;
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = h;
@@ -1019,36 +1067,321 @@ static sighandler_t wrap_signal(const char *name, int sig, sighandler_t h, int f
 	return wrap_sigaction(sig, &sa, &old) < 0 ? SIG_ERR : old.sa_handler;
 }
 
+/*
+ * sigset() (System V) as glibc makes it, for librec's signal only: SIG_HOLD
+ * blocks it in the calling thread (librec's clocks keep running; this
+ * thread's sample waits, rec(3)); any other disposition is the program's
+ * action for it, installed as sigaction() above installs one (sampling
+ * stops), then the signal unblocked. Return: SIG_HOLD if it was blocked,
+ * else the action the program had (SIG_DFL while librec held it).
+ */
+static sighandler_t wrap_sigset(int sig, sighandler_t h)
+{
+	struct sigaction sa, old;
+	sigset_t one, was;
+
+	if (!__atomic_load_n(&S.ready, __ATOMIC_ACQUIRE) || sig != S.signo) {
+		signal_fn f = (signal_fn)next_fn(NEXT_SIGSET);
+
+		return f ? f(sig, h) : SIG_ERR;
+	}
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	if (h == SIG_HOLD) {
+		if (pthread_sigmask(SIG_BLOCK, &one, &was) != 0 ||
+		    wrap_sigaction(sig, NULL, &old) < 0)
+			return SIG_ERR;
+		return sigismember(&was, sig) == 1 ? SIG_HOLD : old.sa_handler;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = h;
+	sigemptyset(&sa.sa_mask);
+	if (wrap_sigaction(sig, &sa, &old) < 0 || pthread_sigmask(SIG_UNBLOCK, &one, &was) != 0)
+		return SIG_ERR;
+	return sigismember(&was, sig) == 1 ? SIG_HOLD : old.sa_handler;
+}
+
+/* sigignore() (System V): SIG_IGN for librec's signal is the program's action (sampling stops). */
+static int wrap_sigignore(int sig)
+{
+	struct sigaction sa;
+
+	if (!__atomic_load_n(&S.ready, __ATOMIC_ACQUIRE) || sig != S.signo) {
+		int (*f)(int) = next_fn(NEXT_SIGIGNORE);
+
+		return f ? f(sig) : -1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigemptyset(&sa.sa_mask);
+	return wrap_sigaction(sig, &sa, NULL);
+}
+
+/* ---------------------------------------------------------------------
+ * longjmp() out of a handler (rec(3), REC_SAMPLE).
+ *
+ * A handler of the program's that runs with librec's signal blocked
+ * (shield()) and leaves by longjmp(), not by returning, skips the
+ * kernel's restoring of the thread's mask: glibc's longjmp() restores a
+ * mask only when sigsetjmp() saved one. The thread kept librec's signal
+ * blocked for good and was never sampled again, without a word. So
+ * librectrace.so wraps longjmp(), _longjmp(), siglongjmp() and
+ * __longjmp_chk() (_FORTIFY_SOURCE's): a jump that leaves the alternate
+ * signal stack, or a signal handler on the thread's own stack, with
+ * librec's signal blocked and no mask of its own to restore unblocks
+ * librec's signal, and only it.
+ *
+ * Not on the alternate stack, though: a sample waiting there would be
+ * delivered at once, the kernel's frame on the very stack the shield keeps
+ * it off. The unblocking (or glibc's restoring of a saved mask that does
+ * not block librec's signal) runs on the stack the jump goes to instead,
+ * below its stack pointer: the frames there are the ones the jump
+ * abandons, and a sample taken just after the jump would use that room
+ * anyway. Costs one sigprocmask() a jump while sampling runs, two system
+ * calls and a stack walk more only with librec's signal blocked.
+ */
+
+/* The stack pointer a jmp_buf restores (glibc mangles it, PTR_MANGLE), or 0. */
+static NOINSTR uintptr_t jump_sp(const struct __jmp_buf_tag *env)
+{
+#if defined(__x86_64__)
+	uintptr_t v = (uintptr_t)env->__jmpbuf[6], guard; /* JB_RSP */
+
+	__asm__("mov %%fs:0x30, %0" : "=r"(guard)); /* tcbhead_t's pointer_guard */
+	return (v >> 0x11 | v << (64 - 0x11)) ^ guard;
+#elif defined(__aarch64__)
+	const uintptr_t *guard = S.ptr_guard;
+
+	return guard ? (uintptr_t)env->__jmpbuf[13] ^ *guard : 0; /* JB_SP */
+#else
+	(void)env;
+	return 0;
+#endif
+}
+
+/* Whether jump_sp() reads this glibc's jmp_buf: setjmp() here, its stack pointer near. */
+static NOINSTR __attribute__((noinline)) bool jump_sp_works(void)
+{
+	jmp_buf jb;
+	char here;
+
+	if (setjmp(jb))
+		return false; /* never jumped to */
+	return jump_sp(jb) <= (uintptr_t)&here && (uintptr_t)&here - jump_sp(jb) < 4096;
+}
+
+typedef void (*jump_fn)(struct __jmp_buf_tag *, int) __attribute__((noreturn));
+
+/* The jump hop() makes: the thread's own, set just before it moves there. */
+static __thread struct {
+	jump_fn jump;
+	struct __jmp_buf_tag *env;
+	int val;
+	bool unblock;
+} hop_to __attribute__((tls_model("initial-exec")));
+
+static NOINSTR void unblock_signo(void)
+{
+	sigset_t one;
+
+	sigemptyset(&one);
+	sigaddset(&one, S.signo);
+	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+}
+
+/* On the jump's stack: librec's signal unblocked (a waiting sample taken here), then the jump. */
+static NOINSTR __attribute__((noreturn, used)) void hop(void)
+{
+	jump_fn jump = hop_to.jump;
+	struct __jmp_buf_tag *env = hop_to.env;
+	int val = hop_to.val;
+
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (hop_to.unblock)
+		unblock_signo();
+	jump(env, val);
+}
+
+/* hop() with sp (16-byte aligned) its stack, as an outermost frame (return address 0). */
+static NOINSTR __attribute__((noreturn)) void hop_at(uintptr_t sp)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("mov %0, %%rsp\n\txor %%ebp, %%ebp\n\tpush $0\n\tjmp *%1"
+			 :
+			 : "r"(sp), "r"(hop)
+			 : "memory");
+#elif defined(__aarch64__)
+	__asm__ volatile("mov sp, %0\n\tmov x29, xzr\n\tmov x30, xzr\n\tbr %1"
+			 :
+			 : "r"(sp), "r"(hop)
+			 : "memory");
+#else
+	(void)sp;
+	hop();
+#endif
+	__builtin_unreachable();
+}
+
+struct frames_seen {
+	uint32_t n;
+	bool signal;
+};
+
+static NOINSTR _Unwind_Reason_Code find_signal_frame(struct _Unwind_Context *ctx, void *arg)
+{
+	struct frames_seen *fs = arg;
+	int before = 0;
+
+	if (S.get_ip_info(ctx, &before) == 0 || ++fs->n > 256)
+		return _URC_END_OF_STACK;
+	if (before)
+		fs->signal = true; /* an interrupted frame: a handler runs above it */
+	return before ? _URC_END_OF_STACK : _URC_NO_REASON;
+}
+
+/* Whether a signal handler runs: a signal frame in the stack (on the thread's own stack). */
+static NOINSTR bool in_handler(void)
+{
+	struct frames_seen fs = { 0 };
+
+	S.backtrace(find_signal_frame, &fs);
+	return fs.signal;
+}
+
+static NOINSTR __attribute__((noreturn)) void wrap_jump(enum next which,
+							struct __jmp_buf_tag *env, int val)
+{
+	jump_fn jump = (jump_fn)next_fn(which);
+	int signo = __atomic_load_n(&S.ready, __ATOMIC_ACQUIRE) ? S.signo : 0;
+	sigset_t cur;
+	stack_t ss;
+	uintptr_t to;
+	bool alt;
+
+	if (!jump)
+		__builtin_trap(); /* glibc without siglongjmp(): no jump is possible */
+	if (!signo || !S.jump_sp_ok || __atomic_load_n(&S.given_up, __ATOMIC_RELAXED) ||
+	    (env->__mask_was_saved && sigismember(&env->__saved_mask, signo) == 1) ||
+	    pthread_sigmask(SIG_BLOCK, NULL, &cur) != 0 || sigismember(&cur, signo) != 1)
+		jump(env, val);
+	/* librec's signal blocked, and the jump unblocks it or may. */
+	to = jump_sp(env);
+	alt = sigaltstack(NULL, &ss) == 0 && !(ss.ss_flags & SS_DISABLE);
+	if (alt && to - (uintptr_t)ss.ss_sp < ss.ss_size)
+		jump(env, val); /* to the alternate stack: inside the handler still */
+	if (alt && (ss.ss_flags & SS_ONSTACK)) {
+		/* Leaving the alternate stack: the rest on the jump's own stack. */
+		hop_to.jump = jump;
+		hop_to.env = env;
+		hop_to.val = val;
+		hop_to.unblock = !env->__mask_was_saved;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		hop_at((to - 256) & ~(uintptr_t)15);
+	}
+	if (!env->__mask_was_saved && in_handler())
+		unblock_signo();
+	jump(env, val);
+}
+
 /* Exported under glibc's version, as pthread_create() above. */
 int rec__sigaction_glibc(int sig, const struct sigaction *act, struct sigaction *old)
 	__attribute__((visibility("default")));
+int rec__sigaction2_glibc(int sig, const struct sigaction *act, struct sigaction *old)
+	__attribute__((visibility("default")));
 sighandler_t rec__signal_glibc(int sig, sighandler_t h) __attribute__((visibility("default")));
+sighandler_t rec__ssignal_glibc(int sig, sighandler_t h) __attribute__((visibility("default")));
 sighandler_t rec__bsd_signal_glibc(int sig, sighandler_t h) __attribute__((visibility("default")));
 sighandler_t rec__sysv_signal_glibc(int sig, sighandler_t h)
 	__attribute__((visibility("default")));
-__asm__(".symver rec__sigaction_glibc, sigaction@" REC__STR(REC_GLIBC_HOOK_VERSION));
-__asm__(".symver rec__signal_glibc, signal@" REC__STR(REC_GLIBC_HOOK_VERSION));
-__asm__(".symver rec__bsd_signal_glibc, bsd_signal@" REC__STR(REC_GLIBC_HOOK_VERSION));
-__asm__(".symver rec__sysv_signal_glibc, sysv_signal@" REC__STR(REC_GLIBC_HOOK_VERSION));
+sighandler_t rec__sysv_signal2_glibc(int sig, sighandler_t h)
+	__attribute__((visibility("default")));
+sighandler_t rec__sigset_glibc(int sig, sighandler_t h) __attribute__((visibility("default")));
+int rec__sigignore_glibc(int sig) __attribute__((visibility("default")));
+void rec__longjmp_glibc(struct __jmp_buf_tag *env, int val)
+	__attribute__((visibility("default"), noreturn));
+void rec__longjmp2_glibc(struct __jmp_buf_tag *env, int val)
+	__attribute__((visibility("default"), noreturn));
+void rec__siglongjmp_glibc(struct __jmp_buf_tag *env, int val)
+	__attribute__((visibility("default"), noreturn));
+void rec__longjmp_chk_glibc(struct __jmp_buf_tag *env, int val)
+	__attribute__((visibility("default"), noreturn));
+__asm__(".symver rec__sigaction_glibc, sigaction@" REC__GLIBC);
+__asm__(".symver rec__sigaction2_glibc, __sigaction@" REC__GLIBC);
+__asm__(".symver rec__signal_glibc, signal@" REC__GLIBC);
+__asm__(".symver rec__ssignal_glibc, ssignal@" REC__GLIBC);
+__asm__(".symver rec__bsd_signal_glibc, bsd_signal@" REC__GLIBC);
+__asm__(".symver rec__sysv_signal_glibc, sysv_signal@" REC__GLIBC);
+__asm__(".symver rec__sysv_signal2_glibc, __sysv_signal@" REC__GLIBC);
+__asm__(".symver rec__sigset_glibc, sigset@" REC__GLIBC);
+__asm__(".symver rec__sigignore_glibc, sigignore@" REC__GLIBC);
+__asm__(".symver rec__longjmp_glibc, longjmp@" REC__GLIBC);
+__asm__(".symver rec__longjmp2_glibc, _longjmp@" REC__GLIBC);
+__asm__(".symver rec__siglongjmp_glibc, siglongjmp@" REC__GLIBC);
+__asm__(".symver rec__longjmp_chk_glibc, __longjmp_chk@" REC__STR(REC_GLIBC_LONGJMP_CHK_VERSION));
 
 int rec__sigaction_glibc(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	return wrap_sigaction(sig, act, old);
 }
 
+int rec__sigaction2_glibc(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	return wrap_sigaction(sig, act, old);
+}
+
 sighandler_t rec__signal_glibc(int sig, sighandler_t h)
 {
-	return wrap_signal("signal", sig, h, SA_RESTART);
+	return wrap_signal(NEXT_SIGNAL, sig, h, SA_RESTART);
+}
+
+sighandler_t rec__ssignal_glibc(int sig, sighandler_t h)
+{
+	return wrap_signal(NEXT_SIGNAL, sig, h, SA_RESTART);
 }
 
 sighandler_t rec__bsd_signal_glibc(int sig, sighandler_t h)
 {
-	return wrap_signal("bsd_signal", sig, h, SA_RESTART);
+	return wrap_signal(NEXT_BSD_SIGNAL, sig, h, SA_RESTART);
 }
 
 sighandler_t rec__sysv_signal_glibc(int sig, sighandler_t h)
 {
-	return wrap_signal("sysv_signal", sig, h, SA_RESETHAND | SA_NODEFER);
+	return wrap_signal(NEXT_SYSV_SIGNAL, sig, h, SA_RESETHAND | SA_NODEFER);
+}
+
+sighandler_t rec__sysv_signal2_glibc(int sig, sighandler_t h)
+{
+	return wrap_signal(NEXT_SYSV_SIGNAL, sig, h, SA_RESETHAND | SA_NODEFER);
+}
+
+sighandler_t rec__sigset_glibc(int sig, sighandler_t h)
+{
+	return wrap_sigset(sig, h);
+}
+
+int rec__sigignore_glibc(int sig)
+{
+	return wrap_sigignore(sig);
+}
+
+void rec__longjmp_glibc(struct __jmp_buf_tag *env, int val)
+{
+	wrap_jump(NEXT_LONGJMP, env, val);
+}
+
+void rec__longjmp2_glibc(struct __jmp_buf_tag *env, int val)
+{
+	wrap_jump(NEXT_LONGJMP, env, val);
+}
+
+void rec__siglongjmp_glibc(struct __jmp_buf_tag *env, int val)
+{
+	wrap_jump(NEXT_LONGJMP, env, val);
+}
+
+void rec__longjmp_chk_glibc(struct __jmp_buf_tag *env, int val)
+{
+	wrap_jump(NEXT_LONGJMP_CHK, env, val);
 }
 #endif
 
@@ -1150,6 +1483,27 @@ int rec__sample_init(uint32_t hz, bool (*start)(void))
 	if (fd >= 0)
 		close(fd);
 	rec__thread_exit_hook = rec__sample_thread_exit;
+	/* The wrappers' functions now, not first in a host's handler. */
+	for (int i = 0; i < NEXT_NR; i++)
+		next_fn((enum next)i);
+#ifdef REC__THREAD_HOOK
+#if defined(__aarch64__)
+	S.ptr_guard = dlsym(RTLD_DEFAULT, "__pointer_chk_guard");
+#endif
+	S.jump_sp_ok = jump_sp_works();
+	{
+		/* What wrap_jump() calls on an alternate stack, bound now: lazy
+		 * binding's resolver saves the vector registers on the stack
+		 * (2.5 KiB and more with AVX-512), which the host sized for its
+		 * handler alone. */
+		sigset_t cur;
+		stack_t ss;
+
+		if (pthread_sigmask(SIG_BLOCK, NULL, &cur) == 0)
+			(void)sigismember(&cur, S.signo);
+		sigaltstack(NULL, &ss);
+	}
+#endif
 	shield_present();
 	__atomic_store_n(&S.ready, 1, __ATOMIC_RELEASE);
 	arm_all_present();

@@ -24,6 +24,17 @@
  *                  one thread on a 32 KiB one, both work MS; the thread then
  *                  runs a SIGUSR1 handler (SA_ONSTACK) that works 20 ms of CPU
  *                  on its alternate stack, 3 times: prints "onstack N"
+ *   longjmp MS HOW a thread on an alternate stack sized for its handler alone
+ *                  (the kernel's frame and 2 KiB, a guard page below) takes a
+ *                  SIGUSR1 handler (SA_ONSTACK) that works 20 ms of CPU there
+ *                  and leaves by a jump, 5 times: HOW plain (setjmp/longjmp),
+ *                  sig (sigsetjmp saving the mask/siglongjmp) or chk
+ *                  (__longjmp_chk, _FORTIFY_SOURCE's longjmp), or own (plain,
+ *                  no alternate stack: the handler on the thread's stack);
+ *                  then works MS. Prints "jumped N" and "rt_blocked N", the
+ *                  jumps after which the thread blocked a real-time signal,
+ *                  and "kept_blocked 1" if a longjmp() outside any handler,
+ *                  every signal blocked, leaves them blocked
  *   unhooked N     N threads made with libc's own pthread_create, past librec's
  *                  wrapper (as clone() or a static thread library would make
  *                  them): waits until the writer's scan armed them (N more
@@ -42,6 +53,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <setjmp.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -154,6 +168,75 @@ static void *altstack_work(double ms, bool large)
 static void *altstack_thread(void *arg)
 {
 	return altstack_work(*(double *)arg, true);
+}
+
+/* longjmp mode: how the handler leaves, where to, and what the thread saw after. */
+extern void __longjmp_chk(struct __jmp_buf_tag *env, int val) __attribute__((noreturn));
+static const char *jump_how;
+static sigjmp_buf jump_env;
+static int jumped, rt_blocked, kept_blocked;
+
+static void on_usr1_jump(int sig)
+{
+	double end = cpu_ms(CLOCK_THREAD_CPUTIME_ID) + 20;
+
+	(void)sig;
+	while (cpu_ms(CLOCK_THREAD_CPUTIME_ID) < end)
+		for (int i = 0; i < 1000; i++)
+			onstack_sum += i * 0.5;
+	if (strcmp(jump_how, "sig") == 0)
+		siglongjmp(jump_env, 1);
+	else if (strcmp(jump_how, "chk") == 0)
+		__longjmp_chk(jump_env, 1);
+	longjmp(jump_env, 1);
+}
+
+static void *jump_thread(void *arg)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), min = getauxval(AT_MINSIGSTKSZ);
+	size_t size = (min ? min : 2048) + 2048, map = page + ((size + page - 1) / page) * page;
+	char *m = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	stack_t st;
+
+	sigset_t all, was, now;
+	static jmp_buf plain_env;
+
+	if (m == MAP_FAILED || mprotect(m, page, PROT_NONE))
+		return (void *)1;
+	st.ss_sp = m + page; /* its lowest byte right above the guard page */
+	st.ss_size = size;
+	st.ss_flags = 0;
+	if (strcmp(jump_how, "own") != 0 && sigaltstack(&st, NULL))
+		return (void *)1;
+	for (volatile int i = 0; i < 5; i++) {
+		sigset_t in;
+
+		if (strcmp(jump_how, "sig") == 0) {
+			if (sigsetjmp(jump_env, 1) == 0) {
+				pthread_kill(pthread_self(), SIGUSR1);
+				return (void *)1; /* the handler jumps: never here */
+			}
+		} else if (setjmp(jump_env) == 0) {
+			pthread_kill(pthread_self(), SIGUSR1);
+			return (void *)1;
+		}
+		jumped++;
+		pthread_sigmask(SIG_BLOCK, NULL, &in);
+		for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+			if (sigismember(&in, sig)) {
+				rt_blocked++;
+				break;
+			}
+	}
+	/* A jump in no handler, every signal blocked: the mask is the host's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &was);
+	if (setjmp(plain_env) == 0)
+		longjmp(plain_env, 1);
+	pthread_sigmask(SIG_SETMASK, &was, &now);
+	kept_blocked = sigismember(&now, SIGRTMAX) == 1;
+	work(*(double *)arg);
+	return NULL;
 }
 
 /* Works with every signal blocked, then counts the real-time signals queued. */
@@ -388,6 +471,20 @@ int main(int argc, char **argv)
 		if (altstack_work(ms, false) || pthread_join(t, &rt) || rt)
 			return 8;
 		printf("onstack %d\n", (int)nr_onstack);
+	} else if (strcmp(mode, "longjmp") == 0) {
+		struct sigaction sa;
+		pthread_t t;
+		void *rt;
+
+		jump_how = argc > 3 ? argv[3] : "plain";
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_usr1_jump;
+		sa.sa_flags = SA_ONSTACK | SA_NODEFER;
+		sigaction(SIGUSR1, &sa, NULL);
+		if (pthread_create(&t, NULL, jump_thread, &ms) || pthread_join(t, &rt) || rt)
+			return 9;
+		printf("jumped %d\nrt_blocked %d\nkept_blocked %d\n", jumped, rt_blocked,
+		       kept_blocked);
 	} else if (strcmp(mode, "abort") == 0) {
 		work(ms);
 		abort();

@@ -632,6 +632,60 @@ Test(sample, host_small_alternate_signal_stack_survives_sampling, .init = make_d
 		cr_assert_eq(s.dropped, 0, "%lu dropped", (unsigned long)s.dropped);
 }
 
+/*
+ * prog_sample longjmp 300 HOW: a handler of the host's on an alternate stack
+ * sized for it alone (guard page below) works 20 ms, a sample waiting, and
+ * leaves by a jump, 5 times; then the thread works 300 ms. librec adds its
+ * signal to such a handler's mask (rec(3)); a plain longjmp() restores no
+ * mask, so the thread kept it blocked for good: never sampled again, no
+ * file, no word. siglongjmp() restored the mask while still on the
+ * alternate stack: the waiting sample's kernel frame went past the stack's
+ * end (SIGSEGV). Each jump must leave the thread sampled, none dropped
+ * (perf events: one signal waits), the host's mask otherwise its own (a
+ * longjmp() in no handler with every signal blocked leaves them blocked).
+ * own: the SA_ONSTACK handler on the thread's stack (no sigaltstack()).
+ */
+static void handler_left_by_jump_keeps_thread_sampled(const char *how)
+{
+	const char *args[] = { "longjmp", "300", how, NULL };
+	struct tu_child c;
+	static struct samples s;
+
+	memset(&s, 0, sizeof(s));
+	run_mode(args, "997", NULL, &c, &s);
+	cr_assert_eq(printed(c.out, "jumped"), 5, "%s", c.out);
+	cr_assert_eq(printed(c.out, "rt_blocked"), 0, "%s", c.out);
+	cr_assert_eq(printed(c.out, "kept_blocked"), 1, "%s", c.out);
+	cr_assert_eq(rec_lines(c.err), 0, "%s", c.err);
+	assert_rate(&s, printed(c.out, "cpu_us"), 997);
+	if (s.sp.mechanism == RECFMT_SAMPLE_MECH_PERF_TASK_CLOCK)
+		cr_assert_eq(s.dropped, 0, "%lu dropped", (unsigned long)s.dropped);
+}
+
+Test(sample, handler_left_by_longjmp_keeps_its_thread_sampled, .init = make_dir,
+     .fini = remove_dir)
+{
+	handler_left_by_jump_keeps_thread_sampled("plain");
+}
+
+Test(sample, handler_on_the_thread_stack_left_by_longjmp_keeps_its_thread_sampled,
+     .init = make_dir, .fini = remove_dir)
+{
+	handler_left_by_jump_keeps_thread_sampled("own");
+}
+
+Test(sample, handler_left_by_longjmp_chk_keeps_its_thread_sampled, .init = make_dir,
+     .fini = remove_dir)
+{
+	handler_left_by_jump_keeps_thread_sampled("chk");
+}
+
+Test(sample, handler_left_by_siglongjmp_takes_the_waiting_sample_off_its_alternate_stack,
+     .init = make_dir, .fini = remove_dir)
+{
+	handler_left_by_jump_keeps_thread_sampled("sig");
+}
+
 Test(sample, thread_blocking_every_signal_queues_at_most_one_sample_signal, .init = make_dir,
      .fini = remove_dir)
 {

@@ -28,6 +28,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,50 @@ Test(sample_host, host_taking_librec_s_signal_gets_none_of_its_samples, .timeout
 	cr_assert_eq(c.status, 0, "status %d; stderr: %s", c.status, c.err);
 	cr_assert_str_eq(c.out, "spurious 0\n", "stderr: %s", c.err);
 	unlink(out + strlen("REC_OUTPUT="));
+}
+
+/*
+ * The same host taking SIGRTMAX through glibc's other ways: sigset() (System
+ * V), sigignore(), __sigaction(), ssignal() and __sysv_signal() reached
+ * libc's sigaction() inside libc, past librec's wrapper: the host's handler
+ * replaced librec's unseen, got the samples librec's clocks kept sending,
+ * and sigset() handed back librec's handler as the old disposition. Each
+ * way must stop sampling with the one rec: line, the host never receiving
+ * a signal it did not send, and read back SIG_DFL.
+ */
+static void host_takes_signal_by(const char *how, bool says_old)
+{
+	const char *argv[] = { env_or_fail("PROG_SAMPLE_RTMAX"), "300", how, NULL };
+	struct tu_child c;
+
+	sampled_env(how);
+	tu_run_child(argv, env, 60000, 0, &c);
+	cr_assert_eq(c.status, 0, "%s: status %d; stderr: %s", how, c.status, c.err);
+	cr_assert(strstr(c.out, "spurious 0\n"), "%s: %s; stderr: %s", how, c.out, c.err);
+	if (says_old)
+		cr_assert(strstr(c.out, "old_dfl 1\n"), "%s: %s", how, c.out);
+	cr_assert(strstr(c.err, "rec: REC_SAMPLE: the program took signal ") &&
+			  !strstr(strstr(c.err, "took signal") + 1, "rec: "),
+		  "%s: one rec: line wanted; stderr: %s", how, c.err);
+	unlink(out + strlen("REC_OUTPUT="));
+}
+
+Test(sample_host, host_taking_librec_s_signal_by_sigset_gets_none_of_its_samples, .timeout = 120)
+{
+	host_takes_signal_by("sigset", true);
+}
+
+Test(sample_host, host_ignoring_librec_s_signal_by_sigignore_stops_sampling, .timeout = 120)
+{
+	host_takes_signal_by("sigignore", false);
+}
+
+Test(sample_host, host_taking_librec_s_signal_by_glibc_aliases_gets_none_of_its_samples,
+     .timeout = 120)
+{
+	host_takes_signal_by("__sigaction", false);
+	host_takes_signal_by("ssignal", true);
+	host_takes_signal_by("__sysv_signal", true);
 }
 
 Test(sample_host, counters_and_samples_together_record_samples_or_say_why, .timeout = 120)
