@@ -191,10 +191,24 @@ static void on_usr1_jump(int sig)
 	longjmp(jump_env, 1);
 }
 
+/* Under AddressSanitizer the handler alone (instrumented, its longjmp
+ * interceptor) needs more than a tight stack holds, with or without rec. */
+#if defined(__SANITIZE_ADDRESS__)
+#define JUMP_STACK_MORE 65536
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define JUMP_STACK_MORE 65536
+#endif
+#endif
+#ifndef JUMP_STACK_MORE
+#define JUMP_STACK_MORE 0
+#endif
+
 static void *jump_thread(void *arg)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), min = getauxval(AT_MINSIGSTKSZ);
-	size_t size = (min ? min : 2048) + 2048, map = page + ((size + page - 1) / page) * page;
+	size_t size = (min ? min : 2048) + 2048 + JUMP_STACK_MORE;
+	size_t map = page + ((size + page - 1) / page) * page;
 	char *m = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	stack_t st;
 
