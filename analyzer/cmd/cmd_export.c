@@ -17,6 +17,7 @@
 #include <argp.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1018,6 +1019,27 @@ static const struct argp export_argp = {
 	NULL, 0, 0,
 };
 
+/*
+ * The index of the input trace that DIR/NAME.EXT (the table's file) already
+ * is, by st_dev and st_ino (another path, a hard or a symbolic link), or -1;
+ * the table's path in path.
+ */
+static int table_is_input(const struct export_args *a, const char *name, char *path,
+			  size_t path_bytes)
+{
+	struct stat out, in;
+
+	int n = snprintf(path, path_bytes, "%s/%s.%s", a->f.out, name, a->csv ? "csv" : "parquet");
+
+	if (n < 0 || (size_t)n >= path_bytes || stat(path, &out) != 0)
+		return -1;
+	for (unsigned i = 0; i < a->f.nr_traces; i++)
+		if (stat(a->f.traces[i], &in) == 0 && in.st_dev == out.st_dev &&
+		    in.st_ino == out.st_ino)
+			return (int)i;
+	return -1;
+}
+
 int tt_cmd_export(int argc, char **argv)
 {
 	struct export_args a = { .f.missing_out = "missing -o DIR" };
@@ -1056,6 +1078,19 @@ int tt_cmd_export(int argc, char **argv)
 	const unsigned walkers = tt_trace_walkers();
 	if (!a.csv && multi_thread && walkers > 1)
 		nr_ex = walkers < TT_WALK_MAX_REPLICAS ? walkers : TT_WALK_MAX_REPLICAS;
+	/* -o never an input (docs/ANALYZER.md, "Hostile files"): a trace in DIR
+	 * named as a table (DIR/runs.csv) would be truncated before it is read. */
+	for (int k = 0; k < NR_TABLES; k++) {
+		char path[PATH_MAX];
+		int in = table_is_input(&a, tables[k].name, path, sizeof(path));
+
+		if (in >= 0) {
+			snprintf(msg, sizeof(msg), "is the input trace %s; refusing to overwrite it",
+				 a.f.traces[in]);
+			rc = tt_fail_file(path, msg) + 1;
+			goto out;
+		}
+	}
 	if (mkdir(a.f.out, 0755) != 0 && errno != EEXIST) {
 		snprintf(msg, sizeof(msg), "cannot create: %s", strerror(errno));
 		rc = tt_fail_file(a.f.out, msg);

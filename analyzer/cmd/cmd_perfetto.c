@@ -735,7 +735,10 @@ int tt_cmd_perfetto(int argc, char **argv)
 			goto out;
 		}
 		if (same_file(a.out, a.traces[i])) {
-			rc = tt_fail_file(a.out, "is an input trace; not overwritten");
+			/* Wrong usage, as chrome's and flame's -o (docs/ANALYZER.md). */
+			snprintf(msg, sizeof(msg), "is the input trace %s; refusing to overwrite it",
+				 a.traces[i]);
+			rc = tt_fail_file(a.out, msg) + 1;
 			goto out;
 		}
 	}

@@ -60,6 +60,6 @@ printf 'not a trace' >"$tmp/bad.zst"
 rc=0; "$tt" perfetto -o "$tmp/bad.pftrace" "$tmp/bad.zst" 2>/dev/null || rc=$?
 [ $rc -eq 1 ] || { echo "perfetto of a bad file: exit $rc, want 1"; exit 1; }
 rc=0; "$tt" perfetto -o "$tmp/a.zst" "$tmp/a.zst" 2>/dev/null || rc=$?
-[ $rc -eq 1 ] || { echo "perfetto onto its input: exit $rc, want 1"; exit 1; }
+[ $rc -eq 2 ] || { echo "perfetto onto its input: exit $rc, want 2 (wrong usage, as chrome -o)"; exit 1; }
 "$tt" info "$tmp/a.zst" >/dev/null || { echo "the input was damaged"; exit 1; }
 echo ok

@@ -669,3 +669,86 @@ Test(hostile, csv_cells_not_neutralised_for_spreadsheets)
 	cr_assert_eq(system(cmd), 0);
 	unlink(path);
 }
+
+static char *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *p = malloc(1 << 20);
+
+	cr_assert(f && p);
+	*n = fread(p, 1, 1 << 20, f);
+	fclose(f);
+	return p;
+}
+
+/*
+ * Found by check: `export -o DIR` truncated each DIR/TABLE.EXT before it read
+ * its traces, so a trace at DIR/runs.csv (or a link to one) was destroyed.
+ * Now, as chrome's -o: exit 2, one line, the trace untouched, no table made.
+ */
+Test(hostile, export_o_dir_holding_the_input_as_a_table_name_leaves_it_alone)
+{
+	const char *dir = tu_path(0, "hostile_export_in");
+	char csv[256], pq[256], link[256], other[256];
+	size_t n0, n1;
+
+	snprintf(csv, sizeof(csv), "%s/runs.csv", dir);
+	snprintf(pq, sizeof(pq), "%s/activations.parquet", dir);
+	snprintf(link, sizeof(link), "%s/scopes.parquet", dir);
+	snprintf(other, sizeof(other), "%s/threads.csv", dir);
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	write_small(csv);
+	char *before = slurp(csv, &n0);
+
+	struct tu_result r = tu_run("export", "--format=csv", "-o", dir, csv, NULL);
+
+	cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+	cr_assert(strstr(r.err, "runs.csv: is the input trace"), "%s", r.err);
+	cr_assert(strstr(r.err, "refusing to overwrite it"), "%s", r.err);
+	cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
+	tu_result_free(&r);
+	char *after = slurp(csv, &n1);
+
+	cr_assert_eq(n1, n0);
+	cr_assert_eq(memcmp(before, after, n0), 0, "the trace was changed");
+	free(after);
+	cr_assert_neq(access(other, F_OK), 0, "no table written: %s", other);
+
+	/* Parquet, the trace reached through a symbolic link named as a table. */
+	cr_assert_eq(rename(csv, pq), 0);
+	cr_assert_eq(symlink(pq, link), 0);
+	r = tu_run("export", "-o", dir, pq, NULL);
+	cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+	tu_result_free(&r);
+	after = slurp(pq, &n1);
+	cr_assert_eq(n1, n0);
+	cr_assert_eq(memcmp(before, after, n0), 0, "the trace was changed");
+	free(after);
+	free(before);
+	unlink(link);
+	unlink(pq);
+	rmdir(dir);
+}
+
+/* Found by check: perfetto's -o naming its input exited 1 ("damaged"),
+ * not 2 (wrong usage) as chrome's, flame's and pprof's. */
+Test(hostile, perfetto_o_naming_the_input_is_wrong_usage)
+{
+	const char *path = tu_path(0, "hostile_pf_in.zst");
+	size_t n0, n1;
+
+	write_small(path);
+	char *before = slurp(path, &n0);
+	struct tu_result r = tu_run("perfetto", "-o", path, path, NULL);
+
+	cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+	cr_assert(strstr(r.err, "refusing to overwrite it"), "%s", r.err);
+	tu_result_free(&r);
+	char *after = slurp(path, &n1);
+
+	cr_assert_eq(n1, n0);
+	cr_assert_eq(memcmp(before, after, n0), 0);
+	free(before);
+	free(after);
+	unlink(path);
+}
