@@ -209,7 +209,9 @@ struct tt_trace {
 	 * COUNTER_SET of a thread is met, whether this replica pairs it or
 	 * not, before anything of it is paired (tt_trace_see_thread(): every
 	 * place where scopes.c may start a thread's state); on_record_done() after each
-	 * record is applied. Both in the same order on every replica.
+	 * record is applied, and once before the first frame on the thread
+	 * of a pipelined walker (pipeline.c), pos 0. Both in the same order on
+	 * every replica.
 	 */
 	void (*on_thread_seen)(void *ctx, struct tt_trace *tr, struct tt_thread *th);
 	void (*on_record_done)(void *ctx, struct tt_trace *tr);

@@ -248,6 +248,13 @@ static void *walker_main(void *arg)
 	struct frame_pipe *p = w->p;
 	bool more = true;
 
+	/* Each replica's on_record_done() once before its first frame, on
+	 * its walker's thread (events.h): the thread is known before the
+	 * first frame is decompressed (out/lanes.h waits for a walker it
+	 * knows, and works around one it does not). */
+	for (unsigned i = 0; i < w->nr; i++)
+		if (w->rs[i]->tr->on_record_done)
+			w->rs[i]->tr->on_record_done(w->rs[i]->tr->progress_ctx, w->rs[i]->tr);
 	for (uint64_t k = 0; more; k++) {
 		bool have = true;
 
