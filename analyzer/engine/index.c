@@ -665,13 +665,17 @@ static const char *w_check(struct tt_index *ix, const char *path)
 	struct tt_trace tr;
 	const char *why = NULL;
 	char msg[256];
+	size_t len;
 
 	tt_trace_init(&tr, path);
 	tr.standin = true;
-	for (uint32_t f = 0; f < ix->nr_frames && !why; f++)
-		if (tt_trace_walk_frame(&tr, ix->standins + ix->f[f].standin_at, ix->f[f].standin_len,
-					f, ix->f[f].offset, NULL, NULL, msg, sizeof(msg)) != TT_OK)
+	for (uint32_t f = 0; f < ix->nr_frames && !why; f++) {
+		const uint8_t *sb = tt_index_standin(ix, f, &len);
+
+		if (tt_trace_walk_frame(&tr, sb, len, f, ix->f[f].offset, NULL, NULL, msg,
+					sizeof(msg)) != TT_OK)
 			why = "a frame does not decode";
+	}
 	if (!why && (!tr.has_header || tr.nr_bad_frames || tr.nr_lost_frames || tr.nr_bad_blocks ||
 		     tr.truncated || tr.first_problem[0] || tr.count_problem[0] ||
 		     tr.nr_recordings != 1 || tr.nr_after_end || tr.has_annots || tr.nr_samples))
@@ -1119,7 +1123,7 @@ void tt_index_frame(const struct tt_index *ix, uint32_t f, uint64_t *offset, uin
 const uint8_t *tt_index_standin(const struct tt_index *ix, uint32_t f, size_t *len)
 {
 	*len = ix->f[f].standin_len;
-	return ix->standins + ix->f[f].standin_at;
+	return *len ? ix->standins + ix->f[f].standin_at : (const uint8_t *)"";
 }
 
 /* The threads' open enters, as the deltas rebuild them. */
@@ -1163,8 +1167,12 @@ static struct p_thread *p_find(struct p_stacks *ps, uint32_t serial)
 /* Applies frame f's deltas: the stacks where frame f starts. */
 static void p_apply(struct p_stacks *ps, const struct tt_index *ix, uint32_t f)
 {
-	const uint8_t *p = ix->stacks + ix->f[f].stack_at, *end = p + ix->f[f].stack_len;
+	const uint8_t *p, *end;
 
+	if (!ix->f[f].stack_len)
+		return; /* nothing changed (and no blob at all for a file without events) */
+	p = ix->stacks + ix->f[f].stack_at;
+	end = p + ix->f[f].stack_len;
 	while (p + sizeof(struct ix_delta) <= end) {
 		struct ix_delta d;
 		struct p_thread *t;
@@ -1374,8 +1382,8 @@ static bool w_need_room(const struct w_need *n, const struct recfmt_record *rec,
 static bool w_check_frame(const struct tt_index *ix, uint32_t f, const uint8_t *data, size_t len,
 			  struct w_need *needs, uint32_t nr, uint32_t *i)
 {
-	const uint8_t *sb = ix->standins + ix->f[f].standin_at;
-	const size_t sb_len = ix->f[f].standin_len;
+	size_t sb_len;
+	const uint8_t *sb = tt_index_standin(ix, f, &sb_len);
 	struct recfmt_cursor c;
 	struct recfmt_record rec;
 	struct recfmt_error err = { 0 };
