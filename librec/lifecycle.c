@@ -147,6 +147,7 @@ static void init_process(void)
  */
 __attribute__((constructor(101))) static void rec_load(void)
 {
+	rec__log_init();
 	pthread_once(&init_once, init_process);
 	if (rec__env_disabled())
 		return;

@@ -8,9 +8,50 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* Descriptor 2 when librec was loaded: 1 open (err_dev, err_ino), -1 closed,
+ * 0 not looked at yet. */
+static int err_state;
+static dev_t err_dev;
+static ino_t err_ino;
+
+void rec__log_init(void)
+{
+	struct stat st;
+
+	if (fstat(STDERR_FILENO, &st) == 0) {
+		err_dev = st.st_dev;
+		err_ino = st.st_ino;
+		err_state = 1;
+	} else {
+		err_state = -1;
+	}
+}
+
+/*
+ * Whether descriptor 2 is still somewhere for librec's lines (rec(3),
+ * OUTPUTS AND PRIVILEGES): a stream (terminal, pipe, socket, character
+ * device) always; a regular file only if it is the one descriptor 2 named
+ * when librec was loaded (the shell's `2>log`). A host that closed its
+ * standard descriptors, as a daemon does, and opened a data file that got
+ * number 2 must not find librec's lines in its data. fstat() only: safe in
+ * a signal handler.
+ */
+static bool stderr_is_ours(void)
+{
+	struct stat st;
+
+	if (fstat(STDERR_FILENO, &st) != 0)
+		return false;
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+		return true;
+	return err_state == 0 || (err_state == 1 && st.st_dev == err_dev && st.st_ino == err_ino);
+}
 
 void rec__log(const char *fmt, ...)
 {
@@ -24,6 +65,8 @@ void rec__log(const char *fmt, ...)
 	if (n > (int)sizeof(line) - 2)
 		n = (int)sizeof(line) - 2;
 	line[n++] = '\n';
+	if (!stderr_is_ours())
+		return;
 	while (write(STDERR_FILENO, line, (size_t)n) < 0 && errno == EINTR)
 		;
 }
@@ -60,6 +103,8 @@ void rec__log_safe(const char *first, ...)
 			line[n++] = *s++;
 	va_end(ap);
 	line[n++] = '\n';
+	if (!stderr_is_ours())
+		return;
 	while (write(STDERR_FILENO, line, n) < 0 && errno == EINTR)
 		;
 }

@@ -1010,6 +1010,9 @@ int rec__pthread_create_internal(pthread_t *th, const pthread_attr_t *attr, void
 int rec__env_sample_hz(uint32_t *hz) REC__HIDDEN;
 
 /* log.c: one "rec: ..." line on stderr. */
+/* rec__log_init() - at load: notes what descriptor 2 names, so that no line
+ * goes to a regular file the host opened there later (log.c). */
+void rec__log_init(void) REC__HIDDEN;
 void rec__log(const char *fmt, ...) __attribute__((format(printf, 1, 2))) REC__HIDDEN;
 /* Paths in log lines are cut to fewer than this many bytes (log.c). */
 #define REC__LOG_PATH_BYTES 200u

@@ -328,6 +328,27 @@ Test(outputs, host_closing_librec_output_fd_never_gets_trace_bytes)
 	cr_assert(line && !strstr(line + 1, "rec: "), "one rec: line wanted: %s", c.err);
 }
 
+/*
+ * Found by check: a host that closed its standard descriptors (a daemon)
+ * and opened a data file, which got descriptor 2, had librec's "rec:" line
+ * written into that file. rec(3): librec's lines go to descriptor 2 only
+ * while it names what it named when librec was loaded, or a stream (a
+ * terminal, pipe, socket); never to a regular file the host opened there.
+ */
+Test(outputs, host_data_file_on_descriptor_2_never_gets_rec_lines)
+{
+	char out[128], host[128];
+	const char *argv[] = { env("PROG_CLOSEFDS"), host, "stdio", NULL };
+	struct tu_child c;
+
+	in_dir(out, sizeof(out), "trace.zst");
+	in_dir(host, sizeof(host), "host.txt");
+	run(argv, out, NULL, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d; stderr: %s", c.status, c.err);
+	cr_assert_str_eq(read_text(host), "the host's own data\n");
+	cr_assert_str_eq(c.err, "", "stderr was closed: %s", c.err);
+}
+
 /* ---------------------------------------------------------------------
  * Finding 8: trace files were created 0644, readable by every user.
  */
