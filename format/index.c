@@ -276,8 +276,7 @@ static const char *sum_differs(const struct recfmt_block_index *c,
 		return "events";
 	if (c->first_ticks != s->first_ticks)
 		return "first ticks";
-	if (incomplete && c->flags == 0 && !c->last_ticks && !c->enters)
-		return NULL; /* a block the writer did not sum up (§6.1, INCOMPLETE) */
+	/* A block the writer did not sum up (§6.1, INCOMPLETE): as recfmt_index_build() puts it. */
 	if (incomplete && c->flags == 0 && c->last_ticks == c->first_ticks && !c->enters &&
 	    !c->depth_start && !c->depth_low && !c->depth_end)
 		return NULL;
