@@ -95,7 +95,7 @@ int recfmt_index_build(struct recfmt_buf *out, const struct recfmt_buf *parts, s
 		content += len;
 		while (pos + RECFMT_RECORD_HEADER_BYTES <= len) {
 			const uint8_t type = d[pos];
-			const size_t rec = RECFMT_RECORD_HEADER_BYTES + recfmt_load_u32le(d + pos + 4);
+			const size_t rec = RECFMT_RECORD_HEADER_BYTES + (size_t)recfmt_load_u32le(d + pos + 4);
 
 			if (rec > len - pos)
 				break; /* not ours to judge: the data frame says the same */

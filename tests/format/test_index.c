@@ -416,3 +416,30 @@ Test(index, random_nestings_give_the_sums_of_a_reference_model)
 	free(ev);
 	free(ref_st);
 }
+
+/*
+ * A record whose size is 2^32 - 8: its header and size added in 32 bits
+ * made a record of 0 bytes, and recfmt_index_build() looped on it forever
+ * (fuzz_index, building index frames for fuzzed content). Now the record
+ * runs past its frame and ends what the index frame holds.
+ */
+Test(index, a_record_size_that_wraps_in_32_bits_ends_the_records, .timeout = 10)
+{
+	struct recfmt_buf frame, ix;
+	struct recfmt_index_head h;
+	uint8_t bad[16] = { RECFMT_SYNC, 0, 0, 0, 0xf8, 0xff, 0xff, 0xff };
+
+	recfmt_buf_init(&frame);
+	recfmt_buf_init(&ix);
+	cr_assert_eq(recfmt_encode_frame(&frame, 3), 0);
+	cr_assert_eq(recfmt_buf_reserve(&frame, sizeof(bad)), 0);
+	memcpy(frame.data + frame.len, bad, sizeof(bad));
+	frame.len += sizeof(bad);
+	cr_assert_eq(recfmt_index_build(&ix, &frame, 1, 0, NULL, 0, (const uint8_t *)"x", 1), 0);
+	cr_assert(recfmt_index_parse(ix.data, ix.len, &h));
+	cr_assert_eq(h.seq, 3);
+	/* The FRAME record only. */
+	cr_assert_eq(h.records_bytes, 8 + 8);
+	recfmt_buf_fini(&frame);
+	recfmt_buf_fini(&ix);
+}
