@@ -12,7 +12,10 @@
 # same rounds; the busiest walker's CPU time (TRACETOOL_*_STATS) and what
 # the run would take on as many free cores as walkers, its critical path:
 # its CPU time less the walkers' plus the busiest one's; and the load
-# average before and after. Asserts nothing (style.md section 6).
+# average before and after. With BASE=OLD_TRACETOOL in the environment, each
+# round also runs OLD_TRACETOOL's chrome and perfetto right after the new
+# ones (rows "chrome-base", "perfetto-base"): a before/after of one run.
+# Asserts nothing (style.md section 6).
 #   sh bench/bench_timeline.sh build/analyzer/tracetool /tmp/bench_analyzer_N.zst 9 1 2 4
 # TRACE: e.g. the one kept by BENCH_KEEP=1 build/bench/bench_analyzer TRACETOOL 20000000 1.
 set -eu
@@ -46,7 +49,9 @@ while [ "$i" -lt "$rounds" ]; do
 	run zstd 1 zstd -q -d -c "$trace"
 	for w in $walkers; do
 		run "chrome-$w" "$w" "$tt" chrome "$trace"
+		[ -z "${BASE:-}" ] || run "chrome-base-$w" "$w" "$BASE" chrome "$trace"
 		run "perfetto-$w" "$w" "$tt" perfetto -o /dev/null "$trace"
+		[ -z "${BASE:-}" ] || run "perfetto-base-$w" "$w" "$BASE" perfetto -o /dev/null "$trace"
 	done
 	i=$((i + 1))
 done
@@ -58,13 +63,13 @@ zw=$(median "$tmp/zstd" '$1')
 zc=$(median "$tmp/zstd" '$2')
 printf '%-12s wall %.3f s, cpu %.3f s (median of %d)\n' "zstd -d" "$zw" "$zc" "$rounds"
 for w in $walkers; do
-	for c in chrome perfetto; do
+	for c in chrome ${BASE:+chrome-base} perfetto ${BASE:+perfetto-base}; do
 		mw=$(median "$tmp/$c-$w" '$1')
 		mc=$(median "$tmp/$c-$w" '$2')
 		mp=$(median "$tmp/$c-$w" '$3')
 		awk -v n="$nr" -v w="$mw" -v c="$mc" -v p="$mp" -v zw="$zw" -v zc="$zc" \
 		    -v name="$c" -v k="$w" -v r="$rounds" 'BEGIN {
-			printf "%-8s %d walker(s): wall %.3f s (%.1f M events/s, %.1fx zstd -d), " \
+			printf "%-13s %d walker(s): wall %.3f s (%.1f M events/s, %.1fx zstd -d), " \
 			       "cpu %.3f s (%.1f M events per CPU-second, %.1fx zstd -d); " \
 			       "critical path %.3f s (%.1f M events/s on %d free cores); " \
 			       "medians of %d\n", name, k, w, n / w / 1e6, w / zw, c, n / c / 1e6,
