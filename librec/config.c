@@ -435,3 +435,13 @@ int rec__config_resolve(const struct rec_config *in, struct rec__config *out)
 	out->use_tsc = rec__clock_choose(clock, rec__clock_fast_read);
 	return 0;
 }
+
+/*
+ * The exec family's search path, as execvp() reads it (exec.c): the
+ * program's own, not a setting of librec's, so getenv(), not the table's
+ * secure_getenv(). NULL if unset.
+ */
+const char *rec__env_exec_path(void)
+{
+	return getenv("PATH");
+}

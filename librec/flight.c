@@ -95,6 +95,7 @@ static struct {
 	 * (relaxed atomic add: a handler may take one while the writer does).
 	 */
 	uint32_t nr_numbers;
+	uint32_t base; /* the last number of an earlier program of this process (exec) */
 	pid_t numbered_pid; /* the process the numbers are of (fork: the child starts at 1) */
 	/*
 	 * The signal trigger: the handler stores the time (first signal wins
@@ -541,6 +542,26 @@ int rec__flight_snapshot(const char *reason, bool started)
 }
 
 /*
+ * After exec (rec(3), EXIT, FORK AND CRASH, "Exec"): the snapshots of the
+ * earlier programs of this process (same pid, begun before this program)
+ * are kept, and this one's are numbered on after the last of them. A number
+ * an earlier program took without writing its file (a failed snapshot) is
+ * no gap that ends the search, up to 16 in a row. Return: that last number,
+ * or 0. Async-signal-safe (the first probe may start flight mode).
+ */
+static uint32_t earlier_numbers(void)
+{
+	/* Static: under rec__g.lock, off a signal handler's small stack. */
+	static char path[sizeof(fl.head) + sizeof(fl.tail) + 16];
+	uint32_t last = 0;
+
+	for (uint32_t n = 1; n - last <= 16 && n < UINT32_MAX / 2; n++)
+		if (rec__flight_path(n, path, sizeof(path)) == 0 && rec__file_is_earlier(path))
+			last = n;
+	return last;
+}
+
+/*
  * rec__flight_init() - under rec__g.lock, at the start of a recording in
  * flight mode (also in a child after fork: numbering starts again at 1,
  * the name gets the child's pid). Installs the REC_SNAPSHOT_SIGNAL handler.
@@ -596,8 +617,9 @@ int rec__flight_init(const struct rec__config *cfg)
 	if (fl.numbered_pid != getpid()) {
 		/* Numbers are per process: a restart goes on, never reusing a file. */
 		fl.numbered_pid = getpid();
-		fl.nr_accepted = 0;
-		fl.nr_numbers = 0;
+		fl.base = earlier_numbers();
+		fl.nr_accepted = fl.base;
+		fl.nr_numbers = fl.base;
 	}
 	fl.nr_suppressed = fl.nr_suppressed_total = 0;
 	fl.sig_ticks = fl.sig_mono_ns = 0;
@@ -605,7 +627,7 @@ int rec__flight_init(const struct rec__config *cfg)
 	fl.use_tsc = cfg->use_tsc;
 	fl.window_ns = cfg->window_ns;
 	fl.after_ns = cfg->after_ns;
-	fl.max = cfg->snapshot_max;
+	fl.max = fl.base + cfg->snapshot_max;
 	fl.ticks_per_second = 0;
 	if (cfg->snapshot_signal && fl.sig_installed != cfg->snapshot_signal) {
 		struct sigaction sa;
@@ -820,7 +842,7 @@ void rec__flight_stopped(void)
 	if (n)
 		rec__log("flight recorder: %llu snapshot trigger%s suppressed (at most one "
 			 "snapshot per REC_WINDOW and %u per process)", (unsigned long long)n,
-			 n == 1 ? "" : "s", fl.max);
+			 n == 1 ? "" : "s", fl.max - fl.base);
 }
 
 /* ----------------------------------------------------------------------

@@ -28,6 +28,17 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static char output_pattern[4096];
 static bool pattern_from_config;
 
+/* The process the running recording is of: a vfork() child shares our memory. */
+static pid_t recording_pid;
+/* rec_start()'s config of the running recording (its output in config_output), for a
+ * restart after a failed exec. */
+static struct rec_config start_config;
+static bool has_start_config;
+static char config_output[sizeof(output_pattern)];
+/* While recording restarts after a failed exec: the file the exec's stop ended is kept. */
+static struct rec__fd_id exec_ended;
+static bool exec_restarting;
+
 /*
  * At exit the file is finished, and a parked writer that never ran quits.
  * A recording that never started will not start after this: a probe in a
@@ -123,6 +134,7 @@ static void fork_child(void)
 
 static void init_process(void)
 {
+	rec__output_image_began();
 	init_conds();
 	rec__thread_init_key();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -171,6 +183,43 @@ __attribute__((constructor(101))) static void rec_load(void)
 	rec__in_librec = 0;
 }
 
+/* Why open_one() passed a file by. */
+enum pass_by {
+	PASS_NONE,
+	PASS_BUSY,    /* another live recording holds its lock */
+	PASS_EARLIER, /* it holds an earlier program's recording of this process (exec) */
+};
+
+/*
+ * Whether the regular file fd names holds the recording of an earlier
+ * program of this process (the one that exec()ed this one, or the one
+ * before it), or the file the stop before a failed exec ended: kept, never
+ * truncated (rec(3), ONE FILE, ONE LIVE RECORDING). A file of the same pid
+ * that this program began (rec_start() after rec_stop()) is replaced as
+ * before.
+ */
+static bool holds_earlier(const char *path, int fd, const struct stat *st)
+{
+	char self[40];
+	struct stat rs;
+	bool earlier;
+	int rfd;
+
+	if (exec_restarting && st->st_dev == exec_ended.dev && st->st_ino == exec_ended.ino)
+		return true;
+	/* fd is write-only: the same file opened again to read its head. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	rfd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (rfd < 0)
+		rfd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW);
+	if (rfd < 0)
+		return false;
+	earlier = fstat(rfd, &rs) == 0 && rs.st_dev == st->st_dev && rs.st_ino == st->st_ino &&
+		  rec__output_begun_earlier(rfd);
+	close(rfd); /* the lock is fd's own (flock: per open file), it stays */
+	return earlier;
+}
+
 /*
  * Opens `path` for a new recording through rec__output_open() (output.c):
  * never blocking, a symbolic link at the path refused, created with
@@ -178,20 +227,21 @@ __attribute__((constructor(101))) static void rec_load(void)
  * handles EAGAIN, writer.c), a terminal is refused. A regular file is
  * truncated only under an exclusive flock(), which it keeps while the
  * recording runs: if another live recording holds it (a traced program run
- * by a traced program, two programs in one directory), this one writes
- * NAME-<pid>.EXT instead, rewriting `path` (one stderr line says so). The
- * kernel drops the lock when its holder dies, so a crashed recording's file
- * is overwritten as before.
- * Return: the fd, or a negative errno (one stderr line said why).
+ * by a traced program, two programs in one directory), or if it holds the
+ * recording of an earlier program of this process (holds_earlier()), it is
+ * left alone and *by says why. The kernel drops the lock when its holder
+ * dies, so a crashed recording's file is overwritten as before.
+ * Return: the fd, or a negative errno (one stderr line said why, unless *by
+ * is set: -EBUSY).
  */
-static int open_one(const char *path, bool *locked_by_other)
+static int open_one(const char *path, enum pass_by *by)
 {
 	char pb[REC__LOG_PATH_BYTES];
 	const char *why;
 	struct stat st;
 	int fd, err;
 
-	*locked_by_other = false;
+	*by = PASS_NONE;
 	fd = rec__output_open(path, REC__OUT_STREAM, rec__g.cfg.file_mode, &why);
 	if (fd < 0) {
 		rec__log("cannot %s %s: %s; tracing disabled",
@@ -209,11 +259,16 @@ static int open_one(const char *path, bool *locked_by_other)
 	if (!S_ISREG(st.st_mode))
 		return fd; /* FIFO or device: nothing to truncate, writes never block */
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
-		*locked_by_other = true;
+		*by = PASS_BUSY;
 		close(fd);
 		return -EBUSY;
 	}
 	/* Locked (or locks are not supported here: as before, truncate). */
+	if (holds_earlier(path, fd, &st)) {
+		*by = PASS_EARLIER;
+		close(fd);
+		return -EBUSY;
+	}
 	if (ftruncate(fd, 0) < 0) {
 		err = -errno;
 		rec__log("cannot open %s: %s; tracing disabled", rec__log_path(path, pb, sizeof(pb)),
@@ -224,45 +279,71 @@ static int open_one(const char *path, bool *locked_by_other)
 	return fd;
 }
 
-/* "dir/trace.zst" -> "dir/trace-<pid>.zst"; "trace" -> "trace-<pid>". */
-static int fallback_name(const char *path, char *out, size_t out_bytes)
+/*
+ * The k-th name after `path` (k >= 1): "dir/trace.zst" -> "dir/trace-<pid>.zst",
+ * then "dir/trace-<pid>-2.zst", "-3", ...; "trace" -> "trace-<pid>".
+ */
+static int fallback_name(const char *path, unsigned k, char *out, size_t out_bytes)
 {
 	const char *base = strrchr(path, '/'), *dot;
+	char nth[16] = "";
 	int n;
 
 	base = base ? base + 1 : path;
 	dot = strrchr(base, '.');
 	if (!dot || dot == base)
 		dot = base + strlen(base);
-	n = snprintf(out, out_bytes, "%.*s-%d%s", (int)(dot - path), path, (int)getpid(), dot);
+	if (k > 1)
+		snprintf(nth, sizeof(nth), "-%u", k);
+	n = snprintf(out, out_bytes, "%.*s-%d%s%s", (int)(dot - path), path, (int)getpid(), nth,
+		     dot);
 	return n < 0 || (size_t)n >= out_bytes ? -ENAMETOOLONG : 0;
 }
+
+/* Names tried after the output's own: an exec chain of that many programs. */
+#define MAX_FALLBACKS 1000u
 
 static int open_output(char *path, size_t path_bytes)
 {
 	/* Static: under rec__g.lock, and off a signal handler's small stack (announce()). */
 	static char other[sizeof(rec__g.cfg.output)];
 	char pb[REC__LOG_PATH_BYTES], pb2[REC__LOG_PATH_BYTES];
-	bool busy;
-	int fd = open_one(path, &busy);
+	enum pass_by by, first;
+	int fd = open_one(path, &first);
 
-	if (!busy)
+	if (first == PASS_NONE)
 		return fd;
-	if (fallback_name(path, other, sizeof(other)) < 0 || strlen(other) >= path_bytes) {
-		rec__log("%s is being written by another recording; tracing disabled",
-			 rec__log_path(path, pb, sizeof(pb)));
-		return -EBUSY;
-	}
-	fd = open_one(other, &busy);
-	if (busy)
-		rec__log("%s and %s are being written by other recordings; tracing disabled",
-			 rec__log_path(path, pb, sizeof(pb)), rec__log_path(other, pb2, sizeof(pb2)));
-	else if (fd >= 0)
-		rec__log("%s is being written by another recording; writing %s instead",
-			 rec__log_path(path, pb, sizeof(pb)), rec__log_path(other, pb2, sizeof(pb2)));
-	if (fd >= 0)
+	for (unsigned k = 1; k <= MAX_FALLBACKS; k++) {
+		if (fallback_name(path, k, other, sizeof(other)) < 0 || strlen(other) >= path_bytes)
+			break;
+		fd = open_one(other, &by);
+		if (by != PASS_NONE)
+			continue;
+		if (fd < 0)
+			return fd; /* logged */
+		if (exec_restarting)
+			; /* rec__exec_failed() says where recording goes on */
+		else if (first == PASS_BUSY)
+			rec__log("%s is being written by another recording; writing %s instead",
+				 rec__log_path(path, pb, sizeof(pb)),
+				 rec__log_path(other, pb2, sizeof(pb2)));
+		else if (k == 1)
+			rec__log("%s holds the recording of this process's program before exec; "
+				 "writing %s instead",
+				 rec__log_path(path, pb, sizeof(pb)),
+				 rec__log_path(other, pb2, sizeof(pb2)));
+		else
+			rec__log("%s and the %u name%s after it hold the recordings of this process's "
+				 "programs before exec; writing %s instead",
+				 rec__log_path(path, pb, sizeof(pb)), k - 1, k == 2 ? "" : "s",
+				 rec__log_path(other, pb2, sizeof(pb2)));
 		memcpy(path, other, strlen(other) + 1);
-	return fd;
+		return fd;
+	}
+	rec__log("%s and the names after it (%s ...) are being written by other recordings or hold "
+		 "this process's earlier ones; tracing disabled",
+		 rec__log_path(path, pb, sizeof(pb)), rec__log_path(other, pb2, sizeof(pb2)));
+	return -EBUSY;
 }
 
 /*
@@ -356,6 +437,20 @@ int rec__start_locked(const struct rec_config *config)
 		__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
 		return err;
 	}
+	if (config != &start_config) {
+		/* A restart after a failed exec starts with the same config (rec__exec_failed()). */
+		has_start_config = config && config != &child_cfg;
+		if (has_start_config) {
+			start_config = (struct rec_config)REC_CONFIG_INIT;
+			memcpy(&start_config, config,
+			       config->size < sizeof(start_config) ? config->size : sizeof(start_config));
+			start_config.size = sizeof(start_config);
+			if (config->output) {
+				snprintf(config_output, sizeof(config_output), "%s", config->output);
+				start_config.output = config_output;
+			}
+		}
+	}
 	if (config && config->output) {
 		snprintf(output_pattern, sizeof(output_pattern), "%s", config->output);
 		pattern_from_config = true;
@@ -414,6 +509,7 @@ int rec__start_locked(const struct rec_config *config)
 		__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
 		return err;
 	}
+	recording_pid = getpid();
 	__atomic_store_n(&rec__g.state, REC__RUNNING, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -484,11 +580,14 @@ int rec_start(const struct rec_config *config)
 	return err;
 }
 
-static int stop(void)
+/* *ended: whether this call ended a running recording (NULL: not asked). */
+static int stop(bool *ended)
 {
 	int err;
 
 	pthread_mutex_lock(&rec__g.lock);
+	if (ended)
+		*ended = rec__g.state == REC__RUNNING;
 	if (rec__g.state == REC__RUNNING)
 		__atomic_store_n(&rec__g.state, REC__STOPPED, __ATOMIC_RELEASE);
 	if (!rec__g.writer_running) {
@@ -539,7 +638,7 @@ int rec_stop(void)
 	int err;
 
 	rec__in_librec = 1;
-	err = stop();
+	err = stop(NULL);
 	rec__in_librec = 0;
 	return err;
 }
@@ -552,6 +651,67 @@ int rec_flush(void)
 	err = flush();
 	rec__in_librec = 0;
 	return err;
+}
+
+bool rec__exec_wanted(void)
+{
+	/*
+	 * Nothing while a handler interrupted librec on this thread (its locks
+	 * may be held), and nothing in a vfork() child: the recording running
+	 * in this memory is its parent's, which goes on after the exec. The
+	 * child only reads here.
+	 */
+	return !rec__in_librec && __atomic_load_n(&rec__g.state, __ATOMIC_ACQUIRE) == REC__RUNNING &&
+	       getpid() == recording_pid;
+}
+
+bool rec__exec_begin(void)
+{
+	struct rec__fd_id id;
+	bool ended = false;
+
+	if (!rec__exec_wanted())
+		return false;
+	rec__in_librec = 1;
+	pthread_mutex_lock(&rec__g.lock);
+	id = rec__g.fd_id;
+	pthread_mutex_unlock(&rec__g.lock);
+	stop(&ended);
+	if (ended && !rec__g.cfg.flight) {
+		pthread_mutex_lock(&rec__g.lock);
+		exec_ended = id;
+		pthread_mutex_unlock(&rec__g.lock);
+	}
+	rec__in_librec = 0;
+	return ended;
+}
+
+void rec__exec_failed(const char *what, int err)
+{
+	/* Static: g.lock is held while they are used, and stacks may be small. */
+	static char pb[REC__LOG_PATH_BYTES], pb2[REC__LOG_PATH_BYTES], pb3[REC__LOG_PATH_BYTES];
+	static char ended[sizeof(rec__g.cfg.output)];
+	int e = -EALREADY;
+
+	rec__in_librec = 1;
+	pthread_mutex_lock(&rec__g.lock);
+	snprintf(ended, sizeof(ended), "%s", rec__g.cfg.output);
+	/* Unless another thread started a recording meanwhile. */
+	if (rec__g.state == REC__STOPPED) {
+		exec_restarting = true;
+		e = rec__start_locked(has_start_config ? &start_config : NULL);
+		exec_restarting = false;
+	}
+	if (e == 0 && rec__g.cfg.flight)
+		rec__log("exec of %s failed (%s): recording goes on",
+			 rec__log_path(what, pb, sizeof(pb)), strerror(err));
+	else if (e == 0)
+		rec__log("exec of %s failed (%s): %s holds the recording up to it, which goes on in %s",
+			 rec__log_path(what, pb, sizeof(pb)), strerror(err),
+			 rec__log_path(ended, pb2, sizeof(pb2)),
+			 rec__log_path(rec__g.cfg.output, pb3, sizeof(pb3)));
+	pthread_mutex_unlock(&rec__g.lock);
+	rec__in_librec = 0;
 }
 
 const char *rec_strerror(int err)

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
@@ -140,4 +141,69 @@ void rec__fd_close(int *fd, const struct rec__fd_id *id)
 	if (rec__fd_is_ours(*fd, id))
 		close(*fd);
 	*fd = -1;
+}
+
+bool rec__output_origin(int fd, uint32_t *pid, uint64_t *start_mono_ns)
+{
+	/* The index frame's head, FRAME (8 + 8 or 12 bytes), FILE_HEADER through start_mono_ns. */
+	uint8_t b[56 + 8 + 12 + 8 + 48];
+	ssize_t n = pread(fd, b, sizeof(b), 0);
+	uint32_t size;
+	size_t at;
+
+	if (n < 56 + 8 + 8 + 8 + 48 || recfmt_load_u32le(b) != RECFMT_INDEX_FRAME_MAGIC ||
+	    recfmt_load_u32le(b + 8) != RECFMT_INDEX_ID || b[56] != RECFMT_FRAME)
+		return false;
+	size = recfmt_load_u32le(b + 60);
+	if (size != 8 && size != 12)
+		return false;
+	at = 56 + 8 + size; /* the FILE_HEADER record */
+	if ((size_t)n < at + 8 + 48 || recfmt_load_u32le(b + 48) < at + 8 + 48 - 56 ||
+	    b[at] != RECFMT_FILE_HEADER || recfmt_load_u32le(b + at + 4) < 48 ||
+	    memcmp(b + at + 8, RECFMT_FILE_MAGIC, 8) != 0)
+		return false;
+	*pid = recfmt_load_u32le(b + at + 8 + 16);
+	*start_mono_ns = recfmt_load_u64le(b + at + 8 + 40);
+	return true;
+}
+
+/*
+ * CLOCK_MONOTONIC when this program image began (lifecycle.c's
+ * init_process(), at load): a trace of this pid begun before it was written
+ * by an earlier program of this process, which exec()ed this one.
+ */
+static uint64_t image_start_ns;
+
+void rec__output_image_began(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	image_start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+bool rec__output_begun_earlier(int rfd)
+{
+	uint64_t start_ns;
+	uint32_t pid;
+
+	return image_start_ns && rec__output_origin(rfd, &pid, &start_ns) &&
+	       pid == (uint32_t)getpid() && start_ns < image_start_ns;
+}
+
+bool rec__file_is_earlier(const char *path)
+{
+	struct stat st;
+	bool earlier;
+	int rfd;
+
+	/* Only a regular file is opened: opening a device may have effects of its own. */
+	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return false;
+	rfd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW);
+	if (rfd < 0)
+		return false;
+	earlier = rec__output_begun_earlier(rfd);
+	close(rfd);
+	return earlier;
 }

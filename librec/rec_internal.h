@@ -685,6 +685,8 @@ bool rec__env_disabled(void) REC__HIDDEN;
 const char *rec__env_output(void) REC__HIDDEN;
 /* REC_RECORD_LOG (set by `tracetool record`), read with secure_getenv(); NULL if unset. */
 const char *rec__env_record_log(void) REC__HIDDEN;
+/* config.c: PATH as execvp() reads it, for exec.c (getenv: the program's own search). */
+const char *rec__env_exec_path(void) REC__HIDDEN;
 /*
  * rec__secure() - true in a program run with privileges its caller lacks
  * (setuid, setgid, file capabilities: the kernel's AT_SECURE). The
@@ -731,9 +733,45 @@ int rec__fd_remember(int fd, struct rec__fd_id *id) REC__HIDDEN;
 bool rec__fd_is_ours(int fd, const struct rec__fd_id *id) REC__HIDDEN;
 void rec__fd_close(int *fd, const struct rec__fd_id *id) REC__HIDDEN;
 
+/*
+ * output.c: rec__output_origin() - the pid and start (CLOCK_MONOTONIC) in
+ * the FILE_HEADER of the trace that the regular file fd names starts with,
+ * read from its first index frame (FORMAT.md §6.1, §3.2) without
+ * decompressing anything. Async-signal-safe (pread). Return: false if the
+ * file does not start that way (empty, not a trace, or a writer without
+ * index frames).
+ */
+bool rec__output_origin(int fd, uint32_t *pid, uint64_t *start_mono_ns) REC__HIDDEN;
+/*
+ * After exec (rec(3), EXIT, FORK AND CRASH, "Exec"): a trace whose header
+ * has this pid and a start before this program image began (its load:
+ * rec__output_image_began(), from lifecycle.c) is an earlier program's of
+ * this process, which exec()ed this one, and is kept.
+ * rec__output_begun_earlier() - whether the trace rfd reads is one.
+ * rec__file_is_earlier() - whether the regular file at path holds one
+ * (anything else is not opened). Both async-signal-safe.
+ */
+void rec__output_image_began(void) REC__HIDDEN;
+bool rec__output_begun_earlier(int rfd) REC__HIDDEN;
+bool rec__file_is_earlier(const char *path) REC__HIDDEN;
+
 /* lifecycle.c */
 int rec__start_locked(const struct rec_config *config) REC__HIDDEN;
 bool rec__start_lazy(void) REC__HIDDEN;
+/*
+ * rec__exec_wanted() - whether an exec now would end a recording of this
+ * process's (none in a vfork() child, nor in a handler that interrupted
+ * librec). Async-signal-safe.
+ * rec__exec_begin() - exec.c, just before the program's exec(): ends this
+ * image's recording as rec_stop() does (every event written, the end
+ * marker). Return: whether it ended one (then call rec__exec_failed() if the
+ * exec returns).
+ * rec__exec_failed() - the exec returned with err: recording goes on, in a
+ * new file (never the one just ended), and one stderr line says so.
+ */
+bool rec__exec_wanted(void) REC__HIDDEN;
+bool rec__exec_begin(void) REC__HIDDEN;
+void rec__exec_failed(const char *what, int err) REC__HIDDEN;
 
 /*
  * rec__writer_wake() - make the writer run a pass now, not at its next poll:

@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec.c - the program exec()s (rec(3), EXIT, FORK AND CRASH, "Exec";
+ * README, "One file, one live recording"). The kernel ends every thread and
+ * closes the trace (O_CLOEXEC) at a successful exec: the events librec had
+ * not written yet were lost and the file had no end. So librectrace.so
+ * stands before the exec family (execve, execv, execvp, execvpe, execl,
+ * execlp, execle, fexecve, execveat) and ends the recording first, as
+ * rec_stop() does: every thread's events written, the end marker, the file
+ * closed. The new program, traced too, then writes the next name
+ * (lifecycle.c, open_output()): the ended file is never replaced.
+ *
+ * An exec that fails returns, and the program goes on: so the recording is
+ * ended only for an exec that will most likely succeed (the file exists, is
+ * a regular file and executable, found along PATH as execvp() would): a
+ * program that tries its candidates one by one (Python's os.execvp() calls
+ * execve() for each PATH entry) keeps one recording. An exec that fails all
+ * the same (not an executable format, E2BIG, ENOMEM, ...) starts a new
+ * recording at once, with the same configuration, in the next name, and one
+ * stderr line says so (rec__exec_failed()). Finishing and going on is what
+ * the file can say honestly: its end marker says every event up to the exec
+ * is in it, and nothing after.
+ *
+ * Not stood before: posix_spawn() and system() (glibc calls its internal
+ * execve in a new process: the recording goes on, the child is a new
+ * process), a raw execve system call, and the static librectrace.a (which
+ * interposes nothing: there an exec loses what was not yet written, and the
+ * new program still keeps the file). A vfork() child shares the recording's
+ * memory: its exec changes nothing (rec__exec_begin() checks the pid).
+ */
+#define _GNU_SOURCE
+#include "rec_internal.h"
+
+#if defined(REC_GLIBC_HOOK_VERSION)
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define REC__STR2(x) #x
+#define REC__STR(x) REC__STR2(x)
+
+enum real {
+	REAL_EXECVE,
+	REAL_EXECV,
+	REAL_EXECVP,
+	REAL_EXECVPE,
+	REAL_FEXECVE,
+	REAL_EXECVEAT,
+	REAL_NR
+};
+
+/* glibc's versions: execvpe came with 2.11 (as __longjmp_chk did: the base on ARM64). */
+static const struct {
+	const char *name, *version;
+} real_sym[REAL_NR] = {
+	[REAL_EXECVE] = { "execve", REC__STR(REC_GLIBC_HOOK_VERSION) },
+	[REAL_EXECV] = { "execv", REC__STR(REC_GLIBC_HOOK_VERSION) },
+	[REAL_EXECVP] = { "execvp", REC__STR(REC_GLIBC_HOOK_VERSION) },
+	[REAL_EXECVPE] = { "execvpe", REC__STR(REC_GLIBC_LONGJMP_CHK_VERSION) },
+	[REAL_FEXECVE] = { "fexecve", REC__STR(REC_GLIBC_HOOK_VERSION) },
+	[REAL_EXECVEAT] = { "execveat", "GLIBC_2.34" },
+};
+static void *real_slot[REAL_NR];
+
+/*
+ * The definition after librec's (libc's): looked up at load (below), so
+ * that an exec in a child after fork() or in a signal handler never enters
+ * the dynamic linker. NULL (errno ENOSYS) if there is none.
+ */
+static void *real(enum real which)
+{
+	void *f = __atomic_load_n(&real_slot[which], __ATOMIC_ACQUIRE);
+
+	if (f)
+		return f;
+	f = dlvsym(RTLD_NEXT, real_sym[which].name, real_sym[which].version);
+	if (!f)
+		f = dlsym(RTLD_NEXT, real_sym[which].name);
+	if (!f) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	__atomic_store_n(&real_slot[which], f, __ATOMIC_RELEASE);
+	return f;
+}
+
+__attribute__((constructor)) static void exec_load(void)
+{
+	for (int i = 0; i < REAL_NR; i++)
+		real((enum real)i);
+}
+
+/* Whether an exec of the file (at dirfd, path) will most likely succeed. */
+static bool runnable_at(int dirfd, const char *path, int flags)
+{
+	struct stat st;
+
+	return path[0] && fstatat(dirfd, path, &st, flags & AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISREG(st.st_mode) && faccessat(dirfd, path, X_OK, AT_EACCESS) == 0;
+}
+
+static bool runnable(const char *path)
+{
+	return runnable_at(AT_FDCWD, path, 0);
+}
+
+/* As execvp() searches: a name with a slash as it is, else each PATH entry. */
+static bool runnable_on_path(const char *file)
+{
+	const char *path = rec__env_exec_path(), *p, *end;
+	char buf[PATH_MAX];
+	size_t n = strlen(file);
+
+	if (strchr(file, '/'))
+		return runnable(file);
+	if (!file[0])
+		return false;
+	if (!path)
+		path = "/bin:/usr/bin"; /* glibc's default (confstr(_CS_PATH)) */
+	for (p = path;; p = end + 1) {
+		size_t d;
+
+		end = strchrnul(p, ':');
+		d = (size_t)(end - p);
+		if (d + 1 + n < sizeof(buf)) {
+			/* An empty entry is the current directory. */
+			memcpy(buf, d ? p : ".", d ? d : 1);
+			buf[d ? d : 1] = '/';
+			memcpy(buf + (d ? d : 1) + 1, file, n + 1);
+			if (runnable(buf))
+				return true;
+		}
+		if (!*end)
+			return false;
+	}
+}
+
+/* Ends the recording before an exec that will likely succeed. Return: whether it did. */
+static bool before(bool likely)
+{
+	return likely && rec__exec_begin();
+}
+
+/* The exec returned (it failed): recording goes on. Keeps errno. */
+static int after(bool ended, const char *what)
+{
+	int err = errno;
+
+	if (ended)
+		rec__exec_failed(what, err);
+	errno = err;
+	return -1;
+}
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execv_fn)(const char *, char *const[]);
+
+static int do_execve(const char *path, char *const argv[], char *const envp[])
+{
+	execve_fn f = (execve_fn)real(REAL_EXECVE);
+	bool ended;
+
+	if (!f)
+		return -1;
+	ended = before(rec__exec_wanted() && runnable(path));
+	f(path, argv, envp);
+	return after(ended, path);
+}
+
+static int do_execv(const char *path, char *const argv[])
+{
+	execv_fn f = (execv_fn)real(REAL_EXECV);
+	bool ended;
+
+	if (!f)
+		return -1;
+	ended = before(rec__exec_wanted() && runnable(path));
+	f(path, argv);
+	return after(ended, path);
+}
+
+static int do_execvp(const char *file, char *const argv[])
+{
+	execv_fn f = (execv_fn)real(REAL_EXECVP);
+	bool ended;
+
+	if (!f)
+		return -1;
+	ended = before(rec__exec_wanted() && runnable_on_path(file));
+	f(file, argv);
+	return after(ended, file);
+}
+
+static int do_execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	execve_fn f = (execve_fn)real(REAL_EXECVPE);
+	bool ended;
+
+	if (!f)
+		return -1;
+	ended = before(rec__exec_wanted() && runnable_on_path(file));
+	f(file, argv, envp);
+	return after(ended, file);
+}
+
+/*
+ * The program's calls: copies exported under glibc's versions, which the
+ * dynamic linker matches by name (as hooks.c's copies of glibc's hooks and
+ * sample.c's pthread_create()), in librectrace.so only.
+ */
+#define EXPORT(name, ver) __asm__(".symver rec__" #name "_glibc, " #name "@" ver)
+
+int rec__execve_glibc(const char *path, char *const argv[], char *const envp[]) REC_API;
+int rec__execv_glibc(const char *path, char *const argv[]) REC_API;
+int rec__execvp_glibc(const char *file, char *const argv[]) REC_API;
+int rec__execvpe_glibc(const char *file, char *const argv[], char *const envp[]) REC_API;
+int rec__execl_glibc(const char *path, const char *arg, ...) REC_API;
+int rec__execlp_glibc(const char *file, const char *arg, ...) REC_API;
+int rec__execle_glibc(const char *path, const char *arg, ...) REC_API;
+int rec__fexecve_glibc(int fd, char *const argv[], char *const envp[]) REC_API;
+int rec__execveat_glibc(int dirfd, const char *path, char *const argv[], char *const envp[],
+			int flags) REC_API;
+EXPORT(execve, REC__STR(REC_GLIBC_HOOK_VERSION));
+EXPORT(execv, REC__STR(REC_GLIBC_HOOK_VERSION));
+EXPORT(execvp, REC__STR(REC_GLIBC_HOOK_VERSION));
+EXPORT(execvpe, REC__STR(REC_GLIBC_LONGJMP_CHK_VERSION));
+EXPORT(execl, REC__STR(REC_GLIBC_HOOK_VERSION));
+EXPORT(execlp, REC__STR(REC_GLIBC_HOOK_VERSION));
+EXPORT(execle, REC__STR(REC_GLIBC_HOOK_VERSION));
+EXPORT(fexecve, REC__STR(REC_GLIBC_HOOK_VERSION));
+EXPORT(execveat, "GLIBC_2.34");
+
+int rec__execve_glibc(const char *path, char *const argv[], char *const envp[])
+{
+	return do_execve(path, argv, envp);
+}
+
+int rec__execv_glibc(const char *path, char *const argv[])
+{
+	return do_execv(path, argv);
+}
+
+int rec__execvp_glibc(const char *file, char *const argv[])
+{
+	return do_execvp(file, argv);
+}
+
+int rec__execvpe_glibc(const char *file, char *const argv[], char *const envp[])
+{
+	return do_execvpe(file, argv, envp);
+}
+
+/*
+ * execl(), execlp(), execle(): their arguments as an argv on the stack, as
+ * glibc makes it (it may be called in a child after fork(): no malloc).
+ */
+#define COUNT_ARGS(arg, ap, n)                                                                  \
+	do {                                                                                    \
+		va_list c_;                                                                      \
+		va_copy(c_, ap);                                                                 \
+		for (n = 1; arg && va_arg(c_, const char *); n++)                               \
+			;                                                                        \
+		va_end(c_);                                                                      \
+	} while (0)
+
+static void fill_args(const char **argv, size_t n, const char *arg, va_list ap)
+{
+	argv[0] = arg;
+	for (size_t i = 1; i < n; i++)
+		argv[i] = va_arg(ap, const char *);
+	argv[n] = NULL;
+}
+
+int rec__execl_glibc(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	size_t n;
+
+	va_start(ap, arg);
+	COUNT_ARGS(arg, ap, n);
+	if (!arg)
+		n = 0;
+	if (n > INT_MAX - 1) {
+		va_end(ap);
+		errno = E2BIG;
+		return -1;
+	}
+	const char *argv[n + 1];
+
+	fill_args(argv, n, arg, ap);
+	va_end(ap);
+	return do_execv(path, (char *const *)argv);
+}
+
+int rec__execlp_glibc(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	size_t n;
+
+	va_start(ap, arg);
+	COUNT_ARGS(arg, ap, n);
+	if (!arg)
+		n = 0;
+	if (n > INT_MAX - 1) {
+		va_end(ap);
+		errno = E2BIG;
+		return -1;
+	}
+	const char *argv[n + 1];
+
+	fill_args(argv, n, arg, ap);
+	va_end(ap);
+	return do_execvp(file, (char *const *)argv);
+}
+
+int rec__execle_glibc(const char *path, const char *arg, ...)
+{
+	char *const *envp;
+	va_list ap;
+	size_t n;
+
+	va_start(ap, arg);
+	COUNT_ARGS(arg, ap, n);
+	if (!arg)
+		n = 0;
+	if (n > INT_MAX - 1) {
+		va_end(ap);
+		errno = E2BIG;
+		return -1;
+	}
+	const char *argv[n + 1];
+
+	fill_args(argv, n, arg, ap);
+	if (arg)
+		(void)va_arg(ap, const char *); /* the NULL that ends the arguments */
+	envp = va_arg(ap, char *const *);
+	va_end(ap);
+	return do_execve(path, (char *const *)argv, envp);
+}
+
+int rec__fexecve_glibc(int fd, char *const argv[], char *const envp[])
+{
+	int (*f)(int, char *const[], char *const[]) =
+		(int (*)(int, char *const[], char *const[]))real(REAL_FEXECVE);
+	struct stat st;
+	bool ended;
+
+	if (!f)
+		return -1;
+	ended = before(rec__exec_wanted() && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		       (st.st_mode & 0111));
+	f(fd, argv, envp);
+	return after(ended, "a descriptor");
+}
+
+int rec__execveat_glibc(int dirfd, const char *path, char *const argv[], char *const envp[],
+			int flags)
+{
+	int (*f)(int, const char *, char *const[], char *const[], int) =
+		(int (*)(int, const char *, char *const[], char *const[], int))real(REAL_EXECVEAT);
+	struct stat st;
+	bool likely, ended;
+
+	if (!f)
+		return -1;
+	likely = rec__exec_wanted();
+	if (likely && !path[0] && (flags & AT_EMPTY_PATH))
+		likely = fstat(dirfd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
+	else if (likely)
+		likely = runnable_at(dirfd, path, flags);
+	ended = before(likely);
+	f(dirfd, path, argv, envp, flags);
+	return after(ended, path[0] ? path : "a descriptor");
+}
+
+#endif

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_exec.c - a traced program that exec()s (finding F2; rec(3), EXIT,
+ * FORK AND CRASH, "Exec"; README, "One file, one live recording"): each
+ * program image's recording is ended before the exec, every thread's events
+ * in it and its end marker, and the next image, the same pid with the same
+ * REC_OUTPUT, writes the next name instead of replacing it. An exec that
+ * fails goes on recording in the next name; one that surely fails (no such
+ * file) changes nothing; a vfork() child's exec leaves its parent's
+ * recording alone. The program is prog_execself.c, run as a child; its
+ * paths come from meson (tests/librec/meson.build).
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "trace_read.h"
+
+static char dir[128];
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/rec_exec_%d", (int)getpid());
+	mkdir(dir, 0700);
+}
+
+static void cleanup(void)
+{
+	char cmd[200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	(void)!system(cmd);
+}
+
+TestSuite(exec, .init = setup, .fini = cleanup, .timeout = 120);
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+
+	cr_assert_not_null(v, "%s is not set (run through meson test)", name);
+	return v;
+}
+
+/* dir/NAME */
+static const char *in_dir(const char *name)
+{
+	static char bufs[4][256];
+	static unsigned k;
+	char *b = bufs[k++ % 4];
+
+	snprintf(b, sizeof(bufs[0]), "%s/%s", dir, name);
+	return b;
+}
+
+/* Runs prog (PROG_EXECSELF or another) with REC_OUTPUT=dir/ex.zst and `more` settings. */
+static void run(const char *prog, const char *mode, const char *last, const char *more,
+		struct tu_child *c)
+{
+	char output[300];
+	const char *argv[] = { env(prog), mode, last, NULL };
+	const char *extra[] = { output, more, NULL };
+
+	snprintf(output, sizeof(output), "REC_OUTPUT=%s", in_dir("ex.zst"));
+	tu_run_child(argv, extra, 60000, 0, c);
+}
+
+/*
+ * The file holds one program image's whole recording: ended cleanly, pid
+ * `pid` (0: any; returned), `work` and 500 `worker` scopes, nothing dropped.
+ */
+static uint32_t check_image(const char *path, uint32_t pid, uint64_t nr_work)
+{
+	struct tr_trace tr;
+
+	cr_assert_eq(tr_load(path, &tr), 0, "cannot read %s", path);
+	cr_assert(tr.clean, "%s: not ended cleanly", path);
+	cr_assert_not(tr.truncated, "%s", path);
+	cr_assert_eq(tr.nr_corrupt, 0, "%s", path);
+	cr_assert(tr_well_nested(&tr), "%s", path);
+	cr_assert_eq(tr_dropped(&tr), 0, "%s", path);
+	if (pid)
+		cr_assert_eq(tr.pid, pid, "%s", path);
+	pid = tr.pid;
+	cr_assert_eq(tr_calls(&tr, "work"), nr_work, "%s: work %llu, expected %llu", path,
+		     (unsigned long long)tr_calls(&tr, "work"), (unsigned long long)nr_work);
+	cr_assert_eq(tr_calls(&tr, "worker"), 500, "%s: worker %llu", path,
+		     (unsigned long long)tr_calls(&tr, "worker"));
+	tr_free(&tr);
+	return pid;
+}
+
+/* dir/ex-PID.zst (k == 1) or dir/ex-PID-K.zst */
+static const char *next_name(uint32_t pid, unsigned k)
+{
+	char name[64];
+
+	if (k == 1)
+		snprintf(name, sizeof(name), "ex-%u.zst", pid);
+	else
+		snprintf(name, sizeof(name), "ex-%u-%u.zst", pid, k);
+	return in_dir(name);
+}
+
+/* Image 0, then 1, then 2 of prog MODE: three files, each whole; one line per later image. */
+static void check_three_images(const char *prog, const char *mode)
+{
+	char line[2][600];
+	struct tu_child c;
+	uint32_t pid;
+
+	run(prog, mode, "2", NULL, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	pid = check_image(in_dir("ex.zst"), 0, 1000);
+	check_image(next_name(pid, 1), pid, 2000);
+	check_image(next_name(pid, 2), pid, 3000);
+	snprintf(line[0], sizeof(line[0]),
+		 "rec: %s holds the recording of this process's program before exec; writing %s "
+		 "instead\n",
+		 in_dir("ex.zst"), next_name(pid, 1));
+	snprintf(line[1], sizeof(line[1]),
+		 "rec: %s and the 1 name after it hold the recordings of this process's programs "
+		 "before exec; writing %s instead\n",
+		 in_dir("ex.zst"), next_name(pid, 2));
+	cr_assert_eq(strncmp(c.err, line[0], strlen(line[0])), 0, "%s", c.err);
+	cr_assert_str_eq(c.err + strlen(line[0]), line[1]);
+	cr_assert_eq(access(next_name(pid, 3), F_OK), -1);
+}
+
+Test(exec, F2_a_program_that_execs_itself_keeps_every_image_s_recording)
+{
+	check_three_images("PROG_EXECSELF", "self");
+}
+
+Test(exec, F2_execl_keeps_every_image_s_recording)
+{
+	check_three_images("PROG_EXECSELF", "selfl");
+}
+
+Test(exec, F2_execvpe_found_on_path_keeps_every_image_s_recording)
+{
+	check_three_images("PROG_EXECSELF", "selfvpe");
+}
+
+/* librectrace.a stands before no exec: the program ends its recording itself, and the next
+ * image still keeps its file. */
+Test(exec, F2_static_a_program_that_stops_before_exec_keeps_every_image_s_recording)
+{
+	check_three_images("PROG_EXECSELF_STATIC", "stop");
+}
+
+Test(exec, F2_an_exec_that_fails_goes_on_recording_in_the_next_name)
+{
+	char line[600];
+	struct tu_child c;
+	uint32_t pid;
+	FILE *f = fopen(in_dir("not-a-program"), "w");
+
+	cr_assert_not_null(f);
+	fputs("neither ELF nor #!\n", f);
+	fclose(f);
+	cr_assert_eq(chmod(in_dir("not-a-program"), 0700), 0);
+	run("PROG_EXECSELF", "fail", in_dir("not-a-program"), NULL, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	pid = check_image(in_dir("ex.zst"), 0, 1000);
+	/* The second file: the 500 after the exec; the worker's were all before it. */
+	{
+		struct tr_trace tr;
+
+		cr_assert_eq(tr_load(next_name(pid, 1), &tr), 0);
+		cr_assert(tr.clean);
+		cr_assert_eq(tr.pid, pid);
+		cr_assert_eq(tr_calls(&tr, "work"), 500);
+		cr_assert_eq(tr_calls(&tr, "worker"), 0);
+		cr_assert_eq(tr_dropped(&tr), 0);
+		tr_free(&tr);
+	}
+	snprintf(line, sizeof(line),
+		 "rec: exec of %s failed (%s): %s holds the recording up to it, which goes on in "
+		 "%s\n",
+		 in_dir("not-a-program"), strerror(ENOEXEC), in_dir("ex.zst"), next_name(pid, 1));
+	cr_assert_str_eq(c.err, line);
+}
+
+Test(exec, F2_an_exec_of_no_file_changes_nothing)
+{
+	struct tu_child c;
+	uint32_t pid;
+
+	run("PROG_EXECSELF", "missing", in_dir("no-such-program"), NULL, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	cr_assert_str_eq(c.err, "");
+	pid = check_image(in_dir("ex.zst"), 0, 1500);
+	cr_assert_eq(access(next_name(pid, 1), F_OK), -1);
+}
+
+Test(exec, F2_a_vfork_child_s_exec_leaves_the_parent_s_recording_alone)
+{
+	struct tu_child c;
+	uint32_t pid;
+
+	run("PROG_EXECSELF", "vfork", "0", NULL, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	cr_assert_str_eq(c.err, "");
+	pid = check_image(in_dir("ex.zst"), 0, 1500);
+	cr_assert_eq(access(next_name(pid, 1), F_OK), -1);
+}
+
+/* REC_MODE=flight: each image's snapshot kept, numbered on across the execs. */
+Test(exec, F2_flight_snapshots_of_every_image_are_kept_and_numbered_on)
+{
+	struct tu_child c;
+	struct tr_trace tr;
+	uint32_t pid;
+
+	run("PROG_EXECSELF", "flight", "2", "REC_MODE=flight", &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	cr_assert_str_eq(c.err, "");
+	pid = check_image(in_dir("ex-1.zst"), 0, 1000);
+	check_image(in_dir("ex-2.zst"), pid, 2000);
+	for (int n = 1; n <= 2; n++) {
+		cr_assert_eq(tr_load(in_dir(n == 1 ? "ex-1.zst" : "ex-2.zst"), &tr), 0);
+		cr_assert(tr.has_snapshot);
+		cr_assert_eq(tr.snap_number, (uint32_t)n);
+		cr_assert_str_eq(tr.snap_reason, "before exec");
+		tr_free(&tr);
+	}
+	cr_assert_eq(access(in_dir("ex-3.zst"), F_OK), -1);
+	cr_assert_eq(access(in_dir("ex.zst"), F_OK), -1);
+}
