@@ -338,7 +338,8 @@ static void report_written(const struct written *w, const char *output)
 {
 	/* Paths shown as -o was given: absolute, or relative to here. */
 	char *cwd = output[0] == '/' ? NULL : getcwd(NULL, 0), *want = NULL;
-	size_t main_i = w->n, more;
+	size_t main_i = w->n, more, same = 0;
+	const char *from;
 
 	/* -o's file, absolute as librec wrote it. */
 	if (output[0] == '/')
@@ -351,11 +352,19 @@ static void report_written(const struct written *w, const char *output)
 	if (main_i == w->n)
 		main_i = 0; /* no process wrote -o's name itself: the first file leads */
 	more = w->n - 1;
+	/* Files of the main file's pid: the programs its process exec()ed (rec(3), "Exec"). */
+	for (size_t i = 0; i < w->n; i++)
+		same += i != main_i && w->last_pid[i] == w->last_pid[main_i];
+	if (!same)
+		from = more == 1 ? "another process" : "other processes";
+	else if (same == more)
+		from = more == 1 ? "the program it exec()ed" : "the programs it exec()ed";
+	else
+		from = "other processes and programs exec()ed";
 	fputs("tracetool: record: trace in ", stderr);
 	tt_emit_text(stderr, shown(w->path[main_i], cwd));
 	if (more) {
-		fprintf(stderr, "; %zu more from %s: ", more,
-			more == 1 ? "another process" : "other processes");
+		fprintf(stderr, "; %zu more from %s: ", more, from);
 		for (size_t i = 0, k = 0; i < w->n; i++) {
 			if (i == main_i)
 				continue;

@@ -234,3 +234,26 @@ Test(exec, F2_flight_snapshots_of_every_image_are_kept_and_numbered_on)
 	cr_assert_eq(access(in_dir("ex-3.zst"), F_OK), -1);
 	cr_assert_eq(access(in_dir("ex.zst"), F_OK), -1);
 }
+
+/* tracetool record names every image's file, as the programs the command exec()ed. */
+Test(exec, F2_tracetool_record_names_every_image_s_file)
+{
+	const char *argv[] = { env("TRACETOOL"), "record", "-o", in_dir("r.zst"), "--",
+			       env("PROG_EXECSELF"), "self", "2", NULL };
+	char want[1024], *p;
+	struct tu_child c;
+	struct tr_trace tr;
+
+	tu_run_child(argv, NULL, 60000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	cr_assert_eq(tr_load(in_dir("r.zst"), &tr), 0);
+	cr_assert_eq(tr_calls(&tr, "work"), 1000);
+	snprintf(want, sizeof(want),
+		 "tracetool: record: trace in %s; 2 more from the programs it exec()ed: "
+		 "%s/r-%u.zst, %s/r-%u-2.zst\n",
+		 in_dir("r.zst"), dir, tr.pid, dir, tr.pid);
+	tr_free(&tr);
+	p = strstr(c.err, "tracetool: record: trace in ");
+	cr_assert_not_null(p, "%s", c.err);
+	cr_assert_eq(strncmp(p, want, strlen(want)), 0, "%s", c.err);
+}
