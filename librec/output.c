@@ -121,19 +121,36 @@ int rec__output_open(const char *path, unsigned flags, unsigned mode, const char
 int rec__fd_remember(int fd, struct rec__fd_id *id)
 {
 	struct stat st;
+	int flags = fcntl(fd, F_GETFL);
 
-	if (fstat(fd, &st) < 0)
+	if (flags < 0 || fstat(fd, &st) < 0)
 		return -errno;
 	id->dev = st.st_dev;
 	id->ino = st.st_ino;
+	id->flags = flags;
 	return 0;
+}
+
+/* fd names id's file, through an open with id's status flags; *st: its fstat(). */
+static bool same_file(int fd, const struct rec__fd_id *id, struct stat *st)
+{
+	return fd >= 0 && fstat(fd, st) == 0 && st->st_dev == id->dev && st->st_ino == id->ino &&
+	       fcntl(fd, F_GETFL) == id->flags;
 }
 
 bool rec__fd_is_ours(int fd, const struct rec__fd_id *id)
 {
 	struct stat st;
 
-	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
+	return same_file(fd, id, &st);
+}
+
+bool rec__fd_is_ours_at(int fd, const struct rec__fd_id *id, uint64_t offset)
+{
+	struct stat st;
+
+	return same_file(fd, id, &st) &&
+	       (!S_ISREG(st.st_mode) || lseek(fd, 0, SEEK_CUR) == (off_t)offset);
 }
 
 void rec__fd_close(int *fd, const struct rec__fd_id *id)

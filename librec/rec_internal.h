@@ -290,10 +290,11 @@ static inline struct recfmt_event *rec__own_slots(const struct rec__thread *t)
  * takes 1 + nr ring slots: the event, then one slot per counter whose
  * `ticks` holds the value (probe.c, writer.c).
  */
-/* A file librec opened, as fstat() named it then (output.c). */
+/* A file librec opened, as fstat() named it then, and its open's status flags (output.c). */
 struct rec__fd_id {
 	dev_t dev;
 	ino_t ino;
+	int flags; /* fcntl(F_GETFL): another open of the same file differs (O_RDWR, ...) */
 };
 
 struct rec__counters {
@@ -728,9 +729,15 @@ int rec__output_open(const char *path, unsigned flags, unsigned mode, const char
  * librec guarantees"). rec__fd_remember() - fstat() fd into *id, or -errno.
  * rec__fd_is_ours() - whether fd still names *id (fstat: async-signal-safe).
  * rec__fd_close() - closes fd only if it is still ours; sets *fd to -1.
+ * rec__fd_is_ours_at() - rec__fd_is_ours(), and for a regular file, its
+ * offset is `offset`, the bytes librec wrote through it: a host that
+ * closed librec's descriptor and opened the same file itself, under the
+ * same number, gets a descriptor of its own, whose offset librec must not
+ * write at (finding F3). Async-signal-safe (fstat, fcntl, lseek).
  */
 int rec__fd_remember(int fd, struct rec__fd_id *id) REC__HIDDEN;
 bool rec__fd_is_ours(int fd, const struct rec__fd_id *id) REC__HIDDEN;
+bool rec__fd_is_ours_at(int fd, const struct rec__fd_id *id, uint64_t offset) REC__HIDDEN;
 void rec__fd_close(int *fd, const struct rec__fd_id *id) REC__HIDDEN;
 
 /*

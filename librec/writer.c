@@ -461,8 +461,12 @@ static void write_frame(struct writer *w)
 	if (!err) {
 		memcpy(w->ix.data + w->ix.len, w->out.data, w->out.len);
 		w->ix.len += w->out.len;
-		/* Only while the descriptor is still ours: one fstat() a frame. */
-		if (!rec__fd_is_ours(rec__g.fd, &rec__g.fd_id)) {
+		/*
+		 * Only while the descriptor is still ours, at the offset where our
+		 * last frame ended (a host's own open of the same file under our
+		 * old number has its own): fstat(), fcntl() and lseek() a frame.
+		 */
+		if (!rec__fd_is_ours_at(rec__g.fd, &rec__g.fd_id, w->file_bytes)) {
 			lost_fd(w);
 			goto out;
 		}

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "trace_read.h"
 #include "under_asan.h"
 
 #define LIMIT_MS 30000u
@@ -326,6 +327,48 @@ Test(outputs, host_closing_librec_output_fd_never_gets_trace_bytes)
 	cr_assert_str_eq(read_text(host), "the host's own data\n");
 	line = strstr(c.err, "rec: ");
 	cr_assert(line && !strstr(line + 1, "rec: "), "one rec: line wanted: %s", c.err);
+}
+
+/*
+ * Finding F3: a host that closed librec's descriptor and opened the trace
+ * file itself, read-write, under the same number (same device and inode),
+ * then read its head: librec's next frames went to the host's offset 4,
+ * over the file's first frame, and rec_stop() closed the host's
+ * descriptor. Now the open is not librec's (its flags, its offset): the
+ * trace ends whole after its first frame, one line says so, and the host's
+ * descriptor stays open where it left it.
+ */
+Test(outputs, F3_host_reopening_the_trace_under_its_number_never_moves_librec_frames)
+{
+	char out[128], want[512];
+	const char *argv[] = { env("PROG_CLOSEFDS"), out, "reopen", NULL };
+	struct tu_child c;
+	struct tr_trace tr;
+	struct stat st;
+
+	in_dir(out, sizeof(out), "trace.zst");
+	run(argv, out, NULL, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d; stderr: %s", c.status, c.err);
+	cr_assert_eq(stat(out, &st), 0);
+	snprintf(want, sizeof(want),
+		 "rec: the program closed descriptor %%d, the trace's; tracing stopped: %s ends "
+		 "after its first %lld bytes, without its end record\n",
+		 out, (long long)st.st_size);
+	{
+		char line[512];
+		int fd;
+
+		cr_assert_eq(sscanf(c.err, "rec: the program closed descriptor %d,", &fd), 1, "%s",
+			     c.err);
+		snprintf(line, sizeof(line), want, fd);
+		cr_assert_str_eq(c.err, line);
+	}
+	cr_assert_eq(tr_load(out, &tr), 0);
+	cr_assert_eq(tr.nr_corrupt, 0);
+	cr_assert_not(tr.truncated);
+	cr_assert_not(tr.clean);
+	cr_assert_eq(tr_calls(&tr, "work"), 1000);
+	tr_free(&tr);
 }
 
 /*
