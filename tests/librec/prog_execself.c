@@ -14,6 +14,8 @@
  *            then 500 more `work` scopes; LAST is the file
  *   missing  exec() a file that does not exist, then 500 more `work` scopes
  *   vfork    vfork() a child that exec()s /bin/true, then 500 more `work`
+ *   spawn    posix_spawn() /bin/true, then system("exec /bin/true"), then 500
+ *            more `work`
  *   flight   REC_MODE=flight: rec_snapshot() in each image before its exec
  * Exit: 0, or 2 (usage), 3 (an exec returned when it should not have, or
  * did not fail as asked), 4 (a thread or a child failed).
@@ -23,6 +25,7 @@
 #include <pthread.h>
 #include <rec.h>
 #include <semaphore.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +98,19 @@ int main(int argc, char **argv)
 			work();
 		return 0;
 	}
+	if (strcmp(mode, "spawn") == 0) {
+		char *const args[] = { "true", NULL };
+		int status;
+		pid_t pid;
+
+		if (posix_spawn(&pid, "/bin/true", NULL, NULL, args, environ) != 0 ||
+		    waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0 || system("exec /bin/true") != 0)
+			return 4;
+		for (int i = 0; i < 500; i++)
+			work();
+		return 0;
+	}
 	if (gen >= last)
 		return 0;
 	snprintf(next, sizeof(next), "%d", gen + 1);
@@ -106,12 +122,9 @@ int main(int argc, char **argv)
 		execl("/proc/self/exe", argv[0], mode, argv[2], next, (char *)NULL);
 	} else if (strcmp(mode, "selfvpe") == 0) {
 		char *const args[] = { argv[0], argv[1], argv[2], next, NULL };
-		char *const env[] = { "PATH=/nonexistent:/proc/self", NULL };
 
-		/* The rest of the environment (REC_OUTPUT, REC_MODE) on. */
-		for (char **e = environ; *e; e++)
-			if (strncmp(*e, "PATH=", 5) == 0)
-				*e = env[0];
+		/* "exe" found in the second entry; the rest of the environment (REC_OUTPUT) on. */
+		setenv("PATH", "/nonexistent:/proc/self", 1);
 		execvpe("exe", args, environ);
 	} else {
 		char *const args[] = { argv[0], argv[1], argv[2], next, NULL };

@@ -212,6 +212,19 @@ Test(exec, F2_a_vfork_child_s_exec_leaves_the_parent_s_recording_alone)
 	cr_assert_eq(access(next_name(pid, 1), F_OK), -1);
 }
 
+/* posix_spawn() and system() exec in a new process: this one's recording goes on. */
+Test(exec, F2_posix_spawn_and_system_leave_the_recording_alone)
+{
+	struct tu_child c;
+	uint32_t pid;
+
+	run("PROG_EXECSELF", "spawn", "0", NULL, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	cr_assert_str_eq(c.err, "");
+	pid = check_image(in_dir("ex.zst"), 0, 1500);
+	cr_assert_eq(access(next_name(pid, 1), F_OK), -1);
+}
+
 /* REC_MODE=flight: each image's snapshot kept, numbered on across the execs. */
 Test(exec, F2_flight_snapshots_of_every_image_are_kept_and_numbered_on)
 {
