@@ -35,8 +35,13 @@ static pid_t recording_pid;
 static struct rec_config start_config;
 static bool has_start_config;
 static char config_output[sizeof(output_pattern)];
-/* While recording restarts after a failed exec: the file the exec's stop ended is kept. */
+/*
+ * While recording restarts after a failed exec: the file the exec's stop
+ * ended is kept, known by its device and inode and by its name (a file
+ * compacted at its end, compact.c, was renamed over it: another inode).
+ */
 static struct rec__fd_id exec_ended;
+static char exec_ended_path[sizeof(rec__g.cfg.output)];
 static bool exec_restarting;
 
 /*
@@ -205,7 +210,8 @@ static bool holds_earlier(const char *path, int fd, const struct stat *st)
 	bool earlier;
 	int rfd;
 
-	if (exec_restarting && st->st_dev == exec_ended.dev && st->st_ino == exec_ended.ino)
+	if (exec_restarting && ((st->st_dev == exec_ended.dev && st->st_ino == exec_ended.ino) ||
+				strcmp(path, exec_ended_path) == 0))
 		return true;
 	/* fd is write-only: the same file opened again to read its head. */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
@@ -690,12 +696,12 @@ void rec__exec_failed(const char *what, int err)
 {
 	/* Static: g.lock is held while they are used, and stacks may be small. */
 	static char pb[REC__LOG_PATH_BYTES], pb2[REC__LOG_PATH_BYTES], pb3[REC__LOG_PATH_BYTES];
-	static char ended[sizeof(rec__g.cfg.output)];
+	const char *ended = exec_ended_path;
 	int e = -EALREADY;
 
 	rec__in_librec = 1;
 	pthread_mutex_lock(&rec__g.lock);
-	snprintf(ended, sizeof(ended), "%s", rec__g.cfg.output);
+	snprintf(exec_ended_path, sizeof(exec_ended_path), "%s", rec__g.cfg.output);
 	/* Unless another thread started a recording meanwhile. */
 	if (rec__g.state == REC__STOPPED) {
 		exec_restarting = true;
