@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -223,4 +224,18 @@ bool rec__file_is_earlier(const char *path)
 	earlier = rec__output_begun_earlier(rfd);
 	close(rfd);
 	return earlier;
+}
+
+int rec__fd_high(int fd)
+{
+	struct rlimit rl;
+	int high;
+
+	if (fd < 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur <= 64)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, (int)(rl.rlim_cur > 4096 ? 4096 : rl.rlim_cur) / 2);
+	if (high < 0)
+		return fd;
+	close(fd);
+	return high;
 }

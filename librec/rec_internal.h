@@ -304,7 +304,11 @@ struct rec__counters {
 	struct rec__fd_id fd_id[RECFMT_MAX_COUNTERS];	 /* closed only while still ours */
 	struct perf_event_mmap_page *page[RECFMT_MAX_COUNTERS]; /* hardware events */
 	bool rdpmc;	   /* every event's page allowed rdpmc at open */
-	bool closed;
+	bool closed;	   /* by its thread (atomic: the writer checks the leader) */
+	/* The leader is not read any more: the host closed or replaced its
+	 * descriptor, or a read failed (atomic; set by its thread or the writer). */
+	uint8_t gone;
+	bool reported; /* the writer said so (writer only) */
 	const char *name[RECFMT_MAX_COUNTERS]; /* requested, in order */
 	uint32_t flags[RECFMT_MAX_COUNTERS];	/* RECFMT_COUNTER_RECORDED */
 	/* Producer-private (the owning thread): pending exits, in scopes,
@@ -739,6 +743,9 @@ int rec__fd_remember(int fd, struct rec__fd_id *id) REC__HIDDEN;
 bool rec__fd_is_ours(int fd, const struct rec__fd_id *id) REC__HIDDEN;
 bool rec__fd_is_ours_at(int fd, const struct rec__fd_id *id, uint64_t offset) REC__HIDDEN;
 void rec__fd_close(int *fd, const struct rec__fd_id *id) REC__HIDDEN;
+/* rec__fd_high() - fd moved above the numbers a host's next open() takes
+ * (half the descriptor limit, at most 2048; close-on-exec), or fd itself. */
+int rec__fd_high(int fd) REC__HIDDEN;
 
 /*
  * output.c: rec__output_origin() - the pid and start (CLOCK_MONOTONIC) in
@@ -998,8 +1005,13 @@ struct perf_event_mmap_page;
 uint32_t rec__counters_configure(const char *list) REC__HIDDEN;
 const char *rec__counters_known_names(void) REC__HIDDEN;
 struct rec__counters *rec__counters_open(void) REC__HIDDEN;
-void rec__counters_read(const struct rec__counters *c, uint64_t *vals) REC__HIDDEN;
+void rec__counters_read(struct rec__counters *c, uint64_t *vals) REC__HIDDEN;
 void rec__counters_close(struct rec__counters *c) REC__HIDDEN;
+/* rec__counters_check(): the writer, a live thread's group each pass: 0 while
+ * its probes may read it; once, when they may not: REC__CTR_NOT_OURS (the
+ * host closed or replaced the leader's descriptor) or REC__CTR_UNREADABLE. */
+enum { REC__CTR_NOT_OURS = 1, REC__CTR_UNREADABLE = 2 };
+int rec__counters_check(struct rec__counters *c) REC__HIDDEN;
 void rec__counters_free(struct rec__counters *c) REC__HIDDEN;
 bool rec__counters_rdpmc_usable(const struct perf_event_mmap_page *pc) REC__HIDDEN;
 uint64_t rec__counters_pmc_value(uint64_t offset, uint64_t raw, uint16_t width) REC__HIDDEN;

@@ -433,19 +433,12 @@ static int perf_open(pid_t tid, uint64_t period_ns)
 static int arm_perf(pid_t tid, uint64_t *id)
 {
 	struct f_owner_ex owner = { F_OWNER_TID, tid };
-	struct rlimit rl;
-	int fd = perf_open(tid, S.period_ns), high;
+	int fd = perf_open(tid, S.period_ns);
 
 	if (fd < 0)
 		return -errno;
 	/* Away from the descriptors the host counts on (0, 1, 2, the lowest free). */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 64) {
-		high = fcntl(fd, F_DUPFD_CLOEXEC, (int)(rl.rlim_cur > 4096 ? 4096 : rl.rlim_cur) / 2);
-		if (high >= 0) {
-			close(fd);
-			fd = high;
-		}
-	}
+	fd = rec__fd_high(fd);
 	if (fcntl(fd, F_SETOWN_EX, &owner) < 0 || fcntl(fd, F_SETSIG, S.signo) < 0 ||
 	    fcntl(fd, F_SETFL, O_ASYNC) < 0 || ioctl(fd, PERF_EVENT_IOC_ID, id) < 0 ||
 	    ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) < 0) { /* one overflow: on_signal() rearms */

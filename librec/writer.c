@@ -1639,6 +1639,32 @@ static size_t pass_threads(struct writer *w)
 }
 
 /*
+ * REC_COUNTERS: a live thread's group leader still librec's descriptor
+ * (counters.c), checked before its drain, so that rec_flush() returning
+ * means the check ran. One line for the first group lost, per process.
+ */
+static void check_counters(struct rec__thread *t)
+{
+	static bool said;
+	int why;
+
+	if (!t->reg.ctr || __atomic_load_n(&t->reg.dead, __ATOMIC_ACQUIRE))
+		return;
+	why = rec__counters_check(t->reg.ctr);
+	if (!why || said)
+		return;
+	said = true;
+	if (why == REC__CTR_NOT_OURS)
+		rec__log("REC_COUNTERS: the program closed or replaced librec's counter descriptor "
+			 "%d (thread %u): librec no longer reads it; that thread's counters are 0 "
+			 "from then on",
+			 t->reg.ctr->fd[0], t->reg.os_tid);
+	else
+		rec__log("REC_COUNTERS: thread %u's counters could not be read: 0 from then on",
+			 t->reg.os_tid);
+}
+
+/*
  * Drains (or, in WM_KEEPING, keeps) every thread of the pass. Exited
  * threads first: their rings are freed as soon as they are drained, and a
  * starved writer must not let them pile up behind the live ones (REC_MEMORY,
@@ -1671,6 +1697,8 @@ static bool drain_threads(struct writer *w, struct pass *p)
 				else
 					rec__flight_scan_held(t);
 			}
+			if (round == 1)
+				check_counters(w->snap[i]);
 			if (!keeping)
 				p->busy |= drain_thread(w, w->snap[i], p->final, p->now_ticks, &ended);
 			if (ended) {

@@ -154,6 +154,36 @@ Test(counters, context_switches_of_a_function_that_sleeps_are_at_least_one_per_c
 	free(err);
 }
 
+/*
+ * A host that puts a pipe of its own at the number of librec's counter
+ * descriptor (dup2()): each probe's read(2) of the group took the host's
+ * bytes from its pipe (or, blocking, would have waited on it). After a
+ * writer pass (rec_flush()) librec must read it no more, and say so once.
+ */
+Test(counters, a_host_s_file_at_the_counter_descriptor_is_never_read)
+{
+	char cmd[1024], out[256] = "";
+	int status;
+	FILE *f;
+	char *err;
+
+	snprintf(cmd, sizeof(cmd), "REC_OUTPUT=%s REC_COUNTERS=page-faults %s reuse 2>%s", trace,
+		 getenv("PROG_COUNTERS"), errf);
+	f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	fread(out, 1, sizeof(out) - 1, f);
+	status = pclose(f);
+	err = slurp(errf);
+	need_software_events(err);
+	cr_assert_eq(status, 0, "%s: %s", cmd, out);
+	cr_assert(strstr(out, "host bytes 16\n"), "the host lost its pipe's bytes: %s", out);
+	cr_assert(strstr(err, "rec: REC_COUNTERS: the program closed or replaced librec's counter "
+			      "descriptor "),
+		  "%s", err);
+	cr_assert_null(strstr(strstr(err, "rec: ") + 1, "rec: "), "one line: %s", err);
+	free(err);
+}
+
 Test(counters, unsupported_event_gives_one_clear_line_and_the_others_are_recorded)
 {
 	char *err = run_prog("REC_COUNTERS=instructions,page-faults", "counters");
