@@ -1063,6 +1063,8 @@ bool rec__sample_exit_check(int *signo) REC__HIDDEN;
 /* pthread_create() for librec's own threads: they are never sampled. */
 int rec__pthread_create_internal(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
 				 void *arg) REC__HIDDEN;
+/* Whether tid is a sanitizer runtime's thread, or librec's first (never the host's). */
+bool rec__thread_is_runtime(pid_t tid) REC__HIDDEN;
 /* config.c: REC_SAMPLE as set now (*hz 0: unset). Return: 0, or -EINVAL if bad. */
 int rec__env_sample_hz(uint32_t *hz) REC__HIDDEN;
 

@@ -858,6 +858,35 @@ static int real_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(vo
  * runtime's comes after it). Under ThreadSanitizer librec exports no copy
  * (REC_NO_THREAD_HOOK), so the first is the runtime's.
  */
+#if defined(REC_SANITIZED)
+/*
+ * The threads that a sanitizer's runtime starts with the first thread made
+ * through it (ThreadSanitizer's background thread, which never ends) are
+ * not the host's: with them counted, the writer never found a host whose
+ * main() ended with pthread_exit() gone (writer.c, host_gone()), and the
+ * process never ended. Those that appeared while librec made its first
+ * thread of the process (the writer, at load: no host thread is made then),
+ * the writer's own among them. Written before the writer runs.
+ */
+static pid_t runtime_tid[8];
+static uint32_t nr_runtime_tid;
+static bool runtime_seen;
+
+bool rec__thread_is_runtime(pid_t tid)
+{
+	for (uint32_t i = 0; i < nr_runtime_tid; i++)
+		if (runtime_tid[i] == tid)
+			return true;
+	return false;
+}
+#else
+bool rec__thread_is_runtime(pid_t tid)
+{
+	(void)tid;
+	return false;
+}
+#endif
+
 int rec__pthread_create_internal(pthread_t *th, const pthread_attr_t *attr,
 				 void *(*fn)(void *), void *arg)
 {
@@ -867,6 +896,8 @@ int rec__pthread_create_internal(pthread_t *th, const pthread_attr_t *attr,
 #if defined(REC_SANITIZED)
 	void *f = dlsym(RTLD_DEFAULT, "pthread_create");
 	Dl_info it, self;
+	pid_t *before = NULL, *after = NULL;
+	long nr_before = runtime_seen ? -1 : list_threads(&before), nr_after = -1;
 
 	if (f && dladdr(f, &it) && dladdr((void *)rec__pthread_create_internal, &self) &&
 	    it.dli_fbase == self.dli_fbase)
@@ -874,6 +905,17 @@ int rec__pthread_create_internal(pthread_t *th, const pthread_attr_t *attr,
 	err = f ? ((int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))f)(
 			  th, attr, fn, arg)
 		: real_create(th, attr, fn, arg);
+	if (nr_before >= 0 && !err) {
+		runtime_seen = true;
+		nr_after = list_threads(&after);
+	}
+	for (long i = 0; i < nr_after && nr_runtime_tid < 8; i++)
+		if (!bsearch(&after[i], before, (size_t)nr_before, sizeof(*before), cmp_tid))
+			runtime_tid[nr_runtime_tid++] = after[i];
+	if (nr_before >= 0)
+		free(before);
+	if (nr_after >= 0)
+		free(after);
 #else
 	err = real_create(th, attr, fn, arg);
 #endif
@@ -1511,6 +1553,10 @@ int rec__sample_init(uint32_t hz, bool (*start)(void))
  */
 void rec__sample_fork_child(bool records)
 {
+#if defined(REC_SANITIZED)
+	nr_runtime_tid = 0; /* the parent's; the child's first thread finds its own */
+	runtime_seen = false;
+#endif
 	if (!S.ready)
 		return;
 	pthread_mutex_init(&S.reg_lock, NULL);

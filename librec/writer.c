@@ -1409,7 +1409,8 @@ static bool host_gone(void)
 	while (gone && (e = readdir(d))) {
 		long tid = strtol(e->d_name, NULL, 10);
 
-		if (tid <= 0 || tid == me || tid == (long)getpid())
+		if (tid <= 0 || tid == me || tid == (long)getpid() ||
+		    rec__thread_is_runtime((pid_t)tid))
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", tid);
 		st = task_state(path);
