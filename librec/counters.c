@@ -369,11 +369,14 @@ void rec__counters_close(struct rec__counters *c)
 	/* Before any close: the writer's check tells this from the host's. */
 	__atomic_store_n(&c->closed, true, __ATOMIC_RELEASE);
 	for (uint32_t i = c->nr; i-- > 0;) {
+		/* c->fd[] stays as it was: the writer may be reading it (its check). */
+		int fd = c->fd[i];
+
 		if (c->page[i])
 			munmap(c->page[i], (size_t)sysconf(_SC_PAGESIZE));
 		c->page[i] = NULL;
 		/* Not if the host closed it and its number names a file of the host's now. */
-		rec__fd_close(&c->fd[i], &c->fd_id[i]);
+		rec__fd_close(&fd, &c->fd_id[i]);
 	}
 }
 
