@@ -857,7 +857,9 @@ static uint32_t group_of(const struct rec__thread *t)
 /*
  * Annotations (rec_internal.h) share the rings: every slot of one has code
  * REC__ANNOT_CODE, its first slot its time, the others (aux kind 0) a value
- * or text. Counted threads never hold them.
+ * or text. Counted threads hold no annotation but REC_SAMPLE's samples,
+ * whole groups of such slots (sample.c), whose first groups a discard (whole
+ * groups too) may take: a window starts after what is left of one.
  */
 static bool is_annot_tail_slot(const struct recfmt_event *ev)
 {
@@ -1110,8 +1112,9 @@ uint64_t rec__flight_window_index(const struct rec__thread *t, uint64_t lo, uint
 		else
 			hi = mid;
 	}
-	/* Never inside an annotation: its later slots carry its time (ticks_at()). */
-	return group == 1 ? record_start(t, lo + lo_k, head) : lo + lo_k * group;
+	/* Never inside an annotation or a sample: its later slots carry its time
+	 * (ticks_at()); a sample ends at a group's end, where record_start() stops. */
+	return record_start(t, lo + lo_k * group, head);
 }
 
 /*

@@ -482,10 +482,7 @@ int rec__start_locked(const struct rec_config *config)
 	}
 	if (!rec__g.cfg.flight)
 		announce_output(rec__g.cfg.output);
-	if (rec__counters_configure(rec__g.cfg.counters) && rec__g.cfg.flight && rec__sample_hz())
-		rec__log("REC_SAMPLE: no samples of the threads that record REC_COUNTERS in "
-			 "REC_MODE=flight (a flight ring holds counted events only): they count "
-			 "as dropped samples");
+	rec__counters_configure(rec__g.cfg.counters);
 	rec__g.stop_requested = false;
 	rec__g.write_error = 0;
 	rec__clock_sync(rec__g.cfg.use_tsc, &rec__g.start_sync);

@@ -184,16 +184,19 @@ static NOINSTR bool room_nowait(struct rec__thread *t, uint64_t need)
 	uint64_t tail;
 
 	if (__atomic_load_n(&rec__flight_overwrite, __ATOMIC_RELAXED)) {
-		uint64_t chunk;
+		/* A counted thread's ring is discarded by whole groups, as probe.c does. */
+		uint64_t group = t->reg.ctr ? 1 + (uint64_t)t->reg.ctr->nr : 1, chunk;
 		bool discarded = false, frozen = rec__flight_frozen_now();
 
 		/* Full: a larger ring first; then discard the oldest chunk. */
-		if (rec__ring_refresh_flight(&t->ring, need, 1, false, &discarded) == REC__RING_FULL &&
+		if (rec__ring_refresh_flight(&t->ring, need, group, false, &discarded) ==
+			    REC__RING_FULL &&
 		    rec__thread_grow(t, rec__ring_flight_from(&t->ring), true) &&
-		    rec__ring_refresh_flight(&t->ring, need, 1, false, &discarded) == REC__RING_ROOM)
+		    rec__ring_refresh_flight(&t->ring, need, group, false, &discarded) ==
+			    REC__RING_ROOM)
 			return true;
-		chunk = (t->ring.p.mask + 1) / 8;
-		room = rec__ring_refresh_flight(&t->ring, need, chunk ? chunk : 1, !frozen,
+		chunk = (t->ring.p.mask + 1) / 8 / group * group;
+		room = rec__ring_refresh_flight(&t->ring, need, chunk ? chunk : group, !frozen,
 						&discarded);
 		if (discarded && rec__flight_wake_on_discard)
 			rec__writer_wake();
@@ -332,11 +335,8 @@ static NOINSTR __attribute__((noinline)) void take_sample(int signo, siginfo_t *
 	}
 	if (__atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED))
 		goto out;
-	if (!t->ring.p.events ||
-	    (t->reg.ctr && __atomic_load_n(&rec__flight_overwrite, __ATOMIC_RELAXED))) {
-		/* No ring (the budget), or a flight ring of counter groups, whose
-		 * discards and snapshot windows step by whole counted events. */
-		rec__count_one(&t->own.nr_samples_dropped);
+	if (!t->ring.p.events) {
+		rec__count_one(&t->own.nr_samples_dropped); /* no ring (the budget) */
 		goto out;
 	}
 	if (si->si_code == SI_TIMER && si->si_overrun > 0)

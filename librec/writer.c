@@ -696,6 +696,11 @@ static int encode_ring_counted(struct writer *w, struct rec__thread *t, uint64_t
 		if (ev->code == REC__ANNOT_CODE) {
 			uint64_t slots = (rec__annot_slots(ev->aux) + group - 1) / group * group;
 
+			if (REC__ANNOT_KIND(ev->aux) == 0) {
+				/* A sample's later group, its first discarded (flight mode). */
+				at += group;
+				continue;
+			}
 			if (REC__ANNOT_KIND(ev->aux) != REC__SAMPLE_KIND || at + slots > head)
 				break; /* the rest of the sample is past the slice: next piece */
 			samples = true;
@@ -728,8 +733,8 @@ static int encode_ring_counted(struct writer *w, struct rec__thread *t, uint64_t
 		struct recfmt_sample smp = { .ticks = ev->ticks, .frames = f };
 		uint32_t slots;
 
-		if (ev->code != REC__ANNOT_CODE) {
-			i += group;
+		if (ev->code != REC__ANNOT_CODE || REC__ANNOT_KIND(ev->aux) != REC__SAMPLE_KIND) {
+			i += group; /* an event, or what is left of a discarded sample */
 			continue;
 		}
 		slots = rec__annot_slots(ev->aux);

@@ -5,11 +5,14 @@
  * inside librec's own code on the same thread, whose rings are SPSC. Each
  * thread runs `ms` of CPU through outer() (3 nested scopes a call) and prints
  * "calls N": the outer() calls it made, for the test to check against.
+ * Usage: prog_sample_probes [MS [snap]]  (snap: REC_MODE=flight's snapshot
+ * of the run, rec_snapshot(), written before it exits)
  */
 #include <pthread.h>
 #include <rec.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static volatile unsigned sink;
@@ -61,5 +64,7 @@ int main(int argc, char **argv)
 	pthread_create(&t, NULL, run, &ms);
 	run(&ms);
 	pthread_join(t, NULL);
+	if (argc > 2 && strcmp(argv[2], "snap") == 0 && (rec_snapshot("end") || rec_flush()))
+		return 3;
 	return 0;
 }

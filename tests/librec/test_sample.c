@@ -817,3 +817,41 @@ Test(sample, samples_with_counters_keep_the_counted_ring_whole, .init = make_dir
 	cr_assert_gt(s.nr, s.dropped, "%lu samples, %lu dropped", (unsigned long)s.nr,
 		     (unsigned long)s.dropped);
 }
+
+/*
+ * REC_MODE=flight with REC_COUNTERS: a counted thread's samples were all
+ * dropped (its flight ring was taken to hold counted events only; one
+ * rec: line at start said so). A flight ring discards whole counter groups
+ * and a sample takes whole groups, so the snapshot holds them, its scopes
+ * whole and well nested around them.
+ */
+Test(sample, flight_snapshot_with_counters_holds_the_counted_threads_samples, .init = make_dir,
+     .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("PROG_SAMPLE_PROBES"), "300", "snap", NULL };
+	const char *env[] = { "REC_MODE=flight", "REC_WINDOW=10s", "REC_AFTER=0",
+			      "REC_COUNTERS=task-clock,page-faults", NULL };
+	char out[256], snap[256];
+	struct tu_child c;
+	struct tr_trace tr;
+	static struct samples s;
+
+	run_sampled_to("fc-%n.zst", out, argv, "997", env, 120000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	cr_assert_eq(rec_lines(c.err), 0, "%s", c.err);
+	snprintf(snap, sizeof(snap), "%s/fc-1.zst", dir);
+	cr_assert_eq(tr_load(snap, &tr), 0, "%s", snap);
+	cr_assert(tr.clean && tr.nr_corrupt == 0);
+	cr_assert(tr_well_nested(&tr));
+	cr_assert_gt(tr_calls(&tr, "outer"), 0);
+	tr_free(&tr);
+	read_samples(snap, &s);
+	cr_assert(!s.corrupt && s.has_sampling);
+	/* User-mode CPU only is sampled, and a counted probe spends most of its
+	 * time in read(2): few samples, but kept, not dropped (the old code kept
+	 * none and dropped every one). */
+	cr_assert_gt(s.nr, 0, "%lu samples, %lu dropped", (unsigned long)s.nr,
+		     (unsigned long)s.dropped);
+	cr_assert_gt(s.nr, s.dropped, "%lu samples, %lu dropped", (unsigned long)s.nr,
+		     (unsigned long)s.dropped);
+}
