@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -348,12 +349,21 @@ int rec__counters_check(struct rec__counters *c)
 {
 	bool ours;
 
-	if (c->reported || __atomic_load_n(&c->closed, __ATOMIC_ACQUIRE))
+	if (c->reported)
 		return 0;
+	/*
+	 * With rec__counters_close(): either this sees `closed` and reads no
+	 * descriptor, or the closing thread sees `checking` and waits for the
+	 * fstat() to end before it closes (seq_cst both ways, Dekker's): never
+	 * a check of a descriptor its own thread is closing.
+	 */
+	__atomic_store_n(&c->checking, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&c->closed, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&c->checking, 0, __ATOMIC_RELEASE);
+		return 0;
+	}
 	ours = rec__fd_is_ours(c->fd[0], &c->fd_id[0]);
-	/* Closed by its exiting thread meanwhile: not the host's doing. */
-	if (__atomic_load_n(&c->closed, __ATOMIC_ACQUIRE))
-		return 0;
+	__atomic_store_n(&c->checking, 0, __ATOMIC_RELEASE);
 	if (ours && !__atomic_load_n(&c->gone, __ATOMIC_RELAXED))
 		return 0;
 	__atomic_store_n(&c->gone, 1, __ATOMIC_RELAXED);
@@ -366,8 +376,10 @@ void rec__counters_close(struct rec__counters *c)
 {
 	if (!c || c->closed)
 		return;
-	/* Before any close: the writer's check tells this from the host's. */
-	__atomic_store_n(&c->closed, true, __ATOMIC_RELEASE);
+	/* Before any close, and no writer's check of it running (rec__counters_check()). */
+	__atomic_store_n(&c->closed, true, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&c->checking, __ATOMIC_SEQ_CST))
+		sched_yield(); /* one fstat() */
 	for (uint32_t i = c->nr; i-- > 0;) {
 		/* c->fd[] stays as it was: the writer may be reading it (its check). */
 		int fd = c->fd[i];

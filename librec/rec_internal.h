@@ -308,6 +308,7 @@ struct rec__counters {
 	/* The leader is not read any more: the host closed or replaced its
 	 * descriptor, or a read failed (atomic; set by its thread or the writer). */
 	uint8_t gone;
+	uint8_t checking; /* the writer's check runs: its thread waits to close (atomic) */
 	bool reported; /* the writer said so (writer only) */
 	const char *name[RECFMT_MAX_COUNTERS]; /* requested, in order */
 	uint32_t flags[RECFMT_MAX_COUNTERS];	/* RECFMT_COUNTER_RECORDED */
