@@ -6,9 +6,10 @@
  * but has not compressed yet) and every thread's ring past what the writer
  * consumed -- as frames of raw zstd blocks (format/rawframe.c) appended
  * after the last frame the writer wrote, ending with a CRASH record
- * (FORMAT.md §3.21) and the END record. Then the signal takes its course:
- * the program's own handler runs, or the default action kills the process
- * by that signal. It owns the handlers, the crash buffers and the
+ * (FORMAT.md §3.21) and the END record -- when the signal kills: where
+ * the program has a handler of its own, that runs first, and a fault it
+ * handles (it returns, or leaves by siglongjmp()) is no crash ("The
+ * handler and chaining" below). It owns the handlers, the crash buffers and the
  * hand-shake with the writer thread (below); it does not own the file
  * (writer.c) or the rings (ring.h). docs/DESIGN.md "Crash capture"
  * explains the rules.
@@ -131,8 +132,6 @@ static uint8_t *crash_stack_lo;
 /* See the hand-shake above. */
 static int crash_flag;
 static int writer_busy;
-/* The handler on this thread is chaining: a handler that calls back into ours ends here. */
-static __thread int chaining __attribute__((tls_model("initial-exec")));
 
 /* Flight mode (s17f): what the handler calls instead of the stream capture. */
 static rec__crash_flight_fn flight_fn;
@@ -735,8 +734,8 @@ void rec__crash_stack_bounds(uint8_t **lo, uint8_t **hi)
 }
 
 /*
- * One crashing thread's handling: the signal, and, once chain_prepare()
- * decided, the program's handler to call (h or hi, else neither).
+ * One signal's handling: the signal, and, once chain_prepare() found it,
+ * the program's handler to call (h or hi).
  */
 struct crash_work {
 	int signo;
@@ -745,7 +744,7 @@ struct crash_work {
 	struct rec__thread *self;
 	void (*h)(int);
 	void (*hi)(int, siginfo_t *, void *);
-	int saved_errno;
+	bool die; /* after the capture, the default action (capture_first()) */
 };
 
 static void capture_file(const struct crash_work *w)
@@ -820,9 +819,46 @@ static void capture_once(const struct crash_work *w)
 
 /* ---------------------------------------------------------------------
  * The handler and chaining.
+ *
+ * A fault is a crash only if it kills (README "After a crash"; rec(3),
+ * "Crash"), as a crash reporter that chains to the program's handler
+ * judges it: where the program has a handler of its own for the signal,
+ * librec calls it first, as the kernel would have, and captures nothing
+ * before. The capture is taken when the signal is about to kill:
+ *   - the program has no handler for it (SIG_DFL, SIG_IGN for a fault,
+ *     or its SA_RESETHAND handler ran already): capture, then the default
+ *     action (restored, and the signal sent again);
+ *   - the program's handler returns after it made the action SIG_DFL
+ *     (or SIG_IGN) again, with the signal pending (it re-raised it) or
+ *     for a fault, which comes back when the instruction runs again:
+ *     capture, then return into the kernel's kill;
+ *   - the program's handler calls librec's back (the action it replaced
+ *     and chains to): capture, then the default action;
+ *   - the program's handler raises another of the signals (abort()):
+ *     that one is handled by the same rules.
+ * A handler that returns otherwise, or leaves by siglongjmp(), has
+ * handled the fault: recording goes on untouched. One that ends the
+ * process itself (_exit(), a sanitizer's report) leaves no capture: the
+ * file is as after kill -9.
  */
 
 static void on_crash(int signo, siginfo_t *si, void *uc);
+
+/*
+ * While the program's handler runs on this thread: the frame of
+ * call_program_handler() that called it, and the siginfo and context
+ * that handler was given. A handler that calls librec's back runs below
+ * that frame, on the same stack, and hands on what it was given (or, as
+ * a plain handler calling a SA_SIGINFO one, nothing valid: then its own
+ * mask tells, not librec's, which blocks every signal). A handler that
+ * left by siglongjmp() leaves them set: the next signal is delivered at
+ * or above that frame (the top of the alternate stack again, or where the
+ * thread had returned to), or, below it, with a siginfo of its own and
+ * librec's mask: a new delivery either way.
+ */
+static __thread uintptr_t chain_frame __attribute__((tls_model("initial-exec")));
+static __thread siginfo_t *chain_si __attribute__((tls_model("initial-exec")));
+static __thread void *chain_uc __attribute__((tls_model("initial-exec")));
 
 static bool is_ours(const struct sigaction *sa)
 {
@@ -848,27 +884,25 @@ static bool ignored(int signo, const siginfo_t *si)
 }
 
 /*
- * The signal's course after the capture. A handler of the program runs as
- * the kernel would have run it (its mask, SA_RESETHAND, SA_SIGINFO or
- * not); SIG_IGN ignores a signal another process sent but not a fault
- * (the kernel would not have ignored it either); SIG_DFL, or a loop back
- * into this handler, restores the default action and re-raises, so the
- * process dies by the signal and its exit status says so.
+ * The kernel's struct sigaction, 32 bytes on x86-64 and AArch64. glibc's
+ * sigaction() keeps two struct kernel_sigaction (with 128-byte masks) on
+ * the stack: the handler's stack calls the system call itself.
  */
-/*
- * The default action back for signo. glibc's sigaction() keeps two
- * struct kernel_sigaction (with 128-byte masks) on the stack; the system
- * call itself takes the kernel's struct, 32 bytes on x86-64 and AArch64.
- */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define KERNEL_SIGACTION 1
+struct kernel_sigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	uint64_t mask;
+};
+#endif
+
+/* The default action back for signo. */
 static void set_default(int signo)
 {
-#if defined(__x86_64__) || defined(__aarch64__)
-	static const struct {
-		void *handler; /* SIG_DFL */
-		unsigned long flags;
-		void *restorer;
-		uint64_t mask;
-	} dfl;
+#ifdef KERNEL_SIGACTION
+	static const struct kernel_sigaction dfl; /* SIG_DFL, no flags, empty mask */
 
 	syscall(SYS_rt_sigaction, signo, &dfl, NULL, sizeof(dfl.mask));
 #else
@@ -878,67 +912,79 @@ static void set_default(int signo)
 #endif
 }
 
-/*
- * The chaining, but for the call of the program's handler itself, which
- * must run on the stack the kernel gave (on_crash() makes it): sets the
- * mask the kernel would have set for that handler and hands it over in
- * w->h or w->hi; or restores the default action and sends the signal
- * again; or nothing, for a signal the program ignores.
- */
-static void chain_prepare(struct crash_work *w)
+/* Every signal blocked on this thread, for the capture (the kernel restores the mask). */
+static void block_all(void)
 {
-	int signo = w->signo;
-	struct sigaction *p = &prev_action[signal_index(signo)];
+#ifdef KERNEL_SIGACTION
+	uint64_t all = ~0ull;
 
-	if (chaining || is_ours(p))
-		goto dfl;
-	if (!is_dfl_or_ign(p)) {
-		int flags = p->sa_flags;
-		sigset_t mask;
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, sizeof(all));
+#else
+	sigset_t all;
 
-		mask = ((ucontext_t *)w->uc)->uc_sigmask;
-		for (int s = 1; s < NSIG; s++)
-			if (sigismember(&p->sa_mask, s) == 1)
-				sigaddset(&mask, s);
-		if (flags & SA_NODEFER)
-			sigdelset(&mask, signo);
-		else
-			sigaddset(&mask, signo);
-		if (flags & SA_SIGINFO)
-			w->hi = p->sa_sigaction;
-		else
-			w->h = p->sa_handler;
-		if (flags & SA_RESETHAND) {
-			memset(p, 0, sizeof(*p));
-			p->sa_handler = SIG_DFL;
-		}
-		/* The kernel restores the interrupted mask when the handler returns. */
-		pthread_sigmask(SIG_SETMASK, &mask, NULL);
-		return;
-	}
-	if (ignored(signo, w->si))
-		return;
-dfl:
-	set_default(signo);
-	/*
-	 * Pending until this handler returns (the signal is blocked in it),
-	 * then fatal. tgkill, not raise(): raise() blocks every signal around
-	 * it with a sigset_t on the stack, which need not be large.
-	 */
-	syscall(SYS_tgkill, getpid(), gettid(), signo);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+#endif
 }
 
-/* Calls the program's handler that chain_prepare() handed over, if any. */
-static void call_program_handler(const struct crash_work *w)
+/* Whether every ordinary signal is blocked: librec's handler's mask, as the kernel set it. */
+static __attribute__((noinline)) bool all_blocked(void)
 {
-	if (!w->h && !w->hi)
-		return;
-	chaining = 1;
-	if (w->hi)
-		w->hi(w->signo, w->si, w->uc);
-	else
-		w->h(w->signo);
-	chaining = 0;
+	sigset_t cur;
+
+	if (pthread_sigmask(SIG_BLOCK, NULL, &cur) != 0)
+		return true;
+	for (int s = 1; s < 32; s++)
+		if (s != SIGKILL && s != SIGSTOP && sigismember(&cur, s) != 1)
+			return false;
+	return true;
+}
+
+/*
+ * After the program's handler returned: whether the signal kills now. It
+ * does if the action in force is no longer librec's but SIG_DFL or
+ * SIG_IGN (the program put it back) and the signal is pending (re-raised
+ * while blocked in the handler) or is a fault (the instruction runs again
+ * and faults again; the kernel does not ignore a fault). With librec's
+ * action still in force, what comes next (a fault again, a re-raise)
+ * comes back to on_crash(), which decides then.
+ */
+static bool fatal_after(int signo, const siginfo_t *si)
+{
+#ifdef KERNEL_SIGACTION
+	struct kernel_sigaction cur;
+	uint64_t pending = 0;
+	void (*h)(int);
+
+	if (syscall(SYS_rt_sigaction, signo, NULL, &cur, sizeof(cur.mask)) != 0)
+		return false;
+	h = (void (*)(int))cur.handler;
+	if (h != SIG_DFL && h != SIG_IGN)
+		return false;
+	if (si && si->si_code > 0)
+		return true;
+	syscall(SYS_rt_sigpending, &pending, sizeof(pending));
+	return h == SIG_DFL && (pending >> (signo - 1) & 1);
+#else
+	struct sigaction cur;
+	sigset_t pending;
+
+	if (sigaction(signo, NULL, &cur) != 0 || !is_dfl_or_ign(&cur))
+		return false;
+	if (si && si->si_code > 0)
+		return true;
+	return handler_of(&cur) == SIG_DFL && sigpending(&pending) == 0 &&
+	       sigismember(&pending, signo) == 1;
+#endif
+}
+
+/* The default action back, and the signal sent again (see capture_first()). */
+static void die_by(int signo)
+{
+	set_default(signo);
+	/* tgkill, not raise(): raise() blocks every signal around it with a
+	 * sigset_t on the stack, which need not be large. */
+	syscall(SYS_tgkill, getpid(), gettid(), signo);
 }
 
 /*
@@ -950,66 +996,162 @@ static void call_program_handler(const struct crash_work *w)
 static struct crash_work capturing;
 
 /* The capturing thread's part, on the crash stack. */
-static void capture_and_prepare(void *arg)
+static void capture_on_stack(void *arg)
 {
 	struct crash_work *w = arg;
 	uint8_t in_librec = rec__in_librec;
 
-	w->saved_errno = errno;
 	/* librec's own probes must not record from here on (probe.c). */
 	rec__in_librec = 1;
 	capture_once(w);
 	rec__in_librec = in_librec;
-	chain_prepare(w);
+	if (w->die)
+		die_by(w->signo);
+}
+
+/* A thread that comes during another's capture waits for it (bounded). */
+static __attribute__((noinline)) void wait_for_capture(void)
+{
+	uint64_t deadline = mono_ns() + (CRASH_WAIT_MS + CRASH_WRITE_MS) * 1000000ull;
+
+	while (__atomic_load_n(&crash_flag, __ATOMIC_SEQ_CST) == CRASH_BUSY && mono_ns() < deadline) {
+		struct timespec nap = { 0, 1000000 };
+
+		nanosleep(&nap, NULL);
+	}
 }
 
 /*
- * Any other thread's: one that crashes meanwhile waits (bounded) for the
- * capture, so that the process does not die before the file is written;
- * a signal librec does not capture (chaining, ignored) only chains.
+ * The capture, by the first thread to get here (crash_flag), on librec's
+ * crash stack; a thread that comes meanwhile waits for it, so that the
+ * process does not die before the file is written. One capture a
+ * recording: later ones find it done and go on at once. With die, then
+ * the default action back and the signal sent again: pending until this
+ * handler returns (every signal is blocked in it), then fatal, so that
+ * the process dies by the signal and its exit status and core dump say so.
  */
-static __attribute__((noinline)) void on_crash_other(int signo, siginfo_t *si, void *uc,
-						     bool waits)
+static inline __attribute__((always_inline)) void capture_first(int signo, siginfo_t *si,
+								 void *uc, bool die)
+{
+	/* A full barrier, as seq_cst; no local whose address is taken (a sanitizer's redzones). */
+	if (__sync_bool_compare_and_swap(&crash_flag, CRASH_NONE, CRASH_BUSY)) {
+		capturing = (struct crash_work){ .signo = signo, .si = si, .uc = uc,
+						 .self = rec__self, .die = die };
+		rec__crash_call_on_stack(capture_on_stack, &capturing, crash_mem);
+		return;
+	}
+	wait_for_capture();
+	if (die)
+		die_by(signo);
+}
+
+/* Whether the program has a handler of its own for signo (chain_prepare() reads it again). */
+static bool has_handler(int signo)
+{
+	const struct sigaction *p = &prev_action[signal_index(signo)];
+
+	return !is_ours(p) && !is_dfl_or_ign(p);
+}
+
+/*
+ * Prepares the call of the program's handler for signo, if it has one:
+ * sets the mask the kernel would have set for that handler (the
+ * interrupted mask, its sa_mask, the signal unless SA_NODEFER), honours
+ * SA_RESETHAND, and hands the handler over in w->h or w->hi.
+ * Return: false if the program has no handler (SIG_DFL, SIG_IGN, librec's).
+ */
+static bool chain_prepare(struct crash_work *w)
+{
+	int signo = w->signo;
+	struct sigaction *p = &prev_action[signal_index(signo)];
+	int flags = p->sa_flags;
+	sigset_t mask;
+
+	if (is_ours(p) || is_dfl_or_ign(p))
+		return false;
+	mask = ((ucontext_t *)w->uc)->uc_sigmask;
+	for (int s = 1; s < NSIG; s++)
+		if (sigismember(&p->sa_mask, s) == 1)
+			sigaddset(&mask, s);
+	if (flags & SA_NODEFER)
+		sigdelset(&mask, signo);
+	else
+		sigaddset(&mask, signo);
+	if (flags & SA_SIGINFO)
+		w->hi = p->sa_sigaction;
+	else
+		w->h = p->sa_handler;
+	if (flags & SA_RESETHAND) {
+		memset(p, 0, sizeof(*p));
+		p->sa_handler = SIG_DFL;
+	}
+	/* The kernel restores the interrupted mask when the handler returns. */
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	return true;
+}
+
+/* Calls the program's handler that chain_prepare() handed over, marking the chain (above). */
+static __attribute__((noinline)) void call_program_handler(const struct crash_work *w)
+{
+	uintptr_t outer_frame = chain_frame;
+	siginfo_t *outer_si = chain_si;
+	void *outer_uc = chain_uc;
+
+	chain_frame = (uintptr_t)__builtin_frame_address(0);
+	chain_si = w->si;
+	chain_uc = w->uc;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (w->hi)
+		w->hi(w->signo, w->si, w->uc);
+	else
+		w->h(w->signo);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	chain_frame = outer_frame;
+	chain_si = outer_si;
+	chain_uc = outer_uc;
+}
+
+/*
+ * The program's handler first, then the capture if the signal now kills
+ * (fatal_after()). Return: false if the program has no handler for it.
+ */
+static __attribute__((noinline)) bool chain(int signo, siginfo_t *si, void *uc)
 {
 	struct crash_work w = { .signo = signo, .si = si, .uc = uc };
-	int saved_errno = errno;
 
-	if (waits) {
-		uint64_t deadline = mono_ns() + (CRASH_WAIT_MS + CRASH_WRITE_MS) * 1000000ull;
-
-		while (__atomic_load_n(&crash_flag, __ATOMIC_SEQ_CST) == CRASH_BUSY &&
-		       mono_ns() < deadline) {
-			struct timespec nap = { 0, 1000000 };
-
-			nanosleep(&nap, NULL);
-		}
-	}
-	chain_prepare(&w);
+	if (!chain_prepare(&w))
+		return false;
 	call_program_handler(&w);
-	errno = saved_errno;
+	if (fatal_after(signo, si)) {
+		block_all();
+		capture_first(signo, si, uc, false);
+	}
+	return true;
 }
 
 /*
- * The handler. The first crashing thread (crash_flag) does its whole part
- * on librec's crash stack: the capture, then the chaining's preparation;
- * back on the stack the kernel gave (a host's small alternate stack, may
- * be), it only calls the program's handler, if any. Its frame here is a
- * few saved registers (rec(3) states the need).
+ * The handler. Its own frame is a few saved registers: on the stack the
+ * kernel gave (a host's small alternate stack, may be) run only the
+ * chaining and the hand-shake; the capture runs on librec's crash stack
+ * (rec(3) states the need).
  */
 static void on_crash(int signo, siginfo_t *si, void *uc)
 {
-	bool ours = !chaining && !ignored(signo, si);
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	int saved_errno = errno;
 
-	/* A full barrier, as seq_cst; no local whose address is taken (a sanitizer's redzones). */
-	if (ours && __sync_bool_compare_and_swap(&crash_flag, CRASH_NONE, CRASH_BUSY)) {
-		capturing = (struct crash_work){ .signo = signo, .si = si, .uc = uc,
-						 .self = rec__self };
-		rec__crash_call_on_stack(capture_and_prepare, &capturing, crash_mem);
-		call_program_handler(&capturing);
-		errno = capturing.saved_errno;
+	if (chain_frame && here >= chain_frame)
+		chain_frame = 0; /* the program's handler left by a jump */
+	if (chain_frame && (si == chain_si || !all_blocked())) {
+		/* Called back by the program's handler: the crash, with what it was given. */
+		si = chain_si;
+		uc = chain_uc;
+	} else if (ignored(signo, si) || (has_handler(signo) && chain(signo, si, uc))) {
+		errno = saved_errno;
 		return;
 	}
-	on_crash_other(signo, si, uc, ours);
+	capture_first(signo, si, uc, true);
+	errno = saved_errno;
 }
 
 /* ---------------------------------------------------------------------
@@ -1022,7 +1164,7 @@ void rec__crash_fork_child(void)
 	/* Only the forking thread exists: no writer pass, no capture in progress. */
 	crash_flag = CRASH_NONE;
 	writer_busy = 0;
-	chaining = 0;
+	chain_frame = 0;
 }
 
 /*

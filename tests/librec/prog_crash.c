@@ -10,7 +10,8 @@
  *   SIGNAL  segv | bus | ill | fpe | abrt
  *   MODE    plain   - no handler of the program's
  *           own     - a SIGSEGV/... handler installed before recording starts;
- *                     it prints "own handler <signo>" and re-raises by default
+ *                     it prints "own handler <signo>", records one more "work"
+ *                     scope and re-raises by default
  *           info    - the same with SA_SIGINFO, SA_RESETHAND, returning (the
  *                     fault comes back and the default action kills)
  *           after   - the handler installed after recording started; waits
@@ -104,7 +105,8 @@ static void own_handler(int sig)
 	msg[13] = (char)('0' + sig % 10);
 	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
 		_exit(3);
-	/* A probe in the program's handler: recording is off by now, it records nothing. */
+	/* A probe in the program's handler: it runs before librec's capture
+	 * (a fault is a crash only if it kills), so this scope is recorded. */
 	work();
 	signal(sig, SIG_DFL);
 	raise(sig);

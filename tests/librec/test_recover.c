@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_recover.c - finding F7: a fault the program's own handler takes is
+ * no crash (README "After a crash"; rec(3), "Crash"). librec calls the
+ * program's handler first and captures only when the signal then kills.
+ * A handler that siglongjmp()s out 100 times, before or after recording
+ * started, on an alternate stack or not: the program goes on (it was
+ * killed at the second fault: a per-thread flag stayed set by the jump),
+ * and every scope is in a clean file. A write barrier whose handler
+ * returns: every scope, no crash (the recording ended at the first fault).
+ * A handler that _exit()s: what the writer wrote is kept, nothing more. A
+ * handler that calls librec's back: captured, and the process dies by the
+ * signal. prog_recover.c is the program.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "trace_read.h"
+
+#define NR_FAULTS 100
+#define NR_LEAVES 1000
+#define NR_ROUNDS 10
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+
+	cr_assert(v, "%s is not set (run through meson test)", name);
+	return v;
+}
+
+static void out_path(char *out, size_t bytes, const char *what)
+{
+	snprintf(out, bytes, "/tmp/rec_recover_%d_%s.zst", (int)getpid(), what);
+	unlink(out);
+}
+
+/* Runs prog_recover MODE with REC_OUTPUT=out, REC_FLUSH_MS=60000 and more (may be NULL). */
+static void run(const char *mode, const char *out, const char *more, struct tu_child *c)
+{
+	const char *argv[] = { env("PROG_RECOVER"), mode, NULL };
+	char setting[300];
+	const char *extra[] = { "REC_FLUSH_MS=60000", setting, more, NULL };
+
+	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
+	/* TU_CHILD_CRASH: no core dump, no sanitizer's fault handler in between. */
+	tu_run_child(argv, extra, 120000, TU_CHILD_CRASH, c);
+	cr_assert_neq(c->status, -1, "%s: hung", mode);
+}
+
+/* tracetool check and summary: exit 0, and neither says "crash". */
+static void assert_no_crash_reported(const char *out)
+{
+	const char *check[] = { env("TRACETOOL"), "check", out, NULL };
+	const char *summary[] = { env("TRACETOOL"), "summary", out, NULL };
+	struct tu_child c;
+
+	tu_run_child(check, NULL, 60000, 0, &c);
+	cr_assert_eq(c.status, 0, "check: %s%s", c.out, c.err);
+	cr_assert(!strstr(c.out, "crash") && !strstr(c.err, "crash"), "check: %s%s", c.out, c.err);
+	tu_run_child(summary, NULL, 60000, 0, &c);
+	cr_assert_eq(c.status, 0, "summary: %s", c.err);
+	cr_assert(!strstr(c.err, "crash"), "summary's stderr: %s", c.err);
+}
+
+/* A clean file (END), nothing dropped or torn, every scope closed; returns it loaded. */
+static void load_clean(const char *out, struct tr_trace *tr)
+{
+	cr_assert_eq(tr_load(out, tr), 0, "cannot read %s", out);
+	cr_assert_eq(tr->nr_corrupt, 0);
+	cr_assert(!tr->truncated);
+	cr_assert(tr->clean, "no END record");
+	cr_assert_eq(tr->end_nr_events, tr->nr_events);
+	cr_assert_eq(tr_dropped(tr), 0);
+	cr_assert(tr_well_nested(tr));
+	for (uint32_t i = 0; i < tr->nr_threads; i++)
+		cr_assert_eq(tr->threads[i].nr_unclosed, 0);
+}
+
+/* 100 faults, each left by siglongjmp(): "recovered 100", exit 0, every scope. */
+static void jumps(const char *mode)
+{
+	char out[256];
+	struct tr_trace tr;
+	struct tu_child c;
+
+	out_path(out, sizeof(out), mode);
+	run(mode, out, NULL, &c);
+	cr_assert_eq(c.status, 0, "%s: status %d, out %s, stderr %s", mode, c.status, c.out, c.err);
+	cr_assert_str_eq(c.out, "recovered 100\n");
+	cr_assert_str_eq(c.err, "");
+	load_clean(out, &tr);
+	cr_assert_eq(tr_calls(&tr, "probe"), NR_FAULTS, "%s: %lu probe", mode,
+		     (unsigned long)tr_calls(&tr, "probe"));
+	cr_assert_eq(tr_calls(&tr, "leaf"), 1 + (uint64_t)NR_FAULTS * NR_LEAVES, "%s: %lu leaf",
+		     mode, (unsigned long)tr_calls(&tr, "leaf"));
+	cr_assert_eq(tr.nr_events, 2 * (1 + (uint64_t)NR_FAULTS * (NR_LEAVES + 1)));
+	tr_free(&tr);
+	assert_no_crash_reported(out);
+	unlink(out);
+}
+
+Test(recover, f7_handler_installed_before_start_longjmps_out_of_100_faults)
+{
+	jumps("jump");
+}
+
+Test(recover, f7_handler_on_an_alternate_stack_longjmps_out_of_100_faults)
+{
+	jumps("jumpalt");
+}
+
+Test(recover, f7_handler_installed_after_start_longjmps_out_of_100_faults)
+{
+	jumps("jumpafter");
+}
+
+/* A write barrier: 10 faults the handler fixes and returns from, among 10 000 scopes. */
+Test(recover, f7_write_barrier_handler_returns_and_recording_goes_on)
+{
+	char out[256];
+	struct tr_trace tr;
+	struct tu_child c;
+
+	out_path(out, sizeof(out), "guard");
+	run("guard", out, NULL, &c);
+	cr_assert_eq(c.status, 0, "status %d, out %s, stderr %s", c.status, c.out, c.err);
+	cr_assert_str_eq(c.out, "handled 10\n");
+	cr_assert_str_eq(c.err, "");
+	load_clean(out, &tr);
+	cr_assert_eq(tr_calls(&tr, "leaf"), (uint64_t)NR_ROUNDS * NR_LEAVES, "%lu leaf",
+		     (unsigned long)tr_calls(&tr, "leaf"));
+	cr_assert_eq(tr.nr_events, 2 * (uint64_t)NR_ROUNDS * NR_LEAVES);
+	tr_free(&tr);
+	assert_no_crash_reported(out);
+	unlink(out);
+}
+
+/*
+ * The program's handler ends the process with _exit(): librec gets no
+ * control back, so there is no capture; the file is as after kill -9: the
+ * side scopes (flushed) are there, the work scopes the writer held for
+ * REC_FLUSH_MS are not, and there is neither crash record nor end marker.
+ */
+Test(recover, f7_handler_that_exits_keeps_what_the_writer_wrote_and_no_crash_record)
+{
+	const char *check[] = { env("TRACETOOL"), "check", NULL, NULL };
+	char out[256];
+	struct tr_trace tr;
+	struct tu_child c;
+
+	out_path(out, sizeof(out), "exit");
+	run("exit", out, NULL, &c);
+	cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 7, "status %d, stderr %s",
+		  c.status, c.err);
+	cr_assert_str_eq(c.out, "own handler exits\n");
+	cr_assert_eq(tr_load(out, &tr), 0);
+	cr_assert_eq(tr.nr_corrupt, 0);
+	cr_assert(!tr.clean);
+	cr_assert_eq(tr_calls(&tr, "side"), NR_LEAVES);
+	cr_assert_eq(tr_calls(&tr, "work"), 0);
+	tr_free(&tr);
+	check[2] = out;
+	tu_run_child(check, NULL, 60000, 0, &c);
+	cr_assert(!strstr(c.out, "crash"), "check: %s", c.out);
+	unlink(out);
+}
+
+/* The handler calls exit(): librec's exit finishes the file, every scope, no crash record. */
+Test(recover, f7_handler_that_calls_exit_finishes_the_file_without_a_crash_record)
+{
+	char out[256];
+	struct tr_trace tr;
+	struct tu_child c;
+
+	out_path(out, sizeof(out), "exitc");
+	run("exitc", out, NULL, &c);
+	cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 7, "status %d, stderr %s",
+		  c.status, c.err);
+	cr_assert_str_eq(c.out, "own handler exits\n");
+	load_clean(out, &tr);
+	cr_assert_eq(tr_calls(&tr, "side"), NR_LEAVES);
+	cr_assert_eq(tr_calls(&tr, "work"), NR_LEAVES);
+	tr_free(&tr);
+	assert_no_crash_reported(out);
+	unlink(out);
+}
+
+/*
+ * The program's handler, installed after start, calls back the action it
+ * replaced (librec's), as chaining handlers do: that is the crash. librec
+ * captures (every work scope, the crash record) and the default action
+ * kills the process by SIGSEGV.
+ */
+Test(recover, f7_handler_that_calls_librec_back_is_a_crash_captured_whole)
+{
+	const char *check[] = { env("TRACETOOL"), "check", NULL, NULL };
+	char out[256];
+	struct tr_trace tr;
+	struct tu_child c;
+
+	out_path(out, sizeof(out), "chainback");
+	run("chainback", out, NULL, &c);
+	cr_assert(WIFSIGNALED(c.wstatus) && WTERMSIG(c.wstatus) == SIGSEGV, "status %d, stderr %s",
+		  c.status, c.err);
+	cr_assert_str_eq(c.out, "own handler chains back\n");
+	load_clean(out, &tr);
+	cr_assert_eq(tr_calls(&tr, "side"), 1);
+	cr_assert_eq(tr_calls(&tr, "work"), NR_LEAVES);
+	tr_free(&tr);
+	check[2] = out;
+	tu_run_child(check, NULL, 60000, 0, &c);
+	cr_assert_eq(c.status, 0, "check: %s%s", c.out, c.err);
+	cr_assert(strstr(c.out, "ended by a crash: SIGSEGV"), "check: %s", c.out);
+	unlink(out);
+}
