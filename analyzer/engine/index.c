@@ -897,7 +897,11 @@ void tt_index_survey(const char *path, bool deep, struct tt_index_survey *s)
 	uint8_t *map = MAP_FAILED;
 	uint64_t off = 0, size = 0, h_off = 0;
 	bool pending = false, h_ok = false, shape;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A FIFO or a device is read once, by the command: its open would wait
+	 * for another writer (a FIFO), so only regular files are surveyed. */
+	int fd = stat(path, &st) == 0 && S_ISREG(st.st_mode)
+			 ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+			 : -1;
 
 	memset(s, 0, sizeof(*s));
 	recfmt_buf_init(&fb.buf);
