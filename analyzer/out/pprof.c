@@ -481,13 +481,15 @@ int tt_pprof_write(struct tt_pprof *p, FILE *f)
 		}
 		size_t have = sizeof(out) - z.avail_out;
 		if (have && fwrite(out, 1, have, f) != have) {
-			rc = -EIO;
+			rc = errno ? -errno : -EIO; /* ENOSPC said as such, as the other writers do */
 			break;
 		}
 	} while (zr != Z_STREAM_END);
 	deflateEnd(&z);
 	tt_pb_fini(&pb);
-	if (!rc && (fflush(f) || ferror(f)))
+	if (!rc && fflush(f))
+		rc = errno ? -errno : -EIO;
+	else if (!rc && ferror(f))
 		rc = -EIO;
 	return rc;
 }

@@ -752,3 +752,18 @@ Test(hostile, perfetto_o_naming_the_input_is_wrong_usage)
 	free(after);
 	unlink(path);
 }
+
+/* Found by check: pprof -o on a full disk said "cannot write: Input/output
+ * error"; the other writers name the reason (ENOSPC). */
+Test(hostile, pprof_o_on_a_full_disk_names_it)
+{
+	const char *path = tu_path(0, "hostile_pprof_full.zst");
+
+	write_small(path);
+	struct tu_result r = tu_run("pprof", "--weight=time", "-o", "/dev/full", path, NULL);
+
+	cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+	cr_assert_str_eq(r.err, "tracetool: /dev/full: cannot write: No space left on device\n");
+	tu_result_free(&r);
+	unlink(path);
+}
