@@ -11,7 +11,8 @@
  * other, or spill to temporary files when one thread walks every replica (a
  * window read through the frame index); and with two functions of one name
  * in two files (this one and timeline_twin.c) that threads of different
- * walkers call first, labelled alike by every walker.
+ * walkers call first, labelled alike by every walker; and chrome's ts and
+ * dur digits at every width its formatting takes apart.
  */
 #define _GNU_SOURCE /* dl_iterate_phdr, sched_setaffinity */
 #include <link.h>
