@@ -1519,6 +1519,20 @@ static void add_need(struct w_need **needs, uint32_t *nr, uint32_t *cap, struct 
 	(*needs)[(*nr)++] = n;
 }
 
+/*
+ * The last frame with events (ix->nr_frames if none): where a window after
+ * the last event starts decoding, its stacks replayed, so that the scopes
+ * open at the end, which overlap that window (chrome, perfetto), are the
+ * whole read's (finding F1).
+ */
+static uint32_t last_events_frame(const struct tt_index *ix)
+{
+	for (uint32_t f = ix->nr_frames; f-- > 0;)
+		if (ix->f[f].has_events)
+			return f;
+	return ix->nr_frames;
+}
+
 /* What w_plan() found. */
 enum w_result { WP_OK, WP_WIDE /* about the whole file: read it whole */, WP_LIE };
 
@@ -1537,7 +1551,9 @@ static enum w_result w_plan(const struct tt_index *ix, uint64_t lo, uint64_t hi,
 		if (ix->f[f].has_events && ix->f[f].max_ticks >= lo)
 			break;
 	if (f == ix->nr_frames)
-		return WP_OK; /* no event from lo on: nothing to decode */
+		f = last_events_frame(ix);
+	if (f == ix->nr_frames)
+		return WP_OK; /* no event at all: nothing to decode */
 	p->decode = true;
 	p->first = p->last = last1 = f;
 	for (uint32_t g = f; g < ix->nr_frames; g++)
@@ -1723,8 +1739,24 @@ bool tt_index_plan(struct tt_index *ix, bool events, uint64_t lo, uint64_t hi,
 		if (ix->f[f].has_events && ix->f[f].max_ticks >= lo)
 			break;
 	}
-	if (f == ix->nr_frames)
-		goto done; /* no event from lo on: nothing to decode */
+	if (f == ix->nr_frames) {
+		/* No event from lo on: the last frame with events, decoded
+		 * after its stacks are replayed, so that the scopes still open
+		 * at the end (which overlap every later window) are the whole
+		 * read's. */
+		uint32_t last = last_events_frame(ix);
+
+		if (last == ix->nr_frames)
+			goto done; /* no event at all: nothing to decode */
+		for (uint32_t i = 0; i < ps.n; i++)
+			free(ps.t[i].e);
+		free(ps.t);
+		tt_hmap_fini(&ps.map);
+		ps = (struct p_stacks){ 0 };
+		for (f = 0; f <= last; f++)
+			p_apply(&ps, ix, f);
+		f = last;
+	}
 	p->decode = true;
 	p->first = p->last = f;
 	if (f) {

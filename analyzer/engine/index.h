@@ -12,8 +12,9 @@
  * and its stand-in: the frame's records with each EVENTS block replaced by
  * its counts (walk.h, TT_REC_SKIPPED). A windowed walk (pipeline.c) then
  * reads the stand-ins of the frames before the first frame with an event at
- * or after the window's start, replays the threads' open enters there
- * (TT_REC_REPLAY), decodes frames until no event before the window's end and
+ * or after the window's start (or the last frame with events, when none has
+ * one: the scopes open at the end overlap such a window), replays the
+ * threads' open enters there (TT_REC_REPLAY), decodes frames until no event before the window's end and
  * no enter inside the window is left open, and reads stand-ins again to the
  * end: the same activations, counts, names and warnings as the whole walk.
  *

@@ -188,7 +188,7 @@ Test(window, a_window_through_the_pass_index_of_a_file_with_index_frames_equals_
 
 /* One thread: main open from 1000 to the end (never closed), a call of f
  * per 100 ns, frames of about 2 000 events. */
-static void write_main_open(bool longjmp, bool writer_index)
+static void write_main_open_to(bool longjmp, bool writer_index, uint64_t end_ticks)
 {
 	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
 				 .pid = 4242, .start_real_ns = 1700000000000000000ull,
@@ -209,7 +209,12 @@ static void write_main_open(bool longjmp, bool writer_index)
 			tg_enter(t, 1, 3, now += 10); /* g never exits: f's exit leaves it */
 		tg_exit(t, 1, 2, now += 90);
 	}
-	cr_assert_eq(tg_finish(t, true), 0);
+	cr_assert_eq(tg_finish_at(t, end_ticks), 0);
+}
+
+static void write_main_open(bool longjmp, bool writer_index)
+{
+	write_main_open_to(longjmp, writer_index, 0);
 }
 
 /*
@@ -288,4 +293,56 @@ Test(window, a_longjmp_in_a_file_with_index_frames_is_read_whole)
 	cr_assert_str_eq(whole.out, r.out);
 	tu_result_free(&whole);
 	tu_result_free(&r);
+}
+
+/*
+ * Finding F1: a window after the last event (at 6.000 ms; the recording
+ * ends at 9 ms), and one past the recording's end. main is open at the end, so it overlaps the window: chrome shows
+ * it (clipped) as the whole read does, through the pass's index and the
+ * writer's index frames alike, decoding one frame (the last with events,
+ * its stacks replayed) instead of none; summary and tree (activations that
+ * start in the window: none) are the same too.
+ */
+static void window_after_the_last_event(bool writer_index)
+{
+	static const char *const cmds[][3] = {
+		{ "chrome", "-o", "-" }, { "summary", "--format=csv", NULL },
+		{ "tree", "--format=csv", NULL } };
+	static const char *const windows[][2] = {
+		{ "--from=7ms", "--to=7.5ms" }, { "--from=9.5ms", "--to=10ms" } };
+
+	write_main_open_to(false, writer_index, 1000 + 9000000);
+	for (unsigned w = 0; w < 2; w++)
+		for (unsigned c = 0; c < 3; c++) {
+			const char *args[8] = { cmds[c][0], windows[w][0], windows[w][1] };
+			struct tu_result whole, fast;
+			unsigned n = 3;
+			int of = 0;
+
+			for (unsigned i = 1; i < 3 && cmds[c][i]; i++)
+				args[n++] = cmds[c][i];
+			args[n] = trace;
+			whole = run_with("0", args);
+			fast = run_with("1", args);
+			cr_assert_eq(whole.status, 0, "%s", whole.err);
+			cr_assert_eq(fast.status, 0, "%s", fast.err);
+			cr_assert_str_eq(whole.out, fast.out, "%s %s", cmds[c][0], windows[w][0]);
+			cr_assert_eq(tt_index_decoded(fast.err, &of), 1, "%s", fast.err);
+			cr_assert_geq(of, 20, "%s", fast.err);
+			if (c == 0)
+				cr_assert((strstr(whole.out, "\"name\":\"main\",\"pid\"") != NULL) == (w == 0),
+					  "%s %s", windows[w][0], whole.out);
+			tu_result_free(&whole);
+			tu_result_free(&fast);
+		}
+}
+
+Test(window, chrome_after_the_last_event_keeps_the_scope_open_at_the_end_through_the_pass_index)
+{
+	window_after_the_last_event(false);
+}
+
+Test(window, chrome_after_the_last_event_keeps_the_scope_open_at_the_end_through_the_writers_index)
+{
+	window_after_the_last_event(true);
 }

@@ -547,6 +547,13 @@ int tg_known_tree(struct tg_trace *t, const char *b_file, uint32_t b_line)
 	return rc;
 }
 
+int tg_finish_at(struct tg_trace *t, uint64_t end_ticks)
+{
+	if (end_ticks > t->last_ticks)
+		t->last_ticks = end_ticks;
+	return tg_finish(t, true);
+}
+
 int tg_finish(struct tg_trace *t, bool clean)
 {
 	int rc = 0;

@@ -135,6 +135,9 @@ int tg_flush(struct tg_trace *t);
 
 /* Flushes, writes END (unless `clean` is false), closes and frees. */
 int tg_finish(struct tg_trace *t, bool clean);
+/* tg_finish(t, true) with END's end_ticks at least end_ticks (a recording
+ * that ends after its last event). */
+int tg_finish_at(struct tg_trace *t, uint64_t end_ticks);
 
 /* Records written so far (enter + exit = 2), as END counts them. */
 uint64_t tg_nr_events(const struct tg_trace *t);
