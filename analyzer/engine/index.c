@@ -53,7 +53,7 @@ struct ix_file_head {
 };
 
 #define IX_MAGIC "RECTTIX1"
-#define IX_VERSION 1
+#define IX_VERSION 2 /* 2: a checksum at the end */
 
 /* An EVENTS block as the writer's index frame sums it up (FORMAT.md §6.2). */
 struct ix_block {
@@ -460,20 +460,86 @@ static bool write_all(int fd, const void *p, size_t n)
 	return true;
 }
 
+/* The checksum that ends a cache file: xxh64 of every byte before it. */
+#define IX_SEED 0x52454354544958ull
+
+/*
+ * A frame's stack deltas (the stacks blob, above): whole deltas, each with
+ * the entries it says, and no byte left over.
+ */
+static bool stack_deltas_fit(const uint8_t *p, const uint8_t *end)
+{
+	while (p < end) {
+		struct ix_delta d;
+
+		if ((size_t)(end - p) < sizeof(d))
+			return false;
+		memcpy(&d, p, sizeof(d));
+		p += sizeof(d);
+		if (d.add > (size_t)(end - p) / sizeof(struct ix_entry))
+			return false;
+		p += (size_t)d.add * sizeof(struct ix_entry);
+	}
+	return true;
+}
+
+/*
+ * What a cache file says of each frame, held against the trace (its size,
+ * the decompressed size a frame may have) and the cache's own blobs: frames
+ * in file order, inside the file, their stand-ins and stack deltas inside
+ * the blobs and whole.
+ */
+static bool frames_fit(const struct tt_index *ix, uint64_t file_bytes)
+{
+	uint64_t end = 0;
+
+	for (uint32_t i = 0; i < ix->nr_frames; i++) {
+		const struct ix_frame *f = &ix->f[i];
+
+		if (f->offset < end || f->offset > file_bytes || f->cbytes == 0 ||
+		    f->cbytes > file_bytes - f->offset || f->content_bytes > RECFMT_MAX_FRAME_BYTES ||
+		    f->has_events > 1 || (f->has_events && f->min_ticks > f->max_ticks) ||
+		    f->standin_at > ix->standin_bytes ||
+		    f->standin_len > ix->standin_bytes - f->standin_at ||
+		    f->stack_at > ix->stack_bytes || f->stack_len > ix->stack_bytes - f->stack_at ||
+		    !stack_deltas_fit(ix->stacks + f->stack_at,
+				      ix->stacks + f->stack_at + f->stack_len))
+			return false;
+		end = f->offset + f->cbytes;
+	}
+	return true;
+}
+
+/*
+ * A cache file is no trusted input (another user's $XDG_CACHE_HOME, a disk
+ * error, a run killed while writing): it is used only if its size is what
+ * its header's counts make, its checksum is right and every frame fits
+ * (frames_fit()); else it is ignored, and the caller makes the index by a
+ * pass (tracetool(1), FILES). Memory follows the cache file's size.
+ */
 static struct tt_index *load(const char *file, const struct ix_file_head *want)
 {
 	struct ix_file_head h;
 	struct tt_index *ix;
+	struct recfmt_xxh64 x;
+	struct stat st;
+	uint64_t sum, body;
 	int fd = open(file, O_RDONLY | O_CLOEXEC);
 	bool ok;
 
 	if (fd < 0)
 		return NULL;
-	if (!read_all(fd, &h, sizeof(h)) || memcmp(h.magic, IX_MAGIC, 8) != 0 ||
-	    h.version != IX_VERSION || h.file_bytes != want->file_bytes ||
-	    h.mtime_ns != want->mtime_ns || h.ino != want->ino || h.dev != want->dev ||
-	    h.nr_frames == 0 || h.nr_frames > (1u << 28) || h.standin_bytes > (1ull << 34) ||
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !read_all(fd, &h, sizeof(h)) ||
+	    memcmp(h.magic, IX_MAGIC, 8) != 0 || h.version != IX_VERSION ||
+	    h.file_bytes != want->file_bytes || h.mtime_ns != want->mtime_ns ||
+	    h.ino != want->ino || h.dev != want->dev || h.nr_frames == 0 ||
+	    h.nr_frames > (1u << 28) || h.standin_bytes > (1ull << 34) ||
 	    h.stack_bytes > (1ull << 34)) {
+		close(fd);
+		return NULL;
+	}
+	body = (uint64_t)h.nr_frames * sizeof(struct ix_frame) + h.standin_bytes + h.stack_bytes;
+	if ((uint64_t)st.st_size != sizeof(h) + body + sizeof(sum)) {
 		close(fd);
 		return NULL;
 	}
@@ -486,14 +552,16 @@ static struct tt_index *load(const char *file, const struct ix_file_head *want)
 	ix->stacks = tt_xrealloc(NULL, h.stack_bytes ? h.stack_bytes : 1);
 	ok = read_all(fd, ix->f, h.nr_frames * sizeof(*ix->f)) &&
 	     read_all(fd, ix->standins, h.standin_bytes) &&
-	     read_all(fd, ix->stacks, h.stack_bytes);
-	for (uint32_t i = 0; ok && i < ix->nr_frames; i++) {
-		const struct ix_frame *f = &ix->f[i];
-
-		ok = f->standin_at + f->standin_len <= h.standin_bytes &&
-		     f->stack_at + f->stack_len <= h.stack_bytes;
-	}
+	     read_all(fd, ix->stacks, h.stack_bytes) && read_all(fd, &sum, sizeof(sum));
 	close(fd);
+	if (ok) {
+		recfmt_xxh64_init(&x, IX_SEED);
+		recfmt_xxh64_update(&x, &h, sizeof(h));
+		recfmt_xxh64_update(&x, ix->f, h.nr_frames * sizeof(*ix->f));
+		recfmt_xxh64_update(&x, ix->standins, h.standin_bytes);
+		recfmt_xxh64_update(&x, ix->stacks, h.stack_bytes);
+		ok = recfmt_xxh64_digest(&x) == sum && frames_fit(ix, h.file_bytes);
+	}
 	if (!ok) {
 		free(ix->f);
 		free(ix->standins);
@@ -509,6 +577,8 @@ static void save(const struct tt_index *ix, const char *file, const char *dir,
 		 const struct ix_file_head *id)
 {
 	struct ix_file_head h = *id;
+	struct recfmt_xxh64 x;
+	uint64_t sum;
 	char tmp[PATH_MAX + 128], parent[PATH_MAX];
 	char *slash;
 	int fd;
@@ -530,10 +600,16 @@ static void save(const struct tt_index *ix, const char *file, const char *dir,
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
+	recfmt_xxh64_init(&x, IX_SEED);
+	recfmt_xxh64_update(&x, &h, sizeof(h));
+	recfmt_xxh64_update(&x, ix->f, ix->nr_frames * sizeof(*ix->f));
+	recfmt_xxh64_update(&x, ix->standins, ix->standin_bytes);
+	recfmt_xxh64_update(&x, ix->stacks, ix->stack_bytes);
+	sum = recfmt_xxh64_digest(&x);
 	ok = write_all(fd, &h, sizeof(h)) &&
 	     write_all(fd, ix->f, ix->nr_frames * sizeof(*ix->f)) &&
 	     write_all(fd, ix->standins, ix->standin_bytes) &&
-	     write_all(fd, ix->stacks, ix->stack_bytes);
+	     write_all(fd, ix->stacks, ix->stack_bytes) && write_all(fd, &sum, sizeof(sum));
 	ok = close(fd) == 0 && ok;
 	if (!ok || rename(tmp, file) != 0)
 		(void)unlink(tmp);
