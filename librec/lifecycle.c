@@ -43,6 +43,14 @@ static char config_output[sizeof(output_pattern)];
 static struct rec__fd_id exec_ended;
 static char exec_ended_path[sizeof(rec__g.cfg.output)];
 static bool exec_restarting;
+/*
+ * CLOCK_MONOTONIC at the last exec's stop: while recording restarts after
+ * that exec failed, a trace of this pid begun before it is kept too. A
+ * program that retries a failing exec ends one file per try, and the
+ * restart after the second try must not take the name of the first
+ * (exec_ended names only the last one).
+ */
+static uint64_t exec_stop_ns;
 
 /*
  * At exit the file is finished, and a parked writer that never ran quits.
@@ -221,7 +229,8 @@ static bool holds_earlier(const char *path, int fd, const struct stat *st)
 	if (rfd < 0)
 		return false;
 	earlier = fstat(rfd, &rs) == 0 && rs.st_dev == st->st_dev && rs.st_ino == st->st_ino &&
-		  rec__output_begun_earlier(rfd);
+		  (rec__output_begun_earlier(rfd) ||
+		   (exec_restarting && rec__output_begun_before(rfd, exec_stop_ns)));
 	close(rfd); /* the lock is fd's own (flock: per open file), it stays */
 	return earlier;
 }
@@ -670,6 +679,7 @@ bool rec__exec_wanted(void)
 
 bool rec__exec_begin(void)
 {
+	struct timespec now;
 	struct rec__fd_id id;
 	bool ended = false;
 
@@ -679,10 +689,12 @@ bool rec__exec_begin(void)
 	pthread_mutex_lock(&rec__g.lock);
 	id = rec__g.fd_id;
 	pthread_mutex_unlock(&rec__g.lock);
+	clock_gettime(CLOCK_MONOTONIC, &now);
 	stop(&ended);
 	if (ended && !rec__g.cfg.flight) {
 		pthread_mutex_lock(&rec__g.lock);
 		exec_ended = id;
+		exec_stop_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 		pthread_mutex_unlock(&rec__g.lock);
 	}
 	rec__in_librec = 0;

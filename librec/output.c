@@ -200,13 +200,18 @@ void rec__output_image_began(void)
 	image_start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-bool rec__output_begun_earlier(int rfd)
+bool rec__output_begun_before(int rfd, uint64_t mono_ns)
 {
 	uint64_t start_ns;
 	uint32_t pid;
 
-	return image_start_ns && rec__output_origin(rfd, &pid, &start_ns) &&
-	       pid == (uint32_t)getpid() && start_ns < image_start_ns;
+	return mono_ns && rec__output_origin(rfd, &pid, &start_ns) && pid == (uint32_t)getpid() &&
+	       start_ns < mono_ns;
+}
+
+bool rec__output_begun_earlier(int rfd)
+{
+	return rec__output_begun_before(rfd, image_start_ns);
 }
 
 bool rec__file_is_earlier(const char *path)

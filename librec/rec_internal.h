@@ -768,6 +768,9 @@ bool rec__output_origin(int fd, uint32_t *pid, uint64_t *start_mono_ns) REC__HID
  */
 void rec__output_image_began(void) REC__HIDDEN;
 bool rec__output_begun_earlier(int rfd) REC__HIDDEN;
+/* rec__output_begun_before() - whether the trace rfd reads has this pid and a
+ * start before mono_ns (CLOCK_MONOTONIC; 0: false). Async-signal-safe. */
+bool rec__output_begun_before(int rfd, uint64_t mono_ns) REC__HIDDEN;
 bool rec__file_is_earlier(const char *path) REC__HIDDEN;
 
 /* lifecycle.c */

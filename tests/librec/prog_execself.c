@@ -12,6 +12,7 @@
  *   stop     rec_stop() before each exec() (what a librectrace.a program does)
  *   fail     exec() a file that is executable but no program (ENOEXEC),
  *            then 500 more `work` scopes; LAST is the file
+ *   fail3    the same three times, 500 more `work` scopes after each
  *   missing  exec() a file that does not exist, then 500 more `work` scopes
  *   vfork    vfork() a child that exec()s /bin/true, then 500 more `work`
  *   spawn    posix_spawn() /bin/true, then system("exec /bin/true"), then 500
@@ -73,14 +74,17 @@ int main(int argc, char **argv)
 		work();
 	while (sem_wait(&worked) != 0)
 		;
-	if (strcmp(mode, "fail") == 0 || strcmp(mode, "missing") == 0) {
+	if (strcmp(mode, "fail") == 0 || strcmp(mode, "fail3") == 0 ||
+	    strcmp(mode, "missing") == 0) {
 		char *const args[] = { argv[2], NULL };
 
-		if (execv(argv[2], args) == 0 ||
-		    errno != (strcmp(mode, "fail") == 0 ? ENOEXEC : ENOENT))
-			return 3;
-		for (int i = 0; i < 500; i++)
-			work();
+		for (int k = 0; k < (strcmp(mode, "fail3") == 0 ? 3 : 1); k++) {
+			if (execv(argv[2], args) == 0 ||
+			    errno != (strcmp(mode, "missing") != 0 ? ENOEXEC : ENOENT))
+				return 3;
+			for (int i = 0; i < 500; i++)
+				work();
+		}
 		return 0;
 	}
 	if (strcmp(mode, "vfork") == 0) {

@@ -188,6 +188,53 @@ Test(exec, F2_an_exec_that_fails_goes_on_recording_in_the_next_name)
 	cr_assert_str_eq(c.err, line);
 }
 
+/*
+ * Finding F10 (check2): a program that retries a failing exec ends a file per
+ * try; the restart after the second try took the first file's name back
+ * (only the last ended file was known) and truncated it: ex.zst lost the
+ * recording up to the first exec. Every file is kept, each in its own name.
+ */
+Test(exec, F10_an_exec_that_fails_again_and_again_keeps_every_file)
+{
+	char lines[3][600];
+	const char *after[4];
+	struct tu_child c;
+	uint32_t pid;
+	FILE *f = fopen(in_dir("not-a-program"), "w");
+
+	cr_assert_not_null(f);
+	fputs("neither ELF nor #!\n", f);
+	fclose(f);
+	cr_assert_eq(chmod(in_dir("not-a-program"), 0700), 0);
+	run("PROG_EXECSELF", "fail3", in_dir("not-a-program"), NULL, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
+	pid = check_image(in_dir("ex.zst"), 0, 1000);
+	after[0] = in_dir("ex.zst");
+	for (unsigned k = 1; k <= 3; k++) {
+		struct tr_trace tr;
+
+		after[k] = next_name(pid, k);
+		cr_assert_eq(tr_load(after[k], &tr), 0, "%s", after[k]);
+		cr_assert(tr.clean, "%s", after[k]);
+		cr_assert_eq(tr.pid, pid);
+		cr_assert_eq(tr_calls(&tr, "work"), 500, "%s", after[k]);
+		cr_assert_eq(tr_calls(&tr, "worker"), 0, "%s", after[k]);
+		cr_assert_eq(tr_dropped(&tr), 0);
+		tr_free(&tr);
+		snprintf(lines[k - 1], sizeof(lines[0]),
+			 "rec: exec of %s failed (%s): %s holds the recording up to it, which goes "
+			 "on in %s\n",
+			 in_dir("not-a-program"), strerror(ENOEXEC), after[k - 1], after[k]);
+	}
+	cr_assert_eq(access(next_name(pid, 4), F_OK), -1);
+	{
+		char want[1800];
+
+		snprintf(want, sizeof(want), "%s%s%s", lines[0], lines[1], lines[2]);
+		cr_assert_str_eq(c.err, want);
+	}
+}
+
 Test(exec, F2_an_exec_of_no_file_changes_nothing)
 {
 	struct tu_child c;
