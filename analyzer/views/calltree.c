@@ -235,39 +235,8 @@ static void merge_thread(struct tt_ctree *dst, const struct tt_ctree *src, const
 	free(to);
 }
 
-/*
- * merge_thread() for another file's thread (tt_calltree_run() over several
- * files): its figures converted to ns with its clock c. Self time is
- * converted by the running sum of each name's self ticks in the file
- * (cum_*, by name index of the merged report), as order_tree() does, so
- * that the paths of a function add up to summary's self_ns exactly.
- */
-static void merge_thread_ns(struct tt_ctree *dst, const struct tt_ctree *src, const uint32_t *map,
-			    const struct tt_clock *c, uint64_t *cum_ticks, uint64_t *cum_ns)
-{
-	uint32_t *to = tt_xcalloc(src->n, sizeof(*to));
-
-	for (uint32_t i = 1; i < src->n; i++) {
-		const struct tt_path *s = &src->p[i];
-		uint32_t name = map[s->name];
-		struct tt_path *d;
-		uint64_t ns;
-
-		if (s->left && !s->calls) {
-			to[i] = to[s->parent];
-			continue;
-		}
-		to[i] = child_slow(dst, to[s->parent], name, name);
-		d = &dst->p[to[i]];
-		d->calls += s->calls;
-		d->total_ticks += tt_clock_ns(c, s->total_ticks);
-		ns = tt_clock_ns(c, cum_ticks[name] + s->self_ticks);
-		cum_ticks[name] += s->self_ticks;
-		d->self_ticks += ns - cum_ns[name];
-		cum_ns[name] = ns;
-	}
-	free(to);
-}
+static void merge_file_ns(struct tt_calltree *ct, struct tt_ctree *dst, const struct tt_ctree *src,
+			  const struct tt_clock *c);
 
 static void free_walker(struct ct_walker *w)
 {
@@ -292,13 +261,27 @@ static void file_begin(void *ctx, struct tt_walk_file *f)
 	}
 }
 
-/* ...whose trees merge into ct's (ns), by the merged report's names. */
+/*
+ * ...whose trees merge into ct's (ns), by the merged report's names: first
+ * the file's threads that go to one tree (all of them, or those of one
+ * label with --by-thread) into one tree in ticks, whose sums do not depend
+ * on the order the walkers met the threads, then that tree in ns
+ * (merge_file_ns()), so that a file's figures do not depend on how it was
+ * read (TRACETOOL_INDEX, the number of walkers) and are the ones it has
+ * alone (finding F6).
+ */
+struct file_group {
+	char *label;
+	struct tt_ctree t;
+};
+
 static enum tt_status file_end(void *ctx, struct tt_walk_file *f, char *msg, size_t msg_bytes)
 {
 	struct tt_calltree *ct = ctx;
 	struct tt_report *rep = &ct->rep, *sub = f->rep;
 	const struct tt_options *o = ct->o;
-	uint64_t *cum_ticks, *cum_ns;
+	struct file_group *groups = NULL;
+	uint32_t nr_groups = 0;
 	uint32_t **maps;
 
 	(void)msg, (void)msg_bytes;
@@ -306,14 +289,13 @@ static enum tt_status file_end(void *ctx, struct tt_walk_file *f, char *msg, siz
 	maps = tt_xcalloc(sub->nr_replicas, sizeof(*maps));
 	for (unsigned r = 0; r < sub->nr_replicas; r++)
 		maps[r] = tt_walk_name_map(&rep->tr, tt_report_replica(sub, r));
-	cum_ticks = tt_xcalloc((size_t)rep->tr.nr_names + 1, sizeof(*cum_ticks));
-	cum_ns = tt_xcalloc((size_t)rep->tr.nr_names + 1, sizeof(*cum_ns));
 	for (unsigned r = 0; r < sub->nr_replicas; r++) {
 		struct ct_walker *w = ct->walkers[r];
 
 		for (struct ct_thread *t = w->head; t; t = t->next) {
 			const char *label = NULL;
 			char buf[4200];
+			uint32_t g = 0;
 
 			if (o->by_thread) {
 				const struct tt_thread *th = tt_trace_find_thread(&sub->tr, t->serial);
@@ -324,16 +306,30 @@ static enum tt_status file_end(void *ctx, struct tt_walk_file *f, char *msg, siz
 					snprintf(buf, sizeof(buf), "serial %u", t->serial);
 				label = buf;
 			}
-			merge_thread_ns(tree_for(ct, o->by_process ? f->process : NULL, label),
-					&t->t, maps[r], &sub->clock, cum_ticks, cum_ns);
+			while (g < nr_groups &&
+			       !(label ? groups[g].label && strcmp(groups[g].label, label) == 0
+				       : !groups[g].label))
+				g++;
+			if (g == nr_groups) {
+				groups = tt_xrealloc(groups, (nr_groups + 1) * sizeof(*groups));
+				groups[g].label = label ? tt_xstrndup(label, strlen(label)) : NULL;
+				store_init(&groups[g].t);
+				nr_groups++;
+			}
+			merge_thread(&groups[g].t, &t->t, maps[r]);
 			ct->nr_folded += t->nr_folded;
 		}
 	}
+	for (uint32_t g = 0; g < nr_groups; g++) {
+		merge_file_ns(ct, tree_for(ct, o->by_process ? f->process : NULL, groups[g].label),
+			      &groups[g].t, &sub->clock);
+		store_fini(&groups[g].t);
+		free(groups[g].label);
+	}
+	free(groups);
 	for (unsigned r = 0; r < sub->nr_replicas; r++)
 		free(maps[r]);
 	free(maps);
-	free(cum_ticks);
-	free(cum_ns);
 	return TT_OK;
 }
 
@@ -455,7 +451,7 @@ static void order_tree(struct tt_calltree *ct, struct tt_ctree *t, const struct 
 		       uint64_t grand_ticks)
 {
 	const struct tt_clock *clk = &ct->rep.clock;
-	uint64_t *span = tt_xcalloc(t->n, sizeof(*span));
+	uint64_t *span = tt_xcalloc(t->n, sizeof(*span)), *span_ns = tt_xcalloc(t->n, sizeof(*span));
 	bool *present = tt_xcalloc(t->n, sizeof(*present));
 	uint32_t *sorted = tt_xcalloc(t->n, sizeof(*sorted)), *first, *stack, sp = 0;
 	uint64_t *cum_ticks, *cum_ns;
@@ -465,9 +461,11 @@ static void order_tree(struct tt_calltree *ct, struct tt_ctree *t, const struct 
 	spans(t, span, present);
 	for (uint32_t i = 1; i < t->n; i++)
 		sorted[i - 1] = i;
+	for (uint32_t i = 0; i < t->n; i++)
+		span_ns[i] = tt_clock_ns(clk, span[i]); /* ties as shown: by name */
 	sort_ct = ct;
 	sort_tree = t;
-	sort_span = span;
+	sort_span = span_ns;
 	if (t->n > 1)
 		qsort(sorted, t->n - 1, sizeof(*sorted), cmp_nodes);
 	/* first[p]: index in sorted of p's first child; children are contiguous. */
@@ -527,6 +525,77 @@ static void order_tree(struct tt_calltree *ct, struct tt_ctree *t, const struct 
 	free(stack);
 	free(cum_ticks);
 	free(cum_ns);
+	free(first);
+	free(sorted);
+	free(present);
+	free(span);
+	free(span_ns);
+}
+
+/*
+ * One file's tree src (ticks, its clock c) added to dst (ns): self time
+ * converted by the running sum of each name's self ticks, as order_tree()
+ * does and in its order (depth first, children by span descending then
+ * name: an order of the paths themselves, not of how src was built), so
+ * that the paths of a function add up to summary's self_ns exactly and a
+ * file's paths have the ns they have when the file is read alone.
+ */
+static void merge_file_ns(struct tt_calltree *ct, struct tt_ctree *dst, const struct tt_ctree *src,
+			  const struct tt_clock *c)
+{
+	uint64_t *span = tt_xcalloc(src->n, sizeof(*span));
+	bool *present = tt_xcalloc(src->n, sizeof(*present));
+	uint32_t *sorted = tt_xcalloc(src->n, sizeof(*sorted)), *to, *first, *stack, sp = 0;
+	uint64_t *cum_ticks, *cum_ns;
+	uint32_t nr_names = ct->rep.tr.nr_names;
+
+	spans(src, span, present);
+	for (uint32_t i = 1; i < src->n; i++)
+		sorted[i - 1] = i;
+	for (uint32_t i = 0; i < src->n; i++)
+		span[i] = tt_clock_ns(c, span[i]); /* as order_tree() sorts */
+	sort_ct = ct;
+	sort_tree = src;
+	sort_span = span;
+	if (src->n > 1)
+		qsort(sorted, src->n - 1, sizeof(*sorted), cmp_nodes);
+	first = tt_xcalloc((size_t)src->n + 1, sizeof(*first));
+	for (uint32_t i = src->n - 1; i-- > 0;)
+		first[src->p[sorted[i]].parent] = i + 1; /* +1: 0 means none */
+	to = tt_xcalloc(src->n, sizeof(*to));
+	stack = tt_xcalloc(src->n, sizeof(*stack));
+	cum_ticks = tt_xcalloc((size_t)nr_names + 1, sizeof(*cum_ticks));
+	cum_ns = tt_xcalloc((size_t)nr_names + 1, sizeof(*cum_ns));
+	stack[sp++] = 0;
+	while (sp) {
+		uint32_t id = stack[--sp], k = first[id], cnt = 0;
+
+		if (id) {
+			const struct tt_path *s = &src->p[id];
+			struct tt_path *d;
+			uint32_t name = s->name;
+
+			to[id] = child_slow(dst, to[s->parent], name, name);
+			d = &dst->p[to[id]];
+			d->calls += s->calls;
+			d->total_ticks += tt_clock_ns(c, s->total_ticks);
+			if (name < nr_names) {
+				uint64_t ns = tt_clock_ns(c, cum_ticks[name] + s->self_ticks);
+
+				cum_ticks[name] += s->self_ticks;
+				d->self_ticks += ns - cum_ns[name];
+				cum_ns[name] = ns;
+			}
+		}
+		while (k && k - 1 + cnt < src->n - 1 && src->p[sorted[k - 1 + cnt]].parent == id)
+			cnt++;
+		while (cnt)
+			stack[sp++] = sorted[k - 1 + --cnt];
+	}
+	free(cum_ticks);
+	free(cum_ns);
+	free(stack);
+	free(to);
 	free(first);
 	free(sorted);
 	free(present);

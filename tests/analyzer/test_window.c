@@ -346,3 +346,117 @@ Test(window, chrome_after_the_last_event_keeps_the_scope_open_at_the_end_through
 {
 	window_after_the_last_event(true);
 }
+
+/*
+ * Finding F6: a file's tree in ns does not depend on how it was read. Two
+ * TSC files (ticks not ns: self ns rounded by running sums), six threads
+ * each calling the same functions; tree of both in a window, plain, with
+ * --by-thread and with --by-process: the same bytes through the index as
+ * from the whole file, and each file's rows under --by-process are the
+ * file's tree alone.
+ */
+static void write_tsc(const char *path, uint32_t pid, uint64_t seed)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_TSC, .ticks_per_second = 2700000007ull,
+				 .start_ticks = 5000, .pid = pid,
+				 .start_real_ns = 1700000000000000000ull, .frame_bytes = 6 << 10,
+				 .block_events = 300 };
+	struct tg_trace *t = tg_create(path, &cfg);
+	uint32_t stack[6][16], sp[6] = { 0 };
+	uint64_t now = 5000;
+
+	rng = seed;
+	cr_assert(t);
+	for (uint32_t s = 1; s <= 6; s++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "f%u", s);
+		tg_site(t, s, name);
+	}
+	for (uint32_t i = 0; i < 6; i++)
+		tg_thread(t, i + 1, pid + 1 + i, i % 2 ? "worker" : "io");
+	for (uint32_t step = 0; step < 60000; step++) {
+		uint32_t th = rnd(6);
+
+		now += 1 + rnd(7);
+		if (sp[th] < 6 && (sp[th] == 0 || rnd(2))) {
+			stack[th][sp[th]] = 1 + rnd(6);
+			cr_assert_eq(tg_enter(t, th + 1, stack[th][sp[th]++], now), 0);
+		} else if (sp[th]) {
+			cr_assert_eq(tg_exit(t, th + 1, stack[th][--sp[th]], now), 0);
+		}
+	}
+	for (uint32_t th = 0; th < 6; th++)
+		while (sp[th])
+			cr_assert_eq(tg_exit(t, th + 1, stack[th][--sp[th]], now += 3), 0);
+	cr_assert_eq(tg_finish(t, true), 0);
+}
+
+/* The rows of out that start with prefix, prefix taken off. */
+static char *rows_of(const char *out, const char *prefix)
+{
+	size_t n = strlen(prefix), len = 0;
+	char *r = calloc(1, strlen(out) + 1);
+
+	cr_assert(r);
+	for (const char *p = out; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t l = e ? (size_t)(e - p + 1) : strlen(p);
+
+		if (strncmp(p, prefix, n) == 0) {
+			memcpy(r + len, p + n, l - n);
+			len += l - n;
+		}
+		p += l;
+	}
+	return r;
+}
+
+Test(window, a_tree_of_two_files_is_the_same_through_the_index_and_each_file_alone_F6)
+{
+	char b[600];
+	const char *opts[] = { "--by-thread", "--by-process", NULL };
+	struct tu_result whole, fast, alone;
+
+	snprintf(b, sizeof(b), "%s.b.zst", trace);
+	write_tsc(trace, 100, 88172645463325252ull);
+	write_tsc(b, 200, 1234567891011ull);
+	for (unsigned k = 0; k < 3; k++) {
+		const char *args[] = { "tree", "--format=csv", "--from=40us", "--to=44us",
+				       trace, b, opts[k], NULL };
+		char *mine, *theirs;
+		int of = 0;
+
+		whole = run_with("0", args);
+		fast = run_with("1", args);
+		cr_assert_eq(whole.status, 0, "%s", whole.err);
+		cr_assert_eq(fast.status, 0, "%s", fast.err);
+		cr_assert_gt(tt_index_decoded(fast.err, &of), 0, "%s", fast.err);
+		cr_assert_lt(tt_index_decoded(fast.err, &of), of, "%s", fast.err);
+		cr_assert_str_eq(whole.out, fast.out, "%s", opts[k] ? opts[k] : "");
+		if (k == 1) {
+			for (unsigned f = 0; f < 2; f++) {
+				const char *one[] = { "tree", "--format=csv", "--from=40us",
+						      "--to=44us", f ? b : trace, NULL };
+				char prefix[64];
+				const char *nl;
+
+				alone = run_with("0", one);
+				cr_assert_eq(alone.status, 0, "%s", alone.err);
+				nl = strchr(alone.out, '\n');
+				cr_assert(nl);
+				snprintf(prefix, sizeof(prefix), "process[%u],", f ? 200 : 100);
+				mine = rows_of(whole.out, prefix);
+				theirs = strdup(nl + 1);
+				cr_assert_gt(strlen(theirs), 1000);
+				cr_assert_str_eq(mine, theirs, "file %u: %s", f, whole.out);
+				free(mine);
+				free(theirs);
+				tu_result_free(&alone);
+			}
+		}
+		tu_result_free(&whole);
+		tu_result_free(&fast);
+	}
+	unlink(b);
+}
