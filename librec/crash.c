@@ -744,7 +744,8 @@ struct crash_work {
 	struct rec__thread *self;
 	void (*h)(int);
 	void (*hi)(int, siginfo_t *, void *);
-	bool die; /* after the capture, the default action (capture_first()) */
+	bool nodefer; /* the program's handler has SA_NODEFER */
+	bool die;     /* after the capture, the default action (capture_first()) */
 };
 
 static void capture_file(const struct crash_work *w)
@@ -859,6 +860,10 @@ static void on_crash(int signo, siginfo_t *si, void *uc);
 static __thread uintptr_t chain_frame __attribute__((tls_model("initial-exec")));
 static __thread siginfo_t *chain_si __attribute__((tls_model("initial-exec")));
 static __thread void *chain_uc __attribute__((tls_model("initial-exec")));
+/* The same call's return address (saved above chain_frame), signal and SA_NODEFER. */
+static __thread uintptr_t chain_ret __attribute__((tls_model("initial-exec")));
+static __thread int chain_signo __attribute__((tls_model("initial-exec")));
+static __thread bool chain_nodefer __attribute__((tls_model("initial-exec")));
 
 static bool is_ours(const struct sigaction *sa)
 {
@@ -1077,6 +1082,7 @@ static bool chain_prepare(struct crash_work *w)
 		sigdelset(&mask, signo);
 	else
 		sigaddset(&mask, signo);
+	w->nodefer = flags & SA_NODEFER;
 	if (flags & SA_SIGINFO)
 		w->hi = p->sa_sigaction;
 	else
@@ -1093,13 +1099,18 @@ static bool chain_prepare(struct crash_work *w)
 /* Calls the program's handler that chain_prepare() handed over, marking the chain (above). */
 static __attribute__((noinline)) void call_program_handler(const struct crash_work *w)
 {
-	uintptr_t outer_frame = chain_frame;
+	uintptr_t outer_frame = chain_frame, outer_ret = chain_ret;
 	siginfo_t *outer_si = chain_si;
 	void *outer_uc = chain_uc;
+	int outer_signo = chain_signo;
+	bool outer_nodefer = chain_nodefer;
 
 	chain_frame = (uintptr_t)__builtin_frame_address(0);
+	chain_ret = (uintptr_t)__builtin_return_address(0);
 	chain_si = w->si;
 	chain_uc = w->uc;
+	chain_signo = w->signo;
+	chain_nodefer = w->nodefer;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (w->hi)
 		w->hi(w->signo, w->si, w->uc);
@@ -1107,8 +1118,11 @@ static __attribute__((noinline)) void call_program_handler(const struct crash_wo
 		w->h(w->signo);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	chain_frame = outer_frame;
+	chain_ret = outer_ret;
 	chain_si = outer_si;
 	chain_uc = outer_uc;
+	chain_signo = outer_signo;
+	chain_nodefer = outer_nodefer;
 }
 
 /*
@@ -1155,6 +1169,98 @@ static void on_crash(int signo, siginfo_t *si, void *uc)
 }
 
 /* ---------------------------------------------------------------------
+ * The program's handler ends the process itself (README "After a crash"):
+ * librectrace.so stands before _exit() and _Exit(), and a sanitizer's
+ * report calls librec back (__sanitizer_set_death_callback()); called
+ * from inside the program's handler that librec called, that is the
+ * crash: captured, then the process ends as the program asked.
+ */
+
+/*
+ * Whether this thread runs inside the program's handler that librec
+ * called (call_program_handler()), not after a jump out of it: below that
+ * frame, which still holds its return address into chain(), and with the
+ * signal still blocked as the call set it (unless SA_NODEFER). A jump out
+ * leaves chain_frame set; the frames the thread builds again over that
+ * place overwrite the return address, and siglongjmp() restores a mask
+ * without the signal. It reads a word of another frame: not for ASan.
+ */
+static __attribute__((no_sanitize("address"))) bool in_program_handler(void)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	sigset_t cur;
+
+	/* Both keep the caller's frame pointer, then the return address, at the frame address. */
+	if (!chain_frame || here >= chain_frame ||
+	    *(const uintptr_t *)(chain_frame + sizeof(void *)) != chain_ret)
+		return false;
+	return chain_nodefer ||
+	       (pthread_sigmask(SIG_BLOCK, NULL, &cur) == 0 && sigismember(&cur, chain_signo) == 1);
+#else
+	return false;
+#endif
+}
+
+/* The crash the program's handler ends the process in, captured (once). */
+static void capture_before_the_end(void)
+{
+	if (!in_program_handler())
+		return;
+	block_all();
+	capture_first(chain_signo, chain_si, chain_uc, false);
+}
+
+/* A sanitizer's runtime (ASan's report, its SEGV handler's included): weak, so absent elsewhere. */
+extern void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
+#if defined(REC_GLIBC_HOOK_VERSION)
+#include <dlfcn.h>
+
+#define CRASH_STR2(x) #x
+#define CRASH_STR(x) CRASH_STR2(x)
+
+/* glibc's _exit(), looked up at load (never in a signal handler). */
+static void (*real_exit)(int);
+
+__attribute__((constructor)) static void crash_load(void)
+{
+	void *f = dlvsym(RTLD_NEXT, "_exit", CRASH_STR(REC_GLIBC_HOOK_VERSION));
+
+	if (!f)
+		f = dlsym(RTLD_NEXT, "_exit");
+	__atomic_store_n(&real_exit, (void (*)(int))f, __ATOMIC_RELEASE);
+}
+
+static __attribute__((noreturn)) void end_now(int status)
+{
+	void (*f)(int) = __atomic_load_n(&real_exit, __ATOMIC_ACQUIRE);
+
+	capture_before_the_end();
+	if (f)
+		f(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+/* The program's calls: copies under glibc's version, as exec.c's (librectrace.so only). */
+void rec___exit_glibc(int status) REC_API __attribute__((noreturn));
+void rec___Exit_glibc(int status) REC_API __attribute__((noreturn));
+__asm__(".symver rec___exit_glibc, _exit@" CRASH_STR(REC_GLIBC_HOOK_VERSION));
+__asm__(".symver rec___Exit_glibc, _Exit@" CRASH_STR(REC_GLIBC_HOOK_VERSION));
+
+void rec___exit_glibc(int status)
+{
+	end_now(status);
+}
+
+void rec___Exit_glibc(int status)
+{
+	end_now(status);
+}
+#endif
+
+/* ---------------------------------------------------------------------
  * Arming, fork, re-arm, flight mode.
  */
 
@@ -1165,6 +1271,7 @@ void rec__crash_fork_child(void)
 	crash_flag = CRASH_NONE;
 	writer_busy = 0;
 	chain_frame = 0;
+	chain_ret = 0;
 }
 
 /*
@@ -1243,6 +1350,8 @@ int rec__crash_arm(void (*view)(struct rec__crash_view *v))
 		crash_mem = p + guard + stack;
 	}
 	prebind();
+	if (__sanitizer_set_death_callback)
+		__sanitizer_set_death_callback(capture_before_the_end);
 	for (unsigned i = 0; i < NR_CRASH_SIGNALS; i++)
 		install_one(i);
 	armed = true;

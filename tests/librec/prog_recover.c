@@ -12,6 +12,8 @@
  *               (SA_ONSTACK | SA_SIGINFO)
  *   jumpafter - the same, the handler installed after recording started;
  *               waits until librec has taken the signal back (chaining to it)
+ *   jumpexit  - as jump, then _exit(0) from a frame that spans, untouched,
+ *               the place where the handler ran: no crash (the jump ended it)
  *   guard     - a write barrier (Boehm GC's incremental mode, guard pages):
  *               the SA_SIGINFO handler makes the page writable and returns;
  *               NR_ROUNDS rounds of NR_LEAVES "leaf" scopes, each ending with
@@ -172,6 +174,16 @@ static int jump(void)
 	return recovered == NR_FAULTS ? 0 : 1;
 }
 
+/* _exit() from a frame over the stack the handler's frames were on, left as they were. */
+static void __attribute__((noinline)) exit_deep(int status)
+{
+	volatile char over[16384];
+
+	over[0] = 0;
+	fflush(stdout);
+	_exit(status + over[0]);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -180,6 +192,11 @@ int main(int argc, char **argv)
 		install(on_jump, NULL, 0, NULL);
 		leaf(); /* the first probe: recording starts */
 		return jump();
+	}
+	if (!strcmp(mode, "jumpexit")) {
+		install(on_jump, NULL, 0, NULL);
+		leaf();
+		exit_deep(jump());
 	}
 	if (!strcmp(mode, "jumpalt")) {
 		static char alt[64 << 10];

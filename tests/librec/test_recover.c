@@ -8,7 +8,8 @@
  * killed at the second fault: a per-thread flag stayed set by the jump),
  * and every scope is in a clean file. A write barrier whose handler
  * returns: every scope, no crash (the recording ended at the first fault).
- * A handler that _exit()s: what the writer wrote is kept, nothing more. A
+ * A handler that _exit()s: captured first; one that exit()s: librec's exit
+ * finishes the file, no crash record. A
  * handler that calls librec's back: captured, and the process dies by the
  * signal. prog_recover.c is the program.
  */
@@ -122,6 +123,31 @@ Test(recover, f7_handler_installed_after_start_longjmps_out_of_100_faults)
 	jumps("jumpafter");
 }
 
+/*
+ * After the jumps, _exit() from a frame spanning where the handler ran:
+ * not from inside a handler (the jump ended it), so no capture: the file
+ * is as after kill -9 (no end marker), and no crash is reported.
+ */
+Test(recover, f7_exit_after_jumping_out_is_no_crash)
+{
+	const char *check[] = { env("TRACETOOL"), "check", NULL, NULL };
+	char out[256];
+	struct tr_trace tr;
+	struct tu_child c;
+
+	out_path(out, sizeof(out), "jumpexit");
+	run("jumpexit", out, NULL, &c);
+	cr_assert_eq(c.status, 0, "status %d, out %s, stderr %s", c.status, c.out, c.err);
+	cr_assert_str_eq(c.out, "recovered 100\n");
+	cr_assert_eq(tr_load(out, &tr), 0);
+	cr_assert(!tr.clean);
+	tr_free(&tr);
+	check[2] = out;
+	tu_run_child(check, NULL, 60000, 0, &c);
+	cr_assert(!strstr(c.out, "crash") && !strstr(c.err, "crash"), "check: %s%s", c.out, c.err);
+	unlink(out);
+}
+
 /* A write barrier: 10 faults the handler fixes and returns from, among 10 000 scopes. */
 Test(recover, f7_write_barrier_handler_returns_and_recording_goes_on)
 {
@@ -144,12 +170,12 @@ Test(recover, f7_write_barrier_handler_returns_and_recording_goes_on)
 }
 
 /*
- * The program's handler ends the process with _exit(): librec gets no
- * control back, so there is no capture; the file is as after kill -9: the
- * side scopes (flushed) are there, the work scopes the writer held for
- * REC_FLUSH_MS are not, and there is neither crash record nor end marker.
+ * The program's handler ends the process with _exit(): librectrace.so
+ * stands before _exit(), sees it called from inside the handler librec
+ * called, and captures first: every scope, the crash record, the end
+ * marker; the exit status is the handler's.
  */
-Test(recover, f7_handler_that_exits_keeps_what_the_writer_wrote_and_no_crash_record)
+Test(recover, f7_handler_that_exits_is_captured_first)
 {
 	const char *check[] = { env("TRACETOOL"), "check", NULL, NULL };
 	char out[256];
@@ -161,15 +187,14 @@ Test(recover, f7_handler_that_exits_keeps_what_the_writer_wrote_and_no_crash_rec
 	cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 7, "status %d, stderr %s",
 		  c.status, c.err);
 	cr_assert_str_eq(c.out, "own handler exits\n");
-	cr_assert_eq(tr_load(out, &tr), 0);
-	cr_assert_eq(tr.nr_corrupt, 0);
-	cr_assert(!tr.clean);
+	load_clean(out, &tr);
 	cr_assert_eq(tr_calls(&tr, "side"), NR_LEAVES);
-	cr_assert_eq(tr_calls(&tr, "work"), 0);
+	cr_assert_eq(tr_calls(&tr, "work"), NR_LEAVES);
 	tr_free(&tr);
 	check[2] = out;
 	tu_run_child(check, NULL, 60000, 0, &c);
-	cr_assert(!strstr(c.out, "crash"), "check: %s", c.out);
+	cr_assert_eq(c.status, 0, "check: %s%s", c.out, c.err);
+	cr_assert(strstr(c.out, "ended by a crash: SIGSEGV"), "check: %s", c.out);
 	unlink(out);
 }
 
