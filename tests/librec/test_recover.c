@@ -24,6 +24,7 @@
 
 #include "child.h"
 #include "trace_read.h"
+#include "under_asan.h"
 
 #define NR_FAULTS 100
 #define NR_LEAVES 1000
@@ -173,7 +174,9 @@ Test(recover, f7_write_barrier_handler_returns_and_recording_goes_on)
  * The program's handler ends the process with _exit(): librectrace.so
  * stands before _exit(), sees it called from inside the handler librec
  * called, and captures first: every scope, the crash record, the end
- * marker; the exit status is the handler's.
+ * marker; the exit status is the handler's. Under ASan its runtime's
+ * _exit() stands before librec's and calls glibc's: not seen, so the file
+ * is as after kill -9 (README "After a crash" says so), as asserted there.
  */
 Test(recover, f7_handler_that_exits_is_captured_first)
 {
@@ -187,6 +190,15 @@ Test(recover, f7_handler_that_exits_is_captured_first)
 	cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 7, "status %d, stderr %s",
 		  c.status, c.err);
 	cr_assert_str_eq(c.out, "own handler exits\n");
+#ifdef UNDER_ASAN
+	cr_assert_eq(tr_load(out, &tr), 0);
+	cr_assert(!tr.clean);
+	cr_assert_eq(tr_calls(&tr, "side"), NR_LEAVES);
+	cr_assert_eq(tr_calls(&tr, "work"), 0);
+	tr_free(&tr);
+	unlink(out);
+	return;
+#endif
 	load_clean(out, &tr);
 	cr_assert_eq(tr_calls(&tr, "side"), NR_LEAVES);
 	cr_assert_eq(tr_calls(&tr, "work"), NR_LEAVES);
