@@ -837,10 +837,11 @@ static void capture_once(const struct crash_work *w)
  *     and chains to): capture, then the default action;
  *   - the program's handler raises another of the signals (abort()):
  *     that one is handled by the same rules.
+ *   - the program's handler ends the process with _exit() or a
+ *     sanitizer's report: captured first (below, "The program's handler
+ *     ends the process itself"; a raw exit_group is not seen).
  * A handler that returns otherwise, or leaves by siglongjmp(), has
- * handled the fault: recording goes on untouched. One that ends the
- * process itself (_exit(), a sanitizer's report) leaves no capture: the
- * file is as after kill -9.
+ * handled the fault: recording goes on untouched.
  */
 
 static void on_crash(int signo, siginfo_t *si, void *uc);
@@ -1096,6 +1097,23 @@ static bool chain_prepare(struct crash_work *w)
 	return true;
 }
 
+/*
+ * The return address a frame keeps next to its caller's frame pointer
+ * (x86-64 and AArch64 both keep them at the frame address), as stored:
+ * signed where AArch64's pointer authentication signs it, so that a
+ * comparison of two reads needs no stripping. Not for ASan: it may read a
+ * word of another function's frame (in_program_handler()).
+ */
+static __attribute__((no_sanitize("address"))) uintptr_t saved_return(uintptr_t frame)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+	return *(const uintptr_t *)(frame + sizeof(void *));
+#else
+	(void)frame;
+	return 0;
+#endif
+}
+
 /* Calls the program's handler that chain_prepare() handed over, marking the chain (above). */
 static __attribute__((noinline)) void call_program_handler(const struct crash_work *w)
 {
@@ -1106,7 +1124,7 @@ static __attribute__((noinline)) void call_program_handler(const struct crash_wo
 	bool outer_nodefer = chain_nodefer;
 
 	chain_frame = (uintptr_t)__builtin_frame_address(0);
-	chain_ret = (uintptr_t)__builtin_return_address(0);
+	chain_ret = saved_return(chain_frame);
 	chain_si = w->si;
 	chain_uc = w->uc;
 	chain_signo = w->signo;
@@ -1183,17 +1201,15 @@ static void on_crash(int signo, siginfo_t *si, void *uc)
  * signal still blocked as the call set it (unless SA_NODEFER). A jump out
  * leaves chain_frame set; the frames the thread builds again over that
  * place overwrite the return address, and siglongjmp() restores a mask
- * without the signal. It reads a word of another frame: not for ASan.
+ * without the signal.
  */
-static __attribute__((no_sanitize("address"))) bool in_program_handler(void)
+static bool in_program_handler(void)
 {
 #if defined(__x86_64__) || defined(__aarch64__)
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
 	sigset_t cur;
 
-	/* Both keep the caller's frame pointer, then the return address, at the frame address. */
-	if (!chain_frame || here >= chain_frame ||
-	    *(const uintptr_t *)(chain_frame + sizeof(void *)) != chain_ret)
+	if (!chain_frame || here >= chain_frame || saved_return(chain_frame) != chain_ret)
 		return false;
 	return chain_nodefer ||
 	       (pthread_sigmask(SIG_BLOCK, NULL, &cur) == 0 && sigismember(&cur, chain_signo) == 1);
