@@ -157,8 +157,7 @@ static void say(const char *a, const char *b)
 	for (const char *s = b; s && *s && n < sizeof(line) - 1; s++)
 		line[n++] = *s;
 	line[n++] = '\n';
-	if (write(STDERR_FILENO, line, n) < 0)
-		return; /* nothing else to say it with */
+	rec__log_write(line, n);
 }
 
 static const char *signal_name(int signo)

@@ -366,14 +366,6 @@ uint64_t rec__live_tick(struct rec__live *l, uint64_t now_ns)
 	l->cut = cut;
 	while (l->next_report_ns <= now_ns)
 		l->next_report_ns += l->period_ns;
-	for (size_t off = 0; off < len;) {
-		ssize_t k = write(STDERR_FILENO, buf + off, len - off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		off += (size_t)k;
-	}
+	rec__log_write(buf, len);
 	return l->next_report_ns - now_ns;
 }

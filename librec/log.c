@@ -7,6 +7,7 @@
 #include "rec_internal.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -53,6 +54,46 @@ static bool stderr_is_ours(void)
 	return err_state == 0 || (err_state == 1 && st.st_dev == err_dev && st.st_ino == err_ino);
 }
 
+/*
+ * Writes the line to descriptor 2 with SIGPIPE blocked: a pipe whose reader
+ * is gone (a log collector that died, `prog 2>&1 | head`) fails the write
+ * with EPIPE, and the SIGPIPE the kernel sends with it must not kill a host
+ * that never writes to stderr itself, nor reach its handler: one it did not
+ * have pending before is taken back (sigtimedwait(), no wait) before the
+ * mask is restored. Keeps errno. System calls only: safe in a signal handler.
+ */
+static void write_line(const char *line, size_t n)
+{
+	static const struct timespec now = { 0, 0 };
+	sigset_t pipe_set, old, pending;
+	int err = errno, pending_before;
+	ssize_t w = 0;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pending_before = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	for (size_t off = 0; off < n;) {
+		w = write(STDERR_FILENO, line + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	if (w < 0 && errno == EPIPE && !pending_before)
+		while (sigtimedwait(&pipe_set, NULL, &now) < 0 && errno == EINTR)
+			;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = err;
+}
+
+void rec__log_write(const char *text, size_t n)
+{
+	if (stderr_is_ours())
+		write_line(text, n);
+}
+
 void rec__log(const char *fmt, ...)
 {
 	char line[512];
@@ -67,8 +108,7 @@ void rec__log(const char *fmt, ...)
 	line[n++] = '\n';
 	if (!stderr_is_ours())
 		return;
-	while (write(STDERR_FILENO, line, (size_t)n) < 0 && errno == EINTR)
-		;
+	write_line(line, (size_t)n);
 }
 
 /*
@@ -105,6 +145,5 @@ void rec__log_safe(const char *first, ...)
 	line[n++] = '\n';
 	if (!stderr_is_ours())
 		return;
-	while (write(STDERR_FILENO, line, n) < 0 && errno == EINTR)
-		;
+	write_line(line, n);
 }

@@ -1082,5 +1082,9 @@ void rec__log(const char *fmt, ...) __attribute__((format(printf, 1, 2))) REC__H
 const char *rec__log_path(const char *path, char *buf, size_t buf_bytes) REC__HIDDEN;
 /* The same from a signal handler: the strings given, up to a NULL, without stdio. */
 void rec__log_safe(const char *first, ...) __attribute__((sentinel)) REC__HIDDEN;
+/* rec__log_write() - text (lines librec made: the crash handler's, REC_LIVE's
+ * report) on stderr as rec__log() writes its lines: only where they belong,
+ * a broken pipe never raising SIGPIPE. Async-signal-safe. */
+void rec__log_write(const char *text, size_t n) REC__HIDDEN;
 
 #endif /* REC_INTERNAL_H */

@@ -565,3 +565,37 @@ Test(outputs, setuid_host_records_to_the_output_it_names_itself)
 	cr_assert_eq(st.st_mode & 07777, 0600, "mode %o", st.st_mode & 07777);
 	cr_assert_gt(st.st_size, 0);
 }
+
+/*
+ * Finding F11 (check2): librec's rec: line to a stderr pipe whose reader is
+ * gone (`prog 2>&1 | head`, a log collector that died) raised SIGPIPE and
+ * killed a host that never writes to stderr itself (exit 141 in a shell).
+ * The line is lost, the host runs on and exits as it would have.
+ */
+Test(outputs, F11_rec_line_to_a_broken_stderr_pipe_never_kills_the_host)
+{
+	char output[128];
+	int status;
+	pid_t pid;
+
+	snprintf(output, sizeof(output), "%s/no/such/dir/t.zst", dir);
+	pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		const char *prog = getenv("PROG_NESTED");
+		int null = open("/dev/null", O_WRONLY), p[2];
+
+		/* The pipe is the child's alone: with its reader closed, a write to p[1]
+		 * fails with EPIPE and raises SIGPIPE. */
+		if (!prog || null < 0 || pipe(p) != 0 || close(p[0]) != 0 || dup2(null, 1) < 0 ||
+		    dup2(p[1], 2) < 0)
+			_exit(120);
+		signal(SIGPIPE, SIG_DFL);
+		setenv("REC_OUTPUT", output, 1);
+		execl(prog, prog, (char *)NULL);
+		_exit(121);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status), "killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	cr_assert_eq(WEXITSTATUS(status), 0);
+}
