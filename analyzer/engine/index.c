@@ -45,15 +45,27 @@ struct ix_entry {
 	uint32_t code, reserved;
 };
 
+/*
+ * A file that ends inside a frame (a recording still being written, a copy
+ * taken mid-write): its complete frames are indexed, and where the reader
+ * stopped, as it said it (a whole read says the same: finding F9).
+ */
+struct ix_cut {
+	uint32_t cut, reserved; /* 0 or 1 */
+	uint64_t frame_index, frame_offset;
+	char message[192]; /* NUL-terminated */
+};
+
 struct ix_file_head {
 	char magic[8];
 	uint32_t version, nr_frames;
 	uint64_t file_bytes, mtime_ns, ino, dev;
 	uint64_t standin_bytes, stack_bytes;
+	struct ix_cut cut;
 };
 
 #define IX_MAGIC "RECTTIX1"
-#define IX_VERSION 2 /* 2: a checksum at the end */
+#define IX_VERSION 3 /* 2: a checksum at the end; 3: the cut */
 
 /* An EVENTS block as the writer's index frame sums it up (FORMAT.md §6.2). */
 struct ix_block {
@@ -80,6 +92,7 @@ struct tt_index {
 	uint32_t *by_thread;
 	uint32_t *frame_block; /* frame f's blocks: [frame_block[f], frame_block[f + 1]) */
 	uint32_t nr_blocks;
+	struct ix_cut cut; /* a pass's: the file ends inside a frame after the last */
 };
 
 /* ---------------------------------------------------------------------
@@ -354,8 +367,15 @@ static struct tt_index *build(const char *path)
 		}
 		f->standin_len = (uint32_t)(b.standins.len - f->standin_at);
 	}
-	if (!b.bad && st != RECFMT_END_OF_INPUT)
+	if (!b.bad && st == RECFMT_TRUNCATED && ix->nr_frames) {
+		/* Cut inside a frame: nothing of it is read, whole or not. */
+		ix->cut.cut = 1;
+		ix->cut.frame_index = err.frame_index;
+		ix->cut.frame_offset = err.frame_offset;
+		snprintf(ix->cut.message, sizeof(ix->cut.message), "%s", err.message);
+	} else if (!b.bad && st != RECFMT_END_OF_INPUT) {
 		no_index(&b, "the file is cut short or damaged");
+	}
 	{
 		const struct tt_trace *tr = &b.tr;
 
@@ -534,7 +554,8 @@ static struct tt_index *load(const char *file, const struct ix_file_head *want)
 	    h.file_bytes != want->file_bytes || h.mtime_ns != want->mtime_ns ||
 	    h.ino != want->ino || h.dev != want->dev || h.nr_frames == 0 ||
 	    h.nr_frames > (1u << 28) || h.standin_bytes > (1ull << 34) ||
-	    h.stack_bytes > (1ull << 34)) {
+	    h.stack_bytes > (1ull << 34) || h.cut.cut > 1 || h.cut.reserved ||
+	    !memchr(h.cut.message, '\0', sizeof(h.cut.message))) {
 		close(fd);
 		return NULL;
 	}
@@ -547,6 +568,7 @@ static struct tt_index *load(const char *file, const struct ix_file_head *want)
 	ix->nr_frames = h.nr_frames;
 	ix->standin_bytes = h.standin_bytes;
 	ix->stack_bytes = h.stack_bytes;
+	ix->cut = h.cut;
 	ix->f = tt_xcalloc(h.nr_frames, sizeof(*ix->f));
 	ix->standins = tt_xrealloc(NULL, h.standin_bytes ? h.standin_bytes : 1);
 	ix->stacks = tt_xrealloc(NULL, h.stack_bytes ? h.stack_bytes : 1);
@@ -589,6 +611,7 @@ static void save(const struct tt_index *ix, const char *file, const char *dir,
 	h.nr_frames = ix->nr_frames;
 	h.standin_bytes = ix->standin_bytes;
 	h.stack_bytes = ix->stack_bytes;
+	h.cut = ix->cut;
 	snprintf(parent, sizeof(parent), "%s", dir);
 	slash = strrchr(parent, '/');
 	if (slash && slash != parent) {
@@ -1198,6 +1221,18 @@ void tt_index_frame(const struct tt_index *ix, uint32_t f, uint64_t *offset, uin
 	*offset = ix->f[f].offset;
 	*cbytes = ix->f[f].cbytes;
 	*content_bytes = ix->f[f].content_bytes;
+}
+
+bool tt_index_cut(const struct tt_index *ix, struct recfmt_error *err)
+{
+	if (!ix->cut.cut)
+		return false;
+	memset(err, 0, sizeof(*err));
+	err->status = RECFMT_TRUNCATED;
+	err->frame_index = ix->cut.frame_index;
+	err->frame_offset = ix->cut.frame_offset;
+	snprintf(err->message, sizeof(err->message), "%s", ix->cut.message);
+	return true;
 }
 
 const uint8_t *tt_index_standin(const struct tt_index *ix, uint32_t f, size_t *len)

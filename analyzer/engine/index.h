@@ -35,9 +35,10 @@
  *
  * A file gets no index (and is read whole) when what the stand-ins leave out
  * could change a report: annotations, counters or stack samples (records
- * positioned in EVENTS blocks), damage of any kind, a thread's clock going
- * backwards, a scope left without an exit (longjmp), a site with no name
- * (site#N), or a stack deeper than TT_MIN_DEPTH_LIMIT.
+ * positioned in EVENTS blocks), damage of any kind (but a file that ends
+ * inside a frame: its complete frames are indexed, tt_index_cut()), a
+ * thread's clock going backwards, a scope left without an exit (longjmp), a
+ * site with no name (site#N), or a stack deeper than TT_MIN_DEPTH_LIMIT.
  */
 #ifndef TT_INDEX_H
 #define TT_INDEX_H
@@ -126,6 +127,9 @@ uint32_t tt_index_nr_frames(const struct tt_index *ix);
 /* Frame f: its offset, compressed and decompressed bytes in the file. */
 void tt_index_frame(const struct tt_index *ix, uint32_t f, uint64_t *offset, uint64_t *cbytes,
 		    uint64_t *content_bytes);
+/* Whether the file ends inside a frame after the last one indexed (a pass
+ * over a file being written, or cut), and what the reader said there. */
+bool tt_index_cut(const struct tt_index *ix, struct recfmt_error *err);
 /* Frame f's stand-in. */
 const uint8_t *tt_index_standin(const struct tt_index *ix, uint32_t f, size_t *len);
 

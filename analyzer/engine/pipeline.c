@@ -493,6 +493,13 @@ static bool walk_indexed(struct tt_trace *tr, struct recfmt_reader *r, struct re
 		for (unsigned i = 0; i < n; i++)
 			rs[i]->tr->standin = false;
 	}
+	if (more && tt_index_cut(ix, &s.err)) {
+		/* Where the whole read stops too: a file that ends inside a frame. */
+		s.st = RECFMT_TRUNCATED;
+		s.buf.len = 0;
+		s.can_continue = false;
+		(void)take_all(rs, n, &s);
+	}
 	(void)r;
 	index_stats(tr, plan.decode ? plan.last - plan.first + 1 : 0, tt_index_nr_frames(ix), fn);
 	close(fd);

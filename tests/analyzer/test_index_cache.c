@@ -195,10 +195,12 @@ Test(index_cache, a_cache_cut_at_any_offset_is_ignored_and_made_again_F5)
 	free(good);
 }
 
-/* The cache's layout (engine/index.c): a 64-byte head (nr_frames at 12,
+/* The cache's layout (engine/index.c): a 280-byte head (nr_frames at 12,
  * standin_bytes at 48, stack_bytes at 56), 72 bytes a frame (cbytes at 8,
  * content_bytes at 16, stack_at at 48, stack_len at 60), the stand-ins,
  * the stacks (16-byte deltas, add at 8), an xxh64 of all that. */
+#define HEAD 280
+
 static void reseal(uint8_t *buf, size_t len)
 {
 	struct recfmt_xxh64 x;
@@ -252,26 +254,26 @@ Test(index_cache, a_cache_whose_counts_lie_under_a_right_checksum_is_ignored_F5)
 			put_u64(bad + 48, 1ull << 34);
 			break;
 		case 2: /* frame 3 longer than the trace */
-			put_u64(bad + 64 + 3 * 72 + 8, 1ull << 40);
+			put_u64(bad + HEAD + 3 * 72 + 8, 1ull << 40);
 			break;
 		case 3: /* frame 3 decompressing to 1 TiB */
-			put_u64(bad + 64 + 3 * 72 + 16, 1ull << 40);
+			put_u64(bad + HEAD + 3 * 72 + 16, 1ull << 40);
 			break;
 		case 4: /* frame 2 where frame 1 is */
-			put_u64(bad + 64 + 2 * 72, get_u64(bad + 64 + 1 * 72));
+			put_u64(bad + HEAD + 2 * 72, get_u64(bad + HEAD + 1 * 72));
 			break;
 		case 5: /* frame 5's stand-in past the blob's end */
-			put_u64(bad + 64 + 5 * 72 + 40, standin_bytes);
+			put_u64(bad + HEAD + 5 * 72 + 40, standin_bytes);
 			break;
 		case 6: /* a stack delta with 2^31 entries */
 			for (uint32_t f = 0; f < nr && !lied_add; f++) {
-				const uint8_t *fr = bad + 64 + (size_t)f * 72;
+				const uint8_t *fr = bad + HEAD + (size_t)f * 72;
 				uint32_t stack_len;
 
 				memcpy(&stack_len, fr + 60, 4);
 				if (!stack_len)
 					continue;
-				put_u32(bad + 64 + (size_t)nr * 72 + standin_bytes + get_u64(fr + 48) +
+				put_u32(bad + HEAD + (size_t)nr * 72 + standin_bytes + get_u64(fr + 48) +
 						8,
 					1u << 31);
 				lied_add = true;

@@ -460,3 +460,79 @@ Test(window, a_tree_of_two_files_is_the_same_through_the_index_and_each_file_alo
 	}
 	unlink(b);
 }
+
+/* err without the lines TRACETOOL_INDEX_STATS adds. */
+static char *without_index_lines(const char *err)
+{
+	char *r = calloc(1, strlen(err) + 1);
+	size_t len = 0;
+
+	cr_assert(r);
+	for (const char *p = err; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t l = e ? (size_t)(e - p + 1) : strlen(p);
+		const char *ix = strstr(p, ": index: ");
+
+		if (!ix || ix >= p + l) {
+			memcpy(r + len, p, l);
+			len += l;
+		}
+		p += l;
+	}
+	return r;
+}
+
+/*
+ * Finding F9: a file that ends inside a frame (a recording being written,
+ * a copy taken mid-write) gets an index of its complete frames by a pass,
+ * and a window through it prints what the whole read prints, the warning
+ * about the cut included; the second run reads the index from the cache.
+ */
+static void cut_inside_a_frame(bool writer_index)
+{
+	static const char *const cmds[][3] = {
+		{ "chrome", "-o", "-" }, { "summary", "--format=csv", NULL },
+		{ "tree", "--format=csv", NULL } };
+	struct stat st;
+
+	write_main_open(false, writer_index);
+	cr_assert_eq(stat(trace, &st), 0);
+	cr_assert_eq(tg_file_truncate(trace, (uint64_t)st.st_size * 2 / 3 + 5), 0);
+	for (unsigned run = 0; run < 2; run++)
+		for (unsigned c = 0; c < 3; c++) {
+			const char *args[8] = { cmds[c][0], "--from=2ms", "--to=2.2ms" };
+			struct tu_result whole, fast;
+			char *we, *fe;
+			unsigned n = 3;
+			int of = 0, d;
+
+			for (unsigned i = 1; i < 3 && cmds[c][i]; i++)
+				args[n++] = cmds[c][i];
+			args[n] = trace;
+			whole = run_with("0", args);
+			fast = run_with("1", args);
+			cr_assert_eq(whole.status, 0, "%s", whole.err);
+			cr_assert_eq(fast.status, 0, "%s", fast.err);
+			cr_assert(strstr(whole.err, "file ends inside a frame"), "%s", whole.err);
+			cr_assert_str_eq(whole.out, fast.out, "%s", cmds[c][0]);
+			we = without_index_lines(whole.err);
+			fe = without_index_lines(fast.err);
+			cr_assert_str_eq(we, fe);
+			d = tt_index_decoded(fast.err, &of);
+			cr_assert(d >= 1 && d < of / 2, "%s", fast.err);
+			free(we);
+			free(fe);
+			tu_result_free(&whole);
+			tu_result_free(&fast);
+		}
+}
+
+Test(window, a_file_cut_inside_a_frame_is_read_through_a_pass_index_F9)
+{
+	cut_inside_a_frame(false);
+}
+
+Test(window, a_file_with_index_frames_cut_inside_a_frame_is_read_through_a_pass_index_F9)
+{
+	cut_inside_a_frame(true);
+}
