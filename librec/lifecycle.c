@@ -280,6 +280,14 @@ static int open_one(const char *path, enum pass_by *by)
 	}
 	/* Locked (or locks are not supported here: as before, truncate). */
 	if (holds_earlier(path, fd, &st)) {
+		/*
+		 * A descriptor named (/dev/stdout redirected to a file) is a
+		 * stream, as a FIFO is (rec(3), Exec): this recording follows the
+		 * earlier program's in it (the writer starts at the offset, writer.c),
+		 * never in a name made from it (/dev/stdout-PID).
+		 */
+		if (rec__output_names_own_fd(path) && lseek(fd, 0, SEEK_END) >= 0)
+			return fd;
 		*by = PASS_EARLIER;
 		close(fd);
 		return -EBUSY;

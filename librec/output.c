@@ -23,7 +23,7 @@
  * /dev/fd/3 of a shell's `3> >(cmd)`): following them reaches nothing the
  * process could not write anyway, and a user who names one expects it.
  */
-static bool names_own_fd(const char *path)
+bool rec__output_names_own_fd(const char *path)
 {
 	static const char *const dirs[] = { "/dev/fd/", "/proc/self/fd/" };
 
@@ -60,7 +60,7 @@ static const char *kind_of(mode_t m)
 
 int rec__output_open(const char *path, unsigned flags, unsigned mode, const char **why)
 {
-	bool stream = flags & REC__OUT_STREAM, follow = names_own_fd(path);
+	bool stream = flags & REC__OUT_STREAM, follow = rec__output_names_own_fd(path);
 	struct stat st;
 	int fd, err;
 

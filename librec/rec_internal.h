@@ -725,6 +725,9 @@ const char *rec__getenv(const char *name) REC__HIDDEN;
 #define REC__OUT_STREAM 1u
 #define REC__OUT_TRUNC 2u
 int rec__output_open(const char *path, unsigned flags, unsigned mode, const char **why) REC__HIDDEN;
+/* rec__output_names_own_fd() - whether path names a descriptor the process
+ * holds (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N). */
+bool rec__output_names_own_fd(const char *path) REC__HIDDEN;
 
 /*
  * output.c: a descriptor librec opened is known by its file's (st_dev,

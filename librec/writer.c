@@ -1527,6 +1527,17 @@ static void writer_begin(struct writer *w)
 	w->poll_active_ns = flush_ns / 4 < POLL_ACTIVE_NS ? flush_ns / 4 : POLL_ACTIVE_NS;
 	w->poll_idle_ns = flush_ns / 4 < POLL_IDLE_NS ? flush_ns / 4 : POLL_IDLE_NS;
 	w->mode = rec__g.cfg.flight ? WM_KEEPING : WM_STREAM;
+	if (w->mode == WM_STREAM) {
+		/* A stream that follows an earlier program's recording in the same
+		 * file (lifecycle.c, open_one()) starts where that one ended. */
+		off_t at;
+
+		pthread_mutex_lock(&rec__g.lock);
+		at = rec__g.fd >= 0 ? lseek(rec__g.fd, 0, SEEK_CUR) : -1;
+		pthread_mutex_unlock(&rec__g.lock);
+		if (at > 0)
+			w->file_bytes = (uint64_t)at;
+	}
 	w->zc = recfmt_compressor_create(1);
 	if (!w->zc) {
 		pthread_mutex_lock(&rec__g.lock);

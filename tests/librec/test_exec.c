@@ -328,3 +328,40 @@ Test(exec, F2_tracetool_record_names_every_image_s_file)
 	cr_assert_not_null(p, "%s", c.err);
 	cr_assert_eq(strncmp(p, want, strlen(want)), 0, "%s", c.err);
 }
+
+/* The whole of a small file (at most 4095 bytes), as a string. */
+static const char *slurp(const char *path)
+{
+	static char buf[4096];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	cr_assert_not_null(f, "%s", path);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/*
+ * Finding F12 (check2): REC_OUTPUT=/dev/stdout with stdout redirected to a
+ * regular file: the next program after exec took the file for an earlier
+ * recording's and wrote "/dev/stdout-PID" instead (a file in /dev as root,
+ * "cannot open ... tracing disabled" otherwise). A descriptor named is a
+ * stream (rec(3), Exec): each program's recording follows the last in it.
+ */
+Test(exec, F12_dev_stdout_redirected_to_a_file_holds_every_image_in_turn)
+{
+	char cmd[1200];
+
+	/* Each in_dir() name in dir: the shell runs there. */
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && { REC_OUTPUT=/dev/stdout '%s' self 2 > st.bin 2> err.txt; "
+		 "echo $? > rc.txt; '%s' check st.bin > check.txt 2>&1; }",
+		 dir, env("PROG_EXECSELF"), env("TRACETOOL"));
+	(void)!system(cmd); /* check exits 1 on a stream of several recordings: its text says */
+	cr_assert_str_eq(slurp(in_dir("rc.txt")), "0\n");
+	cr_assert_str_eq(slurp(in_dir("err.txt")), "");
+	cr_assert_not_null(strstr(slurp(in_dir("check.txt")), "3 recordings concatenated"), "%s",
+			   slurp(in_dir("check.txt")));
+}
