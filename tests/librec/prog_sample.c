@@ -7,7 +7,8 @@
  *
  *   work MS        CPU work in main and one thread (qsort: program -> libc ->
  *                  program): prints "cpu_ns N" and "work ADDR" "cmp ADDR"
- *   churn N        N threads started and joined, 64 at a time, each a little work
+ *   churn N        N threads started and joined, 64 at a time, each a little work;
+ *                  then waits (60 s at most) until their clocks are gone
  *   dlopen N PATH  dlopen, call, dlclose a library N times, working in it
  *   dlrotate N P0 P1 P2  N times: dlopen library i % 3, work in it 0.2 ms
  *                  through call_lib<i % 3>(), dlclose the one opened before:
@@ -374,7 +375,7 @@ int main(int argc, char **argv)
 		work(ms);
 		pthread_join(t, NULL);
 	} else if (strcmp(mode, "churn") == 0) {
-		int n = (int)ms;
+		int n = (int)ms, base = clocks();
 		pthread_t t[64];
 
 		for (int i = 0; i < n; i += 64) {
@@ -386,6 +387,9 @@ int main(int argc, char **argv)
 			for (int j = 0; j < k; j++)
 				pthread_join(t[j], NULL);
 		}
+		/* A thread that ended before it had state is disarmed by the
+		 * writer's next scan (100 ms; more on a loaded machine). */
+		wait_clocks(base, 0, false);
 	} else if (strcmp(mode, "dlopen") == 0) {
 		for (int i = 0; i < (int)ms; i++) {
 			void *h = dlopen(argv[3], RTLD_NOW | RTLD_LOCAL);
