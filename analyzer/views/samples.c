@@ -613,6 +613,15 @@ const char *tt_samples_missing(const struct tt_samples *s, char *buf, size_t byt
 				 tr->nr_frames, tr->nr_frames == 1 ? "" : "s", tr->truncation);
 			return buf;
 		}
+		if (!tr->has_end && !tr->has_crash && !tr->has_snapshot) {
+			/* Cut exactly where a frame ends: what kill -9 leaves. */
+			snprintf(buf, bytes,
+				 "no stack samples in its %" PRIu64 " complete frame%s: the "
+				 "recording has no end (the file is cut after a frame, or its "
+				 "program was killed)",
+				 tr->nr_frames, tr->nr_frames == 1 ? "" : "s");
+			return buf;
+		}
 	}
 	snprintf(buf, bytes, "no stack samples: record with tracetool record or REC_SAMPLE=HZ "
 			     "(rec(3))");
