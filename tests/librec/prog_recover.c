@@ -12,8 +12,10 @@
  *               (SA_ONSTACK | SA_SIGINFO)
  *   jumpafter - the same, the handler installed after recording started;
  *               waits until librec has taken the signal back (chaining to it)
- *   jumpexit  - as jump, then _exit(0) from a frame that spans, untouched,
- *               the place where the handler ran: no crash (the jump ended it)
+ *   jumpexit  - as jump, rec_flush() after the first probe (so that the file
+ *               holds a frame whenever the writer runs), then _exit(0) from a
+ *               frame that spans, untouched, the place where the handler
+ *               ran: no crash (the jump ended it)
  *   guard     - a write barrier (Boehm GC's incremental mode, guard pages):
  *               the SA_SIGINFO handler makes the page writable and returns;
  *               NR_ROUNDS rounds of NR_LEAVES "leaf" scopes, each ending with
@@ -196,6 +198,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "jumpexit")) {
 		install(on_jump, NULL, 0, NULL);
 		leaf();
+		rec_flush();
 		exit_deep(jump());
 	}
 	if (!strcmp(mode, "jumpalt")) {
