@@ -520,7 +520,7 @@ int rec__start_locked(const struct rec_config *config)
 	 * starts flat out grows to REC_BUFFER without waiting for the writer.
 	 */
 	rec__mem_configure(rec__g.cfg.memory_bytes, rec__g.cfg.buffer_bytes);
-	rec__mem_refill(SIZE_MAX);
+	rec__mem_refill(SIZE_MAX, SIZE_MAX);
 	rec__crash_arm(rec__writer_crash_view); /* a failure is logged; recording goes on without it */
 	err = rec__writer_start();
 	if (err) {

@@ -320,9 +320,15 @@ uint32_t rec__mem_gen(void)
  * is faulted in over several calls (`staging`) and pooled once whole:
  * faulting in 8 MiB takes 10-40 ms on a VM that backs memory lazily, and a
  * writer that did it at once while a thread recorded flat out let that
- * thread's ring fill.
+ * thread's ring fill. Rings larger than `largest` bytes are not faulted in
+ * now (one being staged waits): a writer under pressure keeps only the
+ * small sizes ready. Faulting memory the host backs lazily costs it up to
+ * 3 ms a MiB here; the 16-44 MiB it faulted during a run with two threads
+ * recording flat out on two cores was a third of its time, and the rings
+ * it fell behind on filled (docs/BENCHMARKS.md, "The two-worker row on a
+ * quiet machine").
  */
-void rec__mem_refill(size_t budget)
+void rec__mem_refill(size_t budget, size_t largest)
 {
 	size_t limit = cap() / 4 * 3;
 
@@ -331,6 +337,9 @@ void rec__mem_refill(size_t budget)
 
 		if (staging) {
 			size_t total = rec__seg_bytes(staging);
+
+			if (total > largest)
+				return;
 			size_t to = total - staged_bytes > budget ? staged_bytes + budget : total;
 
 			fault_in(staging, staged_bytes, to);
@@ -367,7 +376,7 @@ void rec__mem_refill(size_t budget)
 				if (seg)
 					unmap(seg);
 			} while (seg);
-			if (more && (staging = map_only(l, limit)))
+			if (more && bytes <= largest && (staging = map_only(l, limit)))
 				staged_bytes = 0;
 		}
 		if (!staging)

@@ -429,7 +429,8 @@ extern __thread uint64_t rec__orphan_annot_drops __attribute__((tls_model("initi
  * now, or 0 (never waits: a producer's slow path). rec__mem_put():
  * a ring no one uses any more. rec__mem_gen(): changes (acquire) after
  * every put. rec__mem_refill(): the writer's, at a pass that was not busy,
- * and the start's (budget: bytes it may map). rec__mem_used():
+ * and the start's (budget: bytes it may fault in; largest: the largest
+ * ring it may fault in now). rec__mem_used():
  * bytes mapped for rings, the pool's included. rec__mem_hit_cap: set on
  * the calling thread when REC_MEMORY refused it a ring (cleared by whoever
  * reads it: rec__thread_note_cap()).
@@ -440,7 +441,7 @@ uintptr_t rec__mem_first(bool may_map) REC__HIDDEN;
 uintptr_t rec__mem_grow(uintptr_t cur, bool may_map) REC__HIDDEN;
 void rec__mem_put(uintptr_t seg) REC__HIDDEN;
 uint32_t rec__mem_gen(void) REC__HIDDEN;
-void rec__mem_refill(size_t budget) REC__HIDDEN;
+void rec__mem_refill(size_t budget, size_t largest) REC__HIDDEN;
 size_t rec__mem_used(void) REC__HIDDEN;
 void rec__mem_fork_prepare(void) REC__HIDDEN;
 void rec__mem_fork_parent(void) REC__HIDDEN;

@@ -45,6 +45,8 @@
 #define WRITER_SLICE_NS 500000ull /* what a pass usually takes, and more */
 /* Ring memory a pass may fault in for the pool (mem.c): 0.1-1 ms here. */
 #define REFILL_BYTES (512u << 10)
+/* Under pressure the pool is refilled with rings of at most this size (mem.c). */
+#define REFILL_PRESSED_RING_BYTES (256u << 10)
 /*
  * How often the writer looks whether the host's threads have all ended
  * (host_gone()): recording, on its passes; parked, waking for it alone
@@ -1918,10 +1920,12 @@ static bool writer_pass(struct writer *w)
 	 * The pool of rings, ahead of the threads that attach or grow (mem.c),
 	 * a little at a time and only after a pass that left no ring behind:
 	 * faulting rings in must not keep the writer from a thread that
-	 * records flat out.
+	 * records flat out. Under pressure only the small sizes (threads that
+	 * attach): the large ones are work that can wait for an idle writer,
+	 * and a thread that fills its ring meanwhile maps its own.
 	 */
 	if (!p.busy && !w->more)
-		rec__mem_refill(REFILL_BYTES);
+		rec__mem_refill(REFILL_BYTES, w->fast ? REFILL_PRESSED_RING_BYTES : SIZE_MAX);
 	pass_sleep(w, &p, poll_ns);
 	return true;
 }
