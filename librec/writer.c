@@ -1582,6 +1582,7 @@ struct pass {
 	size_t nr;		   /* threads in w->snap */
 	bool final;		   /* drain everything: a stop, flush or a snapshot's last pass */
 	bool busy;		   /* a ring was behind, or flight mode has work waiting */
+	uint32_t seen;		   /* rec__g.wake_seq when the pass began (pass_sleep()) */
 };
 
 /* This pass is the writer's last (the table above writer_pass()). */
@@ -1825,6 +1826,14 @@ static void pass_sleep(struct writer *w, const struct pass *p, uint64_t poll_ns)
 {
 	bool locked = pthread_mutex_trylock(&rec__g.lock) == 0, sleep;
 	uint64_t flush_req = p->flush_req;
+	/*
+	 * The wake-up count as the pass began, not as it ends: a producer
+	 * wakes the writer once per drain of its ring (probe.c,
+	 * room_or_sleep()), and a wake made during this pass, after the drain
+	 * had passed that ring, was lost when read here at the end: the ring
+	 * filled while the writer slept to its next poll (25 ms at the first
+	 * pass). A wake since the pass began makes the wait return at once.
+	 */
 	uint32_t seen;
 
 	if (locked) {
@@ -1837,13 +1846,12 @@ static void pass_sleep(struct writer *w, const struct pass *p, uint64_t poll_ns)
 			rec__g.flush_done = flush_req;
 			pthread_cond_broadcast(&rec__g.flushed);
 		}
-		/* Read before the checks: a wake after them changes it, and the wait returns. */
-		seen = __atomic_load_n(&rec__g.wake_seq, __ATOMIC_ACQUIRE);
+		seen = p->seen;
 		sleep = !is_stopping(w) && !p->busy && !w->more && !rec__g.stop_requested &&
 			(rec__g.flush_requested == rec__g.flush_done || held);
 		pthread_mutex_unlock(&rec__g.lock);
 	} else {
-		seen = __atomic_load_n(&rec__g.wake_seq, __ATOMIC_ACQUIRE);
+		seen = p->seen;
 		sleep = !is_stopping(w) && !p->busy && !w->more;
 	}
 	rec__crash_writer_leave();
@@ -1875,6 +1883,7 @@ static bool writer_pass(struct writer *w)
 	uint64_t now, poll_ns;
 
 	w->more = false;
+	p.seen = __atomic_load_n(&rec__g.wake_seq, __ATOMIC_ACQUIRE); /* pass_sleep() */
 	/* A crash handler may be writing our state (crash.c): wait, or quit. */
 	if (!rec__crash_writer_enter())
 		return false;
