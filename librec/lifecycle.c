@@ -445,8 +445,12 @@ int rec__start_locked(const struct rec_config *config)
 		 * so would be the file's name and directory, written with the
 		 * program's privileges. Only the program itself may name one.
 		 */
-		rec__log("a setuid or setgid program: the REC_* environment is ignored and "
-			 "nothing is recorded (the program may name its output with rec_start())");
+		static bool said; /* under rec__g.lock: said once per process */
+
+		if (!said)
+			rec__log("a setuid or setgid program: the REC_* environment is ignored and "
+				 "nothing is recorded (the program may name its output with rec_start())");
+		said = true;
 		__atomic_store_n(&rec__g.state, REC__FAILED, __ATOMIC_RELEASE);
 		return -EPERM;
 	}

@@ -545,6 +545,25 @@ Test(outputs, setuid_host_ignores_rec_output)
 	cr_assert_str_eq(read_text(existing), PRECIOUS);
 }
 
+/*
+ * Finding F14 (check3): a setuid program whose probe had already been refused
+ * said so again when it called rec_start(NULL) (README, "Setuid and setgid
+ * programs": it says so once).
+ */
+Test(outputs, F14_setuid_host_says_once_that_its_environment_is_ignored)
+{
+	struct setuid_host h;
+	char ignored[160];
+	struct tu_child c;
+
+	make_setuid_host(&h);
+	snprintf(ignored, sizeof(ignored), "%s/from-the-environment.zst", h.priv);
+	run_setuid(&h, "null", ignored, &c);
+	cr_assert_str_eq(c.out, "secure 1\nstart -1\n");
+	cr_assert_str_eq(c.err, SETUID_LINE);
+	cr_assert(!exists(ignored));
+}
+
 /* The program itself may still name its output: created 0600, by its owner. */
 Test(outputs, setuid_host_records_to_the_output_it_names_itself)
 {
