@@ -28,6 +28,13 @@ done
 # Plain text, one line per paragraph (a long line length: no wrapping).
 groff -man -Tascii -P-cbou -rLL=1000n "$man1" >"$tmp/tracetool.txt" 2>/dev/null
 groff -man -Tascii -P-cbou -rLL=1000n "$man3" >"$tmp/rec.txt" 2>/dev/null
+# A request glued to the text before it (finding F15: "lead to it..TP
+# --samples") is printed as words instead of starting an entry.
+for t in "$tmp/tracetool.txt" "$tmp/rec.txt"; do
+	if grep -nE '\.(TP|PP|LP|IP|SH|SS|RS|RE|BR|BI|IR|RB|IB|B|I|nf|fi|br|sp|EX|EE)( |$)' "$t"; then
+		fail "$(basename "$t" .txt): a roff request shows as text (not at the start of its line)"
+	fi
+done
 missing=""
 commands=$("$tt" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z0-9-]*\) .*/\1/p')
 [ -n "$commands" ] || fail "no commands in tracetool --help"
