@@ -33,7 +33,6 @@
 
 #if defined(REC_GLIBC_HOOK_VERSION)
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -56,38 +55,23 @@ enum real {
 };
 
 /* glibc's versions: execvpe came with 2.11 (as __longjmp_chk did: the base on ARM64). */
-static const struct {
-	const char *name, *version;
-} real_sym[REAL_NR] = {
-	[REAL_EXECVE] = { "execve", REC__STR(REC_GLIBC_HOOK_VERSION) },
-	[REAL_EXECV] = { "execv", REC__STR(REC_GLIBC_HOOK_VERSION) },
-	[REAL_EXECVP] = { "execvp", REC__STR(REC_GLIBC_HOOK_VERSION) },
-	[REAL_EXECVPE] = { "execvpe", REC__STR(REC_GLIBC_LONGJMP_CHK_VERSION) },
-	[REAL_FEXECVE] = { "fexecve", REC__STR(REC_GLIBC_HOOK_VERSION) },
-	[REAL_EXECVEAT] = { "execveat", "GLIBC_2.34" },
+static struct rec__next real_sym[REAL_NR] = {
+	[REAL_EXECVE] = { "execve", REC__STR(REC_GLIBC_HOOK_VERSION), NULL },
+	[REAL_EXECV] = { "execv", REC__STR(REC_GLIBC_HOOK_VERSION), NULL },
+	[REAL_EXECVP] = { "execvp", REC__STR(REC_GLIBC_HOOK_VERSION), NULL },
+	[REAL_EXECVPE] = { "execvpe", REC__STR(REC_GLIBC_LONGJMP_CHK_VERSION), NULL },
+	[REAL_FEXECVE] = { "fexecve", REC__STR(REC_GLIBC_HOOK_VERSION), NULL },
+	[REAL_EXECVEAT] = { "execveat", "GLIBC_2.34", NULL },
 };
-static void *real_slot[REAL_NR];
 
 /*
- * The definition after librec's (libc's): looked up at load (below), so
- * that an exec in a child after fork() or in a signal handler never enters
- * the dynamic linker. NULL (errno ENOSYS) if there is none.
+ * The definition after librec's (libc's; interpose.c): looked up at load
+ * (below), so that an exec in a child after fork() or in a signal handler
+ * never enters the dynamic linker. NULL (errno ENOSYS) if there is none.
  */
 static void *real(enum real which)
 {
-	void *f = __atomic_load_n(&real_slot[which], __ATOMIC_ACQUIRE);
-
-	if (f)
-		return f;
-	f = dlvsym(RTLD_NEXT, real_sym[which].name, real_sym[which].version);
-	if (!f)
-		f = dlsym(RTLD_NEXT, real_sym[which].name);
-	if (!f) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	__atomic_store_n(&real_slot[which], f, __ATOMIC_RELEASE);
-	return f;
+	return rec__next_fn(&real_sym[which]);
 }
 
 __attribute__((constructor)) static void exec_load(void)
@@ -259,41 +243,58 @@ int rec__execvpe_glibc(const char *file, char *const argv[], char *const envp[])
 /*
  * execl(), execlp(), execle(): their arguments as an argv on the stack, as
  * glibc makes it (it may be called in a child after fork(): no malloc).
+ * EXEC_LIST_ARGS(argv, arg, ap) declares argv, a variable-length array in
+ * the caller's scope (so not a function): the arguments from arg up to the
+ * NULL that ends them, then NULL; ap is left past that NULL (execle()'s
+ * envp comes next). Too many (more than an int counts): -1, errno E2BIG.
  */
-#define COUNT_ARGS(arg, ap, n)                                                                  \
-	do {                                                                                    \
-		va_list c_;                                                                      \
-		va_copy(c_, ap);                                                                 \
-		for (n = 1; arg && va_arg(c_, const char *); n++)                               \
-			;                                                                        \
-		va_end(c_);                                                                      \
-	} while (0)
+#define EXEC_LIST_ARGS(argv, arg, ap)                                                           \
+	size_t nr_##argv = count_args(arg, &ap);                                               \
+	if (nr_##argv > INT_MAX - 1) {                                                         \
+		va_end(ap);                                                                    \
+		errno = E2BIG;                                                                 \
+		return -1;                                                                     \
+	}                                                                                      \
+	const char *argv[nr_##argv + 1];                                                       \
+	fill_args(argv, nr_##argv, arg, &ap)
 
-static void fill_args(const char **argv, size_t n, const char *arg, va_list ap)
+/* How many arguments the list has, arg first, without the NULL that ends it. */
+static size_t count_args(const char *arg, va_list *ap)
+{
+	va_list c;
+	size_t n;
+
+	if (!arg)
+		return 0;
+	va_copy(c, *ap);
+	for (n = 1; va_arg(c, const char *); n++)
+		;
+	va_end(c);
+	return n;
+}
+
+/*
+ * argv[0..n) from arg and *ap, then NULL; *ap left past the list's NULL.
+ * The caller's va_list by pointer, not a copy: execle() reads on after it
+ * (C11 7.16: a va_list the callee used is indeterminate in the caller; on
+ * ARM64 it is a structure, passed by value).
+ */
+static void fill_args(const char **argv, size_t n, const char *arg, va_list *ap)
 {
 	argv[0] = arg;
 	for (size_t i = 1; i < n; i++)
-		argv[i] = va_arg(ap, const char *);
+		argv[i] = va_arg(*ap, const char *);
 	argv[n] = NULL;
+	if (arg)
+		(void)va_arg(*ap, const char *); /* the NULL that ends the arguments */
 }
 
 int rec__execl_glibc(const char *path, const char *arg, ...)
 {
 	va_list ap;
-	size_t n;
 
 	va_start(ap, arg);
-	COUNT_ARGS(arg, ap, n);
-	if (!arg)
-		n = 0;
-	if (n > INT_MAX - 1) {
-		va_end(ap);
-		errno = E2BIG;
-		return -1;
-	}
-	const char *argv[n + 1];
-
-	fill_args(argv, n, arg, ap);
+	EXEC_LIST_ARGS(argv, arg, ap);
 	va_end(ap);
 	return do_execv(path, (char *const *)argv);
 }
@@ -301,20 +302,9 @@ int rec__execl_glibc(const char *path, const char *arg, ...)
 int rec__execlp_glibc(const char *file, const char *arg, ...)
 {
 	va_list ap;
-	size_t n;
 
 	va_start(ap, arg);
-	COUNT_ARGS(arg, ap, n);
-	if (!arg)
-		n = 0;
-	if (n > INT_MAX - 1) {
-		va_end(ap);
-		errno = E2BIG;
-		return -1;
-	}
-	const char *argv[n + 1];
-
-	fill_args(argv, n, arg, ap);
+	EXEC_LIST_ARGS(argv, arg, ap);
 	va_end(ap);
 	return do_execvp(file, (char *const *)argv);
 }
@@ -323,22 +313,9 @@ int rec__execle_glibc(const char *path, const char *arg, ...)
 {
 	char *const *envp;
 	va_list ap;
-	size_t n;
 
 	va_start(ap, arg);
-	COUNT_ARGS(arg, ap, n);
-	if (!arg)
-		n = 0;
-	if (n > INT_MAX - 1) {
-		va_end(ap);
-		errno = E2BIG;
-		return -1;
-	}
-	const char *argv[n + 1];
-
-	fill_args(argv, n, arg, ap);
-	if (arg)
-		(void)va_arg(ap, const char *); /* the NULL that ends the arguments */
+	EXEC_LIST_ARGS(argv, arg, ap);
 	envp = va_arg(ap, char *const *);
 	va_end(ap);
 	return do_execve(path, (char *const *)argv, envp);

@@ -1076,6 +1076,20 @@ bool rec__thread_is_runtime(pid_t tid) REC__HIDDEN;
 /* config.c: REC_SAMPLE as set now (*hz 0: unset). Return: 0, or -EINVAL if bad. */
 int rec__env_sample_hz(uint32_t *hz) REC__HIDDEN;
 
+/*
+ * interpose.c: the definition a copy of librectrace.so stands before (libc's,
+ * or a sanitizer's interceptor): dlvsym(RTLD_NEXT) at version (NULL: the
+ * default), else dlsym(RTLD_NEXT); looked up once, then read from fn. Call
+ * it first in normal context: then it is async-signal-safe.
+ * Return: the function, or NULL (errno ENOSYS).
+ */
+struct rec__next {
+	const char *name;
+	const char *version;
+	void *fn; /* written once by rec__next_fn() (release), read with acquire */
+};
+void *rec__next_fn(struct rec__next *n) REC__HIDDEN;
+
 /* log.c: one "rec: ..." line on stderr. */
 /* rec__log_init() - at load: notes what descriptor 2 names, so that no line
  * goes to a regular file the host opened there later (log.c). */

@@ -787,51 +787,32 @@ enum next {
 	NEXT_NR
 };
 
-static const struct {
-	const char *name, *version;
-} next_sym[NEXT_NR] = {
-	[NEXT_PTHREAD_CREATE] = { "pthread_create", "GLIBC_2.34" },
-	[NEXT_SIGACTION] = { "sigaction", REC__GLIBC },
-	[NEXT_SIGNAL] = { "signal", REC__GLIBC },
-	[NEXT_BSD_SIGNAL] = { "bsd_signal", REC__GLIBC },
-	[NEXT_SYSV_SIGNAL] = { "sysv_signal", REC__GLIBC },
-	[NEXT_SIGSET] = { "sigset", REC__GLIBC },
-	[NEXT_SIGIGNORE] = { "sigignore", REC__GLIBC },
-	[NEXT_LONGJMP] = { "siglongjmp", REC__GLIBC },
+static struct rec__next next_sym[NEXT_NR] = {
+	[NEXT_PTHREAD_CREATE] = { "pthread_create", "GLIBC_2.34", NULL },
+	[NEXT_SIGACTION] = { "sigaction", REC__GLIBC, NULL },
+	[NEXT_SIGNAL] = { "signal", REC__GLIBC, NULL },
+	[NEXT_BSD_SIGNAL] = { "bsd_signal", REC__GLIBC, NULL },
+	[NEXT_SYSV_SIGNAL] = { "sysv_signal", REC__GLIBC, NULL },
+	[NEXT_SIGSET] = { "sigset", REC__GLIBC, NULL },
+	[NEXT_SIGIGNORE] = { "sigignore", REC__GLIBC, NULL },
+	[NEXT_LONGJMP] = { "siglongjmp", REC__GLIBC, NULL },
 #ifdef REC_GLIBC_LONGJMP_CHK_VERSION
-	[NEXT_LONGJMP_CHK] = { "__longjmp_chk", REC__STR(REC_GLIBC_LONGJMP_CHK_VERSION) },
+	[NEXT_LONGJMP_CHK] = { "__longjmp_chk", REC__STR(REC_GLIBC_LONGJMP_CHK_VERSION), NULL },
 #else
-	[NEXT_LONGJMP_CHK] = { "__longjmp_chk", NULL },
+	[NEXT_LONGJMP_CHK] = { "__longjmp_chk", NULL, NULL },
 #endif
 };
-static void *next_slot[NEXT_NR];
 
 /*
  * The definition of a function that librec's own copy stands before
- * (libc's, or a sanitizer's interceptor between them): at its version if it
- * has one, else the default; looked up once, then read from next_slot.
- * rec__sample_init() looks every one up first, in normal context, so that
- * a wrapper a host calls in a signal handler (signal() re-installing the
- * handler, longjmp() out of it) never enters the dynamic linker there.
- * Return: the function, or NULL (errno ENOSYS).
+ * (interpose.c). rec__sample_init() looks every one up first, in normal
+ * context, so that a wrapper a host calls in a signal handler (signal()
+ * re-installing the handler, longjmp() out of it) never enters the dynamic
+ * linker there. Return: the function, or NULL (errno ENOSYS).
  */
 static void *next_fn(enum next which)
 {
-	void *f = __atomic_load_n(&next_slot[which], __ATOMIC_ACQUIRE);
-
-	if (f)
-		return f;
-	f = next_sym[which].version ? dlvsym(RTLD_NEXT, next_sym[which].name,
-					     next_sym[which].version)
-				    : NULL;
-	if (!f)
-		f = dlsym(RTLD_NEXT, next_sym[which].name);
-	if (!f) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	__atomic_store_n(&next_slot[which], f, __ATOMIC_RELEASE);
-	return f;
+	return rec__next_fn(&next_sym[which]);
 }
 
 static int real_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
