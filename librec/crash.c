@@ -10,7 +10,9 @@
  * the program has a handler of its own, that runs first, and a fault it
  * handles (it returns, or leaves by siglongjmp()) is no crash ("The
  * handler and chaining" below). It owns the handlers, the crash buffers and the
- * hand-shake with the writer thread (below); it does not own the file
+ * hand-shake with the writer thread (below), and the program's action for
+ * each crash signal (prog[]: what librec chains to, and what sigaction()
+ * returns the program while librec's handler is installed); it does not own the file
  * (writer.c) or the rings (ring.h). docs/DESIGN.md "Crash capture"
  * explains the rules.
  *
@@ -18,7 +20,7 @@
  * buffers are mapped when recording starts), no lock (the crashed thread
  * may hold rec__g.lock or malloc's), no zstd; only loads, stores, memcpy,
  * and the system calls write, poll, nanosleep, clock_gettime, futex,
- * sigaction, sigprocmask and tgkill. Its time is bounded: at most
+ * sigaction, sigprocmask, sched_yield and tgkill. Its time is bounded: at most
  * CRASH_WAIT_MS for the writer to reach a point where its buffers are
  * whole, CRASH_WRITE_MS for a stalled output to take the bytes.
  *
@@ -118,9 +120,34 @@ static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
  */
 static void (*writer_view)(struct rec__crash_view *v);
 
-/* Written by rec__crash_arm() (under rec__g.lock) and the writer's re-arm. */
-static struct sigaction prev_action[NR_CRASH_SIGNALS]; /* the program's, chained to */
+/*
+ * The program's action for each crash signal: the one librec chains to and
+ * the one sigaction() shows the program (rec(3), "Crash capture"). Set by
+ * install_one() from the action librec replaced (at arm, and by the
+ * writer's re-arm when the program went past sigaction()), by the
+ * program's sigaction() and its kin while librec's handler is installed
+ * (program_sigaction(), sample.c's wrappers in librectrace.so), and
+ * reset by an SA_RESETHAND delivery (chain_prepare()). Each access, the
+ * handler's included, holds prog[i].lock, which a thread takes with every
+ * signal blocked (prog_lock()): so no handler ever interrupts its holder,
+ * and a thread that waits for it waits for at most a copy and two
+ * sigaction() system calls on another thread. kind says which act is,
+ * SIG_DFL or not, for the handler's first look without the lock (a few
+ * bytes of the stack the kernel gave, which may be a host's small one):
+ * stored under the lock with act, loaded relaxed; a stale look is the
+ * race of a signal with the sigaction() that changes its action, which
+ * the kernel leaves open too.
+ */
+enum { PROG_DFL = 0, PROG_OTHER = 1 };
+static struct {
+	int lock;
+	int kind;
+	struct sigaction act;
+} prog[NR_CRASH_SIGNALS];
+/* Set (release) once rec__crash_arm() installed the handlers; acquired by the wrappers. */
 static bool armed;
+/* The process armed (a vfork() child shares prog[] but not the kernel's table). */
+static pid_t armed_pid;
 /*
  * Mapped once: a guard page, the crash stack, then the buffers HEAD_BYTES,
  * EVENTS_BYTES, SCRATCH_BYTES and the split's arrays; crash_mem is the
@@ -877,17 +904,6 @@ static void (*handler_of(const struct sigaction *sa))(int)
 					   : sa->sa_handler;
 }
 
-static bool is_dfl_or_ign(const struct sigaction *sa)
-{
-	return handler_of(sa) == SIG_DFL || handler_of(sa) == SIG_IGN;
-}
-
-/* A signal the program ignores, sent by a process: no crash (a fault is never ignored). */
-static bool ignored(int signo, const siginfo_t *si)
-{
-	return handler_of(&prev_action[signal_index(signo)]) == SIG_IGN && si && si->si_code <= 0;
-}
-
 /*
  * The kernel's struct sigaction, 32 bytes on x86-64 and AArch64. glibc's
  * sigaction() keeps two struct kernel_sigaction (with 128-byte masks) on
@@ -903,6 +919,141 @@ struct kernel_sigaction {
 };
 #endif
 
+#define CRASH_STR2(x) #x
+#define CRASH_STR(x) CRASH_STR2(x)
+
+#if defined(REC_GLIBC_HOOK_VERSION)
+/* libc's sigaction(), past librectrace.so's own (sample.c's wrapper, which calls us). */
+static struct rec__next libc_sigaction = { "sigaction", CRASH_STR(REC_GLIBC_HOOK_VERSION), NULL };
+#endif
+
+/*
+ * The action in force in the kernel, as libc's sigaction() sets and reads
+ * it: never through librectrace.so's copy (a reference to sigaction from
+ * inside librec binds to it too), which would come back here.
+ */
+static int kernel_action(int signo, const struct sigaction *act, struct sigaction *old)
+{
+#if defined(REC_GLIBC_HOOK_VERSION)
+	int (*f)(int, const struct sigaction *, struct sigaction *) =
+		rec__next_fn(&libc_sigaction);
+
+	return f ? f(signo, act, old) : -1;
+#else
+	return sigaction(signo, act, old);
+#endif
+}
+
+/* The signal mask prog_lock() replaced, for prog_unlock(). */
+struct held {
+#ifdef KERNEL_SIGACTION
+	uint64_t mask;
+#else
+	sigset_t mask;
+#endif
+};
+
+/*
+ * Takes prog[i].lock with every signal blocked on this thread (saved in
+ * *was): a handler never runs on a thread that holds it, so a handler
+ * that waits for it waits only for another thread, inside a copy or a
+ * sigaction() system call. Async-signal-safe.
+ */
+static void prog_lock(unsigned i, struct held *was)
+{
+#ifdef KERNEL_SIGACTION
+	uint64_t all = ~0ull;
+
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &was->mask, sizeof(all));
+#else
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &was->mask);
+#endif
+	/* Acquire: pairs with prog_unlock()'s release (the last holder's writes). */
+	while (__atomic_exchange_n(&prog[i].lock, 1, __ATOMIC_ACQUIRE))
+		syscall(SYS_sched_yield);
+}
+
+static void prog_unlock(unsigned i, const struct held *was)
+{
+	__atomic_store_n(&prog[i].lock, 0, __ATOMIC_RELEASE);
+#ifdef KERNEL_SIGACTION
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &was->mask, NULL, sizeof(was->mask));
+#else
+	pthread_sigmask(SIG_SETMASK, &was->mask, NULL);
+#endif
+}
+
+/* prog[i]'s action, with the lock held. */
+static void prog_set(unsigned i, const struct sigaction *act)
+{
+	prog[i].act = *act;
+	__atomic_store_n(&prog[i].kind, handler_of(act) == SIG_DFL ? PROG_DFL : PROG_OTHER,
+			 __ATOMIC_RELAXED);
+}
+
+/*
+ * The program's action for a signal as the handler uses it: a copy of
+ * prog[]'s, small (the handler runs on the stack the kernel gave, which a
+ * host may have sized for its own handler alone).
+ */
+struct chained {
+	void (*h)(int); /* handler_of(): SIG_DFL, SIG_IGN or the program's */
+	int flags;
+	uint64_t mask; /* sa_mask: bit s - 1 for signal s, 1 <= s <= 64 */
+};
+
+/* The program's action for signo now, under its lock. */
+static void chained_get(int signo, struct chained *c)
+{
+	int i = signal_index(signo);
+	struct held held;
+
+	c->h = SIG_DFL;
+	c->flags = 0;
+	c->mask = 0;
+	if (i < 0)
+		return;
+	prog_lock((unsigned)i, &held);
+	c->h = handler_of(&prog[i].act);
+	c->flags = prog[i].act.sa_flags;
+	for (int s = 1; s <= 64 && s < NSIG; s++)
+		if (sigismember(&prog[i].act.sa_mask, s) == 1)
+			c->mask |= 1ull << (s - 1);
+	prog_unlock((unsigned)i, &held);
+}
+
+/*
+ * SA_RESETHAND: the delivery of c's handler makes the program's action
+ * SIG_DFL, as the kernel does at delivery -- unless the program set
+ * another one meanwhile.
+ */
+static void chained_reset(int signo, const struct chained *c)
+{
+	int i = signal_index(signo);
+	struct held held;
+
+	if (i < 0)
+		return;
+	prog_lock((unsigned)i, &held);
+	if (handler_of(&prog[i].act) == c->h && prog[i].act.sa_flags == c->flags) {
+		struct sigaction dfl;
+
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		prog_set((unsigned)i, &dfl);
+	}
+	prog_unlock((unsigned)i, &held);
+}
+
+/* A signal the program ignores, sent by a process: no crash (a fault is never ignored). */
+static bool ignored(const struct chained *c, const siginfo_t *si)
+{
+	return c->h == SIG_IGN && si && si->si_code <= 0;
+}
+
 /* The default action back for signo. */
 static void set_default(int signo)
 {
@@ -913,7 +1064,7 @@ static void set_default(int signo)
 #else
 	static const struct sigaction dfl; /* SIG_DFL, no flags, empty mask */
 
-	sigaction(signo, &dfl, NULL);
+	kernel_action(signo, &dfl, NULL);
 #endif
 }
 
@@ -947,14 +1098,15 @@ static __attribute__((noinline)) bool all_blocked(void)
 
 /*
  * After the program's handler returned: whether the signal kills now. It
- * does if the action in force is no longer librec's but SIG_DFL or
- * SIG_IGN (the program put it back) and the signal is pending (re-raised
- * while blocked in the handler) or is a fault (the instruction runs again
- * and faults again; the kernel does not ignore a fault). With librec's
- * action still in force, what comes next (a fault again, a re-raise)
- * comes back to on_crash(), which decides then.
+ * does if the program's action is no longer its handler but SIG_DFL or
+ * SIG_IGN (it put it back: through sigaction(), which changed prog[]'s
+ * and left librec's in the kernel, or past it, which replaced librec's)
+ * and the signal is pending (re-raised while blocked in the handler) or
+ * is a fault (the instruction runs again and faults again; the kernel
+ * does not ignore a fault). Otherwise what comes next (a fault again, a
+ * re-raise) comes back to on_crash(), which decides then. c: scratch.
  */
-static bool fatal_after(int signo, const siginfo_t *si)
+static bool fatal_after(int signo, const siginfo_t *si, struct chained *c)
 {
 #ifdef KERNEL_SIGACTION
 	struct kernel_sigaction cur;
@@ -964,6 +1116,10 @@ static bool fatal_after(int signo, const siginfo_t *si)
 	if (syscall(SYS_rt_sigaction, signo, NULL, &cur, sizeof(cur.mask)) != 0)
 		return false;
 	h = (void (*)(int))cur.handler;
+	if (h == (void (*)(int))(void *)on_crash) {
+		chained_get(signo, c);
+		h = c->h;
+	}
 	if (h != SIG_DFL && h != SIG_IGN)
 		return false;
 	if (si && si->si_code > 0)
@@ -973,13 +1129,20 @@ static bool fatal_after(int signo, const siginfo_t *si)
 #else
 	struct sigaction cur;
 	sigset_t pending;
+	void (*h)(int);
 
-	if (sigaction(signo, NULL, &cur) != 0 || !is_dfl_or_ign(&cur))
+	if (kernel_action(signo, NULL, &cur) != 0)
+		return false;
+	h = handler_of(&cur);
+	if (is_ours(&cur)) {
+		chained_get(signo, c);
+		h = c->h;
+	}
+	if (h != SIG_DFL && h != SIG_IGN)
 		return false;
 	if (si && si->si_code > 0)
 		return true;
-	return handler_of(&cur) == SIG_DFL && sigpending(&pending) == 0 &&
-	       sigismember(&pending, signo) == 1;
+	return h == SIG_DFL && sigpending(&pending) == 0 && sigismember(&pending, signo) == 1;
 #endif
 }
 
@@ -1050,47 +1213,41 @@ static inline __attribute__((always_inline)) void capture_first(int signo, sigin
 		die_by(signo);
 }
 
-/* Whether the program has a handler of its own for signo (chain_prepare() reads it again). */
-static bool has_handler(int signo)
+/* Whether c, the program's action, is a handler of its own. */
+static bool has_handler(const struct chained *c)
 {
-	const struct sigaction *p = &prev_action[signal_index(signo)];
-
-	return !is_ours(p) && !is_dfl_or_ign(p);
+	return c->h != SIG_DFL && c->h != SIG_IGN && c->h != (void (*)(int))(void *)on_crash;
 }
 
 /*
- * Prepares the call of the program's handler for signo, if it has one:
- * sets the mask the kernel would have set for that handler (the
+ * Prepares the call of the program's handler c for w->signo, if it is
+ * one: sets the mask the kernel would have set for that handler (the
  * interrupted mask, its sa_mask, the signal unless SA_NODEFER), honours
  * SA_RESETHAND, and hands the handler over in w->h or w->hi.
- * Return: false if the program has no handler (SIG_DFL, SIG_IGN, librec's).
+ * Return: false if the program has no handler (SIG_DFL, SIG_IGN).
  */
-static bool chain_prepare(struct crash_work *w)
+static bool chain_prepare(struct crash_work *w, const struct chained *c)
 {
 	int signo = w->signo;
-	struct sigaction *p = &prev_action[signal_index(signo)];
-	int flags = p->sa_flags;
 	sigset_t mask;
 
-	if (is_ours(p) || is_dfl_or_ign(p))
+	if (!has_handler(c))
 		return false;
 	mask = ((ucontext_t *)w->uc)->uc_sigmask;
-	for (int s = 1; s < NSIG; s++)
-		if (sigismember(&p->sa_mask, s) == 1)
+	for (int s = 1; s <= 64 && s < NSIG; s++)
+		if (c->mask >> (s - 1) & 1)
 			sigaddset(&mask, s);
-	if (flags & SA_NODEFER)
+	if (c->flags & SA_NODEFER)
 		sigdelset(&mask, signo);
 	else
 		sigaddset(&mask, signo);
-	w->nodefer = flags & SA_NODEFER;
-	if (flags & SA_SIGINFO)
-		w->hi = p->sa_sigaction;
+	w->nodefer = c->flags & SA_NODEFER;
+	if (c->flags & SA_SIGINFO)
+		w->hi = (void (*)(int, siginfo_t *, void *))(void *)c->h;
 	else
-		w->h = p->sa_handler;
-	if (flags & SA_RESETHAND) {
-		memset(p, 0, sizeof(*p));
-		p->sa_handler = SIG_DFL;
-	}
+		w->h = c->h;
+	if (c->flags & SA_RESETHAND)
+		chained_reset(signo, c);
 	/* The kernel restores the interrupted mask when the handler returns. */
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	return true;
@@ -1143,33 +1300,51 @@ static __attribute__((noinline)) void call_program_handler(const struct crash_wo
 }
 
 /*
- * The program's handler first, then the capture if the signal now kills
- * (fatal_after()). Return: false if the program has no handler for it.
+ * The program's handler c first, then the capture if the signal now kills
+ * (fatal_after()); then the default action in the kernel, where librec's
+ * stayed (the program put SIG_DFL back through sigaction()), so that the
+ * kernel's kill follows the return. Return: false if c is no handler.
  */
-static __attribute__((noinline)) bool chain(int signo, siginfo_t *si, void *uc)
+static __attribute__((noinline)) bool chain(int signo, siginfo_t *si, void *uc,
+					    struct chained *c)
 {
 	struct crash_work w = { .signo = signo, .si = si, .uc = uc };
 
-	if (!chain_prepare(&w))
+	if (!chain_prepare(&w, c))
 		return false;
 	call_program_handler(&w);
-	if (fatal_after(signo, si)) {
+	if (fatal_after(signo, si, c)) {
 		block_all();
 		capture_first(signo, si, uc, false);
+		set_default(signo);
 	}
 	return true;
+}
+
+/*
+ * The program's action for signo, not SIG_DFL as it seemed: ignored, or
+ * its handler called first (chain()). Return: true if that was all (no
+ * capture now). Its own frame, with the action's copy, only then.
+ */
+static __attribute__((noinline)) bool chain_if_handled(int signo, siginfo_t *si, void *uc)
+{
+	struct chained c;
+
+	chained_get(signo, &c);
+	return ignored(&c, si) || (has_handler(&c) && chain(signo, si, uc, &c));
 }
 
 /*
  * The handler. Its own frame is a few saved registers: on the stack the
  * kernel gave (a host's small alternate stack, may be) run only the
  * chaining and the hand-shake; the capture runs on librec's crash stack
- * (rec(3) states the need).
+ * (rec(3) states the need). With no action of the program's (SIG_DFL),
+ * nothing more than before: prog[]'s kind, read without the lock.
  */
 static void on_crash(int signo, siginfo_t *si, void *uc)
 {
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-	int saved_errno = errno;
+	int saved_errno = errno, i = signal_index(signo);
 
 	if (chain_frame && here >= chain_frame)
 		chain_frame = 0; /* the program's handler left by a jump */
@@ -1177,7 +1352,8 @@ static void on_crash(int signo, siginfo_t *si, void *uc)
 		/* Called back by the program's handler: the crash, with what it was given. */
 		si = chain_si;
 		uc = chain_uc;
-	} else if (ignored(signo, si) || (has_handler(signo) && chain(signo, si, uc))) {
+	} else if (i >= 0 && __atomic_load_n(&prog[i].kind, __ATOMIC_RELAXED) != PROG_DFL &&
+		   chain_if_handled(signo, si, uc)) {
 		errno = saved_errno;
 		return;
 	}
@@ -1230,26 +1406,21 @@ static void capture_before_the_end(void)
 extern void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
 
 #if defined(REC_GLIBC_HOOK_VERSION)
-#include <dlfcn.h>
+/* glibc's _exit(), looked up at load (never in a signal handler), with sigaction(). */
+static struct rec__next libc_exit = { "_exit", CRASH_STR(REC_GLIBC_HOOK_VERSION), NULL };
 
-#define CRASH_STR2(x) #x
-#define CRASH_STR(x) CRASH_STR2(x)
-
-/* glibc's _exit(), looked up at load (never in a signal handler). */
-static void (*real_exit)(int);
+static int program_sigaction(int signo, const struct sigaction *act, struct sigaction *old);
 
 __attribute__((constructor)) static void crash_load(void)
 {
-	void *f = dlvsym(RTLD_NEXT, "_exit", CRASH_STR(REC_GLIBC_HOOK_VERSION));
-
-	if (!f)
-		f = dlsym(RTLD_NEXT, "_exit");
-	__atomic_store_n(&real_exit, (void (*)(int))f, __ATOMIC_RELEASE);
+	rec__next_fn(&libc_exit);
+	rec__next_fn(&libc_sigaction);
+	rec__sample_take_crash(program_sigaction, crash_signals, NR_CRASH_SIGNALS);
 }
 
 static __attribute__((noreturn)) void end_now(int status)
 {
-	void (*f)(int) = __atomic_load_n(&real_exit, __ATOMIC_ACQUIRE);
+	void (*f)(int) = (void (*)(int))__atomic_load_n(&libc_exit.fn, __ATOMIC_ACQUIRE);
 
 	capture_before_the_end();
 	if (f)
@@ -1287,6 +1458,15 @@ void rec__crash_fork_child(void)
 	writer_busy = 0;
 	chain_frame = 0;
 	chain_ret = 0;
+	/*
+	 * A thread of the parent that held a lock (inside sigaction()) is
+	 * not here to release it. Its copy may be half made: a race with the
+	 * program's own sigaction() on another thread at the fork, which
+	 * leaves that action as undefined as the program's own call did.
+	 */
+	for (unsigned i = 0; i < NR_CRASH_SIGNALS; i++)
+		__atomic_store_n(&prog[i].lock, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&armed_pid, getpid(), __ATOMIC_RELAXED);
 }
 
 /*
@@ -1312,7 +1492,8 @@ static void prebind(void)
 	(void)gettid();
 	(void)pthread_equal(pthread_self(), pthread_self());
 	syscall(SYS_gettid);
-	sigaction(SIGSEGV, NULL, &sa);
+	syscall(SYS_sched_yield);
+	kernel_action(SIGSEGV, NULL, &sa);
 	pthread_sigmask(SIG_BLOCK, NULL, &set);
 	if (sigismember(&set, SIGSEGV) == 1)
 		sigaddset(&set, SIGSEGV);
@@ -1322,21 +1503,84 @@ static void prebind(void)
 	errno = saved_errno;
 }
 
+/* librec's action for the crash signals. */
+static void our_action(struct sigaction *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sa_sigaction = on_crash;
+	/* On the thread's alternate stack if it has one (a stack overflow). */
+	sa->sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	/* Other signals wait while the file is written. */
+	sigfillset(&sa->sa_mask);
+}
+
+/* librec's handler for crash_signals[i], keeping the action it replaces as the program's. */
 static void install_one(unsigned i)
 {
 	struct sigaction cur, ours;
+	struct held held;
 
-	if (sigaction(crash_signals[i], NULL, &cur) != 0 || is_ours(&cur))
-		return;
-	memset(&ours, 0, sizeof(ours));
-	ours.sa_sigaction = on_crash;
-	/* On the thread's alternate stack if it has one (a stack overflow). */
-	ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-	/* Other signals wait while the file is written. */
-	sigfillset(&ours.sa_mask);
-	prev_action[i] = cur;
-	sigaction(crash_signals[i], &ours, NULL);
+	our_action(&ours);
+	prog_lock(i, &held);
+	if (kernel_action(crash_signals[i], NULL, &cur) == 0 && !is_ours(&cur) &&
+	    kernel_action(crash_signals[i], &ours, NULL) == 0)
+		prog_set(i, &cur);
+	prog_unlock(i, &held);
 }
+
+#if defined(REC_GLIBC_HOOK_VERSION)
+/*
+ * program_sigaction() - sigaction() as the program calls it
+ * (librectrace.so: sample.c's copies of sigaction(), signal() and their
+ * kin). For a crash signal whose action in the kernel is librec's
+ * handler, the program's action is prog[]'s: act replaces it there, *old
+ * gets the one the program had (never librec's), and librec's handler
+ * stays, chaining to act from the next signal on -- so a fault just after
+ * the call is captured as any other (README "After a crash"). One whose
+ * action the program installed past sigaction() (a raw system call) while
+ * armed is taken back at once, as the writer's re-arm would a moment
+ * later. Otherwise -- another signal, librec not armed (before the first
+ * start, REC_CRASH=0), a vfork() child (its table is its own, prog[] its
+ * parent's) -- libc's sigaction(). Async-signal-safe, as sigaction().
+ * Return: 0, or -1 with errno set (libc's).
+ */
+static int program_sigaction(int signo, const struct sigaction *act, struct sigaction *old)
+{
+	int i = signal_index(signo), err = 0, saved_errno;
+	struct sigaction next, was, cur, ours;
+	struct held held;
+
+	if (i < 0 || !__atomic_load_n(&armed, __ATOMIC_ACQUIRE) ||
+	    syscall(SYS_getpid) != __atomic_load_n(&armed_pid, __ATOMIC_RELAXED))
+		return kernel_action(signo, act, old);
+	if (act)
+		next = *act; /* a bad pointer faults here, not with every signal blocked */
+	our_action(&ours);
+	prog_lock((unsigned)i, &held);
+	if (kernel_action(signo, NULL, &cur) != 0) {
+		err = -1;
+	} else if (is_ours(&cur)) {
+		was = prog[i].act;
+		if (act)
+			prog_set((unsigned)i, &next);
+	} else if (act) {
+		/* The program's action went in past sigaction(): librec's back, chaining to act. */
+		was = cur;
+		err = kernel_action(signo, &ours, NULL);
+		if (!err)
+			prog_set((unsigned)i, &next);
+	} else {
+		was = cur;
+	}
+	saved_errno = errno;
+	prog_unlock((unsigned)i, &held);
+	errno = saved_errno;
+	if (!err && old)
+		*old = was;
+	return err;
+}
+#endif
+
 
 int rec__crash_arm(void (*view)(struct rec__crash_view *v))
 {
@@ -1367,18 +1611,21 @@ int rec__crash_arm(void (*view)(struct rec__crash_view *v))
 	prebind();
 	if (__sanitizer_set_death_callback)
 		__sanitizer_set_death_callback(capture_before_the_end);
+	__atomic_store_n(&armed_pid, getpid(), __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < NR_CRASH_SIGNALS; i++)
 		install_one(i);
-	armed = true;
+	/* Release: pairs with program_sigaction()'s acquire. */
+	__atomic_store_n(&armed, true, __ATOMIC_RELEASE);
 	return 0;
 }
 
 /*
  * rec__crash_rearm() - writer, once a second: a handler the program
- * installed after librec's replaced it; take the signal back and chain to
- * that handler, so that the rule is the same whenever the program installs
- * it. A crash handler reads prev_action only while the writer is stopped
- * (or when no recording runs), so this thread's writes never race with it.
+ * installed past sigaction() (a raw rt_sigaction system call; a static
+ * link, librectrace.a, which has no copy of sigaction(); a sanitizer's
+ * interceptor, which calls libc's) replaced librec's: take the signal back
+ * and chain to that handler, so that the rule is the same whenever the
+ * program installs it. prog[] is taken under its lock, as everywhere.
  */
 void rec__crash_rearm(uint64_t now_ns)
 {

@@ -933,6 +933,7 @@ void rec__compact_fini(struct rec__compact *c) REC__HIDDEN;
  * recording), rec__crash_writer_leave() before it sleeps.
  */
 int rec__crash_arm(void (*view)(struct rec__crash_view *v)) REC__HIDDEN;
+
 void rec__crash_fork_child(void) REC__HIDDEN;
 void rec__crash_rearm(uint64_t now_ns) REC__HIDDEN;
 bool rec__crash_writer_enter(void) REC__HIDDEN;
@@ -1068,6 +1069,14 @@ void rec__sample_thread_exit(void) REC__HIDDEN;
 void rec__sample_reap(void) REC__HIDDEN;
 void rec__sample_fork_child(bool records) REC__HIDDEN;
 bool rec__sample_exit_check(int *signo) REC__HIDDEN;
+/*
+ * rec__sample_take_crash(): crash.c, at load (librectrace.so): its
+ * sigaction() for the nr signals it captures, which sample.c's copies of
+ * sigaction(), signal() and their kin call for those (a callback: crash.c
+ * calls sample.c). Async-signal-safe, as sigaction().
+ */
+typedef int (*rec__sigaction_fn)(int signo, const struct sigaction *act, struct sigaction *old);
+void rec__sample_take_crash(rec__sigaction_fn fn, const int *signals, unsigned nr) REC__HIDDEN;
 /* pthread_create() for librec's own threads: they are never sampled. */
 int rec__pthread_create_internal(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
 				 void *arg) REC__HIDDEN;

@@ -988,12 +988,56 @@ static void shield_present(void)
 	}
 }
 
+/*
+ * crash.c's sigaction() and the signals it is for (bit s - 1 for signal s):
+ * stored once at load by rec__sample_take_crash(), fn last (release), read
+ * with acquire.
+ */
+static rec__sigaction_fn crash_sigaction;
+static uint64_t crash_signals;
+
+void rec__sample_take_crash(rec__sigaction_fn fn, const int *signals, unsigned nr)
+{
+	uint64_t set = 0;
+
+	for (unsigned i = 0; i < nr; i++)
+		if (signals[i] >= 1 && signals[i] <= 64)
+			set |= 1ull << (signals[i] - 1);
+	__atomic_store_n(&crash_signals, set, __ATOMIC_RELAXED);
+	__atomic_store_n(&crash_sigaction, fn, __ATOMIC_RELEASE);
+}
+
 #ifdef REC__THREAD_HOOK
+/* crash.c's sigaction() if sig is a crash signal, else NULL. */
+static rec__sigaction_fn crash_fn(int sig)
+{
+	rec__sigaction_fn f = __atomic_load_n(&crash_sigaction, __ATOMIC_ACQUIRE);
+
+	return f && sig >= 1 && sig <= 64 &&
+			       (__atomic_load_n(&crash_signals, __ATOMIC_RELAXED) >> (sig - 1) & 1)
+		       ? f
+		       : NULL;
+}
+
+/*
+ * libc's sigaction(); for a crash signal crash.c's, which keeps librec's
+ * handler installed and the program's action apart, to chain to (README
+ * "After a crash"): the program's sigaction() of a crash signal, however
+ * made (sigaction(), signal(), sigset(), ...), ends there.
+ */
 static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	int (*f)(int, const struct sigaction *, struct sigaction *) = next_fn(NEXT_SIGACTION);
+	int (*f)(int, const struct sigaction *, struct sigaction *) = crash_fn(sig);
 
+	if (!f)
+		f = next_fn(NEXT_SIGACTION);
 	return f ? f(sig, act, old) : -1;
+}
+
+/* Whether librec's copies act for sig: its sampling signal, or a crash signal. */
+static bool takes(int sig)
+{
+	return (__atomic_load_n(&S.ready, __ATOMIC_ACQUIRE) && sig == S.signo) || crash_fn(sig);
 }
 
 /*
@@ -1064,12 +1108,12 @@ static int wrap_sigaction(int sig, const struct sigaction *act, struct sigaction
 /* What wrap_signal() calls: signal(), bsd_signal() and sysv_signal() alike. */
 typedef sighandler_t (*signal_fn)(int, sighandler_t);
 
-/* signal(), bsd_signal() and sysv_signal() as glibc makes them, for librec's signal only. */
+/* signal(), bsd_signal() and sysv_signal() as glibc makes them, for the signals librec takes. */
 static sighandler_t wrap_signal(enum next which, int sig, sighandler_t h, int flags)
 {
 	struct sigaction sa, old;
 
-	if (!__atomic_load_n(&S.ready, __ATOMIC_ACQUIRE) || sig != S.signo) {
+	if (!takes(sig)) {
 		signal_fn f = (signal_fn)next_fn(which);
 
 		return f ? f(sig, h) : SIG_ERR;
@@ -1084,19 +1128,20 @@ static sighandler_t wrap_signal(enum next which, int sig, sighandler_t h, int fl
 }
 
 /*
- * sigset() (System V) as glibc makes it, for librec's signal only: SIG_HOLD
- * blocks it in the calling thread (librec's clocks keep running; this
- * thread's sample waits, rec(3)); any other disposition is the program's
- * action for it, installed as sigaction() above installs one (sampling
- * stops), then the signal unblocked. Return: SIG_HOLD if it was blocked,
- * else the action the program had (SIG_DFL while librec held it).
+ * sigset() (System V) as glibc makes it, for the signals librec takes:
+ * SIG_HOLD blocks it in the calling thread (librec's clocks keep running;
+ * this thread's sample waits, rec(3)); any other disposition is the
+ * program's action for it, installed as sigaction() above installs one
+ * (sampling stops; a crash signal's is chained to), then the signal
+ * unblocked. Return: SIG_HOLD if it was blocked, else the action the
+ * program had (SIG_DFL while librec held the sampling signal).
  */
 static sighandler_t wrap_sigset(int sig, sighandler_t h)
 {
 	struct sigaction sa, old;
 	sigset_t one, was;
 
-	if (!__atomic_load_n(&S.ready, __ATOMIC_ACQUIRE) || sig != S.signo) {
+	if (!takes(sig)) {
 		signal_fn f = (signal_fn)next_fn(NEXT_SIGSET);
 
 		return f ? f(sig, h) : SIG_ERR;
@@ -1117,12 +1162,12 @@ static sighandler_t wrap_sigset(int sig, sighandler_t h)
 	return sigismember(&was, sig) == 1 ? SIG_HOLD : old.sa_handler;
 }
 
-/* sigignore() (System V): SIG_IGN for librec's signal is the program's action (sampling stops). */
+/* sigignore() (System V): SIG_IGN for a signal librec takes is the program's action. */
 static int wrap_sigignore(int sig)
 {
 	struct sigaction sa;
 
-	if (!__atomic_load_n(&S.ready, __ATOMIC_ACQUIRE) || sig != S.signo) {
+	if (!takes(sig)) {
 		int (*f)(int) = next_fn(NEXT_SIGIGNORE);
 
 		return f ? f(sig) : -1;

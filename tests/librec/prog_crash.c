@@ -14,8 +14,20 @@
  *                     scope and re-raises by default
  *           info    - the same with SA_SIGINFO, SA_RESETHAND, returning (the
  *                     fault comes back and the default action kills)
- *           after   - the handler installed after recording started; waits
- *                     until librec has taken the signal back (chaining to it)
+ *           after   - the handler of own, installed after recording started,
+ *                     and the crash at once: no wait for librec's writer
+ *           after_info - the same with info's handler (SA_SIGINFO, SA_RESETHAND)
+ *           after_abort - the same with a handler that records one "work"
+ *                     scope and calls abort()
+ *           raw     - own's handler installed after recording started past
+ *                     sigaction() (libc's own, as a raw system call or a
+ *                     static link would); waits until librec's writer has
+ *                     taken the signal back (chaining to it), then crashes
+ *           oldact  - no crash: after recording started, sigaction(),
+ *                     signal() and sigset() on SIGNAL must return the
+ *                     action the program set before, never librec's, and
+ *                     leave librec's handler in force; prints "oldact ok"
+ *                     and exits 0, or says which check failed (exit 10)
  *           window  - the crash comes inside a probe's window: the slot after
  *                     head half written, head not published
  *           flight  - (the prog_crash_flight build, linked with librec's
@@ -38,6 +50,7 @@
  *                     "PARENT_PID CHILD_PID" and exits: 0 if the child died by SIGNAL
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <rec.h>
 #ifdef PROG_CRASH_FLIGHT
 #include <fcntl.h>
@@ -126,7 +139,32 @@ static void own_info_handler(int sig, siginfo_t *si, void *uc)
 		raise(sig);
 }
 
-static void install_own(bool info)
+/* The program's handler that ends in abort() (a crash reporter's habit). */
+static void own_abort_handler(int sig)
+{
+	char msg[] = "own handler 00\n";
+
+	msg[12] = (char)('0' + sig / 10);
+	msg[13] = (char)('0' + sig % 10);
+	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(3);
+	work();
+	abort();
+}
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+/* libc's sigaction(), past librectrace.so's copy: what a raw system call does. */
+static sigaction_fn libc_sigaction(void)
+{
+	sigaction_fn f = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+
+	if (!f)
+		exit(4);
+	return f;
+}
+
+static void install_with(sigaction_fn f, void (*h)(int), bool info)
 {
 	struct sigaction sa;
 
@@ -136,10 +174,85 @@ static void install_own(bool info)
 		sa.sa_sigaction = own_info_handler;
 		sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
 	} else {
-		sa.sa_handler = own_handler;
+		sa.sa_handler = h;
 	}
-	if (sigaction(signo, &sa, NULL) != 0)
+	if (f(signo, &sa, NULL) != 0)
 		exit(4);
+}
+
+static void install_own(bool info)
+{
+	install_with(sigaction, own_handler, info);
+}
+
+static void say_failed(const char *what)
+{
+	printf("oldact: %s\n", what);
+	exit(10);
+}
+
+/* Whether a's mask holds exactly the signals of want (ended by 0), among 1..31. */
+static bool mask_is(const struct sigaction *a, const int *want)
+{
+	for (int s = 1; s < 32; s++) {
+		bool in = false;
+
+		for (const int *w = want; *w; w++)
+			in |= *w == s;
+		if ((sigismember(&a->sa_mask, s) == 1) != in)
+			return false;
+	}
+	return true;
+}
+
+/* Mode oldact: what the program's calls return while librec holds the signal. */
+static void check_oldact(void)
+{
+	static const int usr1_term[] = { SIGUSR1, SIGTERM, 0 }, usr2[] = { SIGUSR2, 0 };
+	struct sigaction a1, a2, o, k;
+
+	memset(&a1, 0, sizeof(a1));
+	a1.sa_sigaction = own_info_handler;
+	a1.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESETHAND;
+	sigemptyset(&a1.sa_mask);
+	sigaddset(&a1.sa_mask, SIGUSR1);
+	sigaddset(&a1.sa_mask, SIGTERM);
+	memset(&a2, 0, sizeof(a2));
+	a2.sa_handler = own_handler;
+	a2.sa_flags = SA_RESTART;
+	sigemptyset(&a2.sa_mask);
+	sigaddset(&a2.sa_mask, SIGUSR2);
+	if (sigaction(signo, &a1, &o) != 0)
+		say_failed("sigaction a1 failed");
+	if (o.sa_handler != SIG_DFL || (o.sa_flags & SA_SIGINFO))
+		say_failed("the first old action is not SIG_DFL");
+	if (sigaction(signo, &a2, &o) != 0)
+		say_failed("sigaction a2 failed");
+	if (!(o.sa_flags & SA_SIGINFO) || o.sa_sigaction != own_info_handler ||
+	    (o.sa_flags & (SA_SIGINFO | SA_NODEFER | SA_RESETHAND | SA_RESTART)) !=
+		    (SA_SIGINFO | SA_NODEFER | SA_RESETHAND) ||
+	    !mask_is(&o, usr1_term))
+		say_failed("the second old action is not a1");
+	if (sigaction(signo, NULL, &o) != 0 || (o.sa_flags & SA_SIGINFO) ||
+	    o.sa_handler != own_handler || !(o.sa_flags & SA_RESTART) || !mask_is(&o, usr2))
+		say_failed("the action in force is not a2");
+	if (signal(signo, SIG_IGN) != own_handler)
+		say_failed("signal() did not return a2's handler");
+	if (sigaction(signo, NULL, &o) != 0 || o.sa_handler != SIG_IGN)
+		say_failed("the action in force is not SIG_IGN");
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations" /* sigset(): hosts still call it */
+	if (sigset(signo, own_handler) != SIG_IGN)
+		say_failed("sigset() did not return SIG_IGN");
+#pragma GCC diagnostic pop
+	if (sigaction(signo, &a1, &o) != 0 || o.sa_handler != own_handler)
+		say_failed("sigaction() after sigset() did not return its handler");
+	/* The kernel's action: librec's handler, neither of the program's. */
+	if (libc_sigaction()(signo, NULL, &k) != 0 || !(k.sa_flags & SA_SIGINFO) ||
+	    k.sa_sigaction == own_info_handler || k.sa_handler == own_handler)
+		say_failed("librec's handler is not in force");
+	printf("oldact ok\n");
+	exit(0);
 }
 
 #ifdef PROG_CRASH_FLIGHT
@@ -324,14 +437,24 @@ int main(int argc, char **argv)
 		for (;;)
 			pause();
 	}
-	if (!strcmp(mode, "after")) {
+	/* The program's handler after recording started: the crash at once. */
+	if (!strcmp(mode, "after"))
+		install_own(false);
+	if (!strcmp(mode, "after_info"))
+		install_own(true);
+	if (!strcmp(mode, "after_abort"))
+		install_with(sigaction, own_abort_handler, false);
+	if (!strcmp(mode, "oldact"))
+		check_oldact();
+	if (!strcmp(mode, "raw")) {
+		sigaction_fn f = libc_sigaction();
 		struct sigaction cur;
 		struct timespec nap = { 0, 10000000 };
 
-		install_own(false);
+		install_with(f, own_handler, false);
 		/* librec's writer takes the signal back within a second or so. */
 		for (int i = 0; i < 6000; i++) {
-			if (sigaction(signo, NULL, &cur) == 0 && cur.sa_handler != own_handler)
+			if (f(signo, NULL, &cur) == 0 && cur.sa_handler != own_handler)
 				break;
 			nanosleep(&nap, NULL);
 		}

@@ -10,8 +10,8 @@
  *               prints "recovered N"
  *   jumpalt   - the same, the handler on an alternate signal stack
  *               (SA_ONSTACK | SA_SIGINFO)
- *   jumpafter - the same, the handler installed after recording started;
- *               waits until librec has taken the signal back (chaining to it)
+ *   jumpafter - the same, the handler installed after recording started
+ *               (sigaction(): librec chains to it from then on)
  *   jumpexit  - as jump, rec_flush() after the first probe (so that the file
  *               holds a frame whenever the writer runs), then _exit(0) from a
  *               frame that spans, untouched, the place where the handler
@@ -23,14 +23,19 @@
  *   exit      - NR_LEAVES "side" scopes, rec_flush(), NR_LEAVES "work"
  *               scopes, then a fault, which the handler ends with _exit(7)
  *   exitc     - the same, the handler calling exit(7)
- *   chainback - the handler, installed after recording started, saves the
- *               action it replaced (librec's) and calls it back, as handlers
- *               that chain to the previous one do; NR_LEAVES "work" scopes,
- *               then a fault: the process dies by SIGSEGV
+ *   chainback - the handler, installed after recording started past
+ *               sigaction() (libc's own, as a raw system call would: so it
+ *               gets librec's handler as the action it replaced, which
+ *               sigaction() never returns), saves that action and calls it
+ *               back, as handlers that chain to the previous one do; waits
+ *               until librec's writer has taken the signal back (chaining
+ *               to it); NR_LEAVES "work" scopes, then a fault: the process
+ *               dies by SIGSEGV
  * Exit: 0 (jump*, guard) when every fault was handled; 7 (exit, exitc); by SIGSEGV
  * (chainback); 2 on bad usage, 3 on a setup failure.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <rec.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -124,6 +129,11 @@ static void on_chainback(int sig, siginfo_t *si, void *uc)
 		previous.sa_handler(sig);
 }
 
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+/* How install() installs: sigaction(), or libc's own past librectrace.so's (chainback). */
+static sigaction_fn install_fn = sigaction;
+
 static void install(void (*h)(int), void (*hi)(int, siginfo_t *, void *), int flags,
 		    struct sigaction *old)
 {
@@ -136,7 +146,7 @@ static void install(void (*h)(int), void (*hi)(int, siginfo_t *, void *), int fl
 	else
 		sa.sa_handler = h;
 	sa.sa_flags = flags | (hi ? SA_SIGINFO : 0);
-	if (sigaction(SIGSEGV, &sa, old) != 0)
+	if (install_fn(SIGSEGV, &sa, old) != 0)
 		exit(3);
 }
 
@@ -148,7 +158,7 @@ static void wait_taken_back(void *mine)
 	for (int i = 0; i < 6000; i++) {
 		struct sigaction cur;
 
-		if (sigaction(SIGSEGV, NULL, &cur) == 0 && (void *)cur.sa_handler != mine)
+		if (install_fn(SIGSEGV, NULL, &cur) == 0 && (void *)cur.sa_handler != mine)
 			return;
 		nanosleep(&nap, NULL);
 	}
@@ -214,7 +224,6 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "jumpafter")) {
 		leaf();
 		install(on_jump, NULL, 0, NULL);
-		wait_taken_back((void *)on_jump);
 		return jump();
 	}
 	if (!strcmp(mode, "guard")) {
@@ -244,6 +253,9 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "chainback")) {
 		side();
+		install_fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+		if (!install_fn)
+			return 3;
 		install(NULL, on_chainback, 0, &previous);
 		wait_taken_back((void *)on_chainback);
 		for (int k = 0; k < NR_LEAVES; k++)

@@ -226,16 +226,92 @@ Test(crash, siginfo_handler_with_resethand_runs_once_then_the_default_kills, .ti
 	}
 }
 
-Test(crash, own_handler_installed_after_start_is_chained_to, .timeout = 120)
+/*
+ * A handler the program installs after recording started is chained to
+ * from its sigaction() on (librectrace.so's copy keeps librec's handler in
+ * force): a fault at once, with no wait for the writer's once-a-second
+ * re-arm, is captured as with no handler of the program's. Each handler
+ * ends the process its own way: SIG_DFL back and raise() (after),
+ * SA_RESETHAND then the fault again (after_info), abort() (after_abort,
+ * which dies by SIGABRT, the capture's signal then).
+ */
+struct after_case {
+	char mode[16];
+	int dies_by;
+	char signame[8];
+	uint64_t work; /* "work" activations: the handler of own and after_abort records one */
+};
+
+static struct after_case after_cases[] = {
+	{ "after", SIGSEGV, "SIGSEGV", NR_SCOPES + 1 },
+	{ "after_info", SIGSEGV, "SIGSEGV", NR_SCOPES },
+	{ "after_abort", SIGABRT, "SIGABRT", NR_SCOPES + 1 },
+};
+
+ParameterizedTestParameters(crash, handler_installed_after_start_then_an_immediate_fault_is_captured)
+{
+	return cr_make_param_array(struct after_case, after_cases,
+				   sizeof(after_cases) / sizeof(after_cases[0]));
+}
+
+ParameterizedTest(struct after_case *k, crash,
+		  handler_installed_after_start_then_an_immediate_fault_is_captured, .timeout = 120)
+{
+	/* prog_crash's fault is a SIGSEGV; the process dies by dies_by. */
+	struct sig fault = { "segv", k->dies_by };
+	char out[256];
+	struct tu_child c;
+
+	out_path(out, sizeof(out), k->mode);
+	crash_run(&fault, k->mode, out, NULL, &c);
+	cr_assert_str_eq(c.out, "own handler 11\n", "%s", k->mode);
+	assert_side_work(out, k->mode, NR_SCOPES, k->work);
+	assert_check_names(out, k->signame);
+	unlink(out);
+}
+
+/*
+ * What the program's sigaction(), signal() and sigset() return after
+ * recording started: the action it set before, flags and mask as given,
+ * never librec's handler, which stays in force (prog_crash oldact).
+ */
+ParameterizedTestParameters(crash, sigaction_after_start_returns_the_programs_own_old_action)
+{
+	return cr_make_param_array(struct sig, sigs, sizeof(sigs) / sizeof(sigs[0]));
+}
+
+ParameterizedTest(struct sig *s, crash, sigaction_after_start_returns_the_programs_own_old_action,
+		  .timeout = 120)
+{
+	const char *argv[] = { env("PROG_CRASH"), s->name, "oldact", NULL };
+	char out[256], setting[300];
+	const char *extra[] = { setting, NULL };
+	struct tu_child c;
+
+	out_path(out, sizeof(out), "oldact");
+	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
+	run_child(argv, extra, 60000, &c);
+	cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 0, "%s: %s%s", s->name, c.out,
+		  c.err);
+	cr_assert_str_eq(c.out, "oldact ok\n", "%s", s->name);
+	unlink(out);
+}
+
+/*
+ * A handler installed past sigaction() (libc's own, as a raw system call or
+ * a static link would) replaces librec's: the writer takes the signal back
+ * within a second or so, chaining to it (the fallback; prog_crash waits).
+ */
+Test(crash, handler_installed_past_sigaction_is_taken_back_by_the_writer, .timeout = 120)
 {
 	struct sig segv = { "segv", SIGSEGV };
 	char out[256];
 	struct tu_child c;
 
-	out_path(out, sizeof(out), "after");
-	crash_run(&segv, "after", out, NULL, &c);
+	out_path(out, sizeof(out), "raw");
+	crash_run(&segv, "raw", out, NULL, &c);
 	cr_assert_str_eq(c.out, "own handler 11\n");
-	assert_side_work(out, "after", NR_SCOPES, NR_SCOPES + 1);
+	assert_side_work(out, "raw", NR_SCOPES, NR_SCOPES + 1);
 	unlink(out);
 }
 

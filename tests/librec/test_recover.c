@@ -231,8 +231,9 @@ Test(recover, f7_handler_that_calls_exit_finishes_the_file_without_a_crash_recor
 }
 
 /*
- * The program's handler, installed after start, calls back the action it
- * replaced (librec's), as chaining handlers do: that is the crash. librec
+ * The program's handler, installed after start past sigaction() (which
+ * never returns librec's handler), calls back the action it replaced
+ * (librec's), as chaining handlers do: that is the crash. librec
  * captures (every work scope, the crash record) and the default action
  * kills the process by SIGSEGV.
  */
