@@ -45,7 +45,7 @@
 #define WRITER_SLICE_NS 500000ull /* what a pass usually takes, and more */
 /* Ring memory a pass may fault in for the pool (mem.c): 0.1-1 ms here. */
 #define REFILL_BYTES (512u << 10)
-/* Under pressure the pool is refilled with rings of at most this size (mem.c). */
+/* Unless the writer is idle the pool is refilled with rings of at most this size (mem.c). */
 #define REFILL_PRESSED_RING_BYTES (256u << 10)
 /*
  * How often the writer looks whether the host's threads have all ended
@@ -1929,12 +1929,17 @@ static bool writer_pass(struct writer *w)
 	 * The pool of rings, ahead of the threads that attach or grow (mem.c),
 	 * a little at a time and only after a pass that left no ring behind:
 	 * faulting rings in must not keep the writer from a thread that
-	 * records flat out. Under pressure only the small sizes (threads that
-	 * attach): the large ones are work that can wait for an idle writer,
-	 * and a thread that fills its ring meanwhile maps its own.
+	 * records flat out. The large sizes only after a pass that found no
+	 * event, out of pressure: faulting them in is work that can wait for
+	 * an idle writer (a thread that fills its ring meanwhile maps its
+	 * own), and on a busy machine 512 KiB of it took a writer kept off
+	 * the CPU 10 ms. The small ones (threads that attach) at every pass
+	 * that left no ring behind.
 	 */
 	if (!p.busy && !w->more)
-		rec__mem_refill(REFILL_BYTES, w->fast ? REFILL_PRESSED_RING_BYTES : SIZE_MAX);
+		rec__mem_refill(REFILL_BYTES, !w->fast && w->nr_events == p.nr_events_before
+						      ? SIZE_MAX
+						      : REFILL_PRESSED_RING_BYTES);
 	pass_sleep(w, &p, poll_ns);
 	return true;
 }
