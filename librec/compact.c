@@ -192,7 +192,7 @@ static int write_index(int from, int to, uint64_t off, size_t len, const struct 
 static int make_temp(const char *path, char *tmp, size_t tmp_bytes)
 {
 	const char *base = strrchr(path, '/');
-	int n;
+	int n, fd;
 
 	if (base)
 		n = snprintf(tmp, tmp_bytes, "%.*s/.%s.rec-XXXXXX", (int)(base - path), path, base + 1);
@@ -200,7 +200,16 @@ static int make_temp(const char *path, char *tmp, size_t tmp_bytes)
 		n = snprintf(tmp, tmp_bytes, ".%s.rec-XXXXXX", path);
 	if (n < 0 || (size_t)n >= tmp_bytes)
 		return -1;
-	return mkostemp(tmp, O_CLOEXEC);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	/* Never 0, 1 or 2: the host's own writes there would land in the file. */
+	fd = rec__fd_above_stdio(fd);
+	if (fd < 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return fd;
 }
 
 /*

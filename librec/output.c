@@ -58,6 +58,25 @@ static const char *kind_of(mode_t m)
 	return "not a regular file";
 }
 
+/*
+ * A descriptor of librec's never takes 0, 1 or 2: in a host started with one
+ * of them closed (`prog 2>&-`), the lowest free number is a standard one, and
+ * the host's own writes to it, which fail without librec, would land in the
+ * file (rec(3), OUTPUTS AND PRIVILEGES). Async-signal-safe.
+ * Return: fd, or its copy at 3 or above (fd closed), or -errno (fd closed).
+ */
+int rec__fd_above_stdio(int fd)
+{
+	int high, err;
+
+	if (fd < 0 || fd > 2)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	err = high < 0 ? -errno : 0;
+	close(fd);
+	return high < 0 ? err : high;
+}
+
 int rec__output_open(const char *path, unsigned flags, unsigned mode, const char **why)
 {
 	bool stream = flags & REC__OUT_STREAM, follow = rec__output_names_own_fd(path);
@@ -93,6 +112,9 @@ int rec__output_open(const char *path, unsigned flags, unsigned mode, const char
 			*why = "a FIFO with no reader";
 		return err;
 	}
+	fd = rec__fd_above_stdio(fd);
+	if (fd < 0)
+		return fd;
 	if (fstat(fd, &st) < 0) {
 		err = -errno;
 		close(fd);

@@ -748,6 +748,8 @@ int rec__fd_remember(int fd, struct rec__fd_id *id) REC__HIDDEN;
 bool rec__fd_is_ours(int fd, const struct rec__fd_id *id) REC__HIDDEN;
 bool rec__fd_is_ours_at(int fd, const struct rec__fd_id *id, uint64_t offset) REC__HIDDEN;
 void rec__fd_close(int *fd, const struct rec__fd_id *id) REC__HIDDEN;
+/* rec__fd_above_stdio() - fd moved to 3 or above if it is 0, 1 or 2 (output.c). */
+int rec__fd_above_stdio(int fd) REC__HIDDEN;
 /* rec__fd_high() - fd moved above the numbers a host's next open() takes
  * (half the descriptor limit, at most 2048; close-on-exec), or fd itself. */
 int rec__fd_high(int fd) REC__HIDDEN;

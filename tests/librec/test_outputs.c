@@ -618,3 +618,42 @@ Test(outputs, F11_rec_line_to_a_broken_stderr_pipe_never_kills_the_host)
 	cr_assert(WIFEXITED(status), "killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	cr_assert_eq(WEXITSTATUS(status), 0);
 }
+
+/*
+ * Finding F17 (check3): a host started with a standard descriptor closed
+ * (`prog 2>&-`, as a supervisor may start a service) had librec's trace take
+ * that descriptor (the lowest free), so the host's own
+ * stderr line, which fails without librec, went into the trace: at byte 0,
+ * before librec's first frame, and `tracetool check` found frame 0 bad.
+ * librec's outputs never take 0, 1 or 2 (rec(3), OUTPUTS AND PRIVILEGES).
+ */
+Test(outputs, F17_trace_never_takes_a_standard_descriptor_of_a_host_started_without_them)
+{
+	char output[128];
+	struct tr_trace tr;
+	int status;
+	pid_t pid;
+
+	snprintf(output, sizeof(output), "%s/t.zst", dir);
+	pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		const char *prog = getenv("PROG_STDIO_CLOSED");
+
+		if (!prog)
+			_exit(120);
+		setenv("REC_OUTPUT", output, 1);
+		close(2); /* 0 and 1 stay open: the trace's lowest free number is 2 */
+		execl(prog, prog, (char *)NULL);
+		_exit(121);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status), "killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	cr_assert_eq(WEXITSTATUS(status), 0, "exit %d: the host's stderr line was written (3)",
+		     WEXITSTATUS(status));
+	cr_assert_eq(tr_load(output, &tr), 0, "%s unreadable", output);
+	cr_assert(tr.clean, "%s: no END record", output);
+	cr_assert_eq(tr.nr_corrupt, 0, "%s: %d frames unreadable", output, tr.nr_corrupt);
+	cr_assert_eq(tr_calls(&tr, "work"), 200);
+	tr_free(&tr);
+}
