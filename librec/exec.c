@@ -21,12 +21,22 @@
  * the file can say honestly: its end marker says every event up to the exec
  * is in it, and nothing after.
  *
+ * The static librectrace.a stands before them too (REC_STATIC_EXEC: this
+ * file built again, into its own object that librec/bundle_static.sh
+ * links with the rest): there the copies are the plain names (execve,
+ * ...), global, which the program's own calls bind to at its link (a
+ * definition in the program comes before libc.so's), and a shared library's
+ * calls too where the executable exports them; libc's own is looked up
+ * with dlsym(RTLD_NEXT) as for librectrace.so. A program linked fully
+ * static (-static) has nothing after librec's copy to look up, and librec
+ * does not record there (its writer thread cannot be made): the exec is
+ * then made as glibc makes it (static_exec below).
+ *
  * Not stood before: posix_spawn() and system() (glibc calls its internal
  * execve in a new process: the recording goes on, the child is a new
- * process), a raw execve system call, and the static librectrace.a (which
- * interposes nothing: there an exec loses what was not yet written, and the
- * new program still keeps the file). A vfork() child shares the recording's
- * memory: its exec changes nothing (rec__exec_begin() checks the pid).
+ * process), a raw execve system call. A vfork() child shares the
+ * recording's memory: its exec changes nothing (rec__exec_begin() checks
+ * the pid).
  */
 #define _GNU_SOURCE
 #include "rec_internal.h"
@@ -40,6 +50,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define REC__STR2(x) #x
 #define REC__STR(x) REC__STR2(x)
@@ -73,6 +85,130 @@ static void *real(enum real which)
 {
 	return rec__next_fn(&real_sym[which]);
 }
+
+#if defined(REC_STATIC_EXEC)
+/*
+ * static_exec: the exec family in a program linked fully static, where no
+ * libc definition can be looked up after librec's copy: as glibc's own
+ * (2.36): execve() is the system call, fexecve() execveat() with an empty
+ * path, and the p variants search as its execvpe.c does -- a name with a
+ * slash as it is, else each PATH entry in turn (glibc's default when PATH
+ * is unset; an empty entry is the current directory), a file the kernel
+ * does not know how to run (ENOEXEC) run by /bin/sh, the errors that mean
+ * "not here" passed by, EACCES reported if one was seen and nothing ran.
+ */
+static int static_execve(const char *path, char *const argv[], char *const envp[])
+{
+	return (int)syscall(SYS_execve, path, argv, envp);
+}
+
+static int static_execv(const char *path, char *const argv[])
+{
+	return static_execve(path, argv, environ);
+}
+
+static int static_fexecve(int fd, char *const argv[], char *const envp[])
+{
+	if (fd < 0 || !argv || !envp) {
+		errno = EINVAL;
+		return -1;
+	}
+	return (int)syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+}
+
+static int static_execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+			   int flags)
+{
+	return (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
+}
+
+/* file (found, but not an executable format) run by the shell: argv[0] replaced by it. */
+static void static_script(const char *file, char *const argv[], char *const envp[])
+{
+	size_t argc = 1;
+
+	while (argv[0] && argv[argc])
+		if (++argc >= INT_MAX - 1) {
+			errno = E2BIG;
+			return;
+		}
+	const char *sh_argv[argc + 2];
+
+	sh_argv[0] = "/bin/sh";
+	sh_argv[1] = file;
+	for (size_t i = 1; i < argc; i++)
+		sh_argv[i + 1] = argv[i];
+	sh_argv[argc + 1] = NULL;
+	static_execve(sh_argv[0], (char *const *)sh_argv, envp);
+}
+
+static int static_execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	const char *path = rec__env_exec_path(), *p, *end;
+	size_t n = strnlen(file, NAME_MAX + 1);
+	bool eacces = false;
+
+	if (!file[0]) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (strchr(file, '/')) {
+		static_execve(file, argv, envp);
+		if (errno == ENOEXEC)
+			static_script(file, argv, envp);
+		return -1;
+	}
+	if (n > NAME_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (!path)
+		path = "/bin:/usr/bin"; /* confstr(_CS_PATH) */
+	for (p = path;; p = end + 1) {
+		char buf[PATH_MAX];
+		size_t d;
+
+		end = strchrnul(p, ':');
+		d = (size_t)(end - p);
+		if (d + 1 + n + 1 <= sizeof(buf)) {
+			memcpy(buf, p, d);
+			buf[d] = '/';
+			memcpy(buf + d + (d > 0), file, n + 1); /* an empty entry: the file itself */
+			static_execve(buf, argv, envp);
+			if (errno == ENOEXEC)
+				static_script(buf, argv, envp);
+			switch (errno) {
+			case EACCES:
+				eacces = true;
+				break;
+			case ENOENT:
+			case ESTALE:
+			case ENOTDIR:
+			case ENODEV:
+			case ETIMEDOUT:
+				break;
+			default:
+				return -1; /* found, but it could not run: that error */
+			}
+		}
+		if (!*end)
+			break;
+	}
+	if (eacces)
+		errno = EACCES;
+	return -1;
+}
+
+static int static_execvp(const char *file, char *const argv[])
+{
+	return static_execvpe(file, argv, environ);
+}
+
+/* The fully static program's exec, where real() found none: static_exec's. */
+#define STATIC_EXEC(fn) (static_##fn)
+#else
+#define STATIC_EXEC(fn) NULL
+#endif
 
 __attribute__((constructor)) static void exec_load(void)
 {
@@ -150,7 +286,7 @@ static int do_execve(const char *path, char *const argv[], char *const envp[])
 	execve_fn f = (execve_fn)real(REAL_EXECVE);
 	bool ended;
 
-	if (!f)
+	if (!f && !(f = STATIC_EXEC(execve)))
 		return -1;
 	ended = before(rec__exec_wanted() && runnable(path));
 	f(path, argv, envp);
@@ -162,7 +298,7 @@ static int do_execv(const char *path, char *const argv[])
 	execv_fn f = (execv_fn)real(REAL_EXECV);
 	bool ended;
 
-	if (!f)
+	if (!f && !(f = STATIC_EXEC(execv)))
 		return -1;
 	ended = before(rec__exec_wanted() && runnable(path));
 	f(path, argv);
@@ -174,7 +310,7 @@ static int do_execvp(const char *file, char *const argv[])
 	execv_fn f = (execv_fn)real(REAL_EXECVP);
 	bool ended;
 
-	if (!f)
+	if (!f && !(f = STATIC_EXEC(execvp)))
 		return -1;
 	ended = before(rec__exec_wanted() && runnable_on_path(file));
 	f(file, argv);
@@ -186,7 +322,7 @@ static int do_execvpe(const char *file, char *const argv[], char *const envp[])
 	execve_fn f = (execve_fn)real(REAL_EXECVPE);
 	bool ended;
 
-	if (!f)
+	if (!f && !(f = STATIC_EXEC(execvpe)))
 		return -1;
 	ended = before(rec__exec_wanted() && runnable_on_path(file));
 	f(file, argv, envp);
@@ -196,9 +332,17 @@ static int do_execvpe(const char *file, char *const argv[], char *const envp[])
 /*
  * The program's calls: copies exported under glibc's versions, which the
  * dynamic linker matches by name (as hooks.c's copies of glibc's hooks and
- * sample.c's pthread_create()), in librectrace.so only.
+ * sample.c's pthread_create()), in librectrace.so; in librectrace.a the
+ * plain names, global (bundle_static.sh keeps them so), with the same
+ * addresses.
  */
+#if defined(REC_STATIC_EXEC)
+#define EXPORT(name, ver)                                                                      \
+	__asm__(".globl " #name "\n\t.type " #name ", %function\n\t.set " #name           \
+		", rec__" #name "_glibc")
+#else
 #define EXPORT(name, ver) __asm__(".symver rec__" #name "_glibc, " #name "@" ver)
+#endif
 
 int rec__execve_glibc(const char *path, char *const argv[], char *const envp[]) REC_API;
 int rec__execv_glibc(const char *path, char *const argv[]) REC_API;
@@ -328,7 +472,7 @@ int rec__fexecve_glibc(int fd, char *const argv[], char *const envp[])
 	struct stat st;
 	bool ended;
 
-	if (!f)
+	if (!f && !(f = STATIC_EXEC(fexecve)))
 		return -1;
 	ended = before(rec__exec_wanted() && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 		       (st.st_mode & 0111));
@@ -344,7 +488,7 @@ int rec__execveat_glibc(int dirfd, const char *path, char *const argv[], char *c
 	struct stat st;
 	bool likely, ended;
 
-	if (!f)
+	if (!f && !(f = STATIC_EXEC(execveat)))
 		return -1;
 	likely = rec__exec_wanted();
 	if (likely && !path[0] && (flags & AT_EMPTY_PATH))

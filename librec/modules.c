@@ -414,7 +414,7 @@ static __attribute__((unused)) void dlclose_check(void)
  * dlclose() as the program calls it, in librectrace.so only, as sample.c's
  * pthread_create(): the dynamic linker matches the versioned reference by
  * the version's name and finds librec before libc. The static library
- * interposes nothing: there only the writer's checks see modules come and go.
+ * stands before no dlopen(): there only the writer's checks see modules come and go.
  */
 #define REC__STR2(x) #x
 #define REC__STR(x) REC__STR2(x)

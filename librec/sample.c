@@ -931,7 +931,7 @@ __attribute__((unused)) static int create_armed(pthread_t *th, const pthread_att
  * copies of glibc's hooks. GLIBC_2.34 is the version of programs linked
  * against glibc 2.34 or later, REC_GLIBC_HOOK_VERSION that of older ones
  * (libpthread's). Copies, not aliases (see hooks.c). The static library
- * interposes nothing: the writer's scan arms its threads (rec__sample_reap()).
+ * has no pthread_create(): the writer's scan arms its threads (rec__sample_reap()).
  */
 int rec__pthread_create_234(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
 			    void *arg) __attribute__((visibility("default")));

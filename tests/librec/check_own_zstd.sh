@@ -9,7 +9,8 @@
 # an aborting zstd preloaded. Every trace must be intact and name the
 # host's ZSTD_isError exactly once (main's own call). And neither library
 # leaves a zstd symbol for a host to interpose: librectrace.so has no undefined
-# ZSTD_* and librectrace.a defines only librec.map's names globally.
+# ZSTD_* and librectrace.a defines only librec.map's names (and the exec
+# family's copies, librec/static_exec.keep) globally.
 set -eu
 so=$1 a=$2 shared=$3 static=$4 plain=$5 nested=$6 preload=$7 tracetool=$8
 tmp=$(mktemp -d)
@@ -20,6 +21,12 @@ undef=$(nm -D --undefined-only "$so" | grep -i zstd || true)
 [ -z "$undef" ] || fail "librectrace.so leaves zstd symbols to the host: $undef"
 globals=$(nm -g --defined-only "$a" | awk 'NF == 3 { print $3 }' | sort -u | tr '\n' ' ')
 want="__cyg_profile_func_enter __cyg_profile_func_exit rec__annot rec__disabled rec__enter rec__exit rec__message rec__prod rec_flush rec_snapshot rec_start rec_stop rec_strerror rec_thread_name rec_version "
+# and the exec family's copies (librec/static_exec.keep), where librectrace.so has its own
+case $(uname -m) in
+x86_64 | aarch64)
+	want="__cyg_profile_func_enter __cyg_profile_func_exit execl execle execlp execv execve execveat execvp execvpe fexecve rec__annot rec__disabled rec__enter rec__exit rec__message rec__prod rec_flush rec_snapshot rec_start rec_stop rec_strerror rec_thread_name rec_version "
+	;;
+esac
 [ "$globals" = "$want" ] || fail "librectrace.a defines globally: $globals"
 
 run() { # NAME [VAR=VALUE...] PROG ARGS: trace to $tmp/NAME.zst, check it

@@ -149,11 +149,27 @@ Test(exec, F2_execvpe_found_on_path_keeps_every_image_s_recording)
 	check_three_images("PROG_EXECSELF", "selfvpe");
 }
 
-/* librectrace.a stands before no exec: the program ends its recording itself, and the next
- * image still keeps its file. */
+/* A librectrace.a program that ends its recording itself before each exec (rec_stop()). */
 Test(exec, F2_static_a_program_that_stops_before_exec_keeps_every_image_s_recording)
 {
 	check_three_images("PROG_EXECSELF_STATIC", "stop");
+}
+
+/*
+ * librectrace.a stands before the exec family as librectrace.so does (its
+ * copies are the plain names, which the program's calls bind to): every
+ * image's scopes are in its file, ended, and the next image writes the
+ * next name. Before, the last events of each image were lost and the file
+ * had no end marker.
+ */
+Test(exec, static_a_program_that_execs_itself_keeps_every_image_s_recording)
+{
+	check_three_images("PROG_EXECSELF_STATIC", "self");
+}
+
+Test(exec, static_a_execvpe_found_on_path_keeps_every_image_s_recording)
+{
+	check_three_images("PROG_EXECSELF_STATIC", "selfvpe");
 }
 
 Test(exec, F2_an_exec_that_fails_goes_on_recording_in_the_next_name)
