@@ -37,8 +37,9 @@ static bool has_start_config;
 static char config_output[sizeof(output_pattern)];
 /*
  * While recording restarts after a failed exec: the file the exec's stop
- * ended is kept, known by its device and inode and by its name (a file
- * compacted at its end, compact.c, was renamed over it: another inode).
+ * ended is kept, known by its name and, while it is still at that name, by
+ * its device and inode (a file compacted at its end, compact.c, was renamed
+ * over it: another inode, and the old number free; is_exec_ended()).
  */
 static struct rec__fd_id exec_ended;
 static char exec_ended_path[sizeof(rec__g.cfg.output)];
@@ -204,6 +205,23 @@ enum pass_by {
 };
 
 /*
+ * Whether st is the file the exec's stop ended, by device and inode: only
+ * while that file is still at its path. Compacted at its end (compact.c), a
+ * new inode took its path and the old number is free: the next name,
+ * created for the recording that goes on, may get it, and was passed by as
+ * the ended file, an empty stray file left behind (F13). The name and the
+ * header (holds_earlier()) still know the ended file then.
+ */
+static bool is_exec_ended(const struct stat *st)
+{
+	struct stat at;
+
+	return st->st_dev == exec_ended.dev && st->st_ino == exec_ended.ino &&
+	       lstat(exec_ended_path, &at) == 0 && at.st_dev == exec_ended.dev &&
+	       at.st_ino == exec_ended.ino;
+}
+
+/*
  * Whether the regular file fd names holds the recording of an earlier
  * program of this process (the one that exec()ed this one, or the one
  * before it), or the file the stop before a failed exec ended: kept, never
@@ -218,8 +236,7 @@ static bool holds_earlier(const char *path, int fd, const struct stat *st)
 	bool earlier;
 	int rfd;
 
-	if (exec_restarting && ((st->st_dev == exec_ended.dev && st->st_ino == exec_ended.ino) ||
-				strcmp(path, exec_ended_path) == 0))
+	if (exec_restarting && (strcmp(path, exec_ended_path) == 0 || is_exec_ended(st)))
 		return true;
 	/* fd is write-only: the same file opened again to read its head. */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
