@@ -8,6 +8,8 @@
  * Usage: prog_execself MODE LAST [GEN]
  *   self     exec() itself with execv() until image LAST
  *   selfl    the same with execl()
+ *   selfle   the same with execle(), the environment passed (REC_OUTPUT in it)
+ *   selflp   the same with execlp() (a name without a slash, found on PATH)
  *   selfvpe  the same with execvpe() (a name without a slash, found on PATH)
  *   stop     rec_stop() before each exec() (what a librectrace.a program does)
  *   fail     exec() a file that is executable but no program (ENOEXEC),
@@ -124,6 +126,11 @@ int main(int argc, char **argv)
 		return 3;
 	if (strcmp(mode, "selfl") == 0) {
 		execl("/proc/self/exe", argv[0], mode, argv[2], next, (char *)NULL);
+	} else if (strcmp(mode, "selfle") == 0) {
+		execle("/proc/self/exe", argv[0], mode, argv[2], next, (char *)NULL, environ);
+	} else if (strcmp(mode, "selflp") == 0) {
+		setenv("PATH", "/nonexistent:/proc/self", 1);
+		execlp("exe", argv[0], mode, argv[2], next, (char *)NULL);
 	} else if (strcmp(mode, "selfvpe") == 0) {
 		char *const args[] = { argv[0], argv[1], argv[2], next, NULL };
 

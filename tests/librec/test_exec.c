@@ -73,28 +73,21 @@ static void run(const char *prog, const char *mode, const char *last, const char
 }
 
 /*
- * The file holds one program image's whole recording: ended cleanly, pid
- * `pid` (0: any; returned), `work` and 500 `worker` scopes, nothing dropped.
+ * The file holds one recording, whole and ended cleanly (tr_check()): pid
+ * `pid` (0: any; returned), nr_work `work` and nr_worker `worker` scopes.
+ * An image's whole recording has 500 `worker` scopes; a recording that
+ * goes on after a failed exec, none (the worker's were all before it).
  */
-static uint32_t check_image(const char *path, uint32_t pid, uint64_t nr_work)
+static uint32_t check_image(const char *path, uint32_t pid, uint64_t nr_work,
+			    uint64_t nr_worker)
 {
-	struct tr_trace tr;
+	struct tr_want want = { .pid = pid,
+				.calls = { { "work", nr_work }, { "worker", nr_worker } } };
+	char why[600];
+	uint32_t got = 0;
 
-	cr_assert_eq(tr_load(path, &tr), 0, "cannot read %s", path);
-	cr_assert(tr.clean, "%s: not ended cleanly", path);
-	cr_assert_not(tr.truncated, "%s", path);
-	cr_assert_eq(tr.nr_corrupt, 0, "%s", path);
-	cr_assert(tr_well_nested(&tr), "%s", path);
-	cr_assert_eq(tr_dropped(&tr), 0, "%s", path);
-	if (pid)
-		cr_assert_eq(tr.pid, pid, "%s", path);
-	pid = tr.pid;
-	cr_assert_eq(tr_calls(&tr, "work"), nr_work, "%s: work %llu, expected %llu", path,
-		     (unsigned long long)tr_calls(&tr, "work"), (unsigned long long)nr_work);
-	cr_assert_eq(tr_calls(&tr, "worker"), 500, "%s: worker %llu", path,
-		     (unsigned long long)tr_calls(&tr, "worker"));
-	tr_free(&tr);
-	return pid;
+	cr_assert_eq(tr_check(path, &want, &got, why, sizeof(why)), 0, "%s", why);
+	return got;
 }
 
 /* dir/ex-PID.zst (k == 1) or dir/ex-PID-K.zst */
@@ -118,9 +111,9 @@ static void check_three_images(const char *prog, const char *mode)
 
 	run(prog, mode, "2", NULL, &c);
 	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
-	pid = check_image(in_dir("ex.zst"), 0, 1000);
-	check_image(next_name(pid, 1), pid, 2000);
-	check_image(next_name(pid, 2), pid, 3000);
+	pid = check_image(in_dir("ex.zst"), 0, 1000, 500);
+	check_image(next_name(pid, 1), pid, 2000, 500);
+	check_image(next_name(pid, 2), pid, 3000, 500);
 	snprintf(line[0], sizeof(line[0]),
 		 "rec: %s holds the recording of this process's program before exec; writing %s "
 		 "instead\n",
@@ -142,6 +135,17 @@ Test(exec, F2_a_program_that_execs_itself_keeps_every_image_s_recording)
 Test(exec, F2_execl_keeps_every_image_s_recording)
 {
 	check_three_images("PROG_EXECSELF", "selfl");
+}
+
+/* execle() and execlp(): their argument lists as execl()'s; execle()'s environment after them. */
+Test(exec, execle_keeps_every_image_s_recording)
+{
+	check_three_images("PROG_EXECSELF", "selfle");
+}
+
+Test(exec, execlp_found_on_path_keeps_every_image_s_recording)
+{
+	check_three_images("PROG_EXECSELF", "selflp");
 }
 
 Test(exec, F2_execvpe_found_on_path_keeps_every_image_s_recording)
@@ -172,9 +176,16 @@ Test(exec, static_a_execvpe_found_on_path_keeps_every_image_s_recording)
 	check_three_images("PROG_EXECSELF_STATIC", "selfvpe");
 }
 
-Test(exec, F2_an_exec_that_fails_goes_on_recording_in_the_next_name)
+/*
+ * prog_execself MODE tries nr_tries execs of a file that is executable but no
+ * program (ENOEXEC), 500 `work` scopes after each: the image's recording up
+ * to the first is in ex.zst, each try's 500 in the next name, every file
+ * kept, and one line per try says where the recording goes on.
+ */
+static void check_failed_execs(const char *mode, unsigned nr_tries)
 {
-	char line[600];
+	char lines[1800] = "";
+	const char *before = in_dir("ex.zst");
 	struct tu_child c;
 	uint32_t pid;
 	FILE *f = fopen(in_dir("not-a-program"), "w");
@@ -183,26 +194,27 @@ Test(exec, F2_an_exec_that_fails_goes_on_recording_in_the_next_name)
 	fputs("neither ELF nor #!\n", f);
 	fclose(f);
 	cr_assert_eq(chmod(in_dir("not-a-program"), 0700), 0);
-	run("PROG_EXECSELF", "fail", in_dir("not-a-program"), NULL, &c);
+	run("PROG_EXECSELF", mode, in_dir("not-a-program"), NULL, &c);
 	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
-	pid = check_image(in_dir("ex.zst"), 0, 1000);
-	/* The second file: the 500 after the exec; the worker's were all before it. */
-	{
-		struct tr_trace tr;
+	pid = check_image(before, 0, 1000, 500);
+	for (unsigned k = 1; k <= nr_tries; k++) {
+		const char *after = next_name(pid, k);
+		size_t n = strlen(lines);
 
-		cr_assert_eq(tr_load(next_name(pid, 1), &tr), 0);
-		cr_assert(tr.clean);
-		cr_assert_eq(tr.pid, pid);
-		cr_assert_eq(tr_calls(&tr, "work"), 500);
-		cr_assert_eq(tr_calls(&tr, "worker"), 0);
-		cr_assert_eq(tr_dropped(&tr), 0);
-		tr_free(&tr);
+		check_image(after, pid, 500, 0);
+		snprintf(lines + n, sizeof(lines) - n,
+			 "rec: exec of %s failed (%s): %s holds the recording up to it, which goes "
+			 "on in %s\n",
+			 in_dir("not-a-program"), strerror(ENOEXEC), before, after);
+		before = after;
 	}
-	snprintf(line, sizeof(line),
-		 "rec: exec of %s failed (%s): %s holds the recording up to it, which goes on in "
-		 "%s\n",
-		 in_dir("not-a-program"), strerror(ENOEXEC), in_dir("ex.zst"), next_name(pid, 1));
-	cr_assert_str_eq(c.err, line);
+	cr_assert_eq(access(next_name(pid, nr_tries + 1), F_OK), -1);
+	cr_assert_str_eq(c.err, lines);
+}
+
+Test(exec, F2_an_exec_that_fails_goes_on_recording_in_the_next_name)
+{
+	check_failed_execs("fail", 1);
 }
 
 /*
@@ -213,80 +225,40 @@ Test(exec, F2_an_exec_that_fails_goes_on_recording_in_the_next_name)
  */
 Test(exec, F10_an_exec_that_fails_again_and_again_keeps_every_file)
 {
-	char lines[3][600];
-	const char *after[4];
+	check_failed_execs("fail3", 3);
+}
+
+/*
+ * prog_execself MODE LAST execs nothing that ends its recording (an exec
+ * that cannot start, one in a vfork() child, posix_spawn() and system()):
+ * one file with all 1500 `work` scopes, no other name, nothing on stderr.
+ */
+static void check_recording_goes_on(const char *mode, const char *last)
+{
 	struct tu_child c;
 	uint32_t pid;
-	FILE *f = fopen(in_dir("not-a-program"), "w");
 
-	cr_assert_not_null(f);
-	fputs("neither ELF nor #!\n", f);
-	fclose(f);
-	cr_assert_eq(chmod(in_dir("not-a-program"), 0700), 0);
-	run("PROG_EXECSELF", "fail3", in_dir("not-a-program"), NULL, &c);
-	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
-	pid = check_image(in_dir("ex.zst"), 0, 1000);
-	after[0] = in_dir("ex.zst");
-	for (unsigned k = 1; k <= 3; k++) {
-		struct tr_trace tr;
-
-		after[k] = next_name(pid, k);
-		cr_assert_eq(tr_load(after[k], &tr), 0, "%s", after[k]);
-		cr_assert(tr.clean, "%s", after[k]);
-		cr_assert_eq(tr.pid, pid);
-		cr_assert_eq(tr_calls(&tr, "work"), 500, "%s", after[k]);
-		cr_assert_eq(tr_calls(&tr, "worker"), 0, "%s", after[k]);
-		cr_assert_eq(tr_dropped(&tr), 0);
-		tr_free(&tr);
-		snprintf(lines[k - 1], sizeof(lines[0]),
-			 "rec: exec of %s failed (%s): %s holds the recording up to it, which goes "
-			 "on in %s\n",
-			 in_dir("not-a-program"), strerror(ENOEXEC), after[k - 1], after[k]);
-	}
-	cr_assert_eq(access(next_name(pid, 4), F_OK), -1);
-	{
-		char want[1800];
-
-		snprintf(want, sizeof(want), "%s%s%s", lines[0], lines[1], lines[2]);
-		cr_assert_str_eq(c.err, want);
-	}
+	run("PROG_EXECSELF", mode, last, NULL, &c);
+	cr_assert_eq(c.status, 0, "%s: status %d: %s", mode, c.status, c.err);
+	cr_assert_str_eq(c.err, "", "%s", mode);
+	pid = check_image(in_dir("ex.zst"), 0, 1500, 500);
+	cr_assert_eq(access(next_name(pid, 1), F_OK), -1, "%s", mode);
 }
 
 Test(exec, F2_an_exec_of_no_file_changes_nothing)
 {
-	struct tu_child c;
-	uint32_t pid;
-
-	run("PROG_EXECSELF", "missing", in_dir("no-such-program"), NULL, &c);
-	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
-	cr_assert_str_eq(c.err, "");
-	pid = check_image(in_dir("ex.zst"), 0, 1500);
-	cr_assert_eq(access(next_name(pid, 1), F_OK), -1);
+	check_recording_goes_on("missing", in_dir("no-such-program"));
 }
 
 Test(exec, F2_a_vfork_child_s_exec_leaves_the_parent_s_recording_alone)
 {
-	struct tu_child c;
-	uint32_t pid;
-
-	run("PROG_EXECSELF", "vfork", "0", NULL, &c);
-	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
-	cr_assert_str_eq(c.err, "");
-	pid = check_image(in_dir("ex.zst"), 0, 1500);
-	cr_assert_eq(access(next_name(pid, 1), F_OK), -1);
+	check_recording_goes_on("vfork", "0");
 }
 
 /* posix_spawn() and system() exec in a new process: this one's recording goes on. */
 Test(exec, F2_posix_spawn_and_system_leave_the_recording_alone)
 {
-	struct tu_child c;
-	uint32_t pid;
-
-	run("PROG_EXECSELF", "spawn", "0", NULL, &c);
-	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
-	cr_assert_str_eq(c.err, "");
-	pid = check_image(in_dir("ex.zst"), 0, 1500);
-	cr_assert_eq(access(next_name(pid, 1), F_OK), -1);
+	check_recording_goes_on("spawn", "0");
 }
 
 /* REC_MODE=flight: each image's snapshot kept, numbered on across the execs. */
@@ -299,8 +271,8 @@ Test(exec, F2_flight_snapshots_of_every_image_are_kept_and_numbered_on)
 	run("PROG_EXECSELF", "flight", "2", "REC_MODE=flight", &c);
 	cr_assert_eq(c.status, 0, "status %d: %s", c.status, c.err);
 	cr_assert_str_eq(c.err, "");
-	pid = check_image(in_dir("ex-1.zst"), 0, 1000);
-	check_image(in_dir("ex-2.zst"), pid, 2000);
+	pid = check_image(in_dir("ex-1.zst"), 0, 1000, 500);
+	check_image(in_dir("ex-2.zst"), pid, 2000, 500);
 	for (int n = 1; n <= 2; n++) {
 		cr_assert_eq(tr_load(in_dir(n == 1 ? "ex-1.zst" : "ex-2.zst"), &tr), 0);
 		cr_assert(tr.has_snapshot);

@@ -72,41 +72,66 @@ static void assert_no_crash_reported(const char *out)
 	cr_assert(!strstr(c.err, "crash"), "summary's stderr: %s", c.err);
 }
 
-/* A clean file (END), nothing dropped or torn, every scope closed; returns it loaded. */
-static void load_clean(const char *out, struct tr_trace *tr)
+/* tracetool check: exit 0, and it says the recording ended by a crash of signame. */
+static void assert_crash_reported(const char *out, const char *signame)
 {
-	cr_assert_eq(tr_load(out, tr), 0, "cannot read %s", out);
-	cr_assert_eq(tr->nr_corrupt, 0);
-	cr_assert(!tr->truncated);
-	cr_assert(tr->clean, "no END record");
-	cr_assert_eq(tr->end_nr_events, tr->nr_events);
-	cr_assert_eq(tr_dropped(tr), 0);
-	cr_assert(tr_well_nested(tr));
-	for (uint32_t i = 0; i < tr->nr_threads; i++)
-		cr_assert_eq(tr->threads[i].nr_unclosed, 0);
+	const char *check[] = { env("TRACETOOL"), "check", out, NULL };
+	char want[64];
+	struct tu_child c;
+
+	tu_run_child(check, NULL, 60000, 0, &c);
+	cr_assert_eq(c.status, 0, "check: %s%s", c.out, c.err);
+	snprintf(want, sizeof(want), "ended by a crash: %s", signame);
+	cr_assert(strstr(c.out, want), "check: %s", c.out);
+}
+
+/* What a run of prog_recover MODE must show. */
+struct recover_want {
+	int exit_code;	     /* its exit status, unless signo */
+	int signo;	     /* the signal it dies by; 0: it exits */
+	const char *out;     /* its stdout, exactly */
+	const char *err;     /* its stderr, exactly; NULL: not checked */
+	struct tr_want file; /* its trace, whole and clean besides (tr_check()) */
+	const char *crash;   /* check says "ended by a crash: <crash>"; NULL: no crash reported */
+};
+
+/* Runs prog_recover mode (REC_FLUSH_MS=60000) and checks its end, output and trace. */
+static void run_and_check(const char *mode, const struct recover_want *w)
+{
+	char out[256], why[600];
+	struct tu_child c;
+
+	out_path(out, sizeof(out), mode);
+	run(mode, out, NULL, &c);
+	if (w->signo)
+		cr_assert(WIFSIGNALED(c.wstatus) && WTERMSIG(c.wstatus) == w->signo,
+			  "%s: status %d, stderr %s", mode, c.status, c.err);
+	else
+		cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == w->exit_code,
+			  "%s: status %d, out %s, stderr %s", mode, c.status, c.out, c.err);
+	cr_assert_str_eq(c.out, w->out, "%s", mode);
+	if (w->err)
+		cr_assert_str_eq(c.err, w->err, "%s", mode);
+	cr_assert_eq(tr_check(out, &w->file, NULL, why, sizeof(why)), 0, "%s: %s", mode, why);
+	if (w->crash)
+		assert_crash_reported(out, w->crash);
+	else
+		assert_no_crash_reported(out);
+	unlink(out);
 }
 
 /* 100 faults, each left by siglongjmp(): "recovered 100", exit 0, every scope. */
 static void jumps(const char *mode)
 {
-	char out[256];
-	struct tr_trace tr;
-	struct tu_child c;
+	const struct recover_want w = {
+		.out = "recovered 100\n",
+		.err = "",
+		.file = { .nr_events = 2 * (1 + (uint64_t)NR_FAULTS * (NR_LEAVES + 1)),
+			  .calls = { { "probe", NR_FAULTS },
+				     { "leaf", 1 + (uint64_t)NR_FAULTS * NR_LEAVES } } },
+	};
 
-	out_path(out, sizeof(out), mode);
-	run(mode, out, NULL, &c);
-	cr_assert_eq(c.status, 0, "%s: status %d, out %s, stderr %s", mode, c.status, c.out, c.err);
-	cr_assert_str_eq(c.out, "recovered 100\n");
-	cr_assert_str_eq(c.err, "");
-	load_clean(out, &tr);
-	cr_assert_eq(tr_calls(&tr, "probe"), NR_FAULTS, "%s: %lu probe", mode,
-		     (unsigned long)tr_calls(&tr, "probe"));
-	cr_assert_eq(tr_calls(&tr, "leaf"), 1 + (uint64_t)NR_FAULTS * NR_LEAVES, "%s: %lu leaf",
-		     mode, (unsigned long)tr_calls(&tr, "leaf"));
-	cr_assert_eq(tr.nr_events, 2 * (1 + (uint64_t)NR_FAULTS * (NR_LEAVES + 1)));
-	tr_free(&tr);
-	assert_no_crash_reported(out);
-	unlink(out);
+	run_and_check(mode, &w);
 }
 
 Test(recover, f7_handler_installed_before_start_longjmps_out_of_100_faults)
@@ -152,22 +177,14 @@ Test(recover, f7_exit_after_jumping_out_is_no_crash)
 /* A write barrier: 10 faults the handler fixes and returns from, among 10 000 scopes. */
 Test(recover, f7_write_barrier_handler_returns_and_recording_goes_on)
 {
-	char out[256];
-	struct tr_trace tr;
-	struct tu_child c;
+	const struct recover_want w = {
+		.out = "handled 10\n",
+		.err = "",
+		.file = { .nr_events = 2 * (uint64_t)NR_ROUNDS * NR_LEAVES,
+			  .calls = { { "leaf", (uint64_t)NR_ROUNDS * NR_LEAVES } } },
+	};
 
-	out_path(out, sizeof(out), "guard");
-	run("guard", out, NULL, &c);
-	cr_assert_eq(c.status, 0, "status %d, out %s, stderr %s", c.status, c.out, c.err);
-	cr_assert_str_eq(c.out, "handled 10\n");
-	cr_assert_str_eq(c.err, "");
-	load_clean(out, &tr);
-	cr_assert_eq(tr_calls(&tr, "leaf"), (uint64_t)NR_ROUNDS * NR_LEAVES, "%lu leaf",
-		     (unsigned long)tr_calls(&tr, "leaf"));
-	cr_assert_eq(tr.nr_events, 2 * (uint64_t)NR_ROUNDS * NR_LEAVES);
-	tr_free(&tr);
-	assert_no_crash_reported(out);
-	unlink(out);
+	run_and_check("guard", &w);
 }
 
 /*
@@ -180,7 +197,13 @@ Test(recover, f7_write_barrier_handler_returns_and_recording_goes_on)
  */
 Test(recover, f7_handler_that_exits_is_captured_first)
 {
-	const char *check[] = { env("TRACETOOL"), "check", NULL, NULL };
+	const struct recover_want w = {
+		.exit_code = 7,
+		.out = "own handler exits\n",
+		.file = { .calls = { { "side", NR_LEAVES }, { "work", NR_LEAVES } } },
+		.crash = "SIGSEGV",
+	};
+#ifdef UNDER_ASAN
 	char out[256];
 	struct tr_trace tr;
 	struct tu_child c;
@@ -190,44 +213,28 @@ Test(recover, f7_handler_that_exits_is_captured_first)
 	cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 7, "status %d, stderr %s",
 		  c.status, c.err);
 	cr_assert_str_eq(c.out, "own handler exits\n");
-#ifdef UNDER_ASAN
 	cr_assert_eq(tr_load(out, &tr), 0);
 	cr_assert(!tr.clean);
 	cr_assert_eq(tr_calls(&tr, "side"), NR_LEAVES);
 	cr_assert_eq(tr_calls(&tr, "work"), 0);
 	tr_free(&tr);
 	unlink(out);
+	(void)w;
 	return;
 #endif
-	load_clean(out, &tr);
-	cr_assert_eq(tr_calls(&tr, "side"), NR_LEAVES);
-	cr_assert_eq(tr_calls(&tr, "work"), NR_LEAVES);
-	tr_free(&tr);
-	check[2] = out;
-	tu_run_child(check, NULL, 60000, 0, &c);
-	cr_assert_eq(c.status, 0, "check: %s%s", c.out, c.err);
-	cr_assert(strstr(c.out, "ended by a crash: SIGSEGV"), "check: %s", c.out);
-	unlink(out);
+	run_and_check("exit", &w);
 }
 
 /* The handler calls exit(): librec's exit finishes the file, every scope, no crash record. */
 Test(recover, f7_handler_that_calls_exit_finishes_the_file_without_a_crash_record)
 {
-	char out[256];
-	struct tr_trace tr;
-	struct tu_child c;
+	const struct recover_want w = {
+		.exit_code = 7,
+		.out = "own handler exits\n",
+		.file = { .calls = { { "side", NR_LEAVES }, { "work", NR_LEAVES } } },
+	};
 
-	out_path(out, sizeof(out), "exitc");
-	run("exitc", out, NULL, &c);
-	cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 7, "status %d, stderr %s",
-		  c.status, c.err);
-	cr_assert_str_eq(c.out, "own handler exits\n");
-	load_clean(out, &tr);
-	cr_assert_eq(tr_calls(&tr, "side"), NR_LEAVES);
-	cr_assert_eq(tr_calls(&tr, "work"), NR_LEAVES);
-	tr_free(&tr);
-	assert_no_crash_reported(out);
-	unlink(out);
+	run_and_check("exitc", &w);
 }
 
 /*
@@ -239,23 +246,12 @@ Test(recover, f7_handler_that_calls_exit_finishes_the_file_without_a_crash_recor
  */
 Test(recover, f7_handler_that_calls_librec_back_is_a_crash_captured_whole)
 {
-	const char *check[] = { env("TRACETOOL"), "check", NULL, NULL };
-	char out[256];
-	struct tr_trace tr;
-	struct tu_child c;
+	const struct recover_want w = {
+		.signo = SIGSEGV,
+		.out = "own handler chains back\n",
+		.file = { .calls = { { "side", 1 }, { "work", NR_LEAVES } } },
+		.crash = "SIGSEGV",
+	};
 
-	out_path(out, sizeof(out), "chainback");
-	run("chainback", out, NULL, &c);
-	cr_assert(WIFSIGNALED(c.wstatus) && WTERMSIG(c.wstatus) == SIGSEGV, "status %d, stderr %s",
-		  c.status, c.err);
-	cr_assert_str_eq(c.out, "own handler chains back\n");
-	load_clean(out, &tr);
-	cr_assert_eq(tr_calls(&tr, "side"), 1);
-	cr_assert_eq(tr_calls(&tr, "work"), NR_LEAVES);
-	tr_free(&tr);
-	check[2] = out;
-	tu_run_child(check, NULL, 60000, 0, &c);
-	cr_assert_eq(c.status, 0, "check: %s%s", c.out, c.err);
-	cr_assert(strstr(c.out, "ended by a crash: SIGSEGV"), "check: %s", c.out);
-	unlink(out);
+	run_and_check("chainback", &w);
 }

@@ -267,3 +267,78 @@ bool tr_well_nested(const struct tr_trace *tr)
 			return false;
 	return true;
 }
+
+/* One mismatch of tr_check(): the message, then -1. */
+static int differs(char *why, size_t why_bytes, const char *path, const char *what,
+		   unsigned long long got, unsigned long long want)
+{
+	snprintf(why, why_bytes, "%s: %s %llu, expected %llu", path, what, got, want);
+	return -1;
+}
+
+int tr_check(const char *path, const struct tr_want *want, uint32_t *pid, char *why,
+	     size_t why_bytes)
+{
+	struct tr_trace tr;
+	int err = -1;
+
+	if (tr_load(path, &tr) != 0) {
+		snprintf(why, why_bytes, "%s: cannot read it", path);
+		return -1;
+	}
+	if (pid)
+		*pid = tr.pid;
+	if (!tr.clean) {
+		snprintf(why, why_bytes, "%s: no END record (not ended cleanly)", path);
+		goto out;
+	}
+	if (tr.truncated) {
+		snprintf(why, why_bytes, "%s: truncated", path);
+		goto out;
+	}
+	if (tr.nr_corrupt) {
+		differs(why, why_bytes, path, "corrupt frames", (unsigned long long)tr.nr_corrupt, 0);
+		goto out;
+	}
+	if (tr.end_nr_events != tr.nr_events) {
+		differs(why, why_bytes, path, "END's count of events", tr.end_nr_events,
+			tr.nr_events);
+		goto out;
+	}
+	if (tr_dropped(&tr)) {
+		differs(why, why_bytes, path, "dropped", tr_dropped(&tr), 0);
+		goto out;
+	}
+	if (!tr_well_nested(&tr)) {
+		snprintf(why, why_bytes, "%s: an exit that does not match its enter", path);
+		goto out;
+	}
+	for (uint32_t i = 0; i < tr.nr_threads; i++)
+		if (tr.threads[i].nr_unclosed) {
+			differs(why, why_bytes, path, "scopes left open", tr.threads[i].nr_unclosed, 0);
+			goto out;
+		}
+	if (want && want->pid && tr.pid != want->pid) {
+		differs(why, why_bytes, path, "pid", tr.pid, want->pid);
+		goto out;
+	}
+	for (int i = 0; want && i < TR_MAX_CALLS && want->calls[i].name; i++) {
+		uint64_t n = tr_calls(&tr, want->calls[i].name);
+
+		if (n != want->calls[i].calls) {
+			char what[300];
+
+			snprintf(what, sizeof(what), "\"%s\" activations", want->calls[i].name);
+			differs(why, why_bytes, path, what, n, want->calls[i].calls);
+			goto out;
+		}
+	}
+	if (want && want->nr_events && tr.nr_events != want->nr_events) {
+		differs(why, why_bytes, path, "events", tr.nr_events, want->nr_events);
+		goto out;
+	}
+	err = 0;
+out:
+	tr_free(&tr);
+	return err;
+}

@@ -9,6 +9,7 @@
 #define TRACE_READ_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -61,6 +62,28 @@ uint64_t tr_dropped(const struct tr_trace *tr);
 const struct tr_thread *tr_thread_named(const struct tr_trace *tr, const char *name);
 /* True when every thread's exits match its innermost open enter. */
 bool tr_well_nested(const struct tr_trace *tr);
+
+/* What tr_check() asks of a file besides being whole and clean. */
+#define TR_MAX_CALLS 4
+struct tr_want {
+	uint32_t pid;	    /* the header's pid; 0: any */
+	uint64_t nr_events; /* every event (enters and exits); 0: any */
+	struct {
+		const char *name; /* NULL ends the list */
+		uint64_t calls;	  /* tr_calls() of name */
+	} calls[TR_MAX_CALLS];
+};
+
+/*
+ * tr_check() - loads path and checks that it is whole and clean (its END
+ * record read, nothing truncated, corrupt or dropped, END's count the
+ * events read, every thread's exits matching, no scope left open) and
+ * holds what want says (NULL: nothing more). Return: 0, else -1 with why
+ * (why_bytes, cut) saying the first difference. *pid (if not NULL): the
+ * header's pid, when the file could be read.
+ */
+int tr_check(const char *path, const struct tr_want *want, uint32_t *pid, char *why,
+	     size_t why_bytes);
 
 #ifdef __cplusplus
 }
