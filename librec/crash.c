@@ -1631,7 +1631,7 @@ void rec__crash_rearm(uint64_t now_ns)
 {
 	static uint64_t last_ns;
 
-	if (!armed || now_ns - last_ns < 1000000000ull)
+	if (!__atomic_load_n(&armed, __ATOMIC_ACQUIRE) || now_ns - last_ns < 1000000000ull)
 		return;
 	last_ns = now_ns;
 	for (unsigned i = 0; i < NR_CRASH_SIGNALS; i++)

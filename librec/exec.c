@@ -173,7 +173,8 @@ static int static_execvpe(const char *file, char *const argv[], char *const envp
 		if (d + 1 + n + 1 <= sizeof(buf)) {
 			memcpy(buf, p, d);
 			buf[d] = '/';
-			memcpy(buf + d + (d > 0), file, n + 1); /* an empty entry: the file itself */
+			/* An empty entry: the file itself, in the current directory. */
+			memcpy(buf + d + (d > 0), file, n + 1);
 			static_execve(buf, argv, envp);
 			if (errno == ENOEXEC)
 				static_script(buf, argv, envp);
@@ -337,9 +338,9 @@ static int do_execvpe(const char *file, char *const argv[], char *const envp[])
  * addresses.
  */
 #if defined(REC_STATIC_EXEC)
-#define EXPORT(name, ver)                                                                      \
-	__asm__(".globl " #name "\n\t.type " #name ", %function\n\t.set " #name           \
-		", rec__" #name "_glibc")
+#define EXPORT(name, ver)                                                                       \
+	__asm__(".globl " #name "\n\t.type " #name ", %function\n\t.set " #name ", rec__" #name \
+		"_glibc")
 #else
 #define EXPORT(name, ver) __asm__(".symver rec__" #name "_glibc, " #name "@" ver)
 #endif
@@ -392,14 +393,14 @@ int rec__execvpe_glibc(const char *file, char *const argv[], char *const envp[])
  * NULL that ends them, then NULL; ap is left past that NULL (execle()'s
  * envp comes next). Too many (more than an int counts): -1, errno E2BIG.
  */
-#define EXEC_LIST_ARGS(argv, arg, ap)                                                           \
-	size_t nr_##argv = count_args(arg, &ap);                                               \
-	if (nr_##argv > INT_MAX - 1) {                                                         \
-		va_end(ap);                                                                    \
-		errno = E2BIG;                                                                 \
-		return -1;                                                                     \
-	}                                                                                      \
-	const char *argv[nr_##argv + 1];                                                       \
+#define EXEC_LIST_ARGS(argv, arg, ap)            \
+	size_t nr_##argv = count_args(arg, &ap); \
+	if (nr_##argv > INT_MAX - 1) {           \
+		va_end(ap);                      \
+		errno = E2BIG;                   \
+		return -1;                       \
+	}                                        \
+	const char *argv[nr_##argv + 1];         \
 	fill_args(argv, nr_##argv, arg, &ap)
 
 /* How many arguments the list has, arg first, without the NULL that ends it. */

@@ -297,7 +297,8 @@ int tr_check(const char *path, const struct tr_want *want, uint32_t *pid, char *
 		goto out;
 	}
 	if (tr.nr_corrupt) {
-		differs(why, why_bytes, path, "corrupt frames", (unsigned long long)tr.nr_corrupt, 0);
+		differs(why, why_bytes, path, "corrupt frames", (unsigned long long)tr.nr_corrupt,
+			0);
 		goto out;
 	}
 	if (tr.end_nr_events != tr.nr_events) {
@@ -315,7 +316,8 @@ int tr_check(const char *path, const struct tr_want *want, uint32_t *pid, char *
 	}
 	for (uint32_t i = 0; i < tr.nr_threads; i++)
 		if (tr.threads[i].nr_unclosed) {
-			differs(why, why_bytes, path, "scopes left open", tr.threads[i].nr_unclosed, 0);
+			differs(why, why_bytes, path, "scopes left open", tr.threads[i].nr_unclosed,
+				0);
 			goto out;
 		}
 	if (want && want->pid && tr.pid != want->pid) {
