@@ -236,6 +236,8 @@ static error_t parse_diff(int key, char *arg, struct argp_state *state)
 		}
 		refuse_same_run(a->path[0], a->nr[0]);
 		refuse_same_run(a->path[1], a->nr[1]);
+		tt_refuse_stdout_input(a->path[0], a->nr[0]);
+		tt_refuse_stdout_input(a->path[1], a->nr[1]);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -841,6 +841,7 @@ int tt_cmd_top(int argc, char **argv)
 	memset(&t, 0, sizeof(t));
 	t.args.period_ns = NS_PER_S;
 	argp_parse(&top_argp, argc, argv, 0, NULL, &t.args);
+	tt_refuse_stdout_input((const char *const[]){ t.args.path }, 1);
 	t.fd = -1;
 	tt_labels_init(&t.labels);
 	recfmt_buf_init(&t.fb.buf);

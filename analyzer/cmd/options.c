@@ -340,6 +340,22 @@ static int cmp_file_id(const void *pa, const void *pb)
 	return a->i < b->i ? -1 : a->i > b->i;
 }
 
+void tt_refuse_stdout_input(const char *const *paths, unsigned n)
+{
+	struct stat out, st;
+
+	if (fstat(1, &out) != 0 || !S_ISREG(out.st_mode))
+		return;
+	for (unsigned i = 0; i < n; i++)
+		if (stat(paths[i], &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino) {
+			fprintf(stderr,
+				"tracetool: %s: is also standard output: the output would be written "
+				"into the recording\n",
+				paths[i]);
+			exit(2);
+		}
+}
+
 /*
  * Exit 2 with one line when two of the n TRACE operands are one file (the
  * same device and inode, whatever the paths): its events would count twice
@@ -351,6 +367,7 @@ static void refuse_same_file(struct argp_state *state, const char *const *paths,
 	struct file_id *v;
 	unsigned m = 0, first = 0, again = 0;
 
+	tt_refuse_stdout_input(paths, n);
 	if (n < 2)
 		return;
 	v = calloc(n, sizeof(*v));

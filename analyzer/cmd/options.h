@@ -94,6 +94,15 @@ int tt_options_parse_u64(const char *s, uint64_t *v);
 error_t tt_options_parse_traces(int key, char *arg, struct argp_state *state);
 
 /*
+ * tt_refuse_stdout_input() - exit 2 with one line when standard output is a
+ * regular file that is one of the n TRACE operands (`tracetool summary
+ * t.zst >> t.zst`, as cat refuses "input file is output"): the output would
+ * be appended to the recording it reads and damage it (tracetool(1), EXIT
+ * STATUS). Called by every command's option parsing.
+ */
+void tt_refuse_stdout_input(const char *const *paths, unsigned n);
+
+/*
  * The operands and -o of the commands that write files from several traces
  * (export, perfetto): -o OUT (each command lists the option with its own
  * help) and one or more TRACE operands, in the order given. missing_out is

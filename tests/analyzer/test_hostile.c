@@ -15,8 +15,10 @@
  * queue's work is also counted exactly, machine speed aside, by
  * test_reorder.c.
  */
+#include <fcntl.h>
 #include <stdbool.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ttest.h"
@@ -766,4 +768,69 @@ Test(hostile, pprof_o_on_a_full_disk_names_it)
 	cr_assert_str_eq(r.err, "tracetool: /dev/full: cannot write: No space left on device\n");
 	tu_result_free(&r);
 	unlink(path);
+}
+
+/*
+ * Finding F18 (check3): `tracetool summary t.zst >> t.zst` (standard output
+ * appended to the recording it reads, as a script's redirection may be)
+ * exited 0 and appended the report to the recording, which every later read
+ * then warned was damaged. Like cat's "input file is output", every command
+ * now refuses it: exit 2, one line, the recording untouched.
+ */
+Test(hostile, F18_standard_output_that_is_an_input_is_refused)
+{
+	const char *a = tu_path(0, "hostile_stdout.zst"), *link = tu_path(1, "hostile_stdout_ln.zst");
+	const char *errp = tu_path(2, "hostile_stdout.err");
+	static const char *const cmds[] = { "summary", "histogram", "tree", "flame", "chrome",
+					    "values", "flows", "info", "check", "profile", "top",
+					    "diff" };
+	struct stat before, after;
+	char want[512];
+
+	write_small(a);
+	unlink(link);
+	cr_assert_eq(symlink(a, link), 0);
+	cr_assert_eq(stat(a, &before), 0);
+	snprintf(want, sizeof(want),
+		 "tracetool: %s: is also standard output: the output would be written into the "
+		 "recording\n",
+		 link);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		const char *argv[] = { getenv("TRACETOOL"), cmds[i], link, NULL, NULL };
+		int ws, out, err;
+		pid_t pid;
+		char text[1024] = "";
+		ssize_t k;
+
+		if (strcmp(cmds[i], "diff") == 0) { /* BASE NEW: the recording as NEW */
+			argv[2] = tu_path(3, "hostile_other_base.zst");
+			write_small(argv[2]);
+			argv[3] = link;
+		}
+		out = open(a, O_WRONLY | O_APPEND);
+		err = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		cr_assert(out >= 0 && err >= 0 && argv[0]);
+		pid = fork();
+		cr_assert_neq(pid, -1);
+		if (pid == 0) {
+			dup2(out, 1);
+			dup2(err, 2);
+			execv(argv[0], (char *const *)argv);
+			_exit(127);
+		}
+		close(out);
+		close(err);
+		cr_assert_eq(waitpid(pid, &ws, 0), pid);
+		cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 2, "%s: status %#x", cmds[i], ws);
+		err = open(errp, O_RDONLY);
+		cr_assert(err >= 0);
+		k = read(err, text, sizeof(text) - 1);
+		close(err);
+		text[k > 0 ? k : 0] = '\0';
+		cr_assert_str_eq(text, want, "%s", cmds[i]);
+		cr_assert_eq(stat(a, &after), 0);
+		cr_assert_eq(after.st_size, before.st_size, "%s appended to its input", cmds[i]);
+	}
+	unlink(link);
+	unlink(errp);
 }
