@@ -221,7 +221,8 @@ struct rec__thread_wr {
 	/* REC_COUNTERS and REC_LIVE bookkeeping. */
 	uint32_t ctr_set_frame;	  /* 1 + seq of the frame with our last COUNTER_SET; 0: none */
 	struct rec__live_thread *live; /* REC_LIVE pairing state (live.c) */
-	/* CLOCK_MONOTONIC ns of the head load of the last drain. */
+	/* CLOCK_MONOTONIC ns of the head load of the last drain (before the
+	 * first: of its attach, thread.c); its records since are younger. */
 	uint64_t drained_ns;
 	/* own.nr_blocked/blocked_ns when this file started, and in the last
 	 * BLOCKED record of it. */

@@ -120,6 +120,15 @@ static struct rec__thread *thread_alloc(void)
 	return t;
 }
 
+/* CLOCK_MONOTONIC ns, as the writer reads it (async-signal-safe). */
+static uint64_t mono_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /*
  * Under rec__g.lock: registers t, fresh from thread_alloc(), with its
  * first ring seg (0: none, REC_MEMORY reached or mmap failed: the thread
@@ -172,6 +181,14 @@ struct rec__thread *rec__thread_attach(void)
 	fresh = thread_alloc();
 	if (!fresh)
 		return NULL;
+	/*
+	 * Its records (events, drops, its end) are made from now on: where
+	 * the writer's first drain of it counts their age from (writer.c,
+	 * drain_thread()), rather than from the start of the writer's last
+	 * pass, which may be long ago (an idle or starved writer: each short
+	 * thread's exit was then a frame of its own, finding F4).
+	 */
+	fresh->wr.drained_ns = mono_now_ns();
 	/* Outside rec__g.lock: from the pool, or mapped and faulted in now. */
 	seg = rec__mem_first(true);
 	pthread_mutex_lock(&rec__g.lock);

@@ -116,6 +116,7 @@ struct writer {
 	 * is empty. CLOCK_MONOTONIC ns.
 	 */
 	uint64_t pending_since_ns;
+	uint64_t filling_ns;   /* when that frame got its first record: frame_due_in_pass() */
 	uint64_t pass_ns;      /* start of the current pass */
 	uint64_t prev_pass_ns; /* start of the pass before it */
 	uint64_t due_ns;       /* REC_FLUSH_MS / 4: see frame_due() */
@@ -498,13 +499,17 @@ out:
  */
 static void note_pending(struct writer *w)
 {
-	if (!w->pending_since_ns)
+	if (!w->pending_since_ns) {
 		w->pending_since_ns = w->prev_pass_ns ? w->prev_pass_ns : 1;
+		w->filling_ns = mono_ns();
+	}
 }
 
-/* Events drained from a ring were recorded after since_ns. */
+/* Records added to the frame being built were made after since_ns. */
 static void note_pending_since(struct writer *w, uint64_t since_ns)
 {
+	if (!w->pending_since_ns)
+		w->filling_ns = mono_ns();
 	if (!w->pending_since_ns || since_ns < w->pending_since_ns)
 		w->pending_since_ns = since_ns ? since_ns : 1;
 }
@@ -513,6 +518,20 @@ static void note_pending_since(struct writer *w, uint64_t since_ns)
 static bool frame_due(const struct writer *w, uint64_t now_ns)
 {
 	return w->pending_since_ns && now_ns - w->pending_since_ns >= w->due_ns;
+}
+
+/*
+ * In the middle of a pass (after a thread's drain, or a piece of one): the
+ * frame is due and has been filling for an eighth of REC_FLUSH_MS / 4 at
+ * least. Records already due when drained (a writer that slept or was kept
+ * off the CPU while short threads recorded and ended) made a frame each,
+ * one per thread drained, when any due frame was written at once (finding
+ * F4): they wait for more of the pass now, REC_FLUSH_MS / 32 at most, or
+ * for its end (pass_write() writes a due frame as it is).
+ */
+static bool frame_due_in_pass(const struct writer *w, uint64_t now_ns)
+{
+	return frame_due(w, now_ns) && now_ns - w->filling_ns >= w->due_ns / 8;
 }
 
 static int encode_ring_all(struct writer *w, struct rec__thread *t, uint64_t tail,
@@ -888,7 +907,7 @@ static int drain_pieces(struct writer *w, struct rec__thread *t, uint64_t tail, 
 		rec__ring_release(&t->ring, tail); /* (D): the slots may be reused now */
 		note_pending_since(w, since_ns);
 		if (w->lead.len + w->meta.len + w->body.len >= FRAME_TARGET_BYTES ||
-		    frame_due(w, mono_ns()))
+		    frame_due_in_pass(w, mono_ns()))
 			write_frame(w);
 		if (held)
 			break;
@@ -908,10 +927,12 @@ static void add_capped(struct capped *c, const struct rec__thread *t)
 /*
  * The thread's counts in this file, each when it changed: drops, REC_OVERFLOW
  * waits, annotations and samples not recorded, and its THREAD_END once it
- * ended. Return: 0 or a negative errno.
+ * ended. Each change, and the end, came after since_ns (drain_thread()): the
+ * counts were read after it last time, and a thread seen alive then ended
+ * after it. Return: 0 or a negative errno.
  */
 static int write_thread_counts(struct writer *w, struct rec__thread *t, uint64_t dropped,
-			       bool dead)
+			       bool dead, uint64_t since_ns)
 {
 	int err = 0;
 
@@ -925,7 +946,7 @@ static int write_thread_counts(struct writer *w, struct rec__thread *t, uint64_t
 			err = recfmt_encode_drops(&w->body, t->reg.serial, dropped);
 		t->wr.nr_dropped_written = dropped;
 		t->wr.nr_filtered_reported = t->wr.nr_filtered_written;
-		note_pending(w);
+		note_pending_since(w, since_ns);
 	}
 	if (!err) {
 		/* REC_OVERFLOW=block: this file's waits, when they changed (FORMAT.md §3.15). */
@@ -941,7 +962,7 @@ static int write_thread_counts(struct writer *w, struct rec__thread *t, uint64_t
 			err = recfmt_encode_blocked(&w->body, &b);
 			t->wr.nr_blocked_reported = b.nr_blocked;
 			t->wr.blocked_ns_reported = b.blocked_ns;
-			note_pending(w);
+			note_pending_since(w, since_ns);
 		}
 	}
 	if (!err) {
@@ -952,7 +973,7 @@ static int write_thread_counts(struct writer *w, struct rec__thread *t, uint64_t
 		if (na != t->wr.annots_dropped_reported) {
 			err = recfmt_encode_annot_drops(&w->body, t->reg.serial, na);
 			t->wr.annots_dropped_reported = na;
-			note_pending(w);
+			note_pending_since(w, since_ns);
 		}
 	}
 	if (!err) {
@@ -963,7 +984,7 @@ static int write_thread_counts(struct writer *w, struct rec__thread *t, uint64_t
 		if (ns != t->wr.samples_dropped_reported) {
 			err = recfmt_encode_sample_drops(&w->body, t->reg.serial, ns);
 			t->wr.samples_dropped_reported = ns;
-			note_pending(w);
+			note_pending_since(w, since_ns);
 		}
 	}
 	if (!err && dead) {
@@ -980,7 +1001,7 @@ static int write_thread_counts(struct writer *w, struct rec__thread *t, uint64_t
 		if (__atomic_load_n(&t->own.capped, __ATOMIC_RELAXED))
 			add_capped(&w->capped, t);
 		w->nr_filtered_exited += t->wr.nr_filtered_written;
-		note_pending(w);
+		note_pending_since(w, since_ns);
 	}
 	return err;
 }
@@ -993,17 +1014,19 @@ static int write_thread_counts(struct writer *w, struct rec__thread *t, uint64_t
 static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, uint64_t now_ticks,
 			 bool *ended)
 {
+	/*
+	 * Every event below this head was recorded before now; those above
+	 * it, drained next time, after: their age is measured from here
+	 * (frame_due()), not from the start of a pass that may be long. Read
+	 * before `dead`: a thread seen alive here ends after it, so its
+	 * THREAD_END and last counts are younger too (write_thread_counts()).
+	 */
+	uint64_t head_ns = mono_ns();
 	/* Pairs with the release store in thread_exit(): then head is final. */
 	bool dead = __atomic_load_n(&t->reg.dead, __ATOMIC_ACQUIRE);
 	/* REC_MODE=flight: a thread new since the snapshot began: hold its ring first. */
 	uint64_t new_hold = snap_open(w) && t->ring.tail == REC__RING_FREE ? rec__flight_hold(t, 0) : 0;
 	(void)new_hold;
-	/*
-	 * Every event below this head was recorded before now; those above
-	 * it, drained next time, after: their age is measured from here
-	 * (frame_due()), not from the start of a pass that may be long.
-	 */
-	uint64_t head_ns = mono_ns();
 	uint64_t head = rec__ring_peek(&t->ring); /* (C) */
 	uint64_t since_ns = t->wr.drained_ns ? t->wr.drained_ns : w->prev_pass_ns;
 	uint64_t tail = t->ring.tail;
@@ -1043,7 +1066,7 @@ static bool drain_thread(struct writer *w, struct rec__thread *t, bool final, ui
 	}
 	err = drain_pieces(w, t, tail, stop, head, final || dead, now_ticks, group, since_ns);
 	if (!err)
-		err = write_thread_counts(w, t, dropped, dead);
+		err = write_thread_counts(w, t, dropped, dead, since_ns);
 	if (err) {
 		pthread_mutex_lock(&rec__g.lock);
 		fail_locked(w, -err);
@@ -1730,7 +1753,7 @@ static bool drain_threads(struct writer *w, struct pass *p)
 			w->snap[i] = NULL;
 			/* A long pass does not hold back what is due; with no
 			 * snapshot open (keeping) there is no file to write. */
-			if (!keeping && frame_due(w, mono_ns()))
+			if (!keeping && frame_due_in_pass(w, mono_ns()))
 				write_frame(w);
 		}
 	}
