@@ -14,9 +14,13 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <zstd.h>
 
 #define SKIP_HEADER_BYTES 8u
 #define HASH_BYTES 8u
+/* A packed frame's records, decompressed, at most (FORMAT.md §6.3): an EVENTS
+ * block of one event (34 bytes) becomes a BLOCK_INDEX (56). */
+#define PACKED_MAX_RECORDS (2 * (size_t)RECFMT_MAX_FRAME_BYTES)
 
 uint64_t recfmt_xxh64(const void *p, size_t n)
 {
@@ -148,13 +152,69 @@ int recfmt_index_build(struct recfmt_buf *out, const struct recfmt_buf *parts, s
 	return 0;
 }
 
+int recfmt_index_pack(struct recfmt_buf *ix, size_t raw_bytes, struct recfmt_index_packer *pk)
+{
+	const size_t records_at = SKIP_HEADER_BYTES + RECFMT_INDEX_HEAD_BYTES;
+	uint8_t *p = ix->data + SKIP_HEADER_BYTES;
+	size_t records_bytes, len, rest, n;
+
+	if (ix->len < records_at + HASH_BYTES || recfmt_load_u32le(ix->data) != RECFMT_INDEX_FRAME_MAGIC)
+		return 0;
+	records_bytes = recfmt_load_u32le(p + 40);
+	if (raw_bytes >= records_bytes)
+		return 0;
+	if (!pk->cctx) {
+		/*
+		 * zstd's own level 1, not the frame compressor's match finder
+		 * (compress.c): that one looks for matches of 8 bytes or more,
+		 * and index records repeat in shorter pieces (a thread's
+		 * serial and name, its block's sums).
+		 */
+		if (!(pk->cctx = ZSTD_createCCtx()))
+			return -ENOMEM;
+		ZSTD_CCtx_setParameter(pk->cctx, ZSTD_c_compressionLevel, 1);
+		ZSTD_CCtx_setParameter(pk->cctx, ZSTD_c_checksumFlag, 1);
+		ZSTD_CCtx_setParameter(pk->cctx, ZSTD_c_contentSizeFlag, 1);
+	}
+	rest = records_bytes - raw_bytes;
+	pk->buf.len = 0;
+	if (recfmt_buf_reserve(&pk->buf, ZSTD_compressBound(rest)))
+		return -ENOMEM;
+	n = ZSTD_compress2(pk->cctx, pk->buf.data, pk->buf.cap,
+			   ix->data + records_at + raw_bytes, rest);
+	/* Worth it only when it saves a quarter: else a reader that knows only
+	 * plain index frames keeps reading this one. */
+	if (ZSTD_isError(n) || n > rest - rest / 4)
+		return 0;
+	memcpy(ix->data + records_at + raw_bytes, pk->buf.data, n);
+	len = records_at + raw_bytes + n;
+	p[6] = RECFMT_INDEX_PACKED_MINOR;
+	p[7] = 0;
+	recfmt_store_u32le(p + 44, (uint32_t)raw_bytes);
+	recfmt_store_u64le(ix->data + len, recfmt_xxh64(p, len - SKIP_HEADER_BYTES));
+	ix->len = len + HASH_BYTES;
+	recfmt_store_u32le(ix->data, RECFMT_INDEX_PACKED_MAGIC);
+	recfmt_store_u32le(ix->data + 4, (uint32_t)(ix->len - SKIP_HEADER_BYTES));
+	return 0;
+}
+
+void recfmt_index_packer_fini(struct recfmt_index_packer *pk)
+{
+	ZSTD_freeCCtx(pk->cctx);
+	pk->cctx = NULL;
+	recfmt_buf_fini(&pk->buf);
+}
+
 bool recfmt_index_parse(const uint8_t *frame, size_t len, struct recfmt_index_head *h)
 {
 	const uint8_t *p = frame + SKIP_HEADER_BYTES;
-	size_t size;
+	size_t size, room;
+	uint32_t magic;
 
-	if (len < SKIP_HEADER_BYTES + RECFMT_INDEX_HEAD_BYTES + HASH_BYTES ||
-	    recfmt_load_u32le(frame) != RECFMT_INDEX_FRAME_MAGIC)
+	if (len < SKIP_HEADER_BYTES + RECFMT_INDEX_HEAD_BYTES + HASH_BYTES)
+		return false;
+	magic = recfmt_load_u32le(frame);
+	if (!RECFMT_IS_INDEX_MAGIC(magic))
 		return false;
 	size = recfmt_load_u32le(frame + 4);
 	if (size != len - SKIP_HEADER_BYTES || recfmt_load_u32le(p) != RECFMT_INDEX_ID)
@@ -169,10 +229,63 @@ bool recfmt_index_parse(const uint8_t *frame, size_t len, struct recfmt_index_he
 	h->content_bytes = recfmt_load_u64le(p + 24);
 	h->frame_hash = recfmt_load_u64le(p + 32);
 	h->records_bytes = recfmt_load_u32le(p + 40);
-	h->records = p + RECFMT_INDEX_HEAD_BYTES;
-	if (h->records_bytes > size - RECFMT_INDEX_HEAD_BYTES - HASH_BYTES)
-		return false;
+	h->packed = magic == RECFMT_INDEX_PACKED_MAGIC;
+	h->stored = p + RECFMT_INDEX_HEAD_BYTES;
+	room = size - RECFMT_INDEX_HEAD_BYTES - HASH_BYTES;
+	if (h->packed) {
+		/* §6.3: a raw prefix of whole records, then one zstd frame at least. */
+		h->raw_bytes = recfmt_load_u32le(p + 44);
+		h->records = NULL;
+		h->stored_bytes = room;
+		if (h->raw_bytes >= h->records_bytes || h->raw_bytes > room ||
+		    h->records_bytes > PACKED_MAX_RECORDS)
+			return false;
+	} else {
+		h->raw_bytes = h->records_bytes;
+		h->records = h->stored;
+		h->stored_bytes = h->records_bytes;
+		if (h->records_bytes > room)
+			return false;
+	}
 	return recfmt_xxh64(p, size - HASH_BYTES) == recfmt_load_u64le(p + size - HASH_BYTES);
+}
+
+bool recfmt_index_unpack(struct recfmt_index_head *h, struct recfmt_index_scratch *s)
+{
+	const uint8_t *z;
+	size_t zlen, n;
+	unsigned long long content;
+
+	if (!h->packed || h->records)
+		return true;
+	z = h->stored + h->raw_bytes;
+	zlen = h->stored_bytes - h->raw_bytes;
+	/* Exactly one zstd data frame (a later minor may add bytes after it), of the size said. */
+	n = zlen >= 4 && recfmt_load_u32le(z) == 0xFD2FB528u ? ZSTD_findFrameCompressedSize(z, zlen) : 0;
+	if (!n || ZSTD_isError(n))
+		return false;
+	content = ZSTD_getFrameContentSize(z, n);
+	if (content != (unsigned long long)(h->records_bytes - h->raw_bytes))
+		return false;
+	if (!s->dctx && !(s->dctx = ZSTD_createDCtx()))
+		return false;
+	s->buf.len = 0;
+	if (recfmt_buf_reserve(&s->buf, h->records_bytes))
+		return false;
+	memcpy(s->buf.data, h->stored, h->raw_bytes);
+	if (ZSTD_decompressDCtx(s->dctx, s->buf.data + h->raw_bytes, (size_t)content, z, n) !=
+	    (size_t)content)
+		return false; /* an error code, or fewer bytes than its header said */
+	s->buf.len = h->records_bytes;
+	h->records = s->buf.data;
+	return true;
+}
+
+void recfmt_index_scratch_fini(struct recfmt_index_scratch *s)
+{
+	recfmt_buf_fini(&s->buf);
+	ZSTD_freeDCtx(s->dctx);
+	s->dctx = NULL;
 }
 
 bool recfmt_index_patch(uint8_t *frame, size_t len, uint64_t frame_bytes, uint64_t frame_hash,
@@ -182,7 +295,8 @@ bool recfmt_index_patch(uint8_t *frame, size_t len, uint64_t frame_bytes, uint64
 	uint8_t *p = frame + SKIP_HEADER_BYTES, *rec;
 	size_t size;
 
-	if (!recfmt_index_parse(frame, len, &h) || h.records_bytes < RECFMT_RECORD_HEADER_BYTES + 12)
+	/* The FRAME record first, as it is (a packed frame's raw prefix holds it). */
+	if (!recfmt_index_parse(frame, len, &h) || h.raw_bytes < RECFMT_RECORD_HEADER_BYTES + 12)
 		return false;
 	rec = p + RECFMT_INDEX_HEAD_BYTES;
 	if (rec[0] != RECFMT_FRAME || recfmt_load_u32le(rec + 4) < 12)

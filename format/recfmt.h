@@ -781,9 +781,14 @@ void recfmt_events_track(struct recfmt_events_encoder *enc, struct recfmt_nest *
  * needs without decompressing the others.
  */
 #define RECFMT_INDEX_FRAME_MAGIC 0x184D2A53u
+/* A packed index frame (FORMAT.md §6.3): its records zstd-compressed after a raw prefix. */
+#define RECFMT_INDEX_PACKED_MAGIC 0x184D2A54u
 #define RECFMT_INDEX_ID 0x58434552u /* "RECX" little-endian */
 #define RECFMT_INDEX_MAJOR 1
 #define RECFMT_INDEX_MINOR 0
+#define RECFMT_INDEX_PACKED_MINOR 1
+/* Whether the 4 bytes at p are an index frame's magic, plain or packed. */
+#define RECFMT_IS_INDEX_MAGIC(m) ((m) == RECFMT_INDEX_FRAME_MAGIC || (m) == RECFMT_INDEX_PACKED_MAGIC)
 #define RECFMT_INDEX_HEAD_BYTES 48u /* of the payload, before the records */
 /* Index frame flags (FORMAT.md §6.1). */
 #define RECFMT_INDEX_PARTIAL 1u	   /* records left out: ANNOTS, COUNTERS, SAMPLES */
@@ -793,8 +798,15 @@ struct recfmt_index_head {
 	uint16_t major, minor;
 	uint32_t seq, flags;
 	uint64_t frame_bytes, content_bytes, frame_hash;
-	const uint8_t *records; /* records_bytes of records */
+	/* records_bytes of records; NULL for a packed frame until recfmt_index_unpack() */
+	const uint8_t *records;
 	uint32_t records_bytes;
+	/* A packed frame (§6.3): the first raw_bytes of its records as they are, at
+	 * stored; the rest compressed, in the zstd frame at stored + raw_bytes. */
+	bool packed;
+	uint32_t raw_bytes;
+	const uint8_t *stored;
+	size_t stored_bytes;
 };
 
 /*
@@ -806,12 +818,40 @@ struct recfmt_index_head {
 int recfmt_index_build(struct recfmt_buf *out, const struct recfmt_buf *parts, size_t nr_parts,
 		       size_t sums_part, const struct recfmt_index_entry *sums, size_t nr_sums,
 		       const uint8_t *frame, size_t frame_bytes);
+/* What recfmt_index_pack() compresses with (zeroed to start; its own zstd context). */
+struct recfmt_index_packer {
+	void *cctx;
+	struct recfmt_buf buf;
+};
+/*
+ * recfmt_index_pack() - the index frame `ix` (from recfmt_index_build())
+ * made packed (FORMAT.md §6.3) in place, its records after the first
+ * raw_bytes (whole records) compressed, when that makes it at least a
+ * quarter smaller; else left as it is. Return: 0, or -ENOMEM (ix left as
+ * it is).
+ */
+int recfmt_index_pack(struct recfmt_buf *ix, size_t raw_bytes, struct recfmt_index_packer *pk);
+void recfmt_index_packer_fini(struct recfmt_index_packer *pk);
 /*
  * recfmt_index_parse() - frame[0 .. len) as an index frame (the whole
- * skippable frame, its 8-byte header included). Return: true when it is one
- * of a version this reader knows, whole and with its own hash right.
+ * skippable frame, its 8-byte header included), plain or packed. Return:
+ * true when it is one of a version this reader knows, whole and with its
+ * own hash right. A packed one's records are read by recfmt_index_unpack().
  */
 bool recfmt_index_parse(const uint8_t *frame, size_t len, struct recfmt_index_head *h);
+/* Where recfmt_index_unpack() puts a packed frame's records (zeroed to start). */
+struct recfmt_index_scratch {
+	struct recfmt_buf buf;
+	void *dctx;
+};
+/*
+ * recfmt_index_unpack() - h->records of a packed index frame, decompressed
+ * into s (valid until its next use); nothing to do for a plain one.
+ * Return: false when its compressed records are not exactly one zstd frame
+ * of the size records_bytes says (damage, or a lie: FORMAT.md §6.3).
+ */
+bool recfmt_index_unpack(struct recfmt_index_head *h, struct recfmt_index_scratch *s);
+void recfmt_index_scratch_fini(struct recfmt_index_scratch *s);
 /*
  * recfmt_index_patch() - the index frame frame[0 .. len) made to describe
  * its data frame compressed again: frame_bytes, hash and the FRAME record's

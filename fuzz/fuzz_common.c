@@ -343,7 +343,7 @@ static void fix_hashes(uint8_t *p, size_t n)
 	while (n - off >= 8) {
 		size_t len;
 
-		if (recfmt_load_u32le(p + off) != RECFMT_INDEX_FRAME_MAGIC) {
+		if (!RECFMT_IS_INDEX_MAGIC(recfmt_load_u32le(p + off))) {
 			len = recfmt_frame_length(p + off, n - off);
 			if (!len)
 				return;
@@ -373,7 +373,7 @@ bool fuzz_write_input_indexed(const uint8_t *data, size_t size)
 
 	if (input_fd < 0)
 		setup_once();
-	if (size >= 4 && recfmt_load_u32le(data) == RECFMT_INDEX_FRAME_MAGIC) {
+	if (size >= 4 && RECFMT_IS_INDEX_MAGIC(recfmt_load_u32le(data))) {
 		uint8_t *copy = malloc(size);
 
 		if (!copy)

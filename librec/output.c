@@ -191,7 +191,7 @@ bool rec__output_origin(int fd, uint32_t *pid, uint64_t *start_mono_ns)
 	uint32_t size;
 	size_t at;
 
-	if (n < 56 + 8 + 8 + 8 + 48 || recfmt_load_u32le(b) != RECFMT_INDEX_FRAME_MAGIC ||
+	if (n < 56 + 8 + 8 + 8 + 48 || !RECFMT_IS_INDEX_MAGIC(recfmt_load_u32le(b)) ||
 	    recfmt_load_u32le(b + 8) != RECFMT_INDEX_ID || b[56] != RECFMT_FRAME)
 		return false;
 	size = recfmt_load_u32le(b + 60);

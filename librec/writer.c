@@ -30,6 +30,8 @@
 #include <unistd.h>
 
 #define FRAME_TARGET_BYTES (1u << 20)
+/* An index frame shorter than this is never packed (write_frame()). */
+#define IX_PACK_MIN_BYTES 256u
 #define SYNC_PERIOD_NS 1000000000ull
 /*
  * Sleep between passes: short while events flow, long when a pass found
@@ -106,6 +108,7 @@ struct writer {
 	struct recfmt_buf out;	   /* compressed frame */
 	struct recfmt_buf ix;	   /* its index frame (FORMAT.md §6) */
 	struct recfmt_buf ix_sums; /* the body's EVENTS blocks summed up (recfmt_index_entry) */
+	struct recfmt_index_packer ix_packer; /* its records compressed (recfmt_index_pack()) */
 	struct recfmt_sync calibration; /* second sync point of the first frame */
 	uint32_t seq;
 	uint32_t nr_sites_written;
@@ -457,6 +460,18 @@ static void write_frame(struct writer *w)
 					 2, (const struct recfmt_index_entry *)(void *)w->ix_sums.data,
 					 w->ix_sums.len / sizeof(struct recfmt_index_entry),
 					 w->out.data, w->out.len);
+	/*
+	 * Packed (FORMAT.md §6.3) when it would cost more than half its data
+	 * frame: a frame of short threads is mostly THREAD and THREAD_END
+	 * records and a block of a few events each, which its data frame holds
+	 * compressed and a plain index frame raw, 3-5 times larger (finding
+	 * F4). Not the first frame's, nor where the index is small beside its
+	 * frame (the usual case): a reader that predates packed index frames
+	 * reads a file of plain ones through them. The FRAME and FILE_HEADER
+	 * records stay raw even when packed: compact.c patches FRAME in place.
+	 */
+	if (!err && w->seq && w->ix.len >= IX_PACK_MIN_BYTES && w->ix.len > w->out.len / 2)
+		(void)recfmt_index_pack(&w->ix, w->lead.len, &w->ix_packer); /* else plain */
 	/* Both in one write: a failed write leaves no index frame without its frame. */
 	ix_len = w->ix.len;
 	if (!err && recfmt_buf_reserve(&w->ix, w->out.len))
@@ -2158,6 +2173,7 @@ static void writer_free(struct writer *w)
 	recfmt_buf_fini(&w->out);
 	recfmt_buf_fini(&w->ix);
 	recfmt_buf_fini(&w->ix_sums);
+	recfmt_index_packer_fini(&w->ix_packer);
 	free(w->snap);
 	free(w->last);
 	free(w->cev);

@@ -786,6 +786,7 @@ static const char *w_check(struct tt_index *ix, const char *path)
 static struct tt_index *from_writer(const char *path, const char **why)
 {
 	struct tt_index *ix = NULL;
+	struct recfmt_index_scratch unpacked = { 0 };
 	struct recfmt_buf standins;
 	struct stat s;
 	uint8_t *map = MAP_FAILED;
@@ -802,7 +803,7 @@ static struct tt_index *from_writer(const char *path, const char **why)
 	if (map == MAP_FAILED)
 		goto out;
 	*why = "no index frames (an older writer, or none wanted)";
-	if (recfmt_load_u32le(map) != RECFMT_INDEX_FRAME_MAGIC)
+	if (!RECFMT_IS_INDEX_MAGIC(recfmt_load_u32le(map)))
 		goto out;
 	(void)madvise(map, size, MADV_SEQUENTIAL);
 	ix = tt_xcalloc(1, sizeof(*ix));
@@ -813,7 +814,7 @@ static struct tt_index *from_writer(const char *path, const char **why)
 		struct ix_frame *f;
 		uint64_t len, content;
 
-		if (size - off < 8 || recfmt_load_u32le(map + off) != RECFMT_INDEX_FRAME_MAGIC) {
+		if (size - off < 8 || !RECFMT_IS_INDEX_MAGIC(recfmt_load_u32le(map + off))) {
 			*why = "a frame without its index frame (a crash, or an edited file)";
 			break;
 		}
@@ -856,6 +857,11 @@ static struct tt_index *from_writer(const char *path, const char **why)
 		f->offset = off;
 		f->cbytes = h.frame_bytes;
 		f->content_bytes = h.content_bytes;
+		/* A packed one's records (FORMAT.md §6.3), after its hash held. */
+		if (!recfmt_index_unpack(&h, &unpacked)) {
+			*why = "a damaged index frame";
+			break;
+		}
 		*why = w_records(ix, &standins, &cap_blocks, &h, ix->nr_frames - 1);
 		off += h.frame_bytes;
 	}
@@ -896,6 +902,7 @@ out:
 	if (fd >= 0)
 		close(fd);
 	recfmt_buf_fini(&standins);
+	recfmt_index_scratch_fini(&unpacked);
 	if (*why) {
 		free_index(ix);
 		return NULL;
@@ -988,6 +995,7 @@ static void survey_bad(struct tt_index_survey *s, uint64_t frame, uint64_t offse
 void tt_index_survey(const char *path, bool deep, struct tt_index_survey *s)
 {
 	struct survey_threads th = { 0 };
+	struct recfmt_index_scratch unpacked = { 0 };
 	struct recfmt_dctx *d = deep ? recfmt_dctx_new() : NULL;
 	struct recfmt_frame_bytes fb = { 0 };
 	struct recfmt_buf out;
@@ -1021,7 +1029,7 @@ void tt_index_survey(const char *path, bool deep, struct tt_index_survey *s)
 			break;
 		}
 		if ((recfmt_load_u32le(p) & 0xfffffff0u) == 0x184D2A50u) {
-			if (recfmt_load_u32le(p) == RECFMT_INDEX_FRAME_MAGIC) {
+			if (RECFMT_IS_INDEX_MAGIC(recfmt_load_u32le(p))) {
 				if (pending) {
 					s->nr_stray++;
 					survey_bad(s, k, h_off, "an index frame with no frame of its own");
@@ -1045,6 +1053,9 @@ void tt_index_survey(const char *path, bool deep, struct tt_index_survey *s)
 				   "its index frame is damaged (its hash) or of a newer version");
 		} else if (h.seq != k) {
 			survey_bad(s, k, h_off, "its index frame is frame %" PRIu32 "'s", h.seq);
+		} else if (!recfmt_index_unpack(&h, &unpacked)) {
+			shape = false;
+			survey_bad(s, k, h_off, "its index frame's packed records do not decompress");
 		} else if (!shape && h.frame_bytes == n && recfmt_xxh64(p, n) != h.frame_hash) {
 			survey_bad(s, k, h_off, "its bytes differ from its index frame's hash");
 		} else if (!shape) {
@@ -1093,6 +1104,7 @@ void tt_index_survey(const char *path, bool deep, struct tt_index_survey *s)
 	if (fd >= 0)
 		close(fd);
 	recfmt_dctx_free(d);
+	recfmt_index_scratch_fini(&unpacked);
 	recfmt_buf_fini(&fb.buf);
 	recfmt_buf_fini(&out);
 	for (uint32_t i = 0; i < th.n; i++)

@@ -17,6 +17,10 @@
  *                         own steps; the parent waits for it
  *   prog_window snapshot  main's work, then rec_snapshot("window test") (REC_MODE=flight):
  *                         the snapshot's window starts inside open scopes
+ *   prog_window churn     main's work in 400 pieces, after each 8 short threads
+ *                         ("request", a step each) started and joined: frames
+ *                         of short threads, whose index frames are packed
+ *                         (FORMAT.md §6.3)
  *   prog_window deep      main's work, with a recursion "deep" 5000 levels deep in
  *                         the middle of it, 40 steps at each level on the way
  *                         down and back up, so that thousands of its enters,
@@ -24,6 +28,7 @@
  */
 #include <pthread.h>
 #include <rec.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -98,6 +103,13 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+static void *request(void *arg)
+{
+	TRACE_SCOPE_NAMED("request");
+	step((unsigned)(uintptr_t)arg);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "main";
@@ -127,6 +139,18 @@ int main(int argc, char **argv)
 			if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 			    WEXITSTATUS(status) != 0)
 				rc = 1;
+		} else if (!strcmp(mode, "churn")) {
+			for (unsigned p = 0; p < 400; p++) {
+				pthread_t t[8];
+
+				for (unsigned k = 0; k < 8; k++)
+					if (pthread_create(&t[k], NULL, request,
+							   (void *)(uintptr_t)(8 * p + k)) != 0)
+						return 1;
+				for (unsigned k = 0; k < 8; k++)
+					pthread_join(t[k], NULL);
+				work(p * (STEPS / 400), (p + 1) * (STEPS / 400));
+			}
 		} else if (!strcmp(mode, "deep")) {
 			work(0, STEPS / 4);
 			deep(0);

@@ -5,7 +5,8 @@
  * decodes a few frames, without a pass over the file, and every report is
  * byte for byte the one of the whole file (TRACETOOL_INDEX=0): a program
  * whose main() scope stays open across every window, a recursion whose 40
- * levels' enters lie in many frames, one 5000 levels deep, six threads, both files of a fork, a
+ * levels' enters lie in many frames, one 5000 levels deep, six threads, short threads
+ * (packed index frames, FORMAT.md §6.3), both files of a fork, a
  * flight-recorder snapshot; and a file cut short, a damaged index frame or
  * data frame are read without the writer's index (then as before) with
  * the same reports.
@@ -176,6 +177,40 @@ Test(window_librec, six_threads_through_the_writers_index_equal_the_whole_file)
 	cr_assert_geq(compare_windows(paths[0], "index: the writer's"), 1);
 }
 
+/* Index frames in the file at path, and how many of them are packed (FORMAT.md §6.3). */
+static unsigned count_index_frames(const char *path, unsigned *packed)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t h[32];
+	unsigned n = 0;
+
+	cr_assert(f);
+	*packed = 0;
+	while (fread(h, 1, sizeof(h), f) == sizeof(h)) {
+		cr_assert(RECFMT_IS_INDEX_MAGIC(recfmt_load_u32le(h)));
+		n++;
+		*packed += recfmt_load_u32le(h) == RECFMT_INDEX_PACKED_MAGIC;
+		cr_assert_eq(fseek(f, (long)(8 + recfmt_load_u32le(h + 4) +
+					     recfmt_load_u64le(h + 8 + 16)) - (long)sizeof(h),
+				   SEEK_CUR),
+			     0);
+	}
+	fclose(f);
+	return n;
+}
+
+/* Finding F4: frames of short threads, their index frames packed. */
+Test(window_librec, F4_short_threads_through_packed_index_frames_equal_the_whole_file)
+{
+	char paths[4][512];
+	unsigned packed, n;
+
+	cr_assert_eq(record("churn", "", paths, 4), 1);
+	n = count_index_frames(paths[0], &packed);
+	cr_assert_geq(packed, 1, "%u index frames, none packed", n);
+	cr_assert_geq(compare_windows(paths[0], "index: the writer's"), 1);
+}
+
 /* The child's file starts inside main, opened in the parent: its exit has no enter. */
 Test(window_librec, both_files_of_a_fork_through_the_writers_index_equal_the_whole_file)
 {
@@ -209,7 +244,8 @@ static uint64_t nth_frame(const char *path, unsigned k, uint64_t *ix_off)
 
 		cr_assert_eq(fseek(f, (long)off, SEEK_SET), 0);
 		cr_assert_eq(fread(h, 1, 32, f), 32);
-		cr_assert_eq(recfmt_load_u32le(h), RECFMT_INDEX_FRAME_MAGIC, "at %" PRIu64, off);
+		/* Plain or packed (FORMAT.md §6.3): the same head. */
+		cr_assert(RECFMT_IS_INDEX_MAGIC(recfmt_load_u32le(h)), "at %" PRIu64, off);
 		size = recfmt_load_u32le(h + 4);
 		frame_bytes = recfmt_load_u64le(h + 8 + 16);
 		if (i == k) {

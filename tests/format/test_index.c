@@ -443,3 +443,73 @@ Test(index, a_record_size_that_wraps_in_32_bits_ends_the_records, .timeout = 10)
 	recfmt_buf_fini(&frame);
 	recfmt_buf_fini(&ix);
 }
+
+/*
+ * Packed index frames (FORMAT.md §6.3, finding F4): many short threads'
+ * records compressed after the raw FRAME record; unpacked they are the
+ * plain frame's records byte for byte; patched in place for a frame
+ * compressed again; any byte changed, or compressed records that are not
+ * one zstd frame of the size said, refused.
+ */
+Test(index, a_packed_index_frame_unpacks_to_the_plain_ones_records)
+{
+	struct recfmt_buf frame, plain, ix;
+	struct recfmt_index_packer pk = { 0 };
+	struct recfmt_index_scratch s = { 0 };
+	struct recfmt_index_head h, hp;
+	const uint8_t zframe[] = "pretend compressed bytes";
+	size_t lead;
+
+	recfmt_buf_init(&frame);
+	recfmt_buf_init(&plain);
+	recfmt_buf_init(&ix);
+	cr_assert_eq(recfmt_encode_frame_flags(&frame, 9, RECFMT_FRAME_FAST), 0);
+	lead = frame.len;
+	for (uint32_t t = 1; t <= 200; t++) {
+		cr_assert_eq(recfmt_encode_thread(&frame, t, 1000 + t, "request"), 0);
+		cr_assert_eq(recfmt_encode_thread_end(&frame, &(struct recfmt_thread_end){
+								      .thread = t, .nr_events = 2 }),
+			     0);
+	}
+	cr_assert_eq(recfmt_index_build(&plain, &frame, 1, 0, NULL, 0, zframe, sizeof(zframe)), 0);
+	cr_assert_eq(recfmt_index_build(&ix, &frame, 1, 0, NULL, 0, zframe, sizeof(zframe)), 0);
+	cr_assert_eq(recfmt_index_pack(&ix, lead, &pk), 0);
+	cr_assert_eq(recfmt_load_u32le(ix.data), RECFMT_INDEX_PACKED_MAGIC);
+	cr_assert_lt(ix.len, plain.len / 4, "%zu of %zu bytes", ix.len, plain.len);
+	cr_assert(recfmt_index_parse(plain.data, plain.len, &h));
+	cr_assert(recfmt_index_parse(ix.data, ix.len, &hp));
+	cr_assert(hp.packed);
+	cr_assert_eq(hp.minor, RECFMT_INDEX_PACKED_MINOR);
+	cr_assert_eq(hp.seq, 9);
+	cr_assert_eq(hp.frame_bytes, sizeof(zframe));
+	cr_assert_eq(hp.raw_bytes, lead);
+	cr_assert_null(hp.records);
+	cr_assert(recfmt_index_unpack(&hp, &s));
+	cr_assert_eq(hp.records_bytes, h.records_bytes);
+	cr_assert_eq(memcmp(hp.records, h.records, h.records_bytes), 0);
+	/* Compressed again (compact.c): the raw FRAME record patched in place. */
+	cr_assert(recfmt_index_patch(ix.data, ix.len, 7, 1234, RECFMT_FRAME_RECOMPRESSED));
+	cr_assert(recfmt_index_parse(ix.data, ix.len, &hp));
+	cr_assert_eq(hp.frame_bytes, 7);
+	cr_assert_eq(recfmt_load_u32le(hp.stored + 16), RECFMT_FRAME_RECOMPRESSED);
+	cr_assert(recfmt_index_unpack(&hp, &s));
+	for (size_t i = 0; i < ix.len; i++) {
+		ix.data[i] ^= 0x40;
+		cr_assert_not(recfmt_index_parse(ix.data, ix.len, &hp), "byte %zu", i);
+		ix.data[i] ^= 0x40;
+	}
+	/* A records_bytes the compressed records do not have, its hash made right: refused. */
+	recfmt_store_u32le(ix.data + 8 + 40, h.records_bytes + 1);
+	recfmt_store_u64le(ix.data + ix.len - 8, recfmt_xxh64(ix.data + 8, ix.len - 16));
+	cr_assert(recfmt_index_parse(ix.data, ix.len, &hp));
+	cr_assert_not(recfmt_index_unpack(&hp, &s));
+	/* Nothing after the raw records: left plain. */
+	cr_assert_eq(recfmt_index_build(&ix, &frame, 1, 0, NULL, 0, zframe, sizeof(zframe)), 0);
+	cr_assert_eq(recfmt_index_pack(&ix, h.records_bytes, &pk), 0);
+	cr_assert_eq(recfmt_load_u32le(ix.data), RECFMT_INDEX_FRAME_MAGIC);
+	recfmt_index_scratch_fini(&s);
+	recfmt_index_packer_fini(&pk);
+	recfmt_buf_fini(&frame);
+	recfmt_buf_fini(&plain);
+	recfmt_buf_fini(&ix);
+}

@@ -194,3 +194,36 @@ Test(churn, F4_short_threads_ended_behind_a_busy_writer_share_their_frames)
 		      (unsigned long long)tr.nr_frames);
 	tr_free(&tr);
 }
+
+/*
+ * With a long REC_FLUSH_MS, NR_SHORT short threads' records fill one frame
+ * (then the END's): its index frame, a THREAD, BLOCK_INDEX and THREAD_END
+ * record a thread (about 116 bytes raw), was most of the file: 66 bytes an
+ * event (2 a thread) before, 17-18 with it packed. The bound leaves room
+ * for another zstd's ratio.
+ */
+#define NR_SHORT 2000u
+#define MAX_BYTES_PER_EVENT 32u
+
+Test(churn, F4_an_index_frame_of_short_threads_costs_less_than_their_events)
+{
+	struct rec_config c = REC_CONFIG_INIT;
+	char path[128];
+	struct tr_trace tr;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/trace.zst", dir);
+	c.output = path;
+	c.flush_ms = 60000;
+	cr_assert_eq(rec_start(&c), 0);
+	churn(NR_SHORT);
+	cr_assert_eq(rec_stop(), 0);
+	assert_every_request(path, NR_SHORT, &tr);
+	cr_assert_eq(stat(path, &st), 0);
+	/* Exits drained into the frame being built: its first, one, the END's. */
+	cr_assert_leq(tr.nr_frames, 3, "%llu frames", (unsigned long long)tr.nr_frames);
+	cr_assert_leq((uint64_t)st.st_size, MAX_BYTES_PER_EVENT * tr.nr_events,
+		      "%lld bytes for %llu events: %.1f an event", (long long)st.st_size,
+		      (unsigned long long)tr.nr_events, (double)st.st_size / (double)tr.nr_events);
+	tr_free(&tr);
+}

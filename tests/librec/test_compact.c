@@ -118,6 +118,7 @@ static uint64_t assert_index_frames(const char *path)
 	struct recfmt_dctx *d = recfmt_dctx_new();
 	struct recfmt_frame_bytes fb = { 0 };
 	struct recfmt_buf raw;
+	struct recfmt_index_scratch unpacked = { 0 };
 	uint8_t *all;
 	long size;
 	uint64_t off = 0, nr = 0;
@@ -138,6 +139,7 @@ static uint64_t assert_index_frames(const char *path)
 
 		cr_assert(recfmt_index_parse(all + off, (size_t)len, &h), "frame %llu",
 			  (unsigned long long)nr);
+		cr_assert(recfmt_index_unpack(&h, &unpacked), "frame %llu", (unsigned long long)nr);
 		cr_assert_eq(h.seq, nr);
 		off += len;
 		cr_assert_eq(recfmt_xxh64(all + off, (size_t)h.frame_bytes), h.frame_hash);
@@ -153,6 +155,7 @@ static uint64_t assert_index_frames(const char *path)
 	}
 	cr_assert_eq(off, (uint64_t)size);
 	recfmt_buf_fini(&raw);
+	recfmt_index_scratch_fini(&unpacked);
 	recfmt_dctx_free(d);
 	free(all);
 	return nr;
