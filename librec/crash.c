@@ -128,19 +128,28 @@ static void (*writer_view)(struct rec__crash_view *v);
  * program's sigaction() and its kin while librec's handler is installed
  * (program_sigaction(), sample.c's wrappers in librectrace.so), and
  * reset by an SA_RESETHAND delivery (chain_prepare()). Each access, the
- * handler's included, holds prog[i].lock, which a thread takes with every
- * signal blocked (prog_lock()): so no handler ever interrupts its holder,
- * and a thread that waits for it waits for at most a copy and two
- * sigaction() system calls on another thread. kind says which act is,
- * SIG_DFL or not, for the handler's first look without the lock (a few
- * bytes of the stack the kernel gave, which may be a host's small one):
- * stored under the lock with act, loaded relaxed; a stale look is the
- * race of a signal with the sigaction() that changes its action, which
- * the kernel leaves open too.
+ * handler's included, holds prog[i].lock: 0, or the holder's
+ * pthread_self(). Outside the handler a thread takes it with every signal
+ * blocked (prog_lock()), so no handler interrupts that holder, and a
+ * thread that waits for it waits for at most a copy and two sigaction()
+ * system calls on another thread. The handler takes it as it is, with no
+ * system call (a handled fault costs what it did): the kernel delivered
+ * it with every signal blocked (librec's sa_mask); only where a handler
+ * installed past sigaction() calls librec's back, or after the program's
+ * handler returned, may another signal come while it holds the lock, and
+ * a handler of that one that wants the lock finds this thread holding it
+ * (prog_take()) and does without rather than wait for itself. kind says
+ * what act is, SIG_DFL, SIG_IGN or a handler (librec's own included), for
+ * the handler's looks without the lock (at entry, a few bytes of the stack
+ * the kernel gave, which may be a host's small one; after the program's
+ * handler returned, whether it put SIG_DFL back): stored under the lock
+ * with act, loaded relaxed; a stale look is the race of a signal with a
+ * sigaction() on another thread that changes its action, which the kernel
+ * leaves open too (the program's own thread's change is seen).
  */
-enum { PROG_DFL = 0, PROG_OTHER = 1 };
+enum { PROG_DFL = 0, PROG_IGN = 1, PROG_HANDLER = 2 };
 static struct {
-	int lock;
+	uintptr_t lock;
 	int kind;
 	struct sigaction act;
 } prog[NR_CRASH_SIGNALS];
@@ -954,12 +963,38 @@ struct held {
 };
 
 /*
- * Takes prog[i].lock with every signal blocked on this thread (saved in
- * *was): a handler never runs on a thread that holds it, so a handler
- * that waits for it waits only for another thread, inside a copy or a
- * sigaction() system call. Async-signal-safe.
+ * Takes prog[i].lock for this thread, waiting while another thread holds
+ * it. Return: false, not taken, if this thread holds it already (a handler
+ * that interrupted the holder: waiting would never end).
  */
-static void prog_lock(unsigned i, struct held *was)
+static bool prog_take(unsigned i)
+{
+	uintptr_t self = (uintptr_t)pthread_self();
+
+	for (;;) {
+		uintptr_t holder = 0;
+
+		/* Acquire: pairs with prog_give()'s release (the last holder's writes). */
+		if (__atomic_compare_exchange_n(&prog[i].lock, &holder, self, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return true;
+		if (holder == self)
+			return false;
+		syscall(SYS_sched_yield);
+	}
+}
+
+static void prog_give(unsigned i)
+{
+	__atomic_store_n(&prog[i].lock, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * Takes prog[i].lock with every signal blocked on this thread (saved in
+ * *was), outside librec's handler. Async-signal-safe. Return: false, not
+ * taken and the mask as it was, if this thread holds it already.
+ */
+static bool prog_lock(unsigned i, struct held *was)
 {
 #ifdef KERNEL_SIGACTION
 	uint64_t all = ~0ull;
@@ -971,14 +1006,19 @@ static void prog_lock(unsigned i, struct held *was)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &was->mask);
 #endif
-	/* Acquire: pairs with prog_unlock()'s release (the last holder's writes). */
-	while (__atomic_exchange_n(&prog[i].lock, 1, __ATOMIC_ACQUIRE))
-		syscall(SYS_sched_yield);
+	if (prog_take(i))
+		return true;
+#ifdef KERNEL_SIGACTION
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &was->mask, NULL, sizeof(was->mask));
+#else
+	pthread_sigmask(SIG_SETMASK, &was->mask, NULL);
+#endif
+	return false;
 }
 
 static void prog_unlock(unsigned i, const struct held *was)
 {
-	__atomic_store_n(&prog[i].lock, 0, __ATOMIC_RELEASE);
+	prog_give(i);
 #ifdef KERNEL_SIGACTION
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &was->mask, NULL, sizeof(was->mask));
 #else
@@ -989,8 +1029,11 @@ static void prog_unlock(unsigned i, const struct held *was)
 /* prog[i]'s action, with the lock held. */
 static void prog_set(unsigned i, const struct sigaction *act)
 {
+	void (*h)(int) = handler_of(act);
+
 	prog[i].act = *act;
-	__atomic_store_n(&prog[i].kind, handler_of(act) == SIG_DFL ? PROG_DFL : PROG_OTHER,
+	__atomic_store_n(&prog[i].kind,
+			 h == SIG_DFL ? PROG_DFL : h == SIG_IGN ? PROG_IGN : PROG_HANDLER,
 			 __ATOMIC_RELAXED);
 }
 
@@ -1005,24 +1048,31 @@ struct chained {
 	uint64_t mask; /* sa_mask: bit s - 1 for signal s, 1 <= s <= 64 */
 };
 
-/* The program's action for signo now, under its lock. */
+/*
+ * The program's action for signo now, under its lock, from librec's
+ * handler (no system call). SIG_DFL where this thread holds the lock
+ * already (see prog[]): then the signal is taken for a crash.
+ */
 static void chained_get(int signo, struct chained *c)
 {
 	int i = signal_index(signo);
-	struct held held;
 
 	c->h = SIG_DFL;
 	c->flags = 0;
 	c->mask = 0;
-	if (i < 0)
+	if (i < 0 || !prog_take((unsigned)i))
 		return;
-	prog_lock((unsigned)i, &held);
 	c->h = handler_of(&prog[i].act);
 	c->flags = prog[i].act.sa_flags;
+#ifdef KERNEL_SIGACTION
+	/* glibc's sigset_t begins with the kernel's 64-bit mask (signal s: bit s - 1). */
+	memcpy(&c->mask, &prog[i].act.sa_mask, sizeof(c->mask));
+#else
 	for (int s = 1; s <= 64 && s < NSIG; s++)
 		if (sigismember(&prog[i].act.sa_mask, s) == 1)
 			c->mask |= 1ull << (s - 1);
-	prog_unlock((unsigned)i, &held);
+#endif
+	prog_give((unsigned)i);
 }
 
 /*
@@ -1033,11 +1083,9 @@ static void chained_get(int signo, struct chained *c)
 static void chained_reset(int signo, const struct chained *c)
 {
 	int i = signal_index(signo);
-	struct held held;
 
-	if (i < 0)
+	if (i < 0 || !prog_take((unsigned)i))
 		return;
-	prog_lock((unsigned)i, &held);
 	if (handler_of(&prog[i].act) == c->h && prog[i].act.sa_flags == c->flags) {
 		struct sigaction dfl;
 
@@ -1045,7 +1093,7 @@ static void chained_reset(int signo, const struct chained *c)
 		dfl.sa_handler = SIG_DFL;
 		prog_set((unsigned)i, &dfl);
 	}
-	prog_unlock((unsigned)i, &held);
+	prog_give((unsigned)i);
 }
 
 /* A signal the program ignores, sent by a process: no crash (a fault is never ignored). */
@@ -1096,6 +1144,17 @@ static __attribute__((noinline)) bool all_blocked(void)
 	return true;
 }
 
+/* The program's action for signo as kind says it: SIG_DFL, SIG_IGN, or any other for a handler. */
+static void (*program_kind(int signo))(int)
+{
+	int i = signal_index(signo), kind;
+
+	if (i < 0)
+		return SIG_DFL;
+	kind = __atomic_load_n(&prog[i].kind, __ATOMIC_RELAXED);
+	return kind == PROG_DFL ? SIG_DFL : kind == PROG_IGN ? SIG_IGN : SIG_ERR;
+}
+
 /*
  * After the program's handler returned: whether the signal kills now. It
  * does if the program's action is no longer its handler but SIG_DFL or
@@ -1104,9 +1163,9 @@ static __attribute__((noinline)) bool all_blocked(void)
  * and the signal is pending (re-raised while blocked in the handler) or
  * is a fault (the instruction runs again and faults again; the kernel
  * does not ignore a fault). Otherwise what comes next (a fault again, a
- * re-raise) comes back to on_crash(), which decides then. c: scratch.
+ * re-raise) comes back to on_crash(), which decides then.
  */
-static bool fatal_after(int signo, const siginfo_t *si, struct chained *c)
+static bool fatal_after(int signo, const siginfo_t *si)
 {
 #ifdef KERNEL_SIGACTION
 	struct kernel_sigaction cur;
@@ -1116,10 +1175,8 @@ static bool fatal_after(int signo, const siginfo_t *si, struct chained *c)
 	if (syscall(SYS_rt_sigaction, signo, NULL, &cur, sizeof(cur.mask)) != 0)
 		return false;
 	h = (void (*)(int))cur.handler;
-	if (h == (void (*)(int))(void *)on_crash) {
-		chained_get(signo, c);
-		h = c->h;
-	}
+	if (h == (void (*)(int))(void *)on_crash)
+		h = program_kind(signo);
 	if (h != SIG_DFL && h != SIG_IGN)
 		return false;
 	if (si && si->si_code > 0)
@@ -1134,10 +1191,8 @@ static bool fatal_after(int signo, const siginfo_t *si, struct chained *c)
 	if (kernel_action(signo, NULL, &cur) != 0)
 		return false;
 	h = handler_of(&cur);
-	if (is_ours(&cur)) {
-		chained_get(signo, c);
-		h = c->h;
-	}
+	if (is_ours(&cur))
+		h = program_kind(signo);
 	if (h != SIG_DFL && h != SIG_IGN)
 		return false;
 	if (si && si->si_code > 0)
@@ -1234,9 +1289,19 @@ static bool chain_prepare(struct crash_work *w, const struct chained *c)
 	if (!has_handler(c))
 		return false;
 	mask = ((ucontext_t *)w->uc)->uc_sigmask;
+#ifdef KERNEL_SIGACTION
+	{
+		uint64_t word;
+
+		memcpy(&word, &mask, sizeof(word)); /* see chained_get() */
+		word |= c->mask;
+		memcpy(&mask, &word, sizeof(word));
+	}
+#else
 	for (int s = 1; s <= 64 && s < NSIG; s++)
 		if (c->mask >> (s - 1) & 1)
 			sigaddset(&mask, s);
+#endif
 	if (c->flags & SA_NODEFER)
 		sigdelset(&mask, signo);
 	else
@@ -1306,14 +1371,14 @@ static __attribute__((noinline)) void call_program_handler(const struct crash_wo
  * kernel's kill follows the return. Return: false if c is no handler.
  */
 static __attribute__((noinline)) bool chain(int signo, siginfo_t *si, void *uc,
-					    struct chained *c)
+					    const struct chained *c)
 {
 	struct crash_work w = { .signo = signo, .si = si, .uc = uc };
 
 	if (!chain_prepare(&w, c))
 		return false;
 	call_program_handler(&w);
-	if (fatal_after(signo, si, c)) {
+	if (fatal_after(signo, si)) {
 		block_all();
 		capture_first(signo, si, uc, false);
 		set_default(signo);
@@ -1521,7 +1586,8 @@ static void install_one(unsigned i)
 	struct held held;
 
 	our_action(&ours);
-	prog_lock(i, &held);
+	if (!prog_lock(i, &held))
+		return; /* a handler that interrupted this thread's own access: the re-arm's later */
 	if (kernel_action(crash_signals[i], NULL, &cur) == 0 && !is_ours(&cur) &&
 	    kernel_action(crash_signals[i], &ours, NULL) == 0)
 		prog_set(i, &cur);
@@ -1556,7 +1622,9 @@ static int program_sigaction(int signo, const struct sigaction *act, struct siga
 	if (act)
 		next = *act; /* a bad pointer faults here, not with every signal blocked */
 	our_action(&ours);
-	prog_lock((unsigned)i, &held);
+	/* Called by a handler that interrupted this thread inside librec's: libc's. */
+	if (!prog_lock((unsigned)i, &held))
+		return kernel_action(signo, act ? &next : NULL, old);
 	if (kernel_action(signo, NULL, &cur) != 0) {
 		err = -1;
 	} else if (is_ours(&cur)) {
