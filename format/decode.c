@@ -41,29 +41,24 @@ static enum recfmt_status fail(struct recfmt_error *err, enum recfmt_status stat
 enum recfmt_status recfmt_cursor_next(struct recfmt_cursor *c, struct recfmt_record *rec,
 				      struct recfmt_error *err)
 {
-	size_t left = c->len - c->pos;
-	const uint8_t *p;
-	uint32_t size;
+	const size_t left = c->len - c->pos;
+	struct recfmt_record r;
 
-	/* Before any pointer arithmetic: an empty frame's data may be NULL. */
 	if (left == 0)
 		return RECFMT_END_OF_INPUT;
-	p = c->data + c->pos;
-	if (left < RECFMT_RECORD_HEADER_BYTES)
+	if (!recfmt_record_at(c->data, c->len, c->pos, &r)) {
+		if (left < RECFMT_RECORD_HEADER_BYTES)
+			return fail(err, RECFMT_CORRUPT, c->pos,
+				    "record header cut short (%zu of 8 bytes left in frame)", left);
 		return fail(err, RECFMT_CORRUPT, c->pos,
-			    "record header cut short (%zu of 8 bytes left in frame)", left);
-	size = recfmt_load_u32le(p + 4);
-	if (size > left - RECFMT_RECORD_HEADER_BYTES)
-		return fail(err, RECFMT_CORRUPT, c->pos,
-			    "record of type %u claims %u bytes, only %zu left in frame", p[0], size,
+			    "record of type %u claims %u bytes, only %zu left in frame",
+			    c->data[c->pos], recfmt_load_u32le(c->data + c->pos + 4),
 			    left - RECFMT_RECORD_HEADER_BYTES);
-	if (p[0] == 0)
+	}
+	if (r.type == 0)
 		return fail(err, RECFMT_CORRUPT, c->pos, "record of type 0");
-	rec->type = p[0];
-	rec->size = size;
-	rec->payload = p + RECFMT_RECORD_HEADER_BYTES;
-	rec->offset = c->pos;
-	c->pos += RECFMT_RECORD_HEADER_BYTES + size;
+	*rec = r;
+	c->pos += RECFMT_RECORD_HEADER_BYTES + r.size;
 	return RECFMT_OK;
 }
 

@@ -65,8 +65,12 @@ static int put_block(struct recfmt_buf *out, const struct recfmt_block_index *b)
 	return 0;
 }
 
-void recfmt_block_index_load(const uint8_t *p, struct recfmt_block_index *b)
+bool recfmt_block_index_read(const struct recfmt_record *rec, struct recfmt_block_index *b)
 {
+	const uint8_t *p = rec->payload;
+
+	if (rec->size < RECFMT_BLOCK_INDEX_BYTES)
+		return false;
 	b->thread = recfmt_load_u32le(p + 0);
 	b->nr_events = recfmt_load_u32le(p + 4);
 	b->first_ticks = recfmt_load_u64le(p + 8);
@@ -76,6 +80,7 @@ void recfmt_block_index_load(const uint8_t *p, struct recfmt_block_index *b)
 	b->depth_start = recfmt_load_u32le(p + 32);
 	b->depth_low = recfmt_load_u32le(p + 36);
 	b->depth_end = recfmt_load_u32le(p + 40);
+	return true;
 }
 
 int recfmt_index_build(struct recfmt_buf *out, const struct recfmt_buf *parts, size_t nr_parts,
@@ -94,33 +99,31 @@ int recfmt_index_build(struct recfmt_buf *out, const struct recfmt_buf *parts, s
 	records_at = out->len;
 	for (size_t k = 0; k < nr_parts; k++) {
 		const uint8_t *d = parts[k].data;
-		size_t len = parts[k].len, pos = 0;
+		size_t len = parts[k].len, pos = 0, rec;
+		struct recfmt_record r;
 
 		content += len;
-		while (pos + RECFMT_RECORD_HEADER_BYTES <= len) {
-			const uint8_t type = d[pos];
-			const size_t rec = RECFMT_RECORD_HEADER_BYTES + (size_t)recfmt_load_u32le(d + pos + 4);
-
-			if (rec > len - pos)
-				break; /* not ours to judge: the data frame says the same */
-			if (type == RECFMT_FRAME && rec >= RECFMT_RECORD_HEADER_BYTES + 8 && !seq)
-				seq = recfmt_load_u32le(d + pos + RECFMT_RECORD_HEADER_BYTES + 4);
-			if (type == RECFMT_EVENTS) {
+		/* Up to a record cut short: not ours to judge, the data frame says the same. */
+		for (; recfmt_record_at(d, len, pos, &r); pos += rec) {
+			rec = RECFMT_RECORD_HEADER_BYTES + (size_t)r.size;
+			if (r.type == RECFMT_FRAME && r.size >= 8 && !seq)
+				seq = recfmt_load_u32le(r.payload + 4);
+			if (r.type == RECFMT_EVENTS) {
 				struct recfmt_block_index b = { 0 };
 
 				if (k == sums_part && si < nr_sums && sums[si].at == pos) {
 					b = sums[si++].b;
-				} else if (rec >= RECFMT_RECORD_HEADER_BYTES + 16) {
+				} else if (r.size >= 16) {
 					/* Encoded without sums: the reader must decode it. */
 					flags |= RECFMT_INDEX_INCOMPLETE;
-					b.thread = recfmt_load_u32le(d + pos + 8);
-					b.nr_events = recfmt_load_u32le(d + pos + 12);
-					b.first_ticks = b.last_ticks = recfmt_load_u64le(d + pos + 16);
+					b.thread = recfmt_load_u32le(r.payload);
+					b.nr_events = recfmt_load_u32le(r.payload + 4);
+					b.first_ticks = b.last_ticks = recfmt_load_u64le(r.payload + 8);
 				}
 				if (put_block(out, &b))
 					return -ENOMEM;
-			} else if (type == RECFMT_ANNOTS || type == RECFMT_COUNTERS ||
-				   type == RECFMT_SAMPLES) {
+			} else if (r.type == RECFMT_ANNOTS || r.type == RECFMT_COUNTERS ||
+				   r.type == RECFMT_SAMPLES) {
 				/* Positioned in the EVENTS blocks: left out, and said so. */
 				flags |= RECFMT_INDEX_PARTIAL;
 			} else {
@@ -128,7 +131,6 @@ int recfmt_index_build(struct recfmt_buf *out, const struct recfmt_buf *parts, s
 					return -ENOMEM;
 				memcpy(p, d + pos, rec);
 			}
-			pos += rec;
 		}
 	}
 	p = out->data + head_at;
@@ -292,17 +294,18 @@ bool recfmt_index_patch(uint8_t *frame, size_t len, uint64_t frame_bytes, uint64
 			uint32_t frame_flags)
 {
 	struct recfmt_index_head h;
-	uint8_t *p = frame + SKIP_HEADER_BYTES, *rec;
+	struct recfmt_record r;
+	uint8_t *p = frame + SKIP_HEADER_BYTES;
 	size_t size;
 
 	/* The FRAME record first, as it is (a packed frame's raw prefix holds it). */
-	if (!recfmt_index_parse(frame, len, &h) || h.raw_bytes < RECFMT_RECORD_HEADER_BYTES + 12)
-		return false;
-	rec = p + RECFMT_INDEX_HEAD_BYTES;
-	if (rec[0] != RECFMT_FRAME || recfmt_load_u32le(rec + 4) < 12)
+	if (!recfmt_index_parse(frame, len, &h) ||
+	    !recfmt_record_at(h.stored, h.raw_bytes, 0, &r) || r.type != RECFMT_FRAME ||
+	    r.size < 12)
 		return false;
 	size = len - SKIP_HEADER_BYTES;
-	recfmt_store_u32le(rec + RECFMT_RECORD_HEADER_BYTES + 8, frame_flags);
+	/* The FRAME record's flags: h.stored lies inside frame, which is ours to write. */
+	recfmt_store_u32le(p + RECFMT_INDEX_HEAD_BYTES + RECFMT_RECORD_HEADER_BYTES + 8, frame_flags);
 	recfmt_store_u64le(p + 16, frame_bytes);
 	recfmt_store_u64le(p + 32, frame_hash);
 	recfmt_store_u64le(p + size - HASH_BYTES, recfmt_xxh64(p, size - HASH_BYTES));
@@ -424,14 +427,15 @@ bool recfmt_index_compare(const struct recfmt_index_head *h, const uint8_t *data
 
 	recfmt_cursor_init(&c, data, len);
 	while (recfmt_cursor_next(&c, &rec, &err) == RECFMT_OK) {
-		const uint8_t *r = h ? h->records + pos : NULL;
-		size_t size;
+		struct recfmt_record r; /* the index frame's record in rec's place */
+		bool has;
 
 		if (rec.type == RECFMT_ANNOTS || rec.type == RECFMT_COUNTERS ||
 		    rec.type == RECFMT_SAMPLES) {
 			left_out = true;
 			continue;
 		}
+		has = h && recfmt_record_at(h->records, h->records_bytes, pos, &r);
 		if (rec.type == RECFMT_EVENTS && rec.size >= 4) {
 			struct recfmt_index_thread *t = thread_of(ctx, recfmt_load_u32le(rec.payload));
 			struct recfmt_block_index sum, claim;
@@ -444,16 +448,13 @@ bool recfmt_index_compare(const struct recfmt_index_head *h, const uint8_t *data
 				nr++;
 				continue;
 			}
-			if (h->records_bytes - pos < 8 + RECFMT_BLOCK_INDEX_BYTES ||
-			    r[0] != RECFMT_BLOCK_INDEX ||
-			    recfmt_load_u32le(r + 4) < RECFMT_BLOCK_INDEX_BYTES) {
+			if (!has || r.type != RECFMT_BLOCK_INDEX || !recfmt_block_index_read(&r, &claim)) {
 				snprintf(why, why_bytes,
 					 "record %" PRIu32 " is an EVENTS block, its index frame "
 					 "does not say so",
 					 nr);
 				return false;
 			}
-			recfmt_block_index_load(r + 8, &claim);
 			d = sum_differs(&claim, &sum, h->flags & RECFMT_INDEX_INCOMPLETE,
 					t->gave_up);
 			if (d) {
@@ -466,22 +467,20 @@ bool recfmt_index_compare(const struct recfmt_index_head *h, const uint8_t *data
 			t->gave_up |= !(claim.flags & RECFMT_BLOCK_NESTED);
 			block++;
 			nr++;
-			pos += 8 + (size_t)recfmt_load_u32le(r + 4);
+			pos += RECFMT_RECORD_HEADER_BYTES + (size_t)r.size;
 			continue;
 		}
 		nr++;
 		if (!h)
 			continue;
-		size = 8 + (size_t)rec.size;
-		if (h->records_bytes - pos < size || r[0] != rec.type ||
-		    recfmt_load_u32le(r + 4) != rec.size ||
-		    memcmp(r + 8, data + rec.offset + 8, rec.size) != 0) {
+		if (!has || r.type != rec.type || r.size != rec.size ||
+		    memcmp(r.payload, rec.payload, rec.size) != 0) {
 			snprintf(why, why_bytes,
 				 "record %" PRIu32 " (type %u) differs from its copy in the index frame",
 				 nr - 1, rec.type);
 			return false;
 		}
-		pos += size;
+		pos += RECFMT_RECORD_HEADER_BYTES + (size_t)rec.size;
 	}
 	if (!h)
 		return true;

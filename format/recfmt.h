@@ -737,8 +737,13 @@ struct recfmt_block_index {
 };
 #define RECFMT_BLOCK_NESTED 1u
 #define RECFMT_BLOCK_INDEX_BYTES 48u
-/* A BLOCK_INDEX record's payload p (RECFMT_BLOCK_INDEX_BYTES, the size checked by the caller) into b. */
-void recfmt_block_index_load(const uint8_t *p, struct recfmt_block_index *b);
+struct recfmt_record;
+/*
+ * recfmt_block_index_read() - a BLOCK_INDEX record (its type checked by the
+ * caller) into b, as put_block() (index.c) writes it. Return: false when
+ * its payload is shorter than RECFMT_BLOCK_INDEX_BYTES.
+ */
+bool recfmt_block_index_read(const struct recfmt_record *rec, struct recfmt_block_index *b);
 
 /* A block summed up by its encoder, at offset `at` of the buffer it was encoded into. */
 struct recfmt_index_entry {
@@ -947,6 +952,35 @@ struct recfmt_record {
 static inline uint32_t recfmt_frame_flags(const struct recfmt_record *rec)
 {
 	return rec->size >= 12 ? recfmt_load_u32le(rec->payload + 8) : 0;
+}
+
+/*
+ * recfmt_record_at() - the record whose header is at data[pos], bounds
+ * checked: its 8-byte header and its whole payload lie inside data[0 ..
+ * len). The one bounds check of every walk over records: a frame's
+ * (recfmt_cursor_next()), and an index frame's or its frame's parts
+ * (index.c, the analyzer's frame index). It reads no byte before it is
+ * checked, and does not judge the type (0 and unknown ones too).
+ * Return: true with *rec filled; false, *rec untouched, when fewer than 8
+ * bytes are left at pos or the record's size runs past len.
+ */
+static inline bool recfmt_record_at(const uint8_t *data, size_t len, size_t pos,
+				    struct recfmt_record *rec)
+{
+	const size_t left = pos < len ? len - pos : 0;
+	uint32_t size;
+
+	/* Before any pointer arithmetic: an empty frame's data may be NULL. */
+	if (left < RECFMT_RECORD_HEADER_BYTES)
+		return false;
+	size = recfmt_load_u32le(data + pos + 4);
+	if (size > left - RECFMT_RECORD_HEADER_BYTES)
+		return false;
+	rec->type = data[pos];
+	rec->size = size;
+	rec->payload = data + pos + RECFMT_RECORD_HEADER_BYTES;
+	rec->offset = pos;
+	return true;
 }
 
 struct recfmt_cursor {

@@ -684,25 +684,19 @@ static const char *w_records(struct tt_index *ix, struct recfmt_buf *standins, u
 
 	fr->standin_at = standins->len;
 	while (pos < h->records_bytes) {
-		const uint8_t *r = h->records + pos;
-		size_t rec;
+		struct recfmt_record r;
 
-		if (h->records_bytes - pos < 8)
+		if (!recfmt_record_at(h->records, h->records_bytes, pos, &r))
 			return "a damaged index frame";
-		rec = 8 + (size_t)recfmt_load_u32le(r + 4);
-		if (rec > h->records_bytes - pos)
-			return "a damaged index frame";
-		if (r[0] == RECFMT_BLOCK_INDEX) {
-			const uint8_t *b = r + 8;
+		if (r.type == RECFMT_BLOCK_INDEX) {
 			struct recfmt_block_index bi;
 			struct tt_skipped sk;
 			uint8_t head[8] = { TT_REC_SKIPPED, 0, 0, 0 };
 			uint32_t size = sizeof(sk);
 			struct ix_block *bl;
 
-			if (rec < 8 + RECFMT_BLOCK_INDEX_BYTES)
+			if (!recfmt_block_index_read(&r, &bi))
 				return "a damaged index frame";
-			recfmt_block_index_load(b, &bi);
 			if (!(bi.flags & RECFMT_BLOCK_NESTED))
 				return "the writer could not follow a thread's nesting";
 			if (ix->nr_blocks == *cap_blocks) {
@@ -747,12 +741,12 @@ static const char *w_records(struct tt_index *ix, struct recfmt_buf *standins, u
 			memcpy(head + 4, &size, 4);
 			put(standins, head, sizeof(head));
 			put(standins, &sk, sizeof(sk));
-		} else if (r[0] == RECFMT_EVENTS || r[0] >= 240) {
+		} else if (r.type == RECFMT_EVENTS || r.type >= 240) {
 			return "a damaged index frame";
 		} else {
-			put(standins, r, rec);
+			put(standins, h->records + pos, RECFMT_RECORD_HEADER_BYTES + (size_t)r.size);
 		}
-		pos += rec;
+		pos += RECFMT_RECORD_HEADER_BYTES + (size_t)r.size;
 	}
 	fr->standin_len = (uint32_t)(standins->len - fr->standin_at);
 	return NULL;

@@ -524,6 +524,52 @@ Test(index_hostile, check_finds_a_lie_that_no_window_decodes)
 	free(f.p);
 }
 
+/*
+ * A BLOCK_INDEX record whose size runs 2 GiB past its index frame, its sums
+ * and hashes right. check took the record whole and held the frame's next
+ * record against bytes 2 GiB past the index frame (a read out of bounds, a
+ * crash); now the record is the index frame's last word on that block: one
+ * line, exit 1. A window reads the file through the pass index.
+ */
+Test(index_hostile, a_block_index_record_longer_than_its_index_frame_is_refused)
+{
+	struct file f;
+	struct tu_result r;
+	char from[64], to[64], want[200];
+	const unsigned k = 9;
+	const uint8_t *rec, *b;
+	struct recfmt_record ir = { 0 };
+	uint32_t nr = 0, pos = 0;
+
+	write_trace();
+	load(&f);
+	rec = f.p + f.ix[k] + 8 + RECFMT_INDEX_HEAD_BYTES;
+	/* Its first BLOCK_INDEX: the how-manieth record of the frame. */
+	while (recfmt_record_at(rec, recfmt_load_u32le(f.p + f.ix[k] + 8 + 40), pos, &ir) &&
+	       ir.type != RECFMT_BLOCK_INDEX) {
+		pos += 8 + ir.size;
+		nr++;
+	}
+	cr_assert_eq(ir.type, RECFMT_BLOCK_INDEX);
+	recfmt_store_u32le(f.p + f.ix[k] + 8 + RECFMT_INDEX_HEAD_BYTES + pos + 4, 0x7ffffff0u);
+	rehash(&f, k);
+	store(&f);
+	setenv("TRACETOOL_INDEX", "1", 1);
+	r = tu_run("check", trace, NULL);
+	cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
+	snprintf(want, sizeof(want),
+		 "frame %u (index frame at byte %" PRIu64 "): record %" PRIu32
+		 " is an EVENTS block, its index frame does not say so\n",
+		 k, f.ix[k], nr);
+	cr_assert(strstr(r.err, want), "%s", r.err);
+	cr_assert_eq(strchr(r.err, '\n') + 1, r.err + strlen(r.err), "one line: %s", r.err);
+	tu_result_free(&r);
+	b = record_in(&f, 40, RECFMT_BLOCK_INDEX, 0);
+	window(from, to, recfmt_load_u64le(b + B_FIRST), recfmt_load_u64le(b + B_FIRST) + 500);
+	same_as_pass(from, to, "index: not the writer's (a damaged index frame)");
+	free(f.p);
+}
+
 /* JSON's numbers after a key. */
 static uint64_t json_u64(const char *json, const char *key)
 {
