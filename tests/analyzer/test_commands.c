@@ -25,17 +25,6 @@ static void teardown(void)
 
 TestSuite(commands, .init = setup, .fini = teardown, .timeout = 120);
 
-static uint64_t json_u64(const char *json, const char *key)
-{
-	char k[64];
-	const char *p;
-
-	snprintf(k, sizeof(k), "\"%s\":", key);
-	p = strstr(json, k);
-	cr_assert(p, "no key %s in %s", key, json);
-	return strtoull(p + strlen(k), NULL, 10);
-}
-
 /* ---- traces ---- */
 
 /* Two threads, nested scopes; thread 2 shares thread 1's OS tid. */
@@ -95,11 +84,11 @@ Test(commands, info_json_has_the_documented_keys_and_values)
 		 RECFMT_VERSION_MINOR);
 	cr_assert(strstr(r.out, version), "%s", r.out);
 	cr_assert(strstr(r.out, "\"clock\":\"monotonic\""));
-	cr_assert_eq(json_u64(r.out, "ticks_per_second"), 1000000000);
-	cr_assert_eq(json_u64(r.out, "start_unix_ns"), 1700000000000000000ull);
-	cr_assert_eq(json_u64(r.out, "duration_ns"), 10500);
-	cr_assert_eq(json_u64(r.out, "events"), 60);
-	cr_assert_eq(json_u64(r.out, "dropped"), 5);
+	cr_assert_eq(tt_json_u64(r.out, "ticks_per_second"), 1000000000);
+	cr_assert_eq(tt_json_u64(r.out, "start_unix_ns"), 1700000000000000000ull);
+	cr_assert_eq(tt_json_u64(r.out, "duration_ns"), 10500);
+	cr_assert_eq(tt_json_u64(r.out, "events"), 60);
+	cr_assert_eq(tt_json_u64(r.out, "dropped"), 5);
 	cr_assert(strstr(r.out, "\"clean\":true"));
 	cr_assert(strstr(r.out, "\"threads\":[{\"id\":100,\"serial\":1,\"name\":\"main\","
 				"\"events\":40,\"dropped\":5"), "%s", r.out);

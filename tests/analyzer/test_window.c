@@ -25,18 +25,13 @@ static void setup(void)
 {
 	trace = tu_path(0, "window.zst");
 	idx_dir = tu_path(1, "window-idx");
-	mkdir(idx_dir, 0700);
-	setenv("TRACETOOL_INDEX_DIR", idx_dir, 1);
-	setenv("TRACETOOL_INDEX_STATS", "1", 1);
+	tt_index_dir(idx_dir);
 }
 
 static void teardown(void)
 {
-	char cmd[512];
-
 	unlink(trace);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", idx_dir);
-	(void)system(cmd);
+	tu_rm_rf(idx_dir);
 }
 
 TestSuite(window, .init = setup, .fini = teardown, .timeout = 300);

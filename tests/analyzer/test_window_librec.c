@@ -26,17 +26,12 @@ static void setup(void)
 	snprintf(dir, sizeof(dir), "%s", tu_path(2, "wlib"));
 	mkdir(dir, 0700);
 	snprintf(idx, sizeof(idx), "%s/idx", dir);
-	mkdir(idx, 0700);
-	setenv("TRACETOOL_INDEX_DIR", idx, 1);
-	setenv("TRACETOOL_INDEX_STATS", "1", 1);
+	tt_index_dir(idx);
 }
 
 static void teardown(void)
 {
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	(void)system(cmd);
+	tu_rm_rf(dir);
 }
 
 TestSuite(window_librec, .init = setup, .fini = teardown, .timeout = 300);
@@ -61,18 +56,6 @@ static size_t record(const char *mode, const char *env, char paths[][512], size_
 	globfree(&g);
 	return n;
 }
-
-static uint64_t json_u64(const char *json, const char *key)
-{
-	char k[64];
-	const char *p;
-
-	snprintf(k, sizeof(k), "\"%s\":", key);
-	p = strstr(json, k);
-	cr_assert(p, "%s: %s", key, json);
-	return strtoull(p + strlen(k), NULL, 10);
-}
-
 
 /*
  * Windows at four places of the recording, 0.1 % and 2 % of it long, each
@@ -114,7 +97,7 @@ static unsigned compare_windows_at(const char *path, const char *want, const dou
 	unsigned narrow = 0;
 
 	cr_assert_eq(info.status, 0, "%s", info.err);
-	dur = json_u64(info.out, "duration_ns");
+	dur = tt_json_u64(info.out, "duration_ns");
 	tu_result_free(&info);
 	for (unsigned w = 0; w < 2 * nr_at; w++) {
 		uint64_t a = (uint64_t)(at[w / 2] * (double)dur), len = w % 2 ? dur / 50 : dur / 1000;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ttest.h - shared by the analyzer tests: a summary CSV row parsed back into
- * numbers, and a trace file fixture with a monotonic clock (1 tick = 1 ns)
- * so that every expected time is exact.
+ * numbers, a number of a JSON report, a trace file fixture with a monotonic
+ * clock (1 tick = 1 ns) so that every expected time is exact, and the
+ * fixture and checks of the tests of windows through the frame index.
  */
 #ifndef TTEST_H
 #define TTEST_H
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "testutil.h"
 #include "tracegen.h"
@@ -78,6 +80,27 @@ static inline struct tg_trace *new_trace(const char *path)
 
 	cr_assert(t);
 	return t;
+}
+
+/* The number after "key": in json (the first one); a failed assertion if there is none. */
+static inline uint64_t tt_json_u64(const char *json, const char *key)
+{
+	const char *p = tu_json_key(json, key);
+
+	cr_assert(p, "no key %s in %s", key, json);
+	return strtoull(p, NULL, 10);
+}
+
+/*
+ * tt_index_dir() - the setup of the tests of windows: dir (created) as the
+ * frame index's cache (TRACETOOL_INDEX_DIR), and TRACETOOL_INDEX_STATS=1,
+ * whose line says how a window read the file (tt_index_decoded()).
+ */
+static inline void tt_index_dir(const char *dir)
+{
+	mkdir(dir, 0700);
+	setenv("TRACETOOL_INDEX_DIR", dir, 1);
+	setenv("TRACETOOL_INDEX_STATS", "1", 1);
 }
 
 /* "decoded D of N frames" from TRACETOOL_INDEX_STATS's line: D, and N in

@@ -215,3 +215,21 @@ bool tu_json_valid(const char *text)
 
 	return end && *json_ws(end) == '\0';
 }
+
+const char *tu_json_key(const char *json, const char *key)
+{
+	char k[128];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = strstr(json, k);
+	return p ? p + strlen(k) : NULL;
+}
+
+void tu_rm_rf(const char *path)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	(void)system(cmd);
+}

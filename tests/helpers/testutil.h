@@ -30,5 +30,9 @@ const char *tu_line(const char *text, unsigned n);
 unsigned tu_nr_lines(const char *text);
 /* text is one JSON value (RFC 8259's syntax), with white space around it only. */
 bool tu_json_valid(const char *text);
+/* Just past `"key":` in json (its first one), where its value starts; NULL if there is none. */
+const char *tu_json_key(const char *json, const char *key);
+/* Removes path and everything under it (rm -rf), as a test's teardown does. */
+void tu_rm_rf(const char *path);
 
 #endif /* TESTUTIL_H */
