@@ -169,24 +169,11 @@ static void window(char *from, char *to, uint64_t a, uint64_t b)
  */
 static void same_as_pass(const char *from, const char *to, const char *want)
 {
-	static const char *const cmds[][4] = {
-		{ "summary", "--format=csv", NULL },
-		{ "tree", "--format=csv", NULL },
-		{ "chrome", "-o", "-", NULL },
-	};
-
-	for (unsigned c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
+	for (unsigned c = 0; c < TT_WINDOW_REPORTS; c++) {
 		const char *args[8];
-		unsigned n = 0;
 		struct tu_result ix;
 
-		for (unsigned k = 0; cmds[c][k]; k++)
-			args[n++] = cmds[c][k];
-		args[n++] = from;
-		args[n++] = to;
-		args[n++] = trace;
-		args[n] = NULL;
-		ix = tt_same_window(args, "pass", "1", want);
+		ix = tt_same_window(tt_window_args(args, c, from, to, trace), "pass", "1", want);
 		cr_assert_eq(ix.status, 0, "%s", ix.err);
 		if (c == 2)
 			cr_assert(tu_json_valid(ix.out));

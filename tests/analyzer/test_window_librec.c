@@ -87,11 +87,6 @@ static unsigned compare_windows(const char *path, const char *want)
 static unsigned compare_windows_at(const char *path, const char *want, const double *at,
 				   unsigned nr_at, const char *needle, unsigned *most)
 {
-	static const char *const cmds[][4] = {
-		{ "summary", "--format=csv", NULL },
-		{ "tree", "--format=csv", NULL },
-		{ "chrome", "-o", "-", NULL },
-	};
 	struct tu_result info = tu_run("info", "--format=json", path, NULL);
 	uint64_t dur;
 	unsigned narrow = 0;
@@ -105,19 +100,12 @@ static unsigned compare_windows_at(const char *path, const char *want, const dou
 
 		snprintf(from, sizeof(from), "--from=%" PRIu64 "ns", a);
 		snprintf(to, sizeof(to), "--to=%" PRIu64 "ns", a + len + 1);
-		for (unsigned c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
+		for (unsigned c = 0; c < TT_WINDOW_REPORTS; c++) {
 			const char *args[8];
-			unsigned n = 0;
 			struct tu_result fast;
 			int of = 0, d;
 
-			for (unsigned k = 0; cmds[c][k]; k++)
-				args[n++] = cmds[c][k];
-			args[n++] = from;
-			args[n++] = to;
-			args[n++] = path;
-			args[n] = NULL;
-			fast = tt_same_window(args, "0", "1", want);
+			fast = tt_same_window(tt_window_args(args, c, from, to, path), "0", "1", want);
 			d = tt_index_decoded(fast.err, &of);
 			narrow += d >= 0 && d < of;
 			if (needle && count_of(fast.out, needle) > *most)

@@ -115,6 +115,29 @@ static inline int tt_index_decoded(const char *err, int *of)
 	return d;
 }
 
+/* The reports a window test compares: summary's and tree's CSV, chrome's JSON (2). */
+#define TT_WINDOW_REPORTS 3
+
+/* args (8 at least): report c (< TT_WINDOW_REPORTS) over the window from, to of path. */
+static inline const char *const *tt_window_args(const char **args, unsigned c, const char *from,
+						 const char *to, const char *path)
+{
+	static const char *const cmds[TT_WINDOW_REPORTS][4] = {
+		{ "summary", "--format=csv", NULL },
+		{ "tree", "--format=csv", NULL },
+		{ "chrome", "-o", "-", NULL },
+	};
+	unsigned n = 0;
+
+	for (unsigned k = 0; cmds[c][k]; k++)
+		args[n++] = cmds[c][k];
+	args[n++] = from;
+	args[n++] = to;
+	args[n++] = path;
+	args[n] = NULL;
+	return args;
+}
+
 /*
  * tt_same_window() - tracetool ARGS with TRACETOOL_INDEX=ref (the reference:
  * "0" the whole file, "pass" the pass index) and with TRACETOOL_INDEX=index:
