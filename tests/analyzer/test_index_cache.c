@@ -19,8 +19,7 @@
 #include <unistd.h>
 
 #include "engine/index.h"
-#include "recfmt.h"
-#include "tracegen.h"
+#include "ttest.h"
 
 static char dir[256], trace[300], cache[600];
 
@@ -46,17 +45,9 @@ TestSuite(index_cache, .init = setup, .fini = teardown, .timeout = 300);
 /* main open throughout, f calls g on two threads, small frames: about 20. */
 static void write_trace(void)
 {
-	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
-				 .pid = 4242, .start_real_ns = 1700000000000000000ull,
-				 .frame_bytes = 1 << 10, .block_events = 64 };
-	struct tg_trace *t = tg_create(trace, &cfg);
+	struct tg_trace *t = tt_main_f_g(trace, 1 << 10, 64, false);
 	uint64_t now = 1000;
 
-	cr_assert(t);
-	tg_site(t, 1, "main");
-	tg_site(t, 2, "f");
-	tg_site(t, 3, "g");
-	tg_thread(t, 1, 77, "main");
 	tg_thread(t, 2, 78, "worker");
 	for (uint32_t th = 1; th <= 2; th++)
 		tg_enter(t, th, 1, now += 5);

@@ -36,7 +36,7 @@ static void teardown(void)
 
 TestSuite(index_hostile, .init = setup, .fini = teardown, .timeout = 120);
 
-#define START 1000u
+#define START 1000u /* tt_new_trace()'s first tick */
 
 /*
  * Two threads, index frames before each of about 60 frames: thread 1's main
@@ -46,13 +46,9 @@ TestSuite(index_hostile, .init = setup, .fini = teardown, .timeout = 120);
  */
 static void write_trace(void)
 {
-	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = START,
-				 .pid = 4242, .start_real_ns = 1700000000000000000ull,
-				 .frame_bytes = 2 << 10, .block_events = 200, .writer_index = true };
-	struct tg_trace *t = tg_create(trace, &cfg);
+	struct tg_trace *t = tt_new_trace(trace, 2 << 10, 200, true);
 	uint64_t now = START;
 
-	cr_assert(t);
 	tg_site(t, 1, "main");
 	tg_site(t, 2, "f");
 	tg_site(t, 3, "g");

@@ -70,10 +70,7 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint32_t rnd(uint32_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % n);
+	return tt_rnd(&rng, n);
 }
 
 static void annot(struct tg_trace *t, uint32_t th, uint32_t kind, uint32_t name_id,

@@ -40,10 +40,7 @@ static uint64_t rng = 88172645463325252ull;
 
 static uint32_t rnd(uint32_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % n);
+	return tt_rnd(&rng, n);
 }
 
 /* A program-shaped trace: returns its last tick. Site 1 "main" is open on
@@ -51,16 +48,11 @@ static uint32_t rnd(uint32_t n)
  * end); site 2 "serve" spans long stretches. */
 static uint64_t write_trace(bool writer_index)
 {
-	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
-				 .pid = 4242, .start_real_ns = 1700000000000000000ull,
-				 .frame_bytes = 24 << 10, .block_events = 700,
-				 .writer_index = writer_index };
-	struct tg_trace *t = tg_create(trace, &cfg);
+	struct tg_trace *t = tt_new_trace(trace, 24 << 10, 700, writer_index);
 	uint32_t stack[NR_THREADS][64], sp[NR_THREADS] = { 0 };
 	uint64_t now = 1000;
 	char name[32];
 
-	cr_assert(t);
 	tg_site(t, 1, "main");
 	tg_site(t, 2, "serve");
 	for (uint32_t s = 3; s <= NR_SITES; s++) {
@@ -199,18 +191,9 @@ Test(window, a_window_through_the_pass_index_of_a_file_with_index_frames_equals_
  * per 100 ns, frames of about 2 000 events. */
 static void write_main_open_to(bool longjmp, bool writer_index, uint64_t end_ticks)
 {
-	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
-				 .pid = 4242, .start_real_ns = 1700000000000000000ull,
-				 .frame_bytes = 8 << 10, .block_events = 500,
-				 .writer_index = writer_index };
-	struct tg_trace *t = tg_create(trace, &cfg);
+	struct tg_trace *t = tt_main_f_g(trace, 8 << 10, 500, writer_index);
 	uint64_t now = 1000;
 
-	cr_assert(t);
-	tg_site(t, 1, "main");
-	tg_site(t, 2, "f");
-	tg_site(t, 3, "g");
-	tg_thread(t, 1, 77, "main");
 	tg_enter(t, 1, 1, now);
 	for (unsigned i = 0; i < 60000; i++) {
 		tg_enter(t, 1, 2, now += 10);

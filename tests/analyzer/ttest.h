@@ -72,14 +72,50 @@ static inline const struct csv_row *find_row(const struct csv_row *rows, size_t 
 	return NULL;
 }
 
-static inline struct tg_trace *new_trace(const char *path)
+/*
+ * tt_new_trace() - a trace at path with a monotonic clock from tick 1000
+ * (1 tick = 1 ns), pid 4242, frames cut past frame_bytes and blocks of
+ * block_events (0: tracegen's defaults), an index frame before each frame
+ * if writer_index.
+ */
+static inline struct tg_trace *tt_new_trace(const char *path, size_t frame_bytes,
+					    uint32_t block_events, bool writer_index)
 {
 	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 1000,
-				 .pid = 4242, .start_real_ns = 1700000000000000000ull };
+				 .pid = 4242, .start_real_ns = 1700000000000000000ull,
+				 .frame_bytes = frame_bytes, .block_events = block_events,
+				 .writer_index = writer_index };
 	struct tg_trace *t = tg_create(path, &cfg);
 
 	cr_assert(t);
 	return t;
+}
+
+static inline struct tg_trace *new_trace(const char *path)
+{
+	return tt_new_trace(path, 0, 0, false);
+}
+
+/* tt_new_trace() with sites 1 "main", 2 "f", 3 "g" and thread 1 "main" (tid 77). */
+static inline struct tg_trace *tt_main_f_g(const char *path, size_t frame_bytes,
+					   uint32_t block_events, bool writer_index)
+{
+	struct tg_trace *t = tt_new_trace(path, frame_bytes, block_events, writer_index);
+
+	tg_site(t, 1, "main");
+	tg_site(t, 2, "f");
+	tg_site(t, 3, "g");
+	tg_thread(t, 1, 77, "main");
+	return t;
+}
+
+/* xorshift64: a number below n from *state, the same sequence on every machine. */
+static inline uint32_t tt_rnd(uint64_t *state, uint32_t n)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return (uint32_t)(*state % n);
 }
 
 /* The number after "key": in json (the first one); a failed assertion if there is none. */
