@@ -109,8 +109,8 @@ static void *side_thread(void *arg)
 	return NULL;
 }
 
-/* The program's handler: says so (async-signal-safe), then dies by default. */
-static void own_handler(int sig)
+/* "own handler NN" on stdout, from a handler (async-signal-safe). */
+static void say_own_handler(int sig)
 {
 	char msg[] = "own handler 00\n";
 
@@ -118,6 +118,12 @@ static void own_handler(int sig)
 	msg[13] = (char)('0' + sig % 10);
 	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
 		_exit(3);
+}
+
+/* The program's handler: says so, then dies by default. */
+static void own_handler(int sig)
+{
+	say_own_handler(sig);
 	/* A probe in the program's handler: it runs before librec's capture
 	 * (a fault is a crash only if it kills), so this scope is recorded. */
 	work();
@@ -127,13 +133,8 @@ static void own_handler(int sig)
 
 static void own_info_handler(int sig, siginfo_t *si, void *uc)
 {
-	char msg[] = "own handler 00\n";
-
 	(void)uc;
-	msg[12] = (char)('0' + sig / 10);
-	msg[13] = (char)('0' + sig % 10);
-	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
-		_exit(3);
+	say_own_handler(sig);
 	/* SA_RESETHAND: the default action is in force; a fault comes back on return. */
 	if (si->si_code <= 0)
 		raise(sig);
@@ -142,12 +143,7 @@ static void own_info_handler(int sig, siginfo_t *si, void *uc)
 /* The program's handler that ends in abort() (a crash reporter's habit). */
 static void own_abort_handler(int sig)
 {
-	char msg[] = "own handler 00\n";
-
-	msg[12] = (char)('0' + sig / 10);
-	msg[13] = (char)('0' + sig % 10);
-	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
-		_exit(3);
+	say_own_handler(sig);
 	work();
 	abort();
 }
