@@ -57,11 +57,21 @@ static __attribute__((noinline)) void work(int i)
 
 static int nr_threads = NR_THREADS, nr_calls = NR_CALLS;
 
+/*
+ * The first worker asks for a frame at each quarter of its calls
+ * (rec_flush()), so that the file has several frames however fast the
+ * machine records: frames written because they were due (REC_FLUSH_MS) or
+ * full came to 3 on a quiet machine.
+ */
 static void *worker(void *arg)
 {
-	(void)arg;
-	for (int i = 0; i < nr_calls; i++)
+	bool flusher = arg != NULL;
+
+	for (int i = 0; i < nr_calls; i++) {
 		work(i);
+		if (flusher && i % (nr_calls / 4) == nr_calls / 4 - 1)
+			cr_assert_eq(rec_flush(), 0);
+	}
 	return NULL;
 }
 
@@ -70,7 +80,7 @@ static void record(void)
 	pthread_t th[NR_THREADS];
 
 	for (int i = 0; i < nr_threads; i++)
-		cr_assert_eq(pthread_create(&th[i], NULL, worker, NULL), 0);
+		cr_assert_eq(pthread_create(&th[i], NULL, worker, i == 0 ? (void *)1 : NULL), 0);
 	for (int i = 0; i < nr_threads; i++)
 		pthread_join(th[i], NULL);
 	cr_assert_eq(rec_stop(), 0);
