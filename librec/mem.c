@@ -195,11 +195,13 @@ static uintptr_t map_ring(unsigned l, size_t limit)
 
 /*
  * The writer's ring being faulted in for the pool, a budget at a time
- * (rec__mem_refill()), and how much of it is; touched by the writer, or a
- * start (no writer runs then), only.
+ * (rec__mem_refill()), and how much of it is; and a ring set aside half
+ * faulted in while the writer is busy (larger than rec__mem_refill()'s
+ * `largest`), taken up again by an idle writer. Touched by the writer, or
+ * a start (no writer runs then), only.
  */
-static uintptr_t staging;
-static size_t staged_bytes;
+static uintptr_t staging, waiting;
+static size_t staged_bytes, waiting_bytes;
 
 /* Under pool_lock: a pooled ring of 2^l slots, or 0. */
 static uintptr_t pop(unsigned l)
@@ -321,12 +323,14 @@ uint32_t rec__mem_gen(void)
  * faulting in 8 MiB takes 10-40 ms on a VM that backs memory lazily, and a
  * writer that did it at once while a thread recorded flat out let that
  * thread's ring fill. Rings larger than `largest` bytes are not faulted in
- * now (one being staged waits): a writer under pressure keeps only the
- * small sizes ready. Faulting memory the host backs lazily costs it up to
- * 3 ms a MiB here; the 16-44 MiB it faulted during a run with two threads
- * recording flat out on two cores was a third of its time, and the rings
- * it fell behind on filled (docs/BENCHMARKS.md, "The two-worker row on a
- * quiet machine").
+ * now: one half faulted in is set aside (`waiting`, taken up again by a
+ * call that allows its size) and the smaller sizes are still refilled, so
+ * that a busy writer keeps the rings threads take when they attach ready
+ * while a large one waits. Faulting memory the host backs lazily costs it
+ * up to 3 ms a MiB here; the 16-44 MiB it faulted during a run with two
+ * threads recording flat out on two cores was a third of its time, and
+ * the rings it fell behind on filled (docs/BENCHMARKS.md, "The two-worker
+ * row on a quiet machine").
  */
 void rec__mem_refill(size_t budget, size_t largest)
 {
@@ -335,11 +339,20 @@ void rec__mem_refill(size_t budget, size_t largest)
 	while (budget) {
 		size_t reserve_sum = 0;
 
+		if (!staging && waiting && rec__seg_bytes(waiting) <= largest) {
+			staging = waiting;
+			staged_bytes = waiting_bytes;
+			waiting = 0;
+		}
+		if (staging && rec__seg_bytes(staging) > largest) {
+			if (waiting)
+				return; /* both wait (a smaller `largest` than the last call's) */
+			waiting = staging;
+			waiting_bytes = staged_bytes;
+			staging = 0;
+		}
 		if (staging) {
 			size_t total = rec__seg_bytes(staging);
-
-			if (total > largest)
-				return;
 			size_t to = total - staged_bytes > budget ? staged_bytes + budget : total;
 
 			fault_in(staging, staged_bytes, to);
@@ -382,6 +395,22 @@ void rec__mem_refill(size_t budget, size_t largest)
 		if (!staging)
 			return; /* the pool is full, or REC_MEMORY's share is used */
 	}
+}
+
+unsigned rec__mem_pooled(size_t ring_bytes)
+{
+	size_t slots = ring_bytes / sizeof(struct rec__event);
+	unsigned l, n;
+
+	if (!slots || slots & (slots - 1) || ring_bytes % sizeof(struct rec__event))
+		return 0;
+	l = (unsigned)__builtin_ctzll(slots);
+	if (l > MAX_LOG2)
+		return 0;
+	pool_lock_wait();
+	n = pool[l].n;
+	pool_unlock();
+	return n;
 }
 
 size_t rec__mem_used(void)

@@ -432,7 +432,8 @@ extern __thread uint64_t rec__orphan_annot_drops __attribute__((tls_model("initi
  * every put. rec__mem_refill(): the writer's, at a pass that was not busy,
  * and the start's (budget: bytes it may fault in; largest: the largest
  * ring it may fault in now). rec__mem_used():
- * bytes mapped for rings, the pool's included. rec__mem_hit_cap: set on
+ * bytes mapped for rings, the pool's included. rec__mem_pooled(): how many
+ * rings of ring_bytes the pool holds ready (tests). rec__mem_hit_cap: set on
  * the calling thread when REC_MEMORY refused it a ring (cleared by whoever
  * reads it: rec__thread_note_cap()).
  */
@@ -444,6 +445,7 @@ void rec__mem_put(uintptr_t seg) REC__HIDDEN;
 uint32_t rec__mem_gen(void) REC__HIDDEN;
 void rec__mem_refill(size_t budget, size_t largest) REC__HIDDEN;
 size_t rec__mem_used(void) REC__HIDDEN;
+unsigned rec__mem_pooled(size_t ring_bytes) REC__HIDDEN;
 void rec__mem_fork_prepare(void) REC__HIDDEN;
 void rec__mem_fork_parent(void) REC__HIDDEN;
 void rec__mem_fork_child(void) REC__HIDDEN;
@@ -864,6 +866,7 @@ void rec__writer_park(void) REC__HIDDEN;
 void rec__writer_retire(void) REC__HIDDEN;
 void rec__writer_thread_restart(struct rec__thread *t) REC__HIDDEN;
 bool rec__writer_want_fast(bool fast, bool behind, uint64_t cpu_ns, uint64_t wall_ns) REC__HIDDEN;
+size_t rec__writer_refill_largest(bool fast, bool found_events) REC__HIDDEN;
 /* Tests only (test_compact.c): not 0, every frame is compressed fast, as under pressure. */
 extern int rec__writer_test_pressure REC__HIDDEN;
 

@@ -47,8 +47,13 @@
 #define WRITER_SLICE_NS 500000ull /* what a pass usually takes, and more */
 /* Ring memory a pass may fault in for the pool (mem.c): 0.1-1 ms here. */
 #define REFILL_BYTES (512u << 10)
-/* Unless the writer is idle the pool is refilled with rings of at most this size (mem.c). */
-#define REFILL_PRESSED_RING_BYTES (256u << 10)
+/*
+ * The largest ring size a busy writer (a pass that found events, or under
+ * pressure) refills the pool with: the sizes threads take when they attach
+ * and first grow. The larger ones wait for an idle pass
+ * (rec__writer_refill_largest(), mem.c).
+ */
+#define REFILL_BUSY_MAX_RING_BYTES (256u << 10)
 /*
  * How often the writer looks whether the host's threads have all ended
  * (host_gone()): recording, on its passes; parked, waking for it alone
@@ -1910,6 +1915,20 @@ static void pass_sleep(struct writer *w, const struct pass *p, uint64_t poll_ns)
 }
 
 /*
+ * rec__writer_refill_largest() - the largest ring rec__mem_refill() may
+ * fault in for the pool after a pass: any size when the writer is idle
+ * (the pass found no event, and it is out of pressure: !fast), else only
+ * the sizes up to REFILL_BUSY_MAX_RING_BYTES. Faulting the large ones in
+ * is work that can wait for an idle writer (a thread that fills its ring
+ * meanwhile maps its own), and on a busy machine 512 KiB of it took a
+ * writer kept off the CPU 10 ms.
+ */
+size_t rec__writer_refill_largest(bool fast, bool found_events)
+{
+	return !fast && !found_events ? SIZE_MAX : REFILL_BUSY_MAX_RING_BYTES;
+}
+
+/*
  * One pass: read the requests, move the flight state, drain every ring,
  * write what is due, sleep. The steps in order are the state table's
  * (above struct writer). Return: false if the thread must end at once (a
@@ -1968,16 +1987,13 @@ static bool writer_pass(struct writer *w)
 	 * a little at a time and only after a pass that left no ring behind:
 	 * faulting rings in must not keep the writer from a thread that
 	 * records flat out. The large sizes only after a pass that found no
-	 * event, out of pressure: faulting them in is work that can wait for
-	 * an idle writer (a thread that fills its ring meanwhile maps its
-	 * own), and on a busy machine 512 KiB of it took a writer kept off
-	 * the CPU 10 ms. The small ones (threads that attach) at every pass
-	 * that left no ring behind.
+	 * event, out of pressure (rec__writer_refill_largest()); the small
+	 * ones (threads that attach) at every pass that left no ring behind.
 	 */
 	if (!p.busy && !w->more)
-		rec__mem_refill(REFILL_BYTES, !w->fast && w->nr_events == p.nr_events_before
-						      ? SIZE_MAX
-						      : REFILL_PRESSED_RING_BYTES);
+		rec__mem_refill(REFILL_BYTES,
+				rec__writer_refill_largest(w->fast,
+							   w->nr_events != p.nr_events_before));
 	pass_sleep(w, &p, poll_ns);
 	return true;
 }
