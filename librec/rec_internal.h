@@ -867,6 +867,8 @@ void rec__writer_retire(void) REC__HIDDEN;
 void rec__writer_thread_restart(struct rec__thread *t) REC__HIDDEN;
 bool rec__writer_want_fast(bool fast, bool behind, uint64_t cpu_ns, uint64_t wall_ns) REC__HIDDEN;
 size_t rec__writer_refill_largest(bool fast, bool found_events) REC__HIDDEN;
+/* Tests only (test_writer_wake.c): an idle pass's end, during() run in the pass. */
+bool rec__writer_test_sleep(void (*during)(void), uint64_t poll_ns) REC__HIDDEN;
 /* Tests only (test_compact.c): not 0, every frame is compressed fast, as under pressure. */
 extern int rec__writer_test_pressure REC__HIDDEN;
 

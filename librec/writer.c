@@ -1863,9 +1863,10 @@ static void pass_write(struct writer *w, struct pass *p, uint64_t now)
 /*
  * Pass end: acknowledge the flush this pass served (busy: a later pass
  * will), then sleep until the next poll, the deadline of what is pending,
- * or a wake-up -- unless there is work left.
+ * or a wake-up -- unless there is work left. Return: true if it slept
+ * until its time (no wake-up ended the wait).
  */
-static void pass_sleep(struct writer *w, const struct pass *p, uint64_t poll_ns)
+static bool pass_sleep(struct writer *w, const struct pass *p, uint64_t poll_ns)
 {
 	bool locked = pthread_mutex_trylock(&rec__g.lock) == 0, sleep;
 	uint64_t flush_req = p->flush_req;
@@ -1909,9 +1910,35 @@ static void pass_sleep(struct writer *w, const struct pass *p, uint64_t poll_ns)
 		if (w->pending_since_ns && w->pending_since_ns + w->due_ns < wake_ns)
 			wake_ns = w->pending_since_ns + w->due_ns;
 		struct timespec at = { (time_t)(wake_ns / 1000000000u), (long)(wake_ns % 1000000000u) };
-		syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAIT_BITSET_PRIVATE, seen, &at, NULL,
-			FUTEX_BITSET_MATCH_ANY);
+		return syscall(SYS_futex, &rec__g.wake_seq, FUTEX_WAIT_BITSET_PRIVATE, seen, &at,
+			       NULL, FUTEX_BITSET_MATCH_ANY) < 0 &&
+		       errno == ETIMEDOUT;
 	}
+	return false;
+}
+
+/*
+ * rec__writer_test_sleep() - tests only (test_writer_wake.c): the end of
+ * an idle pass of a stream writer, as writer_pass() runs it: the wake-up
+ * count read as the pass begins, during() called (the pass's work, where
+ * a producer may wake the writer), then pass_sleep() with poll_ns.
+ * Return: pass_sleep()'s (true: it slept until the poll).
+ */
+bool rec__writer_test_sleep(void (*during)(void), uint64_t poll_ns)
+{
+	struct writer *w = calloc(1, sizeof(*w));
+	struct pass p = { .flush_req = rec__g.flush_done };
+	bool slept;
+
+	if (!w)
+		abort();
+	p.seen = __atomic_load_n(&rec__g.wake_seq, __ATOMIC_ACQUIRE);
+	w->pass_ns = mono_ns();
+	w->poll_active_ns = poll_ns;
+	during();
+	slept = pass_sleep(w, &p, poll_ns);
+	free(w);
+	return slept;
 }
 
 /*
