@@ -21,23 +21,18 @@
 #include "engine/index.h"
 #include "ttest.h"
 
-static char dir[256], trace[300], cache[600];
+static char dir[TU_TMPDIR_MAX], trace[TU_PATH_MAX], cache[TU_PATH_MAX];
 
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/tt-index-cache-%ld", (long)getpid());
-	mkdir(dir, 0700);
-	snprintf(trace, sizeof(trace), "%s/t.zst", dir);
+	tu_join(trace, tu_tmpdir(dir, "tt-index-cache"), "t.zst");
 	setenv("TRACETOOL_INDEX_DIR", dir, 1);
 	setenv("TRACETOOL_INDEX", "pass", 1);
 }
 
 static void teardown(void)
 {
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	(void)system(cmd);
+	tu_tmpdir_remove(dir);
 }
 
 TestSuite(index_cache, .init = setup, .fini = teardown, .timeout = 300);
@@ -104,24 +99,17 @@ static uint8_t *read_cache(size_t *len)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
-	FILE *f;
 	uint8_t *buf;
-	struct stat st;
 
 	cr_assert(d);
 	cache[0] = '\0';
 	while ((e = readdir(d)))
 		if (strncmp(e->d_name, "index-", 6) == 0 && strstr(e->d_name, ".idx"))
-			snprintf(cache, sizeof(cache), "%s/%s", dir, e->d_name);
+			tu_join(cache, dir, e->d_name);
 	closedir(d);
 	cr_assert(cache[0], "no cache file in %s", dir);
-	cr_assert_eq(stat(cache, &st), 0);
-	*len = (size_t)st.st_size;
-	buf = malloc(*len);
-	f = fopen(cache, "rb");
-	cr_assert(f && buf);
-	cr_assert_eq(fread(buf, 1, *len, f), *len);
-	fclose(f);
+	buf = (uint8_t *)tu_read_file(cache, len);
+	cr_assert(buf, "cannot read %s", cache);
 	return buf;
 }
 

@@ -7,11 +7,13 @@
 #include "testutil.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -232,4 +234,103 @@ void tu_rm_rf(const char *path)
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
 	(void)system(cmd);
+}
+
+static void tu_die(const char *what, const char *path)
+{
+	fprintf(stderr, "testutil: %s: %s: %s\n", what, path, strerror(errno));
+	abort();
+}
+
+/*
+ * The directories tu_tmpdir() made in this process, removed at its exit
+ * too: Criterion runs no .fini after cr_skip_test(), and a test skipped
+ * after its .init would leave its directory behind. Only in the process
+ * that made them: a test's forked child that exits leaves them alone.
+ */
+static char *tmpdirs[8];
+static pid_t tmpdirs_pid;
+
+static void tmpdirs_at_exit(void)
+{
+	if (getpid() != tmpdirs_pid)
+		return;
+	for (size_t i = 0; i < sizeof(tmpdirs) / sizeof(tmpdirs[0]); i++)
+		if (tmpdirs[i])
+			tu_tmpdir_remove(tmpdirs[i]);
+}
+
+const char *tu_tmpdir(char dir[TU_TMPDIR_MAX], const char *prefix)
+{
+	int n = snprintf(dir, TU_TMPDIR_MAX, "/tmp/%s_XXXXXX", prefix);
+	size_t i = 0;
+
+	errno = ENAMETOOLONG;
+	if (n < 0 || n >= TU_TMPDIR_MAX || !mkdtemp(dir))
+		tu_die("cannot make a temporary directory", dir);
+	if (tmpdirs_pid != getpid()) {
+		memset(tmpdirs, 0, sizeof(tmpdirs));
+		if (!tmpdirs_pid)
+			atexit(tmpdirs_at_exit);
+		tmpdirs_pid = getpid();
+	}
+	while (i < sizeof(tmpdirs) / sizeof(tmpdirs[0]) && tmpdirs[i] && tmpdirs[i] != dir)
+		i++;
+	if (i < sizeof(tmpdirs) / sizeof(tmpdirs[0]))
+		tmpdirs[i] = dir;
+	return dir;
+}
+
+void tu_tmpdir_remove(char dir[TU_TMPDIR_MAX])
+{
+	char cmd[TU_TMPDIR_MAX + 32];
+
+	/* Only what tu_tmpdir() made: never a path a failed setup left half-written. */
+	if (!dir[0] || strncmp(dir, "/tmp/", 5) != 0 || strchr(dir, '\''))
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "testutil: cannot remove %s\n", dir);
+	dir[0] = '\0';
+}
+
+const char *tu_join(char out[TU_PATH_MAX], const char *dir, const char *name)
+{
+	int n = snprintf(out, TU_PATH_MAX, "%s/%s", dir, name);
+
+	errno = ENAMETOOLONG;
+	if (n < 0 || n >= TU_PATH_MAX)
+		tu_die("path too long", name);
+	return out;
+}
+
+char *tu_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 4096, n = 0, got;
+	char *buf;
+
+	if (!f)
+		return NULL;
+	buf = malloc(cap);
+	if (!buf)
+		abort();
+	while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+		n += got;
+		if (cap - n - 1 == 0) {
+			buf = realloc(buf, cap *= 2);
+			if (!buf)
+				abort();
+		}
+	}
+	if (ferror(f)) {
+		fclose(f);
+		free(buf);
+		return NULL;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
 }

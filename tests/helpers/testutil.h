@@ -2,7 +2,9 @@
 /*
  * testutil.h - running tracetool (the binary under test, found through the
  * TRACETOOL environment variable that tests/analyzer/meson.build sets) and
- * capturing its exit code, stdout and stderr; per-test temporary paths.
+ * capturing its exit code, stdout and stderr; per-test temporary paths and
+ * directories, a file read whole. No dependency but libc: every suite's
+ * tests link it (tu_dep), librec's and whole-program mode's included.
  */
 #ifndef TESTUTIL_H
 #define TESTUTIL_H
@@ -34,5 +36,32 @@ bool tu_json_valid(const char *text);
 const char *tu_json_key(const char *json, const char *key);
 /* Removes path and everything under it (rm -rf), as a test's teardown does. */
 void tu_rm_rf(const char *path);
+
+/* The size of tu_tmpdir()'s directory name (a short prefix) and of tu_join()'s paths. */
+#define TU_TMPDIR_MAX 64
+#define TU_PATH_MAX 256
+
+/*
+ * tu_tmpdir() - a test's own directory: a new, empty /tmp/<prefix>_XXXXXX
+ * (mkdtemp(3): mode 0700, a name no other process has), its path in dir.
+ * A suite's .init makes it, its .fini removes it (tu_tmpdir_remove()), so
+ * that a failed test leaves nothing behind; the process's exit removes it
+ * too (atexit(3)), as Criterion runs no .fini after cr_skip_test(). Aborts
+ * with a line on stderr if the directory cannot be made: the test then
+ * fails as crashed.
+ * Return: dir.
+ */
+const char *tu_tmpdir(char dir[TU_TMPDIR_MAX], const char *prefix);
+/* tu_tmpdir_remove() - removes the directory of tu_tmpdir() and everything
+ * under it, then empties dir; nothing if dir is "" (no directory made). */
+void tu_tmpdir_remove(char dir[TU_TMPDIR_MAX]);
+/* tu_join() - "dir/name" in out; aborts if it does not fit. Return: out. */
+const char *tu_join(char out[TU_PATH_MAX], const char *dir, const char *name);
+/*
+ * tu_read_file() - the whole file, with a NUL after its last byte (malloc'ed:
+ * free() it); its size in *len unless len is NULL. Return: NULL if it cannot
+ * be opened or read.
+ */
+char *tu_read_file(const char *path, size_t *len);
 
 #endif /* TESTUTIL_H */

@@ -23,22 +23,16 @@
 
 #include "testutil.h"
 
-static char dir[256], trace[300];
+static char dir[TU_TMPDIR_MAX], trace[TU_PATH_MAX];
 
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/rec_instr_%d", (int)getpid());
-	cr_assert_eq(mkdir(dir, 0755), 0);
-	snprintf(trace, sizeof(trace), "%s/trace.zst", dir);
+	tu_join(trace, tu_tmpdir(dir, "rec_instr"), "trace.zst");
 }
 
 static void teardown(void)
 {
-	char cmd[400];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
+	tu_tmpdir_remove(dir);
 }
 
 TestSuite(instrument, .init = setup, .fini = teardown, .timeout = 120);

@@ -28,22 +28,16 @@
 #define RING_SLOTS 524288ull
 #define CHUNK_SLOTS (RING_SLOTS / 8)
 
-static char dir[256], err_txt[300];
+static char dir[TU_TMPDIR_MAX], err_txt[TU_PATH_MAX];
 
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/rec_wholeflight_%d", (int)getpid());
-	cr_assert_eq(mkdir(dir, 0755), 0);
-	snprintf(err_txt, sizeof(err_txt), "%s/stderr.txt", dir);
+	tu_join(err_txt, tu_tmpdir(dir, "rec_wholeflight"), "stderr.txt");
 }
 
 static void teardown(void)
 {
-	char cmd[400];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
+	tu_tmpdir_remove(dir);
 }
 
 TestSuite(wholeflight, .init = setup, .fini = teardown, .timeout = 120);

@@ -27,27 +27,21 @@
 #include <unistd.h>
 
 #include "rec.h"
+#include "testutil.h"
 #include "trace_read.h"
 
 #define AT_ONCE 8
 
-static char dir[64];
+static char dir[TU_TMPDIR_MAX];
 
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/rec_churn_XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
+	tu_tmpdir(dir, "rec_churn");
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-
-	if (dir[0] && strncmp(dir, "/tmp/rec_churn_", 15) == 0) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			cr_log_warn("cannot remove %s", dir);
-	}
+	tu_tmpdir_remove(dir);
 }
 
 TestSuite(churn, .init = setup, .fini = teardown, .timeout = 120);
@@ -150,7 +144,7 @@ static void *drain_fifo(void *arg)
 Test(churn, F4_short_threads_ended_behind_a_busy_writer_share_their_frames)
 {
 	struct rec_config c = REC_CONFIG_INIT;
-	char fifo[128], path[128];
+	char fifo[TU_PATH_MAX], path[TU_PATH_MAX];
 	struct drain d = { 0 };
 	struct tr_trace tr;
 	pthread_t reader;
@@ -158,8 +152,8 @@ Test(churn, F4_short_threads_ended_behind_a_busy_writer_share_their_frames)
 	uint8_t junk[4096];
 	int wfd;
 
-	snprintf(fifo, sizeof(fifo), "%s/out.fifo", dir);
-	snprintf(path, sizeof(path), "%s/trace.zst", dir);
+	tu_join(fifo, dir, "out.fifo");
+	tu_join(path, dir, "trace.zst");
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
 	d.fd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	cr_assert_geq(d.fd, 0);
@@ -208,11 +202,11 @@ Test(churn, F4_short_threads_ended_behind_a_busy_writer_share_their_frames)
 Test(churn, F4_an_index_frame_of_short_threads_costs_less_than_their_events)
 {
 	struct rec_config c = REC_CONFIG_INIT;
-	char path[128];
+	char path[TU_PATH_MAX];
 	struct tr_trace tr;
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/trace.zst", dir);
+	tu_join(path, dir, "trace.zst");
 	c.output = path;
 	c.flush_ms = 60000;
 	cr_assert_eq(rec_start(&c), 0);

@@ -19,41 +19,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rec_internal.h"
+#include "pressure.h"
 #include "recfmt.h"
 #include "trace_read.h"
 
 #define NR_THREADS 4
 #define NR_CALLS 200000 /* per thread: 2 events each, several frames */
 
-static char dir[64], out[128];
-
-static void setup(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/rec_compact_%d", (int)getpid());
-	mkdir(dir, 0700);
-	snprintf(out, sizeof(out), "%s/t.zst", dir);
-	setenv("REC_OUTPUT", out, 1);
-	setenv("REC_OVERFLOW", "block", 1); /* exact counts on a loaded machine */
-	rec__writer_test_pressure = 1;
-}
-
-static void teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd)) {
-	}
-}
-
-TestSuite(compact, .init = setup, .fini = teardown, .timeout = 120);
-
-static __attribute__((noinline)) void work(int i)
-{
-	TRACE_SCOPE();
-	__asm__ volatile("" : : "r"(i) : "memory");
-}
+TestSuite(compact, .init = pressure_setup, .fini = pressure_teardown, .timeout = 120);
 
 static int nr_threads = NR_THREADS, nr_calls = NR_CALLS;
 
@@ -124,23 +97,15 @@ static struct frames count_frames(const char *path)
  */
 static uint64_t assert_index_frames(const char *path)
 {
-	FILE *f = fopen(path, "rb");
 	struct recfmt_dctx *d = recfmt_dctx_new();
 	struct recfmt_frame_bytes fb = { 0 };
 	struct recfmt_buf raw;
 	struct recfmt_index_scratch unpacked = { 0 };
-	uint8_t *all;
-	long size;
+	size_t size;
+	uint8_t *all = (uint8_t *)tu_read_file(path, &size);
 	uint64_t off = 0, nr = 0;
 
-	cr_assert(f && d);
-	cr_assert_eq(fseek(f, 0, SEEK_END), 0);
-	size = ftell(f);
-	rewind(f);
-	all = malloc((size_t)size);
-	cr_assert(all);
-	cr_assert_eq(fread(all, 1, (size_t)size, f), (size_t)size);
-	fclose(f);
+	cr_assert(all && d, "%s", path);
 	recfmt_buf_init(&raw);
 	while (off < (uint64_t)size) {
 		struct recfmt_index_head h;
@@ -223,10 +188,10 @@ Test(compact, a_file_written_under_pressure_is_recompressed_with_exact_counts)
 
 Test(compact, a_file_moved_during_the_recording_is_left_as_written)
 {
-	char moved[160];
+	char moved[TU_PATH_MAX];
 	struct frames f;
 
-	snprintf(moved, sizeof(moved), "%s/moved.zst", dir);
+	tu_join(moved, dir, "moved.zst");
 	rec_start(NULL);
 	cr_assert_eq(rename(out, moved), 0);
 	record();
@@ -242,11 +207,11 @@ Test(compact, a_file_moved_during_the_recording_is_left_as_written)
 
 Test(compact, a_file_with_a_second_link_is_left_as_written)
 {
-	char link2[160];
+	char link2[TU_PATH_MAX];
 	struct frames f;
 	struct stat a, b;
 
-	snprintf(link2, sizeof(link2), "%s/link.zst", dir);
+	tu_join(link2, dir, "link.zst");
 	rec_start(NULL);
 	cr_assert_eq(link(out, link2), 0);
 	record();

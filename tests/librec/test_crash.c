@@ -26,6 +26,7 @@
 
 #include "child.h"
 #include "recfmt.h"
+#include "testutil.h"
 #include "trace_read.h"
 #include "under_asan.h"
 
@@ -40,16 +41,22 @@ static const char *env(const char *name)
 }
 
 /*
- * Runs argv with REC_FLUSH_MS=60000 (the crash path writes, not the timer)
- * then extra_env, as a crash (child.h: no core dump, the sanitizers' own
+ * Runs argv with REC_FLUSH_MS=60000 (the crash path writes, not the timer),
+ * REC_OUTPUT=out unless out is NULL, then extra_env, as a crash (child.h: no core dump, the sanitizers' own
  * fault handlers off: ASan and TSan report a SEGV and exit instead of dying
  * by it), capturing stdout and stderr; killed after limit_ms.
  */
-static void run_child(const char *const *argv, const char *const *extra_env, unsigned limit_ms,
-		      struct tu_child *c)
+static void run_child(const char *const *argv, const char *out, const char *const *extra_env,
+		      unsigned limit_ms, struct tu_child *c)
 {
 	const char *all[16] = { "REC_FLUSH_MS=60000" };
+	char output[TU_PATH_MAX + 16];
 	size_t n = 1;
+
+	if (out) {
+		snprintf(output, sizeof(output), "REC_OUTPUT=%s", out);
+		all[n++] = output;
+	}
 
 	for (size_t i = 0; extra_env && extra_env[i]; i++) {
 		cr_assert_lt(n + 1, sizeof(all) / sizeof(all[0]));
@@ -67,22 +74,42 @@ struct sig {
 static struct sig sigs[] = { { "segv", SIGSEGV }, { "bus", SIGBUS }, { "ill", SIGILL },
 			     { "fpe", SIGFPE }, { "abrt", SIGABRT } };
 
+static char dir[TU_TMPDIR_MAX];
+
+static void setup(void)
+{
+	tu_tmpdir(dir, "rec_crash");
+}
+
+static void teardown(void)
+{
+	tu_tmpdir_remove(dir);
+}
+
+TestSuite(crash, .init = setup, .fini = teardown);
+
 static void out_path(char *out, size_t bytes, const char *what)
 {
-	snprintf(out, bytes, "/tmp/rec_crash_%d_%s.zst", (int)getpid(), what);
+	snprintf(out, bytes, "%s/%s.zst", dir, what);
 	unlink(out);
+}
+
+/* Runs prog_crash SIGNAL MODE with REC_OUTPUT=out and extra_env. */
+static void run_prog_crash(const char *signame, const char *mode, const char *out,
+			   const char *const *extra_env, struct tu_child *c)
+{
+	const char *argv[] = { env("PROG_CRASH"), signame, mode, NULL };
+
+	run_child(argv, out, extra_env, 60000, c);
 }
 
 /* Runs prog_crash SIGNAL MODE with REC_OUTPUT=out; asserts it died by signo. */
 static void crash_run(const struct sig *s, const char *mode, const char *out, const char *more_env,
 		      struct tu_child *c)
 {
-	const char *argv[] = { env("PROG_CRASH"), s->name, mode, NULL };
-	char setting[512];
-	const char *extra[] = { setting, more_env, NULL };
+	const char *extra[] = { more_env, NULL };
 
-	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
-	run_child(argv, extra, 60000, c);
+	run_prog_crash(s->name, mode, out, extra, c);
 	cr_assert_neq(c->status, -1, "%s %s: hung", s->name, mode);
 	cr_assert(WIFSIGNALED(c->wstatus), "%s %s: exited with %d, stderr: %s", s->name, mode,
 		  WIFEXITED(c->wstatus) ? WEXITSTATUS(c->wstatus) : -1, c->err);
@@ -133,7 +160,7 @@ static void assert_check_names(const char *out, const char *signame)
 	char want[64];
 	struct tu_child c;
 
-	run_child(argv, NULL, 60000, &c);
+	run_child(argv, NULL, NULL, 60000, &c);
 	cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 0, "check: %s%s", c.out, c.err);
 	snprintf(want, sizeof(want), "ended by a crash: %s", signame);
 	cr_assert(strstr(c.out, want), "check said: %s", c.out);
@@ -153,13 +180,13 @@ static void assert_reports_crash(const char *out, const char *signame, int signo
 	char want[128];
 	struct tu_child c;
 
-	run_child(info, NULL, 60000, &c);
+	run_child(info, NULL, NULL, 60000, &c);
 	cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 0, "info: %s", c.err);
 	cr_assert(strstr(c.out, "\"clean\":false"), "info: %s", c.out);
 	snprintf(want, sizeof(want), "\"crash\":{\"signal\":\"%s\",\"signo\":%d,", signame, signo);
 	cr_assert(strstr(c.out, want), "info: %s", c.out);
 	cr_assert(strstr(c.out, "\"frames_without_index\":1,"), "info: %s", c.out);
-	run_child(summary, NULL, 60000, &c);
+	run_child(summary, NULL, NULL, 60000, &c);
 	cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 0, "summary: %s", c.err);
 	cr_assert(strstr(c.out, "work"), "summary: %s", c.out);
 	snprintf(want, sizeof(want), "warning: the recording ended by a crash: %s", signame);
@@ -291,17 +318,14 @@ ParameterizedTestParameters(crash, sigaction_after_start_returns_the_programs_ow
 ParameterizedTest(struct sig *s, crash, sigaction_after_start_returns_the_programs_own_old_action,
 		  .timeout = 120)
 {
-	const char *argv[] = { env("PROG_CRASH"), s->name, "oldact", NULL };
-	char out[256], setting[300];
-	const char *extra[] = { setting, NULL };
+	char out[256];
 	struct tu_child c;
 
 #ifdef UNDER_ASAN
 	cr_skip_test("AddressSanitizer intercepts sigaction() past librectrace.so");
 #endif
 	out_path(out, sizeof(out), "oldact");
-	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
-	run_child(argv, extra, 60000, &c);
+	run_prog_crash(s->name, "oldact", out, NULL, &c);
 	cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 0, "%s: %s%s", s->name, c.out,
 		  c.err);
 	cr_assert_str_eq(c.out, "oldact ok\n", "%s", s->name);
@@ -344,12 +368,12 @@ Test(crash, crash_line_names_the_thread_by_its_tid, .timeout = 120)
 	out_path(out, sizeof(out), "tid");
 	crash_run(&segv, "plain", out, NULL, &c);
 	info[3] = out;
-	run_child(info, NULL, 60000, &c);
+	run_child(info, NULL, NULL, 60000, &c);
 	pid = strstr(c.out, "\"pid\":");
 	cr_assert(pid, "info: %s", c.out);
 	snprintf(want, sizeof(want), "SIGSEGV on thread %ld at address", strtol(pid + 6, NULL, 10));
 	check[2] = out;
-	run_child(check, NULL, 60000, &c);
+	run_child(check, NULL, NULL, 60000, &c);
 	cr_assert(strstr(c.out, want), "want \"%s\", check said: %s", want, c.out);
 	unlink(out);
 }
@@ -370,23 +394,20 @@ Test(crash, inside_a_probe_window_writes_no_torn_record, .timeout = 120)
 
 Test(crash, forked_child_crash_lands_in_its_own_file, .timeout = 120)
 {
-	const char *argv[] = { env("PROG_CRASH"), "segv", "fork", NULL };
-	char pattern[256], setting[300], child_out[256];
-	const char *extra[] = { setting, NULL };
+	char pattern[256], child_out[256];
 	char parent_out[300];
 	struct tr_trace tr;
 	struct tu_child c;
 	int parent, child;
 
 	skip_fork_under_asan(); /* docs/TESTING.md */
-	snprintf(pattern, sizeof(pattern), "/tmp/rec_crash_%d_fork_%%p.zst", (int)getpid());
-	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", pattern);
-	run_child(argv, extra, 60000, &c);
+	snprintf(pattern, sizeof(pattern), "%s/fork_%%p.zst", dir);
+	run_prog_crash("segv", "fork", pattern, NULL, &c);
 	cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 0, "status %d, stderr: %s",
 		  c.wstatus, c.err);
 	cr_assert_eq(sscanf(c.out, "%d %d", &parent, &child), 2, "stdout: %s", c.out);
 	/* The parent's file: its own scopes after the fork, ended cleanly, no crash. */
-	snprintf(parent_out, sizeof(parent_out), "/tmp/rec_crash_%d_fork_%d.zst", (int)getpid(),
+	snprintf(parent_out, sizeof(parent_out), "%s/fork_%d.zst", dir,
 		 parent);
 	cr_assert_eq(tr_load(parent_out, &tr), 0);
 	cr_assert_eq(tr_calls(&tr, "work"), NR_SCOPES);
@@ -395,7 +416,7 @@ Test(crash, forked_child_crash_lands_in_its_own_file, .timeout = 120)
 	tr_free(&tr);
 	unlink(parent_out);
 	/* The child's: all of its scopes, ended by the crash. */
-	snprintf(child_out, sizeof(child_out), "/tmp/rec_crash_%d_fork_%d.zst", (int)getpid(),
+	snprintf(child_out, sizeof(child_out), "%s/fork_%d.zst", dir,
 		 child);
 	assert_all_there(child_out, "fork child");
 	assert_check_names(child_out, "SIGSEGV");
@@ -434,17 +455,15 @@ Test(crash, rec_crash_0_leaves_the_unwritten_events_unwritten, .timeout = 120)
  */
 Test(crash, under_asan_its_handler_runs_first_and_the_capture_before_it_ends, .timeout = 120)
 {
-	const char *argv[] = { env("PROG_CRASH"), "segv", "plain", NULL };
-	char out[256], setting[300];
-	const char *extra[] = { setting, "ASAN_OPTIONS=detect_leaks=0", NULL };
+	char out[256];
+	const char *extra[] = { "ASAN_OPTIONS=detect_leaks=0", NULL };
 	struct tu_child c;
 
 #ifndef UNDER_ASAN
 	cr_skip_test("not an AddressSanitizer build");
 #endif
 	out_path(out, sizeof(out), "asan");
-	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
-	run_child(argv, extra, 60000, &c);
+	run_prog_crash("segv", "plain", out, extra, &c);
 	cr_assert_neq(c.status, -1, "hung");
 	cr_assert(strstr(c.err, "AddressSanitizer: SEGV"), "stderr: %s", c.err);
 	cr_assert(!(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 0));
@@ -462,16 +481,15 @@ Test(crash, under_asan_its_handler_runs_first_and_the_capture_before_it_ends, .t
 Test(crash, flight_hook_writes_a_complete_snapshot_file_instead, .timeout = 120)
 {
 	const char *argv[] = { env("PROG_CRASH_FLIGHT"), "segv", "flight", NULL };
-	char out[256], snap[256], setting[300], snap_setting[300];
+	char out[256], snap[256], snap_setting[300];
 	/* Flight mode: the rings keep every event (they grow while they fill). */
-	const char *extra[] = { setting, snap_setting, "REC_MODE=flight", NULL };
+	const char *extra[] = { snap_setting, "REC_MODE=flight", NULL };
 	struct tu_child c;
 
 	out_path(out, sizeof(out), "flight_stream");
 	out_path(snap, sizeof(snap), "flight_snap");
-	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
 	snprintf(snap_setting, sizeof(snap_setting), "CRASH_SNAPSHOT=%s", snap);
-	run_child(argv, extra, 60000, &c);
+	run_child(argv, out, extra, 60000, &c);
 	cr_assert(WIFSIGNALED(c.wstatus) && WTERMSIG(c.wstatus) == SIGSEGV, "status %d, stderr: %s",
 		  c.wstatus, c.err);
 	cr_assert_str_eq(c.err, "");
@@ -492,17 +510,16 @@ Test(crash, flight_hook_writes_a_complete_snapshot_file_instead, .timeout = 120)
 Test(crash, capture_larger_than_its_buffer_spans_frames, .timeout = 300)
 {
 	const char *argv[] = { env("PROG_CRASH_FLIGHT"), "segv", "flight", "1500000", NULL };
-	char out[256], snap[256], setting[300], snap_setting[300];
-	const char *extra[] = { setting, snap_setting, "REC_BUFFER=64M", "REC_MEMORY=1G",
+	char out[256], snap[256], snap_setting[300];
+	const char *extra[] = { snap_setting, "REC_BUFFER=64M", "REC_MEMORY=1G",
 				"REC_MODE=flight", NULL };
 	struct tr_trace tr;
 	struct tu_child c;
 
 	out_path(out, sizeof(out), "big_stream");
 	out_path(snap, sizeof(snap), "big_snap");
-	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
 	snprintf(snap_setting, sizeof(snap_setting), "CRASH_SNAPSHOT=%s", snap);
-	run_child(argv, extra, 240000, &c);
+	run_child(argv, out, extra, 240000, &c);
 	cr_assert(WIFSIGNALED(c.wstatus) && WTERMSIG(c.wstatus) == SIGSEGV, "status %d, stderr: %s",
 		  c.wstatus, c.err);
 	assert_all_n(snap, "big snapshot", 1500000);
@@ -558,15 +575,15 @@ Test(crash, flight_mode_crash_writes_the_next_snapshot, .timeout = 120)
 	char pattern[256], snap[256];
 	struct tu_child c;
 
-	snprintf(pattern, sizeof(pattern), "/tmp/rec_crash_%d_flmode_%%n.zst", (int)getpid());
-	snprintf(snap, sizeof(snap), "/tmp/rec_crash_%d_flmode_1.zst", (int)getpid());
+	snprintf(pattern, sizeof(pattern), "%s/flmode_%%n.zst", dir);
+	snprintf(snap, sizeof(snap), "%s/flmode_1.zst", dir);
 	unlink(snap);
 	crash_run(&segv, "plain", pattern, "REC_MODE=flight", &c);
 	cr_assert_str_eq(c.err, "", "stderr: %s", c.err);
 	assert_all_there(snap, "flight snapshot");
 	assert_check_names(snap, "SIGSEGV");
 	info[3] = snap;
-	run_child(info, NULL, 60000, &c);
+	run_child(info, NULL, NULL, 60000, &c);
 	cr_assert(strstr(c.out, "\"crash\":{\"signal\":\"SIGSEGV\""), "info: %s", c.out);
 	unlink(snap);
 }
@@ -584,7 +601,7 @@ static void assert_crashing_scope_is_an_error(const char *out, const char *what)
 	const char *summary[] = { env("TRACETOOL"), "summary", "--format=csv", out, NULL };
 	struct tu_child c;
 
-	run_child(summary, NULL, 60000, &c);
+	run_child(summary, NULL, NULL, 60000, &c);
 	cr_assert(WIFEXITED(c.wstatus) && WEXITSTATUS(c.wstatus) == 0, "%s: %s", what, c.err);
 	cr_assert(strstr(c.out, "\ncrashing,0,0,0,0,0,0,0,0,0,1\n"), "%s: summary:\n%s", what,
 		  c.out);
@@ -602,8 +619,8 @@ Test(crash, scope_open_at_the_crash_is_an_error_in_stream_and_flight_files, .tim
 	crash_run(&segv, "inscope", out, NULL, &c);
 	assert_crashing_scope_is_an_error(out, "stream");
 	unlink(out);
-	snprintf(pattern, sizeof(pattern), "/tmp/rec_crash_%d_inscope_%%n.zst", (int)getpid());
-	snprintf(snap, sizeof(snap), "/tmp/rec_crash_%d_inscope_1.zst", (int)getpid());
+	snprintf(pattern, sizeof(pattern), "%s/inscope_%%n.zst", dir);
+	snprintf(snap, sizeof(snap), "%s/inscope_1.zst", dir);
 	unlink(snap);
 	crash_run(&segv, "inscope", pattern, "REC_MODE=flight", &c);
 	assert_crashing_scope_is_an_error(snap, "flight snapshot");
@@ -847,9 +864,9 @@ ParameterizedTestParameters(crash, annotations_are_written_as_annots_never_as_sc
 ParameterizedTest(struct an_case *k, crash, annotations_are_written_as_annots_never_as_scope_events,
 		  .timeout = 120)
 {
-	char threads[8], nr[16], out[256], file[256], setting[300], what[64];
+	char threads[8], nr[16], out[256], file[256], what[64];
 	const char *argv[] = { env("PROG_CRASH_ANNOTS"), k->sig, threads, nr, NULL };
-	const char *extra[] = { setting, "REC_OVERFLOW=block", k->flight ? "REC_MODE=flight" : NULL,
+	const char *extra[] = { "REC_OVERFLOW=block", k->flight ? "REC_MODE=flight" : NULL,
 				NULL };
 	struct tu_child c;
 
@@ -857,15 +874,14 @@ ParameterizedTest(struct an_case *k, crash, annotations_are_written_as_annots_ne
 	snprintf(nr, sizeof(nr), "%d", AN_NR);
 	snprintf(what, sizeof(what), "%s %s", k->sig, k->flight ? "flight" : "stream");
 	if (k->flight) {
-		snprintf(out, sizeof(out), "/tmp/rec_crash_%d_an_%%n.zst", (int)getpid());
-		snprintf(file, sizeof(file), "/tmp/rec_crash_%d_an_1.zst", (int)getpid());
+		snprintf(out, sizeof(out), "%s/an_%%n.zst", dir);
+		snprintf(file, sizeof(file), "%s/an_1.zst", dir);
 	} else {
 		out_path(out, sizeof(out), "annots");
 		snprintf(file, sizeof(file), "%s", out);
 	}
 	unlink(file);
-	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
-	run_child(argv, extra, 60000, &c);
+	run_child(argv, out, extra, 60000, &c);
 	cr_assert(WIFSIGNALED(c.wstatus) && WTERMSIG(c.wstatus) == k->signo,
 		  "%s: status %d, stderr: %s", what, c.wstatus, c.err);
 	cr_assert_str_eq(c.err, "", "%s: stderr: %s", what, c.err);
@@ -883,17 +899,16 @@ ParameterizedTest(struct an_case *k, crash, annotations_are_written_as_annots_ne
 Test(crash, annotations_past_the_capture_buffer_span_frames_whole, .timeout = 300)
 {
 	const char *argv[] = { env("PROG_CRASH_ANNOTS"), "segv", "1", "100000", NULL };
-	char out[256], file[256], setting[300];
-	const char *extra[] = { setting, "REC_MODE=flight", "REC_BUFFER=64M", "REC_OVERFLOW=block",
+	char out[256], file[256];
+	const char *extra[] = { "REC_MODE=flight", "REC_BUFFER=64M", "REC_OVERFLOW=block",
 				NULL };
 	struct tr_trace tr;
 	struct tu_child c;
 
-	snprintf(out, sizeof(out), "/tmp/rec_crash_%d_anbig_%%n.zst", (int)getpid());
-	snprintf(file, sizeof(file), "/tmp/rec_crash_%d_anbig_1.zst", (int)getpid());
+	snprintf(out, sizeof(out), "%s/anbig_%%n.zst", dir);
+	snprintf(file, sizeof(file), "%s/anbig_1.zst", dir);
 	unlink(file);
-	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
-	run_child(argv, extra, 240000, &c);
+	run_child(argv, out, extra, 240000, &c);
 	cr_assert(WIFSIGNALED(c.wstatus) && WTERMSIG(c.wstatus) == SIGSEGV, "status %d, stderr: %s",
 		  c.wstatus, c.err);
 	assert_annots_exact(file, "big", 1, 100000);
@@ -944,7 +959,7 @@ Test(crash, handler_writes_nothing_below_a_small_alternate_stack, .timeout = 120
 			continue;
 #endif
 		snprintf(bytes, sizeof(bytes), "%u", sizes[i]);
-		snprintf(pattern, sizeof(pattern), "/tmp/rec_crash_%d_alt_%%p.zst", (int)getpid());
+		snprintf(pattern, sizeof(pattern), "%s/alt_%%p.zst", dir);
 		snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", pattern);
 		/* TU_CHILD_CRASH: no sanitizer handler chained to on the small stack. */
 		tu_run_child(argv, extra, 60000, TU_CHILD_CRASH, &c);
@@ -955,7 +970,7 @@ Test(crash, handler_writes_nothing_below_a_small_alternate_stack, .timeout = 120
 		cr_assert_eq(sscanf(c.out, "pid %d below %lu above %lu used %lu minsig %lu", &pid,
 				    &below, &above, &used, &minsig),
 			     5, "%s", c.out);
-		snprintf(file, sizeof(file), "/tmp/rec_crash_%d_alt_%d.zst", (int)getpid(), pid);
+		snprintf(file, sizeof(file), "%s/alt_%d.zst", dir, pid);
 		if (!minsig) /* no AT_MINSIGSTKSZ (qemu-user): the C library's minimum */
 			minsig = (unsigned long)sysconf(_SC_MINSIGSTKSZ);
 		cr_log_info("alternate stack of %u bytes: %lu used (AT_MINSIGSTKSZ %lu), %lu below",
@@ -974,7 +989,7 @@ Test(crash, handler_writes_nothing_below_a_small_alternate_stack, .timeout = 120
 		cr_assert_leq(used, minsig + HOST_STACK_NEED, "%u bytes: %lu used", sizes[i], used);
 #endif
 		/* The capture ran whole: the file is intact and says how it ended. */
-		run_child(check, NULL, 60000, &c);
+		run_child(check, NULL, NULL, 60000, &c);
 		cr_assert_eq(c.status, 0, "%u bytes: check: %s%s", sizes[i], c.out, c.err);
 		cr_assert(strstr(c.out, "ended by a crash: SIGSEGV"), "%s", c.out);
 		unlink(file);
@@ -991,16 +1006,15 @@ Test(crash, handler_writes_nothing_below_a_small_alternate_stack, .timeout = 120
 Test(crash, crash_stack_need_is_measured_and_fits, .timeout = 120)
 {
 	const char *argv[] = { env("PROG_CRASH_FLIGHT"), "segv", "stack", NULL };
-	char out[256], snap[256], setting[300], snap_setting[300];
-	const char *extra[] = { setting, snap_setting, "REC_MODE=flight", NULL };
+	char out[256], snap[256], snap_setting[300];
+	const char *extra[] = { snap_setting, "REC_MODE=flight", NULL };
 	unsigned long used, total;
 	struct tu_child c;
 
 	out_path(out, sizeof(out), "stack_stream");
 	out_path(snap, sizeof(snap), "stack_snap");
-	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
 	snprintf(snap_setting, sizeof(snap_setting), "CRASH_SNAPSHOT=%s", snap);
-	run_child(argv, extra, 60000, &c);
+	run_child(argv, out, extra, 60000, &c);
 	cr_assert(WIFSIGNALED(c.wstatus) && WTERMSIG(c.wstatus) == SIGSEGV, "status %d, stderr: %s",
 		  c.wstatus, c.err);
 #if !defined(__x86_64__) && !defined(__aarch64__)
@@ -1027,9 +1041,9 @@ Test(crash, crash_stack_need_is_measured_and_fits, .timeout = 120)
  */
 Test(crash, crash_while_a_rec_after_snapshot_is_open_ends_that_snapshot, .timeout = 120)
 {
-	char threads[8], nr[16], out[256], file[256], next[256], setting[300], snap_setting[300];
+	char threads[8], nr[16], out[256], file[256], next[256], snap_setting[300];
 	const char *argv[] = { env("PROG_CRASH_ANNOTS"), "segv", threads, nr, "after", NULL };
-	const char *extra[] = { setting, snap_setting, "REC_MODE=flight", "REC_AFTER=60s",
+	const char *extra[] = { snap_setting, "REC_MODE=flight", "REC_AFTER=60s",
 				"REC_OVERFLOW=block", NULL };
 	struct an_file f;
 	struct tr_trace tr;
@@ -1037,14 +1051,13 @@ Test(crash, crash_while_a_rec_after_snapshot_is_open_ends_that_snapshot, .timeou
 
 	snprintf(threads, sizeof(threads), "%d", AN_THREADS);
 	snprintf(nr, sizeof(nr), "%d", AN_NR);
-	snprintf(out, sizeof(out), "/tmp/rec_crash_%d_after_%%n.zst", (int)getpid());
-	snprintf(file, sizeof(file), "/tmp/rec_crash_%d_after_1.zst", (int)getpid());
-	snprintf(next, sizeof(next), "/tmp/rec_crash_%d_after_2.zst", (int)getpid());
+	snprintf(out, sizeof(out), "%s/after_%%n.zst", dir);
+	snprintf(file, sizeof(file), "%s/after_1.zst", dir);
+	snprintf(next, sizeof(next), "%s/after_2.zst", dir);
 	unlink(file);
 	unlink(next);
-	snprintf(setting, sizeof(setting), "REC_OUTPUT=%s", out);
 	snprintf(snap_setting, sizeof(snap_setting), "SNAPSHOT_PATH=%s", file);
-	run_child(argv, extra, 60000, &c);
+	run_child(argv, out, extra, 60000, &c);
 	cr_assert(WIFSIGNALED(c.wstatus) && WTERMSIG(c.wstatus) == SIGSEGV, "status %d, stderr: %s",
 		  c.wstatus, c.err);
 	cr_assert_str_eq(c.out, "snapshot 0\n");

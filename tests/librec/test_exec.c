@@ -20,23 +20,20 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "testutil.h"
 #include "trace_read.h"
 #include "under_asan.h"
 
-static char dir[128];
+static char dir[TU_TMPDIR_MAX];
 
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/rec_exec_%d", (int)getpid());
-	mkdir(dir, 0700);
+	tu_tmpdir(dir, "rec_exec");
 }
 
 static void cleanup(void)
 {
-	char cmd[200];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	(void)!system(cmd);
+	tu_tmpdir_remove(dir);
 }
 
 TestSuite(exec, .init = setup, .fini = cleanup, .timeout = 120);
@@ -52,12 +49,10 @@ static const char *env(const char *name)
 /* dir/NAME */
 static const char *in_dir(const char *name)
 {
-	static char bufs[4][256];
+	static char bufs[4][TU_PATH_MAX];
 	static unsigned k;
-	char *b = bufs[k++ % 4];
 
-	snprintf(b, sizeof(bufs[0]), "%s/%s", dir, name);
-	return b;
+	return tu_join(bufs[k++ % 4], dir, name);
 }
 
 /* Runs prog (PROG_EXECSELF or another) with REC_OUTPUT=dir/ex.zst and `more` settings. */

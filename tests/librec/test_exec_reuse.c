@@ -29,40 +29,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rec_internal.h"
+#include "pressure.h"
 #include "trace_read.h"
 
 #define NR_CALLS 20000
 #define NR_TRIES 256 /* files asked for until one gets the old inode */
 
-static char dir[64], out[128];
-
-static void setup(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/rec_exec_reuse_%d", (int)getpid());
-	mkdir(dir, 0700);
-	snprintf(out, sizeof(out), "%s/t.zst", dir);
-	setenv("REC_OUTPUT", out, 1);
-	setenv("REC_OVERFLOW", "block", 1);
-	rec__writer_test_pressure = 1;
-}
-
-static void teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd)) {
-	}
-}
-
-TestSuite(exec_reuse, .init = setup, .fini = teardown, .timeout = 120);
-
-static __attribute__((noinline)) void work(int i)
-{
-	TRACE_SCOPE();
-	__asm__ volatile("" : : "r"(i) : "memory");
-}
+TestSuite(exec_reuse, .init = pressure_setup, .fini = pressure_teardown, .timeout = 120);
 
 /* A file at `name` whose inode number is ino, made by asking for files until one gets it. */
 static bool make_with_inode(const char *name, ino_t ino)

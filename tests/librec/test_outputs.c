@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "testutil.h"
 #include "trace_read.h"
 #include "under_asan.h"
 
@@ -33,24 +34,17 @@
 #define PRECIOUS "precious: not a trace\n"
 #define LINK_WHY "a symbolic link (name its target to write there)"
 
-static char dir[64];
+static char dir[TU_TMPDIR_MAX];
 
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/rec_out_XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
+	tu_tmpdir(dir, "rec_out");
 	umask(022);
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-
-	if (dir[0] && strncmp(dir, "/tmp/rec_out_", 13) == 0) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			cr_log_warn("cannot remove %s", dir);
-	}
+	tu_tmpdir_remove(dir);
 }
 
 TestSuite(outputs, .init = setup, .fini = teardown, .timeout = 120);
@@ -591,30 +585,50 @@ Test(outputs, setuid_host_records_to_the_output_it_names_itself)
  * killed a host that never writes to stderr itself (exit 141 in a shell).
  * The line is lost, the host runs on and exits as it would have.
  */
-Test(outputs, F11_rec_line_to_a_broken_stderr_pipe_never_kills_the_host)
+/*
+ * Runs the host named by the environment variable prog_var, with
+ * REC_OUTPUT=output, in a child that calls prepare() first (exit 120 if it
+ * fails or prog_var is unset, 121 if the host cannot start); its wait status.
+ */
+static int run_prepared_host(const char *prog_var, const char *output, bool (*prepare)(void))
 {
-	char output[128];
 	int status;
-	pid_t pid;
+	pid_t pid = fork();
 
-	snprintf(output, sizeof(output), "%s/no/such/dir/t.zst", dir);
-	pid = fork();
 	cr_assert_neq(pid, -1);
 	if (pid == 0) {
-		const char *prog = getenv("PROG_NESTED");
-		int null = open("/dev/null", O_WRONLY), p[2];
+		const char *prog = getenv(prog_var);
 
-		/* The pipe is the child's alone: with its reader closed, a write to p[1]
-		 * fails with EPIPE and raises SIGPIPE. */
-		if (!prog || null < 0 || pipe(p) != 0 || close(p[0]) != 0 || dup2(null, 1) < 0 ||
-		    dup2(p[1], 2) < 0)
+		if (!prog || !prepare())
 			_exit(120);
-		signal(SIGPIPE, SIG_DFL);
 		setenv("REC_OUTPUT", output, 1);
 		execl(prog, prog, (char *)NULL);
 		_exit(121);
 	}
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+/* stdout to /dev/null, stderr to a pipe whose reader is closed, SIGPIPE's default action. */
+static bool stderr_to_a_broken_pipe(void)
+{
+	int null = open("/dev/null", O_WRONLY), p[2];
+
+	/* The pipe is the child's alone: with its reader closed, a write to p[1]
+	 * fails with EPIPE and raises SIGPIPE. */
+	if (null < 0 || pipe(p) != 0 || close(p[0]) != 0 || dup2(null, 1) < 0 || dup2(p[1], 2) < 0)
+		return false;
+	signal(SIGPIPE, SIG_DFL);
+	return true;
+}
+
+Test(outputs, F11_rec_line_to_a_broken_stderr_pipe_never_kills_the_host)
+{
+	char output[TU_PATH_MAX];
+	int status;
+
+	tu_join(output, dir, "no/such/dir/t.zst");
+	status = run_prepared_host("PROG_NESTED", output, stderr_to_a_broken_pipe);
 	cr_assert(WIFEXITED(status), "killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	cr_assert_eq(WEXITSTATUS(status), 0);
 }
@@ -627,27 +641,20 @@ Test(outputs, F11_rec_line_to_a_broken_stderr_pipe_never_kills_the_host)
  * before librec's first frame, and `tracetool check` found frame 0 bad.
  * librec's outputs never take 0, 1 or 2 (rec(3), OUTPUTS AND PRIVILEGES).
  */
+/* stderr closed; 0 and 1 stay open: the trace's lowest free number is 2. */
+static bool stderr_closed(void)
+{
+	return close(2) == 0;
+}
+
 Test(outputs, F17_trace_never_takes_a_standard_descriptor_of_a_host_started_without_them)
 {
-	char output[128];
+	char output[TU_PATH_MAX];
 	struct tr_trace tr;
 	int status;
-	pid_t pid;
 
-	snprintf(output, sizeof(output), "%s/t.zst", dir);
-	pid = fork();
-	cr_assert_neq(pid, -1);
-	if (pid == 0) {
-		const char *prog = getenv("PROG_STDIO_CLOSED");
-
-		if (!prog)
-			_exit(120);
-		setenv("REC_OUTPUT", output, 1);
-		close(2); /* 0 and 1 stay open: the trace's lowest free number is 2 */
-		execl(prog, prog, (char *)NULL);
-		_exit(121);
-	}
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	tu_join(output, dir, "t.zst");
+	status = run_prepared_host("PROG_STDIO_CLOSED", output, stderr_closed);
 	cr_assert(WIFEXITED(status), "killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	cr_assert_eq(WEXITSTATUS(status), 0, "exit %d: the host's stderr line was written (3)",
 		     WEXITSTATUS(status));

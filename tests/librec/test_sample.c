@@ -20,34 +20,22 @@
 
 #include "child.h"
 #include "recfmt.h"
+#include "testutil.h"
 #include "trace_read.h"
 #include "under_asan.h"
 
 TestSuite(sample, .timeout = 240);
 
-static char dir[128];
+static char dir[TU_TMPDIR_MAX];
 
 static void make_dir(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/rec_sample_%d", (int)getpid());
-	mkdir(dir, 0700);
+	tu_tmpdir(dir, "rec_sample");
 }
 
 static void remove_dir(void)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[512];
-
-	while (d && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
+	tu_tmpdir_remove(dir);
 }
 
 /* ---------------------------------------------------------------------
