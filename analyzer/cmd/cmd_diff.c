@@ -151,30 +151,6 @@ static void add_path(struct diff_args *a, int side, const char *p)
 	a->path[side][a->nr[side]++] = p;
 }
 
-/*
- * Exit 2 with one line when two runs of one side are one file (device and
- * inode, whatever the paths): that run would count twice and the spread
- * between runs would look smaller than it is. BASE and NEW may share a
- * file: a recording compared with itself. A few runs a side: O(n^2).
- */
-static void refuse_same_run(const char *const *paths, unsigned n)
-{
-	for (unsigned i = 1; i < n; i++) {
-		struct stat a, b;
-
-		if (stat(paths[i], &a))
-			continue;
-		for (unsigned k = 0; k < i; k++)
-			if (stat(paths[k], &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-				fprintf(stderr,
-					"tracetool: %s: the same file as %s: a run given twice would "
-					"count twice\n",
-					paths[i], paths[k]);
-				exit(2);
-			}
-	}
-}
-
 static const struct argp_child diff_children[] = {
 	{ &tt_filter_argp, 0, 0, 0 },
 	{ &tt_cost_argp, 0, 0, 0 },
@@ -234,8 +210,11 @@ static error_t parse_diff(int key, char *arg, struct argp_state *state)
 			add_path(a, 1, a->path[0][1]);
 			a->nr[0] = 1;
 		}
-		refuse_same_run(a->path[0], a->nr[0]);
-		refuse_same_run(a->path[1], a->nr[1]);
+		/* A run given twice would count twice and the spread between
+		 * runs look smaller than it is; BASE and NEW may share a file:
+		 * a recording compared with itself. */
+		tt_refuse_same_file(state, a->path[0], a->nr[0], "run");
+		tt_refuse_same_file(state, a->path[1], a->nr[1], "run");
 		tt_refuse_stdout_input(a->path[0], a->nr[0]);
 		tt_refuse_stdout_input(a->path[1], a->nr[1]);
 		break;

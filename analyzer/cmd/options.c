@@ -356,18 +356,12 @@ void tt_refuse_stdout_input(const char *const *paths, unsigned n)
 		}
 }
 
-/*
- * Exit 2 with one line when two of the n TRACE operands are one file (the
- * same device and inode, whatever the paths): its events would count twice
- * (issue 26). A path that cannot be stat'ed is left to the command, which
- * names the problem when it opens it. O(n log n).
- */
-static void refuse_same_file(struct argp_state *state, const char *const *paths, unsigned n)
+void tt_refuse_same_file(struct argp_state *state, const char *const *paths, unsigned n,
+			 const char *what)
 {
 	struct file_id *v;
 	unsigned m = 0, first = 0, again = 0;
 
-	tt_refuse_stdout_input(paths, n);
 	if (n < 2)
 		return;
 	v = calloc(n, sizeof(*v));
@@ -388,12 +382,17 @@ static void refuse_same_file(struct argp_state *state, const char *const *paths,
 		}
 	free(v);
 	if (again) {
-		fprintf(stderr,
-			"tracetool: %s: the same file as %s: a recording given twice would count "
-			"twice\n",
-			paths[again], paths[first]);
+		fprintf(stderr, "tracetool: %s: the same file as %s: a %s given twice would count twice\n",
+			paths[again], paths[first], what);
 		exit(2);
 	}
+}
+
+/* The checks of a command's TRACE operands: not standard output, no file twice. */
+static void refuse_same_file(struct argp_state *state, const char *const *paths, unsigned n)
+{
+	tt_refuse_stdout_input(paths, n);
+	tt_refuse_same_file(state, paths, n, "recording");
 	tt_runs_warn_same_recording(paths, n);
 }
 

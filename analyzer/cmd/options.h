@@ -103,6 +103,17 @@ error_t tt_options_parse_traces(int key, char *arg, struct argp_state *state);
 void tt_refuse_stdout_input(const char *const *paths, unsigned n);
 
 /*
+ * tt_refuse_same_file() - exit 2 with one line when two of the n paths are
+ * one file (the same device and inode, whatever the paths): "tracetool: B:
+ * the same file as A: a <what> given twice would count twice", A the first
+ * of the earliest pair (issue 26; diff's runs of one side, what "run"). A
+ * path that cannot be stat'ed is left to the command, which names the
+ * problem when it opens it. O(n log n).
+ */
+void tt_refuse_same_file(struct argp_state *state, const char *const *paths, unsigned n,
+			 const char *what);
+
+/*
  * The operands and -o of the commands that write files from several traces
  * (export, perfetto): -o OUT (each command lists the option with its own
  * help) and one or more TRACE operands, in the order given. missing_out is
