@@ -364,14 +364,9 @@ Test(annots, perfetto_counters_instants_args_and_flows)
 
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *buf = calloc(1, 1 << 16);
-	size_t n;
+	char *buf = tu_read_file(path, NULL);
 
-	cr_assert(f && buf, "%s", path);
-	n = fread(buf, 1, (1 << 16) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
+	cr_assert(buf, "%s", path);
 	return buf;
 }
 

@@ -44,29 +44,6 @@ static void write_known(void)
 	cr_assert_eq(tg_finish(t, true), 0);
 }
 
-/* stdout of `sh -c cmd`, malloc'd; *status its exit status. */
-static char *sh_out(const char *cmd, int *status)
-{
-	FILE *p = popen(cmd, "r");
-	size_t n = 0, cap = 4096;
-	char *buf = malloc(cap);
-	size_t r;
-
-	cr_assert(p && buf);
-	while ((r = fread(buf + n, 1, cap - n - 1, p)) > 0) {
-		n += r;
-		if (cap - n < 2) {
-			cap *= 2;
-			buf = realloc(buf, cap);
-			cr_assert(buf);
-		}
-	}
-	buf[n] = '\0';
-	int st = pclose(p);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-	return buf;
-}
-
 static bool have(const char *prog)
 {
 	char cmd[256];
@@ -124,7 +101,7 @@ static void decode(struct decoded *d)
 	snprintf(cmd, sizeof(cmd),
 		 "gzip -dc '%s' | protoc --decode=perftools.profiles.Profile -I \"$(dirname '%s')\" '%s'",
 		 prof, proto, proto);
-	out = sh_out(cmd, &st);
+	out = tu_sh(cmd, &st);
 	cr_assert_eq(st, 0, "protoc failed:\n%s", out);
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		while (*line == ' ')
@@ -290,7 +267,7 @@ Test(pprof, go_tool_pprof_top_gives_summary_self_and_total)
 		 "HOME=/tmp GOFLAGS=-mod=mod go tool pprof -top -unit=ns -nodecount=10 '%s' 2>/dev/null | "
 		 "awk '$NF ~ /^(main|a|b|w)$/ {print $NF, $1, $4}' | sort",
 		 prof);
-	out = sh_out(cmd, &st);
+	out = tu_sh(cmd, &st);
 	cr_assert_eq(st, 0);
 	/* a: 240 + 150 self; b: 100+100+200+100+50; cum: main 1000, w 600,
 	 * a 340 + 200, b 100 + 400 (its nested activations once) + 50. */
@@ -302,7 +279,7 @@ Test(pprof, go_tool_pprof_top_gives_summary_self_and_total)
 	snprintf(cmd, sizeof(cmd),
 		 "HOME=/tmp go tool pprof -raw '%s' 2>/dev/null | sed -n 's/^Duration: //p;s/^Time: //p'",
 		 prof);
-	out = sh_out(cmd, &st);
+	out = tu_sh(cmd, &st);
 	/* The recording's wall-clock start (tracegen's 1.7e18 ns) and span. */
 	cr_assert_str_eq(out, "2023-11-14 22:13:20 +0000 UTC\n1µs\n", "%s", out);
 	free(out);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "recfmt.h"
+#include "testutil.h"
 
 #define NR_EVENTS 200000
 
@@ -161,29 +162,24 @@ Test(fastframe, fast_frames_read_back_exact_and_are_counted)
 
 	/* tracetool reads it like any other file, and counts the fast frame. */
 	const char *tt = getenv("TRACETOOL");
-	char cmd[512], out[8192];
-	size_t n;
-	FILE *p;
+	char cmd[512], *out;
+	int status;
 
 	cr_assert_not_null(tt, "TRACETOOL is not set");
 	snprintf(cmd, sizeof(cmd), "%s info --format=json %s", tt, path);
-	p = popen(cmd, "r");
-	cr_assert_not_null(p);
-	n = fread(out, 1, sizeof(out) - 1, p);
-	out[n] = '\0';
-	cr_assert_eq(pclose(p), 0, "%s", out);
+	out = tu_sh(cmd, &status);
+	cr_assert_eq(status, 0, "%s", out);
 	cr_assert_not_null(strstr(out, "\"events\":200000,"), "%s", out);
 	cr_assert_not_null(strstr(out, "\"frames\":3,"), "%s", out);
 	cr_assert_not_null(strstr(out, "\"fast_frames\":1"), "%s", out);
 	cr_assert_not_null(strstr(out, "\"problems\":null"), "%s", out);
+	free(out);
 	snprintf(cmd, sizeof(cmd), "%s summary %s", tt, path);
-	p = popen(cmd, "r");
-	cr_assert_not_null(p);
-	n = fread(out, 1, sizeof(out) - 1, p);
-	out[n] = '\0';
-	cr_assert_eq(pclose(p), 0, "%s", out);
+	out = tu_sh(cmd, &status);
+	cr_assert_eq(status, 0, "%s", out);
 	/* 50 000 activations of each site. */
 	cr_assert_not_null(strstr(out, "50000"), "%s", out);
+	free(out);
 	recfmt_buf_fini(&frame);
 	recfmt_buf_fini(&scratch);
 	recfmt_buf_fini(&same);

@@ -304,15 +304,12 @@ const char *tu_join(char out[TU_PATH_MAX], const char *dir, const char *name)
 	return out;
 }
 
-char *tu_read_file(const char *path, size_t *len)
+/* All of f, NUL-terminated (malloc'ed), its size in *len unless NULL; NULL on a read error. */
+static char *read_all(FILE *f, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
 	size_t cap = 4096, n = 0, got;
-	char *buf;
+	char *buf = malloc(cap);
 
-	if (!f)
-		return NULL;
-	buf = malloc(cap);
 	if (!buf)
 		abort();
 	while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
@@ -324,13 +321,42 @@ char *tu_read_file(const char *path, size_t *len)
 		}
 	}
 	if (ferror(f)) {
-		fclose(f);
 		free(buf);
 		return NULL;
 	}
-	fclose(f);
 	buf[n] = '\0';
 	if (len)
 		*len = n;
+	return buf;
+}
+
+char *tu_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+
+	if (!f)
+		return NULL;
+	buf = read_all(f, len);
+	fclose(f);
+	return buf;
+}
+
+char *tu_sh(const char *cmd, int *status)
+{
+	FILE *p;
+	char *buf;
+	int ws;
+
+	fflush(stdout);
+	fflush(stderr);
+	p = popen(cmd, "r");
+	if (!p)
+		tu_die("cannot start", cmd);
+	buf = read_all(p, NULL);
+	if (!buf)
+		tu_die("cannot read the output of", cmd);
+	ws = pclose(p);
+	*status = ws == -1 ? -1 : WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 	return buf;
 }

@@ -63,5 +63,12 @@ const char *tu_join(char out[TU_PATH_MAX], const char *dir, const char *name);
  * be opened or read.
  */
 char *tu_read_file(const char *path, size_t *len);
+/*
+ * tu_sh() - runs the shell command cmd (popen(3): sh -c) and returns all it
+ * writes on stdout, NUL-terminated (malloc'ed: free() it); its exit code in
+ * *status, or 128 + the signal that killed it. Aborts with a line on stderr
+ * if the shell cannot be started.
+ */
+char *tu_sh(const char *cmd, int *status);
 
 #endif /* TESTUTIL_H */

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "testutil.h"
 #include "trace_read.h"
 
 static char out[2][256], fifo[256];
@@ -46,25 +47,13 @@ static void cleanup(void)
 static char *tracetool(const char *args)
 {
 	const char *tt = getenv("TRACETOOL");
-	char cmd[1024], *buf = NULL;
-	size_t len = 0, cap = 0, k;
-	FILE *p;
+	char cmd[1024], *buf;
+	int status;
 
 	cr_assert(tt, "TRACETOOL not set");
 	snprintf(cmd, sizeof(cmd), "%s %s", tt, args);
-	p = popen(cmd, "r");
-	cr_assert(p);
-	do {
-		if (cap - len < 4096) {
-			cap = cap ? 2 * cap : 8192;
-			buf = realloc(buf, cap);
-			cr_assert(buf);
-		}
-		k = fread(buf + len, 1, cap - len - 1, p);
-		len += k;
-	} while (k);
-	buf[len] = '\0';
-	cr_assert_eq(pclose(p), 0, "%s failed: %s", cmd, buf);
+	buf = tu_sh(cmd, &status);
+	cr_assert_eq(status, 0, "%s failed: %s", cmd, buf);
 	return buf;
 }
 

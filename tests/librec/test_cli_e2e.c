@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "testutil.h"
+
 static char out[256];
 
 static void cleanup(void)
@@ -22,24 +24,6 @@ static void cleanup(void)
 }
 
 TestSuite(e2e, .fini = cleanup, .timeout = 60);
-
-/* Runs a shell command, returns its stdout (malloc'd) and exit status. */
-static char *run(const char *cmd, int *status)
-{
-	FILE *p = popen(cmd, "r");
-	size_t cap = 1 << 16, len = 0, n;
-	char *buf = malloc(cap);
-
-	cr_assert_not_null(p);
-	while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
-		len += n;
-		if (cap - len < 1024)
-			buf = realloc(buf, cap *= 2);
-	}
-	buf[len] = 0;
-	*status = pclose(p);
-	return buf;
-}
 
 static long calls_of(const char *csv, const char *fn)
 {
@@ -61,7 +45,7 @@ Test(e2e, four_threads_nested_calls_are_exact_in_summary_csv)
 	snprintf(cmd, sizeof(cmd), "REC_OUTPUT=%s %s", out, getenv("PROG_NESTED"));
 	cr_assert_eq(system(cmd), 0);
 	snprintf(cmd, sizeof(cmd), "%s summary --format=csv %s", getenv("TRACETOOL"), out);
-	csv = run(cmd, &status);
+	csv = tu_sh(cmd, &status);
 	cr_assert_eq(status, 0, "tracetool failed: %s", csv);
 	cr_assert_eq(strncmp(csv, "function,calls,total_ns,self_ns,min_ns,mean_ns,p50_ns,p90_ns,p99_ns,max_ns,errors\n",
 			     strlen("function,calls,total_ns,self_ns,min_ns,mean_ns,p50_ns,p90_ns,p99_ns,max_ns,errors\n")),
@@ -76,7 +60,7 @@ Test(e2e, four_threads_nested_calls_are_exact_in_summary_csv)
 	/* And per thread: each worker did a quarter. */
 	snprintf(cmd, sizeof(cmd), "%s summary --format=csv --by-thread --function='^outer$' %s",
 		 getenv("TRACETOOL"), out);
-	csv = run(cmd, &status);
+	csv = tu_sh(cmd, &status);
 	cr_assert_eq(status, 0);
 	for (int i = 0; i < 4; i++) {
 		char row[64];
@@ -96,12 +80,12 @@ static void check_timing(const char *clock)
 	snprintf(out, sizeof(out), "/tmp/rec_e2e_timed_%d.zst", (int)getpid());
 	snprintf(cmd, sizeof(cmd), "REC_CLOCK=%s REC_OUTPUT=%s %s", clock, out,
 		 getenv("PROG_TIMED"));
-	outp = run(cmd, &status);
+	outp = tu_sh(cmd, &status);
 	cr_assert_eq(status, 0);
 	cr_assert_eq(sscanf(outp, "%llu %llu %llu", &lo, &hi, &sum), 3);
 	snprintf(cmd, sizeof(cmd), "%s summary --format=csv --function='^nap$' %s",
 		 getenv("TRACETOOL"), out);
-	csv = run(cmd, &status);
+	csv = tu_sh(cmd, &status);
 	cr_assert_eq(status, 0);
 	row = strstr(csv, "\nnap,20,");
 	cr_assert_not_null(row, "%s", csv);
@@ -147,7 +131,7 @@ Test(e2e, default_clock_is_tsc_exactly_where_it_is_invariant)
 	snprintf(out, sizeof(out), "/tmp/rec_e2e_clock_%d.zst", (int)getpid());
 	snprintf(cmd, sizeof(cmd), "REC_OUTPUT=%s %s >/dev/null && %s info --format=json %s", out,
 		 getenv("PROG_TIMED"), getenv("TRACETOOL"), out);
-	outp = run(cmd, &status);
+	outp = tu_sh(cmd, &status);
 	cr_assert_eq(status, 0);
 	cr_assert_not_null(strstr(outp, constant && nonstop ? "\"clock\":\"tsc\"" : "\"clock\":\"monotonic\""),
 			   "%s", outp);
@@ -168,13 +152,13 @@ Test(e2e, info_and_chrome_name_the_traced_program)
 	snprintf(cmd, sizeof(cmd), "REC_OUTPUT=%s %s", out, prog);
 	cr_assert_eq(system(cmd), 0);
 	snprintf(cmd, sizeof(cmd), "%s info --format=json %s", getenv("TRACETOOL"), out);
-	text = run(cmd, &status);
+	text = tu_sh(cmd, &status);
 	cr_assert_eq(status, 0, "%s", text);
 	snprintf(want, sizeof(want), ",\"program\":\"%s\"", real);
 	cr_assert(strstr(text, want), "want %s in %s", want, text);
 	free(text);
 	snprintf(cmd, sizeof(cmd), "%s chrome %s", getenv("TRACETOOL"), out);
-	text = run(cmd, &status);
+	text = tu_sh(cmd, &status);
 	cr_assert_eq(status, 0);
 	snprintf(want, sizeof(want), "\"name\":\"process_name\",\"pid\":");
 	cr_assert(strstr(text, want), "%.400s", text);
@@ -207,7 +191,7 @@ Test(e2e, a_scope_left_by_longjmp_does_not_spoil_its_later_calls)
 	snprintf(cmd, sizeof(cmd), "REC_OUTPUT=%s %s", out, getenv("PROG_LONGJMP"));
 	cr_assert_eq(system(cmd), 0);
 	snprintf(cmd, sizeof(cmd), "%s summary --format=csv %s", getenv("TRACETOOL"), out);
-	csv = run(cmd, &status);
+	csv = tu_sh(cmd, &status);
 	cr_assert_eq(status, 0);
 	/* calls, total, self, ..., errors (column 10) */
 	cr_assert_eq(field_of(csv, "leaf", 1), 10, "%s", csv);
@@ -218,12 +202,12 @@ Test(e2e, a_scope_left_by_longjmp_does_not_spoil_its_later_calls)
 	cr_assert_eq(field_of(csv, "main", 1), 1, "%s", csv);
 	cr_assert_eq(field_of(csv, "main", 10), 0, "%s", csv);
 	snprintf(cmd, sizeof(cmd), "%s summary --format=json %s", getenv("TRACETOOL"), out);
-	json = run(cmd, &status);
+	json = tu_sh(cmd, &status);
 	cr_assert_eq(status, 0);
 	cr_assert_not_null(strstr(json, "\"errors\":10,\"left_without_exit\":10}"), "%s", json);
 	/* The normal calls are main's children, not nested in the ghosts. */
 	snprintf(cmd, sizeof(cmd), "%s tree --format=csv %s", getenv("TRACETOOL"), out);
-	tree = run(cmd, &status);
+	tree = tu_sh(cmd, &status);
 	cr_assert_eq(status, 0);
 	cr_assert_not_null(strstr(tree, "\nmain;leaf,1,10,"), "%s", tree);
 	cr_assert_null(strstr(tree, "leaf;leaf"), "%s", tree);

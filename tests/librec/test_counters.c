@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "testutil.h"
+
 static char trace[128], errf[128];
 
 static void setup(void)
@@ -36,12 +38,9 @@ TestSuite(counters, .init = setup, .fini = cleanup, .timeout = 60);
 
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *buf = calloc(1, 1 << 16);
+	char *buf = tu_read_file(path, NULL);
 
-	cr_assert_not_null(f);
-	fread(buf, 1, (1 << 16) - 1, f);
-	fclose(f);
+	cr_assert_not_null(buf, "%s", path);
 	return buf;
 }
 
@@ -58,16 +57,13 @@ static char *run_prog(const char *env, const char *mode)
 
 static char *summary_csv(const char *extra)
 {
-	char cmd[1024];
-	FILE *p;
-	char *buf = calloc(1, 1 << 16);
+	char cmd[1024], *buf;
+	int status;
 
 	snprintf(cmd, sizeof(cmd), "%s summary --format=csv %s %s", getenv("TRACETOOL"), extra,
 		 trace);
-	p = popen(cmd, "r");
-	cr_assert_not_null(p);
-	fread(buf, 1, (1 << 16) - 1, p);
-	cr_assert_eq(pclose(p), 0, "%s", cmd);
+	buf = tu_sh(cmd, &status);
+	cr_assert_eq(status, 0, "%s", cmd);
 	return buf;
 }
 
