@@ -10,8 +10,14 @@
  *
  *     gen_seeds DIR    writes DIR/tracegen_{tsc_clean,mono_unclean,odd,modules,counters,annots,
  *                      samples,index}
+ *     gen_seeds --packed-lies IN DIR
+ *                      writes DIR/lie_packed_{zstd_cut,zstd_claims_more,over_32_mib}: the
+ *                      recording IN (corpus/index/librec_packed_index) with its first packed
+ *                      index frame (FORMAT.md §6.3) lying, its own hash made right again
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "tracegen.h"
 
@@ -361,13 +367,150 @@ static int write_index(const char *path)
 	return tg_finish(t, true);
 }
 
+/* A file in memory. */
+struct bytes {
+	uint8_t *p;
+	size_t n;
+};
+
+static int read_whole(const char *path, struct bytes *b)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+
+	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	b->n = (size_t)n;
+	b->p = malloc(b->n + 1);
+	if (!b->p || fread(b->p, 1, b->n, f) != b->n) {
+		fclose(f);
+		return -1;
+	}
+	return fclose(f);
+}
+
+static int write_whole(const char *dir, const char *name, const struct bytes *b)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(b->p, 1, b->n, f) != b->n) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	return fclose(f);
+}
+
+/* The offset of the first packed index frame of b (FORMAT.md §6.3), or b->n. */
+static size_t first_packed(const struct bytes *b)
+{
+	size_t off = 0;
+
+	while (b->n - off >= 8 + RECFMT_INDEX_HEAD_BYTES + 8) {
+		uint32_t magic = recfmt_load_u32le(b->p + off), size = recfmt_load_u32le(b->p + off + 4);
+
+		if (magic == RECFMT_INDEX_PACKED_MAGIC)
+			return off;
+		if (magic != RECFMT_INDEX_FRAME_MAGIC)
+			break;
+		off += 8 + (size_t)size + recfmt_load_u64le(b->p + off + 8 + 16);
+	}
+	return b->n;
+}
+
+/* The index frame at off: its size field set to size and its own hash made right. */
+static void reseal(struct bytes *b, size_t off, uint32_t size)
+{
+	recfmt_store_u32le(b->p + off + 4, size);
+	recfmt_store_u64le(b->p + off + 8 + size - 8, recfmt_xxh64(b->p + off + 8, size - 8));
+}
+
+/*
+ * The lies of one packed index frame, each a file that a reader must read as
+ * one without the writer's index (FORMAT.md §6.3: it refuses the frame):
+ * its compressed records cut short (a zstd frame that ends early); a zstd
+ * frame whose header, and records_bytes with it, claim 64 bytes more than
+ * it holds (it decompresses to fewer); records_bytes over the 32 MiB a
+ * reader allows.
+ */
+static int write_packed_lies(const char *in, const char *dir)
+{
+	static const unsigned fcs_bytes[4] = { 1, 2, 4, 8 };
+	struct bytes b, lie;
+	size_t off, z, fcs_at;
+	uint32_t size, raw;
+	uint8_t fhd;
+	unsigned fcs_flag, fcs_n;
+	uint64_t fcs = 0;
+	int rc = 0;
+
+	if (read_whole(in, &b) || (off = first_packed(&b)) == b.n) {
+		fprintf(stderr, "gen_seeds: %s: unreadable, or no packed index frame\n", in);
+		return -1;
+	}
+	size = recfmt_load_u32le(b.p + off + 4);
+	raw = recfmt_load_u32le(b.p + off + 8 + 44);
+	z = off + 8 + RECFMT_INDEX_HEAD_BYTES + raw; /* its zstd frame */
+	lie.p = malloc(b.n);
+	if (!lie.p || recfmt_load_u32le(b.p + z) != 0xFD2FB528u)
+		return -1;
+
+	/* Cut: the zstd frame's second half gone, the frame that size shorter. */
+	{
+		const uint32_t zlen = size - RECFMT_INDEX_HEAD_BYTES - raw - 8, cut = zlen / 2;
+
+		memcpy(lie.p, b.p, z + zlen - cut);
+		memcpy(lie.p + z + zlen - cut, b.p + z + zlen, b.n - (z + zlen));
+		lie.n = b.n - cut;
+		reseal(&lie, off, size - cut);
+		rc |= write_whole(dir, "lie_packed_zstd_cut", &lie);
+	}
+
+	/* More: Frame_Content_Size (RFC 8878 §3.1.1.1.1) and records_bytes 64 up. */
+	memcpy(lie.p, b.p, b.n);
+	lie.n = b.n;
+	fhd = b.p[z + 4];
+	fcs_flag = fhd >> 6;
+	fcs_n = fcs_flag ? fcs_bytes[fcs_flag] : (fhd & 0x20) ? 1 : 0;
+	fcs_at = z + 5 + ((fhd & 0x20) ? 0 : 1) + (unsigned[]){ 0, 1, 2, 4 }[fhd & 3];
+	if (fcs_n < 2) {
+		fprintf(stderr, "gen_seeds: %s: a content size field of %u bytes\n", in, fcs_n);
+		return -1;
+	}
+	for (unsigned i = 0; i < fcs_n; i++)
+		fcs |= (uint64_t)b.p[fcs_at + i] << (8 * i);
+	fcs += 64; /* a 2-byte field holds the size - 256: the same shift */
+	for (unsigned i = 0; i < fcs_n; i++)
+		lie.p[fcs_at + i] = (uint8_t)(fcs >> (8 * i));
+	recfmt_store_u32le(lie.p + off + 8 + 40, recfmt_load_u32le(b.p + off + 8 + 40) + 64);
+	reseal(&lie, off, size);
+	rc |= write_whole(dir, "lie_packed_zstd_claims_more", &lie);
+
+	/* Over 32 MiB: records_bytes alone. */
+	memcpy(lie.p, b.p, b.n);
+	recfmt_store_u32le(lie.p + off + 8 + 40, (32u << 20) + raw + 1);
+	reseal(&lie, off, size);
+	rc |= write_whole(dir, "lie_packed_over_32_mib", &lie);
+	free(lie.p);
+	free(b.p);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	char path[4096];
 	int rc = 0;
 
+	if (argc == 4 && !strcmp(argv[1], "--packed-lies"))
+		return write_packed_lies(argv[2], argv[3]) ? 1 : 0;
 	if (argc != 2) {
-		fprintf(stderr, "usage: gen_seeds DIR\n");
+		fprintf(stderr, "usage: gen_seeds DIR | gen_seeds --packed-lies IN DIR\n");
 		return 2;
 	}
 	snprintf(path, sizeof(path), "%s/tracegen_tsc_clean", argv[1]);

@@ -606,3 +606,98 @@ Test(index_hostile, info_and_check_count_the_index_frames)
 	free(f.p);
 	free(g.p);
 }
+
+/* fuzz/corpus/index/NAME (FUZZ_CORPUS, from meson), in one of two buffers. */
+static const char *index_seed(const char *name)
+{
+	static char paths[2][TU_PATH_MAX];
+	static unsigned k;
+	const char *dir = getenv("FUZZ_CORPUS");
+	char index_dir[TU_PATH_MAX];
+
+	cr_assert(dir, "FUZZ_CORPUS is not set (run through meson test)");
+	return tu_join(paths[k++ % 2], tu_join(index_dir, dir, "index"), name);
+}
+
+/*
+ * The seeds of packed index frames (FORMAT.md §6.3) in fuzz/corpus/index,
+ * which fuzz_replay_index replays: librec_packed_index, a librec recording
+ * of short threads (fuzz/rec_short_threads 3 16) whose index frames after
+ * the first are packed, and three lies that `gen_seeds --packed-lies` told
+ * in its first packed one (frame 1's), each sealed with a right hash: its
+ * zstd frame cut in half, a zstd frame (and records_bytes) that claims 64
+ * bytes more than it holds, records_bytes over 32 MiB. A lie is refused:
+ * check exits 1 with one line naming frame 1 and why; the reports read the
+ * file as the recording itself (its data frames are the same bytes), a
+ * window through an index made by a pass.
+ */
+Test(index_hostile, packed_index_frame_lies_of_the_fuzz_corpus_are_refused_with_one_line)
+{
+	static const struct {
+		const char *name, *why, *index;
+	} lies[] = {
+		{ "lie_packed_zstd_cut", "its index frame's packed records do not decompress",
+		  "index: not the writer's (a damaged index frame)\n" },
+		{ "lie_packed_zstd_claims_more", "its index frame's packed records do not decompress",
+		  "index: not the writer's (a damaged index frame)\n" },
+		{ "lie_packed_over_32_mib", "its index frame is damaged (its hash) or of a newer version",
+		  "index: not the writer's (a damaged index frame, or a newer one)\n" },
+	};
+	const char *seed = index_seed("librec_packed_index");
+	struct tu_result r, good[TT_WINDOW_REPORTS];
+	size_t n, at = 0, frame1 = 0;
+	uint8_t *p = (uint8_t *)tu_read_file(seed, &n);
+	unsigned nr_ix = 0, nr_packed = 0;
+	char want[512];
+
+	/* The seed: plain index frame 0, packed ones after it (1 among them), all right. */
+	cr_assert(p, "%s", seed);
+	while (n - at >= 8 && RECFMT_IS_INDEX_MAGIC(recfmt_load_u32le(p + at))) {
+		nr_packed += recfmt_load_u32le(p + at) == RECFMT_INDEX_PACKED_MAGIC;
+		if (nr_ix++ == 1)
+			frame1 = at;
+		at += 8 + recfmt_load_u32le(p + at + 4) + recfmt_load_u64le(p + at + 8 + 16);
+	}
+	cr_assert_eq(at, n, "%s: frames end at %zu of %zu bytes", seed, at, n);
+	cr_assert_eq(recfmt_load_u32le(p), RECFMT_INDEX_FRAME_MAGIC);
+	cr_assert_eq(recfmt_load_u32le(p + frame1), RECFMT_INDEX_PACKED_MAGIC);
+	cr_assert_geq(nr_packed, 2, "%u of %u index frames packed", nr_packed, nr_ix);
+	free(p);
+	r = tu_run("check", seed, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_result_free(&r);
+	setenv("TRACETOOL_INDEX", "1", 1);
+	for (unsigned c = 0; c < TT_WINDOW_REPORTS; c++) {
+		const char *args[8];
+
+		good[c] = tu_runv(tt_window_args(args, c, "--from=10ms", "--to=30ms", seed));
+		cr_assert_eq(good[c].status, 0, "%s", good[c].err);
+		cr_assert(strstr(good[c].err, "index: the writer's"), "%s", good[c].err);
+	}
+
+	for (unsigned i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
+		const char *lie = index_seed(lies[i].name);
+
+		r = tu_run("check", lie, NULL);
+		cr_assert_eq(r.status, 1, "%s: %s", lies[i].name, r.out);
+		cr_assert_str_eq(r.out, "", "%s", lies[i].name);
+		snprintf(want, sizeof(want), "tracetool: %s: frame 1 (index frame at byte %zu): %s\n",
+			 lie, frame1, lies[i].why);
+		cr_assert_str_eq(r.err, want);
+		tu_result_free(&r);
+		for (unsigned c = 0; c < TT_WINDOW_REPORTS; c++) {
+			const char *args[8];
+
+			r = tu_runv(tt_window_args(args, c, "--from=10ms", "--to=30ms", lie));
+			cr_assert_eq(r.status, 0, "%s: %s", lies[i].name, r.err);
+			cr_assert(strstr(r.err, lies[i].index), "%s: %s", lies[i].name, r.err);
+			cr_assert_eq(r.out_len, good[c].out_len, "%s: report %u", lies[i].name, c);
+			cr_assert(memcmp(r.out, good[c].out, r.out_len) == 0, "%s: report %u differs",
+				  lies[i].name, c);
+			tu_result_free(&r);
+		}
+	}
+	for (unsigned c = 0; c < TT_WINDOW_REPORTS; c++)
+		tu_result_free(&good[c]);
+	unsetenv("TRACETOOL_INDEX");
+}
