@@ -401,7 +401,12 @@ int recfmt_encode_func(struct recfmt_buf *buf, uint32_t id, uint64_t addr)
  * ones, one cache line of ring, each column then taking one 4-byte store.
  */
 #define EVENTS_FIXED_BYTES 24u
-#define EVENTS_PREFETCH_AHEAD 128u /* events: 2 KiB of ring */
+/* Events: 8 KiB of ring. 512 took 5 % less of the writer's CPU than 128 on
+ * the peer harness's two-worker loop (docs/BENCHMARKS.md, "The writer's CPU
+ * per event"): lines another core wrote come slowly, so more in flight. */
+#ifndef EVENTS_PREFETCH_AHEAD
+#define EVENTS_PREFETCH_AHEAD 512u
+#endif
 
 static inline uint8_t *leb128_put(uint8_t *p, uint64_t v)
 {

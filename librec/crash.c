@@ -514,8 +514,9 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 	c.parts[c.nr_parts++] = (struct recfmt_slice){ c.head.data, c.head.len };
 	if (v.meta)
 		c.parts[c.nr_parts++] = (struct recfmt_slice){ v.meta->data, v.meta->len };
-	if (v.body)
-		c.parts[c.nr_parts++] = (struct recfmt_slice){ v.body->data, v.body->len };
+	if (v.body && v.body->len >= v.body_room) /* the writer made its room (writer_begin()) */
+		c.parts[c.nr_parts++] = (struct recfmt_slice){ v.body->data + v.body_room,
+							       v.body->len - v.body_room };
 
 	/*
 	 * Every ring past the writer's tail, up to its published head: a

@@ -879,6 +879,7 @@ extern int rec__writer_test_pressure REC__HIDDEN;
  */
 struct rec__crash_view {
 	const struct recfmt_buf *meta, *body;
+	size_t body_room;	   /* body's records start past this many bytes */
 	uint32_t seq;		   /* of the next frame */
 	uint32_t nr_sites_written; /* sites 1..this have a record in the file */
 	uint64_t nr_events;	   /* events in the file and in body */

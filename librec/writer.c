@@ -29,7 +29,19 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#ifndef FRAME_TARGET_BYTES
 #define FRAME_TARGET_BYTES (1u << 20)
+#endif
+/*
+ * Room kept free before the body's records (body_reset()): write_frame()
+ * puts the frame's lead and meta there when they fit (every frame but the
+ * first ones of a program with many modules or sites), so that the frame
+ * is one contiguous piece and compressing it costs no copy of the body.
+ * That copy, a megabyte a frame that no longer fits the cache, was an
+ * eighth of the writer's CPU on a tight loop's events (docs/DESIGN.md, "The
+ * writer's cost").
+ */
+#define BODY_ROOM_BYTES 4096u
 /* An index frame shorter than this is never packed (write_frame()). */
 #define IX_PACK_MIN_BYTES 256u
 #define SYNC_PERIOD_NS 1000000000ull
@@ -108,7 +120,8 @@ struct writer {
 	struct recfmt_compressor *zc;
 	struct recfmt_buf lead;	   /* FRAME (+ FILE_HEADER) of the frame being built */
 	struct recfmt_buf meta;	   /* SYNC, SITE, THREAD records */
-	struct recfmt_buf body;	   /* EVENTS, DROPS, THREAD_END, END records */
+	struct recfmt_buf body;	   /* body_room bytes free, then EVENTS, DROPS, THREAD_END, END records */
+	size_t body_room;	   /* BODY_ROOM_BYTES, or 0 if the room could not be had */
 	struct recfmt_buf scratch; /* ids column of the block being encoded */
 	struct recfmt_buf out;	   /* compressed frame */
 	struct recfmt_buf ix;	   /* its index frame (FORMAT.md §6) */
@@ -413,6 +426,49 @@ static void calibrate(struct writer *w)
 		w->min_ticks = 1;
 }
 
+/* The frame being built holds nothing: lead, meta and body empty, the body's room kept. */
+static void frame_reset(struct writer *w)
+{
+	w->lead.len = w->meta.len = 0;
+	w->body.len = w->body_room;
+	w->ix_sums.len = 0; /* the body's sums go with it */
+}
+
+/* The body's records (the room before them left out). */
+static struct recfmt_buf body_records(const struct writer *w)
+{
+	return (struct recfmt_buf){ .data = w->body.data + w->body_room,
+				    .len = w->body.len - w->body_room,
+				    .cap = w->body.len - w->body_room,
+				    .fixed = true };
+}
+
+/*
+ * Compresses lead+meta+body into w->out as one zstd frame: in one piece when
+ * lead and meta fit the room before the body (BODY_ROOM_BYTES), else
+ * gathered by the compressor.
+ */
+static int compress_frame(struct writer *w)
+{
+	size_t lm = w->lead.len + w->meta.len;
+	struct recfmt_buf records = body_records(w);
+
+	recfmt_compressor_set_fast(w->zc, w->fast);
+	if (lm <= w->body_room) {
+		uint8_t *at = w->body.data + w->body_room - lm;
+		struct recfmt_buf whole = { .data = at, .len = lm + records.len,
+					    .cap = lm + records.len, .fixed = true };
+
+		if (w->lead.len)
+			memcpy(at, w->lead.data, w->lead.len);
+		if (w->meta.len)
+			memcpy(at + w->lead.len, w->meta.data, w->meta.len);
+		return recfmt_compress_frame_parts(w->zc, &whole, 1, &w->out);
+	}
+	return recfmt_compress_frame_parts(w->zc, (struct recfmt_buf[3]){ w->lead, w->meta, records },
+					   3, &w->out);
+}
+
 /* Compresses lead+meta+body into one zstd frame and appends it to the file. */
 static void write_frame(struct writer *w)
 {
@@ -452,19 +508,21 @@ static void write_frame(struct writer *w)
 		err = rec__annot_encode_names(&w->meta, &w->nr_annot_names_written);
 	if (!err)
 		err = write_lead(w);
-	if (!err) {
-		struct recfmt_buf parts[3] = { w->lead, w->meta, w->body };
-
-		/* As the FRAME record written above says (write_lead()). */
-		recfmt_compressor_set_fast(w->zc, w->fast);
-		err = recfmt_compress_frame_parts(w->zc, parts, 3, &w->out);
-	}
-	/* Its index frame first (FORMAT.md §6): a reader finds a window's frames without decompressing. */
+	/* Fast or not, as the FRAME record written above says (write_lead()). */
 	if (!err)
-		err = recfmt_index_build(&w->ix, (struct recfmt_buf[3]){ w->lead, w->meta, w->body }, 3,
-					 2, (const struct recfmt_index_entry *)(void *)w->ix_sums.data,
-					 w->ix_sums.len / sizeof(struct recfmt_index_entry),
-					 w->out.data, w->out.len);
+		err = compress_frame(w);
+	/* Its index frame first (FORMAT.md §6): a reader finds a window's frames without decompressing. */
+	if (!err) {
+		struct recfmt_index_entry *sums = (void *)w->ix_sums.data;
+		size_t nr_sums = w->ix_sums.len / sizeof(*sums);
+
+		/* The blocks' offsets in the body's records, past the room. */
+		for (size_t i = 0; i < nr_sums; i++)
+			sums[i].at -= w->body_room;
+		err = recfmt_index_build(&w->ix, (struct recfmt_buf[3]){ w->lead, w->meta,
+									   body_records(w) },
+					 3, 2, sums, nr_sums, w->out.data, w->out.len);
+	}
 	/*
 	 * Packed (FORMAT.md §6.3) when it would cost more than half its data
 	 * frame: a frame of short threads is mostly THREAD and THREAD_END
@@ -507,8 +565,7 @@ static void write_frame(struct writer *w)
 	}
 	w->seq++;
 out:
-	w->lead.len = w->meta.len = w->body.len = 0;
-	w->ix_sums.len = 0;
+	frame_reset(w);
 	w->pending_since_ns = 0;
 }
 
@@ -926,7 +983,7 @@ static int drain_pieces(struct writer *w, struct rec__thread *t, uint64_t tail, 
 		w->nr_events += written;
 		rec__ring_release(&t->ring, tail); /* (D): the slots may be reused now */
 		note_pending_since(w, since_ns);
-		if (w->lead.len + w->meta.len + w->body.len >= FRAME_TARGET_BYTES ||
+		if (w->lead.len + w->meta.len + w->body.len - w->body_room >= FRAME_TARGET_BYTES ||
 		    frame_due_in_pass(w, mono_ns()))
 			write_frame(w);
 		if (held)
@@ -1319,8 +1376,7 @@ static void flight_begin(struct writer *w)
 	w->nr_sites_scanned = 0;
 	w->nr_events = 0;
 	w->nr_dropped_exited = w->nr_filtered_exited = 0;
-	w->lead.len = w->meta.len = w->body.len = 0;
-	w->ix_sums.len = 0; /* the body's sums go with it */
+	frame_reset(w);
 	w->pending_since_ns = 0;
 	w->last_sync_ns = now.mono_ns;
 	w->mode = WM_SNAPSHOT;
@@ -1584,6 +1640,15 @@ static void writer_begin(struct writer *w)
 			w->file_bytes = (uint64_t)at;
 	}
 	w->zc = recfmt_compressor_create(1);
+	/*
+	 * Without the room (no memory now), frames are gathered
+	 * (compress_frame()). The room before the body's length: a crash
+	 * handler between the two finds an empty body (crash.c).
+	 */
+	w->body_room = 0;
+	if (!recfmt_buf_reserve(&w->body, BODY_ROOM_BYTES))
+		w->body_room = BODY_ROOM_BYTES;
+	frame_reset(w);
 	if (!w->zc) {
 		pthread_mutex_lock(&rec__g.lock);
 		fail_locked(w, ENOMEM);
@@ -1850,8 +1915,7 @@ static void pass_write(struct writer *w, struct pass *p, uint64_t now)
 	if (w->mode == WM_KEEPING) {
 		/* Between snapshots nothing is written: records made for the
 		 * file (THREAD, MODULE) are made again at the next begin. */
-		w->lead.len = w->meta.len = w->body.len = 0;
-		w->ix_sums.len = 0; /* the body's sums go with it */
+		frame_reset(w);
 		w->pending_since_ns = 0;
 	}
 	/* A trigger to begin, or a rec_flush() waiting for a snapshot. */
@@ -2076,6 +2140,7 @@ void rec__writer_crash_view(struct rec__crash_view *v)
 
 	v->meta = &w->meta;
 	v->body = &w->body;
+	v->body_room = w->body_room;
 	v->seq = w->seq;
 	v->nr_sites_written = w->nr_sites_written;
 	v->nr_events = w->nr_events;
