@@ -178,6 +178,9 @@ int tt_cmd_flame(int argc, char **argv)
 	memset(&co, 0, sizeof(co));
 	a.o = (struct tt_options)TT_OPTIONS_INIT;
 	argp_parse(&flame_argp, argc, argv, 0, NULL, &a);
+	/* -o - is standard output, as chrome's (tracetool(1), flame). */
+	if (a.o.output && strcmp(a.o.output, "-") == 0)
+		a.o.output = NULL;
 	memset(&ct, 0, sizeof(ct));
 	if (a.samples) {
 		struct tt_samples_opts so = { 0 };

@@ -952,6 +952,30 @@ Test(commands, chrome_says_when_the_window_is_empty)
 	tu_result_free(&r);
 }
 
+/* F22 (check4): flame -o - writes to standard output, as chrome -o - does,
+ * not into a file named "-" (tracetool(1), flame). */
+Test(commands, F22_flame_dash_o_dash_is_standard_output)
+{
+	struct tu_result plain, dash, svg;
+
+	write_basic(true);
+	unlink("-");
+	plain = tu_run("flame", trace, NULL);
+	dash = tu_run("flame", "-o", "-", trace, NULL);
+	svg = tu_run("flame", "--format=svg", "-o", "-", trace, NULL);
+	cr_assert_eq(plain.status, 0);
+	cr_assert_eq(dash.status, 0, "%s", dash.err);
+	cr_assert(strstr(plain.out, "outer "), "%s", plain.out);
+	cr_assert_str_eq(dash.out, plain.out);
+	cr_assert_eq(svg.status, 0, "%s", svg.err);
+	cr_assert(strstr(svg.out, "<svg"), "%.200s", svg.out);
+	cr_assert_eq(access("-", F_OK), -1, "flame wrote a file named -");
+	unlink("-");
+	tu_result_free(&plain);
+	tu_result_free(&dash);
+	tu_result_free(&svg);
+}
+
 /* A clock that steps by 100 ns: info shows the step, and no histogram bin
  * is narrower than it. */
 Test(commands, info_shows_the_clock_step_and_histograms_respect_it)
