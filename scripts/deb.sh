@@ -119,6 +119,15 @@ bash -c '. /usr/share/bash-completion/completions/tracetool && complete -p trace
 	fail "no bash completion for tracetool"
 for m in man1/tracetool.1.gz man3/rec.3.gz; do [ -f "/usr/share/man/$m" ] || fail "no $m"; done
 tracetool --version | grep -q "$deb_version" || fail "tracetool --version: $(tracetool --version)"
+# tracetool record preloads librectrace.so.0: the package recommends
+# librectrace0 (apt installs it with tracetool), and the installed tracetool
+# finds the installed library (F19, check4).
+dpkg-deb -f "$(ls "$out/tracetool_${deb_version}_"*.deb)" Recommends | grep -q 'librectrace0' ||
+	fail "the tracetool package does not recommend librectrace0 (tracetool record needs it)"
+(cd "$tmp" && REC_OVERFLOW=block tracetool record -o "$tmp/record.zst" -- "$tmp/plain") >"$tmp/record.log" 2>&1 ||
+	{ cat "$tmp/record.log" >&2; fail "tracetool record of the example failed"; }
+grep -q 'cannot be preloaded' "$tmp/record.log" && { cat "$tmp/record.log" >&2; fail "tracetool record: librec not preloaded"; }
+tracetool info "$tmp/record.zst" | grep -q '^stack samples: ' || fail "tracetool record: no sampling in $tmp/record.zst"
 # The packaged tracetool's live view, on a finished recording: one table, exit 0.
 tracetool top "$tmp/cmake.zst" | grep -q '^the recording ended cleanly: ' || fail "tracetool top"
 echo "deb.sh: the packages install beside librec-dev and build, run and trace the example"
