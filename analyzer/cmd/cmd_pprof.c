@@ -171,19 +171,23 @@ static bool unnamed(const struct tt_samples *s, uint32_t f)
  * Every kept stack sample as a sample of 1 and its CPU time, its frames as
  * locations in their modules' mappings. A frame the analyzer could not
  * name is a Location without a Line, its address in its mapping only, as
- * perf keeps it (tracetool(1), "pprof"): go tool pprof shows the address
- * and, as the mapping then has no has_functions, may name it from the
- * module's file (a debug file, a symbol server) itself.
+ * perf keeps it (tracetool(1), "pprof"): go tool pprof shows the address.
+ * A mapping none of whose frames could be named has no has_functions, so
+ * pprof may name them from the module's file (a debug file, a symbol
+ * server) itself; one with a named frame has it: pprof names again every
+ * location of a mapping without it, replacing the names read here (F21,
+ * check4: go tool pprof -top put 27 % of a Python profile under the bare
+ * module, its inlined frames named by no function).
  */
 /* Mapping m's id in pp (mid[m]), made on first use. */
 static uint64_t mapping_of(struct tt_pprof *pp, const struct tt_samples *s, uint32_t m,
-			   uint64_t *mid, const bool *partial)
+			   uint64_t *mid, const bool *named)
 {
 	const struct tt_smap *mp = &s->maps[m];
 
 	if (!mid[m])
 		mid[m] = tt_pprof_mapping(pp, mp->start, mp->limit, mp->offset, mp->path,
-					  mp->build_id, mp->has_functions && !partial[m]);
+					  mp->build_id, mp->has_functions && named[m]);
 	return mid[m];
 }
 
@@ -197,16 +201,16 @@ static void add_samples(struct tt_pprof *pp, const struct tt_samples *s, const s
 	static const char *const keys[TT_PPROF_MAX_LABELS] = { "process", "thread" };
 	int64_t v[2] = { 1, (int64_t)s->period_ns };
 	char buf[256];
-	bool *partial = tt_xcalloc(s->nr_maps + 1, sizeof(*partial));
+	bool *named = tt_xcalloc(s->nr_maps + 1, sizeof(*named));
 
 	for (uint32_t l = 0; l < s->nr_locs; l++)
-		if (s->locs[l].mapping != TT_SAMPLES_NO_MAP && unnamed(s, s->locs[l].func))
-			partial[s->locs[l].mapping] = true;
+		if (s->locs[l].mapping != TT_SAMPLES_NO_MAP && !unnamed(s, s->locs[l].func))
+			named[s->locs[l].mapping] = true;
 	/* The main program's mapping first: profile.proto's readers take
 	 * mapping 1 for the program (go tool pprof's "File:"). */
 	for (uint32_t l = 0; l < s->nr_locs; l++)
 		if (s->locs[l].mapping != TT_SAMPLES_NO_MAP && s->maps[s->locs[l].mapping].main)
-			mapping_of(pp, s, s->locs[l].mapping, mid, partial);
+			mapping_of(pp, s, s->locs[l].mapping, mid, named);
 	for (size_t r = 0; r < s->nr_rows; r++) {
 		const struct tt_srow *row = &s->rows[r];
 		const struct tt_sstack *stk = &s->loc_stacks[row->loc_stack];
@@ -230,7 +234,7 @@ static void add_samples(struct tt_pprof *pp, const struct tt_samples *s, const s
 								   tt_samples_name(s, f),
 								   source_file(s, f), 0);
 				lid[l] = tt_pprof_location(
-					pp, m != TT_SAMPLES_NO_MAP ? mapping_of(pp, s, m, mid, partial) : 0,
+					pp, m != TT_SAMPLES_NO_MAP ? mapping_of(pp, s, m, mid, named) : 0,
 					loc->addr, fid[f], 0);
 			}
 			stack[i] = lid[l];
@@ -238,7 +242,7 @@ static void add_samples(struct tt_pprof *pp, const struct tt_samples *s, const s
 		tt_pprof_add(pp, stack, stk->n, v, keys, vals, TT_PPROF_MAX_LABELS);
 	}
 	free(stack);
-	free(partial);
+	free(named);
 	free(mid);
 	free(lid);
 	free(fid);

@@ -955,6 +955,62 @@ Test(profile, pprof_mapping_of_a_changed_file_has_no_functions)
 }
 
 /*
+ * F21 (check4): a module some of whose frames are named and some not (an
+ * address past its last function: "[module: no symbol]") keeps
+ * has_functions, its named frames their Lines and the other its address
+ * alone. Without has_functions, go tool pprof names every location of the
+ * mapping again by itself, replacing these names (an inlined frame of a
+ * Python build then showed as a bare file:line of no function).
+ */
+Test(profile, F21_pprof_partly_named_module_keeps_has_functions)
+{
+	struct exec_seg e = { 0 };
+	char exe[4096], want[4200];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *map[4], *loc[8];
+	struct tu_result r;
+
+	cr_assert(n > 0);
+	exe[n] = '\0';
+	dl_iterate_phdr(find_exec, &e);
+	cr_assert(e.hi > e.lo && e.id_bytes >= 4, "no executable segment or build-id");
+
+	const uint64_t s1[] = { LEAF, MID, ROOT }, s2[] = { e.hi + 0x10, ROOT };
+	struct tg_trace *t = new_trace(trace);
+
+	/* The recorded range reaches past the segment's last function. */
+	cr_assert_eq(tg_module_build_id(t, 1, exe, e.bias, e.lo, e.hi + 0x1000, e.id, e.id_bytes),
+		     0);
+	cr_assert_eq(tg_sampling(t, 1000, 128), 0);
+	tg_thread(t, 1, 703, "main");
+	cr_assert_eq(tg_sample(t, 1, 1500, 0, 3, s1), 0);
+	cr_assert_eq(tg_sample(t, 1, 2500, 0, 2, s2), 0);
+	cr_assert_eq(tg_finish(t, true), 0);
+	r = tu_run("profile", "--format=csv", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(want, sizeof(want), "\n[%s: no symbol],", module_name());
+	cr_assert(strstr(r.out, want), "%s", r.out);
+	cr_assert(strstr(r.out, "\nprof_leaf,"), "%s", r.out);
+	tu_result_free(&r);
+	r = tu_run("pprof", "-o", prof, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_result_free(&r);
+
+	char *text = protoc_profile();
+
+	cr_assert_eq(blocks(text, "mapping", map, 4), 1, "%s", text);
+	cr_assert_eq(field_in(map[0], "has_functions"), 1, "%s", text);
+	/* LEAF, MID - 1, ROOT - 1 (s1), then the unnamed address (s2). */
+	cr_assert_eq(blocks(text, "location", loc, 8), 4, "%s", text);
+	for (unsigned i = 0; i < 4; i++) {
+		cr_assert_eq(field_in(loc[i], "mapping_id"), 1, "location %u", i);
+		cr_assert_eq(has_line(loc[i]), i < 3, "location %u:\n%s", i, text);
+	}
+	cr_assert_eq((uint64_t)field_in(loc[3], "address"), e.hi + 0x10);
+	free(text);
+}
+
+/*
  * chrome: each sample is also a Trace Event Format sample event ("P") whose
  * "sf" names its leaf in the top-level "stackFrames" tree (name, module as
  * category, parent), as chrome://tracing reads sampled stacks: read back
