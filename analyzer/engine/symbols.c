@@ -433,13 +433,44 @@ void tt_symbols_merge_warnings(struct tt_symbols *dst, const struct tt_symbols *
 	}
 }
 
+/*
+ * Whether line was printed before by this process, remembering it if not.
+ * A command that names both scopes and stack samples (chrome, perfetto,
+ * export) reads each file's modules twice, in two symbol tables: a module's
+ * warning is still one line (README, whole-program mode; F24, check4).
+ */
+static bool printed_before(const char *line, size_t n)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static char **seen;
+	static size_t nr_seen;
+	bool found = false;
+
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < nr_seen && !found; i++)
+		found = strlen(seen[i]) == n && !memcmp(seen[i], line, n);
+	if (!found) {
+		seen = tt_xrealloc(seen, (nr_seen + 1) * sizeof(*seen));
+		seen[nr_seen] = tt_xcalloc(n + 1, 1);
+		memcpy(seen[nr_seen], line, n);
+		seen[nr_seen++][n] = '\0';
+	}
+	pthread_mutex_unlock(&lock);
+	return found;
+}
+
 void tt_symbols_warn(struct tt_symbols *s)
 {
 	if (!s)
 		return;
 	for (uint32_t i = 0; i < s->nr_mods; i++) {
-		if (s->mods[i].warnings)
-			fputs(s->mods[i].warnings, stderr);
+		for (const char *l = s->mods[i].warnings; l && *l;) {
+			size_t n = strcspn(l, "\n") + (l[strcspn(l, "\n")] == '\n');
+
+			if (!printed_before(l, n))
+				fwrite(l, 1, n, stderr);
+			l += n;
+		}
 		free(s->mods[i].warnings);
 		s->mods[i].warnings = NULL;
 	}

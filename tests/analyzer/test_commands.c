@@ -796,6 +796,58 @@ Test(commands, names_and_module_warnings_do_not_depend_on_the_number_of_walkers)
 	tu_result_free(&one);
 }
 
+/*
+ * F24 (check4): chrome, perfetto and export name both scopes and stack
+ * samples, reading each module twice; a missing module is still one
+ * warning line (README, whole-program mode: "one warning line per module").
+ */
+Test(commands, F24_a_missing_module_is_one_warning_in_commands_that_name_samples_too)
+{
+	struct tg_trace *t = new_trace(trace);
+	const uint64_t stack[] = { 0x7f0000001104, 0x555500001205 };
+	const char *out = tu_path(1, "f24.out"), *dir = tu_path(2, "f24.dir");
+	char want[1024];
+
+	tg_module(t, 1, "/nonexistent-rec-test/libgone.so", 0x7f0000000000, 0x7f0000001000,
+		  0x7f0000002000);
+	tg_module(t, 2, "/nonexistent-rec-test/prog", 0x555500000000, 0x555500001000,
+		  0x555500009000);
+	tg_func(t, 1, 0x7f0000001100);
+	tg_func(t, 2, 0x555500001200);
+	cr_assert_eq(tg_sampling(t, 1000, 128), 0);
+	tg_thread(t, 1, 101, "main");
+	for (uint64_t i = 0; i < 5; i++) {
+		tg_enter(t, 1, 2, 10000 * i);
+		tg_enter(t, 1, 1, 10000 * i + 10);
+		cr_assert_eq(tg_sample(t, 1, 10000 * i + 20, 0, 2, stack), 0);
+		tg_exit(t, 1, 1, 10000 * i + 30);
+		tg_exit(t, 1, 2, 10000 * i + 50);
+	}
+	cr_assert_eq(tg_finish(t, true), 0);
+	snprintf(want, sizeof(want),
+		 "tracetool: %s: warning: /nonexistent-rec-test/libgone.so: cannot open: No such "
+		 "file or directory; its functions are shown as addresses",
+		 trace);
+
+	const char *const cmds[][5] = {
+		{ "chrome", "-o", out, trace, NULL },	{ "perfetto", "-o", out, trace, NULL },
+		{ "export", "-o", dir, trace, NULL },	{ "summary", trace, NULL },
+		{ "profile", trace, NULL },
+	};
+	for (size_t c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
+		struct tu_result r = tu_runv(cmds[c]);
+
+		cr_assert_eq(r.status, 0, "%s: %s", cmds[c][0], r.err);
+		cr_assert_eq(tu_nr_lines(r.err), 2, "%s:\n%s", cmds[c][0], r.err);
+		cr_assert_str_eq(tu_line(r.err, 0), want, "%s", cmds[c][0]);
+		cr_assert(strstr(tu_line(r.err, 1), "/nonexistent-rec-test/prog: cannot open"),
+			  "%s:\n%s", cmds[c][0], r.err);
+		tu_result_free(&r);
+	}
+	unlink(out);
+	tu_rm_rf(dir);
+}
+
 /* Contract §7: a recording with no end marker is reported as such by every
  * command that prints a report: one warning line on stderr, and a footer
  * line in table output; a clean one by none. */
