@@ -419,7 +419,7 @@ int tt_cmd_record(int argc, char **argv)
 	bool existed;
 	struct written w = { 0 };
 	char **env;
-	char *lib, *list, *list_dir = NULL;
+	char *lib, *list, *list_dir = NULL, *cwd, *abs_output = NULL;
 	pid_t pid;
 	int status, err, rc;
 
@@ -427,7 +427,14 @@ int tt_cmd_record(int argc, char **argv)
 	argp_parse(&record_argp, argc, argv, ARGP_IN_ORDER, NULL, &a);
 	lib = find_librec();
 	list = make_list(&list_dir);
-	env = child_env(lib, a.hz, a.output, list);
+	/* -o relative to here, as perf record's, not to the directory a
+	 * process of CMD is in when it opens the file (sh -c 'cd d && prog'). */
+	if (a.output[0] != '/' && (cwd = getcwd(NULL, 0))) {
+		abs_output = join3(cwd, "", a.output);
+		free(cwd);
+	}
+	env = child_env(lib, a.hz, abs_output ? abs_output : a.output, list);
+	free(abs_output);
 	/* Whether CMD wrote the trace: the file is new or changed. */
 	existed = stat(a.output, &before) == 0;
 	/* As a shell does for its foreground job: ^C and ^\ are for CMD,

@@ -13,6 +13,7 @@
 #include "ttest.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <signal.h>
 
 #include <unistd.h>
@@ -141,7 +142,13 @@ Test(record, default_rate_is_997_and_user_preloads_stay_after_librec)
 	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
 	cr_assert(strstr(r.err, "no trace written to trace.zst"), "%s", r.err);
 	tu_result_free(&r);
-	cr_assert_str_eq(slurp(envf), "997|trace.zst|/nonexistent/librec-test.so:/nonexistent/user.so");
+	/* -o's default, trace.zst, made absolute (F25: relative to where record runs). */
+	char want[4200], cwd[4000];
+
+	cr_assert(getcwd(cwd, sizeof(cwd)));
+	snprintf(want, sizeof(want), "997|%s/trace.zst|/nonexistent/librec-test.so:/nonexistent/user.so",
+		 cwd);
+	cr_assert_str_eq(slurp(envf), want);
 }
 
 Test(record, options_after_the_command_are_its_own)
@@ -408,6 +415,37 @@ Test(record, record_warns_of_a_file_written_by_processes_in_turn)
 				"only (give -o a %p to keep each)\n"),
 		  "%s", r.err);
 	tu_result_free(&r);
+}
+
+/*
+ * F25 (check4): -o is relative to the directory record runs in, as perf
+ * record's: a command that changes directory before its first sample
+ * (sh -c 'cd sub && exec prog') wrote sub/rel.zst, and record named it so.
+ */
+Test(record, F25_relative_output_is_relative_to_where_record_runs)
+{
+	const char *spin = getenv("PROG_SPIN");
+	char dir[] = "/tmp/tt_record_rel_XXXXXX", sub[64], script[1200], here[64], there[80];
+	struct tu_result r;
+
+	cr_assert(spin, "PROG_SPIN not set");
+	cr_assert(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	cr_assert_eq(mkdir(sub, 0700), 0);
+	cr_assert_eq(chdir(dir), 0);
+	snprintf(script, sizeof(script), "cd '%s' && exec '%s' 300", sub, spin);
+	r = tu_run("record", "-o", "rel.zst", "--", "sh", "-c", script, NULL);
+	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+	snprintf(here, sizeof(here), "%s/rel.zst", dir);
+	snprintf(there, sizeof(there), "%s/rel.zst", sub);
+	cr_assert_eq(access(there, F_OK), -1, "the trace went into %s:\n%s", there, r.err);
+	cr_assert_eq(access(here, F_OK), 0, "no %s:\n%s", here, r.err);
+	cr_assert(strstr(r.err, "tracetool: record: trace in rel.zst\n"), "%s", r.err);
+	tu_result_free(&r);
+	unlink(here);
+	unlink(there);
+	rmdir(sub);
+	rmdir(dir);
 }
 
 /*
