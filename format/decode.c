@@ -294,6 +294,7 @@ enum recfmt_status recfmt_decode_func(const struct recfmt_record *rec, struct re
 {
 	RETURN_IF(rec->size < 16, err, rec, "FUNC record too short (%u bytes)", rec->size);
 	func->id = recfmt_load_u32le(rec->payload);
+	func->module = recfmt_load_u32le(rec->payload + 4); /* 1.5; 0 before */
 	func->addr = recfmt_load_u64le(rec->payload + 8);
 	RETURN_IF(func->id == 0 || func->id > RECFMT_MAX_SITE_ID, err, rec, "bad site id %u",
 		  func->id);

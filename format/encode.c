@@ -381,6 +381,19 @@ int recfmt_encode_func(struct recfmt_buf *buf, uint32_t id, uint64_t addr)
 	return encode_id_u64s(buf, RECFMT_FUNC, id, &addr, 1);
 }
 
+/* FORMAT.md §3.11, 1.5: the word after the id names the function's MODULE. */
+int recfmt_encode_func_in(struct recfmt_buf *buf, uint32_t id, uint64_t addr, uint32_t module)
+{
+	uint8_t *p = record_begin(buf, RECFMT_FUNC, 16);
+
+	if (!p)
+		return -ENOMEM;
+	recfmt_store_u32le(p, id);
+	recfmt_store_u32le(p + 4, module);
+	recfmt_store_u64le(p + 8, addr);
+	return 0;
+}
+
 /* ---------------------------------------------------------------------
  * EVENTS blocks (FORMAT.md §3.6). The payload is a 24-byte fixed part
  * (u32 thread, u32 nr_events, u64 base_ticks, u32 ids_bytes, u32 0), the ids

@@ -23,7 +23,7 @@ extern "C" {
 
 /* FORMAT.md §1: versioning. A reader refuses a newer major version. */
 #define RECFMT_VERSION_MAJOR 1
-#define RECFMT_VERSION_MINOR 4
+#define RECFMT_VERSION_MINOR 5
 
 /* FORMAT.md §3: magic numbers. */
 #define RECFMT_FILE_MAGIC "RECTRACE" /* 8 bytes, in FILE_HEADER */
@@ -330,6 +330,9 @@ static inline struct recfmt_range recfmt_module_range(const struct recfmt_module
 /* FORMAT.md §3.11: a site whose name is the function at a code address. */
 struct recfmt_func {
 	uint32_t id;
+	/* 1.5: the id of the MODULE record the function is in; 0: not said
+	 * (the latest MODULE holding addr, as in 1.1-1.4). */
+	uint32_t module;
 	uint64_t addr; /* run-time address of the function's entry */
 };
 
@@ -615,6 +618,8 @@ int recfmt_encode_module_since(struct recfmt_buf *buf, uint32_t id, uint32_t fla
 /* MODULE_MAP (FORMAT.md §3.25). */
 int recfmt_encode_module_map(struct recfmt_buf *buf, const struct recfmt_module_map *mm);
 int recfmt_encode_func(struct recfmt_buf *buf, uint32_t id, uint64_t addr);
+/* FUNC naming its module (1.5, FORMAT.md §3.11): the MODULE's id, 0 if not known. */
+int recfmt_encode_func_in(struct recfmt_buf *buf, uint32_t id, uint64_t addr, uint32_t module);
 /*
  * COUNTER_SET (FORMAT.md §3.13): names[i] with flags[i] for nr <=
  * RECFMT_MAX_COUNTERS counters. Return: 0, -EINVAL (nr too large) or -ENOMEM.

@@ -9,7 +9,7 @@
  * a rerun writes the same bytes. Built for reference; never run by meson test.
  *
  *     gen_seeds DIR    writes DIR/tracegen_{tsc_clean,mono_unclean,odd,modules,counters,annots,
- *                      samples,index}
+ *                      samples,index,dlreuse}
  *     gen_seeds --packed-lies IN DIR
  *                      writes DIR/lie_packed_{zstd_cut,zstd_claims_more,over_32_mib}: the
  *                      recording IN (corpus/index/librec_packed_index) with its first packed
@@ -185,6 +185,39 @@ static int write_modules(const char *path)
 	for (uint32_t th = 1; th <= 4; th++) {
 		tg_thread(t, th, 400 + th, th == 1 ? "main" : NULL);
 		walk(t, th, &now, 60, 4);
+	}
+	return tg_finish(t, true);
+}
+
+/*
+ * Format 1.5's FUNC naming its module (finding F16): two libraries mapped
+ * one after the other at the same addresses, the same address a function
+ * of each; a FUNC of 1.4 (module 0), one naming a module the file lacks,
+ * one naming a module that does not hold it, one naming module 0xffffffff;
+ * the first module recorded again with its id, after the FUNCs.
+ */
+static int write_dlreuse(const char *path)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .start_ticks = 100,
+				 .pid = 79, .frame_bytes = 600, .block_events = 30 };
+	struct tg_trace *t = tg_create(path, &cfg);
+	const uint64_t bias = 0x7f0000000000ull;
+	uint64_t now = 100;
+
+	if (!t)
+		return -1;
+	tg_module(t, 1, "/nonexistent-rec-seed/liba.so", bias, bias + 0x1000, bias + 0x2000);
+	tg_func_in(t, 1, bias + 0x1200, 1);
+	tg_module(t, 2, "/nonexistent-rec-seed/libb.so", bias, bias + 0x1000, bias + 0x2000);
+	tg_func_in(t, 2, bias + 0x1200, 2);
+	tg_func(t, 3, bias + 0x1300);
+	tg_func_in(t, 4, bias + 0x1400, 7);
+	tg_func_in(t, 5, bias + 0x9000, 2);
+	tg_func_in(t, 6, bias + 0x1500, 0xffffffffu);
+	tg_module(t, 1, "/nonexistent-rec-seed/liba.so", bias, bias + 0x1000, bias + 0x2000);
+	for (uint32_t th = 1; th <= 2; th++) {
+		tg_thread(t, th, 500 + th, th == 1 ? "main" : NULL);
+		walk(t, th, &now, 80, 6);
 	}
 	return tg_finish(t, true);
 }
@@ -529,6 +562,8 @@ int main(int argc, char **argv)
 	rc |= write_samples(path);
 	snprintf(path, sizeof(path), "%s/tracegen_index", argv[1]);
 	rc |= write_index(path);
+	snprintf(path, sizeof(path), "%s/tracegen_dlreuse", argv[1]);
+	rc |= write_dlreuse(path);
 	if (rc)
 		fprintf(stderr, "gen_seeds: cannot write the seeds in %s\n", argv[1]);
 	return rc ? 1 : 0;

@@ -294,6 +294,7 @@ Test(format, module_func_and_filtered_counts_round_trip)
 					  sizeof(bid), "/usr/bin/x"),
 		     0);
 	cr_assert_eq(recfmt_encode_func(&b, 77, 0x7f1139), 0);
+	cr_assert_eq(recfmt_encode_func_in(&b, 78, 0x7f1139, 3), 0);
 	cr_assert_eq(recfmt_encode_drops(&b, 1, 5), 0);
 	cr_assert_eq(recfmt_encode_drops_filtered(&b, 1, 5, 9), 0);
 	cr_assert_eq(recfmt_encode_thread_end(&b, &(struct recfmt_thread_end){
@@ -322,6 +323,14 @@ Test(format, module_func_and_filtered_counts_round_trip)
 	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
 	cr_assert_eq(recfmt_decode_func(&rec, &f, &err), RECFMT_OK);
 	cr_assert_eq(f.id, 77);
+	cr_assert_eq(f.module, 0, "1.1-1.4: the word is reserved, 0");
+	cr_assert_eq(f.addr, 0x7f1139);
+	/* 1.5 (FORMAT.md §3.11): the word after the id names the MODULE. */
+	cr_assert_eq(recfmt_cursor_next(&cur, &rec, &err), RECFMT_OK);
+	cr_assert_eq(rec.size, 16);
+	cr_assert_eq(recfmt_decode_func(&rec, &f, &err), RECFMT_OK);
+	cr_assert_eq(f.id, 78);
+	cr_assert_eq(f.module, 3);
 	cr_assert_eq(f.addr, 0x7f1139);
 
 	/* Without REC_MIN_NS the 1.0 sizes, with it the trailing field. */

@@ -199,6 +199,13 @@ int tg_func(struct tg_trace *t, uint32_t id, uint64_t addr)
 	return maybe_cut(t);
 }
 
+int tg_func_in(struct tg_trace *t, uint32_t id, uint64_t addr, uint32_t module)
+{
+	if (frame_open(t) || recfmt_encode_func_in(&t->frame, id, addr, module))
+		return -ENOMEM;
+	return maybe_cut(t);
+}
+
 int tg_thread(struct tg_trace *t, uint32_t serial, uint32_t os_tid, const char *name)
 {
 	if (frame_open(t) || recfmt_encode_thread(&t->frame, serial, os_tid, name))

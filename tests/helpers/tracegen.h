@@ -59,6 +59,8 @@ int tg_module_flags(struct tg_trace *t, uint32_t id, uint32_t flags, const char 
 		    uint64_t bias, uint64_t lo, uint64_t hi, const uint8_t *build_id,
 		    uint32_t build_id_bytes);
 int tg_func(struct tg_trace *t, uint32_t id, uint64_t addr);
+/* A FUNC naming its module (1.5, FORMAT.md §3.11): the MODULE's id, 0 none. */
+int tg_func_in(struct tg_trace *t, uint32_t id, uint64_t addr, uint32_t module);
 /* A PROBE_COST record (FORMAT.md §3.16), in picoseconds. */
 int tg_probe_cost(struct tg_trace *t, const struct recfmt_probe_cost *pc);
 int tg_thread_end(struct tg_trace *t, uint32_t serial);
