@@ -561,7 +561,7 @@ static enum recfmt_status on_func(struct frame_walk *w, const struct recfmt_reco
 		return st;
 	if (!w->tr->syms)
 		w->tr->syms = tt_symbols_create(w->tr->path);
-	tt_symbols_add_func(w->tr->syms, f.id, f.addr);
+	tt_symbols_add_func(w->tr->syms, f.id, f.addr, f.module);
 	if (w->tr->eager_names && (f.id >= w->tr->nr_site_slots ||
 				   w->tr->site_name[f.id] == TT_NO_NAME))
 		(void)tt_trace_site_name_slow(w->tr, f.id);

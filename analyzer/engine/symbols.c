@@ -78,6 +78,7 @@ struct module {
 
 struct func {
 	uint32_t id;
+	uint32_t module; /* its MODULE's id (1.5), 0: by address */
 	uint64_t addr;
 };
 
@@ -226,7 +227,7 @@ static uint32_t func_find(const struct tt_symbols *s, uint32_t id)
 	return tt_hmap_find(&s->func_map, tt_hash_u64(id), func_eq, &key);
 }
 
-void tt_symbols_add_func(struct tt_symbols *s, uint32_t id, uint64_t addr)
+void tt_symbols_add_func(struct tt_symbols *s, uint32_t id, uint64_t addr, uint32_t module)
 {
 	uint32_t k;
 
@@ -235,6 +236,7 @@ void tt_symbols_add_func(struct tt_symbols *s, uint32_t id, uint64_t addr)
 	k = func_find(s, id);
 	if (k != TT_HMAP_NONE) {
 		s->funcs[k].addr = addr;
+		s->funcs[k].module = module;
 		return;
 	}
 	if (s->nr_funcs == s->cap_funcs) {
@@ -243,6 +245,7 @@ void tt_symbols_add_func(struct tt_symbols *s, uint32_t id, uint64_t addr)
 	}
 	tt_hmap_put(&s->func_map, tt_hash_u64(id), s->nr_funcs);
 	s->funcs[s->nr_funcs].id = id;
+	s->funcs[s->nr_funcs].module = module;
 	s->funcs[s->nr_funcs++].addr = addr;
 }
 
@@ -867,6 +870,28 @@ void tt_symbols_name_in(struct tt_symbols *s, uint32_t mod, uint64_t addr, char 
 	default: why = "no path"; break;
 	}
 	snprintf(out, out_bytes, "0x%" PRIx64 " [%s: %s]", a, m->base[0] ? m->base : "?", why);
+}
+
+bool tt_symbols_func_name(struct tt_symbols *s, uint32_t id, char *out, size_t out_bytes,
+			  char *loc, size_t loc_bytes)
+{
+	uint32_t k = s ? func_find(s, id) : TT_HMAP_NONE, mod = 0;
+	const struct func *f;
+
+	if (k == TT_HMAP_NONE)
+		return false;
+	f = &s->funcs[k];
+	if (!f->module) {
+		tt_symbols_name(s, f->addr, out, out_bytes, loc, loc_bytes);
+		return true;
+	}
+	/* FORMAT.md §3.11: the MODULE it names (the later one of an id
+	 * recorded again), whatever was mapped at addr before or after. */
+	for (uint32_t i = s->nr_mods; i-- > 0 && !mod;)
+		if (s->mods[i].id == f->module && holds(&s->mods[i], f->addr))
+			mod = i + 1;
+	tt_symbols_name_in(s, mod, f->addr, out, out_bytes, loc, loc_bytes);
+	return true;
 }
 
 bool tt_symbols_mapping(struct tt_symbols *s, uint64_t addr, struct tt_symbols_mapping *out)

@@ -28,8 +28,10 @@ void tt_symbols_destroy(struct tt_symbols *s);
 void tt_symbols_add_module(struct tt_symbols *s, const struct recfmt_module *m);
 /* A MODULE_MAP record (FORMAT.md §3.25): the module unmapped, or mapped again. */
 void tt_symbols_module_map(struct tt_symbols *s, const struct recfmt_module_map *mm);
-/* A FUNC record: site `id` is the function at run-time address `addr`. */
-void tt_symbols_add_func(struct tt_symbols *s, uint32_t id, uint64_t addr);
+/* A FUNC record: site `id` is the function at run-time address `addr`, in
+ * the module whose MODULE record has id `module` (1.5; 0: not said, the
+ * latest MODULE that holds addr). */
+void tt_symbols_add_func(struct tt_symbols *s, uint32_t id, uint64_t addr, uint32_t module);
 /* True if site `id` came from a FUNC record; *addr is its address. */
 bool tt_symbols_func_addr(const struct tt_symbols *s, uint32_t id, uint64_t *addr);
 
@@ -44,6 +46,16 @@ bool tt_symbols_func_addr(const struct tt_symbols *s, uint32_t id, uint64_t *add
  */
 void tt_symbols_name(struct tt_symbols *s, uint64_t addr, char *out, size_t out_bytes,
 		     char *loc, size_t loc_bytes);
+/*
+ * tt_symbols_func_name() - the name of FUNC site `id` as tt_symbols_name()
+ * gives it, in the module its FUNC record names (FORMAT.md §3.11, 1.5): a
+ * library closed and another mapped at its addresses each name their own
+ * functions. A named module that was never recorded (its frame lost), or
+ * that does not hold the address, names it "0xADDR [no module]". Return:
+ * false if id came from no FUNC record.
+ */
+bool tt_symbols_func_name(struct tt_symbols *s, uint32_t id, char *out, size_t out_bytes,
+			  char *loc, size_t loc_bytes);
 
 /* The file name (no directories) of the module that holds run-time
  * address addr (the latest MODULE record whose ranges contain it), or "". */

@@ -255,11 +255,9 @@ uint32_t tt_trace_site_name_slow(struct tt_trace *tr, uint32_t site)
 			return *slot;
 	}
 	/* FORMAT.md §3.11: a site named by a function's address (symbols.c). */
-	uint64_t addr;
-	if (tt_symbols_func_addr(tr->syms, site, &addr)) {
-		char fn[RECFMT_MAX_NAME_BYTES + 64], loc[RECFMT_MAX_NAME_BYTES + 1];
+	char fn[RECFMT_MAX_NAME_BYTES + 64], loc[RECFMT_MAX_NAME_BYTES + 1];
 
-		tt_symbols_name(tr->syms, addr, fn, sizeof(fn), loc, sizeof(loc));
+	if (tt_symbols_func_name(tr->syms, site, fn, sizeof(fn), loc, sizeof(loc))) {
 		name = tt_trace_intern_site(tr, fn, strlen(fn), loc, strlen(loc));
 		tr->name_hook[name] = 1;
 		tt_trace_site_define(tr, site, name);

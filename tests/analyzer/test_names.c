@@ -221,3 +221,55 @@ Test(names, diff_by_site_gives_the_name_alone_and_the_site_last)
 	cr_assert(strstr(r.out, ",1,1,m.c:9\n"), "%s", r.out);
 	tu_result_free(&r);
 }
+
+/*
+ * Finding F16 (FORMAT.md §3.11, 1.5): a FUNC is named in the MODULE its
+ * record names. Two libraries mapped one after the other at the same
+ * addresses (files gone, so the names are the addresses and the modules):
+ * the same address in each is two functions; a FUNC of 1.4 (module 0) is
+ * named by the latest module holding it; one naming a module the file does
+ * not have, or one that does not hold its address, by no module.
+ */
+static void write_reused(const char *path)
+{
+	struct tg_config cfg = { .clock = RECFMT_CLOCK_MONOTONIC, .pid = 16 };
+	struct tg_trace *t = tg_create(path, &cfg);
+	const uint64_t bias = 0x7f0000000000ull;
+	uint64_t now = 0;
+
+	cr_assert(t);
+	tg_module(t, 1, "/nonexistent-f16/liba.so", bias, bias + 0x1000, bias + 0x2000);
+	tg_func_in(t, 1, bias + 0x1200, 1);
+	tg_module(t, 2, "/nonexistent-f16/libb.so", bias, bias + 0x1000, bias + 0x2000);
+	tg_func_in(t, 2, bias + 0x1200, 2);
+	tg_func(t, 3, bias + 0x1300);
+	tg_func_in(t, 4, bias + 0x1400, 9);
+	tg_func_in(t, 5, bias + 0x5000, 1);
+	tg_thread(t, 1, 16, "main");
+	for (uint32_t site = 1; site <= 5; site++) {
+		for (uint32_t i = 0; i < site; i++) {
+			tg_enter(t, 1, site, now += 10);
+			tg_exit(t, 1, site, now += 100);
+		}
+	}
+	cr_assert_eq(tg_finish(t, true), 0);
+}
+
+Test(names, F16_a_function_is_named_in_the_module_its_record_names)
+{
+	const char *path = tu_path(3, "names_reused.zst");
+	struct tu_result r;
+
+	write_reused(path);
+	r = tu_run("summary", "--format=csv", "--sort=name", path, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "function,calls,total_ns,self_ns,min_ns,mean_ns,p50_ns,p90_ns,"
+				"p99_ns,max_ns,errors\n"
+				"0x1200 [liba.so: missing],1,100,100,100,100,100,100,100,100,0\n"
+				"0x1200 [libb.so: missing],2,200,200,100,100,100,100,100,100,0\n"
+				"0x1300 [libb.so: missing],3,300,300,100,100,100,100,100,100,0\n"
+				"0x7f0000001400 [no module],4,400,400,100,100,100,100,100,100,0\n"
+				"0x7f0000005000 [no module],5,500,500,100,100,100,100,100,100,0\n");
+	tu_result_free(&r);
+	unlink(path);
+}
