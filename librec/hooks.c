@@ -53,17 +53,31 @@ static inline NOINSTR void fframe_push(struct rec__thread *t, uint32_t d, uintpt
  * stack (struct rec__thread_hooks, which thread.c leaves untouched so that
  * a thread without hooks does not hold them), one store per page. Until
  * hooks_ready is set every enter hook comes here through the slow path.
+ *
+ * After a dlclose() that unmapped a module (hooks_ready STALE, set by
+ * rec__thread_hooks_stale_all()): empty the cache, whose addresses may now
+ * hold another library's functions, then READY again. In that order: a
+ * dlclose() meanwhile finds STALE and leaves it, and what it unmapped was
+ * unmapped before its epoch bump, which this thread's next registration
+ * (after the clearing) sees (site.c); one after READY makes it STALE again.
+ * A handler's hook meanwhile finds STALE and comes here too.
  */
 static NOINSTR void hooks_prefault(struct rec__thread *t)
 {
 	volatile char *p = (volatile char *)&t->hk;
+	uint8_t state = __atomic_load_n(&t->own.hooks_ready, __ATOMIC_ACQUIRE);
 
-	if (t->own.hooks_ready)
+	if (state == REC__HOOKS_READY)
 		return;
-	for (size_t i = 0; i < sizeof(t->hk); i += REC__PAGE_BYTES)
-		p[i] = 0;
+	if (state == REC__HOOKS_STALE) {
+		for (uint32_t i = 0; i < REC__FCACHE_SLOTS; i++)
+			t->hk.fcache[i].fn = 0;
+	} else {
+		for (size_t i = 0; i < sizeof(t->hk); i += REC__PAGE_BYTES)
+			p[i] = 0;
+	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->own.hooks_ready = 1;
+	__atomic_store_n(&t->own.hooks_ready, REC__HOOKS_READY, __ATOMIC_SEQ_CST);
 }
 
 static NOINSTR __attribute__((noinline)) void func_enter_slow(uintptr_t fn)
@@ -143,7 +157,8 @@ static inline NOINSTR __attribute__((always_inline)) void func_enter(void *fn_pt
 	 * as rec.h's inline probe does: with no call left in it, the fast path
 	 * needs no callee-saved register (no push or pop around each hook).
 	 */
-	if (unlikely(!t || t->ring.p.nesting || !t->ring.p.use_tsc || !t->own.hooks_ready ||
+	if (unlikely(!t || t->ring.p.nesting || !t->ring.p.use_tsc ||
+		     __atomic_load_n(&t->own.hooks_ready, __ATOMIC_RELAXED) != REC__HOOKS_READY ||
 		     __atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED)))
 		goto slow;
 	d = t->own.fdepth;

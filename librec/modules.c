@@ -299,13 +299,28 @@ int rec__modules_add_snaps(struct rec__modules *m, struct recfmt_buf *out, uint3
 	pthread_mutex_lock(&scan_lock);
 	for (; m->nr_snaps_done < nr && !err; m->nr_snaps_done++) {
 		const struct rec__module_snap *snap = snap_at(m->nr_snaps_done);
+		const struct rec__module_known *k;
 		struct rec__module_key key;
 
 		key.bias = snap->bias;
 		key.first_start = snap->ranges[0].start;
 		key.path_hash = snap->path_hash;
-		if (find_known(m, &key))
+		if (m->nr_snaps_done == m->cap_snap_ids) {
+			uint32_t cap = m->cap_snap_ids ? 2 * m->cap_snap_ids : 32;
+			uint32_t *ids = realloc(m->snap_ids, cap * sizeof(*ids));
+
+			if (!ids) {
+				err = -ENOMEM;
+				break;
+			}
+			m->snap_ids = ids;
+			m->cap_snap_ids = cap;
+		}
+		k = find_known(m, &key);
+		if (k) {
+			m->snap_ids[m->nr_snaps_done] = k->id;
 			continue;
+		}
 		/* Mapped since some time before its first site, not known when;
 		 * no check saw it (seen 0): the next full one that misses it
 		 * says it is gone. */
@@ -314,9 +329,34 @@ int rec__modules_add_snaps(struct rec__modules *m, struct recfmt_buf *out, uint3
 						 snap->build_id_bytes, snap->path, 0);
 		if (!err)
 			err = add_known(m, &key, m->nr_known + 1, 0);
+		m->snap_ids[m->nr_snaps_done] = err ? 0 : m->nr_known;
 	}
 	pthread_mutex_unlock(&scan_lock);
 	return err;
+}
+
+/*
+ * The module epoch: bumped by librectrace.so's dlclose() after the loader
+ * unmapped a module (below), so that a function site found at an address
+ * before is checked again against the module mapped there now (site.c;
+ * finding F16). Stays 0 in the static library, which has no dlclose().
+ */
+static uint32_t mod_epoch;
+
+uint32_t rec__modules_epoch(void)
+{
+	return __atomic_load_n(&mod_epoch, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * rec__modules_snap_id() - the id of the MODULE record of snapshot `snap`
+ * (index + 1, as rec__site_func_snap() gives it) in m's file, for a FUNC
+ * record (FORMAT.md §3.11); 0 if it has none (no snapshot, or not added).
+ * Writer thread only, after rec__modules_add_snaps().
+ */
+uint32_t rec__modules_snap_id(const struct rec__modules *m, uint32_t snap)
+{
+	return snap && snap <= m->nr_snaps_done ? m->snap_ids[snap - 1] : 0;
 }
 
 /* Under scan_lock: one check of m, its records appended to out. */
@@ -425,9 +465,26 @@ __asm__(".symver rec__dlclose_old, dlclose@" REC__STR(REC_GLIBC_HOOK_VERSION));
 
 static int (*real_dlclose)(void *);
 
+static int on_first_subs(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+		*(unsigned long long *)arg = info->dlpi_subs;
+	return 1;
+}
+
+/* The loader's count of modules unmapped so far; ~0 where it keeps none. */
+static unsigned long long loader_subs(void)
+{
+	unsigned long long subs = ~0ull;
+
+	dl_iterate_phdr(on_first_subs, &subs);
+	return subs;
+}
+
 static int hooked_dlclose(void *handle)
 {
 	int (*f)(void *) = __atomic_load_n(&real_dlclose, __ATOMIC_ACQUIRE);
+	unsigned long long subs;
 	int ret;
 
 	if (!f) {
@@ -439,8 +496,19 @@ static int hooked_dlclose(void *handle)
 		__atomic_store_n(&real_dlclose, f, __ATOMIC_RELEASE);
 	}
 	dlclose_check(); /* every module mapped now is in the file */
+	subs = loader_subs();
 	ret = f(handle);
 	dlclose_check(); /* and those it unmapped are gone, with the time */
+	/*
+	 * A module unmapped (by this call, or by another thread's meanwhile):
+	 * its addresses may be another library's from now on. Function sites
+	 * are looked up again by module (site.c), and every thread's hooks'
+	 * cache is cleared at its next hook (hooks.c; finding F16).
+	 */
+	if (subs == ~0ull || loader_subs() != subs) {
+		__atomic_add_fetch(&mod_epoch, 1, __ATOMIC_SEQ_CST); /* before the marks */
+		rec__thread_hooks_stale_all();
+	}
 	return ret;
 }
 
@@ -481,6 +549,7 @@ void rec__modules_fini(struct rec__modules *m)
 			__atomic_store_n(&watched[i], NULL, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&scan_lock);
 	free(m->known);
+	free(m->snap_ids);
 	recfmt_buf_fini(&m->pending);
 	memset(m, 0, sizeof(*m));
 }

@@ -100,7 +100,7 @@ NOINSTR bool rec__probe_cost_measure(bool use_tsc, struct rec__probe_cost_mticks
 	t->ring.p.events = (struct rec__event *)(t + 1);
 	t->ring.p.mask = RING_EVENTS - 1;
 	t->ring.p.use_tsc = use_tsc;
-	t->own.hooks_ready = 1; /* the cache is set below; the stack is written as used */
+	t->own.hooks_ready = REC__HOOKS_READY; /* the cache is set below; the stack is written as used */
 	for (uint32_t i = 0; i < REC__FCACHE_SLOTS; i++) {
 		t->hk.fcache[i].fn = (uintptr_t)fn;
 		t->hk.fcache[i].id = 1;

@@ -82,6 +82,8 @@
  * has). Both live in the thread's state, touched only by its owner.
  */
 #define REC__FCACHE_SLOTS 1024u	  /* power of two */
+#define REC__HOOKS_READY 1u	  /* own.hooks_ready: 0, not faulted in yet */
+#define REC__HOOKS_STALE 2u	  /* faulted in; the cache to clear (a dlclose()) */
 #define REC__FSTACK_DEPTH 4096u	  /* deeper activations are dropped (counted) */
 
 struct rec__fcache_slot {
@@ -117,10 +119,14 @@ struct rec__thread_own {
 	/*
 	 * -finstrument-functions state (hooks.c), read by the owner only.
 	 * fdepth counts open hook activations, also those deeper than
-	 * REC__FSTACK_DEPTH, whose frames are not stored. hooks_ready: the
-	 * thread's struct rec__thread_hooks is faulted in (hooks.c, at its
-	 * first hook, before any stamp); until then every hook takes the slow
-	 * path.
+	 * REC__FSTACK_DEPTH, whose frames are not stored. hooks_ready:
+	 * REC__HOOKS_READY once the thread's struct rec__thread_hooks is
+	 * faulted in (hooks.c, at its first hook, before any stamp); until then
+	 * every hook takes the slow path. The one field of this struct another
+	 * thread writes: librectrace.so's dlclose() turns READY into STALE
+	 * (atomically, under rec__g.lock) when a module was unmapped, and the
+	 * owner's next hook takes the slow path, which clears the cache, whose
+	 * addresses may now be another library's code (finding F16).
 	 */
 	uint32_t fdepth;
 	uint8_t hooks_ready;
@@ -379,6 +385,8 @@ struct rec__thread *rec__thread_self(void) REC__HIDDEN;
 struct rec__thread *rec__thread_attach(void) REC__HIDDEN;
 void rec__thread_free(struct rec__thread *t) REC__HIDDEN;
 void rec__thread_set_all_off(void) REC__HIDDEN;
+/* Every thread's hooks' cache may name unmapped code: each clears its own (hooks.c). */
+void rec__thread_hooks_stale_all(void) REC__HIDDEN;
 void rec__thread_forget_all(void) REC__HIDDEN;
 void rec__thread_init_key(void) REC__HIDDEN;
 bool rec__thread_ring_retry(struct rec__thread *t, bool may_map) REC__HIDDEN;
@@ -466,6 +474,8 @@ void rec__site_reinit_lock(void) REC__HIDDEN;
 uint32_t rec__site_register_func(uintptr_t fn) REC__HIDDEN;
 /* The function address of a site registered by rec__site_register_func(), else 0. */
 uintptr_t rec__site_func_addr(const struct rec__site *site) REC__HIDDEN;
+/* Its module's snapshot, index + 1 (rec__site_snap()); 0: none. */
+uint32_t rec__site_func_snap(const struct rec__site *site) REC__HIDDEN;
 /* Module snapshots of function sites: their number (acquire), and one. */
 uint32_t rec__site_nr_snaps(void) REC__HIDDEN;
 const struct rec__module_snap *rec__site_snap(uint32_t i) REC__HIDDEN;
@@ -485,6 +495,7 @@ struct rec__modules {
 	uint32_t nr_known, cap_known;
 	struct rec__module_known *known;
 	uint32_t nr_snaps_done; /* module snapshots (site.c) looked at in this file */
+	uint32_t *snap_ids, cap_snap_ids; /* each one's MODULE id in this file */
 	uint64_t checked_ticks; /* when the last check ran (the events' clock) */
 	struct recfmt_buf pending; /* records a dlclose() check made, for the writer to move */
 };
@@ -519,6 +530,10 @@ bool rec__modules_capture(uintptr_t fn, struct rec__module_snap *snap, const cha
 /* Writer: MODULE records for snapshots not yet in this file. Return: 0, or -ENOMEM. */
 int rec__modules_add_snaps(struct rec__modules *m, struct recfmt_buf *out, uint32_t nr,
 			   const struct rec__module_snap *(*snap_at)(uint32_t i)) REC__HIDDEN;
+/* How many times librectrace.so's dlclose() saw the loader unmap a module (acquire). */
+uint32_t rec__modules_epoch(void) REC__HIDDEN;
+/* The MODULE id of snapshot snap (index + 1) in m's file; 0: none. */
+uint32_t rec__modules_snap_id(const struct rec__modules *m, uint32_t snap) REC__HIDDEN;
 void rec__modules_fini(struct rec__modules *m) REC__HIDDEN;
 /* fork: no module scan runs across it (modules.c; lifecycle.c's handlers). */
 void rec__modules_fork_prepare(void) REC__HIDDEN;

@@ -18,6 +18,19 @@
  * never moves, in the same id space, and an address -> site hash table that
  * only the registering slow path reads, under the lock. The writer tells the
  * two kinds apart by the site's `file` pointer (func_marker).
+ *
+ * A function site is the code at an address in one module: the pair (fn,
+ * snapshot of the module that held fn when it registered). A library
+ * closed with dlclose() and another mapped at its addresses (finding F16)
+ * gives the same fn a second site, with the other snapshot; the same
+ * library mapped there again finds its old site (snapshots are deduplicated
+ * by identity), so a plugin host cycling libraries does not grow the table.
+ * Which of an address's sites is current is known per "module epoch"
+ * (rec__modules_epoch()), which librectrace.so's dlclose() bumps when the
+ * loader unmapped something (modules.c): a site found in the module at fn in the current epoch is
+ * current for fn; at the first miss after a bump, one capture tells which
+ * is. The static library has no dlclose() of its own: its epoch stays 0 and
+ * a function is its address for the whole run, as samples are named there.
  */
 #include "rec_internal.h"
 
@@ -174,6 +187,8 @@ uint32_t rec__site_register(struct rec__site *site)
 struct rec__fsite {
 	struct rec__site site;
 	uintptr_t fn;
+	uint32_t snap;	  /* index + 1 of its module's snapshot; 0: none (main program) */
+	uint32_t checked; /* under site_lock: the epoch it was last found current in */
 };
 
 static const char func_marker[] = "<function>";
@@ -234,37 +249,40 @@ static bool same_module(const struct rec__module_snap *a, const struct rec__modu
 }
 
 /*
- * Under site_lock: make sure the module holding fn has a snapshot. A
- * capture per new function site (a lookup and a walk of a few program
- * headers), compared with the last module matched, then with all: a
- * module may have been unloaded and another mapped at its addresses.
+ * Under site_lock: the snapshot of the module holding fn, taken now if it
+ * has none. A capture (a lookup and a walk of a few program headers) per
+ * new function site and per site checked in a new epoch, compared with the
+ * last module matched, then with all: a module may have been unloaded and
+ * another mapped at its addresses. Return: its index + 1; 0 for the main
+ * program, a module that cannot be found, or no memory.
  */
-static void snap_module_of(uintptr_t fn)
+static uint32_t snap_module_of(uintptr_t fn)
 {
 	struct rec__module_snap *snap = spare_snap;
 	const char *path;
 
 	if (!snap && !(snap = spare_snap = arena_alloc(sizeof(*snap), _Alignof(struct rec__module_snap))))
-		return;
+		return 0;
 	if (!rec__modules_capture(fn, snap, &path))
-		return;
+		return 0;
 	if (last_snap && same_module(snap, snaps[last_snap - 1]))
-		return;
+		return last_snap;
 	for (uint32_t i = nr_snaps; i-- > 0;) {
 		if (same_module(snap, snaps[i])) {
 			last_snap = i + 1;
-			return;
+			return last_snap;
 		}
 	}
 	if (nr_snaps == NR_SNAPS_MAX || (!snaps && !(snaps = map_zeroed(NR_SNAPS_MAX * sizeof(*snaps)))))
-		return; /* the writer's scan still records the module if it is loaded */
+		return 0; /* the writer's scan still records the module if it is loaded */
 	snap->path = copy_string(path);
 	if (!snap->path)
-		return;
+		return 0;
 	spare_snap = NULL;
 	snaps[nr_snaps] = snap;
 	last_snap = nr_snaps + 1;
 	__atomic_store_n(&nr_snaps, nr_snaps + 1, __ATOMIC_RELEASE);
+	return last_snap;
 }
 
 uint32_t rec__site_nr_snaps(void)
@@ -287,14 +305,29 @@ const struct rec__module_snap *rec__site_snap(uint32_t i)
 uint32_t rec__site_register_func(uintptr_t fn)
 {
 	struct rec__fsite *f = NULL;
-	uint32_t i, id = 0;
+	uint32_t i, id = 0, snap, epoch;
+	bool known = false;
 
 	pthread_mutex_lock(&site_lock);
+	epoch = rec__modules_epoch();
 	if ((fhash_used + 1) * 2 > (fhash ? fhash_mask + 1 : 0) && !fhash_grow())
 		goto out;
+	/* An address's sites follow each other in its probe sequence. */
 	for (i = hash_fn(fn) & fhash_mask; fhash[i]; i = (i + 1) & fhash_mask) {
-		if (fhash[i]->fn == fn) {
+		if (fhash[i]->fn != fn)
+			continue;
+		if (fhash[i]->checked == epoch) {
 			id = fhash[i]->site.id;
+			goto out;
+		}
+		known = true;
+	}
+	/* Not checked since a dlclose() unmapped something: which module is there now? */
+	snap = snap_module_of(fn);
+	for (uint32_t k = hash_fn(fn) & fhash_mask; known && fhash[k]; k = (k + 1) & fhash_mask) {
+		if (fhash[k]->fn == fn && fhash[k]->snap == snap) {
+			fhash[k]->checked = epoch;
+			id = fhash[k]->site.id;
 			goto out;
 		}
 	}
@@ -304,12 +337,13 @@ uint32_t rec__site_register_func(uintptr_t fn)
 		if (!farena)
 			goto out;
 	}
-	snap_module_of(fn);
 	f = &farena[farena_used];
 	f->site.name = "";
 	f->site.file = func_marker;
 	f->fn = fn;
-	/* fn before the id: the writer reads fn after loading the site count. */
+	f->snap = snap;
+	f->checked = epoch;
+	/* fn and snap before the id: the writer reads them after loading the site count. */
 	id = register_locked(&f->site, &f->site.id);
 	if (id) {
 		farena_used++;
@@ -325,6 +359,12 @@ uintptr_t rec__site_func_addr(const struct rec__site *site)
 {
 	return site->file == func_marker ? ((const struct rec__fsite *)site)->fn : 0;
 }
+
+uint32_t rec__site_func_snap(const struct rec__site *site)
+{
+	return site->file == func_marker ? ((const struct rec__fsite *)site)->snap : 0;
+}
+
 
 uint32_t rec__site_count(void)
 {

@@ -246,6 +246,32 @@ void rec__thread_set_all_off(void)
 }
 
 /*
+ * rec__thread_hooks_stale_all() - librectrace.so's dlclose(), after the
+ * loader unmapped a module: every thread whose hooks' cache is in use
+ * clears it at its next hook (hooks.c, hooks_prefault()), so that an
+ * address of the module gone is looked up again (site.c) rather than
+ * taken for the function it was. Takes rec__g.lock; normal context.
+ */
+void rec__thread_hooks_stale_all(void)
+{
+	uint8_t in_librec = rec__in_librec;
+
+	/* g.lock held: a handler on this thread (a sample, a hook) must not take it. */
+	rec__in_librec = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&rec__g.lock);
+	for (struct rec__thread *t = rec__g.threads; t; t = t->reg.next) {
+		uint8_t ready = REC__HOOKS_READY;
+
+		__atomic_compare_exchange_n(&t->own.hooks_ready, &ready, REC__HOOKS_STALE, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&rec__g.lock);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rec__in_librec = in_librec;
+}
+
+/*
  * In a child after fork(): the parent's threads do not exist here and their
  * rings belong to the parent's recording. Free them all (the memory is the
  * child's copy) and let the calling thread start afresh.

@@ -497,8 +497,12 @@ static void write_frame(struct writer *w)
 		const struct rec__site *s = rec__site_get(id);
 		uintptr_t fn = rec__site_func_addr(s);
 
+		/* Its module by its MODULE id (FORMAT.md §3.11, 1.5): the address
+		 * alone may be another library's later (finding F16). */
 		if (fn)
-			err = recfmt_encode_func(&w->meta, id, fn);
+			err = recfmt_encode_func_in(&w->meta, id, fn,
+						    rec__modules_snap_id(&w->modules,
+									 rec__site_func_snap(s)));
 		else
 			err = recfmt_encode_site(&w->meta, id, s->line, s->name, s->file);
 	}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * prog_dlreuse.c - a plugin host (finding F16): ROUNDS times, opens a
+ * library with dlopen(), calls its X_run(7) (7 calls of X_leaf), closes it
+ * with dlclose(), either on the main thread or on a new thread each round.
+ * Pattern "ab": LIB_B in every third round (0, 3, 6, ...), LIB_A in the
+ * others, so that each is mapped where the other was; "a": LIB_A only.
+ * Not instrumented itself. Prints, for the test, how many distinct load
+ * addresses each library had and in how many rounds one of the library's
+ * functions that run (X_run, X_leaf) was at an address where one of the
+ * other's had been: one function's address, then another's.
+ * Usage: prog_dlreuse LIB_A LIB_B ROUNDS main|thread ab|a
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BASES 64
+
+struct lib {
+	const char *path, *run, *leaf;
+	uintptr_t bases[MAX_BASES], fns[MAX_BASES];
+	int nr_bases, nr_fns;
+};
+
+static struct lib libs[2];
+static int reused;
+
+static int seen(const uintptr_t *v, int n, uintptr_t a)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == a)
+			return 1;
+	return 0;
+}
+
+static void *round_of(void *arg)
+{
+	struct lib *l = arg, *other = l == &libs[0] ? &libs[1] : &libs[0];
+	void *h = dlopen(l->path, RTLD_NOW | RTLD_LOCAL);
+	void (*run)(int);
+	uintptr_t fns[2];
+	int met = 0;
+	Dl_info info;
+
+	if (!h) {
+		fprintf(stderr, "%s\n", dlerror());
+		exit(2);
+	}
+	run = (void (*)(int))(uintptr_t)dlsym(h, l->run);
+	fns[0] = (uintptr_t)run;
+	fns[1] = (uintptr_t)dlsym(h, l->leaf);
+	if (!run || !fns[1] || !dladdr((void *)(uintptr_t)run, &info))
+		exit(3);
+	for (int i = 0; i < 2; i++) {
+		met |= seen(other->fns, other->nr_fns, fns[i]);
+		if (!seen(l->fns, l->nr_fns, fns[i]) && l->nr_fns < MAX_BASES)
+			l->fns[l->nr_fns++] = fns[i];
+	}
+	reused += met;
+	if (!seen(l->bases, l->nr_bases, (uintptr_t)info.dli_fbase) && l->nr_bases < MAX_BASES)
+		l->bases[l->nr_bases++] = (uintptr_t)info.dli_fbase;
+	run(7);
+	if (dlclose(h) != 0 || dlopen(l->path, RTLD_NOW | RTLD_NOLOAD))
+		exit(4); /* not unloaded: the test would test nothing */
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int rounds, threads;
+
+	if (argc != 6)
+		return 1;
+	libs[0] = (struct lib){ .path = argv[1], .run = "alpha_run", .leaf = "alpha_leaf" };
+	libs[1] = (struct lib){ .path = argv[2], .run = "beta_run", .leaf = "beta_leaf" };
+	rounds = atoi(argv[3]);
+	threads = strcmp(argv[4], "thread") == 0;
+	for (int r = 0; r < rounds; r++) {
+		struct lib *l = strcmp(argv[5], "ab") == 0 && r % 3 == 0 ? &libs[1] : &libs[0];
+		pthread_t t;
+
+		if (!threads)
+			round_of(l);
+		else if (pthread_create(&t, NULL, round_of, l) != 0 || pthread_join(t, NULL) != 0)
+			return 5;
+	}
+	printf("bases_a %d bases_b %d reused %d\n", libs[0].nr_bases, libs[1].nr_bases, reused);
+	return 0;
+}
