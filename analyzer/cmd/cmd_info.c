@@ -527,10 +527,11 @@ static void json_head(const struct info *in)
 	/* Files with index frames only (FORMAT.md §6). */
 	if (in->ix.nr_indexed || in->ix.nr_bad || in->ix.nr_stray ||
 	    (tr->has_crash && in->ix.nr_frames)) {
-		printf(",\"index_frames\":%" PRIu64 ",\"frames_without_index\":%" PRIu64
-		       ",\"bad_index_frames\":%" PRIu64 ",\"window_read\":\"%s\"",
-		       in->ix.nr_indexed, in->ix.nr_missing, in->ix.nr_bad + in->ix.nr_stray,
-		       tt_window_read_name(in->ix.window));
+		printf(",\"index_frames\":%" PRIu64 ",\"packed_index_frames\":%" PRIu64
+		       ",\"frames_without_index\":%" PRIu64 ",\"bad_index_frames\":%" PRIu64
+		       ",\"window_read\":\"%s\"",
+		       in->ix.nr_indexed, in->ix.nr_packed, in->ix.nr_missing,
+		       in->ix.nr_bad + in->ix.nr_stray, tt_window_read_name(in->ix.window));
 		if (in->ix.window_why) {
 			fputs(",\"window_read_why\":", stdout);
 			tt_emit_json_str(stdout, in->ix.window_why);

@@ -1059,6 +1059,7 @@ void tt_index_survey(const char *path, bool deep, struct tt_index_survey *s)
 				   h.frame_bytes, h.content_bytes, n);
 		} else if (!deep) {
 			s->nr_indexed++;
+			s->nr_packed += h.packed;
 		}
 		if (deep) {
 			/* Every frame decompressed: the threads' nestings go on
@@ -1082,6 +1083,7 @@ void tt_index_survey(const char *path, bool deep, struct tt_index_survey *s)
 			} else if (recfmt_index_compare(shape ? &h : NULL, out.data, out.len,
 							st_thread, &th, why, sizeof(why))) {
 				s->nr_indexed += shape;
+				s->nr_packed += shape && h.packed;
 			} else {
 				survey_bad(s, k, h_off, "%s", why);
 			}
@@ -1146,16 +1148,21 @@ void tt_index_survey_text(const struct tt_index_survey *s, bool crashed, char *o
 	if (!s->nr_indexed && !s->nr_bad && !s->nr_stray && !(crashed && s->nr_frames))
 		return;
 	ADD("index frames: %" PRIu64 " of %" PRIu64 " frames", s->nr_indexed, s->nr_frames);
+	/* Of the right ones, those packed (FORMAT.md §6.3), first in the parentheses. */
+	if (s->nr_packed)
+		ADD(" (%" PRIu64 " packed%s", s->nr_packed, s->nr_missing ? "; " : ")");
 	if (s->nr_missing) {
+		const char *open = s->nr_packed ? "" : " (";
+
 		/* Frames without one at the end of a crashed recording: its
 		 * crash capture's (FORMAT.md §6, DESIGN.md "Crash capture"). */
 		if (crashed && s->first_missing + s->nr_missing == s->nr_frames && s->nr_missing == 1)
-			ADD(" (the last has none: the crash handler writes none)");
+			ADD("%sthe last has none: the crash handler writes none)", open);
 		else if (crashed && s->first_missing + s->nr_missing == s->nr_frames)
-			ADD(" (the last %" PRIu64 " have none: the crash handler writes none)",
+			ADD("%sthe last %" PRIu64 " have none: the crash handler writes none)", open,
 			    s->nr_missing);
 		else
-			ADD(" (%" PRIu64 " without one, the first: frame %" PRIu64 ")",
+			ADD("%s%" PRIu64 " without one, the first: frame %" PRIu64 ")", open,
 			    s->nr_missing, s->first_missing);
 	}
 	if (s->nr_bad)

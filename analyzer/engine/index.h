@@ -100,6 +100,7 @@ void tt_index_plan_fini(struct tt_index_plan *p);
 enum tt_window_read { TT_WINDOW_INDEX_FRAMES, TT_WINDOW_PASS, TT_WINDOW_WHOLE };
 struct tt_index_survey {
 	uint64_t nr_frames, nr_indexed, nr_missing, nr_bad, nr_stray;
+	uint64_t nr_packed; /* of nr_indexed, those packed (FORMAT.md §6.3) */
 	uint64_t first_missing;		 /* the first frame without one (nr_missing) */
 	uint64_t bad_frame, bad_offset; /* the first wrong one, and its index frame's offset */
 	char bad[256];			 /* why it is wrong ("" if none) */
@@ -111,7 +112,8 @@ void tt_index_survey(const char *path, bool deep, struct tt_index_survey *s);
 /*
  * tt_index_survey_text() - s in words for info and check ("" when the file
  * has no index frame and did not crash): "index frames: 40 of 48 frames (the last 8 have
- * none: the crash handler writes none); windows read it through them".
+ * none: the crash handler writes none); windows read it through them"; "(12 packed; the
+ * last 8 ...)" where some of the right ones are packed (FORMAT.md §6.3).
  * crashed: the file ends with a crash capture (FORMAT.md §3.21).
  */
 void tt_index_survey_text(const struct tt_index_survey *s, bool crashed, char *out,

@@ -267,3 +267,33 @@ Test(index_cache, a_cache_whose_counts_lie_under_a_right_checksum_is_ignored_F5)
 	free(buf);
 	free(good);
 }
+
+/*
+ * info's and check's words on index frames (tt_index_survey_text()): the
+ * packed ones among the right ones first in the parentheses, before the
+ * frames without one, so that a crashed recording's note stays as it was.
+ */
+Test(index_text, packed_index_frames_are_counted_before_the_frames_without_one)
+{
+	struct tt_index_survey s = { .nr_frames = 5, .nr_indexed = 5, .nr_packed = 3,
+				     .window = TT_WINDOW_INDEX_FRAMES };
+	char text[512];
+
+	tt_index_survey_text(&s, false, text, sizeof(text));
+	cr_assert_str_eq(text, "index frames: 5 of 5 frames (3 packed); windows read it through them");
+	s.nr_indexed = 4;
+	s.nr_missing = 1;
+	s.first_missing = 4;
+	s.window = TT_WINDOW_WHOLE;
+	s.window_why = "under 4 MiB";
+	tt_index_survey_text(&s, true, text, sizeof(text));
+	cr_assert_str_eq(text, "index frames: 4 of 5 frames (3 packed; the last has none: the crash "
+			       "handler writes none); windows read it whole (under 4 MiB)");
+	tt_index_survey_text(&s, false, text, sizeof(text));
+	cr_assert_str_eq(text, "index frames: 4 of 5 frames (3 packed; 1 without one, the first: "
+			       "frame 4); windows read it whole (under 4 MiB)");
+	s.nr_packed = 0;
+	tt_index_survey_text(&s, false, text, sizeof(text));
+	cr_assert_str_eq(text, "index frames: 4 of 5 frames (1 without one, the first: frame 4); "
+			       "windows read it whole (under 4 MiB)");
+}

@@ -620,6 +620,30 @@ static const char *index_seed(const char *name)
 }
 
 /*
+ * The index frames of the file at path, which holds only index frames and
+ * their data frames: how many, how many packed (FORMAT.md §6.3), and the
+ * offset of index frame 1 in *frame1.
+ */
+static unsigned walk_index_frames(const char *path, unsigned *nr_packed, size_t *frame1)
+{
+	size_t n, at = 0;
+	uint8_t *p = (uint8_t *)tu_read_file(path, &n);
+	unsigned nr = 0;
+
+	cr_assert(p, "%s", path);
+	*nr_packed = 0;
+	while (n - at >= 8 && RECFMT_IS_INDEX_MAGIC(recfmt_load_u32le(p + at))) {
+		*nr_packed += recfmt_load_u32le(p + at) == RECFMT_INDEX_PACKED_MAGIC;
+		if (nr++ == 1)
+			*frame1 = at;
+		at += 8 + recfmt_load_u32le(p + at + 4) + recfmt_load_u64le(p + at + 8 + 16);
+	}
+	cr_assert_eq(at, n, "%s: frames end at %zu of %zu bytes", path, at, n);
+	free(p);
+	return nr;
+}
+
+/*
  * The seeds of packed index frames (FORMAT.md §6.3) in fuzz/corpus/index,
  * which fuzz_replay_index replays: librec_packed_index, a librec recording
  * of short threads (fuzz/rec_short_threads 3 16) whose index frames after
@@ -645,20 +669,13 @@ Test(index_hostile, packed_index_frame_lies_of_the_fuzz_corpus_are_refused_with_
 	};
 	const char *seed = index_seed("librec_packed_index");
 	struct tu_result r, good[TT_WINDOW_REPORTS];
-	size_t n, at = 0, frame1 = 0;
-	uint8_t *p = (uint8_t *)tu_read_file(seed, &n);
-	unsigned nr_ix = 0, nr_packed = 0;
+	size_t frame1 = 0;
+	unsigned nr_packed, nr_ix = walk_index_frames(seed, &nr_packed, &frame1);
+	uint8_t *p = (uint8_t *)tu_read_file(seed, NULL);
 	char want[512];
 
 	/* The seed: plain index frame 0, packed ones after it (1 among them), all right. */
 	cr_assert(p, "%s", seed);
-	while (n - at >= 8 && RECFMT_IS_INDEX_MAGIC(recfmt_load_u32le(p + at))) {
-		nr_packed += recfmt_load_u32le(p + at) == RECFMT_INDEX_PACKED_MAGIC;
-		if (nr_ix++ == 1)
-			frame1 = at;
-		at += 8 + recfmt_load_u32le(p + at + 4) + recfmt_load_u64le(p + at + 8 + 16);
-	}
-	cr_assert_eq(at, n, "%s: frames end at %zu of %zu bytes", seed, at, n);
 	cr_assert_eq(recfmt_load_u32le(p), RECFMT_INDEX_FRAME_MAGIC);
 	cr_assert_eq(recfmt_load_u32le(p + frame1), RECFMT_INDEX_PACKED_MAGIC);
 	cr_assert_geq(nr_packed, 2, "%u of %u index frames packed", nr_packed, nr_ix);
@@ -700,4 +717,71 @@ Test(index_hostile, packed_index_frame_lies_of_the_fuzz_corpus_are_refused_with_
 	for (unsigned c = 0; c < TT_WINDOW_REPORTS; c++)
 		tu_result_free(&good[c]);
 	unsetenv("TRACETOOL_INDEX");
+}
+
+/*
+ * info and check say how many of the right index frames are packed
+ * (FORMAT.md §6.3): tracegen's plain ones none (JSON packed_index_frames 0,
+ * no words), librec_packed_index's and those of its lie that holds, with
+ * its wrong one not among them. They counted them with the plain ones and
+ * never said how many were packed.
+ */
+Test(index_hostile, info_and_check_count_the_packed_index_frames)
+{
+	const char *seed = index_seed("librec_packed_index");
+	const char *lie = index_seed("lie_packed_zstd_cut");
+	struct tu_result r;
+	struct file f;
+	size_t frame1 = 0;
+	unsigned nr_packed, nr_ix = walk_index_frames(seed, &nr_packed, &frame1);
+	char want[512];
+
+	cr_assert_geq(nr_packed, 2, "%u of %u index frames packed", nr_packed, nr_ix);
+	r = tu_run("info", seed, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(want, sizeof(want),
+		 "\nindex frames:     %u of %u frames (%u packed); windows read it whole (under 4 "
+		 "MiB)\n",
+		 nr_ix, nr_ix, nr_packed);
+	cr_assert(strstr(r.out, want), "want %s in %s", want, r.out);
+	tu_result_free(&r);
+	r = tu_run("info", "--format=json", seed, NULL);
+	cr_assert(tu_json_valid(r.out));
+	cr_assert_eq(tt_json_u64(r.out, "index_frames"), nr_ix);
+	cr_assert_eq(tt_json_u64(r.out, "packed_index_frames"), nr_packed);
+	cr_assert_eq(tt_json_u64(r.out, "bad_index_frames"), 0);
+	tu_result_free(&r);
+	r = tu_run("check", seed, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(want, sizeof(want), "; index frames: %u of %u frames (%u packed); windows read",
+		 nr_ix, nr_ix, nr_packed);
+	cr_assert(strstr(r.out, want), "want %s in %s", want, r.out);
+	tu_result_free(&r);
+
+	/* Frame 1's packed index frame is wrong: the others packed, and it wrong. */
+	r = tu_run("info", lie, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(want, sizeof(want),
+		 "\nindex frames:     %u of %u frames (%u packed), 1 wrong (the first: frame 1, its "
+		 "index frame's packed records do not decompress); windows read it whole (under 4 "
+		 "MiB)\n",
+		 nr_ix - 1, nr_ix, nr_packed - 1);
+	cr_assert(strstr(r.out, want), "want %s in %s", want, r.out);
+	tu_result_free(&r);
+	r = tu_run("info", "--format=json", lie, NULL);
+	cr_assert_eq(tt_json_u64(r.out, "index_frames"), nr_ix - 1);
+	cr_assert_eq(tt_json_u64(r.out, "packed_index_frames"), nr_packed - 1);
+	cr_assert_eq(tt_json_u64(r.out, "bad_index_frames"), 1);
+	tu_result_free(&r);
+
+	/* tracegen's index frames are plain. */
+	craft(&f);
+	r = tu_run("info", trace, NULL);
+	cr_assert_null(strstr(r.out, "packed"), "%s", r.out);
+	tu_result_free(&r);
+	r = tu_run("info", "--format=json", trace, NULL);
+	cr_assert_eq(tt_json_u64(r.out, "index_frames"), f.nr_ix);
+	cr_assert_eq(tt_json_u64(r.out, "packed_index_frames"), 0);
+	tu_result_free(&r);
+	free(f.p);
 }
