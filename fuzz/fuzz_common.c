@@ -14,6 +14,7 @@
 #include <zstd.h>
 
 #include "recfmt.h"
+#include "engine/symbols.h"
 
 #define MAX_ARGS 16
 
@@ -162,6 +163,7 @@ static int run_one(tt_cmd_fn cmd, const char *const *args)
 	}
 	argv[argc++] = input_path;
 	argv[argc] = NULL;
+	tt_symbols_warn_reset(); /* each run warns as a process of its own would */
 	rc = cmd(argc, argv);
 	if (rc != 0 && rc != 1) {
 		/* fd 2: the FILE *stderr may be /dev/null. */

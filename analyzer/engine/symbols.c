@@ -437,29 +437,69 @@ void tt_symbols_merge_warnings(struct tt_symbols *dst, const struct tt_symbols *
 }
 
 /*
- * Whether line was printed before by this process, remembering it if not.
- * A command that names both scopes and stack samples (chrome, perfetto,
- * export) reads each file's modules twice, in two symbol tables: a module's
- * warning is still one line (README, whole-program mode; F24, check4).
+ * The warning lines this command printed. A command that names both scopes
+ * and stack samples (chrome, perfetto, export) reads each file's modules
+ * twice, in two symbol tables: a module's warning is still one line
+ * (README, whole-program mode; F24, check4). A hash set, since a file can
+ * name any number of missing modules, and reset by tt_symbols_warn_reset()
+ * where one process runs several commands (the fuzz targets).
  */
+static struct {
+	pthread_mutex_t lock;
+	struct tt_hmap map;
+	char **lines;
+	size_t *len;
+	uint32_t nr, cap;
+} warned = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+struct warned_key {
+	const char *line;
+	size_t n;
+};
+
+static bool warned_eq(const void *ctx, uint32_t id)
+{
+	const struct warned_key *k = ctx;
+
+	return warned.len[id] == k->n && !memcmp(warned.lines[id], k->line, k->n);
+}
+
+/* Whether line (n bytes) was printed before, remembering it if not. */
 static bool printed_before(const char *line, size_t n)
 {
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static char **seen;
-	static size_t nr_seen;
-	bool found = false;
+	struct warned_key k = { line, n };
+	uint32_t h = tt_hash_bytes(line, n);
+	bool found;
 
-	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < nr_seen && !found; i++)
-		found = strlen(seen[i]) == n && !memcmp(seen[i], line, n);
+	pthread_mutex_lock(&warned.lock);
+	found = tt_hmap_find(&warned.map, h, warned_eq, &k) != TT_HMAP_NONE;
 	if (!found) {
-		seen = tt_xrealloc(seen, (nr_seen + 1) * sizeof(*seen));
-		seen[nr_seen] = tt_xcalloc(n + 1, 1);
-		memcpy(seen[nr_seen], line, n);
-		seen[nr_seen++][n] = '\0';
+		if (warned.nr == warned.cap) {
+			warned.cap = warned.cap ? 2 * warned.cap : 16;
+			warned.lines = tt_xrealloc(warned.lines, warned.cap * sizeof(*warned.lines));
+			warned.len = tt_xrealloc(warned.len, warned.cap * sizeof(*warned.len));
+		}
+		warned.lines[warned.nr] = tt_xcalloc(n + 1, 1);
+		memcpy(warned.lines[warned.nr], line, n);
+		warned.len[warned.nr] = n;
+		tt_hmap_put(&warned.map, h, warned.nr++);
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&warned.lock);
 	return found;
+}
+
+void tt_symbols_warn_reset(void)
+{
+	pthread_mutex_lock(&warned.lock);
+	for (uint32_t i = 0; i < warned.nr; i++)
+		free(warned.lines[i]);
+	free(warned.lines);
+	free(warned.len);
+	tt_hmap_fini(&warned.map);
+	warned.lines = NULL;
+	warned.len = NULL;
+	warned.nr = warned.cap = 0;
+	pthread_mutex_unlock(&warned.lock);
 }
 
 void tt_symbols_warn(struct tt_symbols *s)

@@ -109,5 +109,8 @@ const char *tt_symbols_program(const struct tt_symbols *s);
  */
 void tt_symbols_merge_warnings(struct tt_symbols *dst, const struct tt_symbols *src);
 void tt_symbols_warn(struct tt_symbols *s);
+/* Forgets the lines printed: each is printed once per command, and a
+ * process that runs several (the fuzz targets) resets between them. */
+void tt_symbols_warn_reset(void);
 
 #endif /* TT_SYMBOLS_H */
