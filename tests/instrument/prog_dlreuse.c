@@ -2,14 +2,17 @@
 /*
  * prog_dlreuse.c - a plugin host (finding F16): ROUNDS times, opens a
  * library with dlopen(), calls its X_run(7) (7 calls of X_leaf), closes it
- * with dlclose(), either on the main thread or on a new thread each round.
+ * with dlclose(), either on the main thread, on a new thread each round, or
+ * ("pairs") on two new threads at once, each with its round's library, so
+ * that one's dlclose() marks the other's hooks while they run (for the
+ * sanitizers; then the same library may be open twice and stay mapped).
  * Pattern "ab": LIB_B in every third round (0, 3, 6, ...), LIB_A in the
  * others, so that each is mapped where the other was; "a": LIB_A only.
  * Not instrumented itself. Prints, for the test, how many distinct load
  * addresses each library had and in how many rounds one of the library's
  * functions that run (X_run, X_leaf) was at an address where one of the
  * other's had been: one function's address, then another's.
- * Usage: prog_dlreuse LIB_A LIB_B ROUNDS main|thread ab|a
+ * Usage: prog_dlreuse LIB_A LIB_B ROUNDS main|thread|pairs ab|a
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -28,7 +31,8 @@ struct lib {
 };
 
 static struct lib libs[2];
-static int reused;
+static int reused, pairs;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int seen(const uintptr_t *v, int n, uintptr_t a)
 {
@@ -56,6 +60,7 @@ static void *round_of(void *arg)
 	fns[1] = (uintptr_t)dlsym(h, l->leaf);
 	if (!run || !fns[1] || !dladdr((void *)(uintptr_t)run, &info))
 		exit(3);
+	pthread_mutex_lock(&lock);
 	for (int i = 0; i < 2; i++) {
 		met |= seen(other->fns, other->nr_fns, fns[i]);
 		if (!seen(l->fns, l->nr_fns, fns[i]) && l->nr_fns < MAX_BASES)
@@ -64,8 +69,11 @@ static void *round_of(void *arg)
 	reused += met;
 	if (!seen(l->bases, l->nr_bases, (uintptr_t)info.dli_fbase) && l->nr_bases < MAX_BASES)
 		l->bases[l->nr_bases++] = (uintptr_t)info.dli_fbase;
+	pthread_mutex_unlock(&lock);
 	run(7);
-	if (dlclose(h) != 0 || dlopen(l->path, RTLD_NOW | RTLD_NOLOAD))
+	if (dlclose(h) != 0)
+		exit(4);
+	if (!pairs && dlopen(l->path, RTLD_NOW | RTLD_NOLOAD))
 		exit(4); /* not unloaded: the test would test nothing */
 	return NULL;
 }
@@ -73,6 +81,7 @@ static void *round_of(void *arg)
 int main(int argc, char **argv)
 {
 	int rounds, threads;
+	const char *pattern;
 
 	if (argc != 6)
 		return 1;
@@ -80,14 +89,23 @@ int main(int argc, char **argv)
 	libs[1] = (struct lib){ .path = argv[2], .run = "beta_run", .leaf = "beta_leaf" };
 	rounds = atoi(argv[3]);
 	threads = strcmp(argv[4], "thread") == 0;
-	for (int r = 0; r < rounds; r++) {
-		struct lib *l = strcmp(argv[5], "ab") == 0 && r % 3 == 0 ? &libs[1] : &libs[0];
-		pthread_t t;
+	pairs = strcmp(argv[4], "pairs") == 0;
+	pattern = argv[5];
+	for (int r = 0; r < rounds; r += pairs ? 2 : 1) {
+		struct lib *l = strcmp(pattern, "ab") == 0 && r % 3 == 0 ? &libs[1] : &libs[0];
+		struct lib *l2 = strcmp(pattern, "ab") == 0 && (r + 1) % 3 == 0 ? &libs[1] : &libs[0];
+		pthread_t t, t2;
 
-		if (!threads)
+		if (pairs) {
+			if (pthread_create(&t, NULL, round_of, l) != 0 ||
+			    pthread_create(&t2, NULL, round_of, l2) != 0 || pthread_join(t, NULL) != 0 ||
+			    pthread_join(t2, NULL) != 0)
+				return 5;
+		} else if (!threads) {
 			round_of(l);
-		else if (pthread_create(&t, NULL, round_of, l) != 0 || pthread_join(t, NULL) != 0)
+		} else if (pthread_create(&t, NULL, round_of, l) != 0 || pthread_join(t, NULL) != 0) {
 			return 5;
+		}
 	}
 	printf("bases_a %d bases_b %d reused %d\n", libs[0].nr_bases, libs[1].nr_bases, reused);
 	return 0;
