@@ -712,7 +712,8 @@ int recfmt_samples_finish(struct recfmt_samples_encoder *enc);
  * EVENTS block encoder (FORMAT.md §3.6). begin, then any number of append
  * calls with consecutive events of one thread, then finish. The ids column
  * is built in place in `buf`, the deltas column in `scratch`, copied behind
- * the ids at finish. A block with zero events is discarded by finish.
+ * the ids at finish (unless recfmt_events_expect() was told the number of
+ * events: see there). A block with zero events is discarded by finish.
  */
 /*
  * A thread's nesting as the writer's index sees it (FORMAT.md §6.2): its
@@ -768,6 +769,10 @@ struct recfmt_events_encoder {
 	struct recfmt_nest *nest;
 	struct recfmt_buf *sums;
 	struct recfmt_block_index sum;
+	/* recfmt_events_expect(): while not 0, the offset in buf where the
+	 * deltas column is built (gap_len bytes so far), for expect events. */
+	size_t gap, gap_len;
+	uint32_t expect;
 };
 
 int recfmt_events_begin(struct recfmt_events_encoder *enc, struct recfmt_buf *buf,
@@ -775,6 +780,17 @@ int recfmt_events_begin(struct recfmt_events_encoder *enc, struct recfmt_buf *bu
 int recfmt_events_append(struct recfmt_events_encoder *enc, const struct recfmt_event *ev,
 			 size_t nr);
 int recfmt_events_finish(struct recfmt_events_encoder *enc);
+/*
+ * recfmt_events_expect() - after begin, before the first append: the block
+ * will have nr events (a bound: fewer cost a move of the deltas column at
+ * finish). The deltas column is then built in buf, nr bytes behind the
+ * ids' start: its final place while every id takes one byte (codes under
+ * 0x80, site ids under 64), so that finish copies nothing. The first wider
+ * id, or an event past nr, moves what was built to scratch and the encoder
+ * goes on as without the call (buf grows by up to 11 bytes an event then,
+ * not 5). The block's bytes are the same with or without the call.
+ */
+void recfmt_events_expect(struct recfmt_events_encoder *enc, size_t nr);
 /*
  * recfmt_events_track() - after begin: follow the block's nesting in `nest`
  * (the thread's, FORMAT.md §6.2), and have finish() append the block's

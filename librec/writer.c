@@ -673,6 +673,8 @@ static int encode_events(struct writer *w, struct rec__thread *t, const struct r
 	if (!err)
 		recfmt_events_track(&enc, &t->wr.nest, &w->ix_sums);
 	if (!err)
+		recfmt_events_expect(&enc, n); /* no copy of the deltas at finish */
+	if (!err)
 		err = recfmt_events_append(&enc, ev, n);
 	if (!err)
 		err = recfmt_events_finish(&enc);
@@ -747,6 +749,8 @@ static int encode_ring_all(struct writer *w, struct rec__thread *t, uint64_t tai
 	err = recfmt_events_begin(&enc, &w->body, &w->scratch, t->reg.serial, v.ev[first].ticks);
 	if (!err)
 		recfmt_events_track(&enc, &t->wr.nest, &w->ix_sums);
+	if (!err)
+		recfmt_events_expect(&enc, n); /* no copy of the deltas at finish */
 	if (!err)
 		err = recfmt_events_append(&enc, &v.ev[first], n1);
 	if (!err && n > n1)

@@ -604,6 +604,172 @@ Test(format, events_block_bytes_match_the_format_at_one_byte_edges)
 	check_appends(ev, NR, NR, want); /* one append: the vector path's longest runs */
 }
 
+/*
+ * recfmt_events_expect(): told the number of events, the encoder builds the
+ * deltas column in its final place while every id takes one byte, and
+ * falls back to scratch at the first wider id or an event past the number.
+ * A trial's events, its split into appends and its expected number, drawn
+ * from seed, are encoded with and without the call and by
+ * ref_events_payload(); the three must match byte for byte.
+ */
+static uint64_t xs64(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+enum { EXPECT_MAX = 6000 };
+
+struct expect_run {
+	struct recfmt_buf buf, scratch, sums;
+	struct recfmt_nest nest;
+	size_t scratch_used; /* scratch.len before finish: deltas built there */
+};
+
+/* ev[0..nr) into r->buf (after `lead` bytes of a FRAME record when lead),
+ * appended in pieces of split[], told `expect` events unless 0. */
+static void expect_encode(struct expect_run *r, const struct recfmt_event *ev, size_t nr,
+			  const size_t *split, bool lead, bool track, size_t expect)
+{
+	struct recfmt_events_encoder enc;
+
+	recfmt_buf_init(&r->buf);
+	recfmt_buf_init(&r->scratch);
+	recfmt_buf_init(&r->sums);
+	memset(&r->nest, 0, sizeof(r->nest));
+	if (lead)
+		cr_assert_eq(recfmt_encode_frame(&r->buf, 0), 0);
+	cr_assert_eq(recfmt_events_begin(&enc, &r->buf, &r->scratch, 5, nr ? ev[0].ticks : 0), 0);
+	if (track)
+		recfmt_events_track(&enc, &r->nest, &r->sums);
+	if (expect)
+		recfmt_events_expect(&enc, expect);
+	for (size_t done = 0, k = 0; done < nr; done += split[k++])
+		cr_assert_eq(recfmt_events_append(&enc, ev + done, split[k]), 0);
+	r->scratch_used = r->scratch.len;
+	cr_assert_eq(recfmt_events_finish(&enc), 0);
+}
+
+static void expect_release(struct expect_run *r)
+{
+	recfmt_buf_fini(&r->buf);
+	recfmt_buf_fini(&r->scratch);
+	recfmt_buf_fini(&r->sums);
+	recfmt_nest_fini(&r->nest);
+}
+
+Test(format, events_block_bytes_are_the_same_when_told_the_number_of_events)
+{
+	static struct recfmt_event ev[EXPECT_MAX];
+	static size_t split[EXPECT_MAX];
+	static uint8_t want[24 + EXPECT_MAX * 15];
+	static const size_t small_n[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 64, 1024, 1025 };
+	size_t in_place = 0, fell_back = 0;
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	for (unsigned trial = 0; trial < 3000; trial++) {
+		size_t nr = trial < 16 * 4 ? small_n[trial % 16] : xs64(&x) % EXPECT_MAX;
+		unsigned ids = (unsigned)(xs64(&x) % 5), deltas = (unsigned)(xs64(&x) % 4);
+		size_t turn = nr ? xs64(&x) % nr : 0, expect, nsplit = 0;
+		bool lead = xs64(&x) & 1, track = xs64(&x) % 3 == 0, wide = false;
+		unsigned how = (unsigned)(xs64(&x) % 4);
+		uint64_t t = 1ull << 30;
+		struct expect_run with, without;
+		size_t want_bytes;
+
+		/* ids: 0 one byte (sites 0-63), 1 mixed widths, 2 one byte then
+		 * mixed from `turn`, 3 one byte but a single 0x80 at `turn`,
+		 * 4 codes 0x7e-0x81 around the edge. */
+		for (size_t i = 0; i < nr; i++) {
+			uint64_t r = xs64(&x);
+			uint32_t site = (uint32_t)(r % 64);
+
+			if ((ids == 1 && r % 8 == 0) || (ids == 2 && i >= turn && r % 2 == 0))
+				site = 1 + (uint32_t)((r >> 8) &
+						      (RECFMT_MAX_SITE_ID >> ((r >> 40) % 31)));
+			ev[i].code = RECFMT_CODE(site, (r >> 7) & 1);
+			if (ids == 3 && i == turn)
+				ev[i].code = 0x80;
+			if (ids == 4)
+				ev[i].code = 0x7e + (uint32_t)((r >> 9) % 4);
+			/* deltas: 0 one byte, 1 a third of two bytes, 2 every
+			 * size and backwards steps, 3 all over 2^13 ticks. */
+			switch (deltas) {
+			case 0: t += 20 + (r >> 20) % 40; break;
+			case 1: t += 20 + (r >> 20) % 80; break;
+			case 2:
+				switch ((r >> 24) % 8) {
+				case 0: t += 64 + (r >> 30) % 100000; break;
+				case 1: t -= 1 + (r >> 30) % 30; break;
+				case 2: t += (r >> 30) << 20; break;
+				default: t += (r >> 30) % 63; break;
+				}
+				break;
+			default: t += 8192 + (r >> 20) % 1000; break;
+			}
+			ev[i].ticks = t;
+			ev[i].aux = (uint32_t)r;
+			wide |= ev[i].code >= 0x80;
+		}
+		/* Appends: one, pieces of 1-7 (the scalar path alone), any sizes. */
+		for (size_t done = 0; done < nr; done += split[nsplit++]) {
+			size_t left = nr - done, piece = left;
+
+			if (how == 1)
+				piece = 1 + xs64(&x) % 7;
+			else if (how >= 2)
+				piece = 1 + xs64(&x) % (xs64(&x) & 1 ? 40 : nr);
+			split[nsplit] = piece < left ? piece : left;
+		}
+		/* Expected: mostly exact, else more (a bound) or fewer than come. */
+		switch (xs64(&x) % 6) {
+		case 0: expect = nr + 1 + xs64(&x) % 100; break;
+		case 1: expect = nr / 2; break;
+		case 2: expect = nr ? nr - 1 : 0; break;
+		default: expect = nr; break;
+		}
+		expect_encode(&with, ev, nr, split, lead, track, expect);
+		expect_encode(&without, ev, nr, split, lead, track, 0);
+		cr_assert_eq(with.buf.len, without.buf.len,
+			     "trial %u (n %zu ids %u deltas %u turn %zu expect %zu): %zu bytes, %zu without",
+			     trial, nr, ids, deltas, turn, expect, with.buf.len, without.buf.len);
+		cr_assert_eq(memcmp(with.buf.data, without.buf.data, with.buf.len), 0,
+			     "trial %u (n %zu ids %u deltas %u turn %zu expect %zu) differs", trial, nr,
+			     ids, deltas, turn, expect);
+		if (nr) {
+			size_t at = lead ? 16 : 0;
+
+			want_bytes = ref_events_payload(want, 5, ev[0].ticks, ev, nr);
+			cr_assert_eq(with.buf.len, at + 8 + want_bytes, "trial %u", trial);
+			cr_assert_eq(memcmp(with.buf.data + at + 8, want, want_bytes), 0,
+				     "trial %u differs from the format", trial);
+		} else {
+			cr_assert_eq(with.buf.len, lead ? 16u : 0u, "trial %u: an empty block stays", trial);
+		}
+		/* The index's sums and the thread's nesting alike. */
+		cr_assert_eq(with.sums.len, without.sums.len);
+		cr_assert_eq(memcmp(with.sums.data, without.sums.data, with.sums.len), 0);
+		cr_assert_eq(with.nest.depth, without.nest.depth);
+		cr_assert_eq(with.nest.broken, without.nest.broken);
+		/* In place (scratch unused) exactly when every id took one byte
+		 * and no more events came than expected. */
+		if (nr && expect >= nr && !wide) {
+			cr_assert_eq(with.scratch_used, 0u, "trial %u: deltas built in scratch", trial);
+			in_place++;
+		} else if (nr && expect) {
+			cr_assert_gt(without.scratch_used, 0u);
+			fell_back += with.scratch_used > 0;
+		}
+		expect_release(&with);
+		expect_release(&without);
+	}
+	/* The draws cover both ways. */
+	cr_assert_gt(in_place, 300u);
+	cr_assert_gt(fell_back, 300u);
+}
+
 /* Compresses buf as one frame and checks that zstd gives back exactly its bytes. */
 static void assert_frame_round_trips(struct recfmt_compressor *c, const struct recfmt_buf *buf)
 {
