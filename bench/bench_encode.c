@@ -6,7 +6,8 @@
  * from [20, 20 + SPAN) ticks (40: a quiet tight loop's one-byte deltas; 80:
  * a third take two bytes), encoded 4 times a round, ROUNDS rounds, best
  * round in CPU time (the machine is shared). Prints ns/event and the bytes
- * of the last block.
+ * of the last block. The encoder is told the number of events
+ * (recfmt_events_expect()), as librec's writer tells it.
  *
  * Usage: bench_encode [SPAN [ROUNDS [index]]]
  *
@@ -80,8 +81,12 @@ int main(int argc, char **argv)
 			struct recfmt_events_encoder enc;
 
 			buf.len = 0;
-			if (recfmt_events_begin(&enc, &buf, &scratch, 1, ev[0].ticks) ||
-			    recfmt_events_append(&enc, ev, NR_EVENTS) || recfmt_events_finish(&enc)) {
+			if (recfmt_events_begin(&enc, &buf, &scratch, 1, ev[0].ticks)) {
+				fprintf(stderr, "bench_encode: out of memory\n");
+				return 1;
+			}
+			recfmt_events_expect(&enc, NR_EVENTS); /* as the writer does */
+			if (recfmt_events_append(&enc, ev, NR_EVENTS) || recfmt_events_finish(&enc)) {
 				fprintf(stderr, "bench_encode: out of memory\n");
 				return 1;
 			}
@@ -99,6 +104,7 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			recfmt_events_track(&enc, &nest, &sums);
+			recfmt_events_expect(&enc, NR_EVENTS);
 			if (recfmt_events_append(&enc, ev, NR_EVENTS) || recfmt_events_finish(&enc)) {
 				fprintf(stderr, "bench_encode: out of memory\n");
 				return 1;
