@@ -70,6 +70,8 @@ static void at_exit(void)
 
 		snprintf(why, sizeof(why), "!sample-signal-blocked %d", signo);
 		announce(why, false);
+	} else if (rec__sample_exit_closed()) {
+		announce("!sample-descriptors-closed", false);
 	}
 	rec_stop();
 	/* g.lock held: a handler on this thread (a sample) must not take it. */

@@ -1082,6 +1082,8 @@ bool rec__probe_cost_measure(bool use_tsc, struct rec__probe_cost_mticks *out) R
  * rec__sample_fork_child(): lifecycle.c's fork handler.
  * rec__sample_exit_check(): at exit, one line if every thread blocked the
  * sampling signal and so no sample was taken (true, *signo the signal).
+ * rec__sample_exit_closed(): at exit, one line if no sample was taken
+ * because the program closed every descriptor librec samples with (true).
  */
 int rec__sample_init(uint32_t hz, bool (*start)(void)) REC__HIDDEN;
 uint32_t rec__sample_hz(void) REC__HIDDEN;
@@ -1093,6 +1095,7 @@ void rec__sample_thread_exit(void) REC__HIDDEN;
 void rec__sample_reap(void) REC__HIDDEN;
 void rec__sample_fork_child(bool records) REC__HIDDEN;
 bool rec__sample_exit_check(int *signo) REC__HIDDEN;
+bool rec__sample_exit_closed(void) REC__HIDDEN;
 /*
  * rec__sample_take_crash(): crash.c, at load (librectrace.so): its
  * sigaction() for the nr signals it captures, which sample.c's copies of

@@ -728,6 +728,45 @@ bool rec__sample_exit_check(int *signo)
 	return true;
 }
 
+/*
+ * rec__sample_exit_closed() - at exit (lifecycle.c), after
+ * rec__sample_exit_check(): whether no sample was taken because the
+ * program closed the perf-event descriptors librec samples with (a daemon's
+ * close_range(3, ~0U, 0) or closefrom() at its start, before any sample
+ * came): every thread was armed with one and none is librec's any more.
+ * Then says so in one line (F28, check4: nothing was said). Return: true if
+ * it said so.
+ */
+bool rec__sample_exit_closed(void)
+{
+	uint32_t perf = 0, ours = 0, timers = 0;
+
+	if (!__atomic_load_n(&S.ready, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&S.signalled, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&S.given_up, __ATOMIC_RELAXED))
+		return false;
+	pthread_mutex_lock(&S.reg_lock);
+	for (uint32_t i = 0; i < S.nr_reg; i++) {
+		const struct armed *a = &S.reg[i];
+		uint64_t id = 0;
+
+		if (!a->tid)
+			continue;
+		if (a->fd < 0) {
+			timers++; /* a POSIX timer: no descriptor to close */
+			continue;
+		}
+		perf++;
+		ours += ioctl(a->fd, PERF_EVENT_IOC_ID, &id) == 0 && id == a->perf_id;
+	}
+	pthread_mutex_unlock(&S.reg_lock);
+	if (!perf || ours || timers)
+		return false;
+	rec__log("REC_SAMPLE: no sample taken: the program closed the descriptors librec samples "
+		 "with (close_range(), closefrom()) before the first sample");
+	return true;
+}
+
 /* Every thread of the process now (at start). */
 static void arm_all_present(void)
 {

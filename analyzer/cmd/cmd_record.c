@@ -268,6 +268,7 @@ struct written {
 	unsigned *writers;
 	long *last_pid; /* per file, the pid of its latest opener */
 	int blocked_signo; /* "!sample-signal-blocked N": every thread blocked signal N */
+	bool fds_closed;   /* "!sample-descriptors-closed": the program closed librec's */
 };
 
 static void read_list(const char *list, struct written *w)
@@ -282,6 +283,7 @@ static void read_list(const char *list, struct written *w)
 	w->last_pid = NULL;
 	w->n = 0;
 	w->blocked_signo = 0;
+	w->fds_closed = false;
 	if (!f)
 		return;
 	while ((len = getdelim(&rec, &cap, '\0', f)) > 0) {
@@ -293,6 +295,10 @@ static void read_list(const char *list, struct written *w)
 		tab = strchr(rec, '\t');
 		if (tab && strncmp(tab + 1, "!sample-signal-blocked ", 23) == 0) {
 			w->blocked_signo = atoi(tab + 24);
+			continue;
+		}
+		if (tab && strcmp(tab + 1, "!sample-descriptors-closed") == 0) {
+			w->fds_closed = true;
 			continue;
 		}
 		if (!tab || tab[1] != '/')
@@ -484,6 +490,13 @@ int tt_cmd_record(int argc, char **argv)
 		tt_emit_text(stderr, a.output);
 		fputs(": ", stderr);
 		say_blocked(a.cmd[0], w.blocked_signo);
+	} else if (w.fds_closed) {
+		fputs("tracetool: record: no trace written to ", stderr);
+		tt_emit_text(stderr, a.output);
+		fputs(": ", stderr);
+		tt_emit_text(stderr, a.cmd[0]);
+		fputs(" took no sample: it closed the descriptors librec samples with "
+		      "(close_range(), closefrom()) before the first sample\n", stderr);
 	} else if (strstr(a.output, "%p")) {
 		fputs("tracetool: record: trace in ", stderr);
 		tt_emit_text(stderr, a.output);

@@ -13,7 +13,9 @@
 #include "ttest.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <signal.h>
 
 #include <unistd.h>
@@ -414,6 +416,52 @@ Test(record, record_warns_of_a_file_written_by_processes_in_turn)
 	cr_assert(strstr(r.err, " processes one after another: it holds the last one's recording "
 				"only (give -o a %p to keep each)\n"),
 		  "%s", r.err);
+	tu_result_free(&r);
+}
+
+/*
+ * F28 (check4): a program that closes every descriptor from 3 up at its
+ * start (close_range(), closefrom(): daemons) closed the perf events
+ * librec samples with, before any sample: no trace and not a word. librec
+ * now says so in one rec: line at exit, and record in one line.
+ */
+Test(record, F28_closing_the_sampling_descriptors_is_named_as_why_nothing_was_recorded)
+{
+	const char *spin = getenv("PROG_SPIN");
+	struct tu_result r;
+	char want[512];
+	int rec_lines = 0, tt_lines = 0;
+
+	cr_assert(spin, "PROG_SPIN not set");
+	if (!librec_knows("REC_SAMPLE"))
+		cr_skip_test("this librec has no REC_SAMPLE");
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, 1000000, 1000000, 0) != 0 && errno == ENOSYS)
+		cr_skip_test("no close_range(2) here");
+#else
+	cr_skip_test("no close_range(2) here");
+#endif
+	r = tu_run("record", "-F", "997", "-o", trace, "--", spin, "200", "close", NULL);
+	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+	if (strstr(r.err, "REC_SAMPLE: perf_event_open"))
+		cr_skip_test("no perf events here (POSIX timers have no descriptor): %s", r.err);
+	cr_assert_neq(access(trace, F_OK), 0, "a trace was written");
+	for (unsigned i = 0; i < tu_nr_lines(r.err); i++) {
+		rec_lines += !strncmp(tu_line(r.err, i), "rec: ", 5);
+		tt_lines += !strncmp(tu_line(r.err, i), "tracetool: ", 11);
+	}
+	cr_assert_eq(rec_lines, 1, "%s", r.err);
+	cr_assert_eq(tt_lines, 1, "%s", r.err);
+	cr_assert(strstr(r.err, "rec: REC_SAMPLE: no sample taken: the program closed the "
+				"descriptors librec samples with (close_range(), closefrom()) "
+				"before the first sample\n"),
+		  "%s", r.err);
+	snprintf(want, sizeof(want),
+		 "tracetool: record: no trace written to %s: %s took no sample: it closed the "
+		 "descriptors librec samples with (close_range(), closefrom()) before the first "
+		 "sample\n",
+		 trace, spin);
+	cr_assert(strstr(r.err, want), "want '%s' in:\n%s", want, r.err);
 	tu_result_free(&r);
 }
 
