@@ -1429,10 +1429,12 @@ static void on_crash(int signo, siginfo_t *si, void *uc)
 
 /* ---------------------------------------------------------------------
  * The program's handler ends the process itself (README "After a crash"):
- * librectrace.so stands before _exit() and _Exit(), and a sanitizer's
- * report calls librec back (__sanitizer_set_death_callback()); called
- * from inside the program's handler that librec called, that is the
- * crash: captured, then the process ends as the program asked.
+ * librectrace.so and librectrace.a stand before _exit() and _Exit()
+ * (exit.c), and a sanitizer's report calls librec back
+ * (__sanitizer_set_death_callback()); called from inside the program's
+ * handler that librec called, that is the crash: captured, then the
+ * process ends as the program asked. An _exit() from ordinary code ends
+ * the recording as exit() does (rec(3), "Exit"; exit.c, lifecycle.c).
  */
 
 /*
@@ -1459,6 +1461,39 @@ static bool in_program_handler(void)
 #endif
 }
 
+/*
+ * rec__crash_maybe_in_handler() - whether this thread may be running a
+ * signal handler that librec did not call (rec(3), "Exit"). librec cannot
+ * know for sure: nothing in the thread's state says so. But while a
+ * handler runs the kernel blocks its signal (and the action's sa_mask),
+ * unless SA_NODEFER, and a handler given an alternate stack runs on it.
+ * So: any signal blocked, the alternate stack in use, or a handler
+ * installed with SA_NODEFER and an empty mask (then nothing would show it)
+ * -- all taken for a handler. A thread that blocks signals in its ordinary
+ * code (signalfd(), a worker that leaves them to another thread) is taken
+ * for one too: its _exit() stays as before, a kill.
+ */
+bool rec__crash_maybe_in_handler(void)
+{
+	sigset_t cur;
+	stack_t ss;
+
+	if (pthread_sigmask(SIG_BLOCK, NULL, &cur) != 0 || !sigisemptyset(&cur))
+		return true;
+	if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK))
+		return true;
+	for (int signo = 1; signo < NSIG; signo++) {
+		struct sigaction act;
+
+		if (signo == SIGKILL || signo == SIGSTOP || kernel_action(signo, NULL, &act) != 0)
+			continue; /* glibc's own (SIGCANCEL, SIGSETXID) are refused: never a program's */
+		if (handler_of(&act) != SIG_DFL && handler_of(&act) != SIG_IGN &&
+		    (act.sa_flags & SA_NODEFER) && sigisemptyset(&act.sa_mask))
+			return true;
+	}
+	return false;
+}
+
 /* The crash the program's handler ends the process in, captured (once). */
 static void capture_before_the_end(void)
 {
@@ -1468,47 +1503,25 @@ static void capture_before_the_end(void)
 	capture_first(chain_signo, chain_si, chain_uc, false);
 }
 
+bool rec__crash_before_exit(void)
+{
+	if (!in_program_handler())
+		return false;
+	capture_before_the_end();
+	return true;
+}
+
 /* A sanitizer's runtime (ASan's report, its SEGV handler's included): weak, so absent elsewhere. */
 extern void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
 
 #if defined(REC_GLIBC_HOOK_VERSION)
-/* glibc's _exit(), looked up at load (never in a signal handler), with sigaction(). */
-static struct rec__next libc_exit = { "_exit", CRASH_STR(REC_GLIBC_HOOK_VERSION), NULL };
-
 static int program_sigaction(int signo, const struct sigaction *act, struct sigaction *old);
 
+/* sigaction() looked up at load (never in a signal handler). */
 __attribute__((constructor)) static void crash_load(void)
 {
-	rec__next_fn(&libc_exit);
 	rec__next_fn(&libc_sigaction);
 	rec__sample_take_crash(program_sigaction, crash_signals, NR_CRASH_SIGNALS);
-}
-
-static __attribute__((noreturn)) void end_now(int status)
-{
-	void (*f)(int) = (void (*)(int))__atomic_load_n(&libc_exit.fn, __ATOMIC_ACQUIRE);
-
-	capture_before_the_end();
-	if (f)
-		f(status);
-	syscall(SYS_exit_group, status);
-	__builtin_unreachable();
-}
-
-/* The program's calls: copies under glibc's version, as exec.c's (librectrace.so only). */
-void rec___exit_glibc(int status) REC_API __attribute__((noreturn));
-void rec___Exit_glibc(int status) REC_API __attribute__((noreturn));
-__asm__(".symver rec___exit_glibc, _exit@" CRASH_STR(REC_GLIBC_HOOK_VERSION));
-__asm__(".symver rec___Exit_glibc, _Exit@" CRASH_STR(REC_GLIBC_HOOK_VERSION));
-
-void rec___exit_glibc(int status)
-{
-	end_now(status);
-}
-
-void rec___Exit_glibc(int status)
-{
-	end_now(status);
 }
 #endif
 

@@ -12,10 +12,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct rec__global rec__g = {
@@ -701,8 +703,9 @@ bool rec__exec_wanted(void)
 	/*
 	 * Nothing while a handler interrupted librec on this thread (its locks
 	 * may be held), and nothing in a vfork() child: the recording running
-	 * in this memory is its parent's, which goes on after the exec. The
-	 * child only reads here.
+	 * in this memory is its parent's, which goes on after the exec (or
+	 * the _exit()). The child only reads here. Nor in a child made past
+	 * fork()'s handlers (a raw clone): the pid is the parent's too.
 	 */
 	return !rec__in_librec && __atomic_load_n(&rec__g.state, __ATOMIC_ACQUIRE) == REC__RUNNING &&
 	       getpid() == recording_pid;
@@ -730,6 +733,70 @@ bool rec__exec_begin(void)
 	}
 	rec__in_librec = 0;
 	return ended;
+}
+
+/*
+ * The bounds of _exit()'s wait for the writer (rec(3), "Exit"). Its last
+ * pass writes what the rings hold and the end marker in milliseconds;
+ * EXIT_END_NS is for a writer that cannot (an output that takes nothing, a
+ * lock that code this call interrupted holds): then the process ends as
+ * after a kill, what the writer had written in the file. Past the marker,
+ * the recompression of what the writer shed under pressure (compact.c) has
+ * a wall-time budget of its own (5 s), which exit() waits for too; a kill
+ * during it leaves the file whole.
+ */
+#define EXIT_END_NS 2000000000ull
+#define EXIT_FINAL_NS 6000000000ull
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void rec__exit_end(void)
+{
+	struct timespec pause_1ms = { 0, 1000000 };
+	uint64_t t0 = monotonic_ns();
+	sigset_t all;
+	int signo, err;
+
+	/* REC_SAMPLE's note, as at exit (at_exit()); before this thread blocks the signal. */
+	if (rec__sample_exit_check(&signo)) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "!sample-signal-blocked %d", signo);
+		announce(why, false);
+	}
+	/*
+	 * From here the process is ending, as it is once exit_group runs (the
+	 * kernel delivers no signal to it then): a signal now, a parent's
+	 * SIGTERM to a worker that already called _exit(), must not end it
+	 * without its file. The end undoes the mask.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	rec__in_librec = 1;
+	/* g.lock is held only briefly (never across a wait): tried, not waited for unbounded. */
+	while ((err = pthread_mutex_trylock(&rec__g.lock)) != 0) {
+		if (err != EBUSY || monotonic_ns() - t0 >= EXIT_END_NS)
+			return;
+		nanosleep(&pause_1ms, NULL);
+	}
+	if (rec__g.state != REC__RUNNING || !rec__g.writer_running || getpid() != recording_pid) {
+		pthread_mutex_unlock(&rec__g.lock);
+		return;
+	}
+	/* What stop() asks of the writer; then its end is waited for, bounded, never joined. */
+	__atomic_store_n(&rec__g.state, REC__STOPPED, __ATOMIC_RELEASE);
+	rec__thread_set_all_off();
+	rec__g.stop_requested = true;
+	rec__g.writer_running = false;
+	rec__writer_wake();
+	pthread_mutex_unlock(&rec__g.lock);
+	rec__writer_wait_end(t0 + EXIT_END_NS, t0 + EXIT_END_NS + EXIT_FINAL_NS);
 }
 
 void rec__exec_failed(const char *what, int err)

@@ -810,9 +810,14 @@ bool rec__start_lazy(void) REC__HIDDEN;
  * exec returns).
  * rec__exec_failed() - the exec returned with err: recording goes on, in a
  * new file (never the one just ended), and one stderr line says so.
+ * rec__exit_end() - the program's _exit() or _Exit() from ordinary code
+ * (exit.c judged that, with rec__exec_wanted()):
+ * ends the recording as exit() does, waiting a bounded time for the writer
+ * with every signal blocked on this thread, which the process's end undoes.
  */
 bool rec__exec_wanted(void) REC__HIDDEN;
 bool rec__exec_begin(void) REC__HIDDEN;
+void rec__exit_end(void) REC__HIDDEN;
 void rec__exec_failed(const char *what, int err) REC__HIDDEN;
 
 /*
@@ -879,6 +884,7 @@ void rec__writer_stop(void) REC__HIDDEN;
 void rec__writer_forget(void) REC__HIDDEN;
 void rec__writer_park(void) REC__HIDDEN;
 void rec__writer_retire(void) REC__HIDDEN;
+bool rec__writer_wait_end(uint64_t end_by_ns, uint64_t final_by_ns) REC__HIDDEN;
 void rec__writer_thread_restart(struct rec__thread *t) REC__HIDDEN;
 bool rec__writer_want_fast(bool fast, bool behind, uint64_t cpu_ns, uint64_t wall_ns) REC__HIDDEN;
 size_t rec__writer_refill_largest(bool fast, bool found_events) REC__HIDDEN;
@@ -950,6 +956,11 @@ void rec__compact_fini(struct rec__compact *c) REC__HIDDEN;
  * handlers unless REC_CRASH=0; no malloc. Return: 0 or -ENOMEM (logged;
  * recording goes on without crash capture). rec__crash_fork_child(): the
  * child's reset of the hand-shake (lifecycle.c's fork handler).
+ * rec__crash_before_exit(): the program's _exit()/_Exit() (exit.c), before
+ * the C library's: inside the program's handler that librec called, the
+ * crash is captured (return: true). rec__crash_maybe_in_handler(): whether
+ * this thread may be running any signal handler (what librec can tell: a
+ * blocked signal, the alternate stack, an SA_NODEFER handler installed).
  * rec__crash_rearm(): the writer, each pass: takes back, once a second, a
  * signal whose handler the program replaced, and chains to that handler.
  * The writer's side of the hand-shake: rec__crash_writer_enter() before a
@@ -959,6 +970,8 @@ void rec__compact_fini(struct rec__compact *c) REC__HIDDEN;
 int rec__crash_arm(void (*view)(struct rec__crash_view *v)) REC__HIDDEN;
 
 void rec__crash_fork_child(void) REC__HIDDEN;
+bool rec__crash_before_exit(void) REC__HIDDEN;
+bool rec__crash_maybe_in_handler(void) REC__HIDDEN;
 void rec__crash_rearm(uint64_t now_ns) REC__HIDDEN;
 bool rec__crash_writer_enter(void) REC__HIDDEN;
 void rec__crash_writer_leave(void) REC__HIDDEN;

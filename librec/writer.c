@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -2099,6 +2100,56 @@ static bool writer_pass(struct writer *w)
 
 static void writer_free(struct writer *w);
 
+/*
+ * How far the running recording's writer got in its end, for
+ * rec__writer_wait_end() (a futex word, reset at each go and in a child
+ * after fork): END_WRITTEN once its last pass wrote the end marker (or it
+ * failed and wrote what it could), END_DONE once the file is final (its
+ * recompression, compact.c, done).
+ */
+enum { END_RUNNING = 0, END_WRITTEN, END_DONE };
+static uint32_t writer_end;
+
+static void end_reached(uint32_t phase)
+{
+	__atomic_store_n(&writer_end, phase, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &writer_end, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Waits until writer_end reaches phase or CLOCK_MONOTONIC by_ns. Return: whether it did. */
+static bool wait_end(uint32_t phase, uint64_t by_ns)
+{
+	uint32_t v;
+
+	while ((v = __atomic_load_n(&writer_end, __ATOMIC_ACQUIRE)) < phase) {
+		uint64_t now = mono_ns();
+		struct timespec left;
+
+		if (now >= by_ns)
+			return false;
+		left.tv_sec = (time_t)((by_ns - now) / 1000000000u);
+		left.tv_nsec = (long)((by_ns - now) % 1000000000u);
+		syscall(SYS_futex, &writer_end, FUTEX_WAIT_PRIVATE, v, &left, NULL, 0);
+	}
+	return true;
+}
+
+/*
+ * rec__writer_wait_end() - after stop_requested was set, without rec__g.lock:
+ * _exit()'s wait (lifecycle.c, rec__exit_end()), bounded where
+ * rec__writer_stop() joins: for the end marker until end_by_ns, then for
+ * the file to be final until final_by_ns (CLOCK_MONOTONIC). Joins nothing
+ * and frees nothing: the process ends next. Return: whether the end marker
+ * was written in time.
+ */
+bool rec__writer_wait_end(uint64_t end_by_ns, uint64_t final_by_ns)
+{
+	if (!wait_end(END_WRITTEN, end_by_ns))
+		return false;
+	wait_end(END_DONE, final_by_ns);
+	return true;
+}
+
 /* The writer thread: parked until go, then passes until the stop's last. */
 static void *writer_main(void *arg)
 {
@@ -2123,9 +2174,11 @@ static void *writer_main(void *arg)
 				stop_orphaned(w); /* the next passes write the end */
 		}
 	}
+	end_reached(END_WRITTEN);
 	/* What the writer shed under pressure it redoes now (compact.c). */
 	if (!rec__g.cfg.flight && !w->failed)
 		rec__compact_run(&w->compact, w->zc, rec__g.fd, rec__g.cfg.output);
+	end_reached(END_DONE);
 	if (w->orphaned) {
 		/* What rec_stop() does once it joined us, then the host's exit. */
 		writer_free(w);
@@ -2182,6 +2235,7 @@ void rec__writer_forget(void)
 	memset(&writer_state, 0, sizeof(writer_state));
 	writer_parked = false;
 	writer_cmd = CMD_PARK;
+	writer_end = END_RUNNING;
 }
 
 /*
@@ -2266,6 +2320,7 @@ int rec__writer_start(void)
 	__atomic_store_n(&rec__flight_frozen, 0, __ATOMIC_SEQ_CST);
 	writer_parked = false;
 	writer_cmd = CMD_GO;
+	__atomic_store_n(&writer_end, END_RUNNING, __ATOMIC_RELAXED); /* released by the go */
 	rec__g.writer_running = true;
 	rec__writer_wake();
 	return 0;

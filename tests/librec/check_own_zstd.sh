@@ -19,12 +19,12 @@ fail() { echo "check_own_zstd: $*"; echo "0 passed, 1 failed"; exit 1; }
 
 undef=$(nm -D --undefined-only "$so" | grep -i zstd || true)
 [ -z "$undef" ] || fail "librectrace.so leaves zstd symbols to the host: $undef"
-globals=$(nm -g --defined-only "$a" | awk 'NF == 3 { print $3 }' | sort -u | tr '\n' ' ')
+globals=$(nm -g --defined-only "$a" | awk 'NF == 3 { print $3 }' | LC_ALL=C sort -u | tr '\n' ' ')
 want="__cyg_profile_func_enter __cyg_profile_func_exit rec__annot rec__disabled rec__enter rec__exit rec__message rec__prod rec_flush rec_snapshot rec_start rec_stop rec_strerror rec_thread_name rec_version "
-# and the exec family's copies (librec/static_exec.keep), where librectrace.so has its own
+# and the exec family's and _exit's copies (librec/static_exec.keep), where librectrace.so has its own
 case $(uname -m) in
 x86_64 | aarch64)
-	want="__cyg_profile_func_enter __cyg_profile_func_exit execl execle execlp execv execve execveat execvp execvpe fexecve rec__annot rec__disabled rec__enter rec__exit rec__message rec__prod rec_flush rec_snapshot rec_start rec_stop rec_strerror rec_thread_name rec_version "
+	want="_Exit __cyg_profile_func_enter __cyg_profile_func_exit _exit execl execle execlp execv execve execveat execvp execvpe fexecve rec__annot rec__disabled rec__enter rec__exit rec__message rec__prod rec_flush rec_snapshot rec_start rec_stop rec_strerror rec_thread_name rec_version "
 	;;
 esac
 [ "$globals" = "$want" ] || fail "librectrace.a defines globally: $globals"

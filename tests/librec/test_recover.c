@@ -151,8 +151,11 @@ Test(recover, f7_handler_installed_after_start_longjmps_out_of_100_faults)
 
 /*
  * After the jumps, _exit() from a frame spanning where the handler ran:
- * not from inside a handler (the jump ended it), so no capture: the file
- * is as after kill -9 (no end marker), and no crash is reported.
+ * not from inside a handler (the jump ended it, and restored the mask), so
+ * no capture and no crash reported: ordinary code's _exit(), which ends the
+ * recording as exit() does (F23; rec(3), "Exit"). Under ASan its runtime's
+ * _exit() stands before librec's: the file is as after kill -9 (no end
+ * marker).
  */
 Test(recover, f7_exit_after_jumping_out_is_no_crash)
 {
@@ -166,7 +169,11 @@ Test(recover, f7_exit_after_jumping_out_is_no_crash)
 	cr_assert_eq(c.status, 0, "status %d, out %s, stderr %s", c.status, c.out, c.err);
 	cr_assert_str_eq(c.out, "recovered 100\n");
 	cr_assert_eq(tr_load(out, &tr), 0);
+#ifdef UNDER_ASAN
 	cr_assert(!tr.clean);
+#else
+	cr_assert(tr.clean);
+#endif
 	tr_free(&tr);
 	check[2] = out;
 	tu_run_child(check, NULL, 60000, 0, &c);

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_exit.c - a traced process that ends with _exit() or _Exit() (finding
+ * F23; rec(3), EXIT, FORK AND CRASH, "Exit"; README, "What librec
+ * guarantees"): from ordinary code its recording ends as at exit(), every
+ * thread's events in the file and its end marker, also in a child after a
+ * threaded process's fork() (Python's multiprocessing workers, a server's
+ * children) and with the static librectrace.a; the parent's recording is
+ * unaffected. From a signal handler, or a thread that blocks signals, the
+ * file stays as after a kill (what the writer wrote, no end marker); a
+ * vfork() child's _exit() touches nothing; a writer that cannot finish (an
+ * output that takes nothing) is waited for 2 s, never more. The program is
+ * prog_exit.c, run as a child; its paths come from meson.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "testutil.h"
+#include "trace_read.h"
+#include "under_asan.h"
+
+static char dir[TU_TMPDIR_MAX];
+
+static void setup(void)
+{
+	tu_tmpdir(dir, "rec_exit");
+}
+
+static void cleanup(void)
+{
+	tu_tmpdir_remove(dir);
+}
+
+TestSuite(exit, .init = setup, .fini = cleanup, .timeout = 120);
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+
+	cr_assert_not_null(v, "%s is not set (run through meson test)", name);
+	return v;
+}
+
+/* dir/ex-PID.zst */
+static const char *file_of(int pid)
+{
+	static char bufs[2][TU_PATH_MAX];
+	static unsigned k;
+	char name[64];
+
+	snprintf(name, sizeof(name), "ex-%d.zst", pid);
+	return tu_join(bufs[k++ % 2], dir, name);
+}
+
+/* Runs prog MODE with REC_OUTPUT=dir/ex-%p.zst; the parent's and child's pids. */
+static void run(const char *prog, const char *mode, struct tu_child *c, int *parent, int *child)
+{
+	char output[TU_PATH_MAX + 32];
+	const char *argv[] = { env(prog), mode, NULL };
+	const char *extra[] = { output, NULL };
+
+	snprintf(output, sizeof(output), "REC_OUTPUT=%s/ex-%%p.zst", dir);
+	tu_run_child(argv, extra, 60000, 0, c);
+	cr_assert_eq(c->status, 0, "status %d: %s%s", c->status, c->out, c->err);
+	cr_assert_eq(sscanf(c->out, "parent %d child %d", parent, child), 2, "%s", c->out);
+	cr_assert_str_eq(c->err, "");
+}
+
+/* The file is whole and ended cleanly (tr_check()), pid's, with these scopes. */
+static void check_clean(const char *path, int pid, const char *name, uint64_t calls,
+			const char *name2, uint64_t calls2)
+{
+	struct tr_want want = { .pid = (uint32_t)pid,
+				.calls = { { name, calls }, { name2, calls2 } } };
+	char why[600];
+
+	cr_assert_eq(tr_check(path, &want, NULL, why, sizeof(why)), 0, "%s: %s", path, why);
+}
+
+/* The parent's own recording: 500 `parent` scopes, whole and ended. */
+static void check_parent(int pid)
+{
+	check_clean(file_of(pid), pid, "parent", 500, NULL, 0);
+}
+
+/* The file as after a kill: readable, every event rec_flush() wrote, no end marker. */
+static void check_not_ended(const char *path, uint64_t nr_child)
+{
+	struct tr_trace tr;
+
+	cr_assert_eq(tr_load(path, &tr), 0, "%s unreadable", path);
+	cr_assert(!tr.clean, "%s has an end marker", path);
+	cr_assert_eq(tr_calls(&tr, "child"), nr_child);
+	cr_assert_eq(tr.nr_corrupt, 0);
+	tr_free(&tr);
+}
+
+static void child_ends_cleanly(const char *prog, const char *mode)
+{
+	struct tu_child c;
+	int parent, child;
+
+	run(prog, mode, &c, &parent, &child);
+	check_clean(file_of(child), child, "child", 1000, "helper", 500);
+	check_parent(parent);
+}
+
+Test(exit, F23_a_forked_child_that_calls__exit_leaves_its_whole_recording)
+{
+	skip_fork_under_asan();
+	child_ends_cleanly("PROG_EXIT", "exit");
+}
+
+Test(exit, F23_a_forked_child_that_calls__Exit_leaves_its_whole_recording)
+{
+	skip_fork_under_asan();
+	child_ends_cleanly("PROG_EXIT", "Exit");
+}
+
+/* librectrace.a stands before _exit() as librectrace.so does. */
+Test(exit, F23_static_a_forked_child_that_calls__exit_leaves_its_whole_recording)
+{
+	skip_fork_under_asan();
+	child_ends_cleanly("PROG_EXIT_STATIC", "exit");
+}
+
+/* Without a fork: the recording's own process. */
+Test(exit, F23__exit_in_the_recording_process_ends_its_file)
+{
+	char output[TU_PATH_MAX + 32];
+	const char *argv[] = { env("PROG_EXIT"), "alone", NULL };
+	const char *extra[] = { output, NULL };
+	struct tu_child c;
+
+	snprintf(output, sizeof(output), "REC_OUTPUT=%s", file_of(0));
+	tu_run_child(argv, extra, 60000, 0, &c);
+	cr_assert_eq(c.status, 7, "status %d: %s", c.status, c.err);
+	cr_assert_str_eq(c.err, "");
+	check_clean(file_of(0), 0, "child", 1000, NULL, 0);
+}
+
+/* From a signal handler: no end (librec cannot know what the handler interrupted). */
+Test(exit, F23__exit_in_a_signal_handler_leaves_the_file_as_after_a_kill)
+{
+	struct tu_child c;
+	int parent, child;
+
+	skip_fork_under_asan();
+	run("PROG_EXIT", "handler", &c, &parent, &child);
+	check_not_ended(file_of(child), 1000);
+	check_parent(parent);
+}
+
+/* A thread that blocks a signal is taken for a handler: as before. */
+Test(exit, F23__exit_with_a_signal_blocked_leaves_the_file_as_after_a_kill)
+{
+	struct tu_child c;
+	int parent, child;
+
+	skip_fork_under_asan();
+	run("PROG_EXIT", "masked", &c, &parent, &child);
+	check_not_ended(file_of(child), 1000);
+	check_parent(parent);
+}
+
+/* A vfork() child's _exit() touches nothing: its parent's recording goes on. */
+Test(exit, F23_a_vfork_child_s__exit_leaves_the_recording_alone)
+{
+	struct tu_child c;
+	int parent, child;
+
+	skip_fork_under_asan();
+	run("PROG_EXIT", "vfork", &c, &parent, &child);
+	check_clean(file_of(child), child, "child", 1500, NULL, 0);
+	check_parent(parent);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * An output that takes nothing: a FIFO whose reader never reads, already
+ * full. The writer waits 10 s for it before it gives up (exit() waits that
+ * long); _exit() waits 2 s, then the process ends as after a kill.
+ */
+Test(exit, F23__exit_waits_a_bounded_time_for_a_writer_that_cannot_finish)
+{
+	char output[TU_PATH_MAX + 32], junk[4096], fifo_path[TU_PATH_MAX];
+	const char *fifo = tu_join(fifo_path, dir, "stalled");
+	const char *argv[] = { env("PROG_EXIT"), "alone", NULL };
+	const char *extra[] = { output, NULL };
+	struct tu_child c;
+	int rfd, wfd;
+	double t0, took;
+
+	cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo: %s", strerror(errno));
+	rfd = open(fifo, O_RDONLY | O_NONBLOCK);
+	wfd = open(fifo, O_WRONLY | O_NONBLOCK);
+	cr_assert(rfd >= 0 && wfd >= 0);
+	memset(junk, 'x', sizeof(junk));
+	while (write(wfd, junk, sizeof(junk)) > 0)
+		;
+	cr_assert_eq(errno, EAGAIN);
+	snprintf(output, sizeof(output), "REC_OUTPUT=%s", fifo);
+	t0 = now_s();
+	tu_run_child(argv, extra, 60000, 0, &c);
+	took = now_s() - t0;
+	cr_assert_eq(c.status, 7, "status %d: %s", c.status, c.err);
+	cr_assert_str_eq(c.err, "");
+	cr_assert(took >= 2.0 && took < 9.5, "_exit() took %.2f s", took);
+	close(wfd);
+	close(rfd);
+}
