@@ -3,11 +3,14 @@
  * prog_dlreuse.c - a plugin host (finding F16): ROUNDS times, opens a
  * library with dlopen(), calls its X_run(7) (7 calls of X_leaf), closes it
  * with dlclose(), either on the main thread, on a new thread each round, or
- * ("pairs") on two new threads at once, each with its round's library, so
- * that one's dlclose() marks the other's hooks while they run (for the
- * sanitizers; then the same library may be open twice and stay mapped).
+ * ("pairs", for the sanitizers) on two new threads at once, one with LIB_A
+ * and one with LIB_B, so that each one's dlclose() marks the other's hooks'
+ * cache stale while it runs. Never one library on two threads at once: the
+ * dynamic loader's own locks, which ThreadSanitizer does not see, order
+ * the second thread's use of the first one's loading.
  * Pattern "ab": LIB_B in every third round (0, 3, 6, ...), LIB_A in the
- * others, so that each is mapped where the other was; "a": LIB_A only.
+ * others, so that each is mapped where the other was; "a": LIB_A only
+ * (ignored by "pairs").
  * Not instrumented itself. Prints, for the test, how many distinct load
  * addresses each library had and in how many rounds one of the library's
  * functions that run (X_run, X_leaf) was at an address where one of the
@@ -17,6 +20,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <rec.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +35,7 @@ struct lib {
 };
 
 static struct lib libs[2];
-static int reused, pairs;
+static int reused;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int seen(const uintptr_t *v, int n, uintptr_t a)
@@ -71,19 +75,23 @@ static void *round_of(void *arg)
 		l->bases[l->nr_bases++] = (uintptr_t)info.dli_fbase;
 	pthread_mutex_unlock(&lock);
 	run(7);
-	if (dlclose(h) != 0)
-		exit(4);
-	if (!pairs && dlopen(l->path, RTLD_NOW | RTLD_NOLOAD))
+	if (dlclose(h) != 0 || dlopen(l->path, RTLD_NOW | RTLD_NOLOAD))
 		exit(4); /* not unloaded: the test would test nothing */
 	return NULL;
 }
 
 int main(int argc, char **argv)
 {
-	int rounds, threads;
+	int rounds, threads, pairs;
 	const char *pattern;
 
-	if (argc != 6)
+	/*
+	 * A plugin host linked with librec: one call to it keeps the link,
+	 * which --as-needed drops otherwise when the host's dlclose() binds to
+	 * a sanitizer's interceptor (the libraries would then load and unload
+	 * librec with them, its writer thread included).
+	 */
+	if (argc != 6 || !rec_version())
 		return 1;
 	libs[0] = (struct lib){ .path = argv[1], .run = "alpha_run", .leaf = "alpha_leaf" };
 	libs[1] = (struct lib){ .path = argv[2], .run = "beta_run", .leaf = "beta_leaf" };
@@ -93,12 +101,11 @@ int main(int argc, char **argv)
 	pattern = argv[5];
 	for (int r = 0; r < rounds; r += pairs ? 2 : 1) {
 		struct lib *l = strcmp(pattern, "ab") == 0 && r % 3 == 0 ? &libs[1] : &libs[0];
-		struct lib *l2 = strcmp(pattern, "ab") == 0 && (r + 1) % 3 == 0 ? &libs[1] : &libs[0];
 		pthread_t t, t2;
 
 		if (pairs) {
-			if (pthread_create(&t, NULL, round_of, l) != 0 ||
-			    pthread_create(&t2, NULL, round_of, l2) != 0 || pthread_join(t, NULL) != 0 ||
+			if (pthread_create(&t, NULL, round_of, &libs[0]) != 0 ||
+			    pthread_create(&t2, NULL, round_of, &libs[1]) != 0 || pthread_join(t, NULL) != 0 ||
 			    pthread_join(t2, NULL) != 0)
 				return 5;
 		} else if (!threads) {
