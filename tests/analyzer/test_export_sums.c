@@ -72,11 +72,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[256];
-
 	unlink(trace);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert(tu_rm_rf(dir), "%s", dir);
 }
 
 TestSuite(export_sums, .init = setup, .fini = teardown, .timeout = 60);

@@ -301,16 +301,14 @@ Test(hostile, chrome_export_args_quadratic_in_an_activations_keys, .timeout = 10
 	snprintf(cmd, sizeof(cmd), "grep -c '\"key1\":%u[,}]' '%s' | grep -qx 1 && "
 		 "test $(grep -o '\"key[0-9]*\":' '%s' | wc -l) -eq %u", n, json, json, n);
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert(tu_rm_rf(dir), "%s", dir);
 	r = tu_run("export", "--format=csv", "-o", dir, path, NULL);
 	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
 	tu_result_free(&r);
 	snprintf(cmd, sizeof(cmd), "test $(wc -l < '%s/args.csv') -eq %u && grep -q ',key1,%u$' "
 		 "'%s/args.csv'", dir, n + 1, n, dir);
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert(tu_rm_rf(dir), "%s", dir);
 	unlink(path);
 	unlink(json);
 }
@@ -656,8 +654,7 @@ Test(hostile, csv_cells_not_neutralised_for_spreadsheets)
 	tu_result_free(&r);
 
 	/* export's CSV tables: the message, thread and scope names. */
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert(tu_rm_rf(dir), "%s", dir);
 	r = tu_run("export", "--format=csv", "-o", dir, path, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	tu_result_free(&r);
@@ -667,8 +664,7 @@ Test(hostile, csv_cells_not_neutralised_for_spreadsheets)
 		 "grep -q ',-5,\\|,-5$' *.csv",
 		 dir);
 	cr_assert_eq(system(cmd), 0, "export's CSV: %s", cmd);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert(tu_rm_rf(dir), "%s", dir);
 	unlink(path);
 }
 

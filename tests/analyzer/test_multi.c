@@ -430,11 +430,11 @@ static bool sanitized(void)
 
 Test(multi, a_forks_parent_and_child_by_process)
 {
-	char dir[] = "/tmp/tt_multi_XXXXXX", paths[4][512], cmd[600];
+	char dir[TU_TMPDIR_MAX], paths[4][512], cmd[600];
 
 	if (sanitized())
 		cr_skip_test("fork under ASan deadlocks its allocator (tests/librec)");
-	cr_assert(mkdtemp(dir));
+	tu_tmpdir(dir, "tt_multi");
 	cr_assert_eq(record_fork(dir, paths, 4), 2);
 	struct tu_result r = ok(tu_run("summary", "--format=csv", "--by-process", paths[0],
 				       paths[1], NULL));
@@ -468,18 +468,18 @@ Test(multi, a_forks_parent_and_child_by_process)
 	r = ok(tu_run("summary", "--format=csv", paths[0], paths[1], NULL));
 	cr_assert_eq(tu_nr_lines(r.out), 4, "%s", r.out);
 	tu_result_free(&r);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert(tu_tmpdir_remove(dir));
 }
 
 Test(multi, two_runs_of_one_program_add_up)
 {
-	char dir1[] = "/tmp/tt_multi_XXXXXX", dir2[] = "/tmp/tt_multi_XXXXXX";
-	char p1[4][512], p2[4][512], cmd[600], parent1[512] = "", parent2[512] = "";
+	char dir1[TU_TMPDIR_MAX], dir2[TU_TMPDIR_MAX];
+	char p1[4][512], p2[4][512], parent1[512] = "", parent2[512] = "";
 
 	if (sanitized())
 		cr_skip_test("fork under ASan deadlocks its allocator (tests/librec)");
-	cr_assert(mkdtemp(dir1) && mkdtemp(dir2));
+	tu_tmpdir(dir1, "tt_multi");
+	tu_tmpdir(dir2, "tt_multi");
 	cr_assert_eq(record_fork(dir1, p1, 4), 2);
 	cr_assert_eq(record_fork(dir2, p2, 4), 2);
 	/* The parent's file: the one with before_fork. */
@@ -517,8 +517,7 @@ Test(multi, two_runs_of_one_program_add_up)
 	snprintf(l1, sizeof(l1), "%s", tu_line(r.out, 1)); /* tu_line()'s buffer is static */
 	cr_assert_str_neq(l1, tu_line(r.out, 2));
 	tu_result_free(&r);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", dir1, dir2);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert(tu_tmpdir_remove(dir1) && tu_tmpdir_remove(dir2));
 }
 
 /*

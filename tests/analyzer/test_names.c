@@ -51,12 +51,9 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[256];
-
 	unlink(a_path);
 	unlink(moved_path);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", out_dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert(tu_rm_rf(out_dir), "%s", out_dir);
 }
 
 TestSuite(names, .init = setup, .fini = teardown, .timeout = 60);

@@ -478,8 +478,7 @@ Test(profile, export_writes_a_row_per_sample)
 		 mod, mod, mod, mod, mod, mod, mod);
 	cr_assert_str_eq(got, want);
 	free(got);
-	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
-	cr_assert_eq(system(path), 0);
+	cr_assert(tu_rm_rf(dir), "%s", dir);
 }
 
 static unsigned count_of(const char *text, const char *what)
@@ -567,8 +566,7 @@ Test(profile, a_stripped_module_is_named_from_its_debug_file)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert_str_eq(r.out, "prof_root;prof_mid;prof_leaf 1\n");
 	tu_result_free(&r);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
+	cr_assert(tu_rm_rf(dir), "%s", dir);
 }
 
 /* chrome: a sample is an instant on its thread's track, with its stack. */

@@ -367,12 +367,12 @@ static void all_named_together(const char *err, const char *list)
 Test(record, record_names_every_file_of_a_pipeline)
 {
 	const char *spin = getenv("PROG_SPIN");
-	char dir[] = "/tmp/tt_record_pipe_XXXXXX", out[600], script[1200], files[2048], want[700];
+	char dir[TU_TMPDIR_MAX], out[600], script[1200], files[2048], want[700];
 	struct tu_result r;
 	unsigned n;
 
 	cr_assert(spin, "PROG_SPIN not set");
-	cr_assert(mkdtemp(dir));
+	tu_tmpdir(dir, "tt_record_pipe");
 	snprintf(out, sizeof(out), "%s/pipe.zst", dir);
 	snprintf(script, sizeof(script), "'%s' 300 | '%s' 300", spin, spin);
 	r = tu_run("record", "-o", out, "--", "sh", "-c", script, NULL);
@@ -398,12 +398,12 @@ Test(record, record_names_every_file_of_a_pipeline)
 Test(record, record_warns_of_a_file_written_by_processes_in_turn)
 {
 	const char *spin = getenv("PROG_SPIN"), *lib = getenv("LIBREC");
-	char dir[] = "/tmp/tt_record_seq_XXXXXX", out[600], script[2400], files[2048], want[700];
+	char dir[TU_TMPDIR_MAX], out[600], script[2400], files[2048], want[700];
 	struct tu_result r;
 	unsigned n;
 
 	cr_assert(spin && lib, "PROG_SPIN or LIBREC not set");
-	cr_assert(mkdtemp(dir));
+	tu_tmpdir(dir, "tt_record_seq");
 	snprintf(out, sizeof(out), "%s/seq.zst", dir);
 	snprintf(script, sizeof(script), "LD_PRELOAD='%s' '%s' 300; LD_PRELOAD='%s' '%s' 300", lib,
 		 spin, lib, spin);
@@ -473,27 +473,24 @@ Test(record, F28_closing_the_sampling_descriptors_is_named_as_why_nothing_was_re
 Test(record, F25_relative_output_is_relative_to_where_record_runs)
 {
 	const char *spin = getenv("PROG_SPIN");
-	char dir[] = "/tmp/tt_record_rel_XXXXXX", sub[64], script[1200], here[64], there[80];
+	char dir[TU_TMPDIR_MAX], sub[TU_PATH_MAX], script[1200], here[TU_PATH_MAX],
+		there[TU_PATH_MAX];
 	struct tu_result r;
 
 	cr_assert(spin, "PROG_SPIN not set");
-	cr_assert(mkdtemp(dir));
-	snprintf(sub, sizeof(sub), "%s/sub", dir);
-	cr_assert_eq(mkdir(sub, 0700), 0);
+	tu_tmpdir(dir, "tt_record_rel");
+	cr_assert_eq(mkdir(tu_join(sub, dir, "sub"), 0700), 0);
 	cr_assert_eq(chdir(dir), 0);
 	snprintf(script, sizeof(script), "cd '%s' && exec '%s' 300", sub, spin);
 	r = tu_run("record", "-o", "rel.zst", "--", "sh", "-c", script, NULL);
 	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
-	snprintf(here, sizeof(here), "%s/rel.zst", dir);
-	snprintf(there, sizeof(there), "%s/rel.zst", sub);
+	tu_join(here, dir, "rel.zst");
+	tu_join(there, sub, "rel.zst");
 	cr_assert_eq(access(there, F_OK), -1, "the trace went into %s:\n%s", there, r.err);
 	cr_assert_eq(access(here, F_OK), 0, "no %s:\n%s", here, r.err);
 	cr_assert(strstr(r.err, "tracetool: record: trace in rel.zst\n"), "%s", r.err);
 	tu_result_free(&r);
-	unlink(here);
-	unlink(there);
-	rmdir(sub);
-	rmdir(dir);
+	tu_tmpdir_remove(dir);
 }
 
 /*
@@ -504,12 +501,12 @@ Test(record, F25_relative_output_is_relative_to_where_record_runs)
 Test(record, record_names_the_file_of_a_forked_child)
 {
 	const char *fork_prog = getenv("PROG_FORK");
-	char dir[] = "/tmp/tt_record_fork_XXXXXX", out[600], files[2048];
+	char dir[TU_TMPDIR_MAX], out[600], files[2048];
 	struct tu_result r;
 	unsigned n;
 
 	cr_assert(fork_prog, "PROG_FORK not set");
-	cr_assert(mkdtemp(dir));
+	tu_tmpdir(dir, "tt_record_fork");
 	snprintf(out, sizeof(out), "%s/fork-%%p.zst", dir);
 	r = tu_run("record", "-o", out, "--", fork_prog, NULL);
 	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);

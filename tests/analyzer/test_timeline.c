@@ -44,13 +44,10 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[512];
-
 	unlink(trace);
 	unlink(cut);
 	unlink(pf_out);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", idx_dir);
-	(void)system(cmd);
+	tu_rm_rf(idx_dir);
 	unsetenv("TRACETOOL_THREADS");
 	unsetenv("TRACETOOL_LANE_BYTES");
 }

@@ -228,12 +228,12 @@ const char *tu_json_key(const char *json, const char *key)
 	return p ? p + strlen(k) : NULL;
 }
 
-void tu_rm_rf(const char *path)
+bool tu_rm_rf(const char *path)
 {
 	char cmd[512];
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
-	(void)system(cmd);
+	return system(cmd) == 0;
 }
 
 static void tu_die(const char *what, const char *path)
@@ -281,17 +281,20 @@ const char *tu_tmpdir(char dir[TU_TMPDIR_MAX], const char *prefix)
 	return dir;
 }
 
-void tu_tmpdir_remove(char dir[TU_TMPDIR_MAX])
+bool tu_tmpdir_remove(char dir[TU_TMPDIR_MAX])
 {
 	char cmd[TU_TMPDIR_MAX + 32];
+	bool ok;
 
 	/* Only what tu_tmpdir() made: never a path a failed setup left half-written. */
 	if (!dir[0] || strncmp(dir, "/tmp/", 5) != 0 || strchr(dir, '\''))
-		return;
+		return true;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
+	ok = system(cmd) == 0;
+	if (!ok)
 		fprintf(stderr, "testutil: cannot remove %s\n", dir);
 	dir[0] = '\0';
+	return ok;
 }
 
 const char *tu_join(char out[TU_PATH_MAX], const char *dir, const char *name)

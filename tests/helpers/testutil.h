@@ -34,8 +34,9 @@ unsigned tu_nr_lines(const char *text);
 bool tu_json_valid(const char *text);
 /* Just past `"key":` in json (its first one), where its value starts; NULL if there is none. */
 const char *tu_json_key(const char *json, const char *key);
-/* Removes path and everything under it (rm -rf), as a test's teardown does. */
-void tu_rm_rf(const char *path);
+/* Removes path and everything under it (rm -rf), as a test's teardown does.
+ * Return: true if rm exited 0. */
+bool tu_rm_rf(const char *path);
 
 /* The size of tu_tmpdir()'s directory name (a short prefix) and of tu_join()'s paths. */
 #define TU_TMPDIR_MAX 64
@@ -53,8 +54,9 @@ void tu_rm_rf(const char *path);
  */
 const char *tu_tmpdir(char dir[TU_TMPDIR_MAX], const char *prefix);
 /* tu_tmpdir_remove() - removes the directory of tu_tmpdir() and everything
- * under it, then empties dir; nothing if dir is "" (no directory made). */
-void tu_tmpdir_remove(char dir[TU_TMPDIR_MAX]);
+ * under it, then empties dir; nothing if dir is "" (no directory made).
+ * Return: false if rm failed (it says so on stderr). */
+bool tu_tmpdir_remove(char dir[TU_TMPDIR_MAX]);
 /* tu_join() - "dir/name" in out; aborts if it does not fit. Return: out. */
 const char *tu_join(char out[TU_PATH_MAX], const char *dir, const char *name);
 /*
