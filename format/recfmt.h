@@ -770,8 +770,9 @@ struct recfmt_events_encoder {
 	struct recfmt_buf *sums;
 	struct recfmt_block_index sum;
 	/* recfmt_events_expect(): while not 0, the offset in buf where the
-	 * deltas column is built (gap_len bytes so far), for expect events. */
-	size_t gap, gap_len;
+	 * deltas column is built (gap_len bytes so far), for expect events;
+	 * split: not 0 once the ids from that offset on go to scratch. */
+	size_t gap, gap_len, split;
 	uint32_t expect;
 };
 
@@ -785,10 +786,12 @@ int recfmt_events_finish(struct recfmt_events_encoder *enc);
  * will have nr events (a bound: fewer cost a move of the deltas column at
  * finish). The deltas column is then built in buf, nr bytes behind the
  * ids' start: its final place while every id takes one byte (codes under
- * 0x80, site ids under 64), so that finish copies nothing. The first wider
- * id, or an event past nr, moves what was built to scratch and the encoder
- * goes on as without the call (buf grows by up to 11 bytes an event then,
- * not 5). The block's bytes are the same with or without the call.
+ * 0x80, site ids under 64), so that finish copies nothing. At the first
+ * wider id, or an event past nr, one column goes on in scratch: the deltas
+ * built so far if they are few, else the ids still to come; finish then
+ * copies it back (and moves the deltas once), no more than without the
+ * call. buf must have room for up to 11 bytes an event, not 5. The
+ * block's bytes are the same with or without the call.
  */
 void recfmt_events_expect(struct recfmt_events_encoder *enc, size_t nr);
 /*

@@ -666,7 +666,7 @@ Test(format, events_block_bytes_are_the_same_when_told_the_number_of_events)
 	static size_t split[EXPECT_MAX];
 	static uint8_t want[24 + EXPECT_MAX * 15];
 	static const size_t small_n[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 64, 1024, 1025 };
-	size_t in_place = 0, fell_back = 0;
+	size_t in_place = 0, fell_back = 0, moved_ids = 0;
 	uint64_t x = 0x9e3779b97f4a7c15ull;
 
 	for (unsigned trial = 0; trial < 3000; trial++) {
@@ -759,15 +759,39 @@ Test(format, events_block_bytes_are_the_same_when_told_the_number_of_events)
 			cr_assert_eq(with.scratch_used, 0u, "trial %u: deltas built in scratch", trial);
 			in_place++;
 		} else if (nr && expect) {
+			/* Then scratch holds the deltas, or the ids after a late wide one. */
 			cr_assert_gt(without.scratch_used, 0u);
-			fell_back += with.scratch_used > 0;
+			fell_back += with.scratch_used == without.scratch_used;
+			moved_ids += with.scratch_used < without.scratch_used;
 		}
 		expect_release(&with);
 		expect_release(&without);
 	}
-	/* The draws cover both ways. */
+	/* The draws cover the three ways. */
 	cr_assert_gt(in_place, 300u);
 	cr_assert_gt(fell_back, 300u);
+	cr_assert_gt(moved_ids, 100u);
+	/* A tight loop's block with one wide id: early, the few deltas before
+	 * it move to scratch; late, the few ids after it go there. */
+	for (size_t i = 0; i < 4096; i++) {
+		ev[i].ticks = 1000 + 30 * i;
+		ev[i].code = RECFMT_CODE(1 + i % 3, i & 1);
+	}
+	for (int late = 0; late < 2; late++) {
+		struct expect_run with, without;
+		size_t at = late ? 4090 : 5, one[1] = { 4096 };
+
+		ev[at].code = 0x80;
+		expect_encode(&with, ev, 4096, one, false, false, 4096);
+		expect_encode(&without, ev, 4096, one, false, false, 0);
+		cr_assert_eq(with.buf.len, without.buf.len);
+		cr_assert_eq(memcmp(with.buf.data, without.buf.data, with.buf.len), 0);
+		cr_assert_eq(without.scratch_used, 4096u); /* one byte a delta */
+		cr_assert_eq(with.scratch_used, late ? 7u : 4096u, "wide id at %zu", at);
+		ev[at].code = 3;
+		expect_release(&with);
+		expect_release(&without);
+	}
 }
 
 /* Compresses buf as one frame and checks that zstd gives back exactly its bytes. */
