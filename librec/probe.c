@@ -231,8 +231,8 @@ NOINSTR static __attribute__((noinline)) struct rec__scope enter_counted(struct 
 	c->pending++;
 	scope.gen = __atomic_load_n(&t->ring.p.gen, __ATOMIC_RELAXED);
 	rec__window_close(&t->ring.p);
-	if (t->own.pend_n)
-		rec__sample_flush(t); /* REC_SAMPLE: one that landed in the window */
+	if (t->own.pend_words)
+		rec__sample_flush(t); /* REC_SAMPLE: those that landed in the window */
 	scope.code = RECFMT_CODE(id, RECFMT_KIND_EXIT);
 	return scope;
 }
@@ -258,8 +258,8 @@ NOINSTR static __attribute__((noinline)) void exit_counted(struct rec__thread *t
 	push_counted(t, head, ticks, code, vals, c->nr);
 	c->pending--;
 	rec__window_close(&t->ring.p);
-	if (t->own.pend_n)
-		rec__sample_flush(t); /* REC_SAMPLE: one that landed in the window */
+	if (t->own.pend_words)
+		rec__sample_flush(t); /* REC_SAMPLE: those that landed in the window */
 }
 
 /*
@@ -376,6 +376,8 @@ NOINSTR struct rec__scope rec__enter(struct rec__site *site)
 		if (!t)
 			return scope; /* not recording: nothing to count */
 	}
+	if (unlikely(t->own.detour))
+		rec__sample_flush(t); /* REC_SAMPLE: samples that landed in a window */
 	scope.code = rec__probe_enter(t, id, &scope.gen);
 	return scope;
 }
@@ -384,6 +386,8 @@ NOINSTR void rec__exit(struct rec__scope *scope)
 {
 	struct rec__thread *t = rec__self;
 
+	if (t && unlikely(t->own.detour))
+		rec__sample_flush(t); /* REC_SAMPLE: samples that landed in a window */
 	if (scope->code && t)
 		rec__probe_exit(t, scope->code, scope->gen);
 	else if (!scope->code && scope->gen == REC__GEN_DROPPED && t)
@@ -524,6 +528,8 @@ NOINSTR static struct rec__thread *annot_thread(struct rec__annot_site *site, ui
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		rec__in_librec = 0;
 	}
+	if (t && unlikely(t->own.detour))
+		rec__sample_flush(t); /* REC_SAMPLE: samples that landed in a window */
 	return t;
 }
 

@@ -71,6 +71,10 @@
  */
 #define REC__SAMPLE_MAX_HZ 20000u
 #define REC__SAMPLE_MAX_FRAMES 128u
+/* The words a thread keeps for the samples that wait for a probe's window
+ * to close (struct rec__thread_own's pend): 8 KiB, 7 samples of the most
+ * frames, 46 of 20 (each takes 2 words more than its frames). */
+#define REC__SAMPLE_PEND_WORDS 1024u
 #define REC__SAMPLE_COOKIE 0x52454353u /* "RECS" */
 #define REC__SAMPLE_KIND 15u
 
@@ -175,15 +179,21 @@ struct rec__thread_own {
 	 */
 	char exit_comm[16];
 	/*
-	 * REC_SAMPLE (sample.c), the thread's signal handler only: a sample
-	 * taken inside a probe's window or librec, written by the next one
-	 * (pend_n 0: none), and the samples not recorded (one-instruction
-	 * adds, read relaxed by the writer).
+	 * REC_SAMPLE (sample.c): the samples not recorded (one-instruction
+	 * adds, read relaxed by the writer), and the samples taken inside a
+	 * probe's window or librec, which wait here until the thread is
+	 * outside both (rec__sample_flush()): pend_words words of pend hold
+	 * them, each its time, flags << 32 | frames, then its frames. Appended
+	 * by the thread's signal handler only; emptied by the handler or by
+	 * rec__sample_flush() with rec__in_librec set (a handler meanwhile
+	 * appends, the flush writes that one too). detour: the handler set
+	 * rec__prod to NULL so that the thread's next inline probe goes out of
+	 * line, where the samples are written and rec__prod restored.
 	 */
 	uint64_t nr_samples_dropped;
-	uint64_t pend_ticks;
-	uint32_t pend_n, pend_flags;
-	uint64_t pend[REC__SAMPLE_MAX_FRAMES];
+	uint32_t pend_words;
+	uint8_t detour;
+	uint64_t pend[REC__SAMPLE_PEND_WORDS];
 };
 
 /*

@@ -18,8 +18,9 @@
  * probes' protocol (ring.h): slots of code REC__ANNOT_CODE, the first
  * holding the time and REC__SAMPLE_KIND, then one address a slot. A sample
  * that interrupted a probe's window or librec's own code waits in the
- * thread's state and is written by the thread's next sample; only a second
- * one meanwhile is dropped (counted). No lock, no malloc in the handler
+ * thread's state (up to REC__SAMPLE_PEND_WORDS words; beyond, dropped,
+ * counted) and is written by the thread's next probe, which the handler
+ * sends out of line (rec__prod NULL), or by its next sample. No lock, no malloc in the handler
  * but on a thread's first sample, which attaches the thread as a first
  * probe in a signal handler does (thread.c: mmap).
  *
@@ -263,23 +264,67 @@ static NOINSTR bool push(struct rec__thread *t, uint64_t ticks, uint32_t flags, 
 }
 
 /*
- * rec__sample_flush() - a counted thread (probe.c's counted path), just
- * after a probe's window closed: the sample that landed in it, written now
- * rather than at the thread's next sample, so that a thread that spends most
- * of its time inside counted windows (a read(2) of each counter) keeps its
- * samples. rec__in_librec keeps a sample that comes meanwhile from writing
- * the same one again: it waits or is counted, as in any window.
+ * Writes the samples waiting in t->own.pend, oldest first (each counted
+ * dropped if the ring has no room), and empties it. Outside any window of
+ * this thread: in the handler, or in rec__sample_flush() with rec__in_librec
+ * set, where a handler may append one meanwhile: it is written too, and the
+ * store that empties the words is a compare-exchange that fails if one was
+ * (one instruction, which a handler sees whole).
+ */
+static NOINSTR void write_waiting(struct rec__thread *t)
+{
+	uint32_t i = 0, end, n;
+	const uint64_t *w;
+
+	for (;;) {
+		end = __atomic_load_n(&t->own.pend_words, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the words below end are read after */
+		if (i == end) {
+			if (__atomic_compare_exchange_n(&t->own.pend_words, &end, 0, false,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				return;
+			continue;
+		}
+		w = &t->own.pend[i];
+		n = (uint32_t)w[1];
+		if (!push(t, w[0], (uint32_t)(w[1] >> 32), n, w + 2))
+			rec__count_one(&t->own.nr_samples_dropped);
+		i += 2 + n;
+	}
+}
+
+/* The inline probe back on the fast path (the handler's detour, take_sample()). */
+static NOINSTR void end_detour(struct rec__thread *t)
+{
+	if (!t->own.detour)
+		return;
+	t->own.detour = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rec__prod = &t->ring.p;
+}
+
+/*
+ * rec__sample_flush() - the thread, outside a probe's window, in a probe's
+ * out-of-line path (probe.c: rec__enter(), rec__exit(), rec__annot(), the
+ * counted path after its window closed) or at its exit: the samples that
+ * landed in windows since, written now rather than at the thread's next
+ * sample, so that a thread that spends much of its time inside windows
+ * (probes in every call; a counted thread's read(2) of each counter) keeps
+ * its samples. The handler's detour (rec__prod NULL) brings the next inline
+ * probe here; it ends first, so that a handler meanwhile detours again.
+ * rec__in_librec keeps a sample that comes meanwhile from writing the same
+ * ones again: it waits, and is written by this loop.
  */
 NOINSTR void rec__sample_flush(struct rec__thread *t)
 {
-	if (rec__in_librec || !t->own.pend_n)
-		return;
+	if (rec__in_librec || t->ring.p.nesting)
+		return; /* a host's handler that interrupted one: the next probe */
 	rec__in_librec = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (!push(t, t->own.pend_ticks, t->own.pend_flags, t->own.pend_n, t->own.pend))
-		rec__count_one(&t->own.nr_samples_dropped);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->own.pend_n = 0;
+	end_detour(t);
+	/* Not recording: they wait for the thread's next sample, which writes them. */
+	if (!__atomic_load_n(&t->ring.p.off, __ATOMIC_RELAXED) && t->ring.p.events)
+		write_waiting(t);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rec__in_librec = 0;
 }
@@ -344,22 +389,32 @@ static NOINSTR __attribute__((noinline)) void take_sample(int signo, siginfo_t *
 	ticks = rec__now_ticks(t);
 	n = unwind(ucv, f, &flags);
 	if (t->ring.p.nesting || rec__in_librec) {
-		/* Inside a probe's window or librec: keep it for the next sample. */
-		if (t->own.pend_n) {
+		/*
+		 * Inside a probe's window or librec: the ring is the interrupted
+		 * code's. The sample waits (dropped, counted, if the words are
+		 * full), and the thread's next inline probe goes out of line
+		 * (rec__prod NULL: rec.h), where rec__sample_flush() writes it:
+		 * the fast path is not changed.
+		 */
+		uint32_t w = t->own.pend_words;
+
+		if (w + 2 + n > REC__SAMPLE_PEND_WORDS) {
 			rec__count_one(&t->own.nr_samples_dropped);
 		} else {
-			memcpy(t->own.pend, f, (size_t)n * sizeof(f[0]));
-			t->own.pend_ticks = ticks;
-			t->own.pend_flags = flags;
-			t->own.pend_n = n;
+			t->own.pend[w] = ticks;
+			t->own.pend[w + 1] = (uint64_t)flags << 32 | n;
+			memcpy(&t->own.pend[w + 2], f, (size_t)n * sizeof(f[0]));
+			__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the words, then their count */
+			__atomic_store_n(&t->own.pend_words, w + 2 + n, __ATOMIC_RELAXED);
+		}
+		if (!t->own.detour && rec__prod == &t->ring.p) {
+			t->own.detour = 1;
+			rec__prod = NULL;
 		}
 		goto out;
 	}
-	if (t->own.pend_n) {
-		if (!push(t, t->own.pend_ticks, t->own.pend_flags, t->own.pend_n, t->own.pend))
-			rec__count_one(&t->own.nr_samples_dropped);
-		t->own.pend_n = 0;
-	}
+	write_waiting(t);
+	end_detour(t);
 	if (!push(t, ticks, flags, n, f))
 		rec__count_one(&t->own.nr_samples_dropped);
 out:
@@ -560,6 +615,11 @@ void rec__sample_thread_exit(void)
 		return;
 	rec__sample_never = 1;
 	disarm_tid((pid_t)gettid());
+	if (rec__self) {
+		/* Its last samples, and rec__prod as rec__set_self() left it. */
+		rec__sample_flush(rec__self);
+		rec__self->own.detour = 0;
+	}
 }
 
 /*
