@@ -20,9 +20,9 @@
  * that interrupted a probe's window or librec's own code waits in the
  * thread's state (up to REC__SAMPLE_PEND_WORDS words; beyond, dropped,
  * counted) and is written by the thread's next probe, which the handler
- * sends out of line (rec__prod NULL), or by its next sample. No lock, no malloc in the handler
- * but on a thread's first sample, which attaches the thread as a first
- * probe in a signal handler does (thread.c: mmap).
+ * sends out of line (rec__prod NULL), or by its next sample. No lock, no
+ * malloc in the handler but on a thread's first sample, which attaches the
+ * thread as a first probe in a signal handler does (thread.c: mmap).
  *
  * Threads are armed when they start (pthread_create, below: before their
  * start routine runs), the threads present when sampling starts by their
