@@ -21,7 +21,7 @@
  * The parent prints "parent PID child PID" and exits 0 if the child exited
  * with status 7, else 3 (4: a thread or fork failed, 2: usage).
  * MODE alone: no fork; the process records 1000 `child` scopes and calls
- * _exit(7).
+ * _exit(7); alone0: the same with _exit(0).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -147,9 +147,9 @@ int main(int argc, char **argv)
 	/* A test runner's blocked signals are inherited across exec: none here. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (strcmp(argv[1], "alone") == 0) {
+	if (strncmp(argv[1], "alone", 5) == 0) {
 		children(1000);
-		_exit(7);
+		_exit(strcmp(argv[1], "alone0") == 0 ? 0 : 7);
 	}
 	for (int i = 0; i < 300; i++)
 		parent();
