@@ -740,7 +740,9 @@ bool rec__exec_begin(void)
  * pass writes what the rings hold and the end marker in milliseconds;
  * EXIT_END_NS is for a writer that cannot (an output that takes nothing, a
  * lock that code this call interrupted holds): then the process ends as
- * after a kill, what the writer had written in the file. Past the marker,
+ * after a kill, what the writer had written in the file, and one stderr
+ * line says so, as the writer's own when it gives up on a stalled output
+ * (after 10 s, which exit() waits for). Past the marker,
  * the recompression of what the writer shed under pressure (compact.c) has
  * a wall-time budget of its own (5 s), which exit() waits for too; a kill
  * during it leaves the file whole.
@@ -754,6 +756,17 @@ static uint64_t monotonic_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The writer did not end in time: one line, as when it gives up on a stalled output. */
+static void exit_unended(void)
+{
+	char pb[REC__LOG_PATH_BYTES];
+
+	rec__log("_exit(): %s not ended: the writer did not finish within %llu s; the file is as "
+		 "after a kill, without its end marker",
+		 rec__log_path(rec__g.cfg.output, pb, sizeof(pb)),
+		 (unsigned long long)(EXIT_END_NS / 1000000000u));
 }
 
 void rec__exit_end(void)
@@ -781,8 +794,10 @@ void rec__exit_end(void)
 	rec__in_librec = 1;
 	/* g.lock is held only briefly (never across a wait): tried, not waited for unbounded. */
 	while ((err = pthread_mutex_trylock(&rec__g.lock)) != 0) {
-		if (err != EBUSY || monotonic_ns() - t0 >= EXIT_END_NS)
+		if (err != EBUSY || monotonic_ns() - t0 >= EXIT_END_NS) {
+			exit_unended();
 			return;
+		}
 		nanosleep(&pause_1ms, NULL);
 	}
 	if (rec__g.state != REC__RUNNING || !rec__g.writer_running || getpid() != recording_pid) {
@@ -796,7 +811,8 @@ void rec__exit_end(void)
 	rec__g.writer_running = false;
 	rec__writer_wake();
 	pthread_mutex_unlock(&rec__g.lock);
-	rec__writer_wait_end(t0 + EXIT_END_NS, t0 + EXIT_END_NS + EXIT_FINAL_NS);
+	if (!rec__writer_wait_end(t0 + EXIT_END_NS, t0 + EXIT_END_NS + EXIT_FINAL_NS))
+		exit_unended();
 }
 
 void rec__exec_failed(const char *what, int err)
