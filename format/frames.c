@@ -250,6 +250,8 @@ bool recfmt_frame_measure(const uint8_t *p, size_t len, uint64_t *content_bytes)
  * Finds and checks the next frame: on RECFMT_OK it is r->in[r->in_pos,
  * + *frame_bytes), of at most *content decompressed bytes, and the reader
  * counts it as read (frame index and offset) though in_pos stays at it.
+ * On any other status both are 0: written on every path, as fail()'s
+ * status (never RECFMT_OK) is out of the compiler's sight.
  */
 static enum recfmt_status locate_frame(struct recfmt_reader *r, size_t *frame_bytes_out,
 				       unsigned long long *content_out, struct recfmt_error *err)
@@ -257,6 +259,8 @@ static enum recfmt_status locate_frame(struct recfmt_reader *r, size_t *frame_by
 	size_t frame_bytes, avail;
 	unsigned long long content;
 
+	*frame_bytes_out = 0;
+	*content_out = 0;
 	if (!r->can_continue)
 		return RECFMT_END_OF_INPUT;
 	for (;;) {

@@ -427,15 +427,15 @@ bool recfmt_index_compare(const struct recfmt_index_head *h, const uint8_t *data
 
 	recfmt_cursor_init(&c, data, len);
 	while (recfmt_cursor_next(&c, &rec, &err) == RECFMT_OK) {
-		struct recfmt_record r; /* the index frame's record in rec's place */
-		bool has;
+		struct recfmt_record at; /* the index frame's record in rec's place, */
+		const struct recfmt_record *r; /* &at, or NULL if it holds none */
 
 		if (rec.type == RECFMT_ANNOTS || rec.type == RECFMT_COUNTERS ||
 		    rec.type == RECFMT_SAMPLES) {
 			left_out = true;
 			continue;
 		}
-		has = h && recfmt_record_at(h->records, h->records_bytes, pos, &r);
+		r = h && recfmt_record_at(h->records, h->records_bytes, pos, &at) ? &at : NULL;
 		if (rec.type == RECFMT_EVENTS && rec.size >= 4) {
 			struct recfmt_index_thread *t = thread_of(ctx, recfmt_load_u32le(rec.payload));
 			struct recfmt_block_index sum, claim;
@@ -448,7 +448,7 @@ bool recfmt_index_compare(const struct recfmt_index_head *h, const uint8_t *data
 				nr++;
 				continue;
 			}
-			if (!has || r.type != RECFMT_BLOCK_INDEX || !recfmt_block_index_read(&r, &claim)) {
+			if (!r || r->type != RECFMT_BLOCK_INDEX || !recfmt_block_index_read(r, &claim)) {
 				snprintf(why, why_bytes,
 					 "record %" PRIu32 " is an EVENTS block, its index frame "
 					 "does not say so",
@@ -467,14 +467,14 @@ bool recfmt_index_compare(const struct recfmt_index_head *h, const uint8_t *data
 			t->gave_up |= !(claim.flags & RECFMT_BLOCK_NESTED);
 			block++;
 			nr++;
-			pos += RECFMT_RECORD_HEADER_BYTES + (size_t)r.size;
+			pos += RECFMT_RECORD_HEADER_BYTES + (size_t)r->size;
 			continue;
 		}
 		nr++;
 		if (!h)
 			continue;
-		if (!has || r.type != rec.type || r.size != rec.size ||
-		    memcmp(r.payload, rec.payload, rec.size) != 0) {
+		if (!r || r->type != rec.type || r->size != rec.size ||
+		    memcmp(r->payload, rec.payload, rec.size) != 0) {
 			snprintf(why, why_bytes,
 				 "record %" PRIu32 " (type %u) differs from its copy in the index frame",
 				 nr - 1, rec.type);
