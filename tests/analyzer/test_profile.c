@@ -15,6 +15,7 @@
 #include "ttest.h"
 
 #include <elf.h>
+#include <limits.h>
 #include <unistd.h>
 
 static const char *trace, *prof;
@@ -135,12 +136,14 @@ static void known_to(const char *cmd, const char *out)
 
 static char *module_name(void)
 {
-	static char base[4096];
+	static char base[NAME_MAX + 1]; /* a file name: the buffers below hold it */
 	char exe[4096];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int len;
 
 	exe[n > 0 ? n : 0] = '\0';
-	snprintf(base, sizeof(base), "%s", strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe);
+	len = snprintf(base, sizeof(base), "%s", strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe);
+	cr_assert(len >= 0 && (size_t)len < sizeof(base), "test binary name too long: %s", exe);
 	return base;
 }
 
@@ -1087,7 +1090,7 @@ Test(profile, by_process_rows_per_process_and_function)
 {
 	const char *child = tu_path(2, "profile-child.zst");
 	const uint64_t s1[] = { LEAF, MID, ROOT }, s3[] = { MID, ROOT }, s5[] = { ROOT };
-	char want[8][256], hdr[256];
+	char want[8][NAME_MAX + 64], hdr[NAME_MAX + 64]; /* a row with the module's name */
 	const char *mod = module_name();
 	struct tg_trace *t = begin_process(trace, 4242);
 	struct tu_result r;
