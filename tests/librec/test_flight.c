@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "testutil.h"
 #include "trace_read.h"
 #include "under_asan.h"
 
@@ -96,25 +97,19 @@ static void load(const char *path, struct tr_trace *tr)
 	cr_assert(tr->has_snapshot, "%s has no SNAPSHOT record", path);
 }
 
-/* tracetool ARGS...; its exit code, stdout into out (may be NULL). */
+/* tracetool ARGS...; its exit code (128 + a signal that killed it), stdout
+ * and stderr into out, cut to out_bytes (out may be NULL). */
 static int tracetool(const char *args, char *out, size_t out_bytes)
 {
-	char cmd[1024];
-	FILE *p;
-	size_t n = 0;
+	char cmd[1024], *text;
+	int status;
 
 	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", getenv("TRACETOOL"), args);
-	p = popen(cmd, "r");
-	cr_assert_not_null(p);
-	if (out) {
-		n = fread(out, 1, out_bytes - 1, p);
-		out[n] = '\0';
-	} else {
-		char sink[4096];
-		while (fread(sink, 1, sizeof(sink), p) > 0)
-			;
-	}
-	return WEXITSTATUS(pclose(p));
+	text = tu_sh(cmd, &status);
+	if (out)
+		snprintf(out, out_bytes, "%s", text);
+	free(text);
+	return status;
 }
 
 /* Every event of the file, for window checks. */
