@@ -62,7 +62,8 @@ static uint64_t exec_stop_ns;
  */
 static void announce(const char *text, bool path);
 
-static void at_exit(void)
+/* REC_SAMPLE's notes for `tracetool record` (sample.c), at exit and at _exit(). */
+static void exit_notes(void)
 {
 	int signo;
 
@@ -75,6 +76,11 @@ static void at_exit(void)
 	} else if (rec__sample_exit_closed()) {
 		announce("!sample-descriptors-closed", false);
 	}
+}
+
+static void at_exit(void)
+{
+	exit_notes();
 	rec_stop();
 	/* g.lock held: a handler on this thread (a sample) must not take it. */
 	rec__in_librec = 1;
@@ -774,15 +780,9 @@ void rec__exit_end(void)
 	struct timespec pause_1ms = { 0, 1000000 };
 	uint64_t t0 = monotonic_ns();
 	sigset_t all;
-	int signo, err;
+	int err;
 
-	/* REC_SAMPLE's note, as at exit (at_exit()); before this thread blocks the signal. */
-	if (rec__sample_exit_check(&signo)) {
-		char why[64];
-
-		snprintf(why, sizeof(why), "!sample-signal-blocked %d", signo);
-		announce(why, false);
-	}
+	exit_notes(); /* as at exit; before this thread blocks the signal */
 	/*
 	 * From here the process is ending, as it is once exit_group runs (the
 	 * kernel delivers no signal to it then): a signal now, a parent's

@@ -18,6 +18,7 @@
  *             signalfd() program does) and _exit(7): taken for a handler
  *   vfork     1000 `child` scopes, then vfork(): the vfork child calls
  *             _exit(0) at once; then 500 more `child` scopes and _exit(7)
+ *   idle      nothing recorded: _exit(7) at once
  * The parent prints "parent PID child PID" and exits 0 if the child exited
  * with status 7, else 3 (4: a thread or fork failed, 2: usage).
  * MODE alone: no fork; the process records 1000 `child` scopes and calls
@@ -96,6 +97,8 @@ static __attribute__((noreturn)) void run_child(const char *mode)
 {
 	pthread_t t;
 
+	if (strcmp(mode, "idle") == 0)
+		_exit(7); /* records nothing: its recording never started */
 	children(1000);
 	if (strcmp(mode, "exit") == 0 || strcmp(mode, "Exit") == 0) {
 		if (pthread_create(&t, NULL, helper_main, NULL) != 0)

@@ -210,6 +210,18 @@ Test(exit, F23_a_vfork_child_s__exit_leaves_the_recording_alone)
 	check_parent(parent);
 }
 
+/* A child that never recorded: its parked writer never started, nothing to end, no file. */
+Test(exit, F23_a_forked_child_that_recorded_nothing_leaves_no_file)
+{
+	struct tu_child c;
+	int parent, child;
+
+	skip_fork_under_asan();
+	run("PROG_EXIT", "idle", &c, &parent, &child);
+	cr_assert_eq(access(file_of(child), F_OK), -1, "%s exists", file_of(child));
+	check_parent(parent);
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
