@@ -514,7 +514,7 @@ static int capture(int fd, int signo, const siginfo_t *si, struct rec__thread *s
 	c.parts[c.nr_parts++] = (struct recfmt_slice){ c.head.data, c.head.len };
 	if (v.meta)
 		c.parts[c.nr_parts++] = (struct recfmt_slice){ v.meta->data, v.meta->len };
-	if (v.body && v.body->len >= v.body_room) /* the writer made its room (writer_begin()) */
+	if (v.body && v.body->len >= v.body_room) /* both set in one pass (body_room_make()) */
 		c.parts[c.nr_parts++] = (struct recfmt_slice){ v.body->data + v.body_room,
 							       v.body->len - v.body_room };
 

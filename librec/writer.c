@@ -123,6 +123,7 @@ struct writer {
 	struct recfmt_buf meta;	   /* SYNC, SITE, THREAD records */
 	struct recfmt_buf body;	   /* body_room bytes free, then EVENTS, DROPS, THREAD_END, END records */
 	size_t body_room;	   /* BODY_ROOM_BYTES, or 0 if the room could not be had */
+	bool body_room_tried;	   /* body_room_make() ran (first pass) */
 	struct recfmt_buf scratch; /* ids column of the block being encoded */
 	struct recfmt_buf out;	   /* compressed frame */
 	struct recfmt_buf ix;	   /* its index frame (FORMAT.md §6) */
@@ -433,6 +434,22 @@ static void frame_reset(struct writer *w)
 	w->lead.len = w->meta.len = 0;
 	w->body.len = w->body_room;
 	w->ix_sums.len = 0; /* the body's sums go with it */
+}
+
+/*
+ * The room before the body's records, made once per recording by its first
+ * pass: inside the crash hand-shake (crash.c), so that a crash handler never
+ * sees body_room and body.len half set (writer_begin() runs outside it, and
+ * a handler reads the two apart). Without it (no memory then), frames are
+ * gathered (compress_frame()).
+ */
+static void body_room_make(struct writer *w)
+{
+	w->body_room_tried = true;
+	if (w->body.len == 0 && !recfmt_buf_reserve(&w->body, BODY_ROOM_BYTES)) {
+		w->body_room = BODY_ROOM_BYTES;
+		w->body.len = BODY_ROOM_BYTES;
+	}
 }
 
 /* The body's records (the room before them left out). */
@@ -1649,15 +1666,6 @@ static void writer_begin(struct writer *w)
 			w->file_bytes = (uint64_t)at;
 	}
 	w->zc = recfmt_compressor_create(1);
-	/*
-	 * Without the room (no memory now), frames are gathered
-	 * (compress_frame()). The room before the body's length: a crash
-	 * handler between the two finds an empty body (crash.c).
-	 */
-	w->body_room = 0;
-	if (!recfmt_buf_reserve(&w->body, BODY_ROOM_BYTES))
-		w->body_room = BODY_ROOM_BYTES;
-	frame_reset(w);
 	if (!w->zc) {
 		pthread_mutex_lock(&rec__g.lock);
 		fail_locked(w, ENOMEM);
@@ -2044,6 +2052,8 @@ static bool writer_pass(struct writer *w)
 	/* A crash handler may be writing our state (crash.c): wait, or quit. */
 	if (!rec__crash_writer_enter())
 		return false;
+	if (!w->body_room_tried)
+		body_room_make(w);
 	w->prev_pass_ns = w->pass_ns;
 	w->pass_ns = mono_ns();
 	read_requests(w, &p);
