@@ -680,7 +680,7 @@ static void exp_block(void *tctx, uint64_t first_enter)
 	et->next_id = first_enter;
 }
 
-/* An activation's arguments by key (keyidx.h): the seeded FNV-1a of the key. */
+/* An activation's arguments by key (keyidx.h): the keyed hash of the key (hmap.h). */
 static uint32_t key_hash(const char *s)
 {
 	return tt_hash_bytes(s, strlen(s)); /* seeded: hmap.h */

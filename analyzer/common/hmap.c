@@ -16,13 +16,13 @@
 /* The first table: 64 slots (512 bytes), enough for most of a trace's maps. */
 #define FIRST_SLOTS 64u
 
-uint32_t tt_hash_basis = 2166136261u;
+uint64_t tt_hash_sip[2];
 uint64_t tt_hash_key;
 
 /* Drawn once, before main() and any walker thread. */
 __attribute__((constructor)) static void hash_keys_draw(void)
 {
-	uint32_t b[3];
+	uint32_t b[6];
 
 	if (getrandom(b, sizeof(b), GRND_NONBLOCK) != (ssize_t)sizeof(b)) {
 		uint64_t t = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)b;
@@ -30,9 +30,63 @@ __attribute__((constructor)) static void hash_keys_draw(void)
 		b[0] = (uint32_t)t;
 		b[1] = (uint32_t)(t >> 32);
 		b[2] = (uint32_t)(uintptr_t)&t ^ b[0];
+		b[3] = b[0] * 0x85ebca6bu ^ b[2];
+		b[4] = b[1] * 0xc2b2ae35u ^ (uint32_t)clock();
+		b[5] = b[2] * 0x27d4eb2fu ^ b[4];
 	}
-	tt_hash_basis ^= b[0];
 	tt_hash_key = (uint64_t)b[1] << 32 | b[2];
+	tt_hash_sip[0] = (uint64_t)b[0] << 32 | b[3];
+	tt_hash_sip[1] = (uint64_t)b[4] << 32 | b[5];
+}
+
+#define ROTL(x, b) ((uint64_t)((x) << (b)) | ((x) >> (64 - (b))))
+
+#define SIPROUND                                                                             \
+	do {                                                                                 \
+		v0 += v1;                                                                    \
+		v1 = ROTL(v1, 13);                                                           \
+		v1 ^= v0;                                                                    \
+		v0 = ROTL(v0, 32);                                                           \
+		v2 += v3;                                                                    \
+		v3 = ROTL(v3, 16);                                                           \
+		v3 ^= v2;                                                                    \
+		v0 += v3;                                                                    \
+		v3 = ROTL(v3, 21);                                                           \
+		v3 ^= v0;                                                                    \
+		v2 += v1;                                                                    \
+		v1 = ROTL(v1, 17);                                                           \
+		v1 ^= v2;                                                                    \
+		v2 = ROTL(v2, 32);                                                           \
+	} while (0)
+
+/* SipHash-1-3 (one round a word, three to finish), as Rust's HashMap. */
+uint32_t tt_hash_bytes(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	uint64_t v0 = tt_hash_sip[0] ^ 0x736f6d6570736575ull;
+	uint64_t v1 = tt_hash_sip[1] ^ 0x646f72616e646f6dull;
+	uint64_t v2 = tt_hash_sip[0] ^ 0x6c7967656e657261ull;
+	uint64_t v3 = tt_hash_sip[1] ^ 0x7465646279746573ull;
+	uint64_t m, last = (uint64_t)n << 56;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&m, p + i, 8); /* the analyzer's hosts are little-endian; any order hashes */
+		v3 ^= m;
+		SIPROUND;
+		v0 ^= m;
+	}
+	for (size_t k = 0; i + k < n; k++)
+		last |= (uint64_t)p[i + k] << (8 * k);
+	v3 ^= last;
+	SIPROUND;
+	v0 ^= last;
+	v2 ^= 0xff;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	m = v0 ^ v1 ^ v2 ^ v3;
+	return (uint32_t)(m ^ m >> 32);
 }
 
 void tt_hmap_fini(struct tt_hmap *m)
