@@ -169,15 +169,19 @@ static const char *snapshot_kind(uint32_t kind)
 
 /*
  * The time the events cover: the earliest first event and the latest last
- * event of the blocks (a thread's events are in time order). A snapshot's
- * duration is this span, not its window's (the rings may hold less than
- * REC_WINDOW) nor the time from its start to its END.
+ * event of the blocks (a thread's events are in time order); and the time
+ * the stack samples cover (FORMAT.md §3.23), apart. A snapshot's duration
+ * is the span of both together, not its window's (the rings may hold less
+ * than REC_WINDOW) nor the time from its start to its END: a snapshot of an
+ * unmodified program holds samples only (F26, check4: "duration: 0ns").
  */
 struct span {
 	uint64_t first_ticks, last_ticks;
 	bool any;
-	/* Each thread's first event (index in tr->threads; UINT64_MAX: none),
-	 * for a snapshot's history column (th_history_ns()). */
+	uint64_t smp_first_ticks, smp_last_ticks; /* the samples' */
+	bool smp_any;
+	/* Each thread's first event or sample (index in tr->threads;
+	 * UINT64_MAX: none), for a snapshot's history column (th_history_ns()). */
 	uint64_t *thread_first;
 	uint32_t nr_thread_first;
 };
@@ -228,6 +232,37 @@ static int span_block(void *ctx, struct tt_trace *tr, struct tt_thread *th,
 	return rc;
 }
 
+/* A stack sample (on_sample): the samples' span, and its thread's history. */
+static void span_sample(void *ctx, struct tt_trace *tr, struct tt_thread *th,
+			const struct recfmt_sample *smp)
+{
+	struct span *s = ctx;
+
+	if (tr->has_snapshot)
+		span_thread_first(s, tr, th, smp->ticks);
+	if (!s->smp_any || smp->ticks < s->smp_first_ticks)
+		s->smp_first_ticks = smp->ticks;
+	if (!s->smp_any || smp->ticks > s->smp_last_ticks)
+		s->smp_last_ticks = smp->ticks;
+	s->smp_any = true;
+}
+
+/* The span of the events and the samples together. Return: false if neither has any. */
+static bool span_all(const struct span *s, uint64_t *first, uint64_t *last)
+{
+	if (!s->any && !s->smp_any)
+		return false;
+	if (!s->smp_any || (s->any && s->first_ticks < s->smp_first_ticks))
+		*first = s->first_ticks;
+	else
+		*first = s->smp_first_ticks;
+	if (!s->smp_any || (s->any && s->last_ticks > s->smp_last_ticks))
+		*last = s->last_ticks;
+	else
+		*last = s->smp_last_ticks;
+	return true;
+}
+
 /* A flight-recorder snapshot's trigger and window (FORMAT.md §3.20), and its events' span. */
 static void print_snapshot(const struct tt_trace *tr, const struct tt_clock *c,
 			   const struct span *ev, bool json)
@@ -238,6 +273,8 @@ static void print_snapshot(const struct tt_trace *tr, const struct tt_clock *c,
 	int64_t to = tt_clock_rel_ns(c, s->window_end_ticks);
 	int64_t ev_from = ev->any ? tt_clock_rel_ns(c, ev->first_ticks) : 0;
 	int64_t ev_to = ev->any ? tt_clock_rel_ns(c, ev->last_ticks) : 0;
+	int64_t smp_from = ev->smp_any ? tt_clock_rel_ns(c, ev->smp_first_ticks) : 0;
+	int64_t smp_to = ev->smp_any ? tt_clock_rel_ns(c, ev->smp_last_ticks) : 0;
 
 	if (json) {
 		printf(",\"snapshot\":{\"number\":%" PRIu32 ",\"kind\":\"%s\",\"reason\":",
@@ -245,19 +282,28 @@ static void print_snapshot(const struct tt_trace *tr, const struct tt_clock *c,
 		tt_emit_json_str(stdout, tr->snapshot_reason ? tr->snapshot_reason : "");
 		printf(",\"trigger_ns\":%" PRId64 ",\"trigger_unix_ns\":%" PRId64
 		       ",\"window_start_ns\":%" PRId64 ",\"window_end_ns\":%" PRId64
-		       ",\"events_start_ns\":%" PRId64 ",\"events_end_ns\":%" PRId64
-		       ",\"suppressed\":%" PRIu64 "}",
+		       ",\"events_start_ns\":%" PRId64 ",\"events_end_ns\":%" PRId64,
 		       at, tt_ns_add((int64_t)(tr->hdr.start_real_ns & INT64_MAX), at), from, to,
-		       ev_from, ev_to,
-		       s->nr_suppressed);
+		       ev_from, ev_to);
+		/* Only where there are samples, so that other outputs stay as they were. */
+		if (ev->smp_any)
+			printf(",\"samples_start_ns\":%" PRId64 ",\"samples_end_ns\":%" PRId64,
+			       smp_from, smp_to);
+		printf(",\"suppressed\":%" PRIu64 "}", s->nr_suppressed);
 		return;
 	}
 	printf("snapshot:         #%" PRIu32 ", %s: ", s->number, snapshot_kind(s->kind));
 	tt_emit_text(stdout, tr->snapshot_reason ? tr->snapshot_reason : "");
-	printf("\n                  trigger at %.6f s; window %.6f s to %.6f s; "
-	       "events %.6f s to %.6f s; %" PRIu64 " earlier trigger%s not written\n",
-	       (double)at / 1e9, (double)from / 1e9, (double)to / 1e9, (double)ev_from / 1e9,
-	       (double)ev_to / 1e9, s->nr_suppressed, s->nr_suppressed == 1 ? "" : "s");
+	printf("\n                  trigger at %.6f s; window %.6f s to %.6f s; ",
+	       (double)at / 1e9, (double)from / 1e9, (double)to / 1e9);
+	if (ev->any)
+		printf("events %.6f s to %.6f s; ", (double)ev_from / 1e9, (double)ev_to / 1e9);
+	else
+		fputs("no events; ", stdout);
+	if (ev->smp_any)
+		printf("samples %.6f s to %.6f s; ", (double)smp_from / 1e9, (double)smp_to / 1e9);
+	printf("%" PRIu64 " earlier trigger%s not written\n", s->nr_suppressed,
+	       s->nr_suppressed == 1 ? "" : "s");
 }
 
 /* What info says of one file: the walk's tables and the figures from them. */
@@ -287,6 +333,8 @@ static int info_read(struct info *in)
 	in->cn = &cn;
 	in->tr.on_record = note_counters;
 	in->tr.record_ctx = &cn;
+	in->tr.on_sample = span_sample;
+	in->tr.sample_ctx = &in->ev;
 	if (tt_trace_walk(&in->tr, span_block, &in->ev, msg, sizeof(msg)) != TT_OK)
 		return tt_fail_file(in->path, msg);
 	tt_trace_warn(&in->tr);
@@ -306,11 +354,14 @@ static void info_figures(struct info *in)
 	in->duration_ns = tr->max_ticks > c->start_ticks
 				  ? tt_clock_ns(c, tr->max_ticks - c->start_ticks)
 				  : 0;
-	/* A snapshot: the time its events cover (span_block()). */
-	if (tr->has_snapshot)
-		in->duration_ns = in->ev.any && in->ev.last_ticks > in->ev.first_ticks
-					  ? tt_clock_ns(c, in->ev.last_ticks - in->ev.first_ticks)
+	/* A snapshot: the time its events and samples cover (span_block(), span_sample()). */
+	if (tr->has_snapshot) {
+		uint64_t first, last;
+
+		in->duration_ns = span_all(&in->ev, &first, &last) && last > first
+					  ? tt_clock_ns(c, last - first)
 					  : 0;
+	}
 	in->dropped = total_dropped(tr);
 	in->annots_dropped = total_annots_dropped(tr);
 	total_blocked(tr, &in->nr_blocked, &in->blocked_ns);
@@ -376,7 +427,8 @@ static bool has_blocked(const struct info *in, bool json)
 
 /*
  * A snapshot: how far back the thread's history reached, from its first
- * event in the file to the trigger (0 if it has none before the trigger).
+ * event or stack sample in the file to the trigger (0 if it has none before
+ * the trigger).
  * Its ring holds its newest events (README, "the flight recorder"): a
  * history shorter than the window before the trigger is what its ring
  * held, or when the thread began.

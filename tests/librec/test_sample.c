@@ -59,6 +59,7 @@ struct samples {
 	struct recfmt_sampling sp;
 	uint32_t pid;
 	uint64_t nr, dropped, frames, in_module, truncated;
+	uint64_t first_ticks, last_ticks, ticks_per_second; /* the samples' span, the header's rate */
 	uint64_t unnamed; /* samples with a frame in no module */
 	uint64_t through_libc; /* a libc frame with a program frame further out */
 	uint64_t deep;	       /* 5 frames or more */
@@ -122,6 +123,10 @@ static void one_sample(struct samples *s, const struct recfmt_sample *smp)
 	bool libc_seen = false, through = false, named = false;
 	uint64_t in = 0;
 
+	if (!s->nr || smp->ticks < s->first_ticks)
+		s->first_ticks = smp->ticks;
+	if (!s->nr || smp->ticks > s->last_ticks)
+		s->last_ticks = smp->ticks;
 	s->nr++;
 	s->frames += smp->nr_frames;
 	s->truncated += smp->flags & RECFMT_SAMPLE_TRUNCATED;
@@ -173,6 +178,7 @@ static void read_samples(const char *path, struct samples *s)
 			case RECFMT_FILE_HEADER:
 				cr_assert_eq(recfmt_decode_header(&rec, &h, &err), RECFMT_OK);
 				s->pid = h.pid;
+				s->ticks_per_second = h.ticks_per_second;
 				break;
 			case RECFMT_SAMPLING:
 				cr_assert_eq(recfmt_decode_sampling(&rec, &s->sp, &err), RECFMT_OK);
@@ -865,6 +871,74 @@ Test(sample, flight_crash_snapshot_holds_the_samples_of_its_window, .init = make
 	 * them rather than discard its oldest (a 16 KiB ring holds about 60). */
 	cr_assert_gt(s.nr, 150, "%lu samples", (unsigned long)s.nr);
 	cr_assert_geq(s.through_libc * 10, s.nr * 8);
+}
+
+/* The number after `"key":` in json, or -1. */
+static long long json_num(const char *json, const char *key)
+{
+	const char *p = tu_json_key(json, key);
+
+	return p ? strtoll(p, NULL, 10) : -1;
+}
+
+/*
+ * F26 (check4): a flight snapshot of an unmodified program holds stack
+ * samples only, and `tracetool info` said "duration: 0ns", events 0 s to
+ * 0 s and a history of 0, though its samples span the work. Now the
+ * duration is the span of its events and samples together (tracetool(1),
+ * info), the snapshot line says where the samples start and end, and the
+ * thread's history reaches back to its first sample; text and JSON agree.
+ * The span is the file's own (read through format/), within 1 % (the rates
+ * differ: tracetool's comes from the SYNC records).
+ */
+Test(sample, F26_info_of_a_snapshot_of_samples_only_spans_its_samples, .init = make_dir,
+     .fini = remove_dir)
+{
+	const char *argv[] = { env_or_fail("PROG_SAMPLE"), "abort", "300", NULL };
+	const char *env[] = { "REC_MODE=flight", "REC_WINDOW=10s", NULL };
+	char out[256], snap[256], want[64];
+	struct tu_child c, t;
+	static struct samples s;
+	long long dur, from, to, hist;
+	double span_ns;
+
+	run_sampled_to("f26-%p-%n.zst", out, argv, "997", env, 60000, TU_CHILD_CRASH, &c);
+	cr_assert_eq(c.status, 128 + 6, "SIGABRT: %d %s", c.status, c.err);
+	snprintf(snap, sizeof(snap), "%s/f26-%ld-1.zst", dir, printed(c.out, "pid"));
+	read_samples(snap, &s);
+	cr_assert(s.clean && s.has_crash && s.has_sampling, "%s", snap);
+	cr_assert_gt(s.nr, 100, "%lu samples", (unsigned long)s.nr);
+	span_ns = (double)(s.last_ticks - s.first_ticks) * 1e9 / (double)s.ticks_per_second;
+	{
+		const char *tt[] = { env_or_fail("TRACETOOL"), "info", "--format=json", snap, NULL };
+
+		tu_run_child(tt, NULL, 60000, 0, &t);
+	}
+	cr_assert_eq(t.status, 0, "%s", t.err);
+	dur = json_num(t.out, "duration_ns");
+	from = json_num(t.out, "samples_start_ns");
+	to = json_num(t.out, "samples_end_ns");
+	hist = json_num(t.out, "history_ns");
+	cr_assert(dur >= span_ns * 0.99 - 1000 && dur <= span_ns * 1.01 + 1000,
+		  "info says %lld ns, the samples cover %.0f ns: %s", dur, span_ns, t.out);
+	/* Each end rounded to a ns on its own: the difference within 1 ns. */
+	cr_assert(to - from >= dur - 1 && to - from <= dur + 1, "%s", t.out);
+	cr_assert_eq(json_num(t.out, "events"), 0, "%s", t.out);
+	/* The crash is after the last sample: the history reaches the first one. */
+	cr_assert_geq(hist, dur, "%s", t.out);
+	{
+		const char *tt[] = { env_or_fail("TRACETOOL"), "info", snap, NULL };
+
+		tu_run_child(tt, NULL, 60000, 0, &t);
+	}
+	cr_assert_eq(t.status, 0, "%s", t.err);
+	snprintf(want, sizeof(want), "(%lld ns)\n", dur);
+	cr_assert_not_null(strstr(t.out, want), "%s\n%s", want, t.out);
+	snprintf(want, sizeof(want), "no events; samples %.6f s to %.6f s;", (double)from / 1e9,
+		 (double)to / 1e9);
+	cr_assert_not_null(strstr(t.out, want), "%s\n%s", want, t.out);
+	snprintf(want, sizeof(want), " %.6f\n", (double)hist / 1e9);
+	cr_assert_not_null(strstr(t.out, want), "history %s\n%s", want, t.out);
 }
 
 Test(sample, samples_with_counters_keep_the_counted_ring_whole, .init = make_dir,
