@@ -16,35 +16,16 @@
 #include <string.h>
 
 #include "recfmt.h"
+#include "suite.h"
 #include "testutil.h"
 
-static char dir[TU_TMPDIR_MAX];
-
-static void setup(void)
-{
-	tu_tmpdir(dir, "rec_dlreuse");
-}
-
-static void teardown(void)
-{
-	tu_tmpdir_remove(dir);
-}
-
-TestSuite(dlreuse, .init = setup, .fini = teardown, .timeout = 120);
-
-static const char *env(const char *name)
-{
-	const char *v = getenv(name);
-
-	cr_assert_not_null(v, "%s is not set (run through meson test)", name);
-	return v;
-}
+TU_TMPDIR_SUITE(dlreuse, dir, "rec_dlreuse", .timeout = 120);
 
 static void skip_unless_hooked(void)
 {
 	/* Only librectrace.so stands before dlclose() (rec(3)); the static
 	 * library keeps naming a function by its address alone. */
-	if (strcmp(env("DLCLOSE_HOOKED"), "1") != 0)
+	if (strcmp(tu_env("DLCLOSE_HOOKED"), "1") != 0)
 		cr_skip_test("librectrace.so has no dlclose() of its own on this platform");
 }
 
@@ -60,7 +41,8 @@ static struct run record(const char *trace, int rounds, const char *mode, const 
 	int status;
 
 	snprintf(cmd, sizeof(cmd), "env REC_OUTPUT='%s' '%s' '%s' '%s' %d %s %s", trace,
-		 env("PROG_DLREUSE"), env("DLREUSE_A"), env("DLREUSE_B"), rounds, mode, pattern);
+		 tu_env("PROG_DLREUSE"), tu_env("DLREUSE_A"), tu_env("DLREUSE_B"), rounds, mode,
+		 pattern);
 	out = tu_sh(cmd, &status);
 	cr_assert_eq(status, 0, "%s: status %d", cmd, status);
 	cr_assert_eq(sscanf(out, "bases_a %d bases_b %d reused %d", &r.bases_a, &r.bases_b,

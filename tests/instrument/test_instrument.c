@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "suite.h"
 #include "testutil.h"
 
 static char dir[TU_TMPDIR_MAX], trace[TU_PATH_MAX];
@@ -37,14 +38,6 @@ static void teardown(void)
 
 TestSuite(instrument, .init = setup, .fini = teardown, .timeout = 120);
 
-static const char *env(const char *name)
-{
-	const char *v = getenv(name);
-
-	cr_assert_not_null(v, "%s is not set (run through meson test)", name);
-	return v;
-}
-
 /* Runs `prog args` with REC_OUTPUT=trace and extra "NAME=value" settings. */
 static void record(const char *prog, const char *args, const char *extra_env)
 {
@@ -52,7 +45,7 @@ static void record(const char *prog, const char *args, const char *extra_env)
 	int status;
 
 	snprintf(cmd, sizeof(cmd), "env REC_OUTPUT='%s' LD_LIBRARY_PATH='%s' %s '%s' %s", trace,
-		 env("SHLIB_DIR"), extra_env ? extra_env : "", prog, args ? args : "");
+		 tu_env("SHLIB_DIR"), extra_env ? extra_env : "", prog, args ? args : "");
 	status = system(cmd);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: status %d", cmd, status);
 }
@@ -110,7 +103,7 @@ static void copy_prog(void)
 	char cmd[1024];
 
 	snprintf(prog_copy, sizeof(prog_copy), "%s/prog", dir);
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", env("PROG_INSTR"), prog_copy);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", tu_env("PROG_INSTR"), prog_copy);
 	cr_assert_eq(system(cmd), 0);
 }
 
@@ -119,7 +112,7 @@ Test(instrument, every_kind_of_function_has_exact_calls_under_its_real_name)
 	struct tu_result r;
 	bool plain;
 
-	record(env("PROG_INSTR"), env("DLMOD"), NULL);
+	record(tu_env("PROG_INSTR"), tu_env("DLMOD"), NULL);
 	r = summary_csv();
 	cr_assert_eq(calls_of(r.out, "main"), 1, "%s", r.out);
 	cr_assert_eq(calls_of(r.out, "helper(int)"), 3, "static function\n%s", r.out);
@@ -129,7 +122,7 @@ Test(instrument, every_kind_of_function_has_exact_calls_under_its_real_name)
 	cr_assert_eq(calls_of(r.out, "manual_block"), 2, "TRACE_SCOPE\n%s", r.out);
 	/* A library not linked with librec: traced where librectrace.so overrides
 	 * glibc's empty hooks (x86-64), else silently not (README). */
-	plain = strcmp(env("PLAINLIB_TRACED"), "1") == 0;
+	plain = strcmp(tu_env("PLAINLIB_TRACED"), "1") == 0;
 	cr_assert_eq(calls_of(r.out, "plain_work"), plain ? 4 : -1, "%s", r.out);
 	/* Nothing else: no unnamed address, no instrumented helper of rec.h. */
 	cr_assert_eq(tu_nr_lines(r.out), plain ? 8 : 7, "%s", r.out);
@@ -162,9 +155,9 @@ Test(instrument, a_replaced_binary_is_reported_and_never_misnamed)
 	char cmd[1024], want[1024];
 
 	copy_prog();
-	record(prog_copy, env("DLMOD"), NULL);
+	record(prog_copy, tu_env("DLMOD"), NULL);
 	/* Another build of the same source, where the recorded one was. */
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", env("PROG_INSTR_V2"), prog_copy);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", tu_env("PROG_INSTR_V2"), prog_copy);
 	cr_assert_eq(system(cmd), 0);
 	r = summary_csv();
 	snprintf(want, sizeof(want), "tracetool: %s: warning: %s: build-id mismatch (recorded ",
@@ -193,7 +186,7 @@ Test(instrument, a_removed_binary_is_reported_and_never_misnamed)
 	char want[1024];
 
 	copy_prog();
-	record(prog_copy, env("DLMOD"), NULL);
+	record(prog_copy, tu_env("DLMOD"), NULL);
 	cr_assert_eq(unlink(prog_copy), 0);
 	r = summary_csv();
 	snprintf(want, sizeof(want),
@@ -219,7 +212,7 @@ Test(instrument, a_moved_binary_is_found_through_tracetool_symbol_path_by_its_bu
 	char cmd[1024], moved[300];
 
 	copy_prog();
-	record(prog_copy, env("DLMOD"), NULL);
+	record(prog_copy, tu_env("DLMOD"), NULL);
 	snprintf(moved, sizeof(moved), "%s/elsewhere", dir);
 	snprintf(cmd, sizeof(cmd), "mkdir '%s' && mv '%s' '%s/'", moved, prog_copy, moved);
 	cr_assert_eq(system(cmd), 0);
@@ -230,7 +223,7 @@ Test(instrument, a_moved_binary_is_found_through_tracetool_symbol_path_by_its_bu
 	cr_assert_eq(calls_of(r.out, "Foo::bar(int)"), 5, "%s", r.out);
 	tu_result_free(&r);
 	/* Another build under that name is not taken for it. */
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/prog'", env("PROG_INSTR_V2"), moved);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/prog'", tu_env("PROG_INSTR_V2"), moved);
 	cr_assert_eq(system(cmd), 0);
 	r = summary_csv();
 	cr_assert(strstr(r.out, " [prog: missing],3,"), "%s", r.out);
@@ -248,10 +241,10 @@ Test(instrument, a_moved_binary_is_found_through_tracetool_symbol_path_by_its_bu
 Test(instrument, rec_min_ns_keeps_long_activations_and_counts_the_others)
 {
 	struct tu_result r;
-	int nr = strcmp(env("PLAINLIB_TRACED"), "1") == 0 ? 32 : 28;
+	int nr = strcmp(tu_env("PLAINLIB_TRACED"), "1") == 0 ? 32 : 28;
 	char want[128];
 
-	record(env("PROG_INSTR"), env("DLMOD"), "INSTR_SLEEP_MS=300 REC_MIN_NS=250000000");
+	record(tu_env("PROG_INSTR"), tu_env("DLMOD"), "INSTR_SLEEP_MS=300 REC_MIN_NS=250000000");
 	r = summary_csv();
 	cr_assert_eq(calls_of(r.out, "main"), 1, "%s", r.out);
 	cr_assert_eq(calls_of(r.out, "sleeper(long)"), 1, "%s", r.out);
@@ -300,7 +293,7 @@ Test(instrument, rec_min_ns_accounts_for_every_activation_across_writer_passes)
 	long long calls = 0, filtered;
 	const char *p;
 
-	record(env("PROG_MINNS"), "50000", "REC_MIN_NS=10000000000");
+	record(tu_env("PROG_MINNS"), "50000", "REC_MIN_NS=10000000000");
 	r = summary_csv();
 	for (p = strchr(r.out, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
 		const char *c = strchr(p + 1, ',');
@@ -328,7 +321,7 @@ Test(instrument, rec_min_ns_unset_keeps_everything_and_says_nothing_of_it)
 {
 	struct tu_result r;
 
-	record(env("PROG_INSTR"), env("DLMOD"), NULL);
+	record(tu_env("PROG_INSTR"), tu_env("DLMOD"), NULL);
 	r = tu_run("info", "--format=json", trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert_null(strstr(r.out, "filtered"), "%s", r.out);
@@ -344,7 +337,7 @@ Test(instrument, hooks_before_main_and_after_the_recording_stopped_are_safe)
 {
 	struct tu_result r;
 
-	record(env("PROG_LIFECYCLE"), NULL, NULL);
+	record(tu_env("PROG_LIFECYCLE"), NULL, NULL);
 	r = summary_csv();
 	cr_assert_eq(calls_of(r.out, "early"), 1, "%s", r.out);
 	cr_assert_eq(calls_of(r.out, "work"), 3, "%s", r.out);
@@ -368,7 +361,7 @@ Test(instrument, hotspot_func_b_takes_four_times_func_a_and_wrappers_no_self_tim
 	struct tu_result r;
 	long long a, b;
 
-	record(env("HOTSPOT"), "10", NULL);
+	record(tu_env("HOTSPOT"), "10", NULL);
 	r = summary_csv();
 	cr_assert_eq(calls_of(r.out, "main"), 1, "%s", r.out);
 	cr_assert_eq(calls_of(r.out, "func_a"), 10, "%s", r.out);
@@ -399,8 +392,8 @@ ParameterizedTest(int *cycles, instrument, functions_of_a_module_unloaded_at_onc
 	struct tu_result r;
 	char args[1024];
 
-	snprintf(args, sizeof(args), "'%s' %d", env("DLMOD"), *cycles);
-	record(env("PROG_DLLOOP"), args, NULL);
+	snprintf(args, sizeof(args), "'%s' %d", tu_env("DLMOD"), *cycles);
+	record(tu_env("PROG_DLLOOP"), args, NULL);
 	r = summary_csv();
 	cr_assert_eq(calls_of(r.out, "main"), 1, "%s", r.out);
 	cr_assert_eq(calls_of(r.out, "dl_work"), 2 * *cycles, "%s", r.out);

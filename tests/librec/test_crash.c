@@ -26,19 +26,12 @@
 
 #include "child.h"
 #include "recfmt.h"
+#include "suite.h"
 #include "testutil.h"
 #include "trace_read.h"
 #include "under_asan.h"
 
 #define NR_SCOPES 1000
-
-static const char *env(const char *name)
-{
-	const char *v = getenv(name);
-
-	cr_assert(v, "%s is not set (run through meson test)", name);
-	return v;
-}
 
 /*
  * Runs argv with REC_FLUSH_MS=60000 (the crash path writes, not the timer),
@@ -98,7 +91,7 @@ static void out_path(char *out, size_t bytes, const char *what)
 static void run_prog_crash(const char *signame, const char *mode, const char *out,
 			   const char *const *extra_env, struct tu_child *c)
 {
-	const char *argv[] = { env("PROG_CRASH"), signame, mode, NULL };
+	const char *argv[] = { tu_env("PROG_CRASH"), signame, mode, NULL };
 
 	run_child(argv, out, extra_env, 60000, c);
 }
@@ -156,7 +149,7 @@ static void assert_all_there(const char *out, const char *what)
 /* tracetool check: exit 0, and the line says the recording ended by the signal. */
 static void assert_check_names(const char *out, const char *signame)
 {
-	const char *argv[] = { env("TRACETOOL"), "check", out, NULL };
+	const char *argv[] = { tu_env("TRACETOOL"), "check", out, NULL };
 	char want[64];
 	struct tu_child c;
 
@@ -175,8 +168,8 @@ static void assert_check_names(const char *out, const char *signame)
  */
 static void assert_reports_crash(const char *out, const char *signame, int signo)
 {
-	const char *info[] = { env("TRACETOOL"), "info", "--format=json", out, NULL };
-	const char *summary[] = { env("TRACETOOL"), "summary", out, NULL };
+	const char *info[] = { tu_env("TRACETOOL"), "info", "--format=json", out, NULL };
+	const char *summary[] = { tu_env("TRACETOOL"), "summary", out, NULL };
 	char want[128];
 	struct tu_child c;
 
@@ -359,8 +352,8 @@ Test(crash, handler_installed_past_sigaction_is_taken_back_by_the_writer, .timeo
 Test(crash, crash_line_names_the_thread_by_its_tid, .timeout = 120)
 {
 	struct sig segv = { "segv", SIGSEGV };
-	const char *info[] = { env("TRACETOOL"), "info", "--format=json", NULL, NULL };
-	const char *check[] = { env("TRACETOOL"), "check", NULL, NULL };
+	const char *info[] = { tu_env("TRACETOOL"), "info", "--format=json", NULL, NULL };
+	const char *check[] = { tu_env("TRACETOOL"), "check", NULL, NULL };
 	char out[256], want[64];
 	const char *pid;
 	struct tu_child c;
@@ -480,7 +473,7 @@ Test(crash, under_asan_its_handler_runs_first_and_the_capture_before_it_ends, .t
  */
 Test(crash, flight_hook_writes_a_complete_snapshot_file_instead, .timeout = 120)
 {
-	const char *argv[] = { env("PROG_CRASH_FLIGHT"), "segv", "flight", NULL };
+	const char *argv[] = { tu_env("PROG_CRASH_FLIGHT"), "segv", "flight", NULL };
 	char out[256], snap[256], snap_setting[300];
 	/* Flight mode: the rings keep every event (they grow while they fill). */
 	const char *extra[] = { snap_setting, "REC_MODE=flight", NULL };
@@ -509,7 +502,7 @@ Test(crash, flight_hook_writes_a_complete_snapshot_file_instead, .timeout = 120)
  */
 Test(crash, capture_larger_than_its_buffer_spans_frames, .timeout = 300)
 {
-	const char *argv[] = { env("PROG_CRASH_FLIGHT"), "segv", "flight", "1500000", NULL };
+	const char *argv[] = { tu_env("PROG_CRASH_FLIGHT"), "segv", "flight", "1500000", NULL };
 	char out[256], snap[256], snap_setting[300];
 	const char *extra[] = { snap_setting, "REC_BUFFER=64M", "REC_MEMORY=1G",
 				"REC_MODE=flight", NULL };
@@ -571,7 +564,7 @@ Test(crash, signal_sent_to_a_probing_thread_leaves_a_whole_file, .timeout = 300)
 Test(crash, flight_mode_crash_writes_the_next_snapshot, .timeout = 120)
 {
 	struct sig segv = { "segv", SIGSEGV };
-	const char *info[] = { env("TRACETOOL"), "info", "--format=json", NULL, NULL };
+	const char *info[] = { tu_env("TRACETOOL"), "info", "--format=json", NULL, NULL };
 	char pattern[256], snap[256];
 	struct tu_child c;
 
@@ -598,7 +591,7 @@ Test(crash, flight_mode_crash_writes_the_next_snapshot, .timeout = 120)
  */
 static void assert_crashing_scope_is_an_error(const char *out, const char *what)
 {
-	const char *summary[] = { env("TRACETOOL"), "summary", "--format=csv", out, NULL };
+	const char *summary[] = { tu_env("TRACETOOL"), "summary", "--format=csv", out, NULL };
 	struct tu_child c;
 
 	run_child(summary, NULL, NULL, 60000, &c);
@@ -865,7 +858,7 @@ ParameterizedTest(struct an_case *k, crash, annotations_are_written_as_annots_ne
 		  .timeout = 120)
 {
 	char threads[8], nr[16], out[256], file[256], what[64];
-	const char *argv[] = { env("PROG_CRASH_ANNOTS"), k->sig, threads, nr, NULL };
+	const char *argv[] = { tu_env("PROG_CRASH_ANNOTS"), k->sig, threads, nr, NULL };
 	const char *extra[] = { "REC_OVERFLOW=block", k->flight ? "REC_MODE=flight" : NULL,
 				NULL };
 	struct tu_child c;
@@ -898,7 +891,7 @@ ParameterizedTest(struct an_case *k, crash, annotations_are_written_as_annots_ne
  */
 Test(crash, annotations_past_the_capture_buffer_span_frames_whole, .timeout = 300)
 {
-	const char *argv[] = { env("PROG_CRASH_ANNOTS"), "segv", "1", "100000", NULL };
+	const char *argv[] = { tu_env("PROG_CRASH_ANNOTS"), "segv", "1", "100000", NULL };
 	char out[256], file[256];
 	const char *extra[] = { "REC_MODE=flight", "REC_BUFFER=64M", "REC_OVERFLOW=block",
 				NULL };
@@ -945,9 +938,9 @@ Test(crash, handler_writes_nothing_below_a_small_alternate_stack, .timeout = 120
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		char bytes[16], pattern[256], setting[300], file[256];
-		const char *argv[] = { env("PROG_ALTSTACK"), bytes, NULL };
+		const char *argv[] = { tu_env("PROG_ALTSTACK"), bytes, NULL };
 		const char *extra[] = { setting, NULL };
-		const char *check[] = { env("TRACETOOL"), "check", file, NULL };
+		const char *check[] = { tu_env("TRACETOOL"), "check", file, NULL };
 		unsigned long below, above, used, minsig;
 		struct tu_child c;
 		int pid;
@@ -1005,7 +998,7 @@ Test(crash, handler_writes_nothing_below_a_small_alternate_stack, .timeout = 120
  */
 Test(crash, crash_stack_need_is_measured_and_fits, .timeout = 120)
 {
-	const char *argv[] = { env("PROG_CRASH_FLIGHT"), "segv", "stack", NULL };
+	const char *argv[] = { tu_env("PROG_CRASH_FLIGHT"), "segv", "stack", NULL };
 	char out[256], snap[256], snap_setting[300];
 	const char *extra[] = { snap_setting, "REC_MODE=flight", NULL };
 	unsigned long used, total;
@@ -1042,7 +1035,7 @@ Test(crash, crash_stack_need_is_measured_and_fits, .timeout = 120)
 Test(crash, crash_while_a_rec_after_snapshot_is_open_ends_that_snapshot, .timeout = 120)
 {
 	char threads[8], nr[16], out[256], file[256], next[256], snap_setting[300];
-	const char *argv[] = { env("PROG_CRASH_ANNOTS"), "segv", threads, nr, "after", NULL };
+	const char *argv[] = { tu_env("PROG_CRASH_ANNOTS"), "segv", threads, nr, "after", NULL };
 	const char *extra[] = { snap_setting, "REC_MODE=flight", "REC_AFTER=60s",
 				"REC_OVERFLOW=block", NULL };
 	struct an_file f;

@@ -20,31 +20,12 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "suite.h"
 #include "testutil.h"
 #include "trace_read.h"
 #include "under_asan.h"
 
-static char dir[TU_TMPDIR_MAX];
-
-static void setup(void)
-{
-	tu_tmpdir(dir, "rec_exec");
-}
-
-static void cleanup(void)
-{
-	tu_tmpdir_remove(dir);
-}
-
-TestSuite(exec, .init = setup, .fini = cleanup, .timeout = 120);
-
-static const char *env(const char *name)
-{
-	const char *v = getenv(name);
-
-	cr_assert_not_null(v, "%s is not set (run through meson test)", name);
-	return v;
-}
+TU_TMPDIR_SUITE(exec, dir, "rec_exec", .timeout = 120);
 
 /* dir/NAME */
 static const char *in_dir(const char *name)
@@ -60,7 +41,7 @@ static void run(const char *prog, const char *mode, const char *last, const char
 		struct tu_child *c)
 {
 	char output[300];
-	const char *argv[] = { env(prog), mode, last, NULL };
+	const char *argv[] = { tu_env(prog), mode, last, NULL };
 	const char *extra[] = { output, more, NULL };
 
 	snprintf(output, sizeof(output), "REC_OUTPUT=%s", in_dir("ex.zst"));
@@ -282,8 +263,8 @@ Test(exec, F2_flight_snapshots_of_every_image_are_kept_and_numbered_on)
 /* tracetool record names every image's file, as the programs the command exec()ed. */
 Test(exec, F2_tracetool_record_names_every_image_s_file)
 {
-	const char *argv[] = { env("TRACETOOL"), "record", "-o", in_dir("r.zst"), "--",
-			       env("PROG_EXECSELF"), "self", "2", NULL };
+	const char *argv[] = { tu_env("TRACETOOL"), "record", "-o", in_dir("r.zst"), "--",
+			       tu_env("PROG_EXECSELF"), "self", "2", NULL };
 	char want[1024], *p;
 	struct tu_child c;
 	struct tr_trace tr;
@@ -341,7 +322,7 @@ Test(exec, F12_dev_stdout_redirected_to_a_file_holds_every_image_in_turn)
 	snprintf(cmd, sizeof(cmd),
 		 "cd '%s' && { REC_OUTPUT=/dev/stdout '%s' self 2 > st.bin 2> err.txt; "
 		 "echo $? > rc.txt; '%s' check st.bin > check.txt 2>&1; }",
-		 dir, env("PROG_EXECSELF"), env("TRACETOOL"));
+		 dir, tu_env("PROG_EXECSELF"), tu_env("TRACETOOL"));
 	(void)!system(cmd); /* check exits 1 on a stream of several recordings: its text says */
 	cr_assert_str_eq(slurp(in_dir("rc.txt")), "0\n");
 	cr_assert_str_eq(slurp(in_dir("err.txt")), "");

@@ -26,31 +26,12 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "suite.h"
 #include "testutil.h"
 #include "trace_read.h"
 #include "under_asan.h"
 
-static char dir[TU_TMPDIR_MAX];
-
-static void setup(void)
-{
-	tu_tmpdir(dir, "rec_exit");
-}
-
-static void cleanup(void)
-{
-	tu_tmpdir_remove(dir);
-}
-
-TestSuite(exit, .init = setup, .fini = cleanup, .timeout = 120);
-
-static const char *env(const char *name)
-{
-	const char *v = getenv(name);
-
-	cr_assert_not_null(v, "%s is not set (run through meson test)", name);
-	return v;
-}
+TU_TMPDIR_SUITE(exit, dir, "rec_exit", .timeout = 120);
 
 /* dir/ex-PID.zst */
 static const char *file_of(int pid)
@@ -67,7 +48,7 @@ static const char *file_of(int pid)
 static void run(const char *prog, const char *mode, struct tu_child *c, int *parent, int *child)
 {
 	char output[TU_PATH_MAX + 32];
-	const char *argv[] = { env(prog), mode, NULL };
+	const char *argv[] = { tu_env(prog), mode, NULL };
 	const char *extra[] = { output, NULL };
 
 	snprintf(output, sizeof(output), "REC_OUTPUT=%s/ex-%%p.zst", dir);
@@ -153,7 +134,7 @@ static const char *shared_or_static(void)
 static void alone_ends_its_file(const char *prog)
 {
 	char output[TU_PATH_MAX + 32];
-	const char *argv[] = { env(prog), "alone", NULL };
+	const char *argv[] = { tu_env(prog), "alone", NULL };
 	const char *extra[] = { output, NULL };
 	struct tu_child c;
 
@@ -240,7 +221,7 @@ Test(exit, F23__exit_waits_a_bounded_time_for_a_writer_that_cannot_finish)
 {
 	char output[TU_PATH_MAX + 32], junk[4096], fifo_path[TU_PATH_MAX], line[TU_PATH_MAX + 160];
 	const char *fifo = tu_join(fifo_path, dir, "stalled");
-	const char *argv[] = { env(shared_or_static()), "alone", NULL };
+	const char *argv[] = { tu_env(shared_or_static()), "alone", NULL };
 	const char *extra[] = { output, NULL };
 	struct tu_child c;
 	int rfd, wfd;

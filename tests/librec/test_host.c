@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "suite.h"
 #include "under_asan.h"
 #include "nested_scopes.h"
 #include "trace_read.h"
@@ -59,14 +60,6 @@ static void cleanup(void)
 
 TestSuite(host, .fini = cleanup, .timeout = 120);
 
-static const char *env(const char *name)
-{
-	const char *v = getenv(name);
-
-	cr_assert_not_null(v, "%s is not set (run through meson test)", name);
-	return v;
-}
-
 /* ------------------------------------------------------------------ */
 /* dlclose: sites outlive their module. */
 
@@ -76,7 +69,7 @@ typedef int (*mod_work_fn)(int);
 
 static void *load_mod(mod_work_fn *work)
 {
-	void *h = dlopen(env("SCOPE_MOD"), RTLD_NOW | RTLD_LOCAL);
+	void *h = dlopen(tu_env("SCOPE_MOD"), RTLD_NOW | RTLD_LOCAL);
 
 	cr_assert_not_null(h, "%s", dlerror());
 	*work = (mod_work_fn)(uintptr_t)dlsym(h, "mod_work");
@@ -88,7 +81,7 @@ static void *load_mod(mod_work_fn *work)
 static void unload_mod(void *h)
 {
 	cr_assert_eq(dlclose(h), 0);
-	cr_assert_null(dlopen(env("SCOPE_MOD"), RTLD_NOW | RTLD_NOLOAD), "module still loaded");
+	cr_assert_null(dlopen(tu_env("SCOPE_MOD"), RTLD_NOW | RTLD_NOLOAD), "module still loaded");
 }
 
 /* Number of sites named `name` in the trace. */
@@ -179,7 +172,8 @@ static int find_range(struct dl_phdr_info *info, size_t size, void *arg)
 
 Test(host, a_library_reloaded_at_another_address_keeps_its_names_and_counts)
 {
-	struct mod_range first = { .path = env("SCOPE_MOD") }, second = { .path = env("SCOPE_MOD") };
+	struct mod_range first = { .path = tu_env("SCOPE_MOD") },
+			 second = { .path = tu_env("SCOPE_MOD") };
 	long page = sysconf(_SC_PAGESIZE);
 	mod_work_fn work;
 	void *h, *hold;
@@ -246,7 +240,7 @@ Test(host, first_probe_in_a_20khz_signal_handler_starts_recording_safely_in_100_
      .timeout = 600)
 {
 	char setting[300];
-	const char *argv[] = { env("PROG_SIGFIRST"), SIGFIRST_ALARMS, NULL };
+	const char *argv[] = { tu_env("PROG_SIGFIRST"), SIGFIRST_ALARMS, NULL };
 	const char *extra[] = { setting, NULL };
 
 	snprintf(out, sizeof(out), "/tmp/rec_host_%d_sigfirst.zst", (int)getpid());
@@ -290,7 +284,7 @@ Test(host, first_probe_in_a_20khz_signal_handler_starts_recording_safely_in_100_
 static unsigned long altstack_below(const char *mode, const char *file)
 {
 	char setting[300];
-	const char *argv[] = { env("PROG_SIGFIRST_ALTSTACK"), mode, NULL };
+	const char *argv[] = { tu_env("PROG_SIGFIRST_ALTSTACK"), mode, NULL };
 	const char *extra[] = { setting, NULL };
 	struct tu_child c;
 	unsigned long below;
@@ -347,7 +341,7 @@ static void output_setting(char *setting, size_t n, const char *path)
 Test(host, fifo_without_a_reader_gives_one_line_and_the_program_runs_untraced)
 {
 	char setting[300], expect[512];
-	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *argv[] = { tu_env("PROG_NESTED"), NULL };
 	const char *extra[] = { setting, NULL };
 	struct tu_child c;
 
@@ -404,7 +398,7 @@ static void *read_fifo(void *arg)
 static void run_with_fifo_reader(struct fifo_reader *r, struct tu_child *c)
 {
 	char setting[300];
-	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *argv[] = { tu_env("PROG_NESTED"), NULL };
 	const char *extra[] = { setting, NULL };
 	pthread_t th;
 
@@ -465,7 +459,7 @@ Test(host, fifo_whose_reader_stops_reading_gives_one_line_and_the_program_exits)
 Test(host, terminal_output_gives_one_line_and_the_program_runs_untraced)
 {
 	char setting[300], expect[512];
-	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *argv[] = { tu_env("PROG_NESTED"), NULL };
 	const char *extra[] = { setting, NULL };
 	struct tu_child c;
 	int master = posix_openpt(O_RDWR | O_NOCTTY);
@@ -487,7 +481,7 @@ Test(host, terminal_output_gives_one_line_and_the_program_runs_untraced)
 
 static void tracetool_check(const char *path)
 {
-	const char *argv[] = { env("TRACETOOL"), "check", path, NULL };
+	const char *argv[] = { tu_env("TRACETOOL"), "check", path, NULL };
 	struct tu_child c;
 
 	run_child(argv, NULL, 60000, &c);
@@ -558,7 +552,7 @@ ParameterizedTestParameters(host, traced_program_running_a_traced_child_keeps_bo
 ParameterizedTest(struct exec_mode *mode, host, traced_program_running_a_traced_child_keeps_both_traces)
 {
 	char setting[300];
-	const char *argv[] = { env("PROG_EXEC"), mode->name, env("PROG_NESTED"), NULL };
+	const char *argv[] = { tu_env("PROG_EXEC"), mode->name, tu_env("PROG_NESTED"), NULL };
 	const char *extra[] = { setting, NULL };
 	const char *other;
 	struct tu_child c;
@@ -577,7 +571,7 @@ ParameterizedTest(struct exec_mode *mode, host, traced_program_running_a_traced_
 Test(host, a_second_program_with_the_same_output_writes_its_own_file)
 {
 	char setting[300];
-	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *argv[] = { tu_env("PROG_NESTED"), NULL };
 	const char *extra[] = { setting, NULL };
 	const char *other;
 	struct tu_child c;
@@ -599,7 +593,7 @@ Test(host, a_second_program_with_the_same_output_writes_its_own_file)
 Test(host, a_stale_file_of_a_dead_recording_is_overwritten)
 {
 	char setting[300];
-	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *argv[] = { tu_env("PROG_NESTED"), NULL };
 	const char *extra[] = { setting, NULL };
 	struct tu_child c;
 	FILE *f;
@@ -758,7 +752,7 @@ ParameterizedTest(struct env_case *c, host, rec_disable_yes_true_on_and_1_disabl
 Test(host, a_taken_output_without_extension_gets_the_pid_at_its_end)
 {
 	char setting[300];
-	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *argv[] = { tu_env("PROG_NESTED"), NULL };
 	const char *extra[] = { setting, NULL };
 	const char *other;
 	struct tu_child c;
@@ -786,7 +780,7 @@ Test(host, a_taken_output_without_extension_gets_the_pid_at_its_end)
 
 Test(host, dev_null_output_is_written_without_a_word)
 {
-	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *argv[] = { tu_env("PROG_NESTED"), NULL };
 	const char *extra[] = { "REC_OUTPUT=/dev/null", NULL };
 	struct tu_child c;
 
@@ -802,7 +796,7 @@ Test(host, dev_null_output_is_written_without_a_word)
  */
 Test(host, memory_cap_drops_are_told_in_one_line_at_the_end)
 {
-	const char *argv[] = { env("PROG_MANY_THREADS"), NULL };
+	const char *argv[] = { tu_env("PROG_MANY_THREADS"), NULL };
 	static char output[300];
 	const char *extra[] = { output, "REC_MEMORY=256K", "MANY_THREADS=40", "MANY_SCOPES=200",
 				"MANY_DROPS=1", "MANY_CHECK_RSS=0", NULL };

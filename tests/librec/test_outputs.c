@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "suite.h"
 #include "testutil.h"
 #include "trace_read.h"
 #include "under_asan.h"
@@ -48,14 +49,6 @@ static void teardown(void)
 }
 
 TestSuite(outputs, .init = setup, .fini = teardown, .timeout = 120);
-
-static const char *env(const char *name)
-{
-	const char *v = getenv(name);
-
-	cr_assert(v, "%s is not set (run through meson test)", name);
-	return v;
-}
 
 static void in_dir(char *out, size_t bytes, const char *name)
 {
@@ -123,7 +116,7 @@ static void run(const char *const *argv, const char *output, const char *const *
 static void run_flight(const char *mode, const char *more, char *first, size_t first_bytes,
 		       struct tu_child *c)
 {
-	const char *argv[] = { env("PROG_FLIGHT"), mode, NULL };
+	const char *argv[] = { tu_env("PROG_FLIGHT"), mode, NULL };
 	const char *settings[] = { "REC_MODE=flight", "REC_SNAPSHOT_SIGNAL=USR2", more, NULL };
 	char pattern[128];
 
@@ -173,7 +166,7 @@ Test(outputs, fifo_at_the_snapshot_path_does_not_hang_a_usr2_trigger)
 /* prog_crash segv plain in flight mode: the crash's snapshot is number 1. */
 static void run_crash(struct tu_child *c)
 {
-	const char *argv[] = { env("PROG_CRASH"), "segv", "plain", NULL };
+	const char *argv[] = { tu_env("PROG_CRASH"), "segv", "plain", NULL };
 	const char *settings[] = { "REC_MODE=flight", "REC_FLUSH_MS=60000", NULL };
 	char pattern[128];
 
@@ -213,7 +206,7 @@ static void link_to_victim(const char *at, char *victim, size_t victim_bytes)
 
 Test(outputs, symlink_at_the_stream_output_is_not_followed)
 {
-	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *argv[] = { tu_env("PROG_NESTED"), NULL };
 	char out[128], victim[128], expect[512];
 	struct tu_child c;
 
@@ -229,7 +222,7 @@ Test(outputs, symlink_at_the_stream_output_is_not_followed)
 
 Test(outputs, dangling_symlink_at_the_stream_output_creates_nothing)
 {
-	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *argv[] = { tu_env("PROG_NESTED"), NULL };
 	char out[128], target[128], expect[512];
 	struct tu_child c;
 
@@ -287,7 +280,7 @@ Test(outputs, symlink_at_the_crash_snapshot_path_is_not_followed)
 /* A link the user names on purpose: /dev/stdout (a pipe here) gets the trace. */
 Test(outputs, dev_stdout_is_still_written)
 {
-	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *argv[] = { tu_env("PROG_NESTED"), NULL };
 	/* The first frame's index frame (FORMAT.md §6), a zstd skippable frame. */
 	static const unsigned char index_magic[4] = { 0x53, 0x2a, 0x4d, 0x18 };
 	struct tu_child c;
@@ -310,7 +303,7 @@ Test(outputs, dev_stdout_is_still_written)
 Test(outputs, host_closing_librec_output_fd_never_gets_trace_bytes)
 {
 	char out[128], host[128];
-	const char *argv[] = { env("PROG_CLOSEFDS"), host, NULL };
+	const char *argv[] = { tu_env("PROG_CLOSEFDS"), host, NULL };
 	struct tu_child c;
 	const char *line;
 
@@ -335,7 +328,7 @@ Test(outputs, host_closing_librec_output_fd_never_gets_trace_bytes)
 Test(outputs, F3_host_reopening_the_trace_under_its_number_never_moves_librec_frames)
 {
 	char out[128], want[512];
-	const char *argv[] = { env("PROG_CLOSEFDS"), out, "reopen", NULL };
+	const char *argv[] = { tu_env("PROG_CLOSEFDS"), out, "reopen", NULL };
 	struct tu_child c;
 	struct tr_trace tr;
 	struct stat st;
@@ -375,7 +368,7 @@ Test(outputs, F3_host_reopening_the_trace_under_its_number_never_moves_librec_fr
 Test(outputs, host_data_file_on_descriptor_2_never_gets_rec_lines)
 {
 	char out[128], host[128];
-	const char *argv[] = { env("PROG_CLOSEFDS"), host, "stdio", NULL };
+	const char *argv[] = { tu_env("PROG_CLOSEFDS"), host, "stdio", NULL };
 	struct tu_child c;
 
 	in_dir(out, sizeof(out), "trace.zst");
@@ -392,7 +385,7 @@ Test(outputs, host_data_file_on_descriptor_2_never_gets_rec_lines)
 
 Test(outputs, trace_files_are_created_0600)
 {
-	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *argv[] = { tu_env("PROG_NESTED"), NULL };
 	char out[128], snap[128];
 	struct tu_child c;
 
@@ -407,7 +400,7 @@ Test(outputs, trace_files_are_created_0600)
 
 Test(outputs, rec_file_mode_widens_the_mode_of_created_files)
 {
-	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *argv[] = { tu_env("PROG_NESTED"), NULL };
 	const char *more[] = { "REC_FILE_MODE=0644", NULL };
 	char out[128], snap[128];
 	struct tu_child c;
@@ -425,7 +418,7 @@ Test(outputs, rec_file_mode_widens_the_mode_of_created_files)
 Test(outputs, bad_rec_file_mode_is_one_line_and_no_file)
 {
 	static const char *const bad[] = { "0444", "0700x", "1777", "rw-------", "-0600" };
-	const char *argv[] = { env("PROG_NESTED"), NULL };
+	const char *argv[] = { tu_env("PROG_NESTED"), NULL };
 	char out[128], setting[64], expect[512];
 	struct tu_child c;
 
@@ -492,7 +485,7 @@ static void make_setuid_host(struct setuid_host *h)
 	h->gid = pw->pw_gid;
 	cr_assert_eq(chmod(dir, 0755), 0);
 	in_dir(h->path, sizeof(h->path), "prog_secure");
-	copy_file(env("PROG_SECURE"), h->path);
+	copy_file(tu_env("PROG_SECURE"), h->path);
 	if (chown(h->path, h->uid, h->gid) != 0 && errno == EINVAL)
 		cr_skip_test("user 'nobody' is not mapped here (a user namespace that maps only root)");
 	cr_assert_eq(chown(h->path, h->uid, h->gid), 0);

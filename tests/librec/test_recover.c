@@ -23,20 +23,13 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "suite.h"
 #include "trace_read.h"
 #include "under_asan.h"
 
 #define NR_FAULTS 100
 #define NR_LEAVES 1000
 #define NR_ROUNDS 10
-
-static const char *env(const char *name)
-{
-	const char *v = getenv(name);
-
-	cr_assert(v, "%s is not set (run through meson test)", name);
-	return v;
-}
 
 static void out_path(char *out, size_t bytes, const char *what)
 {
@@ -47,7 +40,7 @@ static void out_path(char *out, size_t bytes, const char *what)
 /* Runs prog_recover MODE with REC_OUTPUT=out, REC_FLUSH_MS=60000 and more (may be NULL). */
 static void run(const char *mode, const char *out, const char *more, struct tu_child *c)
 {
-	const char *argv[] = { env("PROG_RECOVER"), mode, NULL };
+	const char *argv[] = { tu_env("PROG_RECOVER"), mode, NULL };
 	char setting[300];
 	const char *extra[] = { "REC_FLUSH_MS=60000", setting, more, NULL };
 
@@ -60,8 +53,8 @@ static void run(const char *mode, const char *out, const char *more, struct tu_c
 /* tracetool check and summary: exit 0, and neither says "crash". */
 static void assert_no_crash_reported(const char *out)
 {
-	const char *check[] = { env("TRACETOOL"), "check", out, NULL };
-	const char *summary[] = { env("TRACETOOL"), "summary", out, NULL };
+	const char *check[] = { tu_env("TRACETOOL"), "check", out, NULL };
+	const char *summary[] = { tu_env("TRACETOOL"), "summary", out, NULL };
 	struct tu_child c;
 
 	tu_run_child(check, NULL, 60000, 0, &c);
@@ -75,7 +68,7 @@ static void assert_no_crash_reported(const char *out)
 /* tracetool check: exit 0, and it says the recording ended by a crash of signame. */
 static void assert_crash_reported(const char *out, const char *signame)
 {
-	const char *check[] = { env("TRACETOOL"), "check", out, NULL };
+	const char *check[] = { tu_env("TRACETOOL"), "check", out, NULL };
 	char want[64];
 	struct tu_child c;
 
@@ -159,7 +152,7 @@ Test(recover, f7_handler_installed_after_start_longjmps_out_of_100_faults)
  */
 Test(recover, f7_exit_after_jumping_out_is_no_crash)
 {
-	const char *check[] = { env("TRACETOOL"), "check", NULL, NULL };
+	const char *check[] = { tu_env("TRACETOOL"), "check", NULL, NULL };
 	char out[256];
 	struct tr_trace tr;
 	struct tu_child c;
