@@ -22,16 +22,16 @@
  * TestSuite()'s (.timeout = 120). A macro: Criterion's .init and .fini take
  * no argument, so each suite needs functions of its own.
  */
-#define TU_TMPDIR_SUITE(suite, dir, prefix, ...)                                                \
-	static char dir[TU_TMPDIR_MAX];                                                         \
-	static void suite##_tmpdir_make(void)                                                    \
-	{                                                                                        \
-		tu_tmpdir(dir, prefix);                                                          \
-	}                                                                                        \
-	static void suite##_tmpdir_remove(void)                                                  \
-	{                                                                                        \
-		tu_tmpdir_remove(dir);                                                           \
-	}                                                                                        \
+#define TU_TMPDIR_SUITE(suite, dir, prefix, ...) \
+	static char dir[TU_TMPDIR_MAX];          \
+	static void suite##_tmpdir_make(void)    \
+	{                                        \
+		tu_tmpdir(dir, prefix);          \
+	}                                        \
+	static void suite##_tmpdir_remove(void)  \
+	{                                        \
+		tu_tmpdir_remove(dir);           \
+	}                                        \
 	TestSuite(suite, .init = suite##_tmpdir_make, .fini = suite##_tmpdir_remove, __VA_ARGS__)
 
 /* tu_env() - the environment variable name, which meson sets (a program's

@@ -34,29 +34,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void parent(void)
-{
-	TRACE_SCOPE();
-	__asm__ volatile("" ::: "memory");
-}
+/* static void name(void): one scope, which TRACE_SCOPE() names after its
+ * function (a macro: a function cannot give each scope its own __func__). */
+#define SCOPE_FN(name)                             \
+	static void name(void)                     \
+	{                                          \
+		TRACE_SCOPE();                     \
+		__asm__ volatile("" ::: "memory"); \
+	}
 
-static void busy(void)
-{
-	TRACE_SCOPE();
-	__asm__ volatile("" ::: "memory");
-}
-
-static void child(void)
-{
-	TRACE_SCOPE();
-	__asm__ volatile("" ::: "memory");
-}
-
-static void helper(void)
-{
-	TRACE_SCOPE();
-	__asm__ volatile("" ::: "memory");
-}
+SCOPE_FN(parent)
+SCOPE_FN(busy)
+SCOPE_FN(child)
+SCOPE_FN(helper)
 
 static volatile int stop_busy;
 

@@ -44,20 +44,6 @@ static const char *file_of(int pid)
 	return tu_join(bufs[k++ % 2], dir, name);
 }
 
-/* Runs prog MODE with REC_OUTPUT=dir/ex-%p.zst; the parent's and child's pids. */
-static void run(const char *prog, const char *mode, struct tu_child *c, int *parent, int *child)
-{
-	char output[TU_PATH_MAX + 32];
-	const char *argv[] = { tu_env(prog), mode, NULL };
-	const char *extra[] = { output, NULL };
-
-	snprintf(output, sizeof(output), "REC_OUTPUT=%s/ex-%%p.zst", dir);
-	tu_run_child(argv, extra, 60000, 0, c);
-	cr_assert_eq(c->status, 0, "status %d: %s%s", c->status, c->out, c->err);
-	cr_assert_eq(sscanf(c->out, "parent %d child %d", parent, child), 2, "%s", c->out);
-	cr_assert_str_eq(c->err, "");
-}
-
 /* The file is whole and ended cleanly (tr_check()), pid's, with these scopes. */
 static void check_clean(const char *path, int pid, const char *name, uint64_t calls,
 			const char *name2, uint64_t calls2)
@@ -87,32 +73,50 @@ static void check_not_ended(const char *path, uint64_t nr_child)
 	tr_free(&tr);
 }
 
-static void child_ends_cleanly(const char *prog, const char *mode)
+/*
+ * Runs prog MODE, which forks (skipped under ASan), with
+ * REC_OUTPUT=dir/ex-%p.zst; checks its output and the parent's own
+ * recording (check_parent()). Return: the child's pid, whose file the test
+ * checks.
+ */
+static int run_forked(const char *prog, const char *mode)
 {
+	char output[TU_PATH_MAX + 32];
+	const char *argv[] = { tu_env(prog), mode, NULL };
+	const char *extra[] = { output, NULL };
 	struct tu_child c;
 	int parent, child;
 
-	run(prog, mode, &c, &parent, &child);
-	check_clean(file_of(child), child, "child", 1000, "helper", 500);
+	skip_fork_under_asan();
+	snprintf(output, sizeof(output), "REC_OUTPUT=%s/ex-%%p.zst", dir);
+	tu_run_child(argv, extra, 60000, 0, &c);
+	cr_assert_eq(c.status, 0, "status %d: %s%s", c.status, c.out, c.err);
+	cr_assert_eq(sscanf(c.out, "parent %d child %d", &parent, &child), 2, "%s", c.out);
+	cr_assert_str_eq(c.err, "");
 	check_parent(parent);
+	return child;
+}
+
+static void child_ends_cleanly(const char *prog, const char *mode)
+{
+	int child = run_forked(prog, mode);
+
+	check_clean(file_of(child), child, "child", 1000, "helper", 500);
 }
 
 Test(exit, F23_a_forked_child_that_calls__exit_leaves_its_whole_recording)
 {
-	skip_fork_under_asan();
 	child_ends_cleanly("PROG_EXIT", "exit");
 }
 
 Test(exit, F23_a_forked_child_that_calls__Exit_leaves_its_whole_recording)
 {
-	skip_fork_under_asan();
 	child_ends_cleanly("PROG_EXIT", "Exit");
 }
 
 /* librectrace.a stands before _exit() as librectrace.so does. */
 Test(exit, F23_static_a_forked_child_that_calls__exit_leaves_its_whole_recording)
 {
-	skip_fork_under_asan();
 	child_ends_cleanly("PROG_EXIT_STATIC", "exit");
 }
 
@@ -158,49 +162,33 @@ Test(exit, F23_static__exit_in_the_recording_process_ends_its_file)
 /* From a signal handler: no end (librec cannot know what the handler interrupted). */
 Test(exit, F23__exit_in_a_signal_handler_leaves_the_file_as_after_a_kill)
 {
-	struct tu_child c;
-	int parent, child;
+	int child = run_forked("PROG_EXIT", "handler");
 
-	skip_fork_under_asan();
-	run("PROG_EXIT", "handler", &c, &parent, &child);
 	check_not_ended(file_of(child), 1000);
-	check_parent(parent);
 }
 
 /* A thread that blocks a signal is taken for a handler: as before. */
 Test(exit, F23__exit_with_a_signal_blocked_leaves_the_file_as_after_a_kill)
 {
-	struct tu_child c;
-	int parent, child;
+	int child = run_forked("PROG_EXIT", "masked");
 
-	skip_fork_under_asan();
-	run("PROG_EXIT", "masked", &c, &parent, &child);
 	check_not_ended(file_of(child), 1000);
-	check_parent(parent);
 }
 
 /* A vfork() child's _exit() touches nothing: its parent's recording goes on. */
 Test(exit, F23_a_vfork_child_s__exit_leaves_the_recording_alone)
 {
-	struct tu_child c;
-	int parent, child;
+	int child = run_forked("PROG_EXIT", "vfork");
 
-	skip_fork_under_asan();
-	run("PROG_EXIT", "vfork", &c, &parent, &child);
 	check_clean(file_of(child), child, "child", 1500, NULL, 0);
-	check_parent(parent);
 }
 
 /* A child that never recorded: its parked writer never started, nothing to end, no file. */
 Test(exit, F23_a_forked_child_that_recorded_nothing_leaves_no_file)
 {
-	struct tu_child c;
-	int parent, child;
+	int child = run_forked("PROG_EXIT", "idle");
 
-	skip_fork_under_asan();
-	run("PROG_EXIT", "idle", &c, &parent, &child);
 	cr_assert_eq(access(file_of(child), F_OK), -1, "%s exists", file_of(child));
-	check_parent(parent);
 }
 
 static double now_s(void)
