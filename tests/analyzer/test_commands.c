@@ -729,6 +729,31 @@ Test(commands, summary_json_with_counters_and_intervals_is_valid_json)
 /* ---- several walkers (analyzer/engine/events.c tt_trace_walk_many()) ---- */
 
 /*
+ * Two modules whose files are gone, MODULE 1 /nonexistent-rec-test/libgone.so
+ * and 2 /nonexistent-rec-test/prog, and a function site in each: site 1 at
+ * libgone.so's 0x1100, site 2 at prog's 0x1200.
+ */
+static void gone_modules(struct tg_trace *t)
+{
+	tg_module(t, 1, "/nonexistent-rec-test/libgone.so", 0x7f0000000000, 0x7f0000001000,
+		  0x7f0000002000);
+	tg_module(t, 2, "/nonexistent-rec-test/prog", 0x555500000000, 0x555500001000,
+		  0x555500009000);
+	tg_func(t, 1, 0x7f0000001100);
+	tg_func(t, 2, 0x555500001200);
+}
+
+/* The one warning line a command gives for gone_modules()' module (its path). */
+static const char *gone_warning(char *want, size_t bytes, const char *module)
+{
+	snprintf(want, bytes,
+		 "tracetool: %s: warning: %s: cannot open: No such file or directory; its "
+		 "functions are shown as addresses",
+		 trace, module);
+	return want;
+}
+
+/*
  * Four threads call two functions of two modules whose files are gone and
  * one TRACE_SCOPE site: each walker replica names the function sites of its
  * own threads, so each meets the missing files; the report must still be
@@ -740,12 +765,7 @@ Test(commands, names_and_module_warnings_do_not_depend_on_the_number_of_walkers)
 	struct tu_result one = { 0 };
 	char want[1024];
 
-	tg_module(t, 1, "/nonexistent-rec-test/libgone.so", 0x7f0000000000, 0x7f0000001000,
-		  0x7f0000002000);
-	tg_module(t, 2, "/nonexistent-rec-test/prog", 0x555500000000, 0x555500001000,
-		  0x555500009000);
-	tg_func(t, 1, 0x7f0000001100);
-	tg_func(t, 2, 0x555500001200);
+	gone_modules(t);
 	tg_site(t, 3, "manual");
 	for (uint32_t th = 1; th <= 4; th++) {
 		tg_thread(t, th, 100 + th, NULL);
@@ -779,16 +799,10 @@ Test(commands, names_and_module_warnings_do_not_depend_on_the_number_of_walkers)
 	}
 	unsetenv("TRACETOOL_THREADS");
 	cr_assert_eq(tu_nr_lines(one.err), 2, "%s", one.err);
-	snprintf(want, sizeof(want),
-		 "tracetool: %s: warning: /nonexistent-rec-test/libgone.so: cannot open: No such "
-		 "file or directory; its functions are shown as addresses",
-		 trace);
-	cr_assert_str_eq(tu_line(one.err, 0), want);
-	snprintf(want, sizeof(want),
-		 "tracetool: %s: warning: /nonexistent-rec-test/prog: cannot open: No such "
-		 "file or directory; its functions are shown as addresses",
-		 trace);
-	cr_assert_str_eq(tu_line(one.err, 1), want);
+	cr_assert_str_eq(tu_line(one.err, 0),
+			 gone_warning(want, sizeof(want), "/nonexistent-rec-test/libgone.so"));
+	cr_assert_str_eq(tu_line(one.err, 1),
+			 gone_warning(want, sizeof(want), "/nonexistent-rec-test/prog"));
 	/* Every thread's rows: 3 functions x 4 threads, named the same way. */
 	cr_assert_eq(tu_nr_lines(one.out), 1 + 12, "%s", one.out);
 	cr_assert(strstr(one.out, ",0x1100 [libgone.so: missing],"), "%s", one.out);
@@ -808,12 +822,7 @@ Test(commands, F24_a_missing_module_is_one_warning_in_commands_that_name_samples
 	const char *out = tu_path(1, "f24.out"), *dir = tu_path(2, "f24.dir");
 	char want[1024];
 
-	tg_module(t, 1, "/nonexistent-rec-test/libgone.so", 0x7f0000000000, 0x7f0000001000,
-		  0x7f0000002000);
-	tg_module(t, 2, "/nonexistent-rec-test/prog", 0x555500000000, 0x555500001000,
-		  0x555500009000);
-	tg_func(t, 1, 0x7f0000001100);
-	tg_func(t, 2, 0x555500001200);
+	gone_modules(t);
 	cr_assert_eq(tg_sampling(t, 1000, 128), 0);
 	tg_thread(t, 1, 101, "main");
 	for (uint64_t i = 0; i < 5; i++) {
@@ -824,10 +833,7 @@ Test(commands, F24_a_missing_module_is_one_warning_in_commands_that_name_samples
 		tg_exit(t, 1, 2, 10000 * i + 50);
 	}
 	cr_assert_eq(tg_finish(t, true), 0);
-	snprintf(want, sizeof(want),
-		 "tracetool: %s: warning: /nonexistent-rec-test/libgone.so: cannot open: No such "
-		 "file or directory; its functions are shown as addresses",
-		 trace);
+	gone_warning(want, sizeof(want), "/nonexistent-rec-test/libgone.so");
 
 	const char *const cmds[][5] = {
 		{ "chrome", "-o", out, trace, NULL },	{ "perfetto", "-o", out, trace, NULL },

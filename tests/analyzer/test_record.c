@@ -223,6 +223,34 @@ static bool librec_knows(const char *s)
 	return found;
 }
 
+/* prog_spin's path (PROG_SPIN); skips the test where librec has no REC_SAMPLE. */
+static const char *sampled_spin(void)
+{
+	const char *spin = getenv("PROG_SPIN");
+
+	cr_assert(spin, "PROG_SPIN not set");
+	if (!librec_knows("REC_SAMPLE"))
+		cr_skip_test("this librec has no REC_SAMPLE");
+	return spin;
+}
+
+/*
+ * record ran a program that took no sample: no trace written, and the why
+ * said in one line by librec ("rec: ") and one by record ("tracetool: ").
+ */
+static void assert_no_trace_one_line_each(const struct tu_result *r)
+{
+	int rec_lines = 0, tt_lines = 0;
+
+	cr_assert_neq(access(trace, F_OK), 0, "a trace was written");
+	for (unsigned i = 0; i < tu_nr_lines(r->err); i++) {
+		rec_lines += !strncmp(tu_line(r->err, i), "rec: ", 5);
+		tt_lines += !strncmp(tu_line(r->err, i), "tracetool: ", 11);
+	}
+	cr_assert_eq(rec_lines, 1, "%s", r->err);
+	cr_assert_eq(tt_lines, 1, "%s", r->err);
+}
+
 /*
  * The whole path on a program that knows nothing of rec (prog_spin.c: not
  * linked with librec, no instrumentation): recorded with sampling, its
@@ -238,14 +266,10 @@ static bool librec_knows(const char *s)
  */
 Test(record, every_thread_blocking_the_sampling_signal_is_named_as_why_nothing_was_recorded)
 {
-	const char *spin = getenv("PROG_SPIN");
+	const char *spin = sampled_spin();
 	struct tu_result r;
 	char want[512];
-	int rec_lines = 0, tt_lines = 0;
 
-	cr_assert(spin, "PROG_SPIN not set");
-	if (!librec_knows("REC_SAMPLE"))
-		cr_skip_test("this librec has no REC_SAMPLE");
 	/* Blocked here: record and its command inherit the mask (execve keeps it). */
 	sigset_t all, old;
 
@@ -254,13 +278,7 @@ Test(record, every_thread_blocking_the_sampling_signal_is_named_as_why_nothing_w
 	r = tu_run("record", "-F", "997", "-o", trace, "--", spin, "200", NULL);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
-	cr_assert_neq(access(trace, F_OK), 0, "a trace was written");
-	for (unsigned i = 0; i < tu_nr_lines(r.err); i++) {
-		rec_lines += !strncmp(tu_line(r.err, i), "rec: ", 5);
-		tt_lines += !strncmp(tu_line(r.err, i), "tracetool: ", 11);
-	}
-	cr_assert_eq(rec_lines, 1, "%s", r.err);
-	cr_assert_eq(tt_lines, 1, "%s", r.err);
+	assert_no_trace_one_line_each(&r);
 	cr_assert(strstr(r.err, "rec: REC_SAMPLE: no sample taken: every thread of the program "
 				"blocks signal "),
 		  "%s", r.err);
@@ -274,13 +292,10 @@ Test(record, every_thread_blocking_the_sampling_signal_is_named_as_why_nothing_w
 
 Test(record, an_unmodified_program_is_profiled_by_its_samples)
 {
-	const char *spin = getenv("PROG_SPIN");
+	const char *spin = sampled_spin();
 	struct tu_result r;
 	unsigned long a = 0, b = 0, all = 0, main_total = 0;
 
-	cr_assert(spin, "PROG_SPIN not set");
-	if (!librec_knows("REC_SAMPLE"))
-		cr_skip_test("this librec has no REC_SAMPLE");
 	r = tu_run("record", "-F", "997", "-o", trace, "--", spin, "1000", NULL);
 	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
 	tu_result_free(&r);
@@ -427,14 +442,10 @@ Test(record, record_warns_of_a_file_written_by_processes_in_turn)
  */
 Test(record, F28_closing_the_sampling_descriptors_is_named_as_why_nothing_was_recorded)
 {
-	const char *spin = getenv("PROG_SPIN");
+	const char *spin = sampled_spin();
 	struct tu_result r;
 	char want[512];
-	int rec_lines = 0, tt_lines = 0;
 
-	cr_assert(spin, "PROG_SPIN not set");
-	if (!librec_knows("REC_SAMPLE"))
-		cr_skip_test("this librec has no REC_SAMPLE");
 #ifdef SYS_close_range
 	if (syscall(SYS_close_range, 1000000, 1000000, 0) != 0 && errno == ENOSYS)
 		cr_skip_test("no close_range(2) here");
@@ -445,13 +456,7 @@ Test(record, F28_closing_the_sampling_descriptors_is_named_as_why_nothing_was_re
 	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
 	if (strstr(r.err, "REC_SAMPLE: perf_event_open"))
 		cr_skip_test("no perf events here (POSIX timers have no descriptor): %s", r.err);
-	cr_assert_neq(access(trace, F_OK), 0, "a trace was written");
-	for (unsigned i = 0; i < tu_nr_lines(r.err); i++) {
-		rec_lines += !strncmp(tu_line(r.err, i), "rec: ", 5);
-		tt_lines += !strncmp(tu_line(r.err, i), "tracetool: ", 11);
-	}
-	cr_assert_eq(rec_lines, 1, "%s", r.err);
-	cr_assert_eq(tt_lines, 1, "%s", r.err);
+	assert_no_trace_one_line_each(&r);
 	cr_assert(strstr(r.err, "rec: REC_SAMPLE: no sample taken: the program closed the "
 				"descriptors librec samples with (close_range(), closefrom()) "
 				"before the first sample\n"),
