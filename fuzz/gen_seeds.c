@@ -206,11 +206,7 @@ static int write_dlreuse(const char *path)
 
 	if (!t)
 		return -1;
-	tg_module(t, 1, "/nonexistent-rec-seed/liba.so", bias, bias + 0x1000, bias + 0x2000);
-	tg_func_in(t, 1, bias + 0x1200, 1);
-	tg_module(t, 2, "/nonexistent-rec-seed/libb.so", bias, bias + 0x1000, bias + 0x2000);
-	tg_func_in(t, 2, bias + 0x1200, 2);
-	tg_func(t, 3, bias + 0x1300);
+	tg_reused_libs(t, "/nonexistent-rec-seed", bias);
 	tg_func_in(t, 4, bias + 0x1400, 7);
 	tg_func_in(t, 5, bias + 0x9000, 2);
 	tg_func_in(t, 6, bias + 0x1500, 0xffffffffu);

@@ -206,6 +206,21 @@ int tg_func_in(struct tg_trace *t, uint32_t id, uint64_t addr, uint32_t module)
 	return maybe_cut(t);
 }
 
+int tg_reused_libs(struct tg_trace *t, const char *dir, uint64_t bias)
+{
+	char a[512], b[512];
+	int err;
+
+	snprintf(a, sizeof(a), "%s/liba.so", dir);
+	snprintf(b, sizeof(b), "%s/libb.so", dir);
+	if ((err = tg_module(t, 1, a, bias, bias + 0x1000, bias + 0x2000)) ||
+	    (err = tg_func_in(t, 1, bias + 0x1200, 1)) ||
+	    (err = tg_module(t, 2, b, bias, bias + 0x1000, bias + 0x2000)) ||
+	    (err = tg_func_in(t, 2, bias + 0x1200, 2)))
+		return err;
+	return tg_func(t, 3, bias + 0x1300);
+}
+
 int tg_thread(struct tg_trace *t, uint32_t serial, uint32_t os_tid, const char *name)
 {
 	if (frame_open(t) || recfmt_encode_thread(&t->frame, serial, os_tid, name))

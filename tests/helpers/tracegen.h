@@ -61,6 +61,15 @@ int tg_module_flags(struct tg_trace *t, uint32_t id, uint32_t flags, const char 
 int tg_func(struct tg_trace *t, uint32_t id, uint64_t addr);
 /* A FUNC naming its module (1.5, FORMAT.md §3.11): the MODULE's id, 0 none. */
 int tg_func_in(struct tg_trace *t, uint32_t id, uint64_t addr, uint32_t module);
+/*
+ * tg_reused_libs() - finding F16's two libraries mapped one after the other
+ * at the same addresses: MODULE 1 dir/liba.so, then MODULE 2 dir/libb.so,
+ * each at load bias `bias` over [bias + 0x1000, bias + 0x2000); function
+ * site 1 at bias + 0x1200 in liba.so, site 2 at the same address in
+ * libb.so, and site 3 at bias + 0x1300 naming no module (a FUNC of 1.4).
+ * Return: 0, or the first error of tg_module() or tg_func_in().
+ */
+int tg_reused_libs(struct tg_trace *t, const char *dir, uint64_t bias);
 /* A PROBE_COST record (FORMAT.md §3.16), in picoseconds. */
 int tg_probe_cost(struct tg_trace *t, const struct recfmt_probe_cost *pc);
 int tg_thread_end(struct tg_trace *t, uint32_t serial);
