@@ -16,20 +16,17 @@
 set -euo pipefail
 BLD=$(cd "${1:?usage: peer-2t.sh BUILD [ROUNDS]}" && pwd)
 ROUNDS=${2:-5}
-SRC=${PEERS_SRC:-$(cd "$(dirname "$0")/../.." && pwd)/shared/bench-peers/src}
-[[ -f $SRC/loop.c ]] || SRC=/work/shared/bench-peers/src
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib/peer-loop.sh
+. "$(dirname "$0")/lib/peer-loop.sh"
 W=$(mktemp -d /tmp/peer-2t.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 ((ROUNDS >= 1)) || { echo "peer-2t.sh: ROUNDS must be at least 1" >&2; exit 2; }
-CF="-O2 -g -Wall -Wextra"
-gcc $CF -DV_BASE "$SRC/loop.c" -o "$W/base" -lpthread
-gcc $CF -DV_FLOOR -DFLOOR_CAP=1024 "$SRC/loop.c" -o "$W/floor" -lpthread
-gcc $CF -I"$SRC" -DV_REF -DREF_RING_LOG2=20 "$SRC/loop.c" -o "$W/ref" -lpthread
-gcc $CF -I"$SRC" -DV_REF -DREF_RING_LOG2=20 -DREF_IDLE_NS=1000000 -DREF_MIN_BATCH=65536 \
-	"$SRC/loop.c" -o "$W/refcopy" -lpthread
-gcc $CF -DV_EXTERNAL -DEXTERNAL_PROBE_HEADER='"rec_probe.h"' -I"$SRC" "$SRC/loop.c" -o "$W/rec" \
-	-I"$BLD/librec" -I"$ROOT/librec/include" -L"$BLD/librec" -Wl,-rpath,"$BLD/librec" -lrectrace -lpthread
+peer_loop "$W/base" -DV_BASE
+peer_loop "$W/floor" -DV_FLOOR -DFLOOR_CAP=1024
+peer_loop "$W/ref" -I"$PEER_SRC" -DV_REF -DREF_RING_LOG2=20
+peer_loop "$W/refcopy" -I"$PEER_SRC" -DV_REF -DREF_RING_LOG2=20 -DREF_IDLE_NS=1000000 \
+	-DREF_MIN_BATCH=65536
+peer_loop_probe "$BLD" "$W/rec"
 if (($(nproc) >= 2)); then CPUS=0,1; else CPUS=0,0; fi
 NT=10000000 NC=20000000
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }

@@ -10,16 +10,14 @@ set -euo pipefail
 A=$(cd "${1:?usage: peer-probe-ab.sh BUILD_A BUILD_B [REPS]}" && pwd)
 B=$(cd "${2:?usage: peer-probe-ab.sh BUILD_A BUILD_B [REPS]}" && pwd)
 REPS=${3:-5}
-SRC=${PEERS_SRC:-$(cd "$(dirname "$0")/../.." && pwd)/shared/bench-peers/src}
-[[ -f $SRC/loop.c ]] || SRC=/work/shared/bench-peers/src
+# shellcheck source=scripts/lib/peer-loop.sh
+. "$(dirname "$0")/lib/peer-loop.sh"
 W=$(mktemp -d /tmp/peer-ab.XXXXXX); trap 'rm -rf "$W"' EXIT
-CF="-O2 -g -Wall -Wextra"
-gcc $CF -DV_BASE "$SRC/loop.c" -o "$W/base" -lpthread
-gcc $CF -DV_FLOOR -DFLOOR_CAP=1024 "$SRC/loop.c" -o "$W/floor" -lpthread
-for x in A B; do BLD=${!x}; ROOT=$(cd "$BLD/.." && pwd)
- RF="-I$BLD/librec -I$ROOT/librec/include -L$BLD/librec -Wl,-rpath,$BLD/librec -lrectrace"
- gcc $CF -DV_EXTERNAL -DEXTERNAL_PROBE_HEADER='"rec_probe.h"' -I"$SRC" "$SRC/loop.c" -o "$W/rec$x" $RF -lpthread
- gcc $CF -DV_BASE -finstrument-functions "$SRC/loop.c" -o "$W/recfin$x" $RF -lpthread
+peer_loop "$W/base" -DV_BASE
+peer_loop "$W/floor" -DV_FLOOR -DFLOOR_CAP=1024
+for x in A B; do BLD=${!x}; PEER_REC_ROOT=$(cd "$BLD/.." && pwd)
+ peer_loop_probe "$BLD" "$W/rec$x"
+ peer_loop_rec "$BLD" "$W/recfin$x" -DV_BASE -finstrument-functions
 done
 TT=$A/analyzer/tracetool
 NT=10000000 NC=20000000; C1=1 C2=0,1

@@ -28,32 +28,29 @@ set -euo pipefail
 BLD=$(cd "${1:?usage: peer-probe.sh BUILD [REPS] [THREADS]}" && pwd)
 REPS=${2:-5}
 THREADS=${3:-1,2}
-SRC=${PEERS_SRC:-$(cd "$(dirname "$0")/../.." && pwd)/shared/bench-peers/src}
-[[ -f $SRC/loop.c ]] || SRC=/work/shared/bench-peers/src
+# shellcheck source=scripts/lib/peer-loop.sh
+. "$(dirname "$0")/lib/peer-loop.sh"
 [[ $THREADS =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
 	{ echo "peer-probe.sh: THREADS must be a comma list of counts, e.g. 1,2,4" >&2; exit 2; }
 W=$(mktemp -d /tmp/peer-probe.XXXXXX)
 trap 'rm -rf "$W"' EXIT
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
 case ${PEER_CLOCK:=wall} in
 wall) ;;
 cpu)
 	sed '/^static uint64_t now_ns(void)/,/^}/ s/CLOCK_MONOTONIC/CLOCK_THREAD_CPUTIME_ID/' \
-		"$SRC/loop.c" >"$W/loop.c"
+		"$PEER_SRC/loop.c" >"$W/loop.c"
 	grep -q CLOCK_THREAD_CPUTIME_ID "$W/loop.c" ||
 		{ echo "peer-probe.sh: loop.c's now_ns() not found" >&2; exit 2; }
-	cp "$SRC"/*.h "$W/"
-	SRC=$W
+	cp "$PEER_SRC"/*.h "$W/"
+	PEER_SRC=$W
 	;;
 *) echo "peer-probe.sh: PEER_CLOCK is wall or cpu" >&2; exit 2 ;;
 esac
-RF="-I$BLD/librec -I$ROOT/librec/include -L$BLD/librec -Wl,-rpath,$BLD/librec -lrectrace"
-CF="-O2 -g -Wall -Wextra"
-gcc $CF -DV_BASE "$SRC/loop.c" -o "$W/base" -lpthread
-gcc $CF -DV_FLOOR -DFLOOR_CAP=1024 "$SRC/loop.c" -o "$W/floor" -lpthread
-gcc $CF -I"$SRC" -DV_REF -DREF_RING_LOG2=20 "$SRC/loop.c" -o "$W/ref" -lpthread
-gcc $CF -DV_EXTERNAL -DEXTERNAL_PROBE_HEADER='"rec_probe.h"' -I"$SRC" "$SRC/loop.c" -o "$W/rec" $RF -lpthread
-gcc $CF -DV_BASE -finstrument-functions "$SRC/loop.c" -o "$W/recfin" $RF -lpthread
+peer_loop "$W/base" -DV_BASE
+peer_loop "$W/floor" -DV_FLOOR -DFLOOR_CAP=1024
+peer_loop "$W/ref" -I"$PEER_SRC" -DV_REF -DREF_RING_LOG2=20
+peer_loop_probe "$BLD" "$W/rec"
+peer_loop_rec "$BLD" "$W/recfin" -DV_BASE -finstrument-functions
 NT=${PEER_CALLS:-10000000} NC=$((2 * NT)) # calls per thread (PEER_CALLS: a quick look)
 NCPU=$(nproc)
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }

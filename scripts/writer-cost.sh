@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # writer-cost.sh ROUNDS BUILD... - the writer thread's CPU per event on the
 # peer harness's two-worker loop (../shared/bench-peers' loop.c with
-# rec_probe.h, as scripts/peer-probe.sh builds it: two workers pinned to
-# cores 0 and 1, 10 M calls each, REC_OVERFLOW=drop), for each build's
-# librec, builds interleaved round by round. The writer's CPU is counted by
+# rec_probe.h, built by scripts/lib/peer-loop.sh as for peer-probe.sh: two
+# workers pinned to cores 0 and 1, 10 M calls each, REC_OVERFLOW=drop), for
+# each build's librec, builds interleaved round by round. The writer's CPU is counted by
 # `perf record -e cpu-clock` samples of the thread named rec-writer taken
 # while both workers still ran (so not its recompression at the end), times
 # the sampling period, over the events recorded (40.4 M with the warm-up).
@@ -16,9 +16,8 @@ set -euo pipefail
 ROUNDS=${1:?usage: writer-cost.sh ROUNDS BUILD...}
 shift
 (($# > 0)) || { echo "usage: writer-cost.sh ROUNDS BUILD..." >&2; exit 2; }
-SRC=${PEERS_SRC:-$(cd "$(dirname "$0")/../.." && pwd)/shared/bench-peers/src}
-[[ -f $SRC/loop.c ]] || SRC=/work/shared/bench-peers/src
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib/peer-loop.sh
+. "$(dirname "$0")/lib/peer-loop.sh"
 W=$(mktemp -d /tmp/writer-cost.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 HZ=4000
@@ -28,9 +27,7 @@ for b in "$@"; do
 	b=$(cd "$b" && pwd)
 	builds+=("$b")
 	i=$((${#builds[@]} - 1))
-	gcc -O2 -g -Wall -Wextra -DV_EXTERNAL -DEXTERNAL_PROBE_HEADER='"rec_probe.h"' -I"$SRC" \
-		"$SRC/loop.c" -o "$W/rec$i" -I"$b/librec" -I"$ROOT/librec/include" -L"$b/librec" \
-		-Wl,-rpath,"$b/librec" -lrectrace -lpthread
+	peer_loop_probe "$b" "$W/rec$i"
 done
 # Any build's tracetool reads the files (TRACETOOL= to name one).
 TT=${TRACETOOL:-}
