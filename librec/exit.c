@@ -13,6 +13,9 @@
  *     rec__exec_wanted()), and not maybe in a signal handler
  *     (rec__crash_maybe_in_handler()): the recording ends as at exit(),
  *     the wait for the writer bounded (lifecycle.c, rec__exit_end());
+ *     where another thread is ending it (exit(), rec_stop(), another
+ *     _exit()), that end is waited for alike (rec__exit_wait_stop()), as
+ *     the process would otherwise end in its middle (finding F31);
  *   - otherwise nothing: as before, a kill.
  * Then the C library's _exit(), looked up at load (interpose.c).
  *
@@ -47,8 +50,12 @@ static __attribute__((noreturn)) void end_now(int status)
 {
 	void (*f)(int) = (void (*)(int))__atomic_load_n(&libc_exit.fn, __ATOMIC_ACQUIRE);
 
-	if (!rec__crash_before_exit() && rec__exec_wanted() && !rec__crash_maybe_in_handler())
-		rec__exit_end();
+	if (!rec__crash_before_exit() && !rec__crash_maybe_in_handler()) {
+		if (rec__exec_wanted())
+			rec__exit_end();
+		else
+			rec__exit_wait_stop(); /* another thread is ending it: not mid-way (F31) */
+	}
 	if (f)
 		f(status);
 	syscall(SYS_exit_group, status);

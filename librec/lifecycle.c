@@ -32,6 +32,14 @@ static bool pattern_from_config;
 
 /* The process the running recording is of: a vfork() child shares our memory. */
 static pid_t recording_pid;
+/*
+ * A stop of the running recording is under way in this process (stop(),
+ * rec__exit_end()): from before the state leaves REC__RUNNING (release) to
+ * the writer's join; never cleared by an _exit()'s end, which the process's
+ * end follows. An _exit() on another thread meanwhile waits for that end
+ * (rec__exit_wait_stop(), finding F31).
+ */
+static int stop_busy;
 /* rec_start()'s config of the running recording (its output in config_output), for a
  * restart after a failed exec. */
 static struct rec_config start_config;
@@ -136,6 +144,7 @@ static void fork_child(void)
 	init_conds();
 	rec__fd_close(&rec__g.fd, &rec__g.fd_id); /* the parent's, if still ours */
 	rec__writer_forget();
+	stop_busy = 0; /* a stop the parent had under way is not the child's */
 	rec__g.writer_running = false;
 	rec__g.stop_requested = false;
 	rec__g.flush_requested = rec__g.flush_done = 0;
@@ -632,6 +641,9 @@ int rec_start(const struct rec_config *config)
 }
 
 /* *ended: whether this call ended a running recording (NULL: not asked). */
+static uint64_t monotonic_ns(void);
+static void wait_stop(uint64_t t0);
+
 static int stop(bool *ended)
 {
 	int err;
@@ -639,11 +651,17 @@ static int stop(bool *ended)
 	pthread_mutex_lock(&rec__g.lock);
 	if (ended)
 		*ended = rec__g.state == REC__RUNNING;
+	if (rec__g.writer_running)
+		__atomic_store_n(&stop_busy, 1, __ATOMIC_RELAXED); /* published by the state's store */
 	if (rec__g.state == REC__RUNNING)
 		__atomic_store_n(&rec__g.state, REC__STOPPED, __ATOMIC_RELEASE);
 	if (!rec__g.writer_running) {
 		err = rec__g.write_error;
 		pthread_mutex_unlock(&rec__g.lock);
+		/* Another thread's stop under way (an _exit()'s, which joins
+		 * nothing): its end, so that exit() does not end the process in
+		 * its middle, nor rec_stop() return before the file is (F31). */
+		wait_stop(monotonic_ns());
 		return err ? -EIO : 0;
 	}
 	rec__thread_set_all_off();
@@ -653,6 +671,7 @@ static int stop(bool *ended)
 	pthread_mutex_unlock(&rec__g.lock);
 
 	rec__writer_stop();
+	__atomic_store_n(&stop_busy, 0, __ATOMIC_RELEASE);
 
 	pthread_mutex_lock(&rec__g.lock);
 	rec__fd_close(&rec__g.fd, &rec__g.fd_id); /* never the host's file under our old number */
@@ -775,6 +794,33 @@ static void exit_unended(void)
 		 (unsigned long long)(EXIT_END_NS / 1000000000u));
 }
 
+/*
+ * Another thread is ending the recording (stop_busy): the end marker and
+ * the final file are waited for, bounded as rec__exit_end()'s own wait, on
+ * the writer's futex word (no join: the thread that stops joins). Not in
+ * a child (fork() or vfork(): the stop is the parent's, or forgotten).
+ */
+static void wait_stop(uint64_t t0)
+{
+	if (!__atomic_load_n(&stop_busy, __ATOMIC_ACQUIRE) || getpid() != recording_pid)
+		return;
+	rec__writer_wait_end(t0 + EXIT_END_NS, t0 + EXIT_END_NS + EXIT_FINAL_NS);
+}
+
+void rec__exit_wait_stop(void)
+{
+	sigset_t all;
+
+	/* The state (acquire) first: a stop seen in it is seen in stop_busy. */
+	if (rec__in_librec || __atomic_load_n(&rec__g.state, __ATOMIC_ACQUIRE) == REC__RUNNING ||
+	    !__atomic_load_n(&stop_busy, __ATOMIC_ACQUIRE) || getpid() != recording_pid)
+		return;
+	/* As rec__exit_end(): the process is ending; no signal ends it before the file. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	wait_stop(monotonic_ns());
+}
+
 void rec__exit_end(void)
 {
 	struct timespec pause_1ms = { 0, 1000000 };
@@ -802,9 +848,12 @@ void rec__exit_end(void)
 	}
 	if (rec__g.state != REC__RUNNING || !rec__g.writer_running || getpid() != recording_pid) {
 		pthread_mutex_unlock(&rec__g.lock);
+		/* Another thread got here (or to exit()) first: its end, not the middle of it. */
+		wait_stop(t0);
 		return;
 	}
 	/* What stop() asks of the writer; then its end is waited for, bounded, never joined. */
+	__atomic_store_n(&stop_busy, 1, __ATOMIC_RELAXED); /* published by the state's store */
 	__atomic_store_n(&rec__g.state, REC__STOPPED, __ATOMIC_RELEASE);
 	rec__thread_set_all_off();
 	rec__g.stop_requested = true;

@@ -824,10 +824,15 @@ bool rec__start_lazy(void) REC__HIDDEN;
  * (exit.c judged that, with rec__exec_wanted()):
  * ends the recording as exit() does, waiting a bounded time for the writer
  * with every signal blocked on this thread, which the process's end undoes.
+ * rec__exit_wait_stop() - the same _exit() where the recording is not
+ * running because another thread is ending it (exit()'s handler, rec_stop()
+ * or another _exit()): waits for that end, bounded alike, with every signal
+ * blocked, so that the process does not end in the middle of it (F31).
  */
 bool rec__exec_wanted(void) REC__HIDDEN;
 bool rec__exec_begin(void) REC__HIDDEN;
 void rec__exit_end(void) REC__HIDDEN;
+void rec__exit_wait_stop(void) REC__HIDDEN;
 void rec__exec_failed(const char *what, int err) REC__HIDDEN;
 
 /*

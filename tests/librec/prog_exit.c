@@ -23,6 +23,9 @@
  * with status 7, else 3 (4: a thread or fork failed, 2: usage).
  * MODE alone: no fork; the process records 1000 `child` scopes and calls
  * _exit(7); alone0: the same with _exit(0).
+ * MODE race (finding F31): no fork; 1000 `child` scopes, then 4 threads
+ * record 250 `helper` scopes each and call _exit(7) at once (a barrier);
+ * exitrace: the same, but the first of them calls exit(7).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -128,6 +131,32 @@ static __attribute__((noreturn)) void run_child(const char *mode)
 	_exit(2);
 }
 
+static pthread_barrier_t racing;
+
+static void *racer_main(void *arg)
+{
+	for (int i = 0; i < 250; i++)
+		helper();
+	pthread_barrier_wait(&racing);
+	if (arg)
+		exit(7);
+	_exit(7);
+}
+
+/* Four threads end the process together: exit() on the first if by_exit. */
+static __attribute__((noreturn)) void race(int by_exit)
+{
+	pthread_t t;
+
+	children(1000);
+	pthread_barrier_init(&racing, NULL, 4);
+	for (long i = 0; i < 4; i++)
+		if (pthread_create(&t, NULL, racer_main, (void *)(by_exit && i == 0 ? 1L : 0L)) != 0)
+			_exit(4);
+	for (;;)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t t;
@@ -140,6 +169,8 @@ int main(int argc, char **argv)
 	/* A test runner's blocked signals are inherited across exec: none here. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (strcmp(argv[1], "race") == 0 || strcmp(argv[1], "exitrace") == 0)
+		race(argv[1][0] == 'e');
 	if (strncmp(argv[1], "alone", 5) == 0) {
 		children(1000);
 		_exit(strcmp(argv[1], "alone0") == 0 ? 0 : 7);

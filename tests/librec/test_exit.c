@@ -159,6 +159,39 @@ Test(exit, F23_static__exit_in_the_recording_process_ends_its_file)
 	alone_ends_its_file("PROG_EXIT_STATIC");
 }
 
+/*
+ * Four threads call _exit() at once (or one exit(), three _exit()): the
+ * first ends the recording, the others wait for that end rather than end
+ * the process in its middle (finding F31: the file had no end marker and
+ * none of the events, every time). Three runs: on the old librec one
+ * rarely passes.
+ */
+static void racers_end_the_file(const char *mode)
+{
+	char output[TU_PATH_MAX + 32];
+	const char *argv[] = { env(shared_or_static()), mode, NULL };
+	const char *extra[] = { output, NULL };
+	struct tu_child c;
+
+	snprintf(output, sizeof(output), "REC_OUTPUT=%s", file_of(0));
+	for (int run = 0; run < 3; run++) {
+		tu_run_child(argv, extra, 60000, 0, &c);
+		cr_assert_eq(c.status, 7, "run %d: status %d: %s", run, c.status, c.err);
+		cr_assert_str_eq(c.err, "", "run %d", run);
+		check_clean(file_of(0), 0, "child", 1000, "helper", 1000);
+	}
+}
+
+Test(exit, F31_threads_that_call__exit_together_leave_the_whole_file)
+{
+	racers_end_the_file("race");
+}
+
+Test(exit, F31__exit_while_another_thread_runs_exit_leaves_the_whole_file)
+{
+	racers_end_the_file("exitrace");
+}
+
 /* From a signal handler: no end (librec cannot know what the handler interrupted). */
 Test(exit, F23__exit_in_a_signal_handler_leaves_the_file_as_after_a_kill)
 {
