@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -141,6 +142,92 @@ static bool is_vdso(uintptr_t vdso, const struct dl_phdr_info *info)
 	return vdso && (uintptr_t)info->dlpi_phdr == vdso + ((const ElfW(Ehdr) *)vdso)->e_phoff;
 }
 
+/* The last component of a path. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * One line of /proc/self/maps: the path of the file mapped at addr, if it
+ * is, and has the loader's name's last component (not a library mapped
+ * there since the one named was closed: the static library's snapshots).
+ */
+static bool maps_line(const char *line, uintptr_t addr, const char *name, char *out, size_t bytes)
+{
+	static const char deleted[] = " (deleted)";
+	unsigned long long lo, hi;
+	size_t len;
+	int pos = 0;
+
+	if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &pos) < 2 || !pos ||
+	    addr < lo || addr >= hi || line[pos] != '/')
+		return false;
+	len = strlen(line + pos);
+	if (len > sizeof(deleted) - 1 && strcmp(line + pos + len - (sizeof(deleted) - 1), deleted) == 0)
+		len -= sizeof(deleted) - 1; /* where it was: a file there now is checked by build-id */
+	if (len >= bytes)
+		return false;
+	memcpy(out, line + pos, len);
+	out[len] = '\0';
+	return strcmp(base_name(out), base_name(name)) == 0;
+}
+
+/* The kernel's name of the file name mapped at addr (/proc/self/maps). Under scan_lock. */
+static bool maps_path(uintptr_t addr, const char *name, char *out, size_t bytes)
+{
+	static char chunk[2048], line[4096 + 128];
+	size_t len = 0;
+	bool found = false;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return false;
+	while (!found) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		for (ssize_t i = 0; i < n && !found; i++) {
+			if (chunk[i] != '\n') {
+				if (len < sizeof(line) - 1)
+					line[len++] = chunk[i];
+				continue;
+			}
+			line[len] = '\0';
+			len = 0;
+			found = maps_line(line, addr, name, out, bytes);
+		}
+	}
+	close(fd);
+	return found;
+}
+
+/*
+ * The path a MODULE record gives (FORMAT.md §3.10: absolute). The loader
+ * names a module as it was asked for it: dlopen("./plugin.so"), a library
+ * found through LD_LIBRARY_PATH=. or a relative RPATH is "./plugin.so",
+ * which a reader in another directory, or the program after a chdir(),
+ * could not open (finding F32). Then the kernel's name of the file mapped
+ * at addr (its first executable range) when its last component is the
+ * loader's (a symbolic link's target's is not), else realpath() now, else
+ * the loader's name. Under scan_lock (the static buffer).
+ */
+static const char *abs_path(const char *path, uintptr_t addr)
+{
+	static char buf[4096];
+
+	if (!path[0] || path[0] == '/')
+		return path;
+	if (maps_path(addr, path, buf, sizeof(buf)) || realpath(path, buf))
+		return buf;
+	return path;
+}
+
 static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct scan *s = arg;
@@ -207,8 +294,8 @@ static int on_module(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	build_id_bytes = find_build_id(info, &build_id);
 	s->err = recfmt_encode_module_since(s->out, m->nr_known + 1, flags, info->dlpi_addr, ranges,
-					    nr_ranges, build_id, build_id_bytes, path,
-					    s->since_ticks);
+					    nr_ranges, build_id, build_id_bytes,
+					    abs_path(path, ranges[0].start), s->since_ticks);
 	if (!s->err)
 		s->err = add_known(m, &key, m->nr_known + 1, m->gen);
 	return s->err ? 1 : 0;
@@ -326,7 +413,8 @@ int rec__modules_add_snaps(struct rec__modules *m, struct recfmt_buf *out, uint3
 		 * says it is gone. */
 		err = recfmt_encode_module_since(out, m->nr_known + 1, 0, snap->bias, snap->ranges,
 						 snap->nr_ranges, snap->build_id,
-						 snap->build_id_bytes, snap->path, 0);
+						 snap->build_id_bytes,
+						 abs_path(snap->path, snap->ranges[0].start), 0);
 		if (!err)
 			err = add_known(m, &key, m->nr_known + 1, 0);
 		m->snap_ids[m->nr_snaps_done] = err ? 0 : m->nr_known;

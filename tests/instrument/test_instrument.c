@@ -405,3 +405,38 @@ ParameterizedTest(int *cycles, instrument, functions_of_a_module_unloaded_at_onc
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	tu_result_free(&r);
 }
+
+/*
+ * A library the loader found by a relative name (LD_LIBRARY_PATH=., a
+ * dlopen("./x.so")) is recorded by its absolute path (FORMAT.md §3.10), so
+ * that tracetool names its functions from any directory (finding F32: the
+ * MODULE said "./libinstr_shlib.so", and a report run elsewhere showed
+ * "0x1139 [libinstr_shlib.so: missing]").
+ */
+Test(instrument, F32_libraries_loaded_by_relative_names_are_named_from_any_directory)
+{
+	char cmd[4096], libdir[TU_PATH_MAX], here[TU_PATH_MAX];
+	const char *dlmod = env("DLMOD"), *shlib = env("SHLIB_DIR");
+	const char *slash = strrchr(dlmod, '/'), *colon = strchr(shlib, ':');
+	struct tu_result r;
+	int status;
+
+	cr_assert(slash && colon);
+	snprintf(libdir, sizeof(libdir), "%.*s", (int)(slash - dlmod), dlmod);
+	/* The shared library through LD_LIBRARY_PATH=., the module as ./NAME. */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && env REC_OUTPUT='%s' LD_LIBRARY_PATH='.%s' '%s' './%s'",
+		 libdir, trace, colon, env("PROG_INSTR"), slash + 1);
+	status = system(cmd);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: status %d", cmd, status);
+	/* tracetool in another directory: the test's own. */
+	cr_assert_not_null(getcwd(here, sizeof(here)));
+	cr_assert_eq(chdir(dir), 0);
+	r = tu_run("summary", "--format=csv", trace, NULL);
+	cr_assert_eq(chdir(here), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(calls_of(r.out, "shlib_work"), 7, "%s\n%s", r.out, r.err);
+	cr_assert_eq(calls_of(r.out, "dl_work"), 11, "%s\n%s", r.out, r.err);
+	cr_assert_null(strstr(r.out, "\n0x"), "no unnamed address\n%s", r.out);
+	cr_assert_str_eq(r.err, "");
+	tu_result_free(&r);
+}
