@@ -3,15 +3,15 @@
 # peer harness's two-worker loop (../shared/bench-peers' loop.c with
 # rec_probe.h, built by scripts/lib/peer-loop.sh as for peer-probe.sh: two
 # workers pinned to cores 0 and 1, 10 M calls each, REC_OVERFLOW=drop), for
-# each build's librec, builds interleaved round by round. The writer's CPU is counted by
-# `perf record -e cpu-clock` samples of the thread named rec-writer taken
-# while both workers still ran (so not its recompression at the end), times
-# the sampling period, over the events recorded (40.4 M with the warm-up).
-# On two cores that CPU is what the workers' wall time pays for the writer
-# (docs/BENCHMARKS.md, "The writer's CPU per event"). Prints per build the
-# median, least and most ns/event, the loop's median ns/call (wall) and in
-# how many rounds events were lost. Asserts nothing; run it on a quiet
-# machine or interleave builds (it does) and read medians.
+# each build's librec, builds interleaved round by round. The writer's CPU
+# is counted by `perf record -e cpu-clock` samples of the thread named
+# rec-writer taken while both workers still ran (so not its recompression at
+# the end), times the sampling period, over the events recorded (40.4 M with
+# the warm-up). On two cores that CPU is what the workers' wall time pays
+# for the writer (docs/BENCHMARKS.md, "The writer's CPU per event"). Prints
+# per build the median, least and most ns/event, the loop's median ns/call
+# (wall) and in how many rounds events were lost. Asserts nothing; run it on
+# a quiet machine or interleave builds (it does) and read medians.
 set -euo pipefail
 ROUNDS=${1:?usage: writer-cost.sh ROUNDS BUILD...}
 shift
