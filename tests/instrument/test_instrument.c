@@ -416,7 +416,7 @@ ParameterizedTest(int *cycles, instrument, functions_of_a_module_unloaded_at_onc
 Test(instrument, F32_libraries_loaded_by_relative_names_are_named_from_any_directory)
 {
 	char cmd[4096], libdir[TU_PATH_MAX], here[TU_PATH_MAX];
-	const char *dlmod = env("DLMOD"), *shlib = env("SHLIB_DIR");
+	const char *dlmod = tu_env("DLMOD"), *shlib = tu_env("SHLIB_DIR");
 	const char *slash = strrchr(dlmod, '/'), *colon = strchr(shlib, ':');
 	struct tu_result r;
 	int status;
@@ -425,7 +425,7 @@ Test(instrument, F32_libraries_loaded_by_relative_names_are_named_from_any_direc
 	snprintf(libdir, sizeof(libdir), "%.*s", (int)(slash - dlmod), dlmod);
 	/* The shared library through LD_LIBRARY_PATH=., the module as ./NAME. */
 	snprintf(cmd, sizeof(cmd), "cd '%s' && env REC_OUTPUT='%s' LD_LIBRARY_PATH='.%s' '%s' './%s'",
-		 libdir, trace, colon, env("PROG_INSTR"), slash + 1);
+		 libdir, trace, colon, tu_env("PROG_INSTR"), slash + 1);
 	status = system(cmd);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: status %d", cmd, status);
 	/* tracetool in another directory: the test's own. */

@@ -169,7 +169,7 @@ Test(exit, F23_static__exit_in_the_recording_process_ends_its_file)
 static void racers_end_the_file(const char *mode)
 {
 	char output[TU_PATH_MAX + 32];
-	const char *argv[] = { env(shared_or_static()), mode, NULL };
+	const char *argv[] = { tu_env(shared_or_static()), mode, NULL };
 	const char *extra[] = { output, NULL };
 	struct tu_child c;
 
