@@ -86,6 +86,12 @@ static void exit_notes(void)
 	}
 }
 
+/* A note for `tracetool record` from sample.c, when it happens (handed in: no call cycle). */
+static void sample_note(const char *why)
+{
+	announce(why, false);
+}
+
 static void at_exit(void)
 {
 	exit_notes();
@@ -209,7 +215,7 @@ __attribute__((constructor(101))) static void rec_load(void)
 	/* Taking g.lock below: a sample on this thread must not (sample.c). */
 	rec__in_librec = 1;
 	if (!bad)
-		rec__sample_init(hz, rec__start_lazy);
+		rec__sample_init(hz, rec__start_lazy, sample_note);
 	rec__writer_park();
 	if (bad)
 		rec__start_lazy(); /* a bad REC_SAMPLE: its one line now (config.c), not never */

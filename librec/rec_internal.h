@@ -1101,7 +1101,8 @@ bool rec__probe_cost_measure(bool use_tsc, struct rec__probe_cost_mticks *out) R
  * sample.c: REC_SAMPLE (docs/DESIGN.md "Sampling"). rec__sample_init():
  * at load (lifecycle.c), in normal context: the unwinder, the signal, the
  * threads present. rec__sample_hz(): 0 if not sampling.
- * start: rec__start_lazy(), handed in by lifecycle.c (which calls sample.c).
+ * start: rec__start_lazy(), handed in by lifecycle.c (which calls sample.c);
+ * note: a note for `tracetool record` (REC_RECORD_LOG), handed in likewise.
  * rec__sample_describe(): the SAMPLING record's fields (writer.c).
  * rec__sample_never_me(): the calling thread (librec's writer) is never
  * sampled. rec__sample_thread_exit(): the exiting thread's destructor
@@ -1113,7 +1114,7 @@ bool rec__probe_cost_measure(bool use_tsc, struct rec__probe_cost_mticks *out) R
  * rec__sample_exit_closed(): at exit, one line if no sample was taken
  * because the program closed every descriptor librec samples with (true).
  */
-int rec__sample_init(uint32_t hz, bool (*start)(void)) REC__HIDDEN;
+int rec__sample_init(uint32_t hz, bool (*start)(void), void (*note)(const char *why)) REC__HIDDEN;
 uint32_t rec__sample_hz(void) REC__HIDDEN;
 void rec__sample_describe(struct recfmt_sampling *out) REC__HIDDEN;
 void rec__sample_never_me(void) REC__HIDDEN;

@@ -78,6 +78,7 @@ static struct {
 	int ready; /* the handler is installed and threads may be armed */
 	pid_t never_tid; /* librec's writer */
 	bool (*start)(void); /* lifecycle.c's rec__start_lazy(), handed in (no call cycle) */
+	void (*note)(const char *why); /* lifecycle.c's note for `tracetool record`, likewise */
 	uint64_t scan_ns; /* CLOCK_MONOTONIC of the writer's last /proc scan */
 	uint32_t gen;	  /* scans begun (under reg_lock) */
 	uint8_t signalled; /* one of our clocks' signals reached a handler */
@@ -1166,6 +1167,20 @@ static void give_up(void)
 	rec__log("REC_SAMPLE: the program took signal %d (SIGRTMAX-%d), which librec sampled "
 		 "with: sampling stopped, no samples from now on",
 		 S.signo, SIGRTMAX - S.signo);
+	/*
+	 * And tells `tracetool record` now, not at exit: the program that does
+	 * this at its start, the Go runtime (it takes every signal), ends by
+	 * the exit_group system call, which runs no exit handler (F27, check4:
+	 * record blamed a short run or a librec not loaded).
+	 */
+	if (S.note) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "!sample-signal-taken %d%s", S.signo,
+			 __atomic_load_n(&S.signalled, __ATOMIC_RELAXED) ? ""
+									: " before-first-sample");
+		S.note(why);
+	}
 }
 
 static int wrap_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
@@ -1562,7 +1577,7 @@ static int pick_signal(void)
 	return 0;
 }
 
-int rec__sample_init(uint32_t hz, bool (*start)(void))
+int rec__sample_init(uint32_t hz, bool (*start)(void), void (*note)(const char *why))
 {
 	struct sigaction sa;
 	struct rlimit rl;
@@ -1574,6 +1589,7 @@ int rec__sample_init(uint32_t hz, bool (*start)(void))
 		return 0;
 	S.hz = hz;
 	S.start = start;
+	S.note = note;
 	S.period_ns = (1000000000ull + hz / 2) / hz;
 	/* libgcc_s: already loaded by most programs (C++, glibc's cancellation). */
 	gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);

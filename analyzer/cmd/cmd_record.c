@@ -269,6 +269,8 @@ struct written {
 	long *last_pid; /* per file, the pid of its latest opener */
 	int blocked_signo; /* "!sample-signal-blocked N": every thread blocked signal N */
 	bool fds_closed;   /* "!sample-descriptors-closed": the program closed librec's */
+	int taken_signo;   /* "!sample-signal-taken N": the program installed its action for N */
+	bool taken_first;  /* ... " before-first-sample": no sample had been taken then */
 };
 
 static void read_list(const char *list, struct written *w)
@@ -284,6 +286,8 @@ static void read_list(const char *list, struct written *w)
 	w->n = 0;
 	w->blocked_signo = 0;
 	w->fds_closed = false;
+	w->taken_signo = 0;
+	w->taken_first = false;
 	if (!f)
 		return;
 	while ((len = getdelim(&rec, &cap, '\0', f)) > 0) {
@@ -295,6 +299,11 @@ static void read_list(const char *list, struct written *w)
 		tab = strchr(rec, '\t');
 		if (tab && strncmp(tab + 1, "!sample-signal-blocked ", 23) == 0) {
 			w->blocked_signo = atoi(tab + 24);
+			continue;
+		}
+		if (tab && strncmp(tab + 1, "!sample-signal-taken ", 21) == 0) {
+			w->taken_signo = atoi(tab + 22);
+			w->taken_first = strstr(tab + 22, " before-first-sample") != NULL;
 			continue;
 		}
 		if (tab && strcmp(tab + 1, "!sample-descriptors-closed") == 0) {
@@ -410,6 +419,28 @@ static void say_blocked(const char *cmd, int signo)
 		signo, SIGRTMAX - signo);
 }
 
+/*
+ * The end of a line: cmd installed its own action for librec's sampling
+ * signal, which stopped sampling for good (rec(3), REC_SAMPLE; librec's
+ * REC_RECORD_LOG note). before: no sample had been taken then, as when the
+ * Go runtime takes every signal at start (README, "Profile an unmodified
+ * program").
+ */
+static void say_taken(const char *cmd, int signo, bool before)
+{
+	tt_emit_text(stderr, cmd);
+	if (before)
+		fprintf(stderr, " took no sample: it installed its own action for signal %d "
+				"(SIGRTMAX-%d), which librec samples with, before the first sample "
+				"(the Go runtime does so at start, for every signal: Go programs are "
+				"not sampled)\n",
+			signo, SIGRTMAX - signo);
+	else
+		fprintf(stderr, " was sampled only until it installed its own action for signal "
+				"%d (SIGRTMAX-%d), which librec samples with\n",
+			signo, SIGRTMAX - signo);
+}
+
 static void free_env(char **env)
 {
 	for (size_t i = 0; env[i]; i++)
@@ -485,6 +516,15 @@ int tt_cmd_record(int argc, char **argv)
 			fputs("tracetool: record: ", stderr);
 			say_blocked(a.cmd[0], w.blocked_signo);
 		}
+		if (w.taken_signo) {
+			fputs("tracetool: record: warning: ", stderr);
+			say_taken(a.cmd[0], w.taken_signo, w.taken_first);
+		}
+	} else if (w.taken_signo) {
+		fputs("tracetool: record: no trace written to ", stderr);
+		tt_emit_text(stderr, a.output);
+		fputs(": ", stderr);
+		say_taken(a.cmd[0], w.taken_signo, w.taken_first);
 	} else if (w.blocked_signo) {
 		fputs("tracetool: record: no trace written to ", stderr);
 		tt_emit_text(stderr, a.output);

@@ -5,15 +5,33 @@
  * record`: spin_b does four times spin_a's work, each round, ROUNDS times
  * (argument; default 100), about 0.4 s of CPU in all at the default.
  * A second argument "close": first closes every descriptor from 3 up, as a
- * daemon does at its start (close_range(2)).
+ * daemon does at its start (close_range(2)); "rtmax": first installs a
+ * handler of its own for SIGRTMAX, as the Go runtime does for every signal
+ * at its start; "rtmax-late": the same after half the rounds.
  */
 #define _GNU_SOURCE /* syscall */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 static volatile unsigned long sink;
+
+static void on_rtmax(int sig)
+{
+	(void)sig;
+}
+
+static int take_rtmax(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_rtmax;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGRTMAX, &sa, NULL);
+}
 
 /*
  * Both aligned alike, so that their loops sit alike in the cache lines and
@@ -39,13 +57,17 @@ void spin_b(void)
 int main(int argc, char **argv)
 {
 	long rounds = argc > 1 ? strtol(argv[1], NULL, 10) : 100;
+	const char *how = argc > 2 ? argv[2] : "";
 
 #ifdef SYS_close_range
-	if (argc > 2 && strcmp(argv[2], "close") == 0 && syscall(SYS_close_range, 3, ~0U, 0) != 0)
+	if (strcmp(how, "close") == 0 && syscall(SYS_close_range, 3, ~0U, 0) != 0)
 		return 3;
 #endif
-
+	if (strcmp(how, "rtmax") == 0 && take_rtmax() != 0)
+		return 4;
 	for (long r = 0; r < rounds; r++) {
+		if (r == rounds / 2 && strcmp(how, "rtmax-late") == 0 && take_rtmax() != 0)
+			return 4;
 		spin_a();
 		spin_b();
 		__asm__ volatile("" ::: "memory"); /* no tail call: main stays on the stack */

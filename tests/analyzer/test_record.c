@@ -470,6 +470,81 @@ Test(record, F28_closing_the_sampling_descriptors_is_named_as_why_nothing_was_re
 	tu_result_free(&r);
 }
 
+/* The lines of err that start with prefix. */
+static int lines_starting(const char *err, const char *prefix)
+{
+	int n = 0;
+
+	for (unsigned i = 0; i < tu_nr_lines(err); i++)
+		n += !strncmp(tu_line(err, i), prefix, strlen(prefix));
+	return n;
+}
+
+/*
+ * F27 (check4): a Go (cgo) program's runtime installs a handler for every
+ * signal at its start, librec's sampling signal too: librec stopped
+ * sampling and said so, and then record blamed "ran less than one sample
+ * period, or librec was not loaded". librec now tells record when the
+ * program takes the signal (the Go runtime's exit runs no exit handler),
+ * and record names that cause. prog_spin "rtmax" takes SIGRTMAX first
+ * thing, as Go does; at 100 Hz the first sample is 10 ms of CPU away.
+ */
+Test(record, F27_a_program_taking_the_sampling_signal_is_named_as_why_nothing_was_recorded)
+{
+	const char *spin = sampled_spin();
+	struct tu_result r;
+	char want[768];
+
+	/* librec takes the highest real-time signal with no action: SIGRTMAX, left so. */
+	signal(SIGRTMAX, SIG_DFL);
+	r = tu_run("record", "-F", "100", "-o", trace, "--", spin, "100", "rtmax", NULL);
+	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+	assert_no_trace_one_line_each(&r);
+	snprintf(want, sizeof(want), "rec: REC_SAMPLE: the program took signal %d (SIGRTMAX-0)",
+		 SIGRTMAX);
+	cr_assert(strstr(r.err, want), "want '%s' in:\n%s", want, r.err);
+	snprintf(want, sizeof(want),
+		 "tracetool: record: no trace written to %s: %s took no sample: it installed its "
+		 "own action for signal %d (SIGRTMAX-0), which librec samples with, before the "
+		 "first sample (the Go runtime does so at start, for every signal: Go programs "
+		 "are not sampled)\n",
+		 trace, spin, SIGRTMAX);
+	cr_assert(strstr(r.err, want), "want '%s' in:\n%s", want, r.err);
+	cr_assert_null(strstr(r.err, "sample period"), "%s", r.err);
+	tu_result_free(&r);
+}
+
+/*
+ * F27: a program that takes the signal after samples were taken keeps
+ * them, and record says the trace holds samples only up to then.
+ */
+Test(record, F27_a_program_taking_the_sampling_signal_later_is_named_as_sampled_in_part)
+{
+	const char *spin = sampled_spin();
+	struct tu_result r;
+	char want[768];
+	const char *p;
+
+	signal(SIGRTMAX, SIG_DFL);
+	r = tu_run("record", "-F", "997", "-o", trace, "--", spin, "200", "rtmax-late", NULL);
+	cr_assert_eq(r.status, 0, "exit %d, stderr %s", r.status, r.err);
+	cr_assert_eq(lines_starting(r.err, "rec: "), 1, "%s", r.err);
+	cr_assert_eq(lines_starting(r.err, "tracetool: "), 2, "%s", r.err);
+	snprintf(want, sizeof(want),
+		 "tracetool: record: trace in %s\ntracetool: record: warning: %s was sampled only "
+		 "until it installed its own action for signal %d (SIGRTMAX-0), which librec "
+		 "samples with\n",
+		 trace, spin, SIGRTMAX);
+	cr_assert(strstr(r.err, want), "want '%s' in:\n%s", want, r.err);
+	tu_result_free(&r);
+	r = tu_run("info", "--format=json", trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(p = strstr(r.out, "\"sampling\":{"), "%s", r.out);
+	cr_assert_not_null(p = strstr(p, "\"samples\":"), "%s", r.out);
+	cr_assert_gt(strtoul(p + 10, NULL, 10), 0, "%s", r.out);
+	tu_result_free(&r);
+}
+
 /*
  * F25 (check4): -o is relative to the directory record runs in, as perf
  * record's: a command that changes directory before its first sample
