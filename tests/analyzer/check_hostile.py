@@ -31,6 +31,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -273,6 +274,13 @@ def collect(path, started, keep):
 
 def main():
     tmp = tempfile.mkdtemp(prefix="hostile-")
+    try:
+        return check_all(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # F29 (check4): it was left in /tmp
+
+
+def check_all(tmp):
     PAIR_DIR.append(os.path.join(tmp, "pairs"))
     os.mkdir(PAIR_DIR[0])
     fifo = os.path.join(tmp, "fifo")

@@ -15,10 +15,10 @@ set -eu
 tt=$1 prog=$2
 command -v tmux >/dev/null || { echo "tmux is not installed: skipped"; exit 77; }
 tmp=$(mktemp -d)
-sock="rec-top-$$"
+sock="$tmp/tmux.sock" # its own server, in tmp: nothing left in /tmp/tmux-UID
 prog_pid=""
 cleanup() {
-	tmux -L "$sock" kill-server 2>/dev/null || true
+	tmux -S "$sock" kill-server 2>/dev/null || true
 	[ -z "$prog_pid" ] || kill "$prog_pid" 2>/dev/null || true
 	rm -rf "$tmp"
 }
@@ -47,15 +47,15 @@ stty -a >"$tmp/$n.before"
 sh -c 'echo \$\$ >"$tmp/$n.pid"; exec "$tt" top -d 100ms "$tmp/t.zst"'
 echo \$? >"$tmp/$n.rc"
 stty -a >"$tmp/$n.after"
-tmux -L "$sock" wait-for -S "$n"
+tmux -S "$sock" wait-for -S "$n"
 sleep 600
 SH
-	tmux -L "$sock" new-session -d -s "$n" -x 100 -y 30 "bash $tmp/$n.sh"
+	tmux -S "$sock" new-session -d -s "$n" -x 100 -y 30 "bash $tmp/$n.sh"
 }
 # screen_has NAME REGEX: waits (up to 30 s) until the pane shows REGEX.
 screen_has() {
 	for _ in $(seq 300); do
-		tmux -L "$sock" capture-pane -p -t "$1" >"$tmp/screen" 2>/dev/null || true
+		tmux -S "$sock" capture-pane -p -t "$1" >"$tmp/screen" 2>/dev/null || true
 		grep -qE "$2" "$tmp/screen" && return 0
 		sleep 0.1
 	done
@@ -74,8 +74,8 @@ grep -qE '^scope +calls +calls/s +time% +p50 +p99 +threads' "$tmp/screen" || fai
 grep -q "t.zst at .* calls in the last" "$tmp/screen" || fail "no status line"
 grep -q '^q: quit' "$tmp/screen" || fail "no 'q: quit'"
 [ "$(grep -c '^scope ' "$tmp/screen")" = 1 ] || fail "the table is not redrawn in place"
-tmux -L "$sock" send-keys -t q q
-tmux -L "$sock" wait-for q
+tmux -S "$sock" send-keys -t q q
+tmux -S "$sock" wait-for q
 [ "$(cat "$tmp/q.rc")" = 0 ] || fail "q: top exited $(cat "$tmp/q.rc")"
 check_restored q
 
@@ -83,7 +83,7 @@ check_restored q
 run term
 screen_has term '^tick ' || fail "term: no tick row"
 kill -TERM "$(cat "$tmp/term.pid")"
-tmux -L "$sock" wait-for term
+tmux -S "$sock" wait-for term
 [ "$(cat "$tmp/term.rc")" = 143 ] || fail "SIGTERM: top exited $(cat "$tmp/term.rc"), not 143"
 check_restored term
 
@@ -103,12 +103,12 @@ if [ \$rc = 148 ]; then
 fi
 echo \$rc >"$tmp/tstp.rc"
 stty -a >"$tmp/tstp.after"
-tmux -L "$sock" wait-for -S tstp
+tmux -S "$sock" wait-for -S tstp
 sleep 600
 SH
-tmux -L "$sock" new-session -d -s tstp -x 100 -y 30 "bash $tmp/tstp.sh"
+tmux -S "$sock" new-session -d -s tstp -x 100 -y 30 "bash $tmp/tstp.sh"
 screen_has tstp '^tick ' || fail "tstp: no tick row"
-tmux -L "$sock" send-keys -t tstp C-z
+tmux -S "$sock" send-keys -t tstp C-z
 for _ in $(seq 300); do
 	[ -s "$tmp/tstp.stopped" ] && break
 	sleep 0.1
@@ -118,13 +118,13 @@ cmp -s "$tmp/tstp.before" "$tmp/tstp.stopped" ||
 	fail "^Z: terminal not restored while stopped: $(diff "$tmp/tstp.before" "$tmp/tstp.stopped" | tr '\n' ' ')"
 # Drawn again once continued: the redraw erases the line the shell printed.
 for _ in $(seq 300); do
-	tmux -L "$sock" capture-pane -p -t tstp >"$tmp/screen"
+	tmux -S "$sock" capture-pane -p -t tstp >"$tmp/screen"
 	grep -q '^tick ' "$tmp/screen" && ! grep -q 'top is stopped' "$tmp/screen" && break
 	sleep 0.1
 done
 grep -q 'top is stopped' "$tmp/screen" && fail "not drawn again after fg"
-tmux -L "$sock" send-keys -t tstp q
-tmux -L "$sock" wait-for tstp
+tmux -S "$sock" send-keys -t tstp q
+tmux -S "$sock" wait-for tstp
 [ "$(cat "$tmp/tstp.rc")" = 0 ] || fail "after ^Z, fg and q top exited $(cat "$tmp/tstp.rc")"
 check_restored tstp
 
@@ -134,7 +134,7 @@ screen_has end '^tick ' || fail "end: no tick row"
 echo stop >&3
 wait "$prog_pid" || fail "prog_top failed"
 prog_pid=""
-tmux -L "$sock" wait-for end
+tmux -S "$sock" wait-for end
 [ "$(cat "$tmp/end.rc")" = 0 ] || fail "at the end top exited $(cat "$tmp/end.rc")"
 check_restored end
 screen_has end '^the recording ended cleanly: ' || fail "the screen does not say the recording ended"

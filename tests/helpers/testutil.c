@@ -94,12 +94,24 @@ void tu_result_free(struct tu_result *r)
 	r->out = r->err = NULL;
 }
 
+/*
+ * In a directory of the process's own (tu_tmpdir()), which its exit
+ * removes with whatever the test left in it: tests that named a file here
+ * and did not remove it, or failed before they did, filled /tmp (F29).
+ */
 const char *tu_path(unsigned slot, const char *name)
 {
-	static char paths[8][128];
+	static char paths[8][TU_PATH_MAX], dir[TU_TMPDIR_MAX];
+	static pid_t dir_pid;
 
-	snprintf(paths[slot & 7], sizeof(paths[0]), "/tmp/tt_%d_%s", (int)getpid(), name);
-	return paths[slot & 7];
+	if (dir_pid != getpid()) {
+		char prefix[32];
+
+		snprintf(prefix, sizeof(prefix), "tt_%d", (int)getpid());
+		tu_tmpdir(dir, prefix);
+		dir_pid = getpid();
+	}
+	return tu_join(paths[slot & 7], dir, name);
 }
 
 const char *tu_line(const char *text, unsigned n)
@@ -243,12 +255,15 @@ static void tu_die(const char *what, const char *path)
 }
 
 /*
- * The directories tu_tmpdir() made in this process, removed at its exit
- * too: Criterion runs no .fini after cr_skip_test(), and a test skipped
- * after its .init would leave its directory behind. Only in the process
- * that made them: a test's forked child that exits leaves them alone.
+ * The directories tu_tmpdir() made in this process, by their names (a
+ * copy: a test's dir is often an array on its stack, gone or overwritten
+ * by the time the process exits), removed at its exit too: Criterion runs
+ * no .fini after cr_skip_test(), a test that fails or skips before its own
+ * tu_tmpdir_remove() would leave its directory behind, and some tests never
+ * call it (F29, check4). Only in the process that made them: a test's
+ * forked child that exits leaves them alone.
  */
-static char *tmpdirs[8];
+static char tmpdirs[8][TU_TMPDIR_MAX];
 static pid_t tmpdirs_pid;
 
 static void tmpdirs_at_exit(void)
@@ -256,7 +271,7 @@ static void tmpdirs_at_exit(void)
 	if (getpid() != tmpdirs_pid)
 		return;
 	for (size_t i = 0; i < sizeof(tmpdirs) / sizeof(tmpdirs[0]); i++)
-		if (tmpdirs[i])
+		if (tmpdirs[i][0])
 			tu_tmpdir_remove(tmpdirs[i]);
 }
 
@@ -274,10 +289,13 @@ const char *tu_tmpdir(char dir[TU_TMPDIR_MAX], const char *prefix)
 			atexit(tmpdirs_at_exit);
 		tmpdirs_pid = getpid();
 	}
-	while (i < sizeof(tmpdirs) / sizeof(tmpdirs[0]) && tmpdirs[i] && tmpdirs[i] != dir)
+	while (i < sizeof(tmpdirs) / sizeof(tmpdirs[0]) && tmpdirs[i][0])
 		i++;
 	if (i < sizeof(tmpdirs) / sizeof(tmpdirs[0]))
-		tmpdirs[i] = dir;
+		memcpy(tmpdirs[i], dir, TU_TMPDIR_MAX);
+	else
+		fprintf(stderr, "testutil: %s is not removed at exit (more than %zu)\n", dir,
+			sizeof(tmpdirs) / sizeof(tmpdirs[0]));
 	return dir;
 }
 
@@ -293,6 +311,10 @@ bool tu_tmpdir_remove(char dir[TU_TMPDIR_MAX])
 	ok = system(cmd) == 0;
 	if (!ok)
 		fprintf(stderr, "testutil: cannot remove %s\n", dir);
+	/* Out of the list of those to remove at exit (dir may be that entry). */
+	for (size_t i = 0; tmpdirs_pid == getpid() && i < sizeof(tmpdirs) / sizeof(tmpdirs[0]); i++)
+		if (tmpdirs[i] != dir && strcmp(tmpdirs[i], dir) == 0)
+			tmpdirs[i][0] = '\0';
 	dir[0] = '\0';
 	return ok;
 }

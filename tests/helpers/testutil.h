@@ -24,7 +24,9 @@ struct tu_result tu_run(const char *arg, ...) __attribute__((sentinel));
 struct tu_result tu_runv(const char *const *args);
 void tu_result_free(struct tu_result *r);
 
-/* "/tmp/tt_<pid>_<name>" in a static buffer per slot (0..7). */
+/* "/tmp/tt_<pid>_XXXXXX/<name>" in a static buffer per slot (0..7): a
+ * directory of the process's own (tu_tmpdir()), removed at its exit with
+ * what is in it. */
 const char *tu_path(unsigned slot, const char *name);
 /* The n-th line (0-based) of text, copied into a static buffer; "" if none. */
 const char *tu_line(const char *text, unsigned n);
