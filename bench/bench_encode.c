@@ -9,12 +9,14 @@
  * of the last block. The encoder is told the number of events
  * (recfmt_events_expect()), as librec's writer tells it.
  *
- * Usage: bench_encode [SPAN [ROUNDS [index]]]
+ * Usage: bench_encode [SPAN [ROUNDS [index|loop]]]
  *
  * With "index", each round also encodes the same events with the sums of
  * the writer's index frames tracked (recfmt_events_track(), FORMAT.md §6.2:
  * a per-thread stack of open enters, each exit checked against it), a
  * random walk of nesting then instead of the alternation, and prints both.
+ * With "loop", the same with the alternation kept: a tight loop's leaves,
+ * whose codes take a byte each, as the writer sees the peer harness's loop.
  *
  * It asserts nothing about speed (style.md §6).
  */
@@ -40,7 +42,8 @@ int main(int argc, char **argv)
 {
 	uint32_t span = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 0) : 40;
 	int rounds = argc > 2 ? atoi(argv[2]) : 50;
-	int index = argc > 3 && !strcmp(argv[3], "index");
+	int loop = argc > 3 && !strcmp(argv[3], "loop");
+	int index = loop || (argc > 3 && !strcmp(argv[3], "index"));
 	double best_ix = 1e9;
 	struct recfmt_nest nest = { 0 };
 	struct recfmt_buf sums;
@@ -52,7 +55,7 @@ int main(int argc, char **argv)
 	double best = 1e9;
 
 	if (!ev || span == 0 || rounds <= 0) {
-		fprintf(stderr, "usage: bench_encode [SPAN [ROUNDS]]\n");
+		fprintf(stderr, "usage: bench_encode [SPAN [ROUNDS [index|loop]]]\n");
 		return 2;
 	}
 	for (size_t i = 0; i < NR_EVENTS; i++) {
@@ -60,7 +63,7 @@ int main(int argc, char **argv)
 		t += 20 + (seed >> 8) % span;
 		ev[i].ticks = t;
 		ev[i].code = RECFMT_CODE(1 + (uint32_t)(i / 2) % 3, i & 1);
-		if (index) {
+		if (index && !loop) {
 			/* A random walk of calls and returns, 1 to 63 deep, 200 sites. */
 			bool up = depth == 0 || (depth < 63 && (seed >> 4) % 2);
 
@@ -114,7 +117,8 @@ int main(int argc, char **argv)
 			best_ix = cpu_s() - c0;
 	}
 	if (index)
-		printf("span %u, with the index's sums: %.3f ns/event (%s)\n", span,
+		printf("span %u, with the index's sums%s: %.3f ns/event (%s)\n", span,
+		       loop ? " (leaves)" : "",
 		       best_ix * 1e9 / (4.0 * NR_EVENTS),
 		       ((const struct recfmt_index_entry *)(void *)sums.data)->b.flags
 			       ? "nested"

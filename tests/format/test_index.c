@@ -29,6 +29,7 @@ static size_t events(struct recfmt_event *ev, const char *s, uint64_t t)
 /* An EVENTS block's buffers: the record, its deltas column, its sums. */
 struct enc {
 	struct recfmt_buf buf, scratch, sums;
+	bool expect; /* say the block's number of events first (recfmt_events_expect()) */
 };
 
 static void enc_init(struct enc *x)
@@ -36,6 +37,7 @@ static void enc_init(struct enc *x)
 	recfmt_buf_init(&x->buf);
 	recfmt_buf_init(&x->scratch);
 	recfmt_buf_init(&x->sums);
+	x->expect = false;
 }
 
 static void enc_fini(struct enc *x)
@@ -60,6 +62,8 @@ static struct recfmt_index_entry enc_block(struct enc *x, struct recfmt_nest *ne
 	x->buf.len = x->sums.len = 0;
 	cr_assert_eq(recfmt_events_begin(&enc, &x->buf, &x->scratch, thread, ev[0].ticks), 0);
 	recfmt_events_track(&enc, nest, &x->sums);
+	if (x->expect)
+		recfmt_events_expect(&enc, n);
 	for (size_t k = 0, left = n; left;) {
 		size_t part = rng ? 1 + (size_t)((*rng >> 40) % 3000) : k ? left : n / 2 ? n / 2 : n;
 
@@ -316,6 +320,13 @@ Test(index, records_the_index_leaves_out_or_cannot_sum_are_flagged)
  * pairs, deeper calls, exits with nothing open, and once in a while a
  * longjmp from which every later block of the thread is not NESTED.
  */
+/*
+ * Rounds 0-5: sites up to 300 (codes of two bytes, the nesting from the
+ * events); 6-11: sites under 64, so every code takes one byte and the
+ * nesting reads the ids column (nest_pairs_ids_avx2()), with the deltas
+ * built in place (recfmt_events_expect()) in every other round; the last
+ * two rounds of each half with longjmps.
+ */
 Test(index, random_nestings_give_the_sums_of_a_reference_model)
 {
 	enum { N = 200000 };
@@ -326,12 +337,15 @@ Test(index, random_nestings_give_the_sums_of_a_reference_model)
 
 	cr_assert(ev && ref_st);
 	enc_init(&x);
-	for (unsigned round = 0; round < 6; round++) {
+	for (unsigned round = 0; round < 12; round++) {
 		struct recfmt_nest nest = { 0 }, reader = { 0 };
 		uint32_t d = 0, sp = 0;
 		bool broken = false;
-		const bool with_longjmp = round >= 4;
+		const bool with_longjmp = round % 6 >= 4, narrow = round >= 6;
+		const uint32_t sites = narrow ? 63 : 300, stranger = narrow ? 60 : 900;
 		size_t at = 0;
+
+		x.expect = narrow && round % 2;
 
 		/* The events: a random walk, leaves most often. */
 		for (size_t i = 0; i < N; i++) {
@@ -346,14 +360,14 @@ Test(index, random_nestings_give_the_sums_of_a_reference_model)
 				ev[i].code = RECFMT_CODE(ref_st[--sp], 1);
 			} else if (r % 100 < 40) {
 				/* An exit of a scope the file has no enter of. */
-				ev[i].code = RECFMT_CODE(900, 1);
+				ev[i].code = RECFMT_CODE(stranger, 1);
 				if (sp) /* only with nothing open: else it is a longjmp */
 					ev[i].code = RECFMT_CODE(ref_st[--sp], 1);
 			} else if (with_longjmp && r % 1000 == 999 && sp > 2) {
 				sp -= 2; /* the exit of the scope below the top */
 				ev[i].code = RECFMT_CODE(ref_st[sp], 1);
 			} else {
-				ref_st[sp++] = 1 + (r >> 8) % 300;
+				ref_st[sp++] = 1 + (r >> 8) % sites;
 				ev[i].code = RECFMT_CODE(ref_st[sp - 1], 0);
 			}
 		}
