@@ -28,6 +28,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #ifndef FRAME_TARGET_BYTES
@@ -311,17 +312,23 @@ static void lost_fd(struct writer *w)
 }
 
 /*
- * A FIFO or device output is non-blocking (lifecycle.c): when it is full,
- * wait for room, but give up after OUTPUT_STALL_S seconds in which nothing
- * could be written (a reader that stopped reading), so that rec_stop() at
- * exit never waits forever.
+ * The parts iov[0 .. cnt) written in order, by writev(2) (the index frame
+ * and its frame: no copy to gather them); iov is consumed. A FIFO or device
+ * output is non-blocking (lifecycle.c): when it is full, wait for room, but
+ * give up after OUTPUT_STALL_S seconds in which nothing could be written (a
+ * reader that stopped reading), so that rec_stop() at exit never waits
+ * forever.
  */
-static int write_all(int fd, const uint8_t *p, size_t n)
+static int write_all(int fd, struct iovec *iov, int cnt)
 {
 	uint64_t stalled_ns = 0;
 
-	while (n) {
-		ssize_t k = write(fd, p, n);
+	while (cnt && !iov->iov_len) {
+		iov++;
+		cnt--;
+	}
+	while (cnt) {
+		ssize_t k = writev(fd, iov, cnt);
 
 		if (k < 0) {
 			if (errno == EINTR)
@@ -341,8 +348,20 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 		stalled_ns = 0;
 		if (k == 0)
 			return EIO;
-		p += k;
-		n -= (size_t)k;
+		/* What was written off the front; empty parts skipped. */
+		while (cnt && (size_t)k >= iov->iov_len) {
+			k -= (ssize_t)iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt) {
+			iov->iov_base = (uint8_t *)iov->iov_base + k;
+			iov->iov_len -= (size_t)k;
+		}
+		while (cnt && !iov->iov_len) {
+			iov++;
+			cnt--;
+		}
 	}
 	return 0;
 }
@@ -557,13 +576,11 @@ static void write_frame(struct writer *w)
 	 */
 	if (!err && w->seq && w->ix.len >= IX_PACK_MIN_BYTES && w->ix.len > w->out.len / 2)
 		(void)recfmt_index_pack(&w->ix, w->lead.len, &w->ix_packer); /* else plain */
-	/* Both in one write: a failed write leaves no index frame without its frame. */
+	/* Both in one writev(): a failed write leaves no index frame without its frame. */
 	ix_len = w->ix.len;
-	if (!err && recfmt_buf_reserve(&w->ix, w->out.len))
-		err = -ENOMEM;
 	if (!err) {
-		memcpy(w->ix.data + w->ix.len, w->out.data, w->out.len);
-		w->ix.len += w->out.len;
+		struct iovec both[2] = { { w->ix.data, w->ix.len }, { w->out.data, w->out.len } };
+
 		/*
 		 * Only while the descriptor is still ours, at the offset where our
 		 * last frame ended (a host's own open of the same file under our
@@ -573,9 +590,9 @@ static void write_frame(struct writer *w)
 			lost_fd(w);
 			goto out;
 		}
-		err = -write_all(rec__g.fd, w->ix.data, w->ix.len);
+		err = -write_all(rec__g.fd, both, 2);
 		if (!err)
-			w->file_bytes += w->ix.len;
+			w->file_bytes += ix_len + w->out.len;
 	}
 	/* A stream file's fast frames are compressed again at its end (compact.c). */
 	if (!err && !snap_open(w))

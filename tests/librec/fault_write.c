@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fault_write.c - an LD_PRELOAD shim for librec's fault-injection tests. It
- * watches the file named by FAULT_PATH and, for writes to it:
+ * watches the file named by FAULT_PATH and, for write() and writev() calls
+ * on it:
  *   FAULT_MODE=eio|enospc  after FAULT_AFTER successful writes, every write
  *                          fails with EIO or ENOSPC;
  *   FAULT_MODE=short       every write writes at most a third of what it
- *                          was asked (at least 1 byte);
+ *                          was asked (at least 1 byte; a writev() may so
+ *                          end inside any of its parts);
  *   FAULT_MODE=eintr       every other write fails with EINTR first.
  * Other files are untouched.
  */
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static int watched_fd = -1;
@@ -54,15 +57,16 @@ static void note_open(const char *path, int fd)
 OPEN_WRAPPER(open)
 OPEN_WRAPPER(open64)
 
-ssize_t write(int fd, const void *buf, size_t n)
+/*
+ * The fault for one call of n bytes on fd: -1 with errno set (the call
+ * fails), else the bytes it may write (n, or less in short mode).
+ */
+static ssize_t fault(int fd, size_t n)
 {
-	static ssize_t (*real)(int, const void *, size_t);
 	const char *mode = getenv("FAULT_MODE");
 
-	if (!real)
-		real = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
 	if (fd != __atomic_load_n(&watched_fd, __ATOMIC_ACQUIRE) || !mode)
-		return real(fd, buf, n);
+		return (ssize_t)n;
 	nr_writes++;
 	if (strcmp(mode, "eio") == 0 || strcmp(mode, "enospc") == 0) {
 		const char *after = getenv("FAULT_AFTER");
@@ -77,5 +81,43 @@ ssize_t write(int fd, const void *buf, size_t n)
 		errno = EINTR;
 		return -1;
 	}
-	return real(fd, buf, n);
+	return (ssize_t)n;
+}
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+	static ssize_t (*real)(int, const void *, size_t);
+	ssize_t may;
+
+	if (!real)
+		real = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+	may = fault(fd, n);
+	return may < 0 ? -1 : real(fd, buf, (size_t)may);
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+	static ssize_t (*real)(int, const struct iovec *, int);
+	struct iovec cut[64];
+	size_t total = 0, left;
+	ssize_t may;
+	int k = 0;
+
+	if (!real)
+		real = (ssize_t(*)(int, const struct iovec *, int))dlsym(RTLD_NEXT, "writev");
+	for (int i = 0; i < cnt; i++)
+		total += iov[i].iov_len;
+	may = fault(fd, total);
+	if (may < 0)
+		return -1;
+	if ((size_t)may == total || cnt > 64)
+		return real(fd, iov, cnt);
+	/* Short: the parts up to `may` bytes, the last one cut. */
+	for (left = (size_t)may; k < cnt && left; k++) {
+		cut[k] = iov[k];
+		if (cut[k].iov_len > left)
+			cut[k].iov_len = left;
+		left -= cut[k].iov_len;
+	}
+	return real(fd, cut, k);
 }
