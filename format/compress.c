@@ -37,12 +37,8 @@
  * at the end: librec/compact.c). */
 #define LITERAL_RANGE_MIN_BYTES 256u
 #define MATCH_MIN_BYTES 8u
-#ifndef DELTAS_MATCH_MIN_BYTES
 #define DELTAS_MATCH_MIN_BYTES 16u
-#endif
-#ifndef DELTAS_FIRST_STEP
 #define DELTAS_FIRST_STEP 4u
-#endif
 #define DELTAS_FAST_MATCH_MIN_BYTES 32u
 #define DELTAS_FAST_FIRST_STEP 8u
 #define HASH_LOG 12u

@@ -424,9 +424,7 @@ int recfmt_encode_func_in(struct recfmt_buf *buf, uint32_t id, uint64_t addr, ui
 /* Events: 8 KiB of ring. 512 took 5 % less of the writer's CPU than 128 on
  * the peer harness's two-worker loop (docs/BENCHMARKS.md, "The writer's CPU
  * per event"): lines another core wrote come slowly, so more in flight. */
-#ifndef EVENTS_PREFETCH_AHEAD
 #define EVENTS_PREFETCH_AHEAD 512u
-#endif
 
 static inline uint8_t *leb128_put(uint8_t *p, uint64_t v)
 {

@@ -31,9 +31,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#ifndef FRAME_TARGET_BYTES
 #define FRAME_TARGET_BYTES (1u << 20)
-#endif
 /*
  * Room kept free before the body's records (body_reset()): write_frame()
  * puts the frame's lead and meta there when they fit (every frame but the
