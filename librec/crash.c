@@ -621,7 +621,12 @@ int rec__crash_write_snapshot(const struct rec__crash_snapshot *snap, int signo,
 /*
  * Flight mode (REC_MODE=flight, flight.c): the crash writes the next
  * snapshot file, a complete file of its own holding the REC_WINDOW before
- * the crash (FORMAT.md §3.20, kind "crash", the signal as its reason).
+ * the crash (FORMAT.md §3.20, kind "crash", the signal as its reason). A
+ * trigger accepted just before, whose snapshot the writer had not begun, is
+ * the snapshot the crash ends instead (rec(3): "a crash while a snapshot is
+ * being written ends that snapshot"): its number, kind, reason and time,
+ * the REC_WINDOW before the trigger (the rings hold it: frozen since) up
+ * to the crash (finding F33).
  */
 static uint64_t window_first(struct rec__thread *t, uint64_t head, void *arg)
 {
@@ -638,7 +643,6 @@ static int flight_capture(int signo, const siginfo_t *si, struct rec__thread *se
 	struct rec__crash_snapshot snap = { .start = &start, .lead = &lead, .first = window_first };
 	uint64_t window_ns = rec__flight_window_ns(), tps, window_ticks;
 	const char *path, *why;
-	uint32_t number;
 	int err;
 
 	__atomic_load_n(&writer_view, __ATOMIC_ACQUIRE)(&v);
@@ -651,7 +655,25 @@ static int flight_capture(int signo, const siginfo_t *si, struct rec__thread *se
 		start.mono_ns = now.mono_ns - window_ns;
 		start.real_ns = now.real_ns - window_ns;
 	}
-	snap.fd = rec__flight_open_next(&number, &path, &why);
+	snap.fd = rec__flight_open_pending(&rec, &path, &why);
+	if (snap.fd != -ENOENT) {
+		uint64_t from = rec.trigger_ticks - window_ticks;
+
+		/* The trigger's window: from REC_WINDOW before it, not before the recording. */
+		start = rec__g.start_sync;
+		if (rec.trigger_ticks > window_ticks && from > start.ticks && now.ticks > from) {
+			uint64_t back = (uint64_t)((unsigned __int128)(now.ticks - from) * 1000000000u / tps);
+
+			start.ticks = from;
+			start.mono_ns = now.mono_ns - back;
+			start.real_ns = now.real_ns - back;
+		}
+	} else {
+		snap.fd = rec__flight_open_next(&rec.number, &path, &why);
+		rec.trigger_ticks = now.ticks;
+		rec.reason = signal_name(signo);
+		rec.reason_bytes = (uint32_t)strlen(rec.reason);
+	}
 	if (snap.fd < 0 && why) {
 		/* Refused without blocking (a FIFO, a symbolic link): the one line. */
 		rec__log_safe(signal_name(signo), ": cannot write snapshot ", path, ": ", why,
@@ -660,11 +682,8 @@ static int flight_capture(int signo, const siginfo_t *si, struct rec__thread *se
 	}
 	if (snap.fd < 0)
 		return -snap.fd;
-	rec.trigger_ticks = rec.window_end_ticks = now.ticks;
+	rec.window_end_ticks = now.ticks;
 	rec.window_start_ticks = start.ticks;
-	rec.number = number;
-	rec.reason = signal_name(signo);
-	rec.reason_bytes = (uint32_t)strlen(rec.reason);
 	lead.len = recfmt_store_snapshot(lead_mem, sizeof(lead_mem), &rec);
 	snap.arg = &start.ticks;
 	err = capture(snap.fd, signo, si, self, &snap);

@@ -444,6 +444,41 @@ int rec__flight_open_next(uint32_t *number, const char **path, const char **why)
 }
 
 /*
+ * rec__flight_open_pending() - for crash capture, from a signal handler,
+ * with the writer stopped (crash.c's hand-shake): a trigger accepted and
+ * not yet taken by the writer (its snapshot not begun: the crash came
+ * right after it, as in `rec_snapshot("bad state"); abort();`) is the
+ * snapshot the crash ends, under the number it took (finding F33: the
+ * crash wrote the next number, and the trigger's file and reason were
+ * lost). Takes it (the writer will not) and fills s's number, kind,
+ * reason (static storage: fl.next, which no trigger rewrites while busy)
+ * and trigger time; creates its file. Async-signal-safe, as
+ * rec__flight_open_next(). Return: the fd; -ENOENT when no trigger waits;
+ * else as rec__flight_open_next() (*path, *why likewise).
+ */
+int rec__flight_open_pending(struct recfmt_snapshot *s, const char **path, const char **why)
+{
+	static char buf[sizeof(fl.head) + sizeof(fl.tail) + 16];
+
+	*why = NULL;
+	buf[0] = '\0';
+	*path = buf;
+	if (!fl.on || !__atomic_exchange_n(&fl.pending, false, __ATOMIC_ACQ_REL))
+		return -ENOENT;
+	s->number = fl.nr_accepted;
+	s->kind = fl.next.kind;
+	s->trigger_ticks = fl.next.ticks;
+	s->nr_suppressed = fl.next_suppressed;
+	s->reason = fl.next.reason;
+	s->reason_bytes = (uint32_t)strnlen(fl.next.reason, sizeof(fl.next.reason));
+	if (rec__flight_path(s->number, buf, sizeof(buf))) {
+		buf[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	return open_path(buf, why);
+}
+
+/*
  * rec__flight_window_ns() - for crash capture, from a signal handler: 0
  * when not recording in flight mode, else REC_WINDOW in ns (a snapshot
  * holds the events since now minus this). Async-signal-safe: plain reads of
@@ -489,7 +524,8 @@ static int accept_locked(const struct trigger *tr)
 			fl.next = *tr;
 			fl.next_suppressed = fl.nr_suppressed;
 			fl.nr_suppressed = 0;
-			__atomic_store_n(&fl.pending, true, __ATOMIC_RELAXED); /* read by trim */
+			/* Read by trim; release: a crash takes `next` by it (rec__flight_open_pending()). */
+			__atomic_store_n(&fl.pending, true, __ATOMIC_RELEASE);
 			fl.busy = fl.has_last = true;
 			fl.last_mono_ns = tr->mono_ns;
 			fl.nr_accepted = n;

@@ -1031,6 +1031,8 @@ int rec__flight_path(uint32_t number, char *out, size_t out_bytes) REC__HIDDEN;
 int rec__flight_open(uint32_t number) REC__HIDDEN;
 /* For crash capture (crash.c), async-signal-safe: flight.c documents them. */
 int rec__flight_open_next(uint32_t *number, const char **path, const char **why) REC__HIDDEN;
+int rec__flight_open_pending(struct recfmt_snapshot *s, const char **path,
+			     const char **why) REC__HIDDEN;
 uint64_t rec__flight_window_ns(void) REC__HIDDEN;
 bool rec__flight_take(struct recfmt_snapshot *s, char *reason, size_t reason_bytes,
 		      uint64_t *window_ticks, uint64_t *after_ticks) REC__HIDDEN;

@@ -28,7 +28,11 @@
  *               at least 20000 calls were made, or 20 s: prints how many
  *               handler calls returned -EDEADLK, then how many calls (handler
  *               or main) returned anything but 0, -EBUSY, -ENOSPC, -EDEADLK
- * Every mode ends with rec_flush() (the snapshots are written) and exit 0.
+ *   abort       1000 "recent" scopes, rec_snapshot("invariant"), abort() at
+ *               once: the crash ends the snapshot the trigger asked for,
+ *               which the writer may not have begun (finding F33)
+ * Every mode ends with rec_flush() (the snapshots are written) and exit 0,
+ * but abort.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -313,6 +317,14 @@ static int mode_reenter(void)
 	return rec_flush();
 }
 
+static int mode_abort(void)
+{
+	for (int i = 0; i < 1000; i++)
+		recent();
+	rec_snapshot("invariant");
+	abort();
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -341,6 +353,8 @@ int main(int argc, char **argv)
 		rc = mode_fork();
 	else if (!strcmp(mode, "reenter"))
 		rc = mode_reenter();
+	else if (!strcmp(mode, "abort"))
+		rc = mode_abort();
 	else {
 		fprintf(stderr, "usage: prog_flight MODE [ARG]\n");
 		return 2;
