@@ -15,7 +15,10 @@
  *     the wait for the writer bounded (lifecycle.c, rec__exit_end());
  *     where another thread is ending it (exit(), rec_stop(), another
  *     _exit()), that end is waited for alike (rec__exit_wait_stop()), as
- *     the process would otherwise end in its middle (finding F31);
+ *     the process would otherwise end in its middle (finding F31); and
+ *     where another thread is starting it (its file created, the pool
+ *     being faulted in), that start is waited for and the recording ended
+ *     (finding F34: the file was left empty);
  *   - otherwise nothing: as before, a kill.
  * Then the C library's _exit(), looked up at load (interpose.c).
  *
@@ -51,8 +54,8 @@ static __attribute__((noreturn)) void end_now(int status)
 	void (*f)(int) = (void (*)(int))__atomic_load_n(&libc_exit.fn, __ATOMIC_ACQUIRE);
 
 	if (!rec__crash_before_exit() && !rec__crash_maybe_in_handler()) {
-		if (rec__exec_wanted())
-			rec__exit_end();
+		if (rec__exec_wanted() || rec__exit_starting())
+			rec__exit_end(); /* a start under way: its end, not an empty file (F34) */
 		else
 			rec__exit_wait_stop(); /* another thread is ending it: not mid-way (F31) */
 	}

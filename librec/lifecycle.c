@@ -40,6 +40,13 @@ static pid_t recording_pid;
  * (rec__exit_wait_stop(), finding F31).
  */
 static int stop_busy;
+/*
+ * A start of recording is under way (rec__start_locked(), under g.lock: it
+ * opens the file, faults the ring pool in, starts the writer: milliseconds).
+ * An _exit() on another thread meanwhile waits for it and ends the
+ * recording, rather than leave an empty file (finding F34).
+ */
+static int start_busy;
 /* rec_start()'s config of the running recording (its output in config_output), for a
  * restart after a failed exec. */
 static struct rec_config start_config;
@@ -467,7 +474,24 @@ static void announce_output(const char *path)
  * Return: 0 (also when disabled), -EALREADY, -EINVAL, or a negative errno
  * for the output file; on failure recording is off and a line was logged.
  */
+static int start_locked(const struct rec_config *config);
+
 int rec__start_locked(const struct rec_config *config)
+{
+	int err;
+
+	__atomic_store_n(&start_busy, 1, __ATOMIC_RELEASE);
+	err = start_locked(config);
+	__atomic_store_n(&start_busy, 0, __ATOMIC_RELEASE);
+	return err;
+}
+
+bool rec__exit_starting(void)
+{
+	return !rec__in_librec && __atomic_load_n(&start_busy, __ATOMIC_ACQUIRE);
+}
+
+static int start_locked(const struct rec_config *config)
 {
 	struct rec_config child_cfg = REC_CONFIG_INIT;
 	int fd, err;
@@ -844,7 +868,8 @@ void rec__exit_end(void)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, NULL);
 	rec__in_librec = 1;
-	/* g.lock is held only briefly (never across a wait): tried, not waited for unbounded. */
+	/* g.lock is held briefly (never across a wait; a start's few milliseconds of faulting
+	 * the pool in): tried, not waited for unbounded. */
 	while ((err = pthread_mutex_trylock(&rec__g.lock)) != 0) {
 		if (err != EBUSY || monotonic_ns() - t0 >= EXIT_END_NS) {
 			exit_unended();

@@ -828,11 +828,15 @@ bool rec__start_lazy(void) REC__HIDDEN;
  * running because another thread is ending it (exit()'s handler, rec_stop()
  * or another _exit()): waits for that end, bounded alike, with every signal
  * blocked, so that the process does not end in the middle of it (F31).
+ * rec__exit_starting() - whether another thread is starting the recording
+ * (its file created, the writer not yet running): _exit() then ends it
+ * with rec__exit_end(), which waits for that start (F34).
  */
 bool rec__exec_wanted(void) REC__HIDDEN;
 bool rec__exec_begin(void) REC__HIDDEN;
 void rec__exit_end(void) REC__HIDDEN;
 void rec__exit_wait_stop(void) REC__HIDDEN;
+bool rec__exit_starting(void) REC__HIDDEN;
 void rec__exec_failed(const char *what, int err) REC__HIDDEN;
 
 /*

@@ -26,6 +26,10 @@
  * MODE race (finding F31): no fork; 1000 `child` scopes, then 4 threads
  * record 250 `helper` scopes each and call _exit(7) at once (a barrier);
  * exitrace: the same, but the first of them calls exit(7).
+ * MODE starting (finding F34): no fork; the main thread records nothing; a
+ * thread records 1000 `helper` scopes, its first starting the recording;
+ * the main thread calls _exit(7) as soon as the file REC_OUTPUT names
+ * exists, while that start is still under way (the pool being faulted in).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -157,6 +161,29 @@ static __attribute__((noreturn)) void race(int by_exit)
 		pause();
 }
 
+static void *starter_main(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 1000; i++)
+		helper();
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* _exit() while another thread starts the recording: as soon as its file exists. */
+static __attribute__((noreturn)) void starting(void)
+{
+	const char *out = getenv("REC_OUTPUT");
+	pthread_t t;
+
+	if (!out || pthread_create(&t, NULL, starter_main, NULL) != 0)
+		_exit(4);
+	while (access(out, F_OK) != 0)
+		;
+	_exit(7);
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t t;
@@ -169,6 +196,8 @@ int main(int argc, char **argv)
 	/* A test runner's blocked signals are inherited across exec: none here. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (strcmp(argv[1], "starting") == 0)
+		starting();
 	if (strcmp(argv[1], "race") == 0 || strcmp(argv[1], "exitrace") == 0)
 		race(argv[1][0] == 'e');
 	if (strncmp(argv[1], "alone", 5) == 0) {
