@@ -47,6 +47,7 @@ static int stop_busy;
  * recording, rather than leave an empty file (finding F34).
  */
 static int start_busy;
+static pid_t start_pid; /* the process whose start it is (a vfork child's pid differs) */
 /* rec_start()'s config of the running recording (its output in config_output), for a
  * restart after a failed exec. */
 static struct rec_config start_config;
@@ -480,6 +481,7 @@ int rec__start_locked(const struct rec_config *config)
 {
 	int err;
 
+	start_pid = getpid();
 	__atomic_store_n(&start_busy, 1, __ATOMIC_RELEASE);
 	err = start_locked(config);
 	__atomic_store_n(&start_busy, 0, __ATOMIC_RELEASE);
@@ -488,7 +490,10 @@ int rec__start_locked(const struct rec_config *config)
 
 bool rec__exit_starting(void)
 {
-	return !rec__in_librec && __atomic_load_n(&start_busy, __ATOMIC_ACQUIRE);
+	/* Not in a vfork() child: it shares this memory (rec__exit_end() writes
+	 * its thread's rec__in_librec), and the recording is its parent's. */
+	return !rec__in_librec && __atomic_load_n(&start_busy, __ATOMIC_ACQUIRE) &&
+	       getpid() == start_pid;
 }
 
 static int start_locked(const struct rec_config *config)
