@@ -37,6 +37,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <setjmp.h>
 #include <linux/perf_event.h>
 #include <signal.h>
@@ -72,6 +73,7 @@ static struct {
 	uint32_t perf_max, perf_live; /* perf fds at most, and now (under reg_lock) */
 	_Unwind_Reason_Code (*backtrace)(_Unwind_Trace_Fn, void *);
 	uintptr_t (*get_ip_info)(struct _Unwind_Context *, int *);
+	uintptr_t unwinder_lo, unwinder_hi; /* libgcc_s's code: never unwound through (F37) */
 	pthread_mutex_t reg_lock;
 	struct armed *reg;
 	uint32_t nr_reg, cap_reg;
@@ -142,6 +144,12 @@ static NOINSTR _Unwind_Reason_Code walk_frame(struct _Unwind_Context *ctx, void 
 	/* FORMAT.md §3.23: a caller's frame is its return address; a frame
 	 * interrupted by another signal is exact, so +1 keeps "address - 1" in it. */
 	w->f[w->n++] = before ? ip + 1 : ip;
+	/* The unwinder's own frame (an exception being thrown, up the stack):
+	 * its caller is not computed (see unwind()). */
+	if (ip >= S.unwinder_lo && ip < S.unwinder_hi) {
+		w->flags |= RECFMT_SAMPLE_TRUNCATED;
+		return _URC_END_OF_STACK;
+	}
 	return _URC_NO_REASON;
 }
 
@@ -157,11 +165,53 @@ static NOINSTR uintptr_t context_pc(const ucontext_t *uc)
 #endif
 }
 
-/* The stack at the signal: frames innermost first. Return: how many. */
+/* The executable segment of the module that holds S.backtrace (libgcc_s). */
+static int on_unwinder_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t at = (uintptr_t)S.backtrace;
+
+	(void)size, (void)arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && at >= lo &&
+		    at - lo < ph->p_memsz) {
+			S.unwinder_lo = lo;
+			S.unwinder_hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Where the unwinder's own code is, once, before any sample (see unwind()). */
+static void unwinder_code(void)
+{
+	dl_iterate_phdr(on_unwinder_module, NULL);
+}
+
+/*
+ * The stack at the signal: frames innermost first. Return: how many.
+ *
+ * Not through the unwinder itself (libgcc_s): a C++ exception being thrown
+ * runs _Unwind_RaiseException(), whose landing (__builtin_eh_return) moves
+ * the stack pointer before its last jump, where its CFI no longer holds; a
+ * walk from a signal there took a word of the stack for the caller's pc and
+ * faulted reading it (finding F37: every program that threw exceptions died
+ * of SIGSEGV under REC_SAMPLE). Nor into its FDE lookup from a signal that
+ * interrupted it. A pc inside it is the sample's one frame; a frame of it up
+ * the stack ends the walk there (walk_frame()); both marked truncated.
+ */
 static NOINSTR uint32_t unwind(const ucontext_t *uc, uint64_t *f, uint32_t *flags)
 {
 	struct walk w = { .f = f, .max = REC__SAMPLE_MAX_FRAMES, .pc = context_pc(uc) };
 
+	if (w.pc >= S.unwinder_lo && w.pc < S.unwinder_hi) {
+		f[0] = w.pc;
+		*flags = RECFMT_SAMPLE_TRUNCATED;
+		return 1;
+	}
 	S.backtrace(walk_frame, &w);
 	if (!w.found) {
 		/* The unwinder did not reach the signal frame: the pc alone. */
@@ -1600,6 +1650,7 @@ int rec__sample_init(uint32_t hz, bool (*start)(void), void (*note)(const char *
 			 dlerror());
 		return -ENOENT;
 	}
+	unwinder_code();
 	S.signo = pick_signal();
 	if (!S.signo) {
 		rec__log("REC_SAMPLE: every real-time signal is taken by the program; no samples");
