@@ -74,6 +74,7 @@ static struct {
 	_Unwind_Reason_Code (*backtrace)(_Unwind_Trace_Fn, void *);
 	uintptr_t (*get_ip_info)(struct _Unwind_Context *, int *);
 	uintptr_t unwinder_lo, unwinder_hi; /* libgcc_s's code: never unwound through (F37) */
+	uintptr_t switch_lo[2], switch_hi[2]; /* swapcontext(), setcontext(): likewise */
 	pthread_mutex_t reg_lock;
 	struct armed *reg;
 	uint32_t nr_reg, cap_reg;
@@ -121,6 +122,18 @@ struct walk {
 	bool found;
 };
 
+/*
+ * Code no walk goes through (see unwind()): libgcc_s's, and the C
+ * library's context switches, which load the new stack pointer before
+ * their last instructions, where their CFI no longer holds.
+ */
+static NOINSTR bool no_walk(uintptr_t ip)
+{
+	return (ip >= S.unwinder_lo && ip < S.unwinder_hi) ||
+	       (ip >= S.switch_lo[0] && ip < S.switch_hi[0]) ||
+	       (ip >= S.switch_lo[1] && ip < S.switch_hi[1]);
+}
+
 static NOINSTR _Unwind_Reason_Code walk_frame(struct _Unwind_Context *ctx, void *arg)
 {
 	struct walk *w = arg;
@@ -146,7 +159,7 @@ static NOINSTR _Unwind_Reason_Code walk_frame(struct _Unwind_Context *ctx, void 
 	w->f[w->n++] = before ? ip + 1 : ip;
 	/* The unwinder's own frame (an exception being thrown, up the stack):
 	 * its caller is not computed (see unwind()). */
-	if (ip >= S.unwinder_lo && ip < S.unwinder_hi) {
+	if (no_walk(ip)) {
 		w->flags |= RECFMT_SAMPLE_TRUNCATED;
 		return _URC_END_OF_STACK;
 	}
@@ -188,7 +201,19 @@ static int on_unwinder_module(struct dl_phdr_info *info, size_t size, void *arg)
 /* Where the unwinder's own code is, once, before any sample (see unwind()). */
 static void unwinder_code(void)
 {
+	static const char *const switchers[2] = { "swapcontext", "setcontext" };
+
 	dl_iterate_phdr(on_unwinder_module, NULL);
+	for (int i = 0; i < 2; i++) {
+		void *fn = dlsym(RTLD_DEFAULT, switchers[i]);
+		const ElfW(Sym) *sym = NULL;
+		Dl_info info;
+
+		if (fn && dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size) {
+			S.switch_lo[i] = (uintptr_t)fn;
+			S.switch_hi[i] = (uintptr_t)fn + sym->st_size;
+		}
+	}
 }
 
 /*
@@ -200,14 +225,17 @@ static void unwinder_code(void)
  * walk from a signal there took a word of the stack for the caller's pc and
  * faulted reading it (finding F37: every program that threw exceptions died
  * of SIGSEGV under REC_SAMPLE). Nor into its FDE lookup from a signal that
- * interrupted it. A pc inside it is the sample's one frame; a frame of it up
- * the stack ends the walk there (walk_frame()); both marked truncated.
+ * interrupted it. Likewise swapcontext() and setcontext() (coroutines): a
+ * signal after they loaded the new context's stack pointer found a word of
+ * that stack where their CFI puts the return address (F37 too). A pc inside
+ * them is the sample's one frame; a frame of them up the stack ends the walk
+ * there (walk_frame()); both marked truncated.
  */
 static NOINSTR uint32_t unwind(const ucontext_t *uc, uint64_t *f, uint32_t *flags)
 {
 	struct walk w = { .f = f, .max = REC__SAMPLE_MAX_FRAMES, .pc = context_pc(uc) };
 
-	if (w.pc >= S.unwinder_lo && w.pc < S.unwinder_hi) {
+	if (no_walk(w.pc)) {
 		f[0] = w.pc;
 		*flags = RECFMT_SAMPLE_TRUNCATED;
 		return 1;
