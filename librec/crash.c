@@ -1431,6 +1431,9 @@ static void on_crash(int signo, siginfo_t *si, void *uc)
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
 	int saved_errno = errno, i = signal_index(signo);
 
+	/* A fault of a sample's stack walk (F37): back to it, not a crash. */
+	if (rec__sample_walk_fault(signo, si))
+		return; /* not reached */
 	if (chain_frame && here >= chain_frame)
 		chain_frame = 0; /* the program's handler left by a jump */
 	if (chain_frame && (si == chain_si || !all_blocked())) {

@@ -1127,6 +1127,9 @@ void rec__sample_never_me(void) REC__HIDDEN;
 /* rec__sample_flush(): a counted probe's window closed: a sample that waited in it, written. */
 void rec__sample_flush(struct rec__thread *t) REC__HIDDEN;
 void rec__sample_thread_exit(void) REC__HIDDEN;
+/* The crash handler's first call (crash.c): a fault of a sample's stack walk
+ * on this thread goes back to the walk (no return then); else false. */
+bool rec__sample_walk_fault(int signo, const siginfo_t *si) REC__HIDDEN;
 void rec__sample_reap(void) REC__HIDDEN;
 void rec__sample_fork_child(bool records) REC__HIDDEN;
 bool rec__sample_exit_check(int *signo) REC__HIDDEN;

@@ -217,6 +217,16 @@ static void unwinder_code(void)
 }
 
 /*
+ * The walk under way on this thread, for rec__sample_walk_fault(): a fault
+ * inside it (a stack switch that the unwind tables do not describe, in code
+ * librec does not know: greenlet's, boost.context's) comes back to its
+ * start instead of killing the program (finding F37). The sample handler
+ * leaves SIGSEGV and SIGBUS unblocked for this; librec's crash handler
+ * calls rec__sample_walk_fault() first (crash.c).
+ */
+static __thread sigjmp_buf *walk_env __attribute__((tls_model("initial-exec")));
+
+/*
  * The stack at the signal: frames innermost first. Return: how many.
  *
  * Not through the unwinder itself (libgcc_s): a C++ exception being thrown
@@ -234,13 +244,24 @@ static void unwinder_code(void)
 static NOINSTR uint32_t unwind(const ucontext_t *uc, uint64_t *f, uint32_t *flags)
 {
 	struct walk w = { .f = f, .max = REC__SAMPLE_MAX_FRAMES, .pc = context_pc(uc) };
+	sigjmp_buf env;
 
 	if (no_walk(w.pc)) {
 		f[0] = w.pc;
 		*flags = RECFMT_SAMPLE_TRUNCATED;
 		return 1;
 	}
+	if (sigsetjmp(env, 0)) {
+		/* The walk faulted: rec__sample_walk_fault() came back here. */
+		f[0] = context_pc(uc);
+		*flags = RECFMT_SAMPLE_TRUNCATED;
+		return 1;
+	}
+	__atomic_store_n(&walk_env, &env, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	S.backtrace(walk_frame, &w);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&walk_env, NULL, __ATOMIC_RELAXED);
 	if (!w.found) {
 		/* The unwinder did not reach the signal frame: the pc alone. */
 		f[0] = w.pc;
@@ -993,6 +1014,28 @@ static void *next_fn(enum next which)
 	return rec__next_fn(&next_sym[which]);
 }
 
+/* See walk_env, above. */
+bool rec__sample_walk_fault(int signo, const siginfo_t *si)
+{
+	sigjmp_buf *env = __atomic_load_n(&walk_env, __ATOMIC_RELAXED);
+	void (*jump)(sigjmp_buf, int);
+
+	/* A fault of this thread's walk, not a SIGSEGV another process sent. */
+	if (!env || (signo != SIGSEGV && signo != SIGBUS) || !si || si->si_code <= 0)
+		return false;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	jump = siglongjmp; /* the sanitizer's own, which keeps its shadow stack right */
+#else
+	/* The C library's: librec's copy (wrap_jump()) would walk this stack again. */
+	jump = (void (*)(sigjmp_buf, int))next_fn(NEXT_LONGJMP);
+	if (!jump)
+		return false;
+#endif
+	__atomic_store_n(&walk_env, NULL, __ATOMIC_RELAXED);
+	jump(*env, 1);
+	return false; /* not reached */
+}
+
 static int real_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
 	int (*f)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
@@ -1701,6 +1744,9 @@ int rec__sample_init(uint32_t hz, bool (*start)(void), void (*note)(const char *
 	 */
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask); /* nothing of the host's runs inside a sample */
+	/* But a fault of the walk reaches librec's crash handler, which comes back (F37). */
+	sigdelset(&sa.sa_mask, SIGSEGV);
+	sigdelset(&sa.sa_mask, SIGBUS);
 	if (sigaction(S.signo, &sa, NULL) < 0) {
 		rec__log("REC_SAMPLE: cannot install the signal handler: %s; no samples",
 			 strerror(errno));
