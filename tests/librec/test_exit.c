@@ -206,6 +206,13 @@ Test(exit, F34__exit_while_another_thread_starts_the_recording_leaves_an_ended_f
 	const char *extra[] = { output, NULL };
 	struct tu_child c;
 
+#ifdef UNDER_ASAN
+	/* ASan's deadly-signal handlers have SA_NODEFER and an empty mask, which
+	 * _exit() takes for a handler that may be running (README) until
+	 * librec's crash handler replaces them, at the end of the start this
+	 * _exit() comes in the middle of. */
+	cr_skip_test("ASan's SA_NODEFER handlers are there until the start ends");
+#endif
 	snprintf(output, sizeof(output), "REC_OUTPUT=%s", file_of(0));
 	for (int run = 0; run < 3; run++) {
 		struct tr_trace tr;
