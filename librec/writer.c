@@ -320,18 +320,27 @@ static void lost_fd(struct writer *w)
 static int write_all(int fd, struct iovec *iov, int cnt)
 {
 	uint64_t stalled_ns = 0;
+	ssize_t k = 0; /* written by the last writev(), not yet taken off iov */
 
-	while (cnt && !iov->iov_len) {
-		iov++;
-		cnt--;
-	}
-	while (cnt) {
-		ssize_t k = writev(fd, iov, cnt);
-
+	for (;;) {
+		/* Parts written whole, and empty ones, off the front; then into the next. */
+		while (cnt && (size_t)k >= iov->iov_len) {
+			k -= (ssize_t)iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (!cnt)
+			return 0;
+		iov->iov_base = (uint8_t *)iov->iov_base + k;
+		iov->iov_len -= (size_t)k;
+		k = writev(fd, iov, cnt);
 		if (k < 0) {
-			if (errno == EINTR)
+			int e = errno;
+
+			k = 0;
+			if (e == EINTR)
 				continue;
-			if (errno == EAGAIN) {
+			if (e == EAGAIN) {
 				struct pollfd pfd = { .fd = fd, .events = POLLOUT };
 				uint64_t t0 = mono_ns();
 
@@ -341,27 +350,12 @@ static int write_all(int fd, struct iovec *iov, int cnt)
 				stalled_ns += mono_ns() - t0;
 				continue;
 			}
-			return errno;
+			return e;
 		}
 		stalled_ns = 0;
 		if (k == 0)
 			return EIO;
-		/* What was written off the front; empty parts skipped. */
-		while (cnt && (size_t)k >= iov->iov_len) {
-			k -= (ssize_t)iov->iov_len;
-			iov++;
-			cnt--;
-		}
-		if (cnt) {
-			iov->iov_base = (uint8_t *)iov->iov_base + k;
-			iov->iov_len -= (size_t)k;
-		}
-		while (cnt && !iov->iov_len) {
-			iov++;
-			cnt--;
-		}
 	}
-	return 0;
 }
 
 /*
