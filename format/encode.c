@@ -460,7 +460,7 @@ int recfmt_events_begin(struct recfmt_events_encoder *enc, struct recfmt_buf *bu
 	enc->sums = NULL;
 	enc->gap = 0;
 	enc->gap_len = 0;
-	enc->split = 0;
+	enc->split = false;
 	enc->expect = 0;
 	scratch->len = 0;
 	p = buf->data + buf->len;
@@ -999,7 +999,7 @@ void recfmt_events_expect(struct recfmt_events_encoder *enc, size_t nr)
 	enc->gap = enc->buf->len + nr;
 	enc->expect = (uint32_t)nr;
 	enc->gap_len = 0;
-	enc->split = 0;
+	enc->split = false;
 }
 
 /*
@@ -1021,7 +1021,7 @@ void recfmt_events_expect(struct recfmt_events_encoder *enc, size_t nr)
 static void events_fall_back(struct recfmt_events_encoder *enc, size_t rest)
 {
 	if (4 * enc->gap_len > rest) {
-		enc->split = enc->buf->len;
+		enc->split = true;
 		return;
 	}
 	memcpy(enc->scratch->data, enc->buf->data + enc->gap, enc->gap_len);

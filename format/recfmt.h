@@ -771,9 +771,10 @@ struct recfmt_events_encoder {
 	struct recfmt_block_index sum;
 	/* recfmt_events_expect(): while not 0, the offset in buf where the
 	 * deltas column is built (gap_len bytes so far), for expect events;
-	 * split: not 0 once the ids from that offset on go to scratch. */
-	size_t gap, gap_len, split;
+	 * split: the ids that come after a wide one go to scratch. */
+	size_t gap, gap_len;
 	uint32_t expect;
+	bool split;
 };
 
 int recfmt_events_begin(struct recfmt_events_encoder *enc, struct recfmt_buf *buf,
